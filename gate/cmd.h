@@ -1,0 +1,54 @@
+/*
+ * cmd.h - the listgate subcommands and what they share
+ *
+ * Each subcommand lives in its own cmd_*.c, parses its own options
+ * (getopt_long, argv[0] is the subcommand name) and returns the process
+ * exit status.  Interactive commands use 0 ok, 1 failure, 2 usage;
+ * `filter` maps outcomes through outcome_exit().
+ */
+#ifndef LG_CMD_H
+#define LG_CMD_H
+
+#include <stdio.h>
+
+/* global options parsed by main before the subcommand */
+struct cmd_ctx {
+	const char *config_dir;	/* --config DIR, else $LISTGATE_CONFIG, else /etc/listgate */
+	int verbose;
+};
+
+#define EXIT_CMD_OK	0
+#define EXIT_CMD_FAIL	1
+#define EXIT_CMD_USAGE	2
+
+typedef int (*cmd_fn)(int argc, char **argv, const struct cmd_ctx *ctx);
+
+struct cmd_def {
+	const char *name;
+	cmd_fn fn;
+	const char *summary;	/* one line for `listgate --help` */
+};
+
+/* the table, in gate/listgate.c */
+extern const struct cmd_def cmd_table[];
+
+int cmd_train(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_score(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_config(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_held(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_show(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_approve(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_reject(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_discard(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
+
+/* print "listgate NAME: " and the message to stderr */
+void cmd_err(const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

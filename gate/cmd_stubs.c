@@ -1,0 +1,27 @@
+/*
+ * cmd_stubs.c - TEMPORARY: subcommands not built yet say so and fail.
+ * Each owner deletes its line here when its cmd_*.c lands.
+ */
+#include "config.h"
+
+#include "cmd.h"
+
+#define NOT_YET(fn, name) \
+int fn(int argc, char **argv, const struct cmd_ctx *ctx) \
+{ (void)argc; (void)argv; (void)ctx; \
+  cmd_err(name, "not implemented yet"); return EXIT_CMD_FAIL; }
+
+NOT_YET(cmd_filter, "filter")
+NOT_YET(cmd_train, "train")
+NOT_YET(cmd_score, "score")
+NOT_YET(cmd_tokens, "tokens")
+NOT_YET(cmd_held, "held")
+NOT_YET(cmd_show, "show")
+NOT_YET(cmd_approve, "approve")
+NOT_YET(cmd_reject, "reject")
+NOT_YET(cmd_discard, "discard")
+NOT_YET(cmd_expire, "expire")
+NOT_YET(cmd_sync, "sync")
+NOT_YET(cmd_rebuild, "rebuild")
+NOT_YET(cmd_migrate, "migrate")
+NOT_YET(cmd_config, "config")

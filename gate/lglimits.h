@@ -1,0 +1,42 @@
+/*
+ * lglimits.h - every hard limit listgate applies to hostile input, in one place
+ *
+ * Each limit has a one-line reason.  Parsers take these as defaults in
+ * their limit structs; an overrun truncates (and may add a token), it
+ * never fails the post.
+ */
+#ifndef LG_LIMITS_H
+#define LG_LIMITS_H
+
+/* a list name is a path component and a SQL value: short and checked */
+#define LG_MAX_LIST_NAME	64
+/* bytes of a post that are parsed and tokenized; the rest passes unscanned */
+#define LG_MAX_SCAN_BYTES	(1024u * 1024u)
+/* a post is spooled in memory up to this size, then to a temporary file */
+#define LG_MAX_SPOOL_MEM	(32u * 1024u * 1024u)
+/* largest post accepted at all (the MTA's own limit is usually far lower) */
+#define LG_MAX_POST_BYTES	(1024u * 1024u * 1024u)
+/* header block of one entity; real headers are a few KiB */
+#define LG_MAX_HEADER_BYTES	(256u * 1024u)
+/* header fields per entity */
+#define LG_MAX_HEADER_FIELDS	1000
+/* one unfolded header field; longer fields are cut */
+#define LG_MAX_FIELD_BYTES	(64u * 1024u)
+/* RFC 2046 says 70; be lenient but bounded */
+#define LG_MAX_BOUNDARY		200
+/* MIME nesting depth (multipart and message/rfc822 together) */
+#define LG_MAX_MIME_DEPTH	20
+/* MIME parts walked per post */
+#define LG_MAX_MIME_PARTS	500
+/* decoded text handed to the tokenizer per post */
+#define LG_MAX_DECODED_BYTES	(4u * 1024u * 1024u)
+/* a word longer than this becomes a skip token */
+#define LG_MAX_TOKEN_BYTES	40
+/* distinct tokens per post */
+#define LG_MAX_TOKENS_PER_POST	20000
+/* text lines read from config files */
+#define LG_MAX_CONF_LINE	4096
+/* arguments in a deliver/release template */
+#define LG_MAX_ARGV		64
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * xalloc.h - the one allocator listgate uses
+ *
+ * Thin wrappers over malloc/realloc/free that return NULL on failure
+ * (never abort) and can be told to fail the n-th allocation, so tests can
+ * check that every allocation failure ends in a clean error ("defer").
+ */
+#ifndef LG_XALLOC_H
+#define LG_XALLOC_H
+
+#include <stddef.h>
+
+void *xmalloc(size_t n);			/* NULL on failure */
+void *xcalloc(size_t nmemb, size_t size);	/* NULL on failure or overflow */
+void *xrealloc(void *p, size_t n);		/* NULL on failure, p intact */
+char *xstrdup(const char *s);			/* NULL on failure */
+char *xstrndup(const char *s, size_t n);	/* NULL on failure */
+void xfree(void *p);
+
+/* fail the n-th allocation from now on (1 = the next one); 0 turns it off.
+ * Also set from the environment LISTGATE_FAIL_ALLOC=n at first use. */
+void xalloc_fail_at(unsigned long n);
+/* allocations made since the counter was last set */
+unsigned long xalloc_count(void);
+
+#endif
