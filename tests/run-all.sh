@@ -1,0 +1,72 @@
+#!/bin/sh
+# run-all.sh - the one command that runs every listgate test
+#
+# Installs what is missing (apt-get, when run as root), builds from this
+# checkout in _build/, runs `make check` (unit suites, command-line tests,
+# the private-PostgreSQL queue tests, the qmail and Postfix contracts),
+# then builds again with ASan+UBSan in _build-san/ and runs the suite
+# there too.  Idempotent; exits non-zero when anything fails.
+#
+#   sh tests/run-all.sh            everything
+#   sh tests/run-all.sh --no-san   skip the sanitizer pass
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+san=1
+[ "${1:-}" = "--no-san" ] && san=0
+
+# --- dependencies: Debian packages only --------------------------------
+pkgs="gcc make autoconf automake pkg-config libkyotocabinet-dev
+      kyotocabinet-utils libpq-dev zlib1g-dev check postgresql
+      postgresql-client libc6-dev"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "run-all: missing Debian packages:$missing (run as root or install them)" >&2
+		exit 1
+	fi
+	echo "run-all: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# --- build and test ------------------------------------------------------
+./bootstrap
+run_suite() {	# $1 build dir, rest: configure options
+	dir=$1
+	shift
+	mkdir -p "$dir"
+	(
+		cd "$dir"
+		../configure --enable-werror "$@" >/dev/null
+		make -j"$jobs" >/dev/null
+		if ! make -j"$jobs" check; then
+			for f in $(find . -name '*.log' ! -name config.log ! -name test-suite.log); do
+				if grep -q '^FAIL\|^ERROR' "${f%.log}.trs" 2>/dev/null; then
+					echo "===== $f"
+					tail -n 60 "$f"
+				fi
+			done
+			exit 1
+		fi
+	)
+}
+
+echo "run-all: build and make check in _build/"
+run_suite _build
+if [ "$san" = 1 ]; then
+	echo "run-all: build and make check with ASan+UBSan in _build-san/"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	run_suite _build-san --enable-sanitizers
+fi
+echo "run-all: all tests passed"
