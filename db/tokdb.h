@@ -56,6 +56,10 @@ int tokdb_abort(struct tokdb *db);
  * Learn (dir = +1) or unlearn (dir = -1) one post's tokens as spam or ham,
  * with the message count; counts never go below zero.  Inside a
  * transaction.  Returns the number of tokens that were new, or -1.
+ * Unlearning exactly undoes learning the same tokens: a record whose
+ * counts both reach zero is removed, and the return value is then the
+ * number of records removed.  Tokens that are empty or start with a NUL
+ * byte (the meta keys' space) are skipped.
  */
 long tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
     int dir, uint32_t day);
@@ -67,6 +71,13 @@ int tokdb_set_pos(struct tokdb *db, int64_t pos);
 
 /* number of token records (meta records not counted), or -1 */
 long tokdb_ntokens(struct tokdb *db);
+
+/* called for each token record by tokdb_iterate: 0 to go on, else stop */
+typedef int (*tokdb_iter_fn)(const char *tok, size_t len,
+    const struct tokcount *c, void *ctx);
+/* visit every token record (meta records skipped), in no particular
+ * order: 0 done, 1 stopped by fn, -1 error */
+int tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx);
 
 /* the last error, for messages */
 const char *tokdb_errmsg(struct tokdb *db);

@@ -1,0 +1,689 @@
+/*
+ * tokdb.c - a list's token store on a Kyoto Cabinet file hash database
+ *
+ * Trusts the file only as far as its meta records: a file without them,
+ * or written by another tokenizer or format version, is refused with a
+ * message that says what to do.  Token records are decoded defensively
+ * (a malformed record reads as absent counts, never out of bounds).
+ * Fails with a return code and a message; never exits, never logs.
+ *
+ * Record layout (format 1):
+ *   token key  -> varint spam, varint ham, varint day (LEB128, 3-15 bytes)
+ *   "\0..." keys are meta records (no token starts with a NUL byte):
+ *     "\0format" u32 LE, "\0tokver" u32 LE, "\0nspam" u32 LE,
+ *     "\0nham" u32 LE, "\0pos" i64 LE.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <kclangc.h>
+
+#include "tokdb.h"
+#include "xalloc.h"
+
+#define TOKDB_FORMAT	1
+
+/* meta record keys; sizeof - 1 keeps the leading NUL */
+#define K_FORMAT	"\0format"
+#define K_TOKVER	"\0tokver"
+#define K_NSPAM		"\0nspam"
+#define K_NHAM		"\0nham"
+#define K_POS		"\0pos"
+#define KLEN(k)		(sizeof(k) - 1)
+#define NMETA		5
+
+/* tuning of a new file: buckets for ~1M tokens, linear chains (no tree
+ * links per record), automatic defragmentation; mmap the first 256 MiB */
+#define TUNE_CREATE	"#bnum=1000000#opts=l#dfunit=8"
+#define TUNE_OPEN	"#msiz=268435456"
+
+struct tokdb {
+	KCDB *kc;
+	int mode;
+	int intran;
+	int mem;		/* the in-memory twin */
+	char *path;
+	char emsg[512];
+};
+
+/* remember a message for tokdb_errmsg */
+static void
+seterr(struct tokdb *db, const char *what)
+{
+	snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s",
+	    db->path, what, kcdbemsg(db->kc));
+}
+
+/* little-endian fixed-width helpers */
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+	p[0] = v & 0xff;
+	p[1] = (v >> 8) & 0xff;
+	p[2] = (v >> 16) & 0xff;
+	p[3] = (v >> 24) & 0xff;
+}
+
+/* read a little-endian u32 */
+static uint32_t
+get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+/* append a LEB128 varint; returns the bytes written (at most 5) */
+static size_t
+put_varint(unsigned char *p, uint32_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* read a LEB128 varint of at most 5 bytes: bytes used, or 0 if malformed */
+static size_t
+get_varint(const unsigned char *p, size_t n, uint32_t *v_r)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n && i < 5; i++) {
+		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if ((p[i] & 0x80) == 0) {
+			if (v > UINT32_MAX)
+				return 0;
+			*v_r = (uint32_t)v;
+			return i + 1;
+		}
+	}
+	return 0;
+}
+
+/* decode a token record: 0, or -1 when malformed */
+static int
+dec_count(const unsigned char *p, size_t n, struct tokcount *c)
+{
+	size_t a, b, d;
+
+	if ((a = get_varint(p, n, &c->spam)) == 0 ||
+	    (b = get_varint(p + a, n - a, &c->ham)) == 0 ||
+	    (d = get_varint(p + a + b, n - a - b, &c->day)) == 0) {
+		memset(c, 0, sizeof(*c));
+		return -1;
+	}
+	return 0;
+}
+
+/* encode a token record into p (at least 15 bytes): its length */
+static size_t
+enc_count(unsigned char *p, const struct tokcount *c)
+{
+	size_t n;
+
+	n = put_varint(p, c->spam);
+	n += put_varint(p + n, c->ham);
+	n += put_varint(p + n, c->day);
+	return n;
+}
+
+/* read a u32 meta record: 1 found, 0 absent, -1 malformed/error */
+static int
+meta_u32(struct tokdb *db, const char *k, size_t klen, uint32_t *v_r)
+{
+	unsigned char b[8];
+	int32_t n;
+
+	n = kcdbgetbuf(db->kc, k, klen, (char *)b, sizeof(b));
+	if (n < 0)
+		return kcdbecode(db->kc) == KCENOREC ? 0 : -1;
+	if (n != 4)
+		return -1;
+	*v_r = get_u32(b);
+	return 1;
+}
+
+/* write a u32 meta record: 0 or -1 */
+static int
+set_u32(struct tokdb *db, const char *k, size_t klen, uint32_t v)
+{
+	unsigned char b[4];
+
+	put_u32(b, v);
+	if (!kcdbset(db->kc, k, klen, (const char *)b, sizeof(b))) {
+		seterr(db, "cannot write");
+		return -1;
+	}
+	return 0;
+}
+
+/* write the meta records of a new, empty store: 0 or -1 */
+static int
+init_meta(struct tokdb *db)
+{
+	unsigned char b[8];
+
+	memset(b, 0, sizeof(b));
+	if (!kcdbbegintran(db->kc, 0)) {
+		seterr(db, "cannot begin a transaction");
+		return -1;
+	}
+	if (set_u32(db, K_FORMAT, KLEN(K_FORMAT), TOKDB_FORMAT) < 0 ||
+	    set_u32(db, K_TOKVER, KLEN(K_TOKVER), TOK_VERSION) < 0 ||
+	    set_u32(db, K_NSPAM, KLEN(K_NSPAM), 0) < 0 ||
+	    set_u32(db, K_NHAM, KLEN(K_NHAM), 0) < 0 ||
+	    !kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
+		seterr(db, "cannot write");
+		kcdbendtran(db->kc, 0);
+		return -1;
+	}
+	if (!kcdbendtran(db->kc, 1)) {
+		seterr(db, "cannot commit");
+		return -1;
+	}
+	return 0;
+}
+
+/* check the format and tokenizer versions: 0, or a TOKDB_E* code */
+static int
+check_meta(struct tokdb *db, char *err, size_t errsz)
+{
+	uint32_t fmt, tv;
+	int r1, r2;
+
+	r1 = meta_u32(db, K_FORMAT, KLEN(K_FORMAT), &fmt);
+	r2 = meta_u32(db, K_TOKVER, KLEN(K_TOKVER), &tv);
+	if (r1 <= 0 || r2 <= 0) {
+		snprintf(err, errsz, "token file %s is not a listgate token "
+		    "file (no version records); move it away and run "
+		    "`listgate rebuild --list L` or retrain the list", db->path);
+		return TOKDB_ERR;
+	}
+	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
+		snprintf(err, errsz, "token file %s was written by another "
+		    "version of listgate (format %u, tokenizer %u; this "
+		    "program uses format %u, tokenizer %u): run `listgate "
+		    "rebuild --list L` to recreate it from the journal, or "
+		    "move it away and retrain the list", db->path,
+		    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
+		    (unsigned)TOK_VERSION);
+		return TOKDB_EVERSION;
+	}
+	return 0;
+}
+
+/* milliseconds on the monotonic clock */
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* sleep ms milliseconds */
+static void
+sleep_ms(double ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = (time_t)(ms / 1000.0);
+	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* did the last open fail because another process holds the lock? */
+static int
+lock_busy(KCDB *kc)
+{
+	return kcdbecode(kc) == KCESYSTEM &&
+	    (strstr(kcdbemsg(kc), "fcntl") != NULL ||
+	    strstr(kcdbemsg(kc), "lock") != NULL);
+}
+
+int
+tokdb_open(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	struct stat st;
+	char kpath[4096];
+	uint32_t kmode;
+	double start, delay = 1.0;
+	int writer = (mode & TOKDB_WRITE) != 0, created = 0, r;
+
+	*db_r = NULL;
+	if (path == NULL || *path == 0) {
+		snprintf(err, errsz, "no token file given");
+		return TOKDB_ERR;
+	}
+	if (strchr(path, '#') != NULL) {
+		snprintf(err, errsz, "token file %s: a path must not contain "
+		    "'#' (Kyoto Cabinet reads it as tuning options)", path);
+		return TOKDB_ERR;
+	}
+	if ((db = xcalloc(1, sizeof(*db))) == NULL ||
+	    (db->path = xstrdup(path)) == NULL ||
+	    (db->kc = kcdbnew()) == NULL) {
+		if (db)
+			xfree(db->path);
+		xfree(db);
+		snprintf(err, errsz, "token file %s: out of memory", path);
+		return TOKDB_ERR;
+	}
+	db->mode = mode;
+	db->mem = strcmp(path, ":") == 0;
+	if (db->mem) {
+		/* stash database: same API, no file, no locks */
+		kmode = KCOWRITER | KCOCREATE;
+		r = snprintf(kpath, sizeof(kpath), ":");
+		created = 1;
+	} else {
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
+				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
+				if (r == TOKDB_ENOENT)
+					snprintf(err, errsz, "token file %s does "
+					    "not exist: train the list first "
+					    "(listgate train --list L --spam/--ham "
+					    "...)", path);
+				else
+					snprintf(err, errsz, "token file %s: %s",
+					    path, strerror(errno));
+				tokdb_close(db);
+				return r;
+			}
+			created = 1;
+		} else if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errsz, "token file %s is not a regular "
+			    "file", path);
+			tokdb_close(db);
+			return TOKDB_ERR;
+		}
+		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
+		if (writer && (mode & TOKDB_CREATE))
+			kmode |= KCOCREATE;
+		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
+		    created ? TUNE_CREATE : "", TUNE_OPEN);
+	}
+	if (r < 0 || (size_t)r >= sizeof(kpath)) {
+		snprintf(err, errsz, "token file %s: path too long", path);
+		tokdb_close(db);
+		return TOKDB_ERR;
+	}
+	start = now_ms();
+	while (!kcdbopen(db->kc, kpath, kmode)) {
+		double left = (double)wait_ms - (now_ms() - start);
+
+		if (lock_busy(db->kc) && left > 0) {
+			sleep_ms(delay < left ? delay : left);
+			if (delay < 20)
+				delay *= 2;
+			continue;
+		}
+		if (lock_busy(db->kc)) {
+			snprintf(err, errsz, "token file %s is locked by a "
+			    "trainer; gave up after %u ms", path, wait_ms);
+			r = TOKDB_ELOCK;
+		} else if (kcdbecode(db->kc) == KCENOREPOS) {
+			snprintf(err, errsz, "token file %s does not exist: "
+			    "train the list first", path);
+			r = TOKDB_ENOENT;
+		} else {
+			snprintf(err, errsz, "token file %s cannot be opened "
+			    "(%s); if it is corrupt, move it away and run "
+			    "`listgate rebuild --list L` or retrain the list",
+			    path, kcdbemsg(db->kc));
+			r = TOKDB_ERR;
+		}
+		kcdbdel(db->kc);
+		db->kc = NULL;
+		tokdb_close(db);
+		return r;
+	}
+	/* a writer may have created the file just now: give it its meta */
+	if (writer && kcdbcount(db->kc) == 0) {
+		if (init_meta(db) < 0) {
+			snprintf(err, errsz, "%s", db->emsg);
+			tokdb_close(db);
+			return TOKDB_ERR;
+		}
+	}
+	if ((r = check_meta(db, err, errsz)) != 0) {
+		tokdb_close(db);
+		return r;
+	}
+	*db_r = db;
+	return 0;
+}
+
+void
+tokdb_close(struct tokdb *db)
+{
+	if (db == NULL)
+		return;
+	if (db->kc) {
+		if (db->intran)
+			kcdbendtran(db->kc, 0);
+		kcdbclose(db->kc);
+		kcdbdel(db->kc);
+	}
+	xfree(db->path);
+	xfree(db);
+}
+
+int
+tokdb_get(struct tokdb *db, const void *tok, size_t len,
+    struct tokcount *c_r)
+{
+	unsigned char b[32];
+	int32_t n;
+
+	memset(c_r, 0, sizeof(*c_r));
+	if (len == 0 || *(const unsigned char *)tok == 0)
+		return 0;		/* never a token key */
+	n = kcdbgetbuf(db->kc, tok, len, (char *)b, sizeof(b));
+	if (n < 0) {
+		if (kcdbecode(db->kc) == KCENOREC)
+			return 0;
+		seterr(db, "cannot read");
+		return -1;
+	}
+	if (dec_count(b, (size_t)n > sizeof(b) ? sizeof(b) : (size_t)n,
+	    c_r) < 0)
+		return 0;		/* malformed record: as if absent */
+	return 1;
+}
+
+int
+tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r)
+{
+	*nspam_r = *nham_r = 0;
+	if (meta_u32(db, K_NSPAM, KLEN(K_NSPAM), nspam_r) < 0 ||
+	    meta_u32(db, K_NHAM, KLEN(K_NHAM), nham_r) < 0) {
+		seterr(db, "cannot read message counts");
+		return -1;
+	}
+	return 0;
+}
+
+int
+tokdb_begin(struct tokdb *db)
+{
+	if (!(db->mode & TOKDB_WRITE) && !db->mem) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: opened "
+		    "read-only", db->path);
+		return -1;
+	}
+	if (db->intran) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: "
+		    "transaction already open", db->path);
+		return -1;
+	}
+	if (!kcdbbegintran(db->kc, 0)) {
+		seterr(db, "cannot begin a transaction");
+		return -1;
+	}
+	db->intran = 1;
+	return 0;
+}
+
+/* end the open transaction */
+static int
+endtran(struct tokdb *db, int commit)
+{
+	if (!db->intran) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: no "
+		    "transaction open", db->path);
+		return -1;
+	}
+	db->intran = 0;
+	if (!kcdbendtran(db->kc, commit)) {
+		seterr(db, commit ? "cannot commit" : "cannot roll back");
+		return -1;
+	}
+	return 0;
+}
+
+int
+tokdb_commit(struct tokdb *db)
+{
+	return endtran(db, 1);
+}
+
+int
+tokdb_abort(struct tokdb *db)
+{
+	return endtran(db, 0);
+}
+
+/* what one visit of a token record should do */
+struct visit {
+	int spam, dir;
+	uint32_t day;
+	int isnew, removed;
+	unsigned char out[16];
+};
+
+/* the token exists: change its counts, or remove it at zero */
+static const char *
+visit_full(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct visit *v = opq;
+	struct tokcount c;
+	uint32_t *n;
+
+	(void)kbuf;
+	(void)ksiz;
+	dec_count((const unsigned char *)vbuf, vsiz, &c);
+	n = v->spam ? &c.spam : &c.ham;
+	if (v->dir > 0) {
+		if (*n < UINT32_MAX)
+			(*n)++;
+		c.day = v->day;
+	} else {
+		if (*n > 0)
+			(*n)--;
+		if (c.spam == 0 && c.ham == 0) {
+			v->removed = 1;
+			return KCVISREMOVE;
+		}
+	}
+	*sp = enc_count(v->out, &c);
+	return (const char *)v->out;
+}
+
+/* the token is absent: learning creates it, unlearning does nothing */
+static const char *
+visit_empty(const char *kbuf, size_t ksiz, size_t *sp, void *opq)
+{
+	struct visit *v = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	if (v->dir < 0)
+		return KCVISNOP;
+	c.spam = v->spam ? 1 : 0;
+	c.ham = v->spam ? 0 : 1;
+	c.day = v->day;
+	v->isnew = 1;
+	*sp = enc_count(v->out, &c);
+	return (const char *)v->out;
+}
+
+long
+tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
+    int dir, uint32_t day)
+{
+	struct visit v;
+	size_t i, n, len;
+	uint32_t cnt;
+	long changed = 0;
+	const char *k;
+
+	if (!db->intran) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: learning "
+		    "outside a transaction", db->path);
+		return -1;
+	}
+	memset(&v, 0, sizeof(v));
+	v.spam = spam != 0;
+	v.dir = dir < 0 ? -1 : 1;
+	v.day = day;
+	n = toklist_count(tl);
+	for (i = 0; i < n; i++) {
+		k = toklist_get(tl, i, &len);
+		if (len == 0 || k[0] == 0)
+			continue;	/* could clash with a meta key */
+		v.isnew = v.removed = 0;
+		if (!kcdbaccept(db->kc, k, len, visit_full, visit_empty, &v,
+		    1)) {
+			seterr(db, "cannot update a token");
+			return -1;
+		}
+		changed += v.dir > 0 ? v.isnew : v.removed;
+	}
+	if (meta_u32(db, v.spam ? K_NSPAM : K_NHAM,
+	    v.spam ? KLEN(K_NSPAM) : KLEN(K_NHAM), &cnt) < 0) {
+		seterr(db, "cannot read message counts");
+		return -1;
+	}
+	if (v.dir > 0 && cnt < UINT32_MAX)
+		cnt++;
+	else if (v.dir < 0 && cnt > 0)
+		cnt--;
+	if (set_u32(db, v.spam ? K_NSPAM : K_NHAM,
+	    v.spam ? KLEN(K_NSPAM) : KLEN(K_NHAM), cnt) < 0)
+		return -1;
+	return changed;
+}
+
+int
+tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
+{
+	unsigned char b[8];
+	uint64_t v = 0;
+	int32_t n;
+	int i;
+
+	*pos_r = 0;
+	n = kcdbgetbuf(db->kc, K_POS, KLEN(K_POS), (char *)b, sizeof(b));
+	if (n < 0) {
+		if (kcdbecode(db->kc) == KCENOREC)
+			return 0;
+		seterr(db, "cannot read the journal position");
+		return -1;
+	}
+	if (n != 8) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
+		    "journal position", db->path);
+		return -1;
+	}
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | b[i];
+	*pos_r = (int64_t)v;
+	return 0;
+}
+
+int
+tokdb_set_pos(struct tokdb *db, int64_t pos)
+{
+	unsigned char b[8];
+	uint64_t v = (uint64_t)pos;
+	int i;
+
+	if (!db->intran) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: journal "
+		    "position set outside a transaction", db->path);
+		return -1;
+	}
+	for (i = 0; i < 8; i++, v >>= 8)
+		b[i] = v & 0xff;
+	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
+		seterr(db, "cannot write the journal position");
+		return -1;
+	}
+	return 0;
+}
+
+long
+tokdb_ntokens(struct tokdb *db)
+{
+	int64_t n = kcdbcount(db->kc);
+
+	if (n < 0) {
+		seterr(db, "cannot count records");
+		return -1;
+	}
+	return n >= NMETA ? (long)(n - NMETA) : 0;
+}
+
+/* state passed through kcdbiterate to the caller's function */
+struct iter {
+	tokdb_iter_fn fn;
+	void *ctx;
+	int stopped;
+};
+
+/* one record of the iteration: hand token records to the caller */
+static const char *
+iter_visit(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct iter *it = opq;
+	struct tokcount c;
+
+	(void)sp;
+	if (it->stopped || ksiz == 0 || kbuf[0] == 0)
+		return KCVISNOP;
+	if (dec_count((const unsigned char *)vbuf, vsiz, &c) < 0)
+		return KCVISNOP;
+	if (it->fn(kbuf, ksiz, &c, it->ctx) != 0)
+		it->stopped = 1;
+	return KCVISNOP;
+}
+
+int
+tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx)
+{
+	struct iter it;
+
+	it.fn = fn;
+	it.ctx = ctx;
+	it.stopped = 0;
+	if (!kcdbiterate(db->kc, iter_visit, &it, 0)) {
+		seterr(db, "cannot iterate");
+		return -1;
+	}
+	return it.stopped ? 1 : 0;
+}
+
+const char *
+tokdb_errmsg(struct tokdb *db)
+{
+	return db->emsg[0] ? db->emsg : "no error";
+}
+
+uint32_t
+tokdb_today(void)
+{
+	time_t t = time(NULL);
+
+	return t < 0 ? 0 : (uint32_t)(t / 86400);
+}

@@ -1,0 +1,635 @@
+/*
+ * check_tokdb.c - the token store: counts, transactions, versions, locks
+ *
+ * Each test gets a fresh temporary directory (removed afterwards); the
+ * in-memory twin ":" is tested alongside the file store.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kclangc.h>
+
+#include "tokdb.h"
+#include "tok.h"
+
+static char tmpdir[256];
+static char dbpath[512];
+
+/* fresh directory per test */
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_tokdb.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(dbpath, sizeof(dbpath), "%s/list.kch", tmpdir);
+}
+
+/* remove the directory and what the tests left in it */
+static void
+teardown(void)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/list.kch", tmpdir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/list.kch.wal", tmpdir);
+	unlink(p);
+	snprintf(p, sizeof(p), "%s/bad.kch", tmpdir);
+	unlink(p);
+	rmdir(tmpdir);
+}
+
+/* a toklist from a NULL-terminated list of strings */
+static struct toklist *
+mklist(const char *const *toks)
+{
+	struct toklist *tl = toklist_new(1000);
+
+	ck_assert_ptr_nonnull(tl);
+	for (; *toks; toks++)
+		ck_assert_int_ge(toklist_add(tl, *toks, strlen(*toks)), 0);
+	return tl;
+}
+
+/* counts of one token, asserting no error */
+static struct tokcount
+cnt(struct tokdb *db, const char *tok)
+{
+	struct tokcount c;
+
+	ck_assert_int_ge(tokdb_get(db, tok, strlen(tok), &c), 0);
+	return c;
+}
+
+/* open a writer, creating the file, asserting success */
+static struct tokdb *
+open_w(const char *path)
+{
+	struct tokdb *db;
+	char err[1024];
+	int r;
+
+	r = tokdb_open(path, TOKDB_WRITE | TOKDB_CREATE, 0, &db, err,
+	    sizeof(err));
+	ck_assert_msg(r == 0, "open %s: %s", path, err);
+	return db;
+}
+
+static const char *const post_a[] = { "viagra", "cheap", "subject:buy",
+	"url:example.com", NULL };
+static const char *const post_b[] = { "cheap", "hello", "meeting", NULL };
+
+/* learn then unlearn gives back every count, record and message count */
+static void
+learn_unlearn(const char *path)
+{
+	struct toklist *a = mklist(post_a), *b = mklist(post_b);
+	struct tokdb *db = open_w(path);
+	struct tokcount c;
+	uint32_t ns, nh;
+	long n;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, 1, 100), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 3);
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	n = tokdb_learn(db, a, 1, 1, 101);
+	ck_assert_int_eq(n, 3);			/* "cheap" was known */
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 102), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	c = cnt(db, "cheap");
+	ck_assert_uint_eq(c.spam, 2);
+	ck_assert_uint_eq(c.ham, 1);
+	ck_assert_uint_eq(c.day, 102);
+	c = cnt(db, "viagra");
+	ck_assert_uint_eq(c.spam, 2);
+	ck_assert_uint_eq(c.ham, 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_uint_eq(nh, 1);
+	ck_assert_int_eq(tokdb_ntokens(db), 6);
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, -1, 103), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, -1, 103), 3);	/* removed */
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get(db, "viagra", 6, &c), 0);
+	ck_assert_uint_eq(c.spam + c.ham, 0);
+	c = cnt(db, "cheap");
+	ck_assert_uint_eq(c.spam, 0);
+	ck_assert_uint_eq(c.ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 0);
+	ck_assert_uint_eq(nh, 1);
+	ck_assert_int_eq(tokdb_ntokens(db), 3);
+
+	/* never below zero: unlearning again changes nothing */
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, -1, 104), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	c = cnt(db, "cheap");
+	ck_assert_uint_eq(c.ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 3);
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, -1, 104), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns + nh, 0);
+	tokdb_close(db);
+	toklist_free(a);
+	toklist_free(b);
+}
+
+START_TEST(learn_unlearn_file)
+{
+	learn_unlearn(dbpath);
+}
+END_TEST
+
+START_TEST(learn_unlearn_mem)
+{
+	learn_unlearn(":");
+}
+END_TEST
+
+/* many tokens, learnt in several posts, then all unlearnt */
+START_TEST(learn_unlearn_many)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct toklist *tl = toklist_new(1000);
+	char tok[32];
+	int post, i;
+	struct tokcount c;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	for (post = 0; post < 50; post++) {
+		toklist_reset(tl);
+		for (i = 0; i < 200; i++) {
+			snprintf(tok, sizeof(tok), "t%d", (post * 37 + i) % 700);
+			toklist_add(tl, tok, strlen(tok));
+		}
+		ck_assert_int_ge(tokdb_learn(db, tl, post & 1, 1, 7), 0);
+	}
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_gt(tokdb_ntokens(db), 100);
+	c = cnt(db, "t0");
+	ck_assert_uint_gt(c.spam + c.ham, 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	for (post = 49; post >= 0; post--) {
+		toklist_reset(tl);
+		for (i = 0; i < 200; i++) {
+			snprintf(tok, sizeof(tok), "t%d", (post * 37 + i) % 700);
+			toklist_add(tl, tok, strlen(tok));
+		}
+		ck_assert_int_ge(tokdb_learn(db, tl, post & 1, -1, 8), 0);
+	}
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 0);
+	tokdb_close(db);
+	toklist_free(tl);
+}
+END_TEST
+
+/* counts survive close and reopen as a reader */
+START_TEST(persist_and_read)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath);
+	struct tokcount c;
+	char err[1024];
+	uint32_t ns, nh;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 5), 4);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	c = cnt(db, "subject:buy");
+	ck_assert_uint_eq(c.spam, 1);
+	ck_assert_uint_eq(c.day, 5);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 1);
+	ck_assert_int_eq(tokdb_begin(db), -1);	/* read-only */
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
+/* an aborted transaction leaves no trace */
+static void
+abort_rolls_back(const char *path)
+{
+	struct toklist *a = mklist(post_a), *b = mklist(post_b);
+	struct tokdb *db = open_w(path);
+	struct tokcount c;
+	uint32_t ns, nh;
+	int64_t pos;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, 1, 1), 3);
+	ck_assert_int_eq(tokdb_set_pos(db, 10), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 2), 3);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, -1, 2), 2);
+	ck_assert_int_eq(tokdb_set_pos(db, 20), 0);
+	ck_assert_int_eq(tokdb_abort(db), 0);
+	ck_assert_int_eq(tokdb_get(db, "viagra", 6, &c), 0);
+	c = cnt(db, "hello");
+	ck_assert_uint_eq(c.ham, 1);
+	c = cnt(db, "cheap");
+	ck_assert_uint_eq(c.ham, 1);
+	ck_assert_uint_eq(c.spam, 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 0);
+	ck_assert_uint_eq(nh, 1);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert_int_eq(pos, 10);
+	ck_assert_int_eq(tokdb_ntokens(db), 3);
+	/* learning outside a transaction is refused */
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 3), -1);
+	ck_assert_int_eq(tokdb_set_pos(db, 30), -1);
+	ck_assert_int_eq(tokdb_commit(db), -1);
+	tokdb_close(db);
+	toklist_free(a);
+	toklist_free(b);
+}
+
+START_TEST(abort_file)
+{
+	abort_rolls_back(dbpath);
+}
+END_TEST
+
+START_TEST(abort_mem)
+{
+	abort_rolls_back(":");
+}
+END_TEST
+
+/* closing with an open transaction rolls it back */
+START_TEST(close_in_transaction)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath);
+	char err[1024];
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 2), 4);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 0);
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
+/* the journal position persists, 64 bits wide */
+START_TEST(journal_pos)
+{
+	struct tokdb *db = open_w(dbpath);
+	char err[1024];
+	int64_t pos;
+
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert_int_eq(pos, 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_pos(db, 0x123456789abLL), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert(pos == 0x123456789abLL);
+	ck_assert_int_eq(tokdb_ntokens(db), 0);	/* meta not counted */
+	tokdb_close(db);
+}
+END_TEST
+
+/* missing file: readers and plain writers get ENOENT, nothing created */
+START_TEST(missing_file)
+{
+	struct tokdb *db;
+	char err[1024];
+	struct stat st;
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_ENOENT);
+	ck_assert_ptr_null(db);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "train"));
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), TOKDB_ENOENT);
+	ck_assert_int_eq(stat(dbpath, &st), -1);
+}
+END_TEST
+
+/* set one u32 meta record with the raw Kyoto Cabinet API */
+static void
+patch_meta(const char *key, size_t klen, uint32_t v)
+{
+	KCDB *kc = kcdbnew();
+	unsigned char b[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff,
+		(v >> 24) & 0xff };
+
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, key, klen, (const char *)b, 4));
+	ck_assert(kcdbclose(kc));
+	kcdbdel(kc);
+}
+
+/* another tokenizer or format version is refused, for readers and writers */
+START_TEST(version_refused)
+{
+	struct tokdb *db = open_w(dbpath);
+	char err[1024];
+
+	tokdb_close(db);
+	patch_meta("\0tokver", 7, TOK_VERSION + 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "rebuild"));
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE, 100,
+	    &db, err, sizeof(err)), TOKDB_EVERSION);
+	patch_meta("\0tokver", 7, TOK_VERSION);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	patch_meta("\0format", 7, 77);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+}
+END_TEST
+
+/* a file that is not a token file, or not a KC file at all */
+START_TEST(corrupt_refused)
+{
+	struct tokdb *db;
+	char err[1024], bad[600];
+	KCDB *kc;
+	FILE *f;
+
+	snprintf(bad, sizeof(bad), "%s/bad.kch", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(bad, "w"));
+	fputs("this is not a Kyoto Cabinet file at all\n", f);
+	fclose(f);
+	ck_assert_int_eq(tokdb_open(bad, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_ERR);
+	ck_assert_ptr_nonnull(strstr(err, bad));
+	ck_assert_int_eq(tokdb_open(bad, TOKDB_WRITE | TOKDB_CREATE, 100, &db,
+	    err, sizeof(err)), TOKDB_ERR);
+
+	/* a Kyoto Cabinet file of someone else's */
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER | KCOCREATE));
+	ck_assert(kcdbset(kc, "k", 1, "v", 1));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_ERR);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_int_eq(tokdb_open("a#b.kch", TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_ERR);
+}
+END_TEST
+
+/* a malformed token record reads as absent, never out of bounds */
+START_TEST(malformed_record)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct tokcount c;
+	char err[1024];
+	KCDB *kc;
+
+	tokdb_close(db);
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "tok", 3, "\xff\xff\xff\xff\xff\xff", 6));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get(db, "tok", 3, &c), 0);
+	ck_assert_uint_eq(c.spam + c.ham + c.day, 0);
+	ck_assert_int_eq(tokdb_get(db, "\0format", 7, &c), 0);	/* meta */
+	tokdb_close(db);
+}
+END_TEST
+
+/* milliseconds on the monotonic clock */
+static double
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
+}
+
+/* a reader gives up after wait_ms when a trainer holds the file */
+START_TEST(lock_wait_bound)
+{
+	struct tokdb *db = open_w(dbpath);
+	int up[2], down[2], status;
+	char err[1024], ch;
+	double t0, dt;
+	pid_t pid;
+
+	tokdb_close(db);
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tokdb *w;
+
+		if (tokdb_open(dbpath, TOKDB_WRITE, 0, &w, err,
+		    sizeof(err)) != 0)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		if (read(down[0], &ch, 1) < 0)	/* until the parent is done */
+			_exit(1);
+		tokdb_close(w);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	t0 = mono_ms();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 300, &db, err,
+	    sizeof(err)), TOKDB_ELOCK);
+	dt = mono_ms() - t0;
+	ck_assert_msg(dt >= 290 && dt < 600, "gave up after %.1f ms", dt);
+	ck_assert_ptr_nonnull(strstr(err, "locked"));
+	ck_assert_ptr_nonnull(strstr(err, "300 ms"));
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	/* a writer is refused just the same */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 50, &db, err,
+	    sizeof(err)), TOKDB_ELOCK);
+	ck_assert_int_eq(write(down[1], "x", 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* free again: the reader gets in at once */
+	t0 = mono_ms();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 300, &db, err,
+	    sizeof(err)), 0);
+	ck_assert(mono_ms() - t0 < 200);
+	tokdb_close(db);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+END_TEST
+
+/* a reader waiting for the lock gets in when the trainer finishes */
+START_TEST(lock_wait_then_ok)
+{
+	struct tokdb *db = open_w(dbpath);
+	int up[2], status;
+	char err[1024], ch;
+	double t0, dt;
+	pid_t pid;
+
+	tokdb_close(db);
+	ck_assert_int_eq(pipe(up), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tokdb *w;
+
+		if (tokdb_open(dbpath, TOKDB_WRITE, 0, &w, err,
+		    sizeof(err)) != 0)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		usleep(150 * 1000);
+		tokdb_close(w);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	t0 = mono_ms();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 2000, &db, err,
+	    sizeof(err)), 0);
+	dt = mono_ms() - t0;
+	ck_assert_msg(dt >= 100 && dt < 1000, "got in after %.1f ms", dt);
+	tokdb_close(db);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	close(up[0]);
+	close(up[1]);
+}
+END_TEST
+
+/* count records by iteration */
+static int
+count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
+{
+	long *n = ctx;
+
+	(void)tok;
+	(void)len;
+	ck_assert_uint_gt(c->spam + c->ham, 0);
+	(*n)++;
+	return 0;
+}
+
+START_TEST(iterate_tokens)
+{
+	struct toklist *a = mklist(post_a), *b = mklist(post_b);
+	struct tokdb *db;
+	char err[1024];
+	long n = 0;
+
+	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 1), 4);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, 1, 1), 2);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_iterate(db, count_cb, &n), 0);
+	ck_assert_int_eq(n, 6);
+	ck_assert_int_eq(tokdb_ntokens(db), 6);
+	tokdb_close(db);
+	toklist_free(a);
+	toklist_free(b);
+}
+END_TEST
+
+/* tokdb_today is near time(NULL) / 86400 */
+START_TEST(today)
+{
+	uint32_t d = tokdb_today();
+
+	ck_assert_uint_gt(d, 19000);		/* after 2022 */
+	ck_assert_uint_eq(d, (uint32_t)(time(NULL) / 86400));
+}
+END_TEST
+
+static Suite *
+tokdb_suite(void)
+{
+	Suite *s = suite_create("tokdb");
+	TCase *tc;
+
+	tc = tcase_create("counts");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, learn_unlearn_file);
+	tcase_add_test(tc, learn_unlearn_mem);
+	tcase_add_test(tc, learn_unlearn_many);
+	tcase_add_test(tc, persist_and_read);
+	tcase_add_test(tc, iterate_tokens);
+	tcase_add_test(tc, today);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("transactions");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, abort_file);
+	tcase_add_test(tc, abort_mem);
+	tcase_add_test(tc, close_in_transaction);
+	tcase_add_test(tc, journal_pos);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("refusals");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, missing_file);
+	tcase_add_test(tc, version_refused);
+	tcase_add_test(tc, corrupt_refused);
+	tcase_add_test(tc, malformed_record);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("locks");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, lock_wait_bound);
+	tcase_add_test(tc, lock_wait_then_ok);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tokdb_suite());
+	int nfail;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfail ? EXIT_FAILURE : EXIT_SUCCESS;
+}
