@@ -1,0 +1,51 @@
+/*
+ * source.h - the posts named on a command line: a file, an mbox, a
+ * maildir, a directory of message files, or "-" for standard input
+ *
+ * A file whose first line starts with "From " is an mbox: it is split
+ * on "From " lines at the start of the file or after a blank line (the
+ * envelope line itself is not part of the post; ">From " is left as it
+ * is).  A directory with cur/ or new/ is a maildir (new/ then cur/, each
+ * sorted by name); any other directory yields its regular files sorted
+ * by name (no recursion); names starting with '.' are skipped.  Files
+ * are mapped, not copied; standard input is read into memory up to
+ * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond.
+ */
+#ifndef LG_SOURCE_H
+#define LG_SOURCE_H
+
+#include <stddef.h>
+
+struct source;
+
+/* one post; valid until the next source_next or source_close */
+struct source_post {
+	const unsigned char *data;
+	size_t len;
+	/* "-", the path, "DIR/NAME" for a directory entry, and ":N" (1 =
+	 * the first post) appended for each post of an mbox */
+	const char *name;
+};
+
+/*
+ * Open path ("-" is standard input).  0, or -1 with err naming the path
+ * (missing, unreadable, not a file or directory, out of memory).
+ */
+int source_open(const char *path, struct source **src_r, char *err,
+    size_t errsz);
+
+/*
+ * The next post: 1 (in *p), 0 at the end, -1 when one entry of a
+ * directory or maildir could not be read (err names it; calling again
+ * goes on with the next entry) or when out of memory.
+ */
+int source_next(struct source *s, struct source_post *p, char *err,
+    size_t errsz);
+
+/* 1 when the source can yield more than one post (a directory, a
+ * maildir, an mbox), else 0; known from source_open on */
+int source_multi(const struct source *s);
+
+void source_close(struct source *s);
+
+#endif

@@ -1,0 +1,419 @@
+/*
+ * check_source.c - reading posts from files, mboxes, maildirs, stdin
+ *
+ * Every test builds its inputs in a fresh temporary directory.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "source.h"
+
+static char tmpdir[256];
+
+/* fresh directory per test */
+static void
+setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_source.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+/* rm -r the test directory (two levels are enough here) */
+static void
+rmtree(const char *d, int depth)
+{
+	char cmdpath[600];
+	static const char *const subs[] = { "new", "cur", "tmp", "sub", NULL };
+	static const char *const files[] = { "a", "b", "c", "m1", "m2",
+		"m3", "mbox", "post", ".hidden", "big", NULL };
+	int i;
+
+	for (i = 0; files[i]; i++) {
+		snprintf(cmdpath, sizeof(cmdpath), "%s/%s", d, files[i]);
+		unlink(cmdpath);
+	}
+	if (depth > 0)
+		for (i = 0; subs[i]; i++) {
+			snprintf(cmdpath, sizeof(cmdpath), "%s/%s", d, subs[i]);
+			rmtree(cmdpath, depth - 1);
+		}
+	rmdir(d);
+}
+
+static void
+teardown(void)
+{
+	rmtree(tmpdir, 2);
+}
+
+/* write a file under the test directory */
+static void
+put(const char *rel, const char *text)
+{
+	char p[600];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	ck_assert_uint_eq(fwrite(text, 1, strlen(text), f), strlen(text));
+	fclose(f);
+}
+
+/* make a directory under the test directory */
+static void
+mkd(const char *rel)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+}
+
+/* open a path under the test directory (or "" for the directory) */
+static struct source *
+open_rel(const char *rel)
+{
+	struct source *s;
+	char p[600], err[1024];
+
+	snprintf(p, sizeof(p), "%s%s%s", tmpdir, *rel ? "/" : "", rel);
+	ck_assert_msg(source_open(p, &s, err, sizeof(err)) == 0, "%s", err);
+	return s;
+}
+
+/* the next post must be text (and, if name_end, its name ends so) */
+static void
+expect(struct source *s, const char *text, const char *name_end)
+{
+	struct source_post p;
+	char err[1024];
+	size_t nl;
+
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+	ck_assert_msg(p.len == strlen(text) && memcmp(p.data, text, p.len) == 0,
+	    "got [%.*s] want [%s]", (int)p.len, (const char *)p.data, text);
+	if (name_end) {
+		nl = strlen(name_end);
+		ck_assert_msg(strlen(p.name) >= nl &&
+		    strcmp(p.name + strlen(p.name) - nl, name_end) == 0,
+		    "name %s does not end in %s", p.name, name_end);
+	}
+}
+
+/* the source must be used up */
+static void
+expect_end(struct source *s)
+{
+	struct source_post p;
+	char err[1024];
+
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 0);
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 0);
+}
+
+START_TEST(single_file)
+{
+	struct source *s;
+
+	put("post", "Subject: hi\n\nFrom me to you\nbody\n");
+	s = open_rel("post");
+	ck_assert_int_eq(source_multi(s), 0);
+	expect(s, "Subject: hi\n\nFrom me to you\nbody\n", "/post");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(empty_file)
+{
+	struct source *s;
+
+	put("post", "");
+	s = open_rel("post");
+	expect(s, "", "post");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(mbox_split)
+{
+	struct source *s;
+
+	put("mbox",
+	    "From a@b Mon Jan  1 00:00:00 2024\n"
+	    "Subject: one\n\nbody one\nFrom inside a line is not a split\n\n"
+	    "From c@d Mon Jan  1 00:00:00 2024\n"
+	    "Subject: two\n\n>From quoted\n\n"
+	    "From e@f Mon Jan  1 00:00:00 2024\n"
+	    "Subject: three\n\nlast\n\n");
+	s = open_rel("mbox");
+	ck_assert_int_eq(source_multi(s), 1);
+	expect(s, "Subject: one\n\nbody one\nFrom inside a line is not a "
+	    "split\n", "mbox:1");
+	expect(s, "Subject: two\n\n>From quoted\n", "mbox:2");
+	expect(s, "Subject: three\n\nlast\n", "mbox:3");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+/* "From " not after a blank line stays in the post */
+START_TEST(mbox_no_blank_no_split)
+{
+	struct source *s;
+
+	put("mbox", "From x\nSubject: a\n\nline\nFrom here on\nmore\n");
+	s = open_rel("mbox");
+	expect(s, "Subject: a\n\nline\nFrom here on\nmore\n", ":1");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(mbox_crlf_and_edges)
+{
+	struct source *s;
+
+	put("mbox", "From x\r\nSubject: a\r\n\r\nbody\r\n\r\nFrom y\r\n"
+	    "Subject: b\r\n\r\nend");
+	s = open_rel("mbox");
+	expect(s, "Subject: a\r\n\r\nbody\r\n", ":1");
+	expect(s, "Subject: b\r\n\r\nend", ":2");
+	expect_end(s);
+	source_close(s);
+
+	/* empty posts and a From_ line without a newline */
+	put("m2", "From x\n\nFrom y\n\nFrom z");
+	s = open_rel("m2");
+	expect(s, "", ":1");
+	expect(s, "", ":2");
+	expect(s, "", ":3");
+	expect_end(s);
+	source_close(s);
+
+	put("m3", "From ");
+	s = open_rel("m3");
+	expect(s, "", ":1");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(maildir)
+{
+	struct source *s;
+	struct source_post p;
+	char err[1024];
+	int n = 0;
+
+	mkd("new");
+	mkd("cur");
+	mkd("tmp");
+	put("new/b", "Subject: new b\n\n");
+	put("new/a", "Subject: new a\n\n");
+	put("cur/c", "Subject: cur c\n\n");
+	put("cur/.hidden", "Subject: hidden\n\n");
+	put("tmp/a", "Subject: in tmp\n\n");
+	s = open_rel("");
+	ck_assert_int_eq(source_multi(s), 1);
+	expect(s, "Subject: new a\n\n", "/new/a");
+	expect(s, "Subject: new b\n\n", "/new/b");
+	expect(s, "Subject: cur c\n\n", "/cur/c");
+	expect_end(s);
+	source_close(s);
+	s = open_rel("");
+	while (source_next(s, &p, err, sizeof(err)) == 1)
+		n++;
+	ck_assert_int_eq(n, 3);
+	source_close(s);
+}
+END_TEST
+
+/* a plain directory: its files, sorted; mboxes in it are split */
+START_TEST(plain_dir)
+{
+	struct source *s;
+
+	mkd("sub");
+	put("sub/a", "From x\nSubject: 1\n\n\nFrom y\nSubject: 2\n");
+	put("b", "Subject: b\n\n");
+	put("a", "Subject: a\n\n");
+	s = open_rel("");
+	expect(s, "Subject: a\n\n", "/a");
+	expect(s, "Subject: b\n\n", "/b");
+	expect_end(s);
+	source_close(s);
+	s = open_rel("sub");
+	expect(s, "Subject: 1\n\n", "sub/a:1");
+	expect(s, "Subject: 2\n", "sub/a:2");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+START_TEST(missing_path)
+{
+	struct source *s;
+	char err[1024], p[600];
+
+	snprintf(p, sizeof(p), "%s/nothere", tmpdir);
+	ck_assert_int_eq(source_open(p, &s, err, sizeof(err)), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_nonnull(strstr(err, p));
+}
+END_TEST
+
+/* an unreadable entry is reported and skipped */
+START_TEST(unreadable_entry)
+{
+	struct source *s;
+	struct source_post p;
+	char err[1024], path[600];
+
+	if (geteuid() == 0)
+		return;		/* root reads anything */
+	put("a", "Subject: a\n\n");
+	put("b", "Subject: b\n\n");
+	snprintf(path, sizeof(path), "%s/a", tmpdir);
+	chmod(path, 0);
+	s = open_rel("");
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	expect(s, "Subject: b\n\n", "/b");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
+/* feed text to stdin through a pipe from a child, then read "-" */
+static struct source *
+open_stdin_pipe(const char *text, size_t len, pid_t *pid_r)
+{
+	struct source *s;
+	char err[1024];
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t off = 0;
+		ssize_t w;
+
+		close(fds[0]);
+		while (off < len) {
+			size_t n = len - off > 65536 ? 65536 : len - off;
+
+			if ((w = write(fds[1], text + off, n)) <= 0)
+				_exit(1);
+			off += (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_ge(dup2(fds[0], STDIN_FILENO), 0);
+	close(fds[0]);
+	ck_assert_msg(source_open("-", &s, err, sizeof(err)) == 0, "%s", err);
+	*pid_r = pid;
+	return s;
+}
+
+START_TEST(stdin_pipe_mbox)
+{
+	static const char text[] = "From a\nSubject: x\n\nFrom b\nSubject: y\n";
+	struct source *s;
+	pid_t pid;
+
+	s = open_stdin_pipe(text, strlen(text), &pid);
+	ck_assert_int_eq(source_multi(s), 1);
+	expect(s, "Subject: x\n", "-:1");
+	expect(s, "Subject: y\n", "-:2");
+	expect_end(s);
+	source_close(s);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
+/* stdin larger than the memory spool limit goes through a temp file */
+START_TEST(stdin_pipe_spooled)
+{
+	size_t len = 40u * 1024 * 1024, i;
+	struct source_post p;
+	struct source *s;
+	char *text, err[256];
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(text = malloc(len));
+	for (i = 0; i < len; i++)
+		text[i] = (char)('a' + i % 26);
+	memcpy(text, "Subject: big\n\n", 14);
+	s = open_stdin_pipe(text, len, &pid);
+	ck_assert_int_eq(source_multi(s), 0);
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+	ck_assert_uint_eq(p.len, len);
+	ck_assert_int_eq(memcmp(p.data, text, len), 0);
+	ck_assert_str_eq(p.name, "-");
+	expect_end(s);
+	source_close(s);
+	waitpid(pid, NULL, 0);
+	free(text);
+}
+END_TEST
+
+static Suite *
+source_suite(void)
+{
+	Suite *s = suite_create("source");
+	TCase *tc;
+
+	tc = tcase_create("files");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, single_file);
+	tcase_add_test(tc, empty_file);
+	tcase_add_test(tc, missing_path);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("mbox");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, mbox_split);
+	tcase_add_test(tc, mbox_no_blank_no_split);
+	tcase_add_test(tc, mbox_crlf_and_edges);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("directories");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, maildir);
+	tcase_add_test(tc, plain_dir);
+	tcase_add_test(tc, unreadable_entry);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("stdin");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, stdin_pipe_mbox);
+	tcase_add_test(tc, stdin_pipe_spooled);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(source_suite());
+	int nfail;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfail ? EXIT_FAILURE : EXIT_SUCCESS;
+}
