@@ -1,0 +1,361 @@
+/*
+ * cmd_score.c - `listgate score`: score posts, print VERDICT SCORE each
+ *
+ * Trusts the configuration; posts are hostile and only reach the
+ * bounded tokenizer.  Names and tokens printed come from files and
+ * mail: control bytes are masked in text output and escaped in JSON.
+ * The token file is opened once, read-only, for the whole batch.  Exit
+ * 0, 1 when any post or file failed (named), 2 on usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "classify.h"
+#include "cmd.h"
+#include "listcfg.h"
+#include "source.h"
+#include "tokdb.h"
+
+#define NAME		"score"
+/* deciding tokens shown with -v */
+#define MAX_CLUES	25
+
+#ifndef BAYES_SCORE_FMT
+#define BAYES_SCORE_FMT	"%.8f"
+#endif
+
+/* print text with control bytes masked as '?' */
+static void
+put_masked(const char *s, size_t n, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+}
+
+/* length of a valid UTF-8 sequence at p (at most n bytes), 0 if invalid */
+static size_t
+utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	unsigned long cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* print a JSON string: quotes, escapes, invalid UTF-8 as U+FFFD */
+static void
+put_json_str(const char *s, size_t n, FILE *f)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	putc('"', f);
+	while (i < n) {
+		unsigned char c = p[i];
+
+		if (c == '"' || c == '\\') {
+			putc('\\', f);
+			putc(c, f);
+			i++;
+		} else if (c == '\n') {
+			fputs("\\n", f);
+			i++;
+		} else if (c == '\t') {
+			fputs("\\t", f);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		} else if ((k = utf8_len(p + i, n - i)) == 0) {
+			fputs("\\ufffd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+	}
+	putc('"', f);
+}
+
+/* a double as a JSON number (null when not finite) */
+static void
+put_json_num(double d, FILE *f)
+{
+	if (isfinite(d))
+		fprintf(f, "%.10g", d);
+	else
+		fputs("null", f);
+}
+
+/* print one post's result in the chosen form */
+static void
+report(const struct classify *c, enum verdict v, const char *name,
+    int show_name, int verbose, int json, struct buf *clues)
+{
+	const char *line, *nl, *end;
+
+	if (verbose) {
+		buf_reset(clues);
+		if (classify_clues(c, MAX_CLUES, clues) < 0)
+			buf_reset(clues);
+	}
+	if (json) {
+		fputs("{\"file\":", stdout);
+		put_json_str(name, strlen(name), stdout);
+		printf(",\"verdict\":\"%s\",\"score\":", verdict_name(v));
+		printf(BAYES_SCORE_FMT, c->r.score);
+		fputs(",\"log_qh\":", stdout);
+		put_json_num(c->r.log_qh, stdout);
+		fputs(",\"log_qs\":", stdout);
+		put_json_num(c->r.log_qs, stdout);
+		printf(",\"tokens\":%zu,\"used\":%u", toklist_count(c->toks),
+		    c->r.nused);
+		if (verbose) {
+			int first = 1;
+
+			fputs(",\"clues\":[", stdout);
+			line = buf_str(clues);
+			end = line + clues->len;
+			for (; line < end; line = nl + 1) {
+				if ((nl = memchr(line, '\n', (size_t)(end -
+				    line))) == NULL)
+					nl = end;
+				if (nl > line) {
+					if (!first)
+						putc(',', stdout);
+					put_json_str(line, (size_t)(nl - line),
+					    stdout);
+					first = 0;
+				}
+			}
+			putc(']', stdout);
+		}
+		fputs("}\n", stdout);
+		return;
+	}
+	printf("%s " BAYES_SCORE_FMT, verdict_name(v), c->r.score);
+	if (show_name) {
+		putc(' ', stdout);
+		put_masked(name, strlen(name), stdout);
+	}
+	putc('\n', stdout);
+	if (verbose) {
+		line = buf_str(clues);
+		end = line + clues->len;
+		for (; line < end; line = nl + 1) {
+			if ((nl = memchr(line, '\n', (size_t)(end - line))) ==
+			    NULL)
+				nl = end;
+			if (nl > line) {
+				fputs("    ", stdout);
+				put_masked(line, (size_t)(nl - line), stdout);
+				putc('\n', stdout);
+			}
+		}
+	}
+}
+
+/* the hidden --db-stats: counts of the token file, for tests and admins */
+static int
+db_stats(struct tokdb *db)
+{
+	uint32_t ns, nh;
+	int64_t pos;
+	long nt;
+
+	if (tokdb_msgcounts(db, &ns, &nh) < 0 ||
+	    (nt = tokdb_ntokens(db)) < 0 || tokdb_get_pos(db, &pos) < 0) {
+		cmd_err(NAME, "%s", tokdb_errmsg(db));
+		return EXIT_CMD_FAIL;
+	}
+	printf("spam_posts %u\nham_posts %u\ntokens %ld\njournal_pos %lld\n",
+	    (unsigned)ns, (unsigned)nh, nt, (long long)pos);
+	return EXIT_CMD_OK;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] score --list L [-v] [--json] "
+	    "[FILE...]\n"
+	    "\n"
+	    "Score posts against the list's token file and print one line per\n"
+	    "post: VERDICT SCORE (ham, unsure or spam by the list's cutoffs),\n"
+	    "then the post's name when there is more than one.  A FILE may be\n"
+	    "a message, an mbox, a maildir or a directory; standard input when\n"
+	    "none is given (or for -).\n"
+	    "\n"
+	    "  -l, --list L     the list\n"
+	    "  -v, --verbose    also print the deciding tokens (token f spam ham)\n"
+	    "  -j, --json       one JSON object per post: file, verdict, score,\n"
+	    "                   log_qh, log_qs, tokens, used (and clues with -v)\n"
+	    "  -h, --help       this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+int
+cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "db-stats", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *const stdin_args[] = { "-", NULL };
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct tok_opts to;
+	struct classify c;
+	struct tokdb *db = NULL;
+	struct source *src;
+	struct source_post p;
+	struct buf clues = BUF_INIT(1024 * 1024);
+	const char *list = NULL;
+	char *const *files;
+	char err[1024], path[4096];
+	int ch, verbose = 0, json = 0, stats = 0, nfiles, i, r, show;
+	int cinit = 0, failed = 0;
+
+	while ((ch = getopt_long(argc, argv, "l:vjh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'S':
+			stats = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (list == NULL) {
+		cmd_err(NAME, "--list is required");
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (!listcfg_name_ok(list)) {
+		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
+		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		return EXIT_CMD_USAGE;
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		listcfg_free_global(&g);
+		return EXIT_CMD_FAIL;
+	}
+	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: token file path too long", list);
+		failed = 1;
+		goto out;
+	}
+	if (tokdb_open(path, TOKDB_READ, g.lock_wait_ms, &db, err,
+	    sizeof(err)) != 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		failed = 1;
+		goto out;
+	}
+	if (stats) {
+		failed = db_stats(db) != EXIT_CMD_OK;
+		goto out;
+	}
+	tok_opts_default(&to);
+	to.lim.max_scan = l.max_scan_bytes;
+	if (classify_init(&c, to.max_tokens) < 0) {
+		cmd_err(NAME, "out of memory");
+		failed = 1;
+		goto out;
+	}
+	cinit = 1;
+	nfiles = argc - optind;
+	files = nfiles > 0 ? argv + optind : stdin_args;
+	if (nfiles == 0)
+		nfiles = 1;
+	for (i = 0; i < nfiles; i++) {
+		if (source_open(files[i], &src, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			failed = 1;
+			continue;
+		}
+		show = nfiles > 1 || source_multi(src);
+		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+			if (r < 0) {
+				cmd_err(NAME, "%s", err);
+				failed = 1;
+				continue;
+			}
+			if (classify_post(&c, db, &l.bayes, &to, p.data, p.len,
+			    err, sizeof(err)) < 0) {
+				cmd_err(NAME, "list %s: %s: %s", list, p.name,
+				    err);
+				failed = 1;
+				continue;
+			}
+			report(&c, verdict_of(c.r.score, l.ham_cutoff,
+			    l.spam_cutoff), p.name, show, verbose, json, &clues);
+		}
+		source_close(src);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_err(NAME, "cannot write the results");
+		failed = 1;
+	}
+out:
+	if (cinit)
+		classify_free(&c);
+	buf_free(&clues);
+	tokdb_close(db);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	return failed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

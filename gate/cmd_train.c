@@ -1,0 +1,332 @@
+/*
+ * cmd_train.c - `listgate train`: learn (or unlearn) posts as spam or ham
+ *
+ * Trusts the configuration; posts are hostile and go through the
+ * bounded tokenizer (at most the list's max_scan_bytes of each post are
+ * looked at).  The token file is changed only inside transactions, one
+ * per batch of posts; between batches the file is closed so that filter
+ * processes waiting for the lock get in.  Exit 0, 1 on any failure
+ * (every post that could not be read is named), 2 on usage errors.
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "listcfg.h"
+#include "source.h"
+#include "tok.h"
+#include "tokdb.h"
+
+#define NAME		"train"
+/* posts per transaction, and the longest a batch may hold the lock */
+#define BATCH_POSTS	1000
+#define BATCH_SECONDS	0.5
+/* a trainer waits for readers at least this long */
+#define MIN_WRITER_WAIT	10000u
+/* progress line updates per second at most */
+#define PROGRESS_HZ	4.0
+
+/* one training run: the token file, the options, the counters */
+struct trainer {
+	const char *path;		/* token file */
+	int create;			/* create it when missing */
+	unsigned wait_ms;
+	struct tokdb *db;		/* open during a batch, else NULL */
+	struct toklist *tl;
+	struct tok_opts to;
+	int spam, dir;
+	uint32_t day;
+	unsigned long nposts, nbatch;
+	long nchanged;			/* tokens new (learn) or removed */
+	double batch_start;
+	char err[1024];
+};
+
+/* seconds on the monotonic clock */
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* end the current batch: commit and let go of the file: 0 or -1 */
+static int
+trainer_flush(struct trainer *t)
+{
+	int r = 0;
+
+	if (t->db == NULL)
+		return 0;
+	if (tokdb_commit(t->db) < 0) {
+		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
+		r = -1;
+	}
+	tokdb_close(t->db);
+	t->db = NULL;
+	t->nbatch = 0;
+	return r;
+}
+
+/* undo the current batch (after a fatal error) */
+static void
+trainer_abort(struct trainer *t)
+{
+	if (t->db != NULL) {
+		tokdb_abort(t->db);
+		tokdb_close(t->db);
+		t->db = NULL;
+	}
+}
+
+/* start a batch: open the token file and a transaction: 0 or -1 */
+static int
+trainer_open(struct trainer *t)
+{
+	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0);
+
+	if (tokdb_open(t->path, mode, t->wait_ms, &t->db, t->err,
+	    sizeof(t->err)) != 0)
+		return -1;
+	if (tokdb_begin(t->db) < 0) {
+		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
+		tokdb_close(t->db);
+		t->db = NULL;
+		return -1;
+	}
+	t->batch_start = now_s();
+	t->nbatch = 0;
+	return 0;
+}
+
+/*
+ * Train one post (the unit the journal will also record): tokenize at
+ * most max_scan bytes and learn or unlearn the tokens.  0, or -1 with
+ * t->err (the batch is then rolled back by the caller).
+ */
+static int
+trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
+{
+	long n;
+
+	if (t->db == NULL && trainer_open(t) < 0)
+		return -1;
+	if (tok_post(msg, len, &t->to, t->tl) < 0) {
+		snprintf(t->err, sizeof(t->err), "out of memory while "
+		    "tokenizing");
+		return -1;
+	}
+	if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir, t->day)) < 0) {
+		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
+		return -1;
+	}
+	t->nchanged += n;
+	t->nposts++;
+	t->nbatch++;
+	if (t->nbatch >= BATCH_POSTS ||
+	    now_s() - t->batch_start >= BATCH_SECONDS)
+		return trainer_flush(t);
+	return 0;
+}
+
+/* the progress line on a terminal */
+static void
+progress(const struct trainer *t, double start, int done)
+{
+	double dt = now_s() - start;
+
+	fprintf(stderr, "\r%s %lu posts (%ld tokens %s), %.0f posts/s\033[K",
+	    t->dir > 0 ? "trained" : "unlearned", t->nposts, t->nchanged,
+	    t->dir > 0 ? "new" : "removed",
+	    dt > 0 ? (double)t->nposts / dt : 0.0);
+	if (done)
+		fputs("\r\033[K", stderr);
+	fflush(stderr);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] train --list L (--spam|--ham) "
+	    "[--unlearn] PATH...\n"
+	    "\n"
+	    "Learn posts as spam or ham into the list's token file (created\n"
+	    "when missing).  PATH is a message file, an mbox (first line\n"
+	    "\"From \"), a maildir (cur/ new/), a directory of message files,\n"
+	    "or - for standard input.\n"
+	    "\n"
+	    "  -l, --list L     the list\n"
+	    "  -s, --spam       learn the posts as spam\n"
+	    "  -g, --ham        learn the posts as ham (good mail)\n"
+	    "  -u, --unlearn    undo an earlier training of the same posts\n"
+	    "  -q, --quiet      no progress line and no summary\n"
+	    "  -h, --help       this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+int
+cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "spam", no_argument, NULL, 's' },
+		{ "ham", no_argument, NULL, 'g' },
+		{ "unlearn", no_argument, NULL, 'u' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct trainer t;
+	struct source *src;
+	struct source_post p;
+	const char *list = NULL;
+	char err[1024], path[4096];
+	double start, last = 0;
+	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r;
+	unsigned long nerr = 0;
+	int fatal = 0;
+
+	while ((ch = getopt_long(argc, argv, "l:sguqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 's':
+		case 'g':
+			if (spam >= 0 && spam != (ch == 's')) {
+				cmd_err(NAME, "--spam and --ham exclude each "
+				    "other");
+				return EXIT_CMD_USAGE;
+			}
+			spam = ch == 's';
+			break;
+		case 'u':
+			unlearn = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (list == NULL || spam < 0 || optind >= argc) {
+		cmd_err(NAME, "%s", list == NULL ? "--list is required" :
+		    spam < 0 ? "say --spam or --ham" : "no PATH given (- for "
+		    "standard input)");
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (!listcfg_name_ok(list)) {
+		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
+		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		return EXIT_CMD_USAGE;
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		listcfg_free_global(&g);
+		return EXIT_CMD_FAIL;
+	}
+	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: token file path too long", list);
+		fatal = 1;
+		goto out;
+	}
+	if (!unlearn && mkdir(g.tokens_dir, 0755) < 0 && errno != EEXIST) {
+		cmd_err(NAME, "cannot create the tokens directory %s: %s",
+		    g.tokens_dir, strerror(errno));
+		fatal = 1;
+		goto out;
+	}
+
+	memset(&t, 0, sizeof(t));
+	t.path = path;
+	t.create = !unlearn;
+	t.wait_ms = g.lock_wait_ms > MIN_WRITER_WAIT ? g.lock_wait_ms :
+	    MIN_WRITER_WAIT;
+	tok_opts_default(&t.to);
+	t.to.lim.max_scan = l.max_scan_bytes;
+	t.spam = spam;
+	t.dir = unlearn ? -1 : 1;
+	t.day = tokdb_today();
+	if ((t.tl = toklist_new(t.to.max_tokens)) == NULL) {
+		cmd_err(NAME, "out of memory");
+		fatal = 1;
+		goto out;
+	}
+	tty = !quiet && isatty(STDERR_FILENO);
+	start = now_s();
+	for (i = optind; i < argc && !fatal; i++) {
+		if (source_open(argv[i], &src, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			nerr++;
+			continue;
+		}
+		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+			if (r < 0) {
+				cmd_err(NAME, "%s", err);
+				nerr++;
+				continue;
+			}
+			if (trainer_post(&t, p.data, p.len) < 0) {
+				cmd_err(NAME, "list %s: %s: %s", list, p.name,
+				    t.err);
+				fatal = 1;
+				break;
+			}
+			if (tty && now_s() - last >= 1.0 / PROGRESS_HZ) {
+				last = now_s();
+				progress(&t, start, 0);
+			}
+		}
+		source_close(src);
+	}
+	if (fatal)
+		trainer_abort(&t);
+	else if (trainer_flush(&t) < 0) {
+		cmd_err(NAME, "list %s: %s", list, t.err);
+		fatal = 1;
+	}
+	if (tty)
+		progress(&t, start, 1);
+	if (!quiet && !fatal)
+		printf("%s %lu posts as %s (%ld %s) in %.2f s\n",
+		    unlearn ? "unlearned" : "trained", t.nposts,
+		    spam ? "spam" : "ham",
+		    t.nchanged, unlearn ? "tokens removed" : "new tokens",
+		    now_s() - start);
+	if (fatal)
+		cmd_err(NAME, "list %s: stopped; the posts of the unfinished "
+		    "batch were not learnt", list);
+	else if (nerr)
+		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
+		    nerr, nerr == 1 ? "" : "s");
+	toklist_free(t.tl);
+out:
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	return fatal || nerr ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}
