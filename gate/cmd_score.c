@@ -186,7 +186,8 @@ report(const struct classify *c, enum verdict v, const char *name,
 	}
 }
 
-/* the hidden --db-stats: counts of the token file, for tests and admins */
+/* the hidden --db-stats: counts of the token file, for tests and admins
+ * (--db-dump prints every token record as "spam ham token") */
 static int
 db_stats(struct tokdb *db)
 {
@@ -202,6 +203,17 @@ db_stats(struct tokdb *db)
 	printf("spam_posts %u\nham_posts %u\ntokens %ld\njournal_pos %lld\n",
 	    (unsigned)ns, (unsigned)nh, nt, (long long)pos);
 	return EXIT_CMD_OK;
+}
+
+/* print one token record for --db-dump: "spam ham token" */
+static int
+dump_one(const char *tok, size_t len, const struct tokcount *tc, void *ctx)
+{
+	(void)ctx;
+	printf("%u %u ", (unsigned)tc->spam, (unsigned)tc->ham);
+	put_masked(tok, len, stdout);
+	putc('\n', stdout);
+	return 0;
 }
 
 static void
@@ -234,7 +246,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "db-stats", no_argument, NULL, 'S' },
+		{ "db-stats", no_argument, NULL, 'S' },	/* hidden */
+		{ "db-dump", no_argument, NULL, 'D' },	/* hidden */
 		{ NULL, 0, NULL, 0 }
 	};
 	static char *const stdin_args[] = { "-", NULL };
@@ -265,6 +278,9 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 			break;
 		case 'S':
 			stats = 1;
+			break;
+		case 'D':
+			stats = 2;
 			break;
 		case 'h':
 			usage(stdout);
@@ -305,8 +321,15 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
-	if (stats) {
+	if (stats == 1) {
 		failed = db_stats(db) != EXIT_CMD_OK;
+		goto out;
+	}
+	if (stats == 2) {
+		if (tokdb_iterate(db, dump_one, NULL) < 0) {
+			cmd_err(NAME, "list %s: %s", list, tokdb_errmsg(db));
+			failed = 1;
+		}
 		goto out;
 	}
 	tok_opts_default(&to);

@@ -139,6 +139,29 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 	return 0;
 }
 
+/* create a directory and its missing parents (mode 0755): 0 or -1 */
+static int
+mkdir_p(const char *dir)
+{
+	char p[4096];
+	size_t i, n = strlen(dir);
+
+	if (n == 0 || n >= sizeof(p)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(p, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (p[i] != '/' && p[i] != 0)
+			continue;
+		p[i] = 0;
+		if (mkdir(p, 0755) < 0 && errno != EEXIST)
+			return -1;
+		p[i] = i < n ? '/' : 0;
+	}
+	return 0;
+}
+
 /* the progress line on a terminal */
 static void
 progress(const struct trainer *t, double start, int done)
@@ -255,7 +278,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		fatal = 1;
 		goto out;
 	}
-	if (!unlearn && mkdir(g.tokens_dir, 0755) < 0 && errno != EEXIST) {
+	if (!unlearn && mkdir_p(g.tokens_dir) < 0) {
 		cmd_err(NAME, "cannot create the tokens directory %s: %s",
 		    g.tokens_dir, strerror(errno));
 		fatal = 1;

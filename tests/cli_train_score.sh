@@ -1,0 +1,180 @@
+#!/bin/sh
+# cli_train_score.sh - `listgate train` and `listgate score` end to end
+#
+# Works in a private temporary configuration directory, removed at the
+# end; never reads /etc.  Needs $LISTGATE and $top_srcdir (set by make).
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-cli-train.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$CONF" > "$CONF/listgate.conf"
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() {	# check DESCRIPTION COMMAND...: passes when the command does
+	d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+# run a command, keep its stdout/stderr in $T/out $T/err and its status in $rc
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+
+# --- help and usage ---------------------------------------------------
+run lg train --help
+check "train --help exits 0" test "$rc" -eq 0
+check "train --help prints usage" grep -q "usage: listgate" "$T/out"
+run lg score --help
+check "score --help exits 0" test "$rc" -eq 0
+check "score --help prints usage" grep -q -- "--json" "$T/out"
+run lg train --spam "$DATA/spam1.eml"
+check "train without --list is a usage error" test "$rc" -eq 2
+run lg train --list dev "$DATA/spam1.eml"
+check "train without --spam/--ham is a usage error" test "$rc" -eq 2
+run lg train --list dev --spam --ham "$DATA/spam1.eml"
+check "--spam with --ham is a usage error" test "$rc" -eq 2
+run lg train --list dev --spam
+check "train without PATH is a usage error" test "$rc" -eq 2
+run lg score
+check "score without --list is a usage error" test "$rc" -eq 2
+
+# --- bad list names: refused before any path is built -------------------
+for name in ../x ../../tmp/x 'a/b' '.hidden' 'UPPER'; do
+	run lg train --list "$name" --spam "$DATA/spam1.eml"
+	check "train refuses list name '$name'" test "$rc" -eq 2 -o "$rc" -eq 1
+	run lg score --list "$name" "$DATA/spam1.eml"
+	check "score refuses list name '$name'" test "$rc" -eq 2 -o "$rc" -eq 1
+done
+check "no token file was created for bad names" \
+    test -z "$(find "$T" -name '*.kch' -print)"
+check "no x.kch outside the tokens directory" test ! -e "$CONF/x.kch"
+
+# --- score before training ------------------------------------------------
+run lg score --list dev "$DATA/spam-test.eml"
+check "score of an untrained list fails" test "$rc" -eq 1
+check "... and says to train first" grep -q "train" "$T/err"
+
+# --- train: files and a maildir ---------------------------------------
+run lg train --list dev --spam "$DATA/spam1.eml" "$DATA/spam2.eml" \
+    "$DATA/spam3.eml" "$DATA/spam4.eml"
+check "train 4 spam files exits 0" test "$rc" -eq 0
+check "summary says 4 posts as spam" \
+    grep -q "^trained 4 posts as spam ([0-9]* new tokens) in [0-9.]* s$" "$T/out"
+check "the token file exists" test -f "$CONF/tokens/dev.kch"
+
+MD=$T/maildir
+mkdir -p "$MD/new" "$MD/cur" "$MD/tmp"
+cp "$DATA/ham1.eml" "$MD/new/1.host"
+cp "$DATA/ham2.eml" "$MD/new/2.host"
+cp "$DATA/ham3.eml" "$MD/cur/3.host:2,S"
+cp "$DATA/ham4.eml" "$MD/cur/4.host:2,S"
+cp "$DATA/spam1.eml" "$MD/tmp/5.host"		# tmp/ is not read
+cp "$DATA/spam1.eml" "$MD/cur/.6.host"		# nor dot files
+run lg train --list dev --ham "$MD"
+check "train a maildir exits 0" test "$rc" -eq 0
+check "maildir: 4 posts as ham" grep -q "^trained 4 posts as ham" "$T/out"
+
+run lg score --list dev --db-stats
+check "stats: 4 spam posts" grep -qx "spam_posts 4" "$T/out"
+check "stats: 4 ham posts" grep -qx "ham_posts 4" "$T/out"
+
+# --- score ------------------------------------------------------------
+run lg score --list dev "$DATA/spam-test.eml" "$DATA/ham-test.eml"
+check "score two files exits 0" test "$rc" -eq 0
+check "two lines, VERDICT SCORE FILE" test "$(grep -c \
+    '^\(ham\|unsure\|spam\) [0-9.e-]* .*-test\.eml$' "$T/out")" -eq 2
+s_spam=$(awk '/spam-test/ {print $2}' "$T/out")
+s_ham=$(awk '/ham-test/ {print $2}' "$T/out")
+check "spam-like post scores higher than ham-like ($s_spam > $s_ham)" \
+    awk -v a="$s_spam" -v b="$s_ham" 'BEGIN { exit !(a + 0 > b + 0) }'
+
+run lg score --list dev < "$DATA/spam-test.eml"
+check "score from stdin exits 0" test "$rc" -eq 0
+check "one post, no name: two fields" \
+    test "$(awk '{print NF}' "$T/out")" = "2"
+check "stdin score equals file score" \
+    test "$(awk '{print $2}' "$T/out")" = "$s_spam"
+
+run lg score --list dev --json "$DATA/ham-test.eml"
+check "--json exits 0" test "$rc" -eq 0
+check "--json prints one object with the fields" grep -q \
+    '^{"file":".*ham-test.eml","verdict":"[a-z]*","score":[0-9.e-]*,"log_qh":.*,"log_qs":.*,"tokens":[0-9]*' \
+    "$T/out"
+if command -v python3 > /dev/null 2>&1; then
+	check "--json is valid JSON" python3 -c \
+	    'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$T/out"
+fi
+
+run lg score --list dev -v "$DATA/spam-test.eml"
+check "-v exits 0" test "$rc" -eq 0
+check "-v prints indented clues" grep -q '^    ' "$T/out"
+
+run lg score --list dev "$DATA/spam-test.eml" "$T/nonexistent"
+check "a missing file makes score exit 1" test "$rc" -eq 1
+check "... naming the file" grep -q "nonexistent" "$T/err"
+check "... after scoring the others" test "$(wc -l < "$T/out")" -eq 1
+
+# --- mbox input -------------------------------------------------------
+MB=$T/posts.mbox
+for f in spam-test ham-test spam2; do
+	echo "From sender@example.org Mon Jan  1 00:00:00 2024"
+	cat "$DATA/$f.eml"
+	echo
+done > "$MB"
+run lg score --list dev "$MB"
+check "mbox: three posts scored" test "$(wc -l < "$T/out")" -eq 3
+check "mbox: posts named FILE:N" grep -q "posts.mbox:3$" "$T/out"
+check "mbox post 1 scores like the file" \
+    test "$(awk 'NR == 1 {print $2}' "$T/out")" = "$s_spam"
+run lg train --list mb --spam - < "$MB"
+check "train an mbox from stdin: 3 posts" \
+    grep -q "^trained 3 posts as spam" "$T/out"
+
+# --- learn then unlearn gives the same token file contents ------------
+lg train --list u --spam "$DATA/spam1.eml" > /dev/null || bad "train u"
+lg train --list u --ham "$DATA/ham1.eml" > /dev/null || bad "train u"
+lg score --list u --db-stats > "$T/stats0"
+lg score --list u --db-dump | sort > "$T/dump0"
+lg score --list u -v "$DATA/spam-test.eml" > "$T/v0"
+run lg train --list u --spam "$DATA/spam2.eml" "$DATA/spam3.eml" "$DATA/ham2.eml"
+check "learn 3 more" grep -q "^trained 3 posts as spam" "$T/out"
+run lg train --list u --ham "$MD"
+check "learn the maildir" grep -q "^trained 4 posts as ham" "$T/out"
+lg score --list u --db-dump | sort > "$T/dumpmid"
+differ() { ! cmp -s "$1" "$2"; }
+check "the counts changed" differ "$T/dump0" "$T/dumpmid"
+run lg train --list u --ham --unlearn "$MD"
+check "unlearn the maildir" grep -q "^unlearned 4 posts as ham" "$T/out"
+run lg train --list u --spam --unlearn "$DATA/ham2.eml" "$DATA/spam3.eml" \
+    "$DATA/spam2.eml"
+check "unlearn the 3" grep -q "^unlearned 3 posts as spam" "$T/out"
+lg score --list u --db-stats > "$T/stats1"
+lg score --list u --db-dump | sort > "$T/dump1"
+lg score --list u -v "$DATA/spam-test.eml" > "$T/v1"
+check "message counts restored" cmp -s "$T/stats0" "$T/stats1"
+check "every token count restored" cmp -s "$T/dump0" "$T/dump1"
+check "score -v output identical" cmp -s "$T/v0" "$T/v1"
+check "the dump is not empty" test -s "$T/dump0"
+lg train --list u --spam --unlearn "$DATA/spam1.eml" > /dev/null
+lg train --list u --ham --unlearn "$DATA/ham1.eml" > /dev/null
+lg score --list u --db-stats > "$T/stats2"
+check "unlearning everything empties the file" test \
+    "$(grep -v journal_pos "$T/stats2" | tr '\n' ' ')" = \
+    "spam_posts 0 ham_posts 0 tokens 0 "
+run lg train --list none --spam --unlearn "$DATA/spam1.eml"
+check "unlearn on a list without a token file fails" test "$rc" -eq 1
+check "... and creates nothing" test ! -e "$CONF/tokens/none.kch"
+
+# --- unreadable input ---------------------------------------------------
+run lg train --list dev --spam "$T/nonexistent"
+check "train of a missing file exits 1" test "$rc" -eq 1
+check "... naming it" grep -q "nonexistent" "$T/err"
+
+echo "1..$n"
+test "$fails" -eq 0
