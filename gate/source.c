@@ -41,6 +41,7 @@ struct source {
 	struct region r;
 	int open;		/* r holds a file being split */
 	int mbox;
+	int single;		/* an mbox holding one post: named like a file */
 	size_t off;		/* where the next post starts */
 	unsigned long npost;
 	char *fname;		/* the current file's name for posts */
@@ -181,6 +182,20 @@ fail:
 	return -1;
 }
 
+static size_t next_from(const unsigned char *, size_t, size_t, size_t *);
+
+/* does this mbox hold just one post (a message file with a From_ line)? */
+static int
+mbox_single(const struct region *r)
+{
+	const unsigned char *nl;
+	size_t start, end;
+
+	nl = memchr(r->p, '\n', r->len);
+	start = nl ? (size_t)(nl - r->p) + 1 : r->len;
+	return next_from(r->p, r->len, start, &end) >= r->len;
+}
+
 /* load a file (or stdin for "-") into the current region: 0 or -1 */
 static int
 load_file(struct source *s, const char *path, char *err, size_t errsz)
@@ -218,6 +233,7 @@ load_file(struct source *s, const char *path, char *err, size_t errsz)
 	s->off = 0;
 	s->npost = 0;
 	s->mbox = s->r.len >= 5 && memcmp(s->r.p, "From ", 5) == 0;
+	s->single = !s->mbox || mbox_single(&s->r);
 	return 0;
 }
 
@@ -402,7 +418,10 @@ file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 		end = start;
 	s->off = nxt;
 	s->npost++;
-	snprintf(num, sizeof(num), ":%lu", s->npost);
+	if (s->single)
+		num[0] = 0;
+	else
+		snprintf(num, sizeof(num), ":%lu", s->npost);
 	buf_reset(&s->name);
 	if (buf_adds(&s->name, s->fname) < 0 || buf_adds(&s->name, num) < 0)
 		goto oom;
@@ -452,7 +471,7 @@ source_next(struct source *s, struct source_post *p, char *err,
 int
 source_multi(const struct source *s)
 {
-	return s->isdir || s->mbox;
+	return s->isdir || !s->single;
 }
 
 void

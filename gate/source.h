@@ -5,7 +5,7 @@
  * A file whose first line starts with "From " is an mbox: it is split
  * on "From " lines at the start of the file or after a blank line (the
  * envelope line itself is not part of the post; ">From " is left as it
- * is).  A directory with cur/ or new/ is a maildir (new/ then cur/, each
+ * is).  An mbox holding a single post is named like a plain file.  A directory with cur/ or new/ is a maildir (new/ then cur/, each
  * sorted by name); any other directory yields its regular files sorted
  * by name (no recursion); names starting with '.' are skipped.  Files
  * are mapped, not copied; standard input is read into memory up to
@@ -23,7 +23,7 @@ struct source_post {
 	const unsigned char *data;
 	size_t len;
 	/* "-", the path, "DIR/NAME" for a directory entry, and ":N" (1 =
-	 * the first post) appended for each post of an mbox */
+	 * the first post) appended for each post of an mbox of several */
 	const char *name;
 };
 
@@ -43,7 +43,7 @@ int source_next(struct source *s, struct source_post *p, char *err,
     size_t errsz);
 
 /* 1 when the source can yield more than one post (a directory, a
- * maildir, an mbox), else 0; known from source_open on */
+ * maildir, an mbox of several posts), else 0; known from source_open */
 int source_multi(const struct source *s);
 
 void source_close(struct source *s);
