@@ -38,5 +38,7 @@
 #define LG_MAX_CONF_LINE	4096
 /* arguments in a deliver/release template */
 #define LG_MAX_ARGV		64
+/* one expanded template argument: envelope addresses are short */
+#define LG_MAX_ARG_BYTES	(64u * 1024u)
 
 #endif

@@ -11,10 +11,20 @@
 #define LG_LISTCFG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "bayes.h"
 #include "lglimits.h"
 #include "outcome.h"
+
+/* default cutoffs (provisional until tuned on the corpora) */
+#define LG_DEFAULT_HAM_CUTOFF		0.45
+#define LG_DEFAULT_SPAM_CUTOFF		0.99
+/* discard_cutoff "off": no score reaches it */
+#define LG_DISCARD_OFF			2.0
+#define LG_DEFAULT_LOCK_WAIT_MS		5000u
+#define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
+#define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
 
 struct listcfg_global {
 	char *dir;		/* the configuration directory */
@@ -77,10 +87,17 @@ struct listcfg_vars {
 };
 
 /* expand an argv template: each placeholder stays within its own argument
- * (it never splits into several).  *argv_r is NULL-terminated, free with
- * listcfg_free_argv.  0, or -1 when out of memory. */
+ * (it never splits into several); "{{" stands for a literal "{".  A NULL
+ * value expands to "".  *argv_r is NULL-terminated, free with
+ * listcfg_free_argv.  0, or -1 when out of memory, when an argument would
+ * exceed LG_MAX_ARG_BYTES or on an unknown placeholder. */
 int listcfg_expand(char *const *tmpl, const struct listcfg_vars *v,
     char ***argv_r);
 void listcfg_free_argv(char **argv);
+
+/* print the effective settings (defaults included) as `key = value`
+ * lines that load back to the same settings */
+void listcfg_print_global(FILE *f, const struct listcfg_global *g);
+void listcfg_print_list(FILE *f, const struct listcfg_list *l);
 
 #endif
