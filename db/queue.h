@@ -10,8 +10,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 struct queue;
+
+/* the migrations compiled in (generated from migrations/NNNN_*.sql by
+ * gate/gen_migrations.sh), ascending, ended by a NULL name */
+struct queue_migration {
+	int version;
+	const char *name;
+	const char *sql;
+};
+extern const struct queue_migration queue_migrations[];
+/* the newest schema version this binary knows */
+extern const int queue_schema_latest;
 
 /* 1 if a database is configured: a conninfo, or libpq environment
  * variables (PGHOST, PGHOSTADDR, PGDATABASE, PGSERVICE, PGPORT, PGUSER) */
@@ -42,5 +54,120 @@ struct queue_post {
  * 0 with the new id in *id_r, or -1 */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);
+
+/*
+ * Apply the migrations the database lacks, each in its own transaction
+ * recorded in schema_migrations (created when missing), under an
+ * advisory lock so two runs cannot race.  *napplied_r gets how many ran;
+ * when report is not NULL it is called with each one applied.  Refuses
+ * (-1) a database whose schema is newer than this binary knows.
+ */
+int queue_migrate(struct queue *q, int *napplied_r,
+    void (*report)(int version, const char *name, void *ctx), void *ctx,
+    char *err, size_t errsz);
+
+/* the applied schema version (0 when none): 0, or -1 */
+int queue_schema_version(struct queue *q, int *version_r, char *err,
+    size_t errsz);
+
+/* one held post as the moderator commands see it; strings are owned by
+ * the row and freed with queue_row_free */
+struct queue_row {
+	int64_t id;
+	char *list, *env_sender, *env_recipient, *from, *subject, *msgid;
+	char *verdict, *clues, *status, *decided_by, *note;
+	time_t arrived, decided;	/* decided 0 when undecided */
+	int64_t size;
+	double score;
+	unsigned char *raw;		/* decompressed post (queue_get only) */
+	size_t raw_len;
+};
+void queue_row_free(struct queue_row *r);
+
+/* called for each row by queue_list; 0 to go on, else stop */
+typedef int (*queue_row_fn)(const struct queue_row *r, void *ctx);
+
+/* the posts with status (e.g. "held") of list (NULL: all lists), oldest
+ * first, without their raw bytes: 0, or -1 */
+int queue_list(struct queue *q, const char *status, const char *list,
+    queue_row_fn fn, void *ctx, char *err, size_t errsz);
+
+/* one post with its raw bytes decompressed and checked against the
+ * stored SHA-256: 1 found, 0 no such id, -1 error */
+int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
+    size_t errsz);
+
+/* --- decisions --------------------------------------------------------- */
+
+/* the result of queue_decide */
+#define QUEUE_DECIDED	0	/* recorded (and committed) */
+#define QUEUE_NOENT	1	/* no such post */
+#define QUEUE_ALREADY	2	/* already decided that way, or decided and
+				 * no force: nothing changed (*old_r says) */
+#define QUEUE_RELEASE_FAILED 3	/* the release callback failed: nothing
+				 * recorded, the post stays as it was */
+
+/*
+ * Called by queue_decide for an approval while the post's row is locked,
+ * before the decision is recorded: hand r->raw to the list.  0 on
+ * success; else fill err and return -1.
+ */
+typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
+    char *err, size_t errsz);
+
+/*
+ * Decide post id: status is "approved", "rejected", "discarded" or
+ * "expired".  In one transaction with the row locked (SELECT ... FOR
+ * UPDATE): a post already decided is left alone (QUEUE_ALREADY, its
+ * status copied to old_r) unless force is set and the decision differs;
+ * approval calls release first and records nothing if it fails; the
+ * decision is recorded with by, note and the time, and its training
+ * events go to the journal (approved: learn ham; rejected/discarded:
+ * learn spam; expired: none; a forced change first unlearns the old
+ * class).  The list is copied to list_r (at least LG_MAX_LIST_NAME + 1
+ * bytes) and the old status to old_r (at least 16 bytes) when not NULL.
+ * Returns QUEUE_*, or -1 on error (nothing changed).
+ */
+int queue_decide(struct queue *q, int64_t id, const char *status,
+    const char *by, const char *note, int force, queue_release_fn release,
+    void *ctx, char *list_r, char *old_r, char *err, size_t errsz);
+
+/* --- the training journal ---------------------------------------------- */
+
+/*
+ * Bulk writes: journal_begin opens a transaction and takes the list's
+ * journal lock (writers of one list are serialised, so event ids commit
+ * in id order and sync never skips one); journal_add appends one event
+ * (the post compressed); journal_commit makes them durable together;
+ * journal_rollback forgets them.  0, or -1 with err (roll back then).
+ */
+int journal_begin(struct queue *q, const char *list, char *err,
+    size_t errsz);
+int journal_add(struct queue *q, const char *list, int spam, int dir,
+    const char *source, int64_t post_id, const unsigned char *raw,
+    size_t len, char *err, size_t errsz);
+int journal_commit(struct queue *q, char *err, size_t errsz);
+void journal_rollback(struct queue *q);
+
+/* what journal_apply did */
+struct journal_stats {
+	unsigned long nevents;	/* events applied */
+	unsigned long nbatches;	/* KC transactions committed */
+	int64_t pos;		/* the token file's position afterwards */
+};
+
+struct tok_opts;
+
+/*
+ * Apply list's journal events with id > the token file's position to
+ * the token file at path (created when create is set), in batches: each
+ * batch is one token-file transaction that also stores the new position,
+ * so an interruption at any point loses nothing and applies nothing
+ * twice.  The file is closed between batches (readers get in).  The day
+ * recorded per token is the event's day.  0, or -1 with err.
+ */
+int journal_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct journal_stats *st, char *err, size_t errsz);
 
 #endif

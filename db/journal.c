@@ -1,0 +1,235 @@
+/*
+ * journal.c - the training journal in PostgreSQL and its application to
+ * a list's token file
+ *
+ * The journal is the source of truth for training; a token file is a
+ * view of it that records how far it got (its journal position) in the
+ * same Kyoto Cabinet transaction as the counts, so applying is exactly
+ * once whatever is interrupted.  Writers of one list's events hold a
+ * per-list advisory lock until they commit, so ids of one list become
+ * visible in id order and a reader never skips an id that commits late.
+ * Messages are hostile and go through the bounded tokenizer.  Failures
+ * return -1 with a message; nothing here exits or logs.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+#include "queue_int.h"
+#include "tok.h"
+#include "tokdb.h"
+#include "xalloc.h"
+
+/* events fetched and applied per token-file transaction */
+#define APPLY_BATCH	256
+
+int
+journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
+{
+	char lockkey[16];
+	const char *vals[2] = { lockkey, list };
+	PGresult *res;
+
+	if (q->intx) {
+		snprintf(err, errsz, "journal: a batch is already open");
+		return -1;
+	}
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, "
+	    "hashtext($2))", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		queue_cmd(q, "ROLLBACK", lockkey, sizeof(lockkey));
+		return -1;
+	}
+	PQclear(res);
+	q->intx = 1;
+	return 0;
+}
+
+int
+journal_add(struct queue *q, const char *list, int spam, int dir,
+    const char *source, int64_t post_id, const unsigned char *raw,
+    size_t len, char *err, size_t errsz)
+{
+	const char *vals[7];
+	int lens[7] = { 0 }, fmts[7] = { 0 };
+	char sizebuf[32], idbuf[32];
+	unsigned char *z;
+	size_t zlen;
+	PGresult *res;
+	int r = -1;
+
+	if (queue_deflate(raw, len, &z, &zlen, err, errsz) < 0)
+		return -1;
+	if (zlen > 0x7fffffff) {
+		snprintf(err, errsz, "post too large for the journal");
+		xfree(z);
+		return -1;
+	}
+	snprintf(sizebuf, sizeof(sizebuf), "%zu", len);
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
+	vals[0] = list;
+	vals[1] = spam ? "spam" : "ham";
+	vals[2] = dir < 0 ? "unlearn" : "learn";
+	vals[3] = source;
+	vals[4] = post_id > 0 ? idbuf : NULL;
+	vals[5] = sizebuf;
+	vals[6] = (const char *)z;
+	lens[6] = (int)zlen;
+	fmts[6] = 1;
+	res = PQexecParams(q->conn, "INSERT INTO train_journal (list, class, "
+	    "op, source, post_id, size, message_z) VALUES ($1, $2, $3, $4, "
+	    "$5::int8, $6::int8, $7)", 7, NULL, vals, lens, fmts, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		snprintf(err, errsz, "database: cannot journal the post: %s",
+		    queue_pgerr(q, res));
+	else
+		r = 0;
+	PQclear(res);
+	xfree(z);
+	return r;
+}
+
+int
+journal_commit(struct queue *q, char *err, size_t errsz)
+{
+	q->intx = 0;
+	return queue_cmd(q, "COMMIT", err, errsz);
+}
+
+void
+journal_rollback(struct queue *q)
+{
+	char e[8];
+
+	if (q->intx)
+		queue_cmd(q, "ROLLBACK", e, sizeof(e));
+	q->intx = 0;
+}
+
+/*
+ * One batch: open the token file for writing, read its position, fetch
+ * the next events after it and apply them with the new position in one
+ * transaction.  Returns the number of events applied (0: up to date), or
+ * -1 with err.
+ */
+static long
+apply_batch(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct toklist *tl, unsigned char **buf, size_t *cap,
+    struct journal_stats *st, char *err, size_t errsz)
+{
+	char posbuf[32], limbuf[16];
+	const char *vals[3] = { list, posbuf, limbuf };
+	struct tokdb *db;
+	PGresult *res = NULL;
+	int64_t pos;
+	long n = -1;
+	int i, rows;
+
+	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
+	    wait_ms, &db, err, errsz) != 0)
+		return -1;
+	if (tokdb_get_pos(db, &pos) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		goto out;
+	}
+	st->pos = pos;
+	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
+	snprintf(limbuf, sizeof(limbuf), "%d", APPLY_BATCH);
+	res = PQexecParams(q->conn, "SELECT id, class = 'spam', "
+	    "CASE op WHEN 'learn' THEN 1 ELSE -1 END::int4, size, "
+	    "(floor(extract(epoch FROM created_at) / 86400))::int8, message_z "
+	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
+	    "ORDER BY id LIMIT $3::int8", 3, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		goto out;
+	}
+	rows = PQntuples(res);
+	if (rows == 0) {
+		n = 0;
+		goto out;
+	}
+	if (tokdb_begin(db) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		goto out;
+	}
+	for (i = 0; i < rows; i++) {
+		int64_t id = queue_col_i64(res, i, 0);
+		int spam = PQgetlength(res, i, 1) == 1 &&
+		    *PQgetvalue(res, i, 1) != 0;
+		int dir = (int)queue_col_i64(res, i, 2);
+		int64_t size = queue_col_i64(res, i, 3);
+		int64_t day = queue_col_i64(res, i, 4);
+
+		if (queue_inflate((const unsigned char *)PQgetvalue(res, i, 5),
+		    (size_t)PQgetlength(res, i, 5), size, buf, cap, err,
+		    errsz) < 0) {
+			/* say which event, keep the reason */
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errsz, "journal event %lld of list %s: %s",
+			    (long long)id, list, why);
+			tokdb_abort(db);
+			goto out;
+		}
+		if (tok_post(*buf, (size_t)size, to, tl) < 0) {
+			snprintf(err, errsz, "out of memory while tokenizing");
+			tokdb_abort(db);
+			goto out;
+		}
+		if (tokdb_learn(db, tl, spam, dir < 0 ? -1 : 1,
+		    day > 0 && day < 0xffffffffLL ? (uint32_t)day :
+		    tokdb_today()) < 0) {
+			snprintf(err, errsz, "%s", tokdb_errmsg(db));
+			tokdb_abort(db);
+			goto out;
+		}
+		pos = id;
+	}
+	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		tokdb_abort(db);
+		goto out;
+	}
+	st->pos = pos;
+	st->nevents += (unsigned long)rows;
+	st->nbatches++;
+	n = rows;
+out:
+	PQclear(res);
+	tokdb_close(db);
+	return n;
+}
+
+int
+journal_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct journal_stats *st, char *err, size_t errsz)
+{
+	struct toklist *tl;
+	unsigned char *buf = NULL;
+	size_t cap = 0;
+	long n;
+
+	memset(st, 0, sizeof(*st));
+	if ((tl = toklist_new(to->max_tokens)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, &buf,
+	    &cap, st, err, errsz)) > 0)
+		;
+	toklist_free(tl);
+	xfree(buf);
+	return n < 0 ? -1 : 0;
+}

@@ -1,0 +1,861 @@
+/*
+ * queue.c - the moderation queue in PostgreSQL: connection, schema
+ * migrations, holding posts, listing them and recording decisions
+ *
+ * Trusts the server and the compiled-in migrations; every value that
+ * came from a post (header fields, the raw bytes) goes to the server only
+ * as a PQexecParams parameter, header text cleaned to valid UTF-8 and
+ * bounded first.  Failures return -1 with the server's message in err;
+ * nothing here exits or logs.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "lglimits.h"
+#include "queue.h"
+#include "queue_int.h"
+#include "sha256.h"
+#include "xalloc.h"
+
+/* longest header text stored per field; the rest is cut */
+#define FIELD_MAX	4096
+/* longest deciding-token text stored */
+#define CLUES_MAX	(64 * 1024)
+
+int
+queue_configured(const char *conninfo)
+{
+	static const char *const vars[] = { "PGHOST", "PGHOSTADDR",
+	    "PGDATABASE", "PGSERVICE", "PGPORT", "PGUSER", NULL };
+	const char *const *v;
+	const char *e;
+
+	if (conninfo != NULL && *conninfo != 0)
+		return 1;
+	for (v = vars; *v; v++)
+		if ((e = getenv(*v)) != NULL && *e != 0)
+			return 1;
+	return 0;
+}
+
+const char *
+queue_pgerr(struct queue *q, const PGresult *res)
+{
+	static char line[512];
+	const char *m = res ? PQresultErrorMessage(res) : "";
+	size_t n;
+
+	if (m == NULL || *m == 0)
+		m = PQerrorMessage(q->conn);
+	if (m == NULL || *m == 0)
+		m = "unknown database error";
+	n = strcspn(m, "\n");
+	if (n >= sizeof(line))
+		n = sizeof(line) - 1;
+	memcpy(line, m, n);
+	line[n] = 0;
+	return line;
+}
+
+int
+queue_open(const char *conninfo, struct queue **q_r, char *err,
+    size_t errsz)
+{
+	/* the conninfo's own settings come last and win */
+	const char *keys[] = { "connect_timeout", "fallback_application_name",
+	    "dbname", NULL };
+	const char *vals[] = { "10", "listgate", conninfo, NULL };
+	struct queue *q;
+
+	*q_r = NULL;
+	if ((q = xcalloc(1, sizeof(*q))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	q->conn = PQconnectdbParams(keys, vals, 1);
+	if (q->conn == NULL) {
+		snprintf(err, errsz, "database: out of memory");
+		xfree(q);
+		return -1;
+	}
+	if (PQstatus(q->conn) != CONNECTION_OK) {
+		snprintf(err, errsz, "cannot connect to the database: %s",
+		    queue_pgerr(q, NULL));
+		queue_close(q);
+		return -1;
+	}
+	if (PQsetClientEncoding(q->conn, "UTF8") != 0) {
+		snprintf(err, errsz, "database: cannot set the client "
+		    "encoding to UTF8: %s", queue_pgerr(q, NULL));
+		queue_close(q);
+		return -1;
+	}
+	*q_r = q;
+	return 0;
+}
+
+void
+queue_close(struct queue *q)
+{
+	if (q == NULL)
+		return;
+	if (q->conn)
+		PQfinish(q->conn);
+	xfree(q);
+}
+
+int
+queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz)
+{
+	PGresult *res = PQexecParams(q->conn, sql, 0, NULL, NULL, NULL, NULL,
+	    0);
+	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK);
+
+	if (!ok)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+/* big-endian bytes to an unsigned 64-bit value */
+static uint64_t
+be64(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+int64_t
+queue_col_i64(const PGresult *res, int row, int col)
+{
+	const unsigned char *p;
+	int n;
+
+	if (PQgetisnull(res, row, col))
+		return 0;
+	p = (const unsigned char *)PQgetvalue(res, row, col);
+	n = PQgetlength(res, row, col);
+	if (n == 8)
+		return (int64_t)be64(p, 8);
+	if (n == 4)
+		return (int32_t)(uint32_t)be64(p, 4);
+	if (n == 2)
+		return (int16_t)(uint16_t)be64(p, 2);
+	return 0;
+}
+
+double
+queue_col_f64(const PGresult *res, int row, int col)
+{
+	uint64_t v;
+	double d;
+
+	if (PQgetisnull(res, row, col) || PQgetlength(res, row, col) != 8)
+		return 0;
+	v = be64((const unsigned char *)PQgetvalue(res, row, col), 8);
+	memcpy(&d, &v, sizeof(d));
+	return d;
+}
+
+char *
+queue_col_str(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return xstrdup("");
+	return xstrndup(PQgetvalue(res, row, col),
+	    (size_t)PQgetlength(res, row, col));
+}
+
+int
+queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
+    size_t *outlen_r, char *err, size_t errsz)
+{
+	uLongf zlen;
+	unsigned char *z;
+
+	*out_r = NULL;
+	if (n > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "post of %zu bytes is larger than %u",
+		    n, LG_MAX_POST_BYTES);
+		return -1;
+	}
+	zlen = compressBound((uLong)n);
+	if ((z = xmalloc(zlen)) == NULL) {
+		snprintf(err, errsz, "out of memory compressing %zu bytes", n);
+		return -1;
+	}
+	if (compress2(z, &zlen, in, (uLong)n, 6) != Z_OK) {
+		snprintf(err, errsz, "cannot compress the post");
+		xfree(z);
+		return -1;
+	}
+	*out_r = z;
+	*outlen_r = zlen;
+	return 0;
+}
+
+int
+queue_inflate(const unsigned char *in, size_t n, int64_t size,
+    unsigned char **out, size_t *cap_r, char *err, size_t errsz)
+{
+	uLongf dlen;
+	unsigned char *p;
+	size_t need;
+
+	if (size < 0 || (uint64_t)size > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "stored size %lld out of range",
+		    (long long)size);
+		return -1;
+	}
+	need = (size_t)size + 1;	/* room for a NUL, and never 0 */
+	if (*cap_r < need) {
+		if ((p = xrealloc(*out, need)) == NULL) {
+			snprintf(err, errsz, "out of memory (%zu bytes)", need);
+			return -1;
+		}
+		*out = p;
+		*cap_r = need;
+	}
+	dlen = (uLongf)size;
+	if (uncompress(*out, &dlen, in, (uLong)n) != Z_OK ||
+	    dlen != (uLongf)size) {
+		snprintf(err, errsz, "stored message is corrupt (does not "
+		    "decompress to %lld bytes)", (long long)size);
+		return -1;
+	}
+	(*out)[size] = 0;
+	return 0;
+}
+
+/* --- schema ------------------------------------------------------------ */
+
+int
+queue_schema_version(struct queue *q, int *version_r, char *err,
+    size_t errsz)
+{
+	PGresult *res;
+	int r = -1;
+
+	*version_r = 0;
+	res = PQexecParams(q->conn, "SELECT to_regclass('schema_migrations') "
+	    "IS NOT NULL", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
+		PQclear(res);
+		return 0;
+	}
+	PQclear(res);
+	res = PQexecParams(q->conn, "SELECT coalesce(max(version), 0) FROM "
+	    "schema_migrations", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	else {
+		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+		r = 0;
+	}
+	PQclear(res);
+	return r;
+}
+
+int
+queue_check_schema(struct queue *q, char *err, size_t errsz)
+{
+	int v;
+
+	if (queue_schema_version(q, &v, err, errsz) < 0)
+		return -1;
+	if (v > queue_schema_latest) {
+		snprintf(err, errsz, "the database schema is version %d, newer "
+		    "than this listgate knows (%d): upgrade listgate", v,
+		    queue_schema_latest);
+		return -1;
+	}
+	if (v == 0) {
+		snprintf(err, errsz, "the database has no listgate schema: "
+		    "run `listgate migrate`");
+		return -1;
+	}
+	if (v < queue_schema_latest) {
+		snprintf(err, errsz, "the database schema is at version %d, "
+		    "this listgate needs version %d: run `listgate migrate`",
+		    v, queue_schema_latest);
+		return -1;
+	}
+	return 0;
+}
+
+int
+queue_migrate(struct queue *q, int *napplied_r,
+    void (*report)(int version, const char *name, void *ctx), void *ctx,
+    char *err, size_t errsz)
+{
+	const struct queue_migration *m;
+	PGresult *res;
+	char lockkey[32], vbuf[16], scratch[64];
+	const char *params[2];
+	int v, r = -1;
+
+	*napplied_r = 0;
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_MIGRATE);
+	params[0] = lockkey;
+	res = PQexecParams(q->conn, "SELECT pg_advisory_lock($1::int8)", 1,
+	    NULL, params, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	if (queue_cmd(q, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+	    "version integer PRIMARY KEY CHECK (version > 0), "
+	    "name text NOT NULL, "
+	    "applied_at timestamptz NOT NULL DEFAULT now())", err, errsz) < 0)
+		goto out;
+	if (queue_schema_version(q, &v, err, errsz) < 0)
+		goto out;
+	if (v > queue_schema_latest) {
+		snprintf(err, errsz, "the database schema is version %d, newer "
+		    "than this listgate knows (%d): refusing to touch it; "
+		    "upgrade listgate", v, queue_schema_latest);
+		goto out;
+	}
+	for (m = queue_migrations; m->name != NULL; m++) {
+		if (m->version <= v)
+			continue;
+		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+			goto out;
+		/* a fixed script compiled in: the one place with several
+		 * statements in one string, hence PQexec */
+		res = PQexec(q->conn, m->sql);
+		if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			snprintf(err, errsz, "migration %04d_%s failed: %s",
+			    m->version, m->name, queue_pgerr(q, res));
+			PQclear(res);
+			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+			goto out;
+		}
+		PQclear(res);
+		snprintf(vbuf, sizeof(vbuf), "%d", m->version);
+		params[0] = vbuf;
+		params[1] = m->name;
+		res = PQexecParams(q->conn, "INSERT INTO schema_migrations "
+		    "(version, name) VALUES ($1, $2)", 2, NULL, params, NULL,
+		    NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+			snprintf(err, errsz, "migration %04d_%s: %s",
+			    m->version, m->name, queue_pgerr(q, res));
+			PQclear(res);
+			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+			goto out;
+		}
+		PQclear(res);
+		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+			goto out;
+		(*napplied_r)++;
+		if (report)
+			report(m->version, m->name, ctx);
+	}
+	r = 0;
+out:
+	params[0] = lockkey;
+	res = PQexecParams(q->conn, "SELECT pg_advisory_unlock($1::int8)", 1,
+	    NULL, params, NULL, NULL, 0);
+	PQclear(res);
+	return r;
+}
+
+/* --- holding ----------------------------------------------------------- */
+
+/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid */
+static size_t
+utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 ||
+	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* a copy of s as valid UTF-8 (bad bytes become '?') of at most max
+ * bytes, cut at a character boundary; NULL only when out of memory */
+static char *
+utf8_clean(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p), i = 0, o = 0, k;
+	char *out;
+
+	if ((out = xmalloc((n < max ? n : max) + 1)) == NULL)
+		return NULL;
+	while (i < n) {
+		k = utf8_seq(p + i, n - i);
+		if (o + (k ? k : 1) > max)
+			break;
+		if (k == 0) {
+			out[o++] = '?';
+			i++;
+		} else {
+			memcpy(out + o, p + i, k);
+			o += k;
+			i += k;
+		}
+	}
+	out[o] = 0;
+	return out;
+}
+
+int
+queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
+    char *err, size_t errsz)
+{
+	static const char sql[] =
+	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
+	    "from_hdr, subject, message_id, size, score, verdict, clues, "
+	    "raw_z, raw_sha256, status, decided_by, decided_at) "
+	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
+	    "ELSE 'listgate filter' END, "
+	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
+	    "RETURNING id";
+	const char *vals[13];
+	int lens[13], fmts[13];
+	char *txt[7];
+	char sizebuf[32], scorebuf[40];
+	unsigned char digest[SHA256_LEN], *z = NULL;
+	size_t zlen, i;
+	double score = p->score;
+	PGresult *res;
+	int r = -1;
+
+	*id_r = 0;
+	memset(txt, 0, sizeof(txt));
+	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
+		return -1;
+	sha256(p->raw, p->raw_len, digest);
+	txt[0] = utf8_clean(p->env_sender, FIELD_MAX);
+	txt[1] = utf8_clean(p->env_recipient, FIELD_MAX);
+	txt[2] = utf8_clean(p->from, FIELD_MAX);
+	txt[3] = utf8_clean(p->subject, FIELD_MAX);
+	txt[4] = utf8_clean(p->msgid, FIELD_MAX);
+	txt[5] = utf8_clean(p->clues, CLUES_MAX);
+	for (i = 0; i < 6; i++)
+		if (txt[i] == NULL) {
+			snprintf(err, errsz, "out of memory");
+			goto out;
+		}
+	if (!(score >= 0))	/* NaN too */
+		score = 0;
+	if (score > 1)
+		score = 1;
+	snprintf(sizebuf, sizeof(sizebuf), "%zu", p->raw_len);
+	snprintf(scorebuf, sizeof(scorebuf), "%.17g", score);
+	memset(lens, 0, sizeof(lens));
+	memset(fmts, 0, sizeof(fmts));
+	vals[0] = p->list;
+	vals[1] = txt[0];
+	vals[2] = txt[1];
+	vals[3] = txt[2];
+	vals[4] = txt[3];
+	vals[5] = txt[4];
+	vals[6] = sizebuf;
+	vals[7] = scorebuf;
+	vals[8] = p->verdict ? p->verdict : "unsure";
+	vals[9] = txt[5];
+	vals[10] = (const char *)z;
+	lens[10] = (int)zlen;
+	fmts[10] = 1;
+	vals[11] = (const char *)digest;
+	lens[11] = SHA256_LEN;
+	fmts[11] = 1;
+	vals[12] = p->status ? p->status : "held";
+	if (zlen > 0x7fffffff) {
+		snprintf(err, errsz, "post too large to store");
+		goto out;
+	}
+	res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: cannot hold the post: %s",
+		    queue_pgerr(q, res));
+	} else {
+		*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		r = 0;
+	}
+	PQclear(res);
+out:
+	for (i = 0; i < 6; i++)
+		xfree(txt[i]);
+	xfree(z);
+	return r;
+}
+
+/* --- reading ----------------------------------------------------------- */
+
+/* the columns queue_list and queue_get select, in the order row_fill
+ * reads them */
+#define ROW_COLS \
+	"id, list, env_sender, env_recipient, from_hdr, subject, " \
+	"message_id, verdict, clues, status, coalesce(decided_by, ''), " \
+	"coalesce(note, ''), extract(epoch FROM arrived_at)::int8, " \
+	"coalesce(extract(epoch FROM decided_at)::int8, 0), size, score"
+
+void
+queue_row_free(struct queue_row *r)
+{
+	if (r == NULL)
+		return;
+	xfree(r->list);
+	xfree(r->env_sender);
+	xfree(r->env_recipient);
+	xfree(r->from);
+	xfree(r->subject);
+	xfree(r->msgid);
+	xfree(r->verdict);
+	xfree(r->clues);
+	xfree(r->status);
+	xfree(r->decided_by);
+	xfree(r->note);
+	xfree(r->raw);
+	memset(r, 0, sizeof(*r));
+}
+
+/* fill r from row i of a binary result with ROW_COLS: 0 or -1 (memory) */
+static int
+row_fill(const PGresult *res, int i, struct queue_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = queue_col_i64(res, i, 0);
+	r->list = queue_col_str(res, i, 1);
+	r->env_sender = queue_col_str(res, i, 2);
+	r->env_recipient = queue_col_str(res, i, 3);
+	r->from = queue_col_str(res, i, 4);
+	r->subject = queue_col_str(res, i, 5);
+	r->msgid = queue_col_str(res, i, 6);
+	r->verdict = queue_col_str(res, i, 7);
+	r->clues = queue_col_str(res, i, 8);
+	r->status = queue_col_str(res, i, 9);
+	r->decided_by = queue_col_str(res, i, 10);
+	r->note = queue_col_str(res, i, 11);
+	r->arrived = (time_t)queue_col_i64(res, i, 12);
+	r->decided = (time_t)queue_col_i64(res, i, 13);
+	r->size = queue_col_i64(res, i, 14);
+	r->score = queue_col_f64(res, i, 15);
+	if (!r->list || !r->env_sender || !r->env_recipient || !r->from ||
+	    !r->subject || !r->msgid || !r->verdict || !r->clues ||
+	    !r->status || !r->decided_by || !r->note) {
+		queue_row_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+int
+queue_list(struct queue *q, const char *status, const char *list,
+    queue_row_fn fn, void *ctx, char *err, size_t errsz)
+{
+	const char *vals[2] = { status, list };
+	struct queue_row r;
+	PGresult *res;
+	int i, n, rc = 0;
+
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS " FROM held_posts "
+	    "WHERE status = $1 AND ($2::text IS NULL OR list = $2::text) "
+	    "ORDER BY arrived_at, id", 2, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	n = PQntuples(res);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (row_fill(res, i, &r) < 0) {
+			snprintf(err, errsz, "out of memory");
+			PQclear(res);
+			return -1;
+		}
+		rc = fn(&r, ctx);
+		queue_row_free(&r);
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* decompress raw_z (column zc) with size (column sc) and check it against
+ * raw_sha256 (column hc) into r: 0 or -1 */
+static int
+row_raw(const PGresult *res, int i, int zc, int hc, struct queue_row *r,
+    char *err, size_t errsz)
+{
+	unsigned char digest[SHA256_LEN];
+	size_t cap = 0;
+
+	r->raw = NULL;
+	if (queue_inflate((const unsigned char *)PQgetvalue(res, i, zc),
+	    (size_t)PQgetlength(res, i, zc), r->size, &r->raw, &cap, err,
+	    errsz) < 0)
+		return -1;
+	r->raw_len = (size_t)r->size;
+	sha256(r->raw, r->raw_len, digest);
+	if (PQgetlength(res, i, hc) != SHA256_LEN ||
+	    memcmp(PQgetvalue(res, i, hc), digest, SHA256_LEN) != 0) {
+		snprintf(err, errsz, "post %lld: stored message does not match "
+		    "its SHA-256", (long long)r->id);
+		return -1;
+	}
+	return 0;
+}
+
+int
+queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
+    size_t errsz)
+{
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
+	    "FROM held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL,
+	    1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return 0;
+	}
+	if (row_fill(res, 0, r) < 0) {
+		snprintf(err, errsz, "out of memory");
+		PQclear(res);
+		return -1;
+	}
+	if (row_raw(res, 0, 16, 17, r, err, errsz) < 0) {
+		queue_row_free(r);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 1;
+}
+
+/* --- decisions --------------------------------------------------------- */
+
+/* the class a decision trains: "ham", "spam" or NULL */
+static const char *
+class_of(const char *status)
+{
+	if (strcmp(status, "approved") == 0)
+		return "ham";
+	if (strcmp(status, "rejected") == 0 || strcmp(status, "discarded") == 0)
+		return "spam";
+	return NULL;
+}
+
+/* run a parameterised command expecting success: 0 or -1 */
+static int
+exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
+    char *err, size_t errsz)
+{
+	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL,
+	    0);
+	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK);
+
+	if (!ok)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+/* net training of post id in the journal per class: 0 or -1 */
+static int
+net_training(struct queue *q, const char *idbuf, long *ham_r, long *spam_r,
+    char *err, size_t errsz)
+{
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+	int i;
+
+	*ham_r = *spam_r = 0;
+	res = PQexecParams(q->conn, "SELECT class, sum(CASE op WHEN 'learn' "
+	    "THEN 1 ELSE -1 END)::int8 FROM train_journal WHERE post_id = "
+	    "$1::int8 GROUP BY class", 1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	for (i = 0; i < PQntuples(res); i++) {
+		long v = strtol(PQgetvalue(res, i, 1), NULL, 10);
+
+		if (strcmp(PQgetvalue(res, i, 0), "ham") == 0)
+			*ham_r = v;
+		else
+			*spam_r = v;
+	}
+	PQclear(res);
+	return 0;
+}
+
+/* journal one event for post id, copying its stored message: 0 or -1 */
+static int
+journal_post_event(struct queue *q, const char *idbuf, const char *cls,
+    const char *op, char *err, size_t errsz)
+{
+	const char *vals[3] = { idbuf, cls, op };
+
+	return exec_params(q, "INSERT INTO train_journal (list, class, op, "
+	    "source, post_id, size, message_z) SELECT list, $2, $3, "
+	    "'moderation', id, size, raw_z FROM held_posts WHERE id = $1::int8",
+	    3, vals, err, errsz);
+}
+
+int
+queue_decide(struct queue *q, int64_t id, const char *status,
+    const char *by, const char *note, int force, queue_release_fn release,
+    void *ctx, char *list_r, char *old_r, char *err, size_t errsz)
+{
+	char idbuf[32], lockkey[16], *byc = NULL, *notec = NULL;
+	const char *vals[4], *newc;
+	struct queue_row r;
+	PGresult *res = NULL;
+	long netham, netspam;
+	int rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	if (class_of(status) == NULL && strcmp(status, "expired") != 0) {
+		snprintf(err, errsz, "bad decision '%s'", status);
+		return -1;
+	}
+	newc = class_of(status);
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
+	vals[0] = idbuf;
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
+	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1, NULL, vals,
+	    NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		goto fail;
+	}
+	if (PQntuples(res) == 0) {
+		rc = QUEUE_NOENT;
+		goto fail;
+	}
+	if (row_fill(res, 0, &r) < 0) {
+		snprintf(err, errsz, "out of memory");
+		goto fail;
+	}
+	if (list_r)
+		snprintf(list_r, LG_MAX_LIST_NAME + 1, "%s", r.list);
+	if (old_r)
+		snprintf(old_r, 16, "%s", r.status);
+	if (strcmp(r.status, status) == 0 ||
+	    (strcmp(r.status, "held") != 0 && !force)) {
+		rc = QUEUE_ALREADY;
+		goto fail;
+	}
+	if (strcmp(status, "approved") == 0 && release != NULL) {
+		if (row_raw(res, 0, 16, 17, &r, err, errsz) < 0)
+			goto fail;
+		if (release(&r, ctx, err, errsz) < 0) {
+			rc = QUEUE_RELEASE_FAILED;
+			goto fail;
+		}
+	}
+	PQclear(res);
+	res = NULL;
+	if ((byc = utf8_clean(by, 256)) == NULL ||
+	    (note && (notec = utf8_clean(note, FIELD_MAX)) == NULL)) {
+		snprintf(err, errsz, "out of memory");
+		goto fail;
+	}
+	vals[0] = idbuf;
+	vals[1] = status;
+	vals[2] = byc;
+	vals[3] = notec;
+	if (exec_params(q, "UPDATE held_posts SET status = $2, decided_by = "
+	    "$3, decided_at = now(), note = $4 WHERE id = $1::int8", 4, vals,
+	    err, errsz) < 0)
+		goto fail;
+	/* training: make the journal's net effect for this post the new
+	 * class learnt once (or nothing), under the list's journal lock */
+	vals[0] = lockkey;
+	vals[1] = r.list;
+	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
+	    "hashtext($2))", 2, vals, err, errsz) < 0)
+		goto fail;
+	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
+		goto fail;
+	for (; netham > 0 && (newc == NULL || strcmp(newc, "ham") != 0);
+	    netham--)
+		if (journal_post_event(q, idbuf, "ham", "unlearn", err,
+		    errsz) < 0)
+			goto fail;
+	for (; netspam > 0 && (newc == NULL || strcmp(newc, "spam") != 0);
+	    netspam--)
+		if (journal_post_event(q, idbuf, "spam", "unlearn", err,
+		    errsz) < 0)
+			goto fail;
+	if (newc != NULL && (strcmp(newc, "ham") == 0 ? netham : netspam) <= 0)
+		if (journal_post_event(q, idbuf, newc, "learn", err, errsz) < 0)
+			goto fail;
+	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+		goto out;
+	rc = QUEUE_DECIDED;
+	goto out;
+fail:
+	PQclear(res);
+	res = NULL;
+	{
+		char e2[8];
+
+		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+	}
+out:
+	PQclear(res);
+	xfree(byc);
+	xfree(notec);
+	queue_row_free(&r);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/*
+ * queue_int.h - what queue.c and journal.c share (not an interface)
+ *
+ * The connection handle, binary result accessors and the zlib helpers.
+ * Each helper returns -1 with err on failure; none exits.
+ */
+#ifndef LG_QUEUE_INT_H
+#define LG_QUEUE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <libpq-fe.h>
+
+struct queue {
+	PGconn *conn;
+	int intx;		/* a journal transaction is open */
+};
+
+/* advisory lock class for the per-list journal writer lock ("LG") */
+#define QUEUE_LOCK_JOURNAL	0x4c47
+/* advisory lock key for migrate */
+#define QUEUE_LOCK_MIGRATE	0x4c474d49
+
+/* the server's message for a failed result or connection, one line */
+const char *queue_pgerr(struct queue *q, const PGresult *res);
+
+/* run a parameterless command that returns no rows (BEGIN, COMMIT ...):
+ * 0 or -1 */
+int queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz);
+
+/* binary result columns: NULL reads as 0 / "" */
+int64_t queue_col_i64(const PGresult *res, int row, int col);
+double queue_col_f64(const PGresult *res, int row, int col);
+/* a text column as a new string (NULL only when out of memory) */
+char *queue_col_str(const PGresult *res, int row, int col);
+
+/* zlib-compress n bytes into *out_r (xmalloc'd), length in *outlen_r: 0
+ * or -1 */
+int queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
+    size_t *outlen_r, char *err, size_t errsz);
+/* decompress exactly size bytes (at most LG_MAX_POST_BYTES) into out
+ * (grown with xrealloc; *cap_r its size): 0 or -1 when corrupt */
+int queue_inflate(const unsigned char *in, size_t n, int64_t size,
+    unsigned char **out, size_t *cap_r, char *err, size_t errsz);
+
+#endif
