@@ -1,0 +1,71 @@
+#!/bin/sh
+# mancheck.sh - the man pages format without warnings and match the code
+#
+# Runs under `make check` (needs $top_srcdir).  Each page must format
+# with `groff -man -ww` and print nothing on stderr; listgate(1) must
+# have a section for every subcommand in gate/listgate.c and the limits
+# of gate/lglimits.h; listgate.conf(5) must describe every key that
+# listcfg/listcfg.c accepts.  Skips (77) when groff is not installed.
+set -u
+
+: "${top_srcdir:?set by make check}"
+command -v groff >/dev/null 2>&1 || { echo "groff not installed: skip"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-mancheck.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+man1=$top_srcdir/docs/listgate.1
+man5=$top_srcdir/docs/listgate.conf.5
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+
+for page in "$man1" "$man5"; do
+	if groff -man -Tutf8 -ww -z "$page" >"$T/out" 2>&1 && [ ! -s "$T/out" ]; then
+		ok "$(basename "$page") formats without warnings"
+	else
+		bad "$(basename "$page") formats without warnings"
+		sed 's/^/# /' "$T/out"
+	fi
+done
+
+# every subcommand of the command table has its own section
+cmds=$(sed -n 's/^[[:space:]]*{ "\([a-z]*\)", cmd_.*/\1/p' \
+    "$top_srcdir/gate/listgate.c")
+[ -n "$cmds" ] || bad "found the command table in gate/listgate.c"
+for c in $cmds; do
+	if grep -q "^\.SS $c\( \|$\)" "$man1"; then
+		ok "listgate.1 documents '$c'"
+	else
+		bad "listgate.1 documents '$c'"
+	fi
+done
+
+# the limits section states the compiled-in limits
+sed -n '/^\.SH LIMITS/,/^\.SH [^L]/p' "$man1" >"$T/limits"
+for l in LG_MAX_HEADER_FIELDS LG_MAX_BOUNDARY LG_MAX_MIME_DEPTH \
+    LG_MAX_MIME_PARTS LG_MAX_TOKEN_BYTES LG_MAX_TOKENS_PER_POST \
+    LG_MAX_LIST_NAME; do
+	v=$(sed -n "s/^#define $l[[:space:]]*\([0-9][0-9]*\)[[:space:]]*\$/\1/p" \
+	    "$top_srcdir/gate/lglimits.h")
+	if [ -n "$v" ] && grep -q "^\.B $v\$" "$T/limits"; then
+		ok "listgate.1 LIMITS states $l ($v)"
+	else
+		bad "listgate.1 LIMITS states $l (${v:-not found})"
+	fi
+done
+
+# every configuration key the parser knows is described
+keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$top_srcdir/listcfg/listcfg.c" |
+    sed 's/.*"\([a-z_]*\)".*/\1/' | sort -u)
+[ -n "$keys" ] || bad "found the keys in listcfg/listcfg.c"
+for k in $keys; do
+	if grep -q "^\.B[IR]\{0,1\} $k " "$man5"; then
+		ok "listgate.conf.5 describes '$k'"
+	else
+		bad "listgate.conf.5 describes '$k'"
+	fi
+done
+
+echo "1..$n"
+[ $fails -eq 0 ]
