@@ -117,6 +117,7 @@ cf_read(struct cfgfile *cf, kv_fn fn, void *ctx, int *missing_r)
 {
 	char line[LG_MAX_CONF_LINE + 1];
 	char key[MAX_KEY];
+	struct stat st;
 	FILE *fp;
 	size_t n, k;
 	char *p, *e;
@@ -131,6 +132,10 @@ cf_read(struct cfgfile *cf, kv_fn fn, void *ctx, int *missing_r)
 			return 0;
 		}
 		return cf_error(cf, "cannot open: %s", strerror(errno));
+	}
+	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
+		fclose(fp);
+		return cf_error(cf, "not a regular file");
 	}
 	while (!eof) {
 		cf->line++;

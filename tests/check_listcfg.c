@@ -1,0 +1,636 @@
+/*
+ * check_listcfg.c - configuration files: defaults, every key, every
+ * error with its file:line, list names, template expansion
+ *
+ * Each test writes its files under a fresh mkdtemp directory.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "listcfg.h"
+#include "xalloc.h"
+
+static char tmpdir[PATH_MAX];
+
+/* a fresh directory with lists/ in it */
+static void
+setup(void)
+{
+	char p[PATH_MAX + 8];
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_listcfg.XXXXXX",
+	    t && *t ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	snprintf(p, sizeof(p), "%s/lists", tmpdir);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+}
+
+/* remove what the tests made (no recursion needed beyond two levels) */
+static void
+teardown(void)
+{
+	char cmd[PATH_MAX + 32];
+	pid_t pid;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s", tmpdir);
+	if ((pid = fork()) == 0) {
+		execl("/bin/rm", "rm", "-rf", "--", cmd, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+}
+
+/* write len bytes to tmpdir/rel */
+static void
+write_file(const char *rel, const char *data, size_t len)
+{
+	char p[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* load the global config and list t with the given lists/t.conf text */
+static int
+load_list_text(const char *text, size_t len, struct listcfg_list *l,
+    char *err, size_t errsz)
+{
+	struct listcfg_global g;
+	int rc;
+
+	write_file("lists/t.conf", text, len);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, errsz), 0);
+	rc = listcfg_load_list(&g, "t", l, err, errsz);
+	listcfg_free_global(&g);
+	return rc;
+}
+
+START_TEST(defaults_without_files)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct bayes_params bp;
+	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
+
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(realpath(tmpdir, real));
+	ck_assert_str_eq(g.dir, real);
+	snprintf(want, sizeof(want), "%s/tokens", real);
+	ck_assert_str_eq(g.tokens_dir, want);
+	ck_assert_ptr_null(g.conninfo);
+	ck_assert_int_eq(g.log_facility, LOG_MAIL);
+	ck_assert_int_eq(g.mta, MTA_QMAIL);
+	ck_assert_uint_eq(g.lock_wait_ms, 5000);
+	ck_assert_uint_eq(g.timeout_s, 300);
+
+	ck_assert_int_eq(listcfg_load_list(&g, "dev", &l, err, sizeof(err)),
+	    0);
+	bayes_params_default(&bp);
+	ck_assert_str_eq(l.name, "dev");
+	ck_assert_int_eq(l.has_file, 0);
+	ck_assert_double_eq(l.ham_cutoff, LG_DEFAULT_HAM_CUTOFF);
+	ck_assert_double_eq(l.spam_cutoff, LG_DEFAULT_SPAM_CUTOFF);
+	ck_assert(l.discard_cutoff > 1);
+	ck_assert_ptr_null(l.deliver);
+	ck_assert_ptr_null(l.release);
+	ck_assert_ptr_null(l.moderators);
+	ck_assert_int_eq(l.on_error, ON_ERROR_DEFER);
+	ck_assert_uint_eq(l.max_scan_bytes, LG_MAX_SCAN_BYTES);
+	ck_assert_uint_eq(l.hold_expiry_days, 14);
+	ck_assert_uint_eq(l.timeout_s, 300);
+	ck_assert_double_eq(l.bayes.robs, bp.robs);
+	ck_assert_double_eq(l.bayes.robx, bp.robx);
+	ck_assert_double_eq(l.bayes.min_dev, bp.min_dev);
+	ck_assert_uint_eq(l.bayes.max_tokens, bp.max_tokens);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+}
+END_TEST
+
+START_TEST(every_global_key)
+{
+	static const char text[] =
+	    "# global\n"
+	    "\n"
+	    "tokens_dir = var/tok   # relative to the config dir\n"
+	    "database = host=/tmp dbname=lg user=x\n"
+	    "log_facility = local3\n"
+	    "mta = postfix\n"
+	    "lock_wait_ms = 250\n"
+	    "timeout = 60\r\n";
+	struct listcfg_global g;
+	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
+
+	write_file("listgate.conf", text, sizeof(text) - 1);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	ck_assert_ptr_nonnull(realpath(tmpdir, real));
+	snprintf(want, sizeof(want), "%s/var/tok", real);
+	ck_assert_str_eq(g.tokens_dir, want);
+	ck_assert_str_eq(g.conninfo, "host=/tmp dbname=lg user=x");
+	ck_assert_int_eq(g.log_facility, LOG_LOCAL3);
+	ck_assert_int_eq(g.mta, MTA_POSTFIX);
+	ck_assert_uint_eq(g.lock_wait_ms, 250);
+	ck_assert_uint_eq(g.timeout_s, 60);
+	listcfg_free_global(&g);
+
+	write_file("listgate.conf", "tokens_dir = \"/var/lib/lg tok\"\n",
+	    31);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	ck_assert_str_eq(g.tokens_dir, "/var/lib/lg tok");
+	listcfg_free_global(&g);
+}
+END_TEST
+
+START_TEST(every_list_key)
+{
+	static const char text[] =
+	    "ham_cutoff = 0.3\n"
+	    "spam_cutoff = 0.9    # comment\n"
+	    "discard_cutoff = 0.999\n"
+	    "deliver = /usr/sbin/sendmail -i -f {sender} -- dev@lists.example\n"
+	    "release = /usr/bin/ezmlm-send \"/var/lists/my list\" a#b \"c #d\""
+	    " #comment\n"
+	    "moderators = alice@example.org , bob@example.net\n"
+	    "on_error = pass\n"
+	    "max_scan_bytes = 65536\n"
+	    "hold_expiry_days = 30\n"
+	    "timeout = 120\n"
+	    "robs = 0.1\n"
+	    "robx = 0.6\n"
+	    "min_dev = 0.2\n"
+	    "max_tokens = 200\n";
+	struct listcfg_list l;
+	char err[512];
+
+	ck_assert_int_eq(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(l.has_file, 1);
+	ck_assert_double_eq(l.ham_cutoff, 0.3);
+	ck_assert_double_eq(l.spam_cutoff, 0.9);
+	ck_assert_double_eq(l.discard_cutoff, 0.999);
+	ck_assert_str_eq(l.deliver[0], "/usr/sbin/sendmail");
+	ck_assert_str_eq(l.deliver[3], "{sender}");
+	ck_assert_str_eq(l.deliver[5], "dev@lists.example");
+	ck_assert_ptr_null(l.deliver[6]);
+	ck_assert_str_eq(l.release[0], "/usr/bin/ezmlm-send");
+	ck_assert_str_eq(l.release[1], "/var/lists/my list");
+	ck_assert_str_eq(l.release[2], "a#b");
+	ck_assert_str_eq(l.release[3], "c #d");
+	ck_assert_ptr_null(l.release[4]);
+	ck_assert_str_eq(l.moderators[0], "alice@example.org");
+	ck_assert_str_eq(l.moderators[1], "bob@example.net");
+	ck_assert_ptr_null(l.moderators[2]);
+	ck_assert_int_eq(l.on_error, ON_ERROR_PASS);
+	ck_assert_uint_eq(l.max_scan_bytes, 65536);
+	ck_assert_uint_eq(l.hold_expiry_days, 30);
+	ck_assert_uint_eq(l.timeout_s, 120);
+	ck_assert_double_eq(l.bayes.robs, 0.1);
+	ck_assert_double_eq(l.bayes.robx, 0.6);
+	ck_assert_double_eq(l.bayes.min_dev, 0.2);
+	ck_assert_uint_eq(l.bayes.max_tokens, 200);
+	listcfg_free_list(&l);
+
+	ck_assert_int_eq(load_list_text("discard_cutoff = off\n", 21, &l, err,
+	    sizeof(err)), 0);
+	ck_assert(l.discard_cutoff > 1);
+	listcfg_free_list(&l);
+}
+END_TEST
+
+/* one bad lists/t.conf and the message it must give */
+static const struct {
+	const char *text;
+	const char *want;	/* after "PATH/lists/" */
+} list_errors[] = {
+	{ "ham_cutoff = 0.1\nfoo = 1\n", "t.conf:2: unknown key `foo'" },
+	{ "ham_cutoff = 0.1\n\nham_cutoff = 0.2\n",
+	  "t.conf:3: duplicate key `ham_cutoff' (first set on line 1)" },
+	{ "spam_cutoff = abc\n", "t.conf:1: spam_cutoff: `abc' is not a number" },
+	{ "spam_cutoff = 0.9x\n", "t.conf:1: spam_cutoff: `0.9x' is not a number" },
+	{ "ham_cutoff = 1.5\n", "t.conf:1: ham_cutoff: 1.5 is out of range" },
+	{ "ham_cutoff = -0.1\n", "t.conf:1: ham_cutoff: -0.1 is out of range" },
+	{ "robx = nan\n", "t.conf:1: robx: `nan' is not a number" },
+	{ "robs = inf\n", "t.conf:1: robs: `inf' is not a number" },
+	{ "ham_cutoff = 0x1p-1\n", "t.conf:1: ham_cutoff: `0x1p-1' is not a number" },
+	{ "robs = 0\n", "t.conf:1: robs: must be above 0" },
+	{ "robx = 1\n", "t.conf:1: robx: must be strictly between 0 and 1" },
+	{ "min_dev = 0.5\n", "t.conf:1: min_dev: must be below 0.5" },
+	{ "spam_cutoff = 0.3\n# c\nham_cutoff = 0.4\n",
+	  "t.conf:3: ham_cutoff 0.4 is above spam_cutoff 0.3" },
+	{ "ham_cutoff = 0.4\n# c\nspam_cutoff = 0.3\n",
+	  "t.conf:3: ham_cutoff 0.4 is above spam_cutoff 0.3" },
+	{ "\nham_cutoff = 0.995\n",
+	  "t.conf:2: ham_cutoff 0.995 is above spam_cutoff 0.99" },
+	{ "discard_cutoff = 0.5\n",
+	  "t.conf:1: discard_cutoff 0.5 is below spam_cutoff 0.99" },
+	{ "discard_cutoff = maybe\n",
+	  "t.conf:1: discard_cutoff: `maybe' is not a number" },
+	{ "ham_cutoff 0.4\n", "t.conf:1: expected `key = value'" },
+	{ "= 0.4\n", "t.conf:1: expected `key = value'" },
+	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
+	{ "deliver =\n", "t.conf:1: deliver: empty value" },
+	{ "moderators = # none\n", "t.conf:1: moderators: empty value" },
+	{ "\n\ndeliver = /bin/cat {foo}\n",
+	  "t.conf:3: deliver: unknown placeholder `{foo}'" },
+	{ "deliver = /bin/cat {sender\n",
+	  "t.conf:1: deliver: unknown placeholder" },
+	{ "release = cat {sender}\n",
+	  "t.conf:1: release: unsafe template: the program `cat' must be an "
+	  "absolute path" },
+	{ "deliver = /bin/{list}\n",
+	  "t.conf:1: deliver: unsafe template: a placeholder in the program" },
+	{ "deliver = {sender}\n",
+	  "t.conf:1: deliver: unsafe template: a placeholder in the program" },
+	{ "deliver = \"\" x\n", "t.conf:1: deliver: unsafe template: empty" },
+	{ "deliver = /bin/cat \"abc\n", "t.conf:1: deliver: unterminated quote" },
+	{ "deliver = /bin/cat \"a\\nb\"\n", "t.conf:1: deliver: bad escape" },
+	{ "database = x\n", "t.conf:1: unknown key `database'" },
+	{ "on_error = maybe\n",
+	  "t.conf:1: on_error: `maybe' is neither defer nor pass" },
+	{ "max_tokens = -1\n", "t.conf:1: max_tokens: `-1' is not a whole number" },
+	{ "max_tokens = 20001\n", "t.conf:1: max_tokens: 20001 is out of range" },
+	{ "hold_expiry_days = 0\n",
+	  "t.conf:1: hold_expiry_days: 0 is out of range" },
+	{ "max_scan_bytes = 99999999999999999999999\n",
+	  "t.conf:1: max_scan_bytes: 99999999999999999999999 is out of range" },
+	{ "timeout = 10s\n", "t.conf:1: timeout: `10s' is not a whole number" },
+	{ "timeout = \"10\" x\n", "t.conf:1: timeout: text after the quoted" },
+	{ "moderators = a@b.example, nope\n",
+	  "t.conf:1: moderators: `nope' is not an address" },
+	{ "moderators = a@b.example,,c@d\n",
+	  "t.conf:1: moderators: `' is not an address" },
+};
+
+START_TEST(list_error_names_file_and_line)
+{
+	struct listcfg_list l;
+	char err[1024];
+	const char *t = list_errors[_i].text;
+
+	err[0] = '\0';
+	ck_assert_int_eq(load_list_text(t, strlen(t), &l, err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, "/lists/") != NULL &&
+	    strstr(err, list_errors[_i].want) != NULL,
+	    "case %d: got `%s', want `%s'", _i, err, list_errors[_i].want);
+	ck_assert_ptr_null(l.deliver);
+	ck_assert_ptr_null(l.moderators);
+}
+END_TEST
+
+START_TEST(overlong_line_nul_byte_too_many_words)
+{
+	struct listcfg_list l;
+	struct buf b = BUF_INIT(1u << 20);
+	char err[1024];
+	int i;
+
+	buf_adds(&b, "# x\nrobs = 0.1 # ");
+	for (i = 0; i < LG_MAX_CONF_LINE; i++)
+		buf_addc(&b, 'a');
+	buf_adds(&b, "\n");
+	ck_assert_int_eq(load_list_text((char *)b.data, b.len, &l, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:2: line too long") != NULL, "%s",
+	    err);
+
+	ck_assert_int_eq(load_list_text("ham_cutoff = 0.1\nspam\0_cutoff = 0.9\n",
+	    36, &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:2: NUL byte") != NULL, "%s", err);
+
+	buf_reset(&b);
+	buf_adds(&b, "\n\n\n\ndeliver = /bin/echo");
+	for (i = 0; i < LG_MAX_ARGV; i++)
+		buf_adds(&b, " w");
+	ck_assert_int_eq(load_list_text((char *)b.data, b.len, &l, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:5: deliver: too many words") !=
+	    NULL, "%s", err);
+
+	/* exactly LG_MAX_ARGV words is fine */
+	buf_reset(&b);
+	buf_adds(&b, "deliver = /bin/echo");
+	for (i = 1; i < LG_MAX_ARGV; i++)
+		buf_adds(&b, " w");
+	ck_assert_int_eq(load_list_text((char *)b.data, b.len, &l, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_nonnull(l.deliver[LG_MAX_ARGV - 1]);
+	ck_assert_ptr_null(l.deliver[LG_MAX_ARGV]);
+	listcfg_free_list(&l);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(global_errors)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "mta = exim\n",
+		  "listgate.conf:1: mta: `exim' is neither qmail nor postfix" },
+		{ "\nlog_facility = kern\n",
+		  "listgate.conf:2: log_facility: unknown facility `kern'" },
+		{ "lock_wait_ms = 9999999\n",
+		  "listgate.conf:1: lock_wait_ms: 9999999 is out of range" },
+		{ "timeout = 0\n", "listgate.conf:1: timeout: 0 is out of range" },
+		{ "ham_cutoff = 0.4\n", "listgate.conf:1: unknown key `ham_cutoff'" },
+		{ "mta = qmail\nmta = postfix\n",
+		  "listgate.conf:2: duplicate key `mta'" },
+	};
+	struct listcfg_global g;
+	char err[1024], p[PATH_MAX + 32];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_file("listgate.conf", cases[i].text,
+		    strlen(cases[i].text));
+		ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strstr(err, cases[i].want) != NULL,
+		    "got `%s', want `%s'", err, cases[i].want);
+		ck_assert_ptr_null(g.dir);
+	}
+	/* missing directory, a file instead of one, a directory for a file */
+	snprintf(p, sizeof(p), "%s/nonexistent", tmpdir);
+	ck_assert_int_eq(listcfg_load_global(p, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "configuration directory"));
+	snprintf(p, sizeof(p), "%s/listgate.conf", tmpdir);
+	ck_assert_int_eq(listcfg_load_global(p, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "not a directory"));
+	ck_assert_int_eq(unlink(p), 0);
+	ck_assert_int_eq(mkdir(p, 0700), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf: not a regular file"));
+	ck_assert_int_eq(rmdir(p), 0);
+}
+END_TEST
+
+START_TEST(bad_list_name_builds_no_path)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[512], out[PATH_MAX];
+
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "../x", &l, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "bad list name"));
+	ck_assert_int_eq(listcfg_tokens_path(&g, "../x", out, sizeof(out)), -1);
+	ck_assert_int_eq(listcfg_tokens_path(&g, "dev", out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "/tokens/dev.kch"));
+	ck_assert_int_eq(listcfg_tokens_path(&g, "dev", out, 8), -1);
+	listcfg_free_global(&g);
+}
+END_TEST
+
+static const struct {
+	const char *name;
+	int ok;
+} names[] = {
+	{ "dev", 1 }, { "a", 1 }, { "0", 1 }, { "list-2.users_x", 1 },
+	{ "a.b", 1 }, { "a-", 1 },
+	{ "", 0 }, { "A", 0 }, { "Dev", 0 }, { "../x", 0 }, { "a/b", 0 },
+	{ ".x", 0 }, { "-x", 0 }, { "_x", 0 }, { "a..b", 0 }, { "a b", 0 },
+	{ "a\n", 0 }, { "caf\xc3\xa9", 0 }, { "a\\b", 0 }, { "..", 0 },
+};
+
+START_TEST(name_table)
+{
+	ck_assert_msg(listcfg_name_ok(names[_i].name) == names[_i].ok,
+	    "name `%s': want %d", names[_i].name, names[_i].ok);
+}
+END_TEST
+
+START_TEST(name_length)
+{
+	char n[LG_MAX_LIST_NAME + 2];
+
+	memset(n, 'a', sizeof(n));
+	n[LG_MAX_LIST_NAME] = '\0';
+	ck_assert_int_eq(listcfg_name_ok(n), 1);	/* 64 bytes */
+	n[LG_MAX_LIST_NAME] = 'a';
+	n[LG_MAX_LIST_NAME + 1] = '\0';
+	ck_assert_int_eq(listcfg_name_ok(n), 0);	/* 65 bytes */
+	ck_assert_int_eq(listcfg_name_ok(NULL), 0);
+}
+END_TEST
+
+START_TEST(expand_keeps_values_in_one_argument)
+{
+	static const char text[] =
+	    "deliver = /usr/sbin/sendmail -f {sender} -- x{recipient}y "
+	    "\"{list} {{sender}\"\n";
+	static const char evil[] = "a b\"c';rm -rf / $(id) `id` {recipient}\n";
+	struct listcfg_list l;
+	struct listcfg_vars v = { evil, "r@example.org", "dev" };
+	char err[512];
+	char **argv;
+
+	ck_assert_int_eq(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_str_eq(argv[0], "/usr/sbin/sendmail");
+	ck_assert_str_eq(argv[1], "-f");
+	ck_assert_str_eq(argv[2], evil);	/* one argument, unchanged */
+	ck_assert_str_eq(argv[3], "--");
+	ck_assert_str_eq(argv[4], "xr@example.orgy");
+	ck_assert_str_eq(argv[5], "dev {sender}");
+	ck_assert_ptr_null(argv[6]);
+	listcfg_free_argv(argv);
+
+	/* NULL and empty values give an empty argument, not a missing one */
+	v.sender = NULL;
+	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_str_eq(argv[2], "");
+	ck_assert_str_eq(argv[3], "--");
+	listcfg_free_argv(argv);
+	listcfg_free_list(&l);
+}
+END_TEST
+
+START_TEST(expand_refuses_unknown_and_huge)
+{
+	char *tmpl[] = { "/bin/echo", "{nope}", NULL };
+	char *tmpl2[] = { "/bin/echo", "{sender}{sender}", NULL };
+	struct listcfg_vars v = { NULL, NULL, "dev" };
+	char **argv;
+	char *big;
+
+	ck_assert_int_eq(listcfg_expand(tmpl, &v, &argv), -1);
+	ck_assert_ptr_null(argv);
+	big = malloc(LG_MAX_ARG_BYTES / 2 + 2);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', LG_MAX_ARG_BYTES / 2 + 1);
+	big[LG_MAX_ARG_BYTES / 2 + 1] = '\0';
+	v.sender = big;
+	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), -1);
+	big[LG_MAX_ARG_BYTES / 2 - 1] = '\0';
+	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), 0);
+	ck_assert_uint_eq(strlen(argv[1]), LG_MAX_ARG_BYTES - 2);
+	listcfg_free_argv(argv);
+	free(big);
+}
+END_TEST
+
+START_TEST(print_reads_back)
+{
+	static const char text[] =
+	    "ham_cutoff = 0.123456789\n"
+	    "deliver = /usr/bin/x \"a b\" 'q' \"c\\\"d\\\\e\" f#g {sender} \"\"\n"
+	    "moderators = a@b.example, c@d.example\n"
+	    "min_dev = 0.1\n";
+	struct listcfg_list l, l2;
+	char err[512], *out = NULL;
+	size_t outlen = 0, i;
+	FILE *f;
+
+	ck_assert_int_eq(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)), 0);
+	f = open_memstream(&out, &outlen);
+	ck_assert_ptr_nonnull(f);
+	listcfg_print_list(f, &l);
+	fclose(f);
+	ck_assert_msg(load_list_text(out, outlen, &l2, err, sizeof(err)) == 0,
+	    "%s\n%s", err, out);
+	ck_assert_double_eq(l2.ham_cutoff, 0.123456789);
+	ck_assert_double_eq(l2.bayes.min_dev, 0.1);
+	for (i = 0; l.deliver[i] != NULL; i++)
+		ck_assert_str_eq(l2.deliver[i], l.deliver[i]);
+	ck_assert_ptr_null(l2.deliver[i]);
+	ck_assert_str_eq(l2.deliver[3], "c\"d\\e");
+	ck_assert_str_eq(l2.deliver[6], "");
+	ck_assert_str_eq(l2.moderators[1], "c@d.example");
+	listcfg_free_list(&l);
+	listcfg_free_list(&l2);
+	free(out);
+}
+END_TEST
+
+START_TEST(password_not_printed)
+{
+	static const char text[] = "database = host=/tmp password=s3cret\n";
+	struct listcfg_global g;
+	char err[512], *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+
+	write_file("listgate.conf", text, sizeof(text) - 1);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	f = open_memstream(&out, &outlen);
+	listcfg_print_global(f, &g);
+	fclose(f);
+	ck_assert_ptr_null(strstr(out, "s3cret"));
+	ck_assert_ptr_nonnull(strstr(out, "host='/tmp'"));
+	listcfg_free_global(&g);
+	free(out);
+}
+END_TEST
+
+START_TEST(dir_precedence)
+{
+	setenv("LISTGATE_CONFIG", "/from/env", 1);
+	ck_assert_str_eq(listcfg_dir("/from/opt"), "/from/opt");
+	ck_assert_str_eq(listcfg_dir(NULL), "/from/env");
+	unsetenv("LISTGATE_CONFIG");
+	ck_assert_str_eq(listcfg_dir(NULL), LG_SYSCONFDIR);
+}
+END_TEST
+
+START_TEST(allocation_failures_fail_cleanly)
+{
+	static const char text[] =
+	    "deliver = /usr/bin/x a \"b c\" {sender}\n"
+	    "release = /usr/bin/y {list}\n"
+	    "moderators = a@b.example, c@d.example\n";
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[512];
+	unsigned long n;
+	int rc, ok = 0;
+
+	write_file("lists/t.conf", text, sizeof(text) - 1);
+	for (n = 1; n < 200 && !ok; n++) {
+		xalloc_fail_at(n);
+		rc = listcfg_load_global(tmpdir, &g, err, sizeof(err));
+		if (rc == 0) {
+			rc = listcfg_load_list(&g, "t", &l, err, sizeof(err));
+			if (rc == 0) {
+				listcfg_free_list(&l);
+				ok = xalloc_count() < n;
+			}
+			listcfg_free_global(&g);
+		}
+		xalloc_fail_at(0);
+	}
+	ck_assert(ok);
+}
+END_TEST
+
+static Suite *
+listcfg_suite(void)
+{
+	Suite *s = suite_create("listcfg");
+	TCase *tc;
+
+	tc = tcase_create("load");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, defaults_without_files);
+	tcase_add_test(tc, every_global_key);
+	tcase_add_test(tc, every_list_key);
+	tcase_add_test(tc, print_reads_back);
+	tcase_add_test(tc, password_not_printed);
+	tcase_add_test(tc, dir_precedence);
+	tcase_add_test(tc, allocation_failures_fail_cleanly);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, list_error_names_file_and_line, 0,
+	    sizeof(list_errors) / sizeof(list_errors[0]));
+	tcase_add_test(tc, overlong_line_nul_byte_too_many_words);
+	tcase_add_test(tc, global_errors);
+	tcase_add_test(tc, bad_list_name_builds_no_path);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("names");
+	tcase_add_loop_test(tc, name_table, 0, sizeof(names) / sizeof(names[0]));
+	tcase_add_test(tc, name_length);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("templates");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, expand_keeps_values_in_one_argument);
+	tcase_add_test(tc, expand_refuses_unknown_and_huge);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(listcfg_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
