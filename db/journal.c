@@ -114,6 +114,27 @@ journal_rollback(struct queue *q)
 	q->intx = 0;
 }
 
+int
+queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
+    char *err, size_t errsz)
+{
+	PGresult *res;
+	int i;
+
+	res = PQexecParams(q->conn, "SELECT DISTINCT list FROM train_journal "
+	    "ORDER BY list", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	for (i = 0; i < PQntuples(res); i++)
+		if (fn(PQgetvalue(res, i, 0), ctx) != 0)
+			break;
+	PQclear(res);
+	return 0;
+}
+
 /*
  * One batch: open the token file for writing, read its position, fetch
  * the next events after it and apply them with the new position in one

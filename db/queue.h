@@ -97,6 +97,12 @@ int queue_list(struct queue *q, const char *status, const char *list,
 int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
     size_t errsz);
 
+/* called with each list name by queue_journal_lists; 0 to go on */
+typedef int (*queue_name_fn)(const char *list, void *ctx);
+/* every list that has journal events: 0, or -1 */
+int queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
+    char *err, size_t errsz);
+
 /* --- decisions --------------------------------------------------------- */
 
 /* the result of queue_decide */
