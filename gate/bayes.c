@@ -1,0 +1,249 @@
+/*
+ * bayes.c - Robinson's f(w), Fisher's chi-square combining, in log form
+ *
+ * Pure arithmetic on counts handed in by the caller; trusts nothing about
+ * them (zero message counts, token counts above the message counts and
+ * degenerate parameters are all guarded).  Fails (-1) only when the sort
+ * array cannot be allocated.  Never logs, never exits.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bayes.h"
+#include "xalloc.h"
+
+/* iterations allowed to the lower-tail series (it converges in far fewer
+ * whenever it is used, because Q >= 0.99 there) */
+#define LOWER_SERIES_MAX	1000000u
+
+void
+bayes_params_default(struct bayes_params *p)
+{
+	p->robs = 0.0178;
+	p->robx = 0.52;
+	p->min_dev = 0.375;
+	p->max_tokens = 0;
+}
+
+double
+bayes_f(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+    uint32_t spam_w, uint32_t ham_w)
+{
+	double b, g, pw, n, s = p->robs, x = p->robx;
+
+	b = nspam > 0 ? (double)spam_w / nspam : 0.0;
+	g = nham > 0 ? (double)ham_w / nham : 0.0;
+	if (b > 1)
+		b = 1;
+	if (g > 1)
+		g = 1;
+	n = (double)spam_w + (double)ham_w;
+	if (b + g <= 0)
+		return x;	/* no usable evidence: the prior */
+	pw = b / (b + g);
+	if (s + n <= 0)
+		return x;
+	return (s * x + n * pw) / (s + n);
+}
+
+/* ln (e^a + e^b) without overflow; either may be -inf */
+static double
+logaddexp(double a, double b)
+{
+	double hi = a > b ? a : b, lo = a > b ? b : a;
+
+	if (isinf(hi) && hi < 0)
+		return hi;
+	return hi + log1p(exp(lo - hi));
+}
+
+/* ln Q by the finite series: -m + ln sum_{i<nu} m^i / i! */
+static double
+log_upper_series(double m, unsigned nu)
+{
+	double lm, t, mx, sum;
+	unsigned i, imax;
+
+	if (m <= 0 || nu == 0)
+		return 0;
+	lm = log(m);
+	/* the largest term is near i = m: start the sum from it */
+	imax = m >= (double)(nu - 1) ? nu - 1 : (unsigned)m;
+	mx = imax * lm - lgamma((double)imax + 1);
+	sum = 0;
+	for (i = 0; i < nu; i++) {
+		t = i * lm - lgamma((double)i + 1) - mx;
+		if (t < -50) {
+			/* far from the peak: skip ahead on the falling side */
+			if (i > imax)
+				break;
+			continue;
+		}
+		sum += exp(t);
+	}
+	return -m + mx + log(sum);
+}
+
+/* ln (1 - Q) by its own series: -m + ln sum_{i>=nu} m^i / i!; used only
+ * where it converges fast (m well below nu) */
+static double
+log_lower_series(double m, unsigned nu)
+{
+	double lm, t0, term, sum;
+	unsigned k;
+
+	if (nu == 0)
+		return -INFINITY;	/* Q is 1 exactly */
+	lm = log(m);
+	t0 = nu * lm - lgamma((double)nu + 1);
+	sum = 1;
+	term = 1;
+	for (k = 1; k < LOWER_SERIES_MAX; k++) {
+		term *= m / ((double)nu + k);
+		sum += term;
+		if (term < sum * 1e-18)
+			break;
+	}
+	return -m + t0 + log(sum);
+}
+
+void
+bayes_log_chi2(double x2, unsigned nu, double *lq, double *lp)
+{
+	double m = x2 / 2, q;
+
+	if (!(m > 0) || nu == 0) {
+		*lq = 0;
+		*lp = -INFINITY;
+		return;
+	}
+	*lq = log_upper_series(m, nu);
+	if (*lq > 0)
+		*lq = 0;
+	q = exp(*lq);
+	if (q < 0.99) {
+		*lp = log1p(-q);
+		return;
+	}
+	*lp = log_lower_series(m, nu);
+	*lq = log1p(-exp(*lp));
+}
+
+double
+bayes_log_chi2q(double x2, unsigned nu)
+{
+	double lq, lp;
+
+	bayes_log_chi2(x2, nu, &lq, &lp);
+	return lq;
+}
+
+/* phi(D) = 1 / (1 + ln(1 + D)): 1 at 0, strictly falling towards 0 */
+static double
+squeeze_phi(double d)
+{
+	if (d < 0)
+		d = 0;
+	return 1 / (1 + log1p(d));
+}
+
+double
+bayes_squeeze(double log_i, double log_1mi)
+{
+	double le = log(BAYES_EDGE);
+
+	if (log_1mi <= le)
+		return 1 - BAYES_EDGE * squeeze_phi(le - log_1mi);
+	if (log_i <= le)
+		return BAYES_EDGE * squeeze_phi(le - log_i);
+	return exp(log_i);
+}
+
+/* sort order of voting candidates: most extreme first, then by bytes,
+ * then by position (a total order, so the sums are deterministic) */
+struct cand {
+	const struct bayes_tok *t;
+	size_t idx;
+	double dev;
+};
+
+static int
+cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	size_t n;
+	int c;
+
+	if (x->dev != y->dev)
+		return x->dev > y->dev ? -1 : 1;
+	n = x->t->len < y->t->len ? x->t->len : y->t->len;
+	if (n > 0 && x->t->tok != NULL && y->t->tok != NULL &&
+	    (c = memcmp(x->t->tok, y->t->tok, n)) != 0)
+		return c;
+	if (x->t->len != y->t->len)
+		return x->t->len < y->t->len ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+int
+bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+    struct bayes_tok *toks, size_t n, struct bayes_result *r)
+{
+	struct cand *c = NULL;
+	size_t i, nc = 0, nuse;
+	double sum_lnf = 0, sum_ln1mf = 0, f, lqs, lps, lqh, lph;
+	/* keep ln f finite even with robs = 0 (f may then be 0 or 1) */
+	const double tiny = 1e-300;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < n; i++) {
+		toks[i].f = bayes_f(p, nspam, nham, toks[i].spam, toks[i].ham);
+		toks[i].used = 0;
+		if (fabs(toks[i].f - 0.5) >= p->min_dev)
+			nc++;
+	}
+	if (nc > 0) {
+		if ((c = xcalloc(nc, sizeof(*c))) == NULL)
+			return -1;
+		nc = 0;
+		for (i = 0; i < n; i++) {
+			double dev = fabs(toks[i].f - 0.5);
+
+			if (dev >= p->min_dev) {
+				c[nc].t = &toks[i];
+				c[nc].idx = i;
+				c[nc].dev = dev;
+				nc++;
+			}
+		}
+		qsort(c, nc, sizeof(*c), cand_cmp);
+	}
+	nuse = nc;
+	if (p->max_tokens > 0 && nuse > p->max_tokens)
+		nuse = p->max_tokens;
+	for (i = 0; i < nuse; i++) {
+		f = c[i].t->f;
+		toks[c[i].idx].used = 1;
+		sum_lnf += log(f > tiny ? f : tiny);
+		sum_ln1mf += log(1 - f > tiny ? 1 - f : tiny);
+	}
+	xfree(c);
+	r->nused = (unsigned)nuse;
+	if (nuse == 0) {
+		r->score = 0.5;
+		r->log_i = r->log_1mi = log(0.5);
+		return 0;
+	}
+	bayes_log_chi2(-2 * sum_ln1mf, (unsigned)nuse, &lqs, &lps);
+	bayes_log_chi2(-2 * sum_lnf, (unsigned)nuse, &lqh, &lph);
+	r->log_qs = lqs;
+	r->log_qh = lqh;
+	/* I = (qH + pS) / 2 and 1 - I = (pH + qS) / 2: sums, no cancellation */
+	r->log_i = logaddexp(lqh, lps) - M_LN2;
+	r->log_1mi = logaddexp(lph, lqs) - M_LN2;
+	r->score = bayes_squeeze(r->log_i, r->log_1mi);
+	return 0;
+}
