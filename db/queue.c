@@ -63,6 +63,14 @@ queue_pgerr(struct queue *q, const PGresult *res)
 	return line;
 }
 
+/* server notices ("already exists, skipping") are not for the user */
+static void
+quiet_notice(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
 int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
@@ -90,6 +98,7 @@ queue_open(const char *conninfo, struct queue **q_r, char *err,
 		queue_close(q);
 		return -1;
 	}
+	PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
 	if (PQsetClientEncoding(q->conn, "UTF8") != 0) {
 		snprintf(err, errsz, "database: cannot set the client "
 		    "encoding to UTF8: %s", queue_pgerr(q, NULL));

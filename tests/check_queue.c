@@ -1,0 +1,622 @@
+/*
+ * check_queue.c - the moderation queue and training journal against a
+ * real PostgreSQL (run by tests/queue_check.sh under tests/pg.sh, which
+ * sets PGHOST/PGPORT/PGUSER/PGDATABASE); nothing mocks libpq
+ *
+ * Each test works on its own list name, so tests share one database.
+ * Without a database in the environment every test is skipped (77).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+#include "queue.h"
+#include "sha256.h"
+#include "tok.h"
+#include "tokdb.h"
+
+/* --- helpers ------------------------------------------------------------- */
+
+/* connect and migrate, asserting success */
+static struct queue *
+qopen(void)
+{
+	struct queue *q;
+	char err[1024];
+	int n;
+
+	if (queue_open(NULL, &q, err, sizeof(err)) < 0)
+		ck_abort_msg("queue_open: %s", err);
+	if (queue_migrate(q, &n, NULL, NULL, err, sizeof(err)) < 0)
+		ck_abort_msg("queue_migrate: %s", err);
+	return q;
+}
+
+/* a libpq connection of the test's own, to look behind the API */
+static PGconn *
+pg(const char *dbname)
+{
+	const char *k[] = { "dbname", NULL }, *v[] = { dbname, NULL };
+	PGconn *c = PQconnectdbParams(k, v, 1);
+
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	return c;
+}
+
+/* one integer from a query with one text parameter */
+static long
+pg_long(PGconn *c, const char *sql, const char *p1)
+{
+	const char *vals[1] = { p1 };
+	PGresult *r = PQexecParams(c, sql, p1 ? 1 : 0, NULL, vals, NULL, NULL,
+	    0);
+	long v;
+
+	ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", sql,
+	    PQresultErrorMessage(r));
+	v = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return v;
+}
+
+/* a post with every byte value, NULs and CRLFs in it */
+static unsigned char *
+binary_post(size_t *len_r)
+{
+	static const char hdr[] = "From: a@example.org\r\nSubject: test\r\n"
+	    "Message-ID: <1@example.org>\r\n\r\n";
+	size_t n = sizeof(hdr) - 1 + 256 * 40, i;
+	unsigned char *p = malloc(n);
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, hdr, sizeof(hdr) - 1);
+	for (i = sizeof(hdr) - 1; i < n; i++)
+		p[i] = (unsigned char)(i * 7 + (i >> 8));
+	*len_r = n;
+	return p;
+}
+
+/* hold a post for list, asserting success */
+static int64_t
+hold(struct queue *q, const char *list, const unsigned char *raw, size_t len,
+    const char *subject)
+{
+	struct queue_post p;
+	char err[1024];
+	int64_t id;
+
+	memset(&p, 0, sizeof(p));
+	p.list = list;
+	p.env_sender = "sender@example.org";
+	p.env_recipient = "list@example.org";
+	p.from = "A <a@example.org>";
+	p.subject = subject;
+	p.msgid = "<1@example.org>";
+	p.raw = raw;
+	p.raw_len = len;
+	p.score = 0.93;
+	p.verdict = "spam";
+	p.clues = "viagra 0.99 10 0\n";
+	p.status = "held";
+	if (queue_hold(q, &p, &id, err, sizeof(err)) < 0)
+		ck_abort_msg("queue_hold: %s", err);
+	ck_assert_int_gt(id, 0);
+	return id;
+}
+
+/* the release callback of the tests: keep a copy, fail when asked */
+struct rel {
+	int fail, ncalls;
+	unsigned char *got;
+	size_t len;
+};
+
+static int
+rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
+{
+	struct rel *x = ctx;
+
+	x->ncalls++;
+	if (x->fail) {
+		snprintf(err, errsz, "release refused (test)");
+		return -1;
+	}
+	free(x->got);
+	x->got = malloc(r->raw_len + 1);
+	memcpy(x->got, r->raw, r->raw_len);
+	x->len = r->raw_len;
+	return 0;
+}
+
+/* net journal count of (list, class): learn - unlearn */
+static long
+net(PGconn *c, const char *list, const char *cls)
+{
+	const char *vals[2] = { list, cls };
+	PGresult *r = PQexecParams(c, "SELECT coalesce(sum(CASE op WHEN "
+	    "'learn' THEN 1 ELSE -1 END), 0) FROM train_journal WHERE list = $1 "
+	    "AND class = $2", 2, NULL, vals, NULL, NULL, 0);
+	long v;
+
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	v = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return v;
+}
+
+/* --- SHA-256 ------------------------------------------------------------- */
+
+/* hex of a digest */
+static void
+hex(const unsigned char *d, char *out)
+{
+	int i;
+
+	for (i = 0; i < SHA256_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", d[i]);
+}
+
+START_TEST(sha256_vectors)
+{
+	unsigned char d[SHA256_LEN];
+	char h[2 * SHA256_LEN + 1];
+	struct sha256 c;
+	size_t i;
+	static unsigned char a[1001];
+
+	sha256("", 0, d);
+	hex(d, h);
+	ck_assert_str_eq(h, "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+	sha256("abc", 3, d);
+	hex(d, h);
+	ck_assert_str_eq(h, "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+	sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
+	    d);
+	hex(d, h);
+	ck_assert_str_eq(h, "248d6a61d20638b8e5c026930c3e6039"
+	    "a33ce45964ff2167f6ecedd419db06c1");
+	/* a million 'a' in uneven pieces */
+	memset(a, 'a', sizeof(a));
+	sha256_init(&c);
+	for (i = 0; i < 1000; i++)
+		sha256_update(&c, a, i % 2 ? 999 : 1001);
+	sha256_final(&c, d);
+	hex(d, h);
+	ck_assert_str_eq(h, "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+}
+END_TEST
+
+/* --- configuration and schema -------------------------------------------- */
+
+START_TEST(configured)
+{
+	char *saved[6];
+	static const char *const vars[] = { "PGHOST", "PGHOSTADDR",
+	    "PGDATABASE", "PGSERVICE", "PGPORT", "PGUSER" };
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		saved[i] = getenv(vars[i]) ? strdup(getenv(vars[i])) : NULL;
+		unsetenv(vars[i]);
+	}
+	ck_assert_int_eq(queue_configured(NULL), 0);
+	ck_assert_int_eq(queue_configured(""), 0);
+	ck_assert_int_eq(queue_configured("dbname=x"), 1);
+	setenv("PGDATABASE", "x", 1);
+	ck_assert_int_eq(queue_configured(NULL), 1);
+	unsetenv("PGDATABASE");
+	for (i = 0; i < 6; i++)
+		if (saved[i]) {
+			setenv(vars[i], saved[i], 1);
+			free(saved[i]);
+		}
+}
+END_TEST
+
+START_TEST(migrate_idempotent)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	char err[1024];
+	int n, v;
+
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(queue_schema_version(q, &v, err, sizeof(err)), 0);
+	ck_assert_int_eq(v, queue_schema_latest);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM schema_migrations",
+	    NULL), queue_schema_latest);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* a fresh database named name (dropped first), as a conninfo */
+static void
+fresh_db(const char *name, char *conninfo, size_t sz)
+{
+	PGconn *c = pg(NULL);
+	char sql[128];
+	PGresult *r;
+
+	snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", name);
+	PQclear(PQexec(c, sql));
+	snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
+	r = PQexec(c, sql);
+	ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	snprintf(conninfo, sz, "dbname=%s", name);
+}
+
+START_TEST(schema_missing_and_newer)
+{
+	struct queue *q;
+	PGconn *c;
+	char ci[128], err[1024], sql[128];
+	int n;
+
+	fresh_db("lg_schema_test", ci, sizeof(ci));
+	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate migrate"));
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(n, queue_schema_latest);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
+	/* a later listgate migrated this database */
+	c = pg("lg_schema_test");
+	snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations (version, "
+	    "name) VALUES (%d, 'future')", queue_schema_latest + 1);
+	PQclear(PQexec(c, sql));
+	PQfinish(c);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "newer"));
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
+	    -1);
+	ck_assert_ptr_nonnull(strstr(err, "newer"));
+	queue_close(q);
+}
+END_TEST
+
+START_TEST(connect_failure)
+{
+	struct queue *q;
+	char err[1024];
+
+	ck_assert_int_eq(queue_open("host=/nonexistent-socket-dir port=1",
+	    &q, err, sizeof(err)), -1);
+	ck_assert_ptr_null(q);
+	ck_assert_ptr_nonnull(strstr(err, "cannot connect"));
+}
+END_TEST
+
+/* --- holding --------------------------------------------------------------- */
+
+/* stores the exact bytes, listed once, hostile header text cleaned */
+START_TEST(hold_roundtrip)
+{
+	struct queue *q = qopen();
+	struct queue_row r;
+	unsigned char *raw, digest[SHA256_LEN];
+	size_t len;
+	char err[1024];
+	int64_t id;
+	PGconn *c = pg(NULL);
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+
+	raw = binary_post(&len);
+	id = hold(q, "hold-rt", raw, len, "bad \xff\xfe utf-8 \xc3");
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, len);
+	ck_assert_int_eq(memcmp(r.raw, raw, len), 0);
+	ck_assert_str_eq(r.status, "held");
+	ck_assert_str_eq(r.list, "hold-rt");
+	ck_assert_str_eq(r.subject, "bad ?? utf-8 ?");
+	ck_assert_int_eq(r.size, (int64_t)len);
+	ck_assert(r.score > 0.92 && r.score < 0.94);
+	ck_assert_int_eq(r.decided, 0);
+	queue_row_free(&r);
+	/* the stored digest is SHA-256 of the uncompressed bytes, and the
+	 * stored bytes are compressed */
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	res = PQexecParams(c, "SELECT raw_sha256, length(raw_z) FROM "
+	    "held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	sha256(raw, len, digest);
+	ck_assert_int_eq(PQgetlength(res, 0, 0), SHA256_LEN);
+	ck_assert_int_eq(memcmp(PQgetvalue(res, 0, 0), digest, SHA256_LEN), 0);
+	PQclear(res);
+	ck_assert_int_eq(queue_get(q, id + 1000000, &r, err, sizeof(err)), 0);
+	free(raw);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+static int
+count_row(const struct queue_row *r, void *ctx)
+{
+	(void)r;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+START_TEST(hold_list_and_discarded)
+{
+	struct queue *q = qopen();
+	struct queue_post p;
+	char err[1024];
+	int64_t id;
+	int n = 0;
+
+	hold(q, "hold-ls", (const unsigned char *)"x\n\ny\n", 5, "one");
+	hold(q, "hold-ls", (const unsigned char *)"x\n\nz\n", 5, "two");
+	hold(q, "hold-ls2", (const unsigned char *)"x\n\nz\n", 5, "three");
+	memset(&p, 0, sizeof(p));
+	p.list = "hold-ls";
+	p.raw = (const unsigned char *)"";
+	p.score = 1.0;
+	p.verdict = "spam";
+	p.status = "discarded";
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_list(q, "held", "hold-ls", count_row, &n, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(n, 2);
+	n = 0;
+	ck_assert_int_eq(queue_list(q, "discarded", "hold-ls", count_row, &n,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(n, 1);
+	/* a bad list name is refused by the schema */
+	p.list = "../etc";
+	p.status = "held";
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), -1);
+	queue_close(q);
+}
+END_TEST
+
+/* --- decisions ------------------------------------------------------------- */
+
+START_TEST(approve_releases_exact_bytes_once)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	unsigned char *raw;
+	size_t len;
+	char err[1024], list[80], old[16];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	raw = binary_post(&len);
+	id = hold(q, "dec-ap", raw, len, "s");
+	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", "ok", 0,
+	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_str_eq(list, "dec-ap");
+	ck_assert_str_eq(old, "held");
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_uint_eq(x.len, len);
+	ck_assert_int_eq(memcmp(x.got, raw, len), 0);
+	ck_assert_int_eq(net(c, "dec-ap", "ham"), 1);
+	/* again: nothing changes, nothing is released */
+	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_ALREADY);
+	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 1,
+	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_ALREADY);
+	ck_assert_str_eq(old, "approved");
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_int_eq(net(c, "dec-ap", "ham"), 1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "dec-ap"), 1);
+	/* reject without force: refused */
+	ck_assert_int_eq(queue_decide(q, id, "rejected", "tester", NULL, 0,
+	    NULL, NULL, list, old, err, sizeof(err)), QUEUE_ALREADY);
+	ck_assert_int_eq(net(c, "dec-ap", "spam"), 0);
+	ck_assert_int_eq(queue_decide(q, id + 1000000, "approved", "t", NULL,
+	    0, rel_fn, &x, list, old, err, sizeof(err)), QUEUE_NOENT);
+	free(x.got);
+	free(raw);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+START_TEST(release_failure_keeps_post_held)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	struct queue_row r;
+	char err[1024], old[16];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	x.fail = 1;
+	id = hold(q, "dec-rf", (const unsigned char *)"a\n\nb\n", 5, "s");
+	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_RELEASE_FAILED);
+	ck_assert_ptr_nonnull(strstr(err, "refused"));
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "held");
+	queue_row_free(&r);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "dec-rf"), 0);
+	x.fail = 0;
+	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(net(c, "dec-rf", "ham"), 1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+START_TEST(force_changes_training)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	struct queue_row r;
+	char err[1024], old[16];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-fc", (const unsigned char *)"a\n\nb\n", 5, "s");
+	ck_assert_int_eq(queue_decide(q, id, "rejected", "mod1", NULL, 0, NULL,
+	    NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(net(c, "dec-fc", "spam"), 1);
+	ck_assert_int_eq(queue_decide(q, id, "approved", "mod2", "oops", 1,
+	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_str_eq(old, "rejected");
+	ck_assert_int_eq(net(c, "dec-fc", "spam"), 0);
+	ck_assert_int_eq(net(c, "dec-fc", "ham"), 1);
+	ck_assert_int_eq(x.ncalls, 1);
+	/* forced to expired: no training remains */
+	ck_assert_int_eq(queue_decide(q, id, "expired", "mod3", NULL, 1, NULL,
+	    NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(net(c, "dec-fc", "spam"), 0);
+	ck_assert_int_eq(net(c, "dec-fc", "ham"), 0);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "expired");
+	ck_assert_str_eq(r.decided_by, "mod3");
+	ck_assert_int_gt(r.decided, 0);
+	queue_row_free(&r);
+	ck_assert_int_eq(queue_decide(q, id, "bogus", "m", NULL, 1, NULL,
+	    NULL, NULL, old, err, sizeof(err)), -1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* --- journal ----------------------------------------------------------------- */
+
+START_TEST(journal_apply_exactly_once)
+{
+	struct queue *q = qopen();
+	struct journal_stats st;
+	struct tok_opts to;
+	struct tokdb *db;
+	char dir[256], path[300], err[1024], post[200];
+	uint32_t ns, nh;
+	int i;
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/jr.kch", dir);
+	tok_opts_default(&to);
+	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
+	for (i = 0; i < 600; i++) {
+		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
+		    "common words here\n", i, i);
+		ck_assert_int_eq(journal_add(q, "jr", i % 3 == 0, 1, "manual", 0,
+		    (const unsigned char *)post, strlen(post), err,
+		    sizeof(err)), 0);
+	}
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	/* a rolled-back batch leaves nothing */
+	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "jr", 1, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	journal_rollback(q);
+	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 600);
+	ck_assert_uint_ge(st.nbatches, 3);
+	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 200);
+	ck_assert_uint_eq(nh, 400);
+	tokdb_close(db);
+	/* unlearn events undo */
+	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
+	snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
+	    "common words here\n", 0, 0);
+	ck_assert_int_eq(journal_add(q, "jr", 1, -1, "manual", 0,
+	    (const unsigned char *)post, strlen(post), err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 1);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 199);
+	tokdb_close(db);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/jr.kch.wal", dir);
+	unlink(path);
+	rmdir(dir);
+	queue_close(q);
+}
+END_TEST
+
+static Suite *
+queue_suite(void)
+{
+	Suite *s = suite_create("queue");
+	TCase *tc;
+
+	tc = tcase_create("sha256");
+	tcase_add_test(tc, sha256_vectors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("schema");
+	tcase_add_test(tc, configured);
+	tcase_add_test(tc, migrate_idempotent);
+	tcase_add_test(tc, schema_missing_and_newer);
+	tcase_add_test(tc, connect_failure);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("hold");
+	tcase_add_test(tc, hold_roundtrip);
+	tcase_add_test(tc, hold_list_and_discarded);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("decide");
+	tcase_add_test(tc, approve_releases_exact_bytes_once);
+	tcase_add_test(tc, release_failure_keeps_post_held);
+	tcase_add_test(tc, force_changes_training);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("journal");
+	tcase_add_test(tc, journal_apply_exactly_once);
+	tcase_set_timeout(tc, 120);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr;
+	int nfail;
+
+	if (!queue_configured(NULL)) {
+		fprintf(stderr, "check_queue: no database in the environment "
+		    "(run it through tests/pg.sh); skipped\n");
+		return 77;
+	}
+	sr = srunner_create(queue_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	nfail = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nfail ? 1 : 0;
+}
