@@ -101,5 +101,7 @@ int charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
 /* HTML to text: tags, script, style and comments dropped, entities
  * decoded, href/src URLs and alt/title text kept as words.  0 or -1. */
 int html_to_text(const unsigned char *in, size_t n, struct buf *out);
+/* close the cached iconv handles (tests, leak checkers); optional */
+void charset_cache_clear(void);
 
 #endif
