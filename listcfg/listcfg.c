@@ -712,6 +712,10 @@ list_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 		if (parse_ulong(cf, key, raw, 1024, LG_MAX_SPOOL_MEM, &u) < 0)
 			return -1;
 		l->max_scan_bytes = u;
+	} else if (strcmp(key, "max_post_bytes") == 0) {
+		if (parse_ulong(cf, key, raw, 1024, LG_MAX_POST_BYTES, &u) < 0)
+			return -1;
+		l->max_post_bytes = u;
 	} else if (strcmp(key, "hold_expiry_days") == 0) {
 		if (parse_ulong(cf, key, raw, 1, MAX_EXPIRY_DAYS, &u) < 0)
 			return -1;
@@ -765,6 +769,7 @@ listcfg_load_list(const struct listcfg_global *g, const char *name,
 	l->discard_cutoff = LG_DISCARD_OFF;
 	l->on_error = ON_ERROR_DEFER;
 	l->max_scan_bytes = LG_MAX_SCAN_BYTES;
+	l->max_post_bytes = LG_MAX_POST_BYTES;
 	l->hold_expiry_days = LG_DEFAULT_HOLD_EXPIRY_DAYS;
 	l->timeout_s = g->timeout_s;
 	bayes_params_default(&l->bayes);
@@ -1033,6 +1038,7 @@ listcfg_print_list(FILE *f, const struct listcfg_list *l)
 	fprintf(f, "on_error = %s\n",
 	    l->on_error == ON_ERROR_PASS ? "pass" : "defer");
 	fprintf(f, "max_scan_bytes = %zu\n", l->max_scan_bytes);
+	fprintf(f, "max_post_bytes = %zu\n", l->max_post_bytes);
 	fprintf(f, "hold_expiry_days = %u\n", l->hold_expiry_days);
 	fprintf(f, "timeout = %u\n", l->timeout_s);
 	print_double(f, "robs", l->bayes.robs);

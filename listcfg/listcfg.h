@@ -51,6 +51,7 @@ struct listcfg_list {
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
 	enum on_error on_error;
 	size_t max_scan_bytes;
+	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	struct bayes_params bayes;

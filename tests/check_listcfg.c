@@ -114,6 +114,7 @@ START_TEST(defaults_without_files)
 	ck_assert_ptr_null(l.moderators);
 	ck_assert_int_eq(l.on_error, ON_ERROR_DEFER);
 	ck_assert_uint_eq(l.max_scan_bytes, LG_MAX_SCAN_BYTES);
+	ck_assert_uint_eq(l.max_post_bytes, LG_MAX_POST_BYTES);
 	ck_assert_uint_eq(l.hold_expiry_days, 14);
 	ck_assert_uint_eq(l.timeout_s, 300);
 	ck_assert_double_eq(l.bayes.robs, bp.robs);
@@ -171,6 +172,7 @@ START_TEST(every_list_key)
 	    "moderators = alice@example.org , bob@example.net\n"
 	    "on_error = pass\n"
 	    "max_scan_bytes = 65536\n"
+	    "max_post_bytes = 100000\n"
 	    "hold_expiry_days = 30\n"
 	    "timeout = 120\n"
 	    "robs = 0.1\n"
@@ -200,6 +202,7 @@ START_TEST(every_list_key)
 	ck_assert_ptr_null(l.moderators[2]);
 	ck_assert_int_eq(l.on_error, ON_ERROR_PASS);
 	ck_assert_uint_eq(l.max_scan_bytes, 65536);
+	ck_assert_uint_eq(l.max_post_bytes, 100000);
 	ck_assert_uint_eq(l.hold_expiry_days, 30);
 	ck_assert_uint_eq(l.timeout_s, 120);
 	ck_assert_double_eq(l.bayes.robs, 0.1);
@@ -271,6 +274,8 @@ static const struct {
 	  "t.conf:1: hold_expiry_days: 0 is out of range" },
 	{ "max_scan_bytes = 99999999999999999999999\n",
 	  "t.conf:1: max_scan_bytes: 99999999999999999999999 is out of range" },
+	{ "max_post_bytes = 1023\n",
+	  "t.conf:1: max_post_bytes: 1023 is out of range" },
 	{ "timeout = 10s\n", "t.conf:1: timeout: `10s' is not a whole number" },
 	{ "timeout = \"10\" x\n", "t.conf:1: timeout: text after the quoted" },
 	{ "moderators = a@b.example, nope\n",
