@@ -118,7 +118,7 @@ held_row(const struct queue_row *r, void *vctx)
 {
 	struct held_ctx *c = vctx;
 	struct buf *b = &c->out;
-	char num[64], age[32];
+	char num[256], age[32];
 	const char *sender = *r->from ? r->from : r->env_sender;
 
 	buf_reset(b);

@@ -1,0 +1,69 @@
+/*
+ * qhold.c - test helper: hold one post file for a list through
+ * queue_hold, as the filter would, and print the new id
+ *
+ *   qhold LIST FILE [SCORE [STATUS]]
+ *
+ * Uses the libpq environment (tests/pg.sh sets it).  Exit 0, 1 on error.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue.h"
+
+int
+main(int argc, char **argv)
+{
+	struct queue *q;
+	struct queue_post p;
+	char err[1024];
+	unsigned char *raw = NULL;
+	size_t len = 0, cap = 0, n;
+	int64_t id;
+	FILE *f;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: qhold LIST FILE [SCORE [STATUS]]\n");
+		return 2;
+	}
+	if ((f = fopen(argv[2], "rb")) == NULL) {
+		perror(argv[2]);
+		return 1;
+	}
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 65536;
+			if ((raw = realloc(raw, cap)) == NULL)
+				return 1;
+		}
+		if ((n = fread(raw + len, 1, cap - len, f)) == 0)
+			break;
+		len += n;
+	}
+	fclose(f);
+	memset(&p, 0, sizeof(p));
+	p.list = argv[1];
+	p.env_sender = "sender@example.org";
+	p.env_recipient = argv[1];
+	p.from = "Test Sender <sender@example.org>";
+	p.subject = "a held test post";
+	p.msgid = "<test@example.org>";
+	p.raw = raw;
+	p.raw_len = len;
+	p.score = argc > 3 ? strtod(argv[3], NULL) : 0.99;
+	p.verdict = "spam";
+	p.clues = "tok1 0.99 3 0\ntok2 0.97 2 0\n";
+	p.status = argc > 4 ? argv[4] : "held";
+	if (queue_open(NULL, &q, err, sizeof(err)) < 0 ||
+	    queue_hold(q, &p, &id, err, sizeof(err)) < 0) {
+		fprintf(stderr, "qhold: %s\n", err);
+		return 1;
+	}
+	printf("%lld\n", (long long)id);
+	queue_close(q);
+	free(raw);
+	return 0;
+}

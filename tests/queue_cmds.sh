@@ -1,0 +1,213 @@
+#!/bin/sh
+# queue_cmds.sh - migrate, held, show, approve, reject, discard, expire,
+# sync and rebuild end to end against a private PostgreSQL (tests/pg.sh)
+#
+# Posts are held with tests/qhold (queue_hold, as the filter does), so
+# this test does not depend on the filter's verdicts.  Token files are
+# compared with a full dump (kchashmgr list -pv -px, sorted; meta
+# records, the journal position included).  Works in a mktemp -d
+# directory removed at the end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-queue.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+# the release command: the post to $T/released.LIST, fails while $T/fail
+# exists
+cat > "$T/release.sh" <<EOF
+#!/bin/sh
+cat > "$T/released.\$1" || exit 1
+test ! -e "$T/fail"
+EOF
+for l in dev ref other; do
+	printf 'release = /bin/sh %s/release.sh {list}\n' "$T" \
+	    > "$CONF/lists/$l.conf"
+done
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() {	# check DESCRIPTION COMMAND...: passes when the command does
+	d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+# the token file of a list as sorted hex lines
+dump() {
+	if command -v kchashmgr >/dev/null 2>&1; then
+		kchashmgr list -pv -px "$1" | LC_ALL=C sort
+	else
+		"$LISTGATE" --config "$2" score --list "$3" --db-dump |
+		    LC_ALL=C sort
+	fi
+}
+
+# --- help ------------------------------------------------------------------
+for c in migrate held show approve reject discard expire sync rebuild; do
+	run lg "$c" --help
+	check "$c --help exits 0 with usage" \
+	    sh -c "test $rc -eq 0 && grep -q 'usage: listgate' '$T/out'"
+done
+run lg show
+check "show without ID is a usage error" test "$rc" -eq 2
+run lg approve x12
+check "approve with a bad ID is a usage error" test "$rc" -eq 2
+run lg rebuild
+check "rebuild without --list is a usage error" test "$rc" -eq 2
+
+# --- schema ----------------------------------------------------------------
+run lg held
+check "held before migrate fails" test "$rc" -eq 1
+check "... and says to run migrate" grep -q "listgate migrate" "$T/err"
+run lg migrate
+check "migrate exits 0" test "$rc" -eq 0
+check "migrate names what it applied" grep -q "applied 0001_queue" "$T/out"
+run lg migrate
+check "migrate again exits 0" test "$rc" -eq 0
+check "migrate again applies nothing" grep -q "(0 migrations applied)" "$T/out"
+check "schema_migrations has one row per migration" \
+    test "$(sql 'SELECT count(*) FROM schema_migrations')" -eq 1
+sql "INSERT INTO schema_migrations (version, name) VALUES (9999, 'future')"
+run lg migrate
+check "migrate refuses a newer schema" test "$rc" -eq 1
+check "... saying so" grep -q "newer than this listgate" "$T/err"
+run lg held
+check "held refuses a newer schema" test "$rc" -eq 1
+sql "DELETE FROM schema_migrations WHERE version = 9999"
+
+# --- holding and listing -----------------------------------------------------
+id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
+id2=$("$QHOLD" dev "$DATA/ham1.eml" 0.71) || exit 99
+id3=$("$QHOLD" other "$DATA/spam2.eml") || exit 99
+run lg held
+check "held exits 0" test "$rc" -eq 0
+check "held lists the three posts" test "$(grep -c 'a held test post' "$T/out")" -eq 3
+run lg held --list dev
+check "held --list dev lists two" test "$(grep -c 'a held test post' "$T/out")" -eq 2
+check "held shows the score" grep -q "0.9800" "$T/out"
+run lg held --json
+check "held --json exits 0" test "$rc" -eq 0
+if command -v python3 >/dev/null 2>&1; then
+	check "held --json is a JSON array of 3" \
+	    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d) != 3 or d[0]["id"] <= 0)' "$T/out"
+fi
+run lg held --list ../etc
+check "held refuses a bad list name" test "$rc" -eq 2
+run lg show "$id1"
+check "show exits 0" test "$rc" -eq 0
+check "show prints the subject" grep -q "^Subject: *a held test post" "$T/out"
+check "show prints the deciding tokens" grep -q "tok1 0.99" "$T/out"
+check "show previews the decoded text" grep -q "viagra" "$T/out"
+run lg show 999999
+check "show of a missing post fails" test "$rc" -eq 1
+
+# --- approve: release with the exact bytes, or nothing -------------------------
+touch "$T/fail"
+run lg approve "$id1"
+check "approve with a failing release exits 1" test "$rc" -eq 1
+check "... saying the post stays held" grep -q "stays held" "$T/err"
+check "... and records nothing" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id1")" = held
+check "... and journals nothing" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq 0
+rm -f "$T/fail" "$T/released.dev"
+run lg approve --by alice --note "fine" "$id1"
+check "approve exits 0" test "$rc" -eq 0
+check "release got the identical bytes" cmp -s "$T/released.dev" "$DATA/spam1.eml"
+check "approval recorded with who and note" \
+    test "$(sql "SELECT status || ' ' || decided_by || ' ' || note FROM held_posts WHERE id = $id1")" = "approved alice fine"
+check "approve journals one ham learn" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE class = 'ham' AND op = 'learn'")" -eq 1
+check "approve synced the token file" test -f "$T/tokens/dev.kch"
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/dump1"
+rm -f "$T/released.dev"
+run lg approve "$id1"
+check "approving again exits 0" test "$rc" -eq 0
+check "... says it is already approved" grep -q "already approved" "$T/out"
+check "... does not release again" test ! -e "$T/released.dev"
+check "... journals nothing more" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq 1
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/dump2"
+check "... and leaves the counts alone" cmp -s "$T/dump1" "$T/dump2"
+run lg held --list dev
+check "an approved post is no longer listed" test "$(grep -c 'a held test post' "$T/out")" -eq 1
+
+# --- reject then forced approve = learnt as ham only ------------------------------
+run lg reject "$id2"
+check "reject exits 0" test "$rc" -eq 0
+run lg approve "$id2"
+check "approve of a rejected post without --force exits 1" test "$rc" -eq 1
+check "... saying it is already rejected" grep -q "already rejected" "$T/err"
+run lg approve --force "$id2"
+check "approve --force exits 0" test "$rc" -eq 0
+check "... released it" cmp -s "$T/released.dev" "$DATA/ham1.eml"
+# the same two posts approved straight away on another list
+r1=$("$QHOLD" ref "$DATA/spam1.eml") || exit 99
+r2=$("$QHOLD" ref "$DATA/ham1.eml") || exit 99
+lg approve -q "$r1" "$r2" > /dev/null 2>&1
+dump "$T/tokens/dev.kch" "$CONF" dev | grep -v '^00 70 6F 73' > "$T/dump-dev"
+dump "$T/tokens/ref.kch" "$CONF" ref | grep -v '^00 70 6F 73' > "$T/dump-ref"
+check "reject + forced approve counts = learnt as ham only" \
+    cmp -s "$T/dump-dev" "$T/dump-ref"
+
+# --- discard and expire ----------------------------------------------------------
+run lg discard "$id3"
+check "discard exits 0" test "$rc" -eq 0
+check "discard journals a spam learn" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'other' AND class = 'spam'")" -eq 1
+e1=$("$QHOLD" dev "$DATA/spam3.eml") || exit 99
+e2=$("$QHOLD" dev "$DATA/spam4.eml") || exit 99
+sql "UPDATE held_posts SET arrived_at = now() - interval '10 days' WHERE id = $e1"
+nj=$(sql 'SELECT count(*) FROM train_journal')
+run lg expire --older-than 5
+check "expire exits 0" test "$rc" -eq 0
+check "expire expired the old post" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $e1")" = expired
+check "... and not the new one" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $e2")" = held
+check "expire trains nothing" test "$(sql 'SELECT count(*) FROM train_journal')" -eq "$nj"
+printf 'release = /bin/true\nhold_expiry_days = 1\n' > "$CONF/lists/dev.conf"
+sql "UPDATE held_posts SET arrived_at = now() - interval '2 days' WHERE id = $e2"
+run lg expire --list dev
+check "expire uses the list's hold_expiry_days" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $e2")" = expired
+
+# --- sync and rebuild ------------------------------------------------------------
+run lg sync
+check "sync of everything exits 0" test "$rc" -eq 0
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/before"
+run lg rebuild --list dev
+check "rebuild exits 0" test "$rc" -eq 0
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
+check "rebuild gives identical counts (and position)" cmp -s "$T/before" "$T/after"
+check "rebuild leaves no temporary file" \
+    test -z "$(find "$T/tokens" -name '.*' -print)"
+rm -f "$T/tokens/dev.kch"
+run lg rebuild --list dev
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
+check "rebuild recreates a missing token file" cmp -s "$T/before" "$T/after"
+
+# --- the database down ---------------------------------------------------------------
+$PG_CTL_STOP
+run lg held
+check "held with the server down exits 1" test "$rc" -eq 1
+check "... saying it cannot connect" grep -q "cannot connect" "$T/err"
+$PG_CTL_START
+run lg held
+check "held after restart exits 0" test "$rc" -eq 0
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
