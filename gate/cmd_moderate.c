@@ -5,19 +5,17 @@
  * Each decision and its training events commit in one PostgreSQL
  * transaction with the post's row locked.  Approval first hands the
  * post's original bytes (checked against their SHA-256) to the list's
- * `release` command, run with fork/execvp and the post on its standard
- * input, no shell; only its exit status 0 lets the approval be recorded.
+ * `release` command, run through run_argv (no shell, own process group,
+ * the list's timeout) with the post on its standard input; only its
+ * exit status 0 lets the approval be recorded.
  * Afterwards the lists decided on are synced to their token files.
  * Trusts the configuration; the post is passed through untouched.
  * Exit 0, 1 on any failure, 2 on usage errors.
  */
 #include "config.h"
 
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +24,7 @@
 
 #include "cmd.h"
 #include "queue_cmds.h"
+#include "run.h"
 #include "xalloc.h"
 
 /* lists touched in one run, to sync afterwards */
@@ -72,27 +71,8 @@ struct release_ctx {
 	const struct listcfg_global *g;
 };
 
-/* write all of p to fd: 0, or -1 with errno */
-static int
-write_all(int fd, const unsigned char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* queue_release_fn: run the list's release command with the post on its
- * standard input */
+/* queue_release_fn: run the list's release command (no shell, its own
+ * process group, the list's timeout) with the post on standard input */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
@@ -100,9 +80,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	struct listcfg_list l;
 	struct listcfg_vars v;
 	char **argv = NULL, lerr[1024];
-	int fds[2], status, werr = 0, rc = -1;
-	pid_t pid;
-	void (*oldpipe)(int);
+	int st, rc = -1;
 
 	if (listcfg_load_list(c->g, r->list, &l, lerr, sizeof(lerr)) < 0) {
 		snprintf(err, errsz, "%s", lerr);
@@ -120,52 +98,17 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	if (pipe(fds) < 0) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		goto out;
-	}
 	fflush(stdout);
 	fflush(stderr);
-	if ((pid = fork()) < 0) {
-		snprintf(err, errsz, "fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		goto out;
-	}
-	if (pid == 0) {
-		close(fds[1]);
-		if (fds[0] != STDIN_FILENO) {
-			dup2(fds[0], STDIN_FILENO);
-			close(fds[0]);
-		}
-		execvp(argv[0], argv);
-		fprintf(stderr, "listgate approve: cannot run %s: %s\n",
-		    argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[0]);
-	oldpipe = signal(SIGPIPE, SIG_IGN);
-	if (write_all(fds[1], r->raw, r->raw_len) < 0)
-		werr = errno;
-	close(fds[1]);
-	signal(SIGPIPE, oldpipe);
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			snprintf(err, errsz, "waitpid: %s", strerror(errno));
-			goto out;
-		}
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && werr == 0)
+	st = run_argv(argv, r->raw, r->raw_len, -1, l.timeout_s, lerr,
+	    sizeof(lerr));
+	if (st == 0)
 		rc = 0;
-	else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
+	else if (st > 0)
 		snprintf(err, errsz, "release command %s exited with status %d",
-		    argv[0], WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(err, errsz, "release command %s was killed by signal "
-		    "%d", argv[0], WTERMSIG(status));
+		    argv[0], st);
 	else
-		snprintf(err, errsz, "release command %s did not read the "
-		    "whole post: %s", argv[0], strerror(werr));
+		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
 out:
 	listcfg_free_argv(argv);
 	listcfg_free_list(&l);
