@@ -18,13 +18,26 @@
  * it and refuse to be used by a tokenizer of another version */
 #define TOK_VERSION 1
 
+/* longest token kept in a toklist (prefix and all); longer ones are refused */
+#define TOK_MAX_BYTES	255
+
 struct tok_opts {
 	struct mail_limits lim;	/* parser limits (max_scan from the list) */
 	size_t max_token;	/* LG_MAX_TOKEN_BYTES */
 	size_t max_tokens;	/* LG_MAX_TOKENS_PER_POST */
+	/* tokenizer choices (defaults chosen by cross-validation) */
+	size_t min_len;		/* shorter words are dropped (bytes) */
+	int fold_case;		/* 1: ASCII letters of words folded to lower case */
+	int numbers;		/* 0: pure numbers dropped; 1: kept */
+	int rcvd;		/* Received: 0 nothing, 1 hosts and IPs, 2 also IP /16 /24 */
+	int bigrams;		/* 1: also "bi:w1 w2" for neighbouring body words */
+	int hdr_names;		/* 1: "hdr:NAME" for every header not ignored */
 };
 
+/* all defaults (parser limits too) */
 void tok_opts_default(struct tok_opts *o);
+/* the tokenizer's own defaults only (o->lim untouched) */
+void tok_opts_words(struct tok_opts *o);
 
 /* a set of distinct tokens, kept in first-seen order */
 struct toklist;
@@ -37,6 +50,28 @@ size_t toklist_count(const struct toklist *tl);
 const char *toklist_get(const struct toklist *tl, size_t i, size_t *len_r);
 /* add one token: 1 added, 0 already there or set full, -1 out of memory */
 int toklist_add(struct toklist *tl, const void *tok, size_t len);
+
+/*
+ * Tokenize free text (UTF-8, any bytes tolerated) into tl, each token
+ * prefixed with prefix ("" for body text, "subj:" for a subject...).
+ * URLs and mail addresses inside become "url:" and "addr:" tokens;
+ * header=1 makes addresses whole ("from:addr:u@d").  0, or -1 out of
+ * memory.
+ */
+int tok_text(const struct tok_opts *o, const char *prefix, int header,
+    const unsigned char *s, size_t n, struct toklist *tl);
+
+/*
+ * Tokenize one header field (name as received, value unfolded and
+ * decoded) of an entity at the given MIME depth.  Ignored headers (list
+ * manager, receiving host, other filters' verdicts, dates) give nothing.
+ * 0, or -1 out of memory.
+ */
+int tok_header(const struct tok_opts *o, const char *name,
+    const unsigned char *val, size_t n, unsigned depth, struct toklist *tl);
+
+/* 1 if a header of this name gives no tokens (case-insensitive) */
+int tok_header_ignored(const char *name);
 
 /* tokenize a whole post into out (which is reset first): 0, or -1 */
 int tok_post(const unsigned char *msg, size_t len, const struct tok_opts *o,

@@ -1,0 +1,855 @@
+/*
+ * tok.c - token sets and the word, URL, address and header tokenizers
+ *
+ * Input is hostile decoded text: any byte sequence, invalid UTF-8
+ * included, is cut into bounded tokens (a token never exceeds
+ * TOK_MAX_BYTES; a word longer than max_token becomes a "skip:" token;
+ * a set holds at most max_tokens).  Fails (-1) only when memory runs
+ * out.  Never logs, never exits.  tok_post (the mail_walk glue) is in
+ * tok_post.c.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "lglimits.h"
+#include "tok.h"
+#include "xalloc.h"
+
+/* ---- toklist: hash set of byte strings in first-seen order ---------- */
+
+struct toklist {
+	unsigned char *arena;	/* tokens, each NUL-terminated */
+	size_t alen, acap;
+	size_t *off;		/* start of token i in arena */
+	uint16_t *len;		/* its length (<= TOK_MAX_BYTES) */
+	size_t n, cap;		/* tokens held, room in off/len */
+	uint32_t *slot;		/* open addressing: index + 1, 0 = empty */
+	uint32_t *hash;		/* hash of token i, for rehashing */
+	size_t nslot;		/* a power of two, at least 2 * n */
+	size_t max;		/* most tokens held */
+};
+
+/* FNV-1a, 32 bits */
+static uint32_t
+tok_hash(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct toklist *
+toklist_new(size_t max_tokens)
+{
+	struct toklist *tl;
+
+	if ((tl = xcalloc(1, sizeof(*tl))) == NULL)
+		return NULL;
+	if (max_tokens > UINT32_MAX / 4)
+		max_tokens = UINT32_MAX / 4;
+	tl->max = max_tokens;
+	return tl;
+}
+
+void
+toklist_free(struct toklist *tl)
+{
+	if (tl == NULL)
+		return;
+	xfree(tl->arena);
+	xfree(tl->off);
+	xfree(tl->len);
+	xfree(tl->slot);
+	xfree(tl->hash);
+	xfree(tl);
+}
+
+void
+toklist_reset(struct toklist *tl)
+{
+	tl->alen = 0;
+	tl->n = 0;
+	if (tl->slot != NULL)
+		memset(tl->slot, 0, tl->nslot * sizeof(*tl->slot));
+}
+
+size_t
+toklist_count(const struct toklist *tl)
+{
+	return tl->n;
+}
+
+const char *
+toklist_get(const struct toklist *tl, size_t i, size_t *len_r)
+{
+	if (i >= tl->n) {
+		if (len_r != NULL)
+			*len_r = 0;
+		return "";
+	}
+	if (len_r != NULL)
+		*len_r = tl->len[i];
+	return (const char *)tl->arena + tl->off[i];
+}
+
+/* double the slot table and re-insert every token: 0 or -1 */
+static int
+toklist_rehash(struct toklist *tl)
+{
+	size_t ns = tl->nslot ? tl->nslot * 2 : 256, i, j;
+	uint32_t *s;
+
+	if ((s = xcalloc(ns, sizeof(*s))) == NULL)
+		return -1;
+	for (i = 0; i < tl->n; i++) {
+		j = tl->hash[i] & (ns - 1);
+		while (s[j] != 0)
+			j = (j + 1) & (ns - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	xfree(tl->slot);
+	tl->slot = s;
+	tl->nslot = ns;
+	return 0;
+}
+
+int
+toklist_add(struct toklist *tl, const void *tok, size_t len)
+{
+	const unsigned char *p = tok;
+	uint32_t h;
+	size_t j, k;
+
+	if (len > TOK_MAX_BYTES || tl->n >= tl->max)
+		return 0;
+	if ((tl->n + 1) * 2 > tl->nslot && toklist_rehash(tl) < 0)
+		return -1;
+	h = tok_hash(p, len);
+	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
+	    j = (j + 1) & (tl->nslot - 1)) {
+		k = tl->slot[j] - 1;
+		if (tl->hash[k] == h && tl->len[k] == len &&
+		    memcmp(tl->arena + tl->off[k], p, len) == 0)
+			return 0;
+	}
+	if (tl->n == tl->cap) {
+		size_t nc = tl->cap ? tl->cap * 2 : 256;
+		size_t *no;
+		uint16_t *nl;
+		uint32_t *nh;
+
+		if ((no = xrealloc(tl->off, nc * sizeof(*no))) == NULL)
+			return -1;
+		tl->off = no;
+		if ((nl = xrealloc(tl->len, nc * sizeof(*nl))) == NULL)
+			return -1;
+		tl->len = nl;
+		if ((nh = xrealloc(tl->hash, nc * sizeof(*nh))) == NULL)
+			return -1;
+		tl->hash = nh;
+		tl->cap = nc;
+	}
+	if (tl->acap - tl->alen < len + 1) {
+		size_t na = tl->acap ? tl->acap * 2 : 8192;
+		unsigned char *a;
+
+		while (na - tl->alen < len + 1)
+			na *= 2;
+		if ((a = xrealloc(tl->arena, na)) == NULL)
+			return -1;
+		tl->arena = a;
+		tl->acap = na;
+	}
+	memcpy(tl->arena + tl->alen, p, len);
+	tl->arena[tl->alen + len] = '\0';
+	tl->off[tl->n] = tl->alen;
+	tl->len[tl->n] = (uint16_t)len;
+	tl->hash[tl->n] = h;
+	tl->alen += len + 1;
+	tl->slot[j] = (uint32_t)tl->n + 1;
+	tl->n++;
+	return 1;
+}
+
+void
+tok_opts_words(struct tok_opts *o)
+{
+	o->max_token = LG_MAX_TOKEN_BYTES;
+	o->max_tokens = LG_MAX_TOKENS_PER_POST;
+	o->min_len = 3;
+	o->fold_case = 0;
+	o->numbers = 1;
+	o->rcvd = 1;
+	o->bigrams = 0;
+	o->hdr_names = 1;
+}
+
+/* ---- emitting: prefix + piece, bounded ------------------------------ */
+
+/* add prefix followed by the pieces a and b (b may be NULL): 0 or -1 */
+static int
+emit2(struct toklist *tl, const char *prefix, const void *a, size_t na,
+    const void *b, size_t nb, int fold)
+{
+	unsigned char t[TOK_MAX_BYTES + 1];
+	size_t np = strlen(prefix), i;
+
+	if (np + na + nb > TOK_MAX_BYTES)
+		return 0;
+	memcpy(t, prefix, np);
+	memcpy(t + np, a, na);
+	if (nb > 0)
+		memcpy(t + np + na, b, nb);
+	if (fold)
+		for (i = np; i < np + na + nb; i++)
+			if (t[i] >= 'A' && t[i] <= 'Z')
+				t[i] = (unsigned char)(t[i] - 'A' + 'a');
+	return toklist_add(tl, t, np + na + nb) < 0 ? -1 : 0;
+}
+
+/* add prefix + piece */
+static int
+emit(struct toklist *tl, const char *prefix, const void *a, size_t na,
+    int fold)
+{
+	return emit2(tl, prefix, a, na, NULL, 0, fold);
+}
+
+/* ---- characters ----------------------------------------------------- */
+
+enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK };
+
+/* decode one UTF-8 character at p (n > 0 bytes): its length; *cp gets
+ * the code point, or the byte itself with *bad set when invalid */
+static size_t
+utf8_next(const unsigned char *p, size_t n, uint32_t *cp, int *bad)
+{
+	size_t len, i;
+	uint32_t c;
+
+	*bad = 0;
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, c = p[0] & 0x07;
+	else
+		goto invalid;
+	if (len > n)
+		goto invalid;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			goto invalid;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
+		goto invalid;
+	*cp = c;
+	return len;
+invalid:
+	*bad = 1;
+	*cp = p[0];
+	return 1;
+}
+
+/* Han, kana, Hangul: scripts written without spaces, cut in bigrams */
+static int
+is_cjk(uint32_t c)
+{
+	return (c >= 0x3040 && c <= 0x30ff) ||	/* hiragana, katakana */
+	    (c >= 0x3400 && c <= 0x4dbf) ||	/* Han ext. A */
+	    (c >= 0x4e00 && c <= 0x9fff) ||	/* Han */
+	    (c >= 0xac00 && c <= 0xd7af) ||	/* Hangul syllables */
+	    (c >= 0x1100 && c <= 0x11ff) ||	/* Hangul jamo */
+	    (c >= 0x3130 && c <= 0x318f) ||	/* Hangul compatibility jamo */
+	    (c >= 0xf900 && c <= 0xfaff) ||	/* Han compatibility */
+	    (c >= 0xff66 && c <= 0xff9f) ||	/* half-width katakana */
+	    (c >= 0x20000 && c <= 0x2ffff);	/* Han ext. B.. */
+}
+
+/* the class of one character */
+static enum cclass
+char_class(uint32_t c, int bad)
+{
+	if (bad)
+		return C_WORD;
+	if (c < 0x80) {
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9'))
+			return C_WORD;
+		if (c == '.' || c == '-' || c == '\'' || c == '!' ||
+		    c == '$' || c == '_')
+			return C_JOIN;
+		return C_SEP;
+	}
+	if (is_cjk(c))
+		return C_CJK;
+	if ((c >= 0x80 && c <= 0xbf && c != 0xaa && c != 0xb5 &&
+	    c != 0xba) || c == 0xd7 || c == 0xf7 ||
+	    (c >= 0x2000 && c <= 0x2bff) ||	/* punctuation, symbols */
+	    (c >= 0x2e00 && c <= 0x2e7f) ||
+	    (c >= 0x3000 && c <= 0x303f) ||	/* CJK punctuation */
+	    (c >= 0xfe30 && c <= 0xfe4f) ||
+	    (c >= 0xff00 && c <= 0xff0f) || (c >= 0xff1a && c <= 0xff20) ||
+	    (c >= 0xff3b && c <= 0xff40) || (c >= 0xff5b && c <= 0xff65) ||
+	    (c >= 0xfff0 && c <= 0xffff) || (c >= 0xe000 && c <= 0xf8ff) ||
+	    (c >= 0x1f000 && c <= 0x1faff))	/* emoji */
+		return C_SEP;
+	return C_WORD;
+}
+
+/* ---- words ---------------------------------------------------------- */
+
+struct wstate {
+	const struct tok_opts *o;
+	struct toklist *tl;
+	const char *prefix;
+	/* previous word, for bigrams */
+	unsigned char prev[64];
+	size_t nprev;
+};
+
+/* one word [p, p+n): length rules, skip tokens, numbers: 0 or -1 */
+static int
+word(struct wstate *w, const unsigned char *p, size_t n)
+{
+	const struct tok_opts *o = w->o;
+	size_t i, digits = 0;
+	char sk[40];
+	int c, r;
+
+	/* joiners only inside a word (a leading '$' is kept: "$100") */
+	while (n > 0 && (p[0] == '.' || p[0] == '-' || p[0] == '\'' ||
+	    p[0] == '!' || p[0] == '_' || (p[0] == '$' && n > 1 &&
+	    p[1] == '$')))
+		p++, n--;
+	while (n > 0 && (p[n - 1] == '.' || p[n - 1] == '-' ||
+	    p[n - 1] == '\'' || p[n - 1] == '!' || p[n - 1] == '_' ||
+	    p[n - 1] == '$'))
+		n--;
+	if (n < o->min_len || n == 0)
+		return 0;
+	if (n > o->max_token) {
+		c = p[0] < 0x80 ? p[0] : '8';
+		if (o->fold_case && c >= 'A' && c <= 'Z')
+			c = c - 'A' + 'a';
+		r = snprintf(sk, sizeof(sk), "skip:%c %zu", c, n / 10 * 10);
+		w->nprev = 0;
+		return emit(w->tl, w->prefix, sk, (size_t)r, 0);
+	}
+	for (i = 0; i < n; i++)
+		if ((p[i] >= '0' && p[i] <= '9') || p[i] == '.' ||
+		    p[i] == '-' || p[i] == ',' || p[i] == '$')
+			digits++;
+	if (digits == n && !o->numbers)
+		return 0;
+	if (emit(w->tl, w->prefix, p, n, o->fold_case) < 0)
+		return -1;
+	if (o->bigrams && w->prefix[0] == '\0') {
+		if (w->nprev > 0 && w->nprev + 1 + n + 3 <= TOK_MAX_BYTES) {
+			unsigned char t[TOK_MAX_BYTES];
+			size_t k = 0;
+
+			memcpy(t, "bi:", 3);
+			k = 3;
+			memcpy(t + k, w->prev, w->nprev);
+			k += w->nprev;
+			t[k++] = ' ';
+			if (emit2(w->tl, "", t, k, p, n, o->fold_case) < 0)
+				return -1;
+		}
+		if (n <= sizeof(w->prev)) {
+			memcpy(w->prev, p, n);
+			w->nprev = n;
+		} else
+			w->nprev = 0;
+	}
+	return 0;
+}
+
+/* cut a run of CJK text [p, p+n) (whole characters) into bigrams */
+static int
+cjk_run(struct wstate *w, const unsigned char *p, size_t n)
+{
+	size_t a = 0, b, c;
+	uint32_t cp;
+	int bad;
+
+	b = utf8_next(p, n, &cp, &bad);
+	if (b >= n)	/* a lone character is a token of its own */
+		return emit(w->tl, w->prefix, p, n, 0);
+	while (b < n) {
+		c = b + utf8_next(p + b, n - b, &cp, &bad);
+		if (emit(w->tl, w->prefix, p + a, c - a, 0) < 0)
+			return -1;
+		a = b;
+		b = c;
+	}
+	return 0;
+}
+
+/* split a chunk with no URL or address into words and CJK bigrams */
+static int
+words(struct wstate *w, const unsigned char *s, size_t n)
+{
+	size_t i = 0, k, ws = 0, cs = 0;
+	int inw = 0, inc = 0, bad;
+	uint32_t cp;
+	enum cclass cl;
+
+	while (i < n) {
+		k = utf8_next(s + i, n - i, &cp, &bad);
+		cl = char_class(cp, bad);
+		if (inc && cl != C_CJK) {
+			if (cjk_run(w, s + cs, i - cs) < 0)
+				return -1;
+			inc = 0;
+		}
+		if (inw && (cl == C_SEP || cl == C_CJK)) {
+			if (word(w, s + ws, i - ws) < 0)
+				return -1;
+			inw = 0;
+		}
+		if (cl == C_CJK && !inc) {
+			inc = 1;
+			cs = i;
+		} else if ((cl == C_WORD || cl == C_JOIN) && !inw) {
+			inw = 1;
+			ws = i;
+		}
+		i += k;
+	}
+	if (inc && cjk_run(w, s + cs, n - cs) < 0)
+		return -1;
+	if (inw && word(w, s + ws, n - ws) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- URLs and addresses --------------------------------------------- */
+
+static int
+is_alnum(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9');
+}
+
+/* 1 if [p, p+n) is a dotted IPv4 address */
+static int
+is_ipv4(const unsigned char *p, size_t n)
+{
+	size_t i, dots = 0, dig = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] == '.') {
+			if (dig == 0)
+				return 0;
+			dots++;
+			dig = 0;
+		} else if (p[i] >= '0' && p[i] <= '9') {
+			if (++dig > 3)
+				return 0;
+		} else
+			return 0;
+	}
+	return dots == 3 && dig > 0;
+}
+
+/* "url:HOST" and its parent domains (down to two labels) */
+static int
+url_host(struct toklist *tl, const unsigned char *h, size_t n)
+{
+	size_t i, dots = 0;
+
+	if (n == 0 || n > 100)
+		return 0;
+	if (is_ipv4(h, n))
+		return emit(tl, "url:", "ip", 2, 0) < 0 ||
+		    emit(tl, "url:", h, n, 0) < 0 ? -1 : 0;
+	if (emit(tl, "url:", h, n, 1) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		if (h[i] == '.')
+			dots++;
+	for (i = 0; i < n && dots >= 2; i++)
+		if (h[i] == '.') {
+			dots--;
+			if (emit(tl, "url:", h + i + 1, n - i - 1, 1) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+/* a URL [p, p+n) whose scheme (sn bytes) ends at "://" or that starts
+ * with "www.": scheme, host, parents, path words */
+static int
+url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
+{
+	struct toklist *tl = w->tl;
+	size_t i, h, he, at, ws;
+
+	while (n > 0 && strchr(".,;:!?'\")]}>", p[n - 1]) != NULL)
+		n--;
+	if (sn > 0) {
+		if (emit(tl, "url:", p, sn, 1) < 0)
+			return -1;
+		h = sn + 3;
+	} else
+		h = 0;
+	/* host: up to / ? # ; user info before '@' dropped; port cut */
+	for (he = h; he < n && p[he] != '/' && p[he] != '?' &&
+	    p[he] != '#' && p[he] != '\\'; he++)
+		;
+	for (at = h; at < he; at++)
+		if (p[at] == '@')
+			h = at + 1;
+	for (i = h; i < he && p[i] != ':'; i++)
+		;
+	if (url_host(tl, p + h, i - h) < 0)
+		return -1;
+	/* path words */
+	for (i = he; i < n; ) {
+		while (i < n && !is_alnum(p[i]) && p[i] < 0x80)
+			i++;
+		ws = i;
+		while (i < n && (is_alnum(p[i]) || p[i] >= 0x80))
+			i++;
+		if (i - ws >= 3 && i - ws <= w->o->max_token &&
+		    emit(tl, "url:", p + ws, i - ws, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+addr_local_char(int c)
+{
+	return is_alnum(c) || c == '.' || c == '_' || c == '%' || c == '+' ||
+	    c == '-' || c == '=';
+}
+
+static int
+addr_domain_char(int c)
+{
+	return is_alnum(c) || c == '.' || c == '-';
+}
+
+/* look for a mail address around the '@' at s[at]; on success the
+ * span [*b, *e) and tokens are emitted; returns 1 found, 0 not, -1 */
+static int
+address(struct wstate *w, int header, const unsigned char *s, size_t n,
+    size_t at, size_t *b, size_t *e)
+{
+	size_t ls = at, de = at + 1, i, dots = 0;
+	char pre[64];
+
+	while (ls > 0 && addr_local_char(s[ls - 1]))
+		ls--;
+	while (de < n && addr_domain_char(s[de]))
+		de++;
+	while (de > at + 1 && (s[de - 1] == '.' || s[de - 1] == '-'))
+		de--;
+	for (i = at + 1; i < de; i++)
+		if (s[i] == '.')
+			dots++;
+	if (ls == at || dots == 0 || de - ls > 200)
+		return 0;
+	*b = ls;
+	*e = de;
+	snprintf(pre, sizeof(pre), "%saddr:", w->prefix);
+	if (header) {
+		if (emit(w->tl, pre, s + ls, de - ls, 1) < 0)
+			return -1;
+	} else if (emit(w->tl, pre, s + ls, at - ls, 1) < 0)
+		return -1;
+	if (emit(w->tl, pre, s + at, de - at, 1) < 0)
+		return -1;
+	return 1;
+}
+
+/* 1 if c ends a chunk (white space, controls, brackets and quotes) */
+static int
+chunk_sep(int c)
+{
+	return c <= ' ' || c == 0x7f || c == '<' || c == '>' || c == '"' ||
+	    c == '(' || c == ')' || c == '[' || c == ']' || c == '{' ||
+	    c == '}' || c == '|' || c == '`';
+}
+
+/* one chunk: URL, address, or plain words */
+static int
+chunk(struct wstate *w, int header, const unsigned char *s, size_t n)
+{
+	size_t i, b, e, sn;
+	int r;
+
+	for (i = 0; i + 3 < n; i++) {
+		if (s[i] == ':' && s[i + 1] == '/' && s[i + 2] == '/') {
+			for (b = i; b > 0 && ((s[b - 1] | 0x20) >= 'a' &&
+			    (s[b - 1] | 0x20) <= 'z'); b--)
+				;
+			sn = i - b;
+			if (sn < 2 || sn > 10)
+				continue;
+			if (words(w, s, b) < 0)
+				return -1;
+			return url(w, s + b, n - b, sn);
+		}
+		if ((i == 0 || !is_alnum(s[i - 1])) && n - i > 4 &&
+		    strncasecmp((const char *)s + i, "www.", 4) == 0 &&
+		    is_alnum(s[i + 4])) {
+			if (words(w, s, i) < 0)
+				return -1;
+			return url(w, s + i, n - i, 0);
+		}
+	}
+	for (i = 1; i + 1 < n; i++) {
+		if (s[i] != '@')
+			continue;
+		if ((r = address(w, header, s, n, i, &b, &e)) < 0)
+			return -1;
+		if (r == 1) {
+			if (words(w, s, b) < 0)
+				return -1;
+			return chunk(w, header, s + e, n - e);
+		}
+	}
+	return words(w, s, n);
+}
+
+int
+tok_text(const struct tok_opts *o, const char *prefix, int header,
+    const unsigned char *s, size_t n, struct toklist *tl)
+{
+	struct wstate w;
+	size_t i = 0, b;
+
+	w.o = o;
+	w.tl = tl;
+	w.prefix = prefix;
+	w.nprev = 0;
+	while (i < n) {
+		while (i < n && chunk_sep(s[i]))
+			i++;
+		b = i;
+		while (i < n && !chunk_sep(s[i]))
+			i++;
+		if (i > b && chunk(&w, header, s + b, i - b) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- headers -------------------------------------------------------- */
+
+/* exact names (lower case) that carry no evidence of the post itself */
+static const char *const ignored_exact[] = {
+	"return-path", "delivered-to", "x-original-to", "envelope-to",
+	"x-envelope-to", "x-envelope-from", "precedence", "errors-to",
+	"sender", "mailing-list", "x-mailing-list", "x-mailman-version", "x-beenthere",
+	"x-loop", "x-bogosity", "x-scanned-by", "x-mailscanner",
+	"x-antispam", "status", "x-status", "x-keywords", "x-uidl", "lines",
+	"content-length", "xref", "date", "x-virus-scanned",
+	"x-virus-status", "x-spam", "x-razor-id", "x-pyzor", "x-dcc",
+	"approved", "approved-by", "x-approved", "x-ack", "x-no-archive",
+	"x-original-date", "x-egroups-return", "x-sender", "x-mailer-info",
+	"x-list-administrivia", "x-topics", "x-rcpt-to", "x-sieve",
+	"x-uid", "x-original-arrival-time", "x-received-date",
+	"message-number", "x-message-number", "x-mail-from",
+	"received-spf", "authentication-results", "arc-seal",
+	"arc-message-signature", "arc-authentication-results",
+	"dkim-signature", "domainkey-signature", "x-google-dkim-signature",
+	"x-gm-message-state", "x-spam-relays-external",
+	"x-spam-relays-internal", "x-spam-relays-trusted",
+	"x-spam-relays-untrusted", NULL
+};
+
+/* name prefixes (lower case) ignored likewise */
+static const char *const ignored_prefix[] = {
+	"list-", "x-list", "x-spam-", "x-virus-", "x-mailscanner",
+	"resent-", "original-", "x-bogosity", "x-antivirus", "x-yahoo",
+	"x-egroups-", "x-mailman-", "x-ezmlm", "x-amavis", "x-ms-exchange-",
+	NULL
+};
+
+int
+tok_header_ignored(const char *name)
+{
+	size_t i;
+
+	for (i = 0; ignored_exact[i] != NULL; i++)
+		if (strcasecmp(name, ignored_exact[i]) == 0)
+			return 1;
+	for (i = 0; ignored_prefix[i] != NULL; i++)
+		if (strncasecmp(name, ignored_prefix[i],
+		    strlen(ignored_prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* Received: the hosts and IP addresses named, not dates or queue ids */
+static int
+received(const struct tok_opts *o, const unsigned char *s, size_t n,
+    struct toklist *tl)
+{
+	size_t i = 0, b, e, k, dots, alpha;
+
+	while (i < n) {
+		while (i < n && (chunk_sep(s[i]) || s[i] == ';' ||
+		    s[i] == ','))
+			i++;
+		b = i;
+		while (i < n && !chunk_sep(s[i]) && s[i] != ';' && s[i] != ',')
+			i++;
+		e = i;
+		while (e > b && s[e - 1] == '.')
+			e--;
+		if (e - b < 4 || e - b > 100)
+			continue;
+		if (is_ipv4(s + b, e - b)) {
+			if (emit(tl, "rcvd:ip:", s + b, e - b, 0) < 0)
+				return -1;
+			if (o->rcvd >= 2) {
+				for (k = e, dots = 0; k > b; k--)
+					if (s[k - 1] == '.' && ++dots <= 2 &&
+					    emit(tl, "rcvd:ip:", s + b, k - 1 - b,
+					    0) < 0)
+						return -1;
+			}
+			continue;
+		}
+		for (k = b, dots = 0, alpha = 0; k < e; k++) {
+			if (s[k] == '.')
+				dots++;
+			else if ((s[k] | 0x20) >= 'a' && (s[k] | 0x20) <= 'z')
+				alpha++;
+			else if (!(s[k] >= '0' && s[k] <= '9') && s[k] != '-')
+				break;
+		}
+		if (k == e && dots > 0 && alpha > 0 &&
+		    emit(tl, "rcvd:", s + b, e - b, 1) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Content-Type value: "ct:type", "ct:charset:cs" (lower case) */
+static int
+content_type(const unsigned char *s, size_t n, struct toklist *tl)
+{
+	size_t i = 0, b;
+	const unsigned char *cs;
+
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	b = i;
+	while (i < n && s[i] != ';' && s[i] != ' ' && s[i] != '\t')
+		i++;
+	if (i > b && emit(tl, "ct:", s + b, i - b, 1) < 0)
+		return -1;
+	for (; i + 8 <= n; i++) {
+		if (strncasecmp((const char *)s + i, "charset=", 8) != 0)
+			continue;
+		cs = s + i + 8;
+		b = 0;
+		if (b < n - i - 8 && cs[0] == '"')
+			cs++, i++;
+		while (b < n - i - 8 && cs[b] != '"' && cs[b] != ';' &&
+		    cs[b] != ' ' && cs[b] != '\t')
+			b++;
+		if (b > 0)
+			return emit(tl, "ct:charset:", cs, b, 1);
+		break;
+	}
+	return 0;
+}
+
+/* Message-ID: "msgid:DOMAIN" */
+static int
+msgid(const unsigned char *s, size_t n, struct toklist *tl)
+{
+	const unsigned char *at = memchr(s, '@', n);
+	size_t e;
+
+	if (at == NULL)
+		return emit(tl, "msgid:", "none", 4, 0);
+	at++;
+	for (e = 0; at + e < s + n && at[e] != '>' && at[e] != ' '; e++)
+		;
+	return emit(tl, "msgid:", at, e, 1);
+}
+
+int
+tok_header(const struct tok_opts *o, const char *name,
+    const unsigned char *val, size_t n, unsigned depth, struct toklist *tl)
+{
+	char lname[48], pre[64];
+	size_t i, nl = strlen(name);
+
+	if (tok_header_ignored(name) || nl == 0)
+		return 0;
+	if (nl >= sizeof(lname))
+		nl = sizeof(lname) - 1;
+	for (i = 0; i < nl; i++)
+		lname[i] = (char)((name[i] >= 'A' && name[i] <= 'Z') ?
+		    name[i] - 'A' + 'a' : name[i]);
+	lname[nl] = '\0';
+	if (strcmp(lname, "content-type") == 0)
+		return content_type(val, n, tl);
+	if (strcmp(lname, "content-transfer-encoding") == 0) {
+		while (n > 0 && (val[n - 1] == ' ' || val[n - 1] == '\t'))
+			n--;
+		return emit(tl, "cte:", val, n, 1);
+	}
+	if (depth > 0) {
+		/* headers of parts and nested messages: subject words only */
+		if (strcmp(lname, "subject") == 0)
+			return tok_text(o, "nsubj:", 0, val, n, tl);
+		return 0;
+	}
+	if (o->hdr_names && emit(tl, "hdr:", lname, strlen(lname), 0) < 0)
+		return -1;
+	if (strcmp(lname, "subject") == 0)
+		return tok_text(o, "subj:", 0, val, n, tl);
+	if (strcmp(lname, "from") == 0 || strcmp(lname, "to") == 0 ||
+	    strcmp(lname, "cc") == 0 || strcmp(lname, "reply-to") == 0) {
+		snprintf(pre, sizeof(pre), "%s:", lname);
+		return tok_text(o, pre, 1, val, n, tl);
+	}
+	if (strcmp(lname, "received") == 0)
+		return o->rcvd ? received(o, val, n, tl) : 0;
+	if (strcmp(lname, "x-mailer") == 0 ||
+	    strcmp(lname, "user-agent") == 0) {
+		if (emit(tl, "ua:", val, n > 60 ? 60 : n, 1) < 0)
+			return -1;
+		return tok_text(o, "ua:", 0, val, n, tl);
+	}
+	if (strcmp(lname, "message-id") == 0)
+		return msgid(val, n, tl);
+	if (strcmp(lname, "x-priority") == 0 ||
+	    strcmp(lname, "x-msmail-priority") == 0 ||
+	    strcmp(lname, "importance") == 0 ||
+	    strcmp(lname, "organization") == 0 ||
+	    strcmp(lname, "x-mimeole") == 0 ||
+	    strcmp(lname, "mime-version") == 0) {
+		snprintf(pre, sizeof(pre), "%s:", lname);
+		return tok_text(o, pre, 0, val, n, tl);
+	}
+	return 0;
+}

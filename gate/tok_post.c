@@ -1,0 +1,104 @@
+/*
+ * tok_post.c - tokenize a whole post: mail_walk events to tokens
+ *
+ * The post is hostile; mail_walk bounds it and hands over decoded
+ * UTF-8, tok.c bounds every token.  Fails (-1) only when memory runs
+ * out.  Never logs, never exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tok.h"
+
+struct post_ctx {
+	const struct tok_opts *o;
+	struct toklist *tl;
+};
+
+void
+tok_opts_default(struct tok_opts *o)
+{
+	mail_limits_default(&o->lim);
+	tok_opts_words(o);
+}
+
+/* add "prefix" + s (lower-cased ASCII, at most 60 bytes): 0 or -1 */
+static int
+add_tag(struct toklist *tl, const char *prefix, const char *s)
+{
+	char t[128];
+	size_t n, i, np = strlen(prefix);
+
+	n = strlen(s);
+	if (n == 0)
+		return 0;
+	if (n > 60)
+		n = 60;
+	if (np + n >= sizeof(t))
+		return 0;
+	memcpy(t, prefix, np);
+	for (i = 0; i < n; i++)
+		t[np + i] = (char)((s[i] >= 'A' && s[i] <= 'Z') ?
+		    s[i] - 'A' + 'a' : s[i]);
+	return toklist_add(tl, t, np + n) < 0 ? -1 : 0;
+}
+
+/* "part:ext:EXT" from a file name's last extension */
+static int
+file_ext(struct toklist *tl, const char *fn)
+{
+	const char *dot = strrchr(fn, '.');
+	char ext[16];
+	size_t n;
+
+	if (dot == NULL || dot[1] == '\0')
+		return add_tag(tl, "part:ext:", "none");
+	n = strlen(dot + 1);
+	if (n >= sizeof(ext))
+		return add_tag(tl, "part:ext:", "long");
+	memcpy(ext, dot + 1, n + 1);
+	return add_tag(tl, "part:ext:", ext);
+}
+
+/* the mail_walk callback */
+static int
+post_event(const struct mail_event *ev, void *vctx)
+{
+	struct post_ctx *c = vctx;
+
+	switch (ev->kind) {
+	case MAIL_HEADER:
+		return tok_header(c->o, ev->name, ev->data, ev->len, ev->depth,
+		    c->tl);
+	case MAIL_TEXT:
+		if (ev->ctype != NULL && add_tag(c->tl, "ct:", ev->ctype) < 0)
+			return -1;
+		if (ev->charset != NULL && add_tag(c->tl, "ct:charset:",
+		    ev->charset) < 0)
+			return -1;
+		return tok_text(c->o, "", 0, ev->data, ev->len, c->tl);
+	case MAIL_PART:
+		if (ev->ctype != NULL && add_tag(c->tl, "part:", ev->ctype) < 0)
+			return -1;
+		if (ev->filename != NULL && ev->filename[0] != '\0')
+			return file_ext(c->tl, ev->filename);
+		return 0;
+	case MAIL_ANOMALY:
+		return add_tag(c->tl, "anomaly:", (const char *)ev->data);
+	}
+	return 0;
+}
+
+int
+tok_post(const unsigned char *msg, size_t len, const struct tok_opts *o,
+    struct toklist *out)
+{
+	struct post_ctx c;
+
+	toklist_reset(out);
+	c.o = o;
+	c.tl = out;
+	return mail_walk(msg, len, &o->lim, post_event, &c);
+}

@@ -1,0 +1,375 @@
+/*
+ * check_tok.c - token sets, word/URL/address/CJK splitting, header tagging
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tok.h"
+
+/* 1 if tl holds the token s */
+static int
+has(const struct toklist *tl, const char *s)
+{
+	size_t i, n;
+	const char *t;
+
+	for (i = 0; i < toklist_count(tl); i++) {
+		t = toklist_get(tl, i, &n);
+		if (n == strlen(s) && memcmp(t, s, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* tokenize text with default word options */
+static struct toklist *
+text(const char *prefix, int header, const char *s, struct tok_opts *o)
+{
+	struct tok_opts def;
+	struct toklist *tl = toklist_new(1000);
+
+	if (o == NULL) {
+		tok_opts_words(&def);
+		o = &def;
+	}
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_int_eq(tok_text(o, prefix, header,
+	    (const unsigned char *)s, strlen(s), tl), 0);
+	return tl;
+}
+
+START_TEST(set_order_and_dedup)
+{
+	struct toklist *tl = toklist_new(100);
+	size_t n;
+
+	ck_assert_int_eq(toklist_add(tl, "b", 1), 1);
+	ck_assert_int_eq(toklist_add(tl, "a", 1), 1);
+	ck_assert_int_eq(toklist_add(tl, "b", 1), 0);
+	ck_assert_int_eq(toklist_add(tl, "a\0x", 3), 1);	/* binary-safe */
+	ck_assert_uint_eq(toklist_count(tl), 3);
+	ck_assert_str_eq(toklist_get(tl, 0, &n), "b");
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(toklist_get(tl, 1, &n), "a");
+	ck_assert_uint_eq(n, 1);
+	toklist_get(tl, 2, &n);
+	ck_assert_uint_eq(n, 3);
+	toklist_reset(tl);
+	ck_assert_uint_eq(toklist_count(tl), 0);
+	ck_assert_int_eq(toklist_add(tl, "b", 1), 1);
+	ck_assert_uint_eq(toklist_count(tl), 1);
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(set_bounds_and_growth)
+{
+	struct toklist *tl = toklist_new(5000);
+	char big[TOK_MAX_BYTES + 2], t[32];
+	size_t i, n;
+
+	memset(big, 'x', sizeof(big));
+	ck_assert_int_eq(toklist_add(tl, big, TOK_MAX_BYTES + 1), 0);
+	ck_assert_int_eq(toklist_add(tl, big, TOK_MAX_BYTES), 1);
+	for (i = 0; i < 6000; i++) {
+		n = (size_t)snprintf(t, sizeof(t), "tok%zu", i);
+		ck_assert_int_ge(toklist_add(tl, t, n), 0);
+	}
+	ck_assert_uint_eq(toklist_count(tl), 5000);	/* capped */
+	ck_assert_int_eq(toklist_add(tl, "new", 3), 0);
+	/* every token still found after many rehashes */
+	for (i = 0; i < 4999; i++) {
+		n = (size_t)snprintf(t, sizeof(t), "tok%zu", i);
+		ck_assert_int_eq(toklist_add(tl, t, n), 0);
+		ck_assert_str_eq(toklist_get(tl, i + 1, NULL), t);
+	}
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(words_basic)
+{
+	struct toklist *tl = text("", 0,
+	    "Hello, world!  It's a $100 deal... don't-miss it.\n"
+	    "e-mail U.S.A. --foo-- !!!wow!!! ab", NULL);
+
+	ck_assert(has(tl, "Hello"));		/* case kept by default */
+	ck_assert(has(tl, "world"));
+	ck_assert(has(tl, "It's"));
+	ck_assert(has(tl, "$100"));
+	ck_assert(has(tl, "deal"));
+	ck_assert(has(tl, "don't-miss"));
+	ck_assert(has(tl, "e-mail"));
+	ck_assert(has(tl, "U.S.A"));
+	ck_assert(has(tl, "foo"));
+	ck_assert(has(tl, "wow"));
+	ck_assert(!has(tl, "ab"));		/* below min_len */
+	ck_assert(!has(tl, "it."));
+	ck_assert(!has(tl, "world!"));
+	/* first-seen order */
+	ck_assert_str_eq(toklist_get(tl, 0, NULL), "Hello");
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(words_options)
+{
+	struct tok_opts o;
+	struct toklist *tl;
+
+	tok_opts_words(&o);
+	o.fold_case = 1;
+	o.numbers = 0;
+	tl = text("", 0, "FREE Money 12345 x2y", &o);
+	ck_assert(has(tl, "free"));
+	ck_assert(has(tl, "money"));
+	ck_assert(!has(tl, "12345"));
+	ck_assert(has(tl, "x2y"));
+	toklist_free(tl);
+	o.bigrams = 1;
+	tl = text("", 0, "click here now", &o);
+	ck_assert(has(tl, "bi:click here"));
+	ck_assert(has(tl, "bi:here now"));
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(skip_tokens)
+{
+	struct toklist *tl = text("subj:", 0,
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa ok "
+	    "Bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+	    NULL);
+
+	ck_assert(has(tl, "subj:skip:a 50"));
+	ck_assert(has(tl, "subj:skip:B 60"));
+	ck_assert_uint_eq(toklist_count(tl), 2);
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(urls)
+{
+	struct toklist *tl = text("", 0,
+	    "see (http://User@WWW.Example.co.uk:8080/buy/now.html?id=77) "
+	    "or www.pills.example.com/cheap. and https://10.1.2.3/x", NULL);
+
+	ck_assert(has(tl, "see"));
+	ck_assert(has(tl, "url:http"));
+	ck_assert(has(tl, "url:www.example.co.uk"));
+	ck_assert(has(tl, "url:example.co.uk"));
+	ck_assert(has(tl, "url:co.uk"));
+	ck_assert(has(tl, "url:buy"));
+	ck_assert(has(tl, "url:now"));
+	ck_assert(has(tl, "url:html"));
+	ck_assert(!has(tl, "url:id"));
+	ck_assert(has(tl, "url:www.pills.example.com"));
+	ck_assert(has(tl, "url:example.com"));
+	ck_assert(has(tl, "url:cheap"));
+	ck_assert(has(tl, "url:https"));
+	ck_assert(has(tl, "url:ip"));
+	ck_assert(has(tl, "url:10.1.2.3"));
+	ck_assert(!has(tl, "http"));	/* the URL is not also plain words */
+	ck_assert(!has(tl, "buy"));
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(addresses)
+{
+	struct toklist *tl = text("", 0,
+	    "write to <Bob.Smith@Mail.Example.org>, not bob@localhost", NULL);
+
+	ck_assert(has(tl, "write"));
+	ck_assert(has(tl, "addr:bob.smith"));
+	ck_assert(has(tl, "addr:@mail.example.org"));
+	ck_assert(!has(tl, "addr:bob"));	/* no dot in the domain */
+	ck_assert(has(tl, "localhost"));
+	toklist_free(tl);
+	tl = text("from:", 1, "\"Bob Smith\" <Bob@Example.ORG>", NULL);
+	ck_assert(has(tl, "from:Bob"));
+	ck_assert(has(tl, "from:Smith"));
+	ck_assert(has(tl, "from:addr:bob@example.org"));
+	ck_assert(has(tl, "from:addr:@example.org"));
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(cjk_bigrams)
+{
+	/* 日本語です (Han Han Han kana kana), then a lone 中 */
+	struct toklist *tl = text("", 0,
+	    "abc\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xa7\xe3\x81\x99"
+	    "\xe3\x80\x82 \xe4\xb8\xad", NULL);
+
+	ck_assert(has(tl, "abc"));
+	ck_assert(has(tl, "\xe6\x97\xa5\xe6\x9c\xac"));
+	ck_assert(has(tl, "\xe6\x9c\xac\xe8\xaa\x9e"));
+	ck_assert(has(tl, "\xe8\xaa\x9e\xe3\x81\xa7"));
+	ck_assert(has(tl, "\xe3\x81\xa7\xe3\x81\x99"));
+	ck_assert(has(tl, "\xe4\xb8\xad"));
+	ck_assert_uint_eq(toklist_count(tl), 6);	/* 。 is punctuation */
+	toklist_free(tl);
+	/* Cyrillic and accented Latin are words */
+	tl = text("", 0, "\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, "
+	    "caf\xc3\xa9\xe2\x80\x99s", NULL);
+	ck_assert(has(tl, "\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82"));
+	ck_assert(has(tl, "caf\xc3\xa9"));	/* ’ separates */
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(hostile_bytes)
+{
+	struct tok_opts o;
+	struct toklist *tl = toklist_new(20000);
+	unsigned char *s = malloc(100000);
+	size_t i, j;
+	unsigned seed = 1;
+
+	tok_opts_words(&o);
+	ck_assert_ptr_nonnull(s);
+	for (j = 0; j < 50; j++) {
+		for (i = 0; i < 100000; i++) {
+			seed = seed * 1103515245u + 12345u;
+			s[i] = (unsigned char)(seed >> 16);
+		}
+		toklist_reset(tl);
+		ck_assert_int_eq(tok_text(&o, "", 0, s, 100000, tl), 0);
+		ck_assert_int_eq(tok_text(&o, "subj:", 1, s, 100000, tl), 0);
+		for (i = 0; i < toklist_count(tl); i++) {
+			size_t n;
+
+			toklist_get(tl, i, &n);
+			ck_assert_uint_le(n, TOK_MAX_BYTES);
+		}
+	}
+	ck_assert_int_eq(tok_text(&o, "", 0, s, 0, tl), 0);
+	free(s);
+	toklist_free(tl);
+}
+END_TEST
+
+/* tokens of one header */
+static struct toklist *
+hdr(const char *name, const char *val, unsigned depth)
+{
+	struct tok_opts o;
+	struct toklist *tl = toklist_new(1000);
+
+	tok_opts_words(&o);
+	ck_assert_int_eq(tok_header(&o, name, (const unsigned char *)val,
+	    strlen(val), depth, tl), 0);
+	return tl;
+}
+
+START_TEST(headers_tagged)
+{
+	struct toklist *tl;
+
+	tl = hdr("Subject", "Cheap Viagra now", 0);
+	ck_assert(has(tl, "subj:Cheap"));
+	ck_assert(has(tl, "subj:Viagra"));
+	ck_assert(has(tl, "hdr:subject"));
+	ck_assert(!has(tl, "Cheap"));
+	toklist_free(tl);
+	tl = hdr("Content-Type", "text/HTML; charset=\"GB2312\"", 0);
+	ck_assert(has(tl, "ct:text/html"));
+	ck_assert(has(tl, "ct:charset:gb2312"));
+	toklist_free(tl);
+	tl = hdr("Received", "from mail.spam.example (unknown [192.168.7.9])"
+	    " by mx.example.org (Postfix) with ESMTP id 4F2A1; "
+	    "Mon, 2 Sep 2002 10:00:00 +0100", 0);
+	ck_assert(has(tl, "rcvd:mail.spam.example"));
+	ck_assert(has(tl, "rcvd:mx.example.org"));
+	ck_assert(has(tl, "rcvd:ip:192.168.7.9"));
+	ck_assert(!has(tl, "rcvd:2002"));
+	ck_assert(!has(tl, "rcvd:Sep"));
+	toklist_free(tl);
+	tl = hdr("Message-ID", "<abc.123@Mail.Example.com>", 0);
+	ck_assert(has(tl, "msgid:mail.example.com"));
+	toklist_free(tl);
+	tl = hdr("X-Mailer", "Microsoft Outlook Express 6.00", 0);
+	ck_assert(has(tl, "ua:microsoft outlook express 6.00"));
+	ck_assert(has(tl, "ua:Outlook"));
+	toklist_free(tl);
+	tl = hdr("X-Weird-Thing", "whatever", 0);
+	ck_assert(has(tl, "hdr:x-weird-thing"));
+	ck_assert_uint_eq(toklist_count(tl), 1);
+	toklist_free(tl);
+	/* part headers: only content tags */
+	tl = hdr("Content-Type", "application/pdf; name=x.pdf", 2);
+	ck_assert(has(tl, "ct:application/pdf"));
+	toklist_free(tl);
+	tl = hdr("From", "someone@example.com", 1);
+	ck_assert_uint_eq(toklist_count(tl), 0);
+	toklist_free(tl);
+}
+END_TEST
+
+START_TEST(headers_ignored)
+{
+	static const char *const names[] = { "Return-Path", "Delivered-To",
+	    "X-Original-To", "List-Id", "List-Unsubscribe", "X-Mailman-Version",
+	    "X-BeenThere", "X-Loop", "Precedence", "Errors-To", "Sender",
+	    "Mailing-List", "X-Mailing-List", "X-List-Foo", "X-Spam-Status",
+	    "X-Spam-Level", "X-Bogosity", "X-Virus-Scanned", "X-Scanned-By",
+	    "X-MailScanner", "X-Antispam", "Status", "X-Status", "X-Keywords",
+	    "X-UIDL", "Lines", "Content-Length", "Xref", "Date",
+	    "Resent-From", "Original-Recipient", "X-Spam-Relays-External",
+	    "DATE", "list-post", NULL };
+	struct toklist *tl;
+	size_t i;
+
+	for (i = 0; names[i] != NULL; i++) {
+		ck_assert_msg(tok_header_ignored(names[i]), "%s", names[i]);
+		tl = hdr(names[i], "some value here http://x.example.com/", 0);
+		ck_assert_msg(toklist_count(tl) == 0, "%s", names[i]);
+		toklist_free(tl);
+	}
+	ck_assert(!tok_header_ignored("Subject"));
+	ck_assert(!tok_header_ignored("X-Mailer"));
+}
+END_TEST
+
+static Suite *
+tok_suite(void)
+{
+	Suite *s = suite_create("tok");
+	TCase *tc;
+
+	tc = tcase_create("toklist");
+	tcase_add_test(tc, set_order_and_dedup);
+	tcase_add_test(tc, set_bounds_and_growth);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("text");
+	tcase_add_test(tc, words_basic);
+	tcase_add_test(tc, words_options);
+	tcase_add_test(tc, skip_tokens);
+	tcase_add_test(tc, urls);
+	tcase_add_test(tc, addresses);
+	tcase_add_test(tc, cjk_bigrams);
+	tcase_add_test(tc, hostile_bytes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("headers");
+	tcase_add_test(tc, headers_tagged);
+	tcase_add_test(tc, headers_ignored);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tok_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
