@@ -836,7 +836,12 @@ tok_header(const struct tok_opts *o, const char *name,
 		return o->rcvd ? received(o, val, n, tl) : 0;
 	if (strcmp(lname, "x-mailer") == 0 ||
 	    strcmp(lname, "user-agent") == 0) {
-		if (emit(tl, "ua:", val, n > 60 ? 60 : n, 1) < 0)
+		unsigned char ua[60];
+		size_t k = n > sizeof(ua) ? sizeof(ua) : n;
+
+		for (i = 0; i < k; i++)
+			ua[i] = val[i] < 0x20 || val[i] == 0x7f ? ' ' : val[i];
+		if (emit(tl, "ua:", ua, k, 1) < 0)
 			return -1;
 		return tok_text(o, "ua:", 0, val, n, tl);
 	}
