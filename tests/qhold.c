@@ -3,6 +3,9 @@
  * queue_hold, as the filter would, and print the new id
  *
  *   qhold LIST FILE [SCORE [STATUS]]
+ *   qhold -j LIST spam|ham FILE    journal every post of FILE (posts
+ *                                  separated by a line holding only a
+ *                                  form feed) in one batch, as train does
  *
  * Uses the libpq environment (tests/pg.sh sets it).  Exit 0, 1 on error.
  */
@@ -14,9 +17,48 @@
 
 #include "queue.h"
 
+/* the -j mode: journal the posts of a file: exit status */
+static int
+journal_file(const char *list, int spam, const unsigned char *raw,
+    size_t len)
+{
+	struct queue *q;
+	char err[1024];
+	const unsigned char *p = raw, *end = raw + len, *sep;
+	unsigned long n = 0;
+
+	if (queue_open(NULL, &q, err, sizeof(err)) < 0 ||
+	    journal_begin(q, list, err, sizeof(err)) < 0) {
+		fprintf(stderr, "qhold: %s\n", err);
+		return 1;
+	}
+	while (p < end) {
+		sep = memmem(p, (size_t)(end - p), "\n\f\n", 3);
+		if (sep == NULL)
+			sep = end;
+		if (journal_add(q, list, spam, 1, "manual", 0, p,
+		    (size_t)(sep - p) + (sep < end), err, sizeof(err)) < 0) {
+			fprintf(stderr, "qhold: %s\n", err);
+			journal_rollback(q);
+			return 1;
+		}
+		n++;
+		p = sep < end ? sep + 3 : end;
+	}
+	if (journal_commit(q, err, sizeof(err)) < 0) {
+		fprintf(stderr, "qhold: %s\n", err);
+		return 1;
+	}
+	queue_close(q);
+	printf("%lu\n", n);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
+	int jmode = argc > 1 && strcmp(argv[1], "-j") == 0;
+
 	struct queue *q;
 	struct queue_post p;
 	char err[1024];
@@ -25,12 +67,13 @@ main(int argc, char **argv)
 	int64_t id;
 	FILE *f;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: qhold LIST FILE [SCORE [STATUS]]\n");
+	if (argc < 3 || (jmode && argc != 5)) {
+		fprintf(stderr, "usage: qhold LIST FILE [SCORE [STATUS]]\n"
+		    "       qhold -j LIST spam|ham FILE\n");
 		return 2;
 	}
-	if ((f = fopen(argv[2], "rb")) == NULL) {
-		perror(argv[2]);
+	if ((f = fopen(argv[jmode ? 4 : 2], "rb")) == NULL) {
+		perror(argv[jmode ? 4 : 2]);
 		return 1;
 	}
 	for (;;) {
@@ -44,6 +87,9 @@ main(int argc, char **argv)
 		len += n;
 	}
 	fclose(f);
+	if (jmode)
+		return journal_file(argv[2], strcmp(argv[3], "spam") == 0, raw,
+		    len);
 	memset(&p, 0, sizeof(p));
 	p.list = argv[1];
 	p.env_sender = "sender@example.org";
