@@ -341,7 +341,7 @@ on_failure(struct filter *f, int *delivered_r)
 	f->why[0] = '\0';
 	o = do_pass(f, delivered_r);
 	if (o == OUT_PASS)
-		snprintf(f->why, sizeof(f->why), "on_error=pass: %s", why);
+		snprintf(f->why, sizeof(f->why), "on_error=pass: %.900s", why);
 	return o;
 }
 
