@@ -718,6 +718,8 @@ mail_header(const unsigned char *msg, size_t len, const char *name,
 	int r;
 
 	mail_limits_default(&lim);
+	lim.max_header = (size_t)-1;	/* linear anyway; find late fields */
+	lim.max_fields = (size_t)-1;
 	walk_init(&w, msg, len, &lim, len);
 	w.want = name;
 	w.wantout = out;

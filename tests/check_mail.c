@@ -1,0 +1,1151 @@
+/*
+ * check_mail.c - the mail parser: headers, MIME walk, transfer decodings,
+ * RFC 2047/2231, charsets, HTML to text, limits, hostile input
+ *
+ * Fixtures live in $top_srcdir/tests/data/mail/NNNN-name.eml; the big
+ * pathological posts are generated here.  Each walk is recorded as a
+ * text log, one line per event:
+ *   H<depth> <name>: <value>      T<depth> <ctype> <charset>: <text>
+ *   P<depth> <ctype> <filename>   A<depth> <anomaly>
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "buf.h"
+#include "lglimits.h"
+#include "mail.h"
+#include "xalloc.h"
+
+/* --- helpers ---------------------------------------------------------- */
+
+static int
+log_cb(const struct mail_event *ev, void *ctx)
+{
+	struct buf *b = ctx;
+	char pre[64];
+
+	/* every event is NUL-terminated at data[len] */
+	if (ev->data[ev->len] != 0)
+		return -1;
+	switch (ev->kind) {
+	case MAIL_HEADER:
+		snprintf(pre, sizeof(pre), "H%u ", ev->depth);
+		if (buf_adds(b, pre) < 0 || buf_adds(b, ev->name) < 0 ||
+		    buf_adds(b, ": ") < 0)
+			return -1;
+		break;
+	case MAIL_TEXT:
+		snprintf(pre, sizeof(pre), "T%u ", ev->depth);
+		if (buf_adds(b, pre) < 0 || buf_adds(b, ev->ctype) < 0 ||
+		    buf_addc(b, ' ') < 0 || buf_adds(b, ev->charset) < 0 ||
+		    buf_adds(b, ": ") < 0)
+			return -1;
+		break;
+	case MAIL_PART:
+		snprintf(pre, sizeof(pre), "P%u ", ev->depth);
+		if (buf_adds(b, pre) < 0 || buf_adds(b, ev->ctype) < 0 ||
+		    buf_addc(b, ' ') < 0 || buf_adds(b, ev->filename) < 0)
+			return -1;
+		break;
+	case MAIL_ANOMALY:
+		snprintf(pre, sizeof(pre), "A%u ", ev->depth);
+		if (buf_adds(b, pre) < 0)
+			return -1;
+		break;
+	}
+	if (buf_add(b, ev->data, ev->len) < 0 || buf_addc(b, '\n') < 0)
+		return -1;
+	return 0;
+}
+
+/* walk msg and return the event log (caller frees); *rc_r the result */
+static char *
+walk_log(const void *msg, size_t len, const struct mail_limits *lim,
+    int *rc_r)
+{
+	struct buf b = BUF_INIT(64u * 1024 * 1024);
+	char *s;
+	int rc;
+
+	rc = mail_walk(msg, len, lim, log_cb, &b);
+	if (rc_r)
+		*rc_r = rc;
+	s = xstrdup(buf_str(&b));
+	buf_free(&b);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+/* read a fixture file into memory (caller frees) */
+static unsigned char *
+fixture(const char *name, size_t *len)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096];
+	unsigned char *p;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/tests/data/mail/%s", top ? top : "..",
+	    name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	ck_assert_int_ge(n, 0);
+	rewind(f);
+	p = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq(fread(p, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	p[n] = 0;
+	*len = (size_t)n;
+	return p;
+}
+
+/* walk a fixture with the default limits and return the log */
+static char *
+fixture_log(const char *name)
+{
+	unsigned char *m;
+	size_t n;
+	char *s;
+	int rc;
+
+	m = fixture(name, &n);
+	s = walk_log(m, n, NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	free(m);
+	return s;
+}
+
+#define HAS(log, s)	ck_assert_msg(strstr((log), (s)) != NULL, \
+			    "missing \"%s\" in:\n%s", (s), (log))
+#define HASNT(log, s)	ck_assert_msg(strstr((log), (s)) == NULL, \
+			    "unexpected \"%s\" in:\n%s", (s), (log))
+
+/* count occurrences of s in log */
+static int
+count(const char *log, const char *s)
+{
+	int n = 0;
+
+	while ((log = strstr(log, s)) != NULL) {
+		n++;
+		log += strlen(s);
+	}
+	return n;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* --- headers ---------------------------------------------------------- */
+
+START_TEST(folding)
+{
+	struct buf b = BUF_INIT(1000);
+	unsigned char *m;
+	size_t n;
+	char *log = fixture_log("0001-folding.eml");
+
+	HAS(log, "H0 Subject: a folded subject line\tcontinued with a tab\n");
+	HAS(log, "H0 Content-Type: text/plain; charset=\"us-ascii\"\n");
+	HAS(log, "T0 text/plain us-ascii: Body text.");
+	free(log);
+	m = fixture("0001-folding.eml", &n);
+	ck_assert_int_eq(mail_header(m, n, "SUBJECT", &b), 1);
+	ck_assert_str_eq(buf_str(&b),
+	    "a folded subject line\tcontinued with a tab");
+	ck_assert_int_eq(mail_header(m, n, "X-Nothing", &b), 0);
+	ck_assert_uint_eq(mail_body_offset(m, n),
+	    (size_t)(strstr((char *)m, "Body text.") - (char *)m));
+	buf_free(&b);
+	free(m);
+}
+END_TEST
+
+START_TEST(duplicates)
+{
+	struct buf b = BUF_INIT(1000);
+	unsigned char *m;
+	size_t n;
+	char *log = fixture_log("0002-duplicates.eml");
+
+	ck_assert_int_eq(count(log, "H0 Received: "), 3);
+	HAS(log, "H0 Received: from a by b\nH0 Received: from c by d\n"
+	    "H0 Received: from e by f\n");
+	HAS(log, "H0 Subject: first\nH0 Subject: second\n");
+	free(log);
+	m = fixture("0002-duplicates.eml", &n);
+	ck_assert_int_eq(mail_header(m, n, "subject", &b), 1);
+	ck_assert_str_eq(buf_str(&b), "first");
+	buf_free(&b);
+	free(m);
+}
+END_TEST
+
+/* the same post with CRLF and with bare LF gives the same events */
+START_TEST(newlines)
+{
+	unsigned char *m, *lf;
+	size_t n, i, k = 0;
+	char *a, *b;
+	int rc;
+
+	m = fixture("0003-crlf.eml", &n);
+	ck_assert_ptr_nonnull(memchr(m, '\r', n));
+	lf = malloc(n + 1);
+	ck_assert_ptr_nonnull(lf);
+	for (i = 0; i < n; i++)
+		if (m[i] != '\r')
+			lf[k++] = m[i];
+	a = walk_log(m, n, NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	b = walk_log(lf, k, NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(a, b);
+	HAS(a, "H0 Subject: crlf post\n");
+	HAS(a, "T1 text/plain : crlf plain line\n");
+	HAS(a, "T1 text/html : crlf html");
+	HASNT(a, "\r");
+	HASNT(a, "A0");
+	free(a);
+	free(b);
+	free(lf);
+	free(m);
+}
+END_TEST
+
+START_TEST(no_blank_line)
+{
+	unsigned char *m;
+	size_t n;
+	char *log = fixture_log("0004-no-blank-line.eml");
+
+	HAS(log, "A0 header-no-blank-line\n");
+	HAS(log, "H0 From: x@example.org\n");
+	HAS(log, "T0 text/plain : this line is body text, not a header\n"
+	    "second body line");
+	HASNT(log, "H0 this line");
+	free(log);
+	m = fixture("0004-no-blank-line.eml", &n);
+	ck_assert_uint_eq(mail_body_offset(m, n),
+	    (size_t)(strstr((char *)m, "this line") - (char *)m));
+	free(m);
+}
+END_TEST
+
+START_TEST(mbox_from_line)
+{
+	char *log = fixture_log("0015-mbox-from.eml");
+
+	ck_assert_int_eq(strncmp(log, "H0 Subject: mbox\n", 17), 0);
+	HAS(log, "T0 text/plain : mbox body");
+	HASNT(log, "A0");
+	free(log);
+}
+END_TEST
+
+/* --- MIME structure --------------------------------------------------- */
+
+START_TEST(nested_multipart)
+{
+	char *log = fixture_log("0005-nested-multipart.eml");
+
+	HAS(log, "H1 Content-Type: multipart/alternative");
+	HAS(log, "H2 Content-Type: multipart/related");
+	HAS(log, "T3 text/plain utf-8: level three text\n");
+	HAS(log, "P3 image/png pic.png\n");
+	HAS(log, "T2 text/html : \nlevel two html\n");
+	HAS(log, "T1 text/plain : level one text\n");
+	/* in order */
+	ck_assert(strstr(log, "level three") < strstr(log, "pic.png"));
+	ck_assert(strstr(log, "pic.png") < strstr(log, "level two"));
+	ck_assert(strstr(log, "level two") < strstr(log, "level one"));
+	HASNT(log, "\nA");
+	HASNT(log, "iVBOR");		/* attachments carry no content */
+	free(log);
+}
+END_TEST
+
+START_TEST(message_rfc822)
+{
+	char *log = fixture_log("0006-message-rfc822.eml");
+
+	HAS(log, "T1 text/plain : see the attached message\n");
+	HAS(log, "H1 Content-Type: message/rfc822\n");
+	HAS(log, "H2 From: inner@example.org\n");
+	HAS(log, "H2 Subject: inner subject\n");
+	HAS(log, "T3 text/plain : inner plain body\n");
+	HASNT(log, "\nA");
+	free(log);
+}
+END_TEST
+
+START_TEST(digest)
+{
+	char *log = fixture_log("0016-digest.eml");
+
+	HAS(log, "H2 Subject: digest one\n");
+	HAS(log, "T2 text/plain : first digest message\n");
+	HAS(log, "H2 Subject: digest two\n");
+	HAS(log, "T2 text/plain : second digest message\n");
+	free(log);
+}
+END_TEST
+
+START_TEST(missing_boundary)
+{
+	char *log = fixture_log("0007-missing-boundary.eml");
+
+	HAS(log, "T1 text/plain : first part\n");
+	HAS(log, "T1 text/plain : second part never closed");
+	HAS(log, "A0 boundary-missing\n");
+	free(log);
+}
+END_TEST
+
+START_TEST(preamble_epilogue)
+{
+	char *log = fixture_log("0008-preamble-epilogue.eml");
+
+	HAS(log, "T1 text/plain : the real text\n");
+	HASNT(log, "PREAMBLEWORD");
+	HASNT(log, "EPILOGUEWORD");
+	HASNT(log, "\nA");
+	free(log);
+}
+END_TEST
+
+/* a multipart with no boundary parameter is read as text */
+START_TEST(multipart_without_boundary)
+{
+	const char *m = "Content-Type: multipart/mixed\n\nplain words\n";
+	char *log = walk_log(m, strlen(m), NULL, NULL);
+
+	HAS(log, "A0 boundary-missing\n");
+	HAS(log, "T0 text/plain : plain words");
+	free(log);
+}
+END_TEST
+
+/* Content-Type parameters: comments, quoting, odd spacing */
+START_TEST(ctype_params)
+{
+	const char *m = "Content-Type: (c) Text / HTML (x) ; (y) charset = "
+	    "\"ISO-8859-1\" (latin)\n\n<p>caf\xe9</p>\n";
+	char *log = walk_log(m, strlen(m), NULL, NULL);
+
+	HAS(log, "T0 text/html iso-8859-1: \ncaf\xc3\xa9\n");
+	free(log);
+}
+END_TEST
+
+/* --- transfer encodings ----------------------------------------------- */
+
+static const struct {
+	const char *in, *out;
+	int rc;
+} b64_cases[] = {
+	{ "aGVsbG8=", "hello", 0 },
+	{ "aGVs\r\nbG8=\r\n", "hello", 0 },
+	{ "aGVsbG8", "hello", 1 },		/* missing padding */
+	{ "aGV*sb!G8=", "hello", 1 },		/* garbage skipped */
+	{ "aGVsbG8=aGk=", "hellohi", 0 },	/* concatenated runs */
+	{ "=aGk=", "hi", 1 },			/* '=' out of place */
+	{ "a", "", 1 },
+	{ "", "", 0 },
+	{ "Zm9v YmFy", "foobar", 0 },
+};
+
+START_TEST(base64_table)
+{
+	struct buf b = BUF_INIT(100);
+
+	ck_assert_int_eq(b64_decode((const unsigned char *)b64_cases[_i].in,
+	    strlen(b64_cases[_i].in), &b), b64_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), b64_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(base64_part)
+{
+	char *log = fixture_log("0009-base64-garbage.eml");
+
+	HAS(log, "A0 b64-garbage\n");
+	HAS(log, "T0 text/plain utf-8: Hello base64 world, this decodes fine");
+	free(log);
+}
+END_TEST
+
+static const struct {
+	const char *in, *out;
+	int rc;
+} qp_cases[] = {
+	{ "caf=E9", "caf\xe9", 0 },
+	{ "soft=\r\nbreak", "softbreak", 0 },
+	{ "soft=\nbreak", "softbreak", 0 },
+	{ "soft=  \nbreak", "softbreak", 0 },	/* blanks after '=' */
+	{ "a=ZZb", "a=ZZb", 1 },
+	{ "a=3", "a=3", 1 },
+	{ "end=", "end", 0 },
+	{ "=3d=3D", "==", 0 },
+	{ "", "", 0 },
+};
+
+START_TEST(qp_table)
+{
+	struct buf b = BUF_INIT(100);
+
+	ck_assert_int_eq(qp_decode((const unsigned char *)qp_cases[_i].in,
+	    strlen(qp_cases[_i].in), &b), qp_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), qp_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(qp_part)
+{
+	char *log = fixture_log("0010-qp.eml");
+
+	HAS(log, "A0 qp-bad-escape\n");
+	HAS(log, "T0 text/plain iso-8859-1: soft break and caf\xc3\xa9 and a "
+	    "bad =ZZ escape and = sign");
+	free(log);
+}
+END_TEST
+
+START_TEST(unknown_encoding)
+{
+	const char *m = "Content-Transfer-Encoding: x-uuencode-ish\n\n"
+	    "raw =3D text\n";
+	char *log = walk_log(m, strlen(m), NULL, NULL);
+
+	HAS(log, "T0 text/plain : raw =3D text");
+	free(log);
+}
+END_TEST
+
+/* --- RFC 2047 and 2231 ------------------------------------------------ */
+
+static const struct {
+	const char *in, *out;
+	int rc;
+} ew_cases[] = {
+	{ "=?utf-8?q?caf=C3=A9?=", "caf\xc3\xa9", 0 },
+	{ "=?UTF-8?B?Y2Fmw6k=?=", "caf\xc3\xa9", 0 },
+	{ "=?iso-8859-1?q?caf=E9?=", "caf\xc3\xa9", 0 },
+	{ "=?ISO-8859-1?B?Y2Fm6Q==?=", "caf\xc3\xa9", 0 },
+	/* adjacent words: the white space between them goes */
+	{ "=?utf-8?q?a?= =?utf-8?q?b?=", "ab", 0 },
+	{ "=?utf-8?q?a?=\r\n =?iso-8859-1?q?=E9?=", "a\xc3\xa9", 0 },
+	/* a character split over two words */
+	{ "=?utf-8?B?4oK=?= =?utf-8?B?rA==?=", "\xe2\x82\xac", 0 },
+	/* text between words stays */
+	{ "x =?utf-8?q?a?= y =?utf-8?q?b_c?= z", "x a y b c z", 0 },
+	{ "=?utf-8*en?q?lang?=", "lang", 0 },
+	/* bad words are kept as they were */
+	{ "=?utf-8?x?bad?=", "=?utf-8?x?bad?=", 1 },
+	{ "=?utf-8?q?unterminated", "=?utf-8?q?unterminated", 1 },
+	{ "=?utf-8?q?a b?=", "=?utf-8?q?a b?=", 1 },
+	{ "a =? b", "a =? b", 0 },
+	{ "=?utf-8?q?x=ZZ?=", "x=ZZ", 1 },
+	{ "=?utf-8?b?!!!?=", "", 1 },
+	/* raw 8-bit text: UTF-8 kept, other bytes as Latin-1 */
+	{ "caf\xc3\xa9 caf\xe9", "caf\xc3\xa9 caf\xc3\xa9", 0 },
+};
+
+START_TEST(rfc2047_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(rfc2047_decode((const unsigned char *)
+	    ew_cases[_i].in, strlen(ew_cases[_i].in), &b), ew_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), ew_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(rfc2047_headers)
+{
+	char *log = fixture_log("0011-rfc2047.eml");
+
+	HAS(log, "H0 Subject: \xc3\xa9t\xc3\xa9  plain caf\xc3\xa9\n");
+	HAS(log, "H0 From: Andr\xc3\xa9 <andre@example.org>\n");
+	HAS(log, "H0 X-Bad: =?utf-8?x?bad?= and =?broken\n");
+	HAS(log, "H0 X-Split: \xe2\x82\xac\n");
+	HAS(log, "A0 rfc2047-bad\n");
+	free(log);
+}
+END_TEST
+
+START_TEST(rfc2231_params)
+{
+	char *log = fixture_log("0012-rfc2231.eml");
+
+	HAS(log, "P1 application/octet-stream \xe2\x82\xac report "
+	    "final.pdf\n");
+	HAS(log, "P1 application/zip z\xc3\xbcp.zip\n");
+	/* charset*=iso-8859-1'en'koi8-r: the value is "koi8-r" */
+	HAS(log, "T1 text/plain koi8-r: \xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2"
+	    "\xd0\xb5\xd1\x82");
+	free(log);
+}
+END_TEST
+
+/* --- charsets --------------------------------------------------------- */
+
+static const struct {
+	const char *cs, *in, *out;
+	int rc;
+} cs_cases[] = {
+	{ "iso-8859-1", "caf\xe9", "caf\xc3\xa9", 0 },
+	{ "ISO-8859-1", "\xa3" "5", "\xc2\xa3" "5", 0 },
+	{ "windows-1252", "\x93hi\x94 \x80", "\xe2\x80\x9chi\xe2\x80\x9d "
+	    "\xe2\x82\xac", 0 },
+	{ "koi8-r", "\xd0\xd2\xc9\xd7\xc5\xd4", "\xd0\xbf\xd1\x80\xd0\xb8"
+	    "\xd0\xb2\xd0\xb5\xd1\x82", 0 },
+	{ "shift_jis", "\x82\xb1\x82\xf1", "\xe3\x81\x93\xe3\x82\x93", 0 },
+	{ "Shift_JIS", "abc", "abc", 0 },
+	{ "ks_c_5601-1987", "\xb0\xa1", "\xea\xb0\x80", 0 },
+	{ "utf-8", "\xc3\xa9", "\xc3\xa9", 0 },
+	{ "us-ascii", "\xc3\xbc" "ber", "\xc3\xbc" "ber", 0 },
+	/* unknown names: read as UTF-8, Latin-1 for invalid bytes */
+	{ "x-no-such-charset", "caf\xc3\xa9", "caf\xc3\xa9", 1 },
+	{ "../../etc/passwd", "a\xe9", "a\xc3\xa9", 1 },
+	{ "utf-8//IGNORE", "a", "a", 1 },
+	/* lying charsets: invalid bytes become Latin-1 */
+	{ "utf-8", "\xe9t\xe9 \xff", "\xc3\xa9t\xc3\xa9 \xc3\xbf", 1 },
+	{ "utf-8", "\xed\xa0\x80", "\xc3\xad\xc2\xa0\xc2\x80", 1 },
+	{ "shift_jis", "a\x82", "a\xc2\x82", 1 },
+	{ "", "plain", "plain", 0 },
+};
+
+START_TEST(charset_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(charset_to_utf8(cs_cases[_i].cs, (const unsigned char *)
+	    cs_cases[_i].in, strlen(cs_cases[_i].in), &b), cs_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), cs_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(charset_parts)
+{
+	char *log = fixture_log("0013-charsets.eml");
+
+	HAS(log, "T1 text/plain iso-8859-1: caf\xc3\xa9 latin\n");
+	HAS(log, "T1 text/plain windows-1252: \xe2\x80\x9cquoted\xe2\x80\x9d "
+	    "\xe2\x82\xac\n");
+	HAS(log, "T1 text/plain koi8-r: \xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2"
+	    "\xd0\xb5\xd1\x82 koi\n");
+	HAS(log, "T1 text/plain shift_jis: \xe3\x81\x93\xe3\x82\x93\xe3\x81"
+	    "\xab\xe3\x81\xa1\xe3\x81\xaf sjis\n");
+	HAS(log, "A1 charset-unknown\n");
+	HAS(log, "T1 text/plain x-no-such-charset: unknown caf\xc3\xa9\n");
+	HAS(log, "A1 charset-invalid\n");
+	HAS(log, "T1 text/plain utf-8: lying \xc3\xa9t\xc3\xa9 \xc3\xbf end\n");
+	HAS(log, "T1 text/plain us-ascii: ascii but utf-8 \xc3\xbc" "ber\n");
+	free(log);
+}
+END_TEST
+
+/* the handle cache survives more charsets than it has slots */
+START_TEST(charset_cache)
+{
+	static const char *const names[] = { "koi8-r", "koi8-u", "cp1251",
+	    "iso-8859-2", "iso-8859-5", "iso-8859-7", "iso-8859-9", "cp1250",
+	    "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258",
+	    "cp866", "cp850", "macintosh", "gb2312", "big5", "euc-jp" };
+	struct buf b = BUF_INIT(100);
+	int round;
+	size_t i;
+
+	for (round = 0; round < 3; round++)
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			buf_reset(&b);
+			ck_assert_int_eq(charset_to_utf8(names[i],
+			    (const unsigned char *)"abc", 3, &b), 0);
+			ck_assert_str_eq(buf_str(&b), "abc");
+		}
+	charset_cache_clear();
+	buf_reset(&b);
+	ck_assert_int_eq(charset_to_utf8("koi8-r", (const unsigned char *)
+	    "\xd0", 1, &b), 0);
+	ck_assert_str_eq(buf_str(&b), "\xd0\xbf");
+	buf_free(&b);
+}
+END_TEST
+
+/* --- HTML ------------------------------------------------------------- */
+
+static const struct {
+	const char *in, *out;
+} html_cases[] = {
+	{ "<b>bold</b> text", "bold text" },
+	{ "a<script>x=1;</script>b", "ab" },
+	{ "a<SCRIPT type=x>if (a<b) {}</Script >b", "ab" },
+	{ "a<style>p{}</style>b", "ab" },
+	{ "a<!-- hidden -->b", "ab" },
+	{ "a<!-- never closed", "a" },
+	{ "&amp;&lt;&gt;&quot;&apos;", "&<>\"'" },
+	{ "&eacute;&Eacute;&euro;&copy;", "\xc3\xa9\xc3\x89\xe2\x82\xac"
+	    "\xc2\xa9" },
+	{ "&#65;&#x42;&#X43;&#0;&#xD800;&#99999999999;", "ABC \xef\xbf\xbd"
+	    "\xef\xbf\xbd" },
+	{ "&#150;", "\xe2\x80\x93" },		/* windows-1252 meaning */
+	{ "&nosuch; & &amp", "&nosuch; & &" },
+	{ "a&nbsp;b", "a b" },
+	{ "Vi&shy;ag&#8203;ra", "Viagra" },	/* invisible splitters */
+	{ "<p>one</p><p>two</p>", "\none\n\ntwo\n" },
+	{ "one<br>two", "one\ntwo" },
+	{ "<td>a</td><td>b</td>", "\na\n\nb\n" },
+	{ "<a href=\"http://x.example/?a=1&amp;b=2\">go</a>",
+	    " http://x.example/?a=1&b=2 go" },
+	{ "<img src='p.gif' alt='cheap pills'>", " p.gif  cheap pills \n" },
+	{ "<a href=x>y</a>", " x y" },
+	{ "1 < 2 and 3 > 2", "1 < 2 and 3 > 2" },
+	{ "<!DOCTYPE html>t", "t" },
+	{ "<?xml version=1?>t", "t" },
+	{ "<a title=\"unclosed", " unclosed " },
+	{ "", "" },
+};
+
+START_TEST(html_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(html_to_text((const unsigned char *)
+	    html_cases[_i].in, strlen(html_cases[_i].in), &b), 0);
+	ck_assert_str_eq(buf_str(&b), html_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(html_part)
+{
+	char *log = fixture_log("0014-html.eml");
+
+	HAS(log, "T0 text/html utf-8: ");
+	HASNT(log, "STYLEWORD");
+	HASNT(log, "SCRIPTWORD");
+	HASNT(log, "COMMENTWORD");
+	HASNT(log, "<p>");
+	HAS(log, "Hello &<world> \xc3\xa9t\xc3\xa9 \xc3\xa9\xe2\x98\xba");
+	HAS(log, "first\n\nsecond");
+	HAS(log, "Viagra");
+	HAS(log, "http://spam.example.com/buy?x=1&y=2 click here");
+	HAS(log, "http://img.example.com/p.gif");
+	HAS(log, "cheap pills");
+	HAS(log, "tooltip text");
+	free(log);
+}
+END_TEST
+
+/* --- limits ----------------------------------------------------------- */
+
+/* a growing string for generated posts */
+static void
+add(struct buf *b, const char *s)
+{
+	ck_assert_int_eq(buf_adds(b, s), 0);
+}
+
+START_TEST(deep_nesting)
+{
+	struct buf m = BUF_INIT(10u * 1024 * 1024);
+	char line[128], *log;
+	double t;
+	int i, rc;
+
+	add(&m, "Subject: deep\n");
+	for (i = 0; i < 1000; i++) {
+		snprintf(line, sizeof(line), "Content-Type: multipart/mixed; "
+		    "boundary=b%d\n\n--b%d\n", i, i);
+		add(&m, line);
+	}
+	add(&m, "Content-Type: text/plain\n\nvery deep text\n");
+	for (i = 999; i >= 0; i--) {
+		snprintf(line, sizeof(line), "--b%d--\n", i);
+		add(&m, line);
+	}
+	t = now();
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_double_lt(now() - t, 1.0);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A20 depth-limit\n");
+	HAS(log, "H20 Content-Type: multipart/mixed; boundary=b20\n");
+	HASNT(log, "H21 ");
+	HASNT(log, "very deep text");
+	free(log);
+	/* message/rfc822 nesting counts too */
+	buf_reset(&m);
+	for (i = 0; i < 1000; i++)
+		add(&m, "Content-Type: message/rfc822\n\n");
+	add(&m, "\nbottom\n");
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A20 depth-limit\n");
+	free(log);
+	buf_free(&m);
+}
+END_TEST
+
+START_TEST(many_parts)
+{
+	struct buf m = BUF_INIT(10u * 1024 * 1024);
+	char line[128], *log;
+	double t;
+	int i, rc;
+
+	add(&m, "Subject: parts\nContent-Type: multipart/mixed; boundary=p\n\n");
+	for (i = 0; i < 10000; i++) {
+		snprintf(line, sizeof(line), "--p\nContent-Type: text/plain\n"
+		    "\npart %d\n", i);
+		add(&m, line);
+	}
+	add(&m, "--p--\n");
+	t = now();
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_double_lt(now() - t, 1.0);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A1 part-limit\n");
+	HAS(log, ": part 499\n");
+	HASNT(log, ": part 500\n");
+	ck_assert_int_eq(count(log, "\nT1 "), 500);
+	free(log);
+	buf_free(&m);
+}
+END_TEST
+
+START_TEST(huge_header_line)
+{
+	struct buf m = BUF_INIT(4u * 1024 * 1024), v = BUF_INIT(1u << 21);
+	struct mail_limits lim;
+	char *log, *p;
+	double t;
+	int rc;
+
+	add(&m, "Subject: ");
+	while (m.len < (1u << 20))
+		add(&m, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+	add(&m, "\nX-After: yes\n\nbody\n");
+	mail_limits_default(&lim);
+	lim.max_scan = 2u << 20;
+	t = now();
+	log = walk_log(m.data, m.len, &lim, &rc);
+	ck_assert_double_lt(now() - t, 1.0);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A0 header-truncated\n");
+	p = strstr(log, "H0 Subject: ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_le(strcspn(p + 12, "\n"), lim.max_field);
+	ck_assert_uint_ge(strcspn(p + 12, "\n"), lim.max_field - 10);
+	HAS(log, "T0 text/plain : body");
+	free(log);
+	ck_assert_int_eq(mail_header(m.data, m.len, "x-after", &v), 1);
+	ck_assert_str_eq(buf_str(&v), "yes");
+	buf_free(&v);
+	buf_free(&m);
+}
+END_TEST
+
+START_TEST(huge_boundary)
+{
+	struct buf m = BUF_INIT(4u * 1024 * 1024), bnd = BUF_INIT(1u << 20);
+	char *log;
+	double t;
+	int rc;
+
+	while (bnd.len < 100000)
+		add(&bnd, "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB");
+	add(&m, "Content-Type: multipart/mixed; boundary=\"");
+	add(&m, buf_str(&bnd));
+	add(&m, "\"\n\n--");
+	add(&m, buf_str(&bnd));
+	add(&m, "\nContent-Type: text/plain\n\nhuge boundary text\n--");
+	add(&m, buf_str(&bnd));
+	add(&m, "--\n");
+	t = now();
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_double_lt(now() - t, 1.0);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A0 boundary-too-long\n");
+	HAS(log, "T1 text/plain : huge boundary text\n");
+	free(log);
+	buf_free(&bnd);
+	buf_free(&m);
+}
+END_TEST
+
+START_TEST(field_count_and_header_bytes)
+{
+	struct buf m = BUF_INIT(4u * 1024 * 1024);
+	struct mail_limits lim;
+	char *log;
+	int i, rc;
+
+	for (i = 0; i < 3000; i++)
+		add(&m, "X-Many: a field\n");
+	add(&m, "\nbody\n");
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A0 header-truncated\n");
+	ck_assert_int_eq(count(log, "H0 X-Many"), 1000);
+	HAS(log, "T0 text/plain : body");
+	free(log);
+	mail_limits_default(&lim);
+	lim.max_header = 100;
+	log = walk_log(m.data, m.len, &lim, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A0 header-truncated\n");
+	ck_assert_int_le(count(log, "H0 X-Many"), 7);
+	HAS(log, "T0 text/plain : body");
+	free(log);
+	buf_free(&m);
+}
+END_TEST
+
+START_TEST(scan_and_decoded_limits)
+{
+	struct buf m = BUF_INIT(32u * 1024 * 1024);
+	struct mail_limits lim;
+	char *log, *p;
+	double t;
+	int rc;
+
+	add(&m, "Content-Type: multipart/mixed; boundary=q\n\n--q\n"
+	    "Content-Type: text/plain\n\n");
+	while (m.len < 20u * 1024 * 1024)
+		add(&m, "a line of text that goes on and on and on and on\n");
+	add(&m, "--q--\n");
+	t = now();
+	log = walk_log(m.data, m.len, NULL, &rc);
+	ck_assert_double_lt(now() - t, 1.0);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A0 scan-truncated\n");
+	HAS(log, "A0 boundary-missing\n");
+	p = strstr(log, "T1 text/plain : ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_lt(strlen(p), LG_MAX_SCAN_BYTES);
+	free(log);
+
+	mail_limits_default(&lim);
+	lim.max_decoded = 100;
+	log = walk_log(m.data, m.len, &lim, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A1 decoded-truncated\n");
+	p = strstr(log, "T1 text/plain : ");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(strstr(p, "\nA0 "));
+	ck_assert_uint_eq((size_t)(strstr(p, "\nA0 ") - (p + 16)), 100);
+	free(log);
+	buf_free(&m);
+}
+END_TEST
+
+/* the callback can stop the walk */
+static int
+stop_cb(const struct mail_event *ev, void *ctx)
+{
+	int *n = ctx;
+
+	(void)ev;
+	return ++*n >= 2 ? -1 : 0;
+}
+
+START_TEST(callback_stops)
+{
+	unsigned char *m;
+	size_t n;
+	int calls = 0;
+
+	m = fixture("0005-nested-multipart.eml", &n);
+	ck_assert_int_eq(mail_walk(m, n, NULL, stop_cb, &calls), -1);
+	ck_assert_int_eq(calls, 2);
+	free(m);
+}
+END_TEST
+
+/* --- hostile input ---------------------------------------------------- */
+
+static const char *const fixtures[] = {
+	"0001-folding.eml", "0002-duplicates.eml", "0003-crlf.eml",
+	"0004-no-blank-line.eml", "0005-nested-multipart.eml",
+	"0006-message-rfc822.eml", "0007-missing-boundary.eml",
+	"0008-preamble-epilogue.eml", "0009-base64-garbage.eml",
+	"0010-qp.eml", "0011-rfc2047.eml", "0012-rfc2231.eml",
+	"0013-charsets.eml", "0014-html.eml", "0015-mbox-from.eml",
+	"0016-digest.eml",
+};
+
+/* touch every byte of every event, checking the NUL terminator */
+static int
+touch_cb(const struct mail_event *ev, void *ctx)
+{
+	unsigned long *sum = ctx;
+	size_t i;
+
+	for (i = 0; i < ev->len; i++)
+		*sum += ev->data[i];
+	*sum += strlen(ev->name) + strlen(ev->ctype) + strlen(ev->charset) +
+	    strlen(ev->filename);
+	return ev->data[ev->len] == 0 ? 0 : -1;
+}
+
+static unsigned long rng = 12345;
+
+/* a fixed-seed pseudo-random number */
+static unsigned long
+rnd(void)
+{
+	rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (unsigned long)(rng >> 33);
+}
+
+START_TEST(mutations)
+{
+	static const char *const bits[] = { "--", "\n", "\r\n", "=?", "?=",
+	    "=", "<", "&#", "boundary=", "multipart/mixed", "\n--b\n", ";",
+	    "\"", "*0*=", "'", "%", "(", "\n\n", "Content-Type: ",
+	    "message/rfc822", "base64", "\xff", "\xc3", "\x00" };
+	unsigned char *m, *mut;
+	size_t n, k;
+	unsigned long sum = 0;
+	int round;
+
+	m = fixture(fixtures[_i], &n);
+	mut = malloc(n * 2 + 64);
+	ck_assert_ptr_nonnull(mut);
+	for (round = 0; round < 250; round++) {
+		size_t mn = n, edits = 1 + rnd() % 8;
+
+		memcpy(mut, m, n);
+		for (k = 0; k < edits && mn > 0; k++) {
+			size_t at = rnd() % mn, bl;
+			const char *b;
+
+			switch (rnd() % 5) {
+			case 0:		/* flip a byte */
+				mut[at] = (unsigned char)rnd();
+				break;
+			case 1:		/* cut the post */
+				mn = at;
+				break;
+			case 2:		/* delete a run */
+				bl = rnd() % 16;
+				if (bl > mn - at)
+					bl = mn - at;
+				memmove(mut + at, mut + at + bl, mn - at - bl);
+				mn -= bl;
+				break;
+			default:	/* insert an interesting piece */
+				b = bits[rnd() % (sizeof(bits) /
+				    sizeof(bits[0]))];
+				bl = strlen(b) ? strlen(b) : 1;
+				if (mn + bl > n * 2 + 64)
+					break;
+				memmove(mut + at + bl, mut + at, mn - at);
+				memcpy(mut + at, b, bl);
+				mn += bl;
+				break;
+			}
+		}
+		ck_assert_int_eq(mail_walk(mut, mn, NULL, touch_cb, &sum), 0);
+		/* small limits take other paths */
+		{
+			struct mail_limits lim;
+
+			mail_limits_default(&lim);
+			lim.max_header = 1 + rnd() % 200;
+			lim.max_field = 1 + rnd() % 50;
+			lim.max_fields = rnd() % 10;
+			lim.max_boundary = 1 + rnd() % 5;
+			lim.max_depth = rnd() % 4;
+			lim.max_parts = rnd() % 5;
+			lim.max_decoded = rnd() % 100;
+			lim.max_scan = rnd() % (mn + 1);
+			ck_assert_int_eq(mail_walk(mut, mn, &lim, touch_cb,
+			    &sum), 0);
+		}
+		{
+			struct buf v = BUF_INIT(100);
+
+			ck_assert_int_ge(mail_header(mut, mn, "subject", &v), 0);
+			ck_assert_uint_le(mail_body_offset(mut, mn), mn);
+			buf_free(&v);
+		}
+	}
+	free(mut);
+	free(m);
+}
+END_TEST
+
+/* random bytes through every decoder */
+START_TEST(decoders_random)
+{
+	unsigned char in[512];
+	struct buf b = BUF_INIT(1u << 16);
+	int round;
+	size_t i, n;
+
+	for (round = 0; round < 2000; round++) {
+		n = rnd() % sizeof(in);
+		for (i = 0; i < n; i++)
+			in[i] = round & 1 ? (unsigned char)rnd() :
+			    (unsigned char)"<>&#;=?QBq\"' \n-abx09"[rnd() % 20];
+		buf_reset(&b);
+		ck_assert_int_ge(b64_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(qp_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_eq(html_to_text(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(charset_to_utf8(round % 3 ? "shift_jis" :
+		    "utf-7", in, n, &b), 0);
+	}
+	buf_free(&b);
+}
+END_TEST
+
+/* fail every allocation in turn: 0 or -1, never a crash or a leak */
+START_TEST(alloc_failure)
+{
+	unsigned char *m;
+	size_t n;
+	unsigned long f, sum = 0;
+	int rc, failed = 0;
+
+	m = fixture(fixtures[_i], &n);
+	for (f = 1; f < 10000; f++) {
+		xalloc_fail_at(f);
+		rc = mail_walk(m, n, NULL, touch_cb, &sum);
+		ck_assert_msg(rc == 0 || rc == -1, "rc %d at %lu", rc, f);
+		if (rc == -1)
+			failed++;
+		if (rc == 0 && xalloc_count() < f)
+			break;		/* the n-th allocation never came */
+	}
+	xalloc_fail_at(0);
+	ck_assert_int_gt(failed, 0);
+	ck_assert_int_eq(mail_walk(m, n, NULL, touch_cb, &sum), 0);
+	free(m);
+}
+END_TEST
+
+static Suite *
+mail_suite(void)
+{
+	Suite *s = suite_create("mail");
+	TCase *tc;
+	int nfix = (int)(sizeof(fixtures) / sizeof(fixtures[0]));
+
+	tc = tcase_create("folding");
+	tcase_add_test(tc, folding);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("duplicates");
+	tcase_add_test(tc, duplicates);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("newlines");
+	tcase_add_test(tc, newlines);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("no_blank_line");
+	tcase_add_test(tc, no_blank_line);
+	tcase_add_test(tc, mbox_from_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("nested_multipart");
+	tcase_add_test(tc, nested_multipart);
+	tcase_add_test(tc, digest);
+	tcase_add_test(tc, ctype_params);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("message_rfc822");
+	tcase_add_test(tc, message_rfc822);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("missing_boundary");
+	tcase_add_test(tc, missing_boundary);
+	tcase_add_test(tc, multipart_without_boundary);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("preamble_epilogue");
+	tcase_add_test(tc, preamble_epilogue);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("base64");
+	tcase_add_loop_test(tc, base64_table, 0,
+	    (int)(sizeof(b64_cases) / sizeof(b64_cases[0])));
+	tcase_add_test(tc, base64_part);
+	tcase_add_test(tc, unknown_encoding);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("quoted_printable");
+	tcase_add_loop_test(tc, qp_table, 0,
+	    (int)(sizeof(qp_cases) / sizeof(qp_cases[0])));
+	tcase_add_test(tc, qp_part);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rfc2047");
+	tcase_add_loop_test(tc, rfc2047_table, 0,
+	    (int)(sizeof(ew_cases) / sizeof(ew_cases[0])));
+	tcase_add_test(tc, rfc2047_headers);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rfc2231");
+	tcase_add_test(tc, rfc2231_params);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("charset");
+	tcase_add_loop_test(tc, charset_table, 0,
+	    (int)(sizeof(cs_cases) / sizeof(cs_cases[0])));
+	tcase_add_test(tc, charset_parts);
+	tcase_add_test(tc, charset_cache);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("html");
+	tcase_add_loop_test(tc, html_table, 0,
+	    (int)(sizeof(html_cases) / sizeof(html_cases[0])));
+	tcase_add_test(tc, html_part);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, deep_nesting);
+	tcase_add_test(tc, many_parts);
+	tcase_add_test(tc, huge_header_line);
+	tcase_add_test(tc, huge_boundary);
+	tcase_add_test(tc, field_count_and_header_bytes);
+	tcase_add_test(tc, scan_and_decoded_limits);
+	tcase_add_test(tc, callback_stops);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("robustness");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, mutations, 0, nfix);
+	tcase_add_test(tc, decoders_random);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("alloc_failure");
+	tcase_set_timeout(tc, 300);
+	tcase_add_loop_test(tc, alloc_failure, 0, nfix);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(mail_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	charset_cache_clear();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
