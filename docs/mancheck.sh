@@ -34,7 +34,7 @@ cmds=$(sed -n 's/^[[:space:]]*{ "\([a-z]*\)", cmd_.*/\1/p' \
     "$top_srcdir/gate/listgate.c")
 [ -n "$cmds" ] || bad "found the command table in gate/listgate.c"
 for c in $cmds; do
-	if grep -q "^\.SS $c\( \|$\)" "$man1"; then
+	if grep -Eq "^\.SS (.*[ ,])?$c([ ,]|\$)" "$man1"; then
 		ok "listgate.1 documents '$c'"
 	else
 		bad "listgate.1 documents '$c'"
