@@ -11,6 +11,3 @@ int fn(int argc, char **argv, const struct cmd_ctx *ctx) \
 { (void)argc; (void)argv; (void)ctx; \
   cmd_err(name, "not implemented yet"); return EXIT_CMD_FAIL; }
 
-NOT_YET(cmd_train, "train")
-NOT_YET(cmd_score, "score")
-NOT_YET(cmd_tokens, "tokens")

@@ -122,6 +122,25 @@ toklist_rehash(struct toklist *tl)
 	return 0;
 }
 
+long
+toklist_find(const struct toklist *tl, const void *tok, size_t len)
+{
+	uint32_t h;
+	size_t j, k;
+
+	if (tl->nslot == 0 || len > TOK_MAX_BYTES)
+		return -1;
+	h = tok_hash(tok, len);
+	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
+	    j = (j + 1) & (tl->nslot - 1)) {
+		k = tl->slot[j] - 1;
+		if (tl->hash[k] == h && tl->len[k] == len &&
+		    memcmp(tl->arena + tl->off[k], tok, len) == 0)
+			return (long)k;
+	}
+	return -1;
+}
+
 int
 toklist_add(struct toklist *tl, const void *tok, size_t len)
 {

@@ -48,8 +48,11 @@ void toklist_reset(struct toklist *tl);		/* empty, keep memory */
 size_t toklist_count(const struct toklist *tl);
 /* the i-th token (0 <= i < count); NUL-terminated; length in *len_r */
 const char *toklist_get(const struct toklist *tl, size_t i, size_t *len_r);
-/* add one token: 1 added, 0 already there or set full, -1 out of memory */
+/* add one token: 1 added, 0 already there, set full or token longer than
+ * TOK_MAX_BYTES, -1 out of memory */
 int toklist_add(struct toklist *tl, const void *tok, size_t len);
+/* the index of a token in the set, or -1 when absent */
+long toklist_find(const struct toklist *tl, const void *tok, size_t len);
 
 /*
  * Tokenize free text (UTF-8, any bytes tolerated) into tl, each token

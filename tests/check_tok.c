@@ -51,6 +51,9 @@ START_TEST(set_order_and_dedup)
 	ck_assert_int_eq(toklist_add(tl, "a", 1), 1);
 	ck_assert_int_eq(toklist_add(tl, "b", 1), 0);
 	ck_assert_int_eq(toklist_add(tl, "a\0x", 3), 1);	/* binary-safe */
+	ck_assert_int_eq(toklist_find(tl, "a\0x", 3), 2);
+	ck_assert_int_eq(toklist_find(tl, "b", 1), 0);
+	ck_assert_int_eq(toklist_find(tl, "c", 1), -1);
 	ck_assert_uint_eq(toklist_count(tl), 3);
 	ck_assert_str_eq(toklist_get(tl, 0, &n), "b");
 	ck_assert_uint_eq(n, 1);
