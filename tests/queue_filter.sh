@@ -1,0 +1,118 @@
+#!/bin/sh
+# queue_filter.sh - `listgate filter` with the moderation queue: a spam
+# post is held (exit 99) with its exact bytes, a ham post passes and
+# stores nothing, a database that is down means a temporary failure
+# (qmail 111, Postfix 75) and nothing stored, and after a restart the
+# same post is held exactly once.  Also prints per-post timings.
+#
+# The list's token file is built from the journal (tests/qhold -j, then
+# sync), so this test needs neither `train` nor any corpus beyond
+# tests/data/train.  Runs under tests/pg.sh; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+if ! "$LISTGATE" filter --help > /dev/null 2>&1; then
+	echo "queue_filter.sh: filter is not built yet; skipped"
+	exit 77
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-qfilter.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+cat > "$CONF/lists/dev.conf" <<EOF
+deliver = /bin/sh -c "cat > /dev/null"
+release = /bin/sh -c "cat > $T/released"
+EOF
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() {
+	d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+nheld() { sql "SELECT count(*) FROM held_posts WHERE list = 'dev'"; }
+# seconds since the epoch with fractions
+now() { date +%s.%N; }
+
+lg migrate -q || exit 99
+# training through the journal: each file several times
+for c in spam ham; do
+	: > "$T/$c.posts"
+	for i in 1 2 3; do
+		for f in "$DATA/$c"[0-9].eml; do
+			cat "$f" >> "$T/$c.posts"
+			printf '\n\f\n' >> "$T/$c.posts"
+		done
+	done
+	"$QHOLD" -j dev "$c" "$T/$c.posts" > /dev/null || exit 99
+done
+lg sync -q --list dev || exit 99
+
+# --- a spam post is held with its exact bytes; a ham post passes ---------------
+lg filter --list dev --mta qmail -f sender@example.org -- dev@example.org \
+    < "$DATA/spam-test.eml" > "$T/out" 2>&1
+rc=$?
+check "spam post: qmail exit 99" test "$rc" -eq 99
+check "... one row held" test "$(nheld)" -eq 1
+id=$(sql "SELECT max(id) FROM held_posts WHERE list = 'dev'")
+check "... with the envelope sender" \
+    test "$(sql "SELECT env_sender FROM held_posts WHERE id = $id")" = sender@example.org
+# (approving trains the post as ham: later spam checks use spam2.eml)
+lg approve -q "$id" > /dev/null 2>&1
+check "... and exactly the bytes received (released by approve)" \
+    cmp -s "$T/released" "$DATA/spam-test.eml"
+lg filter --list dev --mta qmail < "$DATA/ham-test.eml" > "$T/out" 2>&1
+rc=$?
+check "ham post: qmail exit 0" test "$rc" -eq 0
+check "... nothing stored" test "$(nheld)" -eq 1
+lg filter --list dev --mta postfix < "$DATA/ham-test.eml" > "$T/out" 2>&1
+check "ham post: postfix exit 0 after deliver" test $? -eq 0
+
+# --- the database down: temporary failure, nothing stored -----------------------
+$PG_CTL_STOP
+lg filter --list dev --mta qmail < "$DATA/spam2.eml" > "$T/out" 2>&1
+check "server down: qmail exit 111" test $? -eq 111
+lg filter --list dev --mta postfix < "$DATA/spam2.eml" > "$T/out" 2>&1
+check "server down: postfix exit 75" test $? -eq 75
+lg filter --list dev --mta qmail < "$DATA/ham-test.eml" > "$T/out" 2>&1
+check "server down: a ham post still passes (exit 0)" test $? -eq 0
+$PG_CTL_START
+check "nothing was stored while the server was down" test "$(nheld)" -eq 1
+lg filter --list dev --mta qmail < "$DATA/spam2.eml" > "$T/out" 2>&1
+check "after restart the retried post is held (99)" test $? -eq 99
+check "... once" test "$(nheld)" -eq 2
+
+# --- timings ----------------------------------------------------------------------
+N=${LG_TIMING_POSTS:-50}
+t0=$(now)
+i=0
+while [ "$i" -lt "$N" ]; do
+	lg filter --list dev --mta qmail < "$DATA/ham-test.eml" > /dev/null 2>&1
+	i=$((i + 1))
+done
+t1=$(now)
+i=0
+while [ "$i" -lt "$N" ]; do
+	lg filter --list dev --mta qmail < "$DATA/spam2.eml" > /dev/null 2>&1
+	i=$((i + 1))
+done
+t2=$(now)
+check "every timed spam post was held" test "$(nheld)" -eq $((N + 2))
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
+	printf "# filter wall time per post (process start to exit): pass %.1f ms, hold (with INSERT) %.1f ms\n",
+	    (b - a) * 1000 / n, (c - b) * 1000 / n }'
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
