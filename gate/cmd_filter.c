@@ -151,13 +151,13 @@ log_summary(struct filter *f, const char *action)
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
 	if (f->why[0] != '\0') {
 		log_sanitize(f->why, strlen(f->why), 400, why, sizeof(why));
-		log_info("list=%s msgid=%s score=%s tokens=%zu action=%s%s "
-		    "ms=%s from=<%s> reason=\"%s\"", list, mid, score, f->ntok,
-		    action, idbuf, ms, snd, why);
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
+		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
 	} else
-		log_info("list=%s msgid=%s score=%s tokens=%zu action=%s%s "
-		    "ms=%s from=<%s>", list, mid, score, f->ntok, action,
-		    idbuf, ms, snd);
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		    "action=%s%s ms=%s from=<%s>", list, mid, score, f->ntok,
+		    f->nused, action, idbuf, ms, snd);
 }
 
 /* record why the filter cannot do its work */

@@ -1,0 +1,278 @@
+#!/bin/sh
+# filter_postfix_codes.sh - `listgate filter --mta postfix` exit codes
+#
+# Postfix's pipe(8) bounces a post for any exit status that is not a
+# sysexits code it treats as temporary, so under Postfix nothing but 0,
+# 69, 75 or 77 may ever leave the filter; every failure this script can
+# provoke (missing or bad configuration, bad list name, missing token
+# file, database down, spool write failure, oversized post, usage error,
+# a `deliver` that fails or hangs until the watchdog fires, memory
+# exhaustion) must be 75, and a pass must really be delivered by the
+# list's `deliver` command (exit 0 only after it exited 0).
+#
+# The hold path needs PostgreSQL: it runs under tests/pg.sh and is
+# skipped when no server is installed.  Works in a mktemp -d directory
+# removed at the end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-filter-postfix.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+SINK=$T/sink
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+# expect WANT DESCRIPTION: compare with $rc; anything outside 0 69 75 77
+# is a failure on its own
+expect() {
+	case $rc in
+	0|69|75|77) ;;
+	*) bad "$2: exit $rc is not one Postfix understands"; return ;;
+	esac
+	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
+	else bad "$2 (exit $rc, want $1)"; sed 's/^/# /' "$T/err"; fi
+}
+# pf LIST POST [options]: pipe(8)'s way: argv envelope, post on a pipe
+pf() {
+	list=$1; post=$2; shift 2
+	rm -f "$SINK"
+	cat "$post" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+	    --list "$list" "$@" -f 'sender@example.net' -- "$list@lists.example.org" \
+	    > "$T/out" 2> "$T/err"
+	rc=$?
+}
+deliver_line() {
+	printf 'deliver = /bin/sh -c "cat > %s" sh {sender} {recipient}\n' "$SINK"
+}
+
+setup_conf() {
+	rm -rf "$CONF"
+	mkdir -p "$CONF/lists" || exit 99
+	{
+		echo 'tokens_dir = tokens'
+		echo 'mta = postfix'
+		echo 'lock_wait_ms = 200'
+		[ -n "${1:-}" ] && echo "database = \"$1\""
+	} > "$CONF/listgate.conf"
+	{ printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'; deliver_line; } \
+	    > "$CONF/lists/demo.conf"
+	lg train --quiet --list demo --spam "$DATA"/spam[1-4].eml >/dev/null &&
+	    lg train --quiet --list demo --ham "$DATA"/ham[1-4].eml >/dev/null ||
+	    { echo "# training failed"; exit 99; }
+}
+
+if [ "${1:-}" = pg ]; then
+	# --- inside tests/pg.sh: the hold path ----------------------------
+	setup_conf "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+	lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
+	count() {
+		psql -X -A -t -q -c "SELECT count(*) FROM held_posts WHERE $1" \
+		    2>/dev/null
+	}
+	pf demo "$DATA/spam-test.eml"
+	expect 0 "a spam post is held: 0 under Postfix"
+	[ ! -e "$SINK" ] && ok "a held post is not delivered" ||
+	    bad "a held post is not delivered"
+	c=$(count "status = 'held' AND env_sender = 'sender@example.net'")
+	[ "$c" = 1 ] && ok "held exactly once, with its envelope" ||
+	    bad "held exactly once, with its envelope (count '$c')"
+	sh "$PG_SH" stop >/dev/null 2>&1
+	pf demo "$DATA/spam-test.eml"
+	expect 75 "database down: EX_TEMPFAIL"
+	[ ! -e "$SINK" ] && ok "nothing delivered while the database was down" ||
+	    bad "nothing delivered while the database was down"
+	pf demo "$DATA/ham-test.eml"
+	expect 0 "a ham post passes with the database down (no database needed)"
+	sh "$PG_SH" start >/dev/null 2>&1
+	pf demo "$DATA/spam-test.eml"
+	expect 0 "database back: held"
+	c=$(count "true")
+	[ "$c" = 2 ] && ok "two holds in all" || bad "two holds in all (count '$c')"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+
+setup_conf
+
+# --- pass: delivered by `deliver`, byte for byte ------------------------------
+pf demo "$DATA/ham-test.eml"
+expect 0 "a ham post is delivered"
+cmp -s "$SINK" "$DATA/ham-test.eml" && ok "the sink got the post unchanged" ||
+    bad "the sink got the post unchanged"
+"$LISTGATE" --config "$CONF" filter --mta postfix --list demo \
+    -f 'sender@example.net' -- demo@lists.example.org \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "the post as a file on stdin"
+cmp -s "$SINK" "$DATA/ham-test.eml" && ok "delivered unchanged from a file" ||
+    bad "delivered unchanged from a file"
+# envelope values are single arguments, never shell text
+evil='a b"c'"'"';touch '"$T"'/pwned;`touch '"$T"'/pwned2` $(id)'
+printf 'ham_cutoff = 0.5\ndeliver = /bin/sh -c "printf %%s \\"$1\\" > %s/arg1; printf %%s \\"$2\\" > %s/arg2; cat > %s" sh {sender} x{recipient}y\n' \
+    "$T" "$T" "$SINK" > "$CONF/lists/args.conf"
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/args.kch"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+    --list args -f "$evil" -- "-r @x" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "a hostile sender passes as data"
+[ "$(cat "$T/arg1")" = "$evil" ] && ok "{sender} arrives as one argument, unchanged" ||
+    bad "{sender} arrives as one argument, unchanged (got '$(cat "$T/arg1")')"
+[ "$(cat "$T/arg2")" = "x-r @xy" ] && ok "{recipient} is substituted inside its word" ||
+    bad "{recipient} is substituted inside its word"
+[ ! -e "$T/pwned" ] && [ ! -e "$T/pwned2" ] && ok "no shell interpreted the sender" ||
+    bad "no shell interpreted the sender"
+
+# --- failures of `deliver` ------------------------------------------------
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/nod.kch"
+printf 'ham_cutoff = 0.5\n' > "$CONF/lists/nod.conf"
+pf nod "$DATA/ham-test.eml"
+expect 75 "no deliver command under Postfix"
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/fail.kch"
+printf 'deliver = /bin/false\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 75 "deliver exits 1"
+printf 'deliver = /bin/sh -c "exit 67"\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 75 "deliver exits 67 (EX_NOUSER): still a temporary failure"
+printf 'deliver = /nonexistent/program\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 75 "deliver program missing"
+printf 'deliver = /bin/sh -c "kill -9 $$"\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 75 "deliver killed by a signal"
+printf 'deliver = /bin/true\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 0 "deliver that does not read its input but exits 0"
+printf 'deliver = sendmail -i {recipient}\n' > "$CONF/lists/fail.conf"
+pf fail "$DATA/ham-test.eml"
+expect 75 "deliver with a relative program is refused"
+grep -q "unsafe template" "$T/err" && ok "and the reason says why" ||
+    bad "and the reason says why"
+
+# --- the watchdog ---------------------------------------------------------------
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/slow.kch"
+printf 'timeout = 1\ndeliver = /bin/sleep 30\n' > "$CONF/lists/slow.conf"
+start=$(date +%s)
+pf slow "$DATA/ham-test.eml"
+took=$(( $(date +%s) - start ))
+expect 75 "deliver hangs: the watchdog defers"
+[ "$took" -le 5 ] && ok "within the timeout (${took}s)" ||
+    bad "within the timeout (${took}s)"
+
+# --- configuration and environment failures --------------------------------------
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$T/nonexistent" filter \
+    --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "missing configuration directory"
+cp "$CONF/listgate.conf" "$T/saved.conf"
+echo 'timeout = forever' >> "$CONF/listgate.conf"
+pf demo "$DATA/ham-test.eml"
+expect 75 "bad listgate.conf"
+cp "$T/saved.conf" "$CONF/listgate.conf"
+printf 'spam_cutoff = 0.3\nham_cutoff = 0.4\n' > "$CONF/lists/broken.conf"
+pf broken "$DATA/ham-test.eml"
+expect 75 "bad lists/L.conf"
+for name in ../demo DEMO .x a/b "$(printf 'a%.0s' $(seq 1 65))"; do
+	pf "$name" "$DATA/ham-test.eml"
+	expect 75 "bad list name '$(printf %.20s "$name")'"
+done
+pf untrained "$DATA/ham-test.eml"
+expect 75 "missing token file"
+{ printf 'on_error = pass\n'; deliver_line; } > "$CONF/lists/lenient.conf"
+pf lenient "$DATA/ham-test.eml"
+expect 0 "missing token file with on_error = pass: delivered"
+cmp -s "$SINK" "$DATA/ham-test.eml" && ok "on_error = pass delivered the post" ||
+    bad "on_error = pass delivered the post"
+pf demo "$DATA/spam-test.eml"
+expect 75 "a spam post with no database configured"
+[ ! -e "$SINK" ] && ok "and it was not delivered" || bad "and it was not delivered"
+printf 'database = "host=%s/nosock port=1 connect_timeout=2"\n' "$T" \
+    >> "$CONF/listgate.conf"
+pf demo "$DATA/spam-test.eml"
+expect 75 "database unreachable"
+cp "$T/saved.conf" "$CONF/listgate.conf"
+
+# --- the post itself --------------------------------------------------------
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"
+{ printf 'max_post_bytes = 1024\n'; deliver_line; } > "$CONF/lists/small.conf"
+awk 'BEGIN { for (i = 0; i < 100; i++) print "padding line number " i }' |
+    cat "$DATA/ham-test.eml" - > "$T/big.eml"
+pf small "$T/big.eml"
+expect 75 "post larger than max_post_bytes"
+# past the in-memory spool (32 MiB) into a TMPDIR that cannot be written
+{ cat "$DATA/ham-test.eml"
+  awk 'BEGIN { s = sprintf("%0100d", 0); for (i = 0; i < 340000; i++) print s }'
+} > "$T/huge.eml"
+cat "$T/huge.eml" | TMPDIR=$T/no/such/dir "$LISTGATE" --config "$CONF" filter \
+    --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "spool cannot be written (TMPDIR unwritable, 34 MB post)"
+cat "$T/huge.eml" | "$LISTGATE" --config "$CONF" filter \
+    --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "the same 34 MB post with a writable TMPDIR is delivered"
+cmp -s "$SINK" "$T/huge.eml" && ok "delivered unchanged from the spool file" ||
+    bad "delivered unchanged from the spool file"
+rm -f "$T/huge.eml"
+: > "$T/empty.eml"
+pf demo "$T/empty.eml"
+expect 75 "an empty post"
+
+# --- usage errors ------------------------------------------------------------
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+    -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: no --list"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+    --list demo --bogus -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: unknown option"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta exim \
+    --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: unknown --mta, envelope options say Postfix"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --list demo \
+    -f s@x -- r@x extra > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: two recipients (dialect from listgate.conf)"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+    --list > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: --list without its argument"
+
+# --- memory exhaustion: every allocation failure is 0 or 75 ------------------------
+worst=0
+i=1
+while [ $i -le 150 ]; do
+	cat "$DATA/ham-test.eml" | LISTGATE_FAIL_ALLOC=$i "$LISTGATE" \
+	    --config "$CONF" filter --mta postfix --list demo -f s@x -- r@x \
+	    > /dev/null 2>&1
+	r=$?
+	if [ $r -ne 0 ] && [ $r -ne 75 ]; then worst=$r; break; fi
+	i=$((i + 1))
+done
+[ $worst -eq 0 ] && ok "allocation failures 1..150: every exit is 0 or 75" ||
+    bad "allocation failure $i: exit $worst"
+
+# --- the hold path, with a private PostgreSQL ----------------------------------
+if [ -f "$top_srcdir/tests/pg.sh" ]; then
+	sh "$top_srcdir/tests/pg.sh" run sh "$0" pg > "$T/pg.out" 2>&1
+	prc=$?
+	sed -e 's/^ok [0-9]* - /ok - [pg] /' -e 's/^not ok [0-9]* - /not ok - [pg] /' \
+	    -e '/^1\.\./d' "$T/pg.out"
+	case $prc in
+	0) ok "hold path under PostgreSQL" ;;
+	77) echo "# no PostgreSQL server: hold path skipped" ;;
+	*) bad "hold path under PostgreSQL (status $prc)" ;;
+	esac
+fi
+
+echo "1..$n"
+[ $fails -eq 0 ]

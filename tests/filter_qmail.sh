@@ -1,0 +1,205 @@
+#!/bin/sh
+# filter_qmail.sh - `listgate filter` under qmail-local's contract
+#
+# qmail-local runs a .qmail program line with the post on stdin (a
+# seekable file, without the Return-Path and Delivered-To lines) and the
+# envelope in SENDER, RECIPIENT, LOCAL, HOST, EXT.  Its exit codes: 0 =
+# go on with the next line (pass), 99 = stop, delivered (held), 111 =
+# temporary failure, try again later.  Every failure this script can
+# provoke must give 111, never 0 or 100 (that would lose the post).
+#
+# The hold path needs PostgreSQL: it runs under tests/pg.sh (a private
+# cluster) and is skipped when no server is installed.  Works in a
+# mktemp -d directory removed at the end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-filter-qmail.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+# expect WANT DESCRIPTION: compare with $rc
+expect() {
+	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
+	else bad "$2 (exit $rc, want $1)"; sed 's/^/# /' "$T/err"; fi
+}
+# qf LIST POST [filter options]: qmail-local's way of running the filter
+qf() {
+	list=$1; post=$2; shift 2
+	env SENDER='owner-x@example.net' RECIPIENT="$list@lists.example.org" \
+	    LOCAL="$list" HOST=lists.example.org EXT='' \
+	    "$LISTGATE" --config "$CONF" filter --list "$list" "$@" \
+	    < "$post" > "$T/out" 2> "$T/err"
+	rc=$?
+}
+
+# a configuration with a trained list "demo"
+setup_conf() {
+	rm -rf "$CONF"
+	mkdir -p "$CONF/lists" || exit 99
+	{
+		echo 'tokens_dir = tokens'
+		echo 'mta = qmail'
+		echo 'lock_wait_ms = 200'
+		[ -n "${1:-}" ] && echo "database = \"$1\""
+	} > "$CONF/listgate.conf"
+	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n' > "$CONF/lists/demo.conf"
+	lg train --quiet --list demo --spam "$DATA"/spam[1-4].eml >/dev/null &&
+	    lg train --quiet --list demo --ham "$DATA"/ham[1-4].eml >/dev/null ||
+	    { echo "# training failed"; exit 99; }
+}
+
+if [ "${1:-}" = pg ]; then
+	# --- inside tests/pg.sh: the hold path ----------------------------
+	setup_conf "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
+	lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
+	count() {
+		psql -X -A -t -q -c "SELECT count(*) FROM held_posts WHERE $1" \
+		    2>/dev/null
+	}
+	qf demo "$DATA/spam-test.eml"
+	expect 99 "a spam post is held: qmail stops the .qmail file"
+	c=$(count "message_id = '<t1@cheap-pills.example>' AND status = 'held'")
+	[ "$c" = 1 ] && ok "held exactly once in PostgreSQL" ||
+	    bad "held exactly once in PostgreSQL (count '$c')"
+	c=$(count "env_sender = 'owner-x@example.net' AND env_recipient = 'demo@lists.example.org'")
+	[ "$c" = 1 ] && ok "the envelope from SENDER/RECIPIENT is stored" ||
+	    bad "the envelope from SENDER/RECIPIENT is stored (count '$c')"
+	qf demo "$DATA/ham-test.eml"
+	expect 0 "a ham post still passes with a database"
+	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\ndiscard_cutoff = 0.9\n' \
+	    > "$CONF/lists/demo.conf"
+	qf demo "$DATA/spam-test.eml"
+	expect 99 "a post over discard_cutoff is stored as discarded"
+	c=$(count "status = 'discarded'")
+	[ "$c" = 1 ] && ok "stored with status discarded" ||
+	    bad "stored with status discarded (count '$c')"
+	# the database goes away: defer, and nothing half-stored
+	sh "$PG_SH" stop >/dev/null 2>&1
+	qf demo "$DATA/spam-test.eml"
+	expect 111 "database down: temporary failure"
+	sh "$PG_SH" start >/dev/null 2>&1
+	c=$(count "true")
+	[ "$c" = 2 ] && ok "nothing stored while the database was down" ||
+	    bad "nothing stored while the database was down (count '$c')"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+
+setup_conf
+
+# --- the pass path ----------------------------------------------------------
+qf demo "$DATA/ham-test.eml"
+expect 0 "a ham post passes: the next .qmail line delivers"
+[ ! -s "$T/out" ] && ok "nothing on stdout" || bad "nothing on stdout"
+env SENDER= RECIPIENT=demo@lists.example.org "$LISTGATE" --config "$CONF" \
+    filter --list demo < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "a bounce (empty SENDER) passes too"
+cat "$DATA/ham-test.eml" | env SENDER=a@b RECIPIENT=demo@l \
+    "$LISTGATE" --config "$CONF" filter --list demo > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "the post through a pipe instead of a file"
+LISTGATE_CONFIG=$CONF env SENDER=a@b "$LISTGATE" filter --list demo \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "the configuration from \$LISTGATE_CONFIG"
+# a hostile envelope is data, never a command
+env SENDER='x;touch '"$T"'/pwned;`touch '"$T"'/pwned2`$(touch '"$T"'/pwned3)' \
+    RECIPIENT='demo@l' "$LISTGATE" --config "$CONF" filter --list demo \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "a hostile SENDER is only data"
+[ ! -e "$T/pwned" ] && [ ! -e "$T/pwned2" ] && [ ! -e "$T/pwned3" ] &&
+    ok "no shell ever saw SENDER" || bad "no shell ever saw SENDER"
+
+# --- the hold path without a database: nowhere to hold = retry -----------
+qf demo "$DATA/spam-test.eml"
+expect 111 "a spam post with no database configured is deferred"
+grep -q "no database" "$T/err" && ok "and the reason reaches qmail's log" ||
+    bad "and the reason reaches qmail's log"
+
+# --- every failure is 111 -------------------------------------------------
+"$LISTGATE" --config "$T/nonexistent" filter --list demo \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 111 "missing configuration directory"
+cp "$CONF/listgate.conf" "$T/saved.conf"
+echo 'bogus_key = 1' >> "$CONF/listgate.conf"
+qf demo "$DATA/ham-test.eml"
+expect 111 "bad listgate.conf"
+grep -q "listgate.conf:[0-9]*: unknown key" "$T/err" &&
+    ok "the error names file:line" || bad "the error names file:line"
+cp "$T/saved.conf" "$CONF/listgate.conf"
+printf 'ham_cutoff = 0.5\nspam_cutoff = 0.4\n' > "$CONF/lists/broken.conf"
+qf broken "$DATA/ham-test.eml"
+expect 111 "bad lists/L.conf (ham_cutoff above spam_cutoff)"
+for name in ../demo 'Demo' '.x' 'a/b' ''; do
+	qf "$name" "$DATA/ham-test.eml"
+	expect 111 "bad list name '$name'"
+done
+qf untrained "$DATA/ham-test.eml"
+expect 111 "missing token file"
+printf 'on_error = pass\n' > "$CONF/lists/lenient.conf"
+qf lenient "$DATA/ham-test.eml"
+expect 0 "missing token file with on_error = pass: pass"
+printf 'max_post_bytes = 1024\n' > "$CONF/lists/small.conf"
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"
+awk 'BEGIN { for (i = 0; i < 100; i++) print "padding line number " i }' |
+    cat "$DATA/ham-test.eml" - > "$T/big.eml"
+qf small "$T/big.eml"
+expect 111 "post larger than max_post_bytes"
+"$LISTGATE" --config "$CONF" filter < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 111 "usage error: no --list"
+"$LISTGATE" --config "$CONF" filter --list demo --bogus \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 111 "usage error: unknown option"
+"$LISTGATE" --config "$CONF" filter --list demo --mta exim \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 111 "usage error: unknown --mta"
+printf 'database = "host=%s/nosock port=1 connect_timeout=2"\n' "$T" \
+    >> "$CONF/listgate.conf"
+qf demo "$DATA/spam-test.eml"
+expect 111 "database unreachable"
+cp "$T/saved.conf" "$CONF/listgate.conf"
+
+# every allocation failure ends in 111 (or a pass when it did not matter)
+worst=0
+i=1
+while [ $i -le 150 ]; do
+	LISTGATE_FAIL_ALLOC=$i env SENDER=a@b RECIPIENT=demo@l \
+	    "$LISTGATE" --config "$CONF" filter --list demo \
+	    < "$DATA/ham-test.eml" > /dev/null 2>&1
+	r=$?
+	if [ $r -ne 0 ] && [ $r -ne 111 ]; then worst=$r; break; fi
+	i=$((i + 1))
+done
+[ $worst -eq 0 ] && ok "allocation failures 1..150: every exit is 0 or 111" ||
+    bad "allocation failure $i: exit $worst"
+
+# --- the hold path, with a private PostgreSQL ------------------------------
+if [ -f "$top_srcdir/tests/pg.sh" ]; then
+	sh "$top_srcdir/tests/pg.sh" run sh "$0" pg > "$T/pg.out" 2>&1
+	prc=$?
+	sed -e 's/^ok [0-9]* - /ok - [pg] /' -e 's/^not ok [0-9]* - /not ok - [pg] /' \
+	    -e '/^1\.\./d' "$T/pg.out"
+	case $prc in
+	0) ok "hold path under PostgreSQL" ;;
+	77) echo "# no PostgreSQL server: hold path skipped" ;;
+	*) bad "hold path under PostgreSQL (status $prc)" ;;
+	esac
+fi
+
+echo "1..$n"
+[ $fails -eq 0 ]
