@@ -479,7 +479,8 @@ mime_param(const unsigned char *v, size_t n, const char *name, int raw,
 					}
 				}
 			}
-			if (pct_decode(tmp.data + p, tmp.len - p, &val) < 0)
+			if (tmp.len > p && pct_decode(tmp.data + p,
+			    tmp.len - p, &val) < 0)
 				goto out;
 		}
 		found = 1;

@@ -1025,6 +1025,34 @@ START_TEST(decoders_random)
 }
 END_TEST
 
+/* inputs the fuzzer found crashes with (each one a named fixture) */
+static const char *const crashers[] = {
+	"0017-fuzz-empty-2231-segment.eml",
+};
+
+START_TEST(fuzz_regressions)
+{
+	struct mail_limits lim;
+	unsigned char *m;
+	unsigned long sum = 0;
+	size_t n;
+
+	m = fixture(crashers[_i], &n);
+	ck_assert_int_eq(mail_walk(m, n, NULL, touch_cb, &sum), 0);
+	mail_limits_default(&lim);
+	lim.max_header = 300;
+	lim.max_fields = 8;
+	lim.max_field = 40;
+	lim.max_boundary = 6;
+	lim.max_depth = 3;
+	lim.max_parts = 6;
+	lim.max_decoded = 200;
+	lim.max_scan = n / 2 + 1;
+	ck_assert_int_eq(mail_walk(m, n, &lim, touch_cb, &sum), 0);
+	free(m);
+}
+END_TEST
+
 /* fail every allocation in turn: 0 or -1, never a crash or a leak */
 START_TEST(alloc_failure)
 {
@@ -1129,6 +1157,8 @@ mail_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, mutations, 0, nfix);
 	tcase_add_test(tc, decoders_random);
+	tcase_add_loop_test(tc, fuzz_regressions, 0,
+	    (int)(sizeof(crashers) / sizeof(crashers[0])));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("alloc_failure");
 	tcase_set_timeout(tc, 300);
