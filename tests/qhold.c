@@ -87,9 +87,13 @@ main(int argc, char **argv)
 		len += n;
 	}
 	fclose(f);
-	if (jmode)
-		return journal_file(argv[2], strcmp(argv[3], "spam") == 0, raw,
-		    len);
+	if (jmode) {
+		int rc = journal_file(argv[2], strcmp(argv[3], "spam") == 0,
+		    raw, len);
+
+		free(raw);
+		return rc;
+	}
 	memset(&p, 0, sizeof(p));
 	p.list = argv[1];
 	p.env_sender = "sender@example.org";
