@@ -331,8 +331,10 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 
 		if (lock_busy(db->kc) && left > 0) {
 			sleep_ms(delay < left ? delay : left);
-			if (delay < 20)
+			if (delay < TOKDB_POLL_MAX_MS)
 				delay *= 2;
+			if (delay > TOKDB_POLL_MAX_MS)
+				delay = TOKDB_POLL_MAX_MS;
 			continue;
 		}
 		if (lock_busy(db->kc)) {

@@ -26,6 +26,10 @@ struct tokcount {
 #define TOKDB_WRITE	1	/* exclusive lock */
 #define TOKDB_CREATE	2	/* with TOKDB_WRITE: create when missing */
 
+/* a waiting tokdb_open retries the lock at least this often (ms); a
+ * trainer pauses longer than this between batches so readers get in */
+#define TOKDB_POLL_MAX_MS	5
+
 /* error kinds from tokdb_open */
 #define TOKDB_ERR	(-1)	/* any other failure (err says) */
 #define TOKDB_ENOENT	(-2)	/* no such file */

@@ -27,8 +27,11 @@
 
 #define NAME		"train"
 /* posts per transaction, and the longest a batch may hold the lock */
-#define BATCH_POSTS	1000
-#define BATCH_SECONDS	0.5
+#define BATCH_POSTS	10000
+#define BATCH_SECONDS	0.25
+/* pause between batches, longer than a waiting reader's poll interval
+ * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
+#define BATCH_PAUSE_MS	12
 /* a trainer waits for readers at least this long */
 #define MIN_WRITER_WAIT	10000u
 /* progress line updates per second at most */
@@ -76,6 +79,16 @@ trainer_flush(struct trainer *t)
 	t->db = NULL;
 	t->nbatch = 0;
 	return r;
+}
+
+/* between batches: give readers polling for the lock their turn */
+static void
+trainer_pause(void)
+{
+	struct timespec ts = { 0, BATCH_PAUSE_MS * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }
 
 /* undo the current batch (after a fatal error) */
@@ -134,8 +147,11 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 	t->nposts++;
 	t->nbatch++;
 	if (t->nbatch >= BATCH_POSTS ||
-	    now_s() - t->batch_start >= BATCH_SECONDS)
-		return trainer_flush(t);
+	    now_s() - t->batch_start >= BATCH_SECONDS) {
+		if (trainer_flush(t) < 0)
+			return -1;
+		trainer_pause();
+	}
 	return 0;
 }
 

@@ -537,6 +537,48 @@ START_TEST(lock_wait_then_ok)
 }
 END_TEST
 
+/* a reader gets in during a trainer's short pause between batches */
+START_TEST(lock_pause_lets_reader_in)
+{
+	struct tokdb *db = open_w(dbpath);
+	int up[2], status, i;
+	char err[1024], ch;
+	pid_t pid;
+
+	tokdb_close(db);
+	ck_assert_int_eq(pipe(up), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tokdb *w;
+
+		/* batches of 150 ms with pauses like cmd_train's */
+		for (i = 0; i < 12; i++) {
+			if (tokdb_open(dbpath, TOKDB_WRITE, 5000, &w, err,
+			    sizeof(err)) != 0)
+				_exit(1);
+			if (i == 0 && write(up[1], "x", 1) != 1)
+				_exit(1);
+			usleep(150 * 1000);
+			tokdb_close(w);
+			usleep((TOKDB_POLL_MAX_MS * 2 + 2) * 1000);
+		}
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	for (i = 0; i < 3; i++) {
+		ck_assert_msg(tokdb_open(dbpath, TOKDB_READ, 1500, &db, err,
+		    sizeof(err)) == 0, "reader %d: %s", i, err);
+		tokdb_close(db);
+		usleep(20 * 1000);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(up[0]);
+	close(up[1]);
+}
+END_TEST
+
 /* count records by iteration */
 static int
 count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
@@ -618,6 +660,7 @@ tokdb_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, lock_wait_bound);
 	tcase_add_test(tc, lock_wait_then_ok);
+	tcase_add_test(tc, lock_pause_lets_reader_in);
 	suite_add_tcase(s, tc);
 	return s;
 }
