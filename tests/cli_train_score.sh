@@ -171,6 +171,26 @@ run lg train --list none --spam --unlearn "$DATA/spam1.eml"
 check "unlearn on a list without a token file fails" test "$rc" -eq 1
 check "... and creates nothing" test ! -e "$CONF/tokens/none.kch"
 
+# --- only max_scan_bytes of each post are tokenized ------------------------
+printf 'max_scan_bytes = 1024\n' > "$CONF/lists/small.conf"
+{
+	printf 'From: a@example.org\nSubject: scan limit\n\nzzzearlyword\n'
+	i=0
+	while [ $i -lt 60 ]; do
+		echo "filler text line number $i of the long post body here"
+		i=$((i + 1))
+	done
+	printf 'zzzlateword\n'
+} > "$T/long.eml"
+run lg train --list small --spam "$T/long.eml"
+check "train with a small max_scan_bytes" test "$rc" -eq 0
+lg score --list small --db-dump > "$T/dump-small"
+check "a word within max_scan_bytes is learnt" grep -q zzzearlyword "$T/dump-small"
+check "a word past max_scan_bytes is not" sh -c "! grep -q zzzlateword '$T/dump-small'"
+lg train --list big --spam "$T/long.eml" > /dev/null
+check "with the default limit both are learnt" sh -c \
+    "'$LISTGATE' --config '$CONF' score --list big --db-dump | grep -c 'zzz[a-z]*word' | grep -qx 2"
+
 # --- unreadable input ---------------------------------------------------
 run lg train --list dev --spam "$T/nonexistent"
 check "train of a missing file exits 1" test "$rc" -eq 1
