@@ -34,6 +34,7 @@ text(const char *prefix, int header, const char *s, struct tok_opts *o)
 
 	if (o == NULL) {
 		tok_opts_words(&def);
+		def.fold_case = 0;	/* the tests below spell case out */
 		o = &def;
 	}
 	ck_assert_ptr_nonnull(tl);
@@ -100,7 +101,7 @@ START_TEST(words_basic)
 	    "Hello, world!  It's a $100 deal... don't-miss it.\n"
 	    "e-mail U.S.A. --foo-- !!!wow!!! ab", NULL);
 
-	ck_assert(has(tl, "Hello"));		/* case kept by default */
+	ck_assert(has(tl, "Hello"));		/* case kept when asked */
 	ck_assert(has(tl, "world"));
 	ck_assert(has(tl, "It's"));
 	ck_assert(has(tl, "$100"));
@@ -125,7 +126,7 @@ START_TEST(words_options)
 	struct toklist *tl;
 
 	tok_opts_words(&o);
-	o.fold_case = 1;
+	ck_assert_int_eq(o.fold_case, 1);	/* the default */
 	o.numbers = 0;
 	tl = text("", 0, "FREE Money 12345 x2y", &o);
 	ck_assert(has(tl, "free"));
@@ -265,6 +266,7 @@ hdr(const char *name, const char *val, unsigned depth)
 	struct toklist *tl = toklist_new(1000);
 
 	tok_opts_words(&o);
+	o.fold_case = 0;
 	ck_assert_int_eq(tok_header(&o, name, (const unsigned char *)val,
 	    strlen(val), depth, tl), 0);
 	return tl;
@@ -290,6 +292,9 @@ START_TEST(headers_tagged)
 	ck_assert(has(tl, "rcvd:mail.spam.example"));
 	ck_assert(has(tl, "rcvd:mx.example.org"));
 	ck_assert(has(tl, "rcvd:ip:192.168.7.9"));
+	ck_assert(has(tl, "rcvd:ip:192.168.7"));	/* /24 and /16 */
+	ck_assert(has(tl, "rcvd:ip:192.168"));
+	ck_assert(!has(tl, "rcvd:ip:192"));
 	ck_assert(!has(tl, "rcvd:2002"));
 	ck_assert(!has(tl, "rcvd:Sep"));
 	toklist_free(tl);
