@@ -372,6 +372,54 @@ START_TEST(stdin_pipe_spooled)
 }
 END_TEST
 
+/* random mixes of separators and text: posts stay inside the file */
+START_TEST(mbox_random)
+{
+	static const char *const piece[] = { "From ", "\n", "\r\n", "x",
+		"\n\n", "From x\n", "\r", ">From ", "\nFrom " };
+	char text[512], path[600], err[256];
+	struct source_post p;
+	struct source *s;
+	unsigned seed = 12345;
+	size_t len, total;
+	int iter, k, r, n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/mbox", tmpdir);
+	for (iter = 0; iter < 1000; iter++) {
+		len = 0;
+		if (iter & 1) {
+			memcpy(text, "From ", 5);
+			len = 5;
+		}
+		n = (int)(rand_r(&seed) % 40);
+		for (k = 0; k < n; k++) {
+			const char *pc = piece[rand_r(&seed) % 9];
+
+			memcpy(text + len, pc, strlen(pc));
+			len += strlen(pc);
+		}
+		ck_assert_ptr_nonnull(f = fopen(path, "w"));
+		ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+		fclose(f);
+		ck_assert_int_eq(source_open(path, &s, err, sizeof(err)), 0);
+		total = 0;
+		k = 0;
+		while ((r = source_next(s, &p, err, sizeof(err))) == 1) {
+			total += p.len;
+			ck_assert(p.len == 0 ||
+			    memmem(text, len, p.data, p.len) != NULL);
+			k++;
+		}
+		ck_assert_int_eq(r, 0);
+		ck_assert_uint_le(total, len);
+		ck_assert_int_ge(k, 1);
+		ck_assert_int_eq(source_multi(s), k > 1);
+		source_close(s);
+	}
+}
+END_TEST
+
 static Suite *
 source_suite(void)
 {
@@ -390,6 +438,7 @@ source_suite(void)
 	tcase_add_test(tc, mbox_split);
 	tcase_add_test(tc, mbox_no_blank_no_split);
 	tcase_add_test(tc, mbox_crlf_and_edges);
+	tcase_add_test(tc, mbox_random);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("directories");
