@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "bayes.h"
+#include "buf.h"
+#include "classify.h"
+#include "tokdb.h"
 
 static struct bayes_params
 params(double s, double x, double md, unsigned mt)
@@ -280,6 +283,102 @@ START_TEST(robs_zero_finite)
 }
 END_TEST
 
+START_TEST(verdicts)
+{
+	ck_assert_int_eq(verdict_of(0.1, 0.3, 0.9), VERDICT_HAM);
+	ck_assert_int_eq(verdict_of(0.3, 0.3, 0.9), VERDICT_UNSURE);
+	ck_assert_int_eq(verdict_of(0.8999, 0.3, 0.9), VERDICT_UNSURE);
+	ck_assert_int_eq(verdict_of(0.9, 0.3, 0.9), VERDICT_SPAM);
+	ck_assert_str_eq(verdict_name(VERDICT_HAM), "ham");
+	ck_assert_str_eq(verdict_name(VERDICT_UNSURE), "unsure");
+	ck_assert_str_eq(verdict_name(VERDICT_SPAM), "spam");
+}
+END_TEST
+
+/* learn one post as spam or ham into db */
+static void
+learn(struct tokdb *db, const struct tok_opts *to, const char *msg, int spam)
+{
+	struct toklist *tl = toklist_new(to->max_tokens);
+
+	ck_assert_int_eq(tok_post((const unsigned char *)msg, strlen(msg), to,
+	    tl), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, tl, spam, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	toklist_free(tl);
+}
+
+START_TEST(classify_memory_store)
+{
+	static const char *const spam[] = {
+	    "Subject: cheap pills\n\nBuy cheap pills now, best price viagra\n",
+	    "Subject: win money\n\nWin money now, cheap offer, click here\n",
+	    "Subject: best offer\n\nViagra pills, cheap, order now online\n" };
+	static const char *const ham[] = {
+	    "Subject: meeting notes\n\nThe kernel patch review is on Monday\n",
+	    "Subject: patch review\n\nPlease review the attached kernel patch\n",
+	    "Subject: release\n\nThe release notes for the kernel are ready\n" };
+	struct tok_opts to;
+	struct bayes_params bp;
+	struct classify c;
+	struct tokdb *db;
+	struct buf clues = BUF_INIT(65536);
+	char err[256];
+	const char *m;
+	double sspam, sham;
+	size_t i;
+
+	tok_opts_default(&to);
+	bayes_params_default(&bp);
+	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
+	    err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++) {
+		learn(db, &to, spam[i], 1);
+		learn(db, &to, ham[i], 0);
+	}
+	ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+	m = "Subject: cheap viagra\n\nbuy pills now, cheap price\n";
+	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	sspam = c.r.score;
+	ck_assert(c.r.nused > 0);
+	ck_assert_int_eq(classify_clues(&c, 3, &clues), 0);
+	/* at most 3 lines "tok f spam ham", the first the most decisive */
+	{
+		const char *p = buf_str(&clues);
+		size_t nl = 0;
+		char tok[64];
+		double f;
+		unsigned ns, nh;
+
+		for (i = 0; i < clues.len; i++)
+			nl += p[i] == '\n';
+		ck_assert_uint_eq(nl, 3);
+		ck_assert_int_eq(sscanf(p, "%63s %lf %u %u", tok, &f, &ns,
+		    &nh), 4);
+		ck_assert(f > 0.5 && ns > 0 && nh == 0);
+	}
+	m = "Subject: kernel patch\n\nreview the release notes please\n";
+	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	sham = c.r.score;
+	ck_assert_msg(sspam > 0.5 && sham < 0.5, "spam %g ham %g", sspam,
+	    sham);
+	/* the same post twice: the same score (state reused) */
+	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	ck_assert(c.r.score == sham);
+	/* an empty post scores and stays within (0, 1) */
+	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	    (const unsigned char *)"", 0, err, sizeof(err)), 0);
+	ck_assert(c.r.score > 0 && c.r.score < 1);
+	classify_free(&c);
+	buf_free(&clues);
+	tokdb_close(db);
+}
+END_TEST
+
 static Suite *
 bayes_suite(void)
 {
@@ -299,6 +398,10 @@ bayes_suite(void)
 	tcase_add_test(tc, strict_order_extremes);
 	tcase_add_test(tc, min_dev_and_max_tokens);
 	tcase_add_test(tc, robs_zero_finite);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("classify");
+	tcase_add_test(tc, verdicts);
+	tcase_add_test(tc, classify_memory_store);
 	suite_add_tcase(s, tc);
 	return s;
 }
