@@ -12,7 +12,8 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/lg-cli-train.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" || exit 99
-printf 'tokens_dir = %s/tokens\n' "$CONF" > "$CONF/listgate.conf"
+printf 'tokens_dir = %s/tokens\nlock_wait_ms = 3000\n' "$CONF" \
+    > "$CONF/listgate.conf"
 
 fails=0
 n=0
@@ -190,6 +191,31 @@ check "a word past max_scan_bytes is not" sh -c "! grep -q zzzlateword '$T/dump-
 lg train --list big --spam "$T/long.eml" > /dev/null
 check "with the default limit both are learnt" sh -c \
     "'$LISTGATE' --config '$CONF' score --list big --db-dump | grep -c 'zzz[a-z]*word' | grep -qx 2"
+
+# --- a long training run lets scorers in between its batches -------------
+awk 'BEGIN {
+	for (i = 0; i < 4000; i++) {
+		printf "From x@example.org Mon Jan  1 00:00:00 2024\n"
+		printf "From: a%d@example.org\nSubject: post %d\n\n", i % 50, i
+		for (l = 0; l < 12; l++) {
+			for (w = 0; w < 10; w++)
+				printf "w%d ", (i * 7 + l * 13 + w * 101) % 20000
+			printf "\n"
+		}
+		printf "\n"
+	}
+}' > "$T/many.mbox"
+lg train --list dev --ham "$T/many.mbox" > "$T/bg.out" 2>&1 &
+bg=$!
+scored=0 failed=0
+while kill -0 $bg 2> /dev/null; do
+	if lg score --list dev "$DATA/spam-test.eml" > /dev/null 2> "$T/bg.err"
+	then scored=$((scored + 1)); else failed=$((failed + 1)); fi
+done
+wait $bg
+check "background training of 4000 posts succeeds" \
+    grep -q "^trained 4000 posts as ham" "$T/bg.out"
+check "no scorer timed out during training ($scored scored)" test "$failed" -eq 0
 
 # --- unreadable input ---------------------------------------------------
 run lg train --list dev --spam "$T/nonexistent"
