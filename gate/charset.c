@@ -67,7 +67,8 @@ static const struct {
 /* names read as UTF-8 (with Latin-1 fallback) without iconv */
 static const char *const utf8_names[] = {
 	"", "utf-8", "utf8", "us-ascii", "ascii", "ansi_x3.4-1968",
-	"us_ascii", "iso646-us", "7bit", "8bit",
+	"us_ascii", "iso646-us", "7bit", "8bit", "default", "default_charset",
+	"unknown-8bit", "x-unknown", "unknown", "x-user-defined",
 };
 
 int

@@ -89,10 +89,11 @@ ent_lookup(const unsigned char *s, size_t n)
 	if (n == 0 || n > ENT_MAX)
 		return -1;
 	for (i = 0; i < 96; i++)
-		if (strlen(latin1[i]) == n && memcmp(latin1[i], s, n) == 0)
+		if (latin1[i][0] == s[0] && strlen(latin1[i]) == n &&
+		    memcmp(latin1[i], s, n) == 0)
 			return (long)(160 + i);
 	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
-		if (strlen(others[i].name) == n &&
+		if (others[i].name[0] == s[0] && strlen(others[i].name) == n &&
 		    memcmp(others[i].name, s, n) == 0)
 			return (long)others[i].cp;
 	return -1;

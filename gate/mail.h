@@ -45,7 +45,8 @@ struct mail_event {
 	 * MAIL_TEXT: the part's decoded text as UTF-8 (HTML already turned to
 	 * text, with link and image URLs and alt text kept as words);
 	 * MAIL_ANOMALY: a short lower-case name such as "b64-garbage",
-	 * "header-truncated", "boundary-missing", "depth-limit".
+	 * "header-truncated", "boundary-missing", "depth-limit" (each name
+	 * is reported at most once per post; see mail.c for the full list).
 	 * Always NUL-terminated at data[len].
 	 */
 	const unsigned char *data;

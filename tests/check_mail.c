@@ -125,9 +125,9 @@ fixture_log(const char *name)
 }
 
 #define HAS(log, s)	ck_assert_msg(strstr((log), (s)) != NULL, \
-			    "missing \"%s\" in:\n%s", (s), (log))
+			    "missing \"%s\" in:\n%.3000s", (s), (log))
 #define HASNT(log, s)	ck_assert_msg(strstr((log), (s)) == NULL, \
-			    "unexpected \"%s\" in:\n%s", (s), (log))
+			    "unexpected \"%s\" in:\n%.3000s", (s), (log))
 
 /* count occurrences of s in log */
 static int
@@ -693,6 +693,19 @@ START_TEST(deep_nesting)
 	HASNT(log, "H21 ");
 	HASNT(log, "very deep text");
 	free(log);
+	/* a caller may allow the whole depth (the stack copes) */
+	{
+		struct mail_limits lim;
+
+		mail_limits_default(&lim);
+		lim.max_depth = 100000;
+		lim.max_parts = 100000;
+		log = walk_log(m.data, m.len, &lim, &rc);
+		ck_assert_int_eq(rc, 0);
+		HAS(log, "T1000 text/plain : very deep text\n");
+		HASNT(log, "depth-limit");
+		free(log);
+	}
 	/* message/rfc822 nesting counts too */
 	buf_reset(&m);
 	for (i = 0; i < 1000; i++)
