@@ -194,29 +194,52 @@ init_meta(struct tokdb *db)
 	return 0;
 }
 
+/* the list name a token file path stands for (tokens_dir/L.kch), for
+ * messages; "L" when the path does not look like that */
+static void
+list_of(const char *path, char *out, size_t outsz)
+{
+	const char *b = strrchr(path, '/');
+	size_t n;
+
+	b = b ? b + 1 : path;
+	n = strlen(b);
+	if (n <= 4 || strcmp(b + n - 4, ".kch") != 0 || b[0] == '.' ||
+	    n - 4 >= outsz) {
+		snprintf(out, outsz, "L");
+		return;
+	}
+	memcpy(out, b, n - 4);
+	out[n - 4] = 0;
+}
+
 /* check the format and tokenizer versions: 0, or a TOKDB_E* code */
 static int
 check_meta(struct tokdb *db, char *err, size_t errsz)
 {
 	uint32_t fmt, tv;
+	char list[80];
 	int r1, r2;
 
+	list_of(db->path, list, sizeof(list));
 	r1 = meta_u32(db, K_FORMAT, KLEN(K_FORMAT), &fmt);
 	r2 = meta_u32(db, K_TOKVER, KLEN(K_TOKVER), &tv);
 	if (r1 <= 0 || r2 <= 0) {
 		snprintf(err, errsz, "token file %s is not a listgate token "
-		    "file (no version records); move it away and run "
-		    "`listgate rebuild --list L` or retrain the list", db->path);
+		    "file (no version records): run `listgate rebuild "
+		    "--list %s` to recreate it from the journal, or move it "
+		    "away and retrain the list",
+		    db->path, list);
 		return TOKDB_ERR;
 	}
 	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
 		snprintf(err, errsz, "token file %s was written by another "
 		    "version of listgate (format %u, tokenizer %u; this "
 		    "program uses format %u, tokenizer %u): run `listgate "
-		    "rebuild --list L` to recreate it from the journal, or "
+		    "rebuild --list %s` to recreate it from the journal, or "
 		    "move it away and retrain the list", db->path,
 		    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
-		    (unsigned)TOK_VERSION);
+		    (unsigned)TOK_VERSION, list);
 		return TOKDB_EVERSION;
 	}
 	return 0;
@@ -264,6 +287,7 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	char kpath[4096];
 	uint32_t kmode;
 	double start, delay = 1.0;
+	char list[80];
 	int writer = (mode & TOKDB_WRITE) != 0, created = 0, r;
 
 	*db_r = NULL;
@@ -346,10 +370,12 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 			    "train the list first", path);
 			r = TOKDB_ENOENT;
 		} else {
+			list_of(path, list, sizeof(list));
 			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s); if it is corrupt, move it away and run "
-			    "`listgate rebuild --list L` or retrain the list",
-			    path, kcdbemsg(db->kc));
+			    "(%s); if it is corrupt, run `listgate rebuild "
+			    "--list %s` to recreate it from the journal, or move "
+			    "it away and retrain the list",
+			    path, kcdbemsg(db->kc), list);
 			r = TOKDB_ERR;
 		}
 		kcdbdel(db->kc);

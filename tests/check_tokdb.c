@@ -366,7 +366,7 @@ START_TEST(version_refused)
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
 	    sizeof(err)), TOKDB_EVERSION);
 	ck_assert_ptr_nonnull(strstr(err, dbpath));
-	ck_assert_ptr_nonnull(strstr(err, "rebuild"));
+	ck_assert_ptr_nonnull(strstr(err, "rebuild --list list`"));
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE, 100,
 	    &db, err, sizeof(err)), TOKDB_EVERSION);
 	patch_meta("\0tokver", 7, TOK_VERSION);
