@@ -25,6 +25,9 @@
 
 /* events fetched and applied per token-file transaction */
 #define APPLY_BATCH	256
+/* pipelined INSERTs in flight at most (their results are tiny, so the
+ * socket buffers never fill and block both sides) */
+#define PIPE_MAX	128
 
 int
 journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
@@ -50,8 +53,68 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 	}
 	PQclear(res);
 	q->intx = 1;
+	q->npending = 0;
+	q->perr[0] = 0;
+	/* bulk INSERTs without a round trip each */
+	q->pipe = PQenterPipelineMode(q->conn) == 1;
 	return 0;
 }
+
+/*
+ * Read back the results of the pipelined INSERTs; with sync, end the
+ * pipeline (PQpipelineSync) and leave pipeline mode.  The first error is
+ * kept in q->perr.  0 when every one succeeded, else -1.
+ */
+static int
+pipe_drain(struct queue *q, int sync)
+{
+	PGresult *res;
+	ExecStatusType st;
+	int ok = 1;
+
+	if (!q->pipe)
+		return 0;
+	if ((sync ? PQpipelineSync(q->conn) : PQsendFlushRequest(q->conn)) !=
+	    1 || PQflush(q->conn) != 0) {
+		snprintf(q->perr, sizeof(q->perr), "%s", queue_pgerr(q, NULL));
+		q->pipe = 0;	/* the connection is unusable now */
+		return -1;
+	}
+	while (q->npending > 0 || sync) {
+		if ((res = PQgetResult(q->conn)) == NULL) {
+			if (PQstatus(q->conn) != CONNECTION_OK) {
+				snprintf(q->perr, sizeof(q->perr), "%s",
+				    queue_pgerr(q, NULL));
+				q->pipe = 0;
+				return -1;
+			}
+			continue;	/* the end of one query's results */
+		}
+		st = PQresultStatus(res);
+		if (st == PGRES_PIPELINE_SYNC) {
+			PQclear(res);
+			break;
+		}
+		if (st != PGRES_COMMAND_OK) {
+			if (q->perr[0] == 0)
+				snprintf(q->perr, sizeof(q->perr), "%s",
+				    queue_pgerr(q, res));
+			ok = 0;
+		}
+		PQclear(res);
+		if (q->npending > 0)
+			q->npending--;
+	}
+	if (sync) {
+		PQexitPipelineMode(q->conn);
+		q->pipe = 0;
+	}
+	return ok && q->perr[0] == 0 ? 0 : -1;
+}
+
+#define JOURNAL_INSERT \
+	"INSERT INTO train_journal (list, class, op, source, post_id, size, " \
+	"message_z) VALUES ($1, $2, $3, $4, $5::int8, $6::int8, $7)"
 
 int
 journal_add(struct queue *q, const char *list, int spam, int dir,
@@ -84,9 +147,24 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 	vals[6] = (const char *)z;
 	lens[6] = (int)zlen;
 	fmts[6] = 1;
-	res = PQexecParams(q->conn, "INSERT INTO train_journal (list, class, "
-	    "op, source, post_id, size, message_z) VALUES ($1, $2, $3, $4, "
-	    "$5::int8, $6::int8, $7)", 7, NULL, vals, lens, fmts, 0);
+	if (q->pipe) {
+		if (PQsendQueryParams(q->conn, JOURNAL_INSERT, 7, NULL, vals,
+		    lens, fmts, 0) != 1) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: %s", queue_pgerr(q, NULL));
+			xfree(z);
+			return -1;
+		}
+		xfree(z);
+		if (++q->npending >= PIPE_MAX && pipe_drain(q, 0) < 0) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: %s", q->perr);
+			return -1;
+		}
+		return 0;
+	}
+	res = PQexecParams(q->conn, JOURNAL_INSERT, 7, NULL, vals, lens, fmts,
+	    0);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		snprintf(err, errsz, "database: cannot journal the post: %s",
 		    queue_pgerr(q, res));
@@ -100,6 +178,16 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 int
 journal_commit(struct queue *q, char *err, size_t errsz)
 {
+	char e[8];
+
+	if (pipe_drain(q, 1) < 0) {
+		snprintf(err, errsz, "database: cannot journal the posts: %s",
+		    q->perr);
+		if (PQstatus(q->conn) == CONNECTION_OK)
+			queue_cmd(q, "ROLLBACK", e, sizeof(e));
+		q->intx = 0;
+		return -1;
+	}
 	q->intx = 0;
 	return queue_cmd(q, "COMMIT", err, errsz);
 }
@@ -109,7 +197,8 @@ journal_rollback(struct queue *q)
 {
 	char e[8];
 
-	if (q->intx)
+	pipe_drain(q, 1);
+	if (q->intx && PQstatus(q->conn) == CONNECTION_OK)
 		queue_cmd(q, "ROLLBACK", e, sizeof(e));
 	q->intx = 0;
 }
@@ -133,6 +222,34 @@ queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
 			break;
 	PQclear(res);
 	return 0;
+}
+
+/* 1 (with err) when the token file claims events the journal does not
+ * have: a token file from another or a restored database */
+static int
+ahead(struct queue *q, const char *list, int64_t pos, char *err,
+    size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+	long long max;
+	int r = 0;
+
+	res = PQexecParams(q->conn, "SELECT coalesce(max(id), 0) FROM "
+	    "train_journal WHERE list = $1", 1, NULL, vals, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
+		max = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		if (max < pos) {
+			snprintf(err, errsz, "the token file is at journal "
+			    "position %lld but the journal of list %s ends at "
+			    "%lld: it was built from another (or a restored) "
+			    "database; run `listgate rebuild --list %s`",
+			    (long long)pos, list, max, list);
+			r = 1;
+		}
+	}
+	PQclear(res);
+	return r;
 }
 
 /*
@@ -177,6 +294,9 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	rows = PQntuples(res);
 	if (rows == 0) {
 		n = 0;
+		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
+		    errsz))
+			n = -1;
 		goto out;
 	}
 	if (tokdb_begin(db) < 0) {

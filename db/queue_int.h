@@ -15,6 +15,9 @@
 struct queue {
 	PGconn *conn;
 	int intx;		/* a journal transaction is open */
+	int pipe;		/* ... in libpq pipeline mode */
+	unsigned npending;	/* pipelined INSERTs not yet read back */
+	char perr[512];		/* the first error a pipelined one met */
 };
 
 /* advisory lock class for the per-list journal writer lock ("LG") */

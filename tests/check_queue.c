@@ -568,6 +568,68 @@ START_TEST(journal_apply_exactly_once)
 }
 END_TEST
 
+/* an error in the middle of a pipelined batch fails the commit and
+ * stores none of the batch */
+START_TEST(journal_batch_error_stores_nothing)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	char err[1024];
+	int i, r = 0;
+
+	ck_assert_int_eq(journal_begin(q, "jerr", err, sizeof(err)), 0);
+	for (i = 0; i < 300 && r == 0; i++)
+		r = journal_add(q, i == 150 ? "Bad/Name" : "jerr", 0, 1,
+		    "manual", 0, (const unsigned char *)"a\n\nb\n", 5, err,
+		    sizeof(err));
+	if (r == 0)
+		r = journal_commit(q, err, sizeof(err));
+	else
+		journal_rollback(q);
+	ck_assert_int_eq(r, -1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jerr"), 0);
+	/* the connection still works */
+	ck_assert_int_eq(journal_begin(q, "jerr", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "jerr", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jerr"), 1);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* a token file ahead of the journal (another database) is refused */
+START_TEST(journal_file_ahead)
+{
+	struct queue *q = qopen();
+	struct journal_stats st;
+	struct tok_opts to;
+	struct tokdb *db;
+	char dir[256], path[300], err[1024];
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ahead.kch", dir);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_WRITE | TOKDB_CREATE, 1000,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_pos(db, 999999999), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	tok_opts_default(&to);
+	ck_assert_int_eq(journal_apply(q, "ahead", path, 1, 1000, &to, &st,
+	    err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "rebuild"));
+	unlink(path);
+	rmdir(dir);
+	queue_close(q);
+}
+END_TEST
+
 static Suite *
 queue_suite(void)
 {
@@ -598,6 +660,8 @@ queue_suite(void)
 
 	tc = tcase_create("journal");
 	tcase_add_test(tc, journal_apply_exactly_once);
+	tcase_add_test(tc, journal_batch_error_stores_nothing);
+	tcase_add_test(tc, journal_file_ahead);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
