@@ -159,14 +159,26 @@ squeeze_phi(double d)
 }
 
 double
-bayes_squeeze(double log_i, double log_1mi)
+bayes_squeeze(double log_i, double log_1mi, double log_qh, double log_qs)
 {
-	double le = log(BAYES_EDGE);
+	double le = log(BAYES_EDGE), hi, diff, lmid, sq;
 
 	if (log_1mi <= le)
 		return 1 - BAYES_EDGE * squeeze_phi(le - log_1mi);
 	if (log_i <= le)
 		return BAYES_EDGE * squeeze_phi(le - log_i);
+	/* near 0.5: I - 0.5 = (qH - qS) / 2, from the logs of the tails */
+	hi = log_qh > log_qs ? log_qh : log_qs;
+	diff = fabs(log_qh - log_qs);
+	if (diff == 0)
+		return 0.5;
+	if (hi > le)	/* a tail is not small: I itself is resolved */
+		return exp(log_i);
+	lmid = hi + log(-expm1(-diff)) - M_LN2;
+	if (lmid <= le) {
+		sq = BAYES_EDGE * squeeze_phi(le - lmid);
+		return log_qh > log_qs ? 0.5 + sq : 0.5 - sq;
+	}
 	return exp(log_i);
 }
 
@@ -252,6 +264,6 @@ bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
 	/* I = (qH + pS) / 2 and 1 - I = (pH + qS) / 2: sums, no cancellation */
 	r->log_i = logaddexp(lqh, lps) - M_LN2;
 	r->log_1mi = logaddexp(lph, lqs) - M_LN2;
-	r->score = bayes_squeeze(r->log_i, r->log_1mi);
+	r->score = bayes_squeeze(r->log_i, r->log_1mi, lqh, lqs);
 	return 0;
 }

@@ -16,11 +16,17 @@
  *	score = I				if E < I < 1 - E
  *	score = 1 - E * phi(ln E - ln(1 - I))	if 1 - I <= E (spam side)
  *	score = E * phi(ln E - ln I)		if I <= E (ham side)
- * continuous at both joins and strictly increasing in I, so posts keep
- * the order of their exact Fisher indicator and never reach 0 or 1 (the
- * logarithmic squeeze keeps about 40 doubles per nat of evidence even
- * at a million nats).  Exact ties of I are broken by nothing: they are
- * the same evidence.  No tokens voting gives 0.5.  Deterministic:
+ *	score = 0.5 +- E * phi(ln E - ln |I - 0.5|)
+ *				if |I - 0.5| <= E and qH, qS <= E
+ * where I - 0.5 = (qH - qS) / 2 (sign of ln qH - ln qS), the case of
+ * strong evidence both ways, where both tails vanish.  The score is
+ * continuous at every join and strictly increasing in I, so posts keep
+ * the order of their exact Fisher indicator, never reach 0 or 1, and
+ * collapse to 0.5 only when qH = qS exactly (the logarithmic squeeze
+ * keeps about 40 doubles per nat of evidence even at a million nats).
+ * In each squeezed band the order is that of the log tails: by
+ * ln(1 - I), ln I, or ln |qH - qS|.  No tokens voting gives 0.5.
+ * Deterministic:
  * tokens are summed in a fixed order (by |f - 0.5|, then bytes).
  * Print scores with BAYES_SCORE_FMT: the squeezed ends need 17 digits.
  */
@@ -72,8 +78,10 @@ double bayes_log_chi2q(double x2, unsigned nu);
 /* both tails at once, each accurate in log form: *lq = ln Q, *lp =
  * ln (1 - Q) (the lower tail, by its own series when Q is near 1) */
 void bayes_log_chi2(double x2, unsigned nu, double *lq, double *lp);
-/* the strictly ordered score from ln I and ln (1 - I) (formula above) */
-double bayes_squeeze(double log_i, double log_1mi);
+/* the strictly ordered score from ln I, ln (1 - I), ln qH and ln qS
+ * (formula above) */
+double bayes_squeeze(double log_i, double log_1mi, double log_qh,
+    double log_qs);
 
 /*
  * Score a post from its tokens' counts (nspam/nham: trained posts of

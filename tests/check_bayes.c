@@ -168,6 +168,26 @@ START_TEST(strict_order_extremes)
 		ck_assert_msg(s < prev && s > 0, "k=%zu s=%.17g", k, s);
 		prev = s;
 	}
+	/* strong evidence both ways (both tails vanish): one more mild
+	 * spammy token still moves the score up, never to exactly 0.5 */
+	prev = 0.5;
+	for (k = 1; k < 100; k++) {
+		for (i = 0; i < 300; i++) {
+			cnt[i][0] = 990;
+			cnt[i][1] = 10;
+		}
+		for (; i < 600; i++) {
+			cnt[i][0] = 10;
+			cnt[i][1] = 990;
+		}
+		for (; i < 600 + k; i++) {	/* f ~ 0.95: votes */
+			cnt[i][0] = 950;
+			cnt[i][1] = 50;
+		}
+		s = score_counts(&p, (const uint32_t (*)[2])cnt, 600 + k, &r);
+		ck_assert_msg(s > prev && s < 0.51, "k=%zu s=%.17g", k, s);
+		prev = s;
+	}
 	/* printed with BAYES_SCORE_FMT, neighbours stay distinct */
 	{
 		char a[64], b[64];
@@ -191,17 +211,30 @@ START_TEST(squeeze_continuous)
 	double le = log(BAYES_EDGE), s;
 
 	/* at the joins the squeezed value equals I */
-	s = bayes_squeeze(log1p(-BAYES_EDGE), le);
+	s = bayes_squeeze(log1p(-BAYES_EDGE), le, 0, -20);
 	ck_assert_double_eq_tol(s, 1 - BAYES_EDGE, 1e-15);
-	s = bayes_squeeze(le, log1p(-BAYES_EDGE));
+	s = bayes_squeeze(le, log1p(-BAYES_EDGE), -20, 0);
 	ck_assert_double_eq_tol(s, BAYES_EDGE, 1e-20);
 	/* strictly monotone far out */
-	ck_assert(bayes_squeeze(0, -1e6) > bayes_squeeze(0, -1e6 + 5));
-	ck_assert(bayes_squeeze(0, -1e6) < 1);
-	ck_assert(bayes_squeeze(-1e6, 0) < bayes_squeeze(-1e6 + 5, 0));
-	ck_assert(bayes_squeeze(-1e6, 0) > 0);
+	ck_assert(bayes_squeeze(0, -1e6, 0, -1e6) >
+	    bayes_squeeze(0, -1e6 + 5, 0, -1e6 + 5));
+	ck_assert(bayes_squeeze(0, -1e6, 0, -1e6) < 1);
+	ck_assert(bayes_squeeze(-1e6, 0, -1e6, 0) <
+	    bayes_squeeze(-1e6 + 5, 0, -1e6 + 5, 0));
+	ck_assert(bayes_squeeze(-1e6, 0, -1e6, 0) > 0);
 	/* middle: I itself */
-	ck_assert_double_eq_tol(bayes_squeeze(log(0.3), log(0.7)), 0.3, 1e-15);
+	ck_assert_double_eq_tol(bayes_squeeze(log(0.3), log(0.7), -2, -1),
+	    0.3, 1e-15);
+	/* both tails vanishing: 0.5 only for an exact tie, else ordered */
+	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -900) == 0.5);
+	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -901) > 0.5);
+	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -901) <
+	    bayes_squeeze(-M_LN2, -M_LN2, -899, -901));
+	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -901, -900) < 0.5);
+	/* continuous at the middle join: |I - 0.5| = E */
+	s = bayes_squeeze(log(0.5 + BAYES_EDGE), log(0.5 - BAYES_EDGE),
+	    log(2 * BAYES_EDGE), -800);
+	ck_assert_double_eq_tol(s, 0.5 + BAYES_EDGE, 1e-15);
 }
 END_TEST
 
