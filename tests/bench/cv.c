@@ -173,14 +173,22 @@ main(int argc, char **argv)
 {
 	struct tok_opts o;
 	struct toklist *tl;
-	double robs[32] = { 0.0178 }, robx[32] = { 0.52 }, mdev[32] = { 0.375 };
-	double mtok[32] = { 0 };
+	double robs[32], robx[32], mdev[32], mtok[32];
 	size_t nrobs = 1, nrobx = 1, nmdev = 1, nmtok = 1;
 	size_t i, j, cap = 0, nfold = 0, a, b, c, d;
 	const char *scores = NULL;
 	char line[4096], *tokopt, *sv;
 	int ch, f;
 
+	{
+		struct bayes_params dp;
+
+		bayes_params_default(&dp);
+		robs[0] = dp.robs;
+		robx[0] = dp.robx;
+		mdev[0] = dp.min_dev;
+		mtok[0] = dp.max_tokens;
+	}
 	tok_opts_default(&o);
 	while ((ch = getopt(argc, argv, "t:s:x:d:m:S:D")) != -1) {
 		switch (ch) {
