@@ -5,7 +5,8 @@
 # with `groff -man -ww` and print nothing on stderr; listgate(1) must
 # have a section for every subcommand in gate/listgate.c and the limits
 # of gate/lglimits.h; listgate.conf(5) must describe every key that
-# listcfg/listcfg.c accepts.  Skips (77) when groff is not installed.
+# listcfg/listcfg.c accepts, each with the default that `listgate config
+# check` prints.  Skips (77) when groff is not installed.
 set -u
 
 : "${top_srcdir:?set by make check}"
@@ -66,6 +67,50 @@ for k in $keys; do
 		bad "listgate.conf.5 describes '$k'"
 	fi
 done
+
+# every default the page states is the one `config check` prints
+if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ]; then
+	mkdir "$T/conf"
+	if "$LISTGATE" --config "$T/conf" config check --list x >"$T/eff" 2>&1; then
+		# the text of each key's entry, macros dropped: "SECTION KEY TEXT"
+		awk '
+		/^\.SH GLOBAL/ { sec = "global" }
+		/^\.SH LIST/ { sec = "list" }
+		/^\.SH / && !/^\.SH (GLOBAL|LIST)/ { sec = "" }
+		/^\.(TP|SS|SH)/ { if (key != "") print sec0, key, text; key = "" }
+		sec != "" && /^\.B[IR]? [a-z_]+ / && prev == ".TP" {
+			key = $2; sec0 = sec; text = ""; prev = $0; next
+		}
+		key != "" {
+			line = $0
+			sub(/^\.[A-Za-z]+ ?/, "", line)
+			gsub(/\\f[BIRP]/, "", line)
+			gsub(/"/, "", line)
+			text = text " " line
+		}
+		{ prev = $0 }
+		END { if (key != "") print sec0, key, text }
+		' "$man5" >"$T/entries"
+		sec=global
+		while read -r k eq v; do
+			case $k in
+			"#") case $eq in lists/*) sec=list ;; esac; continue ;;
+			""|tokens_dir) continue ;;
+			esac
+			e=$(awk -v s="$sec" -v k="$k" '$1 == s && $2 == k' "$T/entries")
+			if printf '%s\n' "$e" | grep -q "Default: the global $k"; then
+				ok "listgate.conf.5: $sec $k defaults to the global one"
+			elif printf '%s\n' "$e" | grep -Eq "Default: *$v( |\.|\$)"; then
+				ok "listgate.conf.5: $sec $k default is $v"
+			else
+				bad "listgate.conf.5: $sec $k default is $v"
+			fi
+		done <"$T/eff"
+	else
+		bad "config check runs in an empty configuration directory"
+		sed 's/^/# /' "$T/eff"
+	fi
+fi
 
 echo "1..$n"
 [ $fails -eq 0 ]
