@@ -13,9 +13,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "queue.h"
 #include "queue_int.h"
@@ -23,8 +25,13 @@
 #include "tokdb.h"
 #include "xalloc.h"
 
-/* events fetched and applied per token-file transaction */
+/* events fetched per token-file transaction, and the longest one may
+ * hold the file's lock */
 #define APPLY_BATCH	256
+#define APPLY_SECONDS	0.25
+/* pause between batches, longer than a waiting reader's lock poll, so
+ * filters waiting for the file get in */
+#define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
 /* pipelined INSERTs in flight at most (their results are tiny, so the
  * socket buffers never fill and block both sides) */
 #define PIPE_MAX	128
@@ -224,6 +231,16 @@ queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
 	return 0;
 }
 
+/* seconds on the monotonic clock */
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* 1 (with err) when the token file claims events the journal does not
  * have: a token file from another or a restored database */
 static int
@@ -271,6 +288,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	int64_t pos;
 	long n = -1;
 	int i, rows;
+	double start = now_s();
 
 	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
 	    wait_ms, &db, err, errsz) != 0)
@@ -336,6 +354,11 @@ apply_batch(struct queue *q, const char *list, const char *path,
 			goto out;
 		}
 		pos = id;
+		/* the rest waits for the next batch: readers get in */
+		if (now_s() - start >= APPLY_SECONDS) {
+			rows = i + 1;
+			break;
+		}
 	}
 	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
@@ -368,8 +391,12 @@ journal_apply(struct queue *q, const char *list, const char *path,
 		return -1;
 	}
 	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, &buf,
-	    &cap, st, err, errsz)) > 0)
-		;
+	    &cap, st, err, errsz)) > 0) {
+		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	toklist_free(tl);
 	xfree(buf);
 	return n < 0 ? -1 : 0;
