@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <iconv.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@
 /* longest charset name looked up; real names are under 30 bytes */
 #define CS_NAME_MAX	40
 /* iconv handles kept open */
-#define CS_CACHE	16
+#define CS_CACHE	32
 
 struct cs_slot {
 	char name[CS_NAME_MAX + 1];	/* normalized name; "" = free */
@@ -31,6 +32,7 @@ struct cs_slot {
 
 static struct cs_slot cache[CS_CACHE];
 static unsigned long tick;
+static unsigned opens_left = UINT_MAX;	/* see charset_budget() */
 
 /* names iconv spells otherwise, or supersets worth using instead */
 static const struct {
@@ -205,6 +207,10 @@ cs_open(const char *name)
 		if (s->used < victim->used)
 			victim = s;
 	}
+	if (opens_left == 0)
+		return (iconv_t)-1;	/* read as UTF-8 from now on */
+	if (opens_left != UINT_MAX)
+		opens_left--;
 	for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
 		if (strcmp(aliases[i].alias, name) == 0) {
 			target = aliases[i].name;
@@ -311,4 +317,10 @@ charset_cache_clear(void)
 		cache[i].cd = (iconv_t)-1;
 		cache[i].used = 0;
 	}
+}
+
+void
+charset_budget(unsigned n)
+{
+	opens_left = n ? n : UINT_MAX;
 }

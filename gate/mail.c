@@ -693,18 +693,21 @@ mail_walk(const unsigned char *msg, size_t len,
 		mail_limits_default(&def);
 		lim = &def;
 	}
+	charset_budget(CS_OPEN_BUDGET);
 	walk_init(&w, msg, len, lim, lim->max_scan);
 	w.cb = cb;
 	w.ctx = ctx;
 	if ((w.stack = xcalloc((size_t)w.max_depth + 1,
 	    sizeof(*w.stack))) == NULL) {
 		walk_free(&w);
+		charset_budget(0);
 		return -1;
 	}
 	r = walk_entity(&w, 0, 0);
 	if (r == 0 && len > lim->max_scan)
 		r = anomaly(&w, AN_SCAN, 0);
 	walk_free(&w);
+	charset_budget(0);
 	return r;
 }
 

@@ -21,6 +21,13 @@
 int charset_convert(const char *charset, size_t cslen,
     const unsigned char *in, size_t n, struct buf *out, int *flags);
 
+/* allow n more iconv_open() calls (0: no limit); past the budget a
+ * charset not in the cache is read as UTF-8/Latin-1.  mail_walk() sets
+ * CS_OPEN_BUDGET per post: a post cycling through many charsets would
+ * otherwise open and close a converter for every encoded word */
+#define CS_OPEN_BUDGET	64
+void charset_budget(unsigned n);
+
 /* UTF-8 as is, each invalid byte as Latin-1: 0 clean, 1 fallback, -1 */
 int utf8_sanitize(const unsigned char *in, size_t n, struct buf *out);
 

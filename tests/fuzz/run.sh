@@ -22,4 +22,5 @@ $CC -g -O1 -fsanitize=fuzzer,address,undefined \
 cp "$top"/tests/data/mail/*.eml "$work/corpus/" 2>/dev/null || :
 cd "$work"
 exec ./fuzz_mail -max_total_time="$secs" -max_len=65536 -timeout=10 \
-	-rss_limit_mb=2048 -print_final_stats=1 corpus
+	-rss_limit_mb=2048 -print_final_stats=1 \
+	-dict="$top/tests/fuzz/mail.dict" corpus
