@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "lglimits.h"
 #include "mail.h"
+#include "mailint.h"
 #include "xalloc.h"
 
 /* --- helpers ---------------------------------------------------------- */
@@ -489,6 +490,61 @@ START_TEST(rfc2047_headers)
 	HAS(log, "H0 X-Split: \xe2\x82\xac\n");
 	HAS(log, "A0 rfc2047-bad\n");
 	free(log);
+}
+END_TEST
+
+static const struct {
+	const char *v, *name, *out;	/* out NULL: not found */
+	int raw;
+} param_cases[] = {
+	{ "text/plain; charset=utf-8", "charset", "utf-8", 1 },
+	{ "text/plain; CHARSET=\"utf-8\"", "charset", "utf-8", 1 },
+	{ "text/plain; charset=utf-8 (comment)", "charset", "utf-8", 1 },
+	{ "text/plain (a;b) ; charset=koi8-r", "charset", "koi8-r", 1 },
+	{ "text/plain; format=flowed;\r\n charset=x", "charset", "x", 1 },
+	{ "multipart/mixed; boundary=\"a;b\"", "boundary", "a;b", 1 },
+	{ "multipart/mixed; boundary=\"a\\\"b\"", "boundary", "a\"b", 1 },
+	{ "multipart/mixed; boundary==_x=", "boundary", "=_x=", 1 },
+	{ "attachment; filename=my file.pdf", "filename", "my file.pdf", 0 },
+	{ "attachment; filename*=UTF-8''%e2%82%ac.txt", "filename",
+	    "\xe2\x82\xac.txt", 0 },
+	{ "attachment; filename*=iso-8859-1'fr'caf%E9", "filename",
+	    "caf\xc3\xa9", 0 },
+	{ "attachment; filename*0=\"a\"; filename*1=\"b\"", "filename",
+	    "ab", 0 },
+	{ "attachment; filename*1=\"b\"; filename*0=\"a\"", "filename",
+	    "ab", 0 },
+	{ "attachment; filename*2=c; filename*0=a", "filename", "a", 0 },
+	{ "attachment; filename*0*=''%41; filename*1=%42", "filename", "A%42",
+	    0 },
+	{ "attachment; filename=\"=?utf-8?b?w6k=?=\"", "filename",
+	    "\xc3\xa9", 0 },
+	{ "attachment; filename=plain; filename*=utf-8''ext", "filename",
+	    "ext", 0 },
+	{ "attachment; filenamex=y", "filename", NULL, 0 },
+	{ "attachment; filename", "filename", NULL, 0 },
+	{ "attachment; filename=", "filename", "", 0 },
+	{ "attachment; filename*=", "filename", "", 0 },
+	{ "", "filename", NULL, 0 },
+	{ "attachment; filename=\"unterminated", "filename", "unterminated",
+	    0 },
+};
+
+START_TEST(param_table)
+{
+	struct buf b = BUF_INIT(1000);
+	const char *v = param_cases[_i].v;
+	int r;
+
+	r = mime_param((const unsigned char *)v, strlen(v),
+	    param_cases[_i].name, param_cases[_i].raw, &b);
+	if (param_cases[_i].out == NULL)
+		ck_assert_int_eq(r, 0);
+	else {
+		ck_assert_int_eq(r, 1);
+		ck_assert_str_eq(buf_str(&b), param_cases[_i].out);
+	}
+	buf_free(&b);
 }
 END_TEST
 
@@ -1144,6 +1200,8 @@ mail_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rfc2231");
 	tcase_add_test(tc, rfc2231_params);
+	tcase_add_loop_test(tc, param_table, 0,
+	    (int)(sizeof(param_cases) / sizeof(param_cases[0])));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("charset");
 	tcase_add_loop_test(tc, charset_table, 0,
