@@ -26,6 +26,8 @@
  * bogofilter's on the same folds).  Letting nearly every token vote
  * (min_dev 0.05) with a stronger prior than bogofilter's (robs 0.3,
  * robx 0.6) ranked best; the optimum is flat around these values.
+ * Out-of-fold 1-ROCA%: 0.041 (100% set; bogofilter 0.079 on the same
+ * folds) and 0.077 (15% set; bogofilter 0.192).
  */
 void
 bayes_params_default(struct bayes_params *p)

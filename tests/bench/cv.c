@@ -333,5 +333,14 @@ main(int argc, char **argv)
 				fclose(fp);
 		}
 	}
+	for (i = 0; i < nposts; i++) {
+		free(posts[i].ids);
+		free(posts[i].path);
+	}
+	free(posts);
+	free(cnt_s);
+	free(cnt_h);
+	toklist_free(tl);
+	toklist_free(dict);
 	return 0;
 }
