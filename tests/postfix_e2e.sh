@@ -6,8 +6,8 @@
 # system's Postfix, if any, is left alone) that listens on 127.0.0.1 only
 # and never relays: mydestination holds two test domains, everything else
 # goes to the error transport.  The list address demo@lists.listgate.test
-# is routed by transport_maps to a pipe(8) service running
-#   listgate --config DIR filter --mta postfix --list demo -f ${sender} -- ${recipient}
+# is routed by transport_maps (listgate:demo) to a pipe(8) service running
+#   listgate --config DIR filter --mta postfix --list ${nexthop} -f ${sender} -- ${recipient}
 # as user nobody.  The list's `deliver` re-injects passed posts over SMTP
 # to sink@sink.listgate.test, a second pipe service that writes each post
 # to a file: the stand-in for the list manager.
@@ -192,7 +192,7 @@ biff = no
 smtputf8_enable = no
 EOF
 cat > "$PF/transport" <<EOF
-demo@lists.listgate.test	listgate:
+demo@lists.listgate.test	listgate:demo
 sink@sink.listgate.test	sink:
 EOF
 cat > "$PF/master.cf" <<EOF
@@ -216,7 +216,7 @@ anvil     unix  -       -       n       -       1       anvil
 scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 listgate  unix  -       n       n       -       -       pipe
-  flags=Rq user=nobody argv=$LISTGATE --config $CONF filter --mta postfix --list demo -f \${sender} -- \${recipient}
+  flags=Rq user=nobody argv=$LISTGATE --config $CONF filter --mta postfix --list \${nexthop} -f \${sender} -- \${recipient}
 sink      unix  -       n       n       -       -       pipe
   flags=F user=nobody argv=$T/bin/sink.sh
 EOF
