@@ -744,7 +744,7 @@ mail_body_offset(const unsigned char *msg, size_t len)
 
 	mail_limits_default(&lim);
 	walk_init(&w, msg, len, &lim, len);
-	w.want = "";		/* no field is called "": nothing decoded */
+	w.want = ":";		/* no field name holds a ':': none decoded */
 	w.wantout = NULL;
 	off = read_header(&w, 0, &h) < 0 ? len : w.pos;
 	walk_free(&w);
