@@ -616,7 +616,7 @@ chunk_sep(int c)
 static int
 chunk(struct wstate *w, int header, const unsigned char *s, size_t n)
 {
-	size_t i, b, e, sn;
+	size_t i, b, e, sn, start = 0;
 	int r;
 
 	for (i = 0; i + 3 < n; i++) {
@@ -639,18 +639,21 @@ chunk(struct wstate *w, int header, const unsigned char *s, size_t n)
 			return url(w, s + i, n - i, 0);
 		}
 	}
+	/* addresses, left to right (iterative: a chunk may be megabytes) */
 	for (i = 1; i + 1 < n; i++) {
-		if (s[i] != '@')
+		if (s[i] != '@' || i <= start)
 			continue;
-		if ((r = address(w, header, s, n, i, &b, &e)) < 0)
+		if ((r = address(w, header, s + start, n - start, i - start,
+		    &b, &e)) < 0)
 			return -1;
 		if (r == 1) {
-			if (words(w, s, b) < 0)
+			if (words(w, s + start, b) < 0)
 				return -1;
-			return chunk(w, header, s + e, n - e);
+			start += e;
+			i = start;
 		}
 	}
-	return words(w, s, n);
+	return words(w, s + start, n - start);
 }
 
 int

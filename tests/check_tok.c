@@ -253,6 +253,28 @@ START_TEST(hostile_bytes)
 		}
 	}
 	ck_assert_int_eq(tok_text(&o, "", 0, s, 0, tl), 0);
+	/* one megabyte-long chunk of addresses and @-runs: no deep
+	 * recursion, linear time, every address found */
+	{
+		size_t len = 0, cap = 1200000;
+		unsigned char *big = malloc(cap);
+		char one[32];
+		int k;
+
+		ck_assert_ptr_nonnull(big);
+		for (i = 0; len + 32 < cap; i++) {
+			k = snprintf(one, sizeof(one), "u%zu@d%zu.example,@@",
+			    i, i % 7);
+			memcpy(big + len, one, (size_t)k);
+			len += (size_t)k;
+		}
+		toklist_reset(tl);
+		ck_assert_int_eq(tok_text(&o, "", 0, big, len, tl), 0);
+		ck_assert(has(tl, "addr:u0"));
+		ck_assert(has(tl, "addr:u1000"));
+		ck_assert(has(tl, "addr:@d6.example"));
+		free(big);
+	}
 	free(s);
 	toklist_free(tl);
 }
