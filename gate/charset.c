@@ -73,6 +73,7 @@ static const char *const utf8_names[] = {
 	"unknown-8bit", "x-unknown", "unknown", "x-user-defined",
 };
 
+/* one code point as UTF-8 */
 int
 utf8_put(struct buf *out, unsigned long cp)
 {
@@ -135,6 +136,7 @@ utf8_seq(const unsigned char *p, size_t n)
 	return 0;
 }
 
+/* UTF-8 kept, invalid bytes as Latin-1 */
 int
 utf8_sanitize(const unsigned char *in, size_t n, struct buf *out)
 {
@@ -260,6 +262,7 @@ cs_iconv(iconv_t cd, const unsigned char *in, size_t n, struct buf *out)
 	return bad;
 }
 
+/* any declared charset to UTF-8, never failing on content */
 int
 charset_convert(const char *charset, size_t cslen, const unsigned char *in,
     size_t n, struct buf *out, int *flags)
@@ -293,6 +296,7 @@ asutf8:
 	return 0;
 }
 
+/* the public form of charset_convert() */
 int
 charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
     struct buf *out)
@@ -305,6 +309,7 @@ charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
 	return flags ? 1 : 0;
 }
 
+/* close every cached converter */
 void
 charset_cache_clear(void)
 {
@@ -319,6 +324,7 @@ charset_cache_clear(void)
 	}
 }
 
+/* set the number of converters that may still be opened */
 void
 charset_budget(unsigned n)
 {

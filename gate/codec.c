@@ -39,6 +39,7 @@ b64_setup(void)
 	b64init = 1;
 }
 
+/* base64 to bytes, garbage skipped */
 int
 b64_decode(const unsigned char *in, size_t n, struct buf *out)
 {
@@ -113,6 +114,7 @@ hexval(int c)
 	return -1;
 }
 
+/* quoted-printable to bytes, bad escapes kept */
 int
 qp_decode(const unsigned char *in, size_t n, struct buf *out)
 {

@@ -197,12 +197,14 @@ put_text(const unsigned char *in, size_t n, struct buf *out)
 	return buf_add(out, in + run, n - run);
 }
 
+/* an ASCII letter */
 static int
 is_alpha(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/* HTML white space */
 static int
 is_space(int c)
 {
@@ -316,6 +318,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	return 0;
 }
 
+/* HTML to text in one pass */
 int
 html_to_text(const unsigned char *in, size_t n, struct buf *out)
 {

@@ -75,6 +75,7 @@ struct walk {
 	int found;
 };
 
+/* the LG_MAX_* defaults */
 void
 mail_limits_default(struct mail_limits *lim)
 {
@@ -681,6 +682,7 @@ walk_free(struct walk *w)
 	buf_free(&w->tmp);
 }
 
+/* walk a post, events to cb (contract in mail.h) */
 int
 mail_walk(const unsigned char *msg, size_t len,
     const struct mail_limits *lim, mail_cb cb, void *ctx)
@@ -711,6 +713,7 @@ mail_walk(const unsigned char *msg, size_t len,
 	return r;
 }
 
+/* the first top-level field called name, decoded */
 int
 mail_header(const unsigned char *msg, size_t len, const char *name,
     struct buf *out)
@@ -734,6 +737,7 @@ mail_header(const unsigned char *msg, size_t len, const char *name,
 	return r;
 }
 
+/* where the top-level body starts */
 size_t
 mail_body_offset(const unsigned char *msg, size_t len)
 {

@@ -34,6 +34,7 @@ hexval(int c)
 	return -1;
 }
 
+/* white space, line breaks included */
 static int
 is_wsp(int c)
 {
@@ -128,6 +129,7 @@ ew_flush(struct buf *raw, const unsigned char *cs, size_t cslen,
 	return flags ? 1 : 0;
 }
 
+/* a header value with encoded words to UTF-8 */
 int
 rfc2047_decode(const unsigned char *in, size_t n, struct buf *out)
 {
@@ -222,6 +224,7 @@ is_tchar(int c)
 	return c > ' ' && c < 127 && !strchr("()<>@,;:\\\"/[]?=", c);
 }
 
+/* the lower-case type/subtype of a Content-Type value */
 int
 mime_type(const unsigned char *v, size_t n, char *type, size_t typesz)
 {
@@ -354,6 +357,7 @@ pname_match(const unsigned char *a, size_t alen, const char *want,
 	return 1;
 }
 
+/* one parameter of a Content-Type/-Disposition value */
 int
 mime_param(const unsigned char *v, size_t n, const char *name, int raw,
     struct buf *out)
