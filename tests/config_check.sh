@@ -1,0 +1,100 @@
+#!/bin/sh
+# config_check.sh - `listgate config check`: effective settings, FILE:LINE
+# errors, exit status
+#
+# Works in a private temporary configuration directory removed at the
+# end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-config-check.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() { d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+
+run lg config --help
+check "config --help exits 0" test "$rc" -eq 0
+check "config --help prints usage" grep -q "usage: listgate" "$T/out"
+run lg config
+check "config without an action is a usage error" test "$rc" -eq 2
+run lg config frobnicate
+check "config with an unknown action is a usage error" test "$rc" -eq 2
+
+# no files at all: every default is printed
+run lg config check --list dev
+check "an empty directory checks fine" test "$rc" -eq 0
+for kv in "mta = qmail" "lock_wait_ms = 5000" "timeout = 300" \
+    "log_facility = mail" "ham_cutoff = 0.45" "spam_cutoff = 0.99" \
+    "discard_cutoff = off" "on_error = defer" "hold_expiry_days = 14" \
+    "max_scan_bytes = 1048576"; do
+	check "default printed: $kv" grep -qx "$kv" "$T/out"
+done
+check "tokens_dir defaults to DIR/tokens" grep -q "^tokens_dir = .*/conf/tokens$" "$T/out"
+check "an unset database is said to be unset" grep -q "^# database (not set)" "$T/out"
+check "a list without a file says so" grep -q "lists/dev.conf (no file: defaults)" "$T/out"
+
+# every list file is checked without --list
+cat > "$CONF/listgate.conf" <<'EOF'
+# global
+mta = postfix
+database = "host=/run/postgresql dbname=lg password=hunter2"
+EOF
+cat > "$CONF/lists/good.conf" <<'EOF'
+ham_cutoff = 0.3
+deliver = /usr/sbin/sendmail -i -f {sender} -- "dev list@example.org"
+moderators = a@example.org, b@example.org
+EOF
+run lg config check
+check "good files check fine" test "$rc" -eq 0
+check "settings from the files are printed" grep -qx "ham_cutoff = 0.3" "$T/out"
+check "templates print quoted as needed" \
+    grep -qx 'deliver = /usr/sbin/sendmail -i -f {sender} -- "dev list@example.org"' "$T/out"
+check "the password is never printed" sh -c "! grep -q hunter2 '$T/out'"
+check "mta from listgate.conf" grep -qx "mta = postfix" "$T/out"
+
+# the printed settings load back
+sed -n '/^# lists\/good.conf/,$p' "$T/out" | sed 1d > "$CONF/lists/again.conf"
+run lg config check --list again
+check "printed list settings load back" test "$rc" -eq 0
+check "and say the same" grep -qx 'deliver = /usr/sbin/sendmail -i -f {sender} -- "dev list@example.org"' "$T/out"
+
+# errors: FILE:LINE on stderr, exit 1, other lists still checked
+printf '\n# c\nspam_cutoff = 1.5\n' > "$CONF/lists/bad.conf"
+run lg config check
+check "a bad list file fails the check" test "$rc" -eq 1
+check "the error names file and line" grep -q "lists/bad.conf:3: spam_cutoff: 1.5 is out of range" "$T/err"
+check "the good lists are still printed" grep -q "^# lists/good.conf" "$T/out"
+run lg config check --list good
+check "--list checks only that list" test "$rc" -eq 0
+printf 'deliver = sendmail {recipient}\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "an unsafe template fails" test "$rc" -eq 1
+check "and says so" grep -q "lists/bad.conf:1: deliver: unsafe template" "$T/err"
+rm -f "$CONF/lists/bad.conf"
+run lg config check --list ../x
+check "a bad list name fails" test "$rc" -eq 1
+: > "$CONF/lists/UPPER.conf"
+run lg config check
+check "a list file with a bad name fails the check" test "$rc" -eq 1
+check "and is named" grep -q "UPPER.conf: bad list name" "$T/err"
+rm -f "$CONF/lists/UPPER.conf"
+echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
+run lg config check
+check "a bad listgate.conf fails" test "$rc" -eq 1
+check "naming listgate.conf:4" grep -q "listgate.conf:4: lock_wait_ms: \`soon' is not a whole number" "$T/err"
+run "$LISTGATE" --config "$T/nonexistent" config check
+check "a missing directory fails" test "$rc" -eq 1
+check "and says which" grep -q "nonexistent: configuration directory" "$T/err"
+run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" config check
+check "\$LISTGATE_CONFIG names the directory" grep -q "nonexistent2" "$T/err"
+
+echo "1..$n"
+[ $fails -eq 0 ]
