@@ -263,7 +263,7 @@ i=0
 until sink_has e2e-ham@test || [ $i -ge 100 ]; do sleep 0.2; i=$((i + 1)); done
 sink_has e2e-ham@test && ok "a ham post passes listgate and reaches the sink" ||
     bad "a ham post passes listgate and reaches the sink"
-grep -q "relay=listgate.*status=sent" "$T/maillog" &&
+wait_log "relay=listgate.*status=sent" 20 &&
     ok "the listgate pipe reported success to Postfix" ||
     bad "the listgate pipe reported success to Postfix"
 f=$(grep -l "^Message-ID: <e2e-ham@test>" "$SINK"/post.* 2>/dev/null | head -1)
