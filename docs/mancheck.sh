@@ -47,7 +47,7 @@ sed -n '/^\.SH LIMITS/,/^\.SH [^L]/p' "$man1" >"$T/limits"
 for l in LG_MAX_HEADER_FIELDS LG_MAX_BOUNDARY LG_MAX_MIME_DEPTH \
     LG_MAX_MIME_PARTS LG_MAX_TOKEN_BYTES LG_MAX_TOKENS_PER_POST \
     LG_MAX_LIST_NAME; do
-	v=$(sed -n "s/^#define $l[[:space:]]*\([0-9][0-9]*\)[[:space:]]*\$/\1/p" \
+	v=$(sed -n "s/^#define ${l}[[:space:]]*\([0-9][0-9]*\)[[:space:]]*\$/\1/p" \
 	    "$top_srcdir/gate/lglimits.h")
 	if [ -n "$v" ] && grep -q "^\.B $v\$" "$T/limits"; then
 		ok "listgate.1 LIMITS states $l ($v)"

