@@ -300,6 +300,11 @@ inject "$T/deferred.eml" spammer@example.net demo@lists.listgate.test ||
 wait_log "relay=listgate.*status=deferred" 30 &&
     ok "with PostgreSQL stopped Postfix defers the post" ||
     bad "with PostgreSQL stopped Postfix defers the post"
+# (qmgr moves the file to the deferred queue just after pipe's log line)
+i=0
+while [ $i -lt 25 ] && [ "$(find "$Q/deferred" -type f | wc -l)" -lt 1 ]; do
+	sleep 0.2; i=$((i + 1))
+done
 if postqueue -c "$PF" -j > "$T/queue.json" 2>"$T/postqueue.err"; then
 	grep -q '"queue_name": *"deferred"' "$T/queue.json" &&
 	    grep -q 'demo@lists.listgate.test' "$T/queue.json" &&
