@@ -83,15 +83,17 @@ fi
 if [ -z "$lg" ]; then
 	if [ -x "$top/listgate" ]; then
 		lg=$top/listgate
-	elif [ -x "$top/build/listgate" ]; then
-		lg=$top/build/listgate
 	else
+		# build/ (configured first when needed), brought up to date
 		echo "bench: building listgate in $top/build" >&2
 		[ -x "$top/configure" ] || (cd "$top" && ./bootstrap) ||
 			die "bootstrap failed"
 		mkdir -p "$top/build"
-		(cd "$top/build" && ../configure -q && make -j"$(nproc)" >/dev/null) ||
-			die "build failed"
+		if [ ! -f "$top/build/Makefile" ]; then
+			(cd "$top/build" && ../configure -q) || die "configure failed"
+		fi
+		(cd "$top/build" && make -s -j"$(nproc)" >/dev/null 2>&1) ||
+			die "build failed (run make in $top/build to see why)"
 		lg=$top/build/listgate
 	fi
 fi
