@@ -198,6 +198,38 @@ printf 'database = "host=%s/nosock port=1 connect_timeout=2"\n' "$T" \
 pf demo "$DATA/spam-test.eml"
 expect 75 "database unreachable"
 cp "$T/saved.conf" "$CONF/listgate.conf"
+# a database that accepts the connection and then says nothing: the
+# watchdog (timeout = 1) defers long before libpq gives up
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p "$T/hang"
+	python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(8)
+conns = []
+while True:
+    conns.append(s.accept()[0])
+' "$T/hang/.s.PGSQL.5432" &
+	hangpid=$!
+	i=0
+	while [ ! -S "$T/hang/.s.PGSQL.5432" ] && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	printf 'database = "host=%s/hang port=5432 dbname=x user=x"\n' "$T" \
+	    >> "$CONF/listgate.conf"
+	cp "$CONF/tokens/demo.kch" "$CONF/tokens/hang.kch"
+	{ printf 'ham_cutoff = 0.5\ntimeout = 1\n'; deliver_line; } \
+	    > "$CONF/lists/hang.conf"
+	start=$(date +%s)
+	pf hang "$DATA/spam-test.eml"
+	took=$(( $(date +%s) - start ))
+	kill "$hangpid" 2>/dev/null
+	wait "$hangpid" 2>/dev/null
+	expect 75 "database hangs: the watchdog defers"
+	[ "$took" -le 4 ] && ok "within the timeout (${took}s)" ||
+	    bad "within the timeout (${took}s)"
+	cp "$T/saved.conf" "$CONF/listgate.conf"
+fi
 
 # --- the post itself --------------------------------------------------------
 cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"

@@ -72,8 +72,19 @@ if [ "${1:-}" = pg ]; then
 	c=$(count "env_sender = 'owner-x@example.net' AND env_recipient = 'demo@lists.example.org'")
 	[ "$c" = 1 ] && ok "the envelope from SENDER/RECIPIENT is stored" ||
 	    bad "the envelope from SENDER/RECIPIENT is stored (count '$c')"
+	c=$(count "message_id = '<t1@cheap-pills.example>' AND verdict = 'spam'")
+	[ "$c" = 1 ] && ok "verdict spam at or above spam_cutoff" ||
+	    bad "verdict spam at or above spam_cutoff (count '$c')"
 	qf demo "$DATA/ham-test.eml"
 	expect 0 "a ham post still passes with a database"
+	printf 'ham_cutoff = 0.5\nspam_cutoff = 1\n' > "$CONF/lists/demo.conf"
+	sed 's/^Message-ID: .*/Message-ID: <unsure@test>/' "$DATA/spam-test.eml" \
+	    > "$T/unsure.eml"
+	qf demo "$T/unsure.eml"
+	expect 99 "held below spam_cutoff"
+	c=$(count "message_id = '<unsure@test>' AND verdict = 'unsure'")
+	[ "$c" = 1 ] && ok "verdict unsure between the cutoffs" ||
+	    bad "verdict unsure between the cutoffs (count '$c')"
 	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\ndiscard_cutoff = 0.9\n' \
 	    > "$CONF/lists/demo.conf"
 	qf demo "$DATA/spam-test.eml"
@@ -87,7 +98,7 @@ if [ "${1:-}" = pg ]; then
 	expect 111 "database down: temporary failure"
 	sh "$PG_SH" start >/dev/null 2>&1
 	c=$(count "true")
-	[ "$c" = 2 ] && ok "nothing stored while the database was down" ||
+	[ "$c" = 3 ] && ok "nothing stored while the database was down" ||
 	    bad "nothing stored while the database was down (count '$c')"
 	echo "1..$n"
 	[ $fails -eq 0 ]
@@ -120,6 +131,22 @@ rc=$?
 expect 0 "a hostile SENDER is only data"
 [ ! -e "$T/pwned" ] && [ ! -e "$T/pwned2" ] && [ ! -e "$T/pwned3" ] &&
     ok "no shell ever saw SENDER" || bad "no shell ever saw SENDER"
+
+# the one summary line per post (stderr when it is a terminal)
+if command -v script >/dev/null 2>&1; then
+	SENDER=a@example.org RECIPIENT=demo@l script -qc "'$LISTGATE' --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
+	    /dev/null > "$T/tty" 2>&1
+	grep -Eq '^listgate: list=demo msgid=<t2@project\.example\.org> score=0\.[0-9]{3} tokens=[0-9]+ used=[0-9]+ action=pass ms=[0-9.]+ from=<a@example\.org>' "$T/tty" &&
+	    ok "one log line: list= msgid= score= tokens= action= ms=" ||
+	    { bad "one log line: list= msgid= score= tokens= action= ms="; sed 's/^/# /' "$T/tty"; }
+	[ "$(grep -c 'list=demo' "$T/tty")" -eq 1 ] && ok "exactly one line" ||
+	    bad "exactly one line"
+	SENDER="$(printf 'evil\033[31m\nx')" script -qc "'$LISTGATE' --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
+	    /dev/null > "$T/tty" 2>&1
+	grep -q 'from=<evil?\[31m?x>' "$T/tty" &&
+	    ok "control bytes from the envelope are masked in the log" ||
+	    { bad "control bytes from the envelope are masked in the log"; sed 's/^/# /' "$T/tty"; }
+fi
 
 # --- the hold path without a database: nowhere to hold = retry -----------
 qf demo "$DATA/spam-test.eml"
