@@ -4,18 +4,29 @@
  * Never aborts: failure is reported as NULL and the caller turns it
  * into an error (a filter run then defers).  LISTGATE_FAIL_ALLOC=n in the
  * environment makes the n-th allocation fail, for the allocation-failure
- * torture test.
+ * torture test; LISTGATE_ALLOC_REPORT=1 prints "listgate: allocations N
+ * failed F" to standard error at exit, so the torture test knows how far
+ * to count (F is the number of the failed allocation, 0 for none).
  */
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xalloc.h"
 
-static unsigned long fail_at, counter;
+static unsigned long fail_at, counter, failed;
 static int env_read;
+
+/* atexit: the allocation count for LISTGATE_ALLOC_REPORT */
+static void
+report(void)
+{
+	fprintf(stderr, "listgate: allocations %lu failed %lu\n", counter,
+	    failed);
+}
 
 static int
 should_fail(void)
@@ -26,9 +37,16 @@ should_fail(void)
 		env_read = 1;
 		if (e && *e)
 			fail_at = strtoul(e, NULL, 10);
+		if ((e = getenv("LISTGATE_ALLOC_REPORT")) != NULL &&
+		    strcmp(e, "1") == 0)
+			atexit(report);
 	}
 	counter++;
-	return fail_at != 0 && counter == fail_at;
+	if (fail_at != 0 && counter == fail_at) {
+		failed = counter;
+		return 1;
+	}
+	return 0;
 }
 
 void
