@@ -33,9 +33,14 @@ while [ $# -gt 0 ]; do
 	shift
 done
 if [ -z "$lg" ]; then
-	for c in "$top/listgate" "$top/build/listgate"; do
-		[ -x "$c" ] && { lg=$c; break; }
-	done
+	if [ -x "$top/listgate" ]; then
+		lg=$top/listgate
+	elif [ -f "$top/build/Makefile" ]; then
+		# build/ brought up to date, as bench.sh does
+		(cd "$top/build" && make -s >/dev/null 2>&1) ||
+			die "make in $top/build failed"
+		lg=$top/build/listgate
+	fi
 fi
 if [ -z "$lg" ] || [ ! -x "$lg" ]; then
 	die "no listgate binary (give --listgate PATH)"
