@@ -231,6 +231,27 @@ while True:
 	cp "$T/saved.conf" "$CONF/listgate.conf"
 fi
 
+# a trainer holding the token file's write lock: the reader gives up
+# after lock_wait_ms (200 ms here)
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c '
+import fcntl, sys, time
+f = open(sys.argv[1], "r+b")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(5)
+' "$CONF/tokens/demo.kch" "$T/locked" &
+	lockpid=$!
+	i=0
+	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	pf demo "$DATA/ham-test.eml"
+	kill "$lockpid" 2>/dev/null
+	wait "$lockpid" 2>/dev/null
+	expect 75 "token file locked by a trainer (lock wait)"
+	grep -q "locked" "$T/err" && ok "and the reason says so" ||
+	    bad "and the reason says so"
+fi
+
 # --- the post itself --------------------------------------------------------
 cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"
 { printf 'max_post_bytes = 1024\n'; deliver_line; } > "$CONF/lists/small.conf"

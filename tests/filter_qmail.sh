@@ -201,6 +201,27 @@ qf demo "$DATA/spam-test.eml"
 expect 111 "database unreachable"
 cp "$T/saved.conf" "$CONF/listgate.conf"
 
+# a trainer holding the token file's write lock: the reader gives up
+# after lock_wait_ms (200 ms here)
+if command -v python3 >/dev/null 2>&1; then
+	python3 -c '
+import fcntl, sys, time
+f = open(sys.argv[1], "r+b")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(5)
+' "$CONF/tokens/demo.kch" "$T/locked" &
+	lockpid=$!
+	i=0
+	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	qf demo "$DATA/ham-test.eml"
+	kill "$lockpid" 2>/dev/null
+	wait "$lockpid" 2>/dev/null
+	expect 111 "token file locked by a trainer (lock wait)"
+	grep -q "locked" "$T/err" && ok "and the reason says so" ||
+	    bad "and the reason says so"
+fi
+
 # every allocation failure ends in 111 (or a pass when it did not matter)
 worst=0
 i=1
