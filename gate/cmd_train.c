@@ -21,6 +21,8 @@
 
 #include "cmd.h"
 #include "listcfg.h"
+#include "queue.h"
+#include "queue_cmds.h"
 #include "source.h"
 #include "tok.h"
 #include "tokdb.h"
@@ -43,6 +45,9 @@ struct trainer {
 	int create;			/* create it when missing */
 	unsigned wait_ms;
 	struct tokdb *db;		/* open during a batch, else NULL */
+	struct queue *q;		/* a database is configured: the
+					 * posts go to its journal */
+	const char *list;
 	struct toklist *tl;
 	struct tok_opts to;
 	int spam, dir;
@@ -132,6 +137,14 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 {
 	long n;
 
+	if (t->q != NULL) {
+		/* the journal is the source of truth; sync applies it */
+		if (journal_add(t->q, t->list, t->spam, t->dir, "manual", 0,
+		    msg, len, t->err, sizeof(t->err)) < 0)
+			return -1;
+		t->nposts++;
+		return 0;
+	}
 	if (t->db == NULL && trainer_open(t) < 0)
 		return -1;
 	if (tok_post(msg, len, &t->to, t->tl) < 0) {
@@ -316,6 +329,20 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		fatal = 1;
 		goto out;
 	}
+	/* with a database, train through its journal (one transaction),
+	 * then sync the token file from it */
+	if (queue_configured(g.conninfo)) {
+		t.list = list;
+		if (queue_open(g.conninfo, &t.q, err, sizeof(err)) < 0 ||
+		    queue_check_schema(t.q, err, sizeof(err)) < 0 ||
+		    journal_begin(t.q, list, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			queue_close(t.q);
+			toklist_free(t.tl);
+			fatal = 1;
+			goto out;
+		}
+	}
 	tty = !quiet && isatty(STDERR_FILENO);
 	start = now_s();
 	for (i = optind; i < argc && !fatal; i++) {
@@ -343,6 +370,19 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		source_close(src);
 	}
+	if (t.q != NULL) {
+		if (fatal)
+			journal_rollback(t.q);
+		else if (journal_commit(t.q, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "list %s: %s", list, err);
+			fatal = 1;
+		} else if (qc_sync_list(NAME, t.q, &g, list, 1) < 0) {
+			cmd_err(NAME, "list %s: the posts are in the journal; "
+			    "run `listgate sync --list %s`", list, list);
+			fatal = 1;
+		}
+		queue_close(t.q);
+	}
 	if (fatal)
 		trainer_abort(&t);
 	else if (trainer_flush(&t) < 0) {
@@ -351,13 +391,20 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (tty)
 		progress(&t, start, 1);
-	if (!quiet && !fatal)
+	if (!quiet && !fatal && t.q != NULL)
+		printf("%s %lu posts as %s through the journal in %.2f s\n",
+		    unlearn ? "unlearned" : "trained", t.nposts,
+		    spam ? "spam" : "ham", now_s() - start);
+	else if (!quiet && !fatal)
 		printf("%s %lu posts as %s (%ld %s) in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", t.nposts,
 		    spam ? "spam" : "ham",
 		    t.nchanged, unlearn ? "tokens removed" : "new tokens",
 		    now_s() - start);
-	if (fatal)
+	if (fatal && t.q != NULL)
+		cmd_err(NAME, "list %s: stopped; none of the posts were "
+		    "journaled", list);
+	else if (fatal)
 		cmd_err(NAME, "list %s: stopped; the posts of the unfinished "
 		    "batch were not learnt", list);
 	else if (nerr)

@@ -1,0 +1,103 @@
+#!/bin/sh
+# queue_train.sh - `listgate train` with a database configured goes
+# through the training journal and then syncs; the token file it gives
+# equals one trained directly (no database); with the database down
+# nothing is trained.  Prints train throughput both ways.
+#
+# Runs under tests/pg.sh; temporary files in a mktemp -d directory.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-qtrain.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+# conf-db: the database from the PG* environment; conf-solo: no
+# database at all (the environment is cleared for it)
+for c in db solo; do
+	mkdir -p "$T/conf-$c" || exit 99
+	printf 'tokens_dir = %s/tokens-%s\n' "$T" "$c" > "$T/conf-$c/listgate.conf"
+done
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+check() {
+	d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+lgdb() { "$LISTGATE" --config "$T/conf-db" "$@"; }
+lgsolo() {
+	env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \
+	    "$LISTGATE" --config "$T/conf-solo" "$@"
+}
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+# the token file of list dev without the journal position record
+dump() {
+	if command -v kchashmgr >/dev/null 2>&1; then
+		kchashmgr list -pv -px "$T/tokens-$1/dev.kch" | LC_ALL=C sort |
+		    grep -v '^00 70 6F 73'
+	else
+		"$LISTGATE" --config "$T/conf-$1" score --list dev --db-dump |
+		    LC_ALL=C sort
+	fi
+}
+now() { date +%s.%N; }
+
+lgdb migrate -q || exit 99
+lgdb train -q --list dev --spam "$DATA"/spam[0-9].eml
+check "train --spam with a database exits 0" test $? -eq 0
+lgdb train -q --list dev --ham "$DATA"/ham[0-9].eml
+check "train --ham with a database exits 0" test $? -eq 0
+check "the posts are in the journal" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'dev' AND source = 'manual'")" -eq 8
+check "the token file was synced" test -f "$T/tokens-db/dev.kch"
+lgsolo train -q --list dev --spam "$DATA"/spam[0-9].eml || exit 99
+lgsolo train -q --list dev --ham "$DATA"/ham[0-9].eml || exit 99
+dump db > "$T/d-db"
+dump solo > "$T/d-solo"
+check "journal training = direct training, record for record" \
+    cmp -s "$T/d-db" "$T/d-solo"
+lgdb train -q --list dev --spam --unlearn "$DATA/spam1.eml"
+lgsolo train -q --list dev --spam --unlearn "$DATA/spam1.eml"
+dump db > "$T/d-db"
+dump solo > "$T/d-solo"
+check "unlearning through the journal = unlearning directly" \
+    cmp -s "$T/d-db" "$T/d-solo"
+check "the unlearn is journaled" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE op = 'unlearn'")" -eq 1
+
+$PG_CTL_STOP
+lgdb train -q --list dev --spam "$DATA/spam2.eml" > "$T/out" 2>&1
+check "train with the database down exits 1" test $? -eq 1
+$PG_CTL_START
+dump db > "$T/d-db2"
+check "... and trained nothing" cmp -s "$T/d-db" "$T/d-db2"
+
+# --- throughput: an mbox of generated posts ------------------------------------
+N=${LG_TRAIN_POSTS:-3000}
+awk -v n="$N" 'BEGIN { srand(5); for (i = 0; i < n; i++) {
+	printf "From sender@example.org Mon Jan  1 00:00:00 2024\n";
+	printf "From: u%d@example.org\nSubject: post %d w%d\n", i % 300, i, i;
+	printf "Message-ID: <%d@example.org>\n\n", i;
+	for (k = 0; k < 250; k++)
+		printf "w%d%s", int(rand() * rand() * 20000), k % 12 == 11 ? "\n" : " ";
+	printf "\n\n" } }' > "$T/mbox"
+t0=$(now)
+lgdb train -q --list big --ham "$T/mbox"
+check "train of $N posts through the journal exits 0" test $? -eq 0
+t1=$(now)
+lgsolo train -q --list big --ham "$T/mbox"
+t2=$(now)
+check "the journal holds them" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'big'")" -eq "$N"
+awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
+	printf "# train %d posts (%d KiB each): through the journal + sync %.0f posts/s, token file only %.0f posts/s\n",
+	    n, 2, n / (b - a), n / (c - b) }'
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
