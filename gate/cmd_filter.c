@@ -468,7 +468,10 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (help) {
 		usage(stdout);
 		alarm(0);
-		return outcome_exit(OUT_PASS, f.mta);
+		/* exit 0 would tell an MTA the post was delivered: only a
+		 * person at a terminal gets it */
+		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
+		    f.mta);
 	}
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &f.g, err,
 	    sizeof(err)) < 0) {

@@ -62,6 +62,10 @@ setup_conf() {
 	} > "$CONF/listgate.conf"
 	{ printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'; deliver_line; } \
 	    > "$CONF/lists/demo.conf"
+	# with a database, training goes through its journal: schema first
+	if [ -n "${1:-}" ]; then
+		lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
+	fi
 	lg train --quiet --list demo --spam "$DATA"/spam[1-4].eml >/dev/null &&
 	    lg train --quiet --list demo --ham "$DATA"/ham[1-4].eml >/dev/null ||
 	    { echo "# training failed"; exit 99; }
@@ -70,7 +74,6 @@ setup_conf() {
 if [ "${1:-}" = pg ]; then
 	# --- inside tests/pg.sh: the hold path ----------------------------
 	setup_conf "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
-	lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
 	count() {
 		psql -X -A -t -q -c "SELECT count(*) FROM held_posts WHERE $1" \
 		    2>/dev/null
@@ -299,6 +302,11 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
     --list > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: --list without its argument"
+
+cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+    --list demo --help -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "--help with a post on stdin is not a delivery"
 
 # --- memory exhaustion: every allocation failure is 0 or 75 ------------------------
 worst=0

@@ -51,6 +51,10 @@ setup_conf() {
 		[ -n "${1:-}" ] && echo "database = \"$1\""
 	} > "$CONF/listgate.conf"
 	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n' > "$CONF/lists/demo.conf"
+	# with a database, training goes through its journal: schema first
+	if [ -n "${1:-}" ]; then
+		lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
+	fi
 	lg train --quiet --list demo --spam "$DATA"/spam[1-4].eml >/dev/null &&
 	    lg train --quiet --list demo --ham "$DATA"/ham[1-4].eml >/dev/null ||
 	    { echo "# training failed"; exit 99; }
@@ -59,7 +63,6 @@ setup_conf() {
 if [ "${1:-}" = pg ]; then
 	# --- inside tests/pg.sh: the hold path ----------------------------
 	setup_conf "host=$PGHOST port=$PGPORT user=$PGUSER dbname=$PGDATABASE"
-	lg migrate >/dev/null 2>"$T/err" || { cat "$T/err"; exit 99; }
 	count() {
 		psql -X -A -t -q -c "SELECT count(*) FROM held_posts WHERE $1" \
 		    2>/dev/null

@@ -151,13 +151,14 @@ ham_cutoff = 0.5
 spam_cutoff = 0.9
 deliver = $T/bin/inject.sh 127.0.0.1:$PORT {sender} sink@sink.listgate.test
 EOF
+if [ $HAVE_PG -eq 1 ]; then
+	# training goes through the database's journal: schema first
+	"$LISTGATE" --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
+fi
 "$LISTGATE" --config "$CONF" train --quiet --list demo --spam "$DATA"/spam[1-4].eml &&
     "$LISTGATE" --config "$CONF" train --quiet --list demo --ham "$DATA"/ham[1-4].eml ||
     { echo "# training failed"; exit 99; }
 chmod -R a+rX "$CONF"
-if [ $HAVE_PG -eq 1 ]; then
-	"$LISTGATE" --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
-fi
 "$LISTGATE" --config "$CONF" config check --list demo >/dev/null ||
     { echo "# config check failed"; exit 99; }
 
