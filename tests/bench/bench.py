@@ -336,7 +336,10 @@ def main(argv):
         "runs": {},
         "versions": {"listgate": first_line([lg.binary, "--version"]),
                      "bogofilter": first_line(["bogofilter", "-V"]),
-                     "python": sys.version.split()[0]},
+                     "python": sys.version.split()[0],
+                     "commit": first_line(["git", "-C", os.path.dirname(
+                         os.path.abspath(__file__)), "describe", "--always",
+                         "--dirty"])},
     }
     for s in splits:
         for flt in filters:
