@@ -1,0 +1,340 @@
+/*
+ * check_spool.c - the post spool (memory, temporary file, limits) and the
+ * command runner (exit status, exec failure, signals, timeout, input)
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "run.h"
+#include "spool.h"
+
+static char tmpdir[4096];
+
+static void
+setup(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/check_spool.XXXXXX",
+	    t && *t == '/' ? t : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+	pid_t pid;
+	int st;
+
+	if ((pid = fork()) == 0) {
+		execl("/bin/rm", "rm", "-rf", "--", tmpdir, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+}
+
+/* a pipe whose read end yields n bytes of a pattern; returns the read end */
+static int
+feed(size_t n)
+{
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		char buf[4096];
+		size_t i, k;
+
+		close(p[0]);
+		for (i = 0; i < n; i += k) {
+			size_t j;
+
+			k = n - i < sizeof(buf) ? n - i : sizeof(buf);
+			for (j = 0; j < k; j++)
+				buf[j] = (char)('a' + (i + j) % 26);
+			if (write(p[1], buf, k) != (ssize_t)k)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	return p[0];
+}
+
+/* 1 if s holds the pattern feed() writes */
+static int
+pattern_ok(const struct spool *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->len; i++)
+		if (s->data[i] != (unsigned char)('a' + i % 26))
+			return 0;
+	return 1;
+}
+
+START_TEST(small_post_stays_in_memory)
+{
+	struct spool s;
+	char err[256];
+	int fd = feed(1000);
+
+	ck_assert_int_eq(spool_read(&s, fd, 4096, 1 << 20, err, sizeof(err)),
+	    0);
+	close(fd);
+	ck_assert_uint_eq(s.len, 1000);
+	ck_assert_int_eq(s.fd, -1);
+	ck_assert(pattern_ok(&s));
+	ck_assert_uint_eq(spool_scan_len(&s, 100), 100);
+	ck_assert_uint_eq(spool_scan_len(&s, 5000), 1000);
+	spool_free(&s);
+	while (wait(NULL) > 0)
+		;
+}
+END_TEST
+
+START_TEST(exactly_mem_max_in_memory_one_more_to_file)
+{
+	struct spool s;
+	char err[256];
+	int fd;
+
+	fd = feed(8192);
+	ck_assert_int_eq(spool_read(&s, fd, 8192, 1 << 20, err, sizeof(err)),
+	    0);
+	close(fd);
+	ck_assert_int_eq(s.fd, -1);
+	ck_assert_uint_eq(s.len, 8192);
+	spool_free(&s);
+
+	setenv("TMPDIR", tmpdir, 1);
+	fd = feed(8193);
+	ck_assert_int_eq(spool_read(&s, fd, 8192, 1 << 20, err, sizeof(err)),
+	    0);
+	close(fd);
+	ck_assert_int_ge(s.fd, 0);
+	ck_assert_uint_eq(s.len, 8193);
+	ck_assert(pattern_ok(&s));
+	spool_free(&s);
+	unsetenv("TMPDIR");
+	while (wait(NULL) > 0)
+		;
+}
+END_TEST
+
+START_TEST(too_big_and_unwritable)
+{
+	struct spool s;
+	char err[256], bad[4200];
+	int fd;
+
+	fd = feed(100000);
+	ck_assert_int_eq(spool_read(&s, fd, 4096, 50000, err, sizeof(err)),
+	    SPOOL_ETOOBIG);
+	close(fd);
+	ck_assert_ptr_nonnull(strstr(err, "too large"));
+	spool_free(&s);
+
+	snprintf(bad, sizeof(bad), "%s/no/such/dir", tmpdir);
+	setenv("TMPDIR", bad, 1);
+	fd = feed(100000);
+	ck_assert_int_eq(spool_read(&s, fd, 4096, 1 << 20, err, sizeof(err)),
+	    SPOOL_ERR);
+	close(fd);
+	ck_assert_ptr_nonnull(strstr(err, "cannot create"));
+	spool_free(&s);
+	unsetenv("TMPDIR");
+	while (wait(NULL) > 0)
+		;
+}
+END_TEST
+
+START_TEST(regular_file_is_mapped_in_place)
+{
+	struct spool s;
+	char err[256], path[4200];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/post", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "Subject: x\n\nbody\n", 17), 17);
+	ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+	ck_assert_int_eq(spool_read(&s, fd, 4, 1 << 20, err, sizeof(err)), 0);
+	ck_assert_int_eq(s.fd, fd);
+	ck_assert_uint_eq(s.len, 17);
+	ck_assert_int_eq(memcmp(s.data, "Subject: x\n\nbody\n", 17), 0);
+	spool_free(&s);
+	/* spool_free does not close a descriptor it did not open */
+	ck_assert_int_ne(fcntl(fd, F_GETFD), -1);
+	ck_assert_int_eq(ftruncate(fd, 0), 0);
+	ck_assert_int_eq(spool_read(&s, fd, 4, 1 << 20, err, sizeof(err)), 0);
+	ck_assert_uint_eq(s.len, 0);
+	spool_free(&s);
+	close(fd);
+}
+END_TEST
+
+/* run argv with data, return the status */
+static int
+run(char *const *argv, const char *data, unsigned timeout, char *err,
+    size_t errsz)
+{
+	return run_argv(argv, (const unsigned char *)data, strlen(data), -1,
+	    timeout, err, errsz);
+}
+
+START_TEST(exit_status_and_input)
+{
+	char *sh_ok[] = { "/bin/sh", "-c", "test \"$(cat)\" = hello", NULL };
+	char *sh_67[] = { "/bin/sh", "-c", "exit 67", NULL };
+	char err[256];
+
+	ck_assert_int_eq(run(sh_ok, "hello", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(run(sh_ok, "other", 10, err, sizeof(err)), 1);
+	ck_assert_int_eq(run(sh_67, "", 10, err, sizeof(err)), 67);
+}
+END_TEST
+
+START_TEST(input_from_a_file_descriptor)
+{
+	char path[4200], out[4300], err[256];
+	char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/in", tmpdir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "from a file", 11), 11);	/* offset 11 */
+	snprintf(out, sizeof(out), "test \"$(cat)\" = 'from a file'");
+	argv[2] = out;
+	ck_assert_int_eq(run_argv(argv, NULL, 0, fd, 10, err, sizeof(err)), 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(child_that_does_not_read)
+{
+	char *argv[] = { "/bin/true", NULL };
+	char *big, err[256];
+	size_t n = 4u << 20;
+
+	big = malloc(n + 1);
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	/* 4 MiB into a pipe nobody reads: no SIGPIPE, no hang */
+	ck_assert_int_eq(run(argv, big, 10, err, sizeof(err)), 0);
+	free(big);
+}
+END_TEST
+
+START_TEST(failures_are_errors)
+{
+	char *missing[] = { "/nonexistent/prog", NULL };
+	char *relative[] = { "true", NULL };
+	char *killed[] = { "/bin/sh", "-c", "kill -9 $$", NULL };
+	char *slow[] = { "/bin/sh", "-c", "sleep 30", NULL };
+	char err[256];
+	time_t t0;
+
+	ck_assert_int_eq(run(missing, "", 10, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "cannot execute"));
+	ck_assert_int_eq(run(relative, "", 10, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "absolute"));
+	ck_assert_int_eq(run(killed, "", 10, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "signal 9"));
+	t0 = time(NULL);
+	ck_assert_int_eq(run(slow, "", 1, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "timed out"));
+	ck_assert_int_le(time(NULL) - t0, 4);
+}
+END_TEST
+
+START_TEST(timeout_kills_the_whole_group)
+{
+	char pidfile[4200], script[4400], buf[32];
+	char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+	char err[256];
+	FILE *f;
+	long pid = 0;
+
+	snprintf(pidfile, sizeof(pidfile), "%s/grandchild", tmpdir);
+	/* a grandchild in the background, then wait for it */
+	snprintf(script, sizeof(script), "sleep 30 & echo $! > %s; wait",
+	    pidfile);
+	argv[2] = script;
+	ck_assert_int_eq(run(argv, "", 1, err, sizeof(err)), -1);
+	f = fopen(pidfile, "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	pid = strtol(buf, NULL, 10);
+	ck_assert_int_gt(pid, 1);
+	usleep(300000);
+	/* gone, or a zombie waiting for init: not running in any case */
+	if (kill((pid_t)pid, 0) == 0) {
+		char statpath[64], state = 0;
+		FILE *sf;
+
+		snprintf(statpath, sizeof(statpath), "/proc/%ld/stat", pid);
+		if ((sf = fopen(statpath, "r")) != NULL) {
+			if (fscanf(sf, "%*d %*s %c", &state) != 1)
+				state = 0;
+			fclose(sf);
+		}
+		ck_assert_msg(state == 'Z' || state == 0,
+		    "grandchild %ld still running (state %c)", pid, state);
+	}
+}
+END_TEST
+
+static Suite *
+spool_suite(void)
+{
+	Suite *s = suite_create("spool");
+	TCase *tc;
+
+	tc = tcase_create("spool");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, small_post_stays_in_memory);
+	tcase_add_test(tc, exactly_mem_max_in_memory_one_more_to_file);
+	tcase_add_test(tc, too_big_and_unwritable);
+	tcase_add_test(tc, regular_file_is_mapped_in_place);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("run");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, exit_status_and_input);
+	tcase_add_test(tc, input_from_a_file_descriptor);
+	tcase_add_test(tc, child_that_does_not_read);
+	tcase_add_test(tc, failures_are_errors);
+	tcase_add_test(tc, timeout_kills_the_whole_group);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(spool_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
