@@ -27,7 +27,7 @@
 
 /* events fetched per token-file transaction, and the longest one may
  * hold the file's lock */
-#define APPLY_BATCH	256
+#define APPLY_BATCH	1024
 #define APPLY_SECONDS	0.25
 /* pause between batches, longer than a waiting reader's lock poll, so
  * filters waiting for the file get in */
