@@ -519,7 +519,7 @@ START_TEST(journal_apply_exactly_once)
 	snprintf(path, sizeof(path), "%s/jr.kch", dir);
 	tok_opts_default(&to);
 	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
-	for (i = 0; i < 600; i++) {
+	for (i = 0; i < 2400; i++) {
 		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
 		    "common words here\n", i, i);
 		ck_assert_int_eq(journal_add(q, "jr", i % 3 == 0, 1, "manual", 0,
@@ -534,7 +534,7 @@ START_TEST(journal_apply_exactly_once)
 	journal_rollback(q);
 	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
-	ck_assert_uint_eq(st.nevents, 600);
+	ck_assert_uint_eq(st.nevents, 2400);
 	ck_assert_uint_ge(st.nbatches, 3);
 	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
@@ -542,8 +542,8 @@ START_TEST(journal_apply_exactly_once)
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
-	ck_assert_uint_eq(ns, 200);
-	ck_assert_uint_eq(nh, 400);
+	ck_assert_uint_eq(ns, 800);
+	ck_assert_uint_eq(nh, 1600);
 	tokdb_close(db);
 	/* unlearn events undo */
 	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
@@ -558,7 +558,7 @@ START_TEST(journal_apply_exactly_once)
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
-	ck_assert_uint_eq(ns, 199);
+	ck_assert_uint_eq(ns, 799);
 	tokdb_close(db);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/jr.kch.wal", dir);
