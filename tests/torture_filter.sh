@@ -43,6 +43,10 @@ setup_conf() {
 		printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'
 		printf 'deliver = /bin/sh -c "cat > %s"\n' "$SINK"
 	} > "$CONF/lists/demo.conf"
+	# with a database, train goes through its journal: schema first
+	if [ -n "${1:-}" ]; then
+		lg migrate >/dev/null || { echo "# migrate failed"; exit 99; }
+	fi
 	lg train --quiet --list demo --spam "$DATA"/spam[1-4].eml >/dev/null &&
 	    lg train --quiet --list demo --ham "$DATA"/ham[1-4].eml >/dev/null ||
 	    { echo "# training failed"; exit 99; }
