@@ -1,9 +1,13 @@
 /*
  * queue.h - the moderation queue and training journal in PostgreSQL
  *
- * libpq only through PQexecParams (no SQL built from strings).  Every
+ * Values reach the server only as parameters (PQexecParams, or
+ * PQsendQueryParams for pipelined journal INSERTs); the one exception is
+ * a compiled-in migration script run whole by queue_migrate.  Every
  * function returns -1 with a message in err on failure and never exits;
- * a hold is reported done only after its INSERT committed.
+ * a hold is reported done only after its INSERT committed.  The schema
+ * is migrations/NNNN_*.sql (held_posts, train_journal,
+ * schema_migrations).
  */
 #ifndef LG_QUEUE_H
 #define LG_QUEUE_H
