@@ -200,6 +200,31 @@ run lg rebuild --list dev
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "rebuild recreates a missing token file" cmp -s "$T/before" "$T/after"
 
+rm -f "$T/tokens/dev.kch"
+run lg sync --list dev
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
+check "sync recreates a missing token file from the journal" \
+    cmp -s "$T/before" "$T/after"
+
+# --- two moderators approve the same post at once --------------------------------
+cat > "$T/slow.sh" <<EOF
+#!/bin/sh
+sleep 1
+cat >> "$T/released.slow"
+EOF
+printf 'release = /bin/sh %s/slow.sh\n' "$T" > "$CONF/lists/dev.conf"
+c1=$("$QHOLD" dev "$DATA/ham2.eml") || exit 99
+nj=$(sql 'SELECT count(*) FROM train_journal')
+lg approve -q --by m1 "$c1" > "$T/out1" 2>&1 &
+p1=$!
+lg approve -q --by m2 "$c1" > "$T/out2" 2>&1 &
+p2=$!
+wait "$p1"; wait "$p2"
+check "concurrent approvals release the post once" \
+    cmp -s "$T/released.slow" "$DATA/ham2.eml"
+check "... and journal it once" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+
 # --- the database down ---------------------------------------------------------------
 $PG_CTL_STOP
 run lg held

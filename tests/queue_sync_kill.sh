@@ -89,7 +89,18 @@ echo "# $ROUNDS rounds of $PER_ROUND posts: $killed syncs killed while running, 
 nev=$(psql -X -A -t -c "SELECT count(*) FROM train_journal WHERE list = 'big'")
 check "the journal holds every generated post" \
     test "$nev" -eq $((ROUNDS * PER_ROUND))
+nev=$((nev + PER_ROUND))
 
+# three syncs at once: the token file's lock serialises them and each
+# re-reads the position under it
+gen 999
+"$QHOLD" -j big spam "$T/posts" > /dev/null || exit 99
+for i in 1 2 3; do
+	"$LISTGATE" --config "$T/conf-a" sync -q --list big > "$T/out$i" 2>&1 &
+	eval "p$i=\$!"
+done
+wait "$p1"; r1=$?; wait "$p2"; r2=$?; wait "$p3"; r3=$?
+check "three concurrent syncs exit 0" test "$r1$r2$r3" = 000
 "$LISTGATE" --config "$T/conf-a" sync --list big > "$T/out" 2>&1
 check "sync after the kills exits 0" test $? -eq 0
 t0=$(date +%s)
