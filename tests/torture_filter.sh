@@ -131,6 +131,20 @@ MTA=qmail
 torture "filter --mta qmail, spam without a database" "111" run_filter \
     check_no_sink
 
+# --- a post past the in-memory spool (32 MiB): spooled to a file ---------------
+{ cat "$DATA/ham-test.eml"
+  awk 'BEGIN { s = sprintf("%0100d", 0); for (i = 0; i < 340000; i++) print s }'
+} > "$T/big.eml"
+run_filter_pipe() {
+	rm -f "$SINK"
+	cat "$POST" | "$LISTGATE" --config "$CONF" filter --list demo \
+	    --mta "$MTA" -f sender@example.net -- demo@lists.example.org
+}
+POST=$T/big.eml MTA=postfix
+torture "filter --mta postfix, a 34 MB ham post on a pipe" "0 75" \
+    run_filter_pipe check_pf_pass
+rm -f "$T/big.eml"
+
 # --- every parser fixture (MIME, codecs, charsets, HTML) under qmail ---------
 # the outcome of each is its own business (pass, or defer for lack of a
 # database); with a failing allocation it may only become a defer
