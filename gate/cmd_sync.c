@@ -10,11 +10,9 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "queue_cmds.h"
@@ -145,7 +143,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct journal_stats st;
 	struct tok_opts to;
 	const char *list = NULL;
-	char err[1024], path[4096], tmp[4200];
+	char err[1024], path[4096];
 	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
 
 	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
@@ -180,33 +178,14 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "%s", err);
 		goto out_g;
 	}
-	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0 ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
-	    g.tokens_dir, list, (long)getpid()) >= sizeof(tmp)) {
+	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	if (qc_mkdir_p(g.tokens_dir) < 0) {
-		cmd_err("rebuild", "cannot create the tokens directory %s: %s",
-		    g.tokens_dir, strerror(errno));
-		goto out_l;
-	}
-	unlink(tmp);
 	tok_opts_default(&to);
 	to.lim.max_scan = l.max_scan_bytes;
-	if (journal_apply(q, list, tmp, 1, g.lock_wait_ms, &to, &st, err,
-	    sizeof(err)) < 0) {
-		cmd_err("rebuild", "list %s: %s; the old token file is "
-		    "unchanged", list, err);
-		unlink(tmp);
+	if (qc_build_fresh("rebuild", q, &g, list, path, &to, &st) < 0)
 		goto out_l;
-	}
-	if (rename(tmp, path) < 0) {
-		cmd_err("rebuild", "cannot rename %s to %s: %s", tmp, path,
-		    strerror(errno));
-		unlink(tmp);
-		goto out_l;
-	}
 	if (!quiet)
 		printf("list %s: rebuilt %s from %lu journal event%s "
 		    "(position %lld)\n", list, path, st.nevents,

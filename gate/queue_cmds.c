@@ -10,8 +10,10 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +82,72 @@ qc_mkdir_p(const char *dir)
 	return 0;
 }
 
+/* remove the temporary files of fresh builds of list whose process is
+ * gone (killed mid-build): .LIST.rebuild-PID.kch and its .wal */
+static void
+clean_stale(const struct listcfg_global *g, const char *list)
+{
+	char prefix[LG_MAX_LIST_NAME + 16], p[4200], *end;
+	struct dirent *de;
+	size_t pl;
+	long pid;
+	DIR *d;
+
+	pl = (size_t)snprintf(prefix, sizeof(prefix), ".%s.rebuild-", list);
+	if ((d = opendir(g->tokens_dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, pl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + pl, &end, 10);
+		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;	/* still building (or not ours) */
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", g->tokens_dir,
+		    de->d_name) < sizeof(p))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+int
+qc_build_fresh(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, const char *path,
+    const struct tok_opts *to, struct journal_stats *st)
+{
+	char err[1024], tmp[4200];
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
+	    g->tokens_dir, list, (long)getpid()) >= sizeof(tmp)) {
+		cmd_err(name, "list %s: token file path too long", list);
+		return -1;
+	}
+	if (qc_mkdir_p(g->tokens_dir) < 0) {
+		cmd_err(name, "cannot create the tokens directory %s: %s",
+		    g->tokens_dir, strerror(errno));
+		return -1;
+	}
+	clean_stale(g, list);
+	unlink(tmp);
+	if (journal_apply(q, list, tmp, 1, g->lock_wait_ms > SYNC_MIN_WAIT ?
+	    g->lock_wait_ms : SYNC_MIN_WAIT, to, st, err, sizeof(err)) < 0) {
+		cmd_err(name, "list %s: %s; the token file is unchanged", list,
+		    err);
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		cmd_err(name, "cannot rename %s to %s: %s", tmp, path,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
 int
 qc_sync_list(const char *name, struct queue *q,
     const struct listcfg_global *g, const char *list, int quiet)
@@ -111,12 +179,19 @@ qc_sync_list(const char *name, struct queue *q,
 	}
 	tok_opts_default(&to);
 	to.lim.max_scan = l.max_scan_bytes;
-	r = journal_apply(q, list, path, 1, g->lock_wait_ms > SYNC_MIN_WAIT ?
-	    g->lock_wait_ms : SYNC_MIN_WAIT, &to, &st, err, sizeof(err));
-	if (r < 0)
-		cmd_err(name, "list %s: %s (%lu events applied before)", list,
-		    err, st.nevents);
-	else if (!quiet)
+	clean_stale(g, list);
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		/* a missing file is built whole, then renamed into place */
+		r = qc_build_fresh(name, q, g, list, path, &to, &st);
+	} else {
+		r = journal_apply(q, list, path, 1, g->lock_wait_ms >
+		    SYNC_MIN_WAIT ? g->lock_wait_ms : SYNC_MIN_WAIT, &to, &st,
+		    err, sizeof(err));
+		if (r < 0)
+			cmd_err(name, "list %s: %s (%lu events applied before)",
+			    list, err, st.nevents);
+	}
+	if (r == 0 && !quiet)
 		printf("list %s: %lu journal event%s applied, position %lld\n",
 		    list, st.nevents, st.nevents == 1 ? "" : "s",
 		    (long long)st.pos);

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "listcfg.h"
 #include "queue.h"
+#include "tok.h"
 
 /*
  * Load the global configuration and connect to its database, checking
@@ -29,6 +30,16 @@ int qc_connect(const char *name, const char *config_dir,
  */
 int qc_sync_list(const char *name, struct queue *q,
     const struct listcfg_global *g, const char *list, int quiet);
+
+/*
+ * Build list's token file at path afresh from the whole journal: into a
+ * temporary file in tokens_dir, renamed over path when complete (so a
+ * reader or an interruption never sees a half-built file).  Reports
+ * errors with cmd_err(name, ...).  0, or -1.
+ */
+int qc_build_fresh(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, const char *path,
+    const struct tok_opts *to, struct journal_stats *st);
 
 /* the moderator's name: by when given, else $USER, else the passwd
  * entry of the real uid, else "uid N" (into out) */
