@@ -14,7 +14,10 @@
 #       the `deliver` command gets the post byte for byte, from a file
 #       and from a pipe; only the empty post defers (75);
 #   filter --mta qmail on a trained list without a database: 0 (pass)
-#       or 111 (a hold that cannot be stored).
+#       or 111 (a hold that cannot be stored);
+#   score of the deepest and longest ones with the n-th allocation
+#       failing (tests/torture_lib.sh): 0 with the clean run's output,
+#       or 1.
 # Any crash found here becomes a fixture under tests/data/mail.  Works
 # in a mktemp -d directory removed at the end; never reads /etc.
 set -u
@@ -169,6 +172,21 @@ filter_qmail() {
 	    -f s@example.net -- demo@lists.example.org < "$1"
 }
 each "filter --mta qmail, trained list, no database" "0 111" filter_qmail
+
+# --- the deep and the long ones with the n-th allocation failing ------------------
+. "$top_srcdir/tests/torture_lib.sh"
+check_same() {
+	if [ "$rc" -eq 0 ] && ! cmp -s "$T/out" "$T/base.out"; then
+		echo "n=$1: exit 0 but the output differs from the clean run"
+		return 1
+	fi
+	return 0
+}
+run_score() { "$LISTGATE" --config "$CONF" score --list demo "$POST"; }
+for POST in "$H"/h05-*.eml "$H"/h08-*.eml "$H"/h12-*.eml "$H"/h13-*.eml \
+    "$H"/h15-*.eml "$H"/h16-*.eml "$H"/h17-*.eml "$H"/r0006.eml; do
+	torture "score ${POST##*/}" "0 1" run_score check_same
+done
 
 echo "1..$n"
 [ $fails -eq 0 ]
