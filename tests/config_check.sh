@@ -32,7 +32,7 @@ check "config with an unknown action is a usage error" test "$rc" -eq 2
 run lg config check --list dev
 check "an empty directory checks fine" test "$rc" -eq 0
 for kv in "mta = qmail" "lock_wait_ms = 5000" "timeout = 300" \
-    "log_facility = mail" "ham_cutoff = 0.45" "spam_cutoff = 0.99" \
+    "log_facility = mail" "ham_cutoff = 0.3" "spam_cutoff = 0.9999" \
     "discard_cutoff = off" "on_error = defer" "hold_expiry_days = 14" \
     "max_scan_bytes = 1048576"; do
 	check "default printed: $kv" grep -qx "$kv" "$T/out"

@@ -214,8 +214,8 @@ have_cmd migrate || db=0
 } >"$conf/listgate.conf"
 cat >"$conf/lists/demo.conf" <<'EOF'
 # lists/demo.conf - the demo list: every key at its default; see listgate.conf(5)
-# ham_cutoff = 0.45
-# spam_cutoff = 0.99
+# ham_cutoff = 0.3
+# spam_cutoff = 0.9999
 EOF
 if [ $db -eq 1 ]; then
 	say "listgate migrate"
