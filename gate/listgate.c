@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
+#include "outcome.h"
 
 /* one row per subcommand, in the order `listgate --help` shows them */
 const struct cmd_def cmd_table[] = {
@@ -55,6 +57,24 @@ usage(FILE *f)
 	fprintf(f, "\nSee listgate(1) and listgate.conf(5).\n");
 }
 
+/*
+ * The status for a run that stops before reaching its subcommand.  When
+ * the command line names `filter` and a post may be waiting on stdin,
+ * anything but a temporary failure could lose it: Postfix bounces on 2 and
+ * takes 0 as delivered.  75 is a temporary failure for Postfix and, as
+ * any code other than 0, 99, 100 and a few hard ones, for qmail too.
+ */
+static int
+early_exit(int argc, char **argv, int status)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "filter") == 0 && !isatty(0))
+			return EXIT_EX_TEMPFAIL;
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -77,13 +97,13 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return EXIT_CMD_OK;
+			return early_exit(argc, argv, EXIT_CMD_OK);
 		case 'V':
 			printf("listgate %s\n", PACKAGE_VERSION);
-			return EXIT_CMD_OK;
+			return early_exit(argc, argv, EXIT_CMD_OK);
 		default:
 			usage(stderr);
-			return EXIT_CMD_USAGE;
+			return early_exit(argc, argv, EXIT_CMD_USAGE);
 		}
 	}
 	if (optind >= argc) {

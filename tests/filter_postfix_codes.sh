@@ -298,6 +298,14 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --list demo \
     -f s@x -- r@x extra > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: two recipients (dialect from listgate.conf)"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --bogus --config "$CONF" filter \
+    --mta postfix --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "usage: unknown global option before filter"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --help filter --mta postfix \
+    --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "global --help before filter with a post on stdin is not a delivery"
 cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
     --list > "$T/out" 2> "$T/err"
 rc=$?
