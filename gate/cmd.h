@@ -9,7 +9,11 @@
 #ifndef LG_CMD_H
 #define LG_CMD_H
 
+#include <stddef.h>
 #include <stdio.h>
+
+struct listcfg_global;
+struct listcfg_list;
 
 /* global options parsed by main before the subcommand */
 struct cmd_ctx {
@@ -50,5 +54,23 @@ int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 /* print "listgate NAME: " and the message to stderr */
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * Load list's settings into l and put its token file's path into path
+ * (pathsz bytes).  0, or -1 with the error reported as name (l is then
+ * freed).  list must have passed listcfg_name_ok.
+ */
+int cmd_list_config(const char *name, const struct listcfg_global *g,
+    const char *list, struct listcfg_list *l, char *path, size_t pathsz);
+
+/*
+ * The start of a command on one list: check the list name, load the
+ * global configuration (ctx's directory) into g, then cmd_list_config.
+ * EXIT_CMD_OK, else the exit status (EXIT_CMD_USAGE for a bad name,
+ * EXIT_CMD_FAIL) with the error reported as name and g, l freed.
+ */
+int cmd_load_list(const char *name, const struct cmd_ctx *ctx,
+    const char *list, struct listcfg_global *g, struct listcfg_list *l,
+    char *path, size_t pathsz);
 
 #endif

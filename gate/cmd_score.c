@@ -263,7 +263,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	char *const *files;
 	char err[1024], path[4096];
 	int ch, verbose = 0, json = 0, stats = 0, nfiles, i, r, show;
-	int cinit = 0, failed = 0;
+	int cinit = 0, failed = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:vjh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -295,26 +295,9 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	if (!listcfg_name_ok(list)) {
-		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
-		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
-		return EXIT_CMD_USAGE;
-	}
-	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
-	    sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		return EXIT_CMD_FAIL;
-	}
-	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		listcfg_free_global(&g);
-		return EXIT_CMD_FAIL;
-	}
-	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
-		cmd_err(NAME, "list %s: token file path too long", list);
-		failed = 1;
-		goto out;
-	}
+	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
+	    sizeof(path))) != EXIT_CMD_OK)
+		return rc;
 	if (tokdb_open(path, TOKDB_READ, g.lock_wait_ms, &db, err,
 	    sizeof(err)) != 0) {
 		cmd_err(NAME, "list %s: %s", list, err);

@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <sys/stat.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -168,29 +167,6 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 	return 0;
 }
 
-/* create a directory and its missing parents (mode 0755): 0 or -1 */
-static int
-mkdir_p(const char *dir)
-{
-	char p[4096];
-	size_t i, n = strlen(dir);
-
-	if (n == 0 || n >= sizeof(p)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != 0)
-			continue;
-		p[i] = 0;
-		if (mkdir(p, 0755) < 0 && errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : 0;
-	}
-	return 0;
-}
-
 /* the progress line on a terminal */
 static void
 progress(const struct trainer *t, double start, int done)
@@ -250,7 +226,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	double start, last = 0;
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r;
 	unsigned long nerr = 0;
-	int fatal = 0;
+	int fatal = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:sguqh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -287,29 +263,10 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	if (!listcfg_name_ok(list)) {
-		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
-		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
-		return EXIT_CMD_USAGE;
-	}
-	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
-	    sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		return EXIT_CMD_FAIL;
-	}
-	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		listcfg_free_global(&g);
-		return EXIT_CMD_FAIL;
-	}
-	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
-		cmd_err(NAME, "list %s: token file path too long", list);
-		fatal = 1;
-		goto out;
-	}
-	if (!unlearn && mkdir_p(g.tokens_dir) < 0) {
-		cmd_err(NAME, "cannot create the tokens directory %s: %s",
-		    g.tokens_dir, strerror(errno));
+	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
+	    sizeof(path))) != EXIT_CMD_OK)
+		return rc;
+	if (!unlearn && qc_tokens_dir(NAME, &g) < 0) {
 		fatal = 1;
 		goto out;
 	}

@@ -82,6 +82,17 @@ qc_mkdir_p(const char *dir)
 	return 0;
 }
 
+int
+qc_tokens_dir(const char *name, const struct listcfg_global *g)
+{
+	if (qc_mkdir_p(g->tokens_dir) < 0) {
+		cmd_err(name, "cannot create the tokens directory %s: %s",
+		    g->tokens_dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* remove the temporary files of fresh builds of list whose process is
  * gone (killed mid-build): .LIST.rebuild-PID.kch and its .wal */
 static void
@@ -125,11 +136,8 @@ qc_build_fresh(const char *name, struct queue *q,
 		cmd_err(name, "list %s: token file path too long", list);
 		return -1;
 	}
-	if (qc_mkdir_p(g->tokens_dir) < 0) {
-		cmd_err(name, "cannot create the tokens directory %s: %s",
-		    g->tokens_dir, strerror(errno));
+	if (qc_tokens_dir(name, g) < 0)
 		return -1;
-	}
 	clean_stale(g, list);
 	unlink(tmp);
 	if (journal_apply(q, list, tmp, 1, g->lock_wait_ms > SYNC_MIN_WAIT ?
@@ -162,18 +170,9 @@ qc_sync_list(const char *name, struct queue *q,
 		cmd_err(name, "bad list name in the journal; skipped");
 		return -1;
 	}
-	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
-		cmd_err(name, "%s", err);
+	if (cmd_list_config(name, g, list, &l, path, sizeof(path)) < 0)
 		return -1;
-	}
-	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0) {
-		cmd_err(name, "list %s: token file path too long", list);
-		listcfg_free_list(&l);
-		return -1;
-	}
-	if (qc_mkdir_p(g->tokens_dir) < 0) {
-		cmd_err(name, "cannot create the tokens directory %s: %s",
-		    g->tokens_dir, strerror(errno));
+	if (qc_tokens_dir(name, g) < 0) {
 		listcfg_free_list(&l);
 		return -1;
 	}

@@ -59,4 +59,7 @@ int qc_json_str(struct buf *out, const char *s);
 /* create a directory and its missing parents (mode 0755): 0 or -1 */
 int qc_mkdir_p(const char *dir);
 
+/* create g's tokens_dir and its missing parents: 0, or -1 (reported) */
+int qc_tokens_dir(const char *name, const struct listcfg_global *g);
+
 #endif
