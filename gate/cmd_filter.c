@@ -451,6 +451,10 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
 	arm_watchdog(LG_DEFAULT_TIMEOUT_S);
+	/* a closed stderr or log socket must not kill us between the
+	 * committed INSERT and the exit code that reports it */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
