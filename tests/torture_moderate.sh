@@ -1,6 +1,13 @@
 #!/bin/sh
-# torture_moderate.sh - `listgate approve` and `reject` with the n-th
-# allocation failing, for every n, against a private PostgreSQL
+# torture_moderate.sh - `listgate sync`, `rebuild`, `approve` and
+# `reject` with the n-th allocation failing, for every n, against a
+# private PostgreSQL
+#
+# sync of a token file three decisions behind: exit 0 or 1, the file
+# still opens, and a clean sync afterwards gives exactly the state of one
+# clean sync (nothing applied twice, nothing lost).  rebuild: the old
+# file or the rebuilt one, never a broken one, and no temporary file
+# left behind.
 #
 # Before each run a fresh spam post is held by `filter` (no failure; its
 # Message-ID carries the run's number).  Then the decision runs with
@@ -112,6 +119,88 @@ check_decided() {
 }
 
 TORTURE_CMP_OUT=0
+# --- sync and rebuild: exactly once ------------------------------------------
+# the state of the token file (counts, journal position, every token)
+state() {
+	(unset LISTGATE_FAIL_ALLOC LISTGATE_ALLOC_REPORT
+	 "$LISTGATE" --config "$CONF" score --list dev --db-stats 2>&1 &&
+	 "$LISTGATE" --config "$CONF" score --list dev --db-dump 2>&1 |
+	    LC_ALL=C sort)
+}
+clean() {
+	(unset LISTGATE_FAIL_ALLOC LISTGATE_ALLOC_REPORT
+	 exec "$LISTGATE" --config "$CONF" "$@" --quiet) > /dev/null 2>&1
+}
+TOK=$T/tokens/dev.kch
+# a token file behind the journal by a few decisions, and the one a clean
+# sync makes of it
+clean sync || { echo "# sync failed"; exit 99; }
+cp "$TOK" "$T/behind.kch"
+for DECISION in reject approve reject; do
+	hold_fresh && clean "$DECISION" "$(cat "$T/id")" ||
+	    { echo "# $DECISION failed"; exit 99; }
+done
+cp "$T/behind.kch" "$TOK"
+clean sync || { echo "# sync failed"; exit 99; }
+state > "$T/synced.state"
+cp "$T/behind.kch" "$TOK"
+state > "$T/behind.state"
+cmp -s "$T/behind.state" "$T/synced.state" &&
+    { echo "# the decisions changed nothing"; exit 99; }
+run_sync() {
+	cp "$T/behind.kch" "$TOK"
+	"$LISTGATE" --config "$CONF" sync --quiet
+}
+# 0: synced; 1: the token file opens, and a clean sync gives the state
+# of one clean sync (nothing applied twice, nothing lost)
+check_sync() {
+	if ! state > "$T/now.state"; then
+		echo "n=$1: exit $rc and the token file no longer opens"
+		return 1
+	fi
+	if [ "$rc" -eq 0 ] && ! cmp -s "$T/now.state" "$T/synced.state"; then
+		echo "n=$1: exit 0 but not the synced state"
+		return 1
+	fi
+	clean sync || { echo "n=$1: a clean sync afterwards failed"; return 1; }
+	state > "$T/now.state"
+	if ! cmp -s "$T/now.state" "$T/synced.state"; then
+		echo "n=$1: exit $rc, and a clean sync afterwards differs from one clean sync:"
+		diff "$T/synced.state" "$T/now.state" | head -n 6
+		return 1
+	fi
+	return 0
+}
+torture "sync of a token file three decisions behind" "0 1" run_sync check_sync
+
+# rebuild: the old file or the rebuilt one, never a broken one
+cp "$T/synced.state" "$T/before.state"
+cp "$TOK" "$T/before.kch"
+clean rebuild --list dev || { echo "# rebuild failed"; exit 99; }
+state > "$T/rebuilt.state"
+run_rebuild() {
+	cp "$T/before.kch" "$TOK"
+	"$LISTGATE" --config "$CONF" rebuild --list dev --quiet
+}
+check_rebuild() {
+	if ! state > "$T/now.state"; then
+		echo "n=$1: exit $rc and the token file no longer opens"
+		return 1
+	fi
+	cmp -s "$T/now.state" "$T/rebuilt.state" && return 0
+	if [ "$rc" -ne 0 ] && cmp -s "$T/now.state" "$T/before.state"; then
+		return 0
+	fi
+	echo "n=$1: exit $rc left neither the old nor the rebuilt token file"
+	return 1
+}
+torture "rebuild" "0 1" run_rebuild check_rebuild
+leftover=$(ls "$T/tokens" | grep -v '^dev\.kch$' | tr '\n' ' ')
+[ -z "$leftover" ] && ok "rebuild leaves no temporary files behind" ||
+    bad "rebuild leaves no temporary files behind ($leftover)"
+
+
+# --- decisions ---------------------------------------------------------------
 for DECISION in approve reject; do
 	torture "$DECISION of a held post" "0 1" run_decide check_decided
 	if [ -s "$T/note.released" ]; then
