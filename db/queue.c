@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nettle/sha2.h>
 #include <zlib.h>
 
 #include "lglimits.h"
 #include "queue.h"
 #include "queue_int.h"
-#include "sha256.h"
 #include "xalloc.h"
 
 /* longest header text stored per field; the rest is cut */
@@ -247,6 +247,18 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	return 0;
 }
 
+/* the SHA-256 of n bytes (GNU Nettle) */
+static void
+post_sha256(const unsigned char *p, size_t n,
+    unsigned char out[SHA256_DIGEST_SIZE])
+{
+	struct sha256_ctx c;
+
+	sha256_init(&c);
+	sha256_update(&c, n, p);
+	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+}
+
 /* --- schema ------------------------------------------------------------ */
 
 int
@@ -465,7 +477,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	int lens[13], fmts[13];
 	char *txt[7];
 	char sizebuf[32], scorebuf[40];
-	unsigned char digest[SHA256_LEN], *z = NULL;
+	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
 	size_t zlen, i;
 	double score = p->score;
 	PGresult *res;
@@ -475,7 +487,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	memset(txt, 0, sizeof(txt));
 	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
 		return -1;
-	sha256(p->raw, p->raw_len, digest);
+	post_sha256(p->raw, p->raw_len, digest);
 	txt[0] = utf8_clean(p->env_sender, FIELD_MAX);
 	txt[1] = utf8_clean(p->env_recipient, FIELD_MAX);
 	txt[2] = utf8_clean(p->from, FIELD_MAX);
@@ -509,7 +521,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	lens[10] = (int)zlen;
 	fmts[10] = 1;
 	vals[11] = (const char *)digest;
-	lens[11] = SHA256_LEN;
+	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
 	if (zlen > 0x7fffffff) {
@@ -630,7 +642,7 @@ static int
 row_raw(const PGresult *res, int i, int zc, int hc, struct queue_row *r,
     char *err, size_t errsz)
 {
-	unsigned char digest[SHA256_LEN];
+	unsigned char digest[SHA256_DIGEST_SIZE];
 	size_t cap = 0;
 
 	r->raw = NULL;
@@ -639,9 +651,9 @@ row_raw(const PGresult *res, int i, int zc, int hc, struct queue_row *r,
 	    errsz) < 0)
 		return -1;
 	r->raw_len = (size_t)r->size;
-	sha256(r->raw, r->raw_len, digest);
-	if (PQgetlength(res, i, hc) != SHA256_LEN ||
-	    memcmp(PQgetvalue(res, i, hc), digest, SHA256_LEN) != 0) {
+	post_sha256(r->raw, r->raw_len, digest);
+	if (PQgetlength(res, i, hc) != SHA256_DIGEST_SIZE ||
+	    memcmp(PQgetvalue(res, i, hc), digest, SHA256_DIGEST_SIZE) != 0) {
 		snprintf(err, errsz, "post %lld: stored message does not match "
 		    "its SHA-256", (long long)r->id);
 		return -1;

@@ -17,7 +17,6 @@
 #include <libpq-fe.h>
 
 #include "queue.h"
-#include "sha256.h"
 #include "tok.h"
 #include "tokdb.h"
 
@@ -152,46 +151,93 @@ net(PGconn *c, const char *list, const char *cls)
 
 /* --- SHA-256 ------------------------------------------------------------- */
 
-/* hex of a digest */
+/* the stored fingerprint of post id, in hex (NUL-terminated in out) */
 static void
-hex(const unsigned char *d, char *out)
+stored_sha256_hex(PGconn *c, int64_t id, char out[65])
 {
-	int i;
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *r;
 
-	for (i = 0; i < SHA256_LEN; i++)
-		snprintf(out + 2 * i, 3, "%02x", d[i]);
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	r = PQexecParams(c, "SELECT encode(raw_sha256, 'hex') FROM held_posts "
+	    "WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 0);
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	ck_assert_int_eq(PQntuples(r), 1);
+	snprintf(out, 65, "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
 }
 
+/* the digest queue_hold stores is SHA-256 (FIPS 180-4 test vectors), and
+ * queue_get accepts it */
 START_TEST(sha256_vectors)
 {
-	unsigned char d[SHA256_LEN];
-	char h[2 * SHA256_LEN + 1];
-	struct sha256 c;
+	static const struct {
+		const char *msg;
+		size_t len;
+		const char *hex;
+	} v[] = {
+		{ "", 0, "e3b0c44298fc1c149afbf4c8996fb924"
+		    "27ae41e4649b934ca495991b7852b855" },
+		{ "abc", 3, "ba7816bf8f01cfea414140de5dae2223"
+		    "b00361a396177a9cb410ff61f20015ad" },
+		{ "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
+		    "248d6a61d20638b8e5c026930c3e6039"
+		    "a33ce45964ff2167f6ecedd419db06c1" },
+	};
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct queue_row r;
+	unsigned char *a;
+	char h[65], err[1024];
+	int64_t id;
 	size_t i;
-	static unsigned char a[1001];
 
-	sha256("", 0, d);
-	hex(d, h);
-	ck_assert_str_eq(h, "e3b0c44298fc1c149afbf4c8996fb924"
-	    "27ae41e4649b934ca495991b7852b855");
-	sha256("abc", 3, d);
-	hex(d, h);
-	ck_assert_str_eq(h, "ba7816bf8f01cfea414140de5dae2223"
-	    "b00361a396177a9cb410ff61f20015ad");
-	sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
-	    d);
-	hex(d, h);
-	ck_assert_str_eq(h, "248d6a61d20638b8e5c026930c3e6039"
-	    "a33ce45964ff2167f6ecedd419db06c1");
-	/* a million 'a' in uneven pieces */
-	memset(a, 'a', sizeof(a));
-	sha256_init(&c);
-	for (i = 0; i < 1000; i++)
-		sha256_update(&c, a, i % 2 ? 999 : 1001);
-	sha256_final(&c, d);
-	hex(d, h);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		id = hold(q, "sha", (const unsigned char *)v[i].msg, v[i].len,
+		    "vector");
+		stored_sha256_hex(c, id, h);
+		ck_assert_str_eq(h, v[i].hex);
+		ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+		ck_assert_uint_eq(r.raw_len, v[i].len);
+		queue_row_free(&r);
+	}
+	/* a million 'a' */
+	a = malloc(1000000);
+	ck_assert_ptr_nonnull(a);
+	memset(a, 'a', 1000000);
+	id = hold(q, "sha", a, 1000000, "million");
+	stored_sha256_hex(c, id, h);
 	ck_assert_str_eq(h, "cdc76e5c9914fb9281a1c7e284d73e67"
 	    "f1809a48a497200e046d39ccc7112cd0");
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, 1000000);
+	queue_row_free(&r);
+	free(a);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* a stored post whose bytes no longer match the digest is refused */
+START_TEST(sha256_mismatch_refused)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct queue_row r;
+	char err[1024], idbuf[32];
+	const char *vals[1] = { idbuf };
+	int64_t id;
+
+	id = hold(q, "sha-bad", (const unsigned char *)"a\n\nb\n", 5, "s");
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	PQclear(PQexecParams(c, "UPDATE held_posts SET raw_sha256 = "
+	    "sha256('other'::bytea) WHERE id = $1::int8", 1, NULL, vals, NULL,
+	    NULL, 0));
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "SHA-256"));
+	PQfinish(c);
+	queue_close(q);
 }
 END_TEST
 
@@ -308,13 +354,14 @@ START_TEST(hold_roundtrip)
 {
 	struct queue *q = qopen();
 	struct queue_row r;
-	unsigned char *raw, digest[SHA256_LEN];
+	unsigned char *raw;
 	size_t len;
 	char err[1024];
 	int64_t id;
 	PGconn *c = pg(NULL);
 	char idbuf[32];
-	const char *vals[1] = { idbuf };
+	const char *vals[2];
+	int lens[2] = { 0, 0 }, fmts[2] = { 0, 1 };
 	PGresult *res;
 
 	raw = binary_post(&len);
@@ -332,12 +379,16 @@ START_TEST(hold_roundtrip)
 	/* the stored digest is SHA-256 of the uncompressed bytes, and the
 	 * stored bytes are compressed */
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(c, "SELECT raw_sha256, length(raw_z) FROM "
-	    "held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
+	vals[0] = idbuf;
+	vals[1] = (const char *)raw;
+	lens[1] = (int)len;
+	/* compared with PostgreSQL's own sha256() of the bytes sent */
+	res = PQexecParams(c, "SELECT raw_sha256 = sha256($2::bytea), "
+	    "length(raw_z) < size FROM held_posts WHERE id = $1::int8", 2,
+	    NULL, vals, lens, fmts, 0);
 	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
-	sha256(raw, len, digest);
-	ck_assert_int_eq(PQgetlength(res, 0, 0), SHA256_LEN);
-	ck_assert_int_eq(memcmp(PQgetvalue(res, 0, 0), digest, SHA256_LEN), 0);
+	ck_assert_str_eq(PQgetvalue(res, 0, 0), "t");
+	ck_assert_str_eq(PQgetvalue(res, 0, 1), "t");
 	PQclear(res);
 	ck_assert_int_eq(queue_get(q, id + 1000000, &r, err, sizeof(err)), 0);
 	free(raw);
@@ -638,6 +689,7 @@ queue_suite(void)
 
 	tc = tcase_create("sha256");
 	tcase_add_test(tc, sha256_vectors);
+	tcase_add_test(tc, sha256_mismatch_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("schema");

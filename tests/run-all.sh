@@ -18,7 +18,7 @@ san=1
 
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc make autoconf automake pkg-config libkyotocabinet-dev
-      kyotocabinet-utils libpq-dev zlib1g-dev check postgresql
+      kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
       postgresql-client libc6-dev python3 procps"
 missing=
 for p in $pkgs; do
