@@ -56,6 +56,14 @@ void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /*
+ * After the options: any argument left (argv[optind] on) is an error.
+ * EXIT_CMD_OK, or EXIT_CMD_USAGE after "unexpected argument" and usage
+ * on stderr.
+ */
+int cmd_no_args(const char *name, int argc, char **argv,
+    void (*usage)(FILE *));
+
+/*
  * Load list's settings into l and put its token file's path into path
  * (pathsz bytes).  0, or -1 with the error reported as name (l is then
  * freed).  list must have passed listcfg_name_ok.

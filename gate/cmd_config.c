@@ -121,25 +121,21 @@ check_list(const struct listcfg_global *g, const char *name)
 	return 0;
 }
 
-int
-cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
+/* getopt over argv from optind: -1 to go on, else the exit status */
+static int
+parse_opts(int argc, char **argv, const char *optstring, const char **list)
 {
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct listcfg_global g;
-	const char *list = NULL;
-	char err[1024];
-	char **names;
-	size_t n, i;
-	int ch, bad = 0;
+	int ch;
 
-	while ((ch = getopt_long(argc, argv, "+l:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			list = optarg;
+			*list = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -149,6 +145,21 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 			return EXIT_CMD_USAGE;
 		}
 	}
+	return -1;
+}
+
+int
+cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	struct listcfg_global g;
+	const char *list = NULL;
+	char err[1024];
+	char **names;
+	size_t n, i;
+	int rc, bad = 0;
+
+	if ((rc = parse_opts(argc, argv, "+l:h", &list)) >= 0)
+		return rc;
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_CMD_USAGE;
@@ -162,24 +173,10 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 	argv += optind;
 	argc -= optind;
 	optind = 0;
-	while ((ch = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'l':
-			list = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return EXIT_CMD_OK;
-		default:
-			usage(stderr);
-			return EXIT_CMD_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cmd_err(NAME, "unexpected argument '%s'", argv[optind]);
-		usage(stderr);
-		return EXIT_CMD_USAGE;
-	}
+	if ((rc = parse_opts(argc, argv, "l:h", &list)) >= 0)
+		return rc;
+	if ((rc = cmd_no_args(NAME, argc, argv, usage)) != EXIT_CMD_OK)
+		return rc;
 	if (list != NULL && !listcfg_name_ok(list)) {
 		cmd_err(NAME, "bad list name (want [a-z0-9][a-z0-9._-]*, at "
 		    "most %d bytes, no \"..\")", LG_MAX_LIST_NAME);

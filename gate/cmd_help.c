@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <unistd.h>
 #include <stdio.h>
 
 #include "cmd.h"
@@ -25,6 +26,18 @@ cmd_err(const char *name, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* refuse arguments left after the options */
+int
+cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))
+{
+	if (optind < argc) {
+		cmd_err(name, "unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	return EXIT_CMD_OK;
 }
 
 /* list's settings and token file path, errors reported */
