@@ -109,11 +109,13 @@ is_blank(int c)
 }
 
 /*
- * Read path line by line and hand each `key = value` to fn.  *missing_r
- * is set (and 0 returned) when the file does not exist.
+ * Read path line by line and hand each `key = value` to fn; cf is set
+ * up to point errors (into err) at path.  *missing_r is set (and 0
+ * returned) when the file does not exist.
  */
 static int
-cf_read(struct cfgfile *cf, kv_fn fn, void *ctx, int *missing_r)
+cf_read(struct cfgfile *cf, const char *path, char *err, size_t errsz,
+    kv_fn fn, void *ctx, int *missing_r)
 {
 	char line[LG_MAX_CONF_LINE + 1];
 	char key[MAX_KEY];
@@ -124,8 +126,11 @@ cf_read(struct cfgfile *cf, kv_fn fn, void *ctx, int *missing_r)
 	int c, eof = 0, rc = -1;
 	unsigned first;
 
+	memset(cf, 0, sizeof(*cf));
+	cf->path = path;
+	cf->err = err;
+	cf->errsz = errsz;
 	*missing_r = 0;
-	cf->line = 0;
 	if ((fp = fopen(cf->path, "r")) == NULL) {
 		if (errno == ENOENT) {
 			*missing_r = 1;
@@ -300,6 +305,19 @@ parse_ulong(struct cfgfile *cf, const char *key, const char *raw,
 		return cf_error(cf, "%s: %s is out of range [%lu, %lu]", key,
 		    val, lo, hi);
 	*v_r = v;
+	return 0;
+}
+
+/* parse_ulong into an unsigned (hi must fit one) */
+static int
+parse_uint(struct cfgfile *cf, const char *key, const char *raw,
+    unsigned lo, unsigned hi, unsigned *v_r)
+{
+	unsigned long u;
+
+	if (parse_ulong(cf, key, raw, lo, hi, &u) < 0)
+		return -1;
+	*v_r = (unsigned)u;
 	return 0;
 }
 
@@ -554,7 +572,6 @@ global_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 {
 	struct listcfg_global *g = ctx;
 	char val[LG_MAX_CONF_LINE + 1];
-	unsigned long u;
 	int fac;
 
 	if (strcmp(key, "tokens_dir") == 0) {
@@ -587,13 +604,13 @@ global_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 			return cf_error(cf, "%s: `%s' is neither qmail nor "
 			    "postfix", key, val);
 	} else if (strcmp(key, "lock_wait_ms") == 0) {
-		if (parse_ulong(cf, key, raw, 0, MAX_LOCK_WAIT_MS, &u) < 0)
+		if (parse_uint(cf, key, raw, 0, MAX_LOCK_WAIT_MS,
+		    &g->lock_wait_ms) < 0)
 			return -1;
-		g->lock_wait_ms = (unsigned)u;
 	} else if (strcmp(key, "timeout") == 0) {
-		if (parse_ulong(cf, key, raw, 1, MAX_TIMEOUT_S, &u) < 0)
+		if (parse_uint(cf, key, raw, 1, MAX_TIMEOUT_S,
+		    &g->timeout_s) < 0)
 			return -1;
-		g->timeout_s = (unsigned)u;
 	} else
 		return cf_error(cf, "unknown key `%s'", key);
 	return 0;
@@ -644,11 +661,7 @@ listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
-	memset(&cf, 0, sizeof(cf));
-	cf.path = path;
-	cf.err = err;
-	cf.errsz = errsz;
-	if (cf_read(&cf, global_kv, g, &missing) < 0)
+	if (cf_read(&cf, path, err, errsz, global_kv, g, &missing) < 0)
 		goto fail;
 	xfree(path);
 	return 0;
@@ -717,13 +730,13 @@ list_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 			return -1;
 		l->max_post_bytes = u;
 	} else if (strcmp(key, "hold_expiry_days") == 0) {
-		if (parse_ulong(cf, key, raw, 1, MAX_EXPIRY_DAYS, &u) < 0)
+		if (parse_uint(cf, key, raw, 1, MAX_EXPIRY_DAYS,
+		    &l->hold_expiry_days) < 0)
 			return -1;
-		l->hold_expiry_days = (unsigned)u;
 	} else if (strcmp(key, "timeout") == 0) {
-		if (parse_ulong(cf, key, raw, 1, MAX_TIMEOUT_S, &u) < 0)
+		if (parse_uint(cf, key, raw, 1, MAX_TIMEOUT_S,
+		    &l->timeout_s) < 0)
 			return -1;
-		l->timeout_s = (unsigned)u;
 	} else if (strcmp(key, "robs") == 0) {
 		if (parse_double(cf, key, raw, 0, MAX_ROBS, &d) < 0)
 			return -1;
@@ -744,10 +757,9 @@ list_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 			return cf_error(cf, "%s: must be below 0.5", key);
 		l->bayes.min_dev = d;
 	} else if (strcmp(key, "max_tokens") == 0) {
-		if (parse_ulong(cf, key, raw, 0, LG_MAX_TOKENS_PER_POST,
-		    &u) < 0)
+		if (parse_uint(cf, key, raw, 0, LG_MAX_TOKENS_PER_POST,
+		    &l->bayes.max_tokens) < 0)
 			return -1;
-		l->bayes.max_tokens = (unsigned)u;
 	} else
 		return cf_error(cf, "unknown key `%s'", key);
 	return 0;
@@ -785,11 +797,7 @@ listcfg_load_list(const struct listcfg_global *g, const char *name,
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
-	memset(&cf, 0, sizeof(cf));
-	cf.path = path;
-	cf.err = err;
-	cf.errsz = errsz;
-	if (cf_read(&cf, list_kv, l, &missing) < 0)
+	if (cf_read(&cf, path, err, errsz, list_kv, l, &missing) < 0)
 		goto fail;
 	l->has_file = !missing;
 	/* cross-checks point at the later of the lines involved */
