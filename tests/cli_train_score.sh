@@ -15,14 +15,7 @@ mkdir -p "$CONF/lists" || exit 99
 printf 'tokens_dir = %s/tokens\nlock_wait_ms = 3000\n' "$CONF" \
     > "$CONF/listgate.conf"
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() {	# check DESCRIPTION COMMAND...: passes when the command does
-	d=$1; shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 # run a command, keep its stdout/stderr in $T/out $T/err and its status in $rc
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }

@@ -7,16 +7,13 @@
 set -u
 
 : "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-config-check.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" || exit 99
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() { d=$1; shift; if "$@"; then ok "$d"; else bad "$d"; fi; }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 

@@ -23,10 +23,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 SINK=$T/sink
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 # expect WANT DESCRIPTION: compare with $rc; anything outside 0 69 75 77
 # is a failure on its own
@@ -237,16 +234,7 @@ fi
 # a trainer holding the token file's write lock: the reader gives up
 # after lock_wait_ms (200 ms here)
 if command -v python3 >/dev/null 2>&1; then
-	python3 -c '
-import fcntl, sys, time
-f = open(sys.argv[1], "r+b")
-fcntl.lockf(f, fcntl.LOCK_EX)
-open(sys.argv[2], "w").close()
-time.sleep(5)
-' "$CONF/tokens/demo.kch" "$T/locked" &
-	lockpid=$!
-	i=0
-	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	lock_file "$CONF/tokens/demo.kch"
 	pf demo "$DATA/ham-test.eml"
 	kill "$lockpid" 2>/dev/null
 	wait "$lockpid" 2>/dev/null
@@ -332,15 +320,7 @@ done
 
 # --- the hold path, with a private PostgreSQL ----------------------------------
 if [ -f "$top_srcdir/tests/pg.sh" ]; then
-	sh "$top_srcdir/tests/pg.sh" run sh "$0" pg > "$T/pg.out" 2>&1
-	prc=$?
-	sed -e 's/^ok [0-9]* - /ok - [pg] /' -e 's/^not ok [0-9]* - /not ok - [pg] /' \
-	    -e '/^1\.\./d' "$T/pg.out"
-	case $prc in
-	0) ok "hold path under PostgreSQL" ;;
-	77) echo "# no PostgreSQL server: hold path skipped" ;;
-	*) bad "hold path under PostgreSQL (status $prc)" ;;
-	esac
+	pg_part
 fi
 
 echo "1..$n"

@@ -34,10 +34,7 @@ SINK=$T/sink
 H=$T/posts
 SAN_RE='(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:'
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 
 mkdir -p "$CONF/lists" "$H" || exit 99

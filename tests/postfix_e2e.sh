@@ -75,10 +75,7 @@ CONF=$T/listgate
 SINK=$T/sink
 PORT=$((20000 + $$ % 20000))
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 cleanup() {
 	postfix -c "$PF" stop >/dev/null 2>&1
 	i=0

@@ -34,14 +34,7 @@ for l in dev ref other; do
 	    > "$CONF/lists/$l.conf"
 done
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() {	# check DESCRIPTION COMMAND...: passes when the command does
-	d=$1; shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }

@@ -32,14 +32,7 @@ deliver = /bin/sh -c "cat > /dev/null"
 release = /bin/sh -c "cat > $T/released"
 EOF
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() {
-	d=$1; shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 nheld() { sql "SELECT count(*) FROM held_posts WHERE list = 'dev'"; }

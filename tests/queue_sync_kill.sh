@@ -26,14 +26,7 @@ for c in a b; do
 	printf 'tokens_dir = %s/tokens-%s\n' "$T" "$c" > "$T/conf-$c/listgate.conf"
 done
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() {
-	d=$1; shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 dump() {	# dump CONF: the token file of list "big", sorted
 	if command -v kchashmgr >/dev/null 2>&1; then
 		kchashmgr list -pv -px "$T/tokens-$1/big.kch" | LC_ALL=C sort

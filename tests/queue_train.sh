@@ -22,14 +22,7 @@ for c in db solo; do
 	printf 'tokens_dir = %s/tokens-%s\n' "$T" "$c" > "$T/conf-$c/listgate.conf"
 done
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-check() {
-	d=$1; shift
-	if "$@"; then ok "$d"; else bad "$d"; fi
-}
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lgdb() { "$LISTGATE" --config "$T/conf-db" "$@"; }
 lgsolo() {
 	env -u PGHOST -u PGPORT -u PGUSER -u PGDATABASE \

@@ -24,10 +24,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 SINK=$T/sink
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 . "$top_srcdir/tests/torture_lib.sh"
 
@@ -164,15 +161,7 @@ for POST in "$MAIL"/*.eml; do
 done
 
 # --- the hold path, with a private PostgreSQL ----------------------------------
-sh "$top_srcdir/tests/pg.sh" run sh "$0" pg > "$T/pg.out" 2>&1
-prc=$?
-sed -e 's/^ok [0-9]* - /ok - [pg] /' -e 's/^not ok [0-9]* - /not ok - [pg] /' \
-    -e '/^1\.\./d' "$T/pg.out"
-case $prc in
-0) ok "hold path under PostgreSQL" ;;
-77) echo "# no PostgreSQL server: hold path skipped" ;;
-*) bad "hold path under PostgreSQL (status $prc)" ;;
-esac
+pg_part
 
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -22,10 +22,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/lg-torture-st.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 
-fails=0
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
 . "$top_srcdir/tests/torture_lib.sh"
 

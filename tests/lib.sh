@@ -1,0 +1,51 @@
+# lib.sh - shell functions shared by the command tests, sourced after
+# $top_srcdir is checked (not a test itself):
+#
+#   . "$top_srcdir/tests/lib.sh"
+#
+# TAP output: ok/bad/check print one numbered line each and count them
+# in $n and the failures in $fails; a test ends with
+#   echo "1..$n"; [ $fails -eq 0 ]
+
+fails=0
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+# check DESCRIPTION COMMAND...: passes when the command does
+check() {
+	d=$1; shift
+	if "$@"; then ok "$d"; else bad "$d"; fi
+}
+
+# pg_part: run this script again as `$0 pg` under tests/pg.sh (a
+# private PostgreSQL cluster) and fold its TAP lines into ours as
+# "[pg]" lines, one more line for the whole; skipped (a comment) when no
+# server is installed.  Needs $T.
+pg_part() {
+	sh "$top_srcdir/tests/pg.sh" run sh "$0" pg > "$T/pg.out" 2>&1
+	prc=$?
+	sed -e 's/^ok [0-9]* - /ok - [pg] /' -e 's/^not ok [0-9]* - /not ok - [pg] /' \
+	    -e '/^1\.\./d' "$T/pg.out"
+	case $prc in
+	0) ok "hold path under PostgreSQL" ;;
+	77) echo "# no PostgreSQL server: hold path skipped" ;;
+	*) bad "hold path under PostgreSQL (status $prc)" ;;
+	esac
+}
+
+# lock_file FILE: a trainer's write lock on FILE, held for 5 seconds by a
+# background process (its pid in $lockpid); returns once the lock is
+# taken (or after 5 s of waiting).  Needs python3 and $T.
+lock_file() {
+	rm -f "$T/locked"
+	python3 -c '
+import fcntl, sys, time
+f = open(sys.argv[1], "r+b")
+fcntl.lockf(f, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+time.sleep(5)
+' "$1" "$T/locked" &
+	lockpid=$!
+	i=0
+	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
