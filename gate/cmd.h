@@ -55,6 +55,15 @@ int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* write n bytes of s to f, control bytes (below 0x20, 0x7f) as '?' */
+void cmd_put_masked(const char *s, size_t n, FILE *f);
+
+/*
+ * The length of the valid UTF-8 sequence at p (n > 0 bytes left), 0 if
+ * invalid: truncated, overlong, a surrogate or above U+10FFFF.
+ */
+size_t cmd_utf8_len(const unsigned char *p, size_t n);
+
 /*
  * After the options: any argument left (argv[optind] on) is an error.
  * EXIT_CMD_OK, or EXIT_CMD_USAGE after "unexpected argument" and usage

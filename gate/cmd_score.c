@@ -30,49 +30,6 @@
 #define BAYES_SCORE_FMT	"%.8f"
 #endif
 
-/* print text with control bytes masked as '?' */
-static void
-put_masked(const char *s, size_t n, FILE *f)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
-	}
-}
-
-/* length of a valid UTF-8 sequence at p (at most n bytes), 0 if invalid */
-static size_t
-utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	unsigned long cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 /* print a JSON string: quotes, escapes, invalid UTF-8 as U+FFFD */
 static void
 put_json_str(const char *s, size_t n, FILE *f)
@@ -97,7 +54,7 @@ put_json_str(const char *s, size_t n, FILE *f)
 		} else if (c < 0x20 || c == 0x7f) {
 			fprintf(f, "\\u%04x", c);
 			i++;
-		} else if ((k = utf8_len(p + i, n - i)) == 0) {
+		} else if ((k = cmd_utf8_len(p + i, n - i)) == 0) {
 			fputs("\\ufffd", f);
 			i++;
 		} else {
@@ -167,7 +124,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 	printf("%s " BAYES_SCORE_FMT, verdict_name(v), c->r.score);
 	if (show_name) {
 		putc(' ', stdout);
-		put_masked(name, strlen(name), stdout);
+		cmd_put_masked(name, strlen(name), stdout);
 	}
 	putc('\n', stdout);
 	if (verbose) {
@@ -179,7 +136,8 @@ report(const struct classify *c, enum verdict v, const char *name,
 				nl = end;
 			if (nl > line) {
 				fputs("    ", stdout);
-				put_masked(line, (size_t)(nl - line), stdout);
+				cmd_put_masked(line, (size_t)(nl - line),
+				    stdout);
 				putc('\n', stdout);
 			}
 		}
@@ -211,7 +169,7 @@ dump_one(const char *tok, size_t len, const struct tokcount *tc, void *ctx)
 {
 	(void)ctx;
 	printf("%u %u ", (unsigned)tc->spam, (unsigned)tc->ham);
-	put_masked(tok, len, stdout);
+	cmd_put_masked(tok, len, stdout);
 	putc('\n', stdout);
 	return 0;
 }

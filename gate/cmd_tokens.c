@@ -36,17 +36,11 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 the post could not be read, 2 usage error.\n");
 }
 
-/* one token, control bytes masked */
+/* one token on a line, control bytes masked */
 static void
 put_token(const char *t, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)t[i];
-
-		putchar(c < 0x20 || c == 0x7f ? '?' : c);
-	}
+	cmd_put_masked(t, n, stdout);
 	putchar('\n');
 }
 

@@ -217,33 +217,14 @@ qc_who(const char *by, char *out, size_t outsz)
 	return out;
 }
 
-/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid */
+/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid
+ * or a C1 control (U+0080..U+009F): those are controls too */
 static size_t
 u8len(const unsigned char *p, size_t n)
 {
-	size_t len, i;
+	size_t len = cmd_utf8_len(p, n);
 
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* C1 controls (U+0080..U+009F) are controls too */
 	if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
-		return 0;
-	/* overlongs and surrogates */
-	if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-	    (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
 		return 0;
 	return len;
 }
