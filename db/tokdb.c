@@ -59,6 +59,15 @@ seterr(struct tokdb *db, const char *what)
 	    db->path, what, kcdbemsg(db->kc));
 }
 
+/* remember an error of our own (no Kyoto Cabinet message): -1 */
+static int
+plainerr(struct tokdb *db, const char *what)
+{
+	snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s", db->path,
+	    what);
+	return -1;
+}
+
 /* little-endian fixed-width helpers */
 static void
 put_u32(unsigned char *p, uint32_t v)
@@ -452,16 +461,10 @@ tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r)
 int
 tokdb_begin(struct tokdb *db)
 {
-	if (!(db->mode & TOKDB_WRITE) && !db->mem) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: opened "
-		    "read-only", db->path);
-		return -1;
-	}
-	if (db->intran) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: "
-		    "transaction already open", db->path);
-		return -1;
-	}
+	if (!(db->mode & TOKDB_WRITE) && !db->mem)
+		return plainerr(db, "opened read-only");
+	if (db->intran)
+		return plainerr(db, "transaction already open");
 	if (!kcdbbegintran(db->kc, 0)) {
 		seterr(db, "cannot begin a transaction");
 		return -1;
@@ -474,11 +477,8 @@ tokdb_begin(struct tokdb *db)
 static int
 endtran(struct tokdb *db, int commit)
 {
-	if (!db->intran) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: no "
-		    "transaction open", db->path);
-		return -1;
-	}
+	if (!db->intran)
+		return plainerr(db, "no transaction open");
 	db->intran = 0;
 	if (!kcdbendtran(db->kc, commit)) {
 		seterr(db, commit ? "cannot commit" : "cannot roll back");
@@ -565,11 +565,8 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	long changed = 0;
 	const char *k;
 
-	if (!db->intran) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: learning "
-		    "outside a transaction", db->path);
-		return -1;
-	}
+	if (!db->intran)
+		return plainerr(db, "learning outside a transaction");
 	memset(&v, 0, sizeof(v));
 	v.spam = spam != 0;
 	v.dir = dir < 0 ? -1 : 1;
@@ -618,11 +615,8 @@ tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 		seterr(db, "cannot read the journal position");
 		return -1;
 	}
-	if (n != 8) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
-		    "journal position", db->path);
-		return -1;
-	}
+	if (n != 8)
+		return plainerr(db, "malformed journal position");
 	for (i = 7; i >= 0; i--)
 		v = v << 8 | b[i];
 	*pos_r = (int64_t)v;
@@ -636,11 +630,8 @@ tokdb_set_pos(struct tokdb *db, int64_t pos)
 	uint64_t v = (uint64_t)pos;
 	int i;
 
-	if (!db->intran) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: journal "
-		    "position set outside a transaction", db->path);
-		return -1;
-	}
+	if (!db->intran)
+		return plainerr(db, "journal position set outside a transaction");
 	for (i = 0; i < 8; i++, v >>= 8)
 		b[i] = v & 0xff;
 	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
