@@ -412,6 +412,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 	char cs[CHARSET_MAX + 1];
 	size_t dn = n, k;
 	int r, flags = 0, html;
+	int (*decode)(const unsigned char *, size_t, struct buf *) = NULL;
+	enum anomaly an = AN_B64;
 
 	if (strcmp(ctype, "text/plain") != 0 && strcmp(ctype,
 	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0) {
@@ -434,21 +436,16 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 	}
 	if (w->decoded >= w->lim->max_decoded)
 		return anomaly(w, AN_DECODED, depth);
-	if (cte_is(w, h, "base64")) {
+	if (cte_is(w, h, "base64"))
+		decode = b64_decode, an = AN_B64;
+	else if (cte_is(w, h, "quoted-printable"))
+		decode = qp_decode, an = AN_QP;
+	if (decode != NULL) {
 		buf_reset(&w->dec);
 		w->dec.max = n + 16;
-		if ((r = b64_decode(body, n, &w->dec)) < 0)
+		if ((r = decode(body, n, &w->dec)) < 0)
 			return -1;
-		if (r && anomaly(w, AN_B64, depth) < 0)
-			return -1;
-		d = w->dec.data;
-		dn = w->dec.len;
-	} else if (cte_is(w, h, "quoted-printable")) {
-		buf_reset(&w->dec);
-		w->dec.max = n + 16;
-		if ((r = qp_decode(body, n, &w->dec)) < 0)
-			return -1;
-		if (r && anomaly(w, AN_QP, depth) < 0)
+		if (r && anomaly(w, an, depth) < 0)
 			return -1;
 		d = w->dec.data;
 		dn = w->dec.len;

@@ -122,23 +122,33 @@ toklist_rehash(struct toklist *tl)
 	return 0;
 }
 
-long
-toklist_find(const struct toklist *tl, const void *tok, size_t len)
+/* the slot holding tok (hash h), else the empty slot where it belongs;
+ * the table must have slots */
+static size_t
+toklist_slot(const struct toklist *tl, const void *tok, size_t len,
+    uint32_t h)
 {
-	uint32_t h;
 	size_t j, k;
 
-	if (tl->nslot == 0 || len > TOK_MAX_BYTES)
-		return -1;
-	h = tok_hash(tok, len);
 	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
 	    j = (j + 1) & (tl->nslot - 1)) {
 		k = tl->slot[j] - 1;
 		if (tl->hash[k] == h && tl->len[k] == len &&
 		    memcmp(tl->arena + tl->off[k], tok, len) == 0)
-			return (long)k;
+			break;
 	}
-	return -1;
+	return j;
+}
+
+long
+toklist_find(const struct toklist *tl, const void *tok, size_t len)
+{
+	size_t j;
+
+	if (tl->nslot == 0 || len > TOK_MAX_BYTES)
+		return -1;
+	j = toklist_slot(tl, tok, len, tok_hash(tok, len));
+	return tl->slot[j] != 0 ? (long)tl->slot[j] - 1 : -1;
 }
 
 int
@@ -146,20 +156,16 @@ toklist_add(struct toklist *tl, const void *tok, size_t len)
 {
 	const unsigned char *p = tok;
 	uint32_t h;
-	size_t j, k;
+	size_t j;
 
 	if (len > TOK_MAX_BYTES || tl->n >= tl->max)
 		return 0;
 	if ((tl->n + 1) * 2 > tl->nslot && toklist_rehash(tl) < 0)
 		return -1;
 	h = tok_hash(p, len);
-	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
-	    j = (j + 1) & (tl->nslot - 1)) {
-		k = tl->slot[j] - 1;
-		if (tl->hash[k] == h && tl->len[k] == len &&
-		    memcmp(tl->arena + tl->off[k], p, len) == 0)
-			return 0;
-	}
+	j = toklist_slot(tl, p, len, h);
+	if (tl->slot[j] != 0)
+		return 0;	/* already there */
 	if (tl->n == tl->cap) {
 		size_t nc = tl->cap ? tl->cap * 2 : 256;
 		size_t *no;
