@@ -33,8 +33,6 @@
 /* pause between batches, longer than a waiting reader's poll interval
  * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
 #define BATCH_PAUSE_MS	12
-/* a trainer waits for readers at least this long */
-#define MIN_WRITER_WAIT	10000u
 /* progress line updates per second at most */
 #define PROGRESS_HZ	4.0
 
@@ -274,8 +272,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	memset(&t, 0, sizeof(t));
 	t.path = path;
 	t.create = !unlearn;
-	t.wait_ms = g.lock_wait_ms > MIN_WRITER_WAIT ? g.lock_wait_ms :
-	    MIN_WRITER_WAIT;
+	t.wait_ms = qc_writer_wait(&g);
 	tok_opts_default(&t.to);
 	t.to.lim.max_scan = l.max_scan_bytes;
 	t.spam = spam;

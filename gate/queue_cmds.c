@@ -24,8 +24,9 @@
 #include "tok.h"
 #include "tokdb.h"
 
-/* a syncer waits for filter processes at least this long */
-#define SYNC_MIN_WAIT	10000u
+/* a writer of a token file waits for filter processes at least this
+ * long */
+#define MIN_WRITER_WAIT	10000u
 
 int
 qc_connect(const char *name, const char *config_dir,
@@ -80,6 +81,13 @@ qc_mkdir_p(const char *dir)
 		p[i] = i < n ? '/' : 0;
 	}
 	return 0;
+}
+
+unsigned
+qc_writer_wait(const struct listcfg_global *g)
+{
+	return g->lock_wait_ms > MIN_WRITER_WAIT ? g->lock_wait_ms :
+	    MIN_WRITER_WAIT;
 }
 
 int
@@ -140,8 +148,8 @@ qc_build_fresh(const char *name, struct queue *q,
 		return -1;
 	clean_stale(g, list);
 	unlink(tmp);
-	if (journal_apply(q, list, tmp, 1, g->lock_wait_ms > SYNC_MIN_WAIT ?
-	    g->lock_wait_ms : SYNC_MIN_WAIT, to, st, err, sizeof(err)) < 0) {
+	if (journal_apply(q, list, tmp, 1, qc_writer_wait(g), to, st, err,
+	    sizeof(err)) < 0) {
 		cmd_err(name, "list %s: %s; the token file is unchanged", list,
 		    err);
 		unlink(tmp);
@@ -183,9 +191,8 @@ qc_sync_list(const char *name, struct queue *q,
 		/* a missing file is built whole, then renamed into place */
 		r = qc_build_fresh(name, q, g, list, path, &to, &st);
 	} else {
-		r = journal_apply(q, list, path, 1, g->lock_wait_ms >
-		    SYNC_MIN_WAIT ? g->lock_wait_ms : SYNC_MIN_WAIT, &to, &st,
-		    err, sizeof(err));
+		r = journal_apply(q, list, path, 1, qc_writer_wait(g), &to,
+		    &st, err, sizeof(err));
 		if (r < 0)
 			cmd_err(name, "list %s: %s (%lu events applied before)",
 			    list, err, st.nevents);

@@ -59,6 +59,10 @@ int qc_json_str(struct buf *out, const char *s);
 /* create a directory and its missing parents (mode 0755): 0 or -1 */
 int qc_mkdir_p(const char *dir);
 
+/* how long a writer of a token file (train, sync, rebuild) waits for
+ * the lock: g's lock_wait_ms, but at least 10 seconds */
+unsigned qc_writer_wait(const struct listcfg_global *g);
+
 /* create g's tokens_dir and its missing parents: 0, or -1 (reported) */
 int qc_tokens_dir(const char *name, const struct listcfg_global *g);
 
