@@ -75,13 +75,37 @@ put_json_num(double d, FILE *f)
 		fputs("null", f);
 }
 
+/* print the clue lines (one per line in clues): as the elements of a
+ * JSON array, or indented text lines */
+static void
+put_clues(const struct buf *clues, int json)
+{
+	const char *line = buf_str(clues), *end = line + clues->len, *nl;
+	int first = 1;
+
+	for (; line < end; line = nl + 1) {
+		if ((nl = memchr(line, '\n', (size_t)(end - line))) == NULL)
+			nl = end;
+		if (nl == line)
+			continue;
+		if (json) {
+			if (!first)
+				putc(',', stdout);
+			put_json_str(line, (size_t)(nl - line), stdout);
+		} else {
+			fputs("    ", stdout);
+			cmd_put_masked(line, (size_t)(nl - line), stdout);
+			putc('\n', stdout);
+		}
+		first = 0;
+	}
+}
+
 /* print one post's result in the chosen form */
 static void
 report(const struct classify *c, enum verdict v, const char *name,
     int show_name, int verbose, int json, struct buf *clues)
 {
-	const char *line, *nl, *end;
-
 	if (verbose) {
 		buf_reset(clues);
 		if (classify_clues(c, MAX_CLUES, clues) < 0)
@@ -99,23 +123,8 @@ report(const struct classify *c, enum verdict v, const char *name,
 		printf(",\"tokens\":%zu,\"used\":%u", toklist_count(c->toks),
 		    c->r.nused);
 		if (verbose) {
-			int first = 1;
-
 			fputs(",\"clues\":[", stdout);
-			line = buf_str(clues);
-			end = line + clues->len;
-			for (; line < end; line = nl + 1) {
-				if ((nl = memchr(line, '\n', (size_t)(end -
-				    line))) == NULL)
-					nl = end;
-				if (nl > line) {
-					if (!first)
-						putc(',', stdout);
-					put_json_str(line, (size_t)(nl - line),
-					    stdout);
-					first = 0;
-				}
-			}
+			put_clues(clues, 1);
 			putc(']', stdout);
 		}
 		fputs("}\n", stdout);
@@ -127,21 +136,8 @@ report(const struct classify *c, enum verdict v, const char *name,
 		cmd_put_masked(name, strlen(name), stdout);
 	}
 	putc('\n', stdout);
-	if (verbose) {
-		line = buf_str(clues);
-		end = line + clues->len;
-		for (; line < end; line = nl + 1) {
-			if ((nl = memchr(line, '\n', (size_t)(end - line))) ==
-			    NULL)
-				nl = end;
-			if (nl > line) {
-				fputs("    ", stdout);
-				cmd_put_masked(line, (size_t)(nl - line),
-				    stdout);
-				putc('\n', stdout);
-			}
-		}
-	}
+	if (verbose)
+		put_clues(clues, 0);
 }
 
 /* the hidden --db-stats: counts of the token file, for tests and admins
