@@ -101,15 +101,21 @@ put_clues(const struct buf *clues, int json)
 	}
 }
 
-/* print one post's result in the chosen form */
-static void
+/* print one post's result in the chosen form; -1 when the deciding
+ * tokens (-v) could not be listed (out of memory): the score is printed,
+ * the clues are left out and the caller names the failure */
+static int
 report(const struct classify *c, enum verdict v, const char *name,
     int show_name, int verbose, int json, struct buf *clues)
 {
+	int rc = 0;
+
 	if (verbose) {
 		buf_reset(clues);
-		if (classify_clues(c, MAX_CLUES, clues) < 0)
+		if (classify_clues(c, MAX_CLUES, clues) < 0) {
 			buf_reset(clues);
+			rc = -1;
+		}
 	}
 	if (json) {
 		fputs("{\"file\":", stdout);
@@ -128,7 +134,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 			putc(']', stdout);
 		}
 		fputs("}\n", stdout);
-		return;
+		return rc;
 	}
 	printf("%s " BAYES_SCORE_FMT, verdict_name(v), c->r.score);
 	if (show_name) {
@@ -138,6 +144,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 	putc('\n', stdout);
 	if (verbose)
 		put_clues(clues, 0);
+	return rc;
 }
 
 /* the hidden --db-stats: counts of the token file, for tests and admins
@@ -301,8 +308,14 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
-			report(&c, verdict_of(c.r.score, l.ham_cutoff,
-			    l.spam_cutoff), p.name, show, verbose, json, &clues);
+			if (report(&c, verdict_of(c.r.score, l.ham_cutoff,
+			    l.spam_cutoff), p.name, show, verbose, json,
+			    &clues) < 0) {
+				cmd_err(NAME, "list %s: %s: cannot list the "
+				    "deciding tokens: out of memory", list,
+				    p.name);
+				failed = 1;
+			}
 		}
 		source_close(src);
 	}
