@@ -5,8 +5,12 @@
  * bounded tokenizer (at most the list's max_scan_bytes of each post are
  * looked at).  The token file is changed only inside transactions, one
  * per batch of posts; between batches the file is closed so that filter
- * processes waiting for the lock get in.  Exit 0, 1 on any failure
- * (every post that could not be read is named), 2 on usage errors.
+ * processes waiting for the lock get in.  An input (or a directory
+ * entry) that cannot be read is named and skipped; running out of
+ * memory stops the run and rolls back the unfinished batch (the
+ * committed batches stay, and the message says how many posts they
+ * hold).  Posts are named FILE, DIR/NAME or FILE:N (post N of an mbox).
+ * Exit 0, 1 on any failure, 2 on usage errors.
  */
 #include "config.h"
 
@@ -50,6 +54,7 @@ struct trainer {
 	int spam, dir;
 	uint32_t day;
 	unsigned long nposts, nbatch;
+	unsigned long ndone;		/* posts in committed batches */
 	long nchanged;			/* tokens new (learn) or removed */
 	double batch_start;
 	char err[1024];
@@ -76,7 +81,8 @@ trainer_flush(struct trainer *t)
 	if (tokdb_commit(t->db) < 0) {
 		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
 		r = -1;
-	}
+	} else
+		t->ndone += t->nbatch;
 	tokdb_close(t->db);
 	t->db = NULL;
 	t->nbatch = 0;
@@ -300,14 +306,23 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	tty = !quiet && isatty(STDERR_FILENO);
 	start = now_s();
 	for (i = optind; i < argc && !fatal; i++) {
-		if (source_open(argv[i], &src, err, sizeof(err)) < 0) {
-			cmd_err(NAME, "%s", err);
+		if ((r = source_open(argv[i], &src, err, sizeof(err))) < 0) {
+			cmd_err(NAME, "list %s: %s", list, err);
+			if (r == -2) {
+				fatal = 1;	/* out of memory: stop */
+				break;
+			}
 			nerr++;
 			continue;
 		}
 		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+			if (r == -2) {
+				cmd_err(NAME, "list %s: %s", list, err);
+				fatal = 1;	/* out of memory: stop */
+				break;
+			}
 			if (r < 0) {
-				cmd_err(NAME, "%s", err);
+				cmd_err(NAME, "list %s: %s", list, err);
 				nerr++;
 				continue;
 			}
@@ -359,8 +374,10 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);
 	else if (fatal)
-		cmd_err(NAME, "list %s: stopped; the posts of the unfinished "
-		    "batch were not learnt", list);
+		cmd_err(NAME, "list %s: stopped: %lu post%s %s, the unfinished "
+		    "batch was rolled back", list, t.ndone,
+		    t.ndone == 1 ? "" : "s",
+		    unlearn ? "unlearned" : "learnt");
 	else if (nerr)
 		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
 		    nerr, nerr == 1 ? "" : "s");

@@ -5,7 +5,8 @@
  * without reading out of bounds.  Memory stays bounded: files are mapped
  * read-only, standard input is kept in memory only up to
  * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond.
- * Fails with -1 and a message naming the path; never exits, never logs.
+ * Fails with -1 and a message naming the path (or the post, FILE:N), or
+ * -2 when out of memory; never exits, never logs.
  */
 #include "config.h"
 
@@ -244,7 +245,8 @@ cmp_names(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* add the regular files of path/sub to the list, sorted: 0 or -1 */
+/* add the regular files of path/sub to the list, sorted: 0, -1, or -2
+ * when out of memory */
 static int
 scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
 {
@@ -293,8 +295,8 @@ scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
 	return 0;
 oom:
 	closedir(d);
-	snprintf(err, errsz, "%s: out of memory", dpath);
-	return -1;
+	snprintf(err, errsz, "%s: out of memory while listing", dpath);
+	return -2;
 }
 
 /* is path/sub a directory? */
@@ -316,13 +318,14 @@ source_open(const char *path, struct source **src_r, char *err,
 {
 	struct source *s;
 	struct stat st;
+	int r = -1;
 
 	*src_r = NULL;
 	if ((s = xcalloc(1, sizeof(*s))) == NULL ||
 	    (s->path = xstrdup(path)) == NULL) {
 		xfree(s);
-		snprintf(err, errsz, "%s: out of memory", path);
-		return -1;
+		snprintf(err, errsz, "%s: out of memory while opening", path);
+		return -2;
 	}
 	buf_init(&s->name, 8192);
 	if (strcmp(path, "-") != 0) {
@@ -335,15 +338,17 @@ source_open(const char *path, struct source **src_r, char *err,
 	if (s->isdir) {
 		if (has_subdir(path, "new") || has_subdir(path, "cur")) {
 			if ((has_subdir(path, "new") &&
-			    scan_dir(s, "new", err, errsz) < 0) ||
+			    (r = scan_dir(s, "new", err, errsz)) < 0) ||
 			    (has_subdir(path, "cur") &&
-			    scan_dir(s, "cur", err, errsz) < 0))
+			    (r = scan_dir(s, "cur", err, errsz)) < 0))
 				goto fail;
-		} else if (scan_dir(s, "", err, errsz) < 0)
+		} else if ((r = scan_dir(s, "", err, errsz)) < 0)
 			goto fail;
 	} else {
 		if ((s->fname = xstrdup(path)) == NULL) {
-			snprintf(err, errsz, "%s: out of memory", path);
+			snprintf(err, errsz, "%s: out of memory while opening",
+			    path);
+			r = -2;
 			goto fail;
 		}
 		if (load_file(s, path, err, errsz) < 0)
@@ -353,7 +358,7 @@ source_open(const char *path, struct source **src_r, char *err,
 	return 0;
 fail:
 	source_close(s);
-	return -1;
+	return r < 0 ? r : -1;
 }
 
 /* find the next "From " line after a blank line at or after off: its
@@ -388,7 +393,8 @@ next_from(const unsigned char *p, size_t len, size_t off, size_t *end_r)
 	return len;
 }
 
-/* the next post of the current file: 1, or 0 when it is used up */
+/* the next post of the current file: 1, 0 when it is used up, or -2
+ * when out of memory (err names the post: FILE, or FILE:N in an mbox) */
 static int
 file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 {
@@ -430,8 +436,12 @@ file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 	p->name = buf_str(&s->name);
 	return 1;
 oom:
-	snprintf(err, errsz, "%s: out of memory", s->fname);
-	return -1;
+	if (s->mbox && !s->single)
+		snprintf(err, errsz, "%s:%lu: out of memory", s->fname,
+		    s->npost);
+	else
+		snprintf(err, errsz, "%s: out of memory", s->fname);
+	return -2;
 }
 
 int
@@ -461,7 +471,7 @@ source_next(struct source *s, struct source_post *p, char *err,
 		xfree(s->fname);
 		if ((s->fname = xstrdup(fpath)) == NULL) {
 			snprintf(err, errsz, "%s: out of memory", fpath);
-			return -1;
+			return -2;
 		}
 		if (load_file(s, fpath, err, errsz) < 0)
 			return -1;

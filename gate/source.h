@@ -28,8 +28,9 @@ struct source_post {
 };
 
 /*
- * Open path ("-" is standard input).  0, or -1 with err naming the path
- * (missing, unreadable, not a file or directory, out of memory).
+ * Open path ("-" is standard input).  0, -1 with err naming the path
+ * (missing, unreadable, not a file or directory), or -2 when out of
+ * memory (err says so; a caller that must not skip posts stops).
  */
 int source_open(const char *path, struct source **src_r, char *err,
     size_t errsz);
@@ -37,7 +38,9 @@ int source_open(const char *path, struct source **src_r, char *err,
 /*
  * The next post: 1 (in *p), 0 at the end, -1 when one entry of a
  * directory or maildir could not be read (err names it; calling again
- * goes on with the next entry) or when out of memory.
+ * goes on with the next entry), or -2 when out of memory (err names the
+ * post as its name would be: FILE:N for post N of an mbox; calling again
+ * goes on with the next post).
  */
 int source_next(struct source *s, struct source_post *p, char *err,
     size_t errsz);
