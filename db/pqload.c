@@ -60,6 +60,8 @@ static char pq_err[256];
 	X(int, PQflush, (PGconn *conn), (conn)) \
 	X(ExecStatusType, PQresultStatus, (const PGresult *res), (res)) \
 	X(char *, PQresultErrorMessage, (const PGresult *res), (res)) \
+	X(char *, PQresultErrorField, (const PGresult *res, int fieldcode), \
+	    (res, fieldcode)) \
 	X(int, PQntuples, (const PGresult *res), (res)) \
 	X(char *, PQgetvalue, (const PGresult *res, int tup_num, \
 	    int field_num), (res, tup_num, field_num)) \
@@ -218,6 +220,8 @@ FWD(int, PQexitPipelineMode, (PGconn *conn), (conn))
 FWD(int, PQpipelineSync, (PGconn *conn), (conn))
 FWD(int, PQsendFlushRequest, (PGconn *conn), (conn))
 FWD(int, PQflush, (PGconn *conn), (conn))
+FWD(char *, PQresultErrorField, (const PGresult *res, int fieldcode),
+    (res, fieldcode))
 FWD(int, PQntuples, (const PGresult *res), (res))
 FWD(char *, PQgetvalue, (const PGresult *res, int tup_num, int field_num),
     (res, tup_num, field_num))

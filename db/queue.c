@@ -75,10 +75,12 @@ int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
 {
-	/* the conninfo's own settings come last and win */
+	/* the conninfo's own settings come after the defaults and win;
+	 * the client encoding, last, is always UTF8 (a startup parameter
+	 * rather than a SET: one round trip less per connection) */
 	const char *keys[] = { "connect_timeout", "fallback_application_name",
-	    "dbname", NULL };
-	const char *vals[] = { "10", "listgate", conninfo, NULL };
+	    "dbname", "client_encoding", NULL };
+	const char *vals[] = { "10", "listgate", conninfo, "UTF8", NULL };
 	struct queue *q;
 
 	*q_r = NULL;
@@ -99,12 +101,6 @@ queue_open(const char *conninfo, struct queue **q_r, char *err,
 		return -1;
 	}
 	PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
-	if (PQsetClientEncoding(q->conn, "UTF8") != 0) {
-		snprintf(err, errsz, "database: cannot set the client "
-		    "encoding to UTF8: %s", queue_pgerr(q, NULL));
-		queue_close(q);
-		return -1;
-	}
 	*q_r = q;
 	return 0;
 }
@@ -261,34 +257,32 @@ post_sha256(const unsigned char *p, size_t n,
 
 /* --- schema ------------------------------------------------------------ */
 
+/* SQLSTATE undefined_table: schema_migrations does not exist yet */
+#define SQLSTATE_UNDEFINED_TABLE "42P01"
+
 int
 queue_schema_version(struct queue *q, int *version_r, char *err,
     size_t errsz)
 {
 	PGresult *res;
+	const char *state;
 	int r = -1;
 
+	/* one round trip: a missing table is an error with its own SQLSTATE
+	 * (this runs before every hold, so it must stay cheap) */
 	*version_r = 0;
-	res = PQexecParams(q->conn, "SELECT to_regclass('schema_migrations') "
-	    "IS NOT NULL", 0, NULL, NULL, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
-		return -1;
-	}
-	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
-		PQclear(res);
-		return 0;
-	}
-	PQclear(res);
 	res = PQexecParams(q->conn, "SELECT coalesce(max(version), 0) FROM "
 	    "schema_migrations", 0, NULL, NULL, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-	else {
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
 		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
 		r = 0;
-	}
+	} else if (res != NULL && (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) != NULL &&
+	    strcmp(state, SQLSTATE_UNDEFINED_TABLE) == 0)
+		r = 0;
+	else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 	PQclear(res);
 	return r;
 }
@@ -460,19 +454,40 @@ utf8_clean(const char *s, size_t max)
 	return out;
 }
 
+/* the rows that hold a post's place in the queue: at most one per list
+ * and SHA-256 (the unique index held_posts_once of migration 0002); a
+ * post stored as discarded never conflicts */
+#define PENDING_ROWS	"status IN ('held', 'releasing')"
+
+/* how often queue_hold retries when the row it collided with changed
+ * state before it could be read */
+#define HOLD_TRIES	5
+
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
+	/*
+	 * One statement, one round trip: insert, or (a retried delivery of
+	 * bytes already pending for this list) return the row there.  A row
+	 * committed by a concurrent hold after this statement's snapshot
+	 * makes the INSERT do nothing and is not seen by the SELECT either:
+	 * no row comes back, and the statement is run again.
+	 */
 	static const char sql[] =
-	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
-	    "from_hdr, subject, message_id, size, score, verdict, clues, "
-	    "raw_z, raw_sha256, status, decided_by, decided_at) "
+	    "WITH ins AS (INSERT INTO held_posts (list, env_sender, "
+	    "env_recipient, from_hdr, subject, message_id, size, score, "
+	    "verdict, clues, raw_z, raw_sha256, status, decided_by, "
+	    "decided_at) "
 	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
 	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
 	    "ELSE 'listgate filter' END, "
 	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
-	    "RETURNING id";
+	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
+	    " DO NOTHING RETURNING id) "
+	    "SELECT id, 1 FROM ins UNION ALL "
+	    "SELECT id, 0 FROM held_posts WHERE list = $1 AND raw_sha256 = $12 "
+	    "AND " PENDING_ROWS " AND NOT EXISTS (SELECT 1 FROM ins) LIMIT 1";
 	const char *vals[13];
 	int lens[13], fmts[13];
 	char *txt[7];
@@ -481,7 +496,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	size_t zlen, i;
 	double score = p->score;
 	PGresult *res;
-	int r = -1;
+	int r = -1, try;
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
@@ -528,16 +543,24 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		snprintf(err, errsz, "post too large to store");
 		goto out;
 	}
-	res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
-	    PQntuples(res) != 1) {
-		snprintf(err, errsz, "database: cannot hold the post: %s",
-		    queue_pgerr(q, res));
-	} else {
-		*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-		r = 0;
+	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
+		res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts,
+		    0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "%s", queue_pgerr(q, res));
+			PQclear(res);
+			break;
+		}
+		if (PQntuples(res) == 1) {
+			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+			r = strcmp(PQgetvalue(res, 0, 1), "1") == 0 ? 0 : 1;
+		} else
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "the same post is being stored and decided at "
+			    "once");
+		PQclear(res);
 	}
-	PQclear(res);
 out:
 	for (i = 0; i < 6; i++)
 		xfree(txt[i]);
@@ -609,14 +632,32 @@ int
 queue_list(struct queue *q, const char *status, const char *list,
     queue_row_fn fn, void *ctx, char *err, size_t errsz)
 {
-	const char *vals[2] = { status, list };
+	static const char *const statuses[] = { "held", "releasing",
+	    "approved", "rejected", "discarded", "expired", NULL };
+	const char *vals[2];
+	char set[32];
 	struct queue_row r;
 	PGresult *res;
 	int i, n, rc = 0;
 
+	/* status as a text[] literal: a known word, or the pending pair */
+	if (strcmp(status, "pending") == 0)
+		snprintf(set, sizeof(set), "{held,releasing}");
+	else {
+		for (i = 0; statuses[i] && strcmp(statuses[i], status); i++)
+			;
+		if (statuses[i] == NULL) {
+			snprintf(err, errsz, "bad status '%s'", status);
+			return -1;
+		}
+		snprintf(set, sizeof(set), "{%s}", statuses[i]);
+	}
+	vals[0] = set;
+	vals[1] = list;
 	res = PQexecParams(q->conn, "SELECT " ROW_COLS " FROM held_posts "
-	    "WHERE status = $1 AND ($2::text IS NULL OR list = $2::text) "
-	    "ORDER BY arrived_at, id", 2, NULL, vals, NULL, NULL, 1);
+	    "WHERE status = ANY ($1::text[]) AND ($2::text IS NULL OR "
+	    "list = $2::text) ORDER BY arrived_at, id", 2, NULL, vals, NULL,
+	    NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
@@ -769,28 +810,132 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 	    3, vals, err, errsz);
 }
 
+/*
+ * Record decision status (the row is locked, or held by the caller's
+ * post lock) and its training, inside the caller's transaction: the
+ * journal's net effect for this post becomes the new class learnt once
+ * (or nothing), under the list's journal lock.  0, or -1 with err.
+ */
+static int
+record_decision(struct queue *q, const char *idbuf, const char *status,
+    const char *byc, const char *notec, const char *list, char *err,
+    size_t errsz)
+{
+	const char *vals[4], *newc = class_of(status);
+	char lockkey[16];
+	long netham, netspam;
+
+	vals[0] = idbuf;
+	vals[1] = status;
+	vals[2] = byc;
+	vals[3] = notec;
+	if (exec_params(q, "UPDATE held_posts SET status = $2, decided_by = "
+	    "$3, decided_at = now(), note = $4 WHERE id = $1::int8", 4, vals,
+	    err, errsz) < 0)
+		return -1;
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	vals[0] = lockkey;
+	vals[1] = list;
+	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
+	    "hashtext($2))", 2, vals, err, errsz) < 0)
+		return -1;
+	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
+		return -1;
+	for (; netham > 0 && (newc == NULL || strcmp(newc, "ham") != 0);
+	    netham--)
+		if (journal_post_event(q, idbuf, "ham", "unlearn", err,
+		    errsz) < 0)
+			return -1;
+	for (; netspam > 0 && (newc == NULL || strcmp(newc, "spam") != 0);
+	    netspam--)
+		if (journal_post_event(q, idbuf, "spam", "unlearn", err,
+		    errsz) < 0)
+			return -1;
+	if (newc != NULL && (strcmp(newc, "ham") == 0 ? netham : netspam) <= 0)
+		if (journal_post_event(q, idbuf, newc, "learn", err, errsz) < 0)
+			return -1;
+	return 0;
+}
+
+/* roll back the open transaction, ignoring errors */
+static void
+rollback(struct queue *q)
+{
+	char e2[8];
+
+	queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+}
+
+/*
+ * After a failed release: put the row back as it was before the
+ * approval marked it 'releasing' (r holds the old values).  0, or -1
+ * with err (the row stays 'releasing').
+ */
+static int
+unmark_releasing(struct queue *q, const char *idbuf,
+    const struct queue_row *r, char *err, size_t errsz)
+{
+	char when[32];
+	const char *vals[5];
+
+	snprintf(when, sizeof(when), "%lld", (long long)r->decided);
+	vals[0] = idbuf;
+	vals[1] = r->status;
+	vals[2] = r->decided_by;
+	vals[3] = when;
+	vals[4] = r->note;
+	return exec_params(q, "UPDATE held_posts SET status = $2, decided_by "
+	    "= CASE WHEN $2 = 'held' THEN NULL ELSE nullif($3, '') END, "
+	    "decided_at = CASE WHEN $2 = 'held' THEN NULL ELSE "
+	    "to_timestamp($4::float8) END, note = CASE WHEN $2 = 'held' THEN "
+	    "NULL ELSE nullif($5, '') END WHERE id = $1::int8 AND status = "
+	    "'releasing'", 5, vals, err, errsz);
+}
+
 int
 queue_decide(struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int force, queue_release_fn release,
+    const char *by, const char *note, int flags, queue_release_fn release,
     void *ctx, char *list_r, char *old_r, char *err, size_t errsz)
 {
-	char idbuf[32], lockkey[16], *byc = NULL, *notec = NULL;
-	const char *vals[4], *newc;
+	char idbuf[32], lockcls[16], lockkey[16], *byc = NULL, *notec = NULL;
+	char e2[512];
+	const char *vals[4];
 	struct queue_row r;
 	PGresult *res = NULL;
-	long netham, netspam;
-	int rc = -1;
+	int rc = -1, locked = 0, approve, releasing, release_now;
+	int force = (flags & QUEUE_FORCE) != 0;
+	int mark = (flags & QUEUE_MARK_ONLY) != 0;
 
 	memset(&r, 0, sizeof(r));
 	if (class_of(status) == NULL && strcmp(status, "expired") != 0) {
 		snprintf(err, errsz, "bad decision '%s'", status);
 		return -1;
 	}
-	newc = class_of(status);
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
-	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+	approve = strcmp(status, "approved") == 0;
+	if (mark && !approve) {
+		snprintf(err, errsz, "only an approval can be recorded "
+		    "without releasing");
 		return -1;
+	}
+	if ((byc = utf8_clean(by, 256)) == NULL ||
+	    (note && (notec = utf8_clean(note, FIELD_MAX)) == NULL)) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	/* every decision on this post waits for one in progress, whose
+	 * release runs outside any transaction; a process that dies lets
+	 * go of the lock with its session */
+	snprintf(lockcls, sizeof(lockcls), "%d", QUEUE_LOCK_POST);
+	snprintf(lockkey, sizeof(lockkey), "%d", (int)(int32_t)(uint32_t)id);
+	vals[0] = lockcls;
+	vals[1] = lockkey;
+	if (exec_params(q, "SELECT pg_advisory_lock($1::int4, $2::int4)", 2,
+	    vals, err, errsz) < 0)
+		goto out;
+	locked = 1;
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		goto out;
 	vals[0] = idbuf;
 	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
 	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1, NULL, vals,
@@ -811,56 +956,75 @@ queue_decide(struct queue *q, int64_t id, const char *status,
 		snprintf(list_r, LG_MAX_LIST_NAME + 1, "%s", r.list);
 	if (old_r)
 		snprintf(old_r, 16, "%s", r.status);
-	if (strcmp(r.status, status) == 0 ||
-	    (strcmp(r.status, "held") != 0 && !force)) {
+	releasing = strcmp(r.status, "releasing") == 0;
+	if (releasing && !force && !mark) {
+		/* a release started and its outcome was never recorded: the
+		 * post may be on the list already */
+		rc = QUEUE_INTERRUPTED;
+		goto fail;
+	}
+	if (mark && !releasing) {
+		rc = QUEUE_NOT_INTERRUPTED;
+		goto fail;
+	}
+	if (!releasing && (strcmp(r.status, status) == 0 ||
+	    (strcmp(r.status, "held") != 0 && !force))) {
 		rc = QUEUE_ALREADY;
 		goto fail;
 	}
-	if (strcmp(status, "approved") == 0 && release != NULL) {
-		if (row_raw(res, 0, 16, 17, &r, err, errsz) < 0)
+	release_now = approve && release != NULL && !mark;
+	if (!release_now) {
+		PQclear(res);
+		res = NULL;
+		if (record_decision(q, idbuf, status, byc, notec, r.list, err,
+		    errsz) < 0)
 			goto fail;
-		if (release(&r, ctx, err, errsz) < 0) {
-			rc = QUEUE_RELEASE_FAILED;
-			goto fail;
-		}
+		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+			goto out;
+		rc = QUEUE_DECIDED;
+		goto out;
 	}
+
+	/*
+	 * Approval in three steps, so that a release is never repeated
+	 * unknowingly: (1) commit 'releasing'; (2) run the release command
+	 * with no transaction open; (3) commit 'approved' and the training,
+	 * or, when the command failed, the old state.  A process or a
+	 * connection lost between (1) and (3) leaves 'releasing' behind,
+	 * and the next approve says so instead of releasing again.
+	 */
+	if (row_raw(res, 0, 16, 17, &r, err, errsz) < 0)
+		goto fail;
 	PQclear(res);
 	res = NULL;
-	if ((byc = utf8_clean(by, 256)) == NULL ||
-	    (note && (notec = utf8_clean(note, FIELD_MAX)) == NULL)) {
-		snprintf(err, errsz, "out of memory");
-		goto fail;
-	}
 	vals[0] = idbuf;
-	vals[1] = status;
-	vals[2] = byc;
-	vals[3] = notec;
-	if (exec_params(q, "UPDATE held_posts SET status = $2, decided_by = "
-	    "$3, decided_at = now(), note = $4 WHERE id = $1::int8", 4, vals,
-	    err, errsz) < 0)
+	vals[1] = byc;
+	vals[2] = notec;
+	if (exec_params(q, "UPDATE held_posts SET status = 'releasing', "
+	    "decided_by = $2, decided_at = now(), note = $3 WHERE id = "
+	    "$1::int8", 3, vals, err, errsz) < 0)
 		goto fail;
-	/* training: make the journal's net effect for this post the new
-	 * class learnt once (or nothing), under the list's journal lock */
-	vals[0] = lockkey;
-	vals[1] = r.list;
-	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext($2))", 2, vals, err, errsz) < 0)
-		goto fail;
-	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
-		goto fail;
-	for (; netham > 0 && (newc == NULL || strcmp(newc, "ham") != 0);
-	    netham--)
-		if (journal_post_event(q, idbuf, "ham", "unlearn", err,
-		    errsz) < 0)
-			goto fail;
-	for (; netspam > 0 && (newc == NULL || strcmp(newc, "spam") != 0);
-	    netspam--)
-		if (journal_post_event(q, idbuf, "spam", "unlearn", err,
-		    errsz) < 0)
-			goto fail;
-	if (newc != NULL && (strcmp(newc, "ham") == 0 ? netham : netspam) <= 0)
-		if (journal_post_event(q, idbuf, newc, "learn", err, errsz) < 0)
-			goto fail;
+	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+		goto out;
+	if (release(&r, ctx, err, errsz) < 0) {
+		rc = QUEUE_RELEASE_FAILED;
+		if (unmark_releasing(q, idbuf, &r, e2, sizeof(e2)) < 0) {
+			size_t n = strlen(err);
+
+			snprintf(err + n, errsz - n, "; it stays 'releasing' "
+			    "(it could not be set back to %s: %s)", r.status,
+			    e2);
+		}
+		goto out;
+	}
+	rc = QUEUE_UNRECORDED;
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		goto out;
+	if (record_decision(q, idbuf, status, byc, notec, r.list, err,
+	    errsz) < 0) {
+		rollback(q);
+		goto out;
+	}
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
 	rc = QUEUE_DECIDED;
@@ -868,13 +1032,15 @@ queue_decide(struct queue *q, int64_t id, const char *status,
 fail:
 	PQclear(res);
 	res = NULL;
-	{
-		char e2[8];
-
-		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
-	}
+	rollback(q);
 out:
 	PQclear(res);
+	if (locked) {
+		vals[0] = lockcls;
+		vals[1] = lockkey;
+		exec_params(q, "SELECT pg_advisory_unlock($1::int4, $2::int4)",
+		    2, vals, e2, sizeof(e2));
+	}
 	xfree(byc);
 	xfree(notec);
 	queue_row_free(&r);

@@ -7,7 +7,7 @@
  * function returns -1 with a message in err on failure and never exits;
  * a hold is reported done only after its INSERT committed.  The schema
  * is migrations/NNNN_*.sql (held_posts, train_journal,
- * schema_migrations).
+ * schema_migrations); a post's SHA-256 comes from GNU Nettle.
  */
 #ifndef LG_QUEUE_H
 #define LG_QUEUE_H
@@ -54,8 +54,14 @@ struct queue_post {
 	const char *status;			/* "held" or "discarded" */
 };
 
-/* store a post (zlib-compressed, with its SHA-256), committed on return:
- * 0 with the new id in *id_r, or -1 */
+/*
+ * Store a post (zlib-compressed, with its SHA-256), committed on return,
+ * in one statement: 0 with the new id in *id_r; 1 with the id of the
+ * row that already holds exactly these bytes for this list (held or
+ * being released; never for status "discarded"): the MTA retried a delivery
+ * whose filter was killed after its INSERT committed, and the post is
+ * stored once; or -1.
+ */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);
 
@@ -91,8 +97,9 @@ void queue_row_free(struct queue_row *r);
 /* called for each row by queue_list; 0 to go on, else stop */
 typedef int (*queue_row_fn)(const struct queue_row *r, void *ctx);
 
-/* the posts with status (e.g. "held") of list (NULL: all lists), oldest
- * first, without their raw bytes: 0, or -1 */
+/* the posts with status ("held", "releasing", "approved", "rejected",
+ * "discarded", "expired", or "pending": held or releasing) of list
+ * (NULL: all lists), oldest first, without their raw bytes: 0, or -1 */
 int queue_list(struct queue *q, const char *status, const char *list,
     queue_row_fn fn, void *ctx, char *err, size_t errsz);
 
@@ -115,22 +122,44 @@ int queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
 #define QUEUE_ALREADY	2	/* already decided that way, or decided and
 				 * no force: nothing changed (*old_r says) */
 #define QUEUE_RELEASE_FAILED 3	/* the release callback failed: nothing
-				 * recorded, the post stays as it was */
+				 * recorded, the post is back as it was
+				 * (unless err says it stays 'releasing') */
+#define QUEUE_INTERRUPTED 4	/* the post is 'releasing': an earlier
+				 * approval started its release and never
+				 * recorded the outcome, so it may be on the
+				 * list already; nothing done */
+#define QUEUE_NOT_INTERRUPTED 5	/* QUEUE_MARK_ONLY for a post that is not
+				 * 'releasing': nothing done */
+#define QUEUE_UNRECORDED 6	/* released, but recording the approval
+				 * failed (err says why): the post stays
+				 * 'releasing' */
+
+/* flags of queue_decide */
+#define QUEUE_FORCE	1	/* change an earlier decision; release a
+				 * 'releasing' post again */
+#define QUEUE_MARK_ONLY	2	/* approve a 'releasing' post without
+				 * releasing it (it reached the list) */
 
 /*
- * Called by queue_decide for an approval while the post's row is locked,
- * before the decision is recorded: hand r->raw to the list.  0 on
- * success; else fill err and return -1.
+ * Called by queue_decide for an approval, with no transaction open and
+ * the post marked 'releasing': hand r->raw to the list.  0 on success;
+ * else fill err and return -1.
  */
 typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
     char *err, size_t errsz);
 
 /*
  * Decide post id: status is "approved", "rejected", "discarded" or
- * "expired".  In one transaction with the row locked (SELECT ... FOR
- * UPDATE): a post already decided is left alone (QUEUE_ALREADY, its
- * status copied to old_r) unless force is set and the decision differs;
- * approval calls release first and records nothing if it fails; the
+ * "expired".  Decisions on one post are serialised by a session lock
+ * (one in progress, release included, makes the next wait).  With the
+ * row locked (SELECT ... FOR UPDATE): a post already decided is left
+ * alone (QUEUE_ALREADY, its status copied to old_r) unless QUEUE_FORCE is
+ * set and the decision differs; a 'releasing' post gets QUEUE_INTERRUPTED
+ * unless flags say QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a
+ * release callback commits 'releasing' first, then calls release, then
+ * commits the approval with its training (release failed: the old state
+ * back, QUEUE_RELEASE_FAILED; recording failed: QUEUE_UNRECORDED).  Other
+ * decisions (and QUEUE_MARK_ONLY) commit in one transaction.  The
  * decision is recorded with by, note and the time, and its training
  * events go to the journal (approved: learn ham; rejected/discarded:
  * learn spam; expired: none; a forced change first unlearns the old
@@ -139,7 +168,7 @@ typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
  * Returns QUEUE_*, or -1 on error (nothing changed).
  */
 int queue_decide(struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int force, queue_release_fn release,
+    const char *by, const char *note, int flags, queue_release_fn release,
     void *ctx, char *list_r, char *old_r, char *err, size_t errsz);
 
 /* --- the training journal ---------------------------------------------- */

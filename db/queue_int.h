@@ -22,6 +22,9 @@ struct queue {
 
 /* advisory lock class for the per-list journal writer lock ("LG") */
 #define QUEUE_LOCK_JOURNAL	0x4c47
+/* advisory lock class for the decisions on one post, held across its
+ * release ("LP"; the key is the post id's low 32 bits) */
+#define QUEUE_LOCK_POST		0x4c50
 /* advisory lock key for migrate */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
 

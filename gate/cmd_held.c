@@ -36,6 +36,9 @@ held_usage(FILE *f)
 	    "\n"
 	    "List the posts held for moderation, oldest first: id, age, list,\n"
 	    "sender, subject and score.  Decide with approve, reject, discard.\n"
+	    "A post whose approval was interrupted while its release command\n"
+	    "ran is listed too, marked RELEASING (status \"releasing\" in JSON):\n"
+	    "see `listgate approve --help`.\n"
 	    "\n"
 	    "  -l, --list L   only this list\n"
 	    "  -j, --json     one JSON array of objects instead of a table\n"
@@ -138,6 +141,9 @@ held_row(const struct queue_row *r, void *vctx)
 		    buf_adds(b, ", \"verdict\": ") < 0 ||
 		    qc_json_str(b, r->verdict) < 0)
 			return -1;
+		if (buf_adds(b, ", \"status\": ") < 0 ||
+		    qc_json_str(b, r->status) < 0)
+			return -1;
 		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
 		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
 		    (long long)r->size, (long long)r->arrived,
@@ -150,7 +156,11 @@ held_row(const struct queue_row *r, void *vctx)
 		if (buf_adds(b, num) < 0 || col(b, r->list, 16) < 0 ||
 		    col(b, sender, 28) < 0 || col(b, r->subject, 40) < 0)
 			return -1;
-		snprintf(num, sizeof(num), "%.4f\n", r->score);
+		/* a post whose release was interrupted says so */
+		snprintf(num, sizeof(num), "%.4f%s\n", r->score,
+		    strcmp(r->status, "held") == 0 ? "" :
+		    strcmp(r->status, "releasing") == 0 ?
+		    "  RELEASING (interrupted? see approve --help)" : "");
 		if (buf_adds(b, num) < 0)
 			return -1;
 	}
@@ -210,7 +220,8 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 	else
 		printf("%-8s %5s %-16s %-28s %-40s %s\n", "ID", "AGE", "LIST",
 		    "SENDER", "SUBJECT", "SCORE");
-	if (queue_list(q, "held", list, held_row, &c, err, sizeof(err)) < 0) {
+	if (queue_list(q, "pending", list, held_row, &c, err,
+	    sizeof(err)) < 0) {
 		cmd_err("held", "%s", err);
 		rc = EXIT_CMD_FAIL;
 	}

@@ -3,11 +3,14 @@
  * `reject`, `discard` and `expire`
  *
  * Each decision and its training events commit in one PostgreSQL
- * transaction with the post's row locked.  Approval first hands the
- * post's original bytes (checked against their SHA-256) to the list's
- * `release` command, run through run_argv (no shell, own process group,
- * the list's timeout) with the post on its standard input; only its
- * exit status 0 lets the approval be recorded.
+ * transaction with the post's row locked.  Approval first commits the
+ * post as 'releasing', then hands its original bytes (checked against
+ * their SHA-256) to the list's `release` command, run through run_argv
+ * (no shell, own process group, the list's timeout) with the post on its
+ * standard input; only its exit status 0 lets the approval be recorded
+ * (else the post goes back to held).  A post found 'releasing' was
+ * approved by a run that died before it recorded the outcome: it is not
+ * released again unless --force says so; --mark-approved records it.
  * Afterwards the lists decided on are synced to their token files.
  * Trusts the configuration; the post is passed through untouched.
  * Exit 0, 1 on any failure, 2 on usage errors.
@@ -135,23 +138,41 @@ static const struct decision decisions[] = {
 static void
 decide_usage(FILE *f, const struct decision *d)
 {
+	int ap = strcmp(d->name, "approve") == 0;
+
 	fprintf(f,
 	    "usage: listgate [--config DIR] %s [--note TEXT] [--by NAME] "
-	    "[--force] ID...\n"
+	    "[--force]%s ID...\n"
 	    "\n"
 	    "%s\n"
 	    "Each decision and its training commit together; the list's token\n"
 	    "file is synced afterwards.  A post already decided is left alone\n"
-	    "unless --force changes the decision (the old training is undone).\n"
+	    "unless --force changes the decision (the old training is undone).\n",
+	    d->name, ap ? " [--mark-approved]" : "", d->what);
+	if (ap)
+		fprintf(f,
+		    "\n"
+		    "The post is marked 'releasing' before the release command runs.\n"
+		    "A post still 'releasing' afterwards (an approve that was killed\n"
+		    "or lost its database connection) may be on the list already: it\n"
+		    "is not released again.  Check the list archive, then use\n"
+		    "--force to release it again or --mark-approved to record it.\n");
+	fprintf(f,
 	    "\n"
 	    "  -n, --note TEXT  a note kept with the decision\n"
 	    "  -b, --by NAME    who decides (default $USER)\n"
-	    "  -f, --force      change an earlier decision\n"
+	    "  -f, --force      change an earlier decision%s\n",
+	    ap ? "; release a 'releasing'\n"
+	    "                   post again" : "");
+	if (ap)
+		fprintf(f,
+		    "  -m, --mark-approved  record a 'releasing' post as approved\n"
+		    "                   (and learn it) without releasing it\n");
+	fprintf(f,
 	    "  -q, --quiet      print only errors\n"
 	    "  -h, --help       this help\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 any post not decided, 2 usage error.\n",
-	    d->name, d->what);
+	    "Exit status: 0 ok, 1 any post not decided, 2 usage error.\n");
 }
 
 /* parse a post id: 0, or -1 */
@@ -172,20 +193,24 @@ parse_id(const char *s, int64_t *id_r)
 /* decide one post and report: 0 done (or already so), -1 not done */
 static int
 decide_one(const char *name, struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int force, struct release_ctx *rc,
+    const char *by, const char *note, int flags, struct release_ctx *rc,
     struct touched *t, int quiet)
 {
 	char err[1024], list[LG_MAX_LIST_NAME + 1] = "", old[16] = "";
 	int r;
 
-	r = queue_decide(q, id, status, by, note, force,
+	r = queue_decide(q, id, status, by, note, flags,
 	    strcmp(status, "approved") == 0 ? release : NULL, rc, list, old,
 	    err, sizeof(err));
 	switch (r) {
 	case QUEUE_DECIDED:
 		touch(t, list);
 		if (!quiet) {
-			if (strcmp(old, "held") == 0)
+			if (flags & QUEUE_MARK_ONLY)
+				printf("post %lld %s without releasing it "
+				    "(list %s; was %s)\n", (long long)id,
+				    status, list, old);
+			else if (strcmp(old, "held") == 0)
 				printf("post %lld %s (list %s)\n",
 				    (long long)id, status, list);
 			else
@@ -207,8 +232,36 @@ decide_one(const char *name, struct queue *q, int64_t id, const char *status,
 		    "(--force changes the decision)", (long long)id, old);
 		return -1;
 	case QUEUE_RELEASE_FAILED:
-		cmd_err(name, "post %lld: %s; the post stays %s", (long long)id,
-		    err, old);
+		if (strstr(err, "stays 'releasing'") != NULL)
+			cmd_err(name, "post %lld: %s", (long long)id, err);
+		else
+			cmd_err(name, "post %lld: %s; the post stays %s",
+			    (long long)id, err, old);
+		return -1;
+	case QUEUE_INTERRUPTED:
+		if (strcmp(name, "approve") == 0)
+			cmd_err(name, "post %lld was being released when a "
+			    "previous approve was interrupted; check the list "
+			    "archive, then use approve --force to release it "
+			    "again or --mark-approved to record it without "
+			    "releasing", (long long)id);
+		else
+			cmd_err(name, "post %lld was being released when a "
+			    "previous approve was interrupted; check the list "
+			    "archive, then use approve --mark-approved if it "
+			    "reached the list, or %s --force", (long long)id,
+			    name);
+		return -1;
+	case QUEUE_NOT_INTERRUPTED:
+		cmd_err(name, "post %lld is %s, not 'releasing': "
+		    "--mark-approved only records an interrupted release "
+		    "(nothing changed)", (long long)id, old);
+		return -1;
+	case QUEUE_UNRECORDED:
+		cmd_err(name, "post %lld was released, but the approval could "
+		    "not be recorded: %s; it stays 'releasing': once the "
+		    "database is back, run approve --mark-approved %lld",
+		    (long long)id, err, (long long)id);
 		return -1;
 	default:
 		cmd_err(name, "post %lld: %s", (long long)id, err);
@@ -225,6 +278,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		{ "note", required_argument, NULL, 'n' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "mark-approved", no_argument, NULL, 'm' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -236,9 +290,11 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	const char *note = NULL, *by = NULL;
 	char who[256];
 	int64_t id;
-	int ch, i, force = 0, quiet = 0, nfail = 0;
+	int ch, i, flags = 0, quiet = 0, nfail = 0;
+	int ap = strcmp(d->name, "approve") == 0;
 
-	while ((ch = getopt_long(argc, argv, "n:b:fqh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ap ? "n:b:fmqh" : "n:b:fqh", opts,
+	    NULL)) != -1) {
 		switch (ch) {
 		case 'n':
 			note = optarg;
@@ -247,7 +303,16 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 			by = optarg;
 			break;
 		case 'f':
-			force = 1;
+			flags |= QUEUE_FORCE;
+			break;
+		case 'm':
+			if (!ap) {
+				cmd_err(d->name, "--mark-approved is an option "
+				    "of approve");
+				decide_usage(stderr, d);
+				return EXIT_CMD_USAGE;
+			}
+			flags |= QUEUE_MARK_ONLY;
 			break;
 		case 'q':
 			quiet = 1;
@@ -259,6 +324,11 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 			decide_usage(stderr, d);
 			return EXIT_CMD_USAGE;
 		}
+	}
+	if ((flags & QUEUE_FORCE) && (flags & QUEUE_MARK_ONLY)) {
+		cmd_err(d->name, "--force releases again, --mark-approved "
+		    "does not: give one of them");
+		return EXIT_CMD_USAGE;
 	}
 	if (optind >= argc) {
 		cmd_err(d->name, "no post ID given");
@@ -282,7 +352,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	rc.g = &g;
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
-		if (decide_one(d->name, q, id, d->status, who, note, force, &rc,
+		if (decide_one(d->name, q, id, d->status, who, note, flags, &rc,
 		    t, quiet) < 0)
 			nfail++;
 	}

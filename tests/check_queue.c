@@ -17,6 +17,7 @@
 #include <libpq-fe.h>
 
 #include "queue.h"
+#include "queue_int.h"
 #include "tok.h"
 #include "tokdb.h"
 
@@ -109,9 +110,11 @@ hold(struct queue *q, const char *list, const unsigned char *raw, size_t len,
 	return id;
 }
 
-/* the release callback of the tests: keep a copy, fail when asked */
+/* the release callback of the tests: keep a copy, fail when asked;
+ * with kill_pid set, then end that server process (the approver's
+ * connection drops after the release succeeded) */
 struct rel {
-	int fail, ncalls;
+	int fail, ncalls, kill_pid;
 	unsigned char *got;
 	size_t len;
 };
@@ -120,6 +123,9 @@ static int
 rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 {
 	struct rel *x = ctx;
+	char pid[32];
+	const char *vals[1] = { pid };
+	PGconn *c;
 
 	x->ncalls++;
 	if (x->fail) {
@@ -130,7 +136,48 @@ rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 	x->got = malloc(r->raw_len + 1);
 	memcpy(x->got, r->raw, r->raw_len);
 	x->len = r->raw_len;
+	if (x->kill_pid) {
+		snprintf(pid, sizeof(pid), "%d", x->kill_pid);
+		c = PQconnectdb("");
+		ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+		PQclear(PQexecParams(c, "SELECT pg_terminate_backend($1::int4)",
+		    1, NULL, vals, NULL, NULL, 0));
+		PQfinish(c);
+		x->kill_pid = 0;
+	}
 	return 0;
+}
+
+/* the server process serving q */
+static int
+backend_pid(struct queue *q)
+{
+	PGresult *r = PQexec(q->conn, "SELECT pg_backend_pid()");
+	int pid;
+
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	pid = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return pid;
+}
+
+/* the status of post id */
+static char *
+status_of(PGconn *c, int64_t id)
+{
+	static char st[32];
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *r;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	r = PQexecParams(c, "SELECT status FROM held_posts WHERE id = "
+	    "$1::int8", 1, NULL, vals, NULL, NULL, 0);
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	ck_assert_int_eq(PQntuples(r), 1);
+	snprintf(st, sizeof(st), "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+	return st;
 }
 
 /* net journal count of (list, class): learn - unlearn */
@@ -438,6 +485,135 @@ START_TEST(hold_list_and_discarded)
 }
 END_TEST
 
+/* hold p as is: the queue_hold result, the id in *id_r */
+static int
+hold_raw(struct queue *q, const char *list, const char *raw, size_t len,
+    const char *status, int64_t *id_r)
+{
+	struct queue_post p;
+	char err[1024];
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.list = list;
+	p.raw = (const unsigned char *)raw;
+	p.raw_len = len;
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = status;
+	r = queue_hold(q, &p, id_r, err, sizeof(err));
+	ck_assert_msg(r >= 0, "queue_hold: %s", err);
+	return r;
+}
+
+/* a retried delivery (the same bytes) is stored once; a re-send (other
+ * bytes) or the same bytes after a decision are new posts */
+START_TEST(hold_retry_stored_once)
+{
+	static const char a[] = "Received: by mx1\nSubject: s\n\nbody\n";
+	static const char b[] = "Received: by mx2\nSubject: s\n\nbody\n";
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	char err[1024];
+	int64_t id1, id2, id3, id4;
+
+	memset(&x, 0, sizeof(x));
+	ck_assert_int_eq(hold_raw(q, "retry", a, sizeof(a) - 1, "held", &id1),
+	    0);
+	ck_assert_int_eq(hold_raw(q, "retry", a, sizeof(a) - 1, "held", &id2),
+	    1);
+	ck_assert_int_eq(id2, id1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "retry"), 1);
+	/* one byte different: a second post */
+	ck_assert_int_eq(hold_raw(q, "retry", b, sizeof(b) - 1, "held", &id3),
+	    0);
+	ck_assert_int_ne(id3, id1);
+	/* the same bytes on another list: another post */
+	ck_assert_int_eq(hold_raw(q, "retry2", a, sizeof(a) - 1, "held",
+	    &id4), 0);
+	ck_assert_int_ne(id4, id1);
+	/* stored as discarded, a post takes no place in the queue */
+	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "discarded",
+	    &id2), 0);
+	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "held",
+	    &id4), 0);
+	ck_assert_int_ne(id4, id2);
+	/* once decided, the same bytes again are a new post */
+	ck_assert_int_eq(queue_decide(q, id1, "approved", "t", NULL, 0,
+	    rel_fn, &x, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_raw(q, "retry", a, sizeof(a) - 1, "held", &id2),
+	    0);
+	ck_assert_int_ne(id2, id1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "retry"), 3);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* migration 0002 on a 0001 database that already stored a retry twice:
+ * the copies are set aside (expired, noted), the oldest stays held */
+START_TEST(migrate_0002_sets_duplicates_aside)
+{
+	struct queue *q;
+	PGconn *c;
+	PGresult *res;
+	char ci[128], err[1024];
+	int64_t id;
+	int n, v;
+
+	ck_assert_str_eq(queue_migrations[0].name, "queue");
+	ck_assert_int_ge(queue_schema_latest, 2);
+	fresh_db("lg_upgrade_test", ci, sizeof(ci));
+	c = pg("lg_upgrade_test");
+	res = PQexec(c, "CREATE TABLE schema_migrations (version integer "
+	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
+	    "DEFAULT now())");
+	PQclear(res);
+	res = PQexec(c, queue_migrations[0].sql);
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+	res = PQexec(c, "INSERT INTO schema_migrations (version, name) "
+	    "VALUES (1, 'queue'); "
+	    "INSERT INTO held_posts (list, size, score, verdict, raw_z, "
+	    "raw_sha256) SELECT 'up', 1, 0.9, 'spam', 'x', sha256('x') "
+	    "FROM generate_series(1, 3); "
+	    "INSERT INTO held_posts (list, size, score, verdict, raw_z, "
+	    "raw_sha256) VALUES ('up', 1, 0.9, 'spam', 'y', sha256('y'))");
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_schema_version(q, &v, err, sizeof(err)), 0);
+	ck_assert_int_eq(v, 1);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(n, queue_schema_latest - 1);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "status = 'held'", NULL), 2);
+	ck_assert_int_eq(pg_long(c, "SELECT min(id) FROM held_posts WHERE "
+	    "status = 'held'", NULL), 1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "status = 'expired' AND decided_at IS NOT NULL AND note LIKE "
+	    "'the same bytes as post 1 %'", NULL), 2);
+	/* again: nothing to do */
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(n, 0);
+	/* the new state is accepted, and the retry finds the kept post */
+	ck_assert_int_eq(hold_raw(q, "up", "x", 1, "held", &id), 1);
+	ck_assert_int_eq(id, 1);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 /* --- decisions ------------------------------------------------------------- */
 
 START_TEST(approve_releases_exact_bytes_once)
@@ -547,6 +723,138 @@ START_TEST(force_changes_training)
 	ck_assert_int_eq(queue_decide(q, id, "bogus", "m", NULL, 1, NULL,
 	    NULL, NULL, old, err, sizeof(err)), -1);
 	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* the connection drops after the release command succeeded: the post
+ * stays 'releasing', a plain approve does not release it again, and
+ * --mark-approved (QUEUE_MARK_ONLY) records it without releasing */
+START_TEST(interrupted_approve_not_released_twice)
+{
+	struct queue *q = qopen(), *q2;
+	PGconn *c = pg(NULL);
+	struct rel x;
+	char err[1024], old[16];
+	int64_t id, id2;
+	int n = 0;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-int", (const unsigned char *)"a\n\nb\n", 5, "s");
+	x.kill_pid = backend_pid(q);
+	ck_assert_int_eq(queue_decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
+	queue_close(q);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_str_eq(status_of(c, id), "releasing");
+	ck_assert_int_eq(net(c, "dec-int", "ham"), 0);
+	/* listed as pending, not as held */
+	q2 = qopen();
+	ck_assert_int_eq(queue_list(q2, "pending", "dec-int", count_row, &n,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(n, 1);
+	n = 0;
+	ck_assert_int_eq(queue_list(q2, "held", "dec-int", count_row, &n,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(n, 0);
+	/* a retry of the same bytes finds it */
+	ck_assert_int_eq(hold_raw(q2, "dec-int", "a\n\nb\n", 5, "held", &id2),
+	    1);
+	ck_assert_int_eq(id2, id);
+	/* approve again: refused, nothing released */
+	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL, 0, rel_fn,
+	    &x, NULL, old, err, sizeof(err)), QUEUE_INTERRUPTED);
+	ck_assert_str_eq(old, "releasing");
+	ck_assert_int_eq(queue_decide(q2, id, "rejected", "m2", NULL, 0, NULL,
+	    NULL, NULL, old, err, sizeof(err)), QUEUE_INTERRUPTED);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_str_eq(status_of(c, id), "releasing");
+	/* --mark-approved: recorded and learnt, not released */
+	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", "in archive",
+	    QUEUE_MARK_ONLY, rel_fn, &x, NULL, old, err, sizeof(err)),
+	    QUEUE_DECIDED);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_str_eq(status_of(c, id), "approved");
+	ck_assert_int_eq(net(c, "dec-int", "ham"), 1);
+	/* --mark-approved is only for an interrupted release */
+	id2 = hold(q2, "dec-int", (const unsigned char *)"c\n\nd\n", 5, "s");
+	ck_assert_int_eq(queue_decide(q2, id2, "approved", "m2", NULL,
+	    QUEUE_MARK_ONLY, rel_fn, &x, NULL, old, err, sizeof(err)),
+	    QUEUE_NOT_INTERRUPTED);
+	ck_assert_str_eq(status_of(c, id2), "held");
+	ck_assert_int_eq(queue_decide(q2, id2, "rejected", "m2", NULL,
+	    QUEUE_MARK_ONLY, NULL, NULL, NULL, old, err, sizeof(err)), -1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q2);
+}
+END_TEST
+
+/* --force releases a 'releasing' post again, once */
+START_TEST(interrupted_approve_force_releases_again)
+{
+	struct queue *q = qopen(), *q2;
+	PGconn *c = pg(NULL);
+	struct rel x;
+	char err[1024], old[16];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-intf", (const unsigned char *)"a\n\nb\n", 5, "s");
+	x.kill_pid = backend_pid(q);
+	ck_assert_int_eq(queue_decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
+	queue_close(q);
+	q2 = qopen();
+	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL,
+	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
+	    QUEUE_DECIDED);
+	ck_assert_str_eq(old, "releasing");
+	ck_assert_int_eq(x.ncalls, 2);
+	ck_assert_str_eq(status_of(c, id), "approved");
+	ck_assert_int_eq(net(c, "dec-intf", "ham"), 1);
+	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL,
+	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
+	    QUEUE_ALREADY);
+	ck_assert_int_eq(x.ncalls, 2);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q2);
+}
+END_TEST
+
+/* a forced approval of a rejected post whose release fails leaves it
+ * rejected as it was (who, when, note) */
+START_TEST(release_failure_restores_old_decision)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	struct queue_row r;
+	char err[1024], old[16];
+	int64_t id;
+	time_t when;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-rr", (const unsigned char *)"a\n\nb\n", 5, "s");
+	ck_assert_int_eq(queue_decide(q, id, "rejected", "mod1", "spammy", 0,
+	    NULL, NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	when = r.decided;
+	queue_row_free(&r);
+	x.fail = 1;
+	ck_assert_int_eq(queue_decide(q, id, "approved", "mod2", NULL,
+	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
+	    QUEUE_RELEASE_FAILED);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "rejected");
+	ck_assert_str_eq(r.decided_by, "mod1");
+	ck_assert_str_eq(r.note, "spammy");
+	ck_assert_int_eq(r.decided, when);
+	queue_row_free(&r);
+	ck_assert_int_eq(net(c, "dec-rr", "spam"), 1);
+	ck_assert_int_eq(net(c, "dec-rr", "ham"), 0);
 	PQfinish(c);
 	queue_close(q);
 }
@@ -696,18 +1004,23 @@ queue_suite(void)
 	tcase_add_test(tc, configured);
 	tcase_add_test(tc, migrate_idempotent);
 	tcase_add_test(tc, schema_missing_and_newer);
+	tcase_add_test(tc, migrate_0002_sets_duplicates_aside);
 	tcase_add_test(tc, connect_failure);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hold");
 	tcase_add_test(tc, hold_roundtrip);
 	tcase_add_test(tc, hold_list_and_discarded);
+	tcase_add_test(tc, hold_retry_stored_once);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");
 	tcase_add_test(tc, approve_releases_exact_bytes_once);
 	tcase_add_test(tc, release_failure_keeps_post_held);
 	tcase_add_test(tc, force_changes_training);
+	tcase_add_test(tc, interrupted_approve_not_released_twice);
+	tcase_add_test(tc, interrupted_approve_force_releases_again);
+	tcase_add_test(tc, release_failure_restores_old_decision);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("journal");

@@ -68,11 +68,13 @@ check "... and says to run migrate" grep -q "listgate migrate" "$T/err"
 run lg migrate
 check "migrate exits 0" test "$rc" -eq 0
 check "migrate names what it applied" grep -q "applied 0001_queue" "$T/out"
+check "... 0002_hold_once too" grep -q "applied 0002_hold_once" "$T/out"
 run lg migrate
 check "migrate again exits 0" test "$rc" -eq 0
 check "migrate again applies nothing" grep -q "(0 migrations applied)" "$T/out"
+nmig=$(ls "$top_srcdir"/migrations/[0-9]*.sql | wc -l)
 check "schema_migrations has one row per migration" \
-    test "$(sql 'SELECT count(*) FROM schema_migrations')" -eq 1
+    test "$(sql 'SELECT count(*) FROM schema_migrations')" -eq "$nmig"
 sql "INSERT INTO schema_migrations (version, name) VALUES (9999, 'future')"
 run lg migrate
 check "migrate refuses a newer schema" test "$rc" -eq 1
@@ -217,6 +219,89 @@ check "concurrent approvals release the post once" \
     cmp -s "$T/released.slow" "$DATA/ham2.eml"
 check "... and journal it once" \
     test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+
+# --- an approve interrupted after the release command ran ------------------------
+# (1) the database goes away while the release runs: the approval cannot
+# be recorded, the post stays 'releasing'
+cat > "$T/drop.sh" <<EOF
+#!/bin/sh
+cat >> "$T/released.drop" || exit 1
+sh "$PG_SH" stop >/dev/null 2>&1
+EOF
+printf 'release = /bin/sh %s/drop.sh\n' "$T" > "$CONF/lists/dev.conf"
+d1=$("$QHOLD" dev "$DATA/ham3.eml") || exit 99
+nj=$(sql 'SELECT count(*) FROM train_journal')
+run lg approve "$d1"
+check "approve whose connection drops after the release exits 1" \
+    test "$rc" -eq 1
+check "... saying the post was released but not recorded" \
+    grep -q "was released, but the approval could not be recorded" "$T/err"
+$PG_CTL_START
+check "... the post stays 'releasing'" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $d1")" = releasing
+run lg held --list dev
+check "held lists it, marked RELEASING" grep -q "^$d1 .*RELEASING" "$T/out"
+run lg held --list dev --json
+check "held --json gives its status" grep -q '"status": "releasing"' "$T/out"
+run lg approve "$d1"
+check "approve again exits 1" test "$rc" -eq 1
+check "... saying a previous approve was interrupted" grep -q \
+    "post $d1 was being released when a previous approve was interrupted; check the list archive, then use approve --force to release it again or --mark-approved to record it without releasing" \
+    "$T/err"
+check "... and does not release it again" \
+    cmp -s "$T/released.drop" "$DATA/ham3.eml"
+run lg reject "$d1"
+check "reject of a releasing post exits 1 (nothing changed)" \
+    test "$rc" -eq 1 -a \
+    "$(sql "SELECT status FROM held_posts WHERE id = $d1")" = releasing
+run lg approve --mark-approved "$d1"
+check "approve --mark-approved exits 0" test "$rc" -eq 0
+check "... records it approved" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $d1")" = approved
+check "... without releasing it" cmp -s "$T/released.drop" "$DATA/ham3.eml"
+check "... and journals it once" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+run lg approve --mark-approved "$id1"
+check "--mark-approved of a post not releasing exits 1" test "$rc" -eq 1
+run lg approve --force --mark-approved "$d1"
+check "--force with --mark-approved is a usage error" test "$rc" -eq 2
+run lg reject --mark-approved "$d1"
+check "reject --mark-approved is a usage error" test "$rc" -eq 2
+
+# (2) the approving process is killed (SIGKILL) right after the release
+# command handed the post on; --force then releases it again, once
+cat > "$T/kill.sh" <<EOF
+#!/bin/sh
+cat >> "$T/released.kill" || exit 1
+if [ ! -e "$T/killed" ]; then
+	: > "$T/killed"
+	kill -9 \$PPID
+fi
+EOF
+printf 'release = /bin/sh %s/kill.sh\n' "$T" > "$CONF/lists/dev.conf"
+k1=$("$QHOLD" dev "$DATA/ham4.eml") || exit 99
+run lg approve "$k1"
+check "approve killed during the release does not exit 0" test "$rc" -ne 0
+check "... the post stays 'releasing'" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $k1")" = releasing
+run lg approve "$k1"
+check "approve again exits 1 and releases nothing" \
+    test "$rc" -eq 1 -a "$(wc -c < "$T/released.kill")" -eq \
+    "$(wc -c < "$DATA/ham4.eml")"
+run lg approve --force "$k1"
+check "approve --force exits 0" test "$rc" -eq 0
+cat "$DATA/ham4.eml" "$DATA/ham4.eml" > "$T/twice"
+check "... released it a second time" cmp -s "$T/released.kill" "$T/twice"
+check "... approved" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $k1")" = approved
+
+# (3) a release that fails puts the post back: held, undecided
+printf 'release = /bin/false\n' > "$CONF/lists/dev.conf"
+f1=$("$QHOLD" dev "$DATA/spam3.eml" 0.5) || exit 99
+run lg approve "$f1"
+check "a failed release: approve exits 1" test "$rc" -eq 1
+check "... the post is held again, undecided" test \
+    "$(sql "SELECT status || coalesce(decided_by, '-') FROM held_posts WHERE id = $f1")" = "held-"
 
 # --- the database down ---------------------------------------------------------------
 $PG_CTL_STOP
