@@ -92,8 +92,10 @@ if [ "${1:-}" = pg ]; then
 	sh "$PG_SH" start >/dev/null 2>&1
 	pf demo "$DATA/spam-test.eml"
 	expect 0 "database back: held"
+	# the same bytes as the post held first: a retry, stored once
 	c=$(count "true")
-	[ "$c" = 2 ] && ok "two holds in all" || bad "two holds in all (count '$c')"
+	[ "$c" = 1 ] && ok "one hold in all (the same bytes are one post)" ||
+	    bad "one hold in all (the same bytes are one post) (count '$c')"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit
