@@ -10,6 +10,11 @@
  * memory stops the run and rolls back the unfinished batch (the
  * committed batches stay, and the message says how many posts they
  * hold).  Posts are named FILE, DIR/NAME or FILE:N (post N of an mbox).
+ * A missing token file is built under a temporary name in the same
+ * directory (.NAME.new-PID.kch: a dot name no list can have, and the
+ * extension tells Kyoto Cabinet the type) and linked into place when its first batch
+ * has committed, so a failed run never leaves an empty or partial new
+ * token file behind (filter then still defers on the missing file).
  * Exit 0, 1 on any failure, 2 on usage errors.
  */
 #include "config.h"
@@ -44,6 +49,8 @@
 struct trainer {
 	const char *path;		/* token file */
 	int create;			/* create it when missing */
+	char tmppath[4200];		/* the new file until its first
+					 * commit, else "" */
 	unsigned wait_ms;
 	struct tokdb *db;		/* open during a batch, else NULL */
 	struct queue *q;		/* a database is configured: the
@@ -81,12 +88,66 @@ trainer_flush(struct trainer *t)
 	if (tokdb_commit(t->db) < 0) {
 		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
 		r = -1;
-	} else
-		t->ndone += t->nbatch;
+	}
 	tokdb_close(t->db);
 	t->db = NULL;
+	if (r == 0 && t->tmppath[0] != 0) {
+		/* the new file is complete: put it in place, never over a
+		 * file another run created meanwhile */
+		if (link(t->tmppath, t->path) < 0) {
+			snprintf(t->err, sizeof(t->err), "token file %s: %s "
+			    "(cannot put the new file in place)", t->path,
+			    errno == EEXIST ? "another run created it "
+			    "meanwhile; train again" : strerror(errno));
+			r = -1;
+		} else {
+			unlink(t->tmppath);
+			t->tmppath[0] = 0;
+		}
+	}
+	if (r == 0)
+		t->ndone += t->nbatch;
 	t->nbatch = 0;
 	return r;
+}
+
+/* a missing token file is to be created: build it under a temporary
+ * name next to it (see the file comment): 0, or -1 with t->err */
+static int
+trainer_tmpfile(struct trainer *t)
+{
+	const char *base;
+	int n;
+
+	t->tmppath[0] = 0;
+	if (!t->create || access(t->path, F_OK) == 0 || errno != ENOENT)
+		return 0;
+	base = strrchr(t->path, '/');
+	base = base != NULL ? base + 1 : t->path;
+	n = snprintf(t->tmppath, sizeof(t->tmppath), "%.*s.%s.new-%ld.kch",
+	    (int)(base - t->path), t->path, base, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(t->tmppath)) {
+		t->tmppath[0] = 0;
+		snprintf(t->err, sizeof(t->err), "token file %s: path too long",
+		    t->path);
+		return -1;
+	}
+	unlink(t->tmppath);	/* left by a killed run with this pid */
+	return 0;
+}
+
+/* remove a new token file that never got into place */
+static void
+trainer_drop_tmp(struct trainer *t)
+{
+	char wal[4300];
+
+	if (t->tmppath[0] == 0)
+		return;
+	unlink(t->tmppath);
+	snprintf(wal, sizeof(wal), "%s.wal", t->tmppath);
+	unlink(wal);
+	t->tmppath[0] = 0;
 }
 
 /* between batches: give readers polling for the lock their turn */
@@ -116,8 +177,8 @@ trainer_open(struct trainer *t)
 {
 	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0);
 
-	if (tokdb_open(t->path, mode, t->wait_ms, &t->db, t->err,
-	    sizeof(t->err)) != 0)
+	if (tokdb_open(t->tmppath[0] != 0 ? t->tmppath : t->path, mode,
+	    t->wait_ms, &t->db, t->err, sizeof(t->err)) != 0)
 		return -1;
 	if (tokdb_begin(t->db) < 0) {
 		snprintf(t->err, sizeof(t->err), "%s", tokdb_errmsg(t->db));
@@ -303,6 +364,12 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			goto out;
 		}
 	}
+	if (t.q == NULL && trainer_tmpfile(&t) < 0) {
+		cmd_err(NAME, "list %s: %s", list, t.err);
+		toklist_free(t.tl);
+		fatal = 1;
+		goto out;
+	}
 	tty = !quiet && isatty(STDERR_FILENO);
 	start = now_s();
 	for (i = optind; i < argc && !fatal; i++) {
@@ -358,6 +425,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: %s", list, t.err);
 		fatal = 1;
 	}
+	trainer_drop_tmp(&t);
 	if (tty)
 		progress(&t, start, 1);
 	if (!quiet && !fatal && t.q != NULL)
