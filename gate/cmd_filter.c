@@ -222,25 +222,33 @@ do_pass(struct filter *f, int *delivered_r)
 	return OUT_PASS;
 }
 
-/* the post's From, Subject and Message-ID (decoded, bounded) */
-static void
+/* the post's From, Subject and Message-ID (decoded, bounded): 0, or -1
+ * with f->why when out of memory (a held post must carry them: defer) */
+static int
 read_headers(struct filter *f, size_t scan)
 {
 	struct buf tmp = BUF_INIT(LG_MAX_FIELD_BYTES);
 	static const char *const names[] = { "Message-ID", "From", "Subject" };
 	struct buf *dst[3];
 	size_t i;
+	int r, rc = 0;
 
 	dst[0] = &f->msgid;
 	dst[1] = &f->from;
 	dst[2] = &f->subject;
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 3 && rc == 0; i++) {
 		buf_reset(&tmp);
 		buf_reset(dst[i]);
-		if (mail_header(f->sp.data, scan, names[i], &tmp) == 1)
-			buf_add_trunc(dst[i], tmp.data, tmp.len);
+		r = mail_header(f->sp.data, scan, names[i], &tmp);
+		if (r < 0 || (r == 1 &&
+		    buf_add_trunc(dst[i], tmp.data, tmp.len) < 0)) {
+			failure(f, "out of memory reading the %s header field",
+			    names[i]);
+			rc = -1;
+		}
 	}
 	buf_free(&tmp);
+	return rc;
 }
 
 /* score the post; 0, or -1 with f->why */
@@ -297,8 +305,12 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		    "listgate.conf): cannot hold the post");
 		return -1;
 	}
-	if (classify_clues(c, MAX_CLUES, &clues) < 0)
-		buf_reset(&clues);	/* clues are a courtesy */
+	if (classify_clues(c, MAX_CLUES, &clues) < 0) {
+		/* a held post always carries its deciding tokens */
+		failure(f, "out of memory listing the deciding tokens");
+		buf_free(&clues);
+		return -1;
+	}
 	memset(&qp, 0, sizeof(qp));
 	qp.list = f->list;
 	qp.env_sender = f->sender ? f->sender : "";
@@ -509,7 +521,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	f.have_spool = 1;
 	scan = spool_scan_len(&f.sp, f.l.max_scan_bytes);
-	read_headers(&f, scan);
+	if (read_headers(&f, scan) < 0)
+		goto decide;
 
 	if (classify_init(&c, LG_MAX_TOKENS_PER_POST) < 0) {
 		failure(&f, "out of memory");
