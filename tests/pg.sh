@@ -16,8 +16,9 @@
 # that directory only (listen_addresses = ''), trusts local connections,
 # and runs as an unprivileged user: PostgreSQL refuses to run as root, so
 # under root the server runs as $PG_TEST_USER (default "nobody") through
-# runuser, with the directory chowned to it.  Nothing outside the
-# directory is touched.
+# runuser, with the directory chowned to it (made under $TMPDIR, or
+# under /tmp or /var/tmp when that user cannot reach $TMPDIR, as with
+# root's private /root/tmp).  Nothing outside the directory is touched.
 set -u
 
 me=$0
@@ -91,7 +92,34 @@ if [ "$(id -u)" -eq 0 ] && ! id "${PG_TEST_USER:-nobody}" >/dev/null 2>&1; then
 	exit 77
 fi
 
-PG_TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/lg-pg.XXXXXX") || exit 99
+# The cluster's directory: under $TMPDIR, unless the server's user
+# cannot reach it there (root with a private TMPDIR such as /root/tmp):
+# then /tmp, then /var/tmp (likewise when $TMPDIR is too long a path for
+# the server's socket).  Under root the directory is chowned to that user
+# and checked by entering it as that user.
+owner_reaches() {	# owner_reaches DIR: the server's user can enter DIR
+	[ "$(id -u)" -ne 0 ] && return 0
+	chown "${PG_TEST_USER:-nobody}" "$1" 2>/dev/null || return 1
+	runuser -u "${PG_TEST_USER:-nobody}" -- sh -c 'cd "$1" && test -w .' \
+	    sh "$1" 2>/dev/null
+}
+PG_TEST_DIR=
+for base in "${TMPDIR:-/tmp}" /tmp /var/tmp; do
+	[ -d "$base" ] || continue
+	d=$(mktemp -d "$base/lg-pg.XXXXXX" 2>/dev/null) || continue
+	chmod 755 "$d"
+	# the server's socket path must fit in sun_path (107 bytes)
+	if [ ${#d} -le 80 ] && owner_reaches "$d"; then
+		PG_TEST_DIR=$d
+		break
+	fi
+	rm -rf "$d"
+done
+if [ -z "$PG_TEST_DIR" ]; then
+	echo "pg.sh: no temporary directory that ${PG_TEST_USER:-nobody} can" \
+	    "reach (tried ${TMPDIR:-/tmp}, /tmp, /var/tmp)" >&2
+	exit 99
+fi
 export PG_TEST_DIR
 cleanup() {
 	if [ -f "$PG_TEST_DIR/data/postmaster.pid" ]; then
@@ -103,10 +131,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-if [ "$(id -u)" -eq 0 ]; then
-	chown "${PG_TEST_USER:-nobody}" "$PG_TEST_DIR" || exit 99
-fi
-chmod 755 "$PG_TEST_DIR"
 (cd "$PG_TEST_DIR" && as_owner "$pgbin/initdb" -D "$PG_TEST_DIR/data" \
     -U "$PGTEST_SUPER" -A trust -E UTF8 --no-locale --no-sync \
     >"$PG_TEST_DIR/initdb.log" 2>&1) || {
