@@ -674,6 +674,10 @@ queue_list(struct queue *q, const char *status, const char *list,
 		queue_row_free(&r);
 	}
 	PQclear(res);
+	if (rc < 0) {
+		snprintf(err, errsz, "out of memory: the listing stopped");
+		return -1;
+	}
 	return 0;
 }
 

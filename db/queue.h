@@ -94,12 +94,14 @@ struct queue_row {
 };
 void queue_row_free(struct queue_row *r);
 
-/* called for each row by queue_list; 0 to go on, else stop */
+/* called for each row by queue_list: 0 to go on, 1 to stop, -1 to stop
+ * because it failed (out of memory: queue_list then fails) */
 typedef int (*queue_row_fn)(const struct queue_row *r, void *ctx);
 
 /* the posts with status ("held", "releasing", "approved", "rejected",
  * "discarded", "expired", or "pending": held or releasing) of list
- * (NULL: all lists), oldest first, without their raw bytes: 0, or -1 */
+ * (NULL: all lists), oldest first, without their raw bytes: 0, or -1
+ * (also when fn returned -1) */
 int queue_list(struct queue *q, const char *status, const char *list,
     queue_row_fn fn, void *ctx, char *err, size_t errsz);
 

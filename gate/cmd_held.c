@@ -252,20 +252,33 @@ show_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure (no such post), 2 usage error.\n");
 }
 
-/* print "Label: value" with the value cleaned */
+/* print "Label: value" with the value cleaned; a value that cannot be
+ * cleaned (out of memory) counts in *nbad and shows as "?" */
 static void
-show_field(struct buf *b, const char *label, const char *v)
+show_field(struct buf *b, const char *label, const char *v, int *nbad)
 {
 	buf_reset(b);
-	if (qc_clean(b, v, strlen(v), 400, 0) == 0)
-		printf("%-12s %s\n", label, buf_str(b));
+	if (qc_clean(b, v, strlen(v), 400, 0) < 0) {
+		(*nbad)++;
+		buf_reset(b);
+	}
+	printf("%-12s %s\n", label, b->len ? buf_str(b) : (*v ? "?" : ""));
 }
 
 /* the preview collector for mail_walk */
 struct preview {
 	struct buf text;
 	size_t nparts;
+	int nomem;		/* text lost for lack of memory */
 };
+
+/* append a piece of the preview, cut at the buffer's bound */
+static void
+preview_add(struct preview *p, const void *s, size_t n)
+{
+	if (buf_add_trunc(&p->text, s, n) < 0)
+		p->nomem = 1;
+}
 
 /* mail_walk callback: keep the decoded text of the text parts */
 static int
@@ -275,15 +288,15 @@ preview_cb(const struct mail_event *ev, void *vctx)
 
 	if (ev->kind == MAIL_TEXT) {
 		if (p->nparts++ > 0)
-			buf_adds(&p->text, "\n-- next part --\n");
-		buf_add_trunc(&p->text, ev->data, ev->len);
+			preview_add(p, "\n-- next part --\n", 17);
+		preview_add(p, ev->data, ev->len);
 	} else if (ev->kind == MAIL_PART) {
 		char line[600];
 
 		snprintf(line, sizeof(line), "\n[attachment %s %.400s]\n",
 		    ev->ctype ? ev->ctype : "?",
 		    ev->filename ? ev->filename : "");
-		buf_adds(&p->text, line);
+		preview_add(p, line, strlen(line));
 	}
 	return 0;
 }
@@ -305,7 +318,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *s, *nl;
 	long long id;
 	time_t t;
-	int ch, rc = EXIT_CMD_FAIL, found, nlines;
+	int ch, rc = EXIT_CMD_FAIL, found, nlines, nbad = 0;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -340,16 +353,16 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	buf_init(&b, OUT_MAX);
 	printf("%-12s %lld\n", "Post:", (long long)r.id);
-	show_field(&b, "List:", r.list);
-	show_field(&b, "Status:", r.status);
+	show_field(&b, "List:", r.list, &nbad);
+	show_field(&b, "Status:", r.status, &nbad);
 	t = r.arrived;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", localtime(&t));
 	printf("%-12s %s\n", "Arrived:", when);
-	show_field(&b, "From:", r.from);
-	show_field(&b, "Subject:", r.subject);
-	show_field(&b, "Message-ID:", r.msgid);
-	show_field(&b, "Env-From:", r.env_sender);
-	show_field(&b, "Env-To:", r.env_recipient);
+	show_field(&b, "From:", r.from, &nbad);
+	show_field(&b, "Subject:", r.subject, &nbad);
+	show_field(&b, "Message-ID:", r.msgid, &nbad);
+	show_field(&b, "Env-From:", r.env_sender, &nbad);
+	show_field(&b, "Env-To:", r.env_recipient, &nbad);
 	printf("%-12s %lld bytes\n", "Size:", (long long)r.size);
 	printf("%-12s %.6f (%s)\n", "Score:", r.score, r.verdict);
 	if (r.decided) {
@@ -357,16 +370,20 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z",
 		    localtime(&t));
 		buf_reset(&b);
-		qc_clean(&b, r.decided_by, strlen(r.decided_by), 64, 0);
+		if (qc_clean(&b, r.decided_by, strlen(r.decided_by), 64,
+		    0) < 0)
+			nbad++;
 		printf("%-12s %s by %s\n", "Decided:", when, buf_str(&b));
 		if (*r.note)
-			show_field(&b, "Note:", r.note);
+			show_field(&b, "Note:", r.note, &nbad);
 	}
 	printf("\nDeciding tokens (token, probability, spam, ham):\n");
 	for (s = r.clues, nlines = 0; *s && nlines < CLUE_LINES; nlines++) {
 		nl = strchr(s, '\n');
 		buf_reset(&b);
-		qc_clean(&b, s, nl ? (size_t)(nl - s) : strlen(s), 120, 0);
+		if (qc_clean(&b, s, nl ? (size_t)(nl - s) : strlen(s), 120,
+		    0) < 0)
+			nbad++;
 		printf("  %s\n", buf_str(&b));
 		s = nl ? nl + 1 : s + strlen(s);
 	}
@@ -375,16 +392,26 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	memset(&pv, 0, sizeof(pv));
 	buf_init(&pv.text, PREVIEW_CHARS * 4);
 	mail_limits_default(&lim);
-	if (mail_walk(r.raw, r.raw_len, &lim, preview_cb, &pv) < 0)
+	if (mail_walk(r.raw, r.raw_len, &lim, preview_cb, &pv) < 0 ||
+	    pv.nomem) {
 		printf("\n(text preview incomplete: out of memory)\n");
+		nbad++;
+	}
 	buf_reset(&b);
-	qc_clean(&b, (const char *)pv.text.data ? (const char *)pv.text.data :
-	    "", pv.text.len, PREVIEW_CHARS, 1);
+	if (qc_clean(&b, (const char *)pv.text.data ?
+	    (const char *)pv.text.data : "", pv.text.len, PREVIEW_CHARS,
+	    1) < 0)
+		nbad++;
 	printf("\nText:\n%s%s", buf_str(&b),
 	    b.len && b.data[b.len - 1] != '\n' ? "\n" : "");
 	buf_free(&pv.text);
 	buf_free(&b);
 	queue_row_free(&r);
+	if (nbad) {
+		cmd_err("show", "out of memory: post %lld shown incompletely",
+		    id);
+		goto out;
+	}
 	rc = EXIT_CMD_OK;
 out:
 	queue_close(q);
