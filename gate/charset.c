@@ -18,6 +18,7 @@
 #include "buf.h"
 #include "mail.h"
 #include "mailint.h"
+#include "utf8.h"
 
 /* longest charset name looked up; real names are under 30 bytes */
 #define CS_NAME_MAX	40
@@ -104,38 +105,6 @@ utf8_put(struct buf *out, unsigned long cp)
 	return buf_add(out, u, n);
 }
 
-/* length of the valid UTF-8 sequence at p (max n bytes), 0 if invalid */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	unsigned char c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xC2 && c <= 0xDF)
-		return n >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
-	if (c >= 0xE0 && c <= 0xEF) {
-		if (n < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80)
-			return 0;
-		if (c == 0xE0 && p[1] < 0xA0)
-			return 0;		/* overlong */
-		if (c == 0xED && p[1] >= 0xA0)
-			return 0;		/* surrogate */
-		return 3;
-	}
-	if (c >= 0xF0 && c <= 0xF4) {
-		if (n < 4 || (p[1] & 0xC0) != 0x80 ||
-		    (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
-			return 0;
-		if (c == 0xF0 && p[1] < 0x90)
-			return 0;
-		if (c == 0xF4 && p[1] >= 0x90)
-			return 0;
-		return 4;
-	}
-	return 0;
-}
-
 /* UTF-8 kept, invalid bytes as Latin-1 */
 int
 utf8_sanitize(const unsigned char *in, size_t n, struct buf *out)
@@ -148,7 +117,7 @@ utf8_sanitize(const unsigned char *in, size_t n, struct buf *out)
 			i++;
 			continue;
 		}
-		if ((k = utf8_seq(in + i, n - i)) > 0) {
+		if ((k = utf8_len(in + i, n - i)) > 0) {
 			i += k;
 			continue;
 		}

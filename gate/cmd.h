@@ -59,12 +59,6 @@ void cmd_err(const char *name, const char *fmt, ...)
 void cmd_put_masked(const char *s, size_t n, FILE *f);
 
 /*
- * The length of the valid UTF-8 sequence at p (n > 0 bytes left), 0 if
- * invalid: truncated, overlong, a surrogate or above U+10FFFF.
- */
-size_t cmd_utf8_len(const unsigned char *p, size_t n);
-
-/*
  * After the options: any argument left (argv[optind] on) is an error.
  * EXIT_CMD_OK, or EXIT_CMD_USAGE after "unexpected argument" and usage
  * on stderr.

@@ -21,6 +21,7 @@
 #include "listcfg.h"
 #include "source.h"
 #include "tokdb.h"
+#include "utf8.h"
 
 #define NAME		"score"
 /* deciding tokens shown with -v */
@@ -54,7 +55,7 @@ put_json_str(const char *s, size_t n, FILE *f)
 		} else if (c < 0x20 || c == 0x7f) {
 			fprintf(f, "\\u%04x", c);
 			i++;
-		} else if ((k = cmd_utf8_len(p + i, n - i)) == 0) {
+		} else if ((k = utf8_len(p + i, n - i)) == 0) {
 			fputs("\\ufffd", f);
 			i++;
 		} else {

@@ -23,6 +23,7 @@
 #include "queue_cmds.h"
 #include "tok.h"
 #include "tokdb.h"
+#include "utf8.h"
 
 /* a writer of a token file waits for filter processes at least this
  * long */
@@ -229,7 +230,7 @@ qc_who(const char *by, char *out, size_t outsz)
 static size_t
 u8len(const unsigned char *p, size_t n)
 {
-	size_t len = cmd_utf8_len(p, n);
+	size_t len = utf8_len(p, n);
 
 	if (len == 2 && p[0] == 0xc2 && p[1] < 0xa0)
 		return 0;

@@ -17,6 +17,7 @@
 
 #include "lglimits.h"
 #include "tok.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 /* ---- toklist: hash set of byte strings in first-seen order ---------- */
@@ -265,38 +266,15 @@ enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK };
 
 /* decode one UTF-8 character at p (n > 0 bytes): its length; *cp gets
  * the code point, or the byte itself with *bad set when invalid */
-static size_t
+static inline size_t
 utf8_next(const unsigned char *p, size_t n, uint32_t *cp, int *bad)
 {
-	size_t len, i;
-	uint32_t c;
+	size_t len;
 
-	*bad = 0;
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
+	if ((len = utf8_decode(p, n, cp)) > 0) {
+		*bad = 0;
+		return len;
 	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, c = p[0] & 0x07;
-	else
-		goto invalid;
-	if (len > n)
-		goto invalid;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			goto invalid;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
-	    (len == 4 && (c < 0x10000 || c > 0x10ffff)))
-		goto invalid;
-	*cp = c;
-	return len;
-invalid:
 	*bad = 1;
 	*cp = p[0];
 	return 1;
