@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "mail.h"
+#include "mailint.h"
 
 /* 0..63 for the alphabet, 64 '=', 65 white space, 66 garbage */
 #define B64_PAD		64
@@ -99,19 +100,6 @@ b64_decode(const unsigned char *in, size_t n, struct buf *out)
 	out->len = (size_t)(o - out->data);
 	out->data[out->len] = 0;
 	return bad;
-}
-
-/* value of a hex digit, or -1 */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
 }
 
 /* quoted-printable to bytes, bad escapes kept */

@@ -9,6 +9,20 @@
 
 #include "buf.h"
 
+/* value of a hex digit, or -1 (quoted-printable, RFC 2047 Q, RFC 2231
+ * %XX) */
+static inline int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 /* flags set by charset_convert() */
 #define CS_UNKNOWN	0x01	/* charset name unknown: read as UTF-8/Latin-1 */
 #define CS_INVALID	0x02	/* bytes invalid in the charset: Latin-1 used */

@@ -21,19 +21,6 @@
 /* RFC 2231 continuation segments assembled (name*0 .. name*63) */
 #define PARAM_SEGS	64
 
-/* value of a hex digit, or -1 */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
 /* white space, line breaks included */
 static int
 is_wsp(int c)
