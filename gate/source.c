@@ -4,9 +4,10 @@
  * Trusts nothing in the files: any byte sequence splits into posts
  * without reading out of bounds.  Memory stays bounded: files are mapped
  * read-only, standard input is kept in memory only up to
- * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond.
- * Fails with -1 and a message naming the path (or the post, FILE:N), or
- * -2 when out of memory; never exits, never logs.
+ * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond
+ * (spool_tmpfile, spool.h).  Fails with -1 and a message naming the path
+ * (or the post, FILE:N), or -2 when out of memory; never exits, never
+ * logs.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 #include "buf.h"
 #include "lglimits.h"
 #include "source.h"
+#include "spool.h"
 #include "xalloc.h"
 
 /* the bytes of one file or of standard input */
@@ -83,43 +85,6 @@ region_map(int fd, size_t len, struct region *r)
 	return 0;
 }
 
-/* write all of p to fd: 0 or -1 */
-static int
-write_all(int fd, const unsigned char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		if ((w = write(fd, p, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* make an unlinked temporary file: fd, or -1 */
-static int
-spool_file(void)
-{
-	const char *dir = getenv("TMPDIR");
-	char tmpl[4096];
-	int fd, n;
-
-	if (dir == NULL || *dir == 0)
-		dir = "/tmp";
-	n = snprintf(tmpl, sizeof(tmpl), "%s/listgate-src.XXXXXX", dir);
-	if (n < 0 || (size_t)n >= sizeof(tmpl))
-		return -1;
-	if ((fd = mkstemp(tmpl)) < 0)
-		return -1;
-	unlink(tmpl);
-	return fd;
-}
-
 /* read a non-regular descriptor (a pipe) to its end: 0 or -1 */
 static int
 region_read(int fd, struct region *r, char *err, size_t errsz,
@@ -127,6 +92,7 @@ region_read(int fd, struct region *r, char *err, size_t errsz,
 {
 	struct buf b = BUF_INIT(LG_MAX_SPOOL_MEM);
 	unsigned char chunk[65536];
+	char terr[512];
 	off_t total = 0;
 	ssize_t n;
 	int tfd = -1;
@@ -146,8 +112,11 @@ region_read(int fd, struct region *r, char *err, size_t errsz,
 			continue;
 		if (tfd < 0) {
 			/* past the memory limit: spool to disk from here */
-			if ((tfd = spool_file()) < 0 ||
-			    write_all(tfd, b.data, b.len) < 0) {
+			if ((tfd = spool_tmpfile(terr, sizeof(terr))) < 0) {
+				snprintf(err, errsz, "%s: %s", what, terr);
+				goto fail;
+			}
+			if (spool_write_all(tfd, b.data, b.len) < 0) {
 				snprintf(err, errsz, "%s: cannot spool to a "
 				    "temporary file: %s", what, strerror(errno));
 				goto fail;
@@ -155,7 +124,7 @@ region_read(int fd, struct region *r, char *err, size_t errsz,
 			total = (off_t)b.len;
 			buf_free(&b);
 		}
-		if (write_all(tfd, chunk, (size_t)n) < 0) {
+		if (spool_write_all(tfd, chunk, (size_t)n) < 0) {
 			snprintf(err, errsz, "%s: cannot spool to a temporary "
 			    "file: %s", what, strerror(errno));
 			goto fail;

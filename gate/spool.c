@@ -24,10 +24,11 @@
 
 #define CHUNK	65536
 
-/* write all n bytes: 0 or -1 */
-static int
-write_all(int fd, const unsigned char *p, size_t n)
+/* write all n bytes (EINTR retried): 0 or -1 with errno */
+int
+spool_write_all(int fd, const void *buf, size_t n)
 {
+	const unsigned char *p = buf;
 	ssize_t w;
 
 	while (n > 0) {
@@ -43,8 +44,8 @@ write_all(int fd, const unsigned char *p, size_t n)
 	return 0;
 }
 
-/* an unlinked temporary file: fd, or -1 with err */
-static int
+/* an unlinked temporary file in $TMPDIR or /tmp: fd, or -1 with err */
+int
 spool_tmpfile(char *err, size_t errsz)
 {
 	const char *dir = getenv("TMPDIR");
@@ -144,11 +145,11 @@ spool_read(struct spool *s, int fd, size_t mem_max, size_t max,
 		if (tfd < 0) {
 			if ((tfd = spool_tmpfile(err, errsz)) < 0)
 				goto out;
-			if (write_all(tfd, b.data, b.len) < 0)
+			if (spool_write_all(tfd, b.data, b.len) < 0)
 				goto werr;
 			buf_free(&b);
 		}
-		if (write_all(tfd, chunk, (size_t)r) < 0)
+		if (spool_write_all(tfd, chunk, (size_t)r) < 0)
 			goto werr;
 	}
 	if (tfd >= 0) {

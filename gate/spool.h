@@ -34,6 +34,16 @@ struct spool {
 int spool_read(struct spool *s, int fd, size_t mem_max, size_t max,
     char *err, size_t errsz);
 
+/*
+ * An unlinked temporary file (mkostemp, close-on-exec) in $TMPDIR when it
+ * is an absolute path, else /tmp: its descriptor, or -1 with err.  Also
+ * used by source.c for standard input past its memory limit.
+ */
+int spool_tmpfile(char *err, size_t errsz);
+
+/* write all n bytes of buf to fd, retrying on EINTR: 0, or -1 (errno) */
+int spool_write_all(int fd, const void *buf, size_t n);
+
 /* the bytes a scanner may look at: min(len, max) */
 size_t spool_scan_len(const struct spool *s, size_t max);
 
