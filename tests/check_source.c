@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "source.h"
+#include "xalloc.h"
 
 static char tmpdir[256];
 
@@ -164,6 +165,42 @@ START_TEST(mbox_split)
 	expect(s, "Subject: three\n\nlast\n", "mbox:3");
 	expect_end(s);
 	source_close(s);
+}
+END_TEST
+
+/* out of memory: -2, the post named FILE:N, then the next post; and
+ * -2 from source_open (train stops on it instead of skipping the input) */
+START_TEST(mbox_out_of_memory)
+{
+	struct source *s;
+	struct source_post p;
+	char err[1024], want[700];
+
+	put("mbox",
+	    "From a@b Mon Jan  1 00:00:00 2024
+Subject: one
+
+"
+	    "From c@d Mon Jan  1 00:00:00 2024
+Subject: two
+
+");
+	s = open_rel("mbox");
+	xalloc_fail_at(1);	/* the first post's name */
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -2);
+	xalloc_fail_at(0);
+	snprintf(want, sizeof(want), "%s/mbox:1: out of memory", tmpdir);
+	ck_assert_str_eq(err, want);
+	expect(s, "Subject: two\n", "mbox:2");
+	expect_end(s);
+	source_close(s);
+
+	snprintf(want, sizeof(want), "%s/mbox", tmpdir);
+	xalloc_fail_at(1);
+	ck_assert_int_eq(source_open(want, &s, err, sizeof(err)), -2);
+	xalloc_fail_at(0);
+	ck_assert_ptr_null(s);
+	ck_assert_ptr_nonnull(strstr(err, "out of memory"));
 }
 END_TEST
 
@@ -439,6 +476,7 @@ source_suite(void)
 	tcase_add_test(tc, mbox_no_blank_no_split);
 	tcase_add_test(tc, mbox_crlf_and_edges);
 	tcase_add_test(tc, mbox_random);
+	tcase_add_test(tc, mbox_out_of_memory);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("directories");
