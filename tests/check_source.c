@@ -177,14 +177,8 @@ START_TEST(mbox_out_of_memory)
 	char err[1024], want[700];
 
 	put("mbox",
-	    "From a@b Mon Jan  1 00:00:00 2024
-Subject: one
-
-"
-	    "From c@d Mon Jan  1 00:00:00 2024
-Subject: two
-
-");
+	    "From a@b Mon Jan  1 00:00:00 2024\nSubject: one\n\n"
+	    "From c@d Mon Jan  1 00:00:00 2024\nSubject: two\n\n");
 	s = open_rel("mbox");
 	xalloc_fail_at(1);	/* the first post's name */
 	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -2);
