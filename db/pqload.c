@@ -84,7 +84,7 @@ pq_load(void)
 	if (pq_state)
 		return pq_state > 0 ? 0 : -1;
 	pq_state = -1;
-	if ((pq_lib = dlopen(LG_LIBPQ_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+	if ((pq_lib = dlopen(LG_LIBPQ_SONAME, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
 		snprintf(pq_err, sizeof(pq_err),
 		    "cannot load %s (install the Debian package libpq5): %s\n",
 		    LG_LIBPQ_SONAME, dlerror());

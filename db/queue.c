@@ -21,6 +21,7 @@
 #include "lglimits.h"
 #include "queue.h"
 #include "queue_int.h"
+#include "utf8.h"
 #include "xalloc.h"
 
 /* longest header text stored per field; the rest is cut */
@@ -396,36 +397,6 @@ out:
 
 /* --- holding ----------------------------------------------------------- */
 
-/* length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid */
-static size_t
-utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	uint32_t c;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 ||
-	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* a copy of s as valid UTF-8 (bad bytes become '?') of at most max
  * bytes, cut at a character boundary; NULL only when out of memory */
 static char *
@@ -438,7 +409,7 @@ utf8_clean(const char *s, size_t max)
 	if ((out = xmalloc((n < max ? n : max) + 1)) == NULL)
 		return NULL;
 	while (i < n) {
-		k = utf8_seq(p + i, n - i);
+		k = utf8_len(p + i, n - i);
 		if (o + (k ? k : 1) > max)
 			break;
 		if (k == 0) {
