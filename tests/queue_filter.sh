@@ -18,10 +18,6 @@ set -u
 if [ -z "${PG_TEST_DIR:-}" ]; then
 	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
 fi
-if "$LISTGATE" filter --help 2>&1 | grep -q "not implemented yet"; then
-	echo "queue_filter.sh: filter is not built yet; skipped"
-	exit 77
-fi
 QHOLD=$top_builddir/tests/qhold
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-qfilter.XXXXXX") || exit 99
