@@ -59,7 +59,7 @@ pkg_missing() {
 	done
 }
 if [ $stop -eq 0 ]; then
-	need="gcc make autoconf automake pkg-config libc6-dev libkyotocabinet-dev
+	need="gcc g++ make autoconf automake pkg-config libc6-dev libkyotocabinet-dev
 	    libpq-dev zlib1g-dev nettle-dev check postgresql"
 	command -v python3 >/dev/null || need="$need python3"
 	command -v npm >/dev/null || need="$need npm"

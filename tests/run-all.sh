@@ -17,7 +17,7 @@ san=1
 [ "${1:-}" = "--no-san" ] && san=0
 
 # --- dependencies: Debian packages only --------------------------------
-pkgs="gcc make autoconf automake pkg-config libkyotocabinet-dev
+pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
       postgresql-client libc6-dev python3 procps"
 missing=
