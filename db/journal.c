@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "queue.h"
 #include "queue_int.h"
 #include "tok.h"
@@ -231,16 +232,6 @@ queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
 	return 0;
 }
 
-/* seconds on the monotonic clock */
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* 1 (with err) when the token file claims events the journal does not
  * have: a token file from another or a restored database */
 static int
@@ -288,7 +279,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	int64_t pos;
 	long n = -1;
 	int i, rows;
-	double start = now_s();
+	double start = clock_now_s();
 
 	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
 	    wait_ms, &db, err, errsz) != 0)
@@ -355,7 +346,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		}
 		pos = id;
 		/* the rest waits for the next batch: readers get in */
-		if (now_s() - start >= APPLY_SECONDS) {
+		if (clock_now_s() - start >= APPLY_SECONDS) {
 			rows = i + 1;
 			break;
 		}

@@ -64,6 +64,22 @@ queue_pgerr(struct queue *q, const PGresult *res)
 	return line;
 }
 
+/* run a parameterised command expecting success: 0 or -1 */
+static int
+exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
+    char *err, size_t errsz)
+{
+	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL,
+	    0);
+	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK);
+
+	if (!ok)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
 /* server notices ("already exists, skipping") are not for the user */
 static void
 quiet_notice(void *arg, const char *msg)
@@ -119,15 +135,7 @@ queue_close(struct queue *q)
 int
 queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz)
 {
-	PGresult *res = PQexecParams(q->conn, sql, 0, NULL, NULL, NULL, NULL,
-	    0);
-	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK);
-
-	if (!ok)
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-	PQclear(res);
-	return ok ? 0 : -1;
+	return exec_params(q, sql, 0, NULL, err, errsz);
 }
 
 /* big-endian bytes to an unsigned 64-bit value */
@@ -740,22 +748,6 @@ class_of(const char *status)
 	if (strcmp(status, "rejected") == 0 || strcmp(status, "discarded") == 0)
 		return "spam";
 	return NULL;
-}
-
-/* run a parameterised command expecting success: 0 or -1 */
-static int
-exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
-    char *err, size_t errsz)
-{
-	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL,
-	    0);
-	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK);
-
-	if (!ok)
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-	PQclear(res);
-	return ok ? 0 : -1;
 }
 
 /* net training of post id in the journal per class: 0 or -1 */

@@ -23,6 +23,7 @@
 
 #include <kclangc.h>
 
+#include "clock.h"
 #include "tokdb.h"
 #include "xalloc.h"
 
@@ -254,16 +255,6 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 	return 0;
 }
 
-/* milliseconds on the monotonic clock */
-static double
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
-
 /* sleep ms milliseconds */
 static void
 sleep_ms(double ms)
@@ -358,9 +349,9 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 		tokdb_close(db);
 		return TOKDB_ERR;
 	}
-	start = now_ms();
+	start = clock_now_ms();
 	while (!kcdbopen(db->kc, kpath, kmode)) {
-		double left = (double)wait_ms - (now_ms() - start);
+		double left = (double)wait_ms - (clock_now_ms() - start);
 
 		if (lock_busy(db->kc) && left > 0) {
 			sleep_ms(delay < left ? delay : left);

@@ -33,6 +33,7 @@
 
 #include "buf.h"
 #include "classify.h"
+#include "clock.h"
 #include "cmd.h"
 #include "listcfg.h"
 #include "log.h"
@@ -82,7 +83,7 @@ struct filter {
 	unsigned nused;
 	int scored;
 	int64_t id;
-	struct timespec t0;
+	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
 };
 
@@ -124,11 +125,7 @@ arm_watchdog(unsigned secs)
 static double
 elapsed_ms(const struct filter *f)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - f->t0.tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - f->t0.tv_nsec) / 1e6;
+	return clock_now_ms() - f->t0;
 }
 
 /* the one summary line for this post */
@@ -453,7 +450,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	buf_init(&f.msgid, MAX_HDR_BYTES);
 	buf_init(&f.from, MAX_HDR_BYTES);
 	buf_init(&f.subject, MAX_HDR_BYTES);
-	clock_gettime(CLOCK_MONOTONIC, &f.t0);
+	f.t0 = clock_now_ms();
 	f.mta = MTA_QMAIL;
 	wd_code = outcome_exit(OUT_DEFER, MTA_QMAIL);
 

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "listcfg.h"
 #include "queue.h"
@@ -66,16 +67,6 @@ struct trainer {
 	double batch_start;
 	char err[1024];
 };
-
-/* seconds on the monotonic clock */
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* end the current batch: commit and let go of the file: 0 or -1 */
 static int
@@ -186,7 +177,7 @@ trainer_open(struct trainer *t)
 		t->db = NULL;
 		return -1;
 	}
-	t->batch_start = now_s();
+	t->batch_start = clock_now_s();
 	t->nbatch = 0;
 	return 0;
 }
@@ -224,7 +215,7 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 	t->nposts++;
 	t->nbatch++;
 	if (t->nbatch >= BATCH_POSTS ||
-	    now_s() - t->batch_start >= BATCH_SECONDS) {
+	    clock_now_s() - t->batch_start >= BATCH_SECONDS) {
 		if (trainer_flush(t) < 0)
 			return -1;
 		trainer_pause();
@@ -236,7 +227,7 @@ trainer_post(struct trainer *t, const unsigned char *msg, size_t len)
 static void
 progress(const struct trainer *t, double start, int done)
 {
-	double dt = now_s() - start;
+	double dt = clock_now_s() - start;
 
 	fprintf(stderr, "\r%s %lu posts (%ld tokens %s), %.0f posts/s\033[K",
 	    t->dir > 0 ? "trained" : "unlearned", t->nposts, t->nchanged,
@@ -371,7 +362,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto out;
 	}
 	tty = !quiet && isatty(STDERR_FILENO);
-	start = now_s();
+	start = clock_now_s();
 	for (i = optind; i < argc && !fatal; i++) {
 		if ((r = source_open(argv[i], &src, err, sizeof(err))) < 0) {
 			cmd_err(NAME, "list %s: %s", list, err);
@@ -399,8 +390,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				fatal = 1;
 				break;
 			}
-			if (tty && now_s() - last >= 1.0 / PROGRESS_HZ) {
-				last = now_s();
+			if (tty && clock_now_s() - last >= 1.0 / PROGRESS_HZ) {
+				last = clock_now_s();
 				progress(&t, start, 0);
 			}
 		}
@@ -431,13 +422,13 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (!quiet && !fatal && t.q != NULL)
 		printf("%s %lu posts as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", t.nposts,
-		    spam ? "spam" : "ham", now_s() - start);
+		    spam ? "spam" : "ham", clock_now_s() - start);
 	else if (!quiet && !fatal)
 		printf("%s %lu posts as %s (%ld %s) in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", t.nposts,
 		    spam ? "spam" : "ham",
 		    t.nchanged, unlearn ? "tokens removed" : "new tokens",
-		    now_s() - start);
+		    clock_now_s() - start);
 	if (fatal && t.q != NULL)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run.h"
 
 /* the running child's pid (its process group), 0 when none */
@@ -32,16 +33,6 @@ run_kill_active(void)
 
 	if (pid > 0)
 		kill(-pid, SIGKILL);
-}
-
-/* milliseconds on a monotonic clock */
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* in the child: set up stdin and exec; never returns */
@@ -75,7 +66,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 {
 	struct sigaction sa, osa;
 	struct pollfd pfd;
-	long long deadline;
+	double deadline;
 	size_t off = 0;
 	ssize_t w;
 	pid_t pid, wp;
@@ -99,7 +90,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	sa.sa_handler = SIG_IGN;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPIPE, &sa, &osa);
-	deadline = timeout_s ? now_ms() + (long long)timeout_s * 1000 : 0;
+	deadline = timeout_s ? clock_now_ms() + (double)timeout_s * 1000 : 0;
 	if ((pid = fork()) < 0) {
 		snprintf(err, errsz, "run: fork: %s", strerror(errno));
 		sigaction(SIGPIPE, &osa, NULL);
@@ -135,7 +126,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			waitpid(pid, &st, 0);
 			goto done;
 		}
-		if (deadline && now_ms() >= deadline) {
+		if (deadline && clock_now_ms() >= deadline) {
 			timed_out = 1;
 			run_kill_active();
 			waitpid(pid, &st, 0);
