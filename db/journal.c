@@ -19,12 +19,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "queue.h"
-#include "queue_int.h"
-#include "tok.h"
-#include "tokdb.h"
-#include "xalloc.h"
+#include "gate/util/clock.h"
+#include "db/queue.h"
+#include "db/queue_int.h"
+#include "gate/tok.h"
+#include "db/tokdb.h"
+#include "gate/util/xalloc.h"
 
 /* events fetched per token-file transaction, and the longest one may
  * hold the file's lock */

@@ -18,11 +18,11 @@
 #include <nettle/sha2.h>
 #include <zlib.h>
 
-#include "lglimits.h"
-#include "queue.h"
-#include "queue_int.h"
-#include "utf8.h"
-#include "xalloc.h"
+#include "gate/util/lglimits.h"
+#include "db/queue.h"
+#include "db/queue_int.h"
+#include "gate/util/utf8.h"
+#include "gate/util/xalloc.h"
 
 /* longest header text stored per field; the rest is cut */
 #define FIELD_MAX	4096

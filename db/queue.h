@@ -19,7 +19,7 @@
 struct queue;
 
 /* the migrations compiled in (generated from migrations/NNNN_*.sql by
- * gate/gen_migrations.sh), ascending, ended by a NULL name */
+ * db/gen_migrations.sh), ascending, ended by a NULL name */
 struct queue_migration {
 	int version;
 	const char *name;

@@ -23,9 +23,9 @@
 
 #include <kclangc.h>
 
-#include "clock.h"
-#include "tokdb.h"
-#include "xalloc.h"
+#include "gate/util/clock.h"
+#include "db/tokdb.h"
+#include "gate/util/xalloc.h"
 
 #define TOKDB_FORMAT	1
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tok.h"
+#include "gate/tok.h"
 
 struct tokdb;
 

@@ -3,8 +3,8 @@
 #
 # Runs under `make check` (needs $top_srcdir).  Each page must format
 # with `groff -man -ww` and print nothing on stderr; listgate(1) must
-# have a section for every subcommand in gate/listgate.c and the limits
-# of gate/lglimits.h; listgate.conf(5) must describe every key that
+# have a section for every subcommand in gate/cmd/listgate.c and the limits
+# of gate/util/lglimits.h; listgate.conf(5) must describe every key that
 # listcfg/listcfg.c accepts, each with the default that `listgate config
 # check` prints.  Skips (77) when groff is not installed.
 set -u
@@ -32,8 +32,8 @@ done
 
 # every subcommand of the command table has its own section
 cmds=$(sed -n 's/^[[:space:]]*{ "\([a-z]*\)", cmd_.*/\1/p' \
-    "$top_srcdir/gate/listgate.c")
-[ -n "$cmds" ] || bad "found the command table in gate/listgate.c"
+    "$top_srcdir/gate/cmd/listgate.c")
+[ -n "$cmds" ] || bad "found the command table in gate/cmd/listgate.c"
 for c in $cmds; do
 	if grep -Eq "^\.SS (.*[ ,])?$c([ ,]|\$)" "$man1"; then
 		ok "listgate.1 documents '$c'"
@@ -48,7 +48,7 @@ for l in LG_MAX_HEADER_FIELDS LG_MAX_BOUNDARY LG_MAX_MIME_DEPTH \
     LG_MAX_MIME_PARTS LG_MAX_TOKEN_BYTES LG_MAX_TOKENS_PER_POST \
     LG_MAX_LIST_NAME; do
 	v=$(sed -n "s/^#define ${l}[[:space:]]*\([0-9][0-9]*\)[[:space:]]*\$/\1/p" \
-	    "$top_srcdir/gate/lglimits.h")
+	    "$top_srcdir/gate/util/lglimits.h")
 	if [ -n "$v" ] && grep -q "^\.B $v\$" "$T/limits"; then
 		ok "listgate.1 LIMITS states $l ($v)"
 	else

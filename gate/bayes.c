@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bayes.h"
-#include "xalloc.h"
+#include "gate/bayes.h"
+#include "gate/util/xalloc.h"
 
 /* iterations allowed to the lower-tail series (it converges in far fewer
  * whenever it is used, because Q >= 0.99 there) */

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "classify.h"
-#include "xalloc.h"
+#include "gate/util/buf.h"
+#include "gate/classify.h"
+#include "gate/util/xalloc.h"
 
 enum verdict
 verdict_of(double score, double ham_cutoff, double spam_cutoff)

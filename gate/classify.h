@@ -9,9 +9,9 @@
 
 #include <stddef.h>
 
-#include "bayes.h"
-#include "tok.h"
-#include "tokdb.h"
+#include "gate/bayes.h"
+#include "gate/tok.h"
+#include "db/tokdb.h"
 
 enum verdict { VERDICT_HAM, VERDICT_UNSURE, VERDICT_SPAM };
 

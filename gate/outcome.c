@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "outcome.h"
+#include "gate/outcome.h"
 
 int
 outcome_exit(enum outcome o, enum mta m)

@@ -15,10 +15,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "lglimits.h"
-#include "tok.h"
-#include "utf8.h"
-#include "xalloc.h"
+#include "gate/util/lglimits.h"
+#include "gate/tok.h"
+#include "gate/util/utf8.h"
+#include "gate/util/xalloc.h"
 
 /* ---- toklist: hash set of byte strings in first-seen order ---------- */
 

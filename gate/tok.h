@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "mail.h"
+#include "gate/mail/mail.h"
 
 /* bump whenever the tokens for the same post change: token files record
  * it and refuse to be used by a tokenizer of another version */

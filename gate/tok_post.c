@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tok.h"
+#include "gate/tok.h"
 
 struct post_ctx {
 	const struct tok_opts *o;

@@ -37,10 +37,10 @@
 
 #include <libpq-fe.h>
 
-#include "buf.h"
-#include "listcfg.h"
-#include "log.h"
-#include "xalloc.h"
+#include "gate/util/buf.h"
+#include "listcfg/listcfg.h"
+#include "gate/util/log.h"
+#include "gate/util/xalloc.h"
 
 #ifndef LG_SYSCONFDIR
 #define LG_SYSCONFDIR "/etc/listgate"

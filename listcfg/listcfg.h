@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "bayes.h"
-#include "lglimits.h"
-#include "outcome.h"
+#include "gate/bayes.h"
+#include "gate/util/lglimits.h"
+#include "gate/outcome.h"
 
 /* default cutoffs, chosen by 5-fold cross-validation on the training half
  * of the SpamAssassin corpus (tests/bench/cv.py): at 0.3, 2 of 929 spam

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bayes.h"
-#include "buf.h"
-#include "classify.h"
-#include "tokdb.h"
+#include "gate/bayes.h"
+#include "gate/util/buf.h"
+#include "gate/classify.h"
+#include "db/tokdb.h"
 
 static struct bayes_params
 params(double s, double x, double md, unsigned mt)

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "xalloc.h"
-#include "outcome.h"
-#include "log.h"
+#include "gate/util/buf.h"
+#include "gate/util/xalloc.h"
+#include "gate/outcome.h"
+#include "gate/util/log.h"
 
 START_TEST(add_and_nul)
 {

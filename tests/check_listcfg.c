@@ -17,9 +17,9 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "listcfg.h"
-#include "xalloc.h"
+#include "gate/util/buf.h"
+#include "listcfg/listcfg.h"
+#include "gate/util/xalloc.h"
 
 static char tmpdir[PATH_MAX];
 

@@ -16,11 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
-#include "lglimits.h"
-#include "mail.h"
-#include "mailint.h"
-#include "xalloc.h"
+#include "gate/util/buf.h"
+#include "gate/util/lglimits.h"
+#include "gate/mail/mail.h"
+#include "gate/mail/mailint.h"
+#include "gate/util/xalloc.h"
 
 /* --- helpers ---------------------------------------------------------- */
 

@@ -16,10 +16,10 @@
 
 #include <libpq-fe.h>
 
-#include "queue.h"
-#include "queue_int.h"
-#include "tok.h"
-#include "tokdb.h"
+#include "db/queue.h"
+#include "db/queue_int.h"
+#include "gate/tok.h"
+#include "db/tokdb.h"
 
 /* --- helpers ------------------------------------------------------------- */
 

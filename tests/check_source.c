@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "source.h"
-#include "xalloc.h"
+#include "gate/mail/source.h"
+#include "gate/util/xalloc.h"
 
 static char tmpdir[256];
 

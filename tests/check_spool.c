@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run.h"
-#include "spool.h"
+#include "gate/app/run.h"
+#include "gate/mail/spool.h"
 
 static char tmpdir[4096];
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tok.h"
+#include "gate/tok.h"
 
 /* 1 if tl holds the token s */
 static int

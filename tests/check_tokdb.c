@@ -17,8 +17,8 @@
 
 #include <kclangc.h>
 
-#include "tokdb.h"
-#include "tok.h"
+#include "db/tokdb.h"
+#include "gate/tok.h"
 
 static char tmpdir[256];
 static char dbpath[512];

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "utf8.h"
+#include "gate/util/utf8.h"
 
 #define U(s)	((const unsigned char *)(s))
 

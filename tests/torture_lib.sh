@@ -6,7 +6,7 @@
 # RUN is a shell function that runs listgate once; its standard output
 # and error go to $T/out and $T/err.  It runs first with no failure (the
 # baseline: its allocation count comes from LISTGATE_ALLOC_REPORT=1, see
-# gate/xalloc.c), then once with LISTGATE_FAIL_ALLOC=n for every n from
+# gate/util/xalloc.c), then once with LISTGATE_FAIL_ALLOC=n for every n from
 # 1 to the count + 1 (every n up to TORTURE_DENSE, then in steps so that
 # about TORTURE_SPARSE more runs cover the rest).  Each run must:
 #   - end with an exit code in ALLOWED (a space-separated list), never

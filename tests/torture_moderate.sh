@@ -212,7 +212,7 @@ check_same() {
 }
 # held and show print less than the clean run at some n and still exit
 # 0 (known, reported: queue_list in db/queue.c returns 0 when held_row
-# stops on out of memory; show_field in gate/cmd_held.c drops a field it
+# stops on out of memory; show_field in gate/cmd/cmd_held.c drops a field it
 # cannot clean): shown as "# " lines until fixed
 # (digits are left out of the comparison: ages change while it runs)
 check_known() {

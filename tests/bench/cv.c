@@ -21,9 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bayes.h"
-#include "source.h"
-#include "tok.h"
+#include "gate/bayes.h"
+#include "gate/mail/source.h"
+#include "gate/tok.h"
 
 struct post {
 	int spam, fold;

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "buf.h"
-#include "mail.h"
+#include "gate/util/buf.h"
+#include "gate/mail/mail.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,10 +15,9 @@ if [ -f "$top/config.h" ]; then cfg=$top; else
 	printf '#define _GNU_SOURCE 1\n' > "$work/obj/config.h"; cfg=$work/obj
 fi
 $CC -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -I"$cfg" -I"$top/gate" \
-	"$top/tests/fuzz/fuzz_mail.c" "$top/gate/mail.c" "$top/gate/codec.c" \
-	"$top/gate/rfc2047.c" "$top/gate/charset.c" "$top/gate/html.c" \
-	"$top/gate/buf.c" "$top/gate/xalloc.c" -o "$work/fuzz_mail"
+	-fno-sanitize-recover=undefined -I"$cfg" -I"$top" \
+	"$top/tests/fuzz/fuzz_mail.c" "$top"/gate/mail/*.c \
+	"$top"/gate/util/*.c -o "$work/fuzz_mail"
 cp "$top"/tests/data/mail/*.eml "$work/corpus/" 2>/dev/null || :
 cd "$work"
 exec ./fuzz_mail -max_total_time="$secs" -max_len=65536 -timeout=10 \

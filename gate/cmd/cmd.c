@@ -1,0 +1,98 @@
+/*
+ * cmd_help.c - helpers shared by the subcommands: error messages, and
+ * loading the configuration of the list a command works on
+ *
+ * Trusts the configuration files only as far as listcfg does; list names
+ * from the command line are checked before they reach a path.  Errors
+ * are printed with cmd_err; nothing here exits.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <unistd.h>
+#include <stdio.h>
+
+#include "gate/cmd/cmd.h"
+#include "listcfg/listcfg.h"
+
+/* print "listgate NAME: " and the message to stderr */
+void
+cmd_err(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "listgate %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* print text with control bytes masked as '?' */
+void
+cmd_put_masked(const char *s, size_t n, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
+	}
+}
+
+/* refuse arguments left after the options */
+int
+cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))
+{
+	if (optind < argc) {
+		cmd_err(name, "unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	return EXIT_CMD_OK;
+}
+
+/* list's settings and token file path, errors reported */
+int
+cmd_list_config(const char *name, const struct listcfg_global *g,
+    const char *list, struct listcfg_list *l, char *path, size_t pathsz)
+{
+	char err[1024];
+
+	if (listcfg_load_list(g, list, l, err, sizeof(err)) < 0) {
+		cmd_err(name, "%s", err);
+		return -1;
+	}
+	if (listcfg_tokens_path(g, list, path, pathsz) < 0) {
+		cmd_err(name, "list %s: token file path too long", list);
+		listcfg_free_list(l);
+		return -1;
+	}
+	return 0;
+}
+
+/* check list, load the global and the list's configuration */
+int
+cmd_load_list(const char *name, const struct cmd_ctx *ctx,
+    const char *list, struct listcfg_global *g, struct listcfg_list *l,
+    char *path, size_t pathsz)
+{
+	char err[1024];
+
+	if (!listcfg_name_ok(list)) {
+		cmd_err(name, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
+		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		return EXIT_CMD_USAGE;
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), g, err,
+	    sizeof(err)) < 0) {
+		cmd_err(name, "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (cmd_list_config(name, g, list, l, path, pathsz) < 0) {
+		listcfg_free_global(g);
+		return EXIT_CMD_FAIL;
+	}
+	return EXIT_CMD_OK;
+}

@@ -1,0 +1,209 @@
+/*
+ * cmd_config.c - `listgate config check [--list L]`
+ *
+ * Loads listgate.conf and one list's file (or every lists/NAME.conf),
+ * prints the effective settings, defaults included, as `key = value`
+ * lines, and reports each error as FILE:LINE on stderr.  Reads only the
+ * configuration directory; a file name under lists/ becomes a list name
+ * only after listcfg_name_ok.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/cmd/cmd.h"
+#include "listcfg/listcfg.h"
+#include "gate/util/xalloc.h"
+
+#define NAME "config"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] config check [--list L]\n"
+	    "\n"
+	    "Check listgate.conf and lists/L.conf (every lists/*.conf without\n"
+	    "--list) and print the effective settings, defaults included.\n"
+	    "Errors name FILE:LINE; the exit status is then 1.\n"
+	    "\n"
+	    "  -l, --list L  check only this list (it needs no file of its own)\n"
+	    "  -h, --help    this help\n");
+}
+
+/* qsort: by name */
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the names of lists/ *.conf, sorted; *n_r entries; -1 on error */
+static int
+list_names(const char *dir, char ***names_r, size_t *n_r, char *err,
+    size_t errsz)
+{
+	char path[4096];
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL, **nn;
+	size_t n = 0, cap = 0, len;
+
+	*names_r = NULL;
+	*n_r = 0;
+	if ((size_t)snprintf(path, sizeof(path), "%s/lists", dir) >=
+	    sizeof(path)) {
+		snprintf(err, errsz, "%s/lists: name too long", dir);
+		return -1;
+	}
+	if ((d = opendir(path)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errsz, "%.900s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= 5 ||
+		    strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nn = xrealloc(names, cap * sizeof(*names))) ==
+			    NULL)
+				goto nomem;
+			names = nn;
+		}
+		if ((names[n] = xstrndup(de->d_name, len - 5)) == NULL)
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	if (n > 0)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*names_r = names;
+	*n_r = n;
+	return 0;
+nomem:
+	closedir(d);
+	while (n > 0)
+		xfree(names[--n]);
+	xfree(names);
+	snprintf(err, errsz, "out of memory");
+	return -1;
+}
+
+/* check one list and print it: 0, or 1 after an error message */
+static int
+check_list(const struct listcfg_global *g, const char *name)
+{
+	struct listcfg_list l;
+	char err[1024];
+
+	if (!listcfg_name_ok(name)) {
+		cmd_err(NAME, "%s/lists/%s.conf: bad list name (want "
+		    "[a-z0-9][a-z0-9._-]*, at most %d bytes, no \"..\")",
+		    g->dir, name, LG_MAX_LIST_NAME);
+		return 1;
+	}
+	if (listcfg_load_list(g, name, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		return 1;
+	}
+	printf("\n");
+	listcfg_print_list(stdout, &l);
+	listcfg_free_list(&l);
+	return 0;
+}
+
+/* getopt over argv from optind: -1 to go on, else the exit status */
+static int
+parse_opts(int argc, char **argv, const char *optstring, const char **list)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, optstring, opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			*list = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	return -1;
+}
+
+int
+cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	struct listcfg_global g;
+	const char *list = NULL;
+	char err[1024];
+	char **names;
+	size_t n, i;
+	int rc, bad = 0;
+
+	if ((rc = parse_opts(argc, argv, "+l:h", &list)) >= 0)
+		return rc;
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (strcmp(argv[optind], "check") != 0) {
+		cmd_err(NAME, "unknown action '%s' (want check)", argv[optind]);
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	/* options may also follow the action: config check --list L */
+	argv += optind;
+	argc -= optind;
+	optind = 0;
+	if ((rc = parse_opts(argc, argv, "l:h", &list)) >= 0)
+		return rc;
+	if ((rc = cmd_no_args(NAME, argc, argv, usage)) != EXIT_CMD_OK)
+		return rc;
+	if (list != NULL && !listcfg_name_ok(list)) {
+		cmd_err(NAME, "bad list name (want [a-z0-9][a-z0-9._-]*, at "
+		    "most %d bytes, no \"..\")", LG_MAX_LIST_NAME);
+		return EXIT_CMD_FAIL;
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	listcfg_print_global(stdout, &g);
+	if (list != NULL)
+		bad = check_list(&g, list);
+	else if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		bad = 1;
+	} else {
+		for (i = 0; i < n; i++) {
+			bad |= check_list(&g, names[i]);
+			xfree(names[i]);
+		}
+		xfree(names);
+	}
+	listcfg_free_global(&g);
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		cmd_err(NAME, "write error: %s", strerror(errno));
+		return EXIT_CMD_FAIL;
+	}
+	return bad ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

@@ -1,0 +1,567 @@
+/*
+ * cmd_filter.c - `listgate filter`: the MTA's pipe command for one post
+ *
+ *   listgate [--config DIR] filter --list L [--mta qmail|postfix]
+ *            [-f SENDER] [-- RECIPIENT]
+ *
+ * Reads one post on standard input, scores it against the list's token
+ * file and passes it (qmail: exit 0 so the next .qmail line delivers;
+ * Postfix: run the list's `deliver` command), holds it in PostgreSQL, or
+ * stores it as discarded.  Everything from the MTA is untrusted: the
+ * post, the envelope (-f, RECIPIENT, qmail's SENDER/RECIPIENT/LOCAL/HOST
+ * environment) reach only argv words of `deliver` (never a shell), SQL
+ * parameters and sanitized log text.  The list's identity comes only
+ * from --list, checked before any path is built.
+ *
+ * Exit codes come only from outcome_exit().  Every failure, usage errors
+ * and the watchdog included, is a temporary failure (qmail 111, Postfix
+ * 75) unless the list says on_error = pass; a post is never lost.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate/util/buf.h"
+#include "gate/classify.h"
+#include "gate/util/clock.h"
+#include "gate/cmd/cmd.h"
+#include "listcfg/listcfg.h"
+#include "gate/util/log.h"
+#include "gate/mail/mail.h"
+#include "gate/outcome.h"
+#include "db/queue.h"
+#include "gate/app/run.h"
+#include "gate/mail/spool.h"
+#include "db/tokdb.h"
+#include "gate/util/xalloc.h"
+
+#define NAME		"filter"
+#define MAX_CLUES	20	/* deciding tokens stored with a held post */
+#define MAX_CLUE_BYTES	(16u * 1024u)
+#define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
+
+/* the exit code the watchdog uses: the current dialect's "defer" */
+static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+
+/* SIGALRM: too slow; kill what we started and leave it to the MTA */
+static void
+watchdog(int sig)
+{
+	static const char msg[] = "listgate filter: timed out, deferring\n";
+
+	(void)sig;
+	run_kill_active();
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(wd_code);
+	_exit(wd_code);
+}
+
+/* everything one run of the filter knows */
+struct filter {
+	enum mta mta;
+	int mta_known;		/* from --mta or the configuration */
+	struct listcfg_global g;
+	struct listcfg_list l;
+	int have_g, have_l;
+	const char *list;
+	const char *sender, *recipient;
+	struct spool sp;
+	int have_spool;
+	struct buf msgid, from, subject;
+	double score;
+	size_t ntok;
+	unsigned nused;
+	int scored;
+	int64_t id;
+	double t0;		/* clock_now_ms() at the start */
+	char why[1024];		/* the failure, for the log and the MTA */
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] filter --list L [--mta qmail|postfix]\n"
+	    "                [-f SENDER] [-- RECIPIENT]\n"
+	    "\n"
+	    "Read one post on standard input, score it and pass, hold or defer\n"
+	    "it; the exit code speaks the MTA's dialect (qmail: 0 pass, 99 held,\n"
+	    "111 retry; Postfix: 0 delivered or held, 75 retry).\n"
+	    "\n"
+	    "  -l, --list L     the list (its lists/L.conf and tokens/L.kch)\n"
+	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
+	    "  -f SENDER        envelope sender (default $SENDER under qmail)\n"
+	    "  RECIPIENT        envelope recipient (default $RECIPIENT)\n"
+	    "  -h, --help       this help\n");
+}
+
+/* set the dialect and the watchdog's exit code with it */
+static void
+set_mta(struct filter *f, enum mta m)
+{
+	f->mta = m;
+	f->mta_known = 1;
+	wd_code = outcome_exit(OUT_DEFER, m);
+}
+
+/* (re)arm the watchdog */
+static void
+arm_watchdog(unsigned secs)
+{
+	alarm(secs);
+}
+
+/* milliseconds since the start */
+static double
+elapsed_ms(const struct filter *f)
+{
+	return clock_now_ms() - f->t0;
+}
+
+/* the one summary line for this post */
+static void
+log_summary(struct filter *f, const char *action)
+{
+	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
+	char score[32] = "-", idbuf[32] = "", ms[32];
+
+	log_sanitize(f->list ? f->list : "-", f->list ? strlen(f->list) : 1,
+	    LG_MAX_LIST_NAME, list, sizeof(list));
+	log_sanitize(f->msgid.len ? (const char *)f->msgid.data : "-",
+	    f->msgid.len ? f->msgid.len : 1, 200, mid, sizeof(mid));
+	log_sanitize(f->sender ? f->sender : "", f->sender ?
+	    strlen(f->sender) : 0, 200, snd, sizeof(snd));
+	if (f->scored)
+		snprintf(score, sizeof(score), "%.3f", f->score);
+	if (f->id > 0)
+		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
+	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
+	if (f->why[0] != '\0') {
+		log_sanitize(f->why, strlen(f->why), 400, why, sizeof(why));
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
+		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
+	} else
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		    "action=%s%s ms=%s from=<%s>", list, mid, score, f->ntok,
+		    f->nused, action, idbuf, ms, snd);
+}
+
+/* record why the filter cannot do its work */
+static void __attribute__((format(printf, 2, 3)))
+failure(struct filter *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Hand a passed post on.  qmail: exit 0 and the next .qmail line
+ * delivers (`deliver` is not used).  Postfix: run the list's `deliver`
+ * with the post on stdin; its exit 0 is the delivery.
+ */
+static enum outcome
+do_pass(struct filter *f, int *delivered_r)
+{
+	struct listcfg_vars v;
+	char **argv = NULL;
+	char err[1024];
+	int rc;
+
+	*delivered_r = 0;
+	if (f->mta == MTA_QMAIL)
+		return OUT_PASS;
+	if (!f->have_l || f->l.deliver == NULL) {
+		failure(f, "list has no deliver command: cannot pass the post "
+		    "under Postfix");
+		return OUT_DEFER;
+	}
+	if (!f->have_spool) {
+		failure(f, "post not read completely: cannot deliver it");
+		return OUT_DEFER;
+	}
+	v.sender = f->sender ? f->sender : "";
+	v.recipient = f->recipient ? f->recipient : "";
+	v.list = f->list;
+	if (listcfg_expand(f->l.deliver, &v, &argv) < 0) {
+		failure(f, "deliver: cannot expand the template (out of "
+		    "memory or an envelope address over %u bytes)",
+		    (unsigned)LG_MAX_ARG_BYTES);
+		return OUT_DEFER;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	rc = run_argv(argv, f->sp.data, f->sp.len, f->sp.fd, f->l.timeout_s,
+	    err, sizeof(err));
+	listcfg_free_argv(argv);
+	if (rc != 0) {
+		if (rc > 0)
+			failure(f, "deliver: %s exited %d", f->l.deliver[0],
+			    rc);
+		else
+			failure(f, "deliver: %s", err);
+		return OUT_DEFER;
+	}
+	*delivered_r = 1;
+	return OUT_PASS;
+}
+
+/* the post's From, Subject and Message-ID (decoded, bounded): 0, or -1
+ * with f->why when out of memory (a held post must carry them: defer) */
+static int
+read_headers(struct filter *f, size_t scan)
+{
+	struct buf tmp = BUF_INIT(LG_MAX_FIELD_BYTES);
+	static const char *const names[] = { "Message-ID", "From", "Subject" };
+	struct buf *dst[3];
+	size_t i;
+	int r, rc = 0;
+
+	dst[0] = &f->msgid;
+	dst[1] = &f->from;
+	dst[2] = &f->subject;
+	for (i = 0; i < 3 && rc == 0; i++) {
+		buf_reset(&tmp);
+		buf_reset(dst[i]);
+		r = mail_header(f->sp.data, scan, names[i], &tmp);
+		if (r < 0 || (r == 1 &&
+		    buf_add_trunc(dst[i], tmp.data, tmp.len) < 0)) {
+			failure(f, "out of memory reading the %s header field",
+			    names[i]);
+			rc = -1;
+		}
+	}
+	buf_free(&tmp);
+	return rc;
+}
+
+/* score the post; 0, or -1 with f->why */
+static int
+score_post(struct filter *f, struct classify *c, size_t scan)
+{
+	struct tokdb *db = NULL;
+	struct tok_opts to;
+	char path[4096], err[1024];
+	int r;
+
+	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
+		failure(f, "token file path too long");
+		return -1;
+	}
+	r = tokdb_open(path, TOKDB_READ, f->g.lock_wait_ms, &db, err,
+	    sizeof(err));
+	if (r != 0) {
+		failure(f, "%s", err);
+		return -1;
+	}
+	tok_opts_default(&to);
+	to.lim.max_scan = f->l.max_scan_bytes;
+	if (f->sp.len > 0 && classify_post(c, db, &f->l.bayes, &to,
+	    f->sp.data, scan, err, sizeof(err)) < 0) {
+		failure(f, "scoring: %s", err);
+		tokdb_close(db);
+		return -1;
+	}
+	tokdb_close(db);
+	if (f->sp.len == 0) {
+		failure(f, "empty post");
+		return -1;
+	}
+	f->score = c->r.score;
+	f->nused = c->r.nused;
+	f->ntok = toklist_count(c->toks);
+	f->scored = 1;
+	return 0;
+}
+
+/* store the post in the queue as status ("held" or "discarded") */
+static int
+hold_post(struct filter *f, struct classify *c, const char *status)
+{
+	struct buf clues = BUF_INIT(MAX_CLUE_BYTES);
+	struct queue_post qp;
+	struct queue *q = NULL;
+	char err[1024];
+	int rc = -1;
+
+	if (!queue_configured(f->g.conninfo)) {
+		failure(f, "no database configured (database in "
+		    "listgate.conf): cannot hold the post");
+		return -1;
+	}
+	if (classify_clues(c, MAX_CLUES, &clues) < 0) {
+		/* a held post always carries its deciding tokens */
+		failure(f, "out of memory listing the deciding tokens");
+		buf_free(&clues);
+		return -1;
+	}
+	memset(&qp, 0, sizeof(qp));
+	qp.list = f->list;
+	qp.env_sender = f->sender ? f->sender : "";
+	qp.env_recipient = f->recipient ? f->recipient : "";
+	qp.from = buf_str(&f->from);
+	qp.subject = buf_str(&f->subject);
+	qp.msgid = buf_str(&f->msgid);
+	qp.raw = f->sp.data;
+	qp.raw_len = f->sp.len;
+	qp.score = f->score;
+	qp.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
+	    f->l.spam_cutoff));
+	qp.clues = buf_str(&clues);
+	qp.status = status;
+	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
+	    queue_check_schema(q, err, sizeof(err)) < 0 ||
+	    queue_hold(q, &qp, &f->id, err, sizeof(err)) < 0) {
+		failure(f, "%s", err);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (q != NULL)
+		queue_close(q);
+	buf_free(&clues);
+	return rc;
+}
+
+/* the decision for a post the filter could not judge */
+static enum outcome
+on_failure(struct filter *f, int *delivered_r)
+{
+	char why[sizeof(f->why)];
+	enum outcome o;
+
+	*delivered_r = 0;
+	if (!f->have_l || f->l.on_error != ON_ERROR_PASS)
+		return OUT_DEFER;
+	memcpy(why, f->why, sizeof(why));
+	f->why[0] = '\0';
+	o = do_pass(f, delivered_r);
+	if (o == OUT_PASS)
+		snprintf(f->why, sizeof(f->why), "on_error=pass: %.900s", why);
+	return o;
+}
+
+/* parse options; 0, or -1 on a usage error (reason in f->why) */
+static int
+parse_args(struct filter *f, int argc, char **argv, int *help_r)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "mta", required_argument, NULL, 'm' },
+		{ "sender", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	enum mta m;
+	int ch, envelope = 0, bad = 0;
+
+	*help_r = 0;
+	while ((ch = getopt_long(argc, argv, "+l:m:f:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			f->list = optarg;
+			break;
+		case 'm':
+			if (mta_parse(optarg, &m) < 0) {
+				failure(f, "usage: --mta wants qmail or postfix");
+				bad = 1;
+			} else
+				set_mta(f, m);
+			break;
+		case 'f':
+			f->sender = optarg;
+			envelope = 1;
+			break;
+		case 'h':
+			*help_r = 1;
+			return 0;
+		default:
+			if (!bad)
+				failure(f, "usage: unknown option");
+			bad = 1;
+			break;
+		}
+	}
+	if (optind < argc) {
+		f->recipient = argv[optind++];
+		envelope = 1;
+	}
+	if (optind < argc && !bad) {
+		failure(f, "usage: more than one recipient");
+		bad = 1;
+	}
+	if (f->list == NULL && !bad) {
+		failure(f, "usage: --list is required");
+		bad = 1;
+	}
+	/* an error before the dialect is known: -f/RECIPIENT options are
+	 * how pipe(8) speaks; qmail-local passes them in the environment */
+	if (bad && !f->mta_known && envelope)
+		set_mta(f, MTA_POSTFIX);
+	return bad ? -1 : 0;
+}
+
+/* qmail's envelope from the environment, where options gave none */
+static void
+envelope_from_env(struct filter *f, struct buf *rcpt)
+{
+	const char *local, *host;
+
+	if (f->sender == NULL)
+		f->sender = getenv("SENDER");
+	if (f->recipient == NULL) {
+		f->recipient = getenv("RECIPIENT");
+		if (f->recipient == NULL && (local = getenv("LOCAL")) != NULL &&
+		    (host = getenv("HOST")) != NULL &&
+		    buf_adds(rcpt, local) == 0 && buf_addc(rcpt, '@') == 0 &&
+		    buf_adds(rcpt, host) == 0)
+			f->recipient = buf_str(rcpt);
+	}
+}
+
+int
+cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	struct sigaction sa;
+	struct filter f;
+	struct classify c;
+	struct buf rcpt = BUF_INIT(2 * LG_MAX_ARG_BYTES);
+	char err[1024];
+	const char *action;
+	enum outcome o = OUT_DEFER;
+	size_t scan;
+	int help, cinit = 0, delivered = 0, r;
+
+	memset(&f, 0, sizeof(f));
+	f.sp.fd = -1;
+	buf_init(&f.msgid, MAX_HDR_BYTES);
+	buf_init(&f.from, MAX_HDR_BYTES);
+	buf_init(&f.subject, MAX_HDR_BYTES);
+	f.t0 = clock_now_ms();
+	f.mta = MTA_QMAIL;
+	wd_code = outcome_exit(OUT_DEFER, MTA_QMAIL);
+
+	/* the watchdog first: nothing below may outlast the MTA's patience */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	arm_watchdog(LG_DEFAULT_TIMEOUT_S);
+	/* a closed stderr or log socket must not kill us between the
+	 * committed INSERT and the exit code that reports it */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	log_setup("listgate", LOG_MAIL, 1);
+	log_stderr(-1);
+
+	if (parse_args(&f, argc, argv, &help) < 0) {
+		/* the dialect may still come from the configuration */
+		if (!f.mta_known && listcfg_load_global(
+		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
+			set_mta(&f, f.g.mta);
+			listcfg_free_global(&f.g);
+		}
+		fprintf(stderr, "listgate filter: %s\n", f.why);
+		usage(stderr);
+		goto decide;
+	}
+	if (help) {
+		usage(stdout);
+		alarm(0);
+		/* exit 0 would tell an MTA the post was delivered: only a
+		 * person at a terminal gets it */
+		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
+		    f.mta);
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &f.g, err,
+	    sizeof(err)) < 0) {
+		failure(&f, "%s", err);
+		goto decide;
+	}
+	f.have_g = 1;
+	if (!f.mta_known)
+		set_mta(&f, f.g.mta);
+	log_setup("listgate", f.g.log_facility, 1);
+	arm_watchdog(f.g.timeout_s);
+	if (!listcfg_name_ok(f.list)) {
+		failure(&f, "bad list name (want [a-z0-9][a-z0-9._-]*, at most "
+		    "%d bytes, no \"..\")", LG_MAX_LIST_NAME);
+		f.list = "?";
+		goto decide;
+	}
+	if (listcfg_load_list(&f.g, f.list, &f.l, err, sizeof(err)) < 0) {
+		failure(&f, "%s", err);
+		goto decide;
+	}
+	f.have_l = 1;
+	arm_watchdog(f.l.timeout_s);
+	envelope_from_env(&f, &rcpt);
+
+	r = spool_read(&f.sp, STDIN_FILENO, LG_MAX_SPOOL_MEM,
+	    f.l.max_post_bytes, err, sizeof(err));
+	if (r < 0) {
+		failure(&f, "%s", err);
+		goto decide;
+	}
+	f.have_spool = 1;
+	scan = spool_scan_len(&f.sp, f.l.max_scan_bytes);
+	if (read_headers(&f, scan) < 0)
+		goto decide;
+
+	if (classify_init(&c, LG_MAX_TOKENS_PER_POST) < 0) {
+		failure(&f, "out of memory");
+		goto decide;
+	}
+	cinit = 1;
+	if (score_post(&f, &c, scan) < 0)
+		goto decide;
+	if (f.score < f.l.ham_cutoff)
+		o = do_pass(&f, &delivered);
+	else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
+	    "discarded" : "held") == 0)
+		o = OUT_HELD;
+	else
+		o = OUT_DEFER;
+
+decide:
+	if (o == OUT_DEFER && f.why[0] != '\0')
+		o = on_failure(&f, &delivered);
+	alarm(0);
+	if (o == OUT_DEFER)
+		action = "defer";
+	else if (o == OUT_HELD)
+		action = f.scored && f.score >= f.l.discard_cutoff ?
+		    "discarded" : "held";
+	else
+		action = delivered ? "delivered" : "pass";
+	log_summary(&f, action);
+	if (o == OUT_DEFER && !isatty(STDERR_FILENO))
+		fprintf(stderr, "listgate filter: temporary failure: %s\n",
+		    f.why);
+	if (cinit)
+		classify_free(&c);
+	if (f.have_spool)
+		spool_free(&f.sp);
+	if (f.have_l)
+		listcfg_free_list(&f.l);
+	if (f.have_g)
+		listcfg_free_global(&f.g);
+	buf_free(&f.msgid);
+	buf_free(&f.from);
+	buf_free(&f.subject);
+	buf_free(&rcpt);
+	return outcome_exit(o, f.mta);
+}

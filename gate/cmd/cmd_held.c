@@ -1,0 +1,420 @@
+/*
+ * cmd_held.c - `listgate held` (the moderation queue as a table or JSON)
+ * and `listgate show ID` (one post: headers, score, deciding tokens and
+ * a preview of its decoded text)
+ *
+ * Everything shown came from a post and is hostile: it reaches the
+ * terminal only through qc_clean (controls masked, columns cut) and JSON
+ * only through qc_json_str.  The raw post is checked against its SHA-256
+ * and parsed with the bounded mail walker.  Exit 0, 1 on failure, 2 on
+ * usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/mail/mail.h"
+#include "gate/app/app.h"
+
+/* output buffer bound per row or per shown section */
+#define OUT_MAX		(1024 * 1024)
+/* characters of decoded text shown by `show` */
+#define PREVIEW_CHARS	2000
+/* deciding-token lines shown */
+#define CLUE_LINES	20
+
+static void
+held_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] held [--list L] [--json]\n"
+	    "\n"
+	    "List the posts held for moderation, oldest first: id, age, list,\n"
+	    "sender, subject and score.  Decide with approve, reject, discard.\n"
+	    "A post whose approval was interrupted while its release command\n"
+	    "ran is listed too, marked RELEASING (status \"releasing\" in JSON):\n"
+	    "see `listgate approve --help`.\n"
+	    "\n"
+	    "  -l, --list L   only this list\n"
+	    "  -j, --json     one JSON array of objects instead of a table\n"
+	    "  -h, --help     this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* an age like "42s", "17m", "5h", "3d" */
+static void
+fmt_age(time_t now, time_t t, char *out, size_t outsz)
+{
+	long d = (long)(now - t);
+
+	if (d < 0)
+		d = 0;
+	if (d < 120)
+		snprintf(out, outsz, "%lds", d);
+	else if (d < 2 * 3600)
+		snprintf(out, outsz, "%ldm", d / 60);
+	else if (d < 2 * 86400)
+		snprintf(out, outsz, "%ldh", d / 3600);
+	else
+		snprintf(out, outsz, "%ldd", d / 86400);
+}
+
+/* what the held listing carries from row to row */
+struct held_ctx {
+	int json;
+	unsigned long n;
+	time_t now;
+	struct buf out;
+};
+
+/* characters (UTF-8 lead bytes) in b from byte off on */
+static size_t
+nchars(const struct buf *b, size_t off)
+{
+	size_t i, n = 0;
+
+	for (i = off; i < b->len; i++)
+		if ((b->data[i] & 0xc0) != 0x80)
+			n++;
+	return n;
+}
+
+/* append a cleaned table column of exactly width characters (cut with
+ * "..."), then one space */
+static int
+col(struct buf *b, const char *s, size_t width)
+{
+	size_t before = b->len, n;
+
+	if (qc_clean(b, s, strlen(s), width, 0) < 0)
+		return -1;
+	n = nchars(b, before);
+	if (n > width) {
+		/* cut back to width - 3 characters, then "..." */
+		while (n > width - 3 && b->len > before) {
+			do
+				b->len--;
+			while (b->len > before &&
+			    (b->data[b->len] & 0xc0) == 0x80);
+			n--;
+		}
+		b->data[b->len] = 0;
+		if (buf_adds(b, "...") < 0)
+			return -1;
+		n += 3;
+	}
+	for (; n < width; n++)
+		if (buf_addc(b, ' ') < 0)
+			return -1;
+	return buf_addc(b, ' ');
+}
+
+/* one row of `held` */
+static int
+held_row(const struct queue_row *r, void *vctx)
+{
+	struct held_ctx *c = vctx;
+	struct buf *b = &c->out;
+	char num[256], age[32];
+	const char *sender = *r->from ? r->from : r->env_sender;
+
+	buf_reset(b);
+	fmt_age(c->now, r->arrived, age, sizeof(age));
+	if (c->json) {
+		snprintf(num, sizeof(num), "%s\n  {\"id\": %lld, ",
+		    c->n ? "," : "", (long long)r->id);
+		if (buf_adds(b, num) < 0 ||
+		    buf_adds(b, "\"list\": ") < 0 || qc_json_str(b, r->list) < 0 ||
+		    buf_adds(b, ", \"from\": ") < 0 || qc_json_str(b, r->from) < 0 ||
+		    buf_adds(b, ", \"env_sender\": ") < 0 ||
+		    qc_json_str(b, r->env_sender) < 0 ||
+		    buf_adds(b, ", \"subject\": ") < 0 ||
+		    qc_json_str(b, r->subject) < 0 ||
+		    buf_adds(b, ", \"message_id\": ") < 0 ||
+		    qc_json_str(b, r->msgid) < 0 ||
+		    buf_adds(b, ", \"verdict\": ") < 0 ||
+		    qc_json_str(b, r->verdict) < 0)
+			return -1;
+		if (buf_adds(b, ", \"status\": ") < 0 ||
+		    qc_json_str(b, r->status) < 0)
+			return -1;
+		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
+		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
+		    (long long)r->size, (long long)r->arrived,
+		    (long long)(c->now - r->arrived));
+		if (buf_adds(b, num) < 0)
+			return -1;
+	} else {
+		snprintf(num, sizeof(num), "%-8lld %5s ", (long long)r->id,
+		    age);
+		if (buf_adds(b, num) < 0 || col(b, r->list, 16) < 0 ||
+		    col(b, sender, 28) < 0 || col(b, r->subject, 40) < 0)
+			return -1;
+		/* a post whose release was interrupted says so */
+		snprintf(num, sizeof(num), "%.4f%s\n", r->score,
+		    strcmp(r->status, "held") == 0 ? "" :
+		    strcmp(r->status, "releasing") == 0 ?
+		    "  RELEASING (interrupted? see approve --help)" : "");
+		if (buf_adds(b, num) < 0)
+			return -1;
+	}
+	fwrite(b->data, 1, b->len, stdout);
+	c->n++;
+	return 0;
+}
+
+int
+cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct queue *q;
+	struct held_ctx c;
+	const char *list = NULL;
+	char err[1024];
+	int ch, rc = EXIT_CMD_OK;
+
+	memset(&c, 0, sizeof(c));
+	while ((ch = getopt_long(argc, argv, "l:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'j':
+			c.json = 1;
+			break;
+		case 'h':
+			held_usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			held_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cmd_err("held", "unexpected argument '%s'", argv[optind]);
+		held_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (list != NULL && !listcfg_name_ok(list)) {
+		cmd_err("held", "bad list name '%s'", list);
+		return EXIT_CMD_USAGE;
+	}
+	if (qc_connect("held", ctx->config_dir, &g, &q, 1) < 0)
+		return EXIT_CMD_FAIL;
+	buf_init(&c.out, OUT_MAX);
+	c.now = time(NULL);
+	if (c.json)
+		fputs("[", stdout);
+	else
+		printf("%-8s %5s %-16s %-28s %-40s %s\n", "ID", "AGE", "LIST",
+		    "SENDER", "SUBJECT", "SCORE");
+	if (queue_list(q, "pending", list, held_row, &c, err,
+	    sizeof(err)) < 0) {
+		cmd_err("held", "%s", err);
+		rc = EXIT_CMD_FAIL;
+	}
+	if (c.json)
+		fputs(c.n ? "\n]\n" : "]\n", stdout);
+	else if (c.n == 0 && rc == EXIT_CMD_OK)
+		printf("(no held posts%s%s)\n", list ? " for list " : "",
+		    list ? list : "");
+	buf_free(&c.out);
+	queue_close(q);
+	listcfg_free_global(&g);
+	return rc;
+}
+
+/* --- show ---------------------------------------------------------------- */
+
+static void
+show_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] show ID\n"
+	    "\n"
+	    "Show one held post: its headers, score and verdict, the tokens that\n"
+	    "decided it, and a preview of its decoded text.\n"
+	    "\n"
+	    "  -h, --help     this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure (no such post), 2 usage error.\n");
+}
+
+/* print "Label: value" with the value cleaned; a value that cannot be
+ * cleaned (out of memory) counts in *nbad and shows as "?" */
+static void
+show_field(struct buf *b, const char *label, const char *v, int *nbad)
+{
+	buf_reset(b);
+	if (qc_clean(b, v, strlen(v), 400, 0) < 0) {
+		(*nbad)++;
+		buf_reset(b);
+	}
+	printf("%-12s %s\n", label, b->len ? buf_str(b) : (*v ? "?" : ""));
+}
+
+/* the preview collector for mail_walk */
+struct preview {
+	struct buf text;
+	size_t nparts;
+	int nomem;		/* text lost for lack of memory */
+};
+
+/* append a piece of the preview, cut at the buffer's bound */
+static void
+preview_add(struct preview *p, const void *s, size_t n)
+{
+	if (buf_add_trunc(&p->text, s, n) < 0)
+		p->nomem = 1;
+}
+
+/* mail_walk callback: keep the decoded text of the text parts */
+static int
+preview_cb(const struct mail_event *ev, void *vctx)
+{
+	struct preview *p = vctx;
+
+	if (ev->kind == MAIL_TEXT) {
+		if (p->nparts++ > 0)
+			preview_add(p, "\n-- next part --\n", 17);
+		preview_add(p, ev->data, ev->len);
+	} else if (ev->kind == MAIL_PART) {
+		char line[600];
+
+		snprintf(line, sizeof(line), "\n[attachment %s %.400s]\n",
+		    ev->ctype ? ev->ctype : "?",
+		    ev->filename ? ev->filename : "");
+		preview_add(p, line, strlen(line));
+	}
+	return 0;
+}
+
+int
+cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct queue *q;
+	struct queue_row r;
+	struct mail_limits lim;
+	struct preview pv;
+	struct buf b;
+	char err[1024], when[64], *end;
+	const char *s, *nl;
+	long long id;
+	time_t t;
+	int ch, rc = EXIT_CMD_FAIL, found, nlines, nbad = 0;
+
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			show_usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			show_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		cmd_err("show", "give exactly one post ID");
+		show_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	id = strtoll(argv[optind], &end, 10);
+	if (*argv[optind] == 0 || *end != 0 || id <= 0) {
+		cmd_err("show", "bad post ID '%s'", argv[optind]);
+		return EXIT_CMD_USAGE;
+	}
+	if (qc_connect("show", ctx->config_dir, &g, &q, 1) < 0)
+		return EXIT_CMD_FAIL;
+	found = queue_get(q, id, &r, err, sizeof(err));
+	if (found < 0) {
+		cmd_err("show", "%s", err);
+		goto out;
+	}
+	if (found == 0) {
+		cmd_err("show", "no post %lld", id);
+		goto out;
+	}
+	buf_init(&b, OUT_MAX);
+	printf("%-12s %lld\n", "Post:", (long long)r.id);
+	show_field(&b, "List:", r.list, &nbad);
+	show_field(&b, "Status:", r.status, &nbad);
+	t = r.arrived;
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", localtime(&t));
+	printf("%-12s %s\n", "Arrived:", when);
+	show_field(&b, "From:", r.from, &nbad);
+	show_field(&b, "Subject:", r.subject, &nbad);
+	show_field(&b, "Message-ID:", r.msgid, &nbad);
+	show_field(&b, "Env-From:", r.env_sender, &nbad);
+	show_field(&b, "Env-To:", r.env_recipient, &nbad);
+	printf("%-12s %lld bytes\n", "Size:", (long long)r.size);
+	printf("%-12s %.6f (%s)\n", "Score:", r.score, r.verdict);
+	if (r.decided) {
+		t = r.decided;
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z",
+		    localtime(&t));
+		buf_reset(&b);
+		if (qc_clean(&b, r.decided_by, strlen(r.decided_by), 64,
+		    0) < 0)
+			nbad++;
+		printf("%-12s %s by %s\n", "Decided:", when, buf_str(&b));
+		if (*r.note)
+			show_field(&b, "Note:", r.note, &nbad);
+	}
+	printf("\nDeciding tokens (token, probability, spam, ham):\n");
+	for (s = r.clues, nlines = 0; *s && nlines < CLUE_LINES; nlines++) {
+		nl = strchr(s, '\n');
+		buf_reset(&b);
+		if (qc_clean(&b, s, nl ? (size_t)(nl - s) : strlen(s), 120,
+		    0) < 0)
+			nbad++;
+		printf("  %s\n", buf_str(&b));
+		s = nl ? nl + 1 : s + strlen(s);
+	}
+	if (nlines == 0)
+		printf("  (none recorded)\n");
+	memset(&pv, 0, sizeof(pv));
+	buf_init(&pv.text, PREVIEW_CHARS * 4);
+	mail_limits_default(&lim);
+	if (mail_walk(r.raw, r.raw_len, &lim, preview_cb, &pv) < 0 ||
+	    pv.nomem) {
+		printf("\n(text preview incomplete: out of memory)\n");
+		nbad++;
+	}
+	buf_reset(&b);
+	if (qc_clean(&b, (const char *)pv.text.data ?
+	    (const char *)pv.text.data : "", pv.text.len, PREVIEW_CHARS,
+	    1) < 0)
+		nbad++;
+	printf("\nText:\n%s%s", buf_str(&b),
+	    b.len && b.data[b.len - 1] != '\n' ? "\n" : "");
+	buf_free(&pv.text);
+	buf_free(&b);
+	queue_row_free(&r);
+	if (nbad) {
+		cmd_err("show", "out of memory: post %lld shown incompletely",
+		    id);
+		goto out;
+	}
+	rc = EXIT_CMD_OK;
+out:
+	queue_close(q);
+	listcfg_free_global(&g);
+	return rc;
+}

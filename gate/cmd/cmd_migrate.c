@@ -1,0 +1,106 @@
+/*
+ * cmd_migrate.c - `listgate migrate`: create or upgrade the PostgreSQL
+ * schema with the migrations compiled into this binary
+ *
+ * Trusts the configuration and the compiled-in SQL.  Each migration runs
+ * in its own transaction and is recorded in schema_migrations; running
+ * again is a no-op; a schema newer than this binary knows is refused.
+ * Exit 0, 1 on failure, 2 on usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/app/app.h"
+
+#define NAME "migrate"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] migrate [--status]\n"
+	    "\n"
+	    "Create or upgrade the moderation queue's PostgreSQL schema (the\n"
+	    "database named by conninfo in listgate.conf, else the PG*\n"
+	    "environment variables).  Each migration runs in its own\n"
+	    "transaction; running it again changes nothing.\n"
+	    "\n"
+	    "  -s, --status   only print the schema version and what is pending\n"
+	    "  -q, --quiet    print nothing on success\n"
+	    "  -h, --help     this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure (also: the schema is newer than this\n"
+	    "listgate), 2 usage error.\n");
+}
+
+/* print one applied migration */
+static void
+report(int version, const char *name, void *ctx)
+{
+	if (!*(int *)ctx)
+		printf("applied %04d_%s\n", version, name);
+}
+
+int
+cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "status", no_argument, NULL, 's' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct queue *q;
+	char err[1024];
+	int ch, status = 0, quiet = 0, n, v, rc = EXIT_CMD_OK;
+
+	while ((ch = getopt_long(argc, argv, "sqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			status = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cmd_err(NAME, "unexpected argument '%s'", argv[optind]);
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (qc_connect(NAME, ctx->config_dir, &g, &q, 0) < 0)
+		return EXIT_CMD_FAIL;
+	if (status) {
+		if (queue_schema_version(q, &v, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			rc = EXIT_CMD_FAIL;
+		} else {
+			printf("schema version %d, this listgate knows %d%s\n",
+			    v, queue_schema_latest, v > queue_schema_latest ?
+			    " (the database is newer: upgrade listgate)" :
+			    v < queue_schema_latest ? " (run listgate migrate)" :
+			    "");
+			if (v > queue_schema_latest)
+				rc = EXIT_CMD_FAIL;
+		}
+	} else if (queue_migrate(q, &n, report, &quiet, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		rc = EXIT_CMD_FAIL;
+	} else if (!quiet)
+		printf("schema at version %d (%d migration%s applied)\n",
+		    queue_schema_latest, n, n == 1 ? "" : "s");
+	queue_close(q);
+	listcfg_free_global(&g);
+	return rc;
+}

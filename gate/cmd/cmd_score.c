@@ -1,0 +1,335 @@
+/*
+ * cmd_score.c - `listgate score`: score posts, print VERDICT SCORE each
+ *
+ * Trusts the configuration; posts are hostile and only reach the
+ * bounded tokenizer.  Names and tokens printed come from files and
+ * mail: control bytes are masked in text output and escaped in JSON.
+ * The token file is opened once, read-only, for the whole batch.  Exit
+ * 0, 1 when any post or file failed (named), 2 on usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/util/buf.h"
+#include "gate/classify.h"
+#include "gate/cmd/cmd.h"
+#include "listcfg/listcfg.h"
+#include "gate/mail/source.h"
+#include "db/tokdb.h"
+#include "gate/util/utf8.h"
+
+#define NAME		"score"
+/* deciding tokens shown with -v */
+#define MAX_CLUES	25
+
+#ifndef BAYES_SCORE_FMT
+#define BAYES_SCORE_FMT	"%.8f"
+#endif
+
+/* print a JSON string: quotes, escapes, invalid UTF-8 as U+FFFD */
+static void
+put_json_str(const char *s, size_t n, FILE *f)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	putc('"', f);
+	while (i < n) {
+		unsigned char c = p[i];
+
+		if (c == '"' || c == '\\') {
+			putc('\\', f);
+			putc(c, f);
+			i++;
+		} else if (c == '\n') {
+			fputs("\\n", f);
+			i++;
+		} else if (c == '\t') {
+			fputs("\\t", f);
+			i++;
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		} else if ((k = utf8_len(p + i, n - i)) == 0) {
+			fputs("\\ufffd", f);
+			i++;
+		} else {
+			fwrite(p + i, 1, k, f);
+			i += k;
+		}
+	}
+	putc('"', f);
+}
+
+/* a double as a JSON number (null when not finite) */
+static void
+put_json_num(double d, FILE *f)
+{
+	if (isfinite(d))
+		fprintf(f, "%.10g", d);
+	else
+		fputs("null", f);
+}
+
+/* print the clue lines (one per line in clues): as the elements of a
+ * JSON array, or indented text lines */
+static void
+put_clues(const struct buf *clues, int json)
+{
+	const char *line = buf_str(clues), *end = line + clues->len, *nl;
+	int first = 1;
+
+	for (; line < end; line = nl + 1) {
+		if ((nl = memchr(line, '\n', (size_t)(end - line))) == NULL)
+			nl = end;
+		if (nl == line)
+			continue;
+		if (json) {
+			if (!first)
+				putc(',', stdout);
+			put_json_str(line, (size_t)(nl - line), stdout);
+		} else {
+			fputs("    ", stdout);
+			cmd_put_masked(line, (size_t)(nl - line), stdout);
+			putc('\n', stdout);
+		}
+		first = 0;
+	}
+}
+
+/* print one post's result in the chosen form; -1 when the deciding
+ * tokens (-v) could not be listed (out of memory): the score is printed,
+ * the clues are left out and the caller names the failure */
+static int
+report(const struct classify *c, enum verdict v, const char *name,
+    int show_name, int verbose, int json, struct buf *clues)
+{
+	int rc = 0;
+
+	if (verbose) {
+		buf_reset(clues);
+		if (classify_clues(c, MAX_CLUES, clues) < 0) {
+			buf_reset(clues);
+			rc = -1;
+		}
+	}
+	if (json) {
+		fputs("{\"file\":", stdout);
+		put_json_str(name, strlen(name), stdout);
+		printf(",\"verdict\":\"%s\",\"score\":", verdict_name(v));
+		printf(BAYES_SCORE_FMT, c->r.score);
+		fputs(",\"log_qh\":", stdout);
+		put_json_num(c->r.log_qh, stdout);
+		fputs(",\"log_qs\":", stdout);
+		put_json_num(c->r.log_qs, stdout);
+		printf(",\"tokens\":%zu,\"used\":%u", toklist_count(c->toks),
+		    c->r.nused);
+		if (verbose) {
+			fputs(",\"clues\":[", stdout);
+			put_clues(clues, 1);
+			putc(']', stdout);
+		}
+		fputs("}\n", stdout);
+		return rc;
+	}
+	printf("%s " BAYES_SCORE_FMT, verdict_name(v), c->r.score);
+	if (show_name) {
+		putc(' ', stdout);
+		cmd_put_masked(name, strlen(name), stdout);
+	}
+	putc('\n', stdout);
+	if (verbose)
+		put_clues(clues, 0);
+	return rc;
+}
+
+/* the hidden --db-stats: counts of the token file, for tests and admins
+ * (--db-dump prints every token record as "spam ham token") */
+static int
+db_stats(struct tokdb *db)
+{
+	uint32_t ns, nh;
+	int64_t pos;
+	long nt;
+
+	if (tokdb_msgcounts(db, &ns, &nh) < 0 ||
+	    (nt = tokdb_ntokens(db)) < 0 || tokdb_get_pos(db, &pos) < 0) {
+		cmd_err(NAME, "%s", tokdb_errmsg(db));
+		return EXIT_CMD_FAIL;
+	}
+	printf("spam_posts %u\nham_posts %u\ntokens %ld\njournal_pos %lld\n",
+	    (unsigned)ns, (unsigned)nh, nt, (long long)pos);
+	return EXIT_CMD_OK;
+}
+
+/* print one token record for --db-dump: "spam ham token" */
+static int
+dump_one(const char *tok, size_t len, const struct tokcount *tc, void *ctx)
+{
+	(void)ctx;
+	printf("%u %u ", (unsigned)tc->spam, (unsigned)tc->ham);
+	cmd_put_masked(tok, len, stdout);
+	putc('\n', stdout);
+	return 0;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] score --list L [-v] [--json] "
+	    "[FILE...]\n"
+	    "\n"
+	    "Score posts against the list's token file and print one line per\n"
+	    "post: VERDICT SCORE (ham, unsure or spam by the list's cutoffs),\n"
+	    "then the post's name when there is more than one.  A FILE may be\n"
+	    "a message, an mbox, a maildir or a directory; standard input when\n"
+	    "none is given (or for -).\n"
+	    "\n"
+	    "  -l, --list L     the list\n"
+	    "  -v, --verbose    also print the deciding tokens (token f spam ham)\n"
+	    "  -j, --json       one JSON object per post: file, verdict, score,\n"
+	    "                   log_qh, log_qs, tokens, used (and clues with -v)\n"
+	    "  -h, --help       this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+int
+cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "db-stats", no_argument, NULL, 'S' },	/* hidden */
+		{ "db-dump", no_argument, NULL, 'D' },	/* hidden */
+		{ NULL, 0, NULL, 0 }
+	};
+	static char *const stdin_args[] = { "-", NULL };
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct tok_opts to;
+	struct classify c;
+	struct tokdb *db = NULL;
+	struct source *src;
+	struct source_post p;
+	struct buf clues = BUF_INIT(1024 * 1024);
+	const char *list = NULL;
+	char *const *files;
+	char err[1024], path[4096];
+	int ch, verbose = 0, json = 0, stats = 0, nfiles, i, r, show;
+	int cinit = 0, failed = 0, rc;
+
+	while ((ch = getopt_long(argc, argv, "l:vjh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'S':
+			stats = 1;
+			break;
+		case 'D':
+			stats = 2;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (list == NULL) {
+		cmd_err(NAME, "--list is required");
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
+	    sizeof(path))) != EXIT_CMD_OK)
+		return rc;
+	if (tokdb_open(path, TOKDB_READ, g.lock_wait_ms, &db, err,
+	    sizeof(err)) != 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		failed = 1;
+		goto out;
+	}
+	if (stats == 1) {
+		failed = db_stats(db) != EXIT_CMD_OK;
+		goto out;
+	}
+	if (stats == 2) {
+		if (tokdb_iterate(db, dump_one, NULL) < 0) {
+			cmd_err(NAME, "list %s: %s", list, tokdb_errmsg(db));
+			failed = 1;
+		}
+		goto out;
+	}
+	tok_opts_default(&to);
+	to.lim.max_scan = l.max_scan_bytes;
+	if (classify_init(&c, to.max_tokens) < 0) {
+		cmd_err(NAME, "out of memory");
+		failed = 1;
+		goto out;
+	}
+	cinit = 1;
+	nfiles = argc - optind;
+	files = nfiles > 0 ? argv + optind : stdin_args;
+	if (nfiles == 0)
+		nfiles = 1;
+	for (i = 0; i < nfiles; i++) {
+		if (source_open(files[i], &src, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			failed = 1;
+			continue;
+		}
+		show = nfiles > 1 || source_multi(src);
+		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+			if (r < 0) {
+				cmd_err(NAME, "%s", err);
+				failed = 1;
+				continue;
+			}
+			if (classify_post(&c, db, &l.bayes, &to, p.data, p.len,
+			    err, sizeof(err)) < 0) {
+				cmd_err(NAME, "list %s: %s: %s", list, p.name,
+				    err);
+				failed = 1;
+				continue;
+			}
+			if (report(&c, verdict_of(c.r.score, l.ham_cutoff,
+			    l.spam_cutoff), p.name, show, verbose, json,
+			    &clues) < 0) {
+				cmd_err(NAME, "list %s: %s: cannot list the "
+				    "deciding tokens: out of memory", list,
+				    p.name);
+				failed = 1;
+			}
+		}
+		source_close(src);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_err(NAME, "cannot write the results");
+		failed = 1;
+	}
+out:
+	if (cinit)
+		classify_free(&c);
+	buf_free(&clues);
+	tokdb_close(db);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	return failed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

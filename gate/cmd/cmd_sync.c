@@ -1,0 +1,200 @@
+/*
+ * cmd_sync.c - `listgate sync` and `listgate rebuild`: bring token files
+ * up to date with the training journal in PostgreSQL
+ *
+ * sync applies each event once (the position travels with the counts in
+ * one token-file transaction); rebuild builds a fresh file from the
+ * whole journal beside the old one and renames it over.  Trusts the
+ * configuration; list names from the database are checked before use.
+ * Exit 0, 1 on failure, 2 on usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/app/app.h"
+#include "gate/tok.h"
+#include "db/tokdb.h"
+
+static void
+sync_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] sync [--list L] [--quiet]\n"
+	    "\n"
+	    "Apply the training journal (PostgreSQL) to the token files: every\n"
+	    "event after a file's recorded position, exactly once.  Without\n"
+	    "--list, every list that has journal events.\n"
+	    "\n"
+	    "  -l, --list L   only this list\n"
+	    "  -q, --quiet    print nothing on success\n"
+	    "  -h, --help     this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* state of a sync over every list */
+struct sync_all {
+	struct queue *q;
+	const struct listcfg_global *g;
+	int quiet, nfail;
+};
+
+/* sync one list named by the journal */
+static int
+sync_one(const char *list, void *ctx)
+{
+	struct sync_all *s = ctx;
+
+	if (qc_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
+		s->nfail++;
+	return 0;
+}
+
+int
+cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct sync_all s;
+	const char *list = NULL;
+	char err[1024];
+	int ch, quiet = 0;
+
+	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			sync_usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			sync_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cmd_err("sync", "unexpected argument '%s'", argv[optind]);
+		sync_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (list != NULL && !listcfg_name_ok(list)) {
+		cmd_err("sync", "bad list name '%s'", list);
+		return EXIT_CMD_USAGE;
+	}
+	memset(&s, 0, sizeof(s));
+	if (qc_connect("sync", ctx->config_dir, &g, &s.q, 1) < 0)
+		return EXIT_CMD_FAIL;
+	s.g = &g;
+	s.quiet = quiet;
+	if (list != NULL)
+		sync_one(list, &s);
+	else if (queue_journal_lists(s.q, sync_one, &s, err,
+	    sizeof(err)) < 0) {
+		cmd_err("sync", "%s", err);
+		s.nfail++;
+	}
+	queue_close(s.q);
+	listcfg_free_global(&g);
+	return s.nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}
+
+static void
+rebuild_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] rebuild --list L [--quiet]\n"
+	    "\n"
+	    "Recreate the list's token file from the training journal alone:\n"
+	    "built beside the old file in tokens_dir, then renamed over it\n"
+	    "(filters keep using the old file until then).\n"
+	    "\n"
+	    "  -l, --list L   the list\n"
+	    "  -q, --quiet    print nothing on success\n"
+	    "  -h, --help     this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+int
+cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct queue *q;
+	struct journal_stats st;
+	struct tok_opts to;
+	const char *list = NULL;
+	char err[1024], path[4096];
+	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
+
+	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			rebuild_usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			rebuild_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (list == NULL || optind < argc) {
+		cmd_err("rebuild", "%s", list == NULL ? "--list is required" :
+		    "unexpected argument");
+		rebuild_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (!listcfg_name_ok(list)) {
+		cmd_err("rebuild", "bad list name '%s'", list);
+		return EXIT_CMD_USAGE;
+	}
+	if (qc_connect("rebuild", ctx->config_dir, &g, &q, 1) < 0)
+		return EXIT_CMD_FAIL;
+	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err("rebuild", "%s", err);
+		goto out_g;
+	}
+	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
+		cmd_err("rebuild", "list %s: token file path too long", list);
+		goto out_l;
+	}
+	tok_opts_default(&to);
+	to.lim.max_scan = l.max_scan_bytes;
+	if (qc_build_fresh("rebuild", q, &g, list, path, &to, &st) < 0)
+		goto out_l;
+	if (!quiet)
+		printf("list %s: rebuilt %s from %lu journal event%s "
+		    "(position %lld)\n", list, path, st.nevents,
+		    st.nevents == 1 ? "" : "s", (long long)st.pos);
+	rc = EXIT_CMD_OK;
+out_l:
+	listcfg_free_list(&l);
+out_g:
+	queue_close(q);
+	listcfg_free_global(&g);
+	return rc;
+}

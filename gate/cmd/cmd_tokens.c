@@ -1,0 +1,123 @@
+/*
+ * cmd_tokens.c - `listgate tokens`: print a post's tokens, one a line
+ *
+ * For people and tests: shows exactly what the classifier votes with.
+ * The post is hostile and only reaches the bounded tokenizer; control
+ * bytes in tokens are printed as '?'.  Needs no configuration.  Exit 0,
+ * 1 when the post cannot be read (the message names it), 2 on usage
+ * errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/mail/source.h"
+#include "gate/tok.h"
+
+#define NAME	"tokens"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate tokens [FILE]\n"
+	    "\n"
+	    "Print the tokens of a post, one per line, in the order they are\n"
+	    "first seen: what `score` looks up and `train` learns.  Reads FILE\n"
+	    "(a message; an mbox prints each post after a \"# NAME\" line), or\n"
+	    "standard input when none is given or for -.  At most the first\n"
+	    "max_scan_bytes of a post are looked at.\n"
+	    "\n"
+	    "  -h, --help    this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 the post could not be read, 2 usage error.\n");
+}
+
+/* one token on a line, control bytes masked */
+static void
+put_token(const char *t, size_t n)
+{
+	cmd_put_masked(t, n, stdout);
+	putchar('\n');
+}
+
+int
+cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct tok_opts to;
+	struct toklist *tl;
+	struct source *src;
+	struct source_post p;
+	const char *file = "-";
+	char err[1024];
+	size_t i, n;
+	const char *t;
+	int ch, r, multi, failed = 0;
+
+	(void)ctx;
+	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		cmd_err(NAME, "one post at a time");
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (argc - optind == 1)
+		file = argv[optind];
+	tok_opts_default(&to);
+	if ((tl = toklist_new(to.max_tokens)) == NULL) {
+		cmd_err(NAME, "out of memory");
+		return EXIT_CMD_FAIL;
+	}
+	if (source_open(file, &src, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		toklist_free(tl);
+		return EXIT_CMD_FAIL;
+	}
+	multi = source_multi(src);
+	while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+		if (r < 0) {
+			cmd_err(NAME, "%s", err);
+			failed = 1;
+			continue;
+		}
+		if (tok_post(p.data, p.len, &to, tl) < 0) {
+			cmd_err(NAME, "%s: out of memory", p.name);
+			failed = 1;
+			continue;
+		}
+		if (multi) {
+			fputs("# ", stdout);
+			put_token(p.name, strlen(p.name));
+		}
+		n = toklist_count(tl);
+		for (i = 0; i < n; i++) {
+			size_t len;
+
+			t = toklist_get(tl, i, &len);
+			put_token(t, len);
+		}
+	}
+	source_close(src);
+	toklist_free(tl);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_err(NAME, "cannot write the tokens");
+		failed = 1;
+	}
+	return failed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

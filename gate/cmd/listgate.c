@@ -1,0 +1,125 @@
+/*
+ * listgate.c - main: global options, subcommand dispatch, nothing else
+ *
+ * Trusts nothing from argv beyond picking the subcommand; each cmd_*.c
+ * parses and checks its own options and returns the exit status.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/outcome.h"
+
+/* one row per subcommand, in the order `listgate --help` shows them */
+const struct cmd_def cmd_table[] = {
+	{ "filter", cmd_filter, "score one post from the MTA and pass, hold or defer it" },
+	{ "train", cmd_train, "learn posts (file, maildir, mbox, -) as spam or ham" },
+	{ "score", cmd_score, "score posts and print VERDICT SCORE per post" },
+	{ "tokens", cmd_tokens, "print the tokens of a post, one per line" },
+	{ "held", cmd_held, "list the posts held for moderation" },
+	{ "show", cmd_show, "show one held post: headers, score, deciding tokens, text" },
+	{ "approve", cmd_approve, "release held posts to the list and learn them as ham" },
+	{ "reject", cmd_reject, "reject held posts and learn them as spam" },
+	{ "discard", cmd_discard, "discard held posts and learn them as spam" },
+	{ "expire", cmd_expire, "expire old held posts (no training)" },
+	{ "sync", cmd_sync, "apply the training journal to the token files" },
+	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
+	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
+	{ "config", cmd_config, "check configuration and print effective settings" },
+	{ NULL, NULL, NULL }
+};
+
+static void
+usage(FILE *f)
+{
+	const struct cmd_def *c;
+
+	fprintf(f,
+	    "usage: listgate [--config DIR] COMMAND [OPTIONS] [ARGS]\n"
+	    "\n"
+	    "A spam gatekeeper for mailing lists: a Bayesian filter trained on\n"
+	    "each list's own mail, with a moderation queue in PostgreSQL.\n"
+	    "\n"
+	    "Global options:\n"
+	    "  -c, --config DIR  configuration directory (default $LISTGATE_CONFIG,\n"
+	    "                    else %s)\n"
+	    "  -h, --help        this help; `listgate COMMAND --help` for a command\n"
+	    "  -V, --version     print the version\n"
+	    "\n"
+	    "Commands:\n", LG_SYSCONFDIR);
+	for (c = cmd_table; c->name; c++)
+		fprintf(f, "  %-9s %s\n", c->name, c->summary);
+	fprintf(f, "\nSee listgate(1) and listgate.conf(5).\n");
+}
+
+/*
+ * The status for a run that stops before reaching its subcommand.  When
+ * the command line names `filter` and a post may be waiting on stdin,
+ * anything but a temporary failure could lose it: Postfix bounces on 2 and
+ * takes 0 as delivered.  75 is a temporary failure for Postfix and, as
+ * any code other than 0, 99, 100 and a few hard ones, for qmail too.
+ */
+static int
+early_exit(int argc, char **argv, int status)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (strcmp(argv[i], "filter") == 0 && !isatty(0))
+			return EXIT_EX_TEMPFAIL;
+	return status;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cmd_ctx ctx;
+	const struct cmd_def *c;
+	int ch;
+
+	memset(&ctx, 0, sizeof(ctx));
+	/* '+': stop at the subcommand; its options are its own */
+	while ((ch = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c':
+			ctx.config_dir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return early_exit(argc, argv, EXIT_CMD_OK);
+		case 'V':
+			printf("listgate %s\n", PACKAGE_VERSION);
+			return early_exit(argc, argv, EXIT_CMD_OK);
+		default:
+			usage(stderr);
+			return early_exit(argc, argv, EXIT_CMD_USAGE);
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	for (c = cmd_table; c->name; c++) {
+		if (strcmp(c->name, argv[optind]) == 0) {
+			int sub_argc = argc - optind;
+			char **sub_argv = argv + optind;
+
+			optind = 0;	/* fresh getopt for the subcommand */
+			return c->fn(sub_argc, sub_argv, &ctx);
+		}
+	}
+	fprintf(stderr, "listgate: unknown command '%s' (try listgate --help)\n",
+	    argv[optind]);
+	return EXIT_CMD_USAGE;
+}

@@ -1,0 +1,301 @@
+/*
+ * charset.c - text in a declared charset to UTF-8, through iconv
+ *
+ * The declared charset is hostile and may lie.  A name iconv does not
+ * know is read as UTF-8; a byte invalid in the charset becomes the
+ * Latin-1 character of that byte.  So conversion never fails except
+ * when the output buffer refuses to grow (-1).  iconv handles are kept
+ * in a small cache by charset name (one process, one thread).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <iconv.h>
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gate/util/buf.h"
+#include "gate/mail/mail.h"
+#include "gate/mail/mailint.h"
+#include "gate/util/utf8.h"
+
+/* longest charset name looked up; real names are under 30 bytes */
+#define CS_NAME_MAX	40
+/* iconv handles kept open */
+#define CS_CACHE	32
+
+struct cs_slot {
+	char name[CS_NAME_MAX + 1];	/* normalized name; "" = free */
+	iconv_t cd;			/* (iconv_t)-1: unknown charset */
+	unsigned long used;
+};
+
+static struct cs_slot cache[CS_CACHE];
+static unsigned long tick;
+static unsigned opens_left = UINT_MAX;	/* see charset_budget() */
+
+/* names iconv spells otherwise, or supersets worth using instead */
+static const struct {
+	const char *alias, *name;
+} aliases[] = {
+	{ "iso-8859-1", "CP1252" },	/* as browsers do (WHATWG) */
+	{ "iso8859-1", "CP1252" },
+	{ "iso_8859-1", "CP1252" },
+	{ "latin1", "CP1252" },
+	{ "l1", "CP1252" },
+	{ "ks_c_5601-1987", "CP949" },
+	{ "ks_c_5601", "CP949" },
+	{ "ksc5601", "CP949" },
+	{ "ksc_5601", "CP949" },
+	{ "euc-kr", "CP949" },
+	{ "gb2312", "GB18030" },
+	{ "gbk", "GB18030" },
+	{ "x-gbk", "GB18030" },
+	{ "cp936", "GB18030" },
+	{ "shift_jis", "CP932" },
+	{ "shift-jis", "CP932" },
+	{ "sjis", "CP932" },
+	{ "x-sjis", "CP932" },
+	{ "ms_kanji", "CP932" },
+	{ "windows-31j", "CP932" },
+	{ "big5", "BIG5-HKSCS" },
+	{ "unicode-1-1-utf-7", "UTF-7" },
+	{ "x-mac-roman", "MACINTOSH" },
+	{ "iso-8859-8-i", "ISO-8859-8" },
+	{ "windows-874", "CP874" },
+	{ "tis-620", "CP874" },
+};
+
+/* names read as UTF-8 (with Latin-1 fallback) without iconv */
+static const char *const utf8_names[] = {
+	"", "utf-8", "utf8", "us-ascii", "ascii", "ansi_x3.4-1968",
+	"us_ascii", "iso646-us", "7bit", "8bit", "default", "default_charset",
+	"unknown-8bit", "x-unknown", "unknown", "x-user-defined",
+};
+
+/* one code point as UTF-8 */
+int
+utf8_put(struct buf *out, unsigned long cp)
+{
+	unsigned char u[4];
+	size_t n;
+
+	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+		cp = 0xFFFD;
+	if (cp < 0x80) {
+		u[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (unsigned char)(0xC0 | cp >> 6);
+		u[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (unsigned char)(0xE0 | cp >> 12);
+		u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		u[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		u[0] = (unsigned char)(0xF0 | cp >> 18);
+		u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+		u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+		u[3] = (unsigned char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	return buf_add(out, u, n);
+}
+
+/* UTF-8 kept, invalid bytes as Latin-1 */
+int
+utf8_sanitize(const unsigned char *in, size_t n, struct buf *out)
+{
+	size_t i = 0, run = 0, k;
+	int bad = 0;
+
+	while (i < n) {
+		if (in[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((k = utf8_len(in + i, n - i)) > 0) {
+			i += k;
+			continue;
+		}
+		/* flush the valid run, then the byte as Latin-1 */
+		if (buf_add(out, in + run, i - run) < 0 ||
+		    utf8_put(out, in[i]) < 0)
+			return -1;
+		bad = 1;
+		run = ++i;
+	}
+	if (buf_add(out, in + run, n - run) < 0)
+		return -1;
+	return bad;
+}
+
+/* normalize a charset name into dst: 0 ok, -1 not a plausible name */
+static int
+cs_normalize(const char *cs, size_t n, char *dst)
+{
+	size_t i, k = 0;
+
+	while (n > 0 && (*cs == ' ' || *cs == '\t' || *cs == '"' ||
+	    *cs == '\''))
+		cs++, n--;
+	while (n > 0 && (cs[n - 1] == ' ' || cs[n - 1] == '\t' ||
+	    cs[n - 1] == '"' || cs[n - 1] == '\''))
+		n--;
+	if (n > CS_NAME_MAX)
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)cs[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (unsigned char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == ':'))
+			return -1;	/* no '/' suffixes into iconv */
+		dst[k++] = (char)c;
+	}
+	dst[k] = 0;
+	return 0;
+}
+
+/* the cached iconv handle for a normalized name, (iconv_t)-1 if unknown */
+static iconv_t
+cs_open(const char *name)
+{
+	struct cs_slot *s, *victim = &cache[0];
+	const char *target = name;
+	size_t i;
+
+	for (i = 0; i < CS_CACHE; i++) {
+		s = &cache[i];
+		if (s->name[0] && strcmp(s->name, name) == 0) {
+			s->used = ++tick;
+			return s->cd;
+		}
+		if (s->used < victim->used)
+			victim = s;
+	}
+	if (opens_left == 0)
+		return (iconv_t)-1;	/* read as UTF-8 from now on */
+	if (opens_left != UINT_MAX)
+		opens_left--;
+	for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strcmp(aliases[i].alias, name) == 0) {
+			target = aliases[i].name;
+			break;
+		}
+	if (victim->name[0] && victim->cd != (iconv_t)-1)
+		iconv_close(victim->cd);
+	victim->cd = iconv_open("UTF-8", target);
+	memcpy(victim->name, name, strlen(name) + 1);
+	victim->used = ++tick;
+	return victim->cd;
+}
+
+/* iconv the input, each byte it refuses as Latin-1: 0, 1 fallback, -1 */
+static int
+cs_iconv(iconv_t cd, const unsigned char *in, size_t n, struct buf *out)
+{
+	char tmp[4096], *ip = (char *)(uintptr_t)in, *op;
+	size_t left = n, oleft;
+	int bad = 0;
+
+	iconv(cd, NULL, NULL, NULL, NULL);
+	while (left > 0) {
+		size_t r;
+
+		op = tmp;
+		oleft = sizeof(tmp);
+		r = iconv(cd, &ip, &left, &op, &oleft);
+		if (buf_add(out, tmp, (size_t)(op - tmp)) < 0)
+			return -1;
+		if (r != (size_t)-1)
+			break;
+		if (errno == E2BIG && op != tmp)
+			continue;
+		/* EILSEQ, EINVAL (cut sequence) or no progress: one byte */
+		if (utf8_put(out, (unsigned char)*ip) < 0)
+			return -1;
+		ip++;
+		left--;
+		bad = 1;
+	}
+	op = tmp;
+	oleft = sizeof(tmp);
+	if (iconv(cd, NULL, NULL, &op, &oleft) != (size_t)-1 &&
+	    buf_add(out, tmp, (size_t)(op - tmp)) < 0)
+		return -1;
+	return bad;
+}
+
+/* any declared charset to UTF-8, never failing on content */
+int
+charset_convert(const char *charset, size_t cslen, const unsigned char *in,
+    size_t n, struct buf *out, int *flags)
+{
+	char name[CS_NAME_MAX + 1];
+	iconv_t cd;
+	size_t i;
+	int r;
+
+	if (cs_normalize(charset, cslen, name) < 0) {
+		*flags |= CS_UNKNOWN;
+		goto asutf8;
+	}
+	for (i = 0; i < sizeof(utf8_names) / sizeof(utf8_names[0]); i++)
+		if (strcmp(utf8_names[i], name) == 0)
+			goto asutf8;
+	if ((cd = cs_open(name)) == (iconv_t)-1) {
+		*flags |= CS_UNKNOWN;
+		goto asutf8;
+	}
+	if ((r = cs_iconv(cd, in, n, out)) < 0)
+		return -1;
+	if (r)
+		*flags |= CS_INVALID;
+	return 0;
+asutf8:
+	if ((r = utf8_sanitize(in, n, out)) < 0)
+		return -1;
+	if (r)
+		*flags |= CS_INVALID;
+	return 0;
+}
+
+/* the public form of charset_convert() */
+int
+charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
+    struct buf *out)
+{
+	int flags = 0;
+
+	if (charset_convert(charset ? charset : "",
+	    charset ? strlen(charset) : 0, in, n, out, &flags) < 0)
+		return -1;
+	return flags ? 1 : 0;
+}
+
+/* close every cached converter */
+void
+charset_cache_clear(void)
+{
+	size_t i;
+
+	for (i = 0; i < CS_CACHE; i++) {
+		if (cache[i].name[0] && cache[i].cd != (iconv_t)-1)
+			iconv_close(cache[i].cd);
+		cache[i].name[0] = 0;
+		cache[i].cd = (iconv_t)-1;
+		cache[i].used = 0;
+	}
+}
+
+/* set the number of converters that may still be opened */
+void
+charset_budget(unsigned n)
+{
+	opens_left = n ? n : UINT_MAX;
+}

@@ -1,0 +1,387 @@
+/*
+ * html.c - HTML to plain text for the tokenizer
+ *
+ * Input is hostile HTML (already UTF-8).  One linear pass: tags,
+ * <script>, <style>, comments and declarations are dropped, entities
+ * decoded, href/src URLs and alt/title text kept as words, block tags
+ * turned into newlines so words do not glue together.  Invisible
+ * characters used to split words (soft hyphen, zero-width ones) are
+ * dropped.  Unclosed constructs run to the end of the input.  Fails
+ * (-1) only when the output buffer refuses to grow.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/util/buf.h"
+#include "gate/mail/mail.h"
+#include "gate/mail/mailint.h"
+
+/* longest tag or attribute name looked at */
+#define TAG_MAX		16
+/* longest entity name looked up */
+#define ENT_MAX		10
+
+struct ent {
+	const char *name;
+	unsigned long cp;
+};
+
+/* Latin-1 names, 160..255 in order */
+static const char *const latin1[96] = {
+	"nbsp", "iexcl", "cent", "pound", "curren", "yen", "brvbar", "sect",
+	"uml", "copy", "ordf", "laquo", "not", "shy", "reg", "macr",
+	"deg", "plusmn", "sup2", "sup3", "acute", "micro", "para", "middot",
+	"cedil", "sup1", "ordm", "raquo", "frac14", "frac12", "frac34",
+	"iquest", "Agrave", "Aacute", "Acirc", "Atilde", "Auml", "Aring",
+	"AElig", "Ccedil", "Egrave", "Eacute", "Ecirc", "Euml", "Igrave",
+	"Iacute", "Icirc", "Iuml", "ETH", "Ntilde", "Ograve", "Oacute",
+	"Ocirc", "Otilde", "Ouml", "times", "Oslash", "Ugrave", "Uacute",
+	"Ucirc", "Uuml", "Yacute", "THORN", "szlig", "agrave", "aacute",
+	"acirc", "atilde", "auml", "aring", "aelig", "ccedil", "egrave",
+	"eacute", "ecirc", "euml", "igrave", "iacute", "icirc", "iuml",
+	"eth", "ntilde", "ograve", "oacute", "ocirc", "otilde", "ouml",
+	"divide", "oslash", "ugrave", "uacute", "ucirc", "uuml", "yacute",
+	"thorn", "yuml",
+};
+
+static const struct ent others[] = {
+	{ "amp", '&' }, { "lt", '<' }, { "gt", '>' }, { "quot", '"' },
+	{ "apos", '\'' }, { "euro", 0x20AC }, { "hellip", 0x2026 },
+	{ "mdash", 0x2014 }, { "ndash", 0x2013 }, { "lsquo", 0x2018 },
+	{ "rsquo", 0x2019 }, { "sbquo", 0x201A }, { "ldquo", 0x201C },
+	{ "rdquo", 0x201D }, { "bdquo", 0x201E }, { "bull", 0x2022 },
+	{ "trade", 0x2122 }, { "dagger", 0x2020 }, { "Dagger", 0x2021 },
+	{ "permil", 0x2030 }, { "lsaquo", 0x2039 }, { "rsaquo", 0x203A },
+	{ "OElig", 0x152 }, { "oelig", 0x153 }, { "Scaron", 0x160 },
+	{ "scaron", 0x161 }, { "Yuml", 0x178 }, { "fnof", 0x192 },
+	{ "circ", 0x2C6 }, { "tilde", 0x2DC }, { "ensp", 0x2002 },
+	{ "emsp", 0x2003 }, { "thinsp", 0x2009 }, { "zwnj", 0x200C },
+	{ "zwj", 0x200D }, { "lrm", 0x200E }, { "rlm", 0x200F },
+	{ "larr", 0x2190 }, { "rarr", 0x2192 }, { "uarr", 0x2191 },
+	{ "darr", 0x2193 }, { "hearts", 0x2665 }, { "check", 0x2713 },
+};
+
+/* Windows-1252 meanings of &#128; .. &#159; (as browsers read them) */
+static const unsigned short c1map[32] = {
+	0x20AC, 0x81, 0x201A, 0x192, 0x201E, 0x2026, 0x2020, 0x2021,
+	0x2C6, 0x2030, 0x160, 0x2039, 0x152, 0x8D, 0x17D, 0x8F,
+	0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+	0x2DC, 0x2122, 0x161, 0x203A, 0x153, 0x9D, 0x17E, 0x178,
+};
+
+static const char *const blocks[] = {
+	"address", "article", "blockquote", "br", "caption", "center",
+	"dd", "div", "dl", "dt", "footer", "form", "h1", "h2", "h3", "h4",
+	"h5", "h6", "head", "header", "hr", "html", "iframe", "img", "input",
+	"li", "nav", "ol", "option", "p", "pre", "section", "select",
+	"table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
+	"body", "button", "textarea", "frame", "area", "meta",
+};
+
+/* code point of a named entity, or -1 */
+static long
+ent_lookup(const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || n > ENT_MAX)
+		return -1;
+	for (i = 0; i < 96; i++)
+		if (latin1[i][0] == s[0] && strlen(latin1[i]) == n &&
+		    memcmp(latin1[i], s, n) == 0)
+			return (long)(160 + i);
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (others[i].name[0] == s[0] && strlen(others[i].name) == n &&
+		    memcmp(others[i].name, s, n) == 0)
+			return (long)others[i].cp;
+	return -1;
+}
+
+/* put a decoded character, dropping invisible word splitters */
+static int
+put_cp(struct buf *out, unsigned long cp)
+{
+	if (cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) || cp == 0x2060 ||
+	    cp == 0xFEFF)
+		return 0;
+	if (cp == 0xA0 || cp == 0)
+		cp = ' ';
+	return utf8_put(out, cp);
+}
+
+/* decode the entity at in[i] == '&': sets *adv (bytes used, 0 if not an
+ * entity); 0 or -1 */
+static int
+entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
+    size_t *adv)
+{
+	size_t p = i + 1, s;
+	unsigned long cp = 0;
+	long v;
+	int digits = 0, big = 0;
+
+	*adv = 0;
+	if (p < n && in[p] == '#') {
+		int hex = 0;
+
+		p++;
+		if (p < n && (in[p] == 'x' || in[p] == 'X')) {
+			hex = 1;
+			p++;
+		}
+		for (; p < n; p++, digits++) {
+			int d;
+
+			if (in[p] >= '0' && in[p] <= '9')
+				d = in[p] - '0';
+			else if (hex && in[p] >= 'a' && in[p] <= 'f')
+				d = in[p] - 'a' + 10;
+			else if (hex && in[p] >= 'A' && in[p] <= 'F')
+				d = in[p] - 'A' + 10;
+			else
+				break;
+			if (cp > 0x10FFFF)
+				big = 1;
+			else
+				cp = cp * (hex ? 16 : 10) + (unsigned long)d;
+		}
+		if (digits == 0)
+			return 0;
+		if (p < n && in[p] == ';')
+			p++;
+		if (big || cp > 0x10FFFF)
+			cp = 0xFFFD;
+		else if (cp >= 0x80 && cp <= 0x9F)
+			cp = c1map[cp - 0x80];
+		*adv = p - i;
+		return put_cp(out, cp);
+	}
+	s = p;
+	while (p < n && p - s <= ENT_MAX &&
+	    ((in[p] >= 'a' && in[p] <= 'z') || (in[p] >= 'A' && in[p] <= 'Z') ||
+	    (in[p] >= '0' && in[p] <= '9')))
+		p++;
+	if ((v = ent_lookup(in + s, p - s)) < 0)
+		return 0;
+	if (p < n && in[p] == ';')
+		p++;
+	*adv = p - i;
+	return put_cp(out, (unsigned long)v);
+}
+
+/* append text with entities decoded: 0 or -1 */
+static int
+put_text(const unsigned char *in, size_t n, struct buf *out)
+{
+	size_t i = 0, run = 0, adv;
+
+	while (i < n) {
+		const unsigned char *amp = memchr(in + i, '&', n - i);
+
+		if (amp == NULL)
+			break;
+		i = (size_t)(amp - in);
+		if (buf_add(out, in + run, i - run) < 0 ||
+		    entity(in, n, i, out, &adv) < 0)
+			return -1;
+		if (adv == 0) {
+			if (buf_addc(out, '&') < 0)
+				return -1;
+			adv = 1;
+		}
+		i += adv;
+		run = i;
+	}
+	return buf_add(out, in + run, n - run);
+}
+
+/* an ASCII letter */
+static int
+is_alpha(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* HTML white space */
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f';
+}
+
+/* lower-case name at in[p..]: copies up to TAG_MAX chars, returns end */
+static size_t
+get_name(const unsigned char *in, size_t n, size_t p, char *name)
+{
+	size_t k = 0;
+
+	while (p < n && !is_space(in[p]) && in[p] != '>' && in[p] != '/' &&
+	    in[p] != '=') {
+		if (k < TAG_MAX) {
+			int c = in[p];
+
+			if (c >= 'A' && c <= 'Z')
+				c = c - 'A' + 'a';
+			name[k++] = (char)c;
+		}
+		p++;
+	}
+	name[k] = 0;
+	return p;
+}
+
+/* position of the case-insensitive closing tag "</name" from p, or n */
+static size_t
+find_close(const unsigned char *in, size_t n, size_t p, const char *name)
+{
+	size_t l = strlen(name);
+
+	while (p < n) {
+		const unsigned char *lt = memchr(in + p, '<', n - p);
+
+		if (lt == NULL)
+			return n;
+		p = (size_t)(lt - in);
+		if (p + 2 + l <= n && in[p + 1] == '/' &&
+		    strncasecmp((const char *)in + p + 2, name, l) == 0)
+			return p;
+		p++;
+	}
+	return n;
+}
+
+/* parse the tag at in[i] == '<' (a letter or '/' follows); returns the
+ * position after it; *skip set to the element whose body is skipped */
+static int
+tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
+    size_t *end, const char **skip)
+{
+	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
+	size_t p = i + 1, v0, v1, k;
+	int closing = 0;
+
+	*skip = NULL;
+	if (in[p] == '/') {
+		closing = 1;
+		p++;
+	}
+	p = get_name(in, n, p, tname);
+	for (;;) {
+		while (p < n && (is_space(in[p]) || in[p] == '/'))
+			p++;
+		if (p >= n || in[p] == '>')
+			break;
+		p = get_name(in, n, p, aname);
+		while (p < n && is_space(in[p]))
+			p++;
+		if (p >= n || in[p] != '=')
+			continue;
+		p++;
+		while (p < n && is_space(in[p]))
+			p++;
+		if (p < n && (in[p] == '"' || in[p] == '\'')) {
+			const unsigned char *q = memchr(in + p + 1, in[p],
+			    n - p - 1);
+
+			v0 = p + 1;
+			v1 = q ? (size_t)(q - in) : n;
+			p = q ? v1 + 1 : n;
+		} else {
+			v0 = p;
+			while (p < n && !is_space(in[p]) && in[p] != '>')
+				p++;
+			v1 = p;
+		}
+		if (!closing && (strcmp(aname, "href") == 0 ||
+		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
+		    strcmp(aname, "title") == 0 ||
+		    strcmp(aname, "action") == 0) && v1 > v0) {
+			if (buf_addc(out, ' ') < 0 ||
+			    put_text(in + v0, v1 - v0, out) < 0 ||
+			    buf_addc(out, ' ') < 0)
+				return -1;
+		}
+	}
+	*end = p < n ? p + 1 : n;
+	for (k = 0; k < sizeof(blocks) / sizeof(blocks[0]); k++)
+		if (strcmp(blocks[k], tname) == 0) {
+			if (buf_addc(out, '\n') < 0)
+				return -1;
+			break;
+		}
+	if (!closing && strcmp(tname, "script") == 0)
+		*skip = "script";
+	else if (!closing && strcmp(tname, "style") == 0)
+		*skip = "style";
+	return 0;
+}
+
+/* HTML to text in one pass */
+int
+html_to_text(const unsigned char *in, size_t n, struct buf *out)
+{
+	size_t i = 0, run = 0, adv, end;
+	const char *skip;
+
+	while (i < n) {
+		unsigned char c = in[i];
+
+		if (c != '<' && c != '&') {
+			i++;
+			continue;
+		}
+		if (buf_add(out, in + run, i - run) < 0)
+			return -1;
+		if (c == '&') {
+			if (entity(in, n, i, out, &adv) < 0)
+				return -1;
+			if (adv == 0) {
+				if (buf_addc(out, '&') < 0)
+					return -1;
+				adv = 1;
+			}
+			run = i += adv;
+			continue;
+		}
+		if (i + 3 < n && memcmp(in + i, "<!--", 4) == 0) {
+			const unsigned char *e = NULL;
+			size_t p = i + 4;
+
+			while (p + 2 < n) {
+				const unsigned char *d = memchr(in + p, '-',
+				    n - p);
+
+				if (d == NULL || (size_t)(d - in) + 2 >= n)
+					break;
+				p = (size_t)(d - in);
+				if (in[p + 1] == '-' && in[p + 2] == '>') {
+					e = d;
+					break;
+				}
+				p++;
+			}
+			run = i = e ? (size_t)(e - in) + 3 : n;
+			continue;
+		}
+		if (i + 1 < n && (in[i + 1] == '!' || in[i + 1] == '?')) {
+			const unsigned char *e = memchr(in + i, '>', n - i);
+
+			run = i = e ? (size_t)(e - in) + 1 : n;
+			continue;
+		}
+		if (i + 1 < n && (is_alpha(in[i + 1]) || (in[i + 1] == '/' &&
+		    i + 2 < n && is_alpha(in[i + 2])))) {
+			if (tag(in, n, i, out, &end, &skip) < 0)
+				return -1;
+			i = end;
+			if (skip)
+				i = find_close(in, n, i, skip);
+			run = i;
+			continue;
+		}
+		run = i++;		/* a lone '<' is text */
+	}
+	return buf_add(out, in + run, n - run);
+}

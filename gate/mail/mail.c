@@ -1,0 +1,753 @@
+/*
+ * mail.c - one-pass walker for inbound posts: RFC 5322 header blocks,
+ * MIME multipart and message/rfc822 nesting, decoding of text parts
+ *
+ * Input is hostile.  Only the first max_scan bytes are looked at; the
+ * post is read line by line with one cursor that only moves forward:
+ * each line is compared at most once against the stack of open
+ * boundaries, so the walk is linear in the scanned bytes (times the
+ * nesting depth for lines starting with "--").  Header bytes, fields,
+ * field length, boundary length, depth, parts and decoded text are
+ * capped by struct mail_limits; an overrun truncates and reports an
+ * anomaly event once per post.  Fails (-1) only when out of memory or
+ * when the callback asks to stop.  Never logs, never exits.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include "gate/util/buf.h"
+#include "gate/util/lglimits.h"
+#include "gate/mail/mail.h"
+#include "gate/mail/mailint.h"
+#include "gate/util/xalloc.h"
+
+/* recursion guard whatever max_depth says: each level is a C stack frame */
+#define MAIL_DEPTH_HARD	1000
+/* longest media type kept ("application/vnd...") */
+#define CTYPE_MAX	128
+/* longest charset name reported */
+#define CHARSET_MAX	40
+
+enum anomaly {
+	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
+	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
+	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_COUNT
+};
+
+static const char *const anames[AN_COUNT] = {
+	"header-no-blank-line", "header-truncated", "depth-limit",
+	"boundary-missing", "boundary-too-long", "part-limit", "b64-garbage",
+	"qp-bad-escape", "scan-truncated", "decoded-truncated",
+	"charset-unknown", "charset-invalid", "bad-content-type",
+	"rfc2047-bad",
+};
+
+struct bnd {
+	unsigned char *b;
+	size_t len;
+	int trunc;		/* longer than max_boundary: match the prefix */
+};
+
+struct hdr {
+	size_t ct0, ct1, cte0, cte1, cd0, cd1;	/* value spans in msg */
+	int ct, cte, cd;
+};
+
+struct walk {
+	const unsigned char *msg;
+	size_t end, pos;
+	const struct mail_limits *lim;
+	unsigned max_depth;
+	mail_cb cb;
+	void *ctx;
+	unsigned parts;
+	size_t decoded;
+	unsigned anom;		/* anomalies already reported */
+	int stop;		/* part limit: ignore the rest */
+	struct bnd *stack;
+	unsigned nstack;
+	struct buf name, field, hval, dec, conv, html, tmp;
+	/* mail_header(): the field wanted and where it goes */
+	const char *want;
+	struct buf *wantout;
+	int found;
+};
+
+/* the LG_MAX_* defaults */
+void
+mail_limits_default(struct mail_limits *lim)
+{
+	lim->max_scan = LG_MAX_SCAN_BYTES;
+	lim->max_header = LG_MAX_HEADER_BYTES;
+	lim->max_fields = LG_MAX_HEADER_FIELDS;
+	lim->max_field = LG_MAX_FIELD_BYTES;
+	lim->max_boundary = LG_MAX_BOUNDARY;
+	lim->max_depth = LG_MAX_MIME_DEPTH;
+	lim->max_parts = LG_MAX_MIME_PARTS;
+	lim->max_decoded = LG_MAX_DECODED_BYTES;
+}
+
+/* hand an event to the callback: 0 or -1 (stop) */
+static int
+emit(struct walk *w, struct mail_event *ev)
+{
+	if (w->cb == NULL)
+		return 0;
+	if (ev->data == NULL)
+		ev->data = (const unsigned char *)"";
+	if (ev->name == NULL)
+		ev->name = "";
+	if (ev->ctype == NULL)
+		ev->ctype = "";
+	if (ev->charset == NULL)
+		ev->charset = "";
+	if (ev->filename == NULL)
+		ev->filename = "";
+	return w->cb(ev, w->ctx) < 0 ? -1 : 0;
+}
+
+/* report an anomaly once per post: 0 or -1 */
+static int
+anomaly(struct walk *w, enum anomaly a, unsigned depth)
+{
+	struct mail_event ev;
+
+	if (w->anom & (1u << a))
+		return 0;
+	w->anom |= 1u << a;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MAIL_ANOMALY;
+	ev.depth = depth;
+	ev.data = (const unsigned char *)anames[a];
+	ev.len = strlen(anames[a]);
+	return emit(w, &ev);
+}
+
+/* the line at pos: content length (no CR LF) in *ll; returns the next pos */
+static size_t
+line_at(const struct walk *w, size_t pos, size_t *ll)
+{
+	const unsigned char *nl = memchr(w->msg + pos, '\n', w->end - pos);
+	size_t e = nl ? (size_t)(nl - w->msg) : w->end;
+
+	*ll = e - pos;
+	if (*ll > 0 && w->msg[e - 1] == '\r')
+		(*ll)--;
+	return nl ? e + 1 : w->end;
+}
+
+/* the open boundary this line is (innermost first), or -1; *close set */
+static int
+bmatch(const struct walk *w, const unsigned char *l, size_t ll, int *close)
+{
+	unsigned i;
+	size_t k;
+
+	if (w->nstack == 0 || ll < 2 || l[0] != '-' || l[1] != '-')
+		return -1;
+	for (i = w->nstack; i-- > 0;) {
+		const struct bnd *b = &w->stack[i];
+
+		if (ll - 2 < b->len || memcmp(l + 2, b->b, b->len) != 0)
+			continue;
+		k = 2 + b->len;
+		if (b->trunc) {
+			*close = ll >= k + 2 && l[ll - 1] == '-' &&
+			    l[ll - 2] == '-';
+			return (int)i;
+		}
+		if (k + 2 <= ll && l[k] == '-' && l[k + 1] == '-') {
+			*close = 1;
+			return (int)i;
+		}
+		while (k < ll && (l[k] == ' ' || l[k] == '\t'))
+			k++;
+		if (k == ll) {
+			*close = 0;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+/* move the cursor to the next line that is an open boundary, or the end */
+static void
+skip_to_boundary(struct walk *w)
+{
+	size_t next, ll;
+	int close;
+
+	if (w->nstack == 0) {
+		w->pos = w->end;
+		return;
+	}
+	while (w->pos < w->end) {
+		next = line_at(w, w->pos, &ll);
+		if (bmatch(w, w->msg + w->pos, ll, &close) >= 0)
+			return;
+		w->pos = next;
+	}
+}
+
+/* length of the field name if the line starts a header field, else 0;
+ * *colon set to the offset just past the ':' */
+static size_t
+field_name(const unsigned char *l, size_t ll, size_t *colon)
+{
+	size_t i, n;
+
+	for (i = 0; i < ll && l[i] > ' ' && l[i] < 127 && l[i] != ':'; i++)
+		;
+	n = i;
+	if (n == 0)
+		return 0;
+	while (i < ll && (l[i] == ' ' || l[i] == '\t'))
+		i++;
+	if (i >= ll || l[i] != ':')
+		return 0;
+	*colon = i + 1;
+	return n;
+}
+
+/* finish the current header field: record, decode and emit; 0 or -1 */
+static int
+flush_field(struct walk *w, unsigned depth, struct hdr *h, size_t v0,
+    size_t vend)
+{
+	const char *nm = buf_str(&w->name);
+	const unsigned char *v = w->field.data ? w->field.data :
+	    (const unsigned char *)"";
+	size_t n = w->field.len, cap = w->lim->max_field;
+	struct mail_event ev;
+	int r;
+
+	if (vend - v0 > cap)
+		vend = v0 + cap;
+	if (strcasecmp(nm, "content-type") == 0 && !h->ct) {
+		h->ct = 1;
+		h->ct0 = v0;
+		h->ct1 = vend;
+	} else if (strcasecmp(nm, "content-transfer-encoding") == 0 &&
+	    !h->cte) {
+		h->cte = 1;
+		h->cte0 = v0;
+		h->cte1 = vend;
+	} else if (strcasecmp(nm, "content-disposition") == 0 && !h->cd) {
+		h->cd = 1;
+		h->cd0 = v0;
+		h->cd1 = vend;
+	}
+	if (w->cb == NULL && (w->want == NULL || w->found ||
+	    strcasecmp(nm, w->want) != 0))
+		return 0;
+	while (n > 0 && (*v == ' ' || *v == '\t'))
+		v++, n--;
+	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' ||
+	    v[n - 1] == '\r' || v[n - 1] == '\n'))
+		n--;
+	buf_reset(&w->hval);
+	w->hval.max = n * 4 + 16;
+	if ((r = rfc2047_decode(v, n, &w->hval)) < 0 ||
+	    buf_reserve(&w->hval, 0) < 0)
+		return -1;
+	if (w->want) {
+		w->found = 1;
+		buf_reset(w->wantout);
+		if (buf_add_trunc(w->wantout, w->hval.data, w->hval.len) < 0 ||
+		    buf_reserve(w->wantout, 0) < 0)
+			return -1;
+		return 0;
+	}
+	if (r == 1 && anomaly(w, AN_2047, depth) < 0)
+		return -1;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MAIL_HEADER;
+	ev.depth = depth;
+	ev.name = nm;
+	ev.data = w->hval.data;
+	ev.len = w->hval.len;
+	return emit(w, &ev);
+}
+
+/* read one entity's header block from the cursor, emitting its fields */
+static int
+read_header(struct walk *w, unsigned depth, struct hdr *h)
+{
+	const struct mail_limits *lim = w->lim;
+	size_t next, ll, colon, nl, hbytes = 0, nfields = 0, v0 = 0, vend = 0;
+	int infield = 0, full = 0, close;
+
+	memset(h, 0, sizeof(*h));
+	while (w->pos < w->end && !w->found) {
+		const unsigned char *l = w->msg + w->pos;
+
+		next = line_at(w, w->pos, &ll);
+		if (ll == 0) {
+			w->pos = next;
+			break;
+		}
+		if (bmatch(w, l, ll, &close) >= 0)
+			break;
+		if (l[0] == ' ' || l[0] == '\t') {
+			if (!infield)
+				goto nonheader;
+			if (!full) {
+				long a = buf_add_trunc(&w->field, l, ll);
+
+				if (a < 0)
+					return -1;
+				if ((size_t)a < ll && anomaly(w, AN_HDR_TRUNC,
+				    depth) < 0)
+					return -1;
+			}
+			vend = w->pos + ll;
+		} else {
+			if ((nl = field_name(l, ll, &colon)) == 0)
+				goto nonheader;
+			if (infield && !full && flush_field(w, depth, h, v0,
+			    vend) < 0)
+				return -1;
+			infield = 1;
+			if (!full && ++nfields > lim->max_fields) {
+				full = 1;
+				if (anomaly(w, AN_HDR_TRUNC, depth) < 0)
+					return -1;
+			}
+			if (!full) {
+				long a;
+
+				buf_reset(&w->name);
+				buf_reset(&w->field);
+				if (buf_add_trunc(&w->name, l, nl) < 0 ||
+				    buf_reserve(&w->name, 0) < 0 ||
+				    (a = buf_add_trunc(&w->field, l + colon,
+				    ll - colon)) < 0 ||
+				    buf_reserve(&w->field, 0) < 0)
+					return -1;
+				if (((size_t)a < ll - colon ||
+				    w->name.len < nl) &&
+				    anomaly(w, AN_HDR_TRUNC, depth) < 0)
+					return -1;
+			}
+			v0 = w->pos + colon;
+			vend = w->pos + ll;
+		}
+		hbytes += next - w->pos;
+		w->pos = next;
+		if (!full && hbytes > lim->max_header) {
+			if (infield && flush_field(w, depth, h, v0, vend) < 0)
+				return -1;
+			full = 1;
+			if (anomaly(w, AN_HDR_TRUNC, depth) < 0)
+				return -1;
+		}
+		continue;
+nonheader:
+		if (anomaly(w, AN_NO_BLANK, depth) < 0)
+			return -1;
+		break;
+	}
+	if (infield && !full && !w->found && flush_field(w, depth, h, v0,
+	    vend) < 0)
+		return -1;
+	return 0;
+}
+
+/* is the Content-Transfer-Encoding span this token? */
+static int
+cte_is(const struct walk *w, const struct hdr *h, const char *tok)
+{
+	const unsigned char *v = w->msg + h->cte0;
+	size_t n = h->cte1 - h->cte0, l = strlen(tok);
+
+	if (!h->cte)
+		return 0;
+	while (n > 0 && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n' ||
+	    *v == '"'))
+		v++, n--;
+	if (n < l || strncasecmp((const char *)v, tok, l) != 0)
+		return 0;
+	return n == l || v[l] == ' ' || v[l] == '\t' || v[l] == '\r' ||
+	    v[l] == '\n' || v[l] == '(' || v[l] == ';' || v[l] == '"';
+}
+
+/* hand out one decoded text part, bounded by max_decoded */
+static int
+emit_text(struct walk *w, unsigned depth, const char *ctype,
+    const char *charset, struct buf *t)
+{
+	struct mail_event ev;
+	size_t room = w->lim->max_decoded - w->decoded, n = t->len;
+
+	if (n > room) {
+		n = room;
+		while (n > 0 && (t->data[n] & 0xC0) == 0x80)
+			n--;		/* do not cut a UTF-8 sequence */
+		t->len = n;
+		t->data[n] = 0;
+		if (anomaly(w, AN_DECODED, depth) < 0)
+			return -1;
+	}
+	w->decoded += n;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MAIL_TEXT;
+	ev.depth = depth;
+	ev.data = t->data;
+	ev.len = n;
+	ev.ctype = ctype;
+	ev.charset = charset;
+	return emit(w, &ev);
+}
+
+/* a leaf part: decode and emit text, or report the attachment */
+static int
+leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
+    const unsigned char *body, size_t n)
+{
+	const unsigned char *d = body;
+	struct mail_event ev;
+	struct buf *t;
+	char cs[CHARSET_MAX + 1];
+	size_t dn = n, k;
+	int r, flags = 0, html;
+	int (*decode)(const unsigned char *, size_t, struct buf *) = NULL;
+	enum anomaly an = AN_B64;
+
+	if (strcmp(ctype, "text/plain") != 0 && strcmp(ctype,
+	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0) {
+		buf_reset(&w->tmp);
+		r = 0;
+		if (h->cd)
+			r = mime_param(w->msg + h->cd0, h->cd1 - h->cd0,
+			    "filename", 0, &w->tmp);
+		if (r == 0 && h->ct)
+			r = mime_param(w->msg + h->ct0, h->ct1 - h->ct0,
+			    "name", 0, &w->tmp);
+		if (r < 0)
+			return -1;
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = MAIL_PART;
+		ev.depth = depth;
+		ev.ctype = ctype;
+		ev.filename = r ? buf_str(&w->tmp) : "";
+		return emit(w, &ev);
+	}
+	if (w->decoded >= w->lim->max_decoded)
+		return anomaly(w, AN_DECODED, depth);
+	if (cte_is(w, h, "base64"))
+		decode = b64_decode, an = AN_B64;
+	else if (cte_is(w, h, "quoted-printable"))
+		decode = qp_decode, an = AN_QP;
+	if (decode != NULL) {
+		buf_reset(&w->dec);
+		w->dec.max = n + 16;
+		if ((r = decode(body, n, &w->dec)) < 0)
+			return -1;
+		if (r && anomaly(w, an, depth) < 0)
+			return -1;
+		d = w->dec.data;
+		dn = w->dec.len;
+	}
+	if (d == NULL)
+		d = (const unsigned char *)"";
+	cs[0] = 0;
+	buf_reset(&w->tmp);
+	if (h->ct && (r = mime_param(w->msg + h->ct0, h->ct1 - h->ct0,
+	    "charset", 1, &w->tmp)) != 0) {
+		if (r < 0)
+			return -1;
+		for (k = 0; k < w->tmp.len && k < CHARSET_MAX; k++) {
+			int c = w->tmp.data[k];
+
+			if (c >= 'A' && c <= 'Z')
+				c = c - 'A' + 'a';
+			cs[k] = (char)(c > ' ' && c < 127 ? c : '?');
+		}
+		cs[k] = 0;
+	}
+	buf_reset(&w->conv);
+	w->conv.max = dn * 4 + 16;
+	if (charset_convert(cs, strlen(cs), d, dn, &w->conv, &flags) < 0 ||
+	    buf_reserve(&w->conv, 0) < 0)
+		return -1;
+	if ((flags & CS_UNKNOWN) && anomaly(w, AN_CS_UNKNOWN, depth) < 0)
+		return -1;
+	if ((flags & CS_INVALID) && anomaly(w, AN_CS_INVALID, depth) < 0)
+		return -1;
+	t = &w->conv;
+	html = strcmp(ctype, "text/html") == 0;
+	if (html) {
+		buf_reset(&w->html);
+		w->html.max = w->conv.len * 2 + 64;
+		if (html_to_text(w->conv.data, w->conv.len, &w->html) < 0 ||
+		    buf_reserve(&w->html, 0) < 0)
+			return -1;
+		t = &w->html;
+	}
+	return emit_text(w, depth, ctype, cs, t);
+}
+
+static int walk_entity(struct walk *, unsigned, int);
+
+/* the parts of a multipart entity at depth, up to its closing boundary */
+static int
+walk_multipart(struct walk *w, unsigned depth, const struct buf *bb,
+    int digest)
+{
+	struct bnd *b = &w->stack[w->nstack];
+	size_t next, ll;
+	int lvl, close, r = 0, me;
+
+	b->trunc = bb->len > w->lim->max_boundary;
+	b->len = b->trunc ? w->lim->max_boundary : bb->len;
+	if (b->trunc && anomaly(w, AN_BND_LONG, depth) < 0)
+		return -1;
+	if ((b->b = xmalloc(b->len + 1)) == NULL)
+		return -1;
+	memcpy(b->b, bb->data, b->len);
+	me = (int)w->nstack++;
+	for (;;) {			/* the preamble */
+		if (w->pos >= w->end) {
+			r = anomaly(w, AN_BND_MISSING, depth);
+			goto pop;
+		}
+		next = line_at(w, w->pos, &ll);
+		lvl = bmatch(w, w->msg + w->pos, ll, &close);
+		if (lvl < 0) {
+			w->pos = next;
+			continue;
+		}
+		if (lvl != me) {
+			r = anomaly(w, AN_BND_MISSING, depth);
+			goto pop;
+		}
+		w->pos = next;
+		if (close)
+			goto epilogue;
+		break;
+	}
+	for (;;) {
+		if ((r = walk_entity(w, depth + 1, digest)) < 0 || w->stop)
+			goto pop;
+		if (w->pos >= w->end) {
+			r = anomaly(w, AN_BND_MISSING, depth);
+			goto pop;
+		}
+		next = line_at(w, w->pos, &ll);
+		lvl = bmatch(w, w->msg + w->pos, ll, &close);
+		if (lvl != me) {
+			r = anomaly(w, AN_BND_MISSING, depth);
+			goto pop;
+		}
+		w->pos = next;
+		if (close)
+			break;
+	}
+epilogue:
+	w->nstack--;
+	xfree(b->b);
+	b->b = NULL;
+	skip_to_boundary(w);
+	return 0;
+pop:
+	w->nstack--;
+	xfree(b->b);
+	b->b = NULL;
+	return r;
+}
+
+/* one entity (header and body) at the cursor; stops at an open boundary
+ * line or the end.  digest: the default type is message/rfc822 */
+static int
+walk_entity(struct walk *w, unsigned depth, int digest)
+{
+	struct hdr h;
+	char ctype[CTYPE_MAX];
+	size_t body;
+	int r;
+
+	if (depth > 0 && ++w->parts > w->lim->max_parts) {
+		w->stop = 1;
+		w->pos = w->end;
+		return anomaly(w, AN_PARTS, depth);
+	}
+	if (read_header(w, depth, &h) < 0)
+		return -1;
+	if (h.ct) {
+		if (!mime_type(w->msg + h.ct0, h.ct1 - h.ct0, ctype,
+		    sizeof(ctype))) {
+			if (anomaly(w, AN_BAD_CTYPE, depth) < 0)
+				return -1;
+			memcpy(ctype, "text/plain", sizeof("text/plain"));
+		}
+	} else if (digest)
+		memcpy(ctype, "message/rfc822", sizeof("message/rfc822"));
+	else
+		memcpy(ctype, "text/plain", sizeof("text/plain"));
+
+	if (strncmp(ctype, "multipart/", 10) == 0) {
+		buf_reset(&w->tmp);
+		if ((r = mime_param(w->msg + h.ct0, h.ct1 - h.ct0, "boundary",
+		    1, &w->tmp)) < 0)
+			return -1;
+		if (r == 0 || w->tmp.len == 0) {
+			if (anomaly(w, AN_BND_MISSING, depth) < 0)
+				return -1;
+			memcpy(ctype, "text/plain", sizeof("text/plain"));
+		} else if (depth + 1 > w->max_depth) {
+			skip_to_boundary(w);
+			return anomaly(w, AN_DEPTH, depth);
+		} else {
+			struct buf bb = w->tmp;
+
+			/* the boundary is copied before w->tmp is reused */
+			return walk_multipart(w, depth, &bb,
+			    strcmp(ctype, "multipart/digest") == 0);
+		}
+	}
+	if ((strcmp(ctype, "message/rfc822") == 0 ||
+	    strcmp(ctype, "message/global") == 0) &&
+	    !cte_is(w, &h, "base64") && !cte_is(w, &h, "quoted-printable")) {
+		if (depth + 1 > w->max_depth) {
+			skip_to_boundary(w);
+			return anomaly(w, AN_DEPTH, depth);
+		}
+		return walk_entity(w, depth + 1, 0);
+	}
+	body = w->pos;
+	skip_to_boundary(w);
+	{
+		size_t e = w->pos;
+
+		if (w->pos < w->end && e > body) {
+			/* the line break before a boundary belongs to it */
+			if (w->msg[e - 1] == '\n')
+				e--;
+			if (e > body && w->msg[e - 1] == '\r')
+				e--;
+		}
+		return leaf(w, depth, ctype, &h, w->msg + body, e - body);
+	}
+}
+
+/* set up a walk over msg; 0 or -1 */
+static int
+walk_init(struct walk *w, const unsigned char *msg, size_t len,
+    const struct mail_limits *lim, size_t scan)
+{
+	memset(w, 0, sizeof(*w));
+	w->msg = msg ? msg : (const unsigned char *)"";
+	w->end = len < scan ? len : scan;
+	w->lim = lim;
+	w->max_depth = lim->max_depth < MAIL_DEPTH_HARD ? lim->max_depth :
+	    MAIL_DEPTH_HARD;
+	buf_init(&w->name, lim->max_field);
+	buf_init(&w->field, lim->max_field);
+	buf_init(&w->hval, 16);
+	buf_init(&w->dec, 16);
+	buf_init(&w->conv, 16);
+	buf_init(&w->html, 16);
+	buf_init(&w->tmp, lim->max_field + 16);
+	/* skip a leading mbox "From " line */
+	if (w->end >= 5 && memcmp(w->msg, "From ", 5) == 0) {
+		size_t ll;
+
+		w->pos = line_at(w, 0, &ll);
+	}
+	return 0;
+}
+
+/* release a walk's memory */
+static void
+walk_free(struct walk *w)
+{
+	unsigned i;
+
+	if (w->stack) {
+		for (i = 0; i <= w->max_depth; i++)
+			xfree(w->stack[i].b);
+		xfree(w->stack);
+	}
+	buf_free(&w->name);
+	buf_free(&w->field);
+	buf_free(&w->hval);
+	buf_free(&w->dec);
+	buf_free(&w->conv);
+	buf_free(&w->html);
+	buf_free(&w->tmp);
+}
+
+/* walk a post, events to cb (contract in mail.h) */
+int
+mail_walk(const unsigned char *msg, size_t len,
+    const struct mail_limits *lim, mail_cb cb, void *ctx)
+{
+	struct mail_limits def;
+	struct walk w;
+	int r;
+
+	if (lim == NULL) {
+		mail_limits_default(&def);
+		lim = &def;
+	}
+	charset_budget(CS_OPEN_BUDGET);
+	walk_init(&w, msg, len, lim, lim->max_scan);
+	w.cb = cb;
+	w.ctx = ctx;
+	if ((w.stack = xcalloc((size_t)w.max_depth + 1,
+	    sizeof(*w.stack))) == NULL) {
+		walk_free(&w);
+		charset_budget(0);
+		return -1;
+	}
+	r = walk_entity(&w, 0, 0);
+	if (r == 0 && len > lim->max_scan)
+		r = anomaly(&w, AN_SCAN, 0);
+	walk_free(&w);
+	charset_budget(0);
+	return r;
+}
+
+/* the first top-level field called name, decoded */
+int
+mail_header(const unsigned char *msg, size_t len, const char *name,
+    struct buf *out)
+{
+	struct mail_limits lim;
+	struct walk w;
+	struct hdr h;
+	int r;
+
+	mail_limits_default(&lim);
+	lim.max_header = (size_t)-1;	/* linear anyway; find late fields */
+	lim.max_fields = (size_t)-1;
+	walk_init(&w, msg, len, &lim, len);
+	w.want = name;
+	w.wantout = out;
+	buf_reset(out);
+	r = read_header(&w, 0, &h);
+	if (r == 0)
+		r = w.found;
+	walk_free(&w);
+	return r;
+}
+
+/* where the top-level body starts */
+size_t
+mail_body_offset(const unsigned char *msg, size_t len)
+{
+	struct mail_limits lim;
+	struct walk w;
+	struct hdr h;
+	size_t off;
+
+	mail_limits_default(&lim);
+	walk_init(&w, msg, len, &lim, len);
+	w.want = ":";		/* no field name holds a ':': none decoded */
+	w.wantout = NULL;
+	off = read_header(&w, 0, &h) < 0 ? len : w.pos;
+	walk_free(&w);
+	return off;
+}

@@ -1,0 +1,108 @@
+/*
+ * mail.h - one-pass parser for inbound posts: RFC 5322 headers, MIME,
+ * transfer decodings, RFC 2047/2231, charsets to UTF-8, HTML to text
+ *
+ * Input is hostile.  Every size is bounded by struct mail_limits; an
+ * overrun truncates and reports an anomaly event, it never fails the
+ * walk.  The parser never logs and never exits; it fails (-1) only when
+ * memory runs out or the callback asks it to stop.
+ */
+#ifndef LG_MAIL_H
+#define LG_MAIL_H
+
+#include <stddef.h>
+
+#include "gate/util/buf.h"
+
+struct mail_limits {
+	size_t max_scan;	/* bytes of the post looked at (LG_MAX_SCAN_BYTES) */
+	size_t max_header;	/* bytes of one entity's header block */
+	size_t max_fields;	/* header fields per entity */
+	size_t max_field;	/* bytes of one unfolded field */
+	size_t max_boundary;	/* bytes of a MIME boundary */
+	unsigned max_depth;	/* MIME nesting depth */
+	unsigned max_parts;	/* MIME parts per post */
+	size_t max_decoded;	/* decoded text bytes handed out per post */
+};
+
+/* fill in the LG_MAX_* defaults */
+void mail_limits_default(struct mail_limits *lim);
+
+enum mail_kind {
+	MAIL_HEADER,	/* one header field of an entity */
+	MAIL_TEXT,	/* decoded text of a text/ part, as UTF-8 */
+	MAIL_PART,	/* a non-text leaf part (attachment): type and name only */
+	MAIL_ANOMALY	/* something malformed or truncated was seen */
+};
+
+struct mail_event {
+	enum mail_kind kind;
+	unsigned depth;		/* 0: the post's own header and body */
+	/* MAIL_HEADER: field name as received (NUL-terminated) */
+	const char *name;
+	/*
+	 * MAIL_HEADER: the unfolded value with RFC 2047 words decoded, UTF-8;
+	 * MAIL_TEXT: the part's decoded text as UTF-8 (HTML already turned to
+	 * text, with link and image URLs and alt text kept as words);
+	 * MAIL_ANOMALY: a short lower-case name such as "b64-garbage",
+	 * "header-truncated", "boundary-missing", "depth-limit" (each name
+	 * is reported at most once per post; see mail.c for the full list).
+	 * Always NUL-terminated at data[len].
+	 */
+	const unsigned char *data;
+	size_t len;
+	/* MAIL_TEXT, MAIL_PART: lower-case media type, e.g. "text/html" */
+	const char *ctype;
+	/* MAIL_TEXT: the declared charset, lower case ("" when none) */
+	const char *charset;
+	/* MAIL_PART: the file name (RFC 2231 decoded, UTF-8) or "" */
+	const char *filename;
+};
+
+/* return 0 to go on, -1 to stop the walk (mail_walk then returns -1) */
+typedef int (*mail_cb)(const struct mail_event *ev, void *ctx);
+
+/*
+ * Walk a post: every header field (depth 0 first), then each text part
+ * and attachment in order, anomalies as they are met.  Bare LF and CRLF
+ * both work; a missing blank line after the header is tolerated.
+ * Returns 0, or -1 when out of memory or the callback stopped it.
+ */
+int mail_walk(const unsigned char *msg, size_t len,
+    const struct mail_limits *lim, mail_cb cb, void *ctx);
+
+/*
+ * The first top-level header field called name (case-insensitive),
+ * unfolded and RFC 2047 decoded to UTF-8, into out (reset first).
+ * Returns 1 found, 0 not found, -1 out of memory.
+ */
+int mail_header(const unsigned char *msg, size_t len, const char *name,
+    struct buf *out);
+
+/* offset of the body of the top-level entity (after the blank line) */
+size_t mail_body_offset(const unsigned char *msg, size_t len);
+
+/* --- the decoders, also used on their own (and by the tests) ---------- */
+
+/* base64: decode in into out, skipping garbage; returns 0 clean, 1 if
+ * garbage or bad padding was seen, -1 out of memory/room */
+int b64_decode(const unsigned char *in, size_t n, struct buf *out);
+/* quoted-printable (RFC 2045): 0 clean, 1 bad escapes seen, -1 room */
+int qp_decode(const unsigned char *in, size_t n, struct buf *out);
+/* RFC 2047 encoded words in a header value to UTF-8: 0 clean, 1 bad
+ * words seen (kept as they were), -1 room */
+int rfc2047_decode(const unsigned char *in, size_t n, struct buf *out);
+/*
+ * charset conversion to UTF-8 with iconv.  An unknown or lying charset
+ * never fails: invalid sequences fall back to Latin-1 for that byte.
+ * Returns 0 clean, 1 fallback used, -1 out of memory/room.
+ */
+int charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
+    struct buf *out);
+/* HTML to text: tags, script, style and comments dropped, entities
+ * decoded, href/src URLs and alt/title text kept as words.  0 or -1. */
+int html_to_text(const unsigned char *in, size_t n, struct buf *out);
+/* close the cached iconv handles (tests, leak checkers); optional */
+void charset_cache_clear(void);
+
+#endif

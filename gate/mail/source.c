@@ -1,0 +1,471 @@
+/*
+ * source.c - iterate the posts of a file, mbox, maildir, directory or stdin
+ *
+ * Trusts nothing in the files: any byte sequence splits into posts
+ * without reading out of bounds.  Memory stays bounded: files are mapped
+ * read-only, standard input is kept in memory only up to
+ * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond
+ * (spool_tmpfile, spool.h).  Fails with -1 and a message naming the path
+ * (or the post, FILE:N), or -2 when out of memory; never exits, never
+ * logs.
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/util/buf.h"
+#include "gate/util/lglimits.h"
+#include "gate/mail/source.h"
+#include "gate/mail/spool.h"
+#include "gate/util/xalloc.h"
+
+/* the bytes of one file or of standard input */
+struct region {
+	unsigned char *p;
+	size_t len;
+	int mapped;		/* munmap, else xfree */
+};
+
+struct source {
+	char *path;
+	int isdir;
+	char **names;		/* directory entries, relative to path */
+	size_t nnames, next;
+	/* the current file */
+	struct region r;
+	int open;		/* r holds a file being split */
+	int mbox;
+	int single;		/* an mbox holding one post: named like a file */
+	size_t off;		/* where the next post starts */
+	unsigned long npost;
+	char *fname;		/* the current file's name for posts */
+	struct buf name;	/* the current post's name */
+};
+
+/* release the current file's bytes */
+static void
+region_free(struct region *r)
+{
+	if (r->p != NULL) {
+		if (r->mapped)
+			munmap(r->p, r->len);
+		else
+			xfree(r->p);
+	}
+	r->p = NULL;
+	r->len = 0;
+	r->mapped = 0;
+}
+
+/* map a regular file (or a temporary spool) read-only: 0 or -1 */
+static int
+region_map(int fd, size_t len, struct region *r)
+{
+	void *p;
+
+	r->len = len;
+	r->mapped = 0;
+	r->p = NULL;
+	if (len == 0)
+		return 0;
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	r->p = p;
+	r->mapped = 1;
+	return 0;
+}
+
+/* read a non-regular descriptor (a pipe) to its end: 0 or -1 */
+static int
+region_read(int fd, struct region *r, char *err, size_t errsz,
+    const char *what)
+{
+	struct buf b = BUF_INIT(LG_MAX_SPOOL_MEM);
+	unsigned char chunk[65536];
+	char terr[512];
+	off_t total = 0;
+	ssize_t n;
+	int tfd = -1;
+
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errsz, "%s: read: %s", what,
+			    strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		if (tfd < 0 && buf_add(&b, chunk, (size_t)n) == 0)
+			continue;
+		if (tfd < 0) {
+			/* past the memory limit: spool to disk from here */
+			if ((tfd = spool_tmpfile(terr, sizeof(terr))) < 0) {
+				snprintf(err, errsz, "%s: %s", what, terr);
+				goto fail;
+			}
+			if (spool_write_all(tfd, b.data, b.len) < 0) {
+				snprintf(err, errsz, "%s: cannot spool to a "
+				    "temporary file: %s", what, strerror(errno));
+				goto fail;
+			}
+			total = (off_t)b.len;
+			buf_free(&b);
+		}
+		if (spool_write_all(tfd, chunk, (size_t)n) < 0) {
+			snprintf(err, errsz, "%s: cannot spool to a temporary "
+			    "file: %s", what, strerror(errno));
+			goto fail;
+		}
+		total += n;
+	}
+	if (tfd >= 0) {
+		if ((uintmax_t)total > SIZE_MAX ||
+		    region_map(tfd, (size_t)total, r) < 0) {
+			snprintf(err, errsz, "%s: cannot map the spool: %s",
+			    what, strerror(errno));
+			goto fail;
+		}
+		close(tfd);
+		return 0;
+	}
+	r->p = b.data;		/* handed over; freed with xfree */
+	r->len = b.len;
+	r->mapped = 0;
+	return 0;
+fail:
+	if (tfd >= 0)
+		close(tfd);
+	buf_free(&b);
+	return -1;
+}
+
+static size_t next_from(const unsigned char *, size_t, size_t, size_t *);
+
+/* does this mbox hold just one post (a message file with a From_ line)? */
+static int
+mbox_single(const struct region *r)
+{
+	const unsigned char *nl;
+	size_t start, end;
+
+	nl = memchr(r->p, '\n', r->len);
+	start = nl ? (size_t)(nl - r->p) + 1 : r->len;
+	return next_from(r->p, r->len, start, &end) >= r->len;
+}
+
+/* load a file (or stdin for "-") into the current region: 0 or -1 */
+static int
+load_file(struct source *s, const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+	int fd, r;
+
+	if (strcmp(path, "-") == 0)
+		fd = STDIN_FILENO;
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		r = -1;
+	} else if (S_ISREG(st.st_mode)) {
+		if ((uintmax_t)st.st_size > SIZE_MAX ||
+		    region_map(fd, (size_t)st.st_size, &s->r) < 0) {
+			snprintf(err, errsz, "%s: cannot map: %s", path,
+			    strerror(errno));
+			r = -1;
+		} else
+			r = 0;
+	} else if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errsz, "%s: is a directory", path);
+		r = -1;
+	} else
+		r = region_read(fd, &s->r, err, errsz, path);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (r < 0)
+		return -1;
+	s->open = 1;
+	s->off = 0;
+	s->npost = 0;
+	s->mbox = s->r.len >= 5 && memcmp(s->r.p, "From ", 5) == 0;
+	s->single = !s->mbox || mbox_single(&s->r);
+	return 0;
+}
+
+/* sort directory entries by name */
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* add the regular files of path/sub to the list, sorted: 0, -1, or -2
+ * when out of memory */
+static int
+scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
+{
+	char dpath[4096], fpath[4096];
+	struct dirent *de;
+	struct stat st;
+	size_t first = s->nnames, cap = s->nnames;
+	char **nn;
+	DIR *d;
+	int n;
+
+	n = snprintf(dpath, sizeof(dpath), "%s%s%s", s->path, *sub ? "/" : "",
+	    sub);
+	if (n < 0 || (size_t)n >= sizeof(dpath)) {
+		snprintf(err, errsz, "%s: path too long", s->path);
+		return -1;
+	}
+	if ((d = opendir(dpath)) == NULL) {
+		snprintf(err, errsz, "%s: %s", dpath, strerror(errno));
+		return -1;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		n = snprintf(fpath, sizeof(fpath), "%s/%s", dpath, de->d_name);
+		if (n < 0 || (size_t)n >= sizeof(fpath))
+			continue;
+		if (stat(fpath, &st) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (s->nnames == cap) {
+			cap = cap ? cap * 2 : 64;
+			if (cap > SIZE_MAX / sizeof(char *) ||
+			    (nn = xrealloc(s->names, cap * sizeof(char *))) ==
+			    NULL)
+				goto oom;
+			s->names = nn;
+		}
+		n = snprintf(fpath, sizeof(fpath), "%s%s%s", sub, *sub ? "/" :
+		    "", de->d_name);
+		if ((s->names[s->nnames] = xstrdup(fpath)) == NULL)
+			goto oom;
+		s->nnames++;
+	}
+	closedir(d);
+	qsort(s->names + first, s->nnames - first, sizeof(char *), cmp_names);
+	return 0;
+oom:
+	closedir(d);
+	snprintf(err, errsz, "%s: out of memory while listing", dpath);
+	return -2;
+}
+
+/* is path/sub a directory? */
+static int
+has_subdir(const char *path, const char *sub)
+{
+	char p[4096];
+	struct stat st;
+	int n;
+
+	n = snprintf(p, sizeof(p), "%s/%s", path, sub);
+	return n > 0 && (size_t)n < sizeof(p) && stat(p, &st) == 0 &&
+	    S_ISDIR(st.st_mode);
+}
+
+int
+source_open(const char *path, struct source **src_r, char *err,
+    size_t errsz)
+{
+	struct source *s;
+	struct stat st;
+	int r = -1;
+
+	*src_r = NULL;
+	if ((s = xcalloc(1, sizeof(*s))) == NULL ||
+	    (s->path = xstrdup(path)) == NULL) {
+		xfree(s);
+		snprintf(err, errsz, "%s: out of memory while opening", path);
+		return -2;
+	}
+	buf_init(&s->name, 8192);
+	if (strcmp(path, "-") != 0) {
+		if (stat(path, &st) < 0) {
+			snprintf(err, errsz, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		s->isdir = S_ISDIR(st.st_mode);
+	}
+	if (s->isdir) {
+		if (has_subdir(path, "new") || has_subdir(path, "cur")) {
+			if ((has_subdir(path, "new") &&
+			    (r = scan_dir(s, "new", err, errsz)) < 0) ||
+			    (has_subdir(path, "cur") &&
+			    (r = scan_dir(s, "cur", err, errsz)) < 0))
+				goto fail;
+		} else if ((r = scan_dir(s, "", err, errsz)) < 0)
+			goto fail;
+	} else {
+		if ((s->fname = xstrdup(path)) == NULL) {
+			snprintf(err, errsz, "%s: out of memory while opening",
+			    path);
+			r = -2;
+			goto fail;
+		}
+		if (load_file(s, path, err, errsz) < 0)
+			goto fail;
+	}
+	*src_r = s;
+	return 0;
+fail:
+	source_close(s);
+	return r < 0 ? r : -1;
+}
+
+/* find the next "From " line after a blank line at or after off: its
+ * offset, with *body_end_r where the post before it ends; len if none */
+static size_t
+next_from(const unsigned char *p, size_t len, size_t off, size_t *end_r)
+{
+	const unsigned char *q;
+	size_t i = off;
+
+	while (i < len && (q = memmem(p + i, len - i, "\nFrom ", 6)) != NULL) {
+		size_t at = (size_t)(q - p);	/* the '\n' before "From " */
+
+		if (at >= off && at > 0 && p[at - 1] == '\n') {
+			*end_r = at;		/* keep the last line's \n */
+			return at + 1;
+		}
+		if (at >= off && at > 1 && p[at - 1] == '\r' &&
+		    p[at - 2] == '\n') {
+			*end_r = at - 1;
+			return at + 1;
+		}
+		i = at + 1;
+	}
+	/* the last post: drop the blank line that ends an mbox */
+	*end_r = len;
+	if (len >= off + 2 && p[len - 1] == '\n' && p[len - 2] == '\n')
+		*end_r = len - 1;
+	else if (len >= off + 3 && p[len - 1] == '\n' && p[len - 2] == '\r' &&
+	    p[len - 3] == '\n')
+		*end_r = len - 2;
+	return len;
+}
+
+/* the next post of the current file: 1, 0 when it is used up, or -2
+ * when out of memory (err names the post: FILE, or FILE:N in an mbox) */
+static int
+file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
+{
+	const unsigned char *nl;
+	size_t start, end, nxt;
+	char num[32];
+
+	if (!s->mbox) {
+		if (s->npost > 0)
+			return 0;
+		s->npost = 1;
+		buf_reset(&s->name);
+		if (buf_adds(&s->name, s->fname) < 0)
+			goto oom;
+		p->data = s->r.p ? s->r.p : (const unsigned char *)"";
+		p->len = s->r.len;
+		p->name = buf_str(&s->name);
+		return 1;
+	}
+	if (s->off >= s->r.len)
+		return 0;
+	/* s->off is at a "From " line: the post starts after it */
+	nl = memchr(s->r.p + s->off, '\n', s->r.len - s->off);
+	start = nl ? (size_t)(nl - s->r.p) + 1 : s->r.len;
+	nxt = next_from(s->r.p, s->r.len, start, &end);
+	if (end < start)
+		end = start;
+	s->off = nxt;
+	s->npost++;
+	if (s->single)
+		num[0] = 0;
+	else
+		snprintf(num, sizeof(num), ":%lu", s->npost);
+	buf_reset(&s->name);
+	if (buf_adds(&s->name, s->fname) < 0 || buf_adds(&s->name, num) < 0)
+		goto oom;
+	p->data = s->r.p + start;
+	p->len = end - start;
+	p->name = buf_str(&s->name);
+	return 1;
+oom:
+	if (s->mbox && !s->single)
+		snprintf(err, errsz, "%s:%lu: out of memory", s->fname,
+		    s->npost);
+	else
+		snprintf(err, errsz, "%s: out of memory", s->fname);
+	return -2;
+}
+
+int
+source_next(struct source *s, struct source_post *p, char *err,
+    size_t errsz)
+{
+	char fpath[4096];
+	int r, n;
+
+	for (;;) {
+		if (s->open) {
+			if ((r = file_next(s, p, err, errsz)) != 0)
+				return r;
+			region_free(&s->r);
+			s->open = 0;
+		}
+		if (!s->isdir || s->next >= s->nnames)
+			return 0;
+		n = snprintf(fpath, sizeof(fpath), "%s/%s", s->path,
+		    s->names[s->next]);
+		s->next++;
+		if (n < 0 || (size_t)n >= sizeof(fpath)) {
+			snprintf(err, errsz, "%s/%s: path too long", s->path,
+			    s->names[s->next - 1]);
+			return -1;
+		}
+		xfree(s->fname);
+		if ((s->fname = xstrdup(fpath)) == NULL) {
+			snprintf(err, errsz, "%s: out of memory", fpath);
+			return -2;
+		}
+		if (load_file(s, fpath, err, errsz) < 0)
+			return -1;
+	}
+}
+
+int
+source_multi(const struct source *s)
+{
+	return s->isdir || !s->single;
+}
+
+void
+source_close(struct source *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	region_free(&s->r);
+	for (i = 0; i < s->nnames; i++)
+		xfree(s->names[i]);
+	xfree(s->names);
+	xfree(s->fname);
+	xfree(s->path);
+	buf_free(&s->name);
+	xfree(s);
+}

@@ -1,0 +1,114 @@
+/*
+ * xalloc.c - allocation with failure injection for torture tests
+ *
+ * Never aborts: failure is reported as NULL and the caller turns it
+ * into an error (a filter run then defers).  LISTGATE_FAIL_ALLOC=n in the
+ * environment makes the n-th allocation fail, for the allocation-failure
+ * torture test; LISTGATE_ALLOC_REPORT=1 prints "listgate: allocations N
+ * failed F" to standard error at exit, so the torture test knows how far
+ * to count (F is the number of the failed allocation, 0 for none).
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/util/xalloc.h"
+
+static unsigned long fail_at, counter, failed;
+static int env_read;
+
+/* atexit: the allocation count for LISTGATE_ALLOC_REPORT */
+static void
+report(void)
+{
+	fprintf(stderr, "listgate: allocations %lu failed %lu\n", counter,
+	    failed);
+}
+
+static int
+should_fail(void)
+{
+	if (!env_read) {
+		const char *e = getenv("LISTGATE_FAIL_ALLOC");
+
+		env_read = 1;
+		if (e && *e)
+			fail_at = strtoul(e, NULL, 10);
+		if ((e = getenv("LISTGATE_ALLOC_REPORT")) != NULL &&
+		    strcmp(e, "1") == 0)
+			atexit(report);
+	}
+	counter++;
+	if (fail_at != 0 && counter == fail_at) {
+		failed = counter;
+		return 1;
+	}
+	return 0;
+}
+
+void
+xalloc_fail_at(unsigned long n)
+{
+	env_read = 1;
+	fail_at = n;
+	counter = 0;
+}
+
+unsigned long
+xalloc_count(void)
+{
+	return counter;
+}
+
+void *
+xmalloc(size_t n)
+{
+	if (should_fail())
+		return NULL;
+	return malloc(n ? n : 1);
+}
+
+void *
+xcalloc(size_t nmemb, size_t size)
+{
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	if (should_fail())
+		return NULL;
+	return calloc(nmemb ? nmemb : 1, size ? size : 1);
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	if (should_fail())
+		return NULL;
+	return realloc(p, n ? n : 1);
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *d;
+
+	if (n == SIZE_MAX || (d = xmalloc(n + 1)) == NULL)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = 0;
+	return d;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+void
+xfree(void *p)
+{
+	free(p);
+}
