@@ -25,6 +25,7 @@
 
 #include "gate/util/clock.h"
 #include "db/tokdb.h"
+#include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
 #include "gate/util/xalloc.h"
 
 #define TOKDB_FORMAT	1

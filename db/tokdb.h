@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gate/tok.h"
+#include "gate/toklist.h"
 
 struct tokdb;
 

@@ -1,9 +1,9 @@
 /*
- * tok.c - token sets and the word, URL, address and header tokenizers
+ * tok.c - the word, URL, address and header tokenizers
  *
  * Input is hostile decoded text: any byte sequence, invalid UTF-8
  * included, is cut into bounded tokens (a token never exceeds
- * TOK_MAX_BYTES; a word longer than max_token becomes a "skip:" token;
+ * TOKLIST_MAX_BYTES; a word longer than max_token becomes a "skip:" token;
  * a set holds at most max_tokens).  Fails (-1) only when memory runs
  * out.  Never logs, never exits.  tok_post (the mail_walk glue) is in
  * tok_post.c.
@@ -19,192 +19,6 @@
 #include "gate/tok.h"
 #include "gate/util/utf8.h"
 #include "gate/util/xalloc.h"
-
-/* ---- toklist: hash set of byte strings in first-seen order ---------- */
-
-struct toklist {
-	unsigned char *arena;	/* tokens, each NUL-terminated */
-	size_t alen, acap;
-	size_t *off;		/* start of token i in arena */
-	uint16_t *len;		/* its length (<= TOK_MAX_BYTES) */
-	size_t n, cap;		/* tokens held, room in off/len */
-	uint32_t *slot;		/* open addressing: index + 1, 0 = empty */
-	uint32_t *hash;		/* hash of token i, for rehashing */
-	size_t nslot;		/* a power of two, at least 2 * n */
-	size_t max;		/* most tokens held */
-};
-
-/* FNV-1a, 32 bits */
-static uint32_t
-tok_hash(const unsigned char *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= p[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-struct toklist *
-toklist_new(size_t max_tokens)
-{
-	struct toklist *tl;
-
-	if ((tl = xcalloc(1, sizeof(*tl))) == NULL)
-		return NULL;
-	if (max_tokens > UINT32_MAX / 4)
-		max_tokens = UINT32_MAX / 4;
-	tl->max = max_tokens;
-	return tl;
-}
-
-void
-toklist_free(struct toklist *tl)
-{
-	if (tl == NULL)
-		return;
-	xfree(tl->arena);
-	xfree(tl->off);
-	xfree(tl->len);
-	xfree(tl->slot);
-	xfree(tl->hash);
-	xfree(tl);
-}
-
-void
-toklist_reset(struct toklist *tl)
-{
-	tl->alen = 0;
-	tl->n = 0;
-	if (tl->slot != NULL)
-		memset(tl->slot, 0, tl->nslot * sizeof(*tl->slot));
-}
-
-size_t
-toklist_count(const struct toklist *tl)
-{
-	return tl->n;
-}
-
-const char *
-toklist_get(const struct toklist *tl, size_t i, size_t *len_r)
-{
-	if (i >= tl->n) {
-		if (len_r != NULL)
-			*len_r = 0;
-		return "";
-	}
-	if (len_r != NULL)
-		*len_r = tl->len[i];
-	return (const char *)tl->arena + tl->off[i];
-}
-
-/* double the slot table and re-insert every token: 0 or -1 */
-static int
-toklist_rehash(struct toklist *tl)
-{
-	size_t ns = tl->nslot ? tl->nslot * 2 : 256, i, j;
-	uint32_t *s;
-
-	if ((s = xcalloc(ns, sizeof(*s))) == NULL)
-		return -1;
-	for (i = 0; i < tl->n; i++) {
-		j = tl->hash[i] & (ns - 1);
-		while (s[j] != 0)
-			j = (j + 1) & (ns - 1);
-		s[j] = (uint32_t)i + 1;
-	}
-	xfree(tl->slot);
-	tl->slot = s;
-	tl->nslot = ns;
-	return 0;
-}
-
-/* the slot holding tok (hash h), else the empty slot where it belongs;
- * the table must have slots */
-static size_t
-toklist_slot(const struct toklist *tl, const void *tok, size_t len,
-    uint32_t h)
-{
-	size_t j, k;
-
-	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
-	    j = (j + 1) & (tl->nslot - 1)) {
-		k = tl->slot[j] - 1;
-		if (tl->hash[k] == h && tl->len[k] == len &&
-		    memcmp(tl->arena + tl->off[k], tok, len) == 0)
-			break;
-	}
-	return j;
-}
-
-long
-toklist_find(const struct toklist *tl, const void *tok, size_t len)
-{
-	size_t j;
-
-	if (tl->nslot == 0 || len > TOK_MAX_BYTES)
-		return -1;
-	j = toklist_slot(tl, tok, len, tok_hash(tok, len));
-	return tl->slot[j] != 0 ? (long)tl->slot[j] - 1 : -1;
-}
-
-int
-toklist_add(struct toklist *tl, const void *tok, size_t len)
-{
-	const unsigned char *p = tok;
-	uint32_t h;
-	size_t j;
-
-	if (len > TOK_MAX_BYTES || tl->n >= tl->max)
-		return 0;
-	if ((tl->n + 1) * 2 > tl->nslot && toklist_rehash(tl) < 0)
-		return -1;
-	h = tok_hash(p, len);
-	j = toklist_slot(tl, p, len, h);
-	if (tl->slot[j] != 0)
-		return 0;	/* already there */
-	if (tl->n == tl->cap) {
-		size_t nc = tl->cap ? tl->cap * 2 : 256;
-		size_t *no;
-		uint16_t *nl;
-		uint32_t *nh;
-
-		if ((no = xrealloc(tl->off, nc * sizeof(*no))) == NULL)
-			return -1;
-		tl->off = no;
-		if ((nl = xrealloc(tl->len, nc * sizeof(*nl))) == NULL)
-			return -1;
-		tl->len = nl;
-		if ((nh = xrealloc(tl->hash, nc * sizeof(*nh))) == NULL)
-			return -1;
-		tl->hash = nh;
-		tl->cap = nc;
-	}
-	if (tl->acap - tl->alen < len + 1) {
-		size_t na = tl->acap ? tl->acap * 2 : 8192;
-		unsigned char *a;
-
-		while (na - tl->alen < len + 1)
-			na *= 2;
-		if ((a = xrealloc(tl->arena, na)) == NULL)
-			return -1;
-		tl->arena = a;
-		tl->acap = na;
-	}
-	memcpy(tl->arena + tl->alen, p, len);
-	tl->arena[tl->alen + len] = '\0';
-	tl->off[tl->n] = tl->alen;
-	tl->len[tl->n] = (uint16_t)len;
-	tl->hash[tl->n] = h;
-	tl->alen += len + 1;
-	tl->slot[j] = (uint32_t)tl->n + 1;
-	tl->n++;
-	return 1;
-}
 
 void
 tok_opts_words(struct tok_opts *o)
@@ -236,10 +50,10 @@ static int
 emit2(struct toklist *tl, const char *prefix, const void *a, size_t na,
     const void *b, size_t nb, int fold)
 {
-	unsigned char t[TOK_MAX_BYTES + 1];
+	unsigned char t[TOKLIST_MAX_BYTES + 1];
 	size_t np = strlen(prefix), i;
 
-	if (np + na + nb > TOK_MAX_BYTES)
+	if (np + na + nb > TOKLIST_MAX_BYTES)
 		return 0;
 	memcpy(t, prefix, np);
 	memcpy(t + np, a, na);
@@ -374,8 +188,8 @@ word(struct wstate *w, const unsigned char *p, size_t n)
 	if (emit(w->tl, w->prefix, p, n, o->fold_case) < 0)
 		return -1;
 	if (o->bigrams && w->prefix[0] == '\0') {
-		if (w->nprev > 0 && w->nprev + 1 + n + 3 <= TOK_MAX_BYTES) {
-			unsigned char t[TOK_MAX_BYTES];
+		if (w->nprev > 0 && w->nprev + 1 + n + 3 <= TOKLIST_MAX_BYTES) {
+			unsigned char t[TOKLIST_MAX_BYTES];
 			size_t k = 0;
 
 			memcpy(t, "bi:", 3);

@@ -13,13 +13,11 @@
 #include <stddef.h>
 
 #include "gate/mail/mail.h"
+#include "gate/toklist.h"
 
 /* bump whenever the tokens for the same post change: token files record
  * it and refuse to be used by a tokenizer of another version */
 #define TOK_VERSION 1
-
-/* longest token kept in a toklist (prefix and all); longer ones are refused */
-#define TOK_MAX_BYTES	255
 
 struct tok_opts {
 	struct mail_limits lim;	/* parser limits (max_scan from the list) */
@@ -38,21 +36,6 @@ struct tok_opts {
 void tok_opts_default(struct tok_opts *o);
 /* the tokenizer's own defaults only (o->lim untouched) */
 void tok_opts_words(struct tok_opts *o);
-
-/* a set of distinct tokens, kept in first-seen order */
-struct toklist;
-
-struct toklist *toklist_new(size_t max_tokens);	/* NULL when out of memory */
-void toklist_free(struct toklist *tl);
-void toklist_reset(struct toklist *tl);		/* empty, keep memory */
-size_t toklist_count(const struct toklist *tl);
-/* the i-th token (0 <= i < count); NUL-terminated; length in *len_r */
-const char *toklist_get(const struct toklist *tl, size_t i, size_t *len_r);
-/* add one token: 1 added, 0 already there, set full or token longer than
- * TOK_MAX_BYTES, -1 out of memory */
-int toklist_add(struct toklist *tl, const void *tok, size_t len);
-/* the index of a token in the set, or -1 when absent */
-long toklist_find(const struct toklist *tl, const void *tok, size_t len);
 
 /*
  * Tokenize free text (UTF-8, any bytes tolerated) into tl, each token

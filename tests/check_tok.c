@@ -73,12 +73,12 @@ END_TEST
 START_TEST(set_bounds_and_growth)
 {
 	struct toklist *tl = toklist_new(5000);
-	char big[TOK_MAX_BYTES + 2], t[32];
+	char big[TOKLIST_MAX_BYTES + 2], t[32];
 	size_t i, n;
 
 	memset(big, 'x', sizeof(big));
-	ck_assert_int_eq(toklist_add(tl, big, TOK_MAX_BYTES + 1), 0);
-	ck_assert_int_eq(toklist_add(tl, big, TOK_MAX_BYTES), 1);
+	ck_assert_int_eq(toklist_add(tl, big, TOKLIST_MAX_BYTES + 1), 0);
+	ck_assert_int_eq(toklist_add(tl, big, TOKLIST_MAX_BYTES), 1);
 	for (i = 0; i < 6000; i++) {
 		n = (size_t)snprintf(t, sizeof(t), "tok%zu", i);
 		ck_assert_int_ge(toklist_add(tl, t, n), 0);
@@ -249,7 +249,7 @@ START_TEST(hostile_bytes)
 			size_t n;
 
 			toklist_get(tl, i, &n);
-			ck_assert_uint_le(n, TOK_MAX_BYTES);
+			ck_assert_uint_le(n, TOKLIST_MAX_BYTES);
 		}
 	}
 	ck_assert_int_eq(tok_text(&o, "", 0, s, 0, tl), 0);

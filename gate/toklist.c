@@ -1,0 +1,199 @@
+/*
+ * toklist.c - a set of distinct tokens (byte strings) in first-seen order
+ *
+ * An open-addressing hash table over an arena.  Bounded: a token longer
+ * than TOKLIST_MAX_BYTES is refused, and the set stops growing at its
+ * maximum (adding then returns 0, as for a token already there).  Fails
+ * (-1) only when memory runs out.  Never logs, never exits.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "gate/toklist.h"
+#include "gate/util/xalloc.h"
+
+struct toklist {
+	unsigned char *arena;	/* tokens, each NUL-terminated */
+	size_t alen, acap;
+	size_t *off;		/* start of token i in arena */
+	uint16_t *len;		/* its length (<= TOKLIST_MAX_BYTES) */
+	size_t n, cap;		/* tokens held, room in off/len */
+	uint32_t *slot;		/* open addressing: index + 1, 0 = empty */
+	uint32_t *hash;		/* hash of token i, for rehashing */
+	size_t nslot;		/* a power of two, at least 2 * n */
+	size_t max;		/* most tokens held */
+};
+
+/* FNV-1a, 32 bits */
+static uint32_t
+toklist_hash(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct toklist *
+toklist_new(size_t max_tokens)
+{
+	struct toklist *tl;
+
+	if ((tl = xcalloc(1, sizeof(*tl))) == NULL)
+		return NULL;
+	if (max_tokens > UINT32_MAX / 4)
+		max_tokens = UINT32_MAX / 4;
+	tl->max = max_tokens;
+	return tl;
+}
+
+void
+toklist_free(struct toklist *tl)
+{
+	if (tl == NULL)
+		return;
+	xfree(tl->arena);
+	xfree(tl->off);
+	xfree(tl->len);
+	xfree(tl->slot);
+	xfree(tl->hash);
+	xfree(tl);
+}
+
+void
+toklist_reset(struct toklist *tl)
+{
+	tl->alen = 0;
+	tl->n = 0;
+	if (tl->slot != NULL)
+		memset(tl->slot, 0, tl->nslot * sizeof(*tl->slot));
+}
+
+size_t
+toklist_count(const struct toklist *tl)
+{
+	return tl->n;
+}
+
+const char *
+toklist_get(const struct toklist *tl, size_t i, size_t *len_r)
+{
+	if (i >= tl->n) {
+		if (len_r != NULL)
+			*len_r = 0;
+		return "";
+	}
+	if (len_r != NULL)
+		*len_r = tl->len[i];
+	return (const char *)tl->arena + tl->off[i];
+}
+
+/* double the slot table and re-insert every token: 0 or -1 */
+static int
+toklist_rehash(struct toklist *tl)
+{
+	size_t ns = tl->nslot ? tl->nslot * 2 : 256, i, j;
+	uint32_t *s;
+
+	if ((s = xcalloc(ns, sizeof(*s))) == NULL)
+		return -1;
+	for (i = 0; i < tl->n; i++) {
+		j = tl->hash[i] & (ns - 1);
+		while (s[j] != 0)
+			j = (j + 1) & (ns - 1);
+		s[j] = (uint32_t)i + 1;
+	}
+	xfree(tl->slot);
+	tl->slot = s;
+	tl->nslot = ns;
+	return 0;
+}
+
+/* the slot holding tok (hash h), else the empty slot where it belongs;
+ * the table must have slots */
+static size_t
+toklist_slot(const struct toklist *tl, const void *tok, size_t len,
+    uint32_t h)
+{
+	size_t j, k;
+
+	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
+	    j = (j + 1) & (tl->nslot - 1)) {
+		k = tl->slot[j] - 1;
+		if (tl->hash[k] == h && tl->len[k] == len &&
+		    memcmp(tl->arena + tl->off[k], tok, len) == 0)
+			break;
+	}
+	return j;
+}
+
+long
+toklist_find(const struct toklist *tl, const void *tok, size_t len)
+{
+	size_t j;
+
+	if (tl->nslot == 0 || len > TOKLIST_MAX_BYTES)
+		return -1;
+	j = toklist_slot(tl, tok, len, toklist_hash(tok, len));
+	return tl->slot[j] != 0 ? (long)tl->slot[j] - 1 : -1;
+}
+
+int
+toklist_add(struct toklist *tl, const void *tok, size_t len)
+{
+	const unsigned char *p = tok;
+	uint32_t h;
+	size_t j;
+
+	if (len > TOKLIST_MAX_BYTES || tl->n >= tl->max)
+		return 0;
+	if ((tl->n + 1) * 2 > tl->nslot && toklist_rehash(tl) < 0)
+		return -1;
+	h = toklist_hash(p, len);
+	j = toklist_slot(tl, p, len, h);
+	if (tl->slot[j] != 0)
+		return 0;	/* already there */
+	if (tl->n == tl->cap) {
+		size_t nc = tl->cap ? tl->cap * 2 : 256;
+		size_t *no;
+		uint16_t *nl;
+		uint32_t *nh;
+
+		if ((no = xrealloc(tl->off, nc * sizeof(*no))) == NULL)
+			return -1;
+		tl->off = no;
+		if ((nl = xrealloc(tl->len, nc * sizeof(*nl))) == NULL)
+			return -1;
+		tl->len = nl;
+		if ((nh = xrealloc(tl->hash, nc * sizeof(*nh))) == NULL)
+			return -1;
+		tl->hash = nh;
+		tl->cap = nc;
+	}
+	if (tl->acap - tl->alen < len + 1) {
+		size_t na = tl->acap ? tl->acap * 2 : 8192;
+		unsigned char *a;
+
+		while (na - tl->alen < len + 1)
+			na *= 2;
+		if ((a = xrealloc(tl->arena, na)) == NULL)
+			return -1;
+		tl->arena = a;
+		tl->acap = na;
+	}
+	memcpy(tl->arena + tl->alen, p, len);
+	tl->arena[tl->alen + len] = '\0';
+	tl->off[tl->n] = tl->alen;
+	tl->len[tl->n] = (uint16_t)len;
+	tl->hash[tl->n] = h;
+	tl->alen += len + 1;
+	tl->slot[j] = (uint32_t)tl->n + 1;
+	tl->n++;
+	return 1;
+}
