@@ -1,19 +1,17 @@
 /*
- * codec.c - MIME transfer decodings: base64 and quoted-printable
+ * b64.c - the base64 transfer decoding (RFC 2045)
  *
  * Input is hostile: any byte sequence is decoded without overrun.
- * Garbage is skipped (base64) or kept literally (quoted-printable) and
- * reported through the return value; the only failure (-1) is the
- * output buffer refusing to grow (its maximum, or out of memory).
- * Output never exceeds the input length, so callers can size buffers.
+ * Garbage is skipped and reported through the return value; the only
+ * failure (-1) is the output buffer refusing to grow (its maximum, or
+ * out of memory).  Output never exceeds 3/4 of the input length plus 3.
  */
 #include "config.h"
 
 #include <string.h>
 
+#include "gate/mail/b64.h"
 #include "gate/util/buf.h"
-#include "gate/mail/mail.h"
-#include "gate/mail/mailint.h"
 
 /* 0..63 for the alphabet, 64 '=', 65 white space, 66 garbage */
 #define B64_PAD		64
@@ -97,52 +95,6 @@ b64_decode(const unsigned char *in, size_t n, struct buf *out)
 		bad = 1;
 	} else if (q == 1)
 		bad = 1;
-	out->len = (size_t)(o - out->data);
-	out->data[out->len] = 0;
-	return bad;
-}
-
-/* quoted-printable to bytes, bad escapes kept */
-int
-qp_decode(const unsigned char *in, size_t n, struct buf *out)
-{
-	unsigned char *o;
-	size_t i, j;
-	int bad = 0, h, l;
-
-	if (buf_reserve(out, n) < 0)
-		return -1;
-	o = out->data + out->len;
-	for (i = 0; i < n; i++) {
-		if (in[i] != '=') {
-			*o++ = in[i];
-			continue;
-		}
-		if (i + 2 < n && (h = hexval(in[i + 1])) >= 0 &&
-		    (l = hexval(in[i + 2])) >= 0) {
-			*o++ = (unsigned char)(h << 4 | l);
-			i += 2;
-			continue;
-		}
-		/* soft line break: '=' then optional blanks then EOL or end */
-		for (j = i + 1; j < n && (in[j] == ' ' || in[j] == '\t'); j++)
-			;
-		if (j == n) {
-			i = j - 1;
-			continue;
-		}
-		if (in[j] == '\n' || (in[j] == '\r' && j + 1 < n &&
-		    in[j + 1] == '\n')) {
-			i = in[j] == '\r' ? j + 1 : j;
-			continue;
-		}
-		if (in[j] == '\r' && j + 1 == n) {
-			i = j;
-			continue;
-		}
-		*o++ = '=';		/* a bad escape stays as it was */
-		bad = 1;
-	}
 	out->len = (size_t)(o - out->data);
 	out->data[out->len] = 0;
 	return bad;

@@ -15,9 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gate/mail/charset.h"
 #include "gate/util/buf.h"
-#include "gate/mail/mail.h"
-#include "gate/mail/mailint.h"
 #include "gate/util/utf8.h"
 
 /* longest charset name looked up; real names are under 30 bytes */
@@ -74,40 +73,9 @@ static const char *const utf8_names[] = {
 	"unknown-8bit", "x-unknown", "unknown", "x-user-defined",
 };
 
-/* one code point as UTF-8 */
-int
-utf8_put(struct buf *out, unsigned long cp)
-{
-	unsigned char u[4];
-	size_t n;
-
-	if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-		cp = 0xFFFD;
-	if (cp < 0x80) {
-		u[0] = (unsigned char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (unsigned char)(0xC0 | cp >> 6);
-		u[1] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (unsigned char)(0xE0 | cp >> 12);
-		u[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		u[2] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		u[0] = (unsigned char)(0xF0 | cp >> 18);
-		u[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
-		u[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
-		u[3] = (unsigned char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	return buf_add(out, u, n);
-}
-
 /* UTF-8 kept, invalid bytes as Latin-1 */
 int
-utf8_sanitize(const unsigned char *in, size_t n, struct buf *out)
+charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, k;
 	int bad = 0;
@@ -258,7 +226,7 @@ charset_convert(const char *charset, size_t cslen, const unsigned char *in,
 		*flags |= CS_INVALID;
 	return 0;
 asutf8:
-	if ((r = utf8_sanitize(in, n, out)) < 0)
+	if ((r = charset_utf8_latin1(in, n, out)) < 0)
 		return -1;
 	if (r)
 		*flags |= CS_INVALID;

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/mail/html.h"
 #include "gate/util/buf.h"
-#include "gate/mail/mail.h"
-#include "gate/mail/mailint.h"
+#include "gate/util/utf8.h"
 
 /* longest tag or attribute name looked at */
 #define TAG_MAX		16

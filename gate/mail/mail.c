@@ -17,10 +17,15 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gate/mail/b64.h"
+#include "gate/mail/charset.h"
+#include "gate/mail/html.h"
+#include "gate/mail/mail.h"
+#include "gate/mail/mime.h"
+#include "gate/mail/qp.h"
+#include "gate/mail/rfc2047.h"
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
-#include "gate/mail/mail.h"
-#include "gate/mail/mailint.h"
 #include "gate/util/xalloc.h"
 
 /* recursion guard whatever max_depth says: each level is a C stack frame */

@@ -82,27 +82,4 @@ int mail_header(const unsigned char *msg, size_t len, const char *name,
 /* offset of the body of the top-level entity (after the blank line) */
 size_t mail_body_offset(const unsigned char *msg, size_t len);
 
-/* --- the decoders, also used on their own (and by the tests) ---------- */
-
-/* base64: decode in into out, skipping garbage; returns 0 clean, 1 if
- * garbage or bad padding was seen, -1 out of memory/room */
-int b64_decode(const unsigned char *in, size_t n, struct buf *out);
-/* quoted-printable (RFC 2045): 0 clean, 1 bad escapes seen, -1 room */
-int qp_decode(const unsigned char *in, size_t n, struct buf *out);
-/* RFC 2047 encoded words in a header value to UTF-8: 0 clean, 1 bad
- * words seen (kept as they were), -1 room */
-int rfc2047_decode(const unsigned char *in, size_t n, struct buf *out);
-/*
- * charset conversion to UTF-8 with iconv.  An unknown or lying charset
- * never fails: invalid sequences fall back to Latin-1 for that byte.
- * Returns 0 clean, 1 fallback used, -1 out of memory/room.
- */
-int charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
-    struct buf *out);
-/* HTML to text: tags, script, style and comments dropped, entities
- * decoded, href/src URLs and alt/title text kept as words.  0 or -1. */
-int html_to_text(const unsigned char *in, size_t n, struct buf *out);
-/* close the cached iconv handles (tests, leak checkers); optional */
-void charset_cache_clear(void);
-
 #endif

@@ -1,12 +1,12 @@
 /*
- * utf8.h - the one UTF-8 sequence check of libgate: the tokenizer, the
- * charset sanitizer and the commands' output all use it
+ * utf8.h - the one UTF-8 sequence check of libgate (the tokenizer, the
+ * charset fallback and the sanitizer use it), and the writer
  *
  * Strict RFC 3629: no overlong forms, no surrogates, nothing above
  * U+10FFFF, no truncated sequence.  Any byte sequence is safe input; at
- * most n bytes are read.  Defined here as static inline (no utf8.c): an
- * out-of-line call per character made `listgate tokens` 4-6% slower on
- * mostly non-ASCII text.
+ * most n bytes are read.  The decoder is static inline: an
+ * out-of-line call per character made `listgate tokens` measurably slower
+ * on mostly non-ASCII text.  utf8.c has the writer.
  */
 #ifndef LG_UTF8_H
 #define LG_UTF8_H
@@ -60,5 +60,11 @@ utf8_len(const unsigned char *p, size_t n)
 
 	return utf8_decode(p, n, &cp);
 }
+
+struct buf;
+
+/* append code point cp as UTF-8 (invalid ones, surrogates and above
+ * U+10FFFF, as U+FFFD): 0, or -1 when out refuses to grow */
+int utf8_put(struct buf *out, unsigned long cp);
 
 #endif

@@ -11,8 +11,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gate/util/buf.h"
+#include "gate/mail/b64.h"
+#include "gate/mail/html.h"
 #include "gate/mail/mail.h"
+#include "gate/mail/qp.h"
+#include "gate/mail/rfc2047.h"
+#include "gate/util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
