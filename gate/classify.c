@@ -2,9 +2,10 @@
  * classify.c - tokenize a post, fetch its tokens' counts, score it
  *
  * Glue only: the post is hostile but reaches nothing here except the
- * bounded tokenizer; counts come from the list's token store.  Fails
- * with -1 and a message (out of memory, token store error).  Never
- * logs, never exits.
+ * bounded tokenizer; counts come through a struct classify_counts (the
+ * list's token store, adapted in gate/app/tokcounts.c), so the core
+ * knows nothing of storage.  Fails with -1 and a message (out of
+ * memory, a count source error).  Never logs, never exits.
  */
 #include "config.h"
 
@@ -13,33 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/util/buf.h"
 #include "gate/classify.h"
+#include "gate/util/buf.h"
 #include "gate/util/xalloc.h"
-
-enum verdict
-verdict_of(double score, double ham_cutoff, double spam_cutoff)
-{
-	if (score < ham_cutoff)
-		return VERDICT_HAM;
-	if (score >= spam_cutoff)
-		return VERDICT_SPAM;
-	return VERDICT_UNSURE;
-}
-
-const char *
-verdict_name(enum verdict v)
-{
-	switch (v) {
-	case VERDICT_HAM:
-		return "ham";
-	case VERDICT_UNSURE:
-		return "unsure";
-	case VERDICT_SPAM:
-		return "spam";
-	}
-	return "unsure";
-}
 
 int
 classify_init(struct classify *c, size_t max_tokens)
@@ -59,12 +36,11 @@ classify_free(struct classify *c)
 }
 
 int
-classify_post(struct classify *c, struct tokdb *db,
+classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz)
 {
-	struct tokcount tc;
-	uint32_t nspam, nham;
+	uint32_t nspam, nham, spam, ham;
 	size_t i, n;
 
 	c->nbt = 0;
@@ -84,20 +60,20 @@ classify_post(struct classify *c, struct tokdb *db,
 		c->bt = nb;
 		c->capbt = n;
 	}
-	if (tokdb_msgcounts(db, &nspam, &nham) < 0) {
-		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+	if (cc->msgcounts(cc->ctx, &nspam, &nham) < 0) {
+		snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		struct bayes_tok *b = &c->bt[i];
 
 		b->tok = toklist_get(c->toks, i, &b->len);
-		if (tokdb_get(db, b->tok, b->len, &tc) < 0) {
-			snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		if (cc->get(cc->ctx, b->tok, b->len, &spam, &ham) < 0) {
+			snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 			return -1;
 		}
-		b->spam = tc.spam;
-		b->ham = tc.ham;
+		b->spam = spam;
+		b->ham = ham;
 		b->f = 0.5;
 		b->used = 0;
 	}

@@ -1,23 +1,35 @@
 /*
- * classify.h - score one post against a list's token store, and verdicts
+ * classify.h - score one post from its tokens' counts
  *
- * Glue between the tokenizer, the token store and the Bayes maths; used
- * by score, filter and show.  Never exits; -1 with a message on error.
+ * Glue between the tokenizer and the Bayes maths; the counts come from
+ * whatever struct classify_counts points at (a list's token store in
+ * practice, see gate/app/tokcounts.h), so the core never touches
+ * storage.  Used by score, filter and show.  Never exits; -1 with a
+ * message on error.
  */
 #ifndef LG_CLASSIFY_H
 #define LG_CLASSIFY_H
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "gate/bayes.h"
 #include "gate/tok.h"
-#include "db/tokdb.h"
 
-enum verdict { VERDICT_HAM, VERDICT_UNSURE, VERDICT_SPAM };
+struct buf;
 
-/* ham below ham_cutoff, spam at or above spam_cutoff, unsure between */
-enum verdict verdict_of(double score, double ham_cutoff, double spam_cutoff);
-const char *verdict_name(enum verdict v);	/* "ham" "unsure" "spam" */
+/* where the counts come from; each function returns 0 (get: 1 found, 0
+ * absent with zero counts), or -1 with errmsg(ctx) saying why */
+struct classify_counts {
+	/* trained posts of each class */
+	int (*msgcounts)(void *ctx, uint32_t *nspam_r, uint32_t *nham_r);
+	/* posts of each class that had the token */
+	int (*get)(void *ctx, const void *tok, size_t len, uint32_t *spam_r,
+	    uint32_t *ham_r);
+	const char *(*errmsg)(void *ctx);
+	void *ctx;
+};
 
 struct classify {
 	struct toklist *toks;	/* the post's tokens */
@@ -31,7 +43,7 @@ int classify_init(struct classify *c, size_t max_tokens);
 void classify_free(struct classify *c);
 
 /* tokenize msg and score it: 0, or -1 with err */
-int classify_post(struct classify *c, struct tokdb *db,
+int classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz);
 

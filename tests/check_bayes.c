@@ -11,7 +11,9 @@
 
 #include "gate/bayes.h"
 #include "gate/util/buf.h"
+#include "gate/app/tokcounts.h"
 #include "gate/classify.h"
+#include "gate/verdict.h"
 #include "db/tokdb.h"
 
 static struct bayes_params
@@ -355,6 +357,7 @@ START_TEST(classify_memory_store)
 	struct tok_opts to;
 	struct bayes_params bp;
 	struct classify c;
+	struct classify_counts cc;
 	struct tokdb *db;
 	struct buf clues = BUF_INIT(65536);
 	char err[256];
@@ -371,8 +374,9 @@ START_TEST(classify_memory_store)
 		learn(db, &to, ham[i], 0);
 	}
 	ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+	tokcounts_tokdb(&cc, db);
 	m = "Subject: cheap viagra\n\nbuy pills now, cheap price\n";
-	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
 	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
 	sspam = c.r.score;
 	ck_assert(c.r.nused > 0);
@@ -393,17 +397,17 @@ START_TEST(classify_memory_store)
 		ck_assert(f > 0.5 && ns > 0 && nh == 0);
 	}
 	m = "Subject: kernel patch\n\nreview the release notes please\n";
-	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
 	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
 	sham = c.r.score;
 	ck_assert_msg(sspam > 0.5 && sham < 0.5, "spam %g ham %g", sspam,
 	    sham);
 	/* the same post twice: the same score (state reused) */
-	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
 	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
 	ck_assert(c.r.score == sham);
 	/* an empty post scores and stays within (0, 1) */
-	ck_assert_int_eq(classify_post(&c, db, &bp, &to,
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
 	    (const unsigned char *)"", 0, err, sizeof(err)), 0);
 	ck_assert(c.r.score > 0 && c.r.score < 1);
 	classify_free(&c);

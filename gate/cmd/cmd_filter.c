@@ -41,6 +41,8 @@
 #include "gate/outcome.h"
 #include "db/queue.h"
 #include "gate/app/run.h"
+#include "gate/app/tokcounts.h"
+#include "gate/verdict.h"
 #include "gate/mail/spool.h"
 #include "db/tokdb.h"
 #include "gate/util/xalloc.h"
@@ -253,6 +255,7 @@ static int
 score_post(struct filter *f, struct classify *c, size_t scan)
 {
 	struct tokdb *db = NULL;
+	struct classify_counts cc;
 	struct tok_opts to;
 	char path[4096], err[1024];
 	int r;
@@ -269,7 +272,8 @@ score_post(struct filter *f, struct classify *c, size_t scan)
 	}
 	tok_opts_default(&to);
 	to.lim.max_scan = f->l.max_scan_bytes;
-	if (f->sp.len > 0 && classify_post(c, db, &f->l.bayes, &to,
+	tokcounts_tokdb(&cc, db);
+	if (f->sp.len > 0 && classify_post(c, &cc, &f->l.bayes, &to,
 	    f->sp.data, scan, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "gate/util/buf.h"
+#include "gate/app/tokcounts.h"
 #include "gate/classify.h"
+#include "gate/verdict.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
 #include "gate/mail/source.h"
@@ -217,6 +219,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_list l;
 	struct tok_opts to;
 	struct classify c;
+	struct classify_counts cc;
 	struct tokdb *db = NULL;
 	struct source *src;
 	struct source_post p;
@@ -266,6 +269,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
+	tokcounts_tokdb(&cc, db);
 	if (stats == 1) {
 		failed = db_stats(db) != EXIT_CMD_OK;
 		goto out;
@@ -302,7 +306,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
-			if (classify_post(&c, db, &l.bayes, &to, p.data, p.len,
+			if (classify_post(&c, &cc, &l.bayes, &to, p.data, p.len,
 			    err, sizeof(err)) < 0) {
 				cmd_err(NAME, "list %s: %s: %s", list, p.name,
 				    err);
