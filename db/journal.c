@@ -1,15 +1,11 @@
 /*
- * journal.c - the training journal in PostgreSQL and its application to
- * a list's token file
+ * journal.c - the training journal in PostgreSQL: storing events in
+ * bulk, fetching them in id order
  *
- * The journal is the source of truth for training; a token file is a
- * view of it that records how far it got (its journal position) in the
- * same Kyoto Cabinet transaction as the counts, so applying is exactly
- * once whatever is interrupted.  Writers of one list's events hold a
- * per-list advisory lock until they commit, so ids of one list become
- * visible in id order and a reader never skips an id that commits late.
- * Messages are hostile and go through the bounded tokenizer.  Failures
- * return -1 with a message; nothing here exits or logs.
+ * See journal.h.  Posts are stored compressed (zlib) with their size and
+ * fetched one row at a time, so a sync never holds more than one
+ * compressed post in memory however large the batch.  Failures return
+ * -1 with a message; nothing here exits or logs.
  */
 #include "config.h"
 
@@ -19,20 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "gate/util/clock.h"
+#include "db/journal.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
-#include "gate/tok.h"
-#include "db/tokdb.h"
 #include "gate/util/xalloc.h"
 
-/* events fetched per token-file transaction, and the longest one may
- * hold the file's lock */
-#define APPLY_BATCH	1024
-#define APPLY_SECONDS	0.25
-/* pause between batches, longer than a waiting reader's lock poll, so
- * filters waiting for the file get in */
-#define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
 /* pipelined INSERTs in flight at most (their results are tiny, so the
  * socket buffers never fill and block both sides) */
 #define PIPE_MAX	128
@@ -212,8 +199,8 @@ journal_rollback(struct queue *q)
 }
 
 int
-queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
-    char *err, size_t errsz)
+journal_lists(struct queue *q, journal_name_fn fn, void *ctx, char *err,
+    size_t errsz)
 {
 	PGresult *res;
 	int i;
@@ -232,163 +219,138 @@ queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
 	return 0;
 }
 
-/* 1 (with err) when the token file claims events the journal does not
- * have: a token file from another or a restored database */
-static int
-ahead(struct queue *q, const char *list, int64_t pos, char *err,
-    size_t errsz)
+int
+journal_last_id(struct queue *q, const char *list, int64_t *id_r,
+    char *err, size_t errsz)
 {
 	const char *vals[1] = { list };
 	PGresult *res;
-	long long max;
-	int r = 0;
 
 	res = PQexecParams(q->conn, "SELECT coalesce(max(id), 0) FROM "
 	    "train_journal WHERE list = $1", 1, NULL, vals, NULL, NULL, 0);
-	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK) {
-		max = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-		if (max < pos) {
-			snprintf(err, errsz, "the token file is at journal "
-			    "position %lld but the journal of list %s ends at "
-			    "%lld: it was built from another (or a restored) "
-			    "database; run `listgate rebuild --list %s`",
-			    (long long)pos, list, max, list);
-			r = 1;
-		}
-	}
-	PQclear(res);
-	return r;
-}
-
-/*
- * One batch: open the token file for writing, read its position, fetch
- * the next events after it and apply them with the new position in one
- * transaction.  Returns the number of events applied (0: up to date), or
- * -1 with err.
- */
-static long
-apply_batch(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
-    struct toklist *tl, unsigned char **buf, size_t *cap,
-    struct journal_stats *st, char *err, size_t errsz)
-{
-	char posbuf[32], limbuf[16];
-	const char *vals[3] = { list, posbuf, limbuf };
-	struct tokdb *db;
-	PGresult *res = NULL;
-	int64_t pos;
-	long n = -1;
-	int i, rows;
-	double start = clock_now_s();
-
-	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
-	    wait_ms, &db, err, errsz) != 0)
-		return -1;
-	if (tokdb_get_pos(db, &pos) < 0) {
-		snprintf(err, errsz, "%s", tokdb_errmsg(db));
-		goto out;
-	}
-	st->pos = pos;
-	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
-	snprintf(limbuf, sizeof(limbuf), "%d", APPLY_BATCH);
-	res = PQexecParams(q->conn, "SELECT id, class = 'spam', "
-	    "CASE op WHEN 'learn' THEN 1 ELSE -1 END::int4, size, "
-	    "(floor(extract(epoch FROM created_at) / 86400))::int8, message_z "
-	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
-	    "ORDER BY id LIMIT $3::int8", 3, NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		goto out;
+		PQclear(res);
+		return -1;
 	}
-	rows = PQntuples(res);
-	if (rows == 0) {
-		n = 0;
-		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
-		    errsz))
-			n = -1;
-		goto out;
-	}
-	if (tokdb_begin(db) < 0) {
-		snprintf(err, errsz, "%s", tokdb_errmsg(db));
-		goto out;
-	}
-	for (i = 0; i < rows; i++) {
-		int64_t id = queue_col_i64(res, i, 0);
-		int spam = PQgetlength(res, i, 1) == 1 &&
-		    *PQgetvalue(res, i, 1) != 0;
-		int dir = (int)queue_col_i64(res, i, 2);
-		int64_t size = queue_col_i64(res, i, 3);
-		int64_t day = queue_col_i64(res, i, 4);
-
-		if (queue_inflate((const unsigned char *)PQgetvalue(res, i, 5),
-		    (size_t)PQgetlength(res, i, 5), size, buf, cap, err,
-		    errsz) < 0) {
-			/* say which event, keep the reason */
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s", err);
-			snprintf(err, errsz, "journal event %lld of list %s: %s",
-			    (long long)id, list, why);
-			tokdb_abort(db);
-			goto out;
-		}
-		if (tok_post(*buf, (size_t)size, to, tl) < 0) {
-			snprintf(err, errsz, "out of memory while tokenizing");
-			tokdb_abort(db);
-			goto out;
-		}
-		if (tokdb_learn(db, tl, spam, dir < 0 ? -1 : 1,
-		    day > 0 && day < 0xffffffffLL ? (uint32_t)day :
-		    tokdb_today()) < 0) {
-			snprintf(err, errsz, "%s", tokdb_errmsg(db));
-			tokdb_abort(db);
-			goto out;
-		}
-		pos = id;
-		/* the rest waits for the next batch: readers get in */
-		if (clock_now_s() - start >= APPLY_SECONDS) {
-			rows = i + 1;
-			break;
-		}
-	}
-	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
-		snprintf(err, errsz, "%s", tokdb_errmsg(db));
-		tokdb_abort(db);
-		goto out;
-	}
-	st->pos = pos;
-	st->nevents += (unsigned long)rows;
-	st->nbatches++;
-	n = rows;
-out:
+	*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
-	tokdb_close(db);
-	return n;
+	return 0;
+}
+
+struct journal_fetch {
+	struct queue *q;
+	const char *list;
+	PGresult *res;		/* the current row (single-row mode) */
+	int done;		/* every result has been read */
+	unsigned char *buf;	/* the current post, decompressed */
+	size_t cap;
+};
+
+/* read what is left of the query, one row at a time, and drop it */
+static void
+fetch_drain(struct journal_fetch *f)
+{
+	PGresult *res;
+
+	PQclear(f->res);
+	f->res = NULL;
+	if (f->done)
+		return;
+	while ((res = PQgetResult(f->q->conn)) != NULL)
+		PQclear(res);
+	f->done = 1;
 }
 
 int
-journal_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
-    struct journal_stats *st, char *err, size_t errsz)
+journal_fetch_open(struct queue *q, const char *list, int64_t after,
+    unsigned max, struct journal_fetch **f_r, char *err, size_t errsz)
 {
-	struct toklist *tl;
-	unsigned char *buf = NULL;
-	size_t cap = 0;
-	long n;
+	char posbuf[32], limbuf[16];
+	const char *vals[3] = { list, posbuf, limbuf };
+	struct journal_fetch *f;
 
-	memset(st, 0, sizeof(*st));
-	if ((tl = toklist_new(to->max_tokens)) == NULL) {
+	*f_r = NULL;
+	if ((f = xcalloc(1, sizeof(*f))) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, &buf,
-	    &cap, st, err, errsz)) > 0) {
-		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
-
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+	f->q = q;
+	f->list = list;
+	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)after);
+	snprintf(limbuf, sizeof(limbuf), "%u", max);
+	/* one row at a time: a batch of large posts never sits in memory
+	 * at once */
+	if (PQsendQueryParams(q->conn, "SELECT id, class = 'spam', "
+	    "CASE op WHEN 'learn' THEN 1 ELSE -1 END::int4, size, "
+	    "(floor(extract(epoch FROM created_at) / 86400))::int8, message_z "
+	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
+	    "ORDER BY id LIMIT $3::int8", 3, NULL, vals, NULL, NULL, 1) != 1 ||
+	    PQsetSingleRowMode(q->conn) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
+		f->done = 1;
+		fetch_drain(f);
+		journal_fetch_close(f);
+		return -1;
 	}
-	toklist_free(tl);
-	xfree(buf);
-	return n < 0 ? -1 : 0;
+	*f_r = f;
+	return 0;
+}
+
+int
+journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
+    char *err, size_t errsz)
+{
+	PGresult *res;
+	int64_t size, day;
+
+	PQclear(f->res);
+	f->res = NULL;
+	if (f->done)
+		return 0;
+	if ((res = PQgetResult(f->q->conn)) == NULL) {
+		f->done = 1;
+		return 0;
+	}
+	f->res = res;
+	if (PQresultStatus(res) == PGRES_TUPLES_OK) {
+		/* the end of the rows: the query's last result */
+		fetch_drain(f);
+		return 0;
+	}
+	if (PQresultStatus(res) != PGRES_SINGLE_TUPLE) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(f->q, res));
+		fetch_drain(f);
+		return -1;
+	}
+	ev->id = queue_col_i64(res, 0, 0);
+	ev->spam = PQgetlength(res, 0, 1) == 1 && *PQgetvalue(res, 0, 1) != 0;
+	ev->dir = queue_col_i64(res, 0, 2) < 0 ? -1 : 1;
+	size = queue_col_i64(res, 0, 3);
+	day = queue_col_i64(res, 0, 4);
+	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
+	if (queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
+	    (size_t)PQgetlength(res, 0, 5), size, &f->buf, &f->cap, err,
+	    errsz) < 0) {
+		/* say which event, keep the reason */
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errsz, "journal event %lld of list %s: %s",
+		    (long long)ev->id, f->list, why);
+		return -1;
+	}
+	ev->raw = f->buf;
+	ev->len = (size_t)size;
+	return 1;
+}
+
+void
+journal_fetch_close(struct journal_fetch *f)
+{
+	if (f == NULL)
+		return;
+	fetch_drain(f);
+	xfree(f->buf);
+	xfree(f);
 }

@@ -53,6 +53,7 @@ static char pq_err[256];
 	    (conn, command, nParams, paramTypes, paramValues, paramLengths, \
 	    paramFormats, resultFormat)) \
 	X(PGresult *, PQgetResult, (PGconn *conn), (conn)) \
+	X(int, PQsetSingleRowMode, (PGconn *conn), (conn)) \
 	X(int, PQenterPipelineMode, (PGconn *conn), (conn)) \
 	X(int, PQexitPipelineMode, (PGconn *conn), (conn)) \
 	X(int, PQpipelineSync, (PGconn *conn), (conn)) \
@@ -215,6 +216,7 @@ FWD(int, PQsendQueryParams, (PGconn *conn, const char *command,
     (conn, command, nParams, paramTypes, paramValues, paramLengths,
     paramFormats, resultFormat))
 FWD(PGresult *, PQgetResult, (PGconn *conn), (conn))
+FWD(int, PQsetSingleRowMode, (PGconn *conn), (conn))
 FWD(int, PQenterPipelineMode, (PGconn *conn), (conn))
 FWD(int, PQexitPipelineMode, (PGconn *conn), (conn))
 FWD(int, PQpipelineSync, (PGconn *conn), (conn))

@@ -110,12 +110,6 @@ int queue_list(struct queue *q, const char *status, const char *list,
 int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
     size_t errsz);
 
-/* called with each list name by queue_journal_lists; 0 to go on */
-typedef int (*queue_name_fn)(const char *list, void *ctx);
-/* every list that has journal events: 0, or -1 */
-int queue_journal_lists(struct queue *q, queue_name_fn fn, void *ctx,
-    char *err, size_t errsz);
-
 /* --- decisions --------------------------------------------------------- */
 
 /* the result of queue_decide */
@@ -172,43 +166,5 @@ typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
 int queue_decide(struct queue *q, int64_t id, const char *status,
     const char *by, const char *note, int flags, queue_release_fn release,
     void *ctx, char *list_r, char *old_r, char *err, size_t errsz);
-
-/* --- the training journal ---------------------------------------------- */
-
-/*
- * Bulk writes: journal_begin opens a transaction and takes the list's
- * journal lock (writers of one list are serialised, so event ids commit
- * in id order and sync never skips one); journal_add appends one event
- * (the post compressed); journal_commit makes them durable together;
- * journal_rollback forgets them.  0, or -1 with err (roll back then).
- */
-int journal_begin(struct queue *q, const char *list, char *err,
-    size_t errsz);
-int journal_add(struct queue *q, const char *list, int spam, int dir,
-    const char *source, int64_t post_id, const unsigned char *raw,
-    size_t len, char *err, size_t errsz);
-int journal_commit(struct queue *q, char *err, size_t errsz);
-void journal_rollback(struct queue *q);
-
-/* what journal_apply did */
-struct journal_stats {
-	unsigned long nevents;	/* events applied */
-	unsigned long nbatches;	/* KC transactions committed */
-	int64_t pos;		/* the token file's position afterwards */
-};
-
-struct tok_opts;
-
-/*
- * Apply list's journal events with id > the token file's position to
- * the token file at path (created when create is set), in batches: each
- * batch is one token-file transaction that also stores the new position,
- * so an interruption at any point loses nothing and applies nothing
- * twice.  The file is closed between batches (readers get in).  The day
- * recorded per token is the event's day.  0, or -1 with err.
- */
-int journal_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
-    struct journal_stats *st, char *err, size_t errsz);
 
 #endif

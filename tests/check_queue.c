@@ -16,10 +16,12 @@
 
 #include <libpq-fe.h>
 
+#include "db/journal.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
 #include "gate/tok.h"
 #include "db/tokdb.h"
+#include "gate/app/sync.h"
 
 /* --- helpers ------------------------------------------------------------- */
 
@@ -865,7 +867,7 @@ END_TEST
 START_TEST(journal_apply_exactly_once)
 {
 	struct queue *q = qopen();
-	struct journal_stats st;
+	struct sync_stats st;
 	struct tok_opts to;
 	struct tokdb *db;
 	char dir[256], path[300], err[1024], post[200];
@@ -891,11 +893,11 @@ START_TEST(journal_apply_exactly_once)
 	ck_assert_int_eq(journal_add(q, "jr", 1, 1, "manual", 0,
 	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
 	journal_rollback(q);
-	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 2400);
 	ck_assert_uint_ge(st.nbatches, 3);
-	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 0);
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
@@ -911,7 +913,7 @@ START_TEST(journal_apply_exactly_once)
 	ck_assert_int_eq(journal_add(q, "jr", 1, -1, "manual", 0,
 	    (const unsigned char *)post, strlen(post), err, sizeof(err)), 0);
 	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
-	ck_assert_int_eq(journal_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 1);
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
@@ -964,7 +966,7 @@ END_TEST
 START_TEST(journal_file_ahead)
 {
 	struct queue *q = qopen();
-	struct journal_stats st;
+	struct sync_stats st;
 	struct tok_opts to;
 	struct tokdb *db;
 	char dir[256], path[300], err[1024];
@@ -980,7 +982,7 @@ START_TEST(journal_file_ahead)
 	ck_assert_int_eq(tokdb_commit(db), 0);
 	tokdb_close(db);
 	tok_opts_default(&to);
-	ck_assert_int_eq(journal_apply(q, "ahead", path, 1, 1000, &to, &st,
+	ck_assert_int_eq(sync_apply(q, "ahead", path, 1, 1000, &to, &st,
 	    err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "rebuild"));
 	unlink(path);

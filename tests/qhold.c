@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/journal.h"
 #include "db/queue.h"
 
 /* the -j mode: journal the posts of a file: exit status */

@@ -1,49 +1,32 @@
 /*
- * queue_cmds.h - what the queue subcommands (migrate, held, show,
- * approve, reject, discard, expire, sync, rebuild) and train share
+ * app.h - what the commands share above storage and configuration:
+ * connecting with the configured database, who decides, showing
+ * untrusted text
  *
- * Each helper prints its own error through cmd_err(name, ...) and
- * returns -1; none exits.
+ * Each function returns -1 with a message in err; none prints or exits.
  */
-#ifndef LG_QUEUE_CMDS_H
-#define LG_QUEUE_CMDS_H
+#ifndef LG_APP_H
+#define LG_APP_H
 
 #include <stddef.h>
 
 #include "gate/util/buf.h"
-#include "listcfg/listcfg.h"
-#include "db/queue.h"
-#include "gate/tok.h"
+
+struct listcfg_global;
+struct queue;
 
 /*
- * Load the global configuration and connect to its database, checking
- * the schema unless check is 0.  Fails when no database is configured
- * (g->conninfo unset and no libpq environment).  0, or -1 (reported;
- * g is then freed).
+ * Load the global configuration of config_dir (NULL: the default) into
+ * g and connect to its database, checking the schema unless check is 0.
+ * Fails when no database is configured (no `database` key and no libpq
+ * environment).  0, or -1 with err (g is then freed).
  */
-int qc_connect(const char *name, const char *config_dir,
-    struct listcfg_global *g, struct queue **q_r, int check);
-
-/*
- * Apply list's journal to its token file (created when missing), say
- * how many events were applied unless quiet.  0, or -1 (reported).
- */
-int qc_sync_list(const char *name, struct queue *q,
-    const struct listcfg_global *g, const char *list, int quiet);
-
-/*
- * Build list's token file at path afresh from the whole journal: into a
- * temporary file in tokens_dir, renamed over path when complete (so a
- * reader or an interruption never sees a half-built file).  Reports
- * errors with cmd_err(name, ...).  0, or -1.
- */
-int qc_build_fresh(const char *name, struct queue *q,
-    const struct listcfg_global *g, const char *list, const char *path,
-    const struct tok_opts *to, struct journal_stats *st);
+int app_connect(const char *config_dir, struct listcfg_global *g,
+    struct queue **q_r, int check, char *err, size_t errsz);
 
 /* the moderator's name: by when given, else $USER, else the passwd
  * entry of the real uid, else "uid N" (into out) */
-const char *qc_who(const char *by, char *out, size_t outsz);
+const char *app_who(const char *by, char *out, size_t outsz);
 
 /*
  * Append s for a terminal: valid UTF-8 kept, control bytes and invalid
@@ -55,15 +38,5 @@ int qc_clean(struct buf *out, const char *s, size_t len, size_t maxchars,
 
 /* append s as a JSON string (quoted, escaped): 0 or -1 */
 int qc_json_str(struct buf *out, const char *s);
-
-/* create a directory and its missing parents (mode 0755): 0 or -1 */
-int qc_mkdir_p(const char *dir);
-
-/* how long a writer of a token file (train, sync, rebuild) waits for
- * the lock: g's lock_wait_ms, but at least 10 seconds */
-unsigned qc_writer_wait(const struct listcfg_global *g);
-
-/* create g's tokens_dir and its missing parents: 0, or -1 (reported) */
-int qc_tokens_dir(const char *name, const struct listcfg_global *g);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * cmd_help.c - helpers shared by the subcommands: error messages, and
- * loading the configuration of the list a command works on
+ * cmd.c - helpers shared by the subcommands: error messages, loading the
+ * configuration of the list a command works on, connecting, syncing
  *
  * Trusts the configuration files only as far as listcfg does; list names
  * from the command line are checked before they reach a path.  Errors
@@ -12,6 +12,9 @@
 #include <unistd.h>
 #include <stdio.h>
 
+#include "db/queue.h"
+#include "gate/app/app.h"
+#include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
 
@@ -95,4 +98,47 @@ cmd_load_list(const char *name, const struct cmd_ctx *ctx,
 		return EXIT_CMD_FAIL;
 	}
 	return EXIT_CMD_OK;
+}
+
+/* connect with the configured database, errors reported */
+int
+cmd_connect(const char *name, const struct cmd_ctx *ctx,
+    struct listcfg_global *g, struct queue **q_r, int check)
+{
+	char err[1024];
+
+	if (app_connect(ctx->config_dir, g, q_r, check, err,
+	    sizeof(err)) < 0) {
+		cmd_err(name, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* sync one list, errors reported, the result printed unless quiet */
+int
+cmd_sync_list(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, int quiet)
+{
+	struct listcfg_list l;
+	struct sync_stats st;
+	char err[1024];
+	int r;
+
+	if (!listcfg_name_ok(list)) {
+		cmd_err(name, "bad list name in the journal; skipped");
+		return -1;
+	}
+	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err(name, "%s", err);
+		return -1;
+	}
+	if ((r = sync_list(q, g, &l, &st, err, sizeof(err))) < 0)
+		cmd_err(name, "%s", err);
+	else if (!quiet)
+		printf("list %s: %lu journal event%s applied, position %lld\n",
+		    list, st.nevents, st.nevents == 1 ? "" : "s",
+		    (long long)st.pos);
+	listcfg_free_list(&l);
+	return r;
 }

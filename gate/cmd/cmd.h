@@ -14,6 +14,7 @@
 
 struct listcfg_global;
 struct listcfg_list;
+struct queue;
 
 /* global options parsed by main before the subcommand */
 struct cmd_ctx {
@@ -83,5 +84,21 @@ int cmd_list_config(const char *name, const struct listcfg_global *g,
 int cmd_load_list(const char *name, const struct cmd_ctx *ctx,
     const char *list, struct listcfg_global *g, struct listcfg_list *l,
     char *path, size_t pathsz);
+
+/*
+ * Load the global configuration and connect to its database, checking
+ * the schema unless check is 0 (app_connect).  0, or -1 reported as
+ * name (g is then freed).
+ */
+int cmd_connect(const char *name, const struct cmd_ctx *ctx,
+    struct listcfg_global *g, struct queue **q_r, int check);
+
+/*
+ * Sync list's token file from the journal (created when missing) and
+ * say how many events were applied unless quiet.  0, or -1 reported as
+ * name.
+ */
+int cmd_sync_list(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, int quiet);
 
 #endif

@@ -25,10 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gate/cmd/cmd.h"
+#include "db/queue.h"
 #include "gate/app/app.h"
 #include "gate/app/run.h"
+#include "gate/cmd/cmd.h"
+#include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
+#include "listcfg/listcfg.h"
 
 /* lists touched in one run, to sync afterwards */
 struct touched {
@@ -59,7 +62,7 @@ sync_touched(const char *name, struct queue *q,
 	int i, nfail = 0;
 
 	for (i = 0; i < t->n; i++)
-		if (qc_sync_list(name, q, g, t->names[i], quiet) < 0)
+		if (cmd_sync_list(name, q, g, t->names[i], quiet) < 0)
 			nfail++;
 	if (t->overflow) {
 		cmd_err(name, "more lists than one run syncs: run `listgate "
@@ -344,11 +347,11 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		cmd_err(d->name, "out of memory");
 		return EXIT_CMD_FAIL;
 	}
-	if (qc_connect(d->name, ctx->config_dir, &g, &q, 1) < 0) {
+	if (cmd_connect(d->name, ctx, &g, &q, 1) < 0) {
 		xfree(t);
 		return EXIT_CMD_FAIL;
 	}
-	qc_who(by, who, sizeof(who));
+	app_who(by, who, sizeof(who));
 	rc.g = &g;
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
@@ -527,11 +530,11 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("expire", "out of memory");
 		return EXIT_CMD_FAIL;
 	}
-	if (qc_connect("expire", ctx->config_dir, &g, &q, 1) < 0) {
+	if (cmd_connect("expire", ctx, &g, &q, 1) < 0) {
 		xfree(t);
 		return EXIT_CMD_FAIL;
 	}
-	qc_who(by, who, sizeof(who));
+	app_who(by, who, sizeof(who));
 	c.g = &g;
 	c.now = time(NULL);
 	if (queue_list(q, "held", list, expire_row, &c, err,

@@ -17,9 +17,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "db/queue.h"
+#include "gate/app/app.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/mail.h"
-#include "gate/app/app.h"
+#include "gate/util/buf.h"
+#include "listcfg/listcfg.h"
 
 /* output buffer bound per row or per shown section */
 #define OUT_MAX		(1024 * 1024)
@@ -211,7 +214,7 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("held", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
 	}
-	if (qc_connect("held", ctx->config_dir, &g, &q, 1) < 0)
+	if (cmd_connect("held", ctx, &g, &q, 1) < 0)
 		return EXIT_CMD_FAIL;
 	buf_init(&c.out, OUT_MAX);
 	c.now = time(NULL);
@@ -340,7 +343,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("show", "bad post ID '%s'", argv[optind]);
 		return EXIT_CMD_USAGE;
 	}
-	if (qc_connect("show", ctx->config_dir, &g, &q, 1) < 0)
+	if (cmd_connect("show", ctx, &g, &q, 1) < 0)
 		return EXIT_CMD_FAIL;
 	found = queue_get(q, id, &r, err, sizeof(err));
 	if (found < 0) {

@@ -12,8 +12,9 @@
 #include <getopt.h>
 #include <stdio.h>
 
+#include "db/queue.h"
 #include "gate/cmd/cmd.h"
-#include "gate/app/app.h"
+#include "listcfg/listcfg.h"
 
 #define NAME "migrate"
 
@@ -79,7 +80,7 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	if (qc_connect(NAME, ctx->config_dir, &g, &q, 0) < 0)
+	if (cmd_connect(NAME, ctx, &g, &q, 0) < 0)
 		return EXIT_CMD_FAIL;
 	if (status) {
 		if (queue_schema_version(q, &v, err, sizeof(err)) < 0) {

@@ -14,10 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/journal.h"
+#include "db/queue.h"
+#include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
-#include "gate/app/app.h"
-#include "gate/tok.h"
-#include "db/tokdb.h"
+#include "listcfg/listcfg.h"
 
 static void
 sync_usage(FILE *f)
@@ -49,7 +50,7 @@ sync_one(const char *list, void *ctx)
 {
 	struct sync_all *s = ctx;
 
-	if (qc_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
+	if (cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
 		s->nfail++;
 	return 0;
 }
@@ -95,13 +96,13 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	memset(&s, 0, sizeof(s));
-	if (qc_connect("sync", ctx->config_dir, &g, &s.q, 1) < 0)
+	if (cmd_connect("sync", ctx, &g, &s.q, 1) < 0)
 		return EXIT_CMD_FAIL;
 	s.g = &g;
 	s.quiet = quiet;
 	if (list != NULL)
 		sync_one(list, &s);
-	else if (queue_journal_lists(s.q, sync_one, &s, err,
+	else if (journal_lists(s.q, sync_one, &s, err,
 	    sizeof(err)) < 0) {
 		cmd_err("sync", "%s", err);
 		s.nfail++;
@@ -140,8 +141,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	struct listcfg_list l;
 	struct queue *q;
-	struct journal_stats st;
-	struct tok_opts to;
+	struct sync_stats st;
 	const char *list = NULL;
 	char err[1024], path[4096];
 	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
@@ -172,7 +172,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
 	}
-	if (qc_connect("rebuild", ctx->config_dir, &g, &q, 1) < 0)
+	if (cmd_connect("rebuild", ctx, &g, &q, 1) < 0)
 		return EXIT_CMD_FAIL;
 	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
 		cmd_err("rebuild", "%s", err);
@@ -182,10 +182,10 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = l.max_scan_bytes;
-	if (qc_build_fresh("rebuild", q, &g, list, path, &to, &st) < 0)
+	if (sync_rebuild(q, &g, &l, path, &st, err, sizeof(err)) < 0) {
+		cmd_err("rebuild", "%s", err);
 		goto out_l;
+	}
 	if (!quiet)
 		printf("list %s: rebuilt %s from %lu journal event%s "
 		    "(position %lld)\n", list, path, st.nevents,

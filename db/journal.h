@@ -1,0 +1,73 @@
+/*
+ * journal.h - the training journal in PostgreSQL: every post learnt or
+ * unlearnt, compressed, in the order it was journaled
+ *
+ * The journal is the source of truth for training; a list's token file
+ * is a view of it that records the id of the last event it applied (its
+ * journal position).  Writers of one list's events hold a per-list
+ * advisory lock until they commit, so ids of one list become visible in
+ * id order and a reader never skips an id that commits late.  This
+ * module stores and fetches events; applying them (tokenizing,
+ * learning) is gate/app/sync.c's work.  Every function returns -1 with a
+ * message in err on failure; nothing here logs or exits.
+ */
+#ifndef LG_JOURNAL_H
+#define LG_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue;
+
+/*
+ * Bulk writes: journal_begin opens a transaction and takes the list's
+ * journal lock (writers of one list are serialised, so event ids commit
+ * in id order and sync never skips one); journal_add appends one event
+ * (the post compressed); journal_commit makes them durable together;
+ * journal_rollback forgets them.  0, or -1 with err (roll back then).
+ */
+int journal_begin(struct queue *q, const char *list, char *err,
+    size_t errsz);
+int journal_add(struct queue *q, const char *list, int spam, int dir,
+    const char *source, int64_t post_id, const unsigned char *raw,
+    size_t len, char *err, size_t errsz);
+int journal_commit(struct queue *q, char *err, size_t errsz);
+void journal_rollback(struct queue *q);
+
+/* called with each list name by journal_lists; 0 to go on */
+typedef int (*journal_name_fn)(const char *list, void *ctx);
+/* every list that has journal events: 0, or -1 */
+int journal_lists(struct queue *q, journal_name_fn fn, void *ctx,
+    char *err, size_t errsz);
+
+/* the id of list's newest event (0 when none): 0, or -1 */
+int journal_last_id(struct queue *q, const char *list, int64_t *id_r,
+    char *err, size_t errsz);
+
+/* one event, as journal_fetch_next hands it out */
+struct journal_event {
+	int64_t id;
+	int spam;			/* learnt as: 1 spam, 0 ham */
+	int dir;			/* +1 learn, -1 unlearn */
+	uint32_t day;			/* days since 1970-01-01 when journaled */
+	const unsigned char *raw;	/* the post, decompressed and checked */
+	size_t len;			/* against its recorded size */
+};
+
+struct journal_fetch;
+
+/*
+ * Fetch at most max events of list with id > after, in id order.  The
+ * events are read with bounded memory whatever their size; each is
+ * valid until the next journal_fetch_next or journal_fetch_close.
+ * open: 0, or -1 with err.  next: 1 with *ev filled, 0 at the end, -1
+ * with err (a damaged event: err names its id and list).  close may
+ * come before the end (the rest is dropped).
+ */
+int journal_fetch_open(struct queue *q, const char *list, int64_t after,
+    unsigned max, struct journal_fetch **f_r, char *err, size_t errsz);
+int journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
+    char *err, size_t errsz);
+void journal_fetch_close(struct journal_fetch *f);
+
+#endif

@@ -1,0 +1,280 @@
+/*
+ * sync.c - apply the training journal to a list's token file:
+ * decompressed posts from db/journal, tokenized with the list's
+ * settings, learnt into db/tokdb in batches
+ *
+ * See sync.h for the contract.  Trusts the configuration; list names
+ * come checked (listcfg).  Posts are hostile and reach only the bounded
+ * tokenizer.  Failures return -1 with a message; nothing here prints.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/journal.h"
+#include "db/queue.h"
+#include "db/tokdb.h"
+#include "gate/app/sync.h"
+#include "gate/tok.h"
+#include "gate/util/clock.h"
+#include "gate/util/fs.h"
+#include "gate/util/lglimits.h"
+#include "listcfg/listcfg.h"
+
+/* a writer of a token file waits for filter processes at least this
+ * long */
+#define MIN_WRITER_WAIT	10000u
+/* events fetched per token-file transaction, and the longest one may
+ * hold the file's lock */
+#define APPLY_BATCH	1024
+#define APPLY_SECONDS	0.25
+/* pause between batches, longer than a waiting reader's lock poll, so
+ * filters waiting for the file get in */
+#define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
+
+unsigned
+sync_writer_wait(const struct listcfg_global *g)
+{
+	return g->lock_wait_ms > MIN_WRITER_WAIT ? g->lock_wait_ms :
+	    MIN_WRITER_WAIT;
+}
+
+int
+sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
+{
+	if (fs_mkdir_p(g->tokens_dir, 0755) < 0) {
+		snprintf(err, errsz, "cannot create the tokens directory %s: %s",
+		    g->tokens_dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 (with err) when the token file claims events the journal does not
+ * have: a token file from another or a restored database */
+static int
+ahead(struct queue *q, const char *list, int64_t pos, char *err,
+    size_t errsz)
+{
+	int64_t last;
+	char e[256];
+
+	if (journal_last_id(q, list, &last, e, sizeof(e)) < 0 || last >= pos)
+		return 0;
+	snprintf(err, errsz, "the token file is at journal position %lld but "
+	    "the journal of list %s ends at %lld: it was built from another "
+	    "(or a restored) database; run `listgate rebuild --list %s`",
+	    (long long)pos, list, (long long)last, list);
+	return 1;
+}
+
+/*
+ * One batch: open the token file for writing, read its position, fetch
+ * the next events after it and apply them with the new position in one
+ * transaction.  Returns the number of events applied (0: up to date), or
+ * -1 with err.
+ */
+static long
+apply_batch(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct toklist *tl, struct sync_stats *st, char *err, size_t errsz)
+{
+	struct journal_fetch *f = NULL;
+	struct journal_event ev;
+	struct tokdb *db;
+	int64_t pos;
+	long n = -1, rows = 0;
+	int r, intx = 0;
+	double start = clock_now_s();
+
+	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
+	    wait_ms, &db, err, errsz) != 0)
+		return -1;
+	if (tokdb_get_pos(db, &pos) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		goto out;
+	}
+	st->pos = pos;
+	if (journal_fetch_open(q, list, pos, APPLY_BATCH, &f, err, errsz) < 0)
+		goto out;
+	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
+		if (!intx) {
+			if (tokdb_begin(db) < 0) {
+				snprintf(err, errsz, "%s", tokdb_errmsg(db));
+				goto out;
+			}
+			intx = 1;
+		}
+		if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+			snprintf(err, errsz, "out of memory while tokenizing");
+			goto out;
+		}
+		if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ? ev.day :
+		    tokdb_today()) < 0) {
+			snprintf(err, errsz, "%s", tokdb_errmsg(db));
+			goto out;
+		}
+		pos = ev.id;
+		rows++;
+		/* the rest waits for the next batch: readers get in */
+		if (clock_now_s() - start >= APPLY_SECONDS)
+			break;
+	}
+	if (r < 0)
+		goto out;
+	journal_fetch_close(f);
+	f = NULL;
+	if (rows == 0) {
+		n = 0;
+		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
+		    errsz))
+			n = -1;
+		goto out;
+	}
+	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		goto out;
+	}
+	intx = 0;
+	st->pos = pos;
+	st->nevents += (unsigned long)rows;
+	st->nbatches++;
+	n = rows;
+out:
+	journal_fetch_close(f);
+	if (intx)
+		tokdb_abort(db);
+	tokdb_close(db);
+	return n;
+}
+
+int
+sync_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct toklist *tl;
+	long n;
+
+	memset(st, 0, sizeof(*st));
+	if ((tl = toklist_new(to->max_tokens)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
+	    err, errsz)) > 0) {
+		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
+
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	toklist_free(tl);
+	return n < 0 ? -1 : 0;
+}
+
+/* remove the temporary files of fresh builds of list whose process is
+ * gone (killed mid-build): .LIST.rebuild-PID.kch and its .wal */
+static void
+clean_stale(const struct listcfg_global *g, const char *list)
+{
+	char prefix[LG_MAX_LIST_NAME + 16], p[4200], *end;
+	struct dirent *de;
+	size_t pl;
+	long pid;
+	DIR *d;
+
+	pl = (size_t)snprintf(prefix, sizeof(prefix), ".%s.rebuild-", list);
+	if ((d = opendir(g->tokens_dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, pl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + pl, &end, 10);
+		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;	/* still building (or not ours) */
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", g->tokens_dir,
+		    de->d_name) < sizeof(p))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+int
+sync_rebuild(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const char *path, struct sync_stats *st,
+    char *err, size_t errsz)
+{
+	struct tok_opts to;
+	char tmp[4200], why[1024];
+
+	memset(st, 0, sizeof(*st));
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
+	    g->tokens_dir, l->name, (long)getpid()) >= sizeof(tmp)) {
+		snprintf(err, errsz, "list %s: token file path too long",
+		    l->name);
+		return -1;
+	}
+	if (sync_tokens_dir(g, err, errsz) < 0)
+		return -1;
+	clean_stale(g, l->name);
+	unlink(tmp);
+	tok_opts_default(&to);
+	to.lim.max_scan = l->max_scan_bytes;
+	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
+		    l->name, why);
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp, path,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+int
+sync_list(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, struct sync_stats *st, char *err,
+    size_t errsz)
+{
+	struct tok_opts to;
+	char path[4096], why[1024];
+
+	memset(st, 0, sizeof(*st));
+	if (listcfg_tokens_path(g, l->name, path, sizeof(path)) < 0) {
+		snprintf(err, errsz, "list %s: token file path too long",
+		    l->name);
+		return -1;
+	}
+	if (sync_tokens_dir(g, err, errsz) < 0)
+		return -1;
+	clean_stale(g, l->name);
+	if (access(path, F_OK) < 0 && errno == ENOENT) {
+		/* a missing file is built whole, then renamed into place */
+		return sync_rebuild(q, g, l, path, st, err, errsz);
+	}
+	tok_opts_default(&to);
+	to.lim.max_scan = l->max_scan_bytes;
+	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &to, st, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
+		    l->name, why, st->nevents);
+		return -1;
+	}
+	return 0;
+}

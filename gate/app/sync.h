@@ -1,0 +1,71 @@
+/*
+ * sync.h - bring a list's token file up to date with the training
+ * journal, or build it afresh from the whole journal
+ *
+ * The journal (db/journal.h) is the source of truth; a token file is a
+ * view of it that stores its journal position in the same Kyoto Cabinet
+ * transaction as the counts, so applying is exactly once whatever is
+ * interrupted.  Posts from the journal are hostile and go through the
+ * bounded tokenizer with the list's own settings.  Every function
+ * returns -1 with a message in err naming the list; none prints, logs
+ * or exits.
+ */
+#ifndef LG_SYNC_H
+#define LG_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct listcfg_global;
+struct listcfg_list;
+struct queue;
+struct tok_opts;
+
+/* what a sync did */
+struct sync_stats {
+	unsigned long nevents;	/* events applied */
+	unsigned long nbatches;	/* token-file transactions committed */
+	int64_t pos;		/* the token file's position afterwards */
+};
+
+/* how long a writer of a token file (train, sync, rebuild) waits for
+ * the lock: g's lock_wait_ms, but at least 10 seconds */
+unsigned sync_writer_wait(const struct listcfg_global *g);
+
+/* create g's tokens_dir and its missing parents: 0, or -1 with err */
+int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
+
+/*
+ * Apply list's journal events with id > the token file's position to
+ * the token file at path (created when create is set), in batches: each
+ * batch is one token-file transaction that also stores the new position,
+ * so an interruption at any point loses nothing and applies nothing
+ * twice.  The file is closed between batches (readers get in).  The day
+ * recorded per token is the event's day.  A token file that claims
+ * events the journal lacks (built from another database) is refused.
+ * 0, or -1 with err (*st says what was applied before).
+ */
+int sync_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct sync_stats *st, char *err, size_t errsz);
+
+/*
+ * Build list l's token file at path afresh from the whole journal: into
+ * a temporary file in g's tokens_dir, renamed over path when complete
+ * (a reader or an interruption never sees a half-built file; temporary
+ * files of killed runs are removed).  0, or -1 with err (path is then
+ * unchanged).
+ */
+int sync_rebuild(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const char *path, struct sync_stats *st,
+    char *err, size_t errsz);
+
+/*
+ * Sync list l: apply its new journal events to its token file, built
+ * with sync_rebuild when missing.  0, or -1 with err.
+ */
+int sync_list(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, struct sync_stats *st, char *err,
+    size_t errsz);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * trainer.c - the two training back ends: the PostgreSQL journal, and a
+ * token file learnt directly
+ *
+ * See trainer.h.  The direct back end changes a token file only inside
+ * transactions, one per batch of posts; between batches the file is
+ * closed so that filter processes waiting for its lock get in (an
+ * in-memory store stays open: closing would drop it).  Posts are
+ * hostile and reach only the bounded tokenizer.  Failures return -1
+ * with a message; nothing here prints or exits.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/journal.h"
+#include "db/tokdb.h"
+#include "gate/app/trainer.h"
+#include "gate/tok.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+
+/* posts per transaction, and the longest a batch may hold the lock */
+#define BATCH_POSTS	10000
+#define BATCH_SECONDS	0.25
+/* pause between batches, longer than a waiting reader's poll interval
+ * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
+#define BATCH_PAUSE_MS	12
+
+struct trainer_ops {
+	int (*post)(struct trainer *, const unsigned char *, size_t, char *,
+	    size_t);
+	int (*finish)(struct trainer *, char *, size_t);
+	void (*abort)(struct trainer *);
+};
+
+struct trainer {
+	const struct trainer_ops *ops;
+	int spam, dir;
+	struct trainer_stats st;
+	int finished;
+	/* journal */
+	struct queue *q;
+	char list[256];
+	/* direct */
+	char path[4200];		/* token file */
+	char tmppath[4200];		/* the new file until its first
+					 * commit, else "" */
+	int create, memory;
+	unsigned wait_ms;
+	uint32_t day;
+	struct tokdb *db;		/* open during a batch, else NULL */
+	int intx;			/* a batch is open */
+	struct toklist *tl;
+	struct tok_opts to;
+	unsigned long nbatch;
+	double batch_start;
+};
+
+/* --- journal ----------------------------------------------------------- */
+
+static int
+journal_post(struct trainer *t, const unsigned char *msg, size_t len,
+    char *err, size_t errsz)
+{
+	if (journal_add(t->q, t->list, t->spam, t->dir, "manual", 0, msg, len,
+	    err, errsz) < 0)
+		return -1;
+	t->st.nposts++;
+	return 0;
+}
+
+static int
+journal_finish(struct trainer *t, char *err, size_t errsz)
+{
+	if (journal_commit(t->q, err, errsz) < 0)
+		return -1;
+	t->st.ndone = t->st.nposts;
+	return 0;
+}
+
+static void
+journal_abort(struct trainer *t)
+{
+	journal_rollback(t->q);
+}
+
+static const struct trainer_ops journal_ops = {
+	journal_post, journal_finish, journal_abort
+};
+
+int
+trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
+    int spam, int dir, char *err, size_t errsz)
+{
+	struct trainer *t;
+
+	*t_r = NULL;
+	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	t->ops = &journal_ops;
+	t->q = q;
+	snprintf(t->list, sizeof(t->list), "%s", list);
+	t->spam = spam;
+	t->dir = dir;
+	if (journal_begin(q, list, err, errsz) < 0) {
+		xfree(t);
+		return -1;
+	}
+	*t_r = t;
+	return 0;
+}
+
+/* --- direct ------------------------------------------------------------ */
+
+/* start a batch: open the token file (unless it stays open) and a
+ * transaction: 0 or -1 */
+static int
+direct_begin(struct trainer *t, char *err, size_t errsz)
+{
+	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0);
+
+	if (t->db == NULL && tokdb_open(t->tmppath[0] != 0 ? t->tmppath :
+	    t->path, mode, t->wait_ms, &t->db, err, errsz) != 0) {
+		t->db = NULL;
+		return -1;
+	}
+	if (tokdb_begin(t->db) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+		if (!t->memory) {
+			tokdb_close(t->db);
+			t->db = NULL;
+		}
+		return -1;
+	}
+	t->intx = 1;
+	t->batch_start = clock_now_s();
+	t->nbatch = 0;
+	return 0;
+}
+
+/* end the current batch: commit and let go of the file: 0 or -1 */
+static int
+direct_flush(struct trainer *t, char *err, size_t errsz)
+{
+	int r = 0;
+
+	if (!t->intx)
+		return 0;
+	t->intx = 0;
+	if (tokdb_commit(t->db) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+		r = -1;
+	}
+	if (!t->memory) {
+		tokdb_close(t->db);
+		t->db = NULL;
+	}
+	if (r == 0 && t->tmppath[0] != 0) {
+		/* the new file is complete: put it in place, never over a
+		 * file another run created meanwhile */
+		if (link(t->tmppath, t->path) < 0) {
+			snprintf(err, errsz, "token file %s: %s (cannot put the "
+			    "new file in place)", t->path, errno == EEXIST ?
+			    "another run created it meanwhile; train again" :
+			    strerror(errno));
+			r = -1;
+		} else {
+			unlink(t->tmppath);
+			t->tmppath[0] = 0;
+		}
+	}
+	if (r == 0)
+		t->st.ndone += t->nbatch;
+	t->nbatch = 0;
+	return r;
+}
+
+/* between batches: give readers polling for the lock their turn */
+static void
+direct_pause(void)
+{
+	struct timespec ts = { 0, BATCH_PAUSE_MS * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int
+direct_post(struct trainer *t, const unsigned char *msg, size_t len,
+    char *err, size_t errsz)
+{
+	long n;
+
+	if (!t->intx && direct_begin(t, err, errsz) < 0)
+		return -1;
+	if (tok_post(msg, len, &t->to, t->tl) < 0) {
+		snprintf(err, errsz, "out of memory while tokenizing");
+		return -1;
+	}
+	if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir, t->day)) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+		return -1;
+	}
+	t->st.nchanged += n;
+	t->st.nposts++;
+	t->nbatch++;
+	if (t->nbatch >= BATCH_POSTS ||
+	    clock_now_s() - t->batch_start >= BATCH_SECONDS) {
+		if (direct_flush(t, err, errsz) < 0)
+			return -1;
+		if (!t->memory)
+			direct_pause();
+	}
+	return 0;
+}
+
+static int
+direct_finish(struct trainer *t, char *err, size_t errsz)
+{
+	return direct_flush(t, err, errsz);
+}
+
+/* undo the current batch; remove a new token file that never got into
+ * place */
+static void
+direct_abort(struct trainer *t)
+{
+	char wal[4300];
+
+	if (t->intx) {
+		tokdb_abort(t->db);
+		t->intx = 0;
+		if (!t->memory) {
+			tokdb_close(t->db);
+			t->db = NULL;
+		}
+	}
+	if (t->tmppath[0] == 0)
+		return;
+	unlink(t->tmppath);
+	snprintf(wal, sizeof(wal), "%s.wal", t->tmppath);
+	unlink(wal);
+	t->tmppath[0] = 0;
+}
+
+static const struct trainer_ops direct_ops = {
+	direct_post, direct_finish, direct_abort
+};
+
+/* a missing token file is to be created: build it under a temporary
+ * name next to it (see trainer.h): 0, or -1 with err */
+static int
+direct_tmpfile(struct trainer *t, char *err, size_t errsz)
+{
+	const char *base;
+	int n;
+
+	t->tmppath[0] = 0;
+	if (!t->create || t->memory || access(t->path, F_OK) == 0 ||
+	    errno != ENOENT)
+		return 0;
+	base = strrchr(t->path, '/');
+	base = base != NULL ? base + 1 : t->path;
+	n = snprintf(t->tmppath, sizeof(t->tmppath), "%.*s.%s.new-%ld.kch",
+	    (int)(base - t->path), t->path, base, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(t->tmppath)) {
+		t->tmppath[0] = 0;
+		snprintf(err, errsz, "token file %s: path too long", t->path);
+		return -1;
+	}
+	unlink(t->tmppath);	/* left by a killed run with this pid */
+	return 0;
+}
+
+int
+trainer_open_direct(struct trainer **t_r, const char *path, int create,
+    unsigned wait_ms, const struct tok_opts *to, int spam, int dir,
+    uint32_t day, char *err, size_t errsz)
+{
+	struct trainer *t;
+
+	*t_r = NULL;
+	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	t->ops = &direct_ops;
+	if ((size_t)snprintf(t->path, sizeof(t->path), "%s", path) >=
+	    sizeof(t->path)) {
+		snprintf(err, errsz, "token file %s: path too long", path);
+		xfree(t);
+		return -1;
+	}
+	t->memory = strcmp(path, ":") == 0;
+	t->create = create;
+	t->wait_ms = wait_ms;
+	t->to = *to;
+	t->spam = spam;
+	t->dir = dir;
+	t->day = day;
+	if ((t->tl = toklist_new(to->max_tokens)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		xfree(t);
+		return -1;
+	}
+	if (direct_tmpfile(t, err, errsz) < 0) {
+		toklist_free(t->tl);
+		xfree(t);
+		return -1;
+	}
+	*t_r = t;
+	return 0;
+}
+
+/* --- either ------------------------------------------------------------ */
+
+int
+trainer_post(struct trainer *t, const unsigned char *msg, size_t len,
+    char *err, size_t errsz)
+{
+	return t->ops->post(t, msg, len, err, errsz);
+}
+
+void
+trainer_set_class(struct trainer *t, int spam, int dir)
+{
+	t->spam = spam;
+	t->dir = dir;
+}
+
+int
+trainer_finish(struct trainer *t, char *err, size_t errsz)
+{
+	int r;
+
+	if (t->finished)
+		return 0;
+	r = t->ops->finish(t, err, errsz);
+	if (r < 0)
+		t->ops->abort(t);
+	t->finished = 1;
+	return r;
+}
+
+void
+trainer_abort(struct trainer *t)
+{
+	if (!t->finished)
+		t->ops->abort(t);
+	t->finished = 1;
+}
+
+void
+trainer_stats(const struct trainer *t, struct trainer_stats *st)
+{
+	*st = t->st;
+}
+
+struct tokdb *
+trainer_db(struct trainer *t)
+{
+	return t->memory ? t->db : NULL;
+}
+
+void
+trainer_free(struct trainer *t)
+{
+	if (t == NULL)
+		return;
+	trainer_abort(t);
+	if (t->db != NULL)
+		tokdb_close(t->db);
+	toklist_free(t->tl);
+	xfree(t);
+}

@@ -1,0 +1,83 @@
+/*
+ * trainer.h - learn (or unlearn) posts as spam or ham, through one of
+ * two back ends
+ *
+ *   journal: each post goes to the list's training journal in
+ *            PostgreSQL, all in one transaction; the token file follows
+ *            with sync (the journal is the source of truth when a
+ *            database is configured);
+ *   direct:  each post is tokenized and learnt into a token file in
+ *            batches, one Kyoto Cabinet transaction each (standalone
+ *            use, benchmarks, and scratch stores such as tune's folds;
+ *            the path ":" is an in-memory store).
+ *
+ * Both take posts with trainer_post and end with trainer_finish (make
+ * them durable) or trainer_abort (forget what is not yet durable).
+ * Posts are hostile and reach only the bounded tokenizer.  Every
+ * function returns -1 with a message in err; none prints or exits.
+ */
+#ifndef LG_TRAINER_H
+#define LG_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue;
+struct tok_opts;
+struct tokdb;
+struct trainer;
+
+/* what a trainer has done so far */
+struct trainer_stats {
+	unsigned long nposts;	/* posts taken */
+	unsigned long ndone;	/* posts durable (direct: in committed
+				 * batches; journal: after trainer_finish) */
+	long nchanged;		/* direct: tokens new (learn) or removed */
+};
+
+/*
+ * The journal back end: list's posts go to q's journal with source
+ * "manual" (q stays the caller's).  Opens the journal transaction.
+ * 0, or -1 with err.
+ */
+int trainer_open_journal(struct trainer **t_r, struct queue *q,
+    const char *list, int spam, int dir, char *err, size_t errsz);
+
+/*
+ * The direct back end: learn into the token file at path (":" for an
+ * in-memory store, see trainer_db), created when missing if create is
+ * set: a missing file is built under a temporary name beside it
+ * (.NAME.new-PID.kch) and linked into place when its first batch has
+ * committed, so a failed run never leaves an empty or partial new token
+ * file behind.  wait_ms bounds each wait for the file's lock; to is the
+ * list's tokenizer settings (copied); day the last-seen day recorded.
+ * 0, or -1 with err.
+ */
+int trainer_open_direct(struct trainer **t_r, const char *path, int create,
+    unsigned wait_ms, const struct tok_opts *to, int spam, int dir,
+    uint32_t day, char *err, size_t errsz);
+
+/* learn (or unlearn) one post: 0, or -1 with err (then trainer_abort) */
+int trainer_post(struct trainer *t, const unsigned char *msg, size_t len,
+    char *err, size_t errsz);
+
+/* switch the class (and direction) of the posts that follow: 0 */
+void trainer_set_class(struct trainer *t, int spam, int dir);
+
+/* make every post taken durable: 0, or -1 with err (what was not made
+ * durable is then rolled back) */
+int trainer_finish(struct trainer *t, char *err, size_t errsz);
+
+/* forget what is not durable yet */
+void trainer_abort(struct trainer *t);
+
+void trainer_stats(const struct trainer *t, struct trainer_stats *st);
+
+/* the direct back end's open in-memory store (path ":") between posts,
+ * for a caller that scores against it; NULL otherwise */
+struct tokdb *trainer_db(struct trainer *t);
+
+/* release it (trainer_abort first if not finished) */
+void trainer_free(struct trainer *t);
+
+#endif
