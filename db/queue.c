@@ -876,10 +876,14 @@ unmark_releasing(struct queue *q, const char *idbuf,
 }
 
 int
-queue_decide(struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int flags, queue_release_fn release,
-    void *ctx, char *list_r, char *old_r, char *err, size_t errsz)
+queue_decide(struct queue *q, const struct queue_decision *d,
+    struct queue_decided *res_r, char *err, size_t errsz)
 {
+	int64_t id = d->id;
+	const char *status = d->status, *by = d->by, *note = d->note;
+	queue_release_fn release = d->release;
+	void *ctx = d->ctx;
+	int flags = d->flags;
 	char idbuf[32], lockcls[16], lockkey[16], *byc = NULL, *notec = NULL;
 	char e2[512];
 	const char *vals[4];
@@ -890,6 +894,7 @@ queue_decide(struct queue *q, int64_t id, const char *status,
 	int mark = (flags & QUEUE_MARK_ONLY) != 0;
 
 	memset(&r, 0, sizeof(r));
+	memset(res_r, 0, sizeof(*res_r));
 	if (class_of(status) == NULL && strcmp(status, "expired") != 0) {
 		snprintf(err, errsz, "bad decision '%s'", status);
 		return -1;
@@ -935,10 +940,11 @@ queue_decide(struct queue *q, int64_t id, const char *status,
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
-	if (list_r)
-		snprintf(list_r, LG_MAX_LIST_NAME + 1, "%s", r.list);
-	if (old_r)
-		snprintf(old_r, 16, "%s", r.status);
+	snprintf(res_r->list, sizeof(res_r->list), "%s", r.list);
+	snprintf(res_r->old, sizeof(res_r->old), "%s", r.status);
+	snprintf(res_r->by, sizeof(res_r->by), "%s", r.decided_by ?
+	    r.decided_by : "");
+	res_r->at = r.decided;
 	releasing = strcmp(r.status, "releasing") == 0;
 	if (releasing && !force && !mark) {
 		/* a release started and its outcome was never recorded: the

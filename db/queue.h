@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "gate/util/lglimits.h"
+
 struct queue;
 
 /* the migrations compiled in (generated from migrations/NNNN_*.sql by
@@ -144,27 +146,47 @@ int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
     char *err, size_t errsz);
 
+/* a decision on one held post */
+struct queue_decision {
+	int64_t id;
+	const char *status;	/* "approved", "rejected", "discarded" or
+				 * "expired" */
+	const char *by;		/* who decides */
+	const char *note;	/* kept with the decision, or NULL */
+	int flags;		/* QUEUE_FORCE, QUEUE_MARK_ONLY */
+	queue_release_fn release;	/* for an approval: hand the post to
+					 * the list (NULL: record only) */
+	void *ctx;		/* for release */
+};
+
+/* what queue_decide found and did */
+struct queue_decided {
+	char list[LG_MAX_LIST_NAME + 1];	/* the post's list */
+	char old[16];		/* its status before */
+	char by[256];		/* who decided it before ("" if nobody) */
+	time_t at;		/* and when (0 if never) */
+};
+
 /*
- * Decide post id: status is "approved", "rejected", "discarded" or
- * "expired".  Decisions on one post are serialised by a session lock
- * (one in progress, release included, makes the next wait).  With the
- * row locked (SELECT ... FOR UPDATE): a post already decided is left
- * alone (QUEUE_ALREADY, its status copied to old_r) unless QUEUE_FORCE is
- * set and the decision differs; a 'releasing' post gets QUEUE_INTERRUPTED
- * unless flags say QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a
- * release callback commits 'releasing' first, then calls release, then
- * commits the approval with its training (release failed: the old state
- * back, QUEUE_RELEASE_FAILED; recording failed: QUEUE_UNRECORDED).  Other
+ * Decide post d->id.  Decisions on one post are serialised by a session
+ * lock (one in progress, release included, makes the next wait).  With
+ * the row locked (SELECT ... FOR UPDATE): a post already decided is left
+ * alone (QUEUE_ALREADY) unless QUEUE_FORCE is set and the decision
+ * differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
+ * QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a release callback
+ * commits 'releasing' first, then calls release, then commits the
+ * approval with its training (release failed: the old state back,
+ * QUEUE_RELEASE_FAILED; recording failed: QUEUE_UNRECORDED).  Other
  * decisions (and QUEUE_MARK_ONLY) commit in one transaction.  The
  * decision is recorded with by, note and the time, and its training
  * events go to the journal (approved: learn ham; rejected/discarded:
  * learn spam; expired: none; a forced change first unlearns the old
- * class).  The list is copied to list_r (at least LG_MAX_LIST_NAME + 1
- * bytes) and the old status to old_r (at least 16 bytes) when not NULL.
- * Returns QUEUE_*, or -1 on error (nothing changed).
+ * class).  *res says what the post was (list, old status, who decided it
+ * before and when) whenever it was found.  Returns QUEUE_*, or -1 on
+ * error (nothing changed); err says why for -1, QUEUE_RELEASE_FAILED
+ * and QUEUE_UNRECORDED.
  */
-int queue_decide(struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int flags, queue_release_fn release,
-    void *ctx, char *list_r, char *old_r, char *err, size_t errsz);
+int queue_decide(struct queue *q, const struct queue_decision *d,
+    struct queue_decided *res, char *err, size_t errsz);
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -510,6 +511,38 @@ hold_raw(struct queue *q, const char *list, const char *raw, size_t len,
 
 /* a retried delivery (the same bytes) is stored once; a re-send (other
  * bytes) or the same bytes after a decision are new posts */
+/* queue_decide with the old positional arguments; the post's list and
+ * old status copied out when asked for, who decided before in last_by */
+static char last_by[256];
+static time_t last_at;
+
+static int
+decide(struct queue *q, int64_t id, const char *status, const char *by,
+    const char *note, int flags, queue_release_fn release, void *ctx,
+    char *list_r, char *old_r, char *err, size_t errsz)
+{
+	struct queue_decision d;
+	struct queue_decided res;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	d.id = id;
+	d.status = status;
+	d.by = by;
+	d.note = note;
+	d.flags = flags;
+	d.release = release;
+	d.ctx = ctx;
+	r = queue_decide(q, &d, &res, err, errsz);
+	if (list_r)
+		snprintf(list_r, 80, "%s", res.list);
+	if (old_r)
+		snprintf(old_r, 16, "%s", res.old);
+	snprintf(last_by, sizeof(last_by), "%s", res.by);
+	last_at = res.at;
+	return r;
+}
+
 START_TEST(hold_retry_stored_once)
 {
 	static const char a[] = "Received: by mx1\nSubject: s\n\nbody\n";
@@ -543,7 +576,7 @@ START_TEST(hold_retry_stored_once)
 	    &id4), 0);
 	ck_assert_int_ne(id4, id2);
 	/* once decided, the same bytes again are a new post */
-	ck_assert_int_eq(queue_decide(q, id1, "approved", "t", NULL, 0,
+	ck_assert_int_eq(decide(q, id1, "approved", "t", NULL, 0,
 	    rel_fn, &x, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_int_eq(hold_raw(q, "retry", a, sizeof(a) - 1, "held", &id2),
 	    0);
@@ -631,7 +664,7 @@ START_TEST(approve_releases_exact_bytes_once)
 	memset(&x, 0, sizeof(x));
 	raw = binary_post(&len);
 	id = hold(q, "dec-ap", raw, len, "s");
-	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", "ok", 0,
+	ck_assert_int_eq(decide(q, id, "approved", "tester", "ok", 0,
 	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_str_eq(list, "dec-ap");
 	ck_assert_str_eq(old, "held");
@@ -640,20 +673,23 @@ START_TEST(approve_releases_exact_bytes_once)
 	ck_assert_int_eq(memcmp(x.got, raw, len), 0);
 	ck_assert_int_eq(net(c, "dec-ap", "ham"), 1);
 	/* again: nothing changes, nothing is released */
-	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	ck_assert_int_eq(decide(q, id, "approved", "tester", NULL, 0,
 	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_ALREADY);
-	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 1,
+	ck_assert_int_eq(decide(q, id, "approved", "tester", NULL, 1,
 	    rel_fn, &x, list, old, err, sizeof(err)), QUEUE_ALREADY);
 	ck_assert_str_eq(old, "approved");
+	/* who decided, and when, for the moderator who came too late */
+	ck_assert_str_eq(last_by, "tester");
+	ck_assert(last_at > time(NULL) - 600 && last_at <= time(NULL) + 5);
 	ck_assert_int_eq(x.ncalls, 1);
 	ck_assert_int_eq(net(c, "dec-ap", "ham"), 1);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
 	    "list = $1", "dec-ap"), 1);
 	/* reject without force: refused */
-	ck_assert_int_eq(queue_decide(q, id, "rejected", "tester", NULL, 0,
+	ck_assert_int_eq(decide(q, id, "rejected", "tester", NULL, 0,
 	    NULL, NULL, list, old, err, sizeof(err)), QUEUE_ALREADY);
 	ck_assert_int_eq(net(c, "dec-ap", "spam"), 0);
-	ck_assert_int_eq(queue_decide(q, id + 1000000, "approved", "t", NULL,
+	ck_assert_int_eq(decide(q, id + 1000000, "approved", "t", NULL,
 	    0, rel_fn, &x, list, old, err, sizeof(err)), QUEUE_NOENT);
 	free(x.got);
 	free(raw);
@@ -674,7 +710,7 @@ START_TEST(release_failure_keeps_post_held)
 	memset(&x, 0, sizeof(x));
 	x.fail = 1;
 	id = hold(q, "dec-rf", (const unsigned char *)"a\n\nb\n", 5, "s");
-	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	ck_assert_int_eq(decide(q, id, "approved", "tester", NULL, 0,
 	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_RELEASE_FAILED);
 	ck_assert_ptr_nonnull(strstr(err, "refused"));
 	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
@@ -683,7 +719,7 @@ START_TEST(release_failure_keeps_post_held)
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
 	    "list = $1", "dec-rf"), 0);
 	x.fail = 0;
-	ck_assert_int_eq(queue_decide(q, id, "approved", "tester", NULL, 0,
+	ck_assert_int_eq(decide(q, id, "approved", "tester", NULL, 0,
 	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_int_eq(net(c, "dec-rf", "ham"), 1);
 	free(x.got);
@@ -703,17 +739,17 @@ START_TEST(force_changes_training)
 
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-fc", (const unsigned char *)"a\n\nb\n", 5, "s");
-	ck_assert_int_eq(queue_decide(q, id, "rejected", "mod1", NULL, 0, NULL,
+	ck_assert_int_eq(decide(q, id, "rejected", "mod1", NULL, 0, NULL,
 	    NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_int_eq(net(c, "dec-fc", "spam"), 1);
-	ck_assert_int_eq(queue_decide(q, id, "approved", "mod2", "oops", 1,
+	ck_assert_int_eq(decide(q, id, "approved", "mod2", "oops", 1,
 	    rel_fn, &x, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_str_eq(old, "rejected");
 	ck_assert_int_eq(net(c, "dec-fc", "spam"), 0);
 	ck_assert_int_eq(net(c, "dec-fc", "ham"), 1);
 	ck_assert_int_eq(x.ncalls, 1);
 	/* forced to expired: no training remains */
-	ck_assert_int_eq(queue_decide(q, id, "expired", "mod3", NULL, 1, NULL,
+	ck_assert_int_eq(decide(q, id, "expired", "mod3", NULL, 1, NULL,
 	    NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_int_eq(net(c, "dec-fc", "spam"), 0);
 	ck_assert_int_eq(net(c, "dec-fc", "ham"), 0);
@@ -722,7 +758,7 @@ START_TEST(force_changes_training)
 	ck_assert_str_eq(r.decided_by, "mod3");
 	ck_assert_int_gt(r.decided, 0);
 	queue_row_free(&r);
-	ck_assert_int_eq(queue_decide(q, id, "bogus", "m", NULL, 1, NULL,
+	ck_assert_int_eq(decide(q, id, "bogus", "m", NULL, 1, NULL,
 	    NULL, NULL, old, err, sizeof(err)), -1);
 	free(x.got);
 	PQfinish(c);
@@ -745,7 +781,7 @@ START_TEST(interrupted_approve_not_released_twice)
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-int", (const unsigned char *)"a\n\nb\n", 5, "s");
 	x.kill_pid = backend_pid(q);
-	ck_assert_int_eq(queue_decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);
 	ck_assert_int_eq(x.ncalls, 1);
@@ -765,15 +801,15 @@ START_TEST(interrupted_approve_not_released_twice)
 	    1);
 	ck_assert_int_eq(id2, id);
 	/* approve again: refused, nothing released */
-	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL, 0, rel_fn,
+	ck_assert_int_eq(decide(q2, id, "approved", "m2", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_INTERRUPTED);
 	ck_assert_str_eq(old, "releasing");
-	ck_assert_int_eq(queue_decide(q2, id, "rejected", "m2", NULL, 0, NULL,
+	ck_assert_int_eq(decide(q2, id, "rejected", "m2", NULL, 0, NULL,
 	    NULL, NULL, old, err, sizeof(err)), QUEUE_INTERRUPTED);
 	ck_assert_int_eq(x.ncalls, 1);
 	ck_assert_str_eq(status_of(c, id), "releasing");
 	/* --mark-approved: recorded and learnt, not released */
-	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", "in archive",
+	ck_assert_int_eq(decide(q2, id, "approved", "m2", "in archive",
 	    QUEUE_MARK_ONLY, rel_fn, &x, NULL, old, err, sizeof(err)),
 	    QUEUE_DECIDED);
 	ck_assert_int_eq(x.ncalls, 1);
@@ -781,11 +817,11 @@ START_TEST(interrupted_approve_not_released_twice)
 	ck_assert_int_eq(net(c, "dec-int", "ham"), 1);
 	/* --mark-approved is only for an interrupted release */
 	id2 = hold(q2, "dec-int", (const unsigned char *)"c\n\nd\n", 5, "s");
-	ck_assert_int_eq(queue_decide(q2, id2, "approved", "m2", NULL,
+	ck_assert_int_eq(decide(q2, id2, "approved", "m2", NULL,
 	    QUEUE_MARK_ONLY, rel_fn, &x, NULL, old, err, sizeof(err)),
 	    QUEUE_NOT_INTERRUPTED);
 	ck_assert_str_eq(status_of(c, id2), "held");
-	ck_assert_int_eq(queue_decide(q2, id2, "rejected", "m2", NULL,
+	ck_assert_int_eq(decide(q2, id2, "rejected", "m2", NULL,
 	    QUEUE_MARK_ONLY, NULL, NULL, NULL, old, err, sizeof(err)), -1);
 	free(x.got);
 	PQfinish(c);
@@ -805,18 +841,18 @@ START_TEST(interrupted_approve_force_releases_again)
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-intf", (const unsigned char *)"a\n\nb\n", 5, "s");
 	x.kill_pid = backend_pid(q);
-	ck_assert_int_eq(queue_decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);
 	q2 = qopen();
-	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL,
+	ck_assert_int_eq(decide(q2, id, "approved", "m2", NULL,
 	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
 	    QUEUE_DECIDED);
 	ck_assert_str_eq(old, "releasing");
 	ck_assert_int_eq(x.ncalls, 2);
 	ck_assert_str_eq(status_of(c, id), "approved");
 	ck_assert_int_eq(net(c, "dec-intf", "ham"), 1);
-	ck_assert_int_eq(queue_decide(q2, id, "approved", "m2", NULL,
+	ck_assert_int_eq(decide(q2, id, "approved", "m2", NULL,
 	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
 	    QUEUE_ALREADY);
 	ck_assert_int_eq(x.ncalls, 2);
@@ -840,13 +876,13 @@ START_TEST(release_failure_restores_old_decision)
 
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-rr", (const unsigned char *)"a\n\nb\n", 5, "s");
-	ck_assert_int_eq(queue_decide(q, id, "rejected", "mod1", "spammy", 0,
+	ck_assert_int_eq(decide(q, id, "rejected", "mod1", "spammy", 0,
 	    NULL, NULL, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
 	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
 	when = r.decided;
 	queue_row_free(&r);
 	x.fail = 1;
-	ck_assert_int_eq(queue_decide(q, id, "approved", "mod2", NULL,
+	ck_assert_int_eq(decide(q, id, "approved", "mod2", NULL,
 	    QUEUE_FORCE, rel_fn, &x, NULL, old, err, sizeof(err)),
 	    QUEUE_RELEASE_FAILED);
 	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);

@@ -1,14 +1,15 @@
 /*
- * cmd_moderate.c - the moderator's decisions: `listgate approve`,
- * `reject`, `discard` and `expire`
+ * cmd_decide.c - the moderator's decisions from a shell: `listgate
+ * approve`, `reject`, `discard` and `expire`
  *
- * Each decision and its training events commit in one PostgreSQL
- * transaction with the post's row locked.  Approval first commits the
- * post as 'releasing', then hands its original bytes (checked against
- * their SHA-256) to the list's `release` command, run through run_argv
- * (no shell, own process group, the list's timeout) with the post on its
- * standard input; only its exit status 0 lets the approval be recorded
- * (else the post goes back to held).  A post found 'releasing' was
+ * Each goes through decide_post (gate/app/decide.c), the path that mail
+ * and web moderation share: each decision and its training events
+ * commit in one PostgreSQL transaction with the post's row locked.
+ * Approval first commits the post as 'releasing', then hands its
+ * original bytes (checked against their SHA-256) to the list's
+ * `release` command (no shell, own process group, the list's timeout)
+ * with the post on its standard input; only its exit status 0 lets the
+ * approval be recorded (else the post goes back to held).  A post found 'releasing' was
  * approved by a run that died before it recorded the outcome: it is not
  * released again unless --force says so; --mark-approved records it.
  * Afterwards the lists decided on are synced to their token files.
@@ -27,7 +28,7 @@
 
 #include "db/queue.h"
 #include "gate/app/app.h"
-#include "gate/app/run.h"
+#include "gate/app/decide.h"
 #include "gate/cmd/cmd.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
@@ -70,55 +71,6 @@ sync_touched(const char *name, struct queue *q,
 		nfail++;
 	}
 	return nfail;
-}
-
-/* what release() needs */
-struct release_ctx {
-	const struct listcfg_global *g;
-};
-
-/* queue_release_fn: run the list's release command (no shell, its own
- * process group, the list's timeout) with the post on standard input */
-static int
-release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
-{
-	struct release_ctx *c = vctx;
-	struct listcfg_list l;
-	struct listcfg_vars v;
-	char **argv = NULL, lerr[1024];
-	int st, rc = -1;
-
-	if (listcfg_load_list(c->g, r->list, &l, lerr, sizeof(lerr)) < 0) {
-		snprintf(err, errsz, "%s", lerr);
-		return -1;
-	}
-	if (l.release == NULL || l.release[0] == NULL) {
-		snprintf(err, errsz, "list %s has no release command: set "
-		    "release in lists/%s.conf", r->list, r->list);
-		goto out;
-	}
-	v.sender = r->env_sender;
-	v.recipient = r->env_recipient;
-	v.list = r->list;
-	if (listcfg_expand(l.release, &v, &argv) < 0) {
-		snprintf(err, errsz, "out of memory");
-		goto out;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	st = run_argv(argv, r->raw, r->raw_len, -1, l.timeout_s, lerr,
-	    sizeof(lerr));
-	if (st == 0)
-		rc = 0;
-	else if (st > 0)
-		snprintf(err, errsz, "release command %s exited with status %d",
-		    argv[0], st);
-	else
-		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
-out:
-	listcfg_free_argv(argv);
-	listcfg_free_list(&l);
-	return rc;
 }
 
 /* the four commands differ in these */
@@ -195,16 +147,22 @@ parse_id(const char *s, int64_t *id_r)
 
 /* decide one post and report: 0 done (or already so), -1 not done */
 static int
-decide_one(const char *name, struct queue *q, int64_t id, const char *status,
-    const char *by, const char *note, int flags, struct release_ctx *rc,
-    struct touched *t, int quiet)
+decide_one(const char *name, struct queue *q, const struct listcfg_global *g,
+    int64_t id, const char *status, const char *by, const char *note,
+    int flags, struct touched *t, int quiet)
 {
-	char err[1024], list[LG_MAX_LIST_NAME + 1] = "", old[16] = "";
+	struct decide_req rq;
+	struct queue_decided res;
+	char err[1024];
+	const char *list = res.list, *old = res.old;
 	int r;
 
-	r = queue_decide(q, id, status, by, note, flags,
-	    strcmp(status, "approved") == 0 ? release : NULL, rc, list, old,
-	    err, sizeof(err));
+	rq.id = id;
+	rq.status = status;
+	rq.by = by;
+	rq.note = note;
+	rq.flags = flags;
+	r = decide_post(q, g, &rq, &res, err, sizeof(err));
 	switch (r) {
 	case QUEUE_DECIDED:
 		touch(t, list);
@@ -288,7 +246,6 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	};
 	struct listcfg_global g;
 	struct queue *q;
-	struct release_ctx rc;
 	struct touched *t;
 	const char *note = NULL, *by = NULL;
 	char who[256];
@@ -352,10 +309,9 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		return EXIT_CMD_FAIL;
 	}
 	app_who(by, who, sizeof(who));
-	rc.g = &g;
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
-		if (decide_one(d->name, q, id, d->status, who, note, flags, &rc,
+		if (decide_one(d->name, q, &g, id, d->status, who, note, flags,
 		    t, quiet) < 0)
 			nfail++;
 	}
@@ -547,8 +503,8 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 			printf("post %lld would expire\n", (long long)c.ids[i]);
 			continue;
 		}
-		if (decide_one("expire", q, c.ids[i], "expired", who, NULL, 0,
-		    NULL, t, quiet) < 0)
+		if (decide_one("expire", q, &g, c.ids[i], "expired", who, NULL,
+		    0, t, quiet) < 0)
 			c.nfail++;
 	}
 	if (!quiet && !dry)

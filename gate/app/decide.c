@@ -1,0 +1,94 @@
+/*
+ * decide.c - the one decision path for held posts: queue_decide with the
+ * list's release command
+ *
+ * Trusts the configuration; the post is passed to `release` untouched
+ * (run_argv: no shell, its own process group, the list's timeout).
+ * Failures return -1 or a QUEUE_* code with a message; nothing here
+ * prints or exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "db/queue.h"
+#include "gate/app/decide.h"
+#include "gate/app/run.h"
+#include "listcfg/listcfg.h"
+
+/* queue_release_fn: run the list's release command with the post on
+ * standard input */
+static int
+release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
+{
+	const struct listcfg_global *g = vctx;
+	struct listcfg_list l;
+	struct listcfg_vars v;
+	char **argv = NULL, lerr[1024];
+	int st, rc = -1;
+
+	if (listcfg_load_list(g, r->list, &l, lerr, sizeof(lerr)) < 0) {
+		snprintf(err, errsz, "%s", lerr);
+		return -1;
+	}
+	if (l.release == NULL || l.release[0] == NULL) {
+		snprintf(err, errsz, "list %s has no release command: set "
+		    "release in lists/%s.conf", r->list, r->list);
+		goto out;
+	}
+	v.sender = r->env_sender;
+	v.recipient = r->env_recipient;
+	v.list = r->list;
+	if (listcfg_expand(l.release, &v, &argv) < 0) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	st = run_argv(argv, r->raw, r->raw_len, -1, l.timeout_s, lerr,
+	    sizeof(lerr));
+	if (st == 0)
+		rc = 0;
+	else if (st > 0)
+		snprintf(err, errsz, "release command %s exited with status %d",
+		    argv[0], st);
+	else
+		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
+out:
+	listcfg_free_argv(argv);
+	listcfg_free_list(&l);
+	return rc;
+}
+
+int
+decide_post(struct queue *q, const struct listcfg_global *g,
+    const struct decide_req *rq, struct queue_decided *res, char *err,
+    size_t errsz)
+{
+	struct queue_decision d;
+
+	memset(&d, 0, sizeof(d));
+	d.id = rq->id;
+	d.status = rq->status;
+	d.by = rq->by;
+	d.note = rq->note;
+	d.flags = rq->flags;
+	if (strcmp(rq->status, "approved") == 0) {
+		d.release = release;
+		d.ctx = (void *)g;
+	}
+	return queue_decide(q, &d, res, err, errsz);
+}
+
+const char *
+decide_status(const char *action)
+{
+	if (strcmp(action, "approve") == 0)
+		return "approved";
+	if (strcmp(action, "reject") == 0)
+		return "rejected";
+	if (strcmp(action, "discard") == 0)
+		return "discarded";
+	return NULL;
+}

@@ -1,0 +1,45 @@
+/*
+ * decide.h - the one decision path for held posts: the CLI (approve,
+ * reject, discard, expire), moderation by mail and the web page all
+ * decide through decide_post
+ *
+ * An approval hands the post, byte for byte, to the list's `release`
+ * command (argv template, no shell, the list's timeout); every decision
+ * and its training commit in PostgreSQL (db/queue.h queue_decide).  The
+ * token files follow with sync.  Returns -1 with a message in err;
+ * nothing here prints or exits.
+ */
+#ifndef LG_DECIDE_H
+#define LG_DECIDE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/queue.h"
+
+struct listcfg_global;
+
+/* a moderator's request */
+struct decide_req {
+	int64_t id;
+	const char *status;	/* "approved", "rejected", "discarded",
+				 * "expired" */
+	const char *by;		/* who decides (recorded, never proof) */
+	const char *note;	/* or NULL */
+	int flags;		/* QUEUE_FORCE, QUEUE_MARK_ONLY */
+};
+
+/*
+ * Decide one post (lists' configuration from g).  Returns a QUEUE_*
+ * result (res filled as queue_decide fills it), or -1 with err; err is
+ * also set for QUEUE_RELEASE_FAILED and QUEUE_UNRECORDED.
+ */
+int decide_post(struct queue *q, const struct listcfg_global *g,
+    const struct decide_req *rq, struct queue_decided *res, char *err,
+    size_t errsz);
+
+/* the status an action word records: "approve" -> "approved", "reject"
+ * -> "rejected", "discard" -> "discarded"; NULL for anything else */
+const char *decide_status(const char *action);
+
+#endif
