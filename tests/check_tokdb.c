@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <check.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,7 +477,14 @@ START_TEST(lock_wait_bound)
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 300, &db, err,
 	    sizeof(err)), TOKDB_ELOCK);
 	dt = mono_ms() - t0;
-	ck_assert_msg(dt >= 290 && dt < 600, "gave up after %.1f ms", dt);
+	/*
+	 * The trainer holds the lock until we say so, so returning ELOCK at
+	 * all shows the bound; the wait must be the whole budget (the
+	 * monotonic clock cannot run short) and end within a few seconds
+	 * of it even when sanitizers and a busy machine stall us.
+	 */
+	ck_assert_msg(dt >= 299 && dt < 300 + 3000, "gave up after %.1f ms",
+	    dt);
 	ck_assert_ptr_nonnull(strstr(err, "locked"));
 	ck_assert_ptr_nonnull(strstr(err, "300 ms"));
 	ck_assert_ptr_nonnull(strstr(err, dbpath));
@@ -486,11 +494,9 @@ START_TEST(lock_wait_bound)
 	ck_assert_int_eq(write(down[1], "x", 1), 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	/* free again: the reader gets in at once */
-	t0 = mono_ms();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 300, &db, err,
+	/* free again: the reader gets in (with no wait allowed at all) */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
 	    sizeof(err)), 0);
-	ck_assert(mono_ms() - t0 < 200);
 	tokdb_close(db);
 	close(up[0]);
 	close(up[1]);
@@ -526,10 +532,12 @@ START_TEST(lock_wait_then_ok)
 	}
 	ck_assert_int_eq(read(up[0], &ch, 1), 1);
 	t0 = mono_ms();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 2000, &db, err,
+	/* a generous budget: getting in at all is the point, and it cannot
+	 * happen before the trainer's 150 ms are over */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 10000, &db, err,
 	    sizeof(err)), 0);
 	dt = mono_ms() - t0;
-	ck_assert_msg(dt >= 100 && dt < 1000, "got in after %.1f ms", dt);
+	ck_assert_msg(dt >= 100, "got in after %.1f ms", dt);
 	tokdb_close(db);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	close(up[0]);
@@ -541,19 +549,24 @@ END_TEST
 START_TEST(lock_pause_lets_reader_in)
 {
 	struct tokdb *db = open_w(dbpath);
-	int up[2], status, i;
+	int up[2], down[2], status, i;
 	char err[1024], ch;
 	pid_t pid;
 
 	tokdb_close(db);
 	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
 		struct tokdb *w;
+		struct pollfd pfd;
 
-		/* batches of 150 ms with pauses like cmd_train's */
-		for (i = 0; i < 12; i++) {
+		/* batches of 150 ms with pauses like the trainer's, for
+		 * longer than the readers below may wait, until told */
+		pfd.fd = down[0];
+		pfd.events = POLLIN;
+		for (i = 0; i < 40; i++) {
 			if (tokdb_open(dbpath, TOKDB_WRITE, 5000, &w, err,
 			    sizeof(err)) != 0)
 				_exit(1);
@@ -561,21 +574,28 @@ START_TEST(lock_pause_lets_reader_in)
 				_exit(1);
 			usleep(150 * 1000);
 			tokdb_close(w);
+			if (poll(&pfd, 1, 0) > 0)
+				_exit(0);
 			usleep((TOKDB_POLL_MAX_MS * 2 + 2) * 1000);
 		}
 		_exit(0);
 	}
 	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	/* the trainer is busy for 6 s in all, longer than a reader waits:
+	 * a reader that gets in did so during a pause */
 	for (i = 0; i < 3; i++) {
-		ck_assert_msg(tokdb_open(dbpath, TOKDB_READ, 1500, &db, err,
+		ck_assert_msg(tokdb_open(dbpath, TOKDB_READ, 3000, &db, err,
 		    sizeof(err)) == 0, "reader %d: %s", i, err);
 		tokdb_close(db);
 		usleep(20 * 1000);
 	}
+	ck_assert_int_eq(write(down[1], "x", 1), 1);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(up[0]);
 	close(up[1]);
+	close(down[0]);
+	close(down[1]);
 }
 END_TEST
 

@@ -165,8 +165,10 @@ start=$(date +%s)
 pf slow "$DATA/ham-test.eml"
 took=$(( $(date +%s) - start ))
 expect 75 "deliver hangs: the watchdog defers"
-[ "$took" -le 5 ] && ok "within the timeout (${took}s)" ||
-    bad "within the timeout (${took}s)"
+# the deliver command sleeps 30 s: ending well before that is the
+# watchdog's doing, however slow a sanitizer build on a busy machine is
+[ "$took" -le 12 ] && ok "within the timeout, long before the hang ends (${took}s)" ||
+    bad "within the timeout, long before the hang ends (${took}s)"
 
 # --- configuration and environment failures --------------------------------------
 cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$T/nonexistent" filter \
@@ -228,9 +230,12 @@ while True:
 	kill "$hangpid" 2>/dev/null
 	wait "$hangpid" 2>/dev/null
 	expect 75 "database hangs: the watchdog defers"
-	[ "$took" -le 4 ] && ok "within the timeout (${took}s)" ||
+	# the server never answers, so only the watchdog ends the wait
+	[ "$took" -le 12 ] && ok "within the timeout (${took}s)" ||
 	    bad "within the timeout (${took}s)"
 	cp "$T/saved.conf" "$CONF/listgate.conf"
+else
+	echo "# SKIP the checks at line 207: python3 is not installed"
 fi
 
 # a trainer holding the token file's write lock: the reader gives up
@@ -243,6 +248,8 @@ if command -v python3 >/dev/null 2>&1; then
 	expect 75 "token file locked by a trainer (lock wait)"
 	grep -q "locked" "$T/err" && ok "and the reason says so" ||
 	    bad "and the reason says so"
+else
+	echo "# SKIP the checks at line 241: python3 is not installed"
 fi
 
 # --- the post itself --------------------------------------------------------

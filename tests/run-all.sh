@@ -59,11 +59,18 @@ run_suite() {	# $1 build dir, rest: configure options
 			exit 1
 		fi
 		# in CI nothing may skip: a skipped PostgreSQL or Postfix test
-		# would hide exactly what CI is there to check
-		if [ -n "${CI:-}" ] && grep -q '^# SKIP: *[1-9]' test-suite.log; then
+		# would hide exactly what CI is there to check.  A skip is a
+		# test that exited 77, or a "# SKIP" line in a test's log (a
+		# part of a test that could not run)
+		skipped=$(find . -name '*.log' ! -name config.log \
+		    ! -name test-suite.log -exec grep -l '^# SKIP\|^ok .*# SKIP' {} + \
+		    2>/dev/null)
+		if [ -n "${CI:-}" ] && { grep -q '^# SKIP: *[1-9]' test-suite.log ||
+		    [ -n "$skipped" ]; }; then
 			echo "run-all: tests were skipped under CI:"
 			grep '^SKIP:' test-suite.log tests/*.log 2>/dev/null || true
 			find . -name '*.trs' -exec grep -l ':test-result: SKIP' {} +
+			for f in $skipped; do grep -H '# SKIP' "$f"; done
 			exit 1
 		fi
 	)
