@@ -900,7 +900,7 @@ END_TEST
 
 /* --- journal ----------------------------------------------------------------- */
 
-START_TEST(journal_apply_exactly_once)
+START_TEST(sync_apply_exactly_once)
 {
 	struct queue *q = qopen();
 	struct sync_stats st;
@@ -1062,7 +1062,7 @@ queue_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("journal");
-	tcase_add_test(tc, journal_apply_exactly_once);
+	tcase_add_test(tc, sync_apply_exactly_once);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
 	tcase_add_test(tc, journal_file_ahead);
 	tcase_set_timeout(tc, 120);

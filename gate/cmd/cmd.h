@@ -34,7 +34,7 @@ struct cmd_def {
 	const char *summary;	/* one line for `listgate --help` */
 };
 
-/* the table, in gate/listgate.c */
+/* the table, in gate/cmd/listgate.c */
 extern const struct cmd_def cmd_table[];
 
 int cmd_train(int argc, char **argv, const struct cmd_ctx *ctx);
