@@ -169,13 +169,18 @@ bayes_squeeze(double log_i, double log_1mi, double log_qh, double log_qs)
 		return 1 - BAYES_EDGE * squeeze_phi(le - log_1mi);
 	if (log_i <= le)
 		return BAYES_EDGE * squeeze_phi(le - log_i);
-	/* near 0.5: I - 0.5 = (qH - qS) / 2, from the logs of the tails */
+	/*
+	 * Near 0.5: ln |I - 0.5| = ln |qH - qS| - ln 2 from the log tails,
+	 * as exact as ln I when the tails are large and far more when
+	 * they are small (ln I rounds to -ln 2 once |I - 0.5| < 1e-16).
+	 * The band is chosen by |I - 0.5| alone, whatever the tails: were
+	 * it also to ask for small tails, a post with large tails and
+	 * I = 0.5 + 1e-7 would score below one with I = 0.5 + 1e-10.
+	 */
 	hi = log_qh > log_qs ? log_qh : log_qs;
 	diff = fabs(log_qh - log_qs);
 	if (diff == 0)
 		return 0.5;
-	if (hi > le)	/* a tail is not small: I itself is resolved */
-		return exp(log_i);
 	lmid = hi + log(-expm1(-diff)) - M_LN2;
 	if (lmid <= le) {
 		sq = BAYES_EDGE * squeeze_phi(le - lmid);

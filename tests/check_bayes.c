@@ -241,19 +241,28 @@ END_TEST
 START_TEST(middle_is_fisher)
 {
 	struct bayes_params p = params(1, 0.5, 0, 0);
-	uint32_t cnt[2][2] = { { 3, 1 }, { 1, 3 } };
+	uint32_t cnt[2][2] = { { 3, 1 }, { 1, 2 } };
 	struct bayes_result r;
 	double f1, f2, qs, qh;
 
-	/* two opposite tokens (nspam = nham = 1000 in score_counts) */
+	/* two tokens, one stronger (nspam = nham = 1000 in score_counts):
+	 * I is well inside the plain band, and the score is I itself */
 	score_counts(&p, (const uint32_t (*)[2])cnt, 2, &r);
 	f1 = bayes_f(&p, 1000, 1000, 3, 1);
-	f2 = bayes_f(&p, 1000, 1000, 1, 3);
+	f2 = bayes_f(&p, 1000, 1000, 1, 2);
 	qs = exp(bayes_log_chi2q(-2 * (log(1 - f1) + log(1 - f2)), 2));
 	qh = exp(bayes_log_chi2q(-2 * (log(f1) + log(f2)), 2));
 	ck_assert_uint_eq(r.nused, 2);
+	ck_assert(fabs(qh - qs) > 4 * BAYES_EDGE);
 	ck_assert_double_eq_tol(r.score, (1 + qh - qs) / 2, 1e-12);
-	ck_assert_double_eq_tol(r.score, 0.5, 1e-12);	/* symmetric */
+	/* two opposite tokens: I is 0.5 but for rounding in the sums of
+	 * logs, so the score lies in the middle band, on the side of the
+	 * sign of ln qH - ln qS (0.5 itself only for an exact tie) */
+	cnt[1][1] = 3;
+	score_counts(&p, (const uint32_t (*)[2])cnt, 2, &r);
+	ck_assert(fabs(r.score - 0.5) <= BAYES_EDGE);
+	ck_assert((r.score > 0.5) == (r.log_qh > r.log_qs));
+	ck_assert((r.score == 0.5) == (r.log_qh == r.log_qs));
 }
 END_TEST
 
