@@ -20,14 +20,9 @@
 #define LOWER_SERIES_MAX	1000000u
 
 /*
- * Chosen by 5-fold cross-validation on the training half of the
- * SpamAssassin benchmark corpus only (tests/bench/cv.py; both the 100%
- * and the 15% training sets, product of the 1-ROCA% ratios to
- * bogofilter's on the same folds).  Letting nearly every token vote
- * (min_dev 0.05) with a stronger prior than bogofilter's (robs 0.3,
- * robx 0.6) ranked best; the optimum is flat around these values.
- * Out-of-fold 1-ROCA%: 0.041 (100% set; bogofilter 0.079 on the same
- * folds) and 0.077 (15% set; bogofilter 0.192).
+ * Chosen by cross-validation, tests/bench/README.md: letting nearly
+ * every token vote, with a stronger prior than bogofilter's, ranked
+ * best.
  */
 void
 bayes_params_default(struct bayes_params *p)
