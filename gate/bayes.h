@@ -10,24 +10,37 @@
  *	I = (1 + qH - qS) / 2 = (qH + pS) / 2,	1 - I = (pH + qS) / 2
  * where pX = 1 - qX is the lower tail.  All four tails are computed in
  * log form (the lower tail by its own series when it is tiny), so ln I
- * and ln(1 - I) are exact to rounding even when I is 1 - 1e-3000.  Then,
- * with E = BAYES_EDGE and phi(D) = 1 / (1 + ln(1 + D)) (phi(0) = 1,
- * strictly decreasing to 0):
- *	score = I				if E < I < 1 - E
+ * and ln(1 - I) are exact to rounding even when I is 1 - 1e-3000, and so
+ * is ln |I - 0.5| = ln |qH - qS| - ln 2, taken from ln qH and ln qS,
+ * even when both tails are 1e-3000 and I rounds to 0.5.  Then, with
+ * E = BAYES_EDGE and phi(D) = 1 / (1 + ln(1 + D)) (phi(0) = 1, slope -1
+ * at 0, strictly decreasing to 0 as D grows):
  *	score = 1 - E * phi(ln E - ln(1 - I))	if 1 - I <= E (spam side)
  *	score = E * phi(ln E - ln I)		if I <= E (ham side)
  *	score = 0.5 +- E * phi(ln E - ln |I - 0.5|)
- *				if |I - 0.5| <= E and qH, qS <= E
- * where I - 0.5 = (qH - qS) / 2 (sign of ln qH - ln qS), the case of
- * strong evidence both ways, where both tails vanish.  The score is
- * continuous at every join and strictly increasing in I, so posts keep
- * the order of their exact Fisher indicator, never reach 0 or 1, and
- * collapse to 0.5 only when qH = qS exactly (the logarithmic squeeze
- * keeps about 40 doubles per nat of evidence even at a million nats).
- * In each squeezed band the order is that of the log tails: by
- * ln(1 - I), ln I, or ln |qH - qS|.  No tokens voting gives 0.5.
- * Deterministic:
- * tokens are summed in a fixed order (by |f - 0.5|, then bytes).
+ *				if 0 < |I - 0.5| <= E (middle; sign of
+ *				qH - qS)
+ *	score = 0.5				if qH = qS
+ *	score = I				otherwise
+ * The middle band is chosen by |I - 0.5| alone, however large the tails
+ * (strong evidence both ways, or little either way).  Each squeezed band
+ * meets score = I at its edge with equal value and slope 1, and the
+ * middle tends to 0.5 as I tends to 0.5 (phi tends to 0), so the score
+ * is continuous and strictly increasing in I: posts keep the order of
+ * their exact Fisher indicator.
+ * Within a band the order is that of its log input: ln(1 - I), ln I, or
+ * the sign of qH - qS, then ln |qH - qS|.  Where two formulas meet they
+ * read different inputs (ln I against ln(1 - I) or ln |qH - qS|), which
+ * agree to a few units in the last place, as exp(ln I) agrees with I in
+ * the plain band: the order holds up to that rounding.
+ * Doubles bound the resolution.  The squeezed bands keep about 40
+ * distinct scores per nat of evidence even at a million nats.  D cannot
+ * pass 1.8e308, so no squeezed score comes nearer to 0, 0.5 or 1 than
+ * E / 711: the score is never 0 or 1, and is 0.5 only when ln qH and
+ * ln qS are equal doubles, which also happens when both lower tails are
+ * below about 1e-308 (both upper tails then round to 1).  No tokens
+ * voting gives 0.5.  Deterministic: tokens are summed in a fixed order
+ * (by |f - 0.5|, then bytes).
  * Print scores with BAYES_SCORE_FMT: the squeezed ends need 17 digits.
  */
 #ifndef LG_BAYES_H

@@ -27,14 +27,9 @@ tok_opts_words(struct tok_opts *o)
 	o->max_tokens = LG_MAX_TOKENS_PER_POST;
 	o->min_len = 3;
 	/*
-	 * By 5-fold cross-validation on the benchmark's training half
-	 * (tests/bench/cv.py, out-of-fold 1-ROCA%, 100% / 15% sets, at the
-	 * earlier bogofilter-like parameters): folding ASCII case won
-	 * (0.084 -> 0.077 / 0.151 -> 0.117); Received hosts and IPs matter
-	 * (without them 0.098 / 0.231), their /16 /24 prefixes help a
-	 * little; dropping numbers, min_len 2 or 4, max_token 30 or 60 and
-	 * "hdr:" presence tokens were within noise; word bigrams lost
-	 * (0.094 / 0.206), so they stay off.
+	 * Chosen by cross-validation, tests/bench/README.md: folding ASCII
+	 * case and Received hosts and IPs (with their /16 /24 prefixes)
+	 * helped; word bigrams lost, so they stay off.
 	 */
 	o->fold_case = 1;
 	o->numbers = 1;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,54 +209,540 @@ START_TEST(strict_order_extremes)
 }
 END_TEST
 
-START_TEST(squeeze_continuous)
-{
-	double le = log(BAYES_EDGE), s;
+/* the four inputs of bayes_squeeze for one Fisher indicator I */
+struct sq_in {
+	double li, l1, lqh, lqs;	/* ln I, ln (1 - I), ln qH, ln qS */
+};
 
-	/* at the joins the squeezed value equals I */
-	s = bayes_squeeze(log1p(-BAYES_EDGE), le, 0, -20);
-	ck_assert_double_eq_tol(s, 1 - BAYES_EDGE, 1e-15);
-	s = bayes_squeeze(le, log1p(-BAYES_EDGE), -20, 0);
-	ck_assert_double_eq_tol(s, BAYES_EDGE, 1e-20);
-	/* strictly monotone far out */
-	ck_assert(bayes_squeeze(0, -1e6, 0, -1e6) >
-	    bayes_squeeze(0, -1e6 + 5, 0, -1e6 + 5));
-	ck_assert(bayes_squeeze(0, -1e6, 0, -1e6) < 1);
-	ck_assert(bayes_squeeze(-1e6, 0, -1e6, 0) <
-	    bayes_squeeze(-1e6 + 5, 0, -1e6 + 5, 0));
-	ck_assert(bayes_squeeze(-1e6, 0, -1e6, 0) > 0);
-	/* middle: I itself */
+static double
+sq(const struct sq_in *x)
+{
+	return bayes_squeeze(x->li, x->l1, x->lqh, x->lqs);
+}
+
+/* ln (e^a + e^b), a and b finite */
+static double
+lse(double a, double b)
+{
+	double hi = a > b ? a : b, lo = a > b ? b : a;
+
+	return hi + log1p(exp(lo - hi));
+}
+
+/* ln (1 - e^a) for a < 0, accurate at both ends */
+static double
+log1mexp(double a)
+{
+	return a > -M_LN2 ? log(-expm1(a)) : log1p(-exp(a));
+}
+
+/* ham side, I = e^L: qH = I and qS = 1 - I, so I - 0.5 = (qH - qS) / 2 */
+static struct sq_in
+in_low(double L)
+{
+	struct sq_in x;
+
+	x.li = x.lqh = L;
+	x.l1 = x.lqs = log1mexp(L);
+	return x;
+}
+
+/* spam side, 1 - I = e^L: qS = 1 - I and qH = I */
+static struct sq_in
+in_high(double L)
+{
+	struct sq_in x;
+
+	x.l1 = x.lqs = L;
+	x.li = x.lqh = log1mexp(L);
+	return x;
+}
+
+/* I = 0.5 + d, the smaller tail e^b and the larger e^b + 2|d| */
+static struct sq_in
+in_mid(double d, double b)
+{
+	struct sq_in x;
+	double big = lse(b, log(2 * fabs(d)));
+
+	x.li = log1p(2 * d) - M_LN2;
+	x.l1 = log1p(-2 * d) - M_LN2;
+	x.lqh = d >= 0 ? big : b;
+	x.lqs = d >= 0 ? b : big;
+	return x;
+}
+
+/* |I - 0.5| = e^L (1 - e^L / 2), far below what I itself can hold: the
+ * tails 2 e^L and e^2L, apart in log form however small (I rounds to
+ * 0.5, its logs to -ln 2); L >= -DBL_MAX / 2 */
+static struct sq_in
+in_mid_log(int sign, double L)
+{
+	struct sq_in x;
+
+	x.li = x.l1 = -M_LN2;
+	x.lqh = sign > 0 ? L + M_LN2 : 2 * L;
+	x.lqs = sign > 0 ? 2 * L : L + M_LN2;
+	return x;
+}
+
+/* the larger-tail family at I = 0.5 + d: qH = I, qS = 1 - I */
+static struct sq_in
+in_mid_half(double d)
+{
+	return in_mid(d, log1p(-2 * fabs(d)) - M_LN2);
+}
+
+/* regions of the score along I, in increasing order */
+enum { R_HAM, R_LOW, R_MIDLOW, R_TIE, R_MIDHIGH, R_HIGH, R_SPAM };
+
+struct pt {
+	struct sq_in in;
+	int region;
+	double s;
+};
+
+static void
+pt_add(struct pt *pt, size_t *n, size_t max, struct sq_in in, int region)
+{
+	ck_assert(*n < max);
+	pt[*n].in = in;
+	pt[*n].region = region;
+	pt[*n].s = sq(&in);
+	(*n)++;
+}
+
+/*
+ * One sweep of I from e^-1e6 to 1 - e^-1e6 in increasing order, through
+ * every join: I = E, I = 0.5 - E, I = 0.5, I = 0.5 + E, 1 - I = E.  The
+ * tails are I and 1 - I (large near 0.5).  Below |I - 0.5| = 1e-12
+ * (I itself holds no less than about 1e-16), |I - 0.5| goes on in log
+ * form down to e^-1e300, with tails of that size.  Grids are log-spaced: 100
+ * points per decade of I, 1 - I or |I - 0.5|, and of their logs beyond
+ * 1e-300 (20 per decade beyond e^-1e6 in the middle).
+ */
+START_TEST(squeeze_sweep)
+{
+	const double le = log(BAYES_EDGE), ln10 = log(10);
+	size_t max = 140000, n = 0, k;
+	struct pt *pt = calloc(max, sizeof(*pt));
+	double t, x, L, d, jump, left, right, wide;
+	int side;
+
+	ck_assert(pt != NULL);
+	/* ham tail: ln I from -1e6 to -300 ln 10, then I from 1e-300 */
+	for (t = 6; t > log10(300 * ln10); t -= 0.01)
+		pt_add(pt, &n, max, in_low(-pow(10, t)), R_HAM);
+	for (x = -300; x < -3 + 0.005; x += 0.01) {
+		L = x * ln10;
+		pt_add(pt, &n, max, in_low(L), L <= le ? R_HAM : R_LOW);
+	}
+	/* plain: I up to 0.25, then 0.5 - I from 0.25 down to 1e-3 */
+	for (x = -3 + 0.01; x < log10(0.25); x += 0.01)
+		pt_add(pt, &n, max, in_low(x * ln10), R_LOW);
+	for (x = log10(0.25); x > -3 + 0.005; x -= 0.01)
+		pt_add(pt, &n, max, in_mid_half(-pow(10, x)), R_LOW);
+	/* middle, below 0.5: I - 0.5 from -1e-3 to -1e-12, then in log form */
+	for (x = -3; x > -12 - 0.005; x -= 0.01) {
+		d = -pow(10, x);
+		pt_add(pt, &n, max, in_mid_half(d),
+		    -d <= BAYES_EDGE ? R_MIDLOW : R_LOW);
+	}
+	for (t = log10(12 * ln10) + 0.01; t < 6; t += 0.01)
+		pt_add(pt, &n, max, in_mid_log(-1, -pow(10, t)), R_MIDLOW);
+	for (t = 6; t < 300; t += 0.05)
+		pt_add(pt, &n, max, in_mid_log(-1, -pow(10, t)), R_MIDLOW);
+	/* the tie */
+	pt_add(pt, &n, max, in_mid_log(1, -900), R_TIE);
+	pt[n - 1].in.lqs = pt[n - 1].in.lqh;
+	pt[n - 1].s = sq(&pt[n - 1].in);
+	/* the mirror image above 0.5 */
+	for (t = 300 - 0.05; t >= 6; t -= 0.05)
+		pt_add(pt, &n, max, in_mid_log(1, -pow(10, t)), R_MIDHIGH);
+	for (t = 6 - 0.01; t > log10(12 * ln10) + 0.005; t -= 0.01)
+		pt_add(pt, &n, max, in_mid_log(1, -pow(10, t)), R_MIDHIGH);
+	for (x = -12; x < -3 + 0.005; x += 0.01) {
+		d = pow(10, x);
+		pt_add(pt, &n, max, in_mid_half(d),
+		    d <= BAYES_EDGE ? R_MIDHIGH : R_HIGH);
+	}
+	for (x = -3 + 0.01; x < log10(0.25) + 0.005; x += 0.01)
+		pt_add(pt, &n, max, in_mid_half(pow(10, x)), R_HIGH);
+	for (x = log10(0.25) - 0.01; x > -3 + 0.005; x -= 0.01)
+		pt_add(pt, &n, max, in_high(x * ln10), R_HIGH);
+	for (x = -3; x > -300 - 0.005; x -= 0.01) {
+		L = x * ln10;
+		pt_add(pt, &n, max, in_high(L), L <= le ? R_SPAM : R_HIGH);
+	}
+	for (t = log10(300 * ln10) + 0.01; t < 6 + 0.005; t += 0.01)
+		pt_add(pt, &n, max, in_high(-pow(10, t)), R_SPAM);
+
+	for (k = 0; k < n; k++) {
+		ck_assert_msg(pt[k].s > 0 && pt[k].s < 1, "k=%zu s=%.17g", k,
+		    pt[k].s);
+		ck_assert((pt[k].s == 0.5) == (pt[k].region == R_TIE));
+		if (k > 0)
+			ck_assert_msg(pt[k].s > pt[k - 1].s, "not increasing "
+			    "at k=%zu (region %d): %.17g <= %.17g", k,
+			    pt[k].region, pt[k].s, pt[k - 1].s);
+	}
+	/*
+	 * Continuity at each join.  Each side of a join has slope 1 there
+	 * (the squeezes were built so), so across three grid intervals the
+	 * steps differ by little more than the grid ratio (1.023): a step
+	 * across the join more than 1.5 times its neighbours is a jump.
+	 * The tie is no such join: the middle tends to 0.5 only as
+	 * ln |I - 0.5| tends to -inf, and the sweep skips that far.
+	 */
+	for (k = 1; k + 2 < n; k++) {
+		if (pt[k].region == pt[k + 1].region ||
+		    pt[k].region == R_TIE || pt[k + 1].region == R_TIE)
+			continue;
+		jump = pt[k + 1].s - pt[k].s;
+		left = pt[k].s - pt[k - 1].s;
+		right = pt[k + 2].s - pt[k + 1].s;
+		wide = left > right ? left : right;
+		ck_assert_msg(jump <= 1.5 * wide, "join %d->%d: jump %g, "
+		    "steps %g %g", pt[k].region, pt[k + 1].region, jump, left,
+		    right);
+	}
+	/* every join was crossed, and the tie sits alone between the two
+	 * halves of the middle, never closer to 0.5 than E / 711 */
+	for (k = 1, side = 0; k < n; k++)
+		side += pt[k].region != pt[k - 1].region;
+	ck_assert_int_eq(side, 6);
+	for (k = 0; pt[k].region != R_TIE; k++)
+		;
+	ck_assert(0.5 - pt[k - 1].s >= BAYES_EDGE / 711);
+	ck_assert(pt[k + 1].s - 0.5 >= BAYES_EDGE / 711);
+	free(pt);
+}
+END_TEST
+
+/*
+ * The score follows I, not the size of the tails: on a grid of I - 0.5
+ * across the middle band, from 1e-12 to 1e-3 on both sides, posts whose
+ * tails are about 0.5, near 1, or tiny (e^-30, e^-1000, e^-1e6 for the
+ * smaller one) all score between their neighbours in I.
+ */
+START_TEST(squeeze_middle_families)
+{
+	/* the smaller tail; the first family is qH = I, qS = 1 - I */
+	const double base[] = { 0, log1p(-2.5e-3), -30, -1000, -1e6 };
+	const size_t nf = sizeof(base) / sizeof(base[0]);
+	double d, x, lo, hi, prev_hi = 0, s;
+	struct sq_in in;
+	size_t f;
+	int side, k;
+
+	for (side = -1; side <= 1; side += 2)
+		for (k = 0; k <= 900; k++) {
+			/* I increasing: -1e-3 .. -1e-12, then 1e-12 .. 1e-3 */
+			x = side < 0 ? -3 - k * 0.01 : -12 + k * 0.01;
+			d = side * pow(10, x);
+			lo = 1;
+			hi = 0;
+			for (f = 0; f < nf; f++) {
+				in = f == 0 ? in_mid_half(d) :
+				    in_mid(d, base[f]);
+				s = sq(&in);
+				lo = s < lo ? s : lo;
+				hi = s > hi ? s : hi;
+			}
+			if (side > 0 && k == 0) {
+				/* the tie, in every family */
+				for (f = 0; f < nf; f++) {
+					in = in_mid(0, base[f]);
+					in.lqh = in.lqs;
+					ck_assert(sq(&in) == 0.5);
+				}
+				ck_assert(prev_hi < 0.5 && lo > 0.5);
+			}
+			if (side > 0 || k > 0)
+				ck_assert_msg(lo > prev_hi, "I - 0.5 = %g: "
+				    "%.17g not above the previous %.17g", d,
+				    lo, prev_hi);
+			prev_hi = hi;
+		}
+}
+END_TEST
+
+/*
+ * Continuity at each join, on a fine grid: I (or 1 - I, or |I - 0.5|)
+ * = E (1 + j h).  Away from the join the step is E h; across it the
+ * two formulas read different doubles, whose rounding (a few units in
+ * the last place of the join value v: ln E is rounded, exp(ln I) is
+ * rounded, ln I and ln |qH - qS| are each rounded) may move the step by
+ * at most 8 DBL_EPSILON v.  A jump any larger would show.
+ */
+START_TEST(squeeze_joins_fine)
+{
+	const double E = BAYES_EDGE, h = 1e-8;
+	/* as in squeeze_middle_families */
+	const double base[] = { 0, log1p(-2.5e-3), -30, -1000 };
+	struct sq_in in;
+	double s[41], v, tol, u;
+	int join, j, side;
+	size_t f;
+
+	for (join = 0; join < 4 + 2 * 3; join++) {
+		/* 0 ham, 1 spam; then middle below and above per family */
+		side = join < 2 ? 0 : join % 2 ? 1 : -1;
+		f = join < 2 ? 0 : (size_t)(join - 2) / 2;
+		for (j = -20; j <= 20; j++) {
+			u = E * (1 + j * h);
+			if (join == 0)
+				in = in_low(log(u));
+			else if (join == 1)
+				in = in_high(log(1 - j * h) + log(E));
+			else if (f == 0)
+				in = in_mid_half(side * u);
+			else
+				in = in_mid(side * u, base[f]);
+			s[j + 20] = sq(&in);
+		}
+		if (side < 0)	/* in increasing I */
+			for (j = 0; j < 20; j++) {
+				v = s[j];
+				s[j] = s[40 - j];
+				s[40 - j] = v;
+			}
+		v = join == 0 ? E : join == 1 ? 1 - E : 0.5;
+		tol = 8 * DBL_EPSILON * v;
+		for (j = 0; j < 40; j++)
+			ck_assert_msg(fabs(s[j + 1] - s[j] - E * h) <=
+			    1e-6 * E * h + tol, "join %d step %d: %g, not %g",
+			    join, j, s[j + 1] - s[j], E * h);
+		/* and the join value itself is v +- E */
+		ck_assert_msg(fabs(s[20] - (join == 0 ? E : join == 1 ? 1 - E :
+		    0.5 + side * E)) <= tol, "join %d at %.17g", join, s[20]);
+	}
+}
+END_TEST
+
+/*
+ * The resolution the header promises: about 40 doubles per nat at a
+ * million nats (at least 30 here), at each end and in the middle; and
+ * the far ends of the doubles stay clear of 0, 0.5 and 1.
+ */
+START_TEST(squeeze_resolution)
+{
+	const double ulp_half = DBL_EPSILON / 2;	/* spacing in [.5, 1) */
+	struct sq_in a, b;
+	double s;
+
+	a = in_high(-1e6);
+	b = in_high(-1e6 - 1);
+	ck_assert((sq(&b) - sq(&a)) / ulp_half >= 30);
+	a = in_mid_log(1, -1e6);
+	b = in_mid_log(1, -1e6 + 1);
+	ck_assert((sq(&b) - sq(&a)) / ulp_half >= 30);
+	/* ends: ln I or ln (1 - I) or ln |I - 0.5| at -DBL_MAX */
+	a = in_low(-DBL_MAX);
+	s = sq(&a);
+	ck_assert(s >= BAYES_EDGE / 711 && s < BAYES_EDGE / 700);
+	a = in_high(-DBL_MAX);
+	ck_assert(1 - sq(&a) >= BAYES_EDGE / 711);
+	a = in_mid_log(1, -DBL_MAX / 2);
+	ck_assert(sq(&a) - 0.5 >= BAYES_EDGE / 711);
+	a = in_mid_log(-1, -DBL_MAX / 2);
+	ck_assert(0.5 - sq(&a) >= BAYES_EDGE / 711);
+	/* the plain band is I itself */
 	ck_assert_double_eq_tol(bayes_squeeze(log(0.3), log(0.7), -2, -1),
 	    0.3, 1e-15);
-	/* both tails vanishing: 0.5 only for an exact tie, else ordered */
-	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -900) == 0.5);
-	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -901) > 0.5);
-	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -900, -901) <
-	    bayes_squeeze(-M_LN2, -M_LN2, -899, -901));
-	ck_assert(bayes_squeeze(-M_LN2, -M_LN2, -901, -900) < 0.5);
-	/* continuous at the middle join: |I - 0.5| = E */
-	s = bayes_squeeze(log(0.5 + BAYES_EDGE), log(0.5 - BAYES_EDGE),
-	    log(2 * BAYES_EDGE), -800);
-	ck_assert_double_eq_tol(s, 0.5 + BAYES_EDGE, 1e-15);
+}
+END_TEST
+
+/* score n tokens with the given counts and trained post counts */
+static double
+score_counts_n(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+    const uint32_t (*cnt)[2], size_t n, struct bayes_result *r)
+{
+	struct bayes_tok *t = calloc(n ? n : 1, sizeof(*t));
+	char (*names)[16] = calloc(n ? n : 1, sizeof(*names));
+	size_t i;
+
+	ck_assert(t != NULL && names != NULL);
+	for (i = 0; i < n; i++) {
+		snprintf(names[i], sizeof(names[i]), "t%zu", i);
+		t[i].tok = names[i];
+		t[i].len = strlen(names[i]);
+		t[i].spam = cnt[i][0];
+		t[i].ham = cnt[i][1];
+	}
+	ck_assert_int_eq(bayes_score(p, nspam, nham, t, n, r), 0);
+	free(t);
+	free(names);
+	return r->score;
+}
+
+/*
+ * Where a post's exact Fisher indicator lies, from its log tails, in an
+ * order of (band, value) pairs: I < 0.25 by ln I; then I - 0.5 < 0 by
+ * -ln |I - 0.5|; the tie; I - 0.5 > 0 by ln |I - 0.5|; I > 0.75 by
+ * -ln (1 - I).  Nothing here depends on the score's case split.
+ */
+struct ikey {
+	int band;
+	double v;
+};
+
+static struct ikey
+ikey_of(const struct bayes_result *r)
+{
+	struct ikey k;
+	double hi, diff;
+
+	if (r->log_i < log(0.25)) {
+		k.band = 0;
+		k.v = r->log_i;
+	} else if (r->log_1mi < log(0.25)) {
+		k.band = 4;
+		k.v = -r->log_1mi;
+	} else if (r->log_qh == r->log_qs) {
+		k.band = 2;
+		k.v = 0;
+	} else {
+		hi = r->log_qh > r->log_qs ? r->log_qh : r->log_qs;
+		diff = fabs(r->log_qh - r->log_qs);
+		k.v = hi + log(-expm1(-diff)) - M_LN2;
+		k.band = r->log_qh > r->log_qs ? 3 : 1;
+		if (k.band == 1)
+			k.v = -k.v;
+	}
+	return k;
+}
+
+/* a's indicator is below b's by more than rounding could explain */
+static int
+ikey_clearly_below(struct ikey a, struct ikey b)
+{
+	double m = fabs(a.v) > fabs(b.v) ? fabs(a.v) : fabs(b.v);
+
+	if (a.band != b.band)
+		return a.band < b.band;
+	return b.v - a.v > 1e-6 * (m > 1 ? m : 1);
+}
+
+/*
+ * Through bayes_score: posts with large tails and I - 0.5 from 1e-10 to
+ * 1e-3 (two opposite tokens, the trained counts a little unequal),
+ * posts with strong evidence both ways (tails near e^-900), posts with
+ * many weak tokens both ways (tails within e^-30 of 1) and small random
+ * posts all keep the order of their indicator.  Before the middle band
+ * was chosen by |I - 0.5| alone, a post with large tails and
+ * I - 0.5 = 3e-8 scored below one with I - 0.5 = e^-900.
+ */
+START_TEST(score_follows_indicator)
+{
+	struct bayes_params p = params(1, 0.5, 0, 0);
+	enum { MAXP = 120, MAXT = 2100 };
+	uint32_t (*cnt)[2] = calloc(MAXT, sizeof(*cnt));
+	struct ikey *key = calloc(MAXP, sizeof(*key));
+	double *sc = calloc(MAXP, sizeof(*sc));
+	struct bayes_result r;
+	uint32_t nspam, m, seed = 12345;
+	size_t np = 0, a, b, i, k;
+
+	ck_assert(cnt != NULL && key != NULL && sc != NULL);
+	/* two opposite tokens, nham = nspam + m */
+	for (nspam = 1000000; nspam <= 1000000000; nspam *= 10)
+		for (m = 1; m <= 1000; m *= 4) {
+			cnt[0][0] = 30;
+			cnt[0][1] = 10;
+			cnt[1][0] = 10;
+			cnt[1][1] = 30;
+			sc[np] = score_counts_n(&p, nspam, nspam + m,
+			    (const uint32_t (*)[2])cnt, 2, &r);
+			key[np++] = ikey_of(&r);
+			sc[np] = score_counts_n(&p, nspam + m, nspam,
+			    (const uint32_t (*)[2])cnt, 2, &r);
+			key[np++] = ikey_of(&r);
+		}
+	/* strong evidence both ways, k mild tokens on one side */
+	p = params(0.0178, 0.52, 0.375, 0);
+	for (k = 1; k < 12; k++) {
+		for (i = 0; i < 600; i++) {
+			cnt[i][0] = i < 300 ? 990 : 10;
+			cnt[i][1] = i < 300 ? 10 : 990;
+		}
+		for (; i < 600 + k; i++) {
+			cnt[i][0] = k % 2 ? 950 : 50;
+			cnt[i][1] = k % 2 ? 50 : 950;
+		}
+		sc[np] = score_counts_n(&p, 1000, 1000,
+		    (const uint32_t (*)[2])cnt, 600 + k, &r);
+		key[np++] = ikey_of(&r);
+	}
+	/* many weak tokens both ways (f about 0.56 and 0.44) */
+	p = params(0.3, 0.6, 0.05, 0);
+	for (k = 500; k <= 2000; k += 500)
+		for (m = 0; m < 3; m++) {
+			for (i = 0; i < k; i++) {
+				cnt[i][0] = i % 2 ? 560 : 440;
+				cnt[i][1] = i % 2 ? 440 : 560;
+			}
+			cnt[0][0] += m;	/* a little more spammy */
+			sc[np] = score_counts_n(&p, 1000, 1000,
+			    (const uint32_t (*)[2])cnt, k, &r);
+			key[np++] = ikey_of(&r);
+		}
+	/* small random posts */
+	p = params(0.3, 0.6, 0.05, 0);
+	while (np < MAXP) {
+		k = 1 + (seed = seed * 1103515245 + 12345) % 7;
+		for (i = 0; i < k; i++) {
+			cnt[i][0] = (seed = seed * 1103515245 + 12345) >> 16;
+			cnt[i][0] %= 101;
+			cnt[i][1] = (seed = seed * 1103515245 + 12345) >> 16;
+			cnt[i][1] %= 101;
+		}
+		sc[np] = score_counts_n(&p, 100, 100,
+		    (const uint32_t (*)[2])cnt, k, &r);
+		key[np++] = ikey_of(&r);
+	}
+	for (a = 0; a < np; a++) {
+		ck_assert(sc[a] > 0 && sc[a] < 1);
+		ck_assert((sc[a] == 0.5) == (key[a].band == 2));
+		for (b = 0; b < np; b++)
+			if (ikey_clearly_below(key[a], key[b]))
+				ck_assert_msg(sc[a] < sc[b], "post %zu (%d "
+				    "%.17g) scores %.17g, not below post %zu "
+				    "(%d %.17g) at %.17g", a, key[a].band,
+				    key[a].v, sc[a], b, key[b].band, key[b].v,
+				    sc[b]);
+	}
+	free(cnt);
+	free(key);
+	free(sc);
 }
 END_TEST
 
 START_TEST(middle_is_fisher)
 {
 	struct bayes_params p = params(1, 0.5, 0, 0);
-	uint32_t cnt[2][2] = { { 3, 1 }, { 1, 3 } };
+	uint32_t cnt[2][2] = { { 3, 1 }, { 1, 2 } };
 	struct bayes_result r;
 	double f1, f2, qs, qh;
 
-	/* two opposite tokens (nspam = nham = 1000 in score_counts) */
+	/* two tokens, one stronger (nspam = nham = 1000 in score_counts):
+	 * I is well inside the plain band, and the score is I itself */
 	score_counts(&p, (const uint32_t (*)[2])cnt, 2, &r);
 	f1 = bayes_f(&p, 1000, 1000, 3, 1);
-	f2 = bayes_f(&p, 1000, 1000, 1, 3);
+	f2 = bayes_f(&p, 1000, 1000, 1, 2);
 	qs = exp(bayes_log_chi2q(-2 * (log(1 - f1) + log(1 - f2)), 2));
 	qh = exp(bayes_log_chi2q(-2 * (log(f1) + log(f2)), 2));
 	ck_assert_uint_eq(r.nused, 2);
+	ck_assert(fabs(qh - qs) > 4 * BAYES_EDGE);
 	ck_assert_double_eq_tol(r.score, (1 + qh - qs) / 2, 1e-12);
-	ck_assert_double_eq_tol(r.score, 0.5, 1e-12);	/* symmetric */
+	/* two opposite tokens: I is 0.5 but for rounding in the sums of
+	 * logs, so the score lies in the middle band, on the side of the
+	 * sign of ln qH - ln qS (0.5 itself only for an exact tie) */
+	cnt[1][1] = 3;
+	score_counts(&p, (const uint32_t (*)[2])cnt, 2, &r);
+	ck_assert(fabs(r.score - 0.5) <= BAYES_EDGE);
+	ck_assert((r.score > 0.5) == (r.log_qh > r.log_qs));
+	ck_assert((r.score == 0.5) == (r.log_qh == r.log_qs));
 }
 END_TEST
 
@@ -431,7 +918,11 @@ bayes_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("score");
 	tcase_add_test(tc, middle_is_fisher);
-	tcase_add_test(tc, squeeze_continuous);
+	tcase_add_test(tc, squeeze_sweep);
+	tcase_add_test(tc, squeeze_middle_families);
+	tcase_add_test(tc, squeeze_joins_fine);
+	tcase_add_test(tc, squeeze_resolution);
+	tcase_add_test(tc, score_follows_indicator);
 	tcase_add_test(tc, strict_order_extremes);
 	tcase_add_test(tc, min_dev_and_max_tokens);
 	tcase_add_test(tc, robs_zero_finite);
