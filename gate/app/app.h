@@ -45,17 +45,6 @@ int qc_build_fresh(const char *name, struct queue *q,
  * entry of the real uid, else "uid N" (into out) */
 const char *qc_who(const char *by, char *out, size_t outsz);
 
-/*
- * Append s for a terminal: valid UTF-8 kept, control bytes and invalid
- * bytes shown as '?', newlines and tabs kept only when keep_nl, at most
- * maxchars characters (cut with "..."): 0 or -1 (buffer full).
- */
-int qc_clean(struct buf *out, const char *s, size_t len, size_t maxchars,
-    int keep_nl);
-
-/* append s as a JSON string (quoted, escaped): 0 or -1 */
-int qc_json_str(struct buf *out, const char *s);
-
 /* create a directory and its missing parents (mode 0755): 0 or -1 */
 int qc_mkdir_p(const char *dir);
 

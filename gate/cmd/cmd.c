@@ -28,17 +28,14 @@ cmd_err(const char *name, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* print text with control bytes masked as '?' */
+/* print untrusted text sanitized, on one line */
 void
-cmd_put_masked(const char *s, size_t n, FILE *f)
+cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
 {
-	size_t i;
+	char out[CMD_PUT_MAX + 1];
 
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
-	}
+	fputs(sanitize_str(out, sizeof(out), s, n, SANITIZE_NO_LIMIT, enc, 0),
+	    f);
 }
 
 /* refuse arguments left after the options */
