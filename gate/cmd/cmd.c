@@ -11,21 +11,26 @@
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gate/cmd/cmd.h"
+#include "gate/util/sanitize.h"
 #include "listcfg/listcfg.h"
 
-/* print "listgate NAME: " and the message to stderr */
+/* print "listgate NAME: " and the message to stderr, sanitized (an
+ * error may quote a post, a file name or the database) */
 void
 cmd_err(const char *name, const char *fmt, ...)
 {
+	char raw[4096], msg[4096];
 	va_list ap;
 
-	fprintf(stderr, "listgate %s: ", name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "listgate %s: %s\n", name, sanitize_str(msg,
+	    sizeof(msg), raw, strlen(raw), SANITIZE_NO_LIMIT, SANITIZE_TEXT,
+	    0));
 }
 
 /* print untrusted text sanitized, on one line */

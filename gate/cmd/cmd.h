@@ -53,7 +53,8 @@ int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 
-/* print "listgate NAME: " and the message to stderr */
+/* print "listgate NAME: " and the message to stderr, through the
+ * sanitizer (one line, controls masked; cut at 4 KiB) */
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
