@@ -196,8 +196,10 @@ END_TEST
 START_TEST(log_one_line)
 {
 	ck_assert_str_eq(S("say \"hi\" \\o/", SANITIZE_LOG), "say ?hi? ?o/");
+	ck_assert_str_eq(san("a\nb\tc\r", 6, NL, SANITIZE_LOG, 0, NULL),
+	    "a?b?c?");
 	ck_assert_str_eq(san("a\nb\tc\r", 6, NL, SANITIZE_LOG,
-	    SANITIZE_KEEP_NL, NULL), "a b c ");
+	    SANITIZE_KEEP_NL, NULL), "a?b?c?");
 	ck_assert_str_eq(S("\xc2\x9b\xe2\x80\xae\x9b", SANITIZE_LOG), "???");
 	ck_assert_str_eq(S("caf\xc3\xa9", SANITIZE_LOG), "caf\xc3\xa9");
 }

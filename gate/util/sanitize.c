@@ -51,6 +51,9 @@ escape_of(unsigned char c, enum sanitize_enc enc, unsigned flags)
 {
 	int keep_nl = (flags & SANITIZE_KEEP_NL) && enc != SANITIZE_LOG;
 
+	/* a log line: TAB, LF and CR are masked like any control */
+	if (enc == SANITIZE_LOG)
+		return c == '"' || c == '\\' ? "?" : NULL;
 	if (c == '\t' || c == '\n') {
 		if (!keep_nl)
 			return " ";
@@ -61,8 +64,6 @@ escape_of(unsigned char c, enum sanitize_enc enc, unsigned flags)
 	if (c == '\r')
 		return " ";		/* (dropped when keep_nl: see caller) */
 	switch (enc) {
-	case SANITIZE_LOG:
-		return c == '"' || c == '\\' ? "?" : NULL;
 	case SANITIZE_JSON:
 		return c == '"' ? "\\\"" : c == '\\' ? "\\\\" : NULL;
 	case SANITIZE_HTML:

@@ -24,8 +24,9 @@
  * Whitespace controls: on one line (the default) TAB, LF and CR each
  * become a space.  With SANITIZE_KEEP_NL (multi-line previews) TAB and
  * LF are kept and CR is dropped (CRLF becomes LF, a bare CR cannot
- * overwrite a line); SANITIZE_LOG ignores the flag, a log entry is one
- * line.
+ * overwrite a line).  SANITIZE_LOG masks them like any control (a log
+ * line is parsed by programs: no extra field, no second line) and
+ * ignores the flag.
  *
  * Replacement per output (one per masked character):
  *   SANITIZE_TEXT, SANITIZE_LOG   '?'   (ASCII: any terminal, syslog)
@@ -54,9 +55,10 @@
 enum sanitize_enc {
 	/* a terminal: the text as it is, masked characters as '?' */
 	SANITIZE_TEXT,
-	/* one log line, where values sit in key="..." fields: as TEXT, and
-	 * '"' and '\\' also become '?' so a value cannot end its quotes;
-	 * always one line (SANITIZE_KEEP_NL is ignored) */
+	/* one log line, where values sit in key=value and key="..."
+	 * fields: as TEXT, but TAB, LF and CR become '?' too, and so do
+	 * '"' and '\\' (a value cannot end its quotes); SANITIZE_KEEP_NL
+	 * is ignored */
 	SANITIZE_LOG,
 	/* a complete JSON string value, the quotes included (also when
 	 * cut): '"' and '\\' escaped, TAB and LF (when kept) as \t and \n,
