@@ -4,8 +4,9 @@
  *
  * Trusts the server and the compiled-in migrations; every value that
  * came from a post (header fields, the raw bytes) goes to the server only
- * as a PQexecParams parameter, header text cleaned to valid UTF-8 and
- * bounded first.  Failures return -1 with the server's message in err;
+ * as a PQexecParams parameter, header text made valid UTF-8 and
+ * bounded first (sanitize_utf8; not masked: what is shown is masked on
+ * its way out).  Failures return -1 with the server's message in err;
  * nothing here exits or logs.
  */
 #include "config.h"
@@ -21,7 +22,8 @@
 #include "gate/util/lglimits.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
-#include "gate/util/utf8.h"
+#include "gate/util/buf.h"
+#include "gate/util/sanitize.h"
 #include "gate/util/xalloc.h"
 
 /* longest header text stored per field; the rest is cut */
@@ -405,32 +407,24 @@ out:
 
 /* --- holding ----------------------------------------------------------- */
 
-/* a copy of s as valid UTF-8 (bad bytes become '?') of at most max
- * bytes, cut at a character boundary; NULL only when out of memory */
+/*
+ * A copy of s fit for a text column: valid UTF-8 (bad bytes become
+ * U+FFFD) of at most max bytes, cut at a character boundary; NULL only
+ * when out of memory (xfree it).  Controls are kept: the row keeps what
+ * the post said, and every output masks it (gate/util/sanitize.h).
+ */
 static char *
-utf8_clean(const char *s, size_t max)
+pg_text(const char *s, size_t max)
 {
-	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p), i = 0, o = 0, k;
-	char *out;
+	struct buf b = BUF_INIT(max);
 
-	if ((out = xmalloc((n < max ? n : max) + 1)) == NULL)
+	/* (the empty add makes data a C string even for "") */
+	if (buf_add(&b, "", 0) < 0 ||
+	    sanitize_utf8(&b, s ? s : "", s ? strlen(s) : 0) < 0) {
+		buf_free(&b);
 		return NULL;
-	while (i < n) {
-		k = utf8_len(p + i, n - i);
-		if (o + (k ? k : 1) > max)
-			break;
-		if (k == 0) {
-			out[o++] = '?';
-			i++;
-		} else {
-			memcpy(out + o, p + i, k);
-			o += k;
-			i += k;
-		}
 	}
-	out[o] = 0;
-	return out;
+	return (char *)b.data;
 }
 
 /* the rows that hold a post's place in the queue: at most one per list
@@ -484,12 +478,12 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
 		return -1;
 	post_sha256(p->raw, p->raw_len, digest);
-	txt[0] = utf8_clean(p->env_sender, FIELD_MAX);
-	txt[1] = utf8_clean(p->env_recipient, FIELD_MAX);
-	txt[2] = utf8_clean(p->from, FIELD_MAX);
-	txt[3] = utf8_clean(p->subject, FIELD_MAX);
-	txt[4] = utf8_clean(p->msgid, FIELD_MAX);
-	txt[5] = utf8_clean(p->clues, CLUES_MAX);
+	txt[0] = pg_text(p->env_sender, FIELD_MAX);
+	txt[1] = pg_text(p->env_recipient, FIELD_MAX);
+	txt[2] = pg_text(p->from, FIELD_MAX);
+	txt[3] = pg_text(p->subject, FIELD_MAX);
+	txt[4] = pg_text(p->msgid, FIELD_MAX);
+	txt[5] = pg_text(p->clues, CLUES_MAX);
 	for (i = 0; i < 6; i++)
 		if (txt[i] == NULL) {
 			snprintf(err, errsz, "out of memory");
@@ -905,8 +899,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		    "without releasing");
 		return -1;
 	}
-	if ((byc = utf8_clean(by, 256)) == NULL ||
-	    (note && (notec = utf8_clean(note, FIELD_MAX)) == NULL)) {
+	if ((byc = pg_text(by, 256)) == NULL ||
+	    (note && (notec = pg_text(note, FIELD_MAX)) == NULL)) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}

@@ -10,7 +10,6 @@
 #include "gate/util/buf.h"
 #include "gate/util/xalloc.h"
 #include "gate/outcome.h"
-#include "gate/util/log.h"
 
 START_TEST(add_and_nul)
 {
@@ -81,19 +80,6 @@ START_TEST(exit_tables)
 }
 END_TEST
 
-START_TEST(sanitize_masks_controls)
-{
-	char out[16];
-
-	log_sanitize("a\nb\x01\"c", 6, 100, out, sizeof(out));
-	ck_assert_str_eq(out, "a?b??c");
-	log_sanitize("0123456789abcdefghij", 20, 100, out, sizeof(out));
-	ck_assert_str_eq(out, "0123456789ab...");
-	log_sanitize("0123456789", 10, 4, out, sizeof(out));
-	ck_assert_str_eq(out, "0123...");
-}
-END_TEST
-
 static Suite *
 buf_suite(void)
 {
@@ -107,7 +93,6 @@ buf_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("util");
 	tcase_add_test(tc, exit_tables);
-	tcase_add_test(tc, sanitize_masks_controls);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,7 +1,6 @@
 /*
  * app.h - what the commands share above storage and configuration:
- * connecting with the configured database, who decides, showing
- * untrusted text
+ * connecting with the configured database, who decides
  *
  * Each function returns -1 with a message in err; none prints or exits.
  */
@@ -9,8 +8,6 @@
 #define LG_APP_H
 
 #include <stddef.h>
-
-#include "gate/util/buf.h"
 
 struct listcfg_global;
 struct queue;
@@ -27,16 +24,5 @@ int app_connect(const char *config_dir, struct listcfg_global *g,
 /* the moderator's name: by when given, else $USER, else the passwd
  * entry of the real uid, else "uid N" (into out) */
 const char *app_who(const char *by, char *out, size_t outsz);
-
-/*
- * Append s for a terminal: valid UTF-8 kept, control bytes and invalid
- * bytes shown as '?', newlines and tabs kept only when keep_nl, at most
- * maxchars characters (cut with "..."): 0 or -1 (buffer full).
- */
-int qc_clean(struct buf *out, const char *s, size_t len, size_t maxchars,
-    int keep_nl);
-
-/* append s as a JSON string (quoted, escaped): 0 or -1 */
-int qc_json_str(struct buf *out, const char *s);
 
 #endif

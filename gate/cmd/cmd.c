@@ -11,37 +11,39 @@
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "db/queue.h"
 #include "gate/app/app.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/sanitize.h"
 #include "listcfg/listcfg.h"
 
-/* print "listgate NAME: " and the message to stderr */
+/* print "listgate NAME: " and the message to stderr, sanitized (an
+ * error may quote a post, a file name or the database) */
 void
 cmd_err(const char *name, const char *fmt, ...)
 {
+	char raw[4096], msg[4096];
 	va_list ap;
 
-	fprintf(stderr, "listgate %s: ", name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "listgate %s: %s\n", name, sanitize_str(msg,
+	    sizeof(msg), raw, strlen(raw), SANITIZE_NO_LIMIT, SANITIZE_TEXT,
+	    0));
 }
 
-/* print text with control bytes masked as '?' */
+/* print untrusted text sanitized, on one line */
 void
-cmd_put_masked(const char *s, size_t n, FILE *f)
+cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
 {
-	size_t i;
+	char out[CMD_PUT_MAX + 1];
 
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		putc(c < 0x20 || c == 0x7f ? '?' : c, f);
-	}
+	fputs(sanitize_str(out, sizeof(out), s, n, SANITIZE_NO_LIMIT, enc, 0),
+	    f);
 }
 
 /* refuse arguments left after the options */

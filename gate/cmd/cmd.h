@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "gate/util/sanitize.h"
+
 struct listcfg_global;
 struct listcfg_list;
 struct queue;
@@ -52,12 +54,20 @@ int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 
-/* print "listgate NAME: " and the message to stderr */
+/* print "listgate NAME: " and the message to stderr, through the
+ * sanitizer (one line, controls masked; cut at 4 KiB) */
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* write n bytes of s to f, control bytes (below 0x20, 0x7f) as '?' */
-void cmd_put_masked(const char *s, size_t n, FILE *f);
+/* most bytes cmd_put_clean writes for one piece of text */
+#define CMD_PUT_MAX	(16u * 1024u)
+
+/*
+ * Write n bytes of untrusted s to f through the sanitizer, on one line
+ * (enc SANITIZE_TEXT, or SANITIZE_JSON for a JSON string), cut with
+ * "..." at CMD_PUT_MAX bytes.  Never allocates.
+ */
+void cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc);
 
 /*
  * After the options: any argument left (argv[optind] on) is an error.

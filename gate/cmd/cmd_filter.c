@@ -37,6 +37,7 @@
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/log.h"
+#include "gate/util/sanitize.h"
 #include "gate/mail/mail.h"
 #include "gate/outcome.h"
 #include "db/queue.h"
@@ -137,19 +138,23 @@ log_summary(struct filter *f, const char *action)
 	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
 	char score[32] = "-", idbuf[32] = "", ms[32];
 
-	log_sanitize(f->list ? f->list : "-", f->list ? strlen(f->list) : 1,
-	    LG_MAX_LIST_NAME, list, sizeof(list));
-	log_sanitize(f->msgid.len ? (const char *)f->msgid.data : "-",
-	    f->msgid.len ? f->msgid.len : 1, 200, mid, sizeof(mid));
-	log_sanitize(f->sender ? f->sender : "", f->sender ?
-	    strlen(f->sender) : 0, 200, snd, sizeof(snd));
+	/* each value masked and cut (the arrays bound the bytes, the whole
+	 * fits the log's 2 KiB line) */
+	sanitize_str(list, sizeof(list), f->list ? f->list : "-",
+	    f->list ? strlen(f->list) : 1, LG_MAX_LIST_NAME, SANITIZE_LOG, 0);
+	sanitize_str(mid, sizeof(mid), f->msgid.len ? f->msgid.data :
+	    (const void *)"-", f->msgid.len ? f->msgid.len : 1, 200,
+	    SANITIZE_LOG, 0);
+	sanitize_str(snd, sizeof(snd), f->sender ? f->sender : "",
+	    f->sender ? strlen(f->sender) : 0, 200, SANITIZE_LOG, 0);
 	if (f->scored)
 		snprintf(score, sizeof(score), "%.3f", f->score);
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
 	if (f->why[0] != '\0') {
-		log_sanitize(f->why, strlen(f->why), 400, why, sizeof(why));
+		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
+		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
 		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
 		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
@@ -553,8 +558,10 @@ decide:
 		action = delivered ? "delivered" : "pass";
 	log_summary(&f, action);
 	if (o == OUT_DEFER && !isatty(STDERR_FILENO))
+		/* the MTA's log or bounce: the reason may quote the post */
 		fprintf(stderr, "listgate filter: temporary failure: %s\n",
-		    f.why);
+		    sanitize_str(err, sizeof(err), f.why, strlen(f.why),
+		    SANITIZE_NO_LIMIT, SANITIZE_TEXT, 0));
 	if (cinit)
 		classify_free(&c);
 	if (f.have_spool)

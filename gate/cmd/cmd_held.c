@@ -4,8 +4,9 @@
  * a preview of its decoded text)
  *
  * Everything shown came from a post and is hostile: it reaches the
- * terminal only through qc_clean (controls masked, columns cut) and JSON
- * only through qc_json_str.  The raw post is checked against its SHA-256
+ * terminal and JSON only through the sanitizer (gate/util/sanitize.h:
+ * controls, bidi controls and invalid UTF-8 masked, columns cut).  The
+ * rows hold the text as it came, only made valid UTF-8.  The raw post is checked against its SHA-256
  * and parsed with the bounded mail walker.  Exit 0, 1 on failure, 2 on
  * usage errors.
  */
@@ -22,6 +23,7 @@
 #include "gate/cmd/cmd.h"
 #include "gate/mail/mail.h"
 #include "gate/util/buf.h"
+#include "gate/util/sanitize.h"
 #include "listcfg/listcfg.h"
 
 /* output buffer bound per row or per shown section */
@@ -88,34 +90,29 @@ nchars(const struct buf *b, size_t off)
 	return n;
 }
 
-/* append a cleaned table column of exactly width characters (cut with
- * "..."), then one space */
+/* append a sanitized table column of exactly width characters (cut
+ * with "..."), then one space */
 static int
 col(struct buf *b, const char *s, size_t width)
 {
 	size_t before = b->len, n;
 
-	if (qc_clean(b, s, strlen(s), width, 0) < 0)
+	if (sanitize_buf(b, s, strlen(s), width, SANITIZE_TEXT, 0) < 0)
 		return -1;
-	n = nchars(b, before);
-	if (n > width) {
-		/* cut back to width - 3 characters, then "..." */
-		while (n > width - 3 && b->len > before) {
-			do
-				b->len--;
-			while (b->len > before &&
-			    (b->data[b->len] & 0xc0) == 0x80);
-			n--;
-		}
-		b->data[b->len] = 0;
-		if (buf_adds(b, "...") < 0)
-			return -1;
-		n += 3;
-	}
-	for (; n < width; n++)
+	for (n = nchars(b, before); n < width; n++)
 		if (buf_addc(b, ' ') < 0)
 			return -1;
 	return buf_addc(b, ' ');
+}
+
+/* append s as a JSON string, sanitized: 0 or -1 */
+static int
+json_str(struct buf *b, const char *s)
+{
+	if (s == NULL)
+		s = "";
+	return sanitize_buf(b, s, strlen(s), SANITIZE_NO_LIMIT, SANITIZE_JSON,
+	    0) < 0 ? -1 : 0;
 }
 
 /* one row of `held` */
@@ -133,19 +130,19 @@ held_row(const struct queue_row *r, void *vctx)
 		snprintf(num, sizeof(num), "%s\n  {\"id\": %lld, ",
 		    c->n ? "," : "", (long long)r->id);
 		if (buf_adds(b, num) < 0 ||
-		    buf_adds(b, "\"list\": ") < 0 || qc_json_str(b, r->list) < 0 ||
-		    buf_adds(b, ", \"from\": ") < 0 || qc_json_str(b, r->from) < 0 ||
+		    buf_adds(b, "\"list\": ") < 0 || json_str(b, r->list) < 0 ||
+		    buf_adds(b, ", \"from\": ") < 0 || json_str(b, r->from) < 0 ||
 		    buf_adds(b, ", \"env_sender\": ") < 0 ||
-		    qc_json_str(b, r->env_sender) < 0 ||
+		    json_str(b, r->env_sender) < 0 ||
 		    buf_adds(b, ", \"subject\": ") < 0 ||
-		    qc_json_str(b, r->subject) < 0 ||
+		    json_str(b, r->subject) < 0 ||
 		    buf_adds(b, ", \"message_id\": ") < 0 ||
-		    qc_json_str(b, r->msgid) < 0 ||
+		    json_str(b, r->msgid) < 0 ||
 		    buf_adds(b, ", \"verdict\": ") < 0 ||
-		    qc_json_str(b, r->verdict) < 0)
+		    json_str(b, r->verdict) < 0)
 			return -1;
 		if (buf_adds(b, ", \"status\": ") < 0 ||
-		    qc_json_str(b, r->status) < 0)
+		    json_str(b, r->status) < 0)
 			return -1;
 		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
 		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
@@ -255,13 +252,13 @@ show_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure (no such post), 2 usage error.\n");
 }
 
-/* print "Label: value" with the value cleaned; a value that cannot be
- * cleaned (out of memory) counts in *nbad and shows as "?" */
+/* print "Label: value" with the value sanitized; a value that cannot
+ * be (out of memory) counts in *nbad and shows as "?" */
 static void
 show_field(struct buf *b, const char *label, const char *v, int *nbad)
 {
 	buf_reset(b);
-	if (qc_clean(b, v, strlen(v), 400, 0) < 0) {
+	if (sanitize_buf(b, v, strlen(v), 400, SANITIZE_TEXT, 0) < 0) {
 		(*nbad)++;
 		buf_reset(b);
 	}
@@ -373,8 +370,8 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z",
 		    localtime(&t));
 		buf_reset(&b);
-		if (qc_clean(&b, r.decided_by, strlen(r.decided_by), 64,
-		    0) < 0)
+		if (sanitize_buf(&b, r.decided_by, strlen(r.decided_by), 64,
+		    SANITIZE_TEXT, 0) < 0)
 			nbad++;
 		printf("%-12s %s by %s\n", "Decided:", when, buf_str(&b));
 		if (*r.note)
@@ -384,8 +381,8 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	for (s = r.clues, nlines = 0; *s && nlines < CLUE_LINES; nlines++) {
 		nl = strchr(s, '\n');
 		buf_reset(&b);
-		if (qc_clean(&b, s, nl ? (size_t)(nl - s) : strlen(s), 120,
-		    0) < 0)
+		if (sanitize_buf(&b, s, nl ? (size_t)(nl - s) : strlen(s), 120,
+		    SANITIZE_TEXT, 0) < 0)
 			nbad++;
 		printf("  %s\n", buf_str(&b));
 		s = nl ? nl + 1 : s + strlen(s);
@@ -401,9 +398,8 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		nbad++;
 	}
 	buf_reset(&b);
-	if (qc_clean(&b, (const char *)pv.text.data ?
-	    (const char *)pv.text.data : "", pv.text.len, PREVIEW_CHARS,
-	    1) < 0)
+	if (sanitize_buf(&b, pv.text.data, pv.text.len, PREVIEW_CHARS,
+	    SANITIZE_TEXT, SANITIZE_KEEP_NL) < 0)
 		nbad++;
 	printf("\nText:\n%s%s", buf_str(&b),
 	    b.len && b.data[b.len - 1] != '\n' ? "\n" : "");

@@ -3,7 +3,8 @@
  *
  * Trusts the configuration; posts are hostile and only reach the
  * bounded tokenizer.  Names and tokens printed come from files and
- * mail: control bytes are masked in text output and escaped in JSON.
+ * mail: they go out only through the sanitizer, as text or as JSON
+ * strings.
  * The token file is opened once, read-only, for the whole batch.  Exit
  * 0, 1 when any post or file failed (named), 2 on usage errors.
  */
@@ -23,7 +24,6 @@
 #include "listcfg/listcfg.h"
 #include "gate/mail/source.h"
 #include "db/tokdb.h"
-#include "gate/util/utf8.h"
 
 #define NAME		"score"
 /* deciding tokens shown with -v */
@@ -32,41 +32,6 @@
 #ifndef BAYES_SCORE_FMT
 #define BAYES_SCORE_FMT	"%.8f"
 #endif
-
-/* print a JSON string: quotes, escapes, invalid UTF-8 as U+FFFD */
-static void
-put_json_str(const char *s, size_t n, FILE *f)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, k;
-
-	putc('"', f);
-	while (i < n) {
-		unsigned char c = p[i];
-
-		if (c == '"' || c == '\\') {
-			putc('\\', f);
-			putc(c, f);
-			i++;
-		} else if (c == '\n') {
-			fputs("\\n", f);
-			i++;
-		} else if (c == '\t') {
-			fputs("\\t", f);
-			i++;
-		} else if (c < 0x20 || c == 0x7f) {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		} else if ((k = utf8_len(p + i, n - i)) == 0) {
-			fputs("\\ufffd", f);
-			i++;
-		} else {
-			fwrite(p + i, 1, k, f);
-			i += k;
-		}
-	}
-	putc('"', f);
-}
 
 /* a double as a JSON number (null when not finite) */
 static void
@@ -94,10 +59,12 @@ put_clues(const struct buf *clues, int json)
 		if (json) {
 			if (!first)
 				putc(',', stdout);
-			put_json_str(line, (size_t)(nl - line), stdout);
+			cmd_put_clean(stdout, line, (size_t)(nl - line),
+			    SANITIZE_JSON);
 		} else {
 			fputs("    ", stdout);
-			cmd_put_masked(line, (size_t)(nl - line), stdout);
+			cmd_put_clean(stdout, line, (size_t)(nl - line),
+			    SANITIZE_TEXT);
 			putc('\n', stdout);
 		}
 		first = 0;
@@ -122,7 +89,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 	}
 	if (json) {
 		fputs("{\"file\":", stdout);
-		put_json_str(name, strlen(name), stdout);
+		cmd_put_clean(stdout, name, strlen(name), SANITIZE_JSON);
 		printf(",\"verdict\":\"%s\",\"score\":", verdict_name(v));
 		printf(BAYES_SCORE_FMT, c->r.score);
 		fputs(",\"log_qh\":", stdout);
@@ -142,7 +109,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 	printf("%s " BAYES_SCORE_FMT, verdict_name(v), c->r.score);
 	if (show_name) {
 		putc(' ', stdout);
-		cmd_put_masked(name, strlen(name), stdout);
+		cmd_put_clean(stdout, name, strlen(name), SANITIZE_TEXT);
 	}
 	putc('\n', stdout);
 	if (verbose)
@@ -175,7 +142,7 @@ dump_one(const char *tok, size_t len, const struct tokcount *tc, void *ctx)
 {
 	(void)ctx;
 	printf("%u %u ", (unsigned)tc->spam, (unsigned)tc->ham);
-	cmd_put_masked(tok, len, stdout);
+	cmd_put_clean(stdout, tok, len, SANITIZE_TEXT);
 	putc('\n', stdout);
 	return 0;
 }

@@ -2,8 +2,9 @@
  * cmd_tokens.c - `listgate tokens`: print a post's tokens, one a line
  *
  * For people and tests: shows exactly what the classifier votes with.
- * The post is hostile and only reaches the bounded tokenizer; control
- * bytes in tokens are printed as '?'.  Needs no configuration.  Exit 0,
+ * The post is hostile and only reaches the bounded tokenizer; tokens
+ * are printed through the sanitizer (controls, bidi controls and invalid
+ * UTF-8 as '?').  Needs no configuration.  Exit 0,
  * 1 when the post cannot be read (the message names it), 2 on usage
  * errors.
  */
@@ -36,11 +37,11 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 the post could not be read, 2 usage error.\n");
 }
 
-/* one token on a line, control bytes masked */
+/* one token on a line, sanitized */
 static void
 put_token(const char *t, size_t n)
 {
-	cmd_put_masked(t, n, stdout);
+	cmd_put_clean(stdout, t, n, SANITIZE_TEXT);
 	putchar('\n');
 }
 

@@ -1,8 +1,9 @@
 /*
- * log.c - syslog and stderr logging, and the sanitizer for untrusted text
+ * log.c - syslog and stderr logging
  *
  * Messages are formatted into a fixed buffer (truncated, never
- * allocated), so logging works when memory has run out.
+ * allocated), so logging works when memory has run out, and written
+ * only after the sanitizer (one line, no controls).
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "gate/util/log.h"
+#include "gate/util/sanitize.h"
 
 static const char *log_tag = "listgate";
 static int log_to_syslog;
@@ -64,10 +66,14 @@ log_facility_by_name(const char *name)
 static void
 log_emit(int prio, const char *level, const char *fmt, va_list ap)
 {
-	char msg[2048];
+	char raw[2048], msg[2048];
 	int to_err;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* the last line of defence: whatever reached the format is shown
+	 * on one line without controls (a no-op for sanitized values) */
+	sanitize_str(msg, sizeof(msg), raw, strlen(raw), SANITIZE_NO_LIMIT,
+	    SANITIZE_TEXT, 0);
 	if (log_to_syslog) {
 		if (!log_opened) {
 			openlog(log_tag, LOG_PID, log_facility);
@@ -112,32 +118,4 @@ log_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_emit(LOG_INFO, NULL, fmt, ap);
 	va_end(ap);
-}
-
-char *
-log_sanitize(const void *in, size_t n, size_t max, char *out, size_t outsz)
-{
-	const unsigned char *p = in;
-	size_t i, o = 0, lim;
-
-	if (outsz == 0)
-		return out;
-	lim = outsz - 1;
-	if (max < lim)
-		lim = max;
-	for (i = 0; i < n && o < lim; i++) {
-		unsigned char c = p[i];
-
-		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-			c = '?';
-		out[o++] = (char)c;
-	}
-	if (i < n && outsz >= 4) {
-		if (o > outsz - 4)
-			o = outsz - 4;
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = 0;
-	return out;
 }

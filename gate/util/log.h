@@ -2,8 +2,12 @@
  * log.h - logging to syslog (mail facility by default) and to stderr
  *
  * Errors and the one summary line per post go through here.  Untrusted
- * text (header values, file names from mail) must pass log_sanitize()
- * first: control bytes are masked and the text is truncated.
+ * text (header values, envelope addresses, file names from mail) must
+ * pass sanitize_str(..., SANITIZE_LOG, ...) (gate/util/sanitize.h)
+ * first: masked, cut, and unable to end a key="..." value.  Each whole
+ * message also passes the sanitizer (SANITIZE_TEXT) before it is
+ * written, so no message ever carries a control character or a second
+ * line.
  */
 #ifndef LG_LOG_H
 #define LG_LOG_H
@@ -21,13 +25,5 @@ int log_facility_by_name(const char *name);
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/*
- * Copy at most max bytes of untrusted text into out (size outsz) with
- * control bytes, quotes and backslashes masked as '?' and a trailing
- * "..." when cut.  Always NUL-terminates; returns out.
- */
-char *log_sanitize(const void *in, size_t n, size_t max, char *out,
-    size_t outsz);
 
 #endif
