@@ -35,9 +35,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-
 #include "gate/util/buf.h"
+#include "listcfg/conninfo.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/log.h"
 #include "gate/util/xalloc.h"
@@ -956,44 +955,23 @@ print_argv(FILE *f, const char *key, char *const *argv)
 	putc('\n', f);
 }
 
-/* print the database setting with any password masked */
-static void
+/* print the database setting with any password masked: 0, or -1 when
+ * out of memory */
+static int
 print_conninfo(FILE *f, const char *conninfo)
 {
-	PQconninfoOption *opts, *o;
-	char *perr = NULL;
-	int first = 1;
+	char *m;
 
-	if ((opts = PQconninfoParse(conninfo, &perr)) == NULL) {
-		fprintf(f, "# database: not valid for libpq: %s",
-		    perr ? perr : "out of memory\n");
-		PQfreemem(perr);
-		return;
-	}
-	fputs("database = \"", f);
-	for (o = opts; o->keyword != NULL; o++) {
-		const char *v = o->val;
-
-		if (v == NULL)
-			continue;
-		if (strcmp(o->keyword, "password") == 0)
-			v = "********";
-		fprintf(f, "%s%s='", first ? "" : " ", o->keyword);
-		for (; *v; v++) {
-			if (*v == '\'' || *v == '\\')
-				fputs("\\\\", f);	/* libpq's \ in ours */
-			if (*v == '"')
-				putc('\\', f);
-			putc(*v, f);
-		}
-		putc('\'', f);
-		first = 0;
-	}
-	fputs("\"\n", f);
-	PQconninfoFree(opts);
+	if ((m = conninfo_mask(conninfo)) == NULL)
+		return -1;
+	fputs("database = ", f);
+	print_word(f, m);
+	putc('\n', f);
+	xfree(m);
+	return 0;
 }
 
-void
+int
 listcfg_print_global(FILE *f, const struct listcfg_global *g)
 {
 	static const char *const facs[] = { "mail", "user", "daemon",
@@ -1011,14 +989,16 @@ listcfg_print_global(FILE *f, const struct listcfg_global *g)
 	fputs("tokens_dir = ", f);
 	print_word(f, g->tokens_dir);
 	putc('\n', f);
-	if (g->conninfo != NULL)
-		print_conninfo(f, g->conninfo);
-	else
+	if (g->conninfo != NULL) {
+		if (print_conninfo(f, g->conninfo) < 0)
+			return -1;
+	} else
 		fputs("# database (not set)\n", f);
 	fprintf(f, "log_facility = %s\n", fac);
 	fprintf(f, "mta = %s\n", mta_name(g->mta));
 	fprintf(f, "lock_wait_ms = %u\n", g->lock_wait_ms);
 	fprintf(f, "timeout = %u\n", g->timeout_s);
+	return 0;
 }
 
 void

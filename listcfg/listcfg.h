@@ -99,8 +99,9 @@ int listcfg_expand(char *const *tmpl, const struct listcfg_vars *v,
 void listcfg_free_argv(char **argv);
 
 /* print the effective settings (defaults included) as `key = value`
- * lines that load back to the same settings */
-void listcfg_print_global(FILE *f, const struct listcfg_global *g);
+ * lines that load back to the same settings (the database's password
+ * masked): 0, or -1 when out of memory (part may be printed) */
+int listcfg_print_global(FILE *f, const struct listcfg_global *g);
 void listcfg_print_list(FILE *f, const struct listcfg_list *l);
 
 #endif

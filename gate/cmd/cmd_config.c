@@ -187,7 +187,11 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "%s", err);
 		return EXIT_CMD_FAIL;
 	}
-	listcfg_print_global(stdout, &g);
+	if (listcfg_print_global(stdout, &g) < 0) {
+		cmd_err(NAME, "out of memory");
+		listcfg_free_global(&g);
+		return EXIT_CMD_FAIL;
+	}
 	if (list != NULL)
 		bad = check_list(&g, list);
 	else if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
