@@ -248,9 +248,11 @@ read_headers(struct filter *f, size_t scan)
 	return rc;
 }
 
-/* score the post; 0, or -1 with f->why */
+/* score the post; 0, or -1 with f->why.  The tokenizer gets the whole
+ * post and stops at max_scan itself, as in train and score: it then
+ * adds the token that says the post was cut */
 static int
-score_post(struct filter *f, struct classify *c, size_t scan)
+score_post(struct filter *f, struct classify *c)
 {
 	struct tokdb *db = NULL;
 	struct tok_opts to;
@@ -270,7 +272,7 @@ score_post(struct filter *f, struct classify *c, size_t scan)
 	tok_opts_default(&to);
 	to.lim.max_scan = f->l.max_scan_bytes;
 	if (f->sp.len > 0 && classify_post(c, db, &f->l.bayes, &to,
-	    f->sp.data, scan, err, sizeof(err)) < 0) {
+	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
@@ -526,7 +528,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	cinit = 1;
-	if (score_post(&f, &c, scan) < 0)
+	if (score_post(&f, &c) < 0)
 		goto decide;
 	if (f.score < f.l.ham_cutoff)
 		o = do_pass(&f, &delivered);
