@@ -599,7 +599,11 @@ global_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 	} else if (strcmp(key, "mta") == 0) {
 		if (scalar_value(cf, key, raw, val, sizeof(val)) < 0)
 			return -1;
-		if (mta_parse(val, &g->mta) < 0)
+		if (strcmp(val, "qmail") == 0)
+			g->mta = LISTCFG_MTA_QMAIL;
+		else if (strcmp(val, "postfix") == 0)
+			g->mta = LISTCFG_MTA_POSTFIX;
+		else
 			return cf_error(cf, "%s: `%s' is neither qmail nor "
 			    "postfix", key, val);
 	} else if (strcmp(key, "lock_wait_ms") == 0) {
@@ -627,7 +631,7 @@ listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
 
 	memset(g, 0, sizeof(*g));
 	g->log_facility = LOG_MAIL;
-	g->mta = MTA_QMAIL;
+	g->mta = LISTCFG_MTA_QMAIL;
 	g->lock_wait_ms = LG_DEFAULT_LOCK_WAIT_MS;
 	g->timeout_s = LG_DEFAULT_TIMEOUT_S;
 	if (dir == NULL || *dir == '\0') {
@@ -741,23 +745,23 @@ list_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 			return -1;
 		if (d <= 0)
 			return cf_error(cf, "%s: must be above 0", key);
-		l->bayes.robs = d;
+		l->robs = d;
 	} else if (strcmp(key, "robx") == 0) {
 		if (parse_double(cf, key, raw, 0, 1, &d) < 0)
 			return -1;
 		if (d <= 0 || d >= 1)
 			return cf_error(cf, "%s: must be strictly between 0 "
 			    "and 1", key);
-		l->bayes.robx = d;
+		l->robx = d;
 	} else if (strcmp(key, "min_dev") == 0) {
 		if (parse_double(cf, key, raw, 0, 0.5, &d) < 0)
 			return -1;
 		if (d >= 0.5)
 			return cf_error(cf, "%s: must be below 0.5", key);
-		l->bayes.min_dev = d;
+		l->min_dev = d;
 	} else if (strcmp(key, "max_tokens") == 0) {
 		if (parse_uint(cf, key, raw, 0, LG_MAX_TOKENS_PER_POST,
-		    &l->bayes.max_tokens) < 0)
+		    &l->max_tokens) < 0)
 			return -1;
 	} else
 		return cf_error(cf, "unknown key `%s'", key);
@@ -783,7 +787,10 @@ listcfg_load_list(const struct listcfg_global *g, const char *name,
 	l->max_post_bytes = LG_MAX_POST_BYTES;
 	l->hold_expiry_days = LG_DEFAULT_HOLD_EXPIRY_DAYS;
 	l->timeout_s = g->timeout_s;
-	bayes_params_default(&l->bayes);
+	l->robs = LG_DEFAULT_ROBS;
+	l->robx = LG_DEFAULT_ROBX;
+	l->min_dev = LG_DEFAULT_MIN_DEV;
+	l->max_tokens = LG_DEFAULT_MAX_TOKENS;
 	if (!listcfg_name_ok(name)) {
 		snprintf(err, errsz, "bad list name (want [a-z0-9][a-z0-9._-]*, "
 		    "at most %u bytes, no \"..\")", (unsigned)LG_MAX_LIST_NAME);
@@ -995,7 +1002,8 @@ listcfg_print_global(FILE *f, const struct listcfg_global *g)
 	} else
 		fputs("# database (not set)\n", f);
 	fprintf(f, "log_facility = %s\n", fac);
-	fprintf(f, "mta = %s\n", mta_name(g->mta));
+	fprintf(f, "mta = %s\n",
+	    g->mta == LISTCFG_MTA_POSTFIX ? "postfix" : "qmail");
 	fprintf(f, "lock_wait_ms = %u\n", g->lock_wait_ms);
 	fprintf(f, "timeout = %u\n", g->timeout_s);
 	return 0;
@@ -1029,8 +1037,8 @@ listcfg_print_list(FILE *f, const struct listcfg_list *l)
 	fprintf(f, "max_post_bytes = %zu\n", l->max_post_bytes);
 	fprintf(f, "hold_expiry_days = %u\n", l->hold_expiry_days);
 	fprintf(f, "timeout = %u\n", l->timeout_s);
-	print_double(f, "robs", l->bayes.robs);
-	print_double(f, "robx", l->bayes.robx);
-	print_double(f, "min_dev", l->bayes.min_dev);
-	fprintf(f, "max_tokens = %u\n", l->bayes.max_tokens);
+	print_double(f, "robs", l->robs);
+	print_double(f, "robx", l->robx);
+	print_double(f, "min_dev", l->min_dev);
+	fprintf(f, "max_tokens = %u\n", l->max_tokens);
 }

@@ -13,9 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "gate/bayes.h"
 #include "gate/util/lglimits.h"
-#include "gate/outcome.h"
 
 /* default cutoffs, chosen by 5-fold cross-validation on the training half
  * of the SpamAssassin corpus (tests/bench/cv.py): at 0.3, 2 of 929 spam
@@ -27,13 +25,26 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* classifier defaults, chosen by the same cross-validation; they are
+ * the core's bayes_params_default() (tests/check_settings.c checks) */
+#define LG_DEFAULT_ROBS			0.3
+#define LG_DEFAULT_ROBX			0.6
+#define LG_DEFAULT_MIN_DEV		0.05
+#define LG_DEFAULT_MAX_TOKENS		0u
+
+/* the MTA dialects listcfg knows (gate/app/settings maps them to the
+ * core's enum mta) */
+enum listcfg_mta {
+	LISTCFG_MTA_QMAIL,
+	LISTCFG_MTA_POSTFIX
+};
 
 struct listcfg_global {
 	char *dir;		/* the configuration directory */
 	char *tokens_dir;	/* absolute; default DIR/tokens */
 	char *conninfo;		/* PostgreSQL conninfo/URI, NULL when not set */
 	int log_facility;	/* syslog facility, default LOG_MAIL */
-	enum mta mta;		/* default dialect for filter, default qmail */
+	int mta;		/* enum listcfg_mta: filter's default dialect */
 	unsigned lock_wait_ms;	/* token file lock wait, default 5000 */
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 };
@@ -56,7 +67,11 @@ struct listcfg_list {
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
-	struct bayes_params bayes;
+	/* classifier (gate/app/settings turns them into bayes_params) */
+	double robs;		/* strength of Robinson's prior */
+	double robx;		/* Robinson's prior for an unknown token */
+	double min_dev;		/* tokens nearer 0.5 than this do not vote */
+	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
 	int has_file;		/* lists/L.conf existed */
 };
 

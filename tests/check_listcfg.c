@@ -87,7 +87,6 @@ START_TEST(defaults_without_files)
 {
 	struct listcfg_global g;
 	struct listcfg_list l;
-	struct bayes_params bp;
 	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
 
 	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
@@ -97,13 +96,12 @@ START_TEST(defaults_without_files)
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_ptr_null(g.conninfo);
 	ck_assert_int_eq(g.log_facility, LOG_MAIL);
-	ck_assert_int_eq(g.mta, MTA_QMAIL);
+	ck_assert_int_eq(g.mta, LISTCFG_MTA_QMAIL);
 	ck_assert_uint_eq(g.lock_wait_ms, 5000);
 	ck_assert_uint_eq(g.timeout_s, 300);
 
 	ck_assert_int_eq(listcfg_load_list(&g, "dev", &l, err, sizeof(err)),
 	    0);
-	bayes_params_default(&bp);
 	ck_assert_str_eq(l.name, "dev");
 	ck_assert_int_eq(l.has_file, 0);
 	ck_assert_double_eq(l.ham_cutoff, LG_DEFAULT_HAM_CUTOFF);
@@ -117,10 +115,11 @@ START_TEST(defaults_without_files)
 	ck_assert_uint_eq(l.max_post_bytes, LG_MAX_POST_BYTES);
 	ck_assert_uint_eq(l.hold_expiry_days, 14);
 	ck_assert_uint_eq(l.timeout_s, 300);
-	ck_assert_double_eq(l.bayes.robs, bp.robs);
-	ck_assert_double_eq(l.bayes.robx, bp.robx);
-	ck_assert_double_eq(l.bayes.min_dev, bp.min_dev);
-	ck_assert_uint_eq(l.bayes.max_tokens, bp.max_tokens);
+	/* the same as the core's defaults: tests/check_settings.c */
+	ck_assert_double_eq(l.robs, LG_DEFAULT_ROBS);
+	ck_assert_double_eq(l.robx, LG_DEFAULT_ROBX);
+	ck_assert_double_eq(l.min_dev, LG_DEFAULT_MIN_DEV);
+	ck_assert_uint_eq(l.max_tokens, LG_DEFAULT_MAX_TOKENS);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 }
@@ -147,7 +146,7 @@ START_TEST(every_global_key)
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_str_eq(g.conninfo, "host=/tmp dbname=lg user=x");
 	ck_assert_int_eq(g.log_facility, LOG_LOCAL3);
-	ck_assert_int_eq(g.mta, MTA_POSTFIX);
+	ck_assert_int_eq(g.mta, LISTCFG_MTA_POSTFIX);
 	ck_assert_uint_eq(g.lock_wait_ms, 250);
 	ck_assert_uint_eq(g.timeout_s, 60);
 	listcfg_free_global(&g);
@@ -205,10 +204,10 @@ START_TEST(every_list_key)
 	ck_assert_uint_eq(l.max_post_bytes, 100000);
 	ck_assert_uint_eq(l.hold_expiry_days, 30);
 	ck_assert_uint_eq(l.timeout_s, 120);
-	ck_assert_double_eq(l.bayes.robs, 0.1);
-	ck_assert_double_eq(l.bayes.robx, 0.6);
-	ck_assert_double_eq(l.bayes.min_dev, 0.2);
-	ck_assert_uint_eq(l.bayes.max_tokens, 200);
+	ck_assert_double_eq(l.robs, 0.1);
+	ck_assert_double_eq(l.robx, 0.6);
+	ck_assert_double_eq(l.min_dev, 0.2);
+	ck_assert_uint_eq(l.max_tokens, 200);
 	listcfg_free_list(&l);
 
 	ck_assert_int_eq(load_list_text("discard_cutoff = off\n", 21, &l, err,
@@ -516,7 +515,7 @@ START_TEST(print_reads_back)
 	ck_assert_msg(load_list_text(out, outlen, &l2, err, sizeof(err)) == 0,
 	    "%s\n%s", err, out);
 	ck_assert_double_eq(l2.ham_cutoff, 0.123456789);
-	ck_assert_double_eq(l2.bayes.min_dev, 0.1);
+	ck_assert_double_eq(l2.min_dev, 0.1);
 	for (i = 0; l.deliver[i] != NULL; i++)
 		ck_assert_str_eq(l2.deliver[i], l.deliver[i]);
 	ck_assert_ptr_null(l2.deliver[i]);

@@ -21,6 +21,7 @@
 
 #include "gate/cmd/cmd.h"
 #include "gate/app/app.h"
+#include "gate/app/settings.h"
 #include "gate/tok.h"
 #include "db/tokdb.h"
 #include "gate/util/utf8.h"
@@ -185,8 +186,7 @@ qc_sync_list(const char *name, struct queue *q,
 		listcfg_free_list(&l);
 		return -1;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = l.max_scan_bytes;
+	settings_tok_opts(&l, &to);
 	clean_stale(g, list);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* a missing file is built whole, then renamed into place */

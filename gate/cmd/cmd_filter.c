@@ -41,6 +41,7 @@
 #include "gate/outcome.h"
 #include "db/queue.h"
 #include "gate/app/run.h"
+#include "gate/app/settings.h"
 #include "gate/mail/spool.h"
 #include "db/tokdb.h"
 #include "gate/util/xalloc.h"
@@ -73,6 +74,8 @@ struct filter {
 	struct listcfg_global g;
 	struct listcfg_list l;
 	int have_g, have_l;
+	struct tok_opts to;	/* the list's settings (gate/app/settings) */
+	struct bayes_params bp;
 	const char *list;
 	const char *sender, *recipient;
 	struct spool sp;
@@ -255,7 +258,6 @@ static int
 score_post(struct filter *f, struct classify *c)
 {
 	struct tokdb *db = NULL;
-	struct tok_opts to;
 	char path[4096], err[1024];
 	int r;
 
@@ -269,9 +271,7 @@ score_post(struct filter *f, struct classify *c)
 		failure(f, "%s", err);
 		return -1;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = f->l.max_scan_bytes;
-	if (f->sp.len > 0 && classify_post(c, db, &f->l.bayes, &to,
+	if (f->sp.len > 0 && classify_post(c, db, &f->bp, &f->to,
 	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
@@ -473,7 +473,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
-			set_mta(&f, f.g.mta);
+			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
 		}
 		fprintf(stderr, "listgate filter: %s\n", f.why);
@@ -495,7 +495,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	f.have_g = 1;
 	if (!f.mta_known)
-		set_mta(&f, f.g.mta);
+		set_mta(&f, settings_mta(&f.g));
 	log_setup("listgate", f.g.log_facility, 1);
 	arm_watchdog(f.g.timeout_s);
 	if (!listcfg_name_ok(f.list)) {
@@ -509,6 +509,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_l = 1;
+	settings_tok_opts(&f.l, &f.to);
+	settings_bayes(&f.l, &f.bp);
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
 
@@ -519,7 +521,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_spool = 1;
-	scan = spool_scan_len(&f.sp, f.l.max_scan_bytes);
+	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 

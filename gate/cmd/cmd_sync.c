@@ -16,6 +16,7 @@
 
 #include "gate/cmd/cmd.h"
 #include "gate/app/app.h"
+#include "gate/app/settings.h"
 #include "gate/tok.h"
 #include "db/tokdb.h"
 
@@ -182,8 +183,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = l.max_scan_bytes;
+	settings_tok_opts(&l, &to);
 	if (qc_build_fresh("rebuild", q, &g, list, path, &to, &st) < 0)
 		goto out_l;
 	if (!quiet)

@@ -32,6 +32,7 @@
 #include "listcfg/listcfg.h"
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "gate/app/settings.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
 #include "db/tokdb.h"
@@ -331,8 +332,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	t.path = path;
 	t.create = !unlearn;
 	t.wait_ms = qc_writer_wait(&g);
-	tok_opts_default(&t.to);
-	t.to.lim.max_scan = l.max_scan_bytes;
+	settings_tok_opts(&l, &t.to);
 	t.spam = spam;
 	t.dir = unlearn ? -1 : 1;
 	t.day = tokdb_today();
