@@ -5,7 +5,7 @@
 # with `groff -man -ww` and print nothing on stderr; listgate(1) must
 # have a section for every subcommand in gate/cmd/listgate.c and the limits
 # of gate/util/lglimits.h; listgate.conf(5) must describe every key that
-# listcfg/listcfg.c accepts, each with the default that `listgate config
+# listcfg/keys.c accepts, each with the default that `listgate config
 # check` prints.  Skips (77) when groff is not installed.
 set -u
 
@@ -57,9 +57,9 @@ for l in LG_MAX_HEADER_FIELDS LG_MAX_BOUNDARY LG_MAX_MIME_DEPTH \
 done
 
 # every configuration key the parser knows is described
-keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$top_srcdir/listcfg/listcfg.c" |
+keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$top_srcdir/listcfg/keys.c" |
     sed 's/.*"\([a-z_]*\)".*/\1/' | sort -u)
-[ -n "$keys" ] || bad "found the keys in listcfg/listcfg.c"
+[ -n "$keys" ] || bad "found the keys in listcfg/keys.c"
 for k in $keys; do
 	if grep -q "^\.B[IR]\{0,1\} $k " "$man5"; then
 		ok "listgate.conf.5 describes '$k'"

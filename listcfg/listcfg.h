@@ -5,7 +5,8 @@
  * another) holding listgate.conf and lists/L.conf: `key = value` lines,
  * `#` comments.  Unknown keys, bad values, unsafe templates and unreadable
  * files are errors whose message names file and line.  A list without a
- * file of its own uses the defaults.
+ * file of its own uses the defaults.  The deliver and release templates
+ * are expanded with listcfg/tmpl.h.
  */
 #ifndef LG_LISTCFG_H
 #define LG_LISTCFG_H
@@ -98,20 +99,6 @@ void listcfg_free_list(struct listcfg_list *l);
 /* the list's token file, tokens_dir/NAME.kch: 0, or -1 (bad name, too long) */
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
-
-/* values for template placeholders {sender} {recipient} {list} */
-struct listcfg_vars {
-	const char *sender, *recipient, *list;
-};
-
-/* expand an argv template: each placeholder stays within its own argument
- * (it never splits into several); "{{" stands for a literal "{".  A NULL
- * value expands to "".  *argv_r is NULL-terminated, free with
- * listcfg_free_argv.  0, or -1 when out of memory, when an argument would
- * exceed LG_MAX_ARG_BYTES or on an unknown placeholder. */
-int listcfg_expand(char *const *tmpl, const struct listcfg_vars *v,
-    char ***argv_r);
-void listcfg_free_argv(char **argv);
 
 /* print the effective settings (defaults included) as `key = value`
  * lines that load back to the same settings (the database's password

@@ -19,6 +19,7 @@
 
 #include "gate/util/buf.h"
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 #include "gate/util/xalloc.h"
 
 static char tmpdir[PATH_MAX];
@@ -444,13 +445,13 @@ START_TEST(expand_keeps_values_in_one_argument)
 	    "\"{list} {{sender}\"\n";
 	static const char evil[] = "a b\"c';rm -rf / $(id) `id` {recipient}\n";
 	struct listcfg_list l;
-	struct listcfg_vars v = { evil, "r@example.org", "dev" };
+	struct tmpl_vars v = { evil, "r@example.org", "dev" };
 	char err[512];
 	char **argv;
 
 	ck_assert_int_eq(load_list_text(text, sizeof(text) - 1, &l, err,
 	    sizeof(err)), 0);
-	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(l.deliver, &v, &argv), 0);
 	ck_assert_str_eq(argv[0], "/usr/sbin/sendmail");
 	ck_assert_str_eq(argv[1], "-f");
 	ck_assert_str_eq(argv[2], evil);	/* one argument, unchanged */
@@ -458,14 +459,14 @@ START_TEST(expand_keeps_values_in_one_argument)
 	ck_assert_str_eq(argv[4], "xr@example.orgy");
 	ck_assert_str_eq(argv[5], "dev {sender}");
 	ck_assert_ptr_null(argv[6]);
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 
 	/* NULL and empty values give an empty argument, not a missing one */
 	v.sender = NULL;
-	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(l.deliver, &v, &argv), 0);
 	ck_assert_str_eq(argv[2], "");
 	ck_assert_str_eq(argv[3], "--");
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	listcfg_free_list(&l);
 }
 END_TEST
@@ -474,22 +475,22 @@ START_TEST(expand_refuses_unknown_and_huge)
 {
 	char *tmpl[] = { "/bin/echo", "{nope}", NULL };
 	char *tmpl2[] = { "/bin/echo", "{sender}{sender}", NULL };
-	struct listcfg_vars v = { NULL, NULL, "dev" };
+	struct tmpl_vars v = { NULL, NULL, "dev" };
 	char **argv;
 	char *big;
 
-	ck_assert_int_eq(listcfg_expand(tmpl, &v, &argv), -1);
+	ck_assert_int_eq(tmpl_expand(tmpl, &v, &argv), -1);
 	ck_assert_ptr_null(argv);
 	big = malloc(LG_MAX_ARG_BYTES / 2 + 2);
 	ck_assert_ptr_nonnull(big);
 	memset(big, 'x', LG_MAX_ARG_BYTES / 2 + 1);
 	big[LG_MAX_ARG_BYTES / 2 + 1] = '\0';
 	v.sender = big;
-	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), -1);
+	ck_assert_int_eq(tmpl_expand(tmpl2, &v, &argv), -1);
 	big[LG_MAX_ARG_BYTES / 2 - 1] = '\0';
-	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(tmpl2, &v, &argv), 0);
 	ck_assert_uint_eq(strlen(argv[1]), LG_MAX_ARG_BYTES - 2);
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	free(big);
 }
 END_TEST

@@ -28,6 +28,7 @@
 #include "gate/cmd/cmd.h"
 #include "gate/app/app.h"
 #include "gate/app/run.h"
+#include "listcfg/tmpl.h"
 #include "gate/util/xalloc.h"
 
 /* lists touched in one run, to sync afterwards */
@@ -81,7 +82,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
 	struct release_ctx *c = vctx;
 	struct listcfg_list l;
-	struct listcfg_vars v;
+	struct tmpl_vars v;
 	char **argv = NULL, lerr[1024];
 	int st, rc = -1;
 
@@ -97,7 +98,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	v.sender = r->env_sender;
 	v.recipient = r->env_recipient;
 	v.list = r->list;
-	if (listcfg_expand(l.release, &v, &argv) < 0) {
+	if (tmpl_expand(l.release, &v, &argv) < 0) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
@@ -113,7 +114,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	else
 		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
 out:
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	listcfg_free_list(&l);
 	return rc;
 }

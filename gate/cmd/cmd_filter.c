@@ -36,6 +36,7 @@
 #include "gate/util/clock.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 #include "gate/util/log.h"
 #include "gate/mail/mail.h"
 #include "gate/outcome.h"
@@ -179,7 +180,7 @@ failure(struct filter *f, const char *fmt, ...)
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
 {
-	struct listcfg_vars v;
+	struct tmpl_vars v;
 	char **argv = NULL;
 	char err[1024];
 	int rc;
@@ -199,7 +200,7 @@ do_pass(struct filter *f, int *delivered_r)
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (listcfg_expand(f->l.deliver, &v, &argv) < 0) {
+	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
 		failure(f, "deliver: cannot expand the template (out of "
 		    "memory or an envelope address over %u bytes)",
 		    (unsigned)LG_MAX_ARG_BYTES);
@@ -209,7 +210,7 @@ do_pass(struct filter *f, int *delivered_r)
 	fflush(stderr);
 	rc = run_argv(argv, f->sp.data, f->sp.len, f->sp.fd, f->l.timeout_s,
 	    err, sizeof(err));
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	if (rc != 0) {
 		if (rc > 0)
 			failure(f, "deliver: %s exited %d", f->l.deliver[0],
