@@ -14,19 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include "gate/util/xalloc.h"
 #include "listcfg/cfgfile.h"
 #include "listcfg/keys.h"
 #include "listcfg/listcfg.h"
-#include "listcfg/tmpl.h"
 
 #ifndef LG_SYSCONFDIR
 #define LG_SYSCONFDIR "/etc/listgate"
 #endif
 
+/* where one file's settings go */
+struct target {
+	enum keys_scope scope;
+	void *obj;		/* struct listcfg_global or listcfg_list */
+	const char *dir;	/* the configuration directory */
+};
 
 const char *
 listcfg_dir(const char *opt)
@@ -63,22 +67,34 @@ listcfg_name_ok(const char *name)
 	return 1;
 }
 
+/* one setting: by its row in the table; an unknown key is an error */
+static int
+set_key(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
+{
+	struct target *t = ctx;
+	const struct keys_row *k = keys_find(t->scope, key);
+
+	if (k != NULL)
+		return keys_set(k, cf, raw, t->obj, t->dir);
+	if (keys_find(t->scope == KEYS_GLOBAL ? KEYS_LIST : KEYS_GLOBAL, key))
+		return cfgfile_error(cf, "unknown key `%s' (it belongs in %s)",
+		    key, t->scope == KEYS_GLOBAL ? "lists/L.conf" :
+		    "listgate.conf");
+	return cfgfile_error(cf, "unknown key `%s'", key);
+}
 
 int
 listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
     size_t errsz)
 {
 	struct cfgfile cf;
+	struct target t;
 	struct stat st;
 	char *path = NULL;
 	char rdir[PATH_MAX];
 	int missing;
 
 	memset(g, 0, sizeof(*g));
-	g->log_facility = LOG_MAIL;
-	g->mta = LISTCFG_MTA_QMAIL;
-	g->lock_wait_ms = LG_DEFAULT_LOCK_WAIT_MS;
-	g->timeout_s = LG_DEFAULT_TIMEOUT_S;
 	if (dir == NULL || *dir == '\0') {
 		snprintf(err, errsz, "no configuration directory");
 		return -1;
@@ -104,12 +120,15 @@ listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
 		return -1;
 	}
 	if ((g->dir = xstrdup(rdir)) == NULL ||
-	    (g->tokens_dir = cfgfile_join(rdir, "tokens")) == NULL ||
+	    keys_defaults(KEYS_GLOBAL, g, NULL, rdir) < 0 ||
 	    (path = cfgfile_join(rdir, "listgate.conf")) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
-	if (cfgfile_read(&cf, path, err, errsz, keys_global, g, &missing) < 0)
+	t.scope = KEYS_GLOBAL;
+	t.obj = g;
+	t.dir = g->dir;
+	if (cfgfile_read(&cf, path, err, errsz, set_key, &t, &missing) < 0)
 		goto fail;
 	xfree(path);
 	return 0;
@@ -122,36 +141,23 @@ fail:
 void
 listcfg_free_global(struct listcfg_global *g)
 {
+	keys_free(KEYS_GLOBAL, g);
 	xfree(g->dir);
-	xfree(g->tokens_dir);
-	xfree(g->conninfo);
-	g->dir = g->tokens_dir = g->conninfo = NULL;
+	g->dir = NULL;
 }
-
 
 int
 listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz)
 {
 	struct cfgfile cf;
+	struct target t;
 	char *ldir = NULL, *path = NULL;
 	char file[LG_MAX_LIST_NAME + sizeof(".conf")];
 	unsigned lh, ls, ld;
 	int missing;
 
 	memset(l, 0, sizeof(*l));
-	l->ham_cutoff = LG_DEFAULT_HAM_CUTOFF;
-	l->spam_cutoff = LG_DEFAULT_SPAM_CUTOFF;
-	l->discard_cutoff = LG_DISCARD_OFF;
-	l->on_error = ON_ERROR_DEFER;
-	l->max_scan_bytes = LG_MAX_SCAN_BYTES;
-	l->max_post_bytes = LG_MAX_POST_BYTES;
-	l->hold_expiry_days = LG_DEFAULT_HOLD_EXPIRY_DAYS;
-	l->timeout_s = g->timeout_s;
-	l->robs = LG_DEFAULT_ROBS;
-	l->robx = LG_DEFAULT_ROBX;
-	l->min_dev = LG_DEFAULT_MIN_DEV;
-	l->max_tokens = LG_DEFAULT_MAX_TOKENS;
 	if (!listcfg_name_ok(name)) {
 		snprintf(err, errsz, "bad list name (want [a-z0-9][a-z0-9._-]*, "
 		    "at most %u bytes, no \"..\")", (unsigned)LG_MAX_LIST_NAME);
@@ -159,12 +165,16 @@ listcfg_load_list(const struct listcfg_global *g, const char *name,
 	}
 	memcpy(l->name, name, strlen(name) + 1);
 	snprintf(file, sizeof(file), "%s.conf", name);
-	if ((ldir = cfgfile_join(g->dir, "lists")) == NULL ||
+	if (keys_defaults(KEYS_LIST, l, g, g->dir) < 0 ||
+	    (ldir = cfgfile_join(g->dir, "lists")) == NULL ||
 	    (path = cfgfile_join(ldir, file)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
-	if (cfgfile_read(&cf, path, err, errsz, keys_list, l, &missing) < 0)
+	t.scope = KEYS_LIST;
+	t.obj = l;
+	t.dir = g->dir;
+	if (cfgfile_read(&cf, path, err, errsz, set_key, &t, &missing) < 0)
 		goto fail;
 	l->has_file = !missing;
 	/* cross-checks point at the later of the lines involved */
@@ -196,10 +206,7 @@ fail:
 void
 listcfg_free_list(struct listcfg_list *l)
 {
-	tmpl_free(l->deliver);
-	tmpl_free(l->release);
-	tmpl_free(l->moderators);
-	l->deliver = l->release = l->moderators = NULL;
+	keys_free(KEYS_LIST, l);
 }
 
 int

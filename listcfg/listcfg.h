@@ -7,10 +7,15 @@
  * files are errors whose message names file and line.  A list without a
  * file of its own uses the defaults.  The deliver and release templates
  * are expanded with listcfg/tmpl.h.
+ *
+ * Every key is a row of one table (listcfg/keys.c: name, file, type,
+ * default, range, description) that loading, checking and printing
+ * follow; a new key is a row there plus a field below.
  */
 #ifndef LG_LISTCFG_H
 #define LG_LISTCFG_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -21,8 +26,9 @@
  * passed and 32 of 2025 ham held; spam_cutoff only labels held posts */
 #define LG_DEFAULT_HAM_CUTOFF		0.3
 #define LG_DEFAULT_SPAM_CUTOFF		0.9999
-/* discard_cutoff "off": no score reaches it */
-#define LG_DISCARD_OFF			2.0
+/* a number that is "off" (discard_cutoff): above every score */
+#define LG_OFF				HUGE_VAL
+#define LG_DISCARD_OFF			LG_OFF
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
@@ -59,11 +65,11 @@ struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
 	double spam_cutoff;	/* verdict spam at or above (unsure between) */
-	double discard_cutoff;	/* discard at or above; > 1 means off */
+	double discard_cutoff;	/* discard at or above; LG_OFF: off */
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
-	enum on_error on_error;
+	int on_error;		/* enum on_error */
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
 	unsigned hold_expiry_days;
@@ -104,6 +110,11 @@ int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
  * lines that load back to the same settings (the database's password
  * masked): 0, or -1 when out of memory (part may be printed) */
 int listcfg_print_global(FILE *f, const struct listcfg_global *g);
-void listcfg_print_list(FILE *f, const struct listcfg_list *l);
+int listcfg_print_list(FILE *f, const struct listcfg_list *l);
+
+/* print the table of keys, one a line, tab-separated: name, file
+ * (global or list), type, default, range, description; a first line
+ * starting with '#' names the columns */
+void listcfg_print_keys(FILE *f);
 
 #endif

@@ -1,10 +1,11 @@
 /*
  * print.c - the effective settings as `key = value` lines
  *
- * What `listgate config check` prints: every key, defaults included, in
- * the file format, so that the output loads back to the same settings.
- * Values are quoted where needed; the database's password never comes
- * out (listcfg/conninfo.c).  Never exits.
+ * What `listgate config check` prints: every key of the table
+ * (listcfg/keys.c), defaults included, in the file format, so that the
+ * output loads back to the same settings.  Values are quoted where
+ * needed; the database's password never comes out (listcfg/conninfo.c).
+ * Also the table itself, for `listgate config keys`.  Never exits.
  */
 #include "config.h"
 
@@ -12,22 +13,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gate/util/log.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/cfgfile.h"
 #include "listcfg/conninfo.h"
+#include "listcfg/keys.h"
 #include "listcfg/listcfg.h"
 
-/* print a number so that it reads back as the same double */
+/* a number as text that reads back as the same double */
 static void
-print_double(FILE *f, const char *key, double d)
+fmt_double(char *s, size_t n, double d)
 {
-	char s[64];
-
-	snprintf(s, sizeof(s), "%.15g", d);
+	snprintf(s, n, "%.15g", d);
 	if (strtod(s, NULL) != d)
-		snprintf(s, sizeof(s), "%.17g", d);
-	fprintf(f, "%s = %s\n", key, s);
+		snprintf(s, n, "%.17g", d);
 }
 
 /* 1 if s needs quotes to read back as one word */
@@ -60,101 +58,187 @@ print_word(FILE *f, const char *s)
 	putc('"', f);
 }
 
-/* print an argv template, or "# KEY not set" */
-static void
-print_argv(FILE *f, const char *key, char *const *argv)
+/* one key of obj as a `key = value` line, or "# key (not set)": 0, or
+ * -1 when out of memory */
+static int
+print_key(FILE *f, const struct keys_row *k, const void *obj)
 {
+	const void *p = keys_cfield(k, obj);
+	char num[64], *m;
+	const char *s;
+	char *const *v;
 	size_t i;
 
-	if (argv == NULL) {
-		fprintf(f, "# %s (not set)\n", key);
-		return;
+	switch (k->type) {
+	case KEYS_DOUBLE_OFF:
+		if (*(const double *)p > k->hi) {
+			fprintf(f, "%s = off\n", k->name);
+			return 0;
+		}
+		/* FALLTHROUGH */
+	case KEYS_DOUBLE:
+		fmt_double(num, sizeof(num), *(const double *)p);
+		fprintf(f, "%s = %s\n", k->name, num);
+		return 0;
+	case KEYS_UNSIGNED:
+		fprintf(f, "%s = %u\n", k->name, *(const unsigned *)p);
+		return 0;
+	case KEYS_SIZE:
+		fprintf(f, "%s = %zu\n", k->name, *(const size_t *)p);
+		return 0;
+	case KEYS_ENUM:
+		if ((s = keys_choice(k, *(const int *)p)) == NULL) {
+			fprintf(f, "# %s (no such value: %d)\n", k->name,
+			    *(const int *)p);
+			return 0;
+		}
+		fprintf(f, "%s = %s\n", k->name, s);
+		return 0;
+	case KEYS_STRING:
+	case KEYS_PATH:
+	case KEYS_CONNINFO:
+		if ((s = *(char *const *)p) == NULL)
+			break;
+		m = NULL;
+		if (k->type == KEYS_CONNINFO &&
+		    (s = m = conninfo_mask(s)) == NULL)
+			return -1;
+		fprintf(f, "%s = ", k->name);
+		print_word(f, s);
+		putc('\n', f);
+		xfree(m);
+		return 0;
+	case KEYS_ARGV:
+	case KEYS_ADDRS:
+		if ((v = *(char **const *)p) == NULL)
+			break;
+		fprintf(f, "%s =", k->name);
+		for (i = 0; v[i] != NULL; i++) {
+			if (k->type == KEYS_ADDRS && i > 0)
+				putc(',', f);
+			putc(' ', f);
+			if (k->type == KEYS_ARGV)
+				print_word(f, v[i]);
+			else
+				fputs(v[i], f);
+		}
+		putc('\n', f);
+		return 0;
 	}
-	fprintf(f, "%s =", key);
-	for (i = 0; argv[i] != NULL; i++) {
-		putc(' ', f);
-		print_word(f, argv[i]);
-	}
-	putc('\n', f);
+	fprintf(f, "# %s (not set)\n", k->name);
+	return 0;
 }
 
-/* print the database setting with any password masked: 0, or -1 when
- * out of memory */
+/* every key of scope in obj */
 static int
-print_conninfo(FILE *f, const char *conninfo)
+print_scope(FILE *f, enum keys_scope scope, const void *obj)
 {
-	char *m;
+	const struct keys_row *k;
 
-	if ((m = conninfo_mask(conninfo)) == NULL)
-		return -1;
-	fputs("database = ", f);
-	print_word(f, m);
-	putc('\n', f);
-	xfree(m);
+	for (k = keys_table; k->name != NULL; k++)
+		if (k->scope == scope && print_key(f, k, obj) < 0)
+			return -1;
 	return 0;
 }
 
 int
 listcfg_print_global(FILE *f, const struct listcfg_global *g)
 {
-	static const char *const facs[] = { "mail", "user", "daemon",
-	    "local0", "local1", "local2", "local3", "local4", "local5",
-	    "local6", "local7" };
-	const char *fac = "mail";
-	size_t i;
-
-	for (i = 0; i < sizeof(facs) / sizeof(facs[0]); i++)
-		if (log_facility_by_name(facs[i]) == g->log_facility) {
-			fac = facs[i];
-			break;
-		}
 	fprintf(f, "# %s/listgate.conf\n", g->dir);
-	fputs("tokens_dir = ", f);
-	print_word(f, g->tokens_dir);
-	putc('\n', f);
-	if (g->conninfo != NULL) {
-		if (print_conninfo(f, g->conninfo) < 0)
-			return -1;
-	} else
-		fputs("# database (not set)\n", f);
-	fprintf(f, "log_facility = %s\n", fac);
-	fprintf(f, "mta = %s\n",
-	    g->mta == LISTCFG_MTA_POSTFIX ? "postfix" : "qmail");
-	fprintf(f, "lock_wait_ms = %u\n", g->lock_wait_ms);
-	fprintf(f, "timeout = %u\n", g->timeout_s);
-	return 0;
+	return print_scope(f, KEYS_GLOBAL, g);
+}
+
+int
+listcfg_print_list(FILE *f, const struct listcfg_list *l)
+{
+	fprintf(f, "# lists/%s.conf%s\n", l->name,
+	    l->has_file ? "" : " (no file: defaults)");
+	return print_scope(f, KEYS_LIST, l);
+}
+
+/* a key's default as text */
+static void
+fmt_default(const struct keys_row *k, char *s, size_t n)
+{
+	if (k->def_global != NULL) {
+		snprintf(s, n, "the global %s", k->def_global);
+		return;
+	}
+	switch (k->type) {
+	case KEYS_DOUBLE_OFF:
+	case KEYS_DOUBLE:
+		if (k->type == KEYS_DOUBLE_OFF && k->def > k->hi)
+			snprintf(s, n, "off");
+		else
+			fmt_double(s, n, k->def);
+		return;
+	case KEYS_UNSIGNED:
+	case KEYS_SIZE:
+		snprintf(s, n, "%lu", (unsigned long)k->def);
+		return;
+	case KEYS_STRING:
+	case KEYS_CONNINFO:
+	case KEYS_PATH:
+	case KEYS_ENUM:
+		snprintf(s, n, "%s", k->def_s != NULL ? k->def_s : "not set");
+		return;
+	case KEYS_ARGV:
+	case KEYS_ADDRS:
+		break;
+	}
+	snprintf(s, n, "not set");
+}
+
+/* a key's range as text: "[0, 1]", "(0, 1000]", "defer|pass", "-" */
+static void
+fmt_range(const struct keys_row *k, char *s, size_t n)
+{
+	char lo[64], hi[64];
+	size_t i, len = 0;
+
+	switch (k->type) {
+	case KEYS_DOUBLE:
+	case KEYS_DOUBLE_OFF:
+		fmt_double(lo, sizeof(lo), k->lo);
+		fmt_double(hi, sizeof(hi), k->hi);
+		snprintf(s, n, "%c%s, %s%c%s", k->flags & KEYS_LO_OPEN ? '(' :
+		    '[', lo, hi, k->flags & KEYS_HI_OPEN ? ')' : ']',
+		    k->type == KEYS_DOUBLE_OFF ? " or off" : "");
+		return;
+	case KEYS_UNSIGNED:
+	case KEYS_SIZE:
+		snprintf(s, n, "[%lu, %lu]", (unsigned long)k->lo,
+		    (unsigned long)k->hi);
+		return;
+	case KEYS_ENUM:
+		s[0] = '\0';
+		for (i = 0; k->choices[i] != NULL && len < n; i++) {
+			int w = snprintf(s + len, n - len, "%s%s", i ? "|" : "",
+			    k->choices[i]);
+
+			if (w < 0)
+				break;
+			len += (size_t)w;
+		}
+		return;
+	default:
+		snprintf(s, n, "-");
+		return;
+	}
 }
 
 void
-listcfg_print_list(FILE *f, const struct listcfg_list *l)
+listcfg_print_keys(FILE *f)
 {
-	size_t i;
+	const struct keys_row *k;
+	char def[256], range[256];
 
-	fprintf(f, "# lists/%s.conf%s\n", l->name,
-	    l->has_file ? "" : " (no file: defaults)");
-	print_double(f, "ham_cutoff", l->ham_cutoff);
-	print_double(f, "spam_cutoff", l->spam_cutoff);
-	if (l->discard_cutoff > 1)
-		fputs("discard_cutoff = off\n", f);
-	else
-		print_double(f, "discard_cutoff", l->discard_cutoff);
-	print_argv(f, "deliver", l->deliver);
-	print_argv(f, "release", l->release);
-	if (l->moderators != NULL) {
-		fputs("moderators = ", f);
-		for (i = 0; l->moderators[i] != NULL; i++)
-			fprintf(f, "%s%s", i ? ", " : "", l->moderators[i]);
-		putc('\n', f);
-	} else
-		fputs("# moderators (not set)\n", f);
-	fprintf(f, "on_error = %s\n",
-	    l->on_error == ON_ERROR_PASS ? "pass" : "defer");
-	fprintf(f, "max_scan_bytes = %zu\n", l->max_scan_bytes);
-	fprintf(f, "max_post_bytes = %zu\n", l->max_post_bytes);
-	fprintf(f, "hold_expiry_days = %u\n", l->hold_expiry_days);
-	fprintf(f, "timeout = %u\n", l->timeout_s);
-	print_double(f, "robs", l->robs);
-	print_double(f, "robx", l->robx);
-	print_double(f, "min_dev", l->min_dev);
-	fprintf(f, "max_tokens = %u\n", l->max_tokens);
+	fputs("# name\tfile\ttype\tdefault\trange\tdescription\n", f);
+	for (k = keys_table; k->name != NULL; k++) {
+		fmt_default(k, def, sizeof(def));
+		fmt_range(k, range, sizeof(range));
+		fprintf(f, "%s\t%s\t%s\t%s\t%s\t%s\n", k->name,
+		    k->scope == KEYS_GLOBAL ? "global" : "list",
+		    keys_type_name(k->type), def, range, k->doc);
+	}
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gate/app/settings.h"
+#include "listcfg/keys.h"
 #include "listcfg/listcfg.h"
 
 static char tmpdir[PATH_MAX];
@@ -137,6 +138,23 @@ START_TEST(list_values_carried)
 }
 END_TEST
 
+/* each of listcfg's mta choices is the core's dialect of that name */
+START_TEST(mta_choices_are_the_cores)
+{
+	const struct keys_row *k = keys_find(KEYS_GLOBAL, "mta");
+	struct listcfg_global g;
+	size_t i;
+
+	ck_assert_ptr_nonnull(k);
+	memset(&g, 0, sizeof(g));
+	for (i = 0; k->choices[i] != NULL; i++) {
+		g.mta = k->values != NULL ? k->values[i] : (int)i;
+		ck_assert_str_eq(mta_name(settings_mta(&g)), k->choices[i]);
+	}
+	ck_assert_uint_eq(i, 2);
+}
+END_TEST
+
 static Suite *
 settings_suite(void)
 {
@@ -147,6 +165,7 @@ settings_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, defaults_are_the_cores);
 	tcase_add_test(tc, list_values_carried);
+	tcase_add_test(tc, mta_choices_are_the_cores);
 	suite_add_tcase(s, tc);
 	return s;
 }
