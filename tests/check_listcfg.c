@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -754,6 +755,65 @@ START_TEST(wrong_file_says_where)
 }
 END_TEST
 
+/* each value type through keys_set, on rows of a struct of the test's
+ * own (string has no key yet; the others as the table uses them) */
+struct fake {
+	char *s, *path;
+	size_t z;
+	double d;
+};
+
+static const struct keys_row fake_rows[] = {
+	{ .name = "s", .type = KEYS_STRING, .off = offsetof(struct fake, s) },
+	{ .name = "path", .type = KEYS_PATH,
+	  .off = offsetof(struct fake, path) },
+	{ .name = "z", .type = KEYS_SIZE, .off = offsetof(struct fake, z),
+	  .lo = 1024, .hi = 2048 },
+	{ .name = "d", .type = KEYS_DOUBLE_OFF, .off = offsetof(struct fake, d),
+	  .lo = 0, .hi = 1 },
+};
+
+START_TEST(every_type_through_keys_set)
+{
+	struct fake fk;
+	struct cfgfile cf;
+	char err[512];
+
+	memset(&fk, 0, sizeof(fk));
+	memset(&cf, 0, sizeof(cf));
+	cf.path = "f.conf";
+	cf.line = 3;
+	cf.err = err;
+	cf.errsz = sizeof(err);
+	ck_assert_int_eq(keys_set(&fake_rows[0], &cf, "\"a b #c\" # d", &fk,
+	    "/etc/x"), 0);
+	ck_assert_str_eq(fk.s, "a b #c");
+	ck_assert_int_eq(keys_set(&fake_rows[0], &cf, "x y  # d", &fk,
+	    "/etc/x"), 0);
+	ck_assert_str_eq(fk.s, "x y");
+	ck_assert_int_eq(keys_set(&fake_rows[1], &cf, "rel/dir", &fk,
+	    "/etc/x/"), 0);
+	ck_assert_str_eq(fk.path, "/etc/x/rel/dir");
+	ck_assert_int_eq(keys_set(&fake_rows[1], &cf, "/abs", &fk, "/etc/x"), 0);
+	ck_assert_str_eq(fk.path, "/abs");
+	ck_assert_int_eq(keys_set(&fake_rows[2], &cf, "2048", &fk, NULL), 0);
+	ck_assert_uint_eq(fk.z, 2048);
+	ck_assert_int_eq(keys_set(&fake_rows[2], &cf, "99999999999999999999",
+	    &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: z: 99999999999999999999 is out of "
+	    "range [1024, 2048]");
+	ck_assert_uint_eq(fk.z, 2048);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "off", &fk, NULL), 0);
+	ck_assert(fk.d > 1);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "0.5", &fk, NULL), 0);
+	ck_assert_double_eq(fk.d, 0.5);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "Off", &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: d: `Off' is not a number");
+	xfree(fk.s);
+	xfree(fk.path);
+}
+END_TEST
+
 static Suite *
 listcfg_suite(void)
 {
@@ -791,6 +851,7 @@ listcfg_suite(void)
 	tcase_add_test(tc, choices_match_enums);
 	tcase_add_test(tc, keys_print_as_a_table);
 	tcase_add_test(tc, wrong_file_says_where);
+	tcase_add_test(tc, every_type_through_keys_set);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("templates");
