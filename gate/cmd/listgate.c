@@ -31,6 +31,8 @@ const struct cmd_def cmd_table[] = {
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
+	{ "web", cmd_web, "serve the moderation page and its JSON API over HTTP" },
+	{ "user", cmd_user, "add, delete or list the accounts of the web page" },
 	{ NULL, NULL, NULL }
 };
 
