@@ -52,6 +52,10 @@
  * source shown whole up to its cut) */
 #define WEB_MAX_ANSWER	(4u * 1024u * 1024u)
 
+/* bytes of a too-big body without a length read (and dropped) so
+ * that it can be answered 413; past this the connection is closed */
+#define WEB_MAX_DRAIN	(1024u * 1024u)
+
 /* path segments looked at */
 #define WEB_MAX_SEGS	8
 
@@ -518,31 +522,48 @@ sync_main(void *arg)
 static const char css_path[] = "/style.css";
 
 /* a new request's state, its client worked out: NULL when out of
- * memory */
+ * memory.  uri is the whole request target, query included. */
 static struct web_req *
-req_new(struct web_srv *s, struct MHD_Connection *c, const char *url,
-    const char *method)
+req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 {
-	const union MHD_ConnectionInfo *ci;
 	struct web_req *r;
-	unsigned char a[16];
-	const char *xff, *xfp, *last;
-	char w[64];
 	size_t n;
 
 	if ((r = xcalloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->srv = s;
 	r->conn = c;
-	r->method = method;
+	r->method = "-";
 	r->t0 = clock_now_ms();
 	r->status = 500;
 	r->ctype = "text/html; charset=utf-8";
 	buf_init(&r->body, LG_MAX_WEB_BODY);
 	buf_init(&r->out, WEB_MAX_ANSWER);
-	snprintf(r->path, sizeof(r->path), "%s", url);
+	/* the path without its query (the access handler puts the
+	 * decoded one in its place); too long a target is refused in
+	 * dispatch */
+	r->urilen = strlen(uri);
+	n = strcspn(uri, "?");
+	if (n >= sizeof(r->path))
+		n = sizeof(r->path) - 1;
+	memcpy(r->path, uri, n);
+	r->path[n] = '\0';
 	snprintf(r->addr, sizeof(r->addr), "?");
-	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	return r;
+}
+
+/* who the client is: the peer, or what a trusted proxy says of it (the
+ * headers are in by the access handler's first call) */
+static void
+req_client(struct web_srv *s, struct web_req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned char a[16];
+	const char *xff, *xfp, *last;
+	char w[64];
+	size_t n;
+
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci != NULL && sa_addr(ci->client_addr, a, r->addr,
 	    sizeof(r->addr)) == 0 && is_proxy(s, a)) {
 		r->from_proxy = 1;
@@ -564,7 +585,6 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *url,
 		xfp = web_header(r, "X-Forwarded-Proto");
 		r->tls = xfp != NULL && strcmp(xfp, "https") == 0;
 	}
-	return r;
 }
 
 static void
@@ -646,7 +666,7 @@ dispatch(struct web_req *r)
 	char *seg[WEB_MAX_SEGS], *p, copy[LG_MAX_WEB_URL + 1];
 	int n = 0;
 
-	if (strlen(r->path) >= LG_MAX_WEB_URL) {
+	if (r->urilen > LG_MAX_WEB_URL) {
 		r->status = 414;
 		web_printf(r, "<!doctype html><title>414</title><p>URL too "
 		    "long.");
@@ -725,9 +745,15 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 
 	(void)version;
 	if (r == NULL) {
-		if ((r = req_new(s, c, url, method)) == NULL)
-			return MHD_NO;
-		*con_cls = r;
+		/* the URI callback ran out of memory */
+		return MHD_NO;
+	}
+	if (!r->started) {
+		r->started = 1;
+		r->method = method;
+		/* the path as libmicrohttpd decoded it (%XX) */
+		snprintf(r->path, sizeof(r->path), "%s", url);
+		req_client(s, r);
 		cl = web_header(r, "Content-Length");
 		if (cl != NULL) {
 			errno = 0;
@@ -741,15 +767,30 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->responded)
 		return MHD_NO;
 	if (*upload_size != 0) {
-		if (buf_add(&r->body, upload, *upload_size) < 0) {
+		/* a body without a length that grows too big is read on
+		 * (and dropped) up to WEB_MAX_DRAIN, so that it can be told
+		 * 413 when it ends; past that the connection is closed */
+		if (r->too_big || buf_add(&r->body, upload, *upload_size) < 0) {
+			r->too_big = 1;
+			r->drained += *upload_size;
 			*upload_size = 0;
-			return too_big(r);
+			return r->drained > WEB_MAX_DRAIN ? MHD_NO : MHD_YES;
 		}
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (r->too_big)
+		return too_big(r);
 	dispatch(r);
 	return answer(r);
+}
+
+/* MHD's URI log callback: the request starts (its state is made here,
+ * where the whole target, query included, is seen) */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	return req_new(cls, c, uri != NULL ? uri : "");
 }
 
 /* MHD_RequestCompletedCallback: the one log line, then free */
@@ -889,7 +930,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	}
 	sync_started = 1;
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	    MHD_USE_ERROR_LOG;
+	    MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, (uint16_t)port, on_accept, s,
@@ -903,6 +944,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	    (size_t)LG_MAX_WEB_CONN_MEMORY,
 	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
 	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
 	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {

@@ -119,8 +119,11 @@ struct web_req {
 					 * trusted proxy, else the peer) */
 	int tls;			/* the proxy says https */
 	int from_proxy;			/* the peer is a trusted proxy */
+	size_t urilen;			/* the target, query included */
+	int started;			/* the access handler has seen it */
 	struct buf body;
 	int too_big;
+	size_t drained;			/* body bytes dropped after too_big */
 	double t0;
 	/* who: set by auth_request / auth_login */
 	struct web_users *users;	/* a reference, or NULL */
