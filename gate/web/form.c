@@ -81,15 +81,25 @@ form_next(struct form_iter *it, char *k, size_t ksz, char *v, size_t vsz)
 int
 form_get(const void *data, size_t n, const char *key, char *v, size_t vsz)
 {
-	struct form_iter it;
+	const char *p = data, *end = p + n, *amp, *eq;
 	char k[64];
-	int r;
 
-	form_init(&it, data, n);
-	while ((r = form_next(&it, k, sizeof(k), v, vsz)) == 1)
-		if (strcmp(k, key) == 0)
-			return 1;
 	if (vsz > 0)
 		v[0] = '\0';
-	return r;
+	/* only the value asked for is decoded into v: other values may be
+	 * longer than v; every key must still be well formed */
+	for (; p < end; p = amp + (amp < end)) {
+		amp = memchr(p, '&', (size_t)(end - p));
+		if (amp == NULL)
+			amp = end;
+		if (amp == p)
+			continue;
+		eq = memchr(p, '=', (size_t)(amp - p));
+		if (decode(p, eq ? eq : amp, k, sizeof(k)) < 0)
+			continue;	/* a key too long to be ours */
+		if (strcmp(k, key) == 0)
+			return decode(eq ? eq + 1 : amp, amp, v, vsz) < 0 ?
+			    -1 : 1;
+	}
+	return 0;
 }

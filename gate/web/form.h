@@ -27,7 +27,8 @@ int form_next(struct form_iter *it, char *k, size_t ksz, char *v,
     size_t vsz);
 
 /* the value of the first pair called key into v: 1 found, 0 absent, -1
- * malformed body */
+ * when that value is malformed or does not fit (other pairs are not
+ * decoded) */
 int form_get(const void *data, size_t n, const char *key, char *v,
     size_t vsz);
 

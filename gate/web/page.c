@@ -429,8 +429,9 @@ stats_panel(struct web_req *r, struct queue *q, const char *list)
 			    "</rect>", k + 1, x + k * 7, 62 - h, h,
 			    (long long)v[k]);
 		}
-		if (gmtime_r(&d[i].day, &tm) != NULL && (i % 2 == 0 ||
-		    i == PAGE_STATS_DAYS - 1)) {
+		/* every other day, today included */
+		if (gmtime_r(&d[i].day, &tm) != NULL &&
+		    (PAGE_STATS_DAYS - 1 - i) % 2 == 0) {
 			strftime(day, sizeof(day), "%d", &tm);
 			web_printf(r, "<text x=\"%d\" y=\"76\" font-size=\"10\">"
 			    "%s</text>", x + 3, day);
@@ -684,7 +685,7 @@ post_bulk(struct web_req *r, const char *list)
 	struct form_iter it;
 	struct view v;
 	const char *st, *b = r->body.data ? (const char *)r->body.data : "";
-	char k[32], val[32], msg[1400], first[1200], back[300];
+	char k[32], val[256], msg[1400], first[1200], back[300];
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, bad = 0, fr;
 

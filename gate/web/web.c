@@ -614,7 +614,9 @@ answer(struct web_req *r)
 	MHD_add_response_header(resp, "Cache-Control", "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-	MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	/* same-origin, not no-referrer: with no-referrer browsers send
+	 * "Origin: null" on a form POST, and the origin check needs it */
+	MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
 	MHD_add_response_header(resp, "Content-Security-Policy",
 	    "default-src 'none'; style-src 'self'; img-src 'self'; "
 	    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
