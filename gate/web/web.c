@@ -195,22 +195,32 @@ web_cookie(struct web_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
 }
 
-/* pthread key destructor: a pool thread ends */
-static void
-close_db(void *q)
-{
-	queue_close(q);
-}
-
 struct queue *
 web_db(struct web_req *r, int json)
 {
-	struct queue *q = pthread_getspecific(r->srv->qkey);
+	struct web_srv *s = r->srv;
+	struct queue *q = NULL;
 	char err[1024];
+	int open_new = 0;
 
-	if (q != NULL)
-		return q;
-	if (queue_open(r->srv->g->conninfo, &q, err, sizeof(err)) < 0) {
+	if (r->q != NULL)
+		return r->q;
+	pthread_mutex_lock(&s->pool_mu);
+	while (s->npool == 0 && s->nopen >= WEB_DB_POOL)
+		pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+	if (s->npool > 0)
+		q = s->pool[--s->npool];
+	else {
+		s->nopen++;
+		open_new = 1;
+	}
+	pthread_mutex_unlock(&s->pool_mu);
+	if (open_new && queue_open(s->g->conninfo, &q, err,
+	    sizeof(err)) < 0) {
+		pthread_mutex_lock(&s->pool_mu);
+		s->nopen--;
+		pthread_cond_signal(&s->pool_cv);
+		pthread_mutex_unlock(&s->pool_mu);
 		log_error("web: %s", err);
 		if (json)
 			web_json_error(r, 503, "the database is not available");
@@ -222,20 +232,44 @@ web_db(struct web_req *r, int json)
 		}
 		return NULL;
 	}
-	pthread_setspecific(r->srv->qkey, q);
-	return q;
+	return r->q = q;
+}
+
+/* give r's connection back to the pool */
+static void
+db_return(struct web_req *r)
+{
+	struct web_srv *s = r->srv;
+
+	if (r->q == NULL)
+		return;
+	pthread_mutex_lock(&s->pool_mu);
+	s->pool[s->npool++] = r->q;
+	pthread_cond_signal(&s->pool_cv);
+	pthread_mutex_unlock(&s->pool_mu);
+	r->q = NULL;
+}
+
+void
+web_db_drop(struct web_req *r)
+{
+	struct web_srv *s = r->srv;
+
+	if (r->q == NULL)
+		return;
+	queue_close(r->q);
+	r->q = NULL;
+	pthread_mutex_lock(&s->pool_mu);
+	s->nopen--;
+	pthread_cond_signal(&s->pool_cv);
+	pthread_mutex_unlock(&s->pool_mu);
 }
 
 void
 web_db_failed(struct web_req *r, int json, const char *err)
 {
-	struct queue *q = pthread_getspecific(r->srv->qkey);
-
 	log_error("web: %s", err);
-	if (q != NULL) {
-		pthread_setspecific(r->srv->qkey, NULL);
-		queue_close(q);
-	}
+	web_db_drop(r);
 	if (json)
 		web_json_error(r, 500, "database error");
 	else {
@@ -590,6 +624,7 @@ req_client(struct web_srv *s, struct web_req *r)
 static void
 req_free(struct web_req *r)
 {
+	db_return(r);
 	auth_done(r);
 	buf_free(&r->body);
 	buf_free(&r->out);
@@ -903,6 +938,8 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	s->g = g;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->hash_mu, NULL);
+	pthread_mutex_init(&s->pool_mu, NULL);
+	pthread_cond_init(&s->pool_cv, NULL);
 	pthread_cond_init(&s->hash_cv, NULL);
 	pthread_cond_init(&s->sync_cv, NULL);
 	if (listcfg_addrs_parse(g->web_trusted_proxies ?
@@ -911,12 +948,8 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 		snprintf(err, errsz, "web_trusted_proxies: %s", why);
 		goto out;
 	}
-	if (pthread_key_create(&s->qkey, close_db) != 0) {
-		snprintf(err, errsz, "pthread_key_create failed");
-		goto out;
-	}
 	if (auth_init(s, err, errsz) < 0)
-		goto out_key;
+		goto out;
 
 	/* every thread started from here on blocks the stop signals;
 	 * this one waits for them */
@@ -931,15 +964,16 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 		goto out_auth;
 	}
 	sync_started = 1;
-	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
-	    MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	/* a thread per connection: a slow request (a release command
+	 * running) holds up only its own connection */
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+	    MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, (uint16_t)port, on_accept, s,
 	    on_request, s,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)WEB_THREADS,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)LG_MAX_WEB_CONNECTIONS,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LG_MAX_WEB_IDLE_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
@@ -958,9 +992,9 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	if (di != NULL && di->port != 0)
 		port = di->port;
-	log_info("web: listening on %s%s%s:%u (%u threads)",
+	log_info("web: listening on %s%s%s:%u",
 	    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
-	    port, (unsigned)WEB_THREADS);
+	    port);
 
 	do {
 		if (sigwait(&set, &sig) != 0)
@@ -986,12 +1020,14 @@ out_sync:
 	}
 out_auth:
 	auth_fini(s);
-out_key:
-	pthread_key_delete(s->qkey);
 out:
+	while (s->npool > 0)
+		queue_close(s->pool[--s->npool]);
 	web_names_free(s->known, s->nknown);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->hash_mu);
+	pthread_mutex_destroy(&s->pool_mu);
+	pthread_cond_destroy(&s->pool_cv);
 	pthread_cond_destroy(&s->hash_cv);
 	pthread_cond_destroy(&s->sync_cv);
 	xfree(s);
@@ -1165,14 +1201,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	}
 dbfail:
 	log_error("web: %s", err);
-	{
-		struct queue *tq = pthread_getspecific(r->srv->qkey);
-
-		if (tq != NULL) {
-			pthread_setspecific(r->srv->qkey, NULL);
-			queue_close(tq);
-		}
-	}
+	web_db_drop(r);
 	if (rc < 0 || rc == 0)
 		snprintf(msg, msgsz, "database error");
 	return 500;

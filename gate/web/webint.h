@@ -29,8 +29,10 @@ struct limit;
 struct listcfg_global;
 struct queue;
 
-/* threads answering requests, each with its own PostgreSQL connection */
-#define WEB_THREADS		8
+/* PostgreSQL connections shared by the requests (a thread per
+ * connection answers; each request borrows a database connection for
+ * its duration, waiting when all are lent) */
+#define WEB_DB_POOL		16
 /* login sessions kept at once (the least recently used goes first) */
 #define WEB_MAX_SESSIONS	4096
 /* failed-login counters kept (accounts and addresses together) */
@@ -88,7 +90,10 @@ struct web_srv {
 	char key[SESSION_HEX];		/* keys the Basic digests (random) */
 	unsigned char proxy[WEB_MAX_PROXIES][16];
 	size_t nproxy;
-	pthread_key_t qkey;		/* each thread's struct queue * */
+	pthread_mutex_t pool_mu;	/* the database connections */
+	pthread_cond_t pool_cv;
+	struct queue *pool[WEB_DB_POOL];	/* idle ones */
+	int npool, nopen;		/* idle, open in all */
 	pthread_mutex_t hash_mu;	/* WEB_HASHERS at once */
 	pthread_cond_t hash_cv;
 	int nhashing;
@@ -126,6 +131,7 @@ struct web_req {
 	size_t drained;			/* body bytes dropped after too_big */
 	double t0;
 	/* who: set by auth_request / auth_login */
+	struct queue *q;		/* borrowed from the pool, or NULL */
 	struct web_users *users;	/* a reference, or NULL */
 	const struct users_entry *user;	/* in users, or NULL */
 	int by_session;
@@ -150,12 +156,16 @@ const char *web_arg(struct web_req *r, const char *name);
 const char *web_header(struct web_req *r, const char *name);
 const char *web_cookie(struct web_req *r, const char *name);
 
-/* this thread's database connection, opened when needed: NULL (and a
- * 503 answer made, JSON when json) when it cannot be had */
+/* a database connection for r, borrowed from the pool until r ends
+ * (opened when none is idle and fewer than WEB_DB_POOL are open, else
+ * waited for): NULL (and a 503 answer made, JSON when json) when it
+ * cannot be had */
 struct queue *web_db(struct web_req *r, int json);
-/* a query on it failed: close it (the next request reconnects) and
+/* a query on it failed: close it (a later request opens another) and
  * answer 500 with err (JSON when json) */
 void web_db_failed(struct web_req *r, int json, const char *err);
+/* the same without an answer */
+void web_db_drop(struct web_req *r);
 
 /* list's token file wants a sync (after a decision) */
 void web_dirty(struct web_srv *s, const char *list);
