@@ -198,6 +198,40 @@ check "reject as bob (form body): 200" test "$code" = 200
 check "... journals one spam learn" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $id2 AND class = 'spam'")" -eq 1
 
+# --- two releases at once: neither command holds the other's input open --
+# (a release command started by one thread must not inherit the pipe
+# that feeds another thread's command, or that one never sees the end of
+# its post).  slow: reads its post, then stays 4 s; dev: waits 1 s before
+# reading, so its 1 MB post is still being written while slow starts.
+cat > "$T/slow.sh" <<EOS
+#!/bin/sh
+cat > /dev/null
+sleep 4
+EOS
+cat > "$T/late.sh" <<EOS
+#!/bin/sh
+sleep 1
+cat >> "$T/released.late"
+EOS
+printf 'release = /bin/sh %s/slow.sh\n' "$T" > "$CONF/lists/slow.conf"
+printf 'release = /bin/sh %s/late.sh\n' "$T" > "$CONF/lists/late.conf"
+{ cat "$DATA/ham2.eml"; head -c 1000000 /dev/zero | tr '\0' 'x' | fold -w 70; } > "$T/bigpost"
+idL=$("$QHOLD" late "$T/bigpost" 0.6) || exit 99
+idS=$("$QHOLD" slow "$DATA/ham3.eml" 0.6) || exit 99
+t0=$(date +%s%N)
+curl -s -o "$T/late.out" -w '%{http_code}' $B -d action=approve \
+    "$URL/api/lists/late/held/$idL" > "$T/late.code" &
+lpid=$!
+sleep 0.3
+curl -s -o /dev/null $B -d action=approve "$URL/api/lists/slow/held/$idS" &
+spid=$!
+wait "$lpid"
+t1=$(date +%s%N)
+wait "$spid"
+check "two approvals at once: each release sees the end of its post (late took $(( (t1 - t0) / 1000000 )) ms, slow holds on 4 s)" \
+    sh -c "test \"\$(cat '$T/late.code')\" = 200 && test $(( (t1 - t0) / 1000000 )) -lt 3500"
+check "... and got its post whole" cmp -s "$T/released.late" "$T/bigpost"
+
 # --- sessions, CSRF, origin ---------------------------------------------------------
 J=$T/jar
 req POST /login -c "$J" -d "user=alice&password=wrong"
