@@ -88,7 +88,7 @@ mhd_load(void)
 const char *
 mhdload_error(void)
 {
-	return mhd_err[0] ? mhd_err : "libmicrohttpd: unknown error";
+	return mhd_err;
 }
 
 struct MHD_Daemon *

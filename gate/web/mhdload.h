@@ -8,7 +8,7 @@
 #ifndef LG_MHDLOAD_H
 #define LG_MHDLOAD_H
 
-/* why libmicrohttpd could not be loaded (or a generic message) */
+/* why libmicrohttpd could not be loaded, or "" when it was */
 const char *mhdload_error(void);
 
 #endif

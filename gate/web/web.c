@@ -985,8 +985,8 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	    MHD_OPTION_END);
 	if (s->d == NULL) {
 		snprintf(err, errsz, "cannot listen on %s: %s", listen,
-		    mhdload_error()[0] && strstr(mhdload_error(), "cannot load")
-		    ? mhdload_error() : "address in use, or not available");
+		    mhdload_error()[0] ? mhdload_error() :
+		    "address in use, or not available");
 		goto out_sync;
 	}
 	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
