@@ -69,8 +69,9 @@ int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 
 /*
  * Apply the migrations the database lacks, each in its own transaction
- * recorded in schema_migrations (created when missing), under an
- * advisory lock so two runs cannot race.  *napplied_r gets how many ran;
+ * recorded in schema_migrations (created when missing) and holding an
+ * advisory transaction lock, so two runs cannot race (through a pooler
+ * in transaction mode too).  *napplied_r gets how many ran;
  * when report is not NULL it is called with each one applied.  Refuses
  * (-1) a database whose schema is newer than this binary knows.
  */
@@ -168,8 +169,14 @@ struct queue_decided {
 };
 
 /*
- * Decide post d->id.  Decisions on one post are serialised by a session
- * lock (one in progress, release included, makes the next wait).  With
+ * Decide post d->id.  Decisions on one post are serialised by an
+ * advisory transaction lock (one in progress, release included, makes
+ * the next wait; a waiter holds no connection's transaction open, and
+ * a dead process's lock is gone with its connection); an approval with a
+ * release callback holds it in a transaction of a second connection to
+ * the same database, opened on first use and kept until queue_close.
+ * Nothing outlives a transaction, so every path works through a
+ * connection pooler in transaction mode (pgbouncer).  With
  * the row locked (SELECT ... FOR UPDATE): a post already decided is left
  * alone (QUEUE_ALREADY) unless QUEUE_FORCE is set and the decision
  * differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
