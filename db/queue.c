@@ -403,6 +403,25 @@ fail:
 }
 
 int
+queue_in_recovery(struct queue *q, int *standby_r, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = -1;
+
+	*standby_r = 0;
+	res = PQexecParams(q->conn, "SELECT pg_is_in_recovery()", 0, NULL,
+	    NULL, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		*standby_r = *PQgetvalue(res, 0, 0) == 't';
+		r = 0;
+	} else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return r;
+}
+
+int
 queue_migrate(struct queue *q, int *napplied_r,
     void (*report)(int version, const char *name, void *ctx), void *ctx,
     char *err, size_t errsz)

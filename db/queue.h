@@ -44,6 +44,12 @@ void queue_close(struct queue *q);
  * knows: 0 ok, -1 with err */
 int queue_check_schema(struct queue *q, char *err, size_t errsz);
 
+/* *standby_r = 1 when the server is a hot standby (in recovery: it reads
+ * what its primary had some time ago, and refuses writes), else 0: 0,
+ * or -1 with err */
+int queue_in_recovery(struct queue *q, int *standby_r, char *err,
+    size_t errsz);
+
 struct queue_post {
 	const char *list;
 	const char *env_sender, *env_recipient;	/* may be "" */

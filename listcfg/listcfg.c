@@ -584,11 +584,14 @@ global_kv(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 			return cf_error(cf, "out of memory");
 		xfree(g->tokens_dir);
 		g->tokens_dir = t;
-	} else if (strcmp(key, "database") == 0) {
+	} else if (strcmp(key, "database") == 0 ||
+	    strcmp(key, "sync_database") == 0) {
+		char **ci = key[0] == 'd' ? &g->conninfo : &g->sync_conninfo;
+
 		if (scalar_value(cf, key, raw, val, sizeof(val)) < 0)
 			return -1;
-		xfree(g->conninfo);
-		if ((g->conninfo = xstrdup(val)) == NULL)
+		xfree(*ci);
+		if ((*ci = xstrdup(val)) == NULL)
 			return cf_error(cf, "out of memory");
 	} else if (strcmp(key, "log_facility") == 0) {
 		if (scalar_value(cf, key, raw, val, sizeof(val)) < 0)
@@ -677,7 +680,8 @@ listcfg_free_global(struct listcfg_global *g)
 	xfree(g->dir);
 	xfree(g->tokens_dir);
 	xfree(g->conninfo);
-	g->dir = g->tokens_dir = g->conninfo = NULL;
+	xfree(g->sync_conninfo);
+	g->dir = g->tokens_dir = g->conninfo = g->sync_conninfo = NULL;
 }
 
 /* one key of lists/L.conf */
@@ -956,21 +960,21 @@ print_argv(FILE *f, const char *key, char *const *argv)
 	putc('\n', f);
 }
 
-/* print the database setting with any password masked */
+/* print a database setting (key) with any password masked */
 static void
-print_conninfo(FILE *f, const char *conninfo)
+print_conninfo(FILE *f, const char *key, const char *conninfo)
 {
 	PQconninfoOption *opts, *o;
 	char *perr = NULL;
 	int first = 1;
 
 	if ((opts = PQconninfoParse(conninfo, &perr)) == NULL) {
-		fprintf(f, "# database: not valid for libpq: %s",
+		fprintf(f, "# %s: not valid for libpq: %s", key,
 		    perr ? perr : "out of memory\n");
 		PQfreemem(perr);
 		return;
 	}
-	fputs("database = \"", f);
+	fprintf(f, "%s = \"", key);
 	for (o = opts; o->keyword != NULL; o++) {
 		const char *v = o->val;
 
@@ -1012,9 +1016,13 @@ listcfg_print_global(FILE *f, const struct listcfg_global *g)
 	print_word(f, g->tokens_dir);
 	putc('\n', f);
 	if (g->conninfo != NULL)
-		print_conninfo(f, g->conninfo);
+		print_conninfo(f, "database", g->conninfo);
 	else
 		fputs("# database (not set)\n", f);
+	if (g->sync_conninfo != NULL)
+		print_conninfo(f, "sync_database", g->sync_conninfo);
+	else
+		fputs("# sync_database (not set: database)\n", f);
 	fprintf(f, "log_facility = %s\n", fac);
 	fprintf(f, "mta = %s\n", mta_name(g->mta));
 	fprintf(f, "lock_wait_ms = %u\n", g->lock_wait_ms);
