@@ -474,37 +474,43 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
 	/*
-	 * One round trip for a new post: insert unless these bytes are
-	 * already pending for the list.  Only a retried delivery needs the
-	 * second statement, which finds the row already there.  (A plain
-	 * INSERT ... ON CONFLICT plans in a fresh server process in 0.75 ms,
-	 * a CTE doing both in one statement in 1.1 ms.)  If that row was
-	 * decided in between, the SELECT finds nothing and the INSERT is
-	 * tried again.
+	 * One round trip for a new post: insert, if the schema is the one
+	 * this binary knows, unless these bytes are already pending for the
+	 * list.  (The schema check rides in the INSERT: a separate query
+	 * first was a round trip of its own, two through a pooler.)  When
+	 * nothing was inserted, or the INSERT failed, the schema is
+	 * checked on its own for the message; a retried delivery then
+	 * finds the row already there with the second statement.  (A
+	 * plain INSERT ... ON CONFLICT plans in a fresh server process in
+	 * 0.75 ms, a CTE doing both in one statement in 1.1 ms.)  If that
+	 * row was decided in between, the SELECT finds nothing and the
+	 * INSERT is tried again.
 	 */
 	static const char sql[] =
 	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
 	    "from_hdr, subject, message_id, size, score, verdict, clues, "
 	    "raw_z, raw_sha256, status, decided_by, decided_at) "
-	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
+	    "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, "
+	    "$6::text, $7::int8, $8::float8, $9::text, $10::text, $11::bytea, "
+	    "$12::bytea, $13::text, CASE WHEN $13::text = 'held' THEN NULL "
 	    "ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
+	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
+	    "WHERE (SELECT max(version) FROM schema_migrations) = $14::int4 "
 	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
 	    " DO NOTHING RETURNING id";
 	static const char sql_pending[] =
 	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
 	    "AND " PENDING_ROWS;
-	const char *vals[13], *pvals[2];
-	int lens[13], fmts[13], plens[2] = { 0, SHA256_DIGEST_SIZE };
+	const char *vals[14], *pvals[2];
+	int lens[14], fmts[14], plens[2] = { 0, SHA256_DIGEST_SIZE };
 	int pfmts[2] = { 0, 1 };
 	char *txt[7];
-	char sizebuf[32], scorebuf[40];
+	char sizebuf[32], scorebuf[40], schemabuf[16], why[512];
 	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
 	size_t zlen, i;
 	double score = p->score;
 	PGresult *res;
-	int r = -1, try;
+	int r = -1, try, checked = 0;
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
@@ -547,6 +553,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
+	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
+	vals[13] = schemabuf;
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large to store");
 		goto out;
@@ -554,10 +562,18 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts,
+		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
 		    0);
-		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-			goto dberr;
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+			/* no schema, an older one: say so rather than what
+			 * the INSERT met */
+			snprintf(why, sizeof(why), "%s", queue_pgerr(q, res));
+			PQclear(res);
+			if (queue_check_schema(q, err, errsz) == 0)
+				snprintf(err, errsz, "database: cannot hold the "
+				    "post: %s", why);
+			goto out;
+		}
 		if (PQntuples(res) == 1) {
 			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 			r = 0;
@@ -565,6 +581,16 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		PQclear(res);
 		if (r == 0)
 			break;
+		/* nothing inserted: a schema this binary does not know, or
+		 * these bytes already pending */
+		if (!checked) {
+			if (queue_check_schema(q, err, errsz) < 0)
+				goto out;
+			checked = 1;
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "the same post is being stored and decided at "
+			    "once");
+		}
 		/* a retry: the row that holds these bytes */
 		pvals[0] = vals[0];
 		pvals[1] = vals[11];

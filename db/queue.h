@@ -64,7 +64,9 @@ struct queue_post {
 
 /*
  * Store a post (zlib-compressed, with its SHA-256), committed on return,
- * in one statement: 0 with the new id in *id_r; 1 with the id of the
+ * in one statement that also checks the schema (nothing is stored in a
+ * database whose schema is not the one this binary needs: -1 with err
+ * as queue_check_schema words it): 0 with the new id in *id_r; 1 with the
  * row that already holds exactly these bytes for this list (held or
  * being released; never for status "discarded"): the MTA retried a delivery
  * whose filter was killed after its INSERT committed, and the post is

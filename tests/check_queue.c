@@ -371,10 +371,31 @@ fresh_db(const char *name, char *conninfo, size_t sz)
 	snprintf(conninfo, sz, "dbname=%s", name);
 }
 
+/* queue_hold on a database whose schema it does not know: -1 with err,
+ * nothing stored */
+static void
+hold_refused(struct queue *q, const char *why)
+{
+	struct queue_post p;
+	char err[1024];
+	int64_t id;
+
+	memset(&p, 0, sizeof(p));
+	p.list = "schema";
+	p.raw = (const unsigned char *)"a\n\nb\n";
+	p.raw_len = 5;
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why) != NULL, "queue_hold: %s", err);
+}
+
 START_TEST(schema_missing_and_newer)
 {
 	struct queue *q;
 	PGconn *c;
+	PGresult *res;
 	char ci[128], err[1024], sql[128];
 	int n;
 
@@ -382,6 +403,8 @@ START_TEST(schema_missing_and_newer)
 	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "listgate migrate"));
+	/* the hold checks the schema itself */
+	hold_refused(q, "listgate migrate");
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, queue_schema_latest);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
@@ -393,6 +416,12 @@ START_TEST(schema_missing_and_newer)
 	PQfinish(c);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
+	hold_refused(q, "newer");
+	c = pg("lg_schema_test");
+	res = PQexec(c, "SELECT count(*) FROM held_posts");
+	ck_assert_str_eq(PQgetvalue(res, 0, 0), "0");
+	PQclear(res);
+	PQfinish(c);
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
