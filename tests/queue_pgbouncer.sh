@@ -1,8 +1,9 @@
 #!/bin/sh
 # queue_pgbouncer.sh - every command that talks to PostgreSQL, through
 # pgbouncer in transaction pooling mode: migrate, train (the pipelined
-# journal INSERTs), sync, filter's hold path, held, show, and decisions,
-# two moderators deciding one post at once among them
+# journal INSERTs), sync, rebuild, filter's hold path, held, show, and
+# decisions (approve, reject, discard, expire), two moderators deciding
+# one post at once among them
 #
 # Transaction pooling hands each transaction to whichever server
 # connection is free, so nothing may outlive a transaction: a session
@@ -188,6 +189,21 @@ run lgt approve "$id3"
 check "... the next approval says it was interrupted, at once" \
     sh -c "test $rc -eq 1 && grep -q 'previous approve was interrupted' '$T/err'"
 check "... and released nothing more" cmp -s "$T/released.kill" "$DATA/spam3.eml"
+check "... no advisory lock left" test "$(nlocks)" -eq 0
+
+# --- discard and expire ------------------------------------------------------------------
+run lgt filter --list dev --mta qmail < "$DATA/spam4.eml"
+id4=$(sql "SELECT max(id) FROM held_posts WHERE list = 'dev'")
+run lgt discard "$id4"
+check "discard through pgbouncer exits 0" test "$rc" -eq 0 -a \
+    "$(sql "SELECT status FROM held_posts WHERE id = $id4")" = discarded
+{ echo "X-Expire: 1"; cat "$DATA/spam4.eml"; } > "$T/old.eml"
+run lgt filter --list dev --mta qmail < "$T/old.eml"
+id5=$(sql "SELECT max(id) FROM held_posts WHERE list = 'dev'")
+sql "UPDATE held_posts SET arrived_at = now() - interval '30 days' WHERE id = $id5"
+run lgt expire --list dev
+check "expire through pgbouncer exits 0" test "$rc" -eq 0 -a \
+    "$(sql "SELECT status FROM held_posts WHERE id = $id5")" = expired
 check "... no advisory lock left" test "$(nlocks)" -eq 0
 
 # --- sync and rebuild through pgbouncer ---------------------------------------------------
