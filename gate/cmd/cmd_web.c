@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "db/queue.h"
+#include "gate/app/app.h"
 #include "gate/cmd/cmd.h"
 #include "gate/util/log.h"
 #include "gate/web/web.h"
@@ -75,7 +76,7 @@ cmd_web(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("web", "--listen: %s", why);
 		return EXIT_CMD_USAGE;
 	}
-	if (cmd_connect("web", ctx, &g, &q, 1) < 0)
+	if (cmd_connect("web", ctx, &g, &q, APP_CHECK_SCHEMA) < 0)
 		return EXIT_CMD_FAIL;
 	queue_close(q);
 	log_setup("listgate", g.log_facility, !isatty(2));

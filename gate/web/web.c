@@ -471,7 +471,10 @@ web_dirty(struct web_srv *s, const char *list)
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* sync one list's token file, errors logged */
+/* sync one list's token file, errors logged; through the primary
+ * (database), not sync_database: the decisions to apply were committed
+ * there a moment ago, and a standby may not have them yet (as after
+ * listgate approve) */
 static void
 sync_one(struct web_srv *s, const char *list)
 {
