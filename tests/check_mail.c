@@ -1100,6 +1100,55 @@ START_TEST(decoders_random)
 }
 END_TEST
 
+/* random bytes through every decoder into a tiny buffer: a full buffer
+ * cuts (between characters for text) and is said, never a failure */
+START_TEST(decoders_cut)
+{
+	unsigned char in[512];
+	struct buf b = BUF_INIT(7);
+	int round, r;
+	size_t i, n;
+
+	for (round = 0; round < 2000; round++) {
+		n = rnd() % sizeof(in);
+		for (i = 0; i < n; i++)
+			in[i] = round & 1 ? (unsigned char)rnd() :
+			    (unsigned char)"<>&#;=?QBq\"' \n-abx09"[rnd() % 20];
+		buf_reset(&b);
+		ck_assert_int_ge(b64_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(qp_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(html_to_text(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(charset_to_utf8(round % 3 ? "tscii" :
+		    "utf-7", in, n, &b), 0);
+		ck_assert_uint_le(b.len, 7);
+	}
+	buf_reset(&b);
+	r = b64_decode((const unsigned char *)"QUJDREVGR0hJ", 12, &b);
+	ck_assert_int_eq(r, B64_CUT);
+	ck_assert_str_eq(buf_str(&b), "ABC");
+	buf_reset(&b);
+	r = qp_decode((const unsigned char *)"abc=3Ddefgh", 11, &b);
+	ck_assert_int_eq(r, QP_CUT);
+	ck_assert_str_eq(buf_str(&b), "abc=d");
+	buf_reset(&b);
+	r = rfc2047_decode((const unsigned char *)"=?utf-8?q?h=C3=A9llo_w?= x",
+	    26, &b);
+	ck_assert_int_eq(r, RFC2047_CUT);
+	ck_assert_str_eq(buf_str(&b), "h\xc3\xa9llo ");
+	buf_reset(&b);
+	r = html_to_text((const unsigned char *)"<p>h&eacute;llo w</p>", 21,
+	    &b);
+	ck_assert_int_eq(r, HTML_CUT);
+	ck_assert_str_eq(buf_str(&b), "\nh\xc3\xa9llo");
+	buf_free(&b);
+}
+END_TEST
+
 /* inputs the fuzzer found crashes with (each one a named fixture) */
 static const char *const crashers[] = {
 	"0017-fuzz-empty-2231-segment.eml",
@@ -1234,6 +1283,7 @@ mail_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, mutations, 0, nfix);
 	tcase_add_test(tc, decoders_random);
+	tcase_add_test(tc, decoders_cut);
 	tcase_add_loop_test(tc, fuzz_regressions, 0,
 	    (int)(sizeof(crashers) / sizeof(crashers[0])));
 	suite_add_tcase(s, tc);

@@ -3,9 +3,11 @@
  *
  * The declared charset is hostile and may lie.  A name iconv does not
  * know is read as UTF-8; a byte invalid in the charset becomes the
- * Latin-1 character of that byte.  So conversion never fails except
- * when the output buffer refuses to grow (-1).  iconv handles are kept
- * in a small cache by charset name (one process, one thread).
+ * Latin-1 character of that byte.  Output beyond the buffer's max is
+ * cut between characters (CS_CUT) and the rest of the input dropped.
+ * So conversion never fails on content: only when memory runs out
+ * (-1).  iconv handles are kept in a small cache by charset name (one
+ * process, one thread).
  */
 #include "config.h"
 
@@ -78,7 +80,7 @@ int
 charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, k;
-	int bad = 0;
+	int bad = 0, r;
 
 	while (i < n) {
 		if (in[i] < 0x80) {
@@ -90,14 +92,14 @@ charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 			continue;
 		}
 		/* flush the valid run, then the byte as Latin-1 */
-		if (buf_add(out, in + run, i - run) < 0 ||
-		    utf8_put(out, in[i]) < 0)
-			return -1;
-		bad = 1;
+		bad = CS_INVALID;
+		if ((r = utf8_add_cut(out, in + run, i - run)) != 0 ||
+		    (r = utf8_put_cut(out, in[i])) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
 		run = ++i;
 	}
-	if (buf_add(out, in + run, n - run) < 0)
-		return -1;
+	if ((r = utf8_add_cut(out, in + run, n - run)) != 0)
+		return r < 0 ? -1 : bad | CS_CUT;
 	return bad;
 }
 
@@ -163,39 +165,70 @@ cs_open(const char *name)
 	return victim->cd;
 }
 
-/* iconv the input, each byte it refuses as Latin-1: 0, 1 fallback, -1 */
+/*
+ * Append what iconv wrote, checked: glibc writes code points above
+ * U+10FFFF (from UCS-4 input) as 4- to 6-byte sequences that are not
+ * UTF-8.  Each run of bytes that is not UTF-8 becomes one U+FFFD and
+ * sets *bad.  0, 1 cut (out full), -1 out of memory.
+ */
+static int
+put_checked(struct buf *out, const unsigned char *p, size_t n, int *bad)
+{
+	size_t i = 0, run = 0, k;
+	int r;
+
+	while (i < n) {
+		if (p[i] < 0x80 || (k = utf8_len(p + i, n - i)) > 0) {
+			i += p[i] < 0x80 ? 1 : k;
+			continue;
+		}
+		if ((r = utf8_add_cut(out, p + run, i - run)) != 0 ||
+		    (r = utf8_put_cut(out, 0xFFFD)) != 0)
+			return r;
+		*bad = CS_INVALID;
+		while (i < n && p[i] >= 0x80 && utf8_len(p + i, n - i) == 0)
+			i++;
+		run = i;
+	}
+	return utf8_add_cut(out, p + run, n - run);
+}
+
+/* iconv the input, each byte it refuses as Latin-1: 0, or CS_INVALID
+ * and CS_CUT bits, or -1 out of memory */
 static int
 cs_iconv(iconv_t cd, const unsigned char *in, size_t n, struct buf *out)
 {
 	char tmp[4096], *ip = (char *)(uintptr_t)in, *op;
 	size_t left = n, oleft;
-	int bad = 0;
+	int bad = 0, r;
 
 	iconv(cd, NULL, NULL, NULL, NULL);
 	while (left > 0) {
-		size_t r;
+		size_t c;
 
 		op = tmp;
 		oleft = sizeof(tmp);
-		r = iconv(cd, &ip, &left, &op, &oleft);
-		if (buf_add(out, tmp, (size_t)(op - tmp)) < 0)
-			return -1;
-		if (r != (size_t)-1)
+		c = iconv(cd, &ip, &left, &op, &oleft);
+		if ((r = put_checked(out, (unsigned char *)tmp,
+		    (size_t)(op - tmp), &bad)) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
+		if (c != (size_t)-1)
 			break;
 		if (errno == E2BIG && op != tmp)
 			continue;
 		/* EILSEQ, EINVAL (cut sequence) or no progress: one byte */
-		if (utf8_put(out, (unsigned char)*ip) < 0)
-			return -1;
+		bad = CS_INVALID;
+		if ((r = utf8_put_cut(out, (unsigned char)*ip)) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
 		ip++;
 		left--;
-		bad = 1;
 	}
 	op = tmp;
 	oleft = sizeof(tmp);
 	if (iconv(cd, NULL, NULL, &op, &oleft) != (size_t)-1 &&
-	    buf_add(out, tmp, (size_t)(op - tmp)) < 0)
-		return -1;
+	    (r = put_checked(out, (unsigned char *)tmp,
+	    (size_t)(op - tmp), &bad)) != 0)
+		return r < 0 ? -1 : bad | CS_CUT;
 	return bad;
 }
 
@@ -222,14 +255,12 @@ charset_convert(const char *charset, size_t cslen, const unsigned char *in,
 	}
 	if ((r = cs_iconv(cd, in, n, out)) < 0)
 		return -1;
-	if (r)
-		*flags |= CS_INVALID;
+	*flags |= r;
 	return 0;
 asutf8:
 	if ((r = charset_utf8_latin1(in, n, out)) < 0)
 		return -1;
-	if (r)
-		*flags |= CS_INVALID;
+	*flags |= r;
 	return 0;
 }
 

@@ -6,8 +6,9 @@
  * decoded, href/src URLs and alt/title text kept as words, block tags
  * turned into newlines so words do not glue together.  Invisible
  * characters used to split words (soft hyphen, zero-width ones) are
- * dropped.  Unclosed constructs run to the end of the input.  Fails
- * (-1) only when the output buffer refuses to grow.
+ * dropped.  Unclosed constructs run to the end of the input.  Output
+ * beyond the buffer's max is cut between characters (HTML_CUT).  Fails
+ * (-1) only when memory runs out.
  */
 #include "config.h"
 
@@ -99,20 +100,42 @@ ent_lookup(const unsigned char *s, size_t n)
 	return -1;
 }
 
-/* put a decoded character, dropping invisible word splitters */
+/* append text (UTF-8): 0, HTML_CUT when out is full, -1 */
+static int
+put(struct buf *out, const unsigned char *p, size_t n)
+{
+	int r = utf8_add_cut(out, p, n);
+
+	return r > 0 ? HTML_CUT : r;
+}
+
+/* append one ASCII byte: 0, HTML_CUT, -1 */
+static int
+putc1(struct buf *out, int c)
+{
+	unsigned char ch = (unsigned char)c;
+
+	return put(out, &ch, 1);
+}
+
+/* put a decoded character, dropping invisible word splitters: 0,
+ * HTML_CUT, -1 */
 static int
 put_cp(struct buf *out, unsigned long cp)
 {
+	int r;
+
 	if (cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) || cp == 0x2060 ||
 	    cp == 0xFEFF)
 		return 0;
 	if (cp == 0xA0 || cp == 0)
 		cp = ' ';
-	return utf8_put(out, cp);
+	r = utf8_put_cut(out, cp);
+	return r > 0 ? HTML_CUT : r;
 }
 
 /* decode the entity at in[i] == '&': sets *adv (bytes used, 0 if not an
- * entity); 0 or -1 */
+ * entity); 0, HTML_CUT or -1 */
 static int
 entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
     size_t *adv)
@@ -171,11 +194,12 @@ entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	return put_cp(out, (unsigned long)v);
 }
 
-/* append text with entities decoded: 0 or -1 */
+/* append text with entities decoded: 0, HTML_CUT or -1 */
 static int
 put_text(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, adv;
+	int r;
 
 	while (i < n) {
 		const unsigned char *amp = memchr(in + i, '&', n - i);
@@ -183,18 +207,18 @@ put_text(const unsigned char *in, size_t n, struct buf *out)
 		if (amp == NULL)
 			break;
 		i = (size_t)(amp - in);
-		if (buf_add(out, in + run, i - run) < 0 ||
-		    entity(in, n, i, out, &adv) < 0)
-			return -1;
+		if ((r = put(out, in + run, i - run)) != 0 ||
+		    (r = entity(in, n, i, out, &adv)) != 0)
+			return r;
 		if (adv == 0) {
-			if (buf_addc(out, '&') < 0)
-				return -1;
+			if ((r = putc1(out, '&')) != 0)
+				return r;
 			adv = 1;
 		}
 		i += adv;
 		run = i;
 	}
-	return buf_add(out, in + run, n - run);
+	return put(out, in + run, n - run);
 }
 
 /* an ASCII letter */
@@ -252,15 +276,16 @@ find_close(const unsigned char *in, size_t n, size_t p, const char *name)
 	return n;
 }
 
-/* parse the tag at in[i] == '<' (a letter or '/' follows); returns the
- * position after it; *skip set to the element whose body is skipped */
+/* parse the tag at in[i] == '<' (a letter or '/' follows): 0, HTML_CUT
+ * or -1; *end set to the position after it, *skip to the element whose
+ * body is skipped */
 static int
 tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
     size_t *end, const char **skip)
 {
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
 	size_t p = i + 1, v0, v1, k;
-	int closing = 0;
+	int closing = 0, r;
 
 	*skip = NULL;
 	if (in[p] == '/') {
@@ -298,17 +323,17 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
 		    strcmp(aname, "action") == 0) && v1 > v0) {
-			if (buf_addc(out, ' ') < 0 ||
-			    put_text(in + v0, v1 - v0, out) < 0 ||
-			    buf_addc(out, ' ') < 0)
-				return -1;
+			if ((r = putc1(out, ' ')) != 0 ||
+			    (r = put_text(in + v0, v1 - v0, out)) != 0 ||
+			    (r = putc1(out, ' ')) != 0)
+				return r;
 		}
 	}
 	*end = p < n ? p + 1 : n;
 	for (k = 0; k < sizeof(blocks) / sizeof(blocks[0]); k++)
 		if (strcmp(blocks[k], tname) == 0) {
-			if (buf_addc(out, '\n') < 0)
-				return -1;
+			if ((r = putc1(out, '\n')) != 0)
+				return r;
 			break;
 		}
 	if (!closing && strcmp(tname, "script") == 0)
@@ -324,6 +349,7 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, adv, end;
 	const char *skip;
+	int r;
 
 	while (i < n) {
 		unsigned char c = in[i];
@@ -332,14 +358,14 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 			i++;
 			continue;
 		}
-		if (buf_add(out, in + run, i - run) < 0)
-			return -1;
+		if ((r = put(out, in + run, i - run)) != 0)
+			return r;
 		if (c == '&') {
-			if (entity(in, n, i, out, &adv) < 0)
-				return -1;
+			if ((r = entity(in, n, i, out, &adv)) != 0)
+				return r;
 			if (adv == 0) {
-				if (buf_addc(out, '&') < 0)
-					return -1;
+				if ((r = putc1(out, '&')) != 0)
+					return r;
 				adv = 1;
 			}
 			run = i += adv;
@@ -373,8 +399,8 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		if (i + 1 < n && (is_alpha(in[i + 1]) || (in[i + 1] == '/' &&
 		    i + 2 < n && is_alpha(in[i + 2])))) {
-			if (tag(in, n, i, out, &end, &skip) < 0)
-				return -1;
+			if ((r = tag(in, n, i, out, &end, &skip)) != 0)
+				return r;
 			i = end;
 			if (skip)
 				i = find_close(in, n, i, skip);
@@ -383,5 +409,5 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		run = i++;		/* a lone '<' is text */
 	}
-	return buf_add(out, in + run, n - run);
+	return put(out, in + run, n - run);
 }

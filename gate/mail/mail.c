@@ -253,7 +253,7 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h, size_t v0,
 	    v[n - 1] == '\r' || v[n - 1] == '\n'))
 		n--;
 	buf_reset(&w->hval);
-	w->hval.max = n * 4 + 16;
+	w->hval.max = n * CS_MAX_GROWTH + 16;
 	if ((r = rfc2047_decode(v, n, &w->hval)) < 0 ||
 	    buf_reserve(&w->hval, 0) < 0)
 		return -1;
@@ -265,7 +265,9 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h, size_t v0,
 			return -1;
 		return 0;
 	}
-	if (r == 1 && anomaly(w, AN_2047, depth) < 0)
+	if ((r & RFC2047_BAD) && anomaly(w, AN_2047, depth) < 0)
+		return -1;
+	if ((r & RFC2047_CUT) && anomaly(w, AN_HDR_TRUNC, depth) < 0)
 		return -1;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = MAIL_HEADER;
@@ -378,6 +380,22 @@ cte_is(const struct walk *w, const struct hdr *h, const char *tok)
 	    v[l] == '\n' || v[l] == '(' || v[l] == ';' || v[l] == '"';
 }
 
+/*
+ * Room for a part's text in UTF-8: what n bytes can become in any
+ * charset, but not more than four times the text a post may hand out
+ * (HTML markup shrinks; the rest would be cut by max_decoded anyway).
+ */
+static size_t
+conv_room(const struct mail_limits *lim, size_t n)
+{
+	size_t cap = lim->max_decoded < ((size_t)-1 - 64) / 4 ?
+	    lim->max_decoded * 4 + 64 : (size_t)-1;
+
+	if (n > (cap - 16) / CS_MAX_GROWTH)
+		return cap;
+	return n * CS_MAX_GROWTH + 16;
+}
+
 /* hand out one decoded text part, bounded by max_decoded */
 static int
 emit_text(struct walk *w, unsigned depth, const char *ctype,
@@ -432,6 +450,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 			    "name", 0, &w->tmp);
 		if (r < 0)
 			return -1;
+		if (r == 2 && anomaly(w, AN_HDR_TRUNC, depth) < 0)
+			return -1;
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = MAIL_PART;
 		ev.depth = depth;
@@ -450,7 +470,9 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		w->dec.max = n + 16;
 		if ((r = decode(body, n, &w->dec)) < 0)
 			return -1;
-		if (r && anomaly(w, an, depth) < 0)
+		if ((r & 1) && anomaly(w, an, depth) < 0)
+			return -1;
+		if ((r & ~1) && anomaly(w, AN_DECODED, depth) < 0)
 			return -1;
 		d = w->dec.data;
 		dn = w->dec.len;
@@ -473,7 +495,7 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		cs[k] = 0;
 	}
 	buf_reset(&w->conv);
-	w->conv.max = dn * 4 + 16;
+	w->conv.max = conv_room(w->lim, dn);
 	if (charset_convert(cs, strlen(cs), d, dn, &w->conv, &flags) < 0 ||
 	    buf_reserve(&w->conv, 0) < 0)
 		return -1;
@@ -481,13 +503,17 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		return -1;
 	if ((flags & CS_INVALID) && anomaly(w, AN_CS_INVALID, depth) < 0)
 		return -1;
+	if ((flags & CS_CUT) && anomaly(w, AN_DECODED, depth) < 0)
+		return -1;
 	t = &w->conv;
 	html = strcmp(ctype, "text/html") == 0;
 	if (html) {
 		buf_reset(&w->html);
 		w->html.max = w->conv.len * 2 + 64;
-		if (html_to_text(w->conv.data, w->conv.len, &w->html) < 0 ||
-		    buf_reserve(&w->html, 0) < 0)
+		if ((r = html_to_text(w->conv.data, w->conv.len,
+		    &w->html)) < 0 || buf_reserve(&w->html, 0) < 0)
+			return -1;
+		if (r == HTML_CUT && anomaly(w, AN_DECODED, depth) < 0)
 			return -1;
 		t = &w->html;
 	}
