@@ -55,9 +55,15 @@ struct bnd {
 	int trunc;		/* longer than max_boundary: match the prefix */
 };
 
+/*
+ * What the walk keeps of an entity's header: the Content-* values,
+ * unfolded (RFC 5322: the CR LF before a folded line's white space is
+ * removed), so a parameter folded inside its quotes is read whole.  At
+ * most max_field bytes each; released by hdr_free().
+ */
 struct hdr {
-	size_t ct0, ct1, cte0, cte1, cd0, cd1;	/* value spans in msg */
-	int ct, cte, cd;
+	struct buf ct, cte, cd;
+	int has_ct, has_cte, has_cd;
 };
 
 struct walk {
@@ -218,31 +224,30 @@ field_name(const unsigned char *l, size_t ll, size_t *colon)
 
 /* finish the current header field: record, decode and emit; 0 or -1 */
 static int
-flush_field(struct walk *w, unsigned depth, struct hdr *h, size_t v0,
-    size_t vend)
+flush_field(struct walk *w, unsigned depth, struct hdr *h)
 {
 	const char *nm = buf_str(&w->name);
 	const unsigned char *v = w->field.data ? w->field.data :
 	    (const unsigned char *)"";
-	size_t n = w->field.len, cap = w->lim->max_field;
+	size_t n = w->field.len;
 	struct mail_event ev;
-	int r;
+	struct buf *keep = NULL;
+	int r, *has = NULL;
 
-	if (vend - v0 > cap)
-		vend = v0 + cap;
-	if (strcasecmp(nm, "content-type") == 0 && !h->ct) {
-		h->ct = 1;
-		h->ct0 = v0;
-		h->ct1 = vend;
-	} else if (strcasecmp(nm, "content-transfer-encoding") == 0 &&
-	    !h->cte) {
-		h->cte = 1;
-		h->cte0 = v0;
-		h->cte1 = vend;
-	} else if (strcasecmp(nm, "content-disposition") == 0 && !h->cd) {
-		h->cd = 1;
-		h->cd0 = v0;
-		h->cd1 = vend;
+	if (strcasecmp(nm, "content-type") == 0 && !h->has_ct)
+		keep = &h->ct, has = &h->has_ct;
+	else if (strcasecmp(nm, "content-transfer-encoding") == 0 &&
+	    !h->has_cte)
+		keep = &h->cte, has = &h->has_cte;
+	else if (strcasecmp(nm, "content-disposition") == 0 && !h->has_cd)
+		keep = &h->cd, has = &h->has_cd;
+	if (keep != NULL) {
+		/* w->field is the unfolded value (continuations joined
+		 * without their line breaks), at most max_field bytes */
+		*has = 1;
+		buf_reset(keep);
+		if (buf_add_trunc(keep, v, n) < 0 || buf_reserve(keep, 0) < 0)
+			return -1;
 	}
 	if (w->cb == NULL && (w->want == NULL || w->found ||
 	    strcasecmp(nm, w->want) != 0))
@@ -278,15 +283,35 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h, size_t v0,
 	return emit(w, &ev);
 }
 
-/* read one entity's header block from the cursor, emitting its fields */
+/* an empty struct hdr for this walk's limits */
+static void
+hdr_init(const struct walk *w, struct hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	buf_init(&h->ct, w->lim->max_field);
+	buf_init(&h->cte, w->lim->max_field);
+	buf_init(&h->cd, w->lim->max_field);
+}
+
+/* release what a struct hdr holds */
+static void
+hdr_free(struct hdr *h)
+{
+	buf_free(&h->ct);
+	buf_free(&h->cte);
+	buf_free(&h->cd);
+}
+
+/* read one entity's header block from the cursor, emitting its fields;
+ * h is set up here and must be released with hdr_free() */
 static int
 read_header(struct walk *w, unsigned depth, struct hdr *h)
 {
 	const struct mail_limits *lim = w->lim;
-	size_t next, ll, colon, nl, hbytes = 0, nfields = 0, v0 = 0, vend = 0;
+	size_t next, ll, colon, nl, hbytes = 0, nfields = 0;
 	int infield = 0, full = 0, close;
 
-	memset(h, 0, sizeof(*h));
+	hdr_init(w, h);
 	while (w->pos < w->end && !w->found) {
 		const unsigned char *l = w->msg + w->pos;
 
@@ -309,12 +334,10 @@ read_header(struct walk *w, unsigned depth, struct hdr *h)
 				    depth) < 0)
 					return -1;
 			}
-			vend = w->pos + ll;
 		} else {
 			if ((nl = field_name(l, ll, &colon)) == 0)
 				goto nonheader;
-			if (infield && !full && flush_field(w, depth, h, v0,
-			    vend) < 0)
+			if (infield && !full && flush_field(w, depth, h) < 0)
 				return -1;
 			infield = 1;
 			if (!full && ++nfields > lim->max_fields) {
@@ -338,13 +361,11 @@ read_header(struct walk *w, unsigned depth, struct hdr *h)
 				    anomaly(w, AN_HDR_TRUNC, depth) < 0)
 					return -1;
 			}
-			v0 = w->pos + colon;
-			vend = w->pos + ll;
 		}
 		hbytes += next - w->pos;
 		w->pos = next;
 		if (!full && hbytes > lim->max_header) {
-			if (infield && flush_field(w, depth, h, v0, vend) < 0)
+			if (infield && flush_field(w, depth, h) < 0)
 				return -1;
 			full = 1;
 			if (anomaly(w, AN_HDR_TRUNC, depth) < 0)
@@ -356,20 +377,19 @@ nonheader:
 			return -1;
 		break;
 	}
-	if (infield && !full && !w->found && flush_field(w, depth, h, v0,
-	    vend) < 0)
+	if (infield && !full && !w->found && flush_field(w, depth, h) < 0)
 		return -1;
 	return 0;
 }
 
-/* is the Content-Transfer-Encoding span this token? */
+/* is the Content-Transfer-Encoding this token? */
 static int
-cte_is(const struct walk *w, const struct hdr *h, const char *tok)
+cte_is(const struct hdr *h, const char *tok)
 {
-	const unsigned char *v = w->msg + h->cte0;
-	size_t n = h->cte1 - h->cte0, l = strlen(tok);
+	const unsigned char *v = h->cte.data;
+	size_t n = h->cte.len, l = strlen(tok);
 
-	if (!h->cte)
+	if (!h->has_cte || v == NULL)
 		return 0;
 	while (n > 0 && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n' ||
 	    *v == '"'))
@@ -442,12 +462,12 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0) {
 		buf_reset(&w->tmp);
 		r = 0;
-		if (h->cd)
-			r = mime_param(w->msg + h->cd0, h->cd1 - h->cd0,
-			    "filename", 0, &w->tmp);
-		if (r == 0 && h->ct)
-			r = mime_param(w->msg + h->ct0, h->ct1 - h->ct0,
-			    "name", 0, &w->tmp);
+		if (h->has_cd)
+			r = mime_param(h->cd.data, h->cd.len, "filename", 0,
+			    &w->tmp);
+		if (r == 0 && h->has_ct)
+			r = mime_param(h->ct.data, h->ct.len, "name", 0,
+			    &w->tmp);
 		if (r < 0)
 			return -1;
 		if (r == 2 && anomaly(w, AN_HDR_TRUNC, depth) < 0)
@@ -461,9 +481,9 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 	}
 	if (w->decoded >= w->lim->max_decoded)
 		return anomaly(w, AN_DECODED, depth);
-	if (cte_is(w, h, "base64"))
+	if (cte_is(h, "base64"))
 		decode = b64_decode, an = AN_B64;
-	else if (cte_is(w, h, "quoted-printable"))
+	else if (cte_is(h, "quoted-printable"))
 		decode = qp_decode, an = AN_QP;
 	if (decode != NULL) {
 		buf_reset(&w->dec);
@@ -481,8 +501,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		d = (const unsigned char *)"";
 	cs[0] = 0;
 	buf_reset(&w->tmp);
-	if (h->ct && (r = mime_param(w->msg + h->ct0, h->ct1 - h->ct0,
-	    "charset", 1, &w->tmp)) != 0) {
+	if (h->has_ct && (r = mime_param(h->ct.data, h->ct.len, "charset", 1,
+	    &w->tmp)) != 0) {
 		if (r < 0)
 			return -1;
 		for (k = 0; k < w->tmp.len && k < CHARSET_MAX; k++) {
@@ -589,26 +609,16 @@ pop:
 	return r;
 }
 
-/* one entity (header and body) at the cursor; stops at an open boundary
- * line or the end.  digest: the default type is message/rfc822 */
+/* the body of an entity whose header h was just read */
 static int
-walk_entity(struct walk *w, unsigned depth, int digest)
+walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 {
-	struct hdr h;
 	char ctype[CTYPE_MAX];
 	size_t body;
 	int r;
 
-	if (depth > 0 && ++w->parts > w->lim->max_parts) {
-		w->stop = 1;
-		w->pos = w->end;
-		return anomaly(w, AN_PARTS, depth);
-	}
-	if (read_header(w, depth, &h) < 0)
-		return -1;
-	if (h.ct) {
-		if (!mime_type(w->msg + h.ct0, h.ct1 - h.ct0, ctype,
-		    sizeof(ctype))) {
+	if (h->has_ct) {
+		if (!mime_type(h->ct.data, h->ct.len, ctype, sizeof(ctype))) {
 			if (anomaly(w, AN_BAD_CTYPE, depth) < 0)
 				return -1;
 			memcpy(ctype, "text/plain", sizeof("text/plain"));
@@ -620,8 +630,8 @@ walk_entity(struct walk *w, unsigned depth, int digest)
 
 	if (strncmp(ctype, "multipart/", 10) == 0) {
 		buf_reset(&w->tmp);
-		if ((r = mime_param(w->msg + h.ct0, h.ct1 - h.ct0, "boundary",
-		    1, &w->tmp)) < 0)
+		if ((r = mime_param(h->ct.data, h->ct.len, "boundary", 1,
+		    &w->tmp)) < 0)
 			return -1;
 		if (r == 0 || w->tmp.len == 0) {
 			if (anomaly(w, AN_BND_MISSING, depth) < 0)
@@ -640,7 +650,7 @@ walk_entity(struct walk *w, unsigned depth, int digest)
 	}
 	if ((strcmp(ctype, "message/rfc822") == 0 ||
 	    strcmp(ctype, "message/global") == 0) &&
-	    !cte_is(w, &h, "base64") && !cte_is(w, &h, "quoted-printable")) {
+	    !cte_is(h, "base64") && !cte_is(h, "quoted-printable")) {
 		if (depth + 1 > w->max_depth) {
 			skip_to_boundary(w);
 			return anomaly(w, AN_DEPTH, depth);
@@ -659,8 +669,28 @@ walk_entity(struct walk *w, unsigned depth, int digest)
 			if (e > body && w->msg[e - 1] == '\r')
 				e--;
 		}
-		return leaf(w, depth, ctype, &h, w->msg + body, e - body);
+		return leaf(w, depth, ctype, h, w->msg + body, e - body);
 	}
+}
+
+/* one entity (header and body) at the cursor; stops at an open boundary
+ * line or the end.  digest: the default type is message/rfc822 */
+static int
+walk_entity(struct walk *w, unsigned depth, int digest)
+{
+	struct hdr h;
+	int r;
+
+	if (depth > 0 && ++w->parts > w->lim->max_parts) {
+		w->stop = 1;
+		w->pos = w->end;
+		return anomaly(w, AN_PARTS, depth);
+	}
+	r = read_header(w, depth, &h);
+	if (r == 0)
+		r = walk_body(w, depth, digest, &h);
+	hdr_free(&h);
+	return r;
 }
 
 /* set up a walk over msg; 0 or -1 */
@@ -761,6 +791,7 @@ mail_header(const unsigned char *msg, size_t len, const char *name,
 	r = read_header(&w, 0, &h);
 	if (r == 0)
 		r = w.found;
+	hdr_free(&h);
 	walk_free(&w);
 	return r;
 }
@@ -779,6 +810,7 @@ mail_body_offset(const unsigned char *msg, size_t len)
 	w.want = ":";		/* no field name holds a ':': none decoded */
 	w.wantout = NULL;
 	off = read_header(&w, 0, &h) < 0 ? len : w.pos;
+	hdr_free(&h);
 	walk_free(&w);
 	return off;
 }
