@@ -268,6 +268,22 @@ START_TEST(no_blank_line)
 }
 END_TEST
 
+/* the header ends at a line starting with "--" (a Pine "=:" boundary
+ * would read as a field) and at a line of spaces */
+START_TEST(boundary_no_blank)
+{
+	char *log = fixture_log("0019-boundary-no-blank.eml");
+
+	HAS(log, "A0 header-no-blank-line\n");
+	HASNT(log, "H0 ---559023410");
+	HASNT(log, "A0 boundary-missing");
+	HAS(log, "T1 text/plain us-ascii: Pinehidden words");
+	HAS(log, "T1 text/plain : Note: spacelinehidden, after");
+	HASNT(log, "H1 Note");
+	free(log);
+}
+END_TEST
+
 START_TEST(mbox_from_line)
 {
 	char *log = fixture_log("0015-mbox-from.eml");
@@ -1266,6 +1282,7 @@ mail_suite(void)
 	tc = tcase_create("no_blank_line");
 	tcase_add_test(tc, no_blank_line);
 	tcase_add_test(tc, mbox_from_line);
+	tcase_add_test(tc, boundary_no_blank);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nested_multipart");
 	tcase_add_test(tc, nested_multipart);

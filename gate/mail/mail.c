@@ -202,6 +202,18 @@ skip_to_boundary(struct walk *w)
 	}
 }
 
+/* 1 if the line holds only spaces and tabs */
+static int
+blank_line(const unsigned char *l, size_t ll)
+{
+	size_t i;
+
+	for (i = 0; i < ll; i++)
+		if (l[i] != ' ' && l[i] != '\t')
+			return 0;
+	return 1;
+}
+
 /* length of the field name if the line starts a header field, else 0;
  * *colon set to the offset just past the ':' */
 static size_t
@@ -322,6 +334,20 @@ read_header(struct walk *w, unsigned depth, struct hdr *h)
 		}
 		if (bmatch(w, l, ll, &close) >= 0)
 			break;
+		/*
+		 * Where mail readers end a header block without a blank
+		 * line: at a line of white space only, and at a line
+		 * starting with "--" (a boundary, even one holding ':' like
+		 * Pine's "=:" ones, which would otherwise read as a field)
+		 */
+		if (blank_line(l, ll)) {
+			w->pos = next;
+			if (anomaly(w, AN_NO_BLANK, depth) < 0)
+				return -1;
+			break;
+		}
+		if (ll >= 2 && l[0] == '-' && l[1] == '-')
+			goto nonheader;
 		if (l[0] == ' ' || l[0] == '\t') {
 			if (!infield)
 				goto nonheader;
