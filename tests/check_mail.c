@@ -297,6 +297,36 @@ END_TEST
 
 /* --- MIME structure --------------------------------------------------- */
 
+/* RFC 2046 5.1.1: a delimiter is the boundary as a line prefix; an
+ * exact match at any level still wins over a prefix one */
+START_TEST(delimiter_prefix)
+{
+	static const char nested[] =
+	    "Content-Type: multipart/mixed; boundary=b2\n\n"
+	    "--b2\n"
+	    "Content-Type: multipart/mixed; boundary=b\n\n"
+	    "--b\n\ninner one\n"
+	    "--b trailing\n\ninner two\n"
+	    "--b2\n\nouter two\n"
+	    "--b2--\n";
+	char *log = fixture_log("0020-delimiter-trailing-text.eml");
+	int rc;
+
+	HAS(log, "T1 text/plain : Prefixhidden pills");
+	HAS(log, "T1 text/html : \nSecondhidden offer\n");
+	HASNT(log, "\nA");
+	free(log);
+	log = walk_log(nested, strlen(nested), NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "T2 text/plain : inner one\n");
+	HAS(log, "T2 text/plain : inner two\n");
+	/* "--b2" is the outer part, not a prefix match of the inner "b" */
+	HAS(log, "T1 text/plain : outer two\n");
+	HAS(log, "A1 boundary-missing\n");	/* the inner one never closed */
+	free(log);
+}
+END_TEST
+
 START_TEST(nested_multipart)
 {
 	char *log = fixture_log("0005-nested-multipart.eml");
@@ -1286,6 +1316,7 @@ mail_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nested_multipart");
 	tcase_add_test(tc, nested_multipart);
+	tcase_add_test(tc, delimiter_prefix);
 	tcase_add_test(tc, digest);
 	tcase_add_test(tc, ctype_params);
 	suite_add_tcase(s, tc);

@@ -149,37 +149,47 @@ line_at(const struct walk *w, size_t pos, size_t *ll)
 	return nl ? e + 1 : w->end;
 }
 
-/* the open boundary this line is (innermost first), or -1; *close set */
+/*
+ * The open boundary this line is a delimiter of, or -1; *close set for
+ * a closing one ("--b--").  RFC 2046 5.1.1 says to match the boundary
+ * as a line prefix: "--b junk" opens a part just as "--b-- junk" closes
+ * one.  An exact match (nothing but white space after "--b" or "--b--")
+ * is looked for first at every level, innermost first, so that a
+ * boundary that is a prefix of another open one ("b" inside "b2") never
+ * takes the other's lines; then a prefix match, innermost first.
+ */
 static int
 bmatch(const struct walk *w, const unsigned char *l, size_t ll, int *close)
 {
 	unsigned i;
 	size_t k;
+	int pass;
 
 	if (w->nstack == 0 || ll < 2 || l[0] != '-' || l[1] != '-')
 		return -1;
-	for (i = w->nstack; i-- > 0;) {
-		const struct bnd *b = &w->stack[i];
+	for (pass = 0; pass < 2; pass++)
+		for (i = w->nstack; i-- > 0;) {
+			const struct bnd *b = &w->stack[i];
 
-		if (ll - 2 < b->len || memcmp(l + 2, b->b, b->len) != 0)
-			continue;
-		k = 2 + b->len;
-		if (b->trunc) {
-			*close = ll >= k + 2 && l[ll - 1] == '-' &&
-			    l[ll - 2] == '-';
-			return (int)i;
+			if (ll - 2 < b->len || memcmp(l + 2, b->b, b->len) != 0)
+				continue;
+			k = 2 + b->len;
+			*close = k + 2 <= ll && l[k] == '-' && l[k + 1] == '-';
+			if (b->trunc) {
+				/* longer than max_boundary: the line's end */
+				*close = ll >= k + 2 && l[ll - 1] == '-' &&
+				    l[ll - 2] == '-';
+				return (int)i;
+			}
+			if (pass == 1)
+				return (int)i;
+			if (*close)
+				k += 2;
+			while (k < ll && (l[k] == ' ' || l[k] == '\t'))
+				k++;
+			if (k == ll)
+				return (int)i;
 		}
-		if (k + 2 <= ll && l[k] == '-' && l[k + 1] == '-') {
-			*close = 1;
-			return (int)i;
-		}
-		while (k < ll && (l[k] == ' ' || l[k] == '\t'))
-			k++;
-		if (k == ll) {
-			*close = 0;
-			return (int)i;
-		}
-	}
 	return -1;
 }
 
