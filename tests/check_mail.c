@@ -384,6 +384,18 @@ START_TEST(missing_boundary)
 }
 END_TEST
 
+/* a boundary that never delimits: the body is text, as with none */
+START_TEST(boundary_never_found)
+{
+	char *log = fixture_log("0021-boundary-never-found.eml");
+
+	HAS(log, "A0 boundary-missing\n");
+	HAS(log, "T0 text/plain : Neverfoundhidden offer");
+	HAS(log, "otherhidden.");
+	free(log);
+}
+END_TEST
+
 START_TEST(preamble_epilogue)
 {
 	char *log = fixture_log("0008-preamble-epilogue.eml");
@@ -1326,6 +1338,7 @@ mail_suite(void)
 	tc = tcase_create("missing_boundary");
 	tcase_add_test(tc, missing_boundary);
 	tcase_add_test(tc, multipart_without_boundary);
+	tcase_add_test(tc, boundary_never_found);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("preamble_epilogue");
 	tcase_add_test(tc, preamble_epilogue);

@@ -578,13 +578,18 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 
 static int walk_entity(struct walk *, unsigned, int);
 
-/* the parts of a multipart entity at depth, up to its closing boundary */
+/*
+ * The parts of a multipart entity at depth, up to its closing boundary.
+ * Returns 0, -1, or 1 when no delimiter of the boundary comes before the
+ * end or an enclosing boundary: nothing was emitted and the cursor is
+ * back where it was (the caller reads the body another way).
+ */
 static int
 walk_multipart(struct walk *w, unsigned depth, const struct buf *bb,
     int digest)
 {
 	struct bnd *b = &w->stack[w->nstack];
-	size_t next, ll;
+	size_t next, ll, start = w->pos;
 	int lvl, close, r = 0, me;
 
 	b->trunc = bb->len > w->lim->max_boundary;
@@ -597,7 +602,8 @@ walk_multipart(struct walk *w, unsigned depth, const struct buf *bb,
 	me = (int)w->nstack++;
 	for (;;) {			/* the preamble */
 		if (w->pos >= w->end) {
-			r = anomaly(w, AN_BND_MISSING, depth);
+			w->pos = start;
+			r = 1;
 			goto pop;
 		}
 		next = line_at(w, w->pos, &ll);
@@ -607,7 +613,8 @@ walk_multipart(struct walk *w, unsigned depth, const struct buf *bb,
 			continue;
 		}
 		if (lvl != me) {
-			r = anomaly(w, AN_BND_MISSING, depth);
+			w->pos = start;
+			r = 1;
 			goto pop;
 		}
 		w->pos = next;
@@ -669,20 +676,25 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 		if ((r = mime_param(h->ct.data, h->ct.len, "boundary", 1,
 		    &w->tmp)) < 0)
 			return -1;
-		if (r == 0 || w->tmp.len == 0) {
-			if (anomaly(w, AN_BND_MISSING, depth) < 0)
-				return -1;
-			memcpy(ctype, "text/plain", sizeof("text/plain"));
-		} else if (depth + 1 > w->max_depth) {
+		if (r > 0 && w->tmp.len > 0 && depth + 1 > w->max_depth) {
 			skip_to_boundary(w);
 			return anomaly(w, AN_DEPTH, depth);
-		} else {
+		}
+		if (r > 0 && w->tmp.len > 0) {
 			struct buf bb = w->tmp;
 
 			/* the boundary is copied before w->tmp is reused */
-			return walk_multipart(w, depth, &bb,
-			    strcmp(ctype, "multipart/digest") == 0);
+			if ((r = walk_multipart(w, depth, &bb,
+			    strcmp(ctype, "multipart/digest") == 0)) <= 0)
+				return r;
 		}
+		/*
+		 * No boundary, or one that never delimits: the body is
+		 * read as text, as if there were no boundary parameter
+		 */
+		if (anomaly(w, AN_BND_MISSING, depth) < 0)
+			return -1;
+		memcpy(ctype, "text/plain", sizeof("text/plain"));
 	}
 	if ((strcmp(ctype, "message/rfc822") == 0 ||
 	    strcmp(ctype, "message/global") == 0) &&
