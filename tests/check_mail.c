@@ -396,6 +396,20 @@ START_TEST(boundary_never_found)
 }
 END_TEST
 
+/* two Content-Type fields: the one whose boundary delimits the body */
+START_TEST(duplicate_content_type)
+{
+	char *log = fixture_log("0022-duplicate-content-type.eml");
+
+	HAS(log, "A0 content-type-duplicate\n");
+	HASNT(log, "boundary-missing");
+	HAS(log, "T1 text/plain us-ascii: Duphidden offer");
+	/* text/plain first, a multipart that delimits second: multipart */
+	HAS(log, "T2 text/plain : Innerbase64hidden words, decoded.");
+	free(log);
+}
+END_TEST
+
 START_TEST(preamble_epilogue)
 {
 	char *log = fixture_log("0008-preamble-epilogue.eml");
@@ -1339,6 +1353,7 @@ mail_suite(void)
 	tcase_add_test(tc, missing_boundary);
 	tcase_add_test(tc, multipart_without_boundary);
 	tcase_add_test(tc, boundary_never_found);
+	tcase_add_test(tc, duplicate_content_type);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("preamble_epilogue");
 	tcase_add_test(tc, preamble_epilogue);

@@ -38,7 +38,7 @@
 enum anomaly {
 	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
 	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
-	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_COUNT
+	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_COUNT
 };
 
 static const char *const anames[AN_COUNT] = {
@@ -46,7 +46,7 @@ static const char *const anames[AN_COUNT] = {
 	"boundary-missing", "boundary-too-long", "part-limit", "b64-garbage",
 	"qp-bad-escape", "scan-truncated", "decoded-truncated",
 	"charset-unknown", "charset-invalid", "bad-content-type",
-	"rfc2047-bad",
+	"rfc2047-bad", "content-type-duplicate",
 };
 
 struct bnd {
@@ -62,8 +62,10 @@ struct bnd {
  * most max_field bytes each; released by hdr_free().
  */
 struct hdr {
-	struct buf ct, cte, cd;
-	int has_ct, has_cte, has_cd;
+	struct buf ct[2];	/* the first two Content-Type fields */
+	unsigned nct;
+	struct buf cte, cd;
+	int has_cte, has_cd;
 };
 
 struct walk {
@@ -254,19 +256,25 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h)
 	size_t n = w->field.len;
 	struct mail_event ev;
 	struct buf *keep = NULL;
-	int r, *has = NULL;
+	int r;
 
-	if (strcasecmp(nm, "content-type") == 0 && !h->has_ct)
-		keep = &h->ct, has = &h->has_ct;
-	else if (strcasecmp(nm, "content-transfer-encoding") == 0 &&
-	    !h->has_cte)
-		keep = &h->cte, has = &h->has_cte;
-	else if (strcasecmp(nm, "content-disposition") == 0 && !h->has_cd)
-		keep = &h->cd, has = &h->has_cd;
+	if (strcasecmp(nm, "content-type") == 0) {
+		if (h->nct > 0 && anomaly(w, AN_CT_DUP, depth) < 0)
+			return -1;
+		if (h->nct < 2)
+			keep = &h->ct[h->nct++];
+	} else if (strcasecmp(nm, "content-transfer-encoding") == 0 &&
+	    !h->has_cte) {
+		keep = &h->cte;
+		h->has_cte = 1;
+	} else if (strcasecmp(nm, "content-disposition") == 0 &&
+	    !h->has_cd) {
+		keep = &h->cd;
+		h->has_cd = 1;
+	}
 	if (keep != NULL) {
 		/* w->field is the unfolded value (continuations joined
 		 * without their line breaks), at most max_field bytes */
-		*has = 1;
 		buf_reset(keep);
 		if (buf_add_trunc(keep, v, n) < 0 || buf_reserve(keep, 0) < 0)
 			return -1;
@@ -310,7 +318,8 @@ static void
 hdr_init(const struct walk *w, struct hdr *h)
 {
 	memset(h, 0, sizeof(*h));
-	buf_init(&h->ct, w->lim->max_field);
+	buf_init(&h->ct[0], w->lim->max_field);
+	buf_init(&h->ct[1], w->lim->max_field);
 	buf_init(&h->cte, w->lim->max_field);
 	buf_init(&h->cd, w->lim->max_field);
 }
@@ -319,7 +328,8 @@ hdr_init(const struct walk *w, struct hdr *h)
 static void
 hdr_free(struct hdr *h)
 {
-	buf_free(&h->ct);
+	buf_free(&h->ct[0]);
+	buf_free(&h->ct[1]);
 	buf_free(&h->cte);
 	buf_free(&h->cd);
 }
@@ -480,10 +490,11 @@ emit_text(struct walk *w, unsigned depth, const char *ctype,
 	return emit(w, &ev);
 }
 
-/* a leaf part: decode and emit text, or report the attachment */
+/* a leaf part: decode and emit text, or report the attachment; ct is
+ * the Content-Type value its type came from (NULL: none) */
 static int
-leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
-    const unsigned char *body, size_t n)
+leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
+    const struct hdr *h, const unsigned char *body, size_t n)
 {
 	const unsigned char *d = body;
 	struct mail_event ev;
@@ -501,8 +512,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		if (h->has_cd)
 			r = mime_param(h->cd.data, h->cd.len, "filename", 0,
 			    &w->tmp);
-		if (r == 0 && h->has_ct)
-			r = mime_param(h->ct.data, h->ct.len, "name", 0,
+		if (r == 0 && ct != NULL)
+			r = mime_param(ct->data, ct->len, "name", 0,
 			    &w->tmp);
 		if (r < 0)
 			return -1;
@@ -537,7 +548,7 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct hdr *h,
 		d = (const unsigned char *)"";
 	cs[0] = 0;
 	buf_reset(&w->tmp);
-	if (h->has_ct && (r = mime_param(h->ct.data, h->ct.len, "charset", 1,
+	if (ct != NULL && (r = mime_param(ct->data, ct->len, "charset", 1,
 	    &w->tmp)) != 0) {
 		if (r < 0)
 			return -1;
@@ -652,49 +663,88 @@ pop:
 	return r;
 }
 
-/* the body of an entity whose header h was just read */
+/* the lower-case media type of a Content-Type value into ctype (at
+ * least CTYPE_MAX bytes); a malformed one is text/plain and an anomaly */
+static int
+ct_type(struct walk *w, unsigned depth, const struct buf *ct, char *ctype)
+{
+	if (mime_type(ct->data, ct->len, ctype, CTYPE_MAX))
+		return 0;
+	memcpy(ctype, "text/plain", sizeof("text/plain"));
+	return anomaly(w, AN_BAD_CTYPE, depth);
+}
+
+/*
+ * Walk the body as the multipart ct declares: 0 done, -1 error, 1 when
+ * ct gives no boundary or its boundary never delimits the body (the
+ * cursor is then where it was).
+ */
+static int
+try_multipart(struct walk *w, unsigned depth, const struct buf *ct,
+    const char *ctype)
+{
+	int r;
+
+	buf_reset(&w->tmp);
+	if ((r = mime_param(ct->data, ct->len, "boundary", 1, &w->tmp)) < 0)
+		return -1;
+	if (r == 0 || w->tmp.len == 0)
+		return 1;
+	if (depth + 1 > w->max_depth) {
+		skip_to_boundary(w);
+		return anomaly(w, AN_DEPTH, depth);
+	}
+	{
+		struct buf bb = w->tmp;
+
+		/* the boundary is copied before w->tmp is reused */
+		return walk_multipart(w, depth, &bb,
+		    strcmp(ctype, "multipart/digest") == 0);
+	}
+}
+
+/*
+ * The body of an entity whose header h was just read.  With two
+ * Content-Type fields readers differ on which counts, so the body
+ * decides: a multipart one whose boundary delimits the body wins, else
+ * the first that is not a multipart, else text/plain.  A multipart
+ * whose boundary is missing or never delimits is read as text (and
+ * says boundary-missing), as if it had no boundary at all.
+ */
 static int
 walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 {
-	char ctype[CTYPE_MAX];
+	char ctype[CTYPE_MAX], other[CTYPE_MAX];
+	const struct buf *ct = NULL;
 	size_t body;
-	int r;
+	int r, multi;
 
-	if (h->has_ct) {
-		if (!mime_type(h->ct.data, h->ct.len, ctype, sizeof(ctype))) {
-			if (anomaly(w, AN_BAD_CTYPE, depth) < 0)
-				return -1;
-			memcpy(ctype, "text/plain", sizeof("text/plain"));
-		}
+	if (h->nct > 0) {
+		ct = &h->ct[0];
+		if (ct_type(w, depth, ct, ctype) < 0)
+			return -1;
 	} else if (digest)
 		memcpy(ctype, "message/rfc822", sizeof("message/rfc822"));
 	else
 		memcpy(ctype, "text/plain", sizeof("text/plain"));
+	other[0] = 0;
+	if (h->nct > 1 && ct_type(w, depth, &h->ct[1], other) < 0)
+		return -1;
 
-	if (strncmp(ctype, "multipart/", 10) == 0) {
-		buf_reset(&w->tmp);
-		if ((r = mime_param(h->ct.data, h->ct.len, "boundary", 1,
-		    &w->tmp)) < 0)
-			return -1;
-		if (r > 0 && w->tmp.len > 0 && depth + 1 > w->max_depth) {
-			skip_to_boundary(w);
-			return anomaly(w, AN_DEPTH, depth);
-		}
-		if (r > 0 && w->tmp.len > 0) {
-			struct buf bb = w->tmp;
-
-			/* the boundary is copied before w->tmp is reused */
-			if ((r = walk_multipart(w, depth, &bb,
-			    strcmp(ctype, "multipart/digest") == 0)) <= 0)
-				return r;
-		}
-		/*
-		 * No boundary, or one that never delimits: the body is
-		 * read as text, as if there were no boundary parameter
-		 */
+	multi = strncmp(ctype, "multipart/", 10) == 0;
+	if (multi && (r = try_multipart(w, depth, ct, ctype)) <= 0)
+		return r;
+	if (strncmp(other, "multipart/", 10) == 0 &&
+	    (r = try_multipart(w, depth, &h->ct[1], other)) <= 0)
+		return r;
+	if (multi) {
 		if (anomaly(w, AN_BND_MISSING, depth) < 0)
 			return -1;
-		memcpy(ctype, "text/plain", sizeof("text/plain"));
+		if (other[0] != 0 && strncmp(other, "multipart/", 10) != 0) {
+			ct = &h->ct[1];
+			memcpy(ctype, other, sizeof(other));
+		} else
+			memcpy(ctype, "text/plain", sizeof("text/plain"));
 	}
 	if ((strcmp(ctype, "message/rfc822") == 0 ||
 	    strcmp(ctype, "message/global") == 0) &&
@@ -717,7 +767,7 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 			if (e > body && w->msg[e - 1] == '\r')
 				e--;
 		}
-		return leaf(w, depth, ctype, h, w->msg + body, e - body);
+		return leaf(w, depth, ctype, ct, h, w->msg + body, e - body);
 	}
 }
 
