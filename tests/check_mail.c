@@ -361,6 +361,19 @@ START_TEST(message_rfc822)
 }
 END_TEST
 
+/* a forwarded message saved from an mbox: its "From " line skipped */
+START_TEST(rfc822_mbox_from)
+{
+	char *log = fixture_log("0023-rfc822-mbox-from.eml");
+
+	HAS(log, "H2 Subject: mboxsubjecthidden\n");
+	HAS(log, "T3 text/plain utf-8: Mboxqphidden pr\xc3\xa9" "cieux");
+	HAS(log, "P3 application/octet-stream payload.exe\n");
+	HASNT(log, "header-no-blank-line");
+	free(log);
+}
+END_TEST
+
 START_TEST(digest)
 {
 	char *log = fixture_log("0016-digest.eml");
@@ -1348,6 +1361,7 @@ mail_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("message_rfc822");
 	tcase_add_test(tc, message_rfc822);
+	tcase_add_test(tc, rfc822_mbox_from);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("missing_boundary");
 	tcase_add_test(tc, missing_boundary);

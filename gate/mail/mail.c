@@ -663,6 +663,17 @@ pop:
 	return r;
 }
 
+/* step over an mbox "From " line at the cursor (a forwarded message
+ * saved from an mbox, or the post itself) */
+static void
+skip_mbox_from(struct walk *w)
+{
+	size_t ll;
+
+	if (w->end - w->pos >= 5 && memcmp(w->msg + w->pos, "From ", 5) == 0)
+		w->pos = line_at(w, w->pos, &ll);
+}
+
 /* the lower-case media type of a Content-Type value into ctype (at
  * least CTYPE_MAX bytes); a malformed one is text/plain and an anomaly */
 static int
@@ -753,6 +764,7 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 			skip_to_boundary(w);
 			return anomaly(w, AN_DEPTH, depth);
 		}
+		skip_mbox_from(w);
 		return walk_entity(w, depth + 1, 0);
 	}
 	body = w->pos;
@@ -809,12 +821,7 @@ walk_init(struct walk *w, const unsigned char *msg, size_t len,
 	buf_init(&w->conv, 16);
 	buf_init(&w->html, 16);
 	buf_init(&w->tmp, lim->max_field + 16);
-	/* skip a leading mbox "From " line */
-	if (w->end >= 5 && memcmp(w->msg, "From ", 5) == 0) {
-		size_t ll;
-
-		w->pos = line_at(w, 0, &ll);
-	}
+	skip_mbox_from(w);
 	return 0;
 }
 
