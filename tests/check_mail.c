@@ -374,6 +374,72 @@ START_TEST(rfc822_mbox_from)
 }
 END_TEST
 
+/* a message/rfc822 in base64 or quoted-printable is decoded and walked;
+ * outer boundaries and limits still hold */
+START_TEST(rfc822_encoded)
+{
+	static const char deep[] =
+	    "Content-Type: message/rfc822\n"
+	    "Content-Transfer-Encoding: quoted-printable\n\n"
+	    "Content-Type: message/rfc822\n"
+	    "Content-Transfer-Encoding: quoted-printable\n\n"
+	    "Subject: two deep\n\ntwodeephidden=\n\n";
+	struct mail_limits lim;
+	char *log = fixture_log("0024-rfc822-encoded.eml");
+	int rc;
+
+	HAS(log, "H2 Subject: b64innersubject\n");
+	HAS(log, "T3 text/html utf-8: \nB64innerhidden pills\n");
+	HAS(log, "P3 application/zip invoice.zip\n");
+	HAS(log, "H2 Subject: qpinnersubject\n");
+	HAS(log, "T2 text/plain iso-8859-1: Qpinnerhidden caf\xc3\xa9 offer, "
+	    "soft broken line.");
+	HASNT(log, "P1 message/rfc822");
+	HASNT(log, "\nA");
+	free(log);
+	/* nested: decoded twice */
+	log = walk_log(deep, strlen(deep), NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "T2 text/plain : twodeephidden\n");
+	free(log);
+	/* the depth limit holds inside */
+	mail_limits_default(&lim);
+	lim.max_depth = 1;
+	log = walk_log(deep, strlen(deep), &lim, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A1 depth-limit\n");
+	HASNT(log, "twodeephidden");
+	free(log);
+	/* so does the bound on bytes walked again: eight levels, each
+	 * decoded copy nearly the whole post, the post within max_scan */
+	{
+		struct buf b = BUF_INIT(4096);
+		int i;
+
+		for (i = 0; i < 8; i++)
+			ck_assert_int_eq(buf_adds(&b, "Content-Type: message/"
+			    "rfc822\nContent-Transfer-Encoding: "
+			    "quoted-printable\n\n"), 0);
+		ck_assert_int_eq(buf_adds(&b, "Subject: deep\n\ndeephidden\n"),
+		    0);
+		mail_limits_default(&lim);
+		lim.max_scan = b.len * 3;
+		log = walk_log(b.data, b.len, &lim, &rc);
+		ck_assert_int_eq(rc, 0);
+		HAS(log, "scan-truncated\n");
+		HASNT(log, "deephidden");
+		free(log);
+		lim.max_scan = b.len * 8;
+		log = walk_log(b.data, b.len, &lim, &rc);
+		ck_assert_int_eq(rc, 0);
+		HASNT(log, "scan-truncated\n");
+		HAS(log, "T8 text/plain : deephidden\n");
+		free(log);
+		buf_free(&b);
+	}
+}
+END_TEST
+
 START_TEST(digest)
 {
 	char *log = fixture_log("0016-digest.eml");
@@ -1362,6 +1428,7 @@ mail_suite(void)
 	tc = tcase_create("message_rfc822");
 	tcase_add_test(tc, message_rfc822);
 	tcase_add_test(tc, rfc822_mbox_from);
+	tcase_add_test(tc, rfc822_encoded);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("missing_boundary");
 	tcase_add_test(tc, missing_boundary);

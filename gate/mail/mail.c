@@ -79,6 +79,7 @@ struct walk {
 	size_t decoded;
 	unsigned anom;		/* anomalies already reported */
 	int stop;		/* part limit: ignore the rest */
+	size_t rewalked;	/* decoded message/rfc822 bytes walked again */
 	struct bnd *stack;
 	unsigned nstack;
 	struct buf name, field, hval, dec, conv, html, tmp;
@@ -714,6 +715,68 @@ try_multipart(struct walk *w, unsigned depth, const struct buf *ct,
 	}
 }
 
+static int walk_init(struct walk *, const unsigned char *, size_t,
+    const struct mail_limits *, size_t);
+static void walk_free(struct walk *);
+
+/*
+ * A message/rfc822 sent in base64 or quoted-printable: decoded, then
+ * walked as a message of its own at depth + 1 (no boundary outside it
+ * reaches into it).  The bytes walked again this way are bounded per
+ * post by max_scan (anomaly:scan-truncated past it).
+ */
+static int
+walk_encoded_message(struct walk *w, unsigned depth, const struct hdr *h,
+    const unsigned char *body, size_t n)
+{
+	struct buf dec;
+	struct walk sub;
+	size_t room = w->lim->max_scan > w->rewalked ?
+	    w->lim->max_scan - w->rewalked : 0;
+	int r, b64 = cte_is(h, "base64");
+
+	buf_init(&dec, n + 16);
+	r = b64 ? b64_decode(body, n, &dec) : qp_decode(body, n, &dec);
+	if (r < 0 || buf_reserve(&dec, 0) < 0) {
+		buf_free(&dec);
+		return -1;
+	}
+	if ((r & 1) && anomaly(w, b64 ? AN_B64 : AN_QP, depth) < 0)
+		goto fail;
+	if (dec.len > room) {
+		dec.len = room;
+		if (anomaly(w, AN_SCAN, depth) < 0)
+			goto fail;
+	}
+	w->rewalked += dec.len;
+	walk_init(&sub, dec.data, dec.len, w->lim, dec.len);
+	sub.cb = w->cb;
+	sub.ctx = w->ctx;
+	sub.parts = w->parts;
+	sub.decoded = w->decoded;
+	sub.anom = w->anom;
+	sub.rewalked = w->rewalked;
+	if ((sub.stack = xcalloc((size_t)sub.max_depth + 1,
+	    sizeof(*sub.stack))) == NULL) {
+		walk_free(&sub);
+		goto fail;
+	}
+	r = walk_entity(&sub, depth + 1, 0);
+	w->parts = sub.parts;
+	w->decoded = sub.decoded;
+	w->anom = sub.anom;
+	w->stop = sub.stop;
+	w->rewalked = sub.rewalked;
+	if (w->stop)
+		w->pos = w->end;
+	walk_free(&sub);
+	buf_free(&dec);
+	return r;
+fail:
+	buf_free(&dec);
+	return -1;
+}
+
 /*
  * The body of an entity whose header h was just read.  With two
  * Content-Type fields readers differ on which counts, so the body
@@ -728,7 +791,7 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 	char ctype[CTYPE_MAX], other[CTYPE_MAX];
 	const struct buf *ct = NULL;
 	size_t body;
-	int r, multi;
+	int r, multi, rfc822, encoded;
 
 	if (h->nct > 0) {
 		ct = &h->ct[0];
@@ -757,13 +820,14 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 		} else
 			memcpy(ctype, "text/plain", sizeof("text/plain"));
 	}
-	if ((strcmp(ctype, "message/rfc822") == 0 ||
-	    strcmp(ctype, "message/global") == 0) &&
-	    !cte_is(h, "base64") && !cte_is(h, "quoted-printable")) {
-		if (depth + 1 > w->max_depth) {
-			skip_to_boundary(w);
-			return anomaly(w, AN_DEPTH, depth);
-		}
+	rfc822 = strcmp(ctype, "message/rfc822") == 0 ||
+	    strcmp(ctype, "message/global") == 0;
+	encoded = cte_is(h, "base64") || cte_is(h, "quoted-printable");
+	if (rfc822 && depth + 1 > w->max_depth) {
+		skip_to_boundary(w);
+		return anomaly(w, AN_DEPTH, depth);
+	}
+	if (rfc822 && !encoded) {
 		skip_mbox_from(w);
 		return walk_entity(w, depth + 1, 0);
 	}
@@ -779,6 +843,9 @@ walk_body(struct walk *w, unsigned depth, int digest, const struct hdr *h)
 			if (e > body && w->msg[e - 1] == '\r')
 				e--;
 		}
+		if (rfc822)
+			return walk_encoded_message(w, depth, h, w->msg + body,
+			    e - body);
 		return leaf(w, depth, ctype, ct, h, w->msg + body, e - body);
 	}
 }
