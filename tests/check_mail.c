@@ -24,6 +24,7 @@
 #include "gate/mail/mime.h"
 #include "gate/mail/qp.h"
 #include "gate/mail/rfc2047.h"
+#include "gate/mail/uu.h"
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/utf8.h"
@@ -819,6 +820,72 @@ START_TEST(charset_cache)
 }
 END_TEST
 
+/* --- uuencoding -------------------------------------------------------- */
+
+START_TEST(uuencode_parts)
+{
+	char *log = fixture_log("0025-uuencode.eml");
+
+	/* x-uuencode text: decoded */
+	HAS(log, "T1 text/plain us-ascii: Uuhiddenword: cheap pills");
+	/* a begin block in text: an attachment, the text around it kept */
+	HAS(log, "P1 application/octet-stream setup.exe\n");
+	HAS(log, "The inlinehidden text before a block.\n\n\n\nAnd "
+	    "afterhidden text after it.");
+	HASNT(log, "M575H");
+	/* an attachment in uuencode: the name of its begin line */
+	HAS(log, "P1 application/octet-stream report.scr\n");
+	HASNT(log, "\nA0 ");
+	HASNT(log, "\nA1 ");
+	free(log);
+}
+END_TEST
+
+static const struct {
+	const char *in, *out;
+	int rc;
+} uu_cases[] = {
+	{ "begin 644 a\n#86)C\n`\nend\n", "abc", 0 },
+	{ "#86)C\n", "abc", 0 },			/* no begin line */
+	{ "begin 600 a\n#86)C\n", "abc", 0 },	/* no end line */
+	/* "ab@" ends in a zero sextet, sent as ' ' and stripped in transit */
+	{ "begin 644 a\n#86)\n`\nend\n", "ab@", 0 },
+	{ "begin 644 a\n#86)C\n!!!!\x01\n", "abc", 1 },
+	{ "begin 644 a\n%86)C9&5F\n`\n", "abcde", 0 },
+	{ "", "", 0 },
+};
+
+START_TEST(uu_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(uu_decode((const unsigned char *)uu_cases[_i].in,
+	    strlen(uu_cases[_i].in), &b), uu_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), uu_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+/* prose that says "begin 644" is not a block; a cut block is found */
+START_TEST(uu_find_blocks)
+{
+	static const char prose[] = "we begin 644 at noon\nbegin 644 sharp\n"
+	    "and go on\n";
+	static const char blk[] = "text\nbegin 0644 my file.zip\n#86)C\n"
+	    "`\nend\nmore\n";
+	struct uu_block b;
+
+	ck_assert_int_eq(uu_find((const unsigned char *)prose,
+	    strlen(prose), &b), 0);
+	ck_assert_int_eq(uu_find((const unsigned char *)blk, strlen(blk),
+	    &b), 1);
+	ck_assert_uint_eq(b.begin, 5);
+	ck_assert_uint_eq(b.end, strlen(blk) - strlen("more\n"));
+	ck_assert_uint_eq(b.namelen, 11);
+	ck_assert_int_eq(memcmp(blk + b.name, "my file.zip", 11), 0);
+}
+END_TEST
+
 /* --- HTML ------------------------------------------------------------- */
 
 static const struct {
@@ -1284,6 +1351,8 @@ START_TEST(decoders_random)
 		buf_reset(&b);
 		ck_assert_int_ge(qp_decode(in, n, &b), 0);
 		buf_reset(&b);
+		ck_assert_int_ge(uu_decode(in, n, &b), 0);
+		buf_reset(&b);
 		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_eq(html_to_text(in, n, &b), 0);
@@ -1313,6 +1382,8 @@ START_TEST(decoders_cut)
 		ck_assert_int_ge(b64_decode(in, n, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_ge(qp_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(uu_decode(in, n, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
 		buf_reset(&b);
@@ -1465,6 +1536,12 @@ mail_suite(void)
 	    (int)(sizeof(cs_cases) / sizeof(cs_cases[0])));
 	tcase_add_test(tc, charset_parts);
 	tcase_add_test(tc, charset_cache);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("uuencode");
+	tcase_add_test(tc, uuencode_parts);
+	tcase_add_loop_test(tc, uu_table, 0,
+	    (int)(sizeof(uu_cases) / sizeof(uu_cases[0])));
+	tcase_add_test(tc, uu_find_blocks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("html");
 	tcase_add_loop_test(tc, html_table, 0,

@@ -24,6 +24,7 @@
 #include "gate/mail/mime.h"
 #include "gate/mail/qp.h"
 #include "gate/mail/rfc2047.h"
+#include "gate/mail/uu.h"
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
@@ -38,7 +39,7 @@
 enum anomaly {
 	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
 	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
-	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_COUNT
+	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_UU, AN_COUNT
 };
 
 static const char *const anames[AN_COUNT] = {
@@ -46,7 +47,7 @@ static const char *const anames[AN_COUNT] = {
 	"boundary-missing", "boundary-too-long", "part-limit", "b64-garbage",
 	"qp-bad-escape", "scan-truncated", "decoded-truncated",
 	"charset-unknown", "charset-invalid", "bad-content-type",
-	"rfc2047-bad", "content-type-duplicate",
+	"rfc2047-bad", "content-type-duplicate", "uu-garbage",
 };
 
 struct bnd {
@@ -82,7 +83,7 @@ struct walk {
 	size_t rewalked;	/* decoded message/rfc822 bytes walked again */
 	struct bnd *stack;
 	unsigned nstack;
-	struct buf name, field, hval, dec, conv, html, tmp;
+	struct buf name, field, hval, dec, conv, html, tmp, uu;
 	/* mail_header(): the field wanted and where it goes */
 	const char *want;
 	struct buf *wantout;
@@ -491,6 +492,84 @@ emit_text(struct walk *w, unsigned depth, const char *ctype,
 	return emit(w, &ev);
 }
 
+/* the uuencoding transfer encodings (x-uuencode and its aliases) */
+static int
+cte_uu(const struct hdr *h)
+{
+	return cte_is(h, "x-uuencode") || cte_is(h, "uuencode") ||
+	    cte_is(h, "x-uue") || cte_is(h, "uue");
+}
+
+/* report an attachment: its type and file name (name: bytes from a
+ * "begin" line, used when the header names none; NULL: none) */
+static int
+attachment(struct walk *w, unsigned depth, const char *ctype,
+    const struct buf *ct, const struct hdr *h, const unsigned char *name,
+    size_t namelen)
+{
+	struct mail_event ev;
+	int r = 0;
+
+	buf_reset(&w->tmp);
+	if (h != NULL && h->has_cd)
+		r = mime_param(h->cd.data, h->cd.len, "filename", 0, &w->tmp);
+	if (r == 0 && ct != NULL)
+		r = mime_param(ct->data, ct->len, "name", 0, &w->tmp);
+	if (r < 0)
+		return -1;
+	if (r == 2 && anomaly(w, AN_HDR_TRUNC, depth) < 0)
+		return -1;
+	if (r == 0 && name != NULL) {
+		if (charset_utf8_latin1(name, namelen, &w->tmp) < 0 ||
+		    buf_reserve(&w->tmp, 0) < 0)
+			return -1;
+		r = 1;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MAIL_PART;
+	ev.depth = depth;
+	ev.ctype = ctype;
+	ev.filename = r ? buf_str(&w->tmp) : "";
+	return emit(w, &ev);
+}
+
+/*
+ * Text with "begin 644 NAME" uuencoded blocks in it (attachments sent
+ * the pre-MIME way, which mail readers show as attachments): each block
+ * is reported as an attachment and cut out; the text around it is left
+ * in w->uu, *d and *dn pointed at it.  0 or -1.
+ */
+static int
+strip_uu(struct walk *w, unsigned depth, const unsigned char **d,
+    size_t *dn)
+{
+	const unsigned char *p = *d;
+	size_t n = *dn, at = 0;
+	struct uu_block b;
+
+	if (!uu_find(p, n, &b))
+		return 0;
+	buf_reset(&w->uu);
+	w->uu.max = n + 16;
+	do {
+		b.begin += at;
+		b.end += at;
+		b.name += at;
+		if (buf_add(&w->uu, p + at, b.begin - at) < 0 ||
+		    buf_addc(&w->uu, '\n') < 0)
+			return -1;
+		if (attachment(w, depth, "application/octet-stream", NULL,
+		    NULL, p + b.name, b.namelen) < 0)
+			return -1;
+		at = b.end;
+	} while (at < n && uu_find(p + at, n - at, &b));
+	if (buf_add(&w->uu, p + at, n - at) < 0)
+		return -1;
+	*d = w->uu.data;
+	*dn = w->uu.len;
+	return 0;
+}
+
 /* a leaf part: decode and emit text, or report the attachment; ct is
  * the Content-Type value its type came from (NULL: none) */
 static int
@@ -498,7 +577,6 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
     const struct hdr *h, const unsigned char *body, size_t n)
 {
 	const unsigned char *d = body;
-	struct mail_event ev;
 	struct buf *t;
 	char cs[CHARSET_MAX + 1];
 	size_t dn = n, k;
@@ -508,24 +586,13 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 
 	if (strcmp(ctype, "text/plain") != 0 && strcmp(ctype,
 	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0) {
-		buf_reset(&w->tmp);
-		r = 0;
-		if (h->has_cd)
-			r = mime_param(h->cd.data, h->cd.len, "filename", 0,
-			    &w->tmp);
-		if (r == 0 && ct != NULL)
-			r = mime_param(ct->data, ct->len, "name", 0,
-			    &w->tmp);
-		if (r < 0)
-			return -1;
-		if (r == 2 && anomaly(w, AN_HDR_TRUNC, depth) < 0)
-			return -1;
-		memset(&ev, 0, sizeof(ev));
-		ev.kind = MAIL_PART;
-		ev.depth = depth;
-		ev.ctype = ctype;
-		ev.filename = r ? buf_str(&w->tmp) : "";
-		return emit(w, &ev);
+		struct uu_block b;
+
+		/* a uuencoded attachment names its file on its begin line */
+		if (cte_uu(h) && uu_find(body, n, &b))
+			return attachment(w, depth, ctype, ct, h,
+			    body + b.name, b.namelen);
+		return attachment(w, depth, ctype, ct, h, NULL, 0);
 	}
 	if (w->decoded >= w->lim->max_decoded)
 		return anomaly(w, AN_DECODED, depth);
@@ -533,6 +600,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 		decode = b64_decode, an = AN_B64;
 	else if (cte_is(h, "quoted-printable"))
 		decode = qp_decode, an = AN_QP;
+	else if (cte_uu(h))
+		decode = uu_decode, an = AN_UU;
 	if (decode != NULL) {
 		buf_reset(&w->dec);
 		w->dec.max = n + 16;
@@ -547,6 +616,9 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	}
 	if (d == NULL)
 		d = (const unsigned char *)"";
+	if (strcmp(ctype, "text/plain") == 0 && strip_uu(w, depth, &d,
+	    &dn) < 0)
+		return -1;
 	cs[0] = 0;
 	buf_reset(&w->tmp);
 	if (ct != NULL && (r = mime_param(ct->data, ct->len, "charset", 1,
@@ -888,6 +960,7 @@ walk_init(struct walk *w, const unsigned char *msg, size_t len,
 	buf_init(&w->conv, 16);
 	buf_init(&w->html, 16);
 	buf_init(&w->tmp, lim->max_field + 16);
+	buf_init(&w->uu, 16);
 	skip_mbox_from(w);
 	return 0;
 }
@@ -910,6 +983,7 @@ walk_free(struct walk *w)
 	buf_free(&w->conv);
 	buf_free(&w->html);
 	buf_free(&w->tmp);
+	buf_free(&w->uu);
 }
 
 /* walk a post, events to cb (contract in mail.h) */

@@ -16,6 +16,7 @@
 #include "gate/mail/mail.h"
 #include "gate/mail/qp.h"
 #include "gate/mail/rfc2047.h"
+#include "gate/mail/uu.h"
 #include "gate/util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -72,6 +73,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)b64_decode(data, size, &b);
 		buf_reset(&b);
 		(void)qp_decode(data, size, &b);
+		buf_reset(&b);
+		if (uu_decode(data, size, &b) < 0)
+			__builtin_trap();
 	}
 	buf_free(&b);
 	return 0;
