@@ -897,6 +897,11 @@ static const struct {
 	{ "a<style>p{}</style>b", "ab" },
 	{ "a<!-- hidden -->b", "ab" },
 	{ "a<!-- never closed", "a" },
+	/* HTML5 comments and bogus comments, as a browser shows them */
+	{ "G</>UA</ >RA</ foo>NT</ bar >EE", "GUARANTEE" },
+	{ "a<!-->b<!--->c<!-- x --!>d<!-- y -->e", "abcde" },
+	{ "a<!x>b<?y>c</3>d</", "abcd</" },
+	{ "a</ never closed", "a" },
 	{ "&amp;&lt;&gt;&quot;&apos;", "&<>\"'" },
 	{ "&eacute;&Eacute;&euro;&copy;", "\xc3\xa9\xc3\x89\xe2\x82\xac"
 	    "\xc2\xa9" },

@@ -343,13 +343,46 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	return 0;
 }
 
+/*
+ * Where the comment opened by "<!--" at in[i] ends (the position after
+ * it).  HTML5: at "-->" or "--!>", and "<!-->" and "<!--->" are whole
+ * comments; with no end at all the comment hides the rest of the part.
+ */
+static size_t
+comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
+{
+	size_t p = i + 4;
+	const unsigned char *e;
+
+	if (p < n && in[p] == '>')
+		return p + 1;
+	if (p + 1 < n && in[p] == '-' && in[p + 1] == '>')
+		return p + 2;
+	while (!*noend && p + 2 < n) {
+		const unsigned char *d = memchr(in + p, '-', n - p);
+
+		if (d == NULL || (size_t)(d - in) + 2 >= n)
+			break;
+		p = (size_t)(d - in);
+		if (in[p + 1] == '-' && in[p + 2] == '>')
+			return p + 3;
+		if (in[p + 1] == '-' && p + 3 < n && in[p + 2] == '!' &&
+		    in[p + 3] == '>')
+			return p + 4;
+		p++;
+	}
+	*noend = 1;
+	(void)e;
+	return n;
+}
+
 /* HTML to text in one pass */
 int
 html_to_text(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, adv, end;
 	const char *skip;
-	int r;
+	int r, noend = 0;
 
 	while (i < n) {
 		unsigned char c = in[i];
@@ -372,26 +405,17 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 			continue;
 		}
 		if (i + 3 < n && memcmp(in + i, "<!--", 4) == 0) {
-			const unsigned char *e = NULL;
-			size_t p = i + 4;
-
-			while (p + 2 < n) {
-				const unsigned char *d = memchr(in + p, '-',
-				    n - p);
-
-				if (d == NULL || (size_t)(d - in) + 2 >= n)
-					break;
-				p = (size_t)(d - in);
-				if (in[p + 1] == '-' && in[p + 2] == '>') {
-					e = d;
-					break;
-				}
-				p++;
-			}
-			run = i = e ? (size_t)(e - in) + 3 : n;
+			run = i = comment_end(in, n, i, &noend);
 			continue;
 		}
-		if (i + 1 < n && (in[i + 1] == '!' || in[i + 1] == '?')) {
+		/*
+		 * HTML5: "<!" and "<?" open a bogus comment that runs to the
+		 * next '>'; so does "</" before anything but a letter ("</
+		 * foo>"), and "</>" is dropped.  G</>UA</ >RA</ x>NT reads
+		 * GUARANT, as a browser shows it.
+		 */
+		if (i + 1 < n && (in[i + 1] == '!' || in[i + 1] == '?' ||
+		    (in[i + 1] == '/' && i + 2 < n && !is_alpha(in[i + 2])))) {
 			const unsigned char *e = memchr(in + i, '>', n - i);
 
 			run = i = e ? (size_t)(e - in) + 1 : n;
