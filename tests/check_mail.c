@@ -902,6 +902,9 @@ static const struct {
 	{ "a<!-->b<!--->c<!-- x --!>d<!-- y -->e", "abcde" },
 	{ "a<!x>b<?y>c</3>d</", "abcd</" },
 	{ "a</ never closed", "a" },
+	/* no "-->" anywhere: the comment ends at '>' as older browsers had
+	 * it (HTML5 would hide the rest of the part) */
+	{ "a<!--#rotate> b <i>c</i> <!--#x> d", "a b c  d" },
 	{ "&amp;&lt;&gt;&quot;&apos;", "&<>\"'" },
 	{ "&eacute;&Eacute;&euro;&copy;", "\xc3\xa9\xc3\x89\xe2\x82\xac"
 	    "\xc2\xa9" },

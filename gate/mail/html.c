@@ -346,7 +346,11 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 /*
  * Where the comment opened by "<!--" at in[i] ends (the position after
  * it).  HTML5: at "-->" or "--!>", and "<!-->" and "<!--->" are whole
- * comments; with no end at all the comment hides the rest of the part.
+ * comments.  With no end at all HTML5 hides the rest of the part; older
+ * browsers, which the spam of their day was written for, ended such a
+ * comment at the next '>' ("<!--#rotate>"): so do we, and only drop the
+ * rest when no '>' follows either.  *noend remembers that no "--" + '>'
+ * follows, so many unclosed comments cost one scan, not one each.
  */
 static size_t
 comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
@@ -372,8 +376,8 @@ comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
 		p++;
 	}
 	*noend = 1;
-	(void)e;
-	return n;
+	e = memchr(in + i + 4, '>', n - i - 4);
+	return e ? (size_t)(e - in) + 1 : n;
 }
 
 /* HTML to text in one pass */
