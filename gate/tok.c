@@ -293,18 +293,20 @@ is_ipv4(const unsigned char *p, size_t n)
 	return dots == 3 && dig > 0;
 }
 
-/* "url:HOST" and its parent domains (down to two labels) */
+/* "url:HOST" and its parent domains (down to two labels), after pre
+ * ("url:", or a header's "subj:url:") */
 static int
-url_host(struct toklist *tl, const unsigned char *h, size_t n)
+url_host(struct toklist *tl, const char *pre, const unsigned char *h,
+    size_t n)
 {
 	size_t i, dots = 0;
 
 	if (n == 0 || n > 100)
 		return 0;
 	if (is_ipv4(h, n))
-		return emit(tl, "url:", "ip", 2, 0) < 0 ||
-		    emit(tl, "url:", h, n, 0) < 0 ? -1 : 0;
-	if (emit(tl, "url:", h, n, 1) < 0)
+		return emit(tl, pre, "ip", 2, 0) < 0 ||
+		    emit(tl, pre, h, n, 0) < 0 ? -1 : 0;
+	if (emit(tl, pre, h, n, 1) < 0)
 		return -1;
 	for (i = 0; i < n; i++)
 		if (h[i] == '.')
@@ -312,24 +314,30 @@ url_host(struct toklist *tl, const unsigned char *h, size_t n)
 	for (i = 0; i < n && dots >= 2; i++)
 		if (h[i] == '.') {
 			dots--;
-			if (emit(tl, "url:", h + i + 1, n - i - 1, 1) < 0)
+			if (emit(tl, pre, h + i + 1, n - i - 1, 1) < 0)
 				return -1;
 		}
 	return 0;
 }
 
-/* a URL [p, p+n) whose scheme (sn bytes) ends at "://" or that starts
- * with "www.": scheme, host, parents, path words */
+/*
+ * A URL [p, p+n) whose scheme (sn bytes) ends at "://" or that starts
+ * with "www.": scheme, host, parents, path words, as "url:" tokens
+ * after the text's prefix (a URL in a Subject gives "subj:url:", so
+ * header and body URLs stay apart)
+ */
 static int
 url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 {
 	struct toklist *tl = w->tl;
 	size_t i, h, he, at, ws;
+	char pre[64];
 
+	snprintf(pre, sizeof(pre), "%surl:", w->prefix);
 	while (n > 0 && strchr(".,;:!?'\")]}>", p[n - 1]) != NULL)
 		n--;
 	if (sn > 0) {
-		if (emit(tl, "url:", p, sn, 1) < 0)
+		if (emit(tl, pre, p, sn, 1) < 0)
 			return -1;
 		h = sn + 3;
 	} else
@@ -343,7 +351,7 @@ url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 			h = at + 1;
 	for (i = h; i < he && p[i] != ':'; i++)
 		;
-	if (url_host(tl, p + h, i - h) < 0)
+	if (url_host(tl, pre, p + h, i - h) < 0)
 		return -1;
 	/* path words */
 	for (i = he; i < n; ) {
@@ -353,7 +361,7 @@ url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 		while (i < n && (is_alnum(p[i]) || p[i] >= 0x80))
 			i++;
 		if (i - ws >= 3 && i - ws <= w->o->max_token &&
-		    emit(tl, "url:", p + ws, i - ws, 1) < 0)
+		    emit(tl, pre, p + ws, i - ws, 1) < 0)
 			return -1;
 	}
 	return 0;

@@ -183,6 +183,30 @@ START_TEST(urls)
 }
 END_TEST
 
+/* a URL in a header keeps the header's prefix: "subj:url:..." */
+START_TEST(header_urls)
+{
+	struct toklist *tl = text("subj:", 0,
+	    "Deals at http://Cheap.Example.com/order now", NULL);
+
+	ck_assert(has(tl, "subj:Deals"));
+	ck_assert(has(tl, "subj:now"));
+	ck_assert(has(tl, "subj:url:http"));
+	ck_assert(has(tl, "subj:url:cheap.example.com"));
+	ck_assert(has(tl, "subj:url:example.com"));
+	ck_assert(has(tl, "subj:url:order"));
+	ck_assert(!has(tl, "url:cheap.example.com"));
+	ck_assert(!has(tl, "url:http"));
+	toklist_free(tl);
+	tl = text("from:", 1, "\"www.spam.example\" <a@b.example>", NULL);
+	ck_assert(has(tl, "from:url:www.spam.example"));
+	ck_assert(has(tl, "from:url:spam.example"));
+	ck_assert(has(tl, "from:addr:a@b.example"));
+	ck_assert(!has(tl, "url:spam.example"));
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(addresses)
 {
 	struct toklist *tl = text("", 0,
@@ -381,6 +405,7 @@ tok_suite(void)
 	tcase_add_test(tc, words_options);
 	tcase_add_test(tc, skip_tokens);
 	tcase_add_test(tc, urls);
+	tcase_add_test(tc, header_urls);
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, cjk_bigrams);
 	tcase_add_test(tc, hostile_bytes);
