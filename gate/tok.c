@@ -380,19 +380,63 @@ addr_domain_char(int c)
 	return is_alnum(c) || c == '.' || c == '-';
 }
 
+/* the length of the non-ASCII letter (any script, CJK included) at p,
+ * or 0 for anything else */
+static size_t
+letter_at(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len;
+	int bad;
+
+	len = utf8_next(p, n, &cp, &bad);
+	if (bad || cp < 0x80 || char_class(cp, 0) == C_SEP)
+		return 0;
+	return len;
+}
+
+/* the length of the non-ASCII letter that ends just before s[i], or 0 */
+static size_t
+letter_before(const unsigned char *s, size_t i)
+{
+	size_t k = i;
+
+	while (k > 0 && i - k < 3 && (s[k - 1] & 0xC0) == 0x80)
+		k--;
+	if (k == 0)
+		return 0;
+	k--;
+	return letter_at(s + k, i - k) == i - k ? i - k : 0;
+}
+
 /* look for a mail address around the '@' at s[at]; on success the
  * span [*b, *e) and tokens are emitted; returns 1 found, 0 not, -1 */
 static int
 address(struct wstate *w, int header, const unsigned char *s, size_t n,
     size_t at, size_t *b, size_t *e)
 {
-	size_t ls = at, de = at + 1, i, dots = 0;
+	size_t ls = at, de = at + 1, i, k, dots = 0;
 	char pre[64];
 
-	while (ls > 0 && addr_local_char(s[ls - 1]))
-		ls--;
-	while (de < n && addr_domain_char(s[de]))
-		de++;
+	/* RFC 6532: letters of any script in both halves ("danglüe@") */
+	for (;;) {
+		if (ls > 0 && addr_local_char(s[ls - 1]))
+			ls--;
+		else if (ls > 0 && s[ls - 1] >= 0x80 &&
+		    (k = letter_before(s, ls)) > 0)
+			ls -= k;
+		else
+			break;
+	}
+	for (;;) {
+		if (de < n && addr_domain_char(s[de]))
+			de++;
+		else if (de < n && s[de] >= 0x80 &&
+		    (k = letter_at(s + de, n - de)) > 0)
+			de += k;
+		else
+			break;
+	}
 	while (de > at + 1 && (s[de - 1] == '.' || s[de - 1] == '-'))
 		de--;
 	for (i = at + 1; i < de; i++)

@@ -227,6 +227,28 @@ START_TEST(addresses)
 }
 END_TEST
 
+/* RFC 6532 addresses: letters of any script, not its punctuation */
+START_TEST(eai_addresses)
+{
+	struct toklist *tl = text("to:", 1, "dangl\xc3\xbc" "e@email.com, "
+	    "\xe7\x94\xa8\xe6\x88\xb7@\xe4\xbe\x8b\xe5\xad\x90."
+	    "\xe5\xb9\xbf\xe5\x91\x8a", NULL);
+
+	ck_assert(has(tl, "to:addr:dangl\xc3\xbc" "e@email.com"));
+	ck_assert(!has(tl, "to:addr:e@email.com"));
+	ck_assert(has(tl, "to:addr:\xe7\x94\xa8\xe6\x88\xb7@\xe4\xbe"
+	    "\x8b\xe5\xad\x90.\xe5\xb9\xbf\xe5\x91\x8a"));
+	toklist_free(tl);
+	/* guillemets and CJK punctuation around an address are not in it */
+	tl = text("", 0, "\xc2\xab" "a@example.org\xc2\xbb "
+	    "\xef\xbc\x9a" "b@example.org\xe3\x80\x82", NULL);
+	ck_assert(has(tl, "addr:a"));
+	ck_assert(has(tl, "addr:b"));
+	ck_assert(has(tl, "addr:@example.org"));
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(cjk_bigrams)
 {
 	/* 日本語です (Han Han Han kana kana), then a lone 中 */
@@ -406,6 +428,7 @@ tok_suite(void)
 	tcase_add_test(tc, skip_tokens);
 	tcase_add_test(tc, urls);
 	tcase_add_test(tc, header_urls);
+	tcase_add_test(tc, eai_addresses);
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, cjk_bigrams);
 	tcase_add_test(tc, hostile_bytes);
