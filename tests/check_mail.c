@@ -19,6 +19,7 @@
 
 #include "gate/mail/b64.h"
 #include "gate/mail/charset.h"
+#include "gate/mail/enriched.h"
 #include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/mail/mime.h"
@@ -820,6 +821,48 @@ START_TEST(charset_cache)
 }
 END_TEST
 
+/* --- text/enriched, text/richtext ------------------------------------ */
+
+static const struct {
+	const char *in, *out;
+	int richtext;
+} enriched_cases[] = {
+	{ "<bold>a</bold> b", "a b", 0 },
+	{ "G<italic>UA</italic>RANTEE", "GUARANTEE", 0 },
+	{ "<color><param>red</param>x</color>", "x", 0 },
+	{ "1 <<< 2 << 3", "1 << 2 < 3", 0 },
+	{ "a <no such thing> b < c", "a <no such thing> b < c", 0 },
+	{ "<param>never closed", "", 0 },
+	{ "x<nl>y <lt> z<comment>c</comment>", "x\ny < z", 1 },
+	{ "x<nl>y", "xy", 0 },			/* only richtext has <nl> */
+	{ "", "", 0 },
+};
+
+START_TEST(enriched_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(enriched_to_text((const unsigned char *)
+	    enriched_cases[_i].in, strlen(enriched_cases[_i].in),
+	    enriched_cases[_i].richtext, &b), 0);
+	ck_assert_str_eq(buf_str(&b), enriched_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(enriched_parts)
+{
+	char *log = fixture_log("0030-text-enriched.eml");
+
+	HAS(log, "T1 text/enriched us-ascii: Enrichedhidden offer: cheap\n"
+	    "watches, 1 << 2.");
+	HAS(log, "T1 text/richtext : Richtexthidden deal\n5 < 6");
+	HASNT(log, "bigger");
+	HASNT(log, "red");
+	free(log);
+}
+END_TEST
+
 /* --- uuencoding -------------------------------------------------------- */
 
 START_TEST(uuencode_parts)
@@ -1365,6 +1408,8 @@ START_TEST(decoders_random)
 		buf_reset(&b);
 		ck_assert_int_eq(html_to_text(in, n, &b), 0);
 		buf_reset(&b);
+		ck_assert_int_eq(enriched_to_text(in, n, round & 2, &b), 0);
+		buf_reset(&b);
 		ck_assert_int_ge(charset_to_utf8(round % 3 ? "shift_jis" :
 		    "utf-7", in, n, &b), 0);
 	}
@@ -1396,6 +1441,8 @@ START_TEST(decoders_cut)
 		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_ge(html_to_text(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(enriched_to_text(in, n, round & 2, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_ge(charset_to_utf8(round % 3 ? "tscii" :
 		    "utf-7", in, n, &b), 0);
@@ -1544,6 +1591,11 @@ mail_suite(void)
 	    (int)(sizeof(cs_cases) / sizeof(cs_cases[0])));
 	tcase_add_test(tc, charset_parts);
 	tcase_add_test(tc, charset_cache);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("enriched");
+	tcase_add_loop_test(tc, enriched_table, 0,
+	    (int)(sizeof(enriched_cases) / sizeof(enriched_cases[0])));
+	tcase_add_test(tc, enriched_parts);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("uuencode");
 	tcase_add_test(tc, uuencode_parts);

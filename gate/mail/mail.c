@@ -19,6 +19,7 @@
 
 #include "gate/mail/b64.h"
 #include "gate/mail/charset.h"
+#include "gate/mail/enriched.h"
 #include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/mail/mime.h"
@@ -585,7 +586,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	enum anomaly an = AN_B64;
 
 	if (strcmp(ctype, "text/plain") != 0 && strcmp(ctype,
-	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0) {
+	    "text/html") != 0 && strcmp(ctype, "text/enriched") != 0 &&
+	    strcmp(ctype, "text/richtext") != 0) {
 		struct uu_block b;
 
 		/* a uuencoded attachment names its file on its begin line */
@@ -654,6 +656,17 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 		    &w->html)) < 0 || buf_reserve(&w->html, 0) < 0)
 			return -1;
 		if (r == HTML_CUT && anomaly(w, AN_DECODED, depth) < 0)
+			return -1;
+		t = &w->html;
+	} else if (strcmp(ctype, "text/enriched") == 0 ||
+	    strcmp(ctype, "text/richtext") == 0) {
+		buf_reset(&w->html);
+		w->html.max = w->conv.len + 64;
+		if ((r = enriched_to_text(w->conv.data, w->conv.len,
+		    ctype[5] == 'r', &w->html)) < 0 ||
+		    buf_reserve(&w->html, 0) < 0)
+			return -1;
+		if (r == ENRICHED_CUT && anomaly(w, AN_DECODED, depth) < 0)
 			return -1;
 		t = &w->html;
 	}

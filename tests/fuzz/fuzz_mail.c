@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gate/mail/b64.h"
+#include "gate/mail/enriched.h"
 #include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/mail/qp.h"
@@ -69,6 +70,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)rfc2047_decode(data, size, &b);
 		buf_reset(&b);
 		(void)html_to_text(data, size, &b);
+		buf_reset(&b);
+		if (enriched_to_text(data, size, size & 1, &b) < 0)
+			__builtin_trap();
 		buf_reset(&b);
 		(void)b64_decode(data, size, &b);
 		buf_reset(&b);
