@@ -251,6 +251,34 @@ START_TEST(newlines)
 }
 END_TEST
 
+/* old Macintosh line ends: a bare CR */
+START_TEST(bare_cr_lines)
+{
+	struct buf b = BUF_INIT(1000);
+	unsigned char *m;
+	size_t n;
+	char *log = fixture_log("0031-bare-cr.eml");
+
+	HAS(log, "A0 line-ends-cr\n");
+	HAS(log, "H0 Subject: bare carriage returns\n");
+	HAS(log, "T1 text/plain : Barecrhidden words on lines\nthat end");
+	HAS(log, "T1 text/html : \nCrhtmlhidden\n");
+	free(log);
+	m = fixture("0031-bare-cr.eml", &n);
+	ck_assert_int_eq(mail_header(m, n, "subject", &b), 1);
+	ck_assert_str_eq(buf_str(&b), "bare carriage returns");
+	ck_assert_uint_eq(mail_body_offset(m, n),
+	    (size_t)(strstr((char *)m, "\r\r--cr") - (char *)m) + 2);
+	buf_free(&b);
+	free(m);
+	/* a CR inside a LF post is no line end */
+	log = walk_log("Subject: a\rb\n\nx\ry\n", 18, NULL, NULL);
+	HAS(log, "H0 Subject: a\rb\n");
+	HASNT(log, "line-ends-cr");
+	free(log);
+}
+END_TEST
+
 START_TEST(no_blank_line)
 {
 	unsigned char *m;
@@ -1539,6 +1567,7 @@ mail_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("newlines");
 	tcase_add_test(tc, newlines);
+	tcase_add_test(tc, bare_cr_lines);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("no_blank_line");
 	tcase_add_test(tc, no_blank_line);

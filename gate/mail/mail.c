@@ -40,7 +40,8 @@
 enum anomaly {
 	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
 	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
-	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_UU, AN_COUNT
+	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_UU, AN_CR,
+	AN_COUNT
 };
 
 static const char *const anames[AN_COUNT] = {
@@ -49,6 +50,7 @@ static const char *const anames[AN_COUNT] = {
 	"qp-bad-escape", "scan-truncated", "decoded-truncated",
 	"charset-unknown", "charset-invalid", "bad-content-type",
 	"rfc2047-bad", "content-type-duplicate", "uu-garbage",
+	"line-ends-cr",
 };
 
 struct bnd {
@@ -82,6 +84,7 @@ struct walk {
 	unsigned anom;		/* anomalies already reported */
 	int stop;		/* part limit: ignore the rest */
 	size_t rewalked;	/* decoded message/rfc822 bytes walked again */
+	unsigned char *own;	/* msg, when it is our copy (bare CR lines) */
 	struct bnd *stack;
 	unsigned nstack;
 	struct buf name, field, hval, dec, conv, html, tmp, uu;
@@ -834,7 +837,14 @@ walk_encoded_message(struct walk *w, unsigned depth, const struct hdr *h,
 			goto fail;
 	}
 	w->rewalked += dec.len;
-	walk_init(&sub, dec.data, dec.len, w->lim, dec.len);
+	if (walk_init(&sub, dec.data, dec.len, w->lim, dec.len) < 0) {
+		walk_free(&sub);
+		goto fail;
+	}
+	if (sub.own != NULL && anomaly(w, AN_CR, depth) < 0) {
+		walk_free(&sub);
+		goto fail;
+	}
 	sub.cb = w->cb;
 	sub.ctx = w->ctx;
 	sub.parts = w->parts;
@@ -955,7 +965,23 @@ walk_entity(struct walk *w, unsigned depth, int digest)
 	return r;
 }
 
-/* set up a walk over msg; 0 or -1 */
+/*
+ * 1 when the post ends its lines with a bare CR (old Macintosh mailers,
+ * some gateways): no LF in its first 4 KiB, and a CR there
+ */
+static int
+bare_cr(const unsigned char *msg, size_t n)
+{
+	if (n > 4096)
+		n = 4096;
+	return memchr(msg, '\n', n) == NULL && memchr(msg, '\r', n) != NULL;
+}
+
+/*
+ * Set up a walk over msg; 0 or -1.  A post whose lines end in a bare CR
+ * is walked as a copy with each bare CR made a LF (the same length, so
+ * offsets hold), at most max_scan bytes of it.
+ */
 static int
 walk_init(struct walk *w, const unsigned char *msg, size_t len,
     const struct mail_limits *lim, size_t scan)
@@ -963,6 +989,20 @@ walk_init(struct walk *w, const unsigned char *msg, size_t len,
 	memset(w, 0, sizeof(*w));
 	w->msg = msg ? msg : (const unsigned char *)"";
 	w->end = len < scan ? len : scan;
+	if (bare_cr(w->msg, w->end)) {
+		size_t n = w->end < lim->max_scan ? w->end : lim->max_scan, i;
+
+		if ((w->own = xmalloc(n + 1)) == NULL)
+			return -1;
+		memcpy(w->own, w->msg, n);
+		for (i = 0; i < n; i++)
+			if (w->own[i] == '\r' && (i + 1 == n ||
+			    w->own[i + 1] != '\n'))
+				w->own[i] = '\n';
+		w->own[n] = 0;
+		w->msg = w->own;
+		w->end = n;
+	}
 	w->lim = lim;
 	w->max_depth = lim->max_depth < MAIL_DEPTH_HARD ? lim->max_depth :
 	    MAIL_DEPTH_HARD;
@@ -997,6 +1037,8 @@ walk_free(struct walk *w)
 	buf_free(&w->html);
 	buf_free(&w->tmp);
 	buf_free(&w->uu);
+	xfree(w->own);
+	w->own = NULL;
 }
 
 /* walk a post, events to cb (contract in mail.h) */
@@ -1013,16 +1055,18 @@ mail_walk(const unsigned char *msg, size_t len,
 		lim = &def;
 	}
 	charset_budget(CS_OPEN_BUDGET);
-	walk_init(&w, msg, len, lim, lim->max_scan);
-	w.cb = cb;
-	w.ctx = ctx;
-	if ((w.stack = xcalloc((size_t)w.max_depth + 1,
+	if (walk_init(&w, msg, len, lim, lim->max_scan) < 0 ||
+	    (w.stack = xcalloc((size_t)w.max_depth + 1,
 	    sizeof(*w.stack))) == NULL) {
 		walk_free(&w);
 		charset_budget(0);
 		return -1;
 	}
-	r = walk_entity(&w, 0, 0);
+	w.cb = cb;
+	w.ctx = ctx;
+	r = w.own != NULL ? anomaly(&w, AN_CR, 0) : 0;
+	if (r == 0)
+		r = walk_entity(&w, 0, 0);
 	if (r == 0 && len > lim->max_scan)
 		r = anomaly(&w, AN_SCAN, 0);
 	walk_free(&w);
@@ -1043,10 +1087,13 @@ mail_header(const unsigned char *msg, size_t len, const char *name,
 	mail_limits_default(&lim);
 	lim.max_header = (size_t)-1;	/* linear anyway; find late fields */
 	lim.max_fields = (size_t)-1;
-	walk_init(&w, msg, len, &lim, len);
+	buf_reset(out);
+	if (walk_init(&w, msg, len, &lim, len) < 0) {
+		walk_free(&w);
+		return -1;
+	}
 	w.want = name;
 	w.wantout = out;
-	buf_reset(out);
 	r = read_header(&w, 0, &h);
 	if (r == 0)
 		r = w.found;
@@ -1065,7 +1112,10 @@ mail_body_offset(const unsigned char *msg, size_t len)
 	size_t off;
 
 	mail_limits_default(&lim);
-	walk_init(&w, msg, len, &lim, len);
+	if (walk_init(&w, msg, len, &lim, len) < 0) {
+		walk_free(&w);
+		return len;
+	}
 	w.want = ":";		/* no field name holds a ':': none decoded */
 	w.wantout = NULL;
 	off = read_header(&w, 0, &h) < 0 ? len : w.pos;
