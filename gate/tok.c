@@ -89,11 +89,19 @@ utf8_next(const unsigned char *p, size_t n, uint32_t *cp, int *bad)
 	return 1;
 }
 
-/* Han, kana, Hangul: scripts written without spaces, cut in bigrams */
+/*
+ * Scripts written without spaces between words, cut in bigrams of
+ * characters: Han, kana, Hangul, and Thai, Lao, Khmer and Myanmar
+ * (whose runs would otherwise be one long word, a skip token)
+ */
 static int
 is_cjk(uint32_t c)
 {
-	return (c >= 0x3040 && c <= 0x30ff) ||	/* hiragana, katakana */
+	return (c >= 0x0e00 && c <= 0x0eff) ||	/* Thai, Lao */
+	    (c >= 0x1000 && c <= 0x109f) ||	/* Myanmar */
+	    (c >= 0x1780 && c <= 0x17ff) ||	/* Khmer */
+	    (c >= 0x19e0 && c <= 0x19ff) ||	/* Khmer symbols */
+	    (c >= 0x3040 && c <= 0x30ff) ||	/* hiragana, katakana */
 	    (c >= 0x3400 && c <= 0x4dbf) ||	/* Han ext. A */
 	    (c >= 0x4e00 && c <= 0x9fff) ||	/* Han */
 	    (c >= 0xac00 && c <= 0xd7af) ||	/* Hangul syllables */

@@ -264,6 +264,22 @@ START_TEST(cjk_bigrams)
 	ck_assert(has(tl, "\xe4\xb8\xad"));
 	ck_assert_uint_eq(toklist_count(tl), 6);	/* 。 is punctuation */
 	toklist_free(tl);
+	/* Thai, Lao, Khmer and Myanmar are written without spaces too:
+	 * ราคาถูก ("cheap") gives รา าค คา าถ ถู ูก, not one long word */
+	tl = text("", 0, "\xe0\xb8\xa3\xe0\xb8\xb2\xe0\xb8\x84\xe0\xb8"
+	    "\xb2\xe0\xb8\x96\xe0\xb8\xb9\xe0\xb8\x81", NULL);
+	ck_assert(has(tl, "\xe0\xb8\xa3\xe0\xb8\xb2"));
+	ck_assert(has(tl, "\xe0\xb8\x96\xe0\xb8\xb9"));
+	ck_assert(has(tl, "\xe0\xb8\xb9\xe0\xb8\x81"));
+	ck_assert_uint_eq(toklist_count(tl), 6);
+	toklist_free(tl);
+	/* Lao ດີ, Khmer តី, Myanmar မြ: each a bigram */
+	tl = text("", 0, "\xe0\xba\x94\xe0\xba\xb5 \xe1\x9e\x8f\xe1\x9e"
+	    "\xb8 \xe1\x80\x99\xe1\x80\xbc", NULL);
+	ck_assert(has(tl, "\xe0\xba\x94\xe0\xba\xb5"));
+	ck_assert(has(tl, "\xe1\x9e\x8f\xe1\x9e\xb8"));
+	ck_assert(has(tl, "\xe1\x80\x99\xe1\x80\xbc"));
+	toklist_free(tl);
 	/* Cyrillic and accented Latin are words */
 	tl = text("", 0, "\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, "
 	    "caf\xc3\xa9\xe2\x80\x99s", NULL);
