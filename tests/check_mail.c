@@ -822,6 +822,72 @@ START_TEST(charset_parts)
 }
 END_TEST
 
+/* labels that lie: the bytes decide (charset_convert_text) */
+static const struct {
+	const char *cs, *hint, *in, *out;
+	int flags;
+	size_t n;		/* 0: strlen(in) */
+} lie_cases[] = {
+	/* Shift_JIS "激安" labelled us-ascii, the post Japanese elsewhere */
+	{ "us-ascii", "iso-2022-jp", "\x8c\x83\x88\xc0",
+	    "\xe6\xbf\x80\xe5\xae\x89", CS_RELABELLED, 0 },
+	/* ... and with no hint: Latin-1 for each byte, as before */
+	{ "us-ascii", NULL, "\x8c\x83\x88\xc0",
+	    "\xc2\x8c\xc2\x83\xc2\x88\xc3\x80", CS_INVALID, 0 },
+	/* GB2312 "你好" with no label, the post GB2312 elsewhere: the
+	 * hint itself is tried first (Big5 would take these bytes too) */
+	{ "", "GB2312", "\xc4\xe3\xba\xc3", "\xe4\xbd\xa0\xe5\xa5\xbd",
+	    CS_RELABELLED, 0 },
+	/* EUC-JP "激安" labelled ISO-2022-JP (which is 7-bit) */
+	{ "iso-2022-jp", NULL, "\xb7\xe3\xb0\xc2",
+	    "\xe6\xbf\x80\xe5\xae\x89", CS_RELABELLED, 0 },
+	/* UTF-8 labelled GB2312: four sequences cannot be chance */
+	{ "gb2312", NULL, "\xe4\xbe\xbf\xe5\xae\x9c\xe7\x9a\x84"
+	    "\xe5\x90\x8d", "\xe4\xbe\xbf\xe5\xae\x9c\xe7\x9a\x84"
+	    "\xe5\x90\x8d", CS_RELABELLED, 0 },
+	/* one sequence could be: GB2312 it stays */
+	{ "gb2312", NULL, "\xc3\xa9", "\xe8\x8c\x85", 0, 0 },
+	/* UTF-8 labelled Latin-1: one sequence is enough there */
+	{ "iso-8859-1", NULL, "caf\xc3\xa9", "caf\xc3\xa9", CS_RELABELLED, 0 },
+	{ "iso-8859-1", NULL, "caf\xe9", "caf\xc3\xa9", 0, 0 },
+	/* UTF-16 is not ASCII-based: taken as labelled */
+	{ "utf-16le", NULL, "a\0b\0", "ab", 0, 4 },
+};
+
+START_TEST(charset_lies_table)
+{
+	struct buf b = BUF_INIT(1000);
+	const char *in = lie_cases[_i].in;
+	size_t n = lie_cases[_i].n ? lie_cases[_i].n : strlen(in);
+	int flags = 0;
+
+	ck_assert_int_eq(charset_convert_text(lie_cases[_i].cs,
+	    strlen(lie_cases[_i].cs), lie_cases[_i].hint,
+	    (const unsigned char *)in, n, &b, &flags), 0);
+	ck_assert_str_eq(buf_str(&b), lie_cases[_i].out);
+	ck_assert_int_eq(flags, lie_cases[_i].flags);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(charset_lies_parts)
+{
+	char *log = fixture_log("0033-charset-lies.eml");
+
+	/* the hint: the Subject's ISO-2022-JP word; the next word, UTF-8
+	 * labelled Latin-1, read as UTF-8 (and joined: RFC 2047 drops the
+	 * space between two words) */
+	HAS(log, "H0 Subject: \xe7\x89\xb9\xe4\xbe\xa1" "caf\xc3\xa9 "
+	    "cr\xc3\xa8me\n");
+	HAS(log, "A1 charset-mislabelled\n");
+	HAS(log, "T1 text/plain us-ascii: \xe6\xbf\x80\xe5\xae\x89");
+	HAS(log, "T1 text/plain iso-2022-jp: \xe5\x87\xba\xe4\xbc\x9a");
+	HAS(log, "T1 text/plain gb2312: \xe4\xbe\xbf\xe5\xae\x9c");
+	HAS(log, "\n\xe9\xab\x98\xe5\x8f\x8e\xe5\x85\xa5");
+	free(log);
+}
+END_TEST
+
 /* the handle cache survives more charsets than it has slots */
 START_TEST(charset_cache)
 {
@@ -1620,6 +1686,9 @@ mail_suite(void)
 	    (int)(sizeof(cs_cases) / sizeof(cs_cases[0])));
 	tcase_add_test(tc, charset_parts);
 	tcase_add_test(tc, charset_cache);
+	tcase_add_loop_test(tc, charset_lies_table, 0,
+	    (int)(sizeof(lie_cases) / sizeof(lie_cases[0])));
+	tcase_add_test(tc, charset_lies_parts);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("enriched");
 	tcase_add_loop_test(tc, enriched_table, 0,

@@ -29,6 +29,7 @@ struct buf;
 #define CS_UNKNOWN	0x01	/* charset name unknown: read as UTF-8/Latin-1 */
 #define CS_INVALID	0x02	/* bytes invalid in the charset: Latin-1 used */
 #define CS_CUT		0x04	/* out was full: the text was cut there */
+#define CS_RELABELLED	0x08	/* read in another charset than its label */
 
 /*
  * in (n bytes, charset charset) to UTF-8, appended to out.  Returns 0
@@ -44,6 +45,30 @@ int charset_to_utf8(const char *charset, const unsigned char *in, size_t n,
  */
 int charset_convert(const char *charset, size_t cslen,
     const unsigned char *in, size_t n, struct buf *out, int *flags);
+
+/*
+ * Like charset_convert(), for text whose label may lie (a part's body,
+ * an encoded word), deciding by the bytes:
+ *   - valid UTF-8 wins over another label when it cannot be chance: the
+ *     label is a one-byte charset, or the text holds four or more UTF-8
+ *     sequences, or the label's conversion fails;
+ *   - when the label fails (bytes invalid in it), the charsets of its
+ *     language are tried (Japanese: EUC-JP, Shift_JIS, ISO-2022-JP;
+ *     Chinese: Big5 (CP950, HKSCS), GB18030; Korean: CP949,
+ *     ISO-2022-KR); when the label names none (us-ascii, no label),
+ *     hint, another charset the same post declares (NULL: none), then
+ *     those of its language; the first that takes every byte is used;
+ *   - else the label's reading with Latin-1 for the bytes it refuses.
+ * CS_RELABELLED says another charset than the label was used.  The
+ * label "utf-16", "utf-32", "ucs-*" or "utf-7" is taken as it is.
+ * Returns 0, or -1 only when out of memory.
+ */
+int charset_convert_text(const char *charset, size_t cslen, const char *hint,
+    const unsigned char *in, size_t n, struct buf *out, int *flags);
+
+/* 1 if the label names a language whose charsets charset_convert_text()
+ * can try (Japanese, Chinese, Korean): worth keeping as a post's hint */
+int charset_has_family(const char *charset, size_t cslen);
 
 /* UTF-8 as is, each invalid byte as Latin-1, appended to out: CS_INVALID
  * when the fallback was used, or'ed with CS_CUT when out was full (the

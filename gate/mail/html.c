@@ -14,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gate/mail/html.h"
 #include "gate/util/buf.h"
@@ -378,6 +379,52 @@ comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
 	*noend = 1;
 	e = memchr(in + i + 4, '>', n - i - 4);
 	return e ? (size_t)(e - in) + 1 : n;
+}
+
+/* the charset a <meta> tag in the first 4 KiB declares */
+int
+html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
+{
+	size_t i = 0, e, p, k;
+
+	if (n > 4096)
+		n = 4096;
+	while (i + 5 < n) {
+		const unsigned char *lt = memchr(in + i, '<', n - i);
+
+		if (lt == NULL)
+			return 0;
+		i = (size_t)(lt - in) + 1;
+		if (i + 4 > n || strncasecmp((const char *)in + i, "meta",
+		    4) != 0)
+			continue;
+		for (e = i; e < n && in[e] != '>'; e++)
+			;
+		for (p = i + 4; p + 7 <= e; p++) {
+			if (strncasecmp((const char *)in + p, "charset", 7) != 0)
+				continue;
+			p += 7;
+			while (p < e && is_space(in[p]))
+				p++;
+			if (p >= e || in[p] != '=')
+				continue;
+			p++;
+			while (p < e && (is_space(in[p]) || in[p] == '"' ||
+			    in[p] == '\''))
+				p++;
+			for (k = 0; p < e && k + 1 < cssz &&
+			    (is_alpha(in[p]) || (in[p] >= '0' && in[p] <= '9') ||
+			    in[p] == '-' || in[p] == '_' || in[p] == '.' ||
+			    in[p] == ':'); p++, k++)
+				cs[k] = (char)(in[p] >= 'A' && in[p] <= 'Z' ?
+				    in[p] - 'A' + 'a' : in[p]);
+			cs[k] = 0;
+			if (k > 0)
+				return 1;
+		}
+		i = e;
+	}
+	return 0;
 }
 
 /* HTML to text in one pass */

@@ -17,4 +17,12 @@ struct buf;
  * reached its max), or -1 only when out of memory. */
 int html_to_text(const unsigned char *in, size_t n, struct buf *out);
 
+/*
+ * The charset an HTML document declares in its first 4 KiB:
+ * <meta charset="X"> or <meta http-equiv=... content="...; charset=X">.
+ * Copies it, lower case, into cs (cssz bytes).  1 found, 0 not.
+ */
+int html_meta_charset(const unsigned char *in, size_t n, char *cs,
+    size_t cssz);
+
 #endif

@@ -41,7 +41,7 @@ enum anomaly {
 	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
 	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
 	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_UU, AN_CR,
-	AN_COUNT
+	AN_CS_WRONG, AN_COUNT
 };
 
 static const char *const anames[AN_COUNT] = {
@@ -50,7 +50,7 @@ static const char *const anames[AN_COUNT] = {
 	"qp-bad-escape", "scan-truncated", "decoded-truncated",
 	"charset-unknown", "charset-invalid", "bad-content-type",
 	"rfc2047-bad", "content-type-duplicate", "uu-garbage",
-	"line-ends-cr",
+	"line-ends-cr", "charset-mislabelled",
 };
 
 struct bnd {
@@ -85,6 +85,10 @@ struct walk {
 	int stop;		/* part limit: ignore the rest */
 	size_t rewalked;	/* decoded message/rfc822 bytes walked again */
 	unsigned char *own;	/* msg, when it is our copy (bare CR lines) */
+	/* the first charset of a language (Japanese, Chinese, Korean) the
+	 * post declares anywhere: the likely reading of a part whose own
+	 * label says nothing (us-ascii, none) and does not fit its bytes */
+	char hint[CHARSET_MAX + 1];
 	struct bnd *stack;
 	unsigned nstack;
 	struct buf name, field, hval, dec, conv, html, tmp, uu;
@@ -252,6 +256,39 @@ field_name(const unsigned char *l, size_t ll, size_t *colon)
 	return n;
 }
 
+/* keep a charset label as the post's hint when it is the first with a
+ * language charset_convert_text() can try */
+static void
+keep_hint(struct walk *w, const char *cs, size_t n)
+{
+	size_t k;
+
+	if (w->hint[0] != 0 || n == 0 || n > CHARSET_MAX ||
+	    !charset_has_family(cs, n))
+		return;
+	for (k = 0; k < n; k++)
+		w->hint[k] = cs[k];
+	w->hint[n] = 0;
+}
+
+/* the charsets of the encoded words in a raw header value, as hints */
+static void
+hint_from_words(struct walk *w, const unsigned char *v, size_t n)
+{
+	size_t i, e;
+
+	for (i = 0; w->hint[0] == 0 && i + 2 < n; i++) {
+		if (v[i] != '=' || v[i + 1] != '?')
+			continue;
+		for (e = i + 2; e < n && e - i - 2 <= CHARSET_MAX &&
+		    v[e] != '?' && v[e] != '*' && v[e] > ' '; e++)
+			;
+		if (e < n && (v[e] == '?' || v[e] == '*'))
+			keep_hint(w, (const char *)v + i + 2, e - i - 2);
+		i = e;
+	}
+}
+
 /* finish the current header field: record, decode and emit; 0 or -1 */
 static int
 flush_field(struct walk *w, unsigned depth, struct hdr *h)
@@ -290,6 +327,8 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h)
 		return 0;
 	while (n > 0 && (*v == ' ' || *v == '\t'))
 		v++, n--;
+	if (w->cb != NULL)
+		hint_from_words(w, v, n);
 	while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t' ||
 	    v[n - 1] == '\r' || v[n - 1] == '\n'))
 		n--;
@@ -582,7 +621,8 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 {
 	const unsigned char *d = body;
 	struct buf *t;
-	char cs[CHARSET_MAX + 1];
+	char cs[CHARSET_MAX + 1], meta[CHARSET_MAX + 1];
+	const char *label;
 	size_t dn = n, k;
 	int r, flags = 0, html;
 	int (*decode)(const unsigned char *, size_t, struct buf *) = NULL;
@@ -639,10 +679,19 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 		}
 		cs[k] = 0;
 	}
+	label = cs;
+	html = strcmp(ctype, "text/html") == 0;
+	/* HTML with no label of its own (or us-ascii): its <meta charset> */
+	if (html && (cs[0] == 0 || strcmp(cs, "us-ascii") == 0) &&
+	    html_meta_charset(d, dn, meta, sizeof(meta)))
+		label = meta;
+	keep_hint(w, label, strlen(label));
 	buf_reset(&w->conv);
 	w->conv.max = conv_room(w->lim, dn);
-	if (charset_convert(cs, strlen(cs), d, dn, &w->conv, &flags) < 0 ||
-	    buf_reserve(&w->conv, 0) < 0)
+	if (charset_convert_text(label, strlen(label), w->hint, d, dn,
+	    &w->conv, &flags) < 0 || buf_reserve(&w->conv, 0) < 0)
+		return -1;
+	if ((flags & CS_RELABELLED) && anomaly(w, AN_CS_WRONG, depth) < 0)
 		return -1;
 	if ((flags & CS_UNKNOWN) && anomaly(w, AN_CS_UNKNOWN, depth) < 0)
 		return -1;
@@ -651,7 +700,6 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	if ((flags & CS_CUT) && anomaly(w, AN_DECODED, depth) < 0)
 		return -1;
 	t = &w->conv;
-	html = strcmp(ctype, "text/html") == 0;
 	if (html) {
 		buf_reset(&w->html);
 		w->html.max = w->conv.len * 2 + 64;
@@ -851,6 +899,7 @@ walk_encoded_message(struct walk *w, unsigned depth, const struct hdr *h,
 	sub.decoded = w->decoded;
 	sub.anom = w->anom;
 	sub.rewalked = w->rewalked;
+	memcpy(sub.hint, w->hint, sizeof(sub.hint));
 	if ((sub.stack = xcalloc((size_t)sub.max_depth + 1,
 	    sizeof(*sub.stack))) == NULL) {
 		walk_free(&sub);
@@ -862,6 +911,7 @@ walk_encoded_message(struct walk *w, unsigned depth, const struct hdr *h,
 	w->anom = sub.anom;
 	w->stop = sub.stop;
 	w->rewalked = sub.rewalked;
+	memcpy(w->hint, sub.hint, sizeof(w->hint));
 	if (w->stop)
 		w->pos = w->end;
 	walk_free(&sub);

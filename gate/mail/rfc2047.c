@@ -102,8 +102,8 @@ ew_flush(struct buf *raw, const unsigned char *cs, size_t cslen,
 
 	if (raw->len == 0)
 		return 0;
-	if (charset_convert((const char *)cs, cslen, raw->data, raw->len,
-	    out, &flags) < 0)
+	if (charset_convert_text((const char *)cs, cslen, NULL, raw->data,
+	    raw->len, out, &flags) < 0)
 		return -1;
 	buf_reset(raw);
 	return ((flags & (CS_UNKNOWN | CS_INVALID)) ? RFC2047_BAD : 0) |
