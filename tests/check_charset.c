@@ -264,6 +264,29 @@ START_TEST(tscii_body_whole)
 }
 END_TEST
 
+/* a converter that fails only once all the input is taken (glibc's
+ * ISO-2022-CN-EXT after an odd run of SO bytes): nothing past the input
+ * is read (the old loop stepped over its end and converted whatever
+ * memory followed, 98 KB of it, until the buffer was full) */
+START_TEST(error_at_the_end)
+{
+	unsigned char *in = malloc(REPEAT - 1);
+	struct buf out = BUF_INIT(100000);
+	int flags = 0;
+
+	ck_assert_ptr_nonnull(in);
+	memset(in, 0x0e, REPEAT - 1);
+	ck_assert_int_eq(charset_convert("ISO-2022-CN-EXT", 15, in,
+	    REPEAT - 1, &out, &flags), 0);
+	ck_assert(flags & CS_INVALID);
+	ck_assert(!(flags & CS_CUT));
+	ck_assert_uint_le(out.len, (REPEAT - 1) * 2);
+	ck_assert(valid_utf8(out.data, out.len));
+	buf_free(&out);
+	free(in);
+}
+END_TEST
+
 /* a buffer too small for the text: cut between characters, reported,
  * never a failure */
 START_TEST(cut_not_fail)
@@ -303,6 +326,7 @@ charset_suite(void)
 	tcase_add_test(tc, growth_is_bounded);
 	tcase_add_test(tc, tscii_body_whole);
 	tcase_add_test(tc, cut_not_fail);
+	tcase_add_test(tc, error_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

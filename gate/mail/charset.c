@@ -178,8 +178,12 @@ put_checked(struct buf *out, const unsigned char *p, size_t n, int *bad)
 	int r;
 
 	while (i < n) {
-		if (p[i] < 0x80 || (k = utf8_len(p + i, n - i)) > 0) {
-			i += p[i] < 0x80 ? 1 : k;
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((k = utf8_len(p + i, n - i)) > 0) {
+			i += k;
 			continue;
 		}
 		if ((r = utf8_add_cut(out, p + run, i - run)) != 0 ||
@@ -218,6 +222,10 @@ cs_iconv(iconv_t cd, const unsigned char *in, size_t n, struct buf *out)
 			continue;
 		/* EILSEQ, EINVAL (cut sequence) or no progress: one byte */
 		bad = CS_INVALID;
+		/* some converters (ISO-2022-CN-EXT after SO) fail only once
+		 * all the input is taken: there is no byte left to pass */
+		if (left == 0)
+			break;
 		if ((r = utf8_put_cut(out, (unsigned char)*ip)) != 0)
 			return r < 0 ? -1 : bad | CS_CUT;
 		ip++;
