@@ -28,8 +28,8 @@ struct buf;
 /* flags set by charset_convert() */
 #define CS_UNKNOWN	0x01	/* charset name unknown: read as UTF-8/Latin-1 */
 #define CS_INVALID	0x02	/* bytes invalid in the charset: Latin-1 used */
-#define CS_CUT		0x04	/* out was full: the text was cut there */
-#define CS_RELABELLED	0x08	/* read in another charset than its label */
+#define CS_CUT		0x04	/* out was full: the text was cut */
+#define CS_RELABELLED	0x08	/* read in another charset than labelled */
 
 /*
  * in (n bytes, charset charset) to UTF-8, appended to out.  Returns 0

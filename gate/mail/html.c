@@ -401,7 +401,8 @@ html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 		for (e = i; e < n && in[e] != '>'; e++)
 			;
 		for (p = i + 4; p + 7 <= e; p++) {
-			if (strncasecmp((const char *)in + p, "charset", 7) != 0)
+			if (strncasecmp((const char *)in + p, "charset",
+			    7) != 0)
 				continue;
 			p += 7;
 			while (p < e && is_space(in[p]))
@@ -412,10 +413,10 @@ html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 			while (p < e && (is_space(in[p]) || in[p] == '"' ||
 			    in[p] == '\''))
 				p++;
-			for (k = 0; p < e && k + 1 < cssz &&
-			    (is_alpha(in[p]) || (in[p] >= '0' && in[p] <= '9') ||
-			    in[p] == '-' || in[p] == '_' || in[p] == '.' ||
-			    in[p] == ':'); p++, k++)
+			for (k = 0; p < e && k + 1 < cssz && (is_alpha(in[p]) ||
+			    (in[p] >= '0' && in[p] <= '9') || in[p] == '-' ||
+			    in[p] == '_' || in[p] == '.' || in[p] == ':');
+			    p++, k++)
 				cs[k] = (char)(in[p] >= 'A' && in[p] <= 'Z' ?
 				    in[p] - 'A' + 'a' : in[p]);
 			cs[k] = 0;

@@ -84,7 +84,7 @@ struct walk {
 	unsigned anom;		/* anomalies already reported */
 	int stop;		/* part limit: ignore the rest */
 	size_t rewalked;	/* decoded message/rfc822 bytes walked again */
-	unsigned char *own;	/* msg, when it is our copy (bare CR lines) */
+	unsigned char *own;	/* msg when it is our copy (bare CR lines) */
 	/* the first charset of a language (Japanese, Chinese, Korean) the
 	 * post declares anywhere: the likely reading of a part whose own
 	 * label says nothing (us-ascii, none) and does not fit its bytes */

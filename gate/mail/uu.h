@@ -15,8 +15,8 @@ struct buf;
 
 /* a uuencoded block found in text, as offsets into it */
 struct uu_block {
-	size_t begin;		/* the start of its "begin MODE NAME" line */
-	size_t end;		/* just past its last line ("end", or data) */
+	size_t begin;		/* the start of its "begin MODE NAME" */
+	size_t end;		/* past its last line ("end" or data) */
 	size_t name, namelen;	/* the NAME of the begin line */
 };
 
