@@ -92,6 +92,16 @@ printf 'deliver = sendmail {recipient}\n' > "$CONF/lists/bad.conf"
 run lg config check --list bad
 check "an unsafe template fails" test "$rc" -eq 1
 check "and says so" grep -q "lists/bad.conf:1: deliver: unsafe template" "$T/err"
+# an envelope value that could begin an option: refused unless `--' or an
+# option taking it as its value comes first
+printf '# x\nrelease = /usr/sbin/sendmail {recipient}\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "a placeholder alone as an argument fails" test "$rc" -eq 1
+check "naming file, line and the placeholder" grep -q \
+    "lists/bad.conf:2: release: unsafe template: {recipient} begins argument 1, where a value starting with '-' would be read as an option" "$T/err"
+printf 'release = /usr/sbin/sendmail -i -f {sender} -- {recipient}\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "after -f and after -- it is accepted" test "$rc" -eq 0
 rm -f "$CONF/lists/bad.conf"
 run lg config check --list ../x
 check "a bad list name fails" test "$rc" -eq 1

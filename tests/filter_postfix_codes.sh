@@ -45,7 +45,7 @@ pf() {
 	rc=$?
 }
 deliver_line() {
-	printf 'deliver = /bin/sh -c "cat > %s" sh {sender} {recipient}\n' "$SINK"
+	printf 'deliver = /bin/sh -c "cat > %s" -- {sender} {recipient}\n' "$SINK"
 }
 
 setup_conf() {
@@ -117,7 +117,7 @@ cmp -s "$SINK" "$DATA/ham-test.eml" && ok "delivered unchanged from a file" ||
     bad "delivered unchanged from a file"
 # envelope values are single arguments, never shell text
 evil='a b"c'"'"';touch '"$T"'/pwned;`touch '"$T"'/pwned2` $(id)'
-printf 'ham_cutoff = 0.5\ndeliver = /bin/sh -c "printf %%s \\"$1\\" > %s/arg1; printf %%s \\"$2\\" > %s/arg2; cat > %s" sh {sender} x{recipient}y\n' \
+printf 'ham_cutoff = 0.5\ndeliver = /bin/sh -c "printf %%s \\"$1\\" > %s/arg1; printf %%s \\"$2\\" > %s/arg2; cat > %s" -- {sender} x{recipient}y\n' \
     "$T" "$T" "$SINK" > "$CONF/lists/args.conf"
 cp "$CONF/tokens/demo.kch" "$CONF/tokens/args.kch"
 cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \

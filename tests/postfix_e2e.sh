@@ -96,12 +96,12 @@ mkdir -p "$PF" "$Q" "$T/data" "$T/bin" "$SINK" "$CONF/lists" || exit 99
 chmod 1777 "$SINK"
 chown postfix "$T/data" || exit 99
 
-# an SMTP client for loopback: inject.sh HOST:PORT SENDER RECIPIENT < post
+# an SMTP client for loopback: inject.sh HOST:PORT -- SENDER RECIPIENT < post
 # (exit 0 when the server took the post, 75 otherwise)
 cat > "$T/bin/inject.sh" <<'EOF'
 #!/bin/bash
 set -u
-hp=$1 from=$2 to=$3
+hp=$1 from=$3 to=$4	# $2 is --
 case "$from$to" in *$'\r'*|*$'\n'*|*'<'*|*'>'*) exit 75 ;; esac
 exec 3<>"/dev/tcp/${hp%:*}/${hp#*:}" || exit 75
 reply() {
@@ -146,7 +146,7 @@ chmod 755 "$T/bin/inject.sh" "$T/bin/sink.sh"
 cat > "$CONF/lists/demo.conf" <<EOF
 ham_cutoff = 0.5
 spam_cutoff = 0.9
-deliver = $T/bin/inject.sh 127.0.0.1:$PORT {sender} sink@sink.listgate.test
+deliver = $T/bin/inject.sh 127.0.0.1:$PORT -- {sender} sink@sink.listgate.test
 EOF
 if [ $HAVE_PG -eq 1 ]; then
 	# training goes through the database's journal: schema first

@@ -207,10 +207,18 @@ do_pass(struct filter *f, int *delivered_r)
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
-		failure(f, "deliver: cannot expand the template (out of "
-		    "memory or an envelope address over %u bytes)",
-		    (unsigned)LG_MAX_ARG_BYTES);
+	if ((rc = tmpl_expand(f->l.deliver, &v, &argv)) < 0) {
+		/* TMPL_EUNSAFE cannot come from a loaded template (the
+		 * check at load refuses what could give it), so no sender
+		 * can make a post defer for ever through it */
+		if (rc == TMPL_EUNSAFE)
+			failure(f, "deliver: not run: an envelope value "
+			    "starting with '-' would begin an argument that "
+			    "is not protected by `--' or an option");
+		else
+			failure(f, "deliver: cannot expand the template (out "
+			    "of memory or an envelope address over %u bytes)",
+			    (unsigned)LG_MAX_ARG_BYTES);
 		return OUT_DEFER;
 	}
 	fflush(stdout);
