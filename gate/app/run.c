@@ -4,11 +4,18 @@
  * argv comes from a checked template (absolute program, placeholders
  * expanded inside single arguments); no shell is ever involved.  The
  * child gets its own process group so a timeout (or the filter's
- * watchdog) can kill everything it started.  Never exits; -1 with a
- * message on failure.
+ * watchdog) can kill everything it started.
+ *
+ * The child's standard input is a complete, seekable copy of the post,
+ * made before it starts (a memory file, else an unlinked temporary
+ * file), never a pipe we feed: when we die (SIGKILL, Ctrl-C, the OOM
+ * killer) while it runs, it still reads the whole post, never a part
+ * of it that looks complete.  Never exits; -1 with a message on
+ * failure.
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
@@ -20,8 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gate/util/clock.h"
 #include "gate/app/run.h"
+#include "gate/mail/spool.h"
+#include "gate/util/clock.h"
 
 /* the running child's pid (its process group), 0 when none */
 static volatile sig_atomic_t active_pid;
@@ -33,6 +41,30 @@ run_kill_active(void)
 
 	if (pid > 0)
 		kill(-pid, SIGKILL);
+}
+
+/*
+ * A file holding data/len from offset 0, for the child's stdin: a
+ * memory file (memfd), else an unlinked temporary file ($TMPDIR).
+ * Close-on-exec; the child dup2s it.  Its descriptor, or -1 with err.
+ */
+static int
+post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
+{
+	int fd = -1;
+
+#ifdef MFD_CLOEXEC
+	fd = memfd_create("listgate-post", MFD_CLOEXEC);
+#endif
+	if (fd < 0 && (fd = spool_tmpfile(err, errsz)) < 0)
+		return -1;
+	if (len > 0 && spool_write_all(fd, data, len) < 0) {
+		snprintf(err, errsz, "run: cannot copy the post (%zu bytes) for "
+		    "the command: %s", len, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* in the child: set up stdin and exec; never returns */
@@ -65,22 +97,18 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
 	struct sigaction sa, osa;
-	struct pollfd pfd;
 	double deadline;
-	size_t off = 0;
-	ssize_t w;
 	pid_t pid, wp;
-	int in[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int copy = -1, ep[2] = { -1, -1 };
 	int st, e, n, timed_out = 0, rc = -1;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
 		return -1;
 	}
-	if (fd < 0 && pipe(in) < 0) {
-		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
+	/* the whole post in a file before the child exists */
+	if (fd < 0 && (fd = copy = post_copy(data, len, err, errsz)) < 0)
 		return -1;
-	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
 		goto out;
@@ -97,26 +125,15 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		goto out;
 	}
 	if (pid == 0) {
-		if (fd < 0)
-			close(in[1]);
 		close(ep[0]);
-		child(argv, fd >= 0 ? fd : in[0], ep[1]);
+		child(argv, fd, ep[1]);
 	}
 	setpgid(pid, pid);
 	active_pid = pid;
 	close(ep[1]);
 	ep[1] = -1;
-	if (fd < 0) {
-		close(in[0]);
-		in[0] = -1;
-		fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-	}
-	/* feed the pipe and wait, both within the deadline */
+	/* wait within the deadline */
 	for (;;) {
-		if (in[1] >= 0 && off == len) {
-			close(in[1]);
-			in[1] = -1;
-		}
 		wp = waitpid(pid, &st, WNOHANG);
 		if (wp == pid)
 			break;
@@ -132,23 +149,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			waitpid(pid, &st, 0);
 			break;
 		}
-		if (in[1] >= 0) {
-			pfd.fd = in[1];
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 20) > 0) {
-				w = write(in[1], data + off, len - off);
-				if (w > 0)
-					off += (size_t)w;
-				else if (w < 0 && errno != EAGAIN &&
-				    errno != EINTR) {
-					/* EPIPE: it stopped reading; its exit
-					 * status decides */
-					close(in[1]);
-					in[1] = -1;
-				}
-			}
-		} else
-			poll(NULL, 0, 10);
+		poll(NULL, 0, 10);
 	}
 	/* did exec fail? */
 	n = (int)read(ep[0], &e, sizeof(e));
@@ -169,10 +170,8 @@ done:
 	active_pid = 0;
 	sigaction(SIGPIPE, &osa, NULL);
 out:
-	if (in[0] >= 0)
-		close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
+	if (copy >= 0)
+		close(copy);
 	if (ep[0] >= 0)
 		close(ep[0]);
 	if (ep[1] >= 0)
