@@ -10,8 +10,9 @@
  * made before it starts (a memory file, else an unlinked temporary
  * file), never a pipe we feed: when we die (SIGKILL, Ctrl-C, the OOM
  * killer) while it runs, it still reads the whole post, never a part
- * of it that looks complete.  Never exits; -1 with a message on
- * failure.
+ * of it that looks complete.  Its environment is a short list of ours
+ * (env_keep): a moderator's PGPASSWORD never reaches it.  Never exits;
+ * -1 with a message on failure.
  */
 #include "config.h"
 
@@ -30,6 +31,70 @@
 #include "gate/app/run.h"
 #include "gate/mail/spool.h"
 #include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+
+extern char **environ;
+
+/*
+ * What the child may see of our environment: the basics, the
+ * configuration directory, and what the MTAs hand their commands (qmail-
+ * local's envelope and qmail's own QMAIL* variables; Postfix's local(8)
+ * and pipe(8) variables).  Nothing else: not libpq's PGPASSWORD and
+ * friends, not the allocation-failure switches of the tests.
+ */
+static const char *const env_keep[] = {
+	"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "LOGNAME",
+	"LISTGATE_CONFIG",
+	/* qmail-local(8) */
+	"SENDER", "NEWSENDER", "RECIPIENT", "LOCAL", "HOST", "HOST2", "HOST3",
+	"HOST4", "EXT", "EXT2", "EXT3", "EXT4", "DTLINE", "RPLINE", "UFLINE",
+	/* Postfix local(8), pipe(8) */
+	"MAIL_CONFIG", "DOMAIN", "EXTENSION", "ORIGINAL_RECIPIENT", "ENVID",
+	"CLIENT_ADDRESS", "CLIENT_HELO", "CLIENT_HOSTNAME", "CLIENT_PROTOCOL",
+	"SASL_METHOD", "SASL_SENDER", "SASL_USERNAME",
+	NULL
+};
+static const char *const env_keep_prefix[] = { "LC_", "QMAIL", NULL };
+
+/* 1 if the environment entry e ("NAME=value") may reach the child */
+static int
+env_kept(const char *e)
+{
+	const char *eq = strchr(e, '=');
+	size_t n, i;
+
+	if (eq == NULL || eq == e)
+		return 0;
+	n = (size_t)(eq - e);
+	for (i = 0; env_keep[i] != NULL; i++)
+		if (strlen(env_keep[i]) == n && memcmp(e, env_keep[i], n) == 0)
+			return 1;
+	for (i = 0; env_keep_prefix[i] != NULL; i++)
+		if (strncmp(e, env_keep_prefix[i],
+		    strlen(env_keep_prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* the child's environment: the kept entries of ours (pointers into
+ * environ; xfree the array only), or NULL when out of memory */
+static char **
+child_env(void)
+{
+	char **env;
+	size_t n = 0, i, k = 0;
+
+	for (i = 0; environ != NULL && environ[i] != NULL; i++)
+		if (env_kept(environ[i]))
+			n++;
+	if ((env = xcalloc(n + 1, sizeof(*env))) == NULL)
+		return NULL;
+	for (i = 0; environ != NULL && environ[i] != NULL && k < n; i++)
+		if (env_kept(environ[i]))
+			env[k++] = environ[i];
+	env[k] = NULL;
+	return env;
+}
 
 /* the running child's pid (its process group), 0 when none */
 static volatile sig_atomic_t active_pid;
@@ -69,7 +134,7 @@ post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
 
 /* in the child: set up stdin and exec; never returns */
 static void
-child(char *const *argv, int infd, int errfd)
+child(char *const *argv, char *const *envp, int infd, int errfd)
 {
 	int e;
 
@@ -83,7 +148,7 @@ child(char *const *argv, int infd, int errfd)
 		goto fail;
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
-	execv(argv[0], argv);
+	execve(argv[0], argv, envp);
 fail:
 	e = errno;
 	/* tell the parent why; it reads this from the close-on-exec pipe */
@@ -99,6 +164,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	struct sigaction sa, osa;
 	double deadline;
 	pid_t pid, wp;
+	char **envp = NULL;
 	int copy = -1, ep[2] = { -1, -1 };
 	int st, e, n, timed_out = 0, rc = -1;
 
@@ -109,6 +175,10 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	/* the whole post in a file before the child exists */
 	if (fd < 0 && (fd = copy = post_copy(data, len, err, errsz)) < 0)
 		return -1;
+	if ((envp = child_env()) == NULL) {
+		snprintf(err, errsz, "run: out of memory");
+		goto out;
+	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
 		goto out;
@@ -126,7 +196,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	}
 	if (pid == 0) {
 		close(ep[0]);
-		child(argv, fd, ep[1]);
+		child(argv, envp, fd, ep[1]);
 	}
 	setpgid(pid, pid);
 	active_pid = pid;
@@ -170,6 +240,7 @@ done:
 	active_pid = 0;
 	sigaction(SIGPIPE, &osa, NULL);
 out:
+	xfree(envp);
 	if (copy >= 0)
 		close(copy);
 	if (ep[0] >= 0)

@@ -6,7 +6,11 @@
  * with stdout and stderr inherited; the whole group is killed when the
  * time runs out.  Its standard input is a seekable file holding the
  * whole post before it starts, so it reads all of it even when the
- * caller dies first.
+ * caller dies first.  Its environment keeps only PATH, HOME, LANG,
+ * LC_*, TZ, TMPDIR, USER, LOGNAME, LISTGATE_CONFIG and the variables
+ * qmail (QMAIL*, SENDER, RECIPIENT, LOCAL, HOST*, EXT*, ...) and
+ * Postfix (MAIL_CONFIG, DOMAIN, EXTENSION, CLIENT_*, SASL_*, ...) give
+ * their commands; never libpq's (PGPASSWORD, ...).
  */
 #ifndef LG_RUN_H
 #define LG_RUN_H
