@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,10 @@ main(int argc, char **argv)
 	int ch;
 
 	memset(&ctx, 0, sizeof(ctx));
+	/* what listgate creates (token files, Kyoto Cabinet's write-ahead
+	 * logs, rebuilt files, directories) is never for others, nor
+	 * writable by the group */
+	umask(umask(0) | 027);
 	/* '+': stop at the subcommand; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
 		switch (ch) {
