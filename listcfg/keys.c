@@ -64,6 +64,12 @@ const struct keys_row keys_table[] = {
 	  .def = LG_DEFAULT_TIMEOUT_S, .lo = 1, .hi = 3600,
 	  .doc = "seconds before filter's watchdog defers the post (a list "
 	  "may set its own)" },
+	{ .name = "user", KEYS_FIELD(GLOBAL, STRING, user),
+	  .doc = "the user listgate becomes when started as root (without "
+	  "it, root is refused unless --allow-root)" },
+	{ .name = "group", KEYS_FIELD(GLOBAL, STRING, group),
+	  .doc = "the group listgate becomes when started as root (default: "
+	  "the user's login group)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),

@@ -415,6 +415,96 @@ START_TEST(global_errors)
 }
 END_TEST
 
+/* what root reads before it opens anything else: user, group, mta; the
+ * rest of the file is not looked at (its format is) */
+START_TEST(owner_keys)
+{
+	static const char text[] =
+	    "no_such_key = 1\n"
+	    "timeout = forever\n"
+	    "user = listgate\n"
+	    "group = lists\n"
+	    "mta = postfix\n";
+	struct listcfg_global g;
+	char err[1024], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", text, sizeof(text) - 1);
+	ck_assert_msg(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(user, "listgate");
+	ck_assert_str_eq(group, "lists");
+	ck_assert_int_eq(mta, LISTCFG_MTA_POSTFIX);
+	xfree(user);
+	xfree(group);
+	/* the full load still finds the errors */
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: unknown key"));
+
+	write_file("listgate.conf", "tokens_dir = t\n", 15);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_null(user);
+	ck_assert_ptr_null(group);
+	ck_assert_int_eq(mta, -1);
+
+	write_file("listgate.conf", "user = a b\n", 11);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: user: `a b' is "
+	    "not a user name"));
+	write_file("listgate.conf", "\ngroup = -x\n", 12);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:2: group: `-x' is "
+	    "not a group name"));
+}
+END_TEST
+
+/* configuration another user could change is refused: by the full load,
+ * by the owner keys' reader, for lists/ and its files */
+START_TEST(untrusted_files_refused)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[1024], p[PATH_MAX + 32], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", "user = x\n", 9);
+	snprintf(p, sizeof(p), "%s/listgate.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0620), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf: writable by its group "
+	    "(mode 0620)") != NULL, "%s", err);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by its group"));
+	ck_assert_int_eq(chmod(p, 0602), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+
+	write_file("lists/t.conf", "robs = 1\n", 9);
+	snprintf(p, sizeof(p), "%s/lists/t.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0666), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists/t.conf: writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/lists", tmpdir);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists: writable by its group"));
+	ck_assert_int_eq(chmod(p, 0700), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), 0);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone (mode 0777)"));
+	ck_assert_int_eq(chmod(tmpdir, 0700), 0);
+}
+END_TEST
+
 START_TEST(bad_list_name_builds_no_path)
 {
 	struct listcfg_global g;
@@ -916,6 +1006,8 @@ listcfg_suite(void)
 	tcase_add_test(tc, overlong_line_nul_byte_too_many_words);
 	tcase_add_test(tc, global_errors);
 	tcase_add_test(tc, bad_list_name_builds_no_path);
+	tcase_add_test(tc, owner_keys);
+	tcase_add_test(tc, untrusted_files_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");

@@ -21,7 +21,7 @@ CONF=$T/conf
 mkdir -p "$CONF/lists" || exit 99
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 
 # the command: its environment to $T/env.LIST, NUL-separated, then the
 # post to /dev/null
@@ -77,7 +77,7 @@ env -i PATH="$PATH" HOME=/home/list LANG=C.UTF-8 LC_ALL=C.UTF-8 \
     PGPASSWORD=s3cret PGHOST=/run/postgresql PGUSER=someone PGSERVICE=x \
     PGSSLKEY=/k LD_PRELOAD= IFS=x BASH_ENV=/tmp/x ENV=/tmp/y \
     LISTGATE_FAIL_ALLOC=0 LISTGATE_ALLOC_REPORT=0 SECRET_TOKEN=t \
-    "$LISTGATE" filter --mta postfix --list dl -f s@example.org -- \
+    "$LISTGATE" --allow-root filter --mta postfix --list dl -f s@example.org -- \
     dl@example.org < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 check "filter delivered (exit 0)" test "$rc" -eq 0

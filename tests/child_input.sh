@@ -22,7 +22,7 @@ CONF=$T/conf
 mkdir -p "$CONF/lists" || exit 99
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 command -v python3 >/dev/null 2>&1 || { echo "# python3 is needed"; exit 99; }
 
 # the post: a ham post grown to 200 KiB
@@ -135,7 +135,7 @@ if [ "${1:-}" = pg ]; then
 		printf 'release = /bin/sh %s/slow.sh {list}\n' "$T" \
 		    > "$CONF/lists/$l.conf"
 		id=$("$QHOLD" "$l" "$T/big.eml" 0.9) || exit 99
-		kill_parent "approve" "$l" "$sig" 0 "$LISTGATE" \
+		kill_parent "approve" "$l" "$sig" 0 "$LISTGATE" --allow-root \
 		    --config "$CONF" approve "$id"
 		st=$(psql -X -A -t -q -c "SELECT status FROM held_posts WHERE id = $id")
 		check "approve after SIG$sig: the post stays 'releasing' (got $st)" \
@@ -159,7 +159,7 @@ for sig in KILL TERM INT; do
 	printf 'ham_cutoff = 1\nspam_cutoff = 1\ndeliver = /bin/sh %s/slow.sh {list}\n' \
 	    "$T" > "$CONF/lists/$l.conf"
 	cp "$CONF/tokens/base.kch" "$CONF/tokens/$l.kch"
-	kill_parent "filter" "$l" "$sig" 1 "$LISTGATE" --config "$CONF" \
+	kill_parent "filter" "$l" "$sig" 1 "$LISTGATE" --allow-root --config "$CONF" \
 	    filter --mta postfix --list "$l" -f a@example.org -- \
 	    "$l@example.org"
 done

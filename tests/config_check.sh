@@ -15,7 +15,7 @@ mkdir -p "$CONF/lists" || exit 99
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 
 run lg config --help
 check "config --help exits 0" test "$rc" -eq 0
@@ -27,7 +27,7 @@ check "config with an unknown action is a usage error" test "$rc" -eq 2
 
 # the table of keys: needs no configuration, one line per key
 tab=$(printf '\t')
-run "$LISTGATE" --config "$T/nonexistent" config keys
+run "$LISTGATE" --allow-root --config "$T/nonexistent" config keys
 check "config keys exits 0 without a configuration" test "$rc" -eq 0
 check "config keys names its columns" \
     grep -qx "# name${tab}file${tab}type${tab}default${tab}range${tab}description" "$T/out"
@@ -114,10 +114,10 @@ echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1
 check "naming listgate.conf:4" grep -q "listgate.conf:4: lock_wait_ms: \`soon' is not a whole number" "$T/err"
-run "$LISTGATE" --config "$T/nonexistent" config check
+run "$LISTGATE" --allow-root --config "$T/nonexistent" config check
 check "a missing directory fails" test "$rc" -eq 1
 check "and says which" grep -q "nonexistent: configuration directory" "$T/err"
-run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" config check
+run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" --allow-root config check
 check "\$LISTGATE_CONFIG names the directory" grep -q "nonexistent2" "$T/err"
 
 echo "1..$n"

@@ -32,15 +32,17 @@ DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-qbench.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 
-# one configuration per binary, each with its own database
-setup() {	# setup NAME BINARY
+# one configuration per binary, each with its own database; this build
+# takes --allow-root (the tests may run as root), the other binary may
+# be older than that option
+setup() {	# setup NAME BINARY [GLOBAL-OPTION]
 	conf=$T/$1
 	mkdir -p "$conf/lists" "$T/tokens-$1" || exit 99
 	createdb "lg_$1" || exit 99
 	printf 'tokens_dir = %s/tokens-%s\ndatabase = dbname=lg_%s\n' \
 	    "$T" "$1" "$1" > "$conf/listgate.conf"
 	printf 'deliver = /bin/true\n' > "$conf/lists/dev.conf"
-	"$2" --config "$conf" migrate -q || exit 99
+	"$2" ${3:-} --config "$conf" migrate -q || exit 99
 	for c in spam ham; do
 		: > "$T/$c.posts"
 		for i in 1 2 3; do
@@ -52,9 +54,9 @@ setup() {	# setup NAME BINARY
 		PGDATABASE=lg_$1 "$QHOLD" -j dev "$c" "$T/$c.posts" \
 		    > /dev/null || exit 99
 	done
-	"$2" --config "$conf" sync -q --list dev || exit 99
+	"$2" ${3:-} --config "$conf" sync -q --list dev || exit 99
 }
-setup new "$LISTGATE"
+setup new "$LISTGATE" --allow-root
 [ -n "$OTHER" ] && setup old "$OTHER"
 
 # N posts, each with its own X-Bench line
@@ -81,7 +83,8 @@ fi
 python3 - "$T" "$N" "$LISTGATE" "$OTHER" "$bogo" <<'EOF'
 import statistics, subprocess, sys, time
 tdir, n, new, old, bogo = sys.argv[1], int(sys.argv[2]), *sys.argv[3:6]
-runs = [("listgate filter (hold)", [new, "--config", tdir + "/new", "filter",
+runs = [("listgate filter (hold)", [new, "--allow-root", "--config",
+         tdir + "/new", "filter",
          "--list", "dev", "--mta", "qmail"], 99)]
 if old:
     runs.append(("listgate filter (hold), other binary",
