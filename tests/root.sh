@@ -6,12 +6,15 @@
 #
 # The root parts need root (CI runs as root) and the system users
 # nobody and daemon; as another user they print a "# SKIP" line and the
-# checks of group- and world-writable files still run.  Works in a
+# checks of group- and world-writable files still run.  Under tests/pg.sh
+# (root only): a moderator who may not write the token files decides,
+# and their owner's sync applies the decision.  Works in a
 # mktemp -d directory removed at the end; never reads /etc/listgate.
 set -u
 
 : "${LISTGATE:?set by make check}"
 : "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-root.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -26,6 +29,34 @@ lgr() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 says() {
 	grep -qF -- "$1" "$T/err" || { echo "# stderr: $(cat "$T/err")"; return 1; }
 }
+
+if [ "${1:-}" = pg ]; then
+	# --- inside tests/pg.sh: a moderator who may not write the token
+	# files decides; their owner's sync learns from it ----------------
+	QHOLD=$top_builddir/tests/qhold
+	chmod 755 "$T"
+	mkdir -m 750 "$T/tokens" || exit 99
+	printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+	printf 'release = /bin/sh -c "cat > /dev/null"\n' > "$CONF/lists/dev.conf"
+	lgr migrate -q || exit 99
+	"$QHOLD" -j dev spam "$DATA/spam1.eml" >/dev/null || exit 99
+	lgr sync -q --list dev || exit 99
+	id=$("$QHOLD" dev "$DATA/ham1.eml" 0.9) || exit 99
+	run runuser -u nobody -- "$LISTGATE" --config "$CONF" approve "$id"
+	check "a moderator who cannot write the token file approves (exit 0)" \
+	    test "$rc" -eq 0
+	check "... told that the owner's sync learns from it" says \
+	    "list dev: the token file is not yours to write; its owner's next \`listgate sync\` learns from the decisions"
+	check "... the post is approved" test "$(psql -X -A -t -q -c \
+	    "SELECT status FROM held_posts WHERE id = $id")" = approved
+	run lgr sync --list dev
+	grep -q "list dev: 1 journal event applied" "$T/out" &&
+	    ok "... one event applied by the owner's sync" ||
+	    bad "... one event applied by the owner's sync ($(cat "$T/out"))"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
 
 # --- configuration another user could change ----------------------------
 printf 'tokens_dir = tokens\n' > "$CONF/listgate.conf"
@@ -181,5 +212,6 @@ run lgr train --quiet --list dev --ham "$DATA/ham1.eml"
 check "--allow-root with user set: a token file made as root" \
     test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = 0
 
+pg_part
 echo "1..$n"
 [ $fails -eq 0 ]
