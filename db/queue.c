@@ -334,7 +334,7 @@ queue_migrate(struct queue *q, int *napplied_r,
 	PGresult *res;
 	char lockkey[32], vbuf[16], scratch[64];
 	const char *params[2];
-	int v, r = -1;
+	int v, missing, r = -1;
 
 	*napplied_r = 0;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_MIGRATE);
@@ -347,7 +347,21 @@ queue_migrate(struct queue *q, int *napplied_r,
 		return -1;
 	}
 	PQclear(res);
-	if (queue_cmd(q, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+	/* only when missing: a role that may not create tables (the
+	 * filter's, a moderator's) can still run migrate on a schema that
+	 * is up to date, and be told so */
+	res = PQexecParams(q->conn, "SELECT to_regclass('schema_migrations') "
+	    "IS NULL", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		goto out;
+	}
+	missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (missing && queue_cmd(q, "CREATE TABLE IF NOT EXISTS "
+	    "schema_migrations ("
 	    "version integer PRIMARY KEY CHECK (version > 0), "
 	    "name text NOT NULL, "
 	    "applied_at timestamptz NOT NULL DEFAULT now())", err, errsz) < 0)
