@@ -33,6 +33,8 @@ static char pq_err[256];
 	X(PGconn *, PQconnectdb, (const char *conninfo), (conninfo)) \
 	X(void, PQfinish, (PGconn *conn), (conn)) \
 	X(ConnStatusType, PQstatus, (const PGconn *conn), (conn)) \
+	X(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn), \
+	    (conn)) \
 	X(char *, PQerrorMessage, (const PGconn *conn), (conn)) \
 	X(int, PQsetClientEncoding, (PGconn *conn, const char *encoding), \
 	    (conn, encoding)) \
@@ -204,6 +206,8 @@ FWD(int, PQsetClientEncoding, (PGconn *conn, const char *encoding),
     (conn, encoding))
 FWD(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn *conn,
     PQnoticeProcessor proc, void *arg), (conn, proc, arg))
+FWD(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn),
+    (conn))
 FWD(PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query))
 FWD(PGresult *, PQexecParams, (PGconn *conn, const char *command,
     int nParams, const Oid *paramTypes, const char *const *paramValues,

@@ -11,10 +11,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nettle/sha2.h>
 #include <zlib.h>
@@ -103,14 +105,16 @@ queue_open(const char *conninfo, struct queue **q_r, char *err,
 	struct queue *q;
 
 	*q_r = NULL;
-	if ((q = xcalloc(1, sizeof(*q))) == NULL) {
+	if ((q = xcalloc(1, sizeof(*q))) == NULL ||
+	    (conninfo != NULL && (q->conninfo = xstrdup(conninfo)) == NULL)) {
 		snprintf(err, errsz, "out of memory");
+		xfree(q);
 		return -1;
 	}
 	q->conn = PQconnectdbParams(keys, vals, 1);
 	if (q->conn == NULL) {
 		snprintf(err, errsz, "database: out of memory");
-		xfree(q);
+		queue_close(q);
 		return -1;
 	}
 	if (PQstatus(q->conn) != CONNECTION_OK) {
@@ -129,8 +133,10 @@ queue_close(struct queue *q)
 {
 	if (q == NULL)
 		return;
+	queue_close(q->lockq);
 	if (q->conn)
 		PQfinish(q->conn);
+	xfree(q->conninfo);
 	xfree(q);
 }
 
@@ -325,28 +331,32 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 	return 0;
 }
 
-int
-queue_migrate(struct queue *q, int *napplied_r,
-    void (*report)(int version, const char *name, void *ctx), void *ctx,
+/*
+ * Apply one migration, the next one the database lacks, in a
+ * transaction that holds the migrate lock: 1 applied (*m_r says which),
+ * 0 nothing left to apply, -1 error (rolled back).  The lock is a
+ * transaction lock, gone with the COMMIT: a connection pooler in
+ * transaction mode may hand each transaction to another server
+ * connection, where a session lock would stay behind.
+ */
+static int
+migrate_next(struct queue *q, const struct queue_migration **m_r,
     char *err, size_t errsz)
 {
 	const struct queue_migration *m;
 	PGresult *res;
-	char lockkey[32], vbuf[16], scratch[64];
+	char lockkey[32], vbuf[16], scratch[64], e2[512];
 	const char *params[2];
-	int v, missing, r = -1;
+	int v, missing;
 
-	*napplied_r = 0;
+	*m_r = NULL;
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_MIGRATE);
 	params[0] = lockkey;
-	res = PQexecParams(q->conn, "SELECT pg_advisory_lock($1::int8)", 1,
-	    NULL, params, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
-		return -1;
-	}
-	PQclear(res);
+	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
+	    params, err, errsz) < 0)
+		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
 	 * is up to date, and be told so */
@@ -356,7 +366,7 @@ queue_migrate(struct queue *q, int *napplied_r,
 	    PQntuples(res) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
-		goto out;
+		goto fail;
 	}
 	missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
@@ -365,57 +375,80 @@ queue_migrate(struct queue *q, int *napplied_r,
 	    "version integer PRIMARY KEY CHECK (version > 0), "
 	    "name text NOT NULL, "
 	    "applied_at timestamptz NOT NULL DEFAULT now())", err, errsz) < 0)
-		goto out;
+		goto fail;
 	if (queue_schema_version(q, &v, err, errsz) < 0)
-		goto out;
+		goto fail;
 	if (v > queue_schema_latest) {
 		snprintf(err, errsz, "the database schema is version %d, newer "
 		    "than this listgate knows (%d): refusing to touch it; "
 		    "upgrade listgate", v, queue_schema_latest);
-		goto out;
+		goto fail;
 	}
-	for (m = queue_migrations; m->name != NULL; m++) {
-		if (m->version <= v)
-			continue;
-		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
-			goto out;
-		/* a fixed script compiled in: the one place with several
-		 * statements in one string, hence PQexec */
-		res = PQexec(q->conn, m->sql);
-		if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
-			snprintf(err, errsz, "migration %04d_%s failed: %s",
-			    m->version, m->name, queue_pgerr(q, res));
-			PQclear(res);
-			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
-			goto out;
-		}
+	for (m = queue_migrations; m->name != NULL && m->version <= v; m++)
+		;
+	if (m->name == NULL)
+		return queue_cmd(q, "COMMIT", err, errsz) < 0 ? -1 : 0;
+	/* a fixed script compiled in: the one place with several
+	 * statements in one string, hence PQexec */
+	res = PQexec(q->conn, m->sql);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "migration %04d_%s failed: %s",
+		    m->version, m->name, queue_pgerr(q, res));
 		PQclear(res);
-		snprintf(vbuf, sizeof(vbuf), "%d", m->version);
-		params[0] = vbuf;
-		params[1] = m->name;
-		res = PQexecParams(q->conn, "INSERT INTO schema_migrations "
-		    "(version, name) VALUES ($1, $2)", 2, NULL, params, NULL,
-		    NULL, 0);
-		if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
-			snprintf(err, errsz, "migration %04d_%s: %s",
-			    m->version, m->name, queue_pgerr(q, res));
-			PQclear(res);
-			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
-			goto out;
-		}
-		PQclear(res);
-		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
-			goto out;
+		goto fail;
+	}
+	PQclear(res);
+	snprintf(vbuf, sizeof(vbuf), "%d", m->version);
+	params[0] = vbuf;
+	params[1] = m->name;
+	if (exec_params(q, "INSERT INTO schema_migrations (version, name) "
+	    "VALUES ($1, $2)", 2, params, e2, sizeof(e2)) < 0) {
+		snprintf(err, errsz, "migration %04d_%s: %s", m->version,
+		    m->name, e2);
+		goto fail;
+	}
+	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+		return -1;
+	*m_r = m;
+	return 1;
+fail:
+	queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+	return -1;
+}
+
+int
+queue_in_recovery(struct queue *q, int *standby_r, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = -1;
+
+	*standby_r = 0;
+	res = PQexecParams(q->conn, "SELECT pg_is_in_recovery()", 0, NULL,
+	    NULL, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		*standby_r = *PQgetvalue(res, 0, 0) == 't';
+		r = 0;
+	} else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return r;
+}
+
+int
+queue_migrate(struct queue *q, int *napplied_r,
+    void (*report)(int version, const char *name, void *ctx), void *ctx,
+    char *err, size_t errsz)
+{
+	const struct queue_migration *m;
+	int r;
+
+	*napplied_r = 0;
+	while ((r = migrate_next(q, &m, err, errsz)) > 0) {
 		(*napplied_r)++;
 		if (report)
 			report(m->version, m->name, ctx);
 	}
-	r = 0;
-out:
-	params[0] = lockkey;
-	res = PQexecParams(q->conn, "SELECT pg_advisory_unlock($1::int8)", 1,
-	    NULL, params, NULL, NULL, 0);
-	PQclear(res);
 	return r;
 }
 
@@ -455,37 +488,43 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
 	/*
-	 * One round trip for a new post: insert unless these bytes are
-	 * already pending for the list.  Only a retried delivery needs the
-	 * second statement, which finds the row already there.  (A plain
-	 * INSERT ... ON CONFLICT plans in a fresh server process in 0.75 ms,
-	 * a CTE doing both in one statement in 1.1 ms.)  If that row was
-	 * decided in between, the SELECT finds nothing and the INSERT is
-	 * tried again.
+	 * One round trip for a new post: insert, if the schema is the one
+	 * this binary knows, unless these bytes are already pending for the
+	 * list.  (The schema check rides in the INSERT: a separate query
+	 * first was a round trip of its own, two through a pooler.)  When
+	 * nothing was inserted, or the INSERT failed, the schema is
+	 * checked on its own for the message; a retried delivery then
+	 * finds the row already there with the second statement.  (A
+	 * plain INSERT ... ON CONFLICT plans in a fresh server process in
+	 * 0.75 ms, a CTE doing both in one statement in 1.1 ms.)  If that
+	 * row was decided in between, the SELECT finds nothing and the
+	 * INSERT is tried again.
 	 */
 	static const char sql[] =
 	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
 	    "from_hdr, subject, message_id, size, score, verdict, clues, "
 	    "raw_z, raw_sha256, status, decided_by, decided_at) "
-	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
+	    "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, "
+	    "$6::text, $7::int8, $8::float8, $9::text, $10::text, $11::bytea, "
+	    "$12::bytea, $13::text, CASE WHEN $13::text = 'held' THEN NULL "
 	    "ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
+	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
+	    "WHERE (SELECT max(version) FROM schema_migrations) = $14::int4 "
 	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
 	    " DO NOTHING RETURNING id";
 	static const char sql_pending[] =
 	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
 	    "AND " PENDING_ROWS;
-	const char *vals[13], *pvals[2];
-	int lens[13], fmts[13], plens[2] = { 0, SHA256_DIGEST_SIZE };
+	const char *vals[14], *pvals[2];
+	int lens[14], fmts[14], plens[2] = { 0, SHA256_DIGEST_SIZE };
 	int pfmts[2] = { 0, 1 };
 	char *txt[7];
-	char sizebuf[32], scorebuf[40];
+	char sizebuf[32], scorebuf[40], schemabuf[16], why[512];
 	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
 	size_t zlen, i;
 	double score = p->score;
 	PGresult *res;
-	int r = -1, try;
+	int r = -1, try, checked = 0;
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
@@ -528,6 +567,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
+	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
+	vals[13] = schemabuf;
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large to store");
 		goto out;
@@ -535,10 +576,18 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts,
+		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
 		    0);
-		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-			goto dberr;
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+			/* no schema, an older one: say so rather than what
+			 * the INSERT met */
+			snprintf(why, sizeof(why), "%s", queue_pgerr(q, res));
+			PQclear(res);
+			if (queue_check_schema(q, err, errsz) == 0)
+				snprintf(err, errsz, "database: cannot hold the "
+				    "post: %s", why);
+			goto out;
+		}
 		if (PQntuples(res) == 1) {
 			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 			r = 0;
@@ -546,6 +595,16 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		PQclear(res);
 		if (r == 0)
 			break;
+		/* nothing inserted: a schema this binary does not know, or
+		 * these bytes already pending */
+		if (!checked) {
+			if (queue_check_schema(q, err, errsz) < 0)
+				goto out;
+			checked = 1;
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "the same post is being stored and decided at "
+			    "once");
+		}
 		/* a retry: the row that holds these bytes */
 		pvals[0] = vals[0];
 		pvals[1] = vals[11];
@@ -802,8 +861,8 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 }
 
 /*
- * Record decision status (the row is locked, or held by the caller's
- * post lock) and its training, inside the caller's transaction: the
+ * Record decision status (the caller holds the post's decision lock)
+ * and its training, inside the caller's transaction on q: the
  * journal's net effect for this post becomes the new class learnt once
  * (or nothing), under the list's journal lock.  0, or -1 with err.
  */
@@ -857,10 +916,81 @@ rollback(struct queue *q)
 	queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
 }
 
+/* the longest pause between two tries for a post's decision lock */
+#define POST_LOCK_POLL_MAX_MS	100
+
+/*
+ * Open a transaction on q that holds post id's decision lock, waiting
+ * while another decision holds it: 0 (the transaction is open), or -1
+ * with err.  The lock is a transaction lock, so it ends with the
+ * transaction however that ends (a process or connection that dies lets
+ * go of it too): a connection pooler in transaction mode may hand each
+ * transaction to another server connection, where a session lock would
+ * stay behind.  A waiter tries in short transactions, with a pause
+ * between tries, so that it holds no server connection of the pool
+ * while it waits.
+ */
+static int
+post_lock(struct queue *q, int64_t id, char *err, size_t errsz)
+{
+	char cls[16], key[16];
+	const char *vals[2] = { cls, key };
+	struct timespec ts;
+	PGresult *res;
+	long ms = 2;
+	int got;
+
+	snprintf(cls, sizeof(cls), "%d", QUEUE_LOCK_POST);
+	snprintf(key, sizeof(key), "%d", (int)(int32_t)(uint32_t)id);
+	for (;;) {
+		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+			return -1;
+		res = PQexecParams(q->conn, "SELECT pg_try_advisory_xact_lock("
+		    "$1::int4, $2::int4)", 2, NULL, vals, NULL, NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+		    PQntuples(res) != 1) {
+			snprintf(err, errsz, "database: %s",
+			    queue_pgerr(q, res));
+			PQclear(res);
+			rollback(q);
+			return -1;
+		}
+		got = *PQgetvalue(res, 0, 0) == 't';
+		PQclear(res);
+		if (got)
+			return 0;
+		rollback(q);
+		ts.tv_sec = 0;
+		ts.tv_nsec = ms * 1000000L;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+		if ((ms *= 2) > POST_LOCK_POLL_MAX_MS)
+			ms = POST_LOCK_POLL_MAX_MS;
+	}
+}
+
+/* the connection that holds a post's decision lock across a release:
+ * q's second connection, opened when first needed and kept (reopened
+ * when it was lost): 0 with *l_r, or -1 */
+static int
+lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
+{
+	if (q->lockq != NULL && PQstatus(q->lockq->conn) != CONNECTION_OK) {
+		queue_close(q->lockq);
+		q->lockq = NULL;
+	}
+	if (q->lockq == NULL && queue_open(q->conninfo, &q->lockq, err,
+	    errsz) < 0)
+		return -1;
+	*l_r = q->lockq;
+	return 0;
+}
+
 /*
  * After a failed release: put the row back as it was before the
- * approval marked it 'releasing' (r holds the old values).  0, or -1
- * with err (the row stays 'releasing').
+ * approval marked it 'releasing' (r holds the old values), inside the
+ * caller's transaction on q.  0, or -1 with err (the row stays
+ * 'releasing').
  */
 static int
 unmark_releasing(struct queue *q, const char *idbuf,
@@ -892,12 +1022,13 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	queue_release_fn release = d->release;
 	void *ctx = d->ctx;
 	int flags = d->flags;
-	char idbuf[32], lockcls[16], lockkey[16], *byc = NULL, *notec = NULL;
+	char idbuf[32], *byc = NULL, *notec = NULL;
 	char e2[512];
 	const char *vals[4];
 	struct queue_row r;
+	struct queue *lq = NULL;	/* holds the lock across a release */
 	PGresult *res = NULL;
-	int rc = -1, locked = 0, approve, releasing, release_now;
+	int rc = -1, approve, releasing, release_now;
 	int force = (flags & QUEUE_FORCE) != 0;
 	int mark = (flags & QUEUE_MARK_ONLY) != 0;
 
@@ -919,18 +1050,23 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	/* every decision on this post waits for one in progress, whose
-	 * release runs outside any transaction; a process that dies lets
-	 * go of the lock with its session */
-	snprintf(lockcls, sizeof(lockcls), "%d", QUEUE_LOCK_POST);
-	snprintf(lockkey, sizeof(lockkey), "%d", (int)(int32_t)(uint32_t)id);
-	vals[0] = lockcls;
-	vals[1] = lockkey;
-	if (exec_params(q, "SELECT pg_advisory_lock($1::int4, $2::int4)", 2,
-	    vals, err, errsz) < 0)
-		goto out;
-	locked = 1;
-	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+	release_now = approve && release != NULL && !mark;
+	/*
+	 * Every decision on this post waits for one in progress.  One
+	 * without a release holds the post's lock in its own transaction;
+	 * an approval that releases holds it in a transaction of its second
+	 * connection, open across the release (which runs outside any
+	 * transaction of q), and records its outcome there.
+	 */
+	if (release_now) {
+		if (lock_conn(q, &lq, err, errsz) < 0 ||
+		    post_lock(lq, id, err, errsz) < 0) {
+			lq = NULL;
+			goto out;
+		}
+		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+			goto fail;
+	} else if (post_lock(q, id, err, errsz) < 0)
 		goto out;
 	vals[0] = idbuf;
 	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
@@ -969,7 +1105,6 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		rc = QUEUE_ALREADY;
 		goto fail;
 	}
-	release_now = approve && release != NULL && !mark;
 	if (!release_now) {
 		PQclear(res);
 		res = NULL;
@@ -985,8 +1120,9 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	/*
 	 * Approval in three steps, so that a release is never repeated
 	 * unknowingly: (1) commit 'releasing'; (2) run the release command
-	 * with no transaction open; (3) commit 'approved' and the training,
-	 * or, when the command failed, the old state.  A process or a
+	 * with no transaction of q open; (3) commit 'approved' and the
+	 * training, or, when the command failed, the old state, in the
+	 * lock's transaction (which ends the lock).  A process or a
 	 * connection lost between (1) and (3) leaves 'releasing' behind,
 	 * and the next approve says so instead of releasing again.
 	 */
@@ -1005,7 +1141,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	if (release(&r, ctx, err, errsz) < 0) {
 		rc = QUEUE_RELEASE_FAILED;
-		if (unmark_releasing(q, idbuf, &r, e2, sizeof(e2)) < 0) {
+		if (unmark_releasing(lq, idbuf, &r, e2, sizeof(e2)) < 0 ||
+		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) {
 			size_t n = strlen(err);
 
 			snprintf(err + n, errsz - n, "; it stays 'releasing' "
@@ -1015,14 +1152,10 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	rc = QUEUE_UNRECORDED;
-	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+	if (record_decision(lq, idbuf, status, byc, notec, r.list, err,
+	    errsz) < 0)
 		goto out;
-	if (record_decision(q, idbuf, status, byc, notec, r.list, err,
-	    errsz) < 0) {
-		rollback(q);
-		goto out;
-	}
-	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+	if (queue_cmd(lq, "COMMIT", err, errsz) < 0)
 		goto out;
 	rc = QUEUE_DECIDED;
 	goto out;
@@ -1032,12 +1165,9 @@ fail:
 	rollback(q);
 out:
 	PQclear(res);
-	if (locked) {
-		vals[0] = lockcls;
-		vals[1] = lockkey;
-		exec_params(q, "SELECT pg_advisory_unlock($1::int4, $2::int4)",
-		    2, vals, e2, sizeof(e2));
-	}
+	/* the lock's transaction, when still open */
+	if (lq != NULL && PQtransactionStatus(lq->conn) != PQTRANS_IDLE)
+		rollback(lq);
 	xfree(byc);
 	xfree(notec);
 	queue_row_free(&r);

@@ -44,6 +44,12 @@ void queue_close(struct queue *q);
  * knows: 0 ok, -1 with err */
 int queue_check_schema(struct queue *q, char *err, size_t errsz);
 
+/* *standby_r = 1 when the server is a hot standby (in recovery: it reads
+ * what its primary had some time ago, and refuses writes), else 0: 0,
+ * or -1 with err */
+int queue_in_recovery(struct queue *q, int *standby_r, char *err,
+    size_t errsz);
+
 struct queue_post {
 	const char *list;
 	const char *env_sender, *env_recipient;	/* may be "" */
@@ -58,7 +64,9 @@ struct queue_post {
 
 /*
  * Store a post (zlib-compressed, with its SHA-256), committed on return,
- * in one statement: 0 with the new id in *id_r; 1 with the id of the
+ * in one statement that also checks the schema (nothing is stored in a
+ * database whose schema is not the one this binary needs: -1 with err
+ * as queue_check_schema words it): 0 with the new id in *id_r; 1 with the
  * row that already holds exactly these bytes for this list (held or
  * being released; never for status "discarded"): the MTA retried a delivery
  * whose filter was killed after its INSERT committed, and the post is
@@ -69,8 +77,9 @@ int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 
 /*
  * Apply the migrations the database lacks, each in its own transaction
- * recorded in schema_migrations (created when missing), under an
- * advisory lock so two runs cannot race.  *napplied_r gets how many ran;
+ * recorded in schema_migrations (created when missing) and holding an
+ * advisory transaction lock, so two runs cannot race (through a pooler
+ * in transaction mode too).  *napplied_r gets how many ran;
  * when report is not NULL it is called with each one applied.  Refuses
  * (-1) a database whose schema is newer than this binary knows.
  */
@@ -168,8 +177,14 @@ struct queue_decided {
 };
 
 /*
- * Decide post d->id.  Decisions on one post are serialised by a session
- * lock (one in progress, release included, makes the next wait).  With
+ * Decide post d->id.  Decisions on one post are serialised by an
+ * advisory transaction lock (one in progress, release included, makes
+ * the next wait; a waiter holds no connection's transaction open, and
+ * a dead process's lock is gone with its connection); an approval with a
+ * release callback holds it in a transaction of a second connection to
+ * the same database, opened on first use and kept until queue_close.
+ * Nothing outlives a transaction, so every path works through a
+ * connection pooler in transaction mode (pgbouncer).  With
  * the row locked (SELECT ... FOR UPDATE): a post already decided is left
  * alone (QUEUE_ALREADY) unless QUEUE_FORCE is set and the decision
  * differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say

@@ -14,18 +14,28 @@
 
 struct queue {
 	PGconn *conn;
+	char *conninfo;		/* as queue_open had it (NULL: libpq's
+				 * environment) */
+	struct queue *lockq;	/* a second connection: holds a post's
+				 * decision lock across its release (opened
+				 * when first needed) */
 	int intx;		/* a journal transaction is open */
 	int pipe;		/* ... in libpq pipeline mode */
 	unsigned npending;	/* pipelined INSERTs not yet read back */
 	char perr[512];		/* the first error a pipelined one met */
 };
 
-/* advisory lock class for the per-list journal writer lock ("LG") */
+/* Advisory locks.  Every one is a transaction lock (pg_advisory_xact_
+ * lock), never a session lock: a connection pooler in transaction mode
+ * (pgbouncer) may run each transaction on another server connection,
+ * where a session lock would outlive the client and bind the next one. */
+/* class of the per-list journal writer lock ("LG") */
 #define QUEUE_LOCK_JOURNAL	0x4c47
-/* advisory lock class for the decisions on one post, held across its
- * release ("LP"; the key is the post id's low 32 bits) */
+/* class of the decisions on one post ("LP"; the key is the post id's
+ * low 32 bits), held across a release by a transaction of a second
+ * connection */
 #define QUEUE_LOCK_POST		0x4c50
-/* advisory lock key for migrate */
+/* the lock of migrate, held by each migration's transaction */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
 
 /* the server's message for a failed result or connection, one line */

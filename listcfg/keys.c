@@ -47,6 +47,9 @@ const struct keys_row keys_table[] = {
 	{ .name = "database", KEYS_FIELD(GLOBAL, CONNINFO, conninfo),
 	  .doc = "PostgreSQL connection string or URI of the moderation "
 	  "queue and the training journal" },
+	{ .name = "sync_database", KEYS_FIELD(GLOBAL, CONNINFO, sync_conninfo),
+	  .doc = "where sync and rebuild read the journal, e.g. a hot "
+	  "standby (default: database)" },
 	{ .name = "log_facility", KEYS_FIELD(GLOBAL, ENUM, log_facility),
 	  .def_s = "mail", .choices = facility_names,
 	  .values = facility_values, .flags = KEYS_ANYCASE,

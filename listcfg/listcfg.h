@@ -49,6 +49,8 @@ struct listcfg_global {
 	char *dir;		/* the configuration directory */
 	char *tokens_dir;	/* absolute; default DIR/tokens */
 	char *conninfo;		/* PostgreSQL conninfo/URI, NULL when not set */
+	char *sync_conninfo;	/* the journal's reads (sync, rebuild), e.g.
+				 * a hot standby; NULL: conninfo */
 	int log_facility;	/* syslog facility, default LOG_MAIL */
 	int mta;		/* enum listcfg_mta: filter's default dialect */
 	unsigned lock_wait_ms;	/* token file lock wait, default 5000 */

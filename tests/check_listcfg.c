@@ -101,6 +101,7 @@ START_TEST(defaults_without_files)
 	snprintf(want, sizeof(want), "%s/tokens", real);
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_ptr_null(g.conninfo);
+	ck_assert_ptr_null(g.sync_conninfo);
 	ck_assert_int_eq(g.log_facility, LOG_MAIL);
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_QMAIL);
 	ck_assert_uint_eq(g.lock_wait_ms, 5000);
@@ -138,6 +139,7 @@ START_TEST(every_global_key)
 	    "\n"
 	    "tokens_dir = var/tok   # relative to the config dir\n"
 	    "database = host=/tmp dbname=lg user=x\n"
+	    "sync_database = host=/tmp port=5433 dbname=lg user=x\n"
 	    "log_facility = local3\n"
 	    "mta = postfix\n"
 	    "lock_wait_ms = 250\n"
@@ -151,6 +153,7 @@ START_TEST(every_global_key)
 	snprintf(want, sizeof(want), "%s/var/tok", real);
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_str_eq(g.conninfo, "host=/tmp dbname=lg user=x");
+	ck_assert_str_eq(g.sync_conninfo, "host=/tmp port=5433 dbname=lg user=x");
 	ck_assert_int_eq(g.log_facility, LOG_LOCAL3);
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_POSTFIX);
 	ck_assert_uint_eq(g.lock_wait_ms, 250);

@@ -114,21 +114,38 @@ hold(struct queue *q, const char *list, const unsigned char *raw, size_t len,
 }
 
 /* the release callback of the tests: keep a copy, fail when asked;
- * with kill_pid set, then end that server process (the approver's
- * connection drops after the release succeeded) */
+ * with kill set, then end the server processes of that queue handle,
+ * both its connections (the approver's connections drop after the
+ * release succeeded) */
 struct rel {
-	int fail, ncalls, kill_pid;
+	int fail, ncalls;
+	struct queue *kill;
 	unsigned char *got;
 	size_t len;
 };
+
+static int backend_pid(struct queue *q);
+
+/* end the server process with this pid */
+static void
+kill_backend(int backend)
+{
+	char pid[32];
+	const char *vals[1] = { pid };
+	PGconn *c;
+
+	snprintf(pid, sizeof(pid), "%d", backend);
+	c = PQconnectdb("");
+	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+	PQclear(PQexecParams(c, "SELECT pg_terminate_backend($1::int4)", 1,
+	    NULL, vals, NULL, NULL, 0));
+	PQfinish(c);
+}
 
 static int
 rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 {
 	struct rel *x = ctx;
-	char pid[32];
-	const char *vals[1] = { pid };
-	PGconn *c;
 
 	x->ncalls++;
 	if (x->fail) {
@@ -139,14 +156,12 @@ rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 	x->got = malloc(r->raw_len + 1);
 	memcpy(x->got, r->raw, r->raw_len);
 	x->len = r->raw_len;
-	if (x->kill_pid) {
-		snprintf(pid, sizeof(pid), "%d", x->kill_pid);
-		c = PQconnectdb("");
-		ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
-		PQclear(PQexecParams(c, "SELECT pg_terminate_backend($1::int4)",
-		    1, NULL, vals, NULL, NULL, 0));
-		PQfinish(c);
-		x->kill_pid = 0;
+	if (x->kill) {
+		/* the second connection holds the post's lock now */
+		ck_assert_ptr_nonnull(x->kill->lockq);
+		kill_backend(backend_pid(x->kill->lockq));
+		kill_backend(backend_pid(x->kill));
+		x->kill = NULL;
 	}
 	return 0;
 }
@@ -356,10 +371,31 @@ fresh_db(const char *name, char *conninfo, size_t sz)
 	snprintf(conninfo, sz, "dbname=%s", name);
 }
 
+/* queue_hold on a database whose schema it does not know: -1 with err,
+ * nothing stored */
+static void
+hold_refused(struct queue *q, const char *why)
+{
+	struct queue_post p;
+	char err[1024];
+	int64_t id;
+
+	memset(&p, 0, sizeof(p));
+	p.list = "schema";
+	p.raw = (const unsigned char *)"a\n\nb\n";
+	p.raw_len = 5;
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, why) != NULL, "queue_hold: %s", err);
+}
+
 START_TEST(schema_missing_and_newer)
 {
 	struct queue *q;
 	PGconn *c;
+	PGresult *res;
 	char ci[128], err[1024], sql[128];
 	int n;
 
@@ -367,6 +403,8 @@ START_TEST(schema_missing_and_newer)
 	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "listgate migrate"));
+	/* the hold checks the schema itself */
+	hold_refused(q, "listgate migrate");
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, queue_schema_latest);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
@@ -378,6 +416,12 @@ START_TEST(schema_missing_and_newer)
 	PQfinish(c);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
+	hold_refused(q, "newer");
+	c = pg("lg_schema_test");
+	res = PQexec(c, "SELECT count(*) FROM held_posts");
+	ck_assert_str_eq(PQgetvalue(res, 0, 0), "0");
+	PQclear(res);
+	PQfinish(c);
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
 	    -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
@@ -784,7 +828,7 @@ START_TEST(interrupted_approve_not_released_twice)
 
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-int", (const unsigned char *)"a\n\nb\n", 5, "s");
-	x.kill_pid = backend_pid(q);
+	x.kill = q;
 	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);
@@ -844,7 +888,7 @@ START_TEST(interrupted_approve_force_releases_again)
 
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-intf", (const unsigned char *)"a\n\nb\n", 5, "s");
-	x.kill_pid = backend_pid(q);
+	x.kill = q;
 	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);

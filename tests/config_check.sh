@@ -53,6 +53,8 @@ for kv in "mta = qmail" "lock_wait_ms = 5000" "timeout = 300" \
 done
 check "tokens_dir defaults to DIR/tokens" grep -q "^tokens_dir = .*/conf/tokens$" "$T/out"
 check "an unset database is said to be unset" grep -q "^# database (not set)" "$T/out"
+check "... and sync_database too (the journal read from database)" \
+    grep -q "^# sync_database (not set)" "$T/out"
 check "a list without a file says so" grep -q "lists/dev.conf (no file: defaults)" "$T/out"
 
 # every list file is checked without --list
@@ -60,6 +62,7 @@ cat > "$CONF/listgate.conf" <<'EOF'
 # global
 mta = postfix
 database = "host=/run/postgresql dbname=lg password=hunter2"
+sync_database = "host=standby.example.org dbname=lg password=hunter3"
 EOF
 cat > "$CONF/lists/good.conf" <<'EOF'
 ham_cutoff = 0.3
@@ -72,6 +75,9 @@ check "settings from the files are printed" grep -qx "ham_cutoff = 0.3" "$T/out"
 check "templates print quoted as needed" \
     grep -qx 'deliver = /usr/sbin/sendmail -i -f {sender} -- "dev list@example.org"' "$T/out"
 check "the password is never printed" sh -c "! grep -q hunter2 '$T/out'"
+check "... nor sync_database's" sh -c "! grep -q hunter3 '$T/out'"
+check "sync_database is printed" \
+    grep -q "^sync_database = \".*host='standby.example.org'" "$T/out"
 check "mta from listgate.conf" grep -qx "mta = postfix" "$T/out"
 
 # the printed settings load back
@@ -113,7 +119,7 @@ rm -f "$CONF/lists/UPPER.conf"
 echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1
-check "naming listgate.conf:4" grep -q "listgate.conf:4: lock_wait_ms: \`soon' is not a whole number" "$T/err"
+check "naming listgate.conf:5" grep -q "listgate.conf:5: lock_wait_ms: \`soon' is not a whole number" "$T/err"
 run "$LISTGATE" --allow-root --config "$T/nonexistent" config check
 check "a missing directory fails" test "$rc" -eq 1
 check "and says which" grep -q "nonexistent: configuration directory" "$T/err"

@@ -20,23 +20,35 @@
 
 int
 app_connect(const char *config_dir, struct listcfg_global *g,
-    struct queue **q_r, int check, char *err, size_t errsz)
+    struct queue **q_r, int flags, char *err, size_t errsz)
 {
+	const char *conninfo;
+	char why[768];
+
 	*q_r = NULL;
 	if (listcfg_load_global(listcfg_dir(config_dir), g, err, errsz) < 0)
 		return -1;
-	if (!queue_configured(g->conninfo)) {
+	conninfo = g->conninfo;
+	if ((flags & APP_JOURNAL_READS) && g->sync_conninfo != NULL) {
+		/* the journal from a standby: say which setting failed */
+		if (queue_open(g->sync_conninfo, q_r, why, sizeof(why)) < 0) {
+			snprintf(err, errsz, "%s (sync_database in "
+			    "%s/listgate.conf)", why, g->dir);
+			listcfg_free_global(g);
+			return -1;
+		}
+	} else if (!queue_configured(conninfo)) {
 		snprintf(err, errsz, "no database configured: set database in "
 		    "%s/listgate.conf (or the PG* environment variables)",
 		    g->dir);
 		listcfg_free_global(g);
 		return -1;
-	}
-	if (queue_open(g->conninfo, q_r, err, errsz) < 0) {
+	} else if (queue_open(conninfo, q_r, err, errsz) < 0) {
 		listcfg_free_global(g);
 		return -1;
 	}
-	if (check && queue_check_schema(*q_r, err, errsz) < 0) {
+	if ((flags & APP_CHECK_SCHEMA) &&
+	    queue_check_schema(*q_r, err, errsz) < 0) {
 		queue_close(*q_r);
 		*q_r = NULL;
 		listcfg_free_global(g);

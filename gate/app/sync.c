@@ -68,16 +68,28 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 }
 
 /* 1 (with err) when the token file claims events the journal does not
- * have: a token file from another or a restored database */
+ * have: a token file from another or a restored database, or read from
+ * a standby that has not replayed them yet */
 static int
 ahead(struct queue *q, const char *list, int64_t pos, char *err,
     size_t errsz)
 {
 	int64_t last;
+	int standby;
 	char e[256];
 
 	if (journal_last_id(q, list, &last, e, sizeof(e)) < 0 || last >= pos)
 		return 0;
+	if (queue_in_recovery(q, &standby, e, sizeof(e)) == 0 && standby) {
+		snprintf(err, errsz, "the token file is at journal position "
+		    "%lld but the journal of list %s on this standby ends at "
+		    "%lld: the standby is behind (nothing applied; sync again "
+		    "once it has caught up), or it serves another database "
+		    "than the token file was built from (then run `listgate "
+		    "rebuild --list %s`)", (long long)pos, list,
+		    (long long)last, list);
+		return 1;
+	}
 	snprintf(err, errsz, "the token file is at journal position %lld but "
 	    "the journal of list %s ends at %lld: it was built from another "
 	    "(or a restored) database; run `listgate rebuild --list %s`",

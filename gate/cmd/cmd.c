@@ -139,11 +139,11 @@ cmd_load_list(const char *name, const struct cmd_ctx *ctx,
 /* connect with the configured database, errors reported */
 int
 cmd_connect(const char *name, const struct cmd_ctx *ctx,
-    struct listcfg_global *g, struct queue **q_r, int check)
+    struct listcfg_global *g, struct queue **q_r, int flags)
 {
 	char err[1024];
 
-	if (app_connect(ctx->config_dir, g, q_r, check, err,
+	if (app_connect(ctx->config_dir, g, q_r, flags, err,
 	    sizeof(err)) < 0) {
 		cmd_err(name, "%s", err);
 		return -1;

@@ -115,12 +115,12 @@ int cmd_load_list(const char *name, const struct cmd_ctx *ctx,
     char *path, size_t pathsz);
 
 /*
- * Load the global configuration and connect to its database, checking
- * the schema unless check is 0 (app_connect).  0, or -1 reported as
- * name (g is then freed).
+ * Load the global configuration and connect to its database, flags as
+ * app_connect takes them (APP_CHECK_SCHEMA, APP_JOURNAL_READS).  0, or
+ * -1 reported as name (g is then freed).
  */
 int cmd_connect(const char *name, const struct cmd_ctx *ctx,
-    struct listcfg_global *g, struct queue **q_r, int check);
+    struct listcfg_global *g, struct queue **q_r, int flags);
 
 /*
  * Sync list's token file from the journal (created when missing) and

@@ -335,7 +335,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		cmd_err(d->name, "out of memory");
 		return EXIT_CMD_FAIL;
 	}
-	if (cmd_connect(d->name, ctx, &g, &q, 1) < 0) {
+	if (cmd_connect(d->name, ctx, &g, &q, APP_CHECK_SCHEMA) < 0) {
 		xfree(t);
 		return EXIT_CMD_FAIL;
 	}
@@ -517,7 +517,7 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("expire", "out of memory");
 		return EXIT_CMD_FAIL;
 	}
-	if (cmd_connect("expire", ctx, &g, &q, 1) < 0) {
+	if (cmd_connect("expire", ctx, &g, &q, APP_CHECK_SCHEMA) < 0) {
 		xfree(t);
 		return EXIT_CMD_FAIL;
 	}

@@ -342,8 +342,8 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	    f->l.spam_cutoff));
 	qp.clues = buf_str(&clues);
 	qp.status = status;
+	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    queue_check_schema(q, err, sizeof(err)) < 0 ||
 	    queue_hold(q, &qp, &f->id, err, sizeof(err)) < 0) {
 		failure(f, "%s", err);
 		goto out;

@@ -211,7 +211,7 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("held", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
 	}
-	if (cmd_connect("held", ctx, &g, &q, 1) < 0)
+	if (cmd_connect("held", ctx, &g, &q, APP_CHECK_SCHEMA) < 0)
 		return EXIT_CMD_FAIL;
 	buf_init(&c.out, OUT_MAX);
 	c.now = time(NULL);
@@ -340,7 +340,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("show", "bad post ID '%s'", argv[optind]);
 		return EXIT_CMD_USAGE;
 	}
-	if (cmd_connect("show", ctx, &g, &q, 1) < 0)
+	if (cmd_connect("show", ctx, &g, &q, APP_CHECK_SCHEMA) < 0)
 		return EXIT_CMD_FAIL;
 	found = queue_get(q, id, &r, err, sizeof(err));
 	if (found < 0) {

@@ -16,6 +16,7 @@
 
 #include "db/journal.h"
 #include "db/queue.h"
+#include "gate/app/app.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
@@ -96,7 +97,8 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	memset(&s, 0, sizeof(s));
-	if (cmd_connect("sync", ctx, &g, &s.q, 1) < 0)
+	if (cmd_connect("sync", ctx, &g, &s.q,
+	    APP_CHECK_SCHEMA | APP_JOURNAL_READS) < 0)
 		return EXIT_CMD_FAIL;
 	s.g = &g;
 	s.quiet = quiet;
@@ -172,7 +174,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
 	}
-	if (cmd_connect("rebuild", ctx, &g, &q, 1) < 0)
+	if (cmd_connect("rebuild", ctx, &g, &q,
+	    APP_CHECK_SCHEMA | APP_JOURNAL_READS) < 0)
 		return EXIT_CMD_FAIL;
 	if (listcfg_load_list(&g, list, &l, err, sizeof(err)) < 0) {
 		cmd_err("rebuild", "%s", err);

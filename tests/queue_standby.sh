@@ -1,0 +1,224 @@
+#!/bin/sh
+# queue_standby.sh - many list hosts on one PostgreSQL, with PostgreSQL's
+# own streaming replication: a primary and a hot standby made with
+# pg_basebackup (tests/pg.sh standby-create), and two list hosts, each a
+# configuration directory with its own tokens directory
+#
+#   host A   database = the primary: filters, moderates, trains, syncs
+#   host B   database = the primary (its filter holds posts there),
+#            sync_database = the standby only: sync and rebuild read the
+#            journal from the replica
+#
+# Checks that posts are filtered on both hosts and moderated and trained
+# on A; that B's journal reads go to the standby (it is read-only, and
+# B syncs with the primary stopped); that both token files end
+# identical, record for record and position, and equal to a rebuild;
+# that a standby whose replay is paused makes B's sync apply only what
+# it has and catch up later, each event once; that a token file ahead
+# of the standby is refused with a message saying the standby is
+# behind, and left alone; and that a standby that is down makes B's
+# sync fail naming the problem, with the token file untouched.
+# Unix sockets in the cluster's directory only; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-standby.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+primary="host=$PGHOST port=$PGPORT dbname=$PGDATABASE"
+standby="host=$PGHOST port=$PG_STANDBY_PORT dbname=$PGDATABASE"
+for h in A B C; do
+	mkdir -p "$T/$h/lists" || exit 99
+	printf 'tokens_dir = %s/tokens-%s\ndatabase = %s\n' "$T" "$h" \
+	    "$primary" > "$T/$h/listgate.conf"
+	cat > "$T/$h/lists/dev.conf" <<EOF
+release = /bin/sh -c "cat >> $T/released"
+deliver = /bin/true
+EOF
+done
+# B and C read the journal from the standby only
+for h in B C; do
+	printf 'sync_database = %s\n' "$standby" >> "$T/$h/listgate.conf"
+done
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
+lgA() { "$LISTGATE" --allow-root --config "$T/A" "$@"; }
+lgB() { "$LISTGATE" --allow-root --config "$T/B" "$@"; }
+lgC() { "$LISTGATE" --allow-root --config "$T/C" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+sqlp() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+sqls() { psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" -c "$1"; }
+# a host's token file: every record, then its counts and position
+dump() {
+	{
+		"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-dump |
+		    LC_ALL=C sort
+		"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats
+	}
+}
+pos() {
+	"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats |
+	    sed -n 's/^journal_pos //p'
+}
+# wait (at most 30 s) until the standby has replayed everything the
+# primary has written so far
+catchup() {
+	lsn=$(sqlp "SELECT pg_current_wal_lsn()")
+	i=0
+	while [ $i -lt 600 ]; do
+		[ "$(sqls "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&
+		    return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "# the standby did not catch up with $lsn" >&2
+	return 1
+}
+# "list dev: N journal events applied, ..." -> N
+applied() { sed -n 's/^list dev: \([0-9]*\) journal event.* applied.*/\1/p' "$T/out"; }
+
+start=$(date +%s)
+sh "$PG_SH" standby-create || exit 99
+check "the standby is a hot standby in recovery" \
+    test "$(sqls 'SELECT pg_is_in_recovery()')" = t
+check "... and read-only" sh -c "psql -X -q -p $PG_STANDBY_PORT \
+    -c 'CREATE TABLE t (x int)' 2>&1 | grep -q 'read-only transaction'"
+
+# --- A trains; B syncs from the standby ------------------------------------------
+lgA migrate -q || exit 99
+run lgA train --list dev --spam "$DATA"/spam[0-9].eml
+check "host A trains spam through the journal" test "$rc" -eq 0
+run lgA train --list dev --ham "$DATA"/ham[0-9].eml
+check "host A trains ham" test "$rc" -eq 0
+catchup || exit 99
+run lgB sync --list dev
+check "host B syncs from the standby" test "$rc" -eq 0
+check "... building its token file from all 8 events" test "$(pos B)" = "$(pos A)"
+dump A > "$T/dA"
+dump B > "$T/dB"
+check "... identical to host A's" cmp -s "$T/dA" "$T/dB"
+
+# --- both hosts filter (holding on the primary); A moderates ----------------------
+run lgB filter --list dev --mta qmail < "$DATA/spam-test.eml"
+check "host B holds a spam post (exit 99)" test "$rc" -eq 99
+idB=$(sqlp "SELECT max(id) FROM held_posts")
+run lgA filter --list dev --mta qmail < "$DATA/spam2.eml"
+check "host A holds a spam post (exit 99)" test "$rc" -eq 99
+idA=$(sqlp "SELECT max(id) FROM held_posts")
+run lgB filter --list dev --mta qmail < "$DATA/ham-test.eml"
+check "host B passes a ham post (exit 0)" test "$rc" -eq 0
+run lgA filter --list dev --mta qmail < "$DATA/ham-test.eml"
+check "host A passes a ham post (exit 0)" test "$rc" -eq 0
+check "both held posts are on the primary" test "$idA" -gt "$idB" -a \
+    "$(sqlp "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 2
+run lgA approve "$idB"
+check "host A approves host B's post" test "$rc" -eq 0
+check "... released" cmp -s "$T/released" "$DATA/spam-test.eml"
+run lgA reject "$idA"
+check "host A rejects its own" test "$rc" -eq 0
+lgA sync -q --list dev || exit 99
+catchup || exit 99
+run lgB sync --list dev
+check "host B syncs the two decisions from the standby" \
+    test "$rc" -eq 0 -a "$(applied)" = 2
+dump A > "$T/dA"
+dump B > "$T/dB"
+check "... and matches host A" cmp -s "$T/dA" "$T/dB"
+
+# --- B reads only the standby: it syncs with the primary stopped -------------------
+lgA train -q --list dev --ham "$DATA/ham-test.eml" || exit 99
+catchup || exit 99
+$PG_CTL_STOP
+run lgB sync --list dev
+check "with the primary stopped, host B still syncs from the standby" \
+    test "$rc" -eq 0 -a "$(applied)" = 1
+run lgB filter --list dev --mta qmail < "$DATA/spam3.eml"
+check "... while its filter, which holds on the primary, defers (111)" \
+    test "$rc" -eq 111
+$PG_CTL_START
+dump A > "$T/dA"
+dump B > "$T/dB"
+check "host B = host A after the primary restarts" cmp -s "$T/dA" "$T/dB"
+
+# --- a standby that is behind ------------------------------------------------------
+sqls "SELECT pg_wal_replay_pause()" > /dev/null || exit 99
+i=0
+while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
+    [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+check "replay on the standby is paused" \
+    test "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" = paused
+posB=$(pos B)
+lgA train -q --list dev --spam "$DATA/spam3.eml" "$DATA/spam4.eml" || exit 99
+run lgA filter --list dev --mta qmail < "$DATA/spam3.eml"
+id3=$(sqlp "SELECT max(id) FROM held_posts")
+check "host A holds another post" test "$rc" -eq 99
+run lgA reject "$id3"
+check "... and rejects it" test "$rc" -eq 0
+lgA sync -q --list dev || exit 99
+check "host A is ahead (3 events more)" test "$(sqlp \
+    "SELECT count(*) FROM train_journal WHERE list = 'dev' AND id > $posB")" -eq 3
+run lgB sync --list dev
+check "host B's sync from the paused standby exits 0" test "$rc" -eq 0
+check "... and applies nothing it has not got" \
+    test "$(applied)" = 0 -a "$(pos B)" = "$posB"
+# a token file further on than the standby: host C has host A's file
+mkdir -p "$T/tokens-C" && cp "$T/tokens-A/dev.kch" "$T/tokens-C/dev.kch"
+cp "$T/tokens-C/dev.kch" "$T/c.before"
+run lgC sync --list dev
+check "a token file ahead of the standby: sync exits 1" test "$rc" -eq 1
+check "... saying the standby is behind" grep -q "standby is behind" "$T/err"
+check "... and leaves the file alone" cmp -s "$T/tokens-C/dev.kch" "$T/c.before"
+sqls "SELECT pg_wal_replay_resume()" > /dev/null || exit 99
+catchup || exit 99
+run lgB sync --list dev
+check "replay resumed: host B catches up with the 3 events" \
+    test "$rc" -eq 0 -a "$(applied)" = 3
+run lgB sync --list dev
+check "... a second sync applies none" test "$rc" -eq 0 -a "$(applied)" = 0
+run lgC sync --list dev
+check "... host C's file is in step again, nothing applied twice" \
+    test "$rc" -eq 0 -a "$(applied)" = 0
+dump A > "$T/dA"
+dump B > "$T/dB"
+dump C > "$T/dC"
+check "host B = host A, record for record and position" cmp -s "$T/dA" "$T/dB"
+check "host C = host A" cmp -s "$T/dA" "$T/dC"
+run lgB rebuild --list dev
+check "rebuild on host B from the standby exits 0" test "$rc" -eq 0
+dump B > "$T/dR"
+check "... and equals the synced files" cmp -s "$T/dA" "$T/dR"
+
+# --- a standby that is down ----------------------------------------------------------------
+sh "$PG_SH" standby-stop || exit 99
+lgA train -q --list dev --ham "$DATA/ham1.eml" || exit 99
+cp "$T/tokens-B/dev.kch" "$T/b.before"
+run lgB sync --list dev
+check "standby down: host B's sync exits 1" test "$rc" -eq 1
+check "... saying it cannot connect, and through which setting" \
+    sh -c "grep -q 'cannot connect to the database' '$T/err' &&
+        grep -q 'sync_database in .*/B/listgate.conf' '$T/err'"
+check "... the token file untouched" cmp -s "$T/tokens-B/dev.kch" "$T/b.before"
+run lgB rebuild --list dev
+check "... rebuild fails the same way (exit 1)" test "$rc" -eq 1
+check "... leaving the token file, and no temporary file" sh -c \
+    "cmp -s '$T/tokens-B/dev.kch' '$T/b.before' &&
+     test -z \"\$(find '$T/tokens-B' -name '.*' -print)\""
+sh "$PG_SH" standby-start || exit 99
+catchup || exit 99
+run lgB sync --list dev
+check "the standby back: host B applies the one event it missed" \
+    test "$rc" -eq 0 -a "$(applied)" = 1
+dump A > "$T/dA"
+dump B > "$T/dB"
+check "... and equals host A" cmp -s "$T/dA" "$T/dB"
+
+echo "# queue_standby: $(($(date +%s) - start)) s with the standby"
+echo "1..$n"
+[ "$fails" -eq 0 ]
