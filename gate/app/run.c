@@ -161,7 +161,6 @@ int
 run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
-	struct sigaction sa, osa;
 	double deadline;
 	pid_t pid, wp;
 	char **envp = NULL;
@@ -183,15 +182,9 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
 		goto out;
 	}
-	/* a child that stops reading must not kill us */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPIPE, &sa, &osa);
 	deadline = timeout_s ? clock_now_ms() + (double)timeout_s * 1000 : 0;
 	if ((pid = fork()) < 0) {
 		snprintf(err, errsz, "run: fork: %s", strerror(errno));
-		sigaction(SIGPIPE, &osa, NULL);
 		goto out;
 	}
 	if (pid == 0) {
@@ -238,7 +231,6 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		snprintf(err, errsz, "%s: ended abnormally", argv[0]);
 done:
 	active_pid = 0;
-	sigaction(SIGPIPE, &osa, NULL);
 out:
 	xfree(envp);
 	if (copy >= 0)
