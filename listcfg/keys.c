@@ -95,6 +95,12 @@ const struct keys_row keys_table[] = {
 	  .def_s = "127.0.0.1,::1", .check = check_proxies,
 	  .doc = "addresses of the reverse proxies whose X-Forwarded-For and "
 	  "X-Forwarded-Proto listgate web believes" },
+	{ .name = "user", KEYS_FIELD(GLOBAL, STRING, user),
+	  .doc = "the user listgate becomes when started as root (without "
+	  "it, root is refused unless --allow-root)" },
+	{ .name = "group", KEYS_FIELD(GLOBAL, STRING, group),
+	  .doc = "the group listgate becomes when started as root (default: "
+	  "the user's login group)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),

@@ -57,6 +57,9 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *user;		/* started as root: become this user; NULL
+				 * when not set (root is then refused) */
+	char *group;		/* ... and this group (NULL: the user's) */
 };
 
 enum on_error {
@@ -94,13 +97,26 @@ const char *listcfg_dir(const char *opt);
 int listcfg_name_ok(const char *name);
 
 /* load DIR/listgate.conf (defaults when the file is missing, error when
- * DIR itself is missing or unreadable): 0, or -1 with err */
+ * DIR itself is missing or unreadable, or when DIR or the file could be
+ * changed by another user: see cfgfile_trusted): 0, or -1 with err */
 int listcfg_load_global(const char *dir, struct listcfg_global *g,
     char *err, size_t errsz);
 void listcfg_free_global(struct listcfg_global *g);
 
+/*
+ * What listgate started as root must know before it opens anything else:
+ * the global keys user, group and mta of DIR/listgate.conf, checked as
+ * listcfg_load_global checks the directory and the file (the file's
+ * format too; the values of other keys are not looked at).  0 with
+ * *user_r and *group_r (NULL when not set, else xfree them) and *mta_r
+ * (an enum listcfg_mta, -1 when not set), or -1 with err.
+ */
+int listcfg_load_owner(const char *dir, char **user_r, char **group_r,
+    int *mta_r, char *err, size_t errsz);
+
 /* load lists/NAME.conf over the defaults: 0, or -1 with err.  The name
- * is checked before any path is built. */
+ * is checked before any path is built; lists/ and the file must be
+ * cfgfile_trusted. */
 int listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz);
 void listcfg_free_list(struct listcfg_list *l);

@@ -5,9 +5,10 @@
  * the MTA's envelope: both are hostile.  Words are bounded
  * (LG_MAX_CONF_LINE, at most LG_MAX_ARGV of them), an expanded argument
  * is at most LG_MAX_ARG_BYTES, and a value only ever fills its
- * placeholder inside one argument.  Depends on nothing but buf and
+ * placeholder inside one argument, never at the start of one where it
+ * could be read as an option.  Depends on nothing but buf and
  * xalloc (the argv-template fuzz target links just these).  Never logs,
- * never exits; -1 on every failure.
+ * never exits; -1 (or TMPL_EUNSAFE) on every failure.
  */
 #include "config.h"
 
@@ -35,6 +36,48 @@ tmpl_free(char **argv)
 	for (i = 0; argv[i] != NULL; i++)
 		xfree(argv[i]);
 	xfree(argv);
+}
+
+/* 1 if word w contains a placeholder ("{{" is none) */
+static int
+has_placeholder(const char *w)
+{
+	for (; (w = strchr(w, '{')) != NULL; w++) {
+		if (w[1] == '{')
+			w++;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if word w (an argument, not the program) starts with a placeholder */
+static int
+starts_with_placeholder(const char *w)
+{
+	return w[0] == '{' && w[1] != '{';
+}
+
+/*
+ * 1 if argument i of tmpl (i >= 1) is protected from being read as an
+ * option: a word "--" comes before it, or the word right before it is
+ * an option that takes it as its value (starts with '-', is neither "-"
+ * nor "--", has no '=' and no placeholder of its own).
+ */
+static int
+protected_word(char *const *tmpl, size_t i)
+{
+	const char *p;
+	size_t j;
+
+	for (j = 1; j < i; j++)
+		if (strcmp(tmpl[j], "--") == 0)
+			return 1;
+	if (i < 2)
+		return 0;
+	p = tmpl[i - 1];
+	return p[0] == '-' && p[1] != '\0' && strcmp(p, "--") != 0 &&
+	    strchr(p, '=') == NULL && !has_placeholder(p);
 }
 
 /* the length of the placeholder at p ("{sender}" ...), 0 if none */
@@ -146,6 +189,18 @@ tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 		}
 		if ((argv[n] = xstrdup(buf_str(&w))) == NULL)
 			goto nomem;
+		/* the envelope must not begin an unprotected argument */
+		if (n > 0 && starts_with_placeholder(argv[n]) &&
+		    strncmp(argv[n], "{list}", 6) != 0 &&
+		    !protected_word(argv, n)) {
+			snprintf(err, errsz, "unsafe template: %.*s begins "
+			    "argument %zu, where a value starting with '-' "
+			    "would be read as an option; put `--' before it, "
+			    "or the option that takes it as its value "
+			    "(-f {sender})", (int)strcspn(argv[n], "}") + 1,
+			    argv[n], n);
+			goto fail;
+		}
 		n++;
 	}
 	if (n == 0) {
@@ -170,6 +225,7 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 	char **argv;
 	const char *p, *val;
 	size_t n, i, pl;
+	int unsafe, rc = -1;
 
 	*argv_r = NULL;
 	for (n = 0; tmpl[n] != NULL; n++)
@@ -177,6 +233,8 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 	if ((argv = xcalloc(n + 1, sizeof(*argv))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
+		unsafe = i > 0 && starts_with_placeholder(tmpl[i]) &&
+		    !protected_word(tmpl, i);
 		buf_reset(&w);
 		for (p = tmpl[i]; *p != '\0'; ) {
 			if (*p != '{') {
@@ -197,6 +255,10 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 				goto fail;
 			p += pl;
 		}
+		if (unsafe && w.len > 0 && w.data[0] == '-') {
+			rc = TMPL_EUNSAFE;
+			goto fail;
+		}
 		if ((argv[i] = xstrdup(buf_str(&w))) == NULL)
 			goto fail;
 	}
@@ -206,5 +268,5 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 fail:
 	buf_free(&w);
 	tmpl_free(argv);
-	return -1;
+	return rc;
 }

@@ -11,6 +11,9 @@
 
 #include <stddef.h>
 
+/* tmpl_expand: a value would be read as an option (see tmpl_parse) */
+#define TMPL_EUNSAFE	(-2)
+
 /* values for the placeholders {sender} {recipient} {list} */
 struct tmpl_vars {
 	const char *sender, *recipient, *list;
@@ -23,8 +26,18 @@ struct tmpl_vars {
  * with '#' begins the comment, at most LG_MAX_ARGV words.  Placeholders
  * are {sender}, {recipient} and {list}; "{{" is a literal '{', any
  * other '{' an error.  The first word is the program: an absolute path
- * without placeholders.  0 with *argv_r NULL-terminated (free with
- * tmpl_free), or -1 with the reason in err (without the key's name).
+ * without placeholders.
+ *
+ * A word that starts with {sender} or {recipient} takes its first bytes
+ * from the envelope, which the sender chooses: "-oQ/tmp" there would be
+ * read as an option.  Such a word must be protected: after a word "--",
+ * or right after an option that takes it as its value (a word starting
+ * with '-' other than "-" and "--", with no '=' and no placeholder of
+ * its own: "-f {sender}").  An unprotected one is refused.  {list} is
+ * a checked list name (listcfg_name_ok), which never starts with '-'.
+ *
+ * 0 with *argv_r NULL-terminated (free with tmpl_free), or -1 with the
+ * reason in err (without the key's name).
  */
 int tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz);
 
@@ -32,8 +45,12 @@ int tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz);
  * Expand a template: each placeholder stays within its own argument
  * (it never splits into several); "{{" stands for a literal "{".  A NULL
  * value expands to "".  *argv_r is NULL-terminated, free with
- * tmpl_free.  0, or -1 when out of memory, when an argument would
- * exceed LG_MAX_ARG_BYTES or on an unknown placeholder.
+ * tmpl_free.  0; TMPL_EUNSAFE when a word that starts with a placeholder
+ * is not protected (as tmpl_parse defines it) and its expansion starts
+ * with '-' (a template from tmpl_parse can give that only through a
+ * {list} value that is no list name); else -1: out of memory, an
+ * argument would exceed LG_MAX_ARG_BYTES, or an unknown placeholder.
+ * *argv_r is NULL after a failure.
  */
 int tmpl_expand(char *const *tmpl, const struct tmpl_vars *v,
     char ***argv_r);

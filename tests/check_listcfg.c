@@ -274,6 +274,22 @@ static const struct {
 	{ "deliver = {sender}\n",
 	  "t.conf:1: deliver: unsafe template: a placeholder in the program" },
 	{ "deliver = \"\" x\n", "t.conf:1: deliver: unsafe template: empty" },
+	/* an envelope value must not begin an unprotected argument */
+	{ "deliver = /usr/bin/x {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 1, "
+	  "where a value starting with '-' would be read as an option" },
+	{ "release = /usr/bin/x a {recipient}\n",
+	  "t.conf:1: release: unsafe template: {recipient} begins argument 2" },
+	{ "release = /usr/bin/x {recipient}@example.org\n",
+	  "t.conf:1: release: unsafe template: {recipient} begins argument 1" },
+	{ "deliver = /usr/bin/x -f{sender} {recipient}\n",
+	  "t.conf:1: deliver: unsafe template: {recipient} begins argument 2" },
+	{ "deliver = /usr/bin/x --from=a {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 2" },
+	{ "deliver = /usr/bin/x - {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 2" },
+	{ "deliver = /usr/bin/x {sender} -- {recipient}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 1" },
 	{ "deliver = /bin/cat \"abc\n", "t.conf:1: deliver: unterminated quote" },
 	{ "deliver = /bin/cat \"a\\nb\"\n", "t.conf:1: deliver: bad escape" },
 	{ "database = x\n", "t.conf:1: unknown key `database'" },
@@ -402,6 +418,96 @@ START_TEST(global_errors)
 }
 END_TEST
 
+/* what root reads before it opens anything else: user, group, mta; the
+ * rest of the file is not looked at (its format is) */
+START_TEST(owner_keys)
+{
+	static const char text[] =
+	    "no_such_key = 1\n"
+	    "timeout = forever\n"
+	    "user = listgate\n"
+	    "group = lists\n"
+	    "mta = postfix\n";
+	struct listcfg_global g;
+	char err[1024], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", text, sizeof(text) - 1);
+	ck_assert_msg(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(user, "listgate");
+	ck_assert_str_eq(group, "lists");
+	ck_assert_int_eq(mta, LISTCFG_MTA_POSTFIX);
+	xfree(user);
+	xfree(group);
+	/* the full load still finds the errors */
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: unknown key"));
+
+	write_file("listgate.conf", "tokens_dir = t\n", 15);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_null(user);
+	ck_assert_ptr_null(group);
+	ck_assert_int_eq(mta, -1);
+
+	write_file("listgate.conf", "user = a b\n", 11);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: user: `a b' is "
+	    "not a user name"));
+	write_file("listgate.conf", "\ngroup = -x\n", 12);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:2: group: `-x' is "
+	    "not a group name"));
+}
+END_TEST
+
+/* configuration another user could change is refused: by the full load,
+ * by the owner keys' reader, for lists/ and its files */
+START_TEST(untrusted_files_refused)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[1024], p[PATH_MAX + 32], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", "user = x\n", 9);
+	snprintf(p, sizeof(p), "%s/listgate.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0620), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf: writable by its group "
+	    "(mode 0620)") != NULL, "%s", err);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by its group"));
+	ck_assert_int_eq(chmod(p, 0602), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+
+	write_file("lists/t.conf", "robs = 1\n", 9);
+	snprintf(p, sizeof(p), "%s/lists/t.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0666), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists/t.conf: writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/lists", tmpdir);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists: writable by its group"));
+	ck_assert_int_eq(chmod(p, 0700), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), 0);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone (mode 0777)"));
+	ck_assert_int_eq(chmod(tmpdir, 0700), 0);
+}
+END_TEST
+
 START_TEST(bad_list_name_builds_no_path)
 {
 	struct listcfg_global g;
@@ -509,11 +615,73 @@ START_TEST(expand_refuses_unknown_and_huge)
 }
 END_TEST
 
+/* where an envelope value may begin an argument: after `--' or an
+ * option word; {list} anywhere (a checked name never starts with '-') */
+static const char *const protected_ok[] = {
+	"deliver = /usr/sbin/sendmail -i -f {sender} -- {recipient}\n",
+	"deliver = /usr/bin/x -- a {recipient} {sender}\n",
+	"deliver = /usr/bin/x -f {sender}{recipient}\n",
+	"deliver = /usr/bin/x {list}\n",
+	"deliver = /usr/bin/x {list}{sender}\n",
+	"deliver = /usr/bin/x x{sender} a{recipient}b\n",
+	"deliver = /usr/bin/x --from={sender} \"{{sender}\"\n",
+	"deliver = /usr/bin/x --sender {sender} --rcpt {recipient}\n",
+};
+
+START_TEST(protected_placeholders_load)
+{
+	struct listcfg_list l;
+	char err[1024];
+	const char *t = protected_ok[_i];
+
+	err[0] = '\0';
+	ck_assert_msg(load_list_text(t, strlen(t), &l, err, sizeof(err)) == 0,
+	    "case %d: %s", _i, err);
+	listcfg_free_list(&l);
+}
+END_TEST
+
+/* defence in depth: tmpl_expand refuses what tmpl_parse would have
+ * refused, when the value really starts with '-' */
+START_TEST(expand_refuses_option_like_values)
+{
+	char *bare[] = { "/bin/x", "{sender}", NULL };
+	char *two[] = { "/bin/x", "{sender}{recipient}", NULL };
+	char *list[] = { "/bin/x", "{list}", NULL };
+	char *opt[] = { "/bin/x", "-f", "{sender}", NULL };
+	char *dd[] = { "/bin/x", "--", "a", "{recipient}", NULL };
+	char *inner[] = { "/bin/x", "a{sender}", NULL };
+	struct tmpl_vars v = { "-oQ/tmp/x", "-r", "-dev" };
+	char **argv = (char **)1;
+
+	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), TMPL_EUNSAFE);
+	ck_assert_ptr_null(argv);
+	ck_assert_int_eq(tmpl_expand(list, &v, &argv), TMPL_EUNSAFE);
+	v.sender = "";
+	ck_assert_int_eq(tmpl_expand(two, &v, &argv), TMPL_EUNSAFE);
+	v.sender = "-oQ/tmp/x";
+	ck_assert_int_eq(tmpl_expand(opt, &v, &argv), 0);
+	ck_assert_str_eq(argv[2], "-oQ/tmp/x");
+	tmpl_free(argv);
+	ck_assert_int_eq(tmpl_expand(dd, &v, &argv), 0);
+	ck_assert_str_eq(argv[3], "-r");
+	tmpl_free(argv);
+	ck_assert_int_eq(tmpl_expand(inner, &v, &argv), 0);
+	ck_assert_str_eq(argv[1], "a-oQ/tmp/x");
+	tmpl_free(argv);
+	/* a harmless value in the same place is fine */
+	v.sender = "a@example.org";
+	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), 0);
+	ck_assert_str_eq(argv[1], "a@example.org");
+	tmpl_free(argv);
+}
+END_TEST
+
 START_TEST(print_reads_back)
 {
 	static const char text[] =
 	    "ham_cutoff = 0.123456789\n"
-	    "deliver = /usr/bin/x \"a b\" 'q' \"c\\\"d\\\\e\" f#g {sender} \"\"\n"
+	    "deliver = /usr/bin/x \"a b\" 'q' \"c\\\"d\\\\e\" -f#g {sender} \"\"\n"
 	    "moderators = a@b.example, c@d.example\n"
 	    "min_dev = 0.1\n";
 	struct listcfg_list l, l2;
@@ -576,7 +744,7 @@ END_TEST
 START_TEST(allocation_failures_fail_cleanly)
 {
 	static const char text[] =
-	    "deliver = /usr/bin/x a \"b c\" {sender}\n"
+	    "deliver = /usr/bin/x a \"b c\" -f {sender}\n"
 	    "release = /usr/bin/y {list}\n"
 	    "moderators = a@b.example, c@d.example\n";
 	struct listcfg_global g;
@@ -841,6 +1009,8 @@ listcfg_suite(void)
 	tcase_add_test(tc, overlong_line_nul_byte_too_many_words);
 	tcase_add_test(tc, global_errors);
 	tcase_add_test(tc, bad_list_name_builds_no_path);
+	tcase_add_test(tc, owner_keys);
+	tcase_add_test(tc, untrusted_files_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");
@@ -861,6 +1031,9 @@ listcfg_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, expand_keeps_values_in_one_argument);
 	tcase_add_test(tc, expand_refuses_unknown_and_huge);
+	tcase_add_test(tc, expand_refuses_option_like_values);
+	tcase_add_loop_test(tc, protected_placeholders_load, 0,
+	    sizeof(protected_ok) / sizeof(protected_ok[0]));
 	suite_add_tcase(s, tc);
 	return s;
 }

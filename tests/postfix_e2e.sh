@@ -96,12 +96,15 @@ mkdir -p "$PF" "$Q" "$T/data" "$T/bin" "$SINK" "$CONF/lists" || exit 99
 chmod 1777 "$SINK"
 chown postfix "$T/data" || exit 99
 
-# an SMTP client for loopback: inject.sh HOST:PORT SENDER RECIPIENT < post
+# an SMTP client for loopback: inject.sh HOST:PORT [--] SENDER RECIPIENT < post
 # (exit 0 when the server took the post, 75 otherwise)
 cat > "$T/bin/inject.sh" <<'EOF'
 #!/bin/bash
 set -u
-hp=$1 from=$2 to=$3
+hp=$1
+shift
+[ "$1" = -- ] && shift
+from=$1 to=$2
 case "$from$to" in *$'\r'*|*$'\n'*|*'<'*|*'>'*) exit 75 ;; esac
 exec 3<>"/dev/tcp/${hp%:*}/${hp#*:}" || exit 75
 reply() {
@@ -146,17 +149,17 @@ chmod 755 "$T/bin/inject.sh" "$T/bin/sink.sh"
 cat > "$CONF/lists/demo.conf" <<EOF
 ham_cutoff = 0.5
 spam_cutoff = 0.9
-deliver = $T/bin/inject.sh 127.0.0.1:$PORT {sender} sink@sink.listgate.test
+deliver = $T/bin/inject.sh 127.0.0.1:$PORT -- {sender} sink@sink.listgate.test
 EOF
 if [ $HAVE_PG -eq 1 ]; then
 	# training goes through the database's journal: schema first
-	"$LISTGATE" --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
+	"$LISTGATE" --allow-root --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
 fi
-"$LISTGATE" --config "$CONF" train --quiet --list demo --spam "$DATA"/spam[1-4].eml &&
-    "$LISTGATE" --config "$CONF" train --quiet --list demo --ham "$DATA"/ham[1-4].eml ||
+"$LISTGATE" --allow-root --config "$CONF" train --quiet --list demo --spam "$DATA"/spam[1-4].eml &&
+    "$LISTGATE" --allow-root --config "$CONF" train --quiet --list demo --ham "$DATA"/ham[1-4].eml ||
     { echo "# training failed"; exit 99; }
 chmod -R a+rX "$CONF"
-"$LISTGATE" --config "$CONF" config check --list demo >/dev/null ||
+"$LISTGATE" --allow-root --config "$CONF" config check --list demo >/dev/null ||
     { echo "# config check failed"; exit 99; }
 
 # --- the private Postfix instance -----------------------------------------------

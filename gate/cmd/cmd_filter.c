@@ -207,10 +207,18 @@ do_pass(struct filter *f, int *delivered_r)
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
-		failure(f, "deliver: cannot expand the template (out of "
-		    "memory or an envelope address over %u bytes)",
-		    (unsigned)LG_MAX_ARG_BYTES);
+	if ((rc = tmpl_expand(f->l.deliver, &v, &argv)) < 0) {
+		/* TMPL_EUNSAFE cannot come from a loaded template (the
+		 * check at load refuses what could give it), so no sender
+		 * can make a post defer for ever through it */
+		if (rc == TMPL_EUNSAFE)
+			failure(f, "deliver: not run: an envelope value "
+			    "starting with '-' would begin an argument that "
+			    "is not protected by `--' or an option");
+		else
+			failure(f, "deliver: cannot expand the template (out "
+			    "of memory or an envelope address over %u bytes)",
+			    (unsigned)LG_MAX_ARG_BYTES);
 		return OUT_DEFER;
 	}
 	fflush(stdout);
@@ -479,7 +487,18 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
-	if (parse_args(&f, argc, argv, &help) < 0) {
+	r = parse_args(&f, argc, argv, &help);
+	if (ctx->refused != NULL && (r < 0 || !help)) {
+		/* started as root and may not stay: nothing is opened; the
+		 * post stays with the MTA, in its dialect (--mta, else
+		 * listgate.conf's, which main read) */
+		if (!f.mta_known && ctx->refused_mta >= 0)
+			set_mta(&f, ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
+			    MTA_POSTFIX : MTA_QMAIL);
+		failure(&f, "%s", ctx->refused);
+		goto decide;
+	}
+	if (r < 0) {
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
