@@ -204,6 +204,7 @@ do_pass(struct filter *f, int *delivered_r)
 		failure(f, "post not read completely: cannot deliver it");
 		return OUT_DEFER;
 	}
+	memset(&v, 0, sizeof(v));
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
