@@ -267,6 +267,8 @@ post_field(const struct notice_post *p, const char *name, struct buf *out)
 	size_t scan = p->raw_len < PREVIEW_SCAN ? p->raw_len : PREVIEW_SCAN;
 	int r;
 
+	if (p->raw == NULL || scan == 0)
+		return buf_adds(out, "-");
 	r = mail_header(p->raw, scan, name, &v);
 	if (r < 0 || (r == 1 && notice_clean(out, v.data, v.len,
 	    FIELD_CHARS) < 0)) {
@@ -316,6 +318,8 @@ preview(struct buf *b, const struct notice_post *p)
 
 	memset(&pv, 0, sizeof(pv));
 	buf_init(&pv.text, PREVIEW_TEXT);
+	if (p->raw == NULL || p->raw_len == 0)
+		return buf_adds(b, "  (no text)\n");
 	mail_limits_default(&lim);
 	lim.max_scan = p->raw_len < PREVIEW_SCAN ? p->raw_len : PREVIEW_SCAN;
 	lim.max_decoded = 4 * PREVIEW_TEXT;
@@ -440,7 +444,8 @@ summary(struct buf *t, const struct notice_post *p, const char *indent)
 	    post_field(p, "Date", t) < 0 ||
 	    put(t, "\n%sHeld:    %s (post %lld)\n", indent, when,
 	    (long long)p->id) < 0 ||
-	    put(t, "%sSize:    %zu bytes\n", indent, p->raw_len) < 0 ||
+	    put(t, "%sSize:    %zu bytes\n", indent, p->raw != NULL ?
+	    p->raw_len : p->size) < 0 ||
 	    put(t, "%sScore:   %.4f (verdict: %s)\n", indent, p->score,
 	    p->verdict) < 0)
 		return -1;
@@ -491,7 +496,16 @@ notice_hold(const struct notice_post *p, const struct notice_links *ln,
 	struct buf subj = BUF_INIT(4096), t = BUF_INIT(NOTICE_MAX_TEXT);
 	char bnd[64];
 	size_t hlen;
-	int whole = p->raw_len <= NOTICE_MAX_ATTACH, rc = -1;
+	static const unsigned char none[] = "";
+	struct notice_post pp = *p;
+	int whole, rc = -1;
+
+	if (pp.raw == NULL) {
+		pp.raw = none;
+		pp.raw_len = 0;
+	}
+	p = &pp;
+	whole = p->raw_len <= NOTICE_MAX_ATTACH;
 
 	/* Subject: [L] held: SUBJECT (score S) */
 	if (put(&subj, "[%s] %s: ", p->list, remind ? "still held" :

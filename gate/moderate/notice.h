@@ -48,8 +48,10 @@ struct notice_post {
 	double score;
 	const char *verdict;
 	const char *clues;		/* "TOKEN F NSPAM NHAM" lines */
-	const unsigned char *raw;	/* the post as received */
+	const unsigned char *raw;	/* the post as received (NULL in a
+					 * digest: not needed) */
 	size_t raw_len;
+	size_t size;			/* its size when raw is NULL */
 	time_t arrived;
 };
 
