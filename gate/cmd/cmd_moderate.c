@@ -225,9 +225,12 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (rc == REPLY_TEMP)
 		goto done;
 	if (rc == REPLY_REFUSED) {
-		/* no list: nobody to answer from */
+		/* no list: nobody to answer from; a list's malformed action
+		 * address: the answer says what is wrong */
 		o = OUT_PASS;
 		result = "refused";
+		if (r.have_l && !reply_automatic(&r, err, sizeof(err)))
+			goto answer;
 		goto done;
 	}
 	if (reply_automatic(&r, err, sizeof(err))) {

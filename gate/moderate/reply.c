@@ -56,11 +56,29 @@ same_address(const char *m, const struct cookie_addr *a)
 	    strcasecmp(at + 1, a->domain) == 0;
 }
 
-/* the list whose moderation address is a's: 1 found (r->l), 0 none, -1
- * a list could not be read (r->why) */
+/* 1 if address c (not an action address) still starts with m's LOCAL
+ * and delimiter and ends with its @DOMAIN, in any case */
+static int
+near_address(const char *m, int delim, const char *c)
+{
+	const char *at = strrchr(m, '@'), *cat = strrchr(c, '@');
+	size_t ln;
+
+	if (at == NULL || cat == NULL)
+		return 0;
+	ln = (size_t)(at - m);
+	return (size_t)(cat - c) > ln + 1 && strncasecmp(c, m, ln) == 0 &&
+	    c[ln] == delim && strcasecmp(cat + 1, at + 1) == 0;
+}
+
+/*
+ * The list whose moderation address is a's (or, when a is NULL, near
+ * address c): 1 found (r->l), 0 none, -1 a list could not be read
+ * (r->why)
+ */
 static int
 find_list(struct reply *r, const struct listcfg_global *g,
-    const struct cookie_addr *a)
+    const struct cookie_addr *a, const char *c)
 {
 	char dir[4096], name[LG_MAX_LIST_NAME + 1], err[1024];
 	struct dirent *de;
@@ -86,12 +104,15 @@ find_list(struct reply *r, const struct listcfg_global *g,
 			bad = 1;
 			continue;
 		}
-		if (r->l.moderation_address != NULL &&
+		if (r->l.moderation_address != NULL && (a != NULL ?
 		    r->l.recipient_delimiter == a->delim &&
-		    same_address(r->l.moderation_address, a)) {
+		    same_address(r->l.moderation_address, a) :
+		    near_address(r->l.moderation_address,
+		    r->l.recipient_delimiter, c))) {
 			found = 1;
 			r->have_l = 1;
-			r->addr = *a;
+			if (a != NULL)
+				r->addr = *a;
 		} else
 			listcfg_free_list(&r->l);
 	}
@@ -112,6 +133,8 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 	for (i = 0; i < n; i++) {
 		if (cands[i] == NULL || cands[i][0] == '\0')
 			continue;
+		sanitize_str(r->rcpt, sizeof(r->rcpt), cands[i],
+		    strlen(cands[i]), 200, SANITIZE_TEXT, 0);
 		pr = cookie_parse(cands[i], strlen(cands[i]), &a);
 		if (pr != COOKIE_OK) {
 			if (!parsed)
@@ -119,7 +142,7 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 			continue;
 		}
 		parsed = 1;
-		fr = find_list(r, g, &a);
+		fr = find_list(r, g, &a, NULL);
 		if (fr == 1)
 			return REPLY_DONE;
 		if (fr < 0)
@@ -127,6 +150,29 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 	}
 	if (bad)
 		return REPLY_TEMP;
+	/* a malformed action address of a list: refused with an answer */
+	for (i = 0; !parsed && i < n; i++) {
+		if (cands[i] == NULL || cands[i][0] == '\0' ||
+		    strlen(cands[i]) > COOKIE_MAX_ADDR)
+			continue;
+		fr = find_list(r, g, NULL, cands[i]);
+		if (fr < 0)
+			return REPLY_TEMP;
+		if (fr == 1) {
+			sanitize_str(r->rcpt, sizeof(r->rcpt), cands[i],
+			    strlen(cands[i]), 200, SANITIZE_TEXT, 0);
+			snprintf(r->subject, sizeof(r->subject), "refused: "
+			    "malformed action address");
+			snprintf(r->text, sizeof(r->text), "Your message to\n"
+			    "  %s\nwas refused: %s.\n\nNothing was changed.  "
+			    "Use the addresses of a current hold notice,\nor "
+			    "`listgate held` on the list host.\n", r->rcpt,
+			    cookie_why(perr));
+			snprintf(r->why, sizeof(r->why), "recipient <%s>: %s",
+			    r->rcpt, cookie_why(perr));
+			return REPLY_REFUSED;
+		}
+	}
 	for (i = 0; i < n && (cands[i] == NULL || !cands[i][0]); i++)
 		;
 	sanitize_str(shown, sizeof(shown), i < n ? cands[i] : "",
@@ -336,27 +382,12 @@ when(time_t t, char *out, size_t outsz)
 	strftime(out, outsz, "%Y-%m-%d %H:%M UTC", &tm);
 }
 
-/* the address as the answer shows it (sanitized) */
-static void
-shown_addr(const struct reply *r, char *out, size_t outsz)
-{
-	char a[2 * COOKIE_MAX_ADDR + 100];
-	char c[COOKIE_CHARS + 1];
-
-	snprintf(c, sizeof(c), "%s", r->addr.cookie);
-	snprintf(a, sizeof(a), "%s%c%s-%lld-%s@%s", r->addr.local,
-	    r->addr.delim, cookie_action_name(r->addr.action),
-	    (long long)r->addr.id, c, r->addr.domain);
-	sanitize_str(out, outsz, a, strlen(a), 200, SANITIZE_TEXT, 0);
-}
-
 /* fill a refusal's answer */
 static int
 refuse(struct reply *r, const char *reason)
 {
-	char a[300];
+	const char *a = r->rcpt;
 
-	shown_addr(r, a, sizeof(a));
 	snprintf(r->subject, sizeof(r->subject), "refused: %s post %lld",
 	    cookie_action_name(r->addr.action), (long long)r->addr.id);
 	r->text[0] = '\0';

@@ -34,6 +34,7 @@ struct reply {
 	size_t len;
 	const char *sender;		/* its envelope sender ("": null) */
 	struct cookie_addr addr;	/* the action address, parsed */
+	char rcpt[COOKIE_MAX_ADDR + 1];	/* the address as received */
 	struct listcfg_list l;		/* the list it is for */
 	int have_l;
 	char from[256];			/* its From address: who decides */
@@ -52,8 +53,10 @@ struct reply {
  * ones skipped) that is an action address of a configured list
  * (moderation_address and recipient_delimiter match; every lists/L.conf
  * of g is read).  REPLY_DONE with r->addr and r->l, REPLY_REFUSED with
- * r->why (no list, or not an action address), REPLY_TEMP with r->why
- * (the configuration cannot be read).
+ * r->why (no list, or not an action address; when the address starts
+ * with a list's LOCAL{delim} and has its DOMAIN, r->have_l is set and
+ * the answer r->subject, r->text says what is malformed), REPLY_TEMP
+ * with r->why (the configuration cannot be read).
  */
 int reply_route(struct reply *r, const struct listcfg_global *g,
     const char *const *cands, size_t n);
