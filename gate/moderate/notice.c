@@ -271,7 +271,7 @@ post_field(const struct notice_post *p, const char *name, struct buf *out)
 		return buf_adds(out, "-");
 	r = mail_header(p->raw, scan, name, &v);
 	if (r < 0 || (r == 1 && notice_clean(out, v.data, v.len,
-	    FIELD_CHARS) < 0)) {
+	    FIELD_CHARS) < 0) || (r == 0 && buf_adds(out, "-") < 0)) {
 		buf_free(&v);
 		return -1;
 	}
