@@ -349,6 +349,26 @@ check "... bob got the notice" test "$(nmail bob@example.org)" -eq $((nbefore + 
 check "... nothing pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE state = 'pending'")" -eq 0
 check "... it says so" grep -q "2 notices sent" "$T/np.out"
 
+# --- a notify command that hangs: the post's outcome and time are kept --------------------
+sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \
+    -e 's|^notify = .*|notify = /bin/sleep 30|' "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"
+echo "timeout = 4" >> "$CONF/lists/slow.conf"
+cp "$T/tokens/dev.kch" "$T/tokens/slow.kch"
+t0=$(date +%s%N)
+post spam3.eml mm10@test > "$T/mm10.eml"
+lg filter --list slow --mta qmail -f s@example.net < "$T/mm10.eml" > /dev/null 2>&1
+frc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "a hanging notify: the post is held all the same (exit 99)" test "$frc" -eq 99
+check "... within the list's timeout less a second (took $ms ms)" test "$ms" -lt 3900
+check "... its notices wait in the outbox" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.state = 'pending'")" -eq 2
+check "... the one that ran was killed at the deadline" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.last_error LIKE '%timed out%'")" -eq 1
+check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep 30$' >/dev/null"
+rm -f "$CONF/lists/slow.conf"
+sql "DELETE FROM held_posts WHERE message_id = '<mm10@test>'"
+
 # --- past notify_max_per_hour: one digest --------------------------------------------------------------
 echo "notify_max_per_hour = 0" >> "$CONF/lists/ops.conf"
 nbefore=$(nmail alice@example.org)

@@ -95,16 +95,16 @@ notify_run(const struct listcfg_list *l, const char *to, const char *sender,
 	return st == 0 ? 0 : -1;
 }
 
-/* whole seconds left until deadline_ms (at least 1), or 0 when it has
- * passed */
+/* whole seconds left until deadline_ms (rounded down: a command never
+ * outlives the deadline), or 0 when less than one is left */
 static unsigned
 left_s(double deadline_ms)
 {
 	double ms = deadline_ms - clock_now_ms();
 
-	if (ms <= 0)
+	if (ms < 1000)
 		return 0;
-	return (unsigned)(ms / 1000) + 1;
+	return (unsigned)(ms / 1000);
 }
 
 /* remember a failure */
