@@ -19,7 +19,7 @@ san=1
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client libc6-dev python3 procps"
+      postgresql-client libc6-dev python3 procps openssl"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
