@@ -161,7 +161,7 @@ check_pending() {
 }
 [ "$npend" -ge 3 ] || { echo "# only $npend notices pending"; exit 99; }
 # (its allocations repeat per notice: the first ones densely, then steps)
-TORTURE_DENSE=60 TORTURE_SPARSE=40
+TORTURE_DENSE=40 TORTURE_SPARSE=20
 torture "notify --pending" "0 1" run_pending check_pending
 
 echo "1..$n"
