@@ -1,7 +1,8 @@
 #!/bin/sh
-# torture_mail.sh - `listgate moderate` (approve by mail) and `listgate
-# notify --pending` with the n-th allocation failing, for every n (up to
-# TORTURE_DENSE, then in steps), against a private PostgreSQL
+# torture_mail.sh - `listgate moderate` (approve by mail), `filter` with
+# hold notices and `listgate notify --pending` with the n-th allocation
+# failing, for every n (up to TORTURE_DENSE, then in steps), against a
+# private PostgreSQL
 #
 # Before each moderate run a fresh spam post is held by `filter`, whose
 # hold notice (saved by the list's notify script) gives the approve
@@ -14,9 +15,11 @@
 #           documented QUEUE_UNRECORDED path, answered as such);
 #   exit 75: nothing changed (held, no event, not released), so that the
 #           MTA's retry decides it.
-# notify --pending: exit 0 or 1, and a clean run afterwards sends what
-# was left (nothing lost).  Needs PostgreSQL (tests/pg.sh; skipped when
-# none is installed).  Never reads /etc.
+# filter: exit 99 with the post held whatever its notices met, or 111
+# with nothing stored.  notify --pending: exit 0 or 1, and a clean run
+# afterwards sends what was left (nothing lost).  Needs PostgreSQL
+# (tests/pg.sh; skipped when none is installed).  Never reads /etc.
+# About 2 minutes.
 set -u
 
 : "${LISTGATE:?set by make check}"
@@ -131,6 +134,28 @@ if [ -s "$T/note.unrecorded" ]; then
 	echo "# released, approval not recorded (answered; approve --mark-approved) at n =" \
 	    $(cat "$T/note.unrecorded")
 fi
+
+# --- filter with hold notices: the post's outcome never changes ---------------------
+# every run holds a fresh post (exit 99, whatever its notices met) or
+# defers it with nothing stored (111)
+run_filter() {
+	k=$(($(cat "$T/k" 2>/dev/null || echo 0) + 1))
+	echo "$k" > "$T/k"
+	sed "s/^Message-ID: <\(.*\)>/Message-ID: <tf$k.\1>/" \
+	    "$DATA/spam-test.eml" > "$T/post.eml"
+	echo "<tf$k.$(sed -n 's/^Message-ID: <\(.*\)>/\1/p' "$DATA/spam-test.eml")>" > "$T/msgid"
+	"$LISTGATE" --config "$CONF" filter --list dev --mta qmail \
+	    -f s@example.net -- dev@lists.example.org < "$T/post.eml"
+}
+check_filter() {
+	nh=$(sql "SELECT count(*) FROM held_posts WHERE message_id = '$(cat "$T/msgid")' AND status = 'held'")
+	[ "$rc" -eq 99 ] && [ "$nh" = 1 ] && return 0
+	[ "$rc" -eq 111 ] && [ "$nh" = 0 ] && return 0
+	echo "n=$1: exit $rc with $nh rows held"
+	return 1
+}
+TORTURE_DENSE=100 TORTURE_SPARSE=100
+torture "filter with hold notices" "99 111" run_filter check_filter
 
 # --- notify --pending: nothing lost ----------------------------------------------
 # three notices that could not be sent, nothing else pending
