@@ -31,6 +31,13 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* the site's cookie key (listgate init creates it) */
+#define LG_DEFAULT_SECRET_FILE		"/var/lib/listgate/secret"
+/* ezmlm-idx's moderation cookies also last days, not hours: a
+ * moderator away for a week can still decide */
+#define LG_DEFAULT_COOKIE_DAYS		14u
+/* hold notices per list and hour before they wait for a digest */
+#define LG_DEFAULT_NOTIFY_MAX_PER_HOUR	30u
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -60,6 +67,7 @@ struct listcfg_global {
 	char *user;		/* started as root: become this user; NULL
 				 * when not set (root is then refused) */
 	char *group;		/* ... and this group (NULL: the user's) */
+	char *secret_file;	/* the cookie key, absolute */
 };
 
 enum on_error {
@@ -75,6 +83,13 @@ struct listcfg_list {
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
+	char *moderation_address; /* LOCAL@DOMAIN of the action addresses,
+				 * or NULL (no notices) */
+	int recipient_delimiter; /* the character: '+' (default), '-' ... */
+	char **notify;		/* argv template (TMPL_NOTIFY) or NULL */
+	unsigned cookie_days;	/* action addresses stay valid this long */
+	unsigned notify_max_per_hour;	/* then notices become a digest */
+	int sender_notice;	/* 1: tell the sender of a rejected post */
 	int on_error;		/* enum on_error */
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */

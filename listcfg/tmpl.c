@@ -80,30 +80,73 @@ protected_word(char *const *tmpl, size_t i)
 	    strchr(p, '=') == NULL && !has_placeholder(p);
 }
 
-/* the length of the placeholder at p ("{sender}" ...), 0 if none */
-static size_t
-placeholder(const char *p, const struct tmpl_vars *v, const char **val_r)
+/* the placeholders, in the order of their TMPL_* bits */
+static const char *const names[] = { "{sender}", "{recipient}", "{list}",
+    "{moderator}", "{id}" };
+#define NNAMES	(sizeof(names) / sizeof(names[0]))
+
+/* 1 if word w starts with a placeholder whose value comes from the
+ * envelope (an attacker): {sender} and {recipient}.  {list} (a checked
+ * name), {moderator} (the configuration) and {id} (a number) never
+ * start with '-' */
+static int
+starts_with_envelope(const char *w)
 {
-	static const char *const names[] = { "{sender}", "{recipient}",
-	    "{list}" };
+	return starts_with_placeholder(w) &&
+	    (strncmp(w, "{sender}", 8) == 0 ||
+	    strncmp(w, "{recipient}", 11) == 0);
+}
+
+/* the length of the placeholder at p ("{sender}" ...) if set allows it,
+ * 0 if none */
+static size_t
+placeholder(const char *p, unsigned set, const struct tmpl_vars *v,
+    const char **val_r)
+{
 	size_t i, n;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NNAMES; i++) {
 		n = strlen(names[i]);
-		if (strncmp(p, names[i], n) != 0)
+		if (!(set & (1u << i)) || strncmp(p, names[i], n) != 0)
 			continue;
 		if (val_r != NULL && v != NULL)
 			*val_r = i == 0 ? v->sender : i == 1 ? v->recipient :
-			    v->list;
+			    i == 2 ? v->list : i == 3 ? v->moderator : v->id;
 		return n;
 	}
 	return 0;
 }
 
+/* "{sender} {recipient} {list}" for the placeholders of set */
+static void
+known(unsigned set, char *out, size_t outsz)
+{
+	size_t i, len = 0;
+	int w;
+
+	out[0] = '\0';
+	for (i = 0; i < NNAMES && len < outsz; i++) {
+		if (!(set & (1u << i)))
+			continue;
+		w = snprintf(out + len, outsz - len, "%s%s", len ? " " : "",
+		    names[i]);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
 int
 tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 {
-	char **argv;
+	return tmpl_parse_set(text, TMPL_DELIVER, argv_r, err, errsz);
+}
+
+int
+tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
+    size_t errsz)
+{
+	char **argv, kn[128];
 	struct buf w = BUF_INIT(LG_MAX_CONF_LINE);
 	const char *p = text, *q;
 	size_t n = 0;
@@ -163,11 +206,11 @@ tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 				q += 2;
 				continue;
 			}
-			if ((pl = placeholder(q, NULL, NULL)) == 0) {
+			if ((pl = placeholder(q, set, NULL, NULL)) == 0) {
+				known(set, kn, sizeof(kn));
 				snprintf(err, errsz, "unknown placeholder "
-				    "`%.*s' (known: {sender} {recipient} "
-				    "{list}; {{ for a literal {)",
-				    (int)strcspn(q + 1, "}") + 2, q);
+				    "`%.*s' (known: %s; {{ for a literal {)",
+				    (int)strcspn(q + 1, "}") + 2, q, kn);
 				goto fail;
 			}
 			if (n == 0) {
@@ -190,8 +233,7 @@ tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 		if ((argv[n] = xstrdup(buf_str(&w))) == NULL)
 			goto nomem;
 		/* the envelope must not begin an unprotected argument */
-		if (n > 0 && starts_with_placeholder(argv[n]) &&
-		    strncmp(argv[n], "{list}", 6) != 0 &&
+		if (n > 0 && starts_with_envelope(argv[n]) &&
 		    !protected_word(argv, n)) {
 			snprintf(err, errsz, "unsafe template: %.*s begins "
 			    "argument %zu, where a value starting with '-' "
@@ -249,7 +291,7 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 				continue;
 			}
 			val = NULL;
-			if ((pl = placeholder(p, v, &val)) == 0)
+			if ((pl = placeholder(p, ~0u, v, &val)) == 0)
 				goto fail;
 			if (val != NULL && buf_adds(&w, val) < 0)
 				goto fail;

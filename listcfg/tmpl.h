@@ -1,5 +1,5 @@
 /*
- * tmpl.h - argv templates: the deliver and release commands
+ * tmpl.h - argv templates: the deliver, release and notify commands
  *
  * A template is split into words when the configuration is loaded
  * (tmpl_parse) and expanded for each post (tmpl_expand).  It never meets
@@ -14,10 +14,24 @@
 /* tmpl_expand: a value would be read as an option (see tmpl_parse) */
 #define TMPL_EUNSAFE	(-2)
 
-/* values for the placeholders {sender} {recipient} {list} */
+/* values for the placeholders {sender} {recipient} {list} {moderator}
+ * {id}; a NULL value expands to "" (zero the struct, then fill it) */
 struct tmpl_vars {
 	const char *sender, *recipient, *list;
+	const char *moderator, *id;
 };
+
+/* which placeholders a template may use */
+#define TMPL_SENDER	0x01u
+#define TMPL_RECIPIENT	0x02u
+#define TMPL_LIST	0x04u
+#define TMPL_MODERATOR	0x08u
+#define TMPL_ID		0x10u
+/* deliver and release: the post's envelope and the list */
+#define TMPL_DELIVER	(TMPL_SENDER | TMPL_RECIPIENT | TMPL_LIST)
+/* notify: who the message goes to, the list, the held post's envelope
+ * sender and id */
+#define TMPL_NOTIFY	(TMPL_MODERATOR | TMPL_LIST | TMPL_SENDER | TMPL_ID)
 
 /*
  * Split text (a configuration value, its trailing comment included) into
@@ -40,6 +54,10 @@ struct tmpl_vars {
  * reason in err (without the key's name).
  */
 int tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz);
+
+/* the same with the placeholders of set (TMPL_* bits) allowed */
+int tmpl_parse_set(const char *text, unsigned set, char ***argv_r,
+    char *err, size_t errsz);
 
 /*
  * Expand a template: each placeholder stays within its own argument

@@ -565,7 +565,8 @@ START_TEST(expand_keeps_values_in_one_argument)
 	    "\"{list} {{sender}\"\n";
 	static const char evil[] = "a b\"c';rm -rf / $(id) `id` {recipient}\n";
 	struct listcfg_list l;
-	struct tmpl_vars v = { evil, "r@example.org", "dev" };
+	struct tmpl_vars v = { .sender = evil, .recipient = "r@example.org",
+	    .list = "dev" };
 	char err[512];
 	char **argv;
 
@@ -595,7 +596,7 @@ START_TEST(expand_refuses_unknown_and_huge)
 {
 	char *tmpl[] = { "/bin/echo", "{nope}", NULL };
 	char *tmpl2[] = { "/bin/echo", "{sender}{sender}", NULL };
-	struct tmpl_vars v = { NULL, NULL, "dev" };
+	struct tmpl_vars v = { .list = "dev" };
 	char **argv;
 	char *big;
 
@@ -651,7 +652,8 @@ START_TEST(expand_refuses_option_like_values)
 	char *opt[] = { "/bin/x", "-f", "{sender}", NULL };
 	char *dd[] = { "/bin/x", "--", "a", "{recipient}", NULL };
 	char *inner[] = { "/bin/x", "a{sender}", NULL };
-	struct tmpl_vars v = { "-oQ/tmp/x", "-r", "-dev" };
+	struct tmpl_vars v = { .sender = "-oQ/tmp/x", .recipient = "-r",
+	    .list = "-dev" };
 	char **argv = (char **)1;
 
 	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), TMPL_EUNSAFE);
@@ -674,6 +676,75 @@ START_TEST(expand_refuses_option_like_values)
 	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), 0);
 	ck_assert_str_eq(argv[1], "a@example.org");
 	tmpl_free(argv);
+}
+END_TEST
+
+/* the moderation keys: addresses by commas or blanks, one moderation
+ * address, the delimiter's character, notify's own placeholders */
+START_TEST(moderation_keys)
+{
+	static const char text[] =
+	    "moderators = a@b.example c@d.example,e@f.example ,  g@h.example\n"
+	    "moderation_address = dev-moderate@lists.example.org\n"
+	    "recipient_delimiter = -\n"
+	    "notify = /usr/sbin/sendmail -i -f dev-owner@x.example -- "
+	    "{moderator} {list} {sender} {id}\n"
+	    "cookie_days = 3\n"
+	    "notify_max_per_hour = 0\n"
+	    "sender_notice = yes\n";
+	struct tmpl_vars v = { .sender = "s@x", .list = "t",
+	    .moderator = "m@x", .id = "42" };
+	struct listcfg_list l;
+	char err[512], **argv;
+
+	ck_assert_msg(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(l.moderators[0], "a@b.example");
+	ck_assert_str_eq(l.moderators[1], "c@d.example");
+	ck_assert_str_eq(l.moderators[2], "e@f.example");
+	ck_assert_str_eq(l.moderators[3], "g@h.example");
+	ck_assert_ptr_null(l.moderators[4]);
+	ck_assert_str_eq(l.moderation_address,
+	    "dev-moderate@lists.example.org");
+	ck_assert_int_eq(l.recipient_delimiter, '-');
+	ck_assert_uint_eq(l.cookie_days, 3);
+	ck_assert_uint_eq(l.notify_max_per_hour, 0);
+	ck_assert_int_eq(l.sender_notice, 1);
+	ck_assert_int_eq(tmpl_expand(l.notify, &v, &argv), 0);
+	ck_assert_str_eq(argv[5], "m@x");
+	ck_assert_str_eq(argv[6], "t");
+	ck_assert_str_eq(argv[7], "s@x");
+	ck_assert_str_eq(argv[8], "42");
+	tmpl_free(argv);
+	listcfg_free_list(&l);
+
+	/* defaults */
+	ck_assert_int_eq(load_list_text("", 0, &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(l.recipient_delimiter, '+');
+	ck_assert_uint_eq(l.cookie_days, 14);
+	ck_assert_uint_eq(l.notify_max_per_hour, 30);
+	ck_assert_int_eq(l.sender_notice, 0);
+	ck_assert_ptr_null(l.moderation_address);
+	ck_assert_ptr_null(l.notify);
+	listcfg_free_list(&l);
+
+	/* {moderator} and {id} belong to notify, {recipient} does not */
+	ck_assert_int_eq(load_list_text("release = /bin/x {moderator}\n", 29,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "unknown placeholder `{moderator}'") !=
+	    NULL, "%s", err);
+	ck_assert_int_eq(load_list_text("notify = /bin/x {recipient}\n", 28,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "known: {sender} {list} {moderator} {id}")
+	    != NULL, "%s", err);
+	ck_assert_int_eq(load_list_text("moderation_address = a@b c@d\n", 30,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: moderation_address") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(load_list_text("recipient_delimiter = %\n", 24,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_int_eq(load_list_text("moderators = a@b, ,c@d\n", 23,
+	    &l, err, sizeof(err)), -1);
 }
 END_TEST
 
@@ -1034,6 +1105,7 @@ listcfg_suite(void)
 	tcase_add_test(tc, expand_refuses_option_like_values);
 	tcase_add_loop_test(tc, protected_placeholders_load, 0,
 	    sizeof(protected_ok) / sizeof(protected_ok[0]));
+	tcase_add_test(tc, moderation_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

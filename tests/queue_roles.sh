@@ -52,12 +52,16 @@ for r in listgate_filter listgate_moderator listgate_admin; do
 	    test "$(sql "SELECT rolcanlogin FROM pg_roles WHERE rolname = '$r'")" = f
 done
 check "listgate_admin owns every table" test "$(PGDATABASE=lg_dba sql \
-    "SELECT string_agg(tablename || ':' || tableowner, ' ' ORDER BY tablename)
-       FROM pg_tables WHERE schemaname = 'public'")" = \
-    "held_posts:listgate_admin schema_migrations:listgate_admin train_journal:listgate_admin"
+    "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+        AND tableowner <> 'listgate_admin'")" -eq 0
+check "... of the tables of 0001 and 0002 at least" test "$(PGDATABASE=lg_dba sql \
+    "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+        AND tableowner = 'listgate_admin' AND tablename IN
+        ('held_posts', 'schema_migrations', 'train_journal')")" -eq 3
 check "... and the sequences" test "$(PGDATABASE=lg_dba sql \
     "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
-      WHERE c.relkind = 'S' AND r.rolname = 'listgate_admin'")" -eq 2
+      WHERE c.relkind = 'S' AND r.rolname <> 'listgate_admin'
+        AND c.relnamespace = 'public'::regnamespace")" -eq 0
 
 # --- the test database: the roles exist already ------------------------------
 run lg migrate
@@ -102,7 +106,7 @@ as pipe "INSERT INTO train_journal (list, class, op, source, size, message_z)
 check "listgate_filter: journaling fails" denied
 PGUSER=pipe run lg migrate --status
 check "listgate_filter: migrate --status runs the schema check" \
-    grep -q "schema version 3, this listgate knows 3" "$T/out"
+    grep -q "schema version \([0-9]*\), this listgate knows \1\b" "$T/out"
 PGUSER=pipe run lg migrate
 check "listgate_filter: migrate on an up-to-date schema exits 0" test "$rc" -eq 0
 check "... applying nothing" grep -q "(0 migrations applied)" "$T/out"

@@ -38,6 +38,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 		    "release in lists/%s.conf", r->list, r->list);
 		goto out;
 	}
+	memset(&v, 0, sizeof(v));
 	v.sender = r->env_sender;
 	v.recipient = r->env_recipient;
 	v.list = r->list;

@@ -61,6 +61,9 @@ int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_init(int argc, char **argv, const struct cmd_ctx *ctx);
 
 /*
  * Started as root (real or effective uid 0): read the global keys user,

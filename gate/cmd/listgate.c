@@ -28,8 +28,11 @@ const struct cmd_def cmd_table[] = {
 	{ "reject", cmd_reject, "reject held posts and learn them as spam" },
 	{ "discard", cmd_discard, "discard held posts and learn them as spam" },
 	{ "expire", cmd_expire, "expire old held posts (no training)" },
+	{ "moderate", cmd_moderate, "apply a moderator's reply to a hold notice (pipe command)" },
+	{ "notify", cmd_notify, "send pending hold notices and digests (notify --pending)" },
 	{ "sync", cmd_sync, "apply the training journal to the token files" },
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
+	{ "init", cmd_init, "create the configuration and tokens directories and the secret" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
 	{ "web", cmd_web, "serve the moderation page and its JSON API over HTTP" },
@@ -75,7 +78,8 @@ early_exit(int argc, char **argv, int status)
 	int i;
 
 	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "filter") == 0 && !isatty(0))
+		if ((strcmp(argv[i], "filter") == 0 ||
+		    strcmp(argv[i], "moderate") == 0) && !isatty(0))
 			return EXIT_EX_TEMPFAIL;
 	return status;
 }
