@@ -503,20 +503,21 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	static const char sql[] =
 	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
 	    "from_hdr, subject, message_id, size, score, verdict, clues, "
-	    "raw_z, raw_sha256, status, decided_by, decided_at) "
+	    "raw_z, raw_sha256, status, decided_by, decided_at, note) "
 	    "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, "
 	    "$6::text, $7::int8, $8::float8, $9::text, $10::text, $11::bytea, "
 	    "$12::bytea, $13::text, CASE WHEN $13::text = 'held' THEN NULL "
 	    "ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
+	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END, "
+	    "NULLIF($15::text, '') "
 	    "WHERE (SELECT max(version) FROM schema_migrations) = $14::int4 "
 	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
 	    " DO NOTHING RETURNING id";
 	static const char sql_pending[] =
 	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
 	    "AND " PENDING_ROWS;
-	const char *vals[14], *pvals[2];
-	int lens[14], fmts[14], plens[2] = { 0, SHA256_DIGEST_SIZE };
+	const char *vals[15], *pvals[2];
+	int lens[15], fmts[15], plens[2] = { 0, SHA256_DIGEST_SIZE };
 	int pfmts[2] = { 0, 1 };
 	char *txt[7];
 	char sizebuf[32], scorebuf[40], schemabuf[16], why[512];
@@ -537,7 +538,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	txt[3] = pg_text(p->subject, FIELD_MAX);
 	txt[4] = pg_text(p->msgid, FIELD_MAX);
 	txt[5] = pg_text(p->clues, CLUES_MAX);
-	for (i = 0; i < 6; i++)
+	txt[6] = pg_text(p->note != NULL ? p->note : "", FIELD_MAX);
+	for (i = 0; i < 7; i++)
 		if (txt[i] == NULL) {
 			snprintf(err, errsz, "out of memory");
 			goto out;
@@ -569,6 +571,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	vals[12] = p->status ? p->status : "held";
 	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
 	vals[13] = schemabuf;
+	vals[14] = txt[6];
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large to store");
 		goto out;
@@ -576,7 +579,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
+		res = PQexecParams(q->conn, sql, 15, NULL, vals, lens, fmts,
 		    0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 			/* no schema, an older one: say so rather than what
@@ -624,7 +627,7 @@ dberr:
 	    queue_pgerr(q, res));
 	PQclear(res);
 out:
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		xfree(txt[i]);
 	xfree(z);
 	return r;
