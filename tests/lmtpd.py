@@ -1,19 +1,24 @@
 #!/usr/bin/env python3
-# lmtpd.py - a small LMTP server for the shell tests (not a test itself)
+# lmtpd.py - a small LMTP (or SMTP) server for the shell tests (not a
+# test itself)
 #
-#   python3 tests/lmtpd.py DIR
+#   python3 tests/lmtpd.py [--smtp] DIR
 #
 # Listens on 127.0.0.1 (a free port, written to DIR/port once it
-# listens) and serves one connection after another until killed.  Each
+# listens) and serves connections (each in a thread) until killed.  Each
 # post it accepts is written to DIR/msg.N exactly as received after
 # un-stuffing (CRLF line ends), its envelope to DIR/env.N ("MAIL FROM:<...>
 # PARAMS" and "RCPT TO:<...>" lines).  DIR/script, read at each new
 # connection, changes the replies: lines "STAGE REPLY" with STAGE one of
 # greeting, lhlo, mail, rcpt, data, end (the reply after the data);
-# REPLY "HANG" stops answering.  Standard library only.
+# REPLY "HANG" stops answering.  With --smtp it is an SMTP sink
+# instead (EHLO or HELO, any number of RCPT, one reply after the data,
+# several posts per connection): the list manager's outgoing mail in
+# tests/mailman3_e2e.sh.  Standard library only.
 import os
 import socket
 import sys
+import threading
 import time
 
 DEFAULT = {
@@ -39,7 +44,17 @@ def script(d):
     return r
 
 
-def serve(conn, d, n):
+LOCK = threading.Lock()
+COUNT = [0]
+
+
+def take_number():
+    with LOCK:
+        COUNT[0] += 1
+        return COUNT[0]
+
+
+def serve(conn, d):
     r = script(d)
     f = conn.makefile("rb")
 
@@ -54,10 +69,10 @@ def serve(conn, d, n):
     while True:
         line = f.readline()
         if not line:
-            return n
+            return
         cmd = line.rstrip(b"\r\n")
         verb = cmd[:4].upper()
-        if verb == b"LHLO":
+        if verb == b"LHLO" or (SMTP and verb in (b"EHLO", b"HELO")):
             say("lhlo")
         elif verb == b"MAIL":
             env = [cmd]
@@ -72,14 +87,14 @@ def serve(conn, d, n):
             while True:
                 line = f.readline()
                 if not line:
-                    return n
+                    return
                 if line == b".\r\n":
                     break
                 if line.startswith(b"."):
                     line = line[1:]
                 body += line
             if r["end"].startswith("2"):
-                n += 1
+                n = take_number()
                 with open(os.path.join(d, "msg.%d.tmp" % n), "wb") as o:
                     o.write(body)
                 with open(os.path.join(d, "env.%d" % n), "wb") as o:
@@ -89,15 +104,24 @@ def serve(conn, d, n):
             say("end")
         elif verb == b"QUIT":
             conn.sendall(b"221 bye\r\n")
-            return n
-        elif verb == b"RSET":
+            return
+        elif verb in (b"RSET", b"NOOP"):
+            env = []
             conn.sendall(b"250 ok\r\n")
         else:
             conn.sendall(b"500 what?\r\n")
 
 
+SMTP = False
+
+
 def main():
-    d = sys.argv[1]
+    global SMTP
+    args = sys.argv[1:]
+    if args and args[0] == "--smtp":
+        SMTP = True
+        args = args[1:]
+    d = args[0]
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind(("127.0.0.1", 0))
@@ -105,15 +129,18 @@ def main():
     with open(os.path.join(d, "port.tmp"), "w") as o:
         o.write("%d\n" % s.getsockname()[1])
     os.rename(os.path.join(d, "port.tmp"), os.path.join(d, "port"))
-    n = 0
     while True:
         conn, _ = s.accept()
-        try:
-            n = serve(conn, d, n)
-        except OSError:
-            pass
-        finally:
-            conn.close()
+        threading.Thread(target=handle, args=(conn, d), daemon=True).start()
+
+
+def handle(conn, d):
+    try:
+        serve(conn, d)
+    except OSError:
+        pass
+    finally:
+        conn.close()
 
 
 if __name__ == "__main__":
