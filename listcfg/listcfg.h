@@ -31,6 +31,9 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* the largest post scored and passed unless a list says otherwise:
+ * bounded by default (the hard ceiling is LG_MAX_POST_BYTES) */
+#define LG_DEFAULT_MAX_POST_BYTES	(64u * 1024u * 1024u)
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -70,7 +73,7 @@ struct listcfg_list {
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
 	int on_error;		/* enum on_error */
 	size_t max_scan_bytes;
-	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
+	size_t max_post_bytes;	/* default LG_DEFAULT_MAX_POST_BYTES */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	/* classifier (gate/app/settings turns them into bayes_params) */

@@ -118,7 +118,7 @@ START_TEST(defaults_without_files)
 	ck_assert_ptr_null(l.moderators);
 	ck_assert_int_eq(l.on_error, ON_ERROR_DEFER);
 	ck_assert_uint_eq(l.max_scan_bytes, LG_MAX_SCAN_BYTES);
-	ck_assert_uint_eq(l.max_post_bytes, LG_MAX_POST_BYTES);
+	ck_assert_uint_eq(l.max_post_bytes, LG_DEFAULT_MAX_POST_BYTES);
 	ck_assert_uint_eq(l.hold_expiry_days, 14);
 	ck_assert_uint_eq(l.timeout_s, 300);
 	/* the same as the core's defaults: tests/check_settings.c */
