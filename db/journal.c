@@ -4,8 +4,11 @@
  *
  * See journal.h.  Posts are stored compressed (zlib) with their size and
  * fetched one row at a time, so a sync never holds more than one
- * compressed post in memory however large the batch.  Failures return
- * -1 with a message; nothing here exits or logs.
+ * compressed post in memory however large the batch.  A stored message
+ * that does not decompress to its size is the row's own damage, handed
+ * out as such (never a failure, so it cannot block the rows after it);
+ * a quarantined row's message is not fetched.  Failures return -1 with a
+ * message; nothing here exits or logs.
  */
 #include "config.h"
 
@@ -281,9 +284,12 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 	snprintf(limbuf, sizeof(limbuf), "%u", max);
 	/* one row at a time: a batch of large posts never sits in memory
 	 * at once */
+	/* (a quarantined event's message is not even sent) */
 	if (PQsendQueryParams(q->conn, "SELECT id, class = 'spam', "
 	    "CASE op WHEN 'learn' THEN 1 ELSE -1 END::int4, size, "
-	    "(floor(extract(epoch FROM created_at) / 86400))::int8, message_z "
+	    "(floor(extract(epoch FROM created_at) / 86400))::int8, "
+	    "CASE WHEN quarantined_at IS NULL THEN message_z END, "
+	    "quarantined_at IS NOT NULL, coalesce(quarantine_reason, '') "
 	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
 	    "ORDER BY id LIMIT $3::int8", 3, NULL, vals, NULL, NULL, 1) != 1 ||
 	    PQsetSingleRowMode(q->conn) != 1) {
@@ -303,6 +309,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 {
 	PGresult *res;
 	int64_t size, day;
+	int r;
 
 	PQclear(f->res);
 	f->res = NULL;
@@ -329,20 +336,55 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	size = queue_col_i64(res, 0, 3);
 	day = queue_col_i64(res, 0, 4);
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
-	if (queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
-	    (size_t)PQgetlength(res, 0, 5), size, &f->buf, &f->cap, err,
-	    errsz) < 0) {
-		/* say which event, keep the reason */
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", err);
+	ev->raw = NULL;
+	ev->len = 0;
+	ev->why[0] = 0;
+	if (PQgetlength(res, 0, 6) == 1 && *PQgetvalue(res, 0, 6) != 0) {
+		ev->state = JOURNAL_QUARANTINED;
+		snprintf(ev->why, sizeof(ev->why), "%.*s",
+		    PQgetlength(res, 0, 7), PQgetvalue(res, 0, 7));
+		return 1;
+	}
+	r = queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
+	    (size_t)PQgetlength(res, 0, 5), size, &f->buf, &f->cap, ev->why,
+	    sizeof(ev->why));
+	if (r == QUEUE_ECORRUPT) {
+		/* the row's own damage: the caller quarantines it */
+		ev->state = JOURNAL_DAMAGED;
+		return 1;
+	}
+	if (r < 0) {
 		snprintf(err, errsz, "journal event %lld of list %s: %s",
-		    (long long)ev->id, f->list, why);
+		    (long long)ev->id, f->list, ev->why);
 		return -1;
 	}
+	ev->state = JOURNAL_APPLY;
 	ev->raw = f->buf;
 	ev->len = (size_t)size;
 	return 1;
+}
+
+int
+journal_quarantine(struct queue *q, const char *list, int64_t id,
+    const char *why, char *err, size_t errsz)
+{
+	char idbuf[32], whybuf[1001];
+	const char *vals[3] = { idbuf, list, whybuf };
+	PGresult *res;
+	int r = 0;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(whybuf, sizeof(whybuf), "%s", why);
+	res = PQexecParams(q->conn, "UPDATE train_journal SET quarantined_at "
+	    "= now(), quarantine_reason = $3 WHERE id = $1::int8 AND list = "
+	    "$2 AND quarantined_at IS NULL", 3, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: cannot quarantine journal "
+		    "event %lld: %s", (long long)id, queue_pgerr(q, res));
+		r = -1;
+	}
+	PQclear(res);
+	return r;
 }
 
 void

@@ -232,7 +232,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	if (size < 0 || (uint64_t)size > LG_MAX_POST_BYTES) {
 		snprintf(err, errsz, "stored size %lld out of range",
 		    (long long)size);
-		return -1;
+		return QUEUE_ECORRUPT;
 	}
 	need = (size_t)size + 1;	/* room for a NUL, and never 0 */
 	if (*cap_r < need) {
@@ -248,7 +248,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	    dlen != (uLongf)size) {
 		snprintf(err, errsz, "stored message is corrupt (does not "
 		    "decompress to %lld bytes)", (long long)size);
-		return -1;
+		return QUEUE_ECORRUPT;
 	}
 	(*out)[size] = 0;
 	return 0;

@@ -52,6 +52,18 @@ pg(const char *dbname)
 	return c;
 }
 
+/* how many migrations this binary carries (their numbers may leave
+ * gaps where another branch's migration will go) */
+static int
+nmigrations(void)
+{
+	int n = 0;
+
+	while (queue_migrations[n].name != NULL)
+		n++;
+	return n;
+}
+
 /* one integer from a query with one text parameter */
 static long
 pg_long(PGconn *c, const char *sql, const char *p1)
@@ -331,7 +343,7 @@ START_TEST(migrate_idempotent)
 	ck_assert_int_eq(v, queue_schema_latest);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM schema_migrations",
-	    NULL), queue_schema_latest);
+	    NULL), nmigrations());
 	PQfinish(c);
 	queue_close(q);
 }
@@ -368,7 +380,7 @@ START_TEST(schema_missing_and_newer)
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "listgate migrate"));
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(n, queue_schema_latest);
+	ck_assert_int_eq(n, nmigrations());
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	/* a later listgate migrated this database */
 	c = pg("lg_schema_test");
@@ -632,7 +644,7 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
 	    0);
-	ck_assert_int_eq(n, queue_schema_latest - 1);
+	ck_assert_int_eq(n, nmigrations() - 1);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
 	    "status = 'held'", NULL), 2);

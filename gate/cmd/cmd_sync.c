@@ -143,8 +143,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct queue *q;
 	struct sync_stats st;
 	const char *list = NULL;
-	char err[1024], path[4096];
-	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
+	char err[1024], path[4096], skip[64];
+	int ch, quiet = 0, r, rc = EXIT_CMD_FAIL;
 
 	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -182,14 +182,18 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	if (sync_rebuild(q, &g, &l, path, &st, err, sizeof(err)) < 0) {
+	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
+	cmd_sync_report("rebuild", &g, list, &st);
+	if (r < 0) {
 		cmd_err("rebuild", "%s", err);
 		goto out_l;
 	}
 	if (!quiet)
-		printf("list %s: rebuilt %s from %lu journal event%s "
+		printf("list %s: rebuilt %s from %lu journal event%s%s "
 		    "(position %lld)\n", list, path, st.nevents,
-		    st.nevents == 1 ? "" : "s", (long long)st.pos);
+		    st.nevents == 1 ? "" : "s",
+		    cmd_sync_skipped(&st, skip, sizeof(skip)),
+		    (long long)st.pos);
 	rc = EXIT_CMD_OK;
 out_l:
 	listcfg_free_list(&l);
