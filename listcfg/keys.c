@@ -33,6 +33,7 @@ static const int facility_values[] = { LOG_MAIL, LOG_USER, LOG_DAEMON,
 /* in the order of enum listcfg_mta and enum on_error */
 static const char *const mta_names[] = { "qmail", "postfix", NULL };
 static const char *const on_error_names[] = { "defer", "pass", NULL };
+static const char *const oversize_names[] = { "hold", "defer", NULL };
 
 /*
  * The keys, in the order `config check` prints them.  Ranges: the
@@ -87,7 +88,8 @@ const struct keys_row keys_table[] = {
 	  .doc = "the list's moderators, addresses separated by commas" },
 	{ .name = "on_error", KEYS_FIELD(LIST, ENUM, on_error),
 	  .def_s = "defer", .choices = on_error_names,
-	  .doc = "what filter does with a post when it cannot work" },
+	  .doc = "what filter does with a post when the host fails it "
+	  "(database, lock, memory, spool, token file)" },
 	/* the scanned bytes are held in memory */
 	{ .name = "max_scan_bytes", KEYS_FIELD(LIST, SIZE, max_scan_bytes),
 	  .def = LG_MAX_SCAN_BYTES, .lo = 1024, .hi = LG_MAX_SPOOL_MEM,
@@ -95,7 +97,12 @@ const struct keys_row keys_table[] = {
 	{ .name = "max_post_bytes", KEYS_FIELD(LIST, SIZE, max_post_bytes),
 	  .def = LG_DEFAULT_MAX_POST_BYTES, .lo = 1024,
 	  .hi = LG_MAX_POST_BYTES,
-	  .doc = "largest post filter accepts (a larger one is deferred)" },
+	  .doc = "largest post filter scores and passes (a larger one is "
+	  "oversize)" },
+	{ .name = "oversize", KEYS_FIELD(LIST, ENUM, oversize),
+	  .def_s = "hold", .choices = oversize_names,
+	  .doc = "what filter does with a post over max_post_bytes: hold it "
+	  "unscored (reason oversize) or defer it" },
 	{ .name = "hold_expiry_days",
 	  KEYS_FIELD(LIST, UNSIGNED, hold_expiry_days),
 	  .def = LG_DEFAULT_HOLD_EXPIRY_DAYS, .lo = 1, .hi = 3650,

@@ -63,6 +63,12 @@ enum on_error {
 	ON_ERROR_PASS		/* pass the post on when the filter cannot work */
 };
 
+/* what filter does with a post larger than max_post_bytes */
+enum oversize {
+	OVERSIZE_HOLD,		/* store it whole and hold it (default) */
+	OVERSIZE_DEFER		/* leave it with the MTA */
+};
+
 struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
@@ -71,9 +77,10 @@ struct listcfg_list {
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
-	int on_error;		/* enum on_error */
+	int on_error;		/* enum on_error: host failures only */
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* default LG_DEFAULT_MAX_POST_BYTES */
+	int oversize;		/* enum oversize: larger posts */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	/* classifier (gate/app/settings turns them into bayes_params) */

@@ -1,5 +1,6 @@
 -- 0004_decided.sql - what issue 8 needs: journal events that cannot be
--- applied are quarantined, not retried for ever
+-- applied are quarantined, not retried for ever; oversize posts are held
+-- as such
 --
 -- Applied by `listgate migrate` in one transaction on top of 0003 (or
 -- 0002: the grants below are given only where the roles exist).
@@ -14,6 +15,13 @@
 ALTER TABLE train_journal
 	ADD COLUMN quarantined_at timestamptz,
 	ADD COLUMN quarantine_reason text;
+
+-- Size is a verdict: a post larger than its list's max_post_bytes is
+-- not scored; with oversize = hold (the default) it is stored whole and
+-- held with the verdict (the reason it is held) 'oversize', score 0.
+ALTER TABLE held_posts DROP CONSTRAINT held_posts_verdict_check;
+ALTER TABLE held_posts ADD CONSTRAINT held_posts_verdict_check
+	CHECK (verdict IN ('ham', 'unsure', 'spam', 'oversize'));
 
 -- Grants, where the roles of 0003 exist: whoever syncs (the moderators'
 -- approve syncs after recording; the administrator runs sync and

@@ -96,6 +96,26 @@ if [ "${1:-}" = pg ]; then
 	c=$(count "true")
 	[ "$c" = 1 ] && ok "one hold in all (the same bytes are one post)" ||
 	    bad "one hold in all (the same bytes are one post) (count '$c')"
+
+	# --- size is a verdict: an oversize ham post is held, not delivered
+	cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"
+	{ printf 'max_post_bytes = 1024\non_error = pass\n'; deliver_line; } \
+	    > "$CONF/lists/small.conf"
+	awk 'BEGIN { for (i = 0; i < 100; i++) print "padding line number " i }' |
+	    cat "$DATA/ham-test.eml" - > "$T/big.eml"
+	pf small "$T/big.eml"
+	expect 0 "an oversize post is held: 0 under Postfix"
+	[ ! -e "$SINK" ] && ok "an oversize post is not delivered" ||
+	    bad "an oversize post is not delivered"
+	c=$(count "list = 'small' AND verdict = 'oversize' AND size = $(wc -c < "$T/big.eml")")
+	[ "$c" = 1 ] && ok "held whole with the verdict oversize" ||
+	    bad "held whole with the verdict oversize (count '$c')"
+	sed 's/^Message-ID: .*/Message-ID: <big2@test>/' "$T/big.eml" > "$T/big2.eml"
+	sh "$PG_SH" stop >/dev/null 2>&1
+	pf small "$T/big2.eml"
+	expect 75 "oversize with the database down and on_error = pass: EX_TEMPFAIL"
+	[ ! -e "$SINK" ] && ok "and not delivered" || bad "and not delivered"
+	sh "$PG_SH" start >/dev/null 2>&1
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit
@@ -258,7 +278,22 @@ cp "$CONF/tokens/demo.kch" "$CONF/tokens/small.kch"
 awk 'BEGIN { for (i = 0; i < 100; i++) print "padding line number " i }' |
     cat "$DATA/ham-test.eml" - > "$T/big.eml"
 pf small "$T/big.eml"
-expect 75 "post larger than max_post_bytes"
+expect 75 "post larger than max_post_bytes, no database to hold it"
+# size is a verdict: on_error = pass covers only the host's failures
+{ printf 'max_post_bytes = 1024\non_error = pass\n'; deliver_line; } \
+    > "$CONF/lists/small.conf"
+pf small "$T/big.eml"
+expect 75 "oversize with on_error = pass: deferred"
+[ ! -e "$SINK" ] && ok "and not delivered" || bad "and not delivered"
+{ printf 'max_post_bytes = 1024\non_error = pass\noversize = defer\n'
+  deliver_line; } > "$CONF/lists/small.conf"
+pf small "$T/big.eml"
+expect 75 "oversize = defer with on_error = pass: deferred"
+[ ! -e "$SINK" ] && ok "and not delivered" || bad "and not delivered"
+{ printf 'on_error = pass\n'; deliver_line; } > "$CONF/lists/lenient.conf"
+: > "$T/empty.eml"
+pf lenient "$T/empty.eml"
+expect 75 "an empty post with on_error = pass: deferred (the sender chose it)"
 # past the in-memory spool (32 MiB) into a TMPDIR that cannot be written
 { cat "$DATA/ham-test.eml"
   awk 'BEGIN { s = sprintf("%0100d", 0); for (i = 0; i < 340000; i++) print s }'

@@ -15,7 +15,12 @@
  *
  * Exit codes come only from outcome_exit().  Every failure, usage errors
  * and the watchdog included, is a temporary failure (qmail 111, Postfix
- * 75) unless the list says on_error = pass; a post is never lost.
+ * 75); a list's on_error = pass passes the post instead only when the
+ * host failed it (database, lock, memory, spool, token file), never for
+ * what the post itself chose (its size, an empty post).  A post over
+ * max_post_bytes is a verdict, not an error: held unscored with the
+ * verdict "oversize" (oversize = hold), or deferred.  A post is never
+ * lost.
  */
 #include "config.h"
 
@@ -90,8 +95,11 @@ struct filter {
 	unsigned nused;
 	int scored;
 	int64_t id;
+	int oversize;		/* larger than max_post_bytes */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
+	int host_failed;	/* why is the host's failure (on_error may
+				 * pass the post), not the post's doing */
 };
 
 static void
@@ -168,7 +176,8 @@ log_summary(struct filter *f, const char *action)
 		    f->nused, action, idbuf, ms, snd);
 }
 
-/* record why the filter cannot do its work */
+/* record why the filter cannot do its work: the host's failure
+ * (database, lock, memory, spool, token file, configuration) */
 static void __attribute__((format(printf, 2, 3)))
 failure(struct filter *f, const char *fmt, ...)
 {
@@ -177,6 +186,20 @@ failure(struct filter *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->why, sizeof(f->why), fmt, ap);
 	va_end(ap);
+	f->host_failed = 1;
+}
+
+/* record why the post itself is deferred (what its sender chose: size,
+ * an empty post): on_error = pass never passes it */
+static void __attribute__((format(printf, 2, 3)))
+refusal(struct filter *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	f->host_failed = 0;
 }
 
 /*
@@ -270,6 +293,11 @@ score_post(struct filter *f, struct classify *c)
 	char path[4096], err[1024];
 	int r;
 
+	if (f->sp.len == 0) {
+		/* the sender's doing, whatever else fails */
+		refusal(f, "empty post");
+		return -1;
+	}
 	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
 		failure(f, "token file path too long");
 		return -1;
@@ -281,17 +309,13 @@ score_post(struct filter *f, struct classify *c)
 		return -1;
 	}
 	tokcounts_tokdb(&cc, db);
-	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
+	if (classify_post(c, &cc, &f->bp, &f->to,
 	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
 	}
 	tokdb_close(db);
-	if (f->sp.len == 0) {
-		failure(f, "empty post");
-		return -1;
-	}
 	f->score = c->r.score;
 	f->nused = c->r.nused;
 	f->ntok = toklist_count(c->toks);
@@ -299,7 +323,8 @@ score_post(struct filter *f, struct classify *c)
 	return 0;
 }
 
-/* store the post in the queue as status ("held" or "discarded") */
+/* store the post in the queue as status ("held" or "discarded"); c is
+ * NULL for an oversize post (held unscored) */
 static int
 hold_post(struct filter *f, struct classify *c, const char *status)
 {
@@ -314,7 +339,10 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		    "listgate.conf): cannot hold the post");
 		return -1;
 	}
-	if (classify_clues(c, MAX_CLUES, &clues) < 0) {
+	snprintf(err, sizeof(err), "oversize: %zu bytes, max_post_bytes %zu",
+	    f->sp.len, f->l.max_post_bytes);
+	if (c != NULL ? classify_clues(c, MAX_CLUES, &clues) < 0 :
+	    buf_adds(&clues, err) < 0) {
 		/* a held post always carries its deciding tokens */
 		failure(f, "out of memory listing the deciding tokens");
 		buf_free(&clues);
@@ -329,9 +357,9 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.msgid = buf_str(&f->msgid);
 	qp.raw = f->sp.data;
 	qp.raw_len = f->sp.len;
-	qp.score = f->score;
-	qp.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
-	    f->l.spam_cutoff));
+	qp.score = c != NULL ? f->score : 0;
+	qp.verdict = c == NULL ? "oversize" : verdict_name(verdict_of(
+	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
 	qp.clues = buf_str(&clues);
 	qp.status = status;
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
@@ -356,7 +384,10 @@ on_failure(struct filter *f, int *delivered_r)
 	enum outcome o;
 
 	*delivered_r = 0;
-	if (!f->have_l || f->l.on_error != ON_ERROR_PASS)
+	/* only the host's own failures: never a post the sender made fail
+	 * (its size, an empty post), whatever failed after that */
+	if (!f->have_l || f->l.on_error != ON_ERROR_PASS || !f->host_failed ||
+	    f->oversize)
 		return OUT_DEFER;
 	memcpy(why, f->why, sizeof(why));
 	f->why[0] = '\0';
@@ -524,14 +555,38 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
 
+	/* to be held, an oversize post is kept whole: read up to the
+	 * ceiling (the MTA's own size limit is the usual bound) */
 	r = spool_read(&f.sp, STDIN_FILENO, LG_MAX_SPOOL_MEM,
+	    f.l.oversize == OVERSIZE_HOLD ? LG_MAX_POST_BYTES :
 	    f.l.max_post_bytes, err, sizeof(err));
+	if (r == SPOOL_ETOOBIG) {
+		f.oversize = 1;
+		if (f.l.oversize == OVERSIZE_HOLD)
+			refusal(&f, "oversize: %s, more than listgate ever "
+			    "stores", err);
+		else
+			refusal(&f, "oversize (max_post_bytes %zu, oversize "
+			    "= defer): %s", f.l.max_post_bytes, err);
+		goto decide;
+	}
 	if (r < 0) {
 		failure(&f, "%s", err);
 		goto decide;
 	}
 	f.have_spool = 1;
 	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
+	if (f.sp.len > f.l.max_post_bytes) {
+		/* a verdict by size: held unscored, never passed */
+		f.oversize = 1;
+		if (read_headers(&f, scan) == 0 && hold_post(&f, NULL,
+		    "held") == 0) {
+			o = OUT_HELD;
+			snprintf(f.why, sizeof(f.why), "oversize: %zu bytes, "
+			    "max_post_bytes %zu", f.sp.len, f.l.max_post_bytes);
+		}
+		goto decide;
+	}
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 
