@@ -432,9 +432,28 @@ pg_text(const char *s, size_t max)
  * post stored as discarded never conflicts */
 #define PENDING_ROWS	"status IN ('held', 'releasing')"
 
+/* a moderator's decision on these bytes within the window ($1 list, $2
+ * SHA-256, DAYS the window in days; decided_posts of migration 0004) */
+#define DECIDED_ROWS(DAYS) \
+	"decided_posts WHERE list = $1 AND raw_sha256 = $2 AND " \
+	"decided_at > now() - make_interval(days => " DAYS ")"
+
 /* how often queue_hold retries when the row it collided with changed
  * state before it could be read */
 #define HOLD_TRIES	5
+
+/* QUEUE_HELD_* for a status of held_posts or decided_posts */
+static int
+held_code(const char *status)
+{
+	if (strcmp(status, "approved") == 0)
+		return QUEUE_HELD_APPROVED;
+	if (strcmp(status, "rejected") == 0)
+		return QUEUE_HELD_REJECTED;
+	if (strcmp(status, "discarded") == 0)
+		return QUEUE_HELD_DISCARDED;
+	return QUEUE_HELD_PENDING;
+}
 
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
@@ -442,31 +461,37 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 {
 	/*
 	 * One round trip for a new post: insert unless these bytes are
-	 * already pending for the list.  Only a retried delivery needs the
-	 * second statement, which finds the row already there.  (A plain
-	 * INSERT ... ON CONFLICT plans in a fresh server process in 0.75 ms,
-	 * a CTE doing both in one statement in 1.1 ms.)  If that row was
-	 * decided in between, the SELECT finds nothing and the INSERT is
-	 * tried again.
+	 * already pending for the list, or were decided within the window.
+	 * Only a retried delivery needs the second statement, which finds
+	 * the row already there or the decision.  (A plain INSERT ... ON
+	 * CONFLICT plans in a fresh server process in 0.75 ms, a CTE doing
+	 * both in one statement in 1.1 ms.)  If that row was decided in
+	 * between (and the window is 0), the SELECT finds nothing and the
+	 * INSERT is tried again.
 	 */
 	static const char sql[] =
 	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
 	    "from_hdr, subject, message_id, size, score, verdict, clues, "
 	    "raw_z, raw_sha256, status, decided_by, decided_at) "
-	    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-	    "$13::text, CASE WHEN $13::text = 'held' THEN NULL "
-	    "ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END) "
+	    "SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, "
+	    "$11::bytea, $12::bytea, $13::text, CASE WHEN $13::text = 'held' "
+	    "THEN NULL ELSE 'listgate filter' END, "
+	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
+	    "WHERE NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 "
+	    "AND raw_sha256 = $12::bytea AND decided_at > now() - "
+	    "make_interval(days => $14::int4)) "
 	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
 	    " DO NOTHING RETURNING id";
-	static const char sql_pending[] =
-	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
-	    "AND " PENDING_ROWS;
-	const char *vals[13], *pvals[2];
-	int lens[13], fmts[13], plens[2] = { 0, SHA256_DIGEST_SIZE };
-	int pfmts[2] = { 0, 1 };
+	static const char sql_found[] =
+	    "SELECT 0 AS k, id, status FROM held_posts WHERE list = $1 AND "
+	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
+	    "SELECT 1, post_id, status FROM " DECIDED_ROWS("$3::int4")
+	    " ORDER BY 1 LIMIT 1";
+	const char *vals[14], *pvals[3];
+	int lens[14], fmts[14], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
+	int pfmts[3] = { 0, 1, 0 };
 	char *txt[7];
-	char sizebuf[32], scorebuf[40];
+	char sizebuf[32], scorebuf[40], daysbuf[16];
 	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
 	size_t zlen, i;
 	double score = p->score;
@@ -495,6 +520,9 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		score = 1;
 	snprintf(sizebuf, sizeof(sizebuf), "%zu", p->raw_len);
 	snprintf(scorebuf, sizeof(scorebuf), "%.17g", score);
+	/* (days beyond any list's window are the same as that window) */
+	snprintf(daysbuf, sizeof(daysbuf), "%u", p->remember_days > 100000 ?
+	    100000u : p->remember_days);
 	memset(lens, 0, sizeof(lens));
 	memset(fmts, 0, sizeof(fmts));
 	vals[0] = p->list;
@@ -514,6 +542,7 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
+	vals[13] = daysbuf;
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large to store");
 		goto out;
@@ -521,27 +550,29 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 13, NULL, vals, lens, fmts,
+		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
 		    0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			goto dberr;
 		if (PQntuples(res) == 1) {
 			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			r = 0;
+			r = QUEUE_HELD_NEW;
 		}
 		PQclear(res);
 		if (r == 0)
 			break;
-		/* a retry: the row that holds these bytes */
+		/* a retry: the row that holds these bytes, or the decision
+		 * on them */
 		pvals[0] = vals[0];
 		pvals[1] = vals[11];
-		res = PQexecParams(q->conn, sql_pending, 2, NULL, pvals, plens,
+		pvals[2] = daysbuf;
+		res = PQexecParams(q->conn, sql_found, 3, NULL, pvals, plens,
 		    pfmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			goto dberr;
 		if (PQntuples(res) == 1) {
-			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			r = 1;
+			*id_r = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+			r = held_code(PQgetvalue(res, 0, 2));
 		}
 		PQclear(res);
 	}
@@ -554,6 +585,42 @@ out:
 	for (i = 0; i < 6; i++)
 		xfree(txt[i]);
 	xfree(z);
+	return r;
+}
+
+int
+queue_decided(struct queue *q, const char *list, const unsigned char *raw,
+    size_t len, unsigned days, int64_t *id_r, char *err, size_t errsz)
+{
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	char daysbuf[16];
+	const char *vals[3];
+	int lens[3] = { 0, SHA256_DIGEST_SIZE, 0 }, fmts[3] = { 0, 1, 0 };
+	PGresult *res;
+	int r = 0;
+
+	*id_r = 0;
+	if (days == 0)
+		return 0;
+	post_sha256(raw, len, digest);
+	snprintf(daysbuf, sizeof(daysbuf), "%u", days > 100000 ? 100000u :
+	    days);
+	vals[0] = list;
+	vals[1] = (const char *)digest;
+	vals[2] = daysbuf;
+	res = PQexecParams(q->conn, "SELECT post_id, status FROM "
+	    DECIDED_ROWS("$3::int4"), 3, NULL, vals, lens, fmts, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: cannot look up decided posts: "
+		    "%s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 1) {
+		*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		r = held_code(PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
 	return r;
 }
 
@@ -809,6 +876,15 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 	if (exec_params(q, "UPDATE held_posts SET status = $2, decided_by = "
 	    "$3, decided_at = now(), note = $4 WHERE id = $1::int8", 4, vals,
 	    err, errsz) < 0)
+		return -1;
+	/* remembered by list and SHA-256: a retry of these bytes is
+	 * answered from this decision (queue_hold, queue_decided) */
+	if (newc != NULL && exec_params(q, "INSERT INTO decided_posts (list, "
+	    "raw_sha256, post_id, status, decided_at) SELECT list, "
+	    "raw_sha256, id, status, decided_at FROM held_posts WHERE id = "
+	    "$1::int8 ON CONFLICT (list, raw_sha256) DO UPDATE SET post_id = "
+	    "excluded.post_id, status = excluded.status, decided_at = "
+	    "excluded.decided_at", 1, vals, err, errsz) < 0)
 		return -1;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
 	vals[0] = lockkey;

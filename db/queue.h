@@ -6,7 +6,7 @@
  * a compiled-in migration script run whole by queue_migrate.  Every
  * function returns -1 with a message in err on failure and never exits;
  * a hold is reported done only after its INSERT committed.  The schema
- * is migrations/NNNN_*.sql (held_posts, train_journal,
+ * is migrations/NNNN_*.sql (held_posts, train_journal, decided_posts,
  * schema_migrations); a post's SHA-256 comes from GNU Nettle.
  */
 #ifndef LG_QUEUE_H
@@ -54,17 +54,43 @@ struct queue_post {
 	const char *verdict;			/* "unsure", "spam" */
 	const char *clues;			/* deciding tokens, text */
 	const char *status;			/* "held" or "discarded" */
+	unsigned remember_days;			/* answer a retry of a post a
+						 * moderator decided less than
+						 * this many days ago from
+						 * that decision (0: never) */
 };
+
+/* what queue_hold and queue_decided found */
+#define QUEUE_HELD_NEW		0	/* stored now */
+#define QUEUE_HELD_PENDING	1	/* these bytes are held already (or
+					 * being released) */
+#define QUEUE_HELD_APPROVED	2	/* decided within remember_days: */
+#define QUEUE_HELD_REJECTED	3	/* approved (released), rejected or */
+#define QUEUE_HELD_DISCARDED	4	/* discarded; not stored again */
 
 /*
  * Store a post (zlib-compressed, with its SHA-256), committed on return,
- * in one statement: 0 with the new id in *id_r; 1 with the id of the
- * row that already holds exactly these bytes for this list (held or
- * being released; never for status "discarded"): the MTA retried a delivery
- * whose filter was killed after its INSERT committed, and the post is
- * stored once; or -1.
+ * in one statement for a new post: QUEUE_HELD_NEW with the new id in
+ * *id_r.  The MTA retries a delivery whose filter was killed after its
+ * INSERT committed, with the same bytes; such a retry is never stored
+ * twice nor delivered twice: QUEUE_HELD_PENDING with the id of the row
+ * that holds exactly these bytes for this list (held or being released;
+ * never for status "discarded"), or, when a moderator decided that row
+ * less than p->remember_days ago, QUEUE_HELD_APPROVED, _REJECTED or
+ * _DISCARDED with its id (nothing stored: the first decision stands).
+ * -1 on failure.
  */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
+    char *err, size_t errsz);
+
+/*
+ * Was a post with exactly these bytes decided by a moderator for list
+ * less than days ago?  QUEUE_HELD_APPROVED, _REJECTED or _DISCARDED with
+ * the post's id, 0 when not, -1 on failure.  (filter asks before it
+ * passes a post: a retry that now scores as ham is not delivered again.)
+ */
+int queue_decided(struct queue *q, const char *list,
+    const unsigned char *raw, size_t len, unsigned days, int64_t *id_r,
     char *err, size_t errsz);
 
 /*

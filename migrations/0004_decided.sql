@@ -1,6 +1,7 @@
--- 0004_decided.sql - what issue 8 needs: journal events that cannot be
--- applied are quarantined, not retried for ever; oversize posts are held
--- as such
+-- 0004_decided.sql - what issue 8 needs: decided posts remembered (a
+-- retry is answered from the first decision), journal events that
+-- cannot be applied quarantined (not retried for ever), oversize posts
+-- held as such
 --
 -- Applied by `listgate migrate` in one transaction on top of 0003 (or
 -- 0002: the grants below are given only where the roles exist).
@@ -23,16 +24,54 @@ ALTER TABLE held_posts DROP CONSTRAINT held_posts_verdict_check;
 ALTER TABLE held_posts ADD CONSTRAINT held_posts_verdict_check
 	CHECK (verdict IN ('ham', 'unsure', 'spam', 'oversize'));
 
--- Grants, where the roles of 0003 exist: whoever syncs (the moderators'
--- approve syncs after recording; the administrator runs sync and
--- rebuild) marks what it cannot apply.
+-- Decided posts are remembered by list and SHA-256.  The MTA retries a
+-- post whose filter was killed after its INSERT committed; when a
+-- moderator decided that post in between, the retry must not be held
+-- again (and released twice) nor passed because the approval trained
+-- it as ham.  Every decision that trains (approved, rejected,
+-- discarded) records the latest decision on these bytes here, in its
+-- own transaction; filter answers a retry from it for the list's
+-- hold_expiry_days.  One small row per decided post: no message, no
+-- header text, so the filter's role may read it.
+CREATE TABLE decided_posts (
+	list		text NOT NULL
+			CHECK (list ~ '^[a-z0-9][a-z0-9._-]*$' AND length(list) <= 64),
+	raw_sha256	bytea NOT NULL CHECK (length(raw_sha256) = 32),
+	post_id		bigint NOT NULL,
+	status		text NOT NULL
+			CHECK (status IN ('approved', 'rejected', 'discarded')),
+	decided_at	timestamptz NOT NULL,
+	PRIMARY KEY (list, raw_sha256)
+);
+
+-- what moderators decided before this migration
+INSERT INTO decided_posts (list, raw_sha256, post_id, status, decided_at)
+SELECT DISTINCT ON (list, raw_sha256) list, raw_sha256, id, status,
+       decided_at
+  FROM held_posts
+ WHERE status IN ('approved', 'rejected', 'discarded')
+   AND decided_at IS NOT NULL
+   AND decided_by IS DISTINCT FROM 'listgate filter'
+ ORDER BY list, raw_sha256, decided_at DESC, id DESC;
+
+-- Grants, where the roles of 0003 exist.  The filter reads the decided
+-- posts (the hold path answers a retry from them); the moderators
+-- record decisions there, and, as whoever syncs (approve syncs after
+-- recording; the administrator runs sync and rebuild), mark the journal
+-- events they cannot apply.
 DO $$
 BEGIN
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_filter') THEN
+		GRANT SELECT ON decided_posts TO listgate_filter;
+	END IF;
 	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_moderator') THEN
+		GRANT SELECT, INSERT, UPDATE ON decided_posts
+		    TO listgate_moderator;
 		GRANT SELECT, UPDATE (quarantined_at, quarantine_reason)
 		    ON train_journal TO listgate_moderator;
 	END IF;
 	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_admin') THEN
+		GRANT ALL ON decided_posts TO listgate_admin;
 		GRANT SELECT, UPDATE (quarantined_at, quarantine_reason)
 		    ON train_journal TO listgate_admin;
 	END IF;

@@ -605,6 +605,95 @@ START_TEST(hold_retry_stored_once)
 }
 END_TEST
 
+/* hold raw for list remembering decisions for days: the queue_hold
+ * result, the id in *id_r */
+static int
+hold_mem(struct queue *q, const char *list, const char *raw,
+    unsigned days, int64_t *id_r)
+{
+	struct queue_post p;
+	char err[1024];
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.list = list;
+	p.raw = (const unsigned char *)raw;
+	p.raw_len = strlen(raw);
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	p.remember_days = days;
+	r = queue_hold(q, &p, id_r, err, sizeof(err));
+	ck_assert_msg(r >= 0, "queue_hold: %s", err);
+	return r;
+}
+
+/* a retry after a moderator decided is answered from that decision
+ * within the window: never stored (nor released) twice */
+START_TEST(hold_remembers_decisions)
+{
+	static const char a[] = "Received: by mx1\nSubject: a\n\nbody\n";
+	static const char b[] = "Received: by mx1\nSubject: b\n\nbody\n";
+	static const char c[] = "Received: by mx1\nSubject: c\n\nbody\n";
+	struct queue *q = qopen();
+	PGconn *pc = pg(NULL);
+	struct rel x;
+	char err[1024];
+	int64_t ida, idb, idc, id;
+
+	memset(&x, 0, sizeof(x));
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &ida), QUEUE_HELD_NEW);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &id), QUEUE_HELD_PENDING);
+	ck_assert_int_eq(id, ida);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
+	    strlen(a), 14, &id, err, sizeof(err)), 0);
+	/* approved (released once): the retry is answered, not stored */
+	ck_assert_int_eq(decide(q, ida, "approved", "t", NULL, 0, rel_fn, &x,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &id), QUEUE_HELD_APPROVED);
+	ck_assert_int_eq(id, ida);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
+	    strlen(a), 14, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	ck_assert_int_eq(id, ida);
+	/* rejected, discarded */
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &idb), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, idb, "rejected", "t", NULL, 0, NULL, NULL,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &id), QUEUE_HELD_REJECTED);
+	ck_assert_int_eq(id, idb);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &idc), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, idc, "discarded", "t", NULL, 0, NULL, NULL,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &id),
+	    QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "mem"), 3);
+	/* a forced change of mind is what a retry hears from then on */
+	ck_assert_int_eq(decide(q, idb, "approved", "t", NULL, QUEUE_FORCE,
+	    rel_fn, &x, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &id), QUEUE_HELD_APPROVED);
+	/* the same bytes on another list, or without a window: new posts */
+	ck_assert_int_eq(hold_mem(q, "mem2", a, 14, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, ida);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 0, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, ida);
+	/* past the window: a new post too */
+	ck_assert_int_eq(pg_long(pc, "WITH u AS (UPDATE decided_posts SET "
+	    "decided_at = now() - interval '15 days' WHERE list = $1 "
+	    "RETURNING 1) SELECT count(*) FROM u", "mem"), 3);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, idc);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
+	    strlen(b), 14, &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
+	    strlen(b), 16, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	free(x.got);
+	PQfinish(pc);
+	queue_close(q);
+}
+END_TEST
+
 /* migration 0002 on a 0001 database that already stored a retry twice:
  * the copies are set aside (expired, noted), the oldest stays held */
 START_TEST(migrate_0002_sets_duplicates_aside)
@@ -1066,6 +1155,7 @@ queue_suite(void)
 	tcase_add_test(tc, hold_roundtrip);
 	tcase_add_test(tc, hold_list_and_discarded);
 	tcase_add_test(tc, hold_retry_stored_once);
+	tcase_add_test(tc, hold_remembers_decisions);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");

@@ -116,6 +116,38 @@ if [ "${1:-}" = pg ]; then
 	expect 75 "oversize with the database down and on_error = pass: EX_TEMPFAIL"
 	[ ! -e "$SINK" ] && ok "and not delivered" || bad "and not delivered"
 	sh "$PG_SH" start >/dev/null 2>&1
+
+	# --- a retry after a moderator decided (the filter killed after its
+	# INSERT committed, simulated): exit 0, never delivered again
+	cp "$CONF/tokens/demo.kch" "$CONF/tokens/dec.kch"
+	{ printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'; deliver_line
+	  printf 'release = /bin/sh -c "cat >> %s/rel.dec"\n' "$T"; } \
+	    > "$CONF/lists/dec.conf"
+	sed 's/^Message-ID: .*/Message-ID: <dec1@test>/' "$DATA/spam-test.eml" \
+	    > "$T/dec1.eml"
+	pf dec "$T/dec1.eml"
+	expect 0 "a post is held"
+	id=$(psql -X -A -t -q -c "SELECT id FROM held_posts WHERE message_id = '<dec1@test>'")
+	lg approve -q "$id" > /dev/null 2> "$T/err"
+	cmp -s "$T/rel.dec" "$T/dec1.eml" && ok "approved: released once" ||
+	    bad "approved: released once"
+	# it now scores as ham (trained so, and a cutoff every score is under)
+	{ printf 'ham_cutoff = 1\nspam_cutoff = 1\n'; deliver_line
+	  printf 'release = /bin/sh -c "cat >> %s/rel.dec"\n' "$T"; } \
+	    > "$CONF/lists/dec.conf"
+	pf dec "$T/dec1.eml"
+	expect 0 "the MTA's retry after the approval: exit 0"
+	[ ! -e "$SINK" ] && ok "... without delivering it again" ||
+	    bad "... without delivering it again"
+	cmp -s "$T/rel.dec" "$T/dec1.eml" && ok "... nor releasing it again" ||
+	    bad "... nor releasing it again"
+	c=$(count "message_id = '<dec1@test>'")
+	[ "$c" = 1 ] && ok "... nor holding it again" ||
+	    bad "... nor holding it again (count '$c')"
+	pf dec "$DATA/ham-test.eml"
+	expect 0 "another post is still delivered"
+	cmp -s "$SINK" "$DATA/ham-test.eml" && ok "... by deliver" ||
+	    bad "... by deliver"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

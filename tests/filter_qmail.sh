@@ -138,6 +138,45 @@ if [ "${1:-}" = pg ]; then
 	expect 111 "oversize = defer: deferred with a database too"
 	c=$(count "message_id = '<big2@test>'")
 	[ "$c" = 0 ] && ok "and nothing stored" || bad "and nothing stored (count '$c')"
+
+	# --- a retry after a moderator decided: answered from the decision.
+	# The filter killed after its INSERT committed is simulated: the post
+	# is held, decided, then the same bytes come again.
+	cp "$CONF/tokens/demo.kch" "$CONF/tokens/dec.kch"
+	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\nrelease = /bin/sh -c "cat >> %s/rel.dec"\n' \
+	    "$T" > "$CONF/lists/dec.conf"
+	sed 's/^Message-ID: .*/Message-ID: <dec1@test>/' "$DATA/spam-test.eml" \
+	    > "$T/dec1.eml"
+	qf dec "$T/dec1.eml"
+	expect 99 "a post is held (its filter is then killed, say)"
+	id=$(psql -X -A -t -q -c "SELECT id FROM held_posts WHERE message_id = '<dec1@test>'")
+	lg approve -q "$id" > /dev/null 2> "$T/err"
+	cmp -s "$T/rel.dec" "$T/dec1.eml" && ok "a moderator approves: released once" ||
+	    bad "a moderator approves: released once"
+	qf dec "$T/dec1.eml"
+	expect 99 "the MTA's retry of the approved post: 99, delivered already"
+	c=$(count "message_id = '<dec1@test>'")
+	[ "$c" = 1 ] && ok "... not held again" || bad "... not held again (count '$c')"
+	cmp -s "$T/rel.dec" "$T/dec1.eml" && ok "... not released again" ||
+	    bad "... not released again"
+	# approval trained it as ham: were the retry to pass now, qmail would
+	# deliver it a second time
+	printf 'ham_cutoff = 1\nspam_cutoff = 1\nrelease = /bin/sh -c "cat >> %s/rel.dec"\n' \
+	    "$T" > "$CONF/lists/dec.conf"
+	qf dec "$T/dec1.eml"
+	expect 99 "a retry that now scores as ham: 99, not passed again"
+	qf dec "$DATA/ham-test.eml"
+	expect 0 "another post still passes"
+	printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n' > "$CONF/lists/dec.conf"
+	sed 's/^Message-ID: .*/Message-ID: <dec2@test>/' "$DATA/spam-test.eml" \
+	    > "$T/dec2.eml"
+	qf dec "$T/dec2.eml"
+	id=$(psql -X -A -t -q -c "SELECT id FROM held_posts WHERE message_id = '<dec2@test>'")
+	lg reject -q "$id" > /dev/null 2> "$T/err"
+	qf dec "$T/dec2.eml"
+	expect 99 "the retry of a rejected post: 99"
+	c=$(count "message_id = '<dec2@test>'")
+	[ "$c" = 1 ] && ok "... not held again" || bad "... not held again (count '$c')"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

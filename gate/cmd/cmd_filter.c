@@ -95,6 +95,7 @@ struct filter {
 	unsigned nused;
 	int scored;
 	int64_t id;
+	int held;		/* QUEUE_HELD_*: what the queue answered */
 	int oversize;		/* larger than max_post_bytes */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
@@ -203,9 +204,44 @@ refusal(struct filter *f, const char *fmt, ...)
 }
 
 /*
- * Hand a passed post on.  qmail: exit 0 and the next .qmail line
- * delivers (`deliver` is not used).  Postfix: run the list's `deliver`
- * with the post on stdin; its exit 0 is the delivery.
+ * Was this post decided by a moderator within the list's window (a
+ * retry of a post held before, that now scores as ham or met a failure
+ * with on_error = pass)?  1 with f->held and f->id set: it is not
+ * passed again.  0 otherwise, also when the database cannot say (a post
+ * that passes needs no database; the reason goes to the log line).
+ */
+static int
+decided_before(struct filter *f)
+{
+	struct queue *q = NULL;
+	char err[512];
+	int r;
+
+	if (!f->have_g || !f->have_l || !f->have_spool ||
+	    !queue_configured(f->g.conninfo))
+		return 0;
+	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
+	    (r = queue_decided(q, f->list, f->sp.data, f->sp.len,
+	    f->l.hold_expiry_days, &f->id, err, sizeof(err))) < 0) {
+		if (f->why[0] == '\0')
+			snprintf(f->why, sizeof(f->why), "passed without "
+			    "checking for an earlier decision: %s", err);
+		queue_close(q);
+		return 0;
+	}
+	queue_close(q);
+	if (r == 0)
+		return 0;
+	f->held = r;
+	return 1;
+}
+
+/*
+ * Hand a passed post on, unless a moderator decided these very bytes
+ * already (OUT_HELD: answered from that decision).  qmail: exit 0 and
+ * the next .qmail line delivers (`deliver` is not used).  Postfix: run
+ * the list's `deliver` with the post on stdin; its exit 0 is the
+ * delivery.
  */
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
@@ -216,6 +252,8 @@ do_pass(struct filter *f, int *delivered_r)
 	int rc;
 
 	*delivered_r = 0;
+	if (decided_before(f))
+		return OUT_HELD;
 	if (f->mta == MTA_QMAIL)
 		return OUT_PASS;
 	if (!f->have_l || f->l.deliver == NULL) {
@@ -362,9 +400,10 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
 	qp.clues = buf_str(&clues);
 	qp.status = status;
+	qp.remember_days = f->l.hold_expiry_days;
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
 	    queue_check_schema(q, err, sizeof(err)) < 0 ||
-	    queue_hold(q, &qp, &f->id, err, sizeof(err)) < 0) {
+	    (f->held = queue_hold(q, &qp, &f->id, err, sizeof(err))) < 0) {
 		failure(f, "%s", err);
 		goto out;
 	}
@@ -611,6 +650,11 @@ decide:
 	alarm(0);
 	if (o == OUT_DEFER)
 		action = "defer";
+	else if (o == OUT_HELD && f.held >= QUEUE_HELD_APPROVED)
+		/* a retry answered from the first decision */
+		action = f.held == QUEUE_HELD_APPROVED ? "already-released" :
+		    f.held == QUEUE_HELD_REJECTED ? "already-rejected" :
+		    "already-discarded";
 	else if (o == OUT_HELD)
 		action = f.scored && f.score >= f.l.discard_cutoff ?
 		    "discarded" : "held";
