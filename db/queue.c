@@ -11,10 +11,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <zlib.h>
@@ -441,6 +444,8 @@ pg_text(const char *s, size_t max)
 /* how often queue_hold retries when the row it collided with changed
  * state before it could be read */
 #define HOLD_TRIES	5
+/* a held post is read, compressed and sent in chunks of this size */
+#define HOLD_CHUNK	(1024u * 1024u)
 
 /* QUEUE_HELD_* for a status of held_posts or decided_posts */
 static int
@@ -455,33 +460,233 @@ held_code(const char *status)
 	return QUEUE_HELD_PENDING;
 }
 
+/* a post read in chunks: from memory, or with pread from a file (so a
+ * spooled post is never mapped whole) */
+struct post_in {
+	const unsigned char *mem;
+	int fd;			/* >= 0: read from here */
+	size_t len, off;
+	unsigned char *buf;	/* HOLD_CHUNK bytes for pread */
+};
+
+/* open a reader: 0, or -1 with err (memory) */
+static int
+post_in_open(struct post_in *in, const unsigned char *mem, size_t len,
+    int fd, char *err, size_t errsz)
+{
+	memset(in, 0, sizeof(*in));
+	in->mem = mem;
+	in->len = len;
+	in->fd = fd;
+	if (fd >= 0 && (in->buf = xmalloc(HOLD_CHUNK)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* the next chunk: 1 with *p, *n; 0 at the end; -1 with err */
+static int
+post_in_next(struct post_in *in, const unsigned char **p, size_t *n,
+    char *err, size_t errsz)
+{
+	size_t want = in->len - in->off;
+	ssize_t r;
+
+	if (want == 0)
+		return 0;
+	if (want > HOLD_CHUNK)
+		want = HOLD_CHUNK;
+	if (in->fd < 0) {
+		*p = in->mem + in->off;
+		*n = want;
+		in->off += want;
+		return 1;
+	}
+	do
+		r = pread(in->fd, in->buf, want, (off_t)in->off);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		snprintf(err, errsz, "cannot read the spooled post: %s",
+		    r < 0 ? strerror(errno) : "it is shorter than its size");
+		return -1;
+	}
+	*p = in->buf;
+	*n = (size_t)r;
+	in->off += (size_t)r;
+	return 1;
+}
+
+static void
+post_in_close(struct post_in *in)
+{
+	xfree(in->buf);
+	in->buf = NULL;
+}
+
+/* the SHA-256 of len bytes at raw, or of fd from offset 0: 0 or -1 */
+static int
+post_digest(const unsigned char *raw, size_t len, int fd,
+    unsigned char out[SHA256_DIGEST_SIZE], char *err, size_t errsz)
+{
+	struct post_in in;
+	struct sha256_ctx c;
+	const unsigned char *p;
+	size_t n;
+	int r;
+
+	if (post_in_open(&in, raw, len, fd, err, errsz) < 0)
+		return -1;
+	sha256_init(&c);
+	while ((r = post_in_next(&in, &p, &n, err, errsz)) > 0)
+		sha256_update(&c, n, p);
+	post_in_close(&in);
+	if (r < 0)
+		return -1;
+	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+	return 0;
+}
+
+/*
+ * The compressed post on its way to the server: whole in buf while it
+ * fits one chunk, else a large object (oid) written chunk by chunk in
+ * the open transaction.
+ */
+struct zout {
+	struct queue *q;
+	unsigned char *buf;	/* HOLD_CHUNK bytes */
+	size_t fill;		/* bytes in buf not yet written */
+	int lo;			/* a large object was created */
+	char oid[24];
+	uint64_t off;		/* bytes written to it */
+};
+
+/* write buf to the large object (created, in a new transaction, on the
+ * first call): 0, or -1 with err */
+static int
+zout_flush(struct zout *z, char *err, size_t errsz)
+{
+	char offbuf[32];
+	const char *vals[3] = { z->oid, offbuf, (const char *)z->buf };
+	int lens[3] = { 0, 0, (int)z->fill }, fmts[3] = { 0, 0, 1 };
+	PGresult *res;
+	int ok;
+
+	if (!z->lo) {
+		if (queue_cmd(z->q, "BEGIN", err, errsz) < 0)
+			return -1;
+		z->lo = 1;	/* (a ROLLBACK ends it from now on) */
+		res = PQexecParams(z->q->conn, "SELECT lo_create(0)", 0, NULL,
+		    NULL, NULL, NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+		    PQntuples(res) != 1) {
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "%s", queue_pgerr(z->q, res));
+			PQclear(res);
+			return -1;
+		}
+		snprintf(z->oid, sizeof(z->oid), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	snprintf(offbuf, sizeof(offbuf), "%llu", (unsigned long long)z->off);
+	res = PQexecParams(z->q->conn, "SELECT lo_put($1::oid, $2::int8, $3)",
+	    3, NULL, vals, lens, fmts, 0);
+	ok = res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		snprintf(err, errsz, "database: cannot hold the post: %s",
+		    queue_pgerr(z->q, res));
+	PQclear(res);
+	if (!ok)
+		return -1;
+	z->off += z->fill;
+	z->fill = 0;
+	return 0;
+}
+
+/* compress the post (from in) into z, its SHA-256 into digest: 0, or -1
+ * with err */
+static int
+deflate_post(struct post_in *in, struct zout *z,
+    unsigned char digest[SHA256_DIGEST_SIZE], char *err, size_t errsz)
+{
+	struct sha256_ctx c;
+	z_stream zs;
+	const unsigned char *p;
+	size_t n;
+	int r, zr, rc = -1, flush;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit(&zs, 6) != Z_OK) {
+		snprintf(err, errsz, "out of memory compressing the post");
+		return -1;
+	}
+	sha256_init(&c);
+	do {
+		if ((r = post_in_next(in, &p, &n, err, errsz)) < 0)
+			goto out;
+		flush = r == 0 ? Z_FINISH : Z_NO_FLUSH;
+		if (r > 0) {
+			sha256_update(&c, n, p);
+			zs.next_in = (unsigned char *)(uintptr_t)p;
+			zs.avail_in = (uInt)n;
+		}
+		do {
+			zs.next_out = z->buf + z->fill;
+			zs.avail_out = (uInt)(HOLD_CHUNK - z->fill);
+			zr = deflate(&zs, flush);
+			if (zr == Z_STREAM_ERROR) {
+				snprintf(err, errsz, "cannot compress the post");
+				goto out;
+			}
+			z->fill = HOLD_CHUNK - zs.avail_out;
+			if (z->fill == HOLD_CHUNK && zout_flush(z, err,
+			    errsz) < 0)
+				goto out;
+		} while (zs.avail_out == 0 || (flush == Z_FINISH &&
+		    zr != Z_STREAM_END));
+	} while (flush != Z_FINISH);
+	/* the last piece goes with the INSERT, or to the large object */
+	if (z->lo && z->fill > 0 && zout_flush(z, err, errsz) < 0)
+		goto out;
+	sha256_digest(&c, SHA256_DIGEST_SIZE, digest);
+	rc = 0;
+out:
+	deflateEnd(&zs);
+	return rc;
+}
+
+/* the INSERT of queue_hold, with raw_z from a parameter (RAWZ "$11::bytea")
+ * or from a large object ("lo_get($11::oid)") */
+#define HOLD_SQL(RAWZ) \
+	"INSERT INTO held_posts (list, env_sender, env_recipient, " \
+	"from_hdr, subject, message_id, size, score, verdict, clues, " \
+	"raw_z, raw_sha256, status, decided_by, decided_at) " \
+	"SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, " \
+	RAWZ ", $12::bytea, $13::text, CASE WHEN $13::text = 'held' " \
+	"THEN NULL ELSE 'listgate filter' END, " \
+	"CASE WHEN $13::text = 'held' THEN NULL ELSE now() END " \
+	"WHERE NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
+	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
+	"make_interval(days => $14::int4)) " \
+	"ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS \
+	" DO NOTHING RETURNING id"
+
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
 	/*
-	 * One round trip for a new post: insert unless these bytes are
-	 * already pending for the list, or were decided within the window.
-	 * Only a retried delivery needs the second statement, which finds
-	 * the row already there or the decision.  (A plain INSERT ... ON
-	 * CONFLICT plans in a fresh server process in 0.75 ms, a CTE doing
-	 * both in one statement in 1.1 ms.)  If that row was decided in
-	 * between (and the window is 0), the SELECT finds nothing and the
-	 * INSERT is tried again.
+	 * One round trip for a new post (of up to a chunk compressed):
+	 * insert unless these bytes are already pending for the list, or
+	 * were decided within the window.  Only a retried delivery needs
+	 * the second statement, which finds the row already there or the
+	 * decision.  (A plain INSERT ... ON CONFLICT plans in a fresh
+	 * server process in 0.75 ms, a CTE doing both in one statement in
+	 * 1.1 ms.)  If that row was decided in between (and the window is
+	 * 0), the SELECT finds nothing and the INSERT is tried again.
 	 */
-	static const char sql[] =
-	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
-	    "from_hdr, subject, message_id, size, score, verdict, clues, "
-	    "raw_z, raw_sha256, status, decided_by, decided_at) "
-	    "SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, "
-	    "$11::bytea, $12::bytea, $13::text, CASE WHEN $13::text = 'held' "
-	    "THEN NULL ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
-	    "WHERE NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 "
-	    "AND raw_sha256 = $12::bytea AND decided_at > now() - "
-	    "make_interval(days => $14::int4)) "
-	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
-	    " DO NOTHING RETURNING id";
+	static const char sql[] = HOLD_SQL("$11::bytea");
+	static const char sql_lo[] = HOLD_SQL("lo_get($11::oid)");
 	static const char sql_found[] =
 	    "SELECT 0 AS k, id, status FROM held_posts WHERE list = $1 AND "
 	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
@@ -491,18 +696,33 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	int lens[14], fmts[14], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
 	int pfmts[3] = { 0, 1, 0 };
 	char *txt[7];
-	char sizebuf[32], scorebuf[40], daysbuf[16];
-	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
-	size_t zlen, i;
+	char sizebuf[32], scorebuf[40], daysbuf[16], e2[64];
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	struct post_in in;
+	struct zout z;
+	size_t i;
 	double score = p->score;
 	PGresult *res;
 	int r = -1, try;
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
-	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
+	memset(&z, 0, sizeof(z));
+	memset(&in, 0, sizeof(in));
+	z.q = q;
+	if (p->raw_len > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "post of %zu bytes is larger than %u",
+		    p->raw_len, LG_MAX_POST_BYTES);
 		return -1;
-	post_sha256(p->raw, p->raw_len, digest);
+	}
+	if ((z.buf = xmalloc(HOLD_CHUNK)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	if (post_in_open(&in, p->raw, p->raw_len, p->raw_from_fd ?
+	    p->raw_fd : -1, err, errsz) < 0 ||
+	    deflate_post(&in, &z, digest, err, errsz) < 0)
+		goto out;
 	txt[0] = pg_text(p->env_sender, FIELD_MAX);
 	txt[1] = pg_text(p->env_recipient, FIELD_MAX);
 	txt[2] = pg_text(p->from, FIELD_MAX);
@@ -535,23 +755,23 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	vals[7] = scorebuf;
 	vals[8] = p->verdict ? p->verdict : "unsure";
 	vals[9] = txt[5];
-	vals[10] = (const char *)z;
-	lens[10] = (int)zlen;
-	fmts[10] = 1;
+	if (z.lo)
+		vals[10] = z.oid;
+	else {
+		vals[10] = (const char *)z.buf;
+		lens[10] = (int)z.fill;
+		fmts[10] = 1;
+	}
 	vals[11] = (const char *)digest;
 	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
 	vals[13] = daysbuf;
-	if (zlen > 0x7fffffff) {
-		snprintf(err, errsz, "post too large to store");
-		goto out;
-	}
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
-		    0);
+		res = PQexecParams(q->conn, z.lo ? sql_lo : sql, 14, NULL, vals,
+		    lens, fmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			goto dberr;
 		if (PQntuples(res) == 1) {
@@ -576,21 +796,39 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		}
 		PQclear(res);
 	}
+	if (z.lo && r >= 0) {
+		/* the row has its copy: the large object goes, and the
+		 * whole commits (nothing stored but what r says) */
+		pvals[0] = z.oid;
+		res = PQexecParams(q->conn, "SELECT lo_unlink($1::oid)", 1,
+		    NULL, pvals, NULL, NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto dberr;
+		PQclear(res);
+		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+			r = -1;
+		z.lo = 0;
+	}
 	goto out;
 dberr:
 	snprintf(err, errsz, "database: cannot hold the post: %s",
 	    queue_pgerr(q, res));
 	PQclear(res);
+	r = -1;
 out:
+	if (z.lo)	/* the large object and anything else: undone */
+		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+	post_in_close(&in);
 	for (i = 0; i < 6; i++)
 		xfree(txt[i]);
-	xfree(z);
+	xfree(z.buf);
 	return r;
 }
 
 int
 queue_decided(struct queue *q, const char *list, const unsigned char *raw,
-    size_t len, unsigned days, int64_t *id_r, char *err, size_t errsz)
+    size_t len, int fd, unsigned days, int64_t *id_r, char *err,
+    size_t errsz)
 {
 	unsigned char digest[SHA256_DIGEST_SIZE];
 	char daysbuf[16];
@@ -602,7 +840,8 @@ queue_decided(struct queue *q, const char *list, const unsigned char *raw,
 	*id_r = 0;
 	if (days == 0)
 		return 0;
-	post_sha256(raw, len, digest);
+	if (post_digest(raw, len, fd, digest, err, errsz) < 0)
+		return -1;
 	snprintf(daysbuf, sizeof(daysbuf), "%u", days > 100000 ? 100000u :
 	    days);
 	vals[0] = list;

@@ -50,6 +50,11 @@ struct queue_post {
 	const char *from, *subject, *msgid;	/* decoded, may be "" */
 	const unsigned char *raw;		/* the post exactly as received */
 	size_t raw_len;
+	int raw_from_fd;			/* set: read the raw_len bytes
+						 * from raw_fd instead, from
+						 * offset 0 (a spool file: never
+						 * mapped whole) */
+	int raw_fd;
 	double score;
 	const char *verdict;			/* "unsure", "spam" */
 	const char *clues;			/* deciding tokens, text */
@@ -69,9 +74,13 @@ struct queue_post {
 #define QUEUE_HELD_DISCARDED	4	/* discarded; not stored again */
 
 /*
- * Store a post (zlib-compressed, with its SHA-256), committed on return,
- * in one statement for a new post: QUEUE_HELD_NEW with the new id in
- * *id_r.  The MTA retries a delivery whose filter was killed after its
+ * Store a post (zlib-compressed, with its SHA-256), committed on return.
+ * The post is read and compressed as a stream, in chunks: a post whose
+ * compressed form fits in one chunk (1 MiB) goes in one statement, a
+ * larger one through a PostgreSQL large object written chunk by chunk
+ * in the same transaction (and dropped before it commits), so memory
+ * stays a few MiB whatever the size.  A new post: QUEUE_HELD_NEW with
+ * the new id in *id_r.  The MTA retries a delivery whose filter was killed after its
  * INSERT committed, with the same bytes; such a retry is never stored
  * twice nor delivered twice: QUEUE_HELD_PENDING with the id of the row
  * that holds exactly these bytes for this list (held or being released;
@@ -84,14 +93,15 @@ int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);
 
 /*
- * Was a post with exactly these bytes decided by a moderator for list
- * less than days ago?  QUEUE_HELD_APPROVED, _REJECTED or _DISCARDED with
+ * Was a post with exactly these bytes (raw, or when fd >= 0 the len
+ * bytes of that file from offset 0) decided by a moderator for list less
+ * than days ago?  QUEUE_HELD_APPROVED, _REJECTED or _DISCARDED with
  * the post's id, 0 when not, -1 on failure.  (filter asks before it
  * passes a post: a retry that now scores as ham is not delivered again.)
  */
 int queue_decided(struct queue *q, const char *list,
-    const unsigned char *raw, size_t len, unsigned days, int64_t *id_r,
-    char *err, size_t errsz);
+    const unsigned char *raw, size_t len, int fd, unsigned days,
+    int64_t *id_r, char *err, size_t errsz);
 
 /*
  * Apply the migrations the database lacks, each in its own transaction

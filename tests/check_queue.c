@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -646,7 +647,7 @@ START_TEST(hold_remembers_decisions)
 	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &id), QUEUE_HELD_PENDING);
 	ck_assert_int_eq(id, ida);
 	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
-	    strlen(a), 14, &id, err, sizeof(err)), 0);
+	    strlen(a), -1, 14, &id, err, sizeof(err)), 0);
 	/* approved (released once): the retry is answered, not stored */
 	ck_assert_int_eq(decide(q, ida, "approved", "t", NULL, 0, rel_fn, &x,
 	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
@@ -654,7 +655,7 @@ START_TEST(hold_remembers_decisions)
 	ck_assert_int_eq(id, ida);
 	ck_assert_int_eq(x.ncalls, 1);
 	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
-	    strlen(a), 14, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	    strlen(a), -1, 14, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
 	ck_assert_int_eq(id, ida);
 	/* rejected, discarded */
 	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &idb), QUEUE_HELD_NEW);
@@ -685,10 +686,96 @@ START_TEST(hold_remembers_decisions)
 	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &id), QUEUE_HELD_NEW);
 	ck_assert_int_ne(id, idc);
 	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
-	    strlen(b), 14, &id, err, sizeof(err)), 0);
+	    strlen(b), -1, 14, &id, err, sizeof(err)), 0);
 	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
-	    strlen(b), 16, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	    strlen(b), -1, 16, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
 	free(x.got);
+	PQfinish(pc);
+	queue_close(q);
+}
+END_TEST
+
+/* n pseudo-random bytes (they barely compress) after a header */
+static unsigned char *
+noise_post(size_t n, unsigned seed)
+{
+	static const char hdr[] = "Subject: noise\n\n";
+	unsigned char *p = malloc(n);
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, hdr, sizeof(hdr) - 1);
+	for (i = sizeof(hdr) - 1; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+	return p;
+}
+
+/* a post larger than a chunk compressed goes through a large object,
+ * from memory or from a file, and comes back byte for byte; a file
+ * shorter than the size given fails the hold and leaves nothing */
+START_TEST(hold_streams_large_posts)
+{
+	struct queue *q = qopen();
+	PGconn *pc = pg(NULL);
+	struct queue_post p;
+	struct queue_row r;
+	char err[1024];
+	const size_t n = 3 * 1024 * 1024 + 17;
+	unsigned char *a = noise_post(n, 1), *b = noise_post(n, 2);
+	FILE *f = tmpfile();
+	int64_t id;
+
+	ck_assert_ptr_nonnull(f);
+	memset(&p, 0, sizeof(p));
+	p.list = "big";
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	p.raw = a;
+	p.raw_len = n;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, n);
+	ck_assert(memcmp(r.raw, a, n) == 0);
+	queue_row_free(&r);
+	/* from a file, never through memory */
+	ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+	ck_assert_int_eq(fflush(f), 0);
+	p.raw = NULL;
+	p.raw_from_fd = 1;
+	p.raw_fd = fileno(f);
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, n);
+	ck_assert(memcmp(r.raw, b, n) == 0);
+	queue_row_free(&r);
+	/* the same again: a retry, found by its SHA-256 */
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_PENDING);
+	/* a file shorter than the post's size */
+	p.raw_len = n + 5;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "shorter"));
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "big"), 2);
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM "
+	    "pg_largeobject_metadata", NULL), 0);
+	/* and the connection is still good */
+	p.raw_from_fd = 0;
+	p.raw = (const unsigned char *)"x\n\ny\n";
+	p.raw_len = 5;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	fclose(f);
+	free(a);
+	free(b);
 	PQfinish(pc);
 	queue_close(q);
 }
@@ -1156,6 +1243,7 @@ queue_suite(void)
 	tcase_add_test(tc, hold_list_and_discarded);
 	tcase_add_test(tc, hold_retry_stored_once);
 	tcase_add_test(tc, hold_remembers_decisions);
+	tcase_add_test(tc, hold_streams_large_posts);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");

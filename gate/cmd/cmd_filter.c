@@ -221,7 +221,7 @@ decided_before(struct filter *f)
 	    !queue_configured(f->g.conninfo))
 		return 0;
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    (r = queue_decided(q, f->list, f->sp.data, f->sp.len,
+	    (r = queue_decided(q, f->list, f->sp.data, f->sp.len, f->sp.fd,
 	    f->l.hold_expiry_days, &f->id, err, sizeof(err))) < 0) {
 		if (f->why[0] == '\0')
 			snprintf(f->why, sizeof(f->why), "passed without "
@@ -395,6 +395,10 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.msgid = buf_str(&f->msgid);
 	qp.raw = f->sp.data;
 	qp.raw_len = f->sp.len;
+	/* a spooled post is read from its file in chunks, never touched
+	 * whole through the mapping */
+	qp.raw_from_fd = f->sp.fd >= 0;
+	qp.raw_fd = f->sp.fd;
 	qp.score = c != NULL ? f->score : 0;
 	qp.verdict = c == NULL ? "oversize" : verdict_name(verdict_of(
 	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
