@@ -781,6 +781,62 @@ START_TEST(hold_streams_large_posts)
 }
 END_TEST
 
+/* a fetch stays within its byte budget (16 MiB of stored bytes, each
+ * post counted as far as it is fetched: the head tokenizing needs) and
+ * hands out each post's head only */
+START_TEST(journal_fetch_within_budget)
+{
+	struct queue *q = qopen();
+	struct journal_fetch *f;
+	struct journal_event ev;
+	char err[1024];
+	const size_t n = 3 * 1024 * 1024, scan = 1024 * 1024;
+	unsigned char *a = noise_post(n, 7);
+	int64_t last = 0;
+	int i, rows;
+
+	ck_assert_int_eq(journal_begin(q, "budget", err, sizeof(err)), 0);
+	for (i = 0; i < 12; i++) {
+		a[100] = (unsigned char)i;
+		ck_assert_int_eq(journal_add(q, "budget", 1, 1, "manual", 0, a,
+		    n, err, sizeof(err)), 0);
+	}
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	/* about 2.1 MB fetched per post: 8 fit the budget */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", 0, 1024, scan, &f,
+	    err, sizeof(err)), 0);
+	for (rows = 0; journal_fetch_next(f, &ev, err, sizeof(err)) > 0;
+	    rows++) {
+		ck_assert_int_eq(ev.state, JOURNAL_APPLY);
+		ck_assert_int_eq(ev.size, (int64_t)n);
+		ck_assert_uint_eq(ev.len, scan + 1);
+		ck_assert(memcmp(ev.raw, a, 100) == 0);
+		ck_assert_int_eq(ev.raw[100], rows);
+		ck_assert(memcmp(ev.raw + 101, a + 101, scan - 100) == 0);
+		last = ev.id;
+	}
+	journal_fetch_close(f);
+	ck_assert_int_eq(rows, 8);
+	/* the next fetch goes on after them */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", last, 1024, scan, &f,
+	    err, sizeof(err)), 0);
+	for (rows = 0; journal_fetch_next(f, &ev, err, sizeof(err)) > 0;
+	    rows++)
+		ck_assert_int_eq(ev.raw[100], rows + 8);
+	journal_fetch_close(f);
+	ck_assert_int_eq(rows, 4);
+	/* a scan limit beyond the posts: each comes whole */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", 0, 2, n, &f, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_fetch_next(f, &ev, err, sizeof(err)), 1);
+	ck_assert_uint_eq(ev.len, n);
+	ck_assert(memcmp(ev.raw + 101, a + 101, n - 101) == 0);
+	journal_fetch_close(f);
+	free(a);
+	queue_close(q);
+}
+END_TEST
+
 /* migration 0002 on a 0001 database that already stored a retry twice:
  * the copies are set aside (expired, noted), the oldest stays held */
 START_TEST(migrate_0002_sets_duplicates_aside)
@@ -1244,6 +1300,7 @@ queue_suite(void)
 	tcase_add_test(tc, hold_retry_stored_once);
 	tcase_add_test(tc, hold_remembers_decisions);
 	tcase_add_test(tc, hold_streams_large_posts);
+	tcase_add_test(tc, journal_fetch_within_budget);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");

@@ -1,6 +1,6 @@
 #!/bin/sh
 # queue_bigpost.sh - large posts in bounded memory: holding a 60 MB post
-# compresses it as a stream
+# compresses it as a stream; sync fetches only what it tokenizes
 #
 # A post of about 60 MB (a text part and a base64 attachment of random
 # bytes, which compresses to about 46 MB) is held through `listgate
@@ -10,12 +10,15 @@
 # The limits hold whatever the post's size: the spool keeps at most
 # 32 MiB of a piped post in memory, the rest of the work goes in 1 MiB
 # chunks.  Under a sanitizer build (ASan's shadow and allocator) the
-# limits are higher and ASan's quarantine is off.  Runs under
-# tests/pg.sh; files in a mktemp -d directory.
+# limits are higher and ASan's quarantine is off.  Then six posts of
+# 20 MB are journaled and synced: sync must stay as small as for one post
+# and learn exactly what training the whole posts directly learns.  Runs
+# under tests/pg.sh; files in a mktemp -d directory.
 set -u
 
 : "${LISTGATE:?set by make check}"
 : "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
 if [ -z "${PG_TEST_DIR:-}" ]; then
 	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
 fi
@@ -60,9 +63,9 @@ mkpost() {
 if grep -q __asan_init "$LISTGATE" 2>/dev/null; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0
 	export ASAN_OPTIONS
-	lim_file=48 lim_pipe=100
+	lim_file=48 lim_pipe=100 lim_sync=96
 else
-	lim_file=32 lim_pipe=56
+	lim_file=32 lim_pipe=56 lim_sync=40
 fi
 
 lg migrate -q || exit 99
@@ -114,6 +117,41 @@ check "... and leaves no large object behind" \
 check "... nor a row" \
     test "$(sql "SELECT count(*) FROM held_posts WHERE message_id = '<fail@example.org>'")" -eq 0
 sql "ALTER TABLE held_posts DROP CONSTRAINT no_fail"
+
+# --- syncing large posts ----------------------------------------------------------
+# six posts of 20 MB journaled (15 MB each compressed): sync holds one
+# post's head at a time, never the posts, whatever their number
+QHOLD=$top_builddir/tests/qhold
+mkdir -p "$T/ref/lists"
+printf 'tokens_dir = %s/ref-tokens\n' "$T" > "$T/ref/listgate.conf"
+for i in 1 2 3 4 5 6; do
+	mkpost 20 "s$i" "$T/s$i.eml"
+	"$QHOLD" -j sync spam "$T/s$i.eml" > /dev/null || exit 99
+	"$LISTGATE" --config "$T/ref" train -q --list sync --spam "$T/s$i.eml" \
+	    > /dev/null || exit 99
+	[ "$i" -eq 1 ] && cp "$T/s1.eml" "$T/keep.eml"
+	rm -f "$T/s$i.eml"
+done
+set -- $(rss - "$LISTGATE" --config "$CONF" sync -q --list sync)
+check "sync of six 20 MB posts exits 0 (exit $1)" test "$1" -eq 0
+check "... in at most $lim_sync MiB (peak RSS $2 MiB)" test "$2" -le "$lim_sync"
+echo "# sync of 6 journaled posts of 20 MB: peak RSS $2 MiB"
+dump() {
+	if command -v kchashmgr >/dev/null 2>&1; then
+		kchashmgr list -pv -px "$1"
+	else
+		"$LISTGATE" --config "$2" score --list sync --db-dump
+	fi | LC_ALL=C sort | grep -v '^00 70 6F 73'
+}
+dump "$T/tokens/sync.kch" "$CONF" > "$T/d-sync"
+dump "$T/ref-tokens/sync.kch" "$T/ref" > "$T/d-ref"
+check "... and learns what training the whole posts learns" \
+    cmp -s "$T/d-sync" "$T/d-ref"
+# one post alone: about the same peak (it does not grow with the posts)
+"$QHOLD" -j one spam "$T/keep.eml" > /dev/null || exit 99
+set -- $(rss - "$LISTGATE" --config "$CONF" sync -q --list one) "$2"
+check "one 20 MB post syncs in about the same (peak RSS $2 MiB, six: $3 MiB)" \
+    test "$3" -le $(($2 + 8))
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -153,7 +153,8 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	st->pos = pos;
-	if (journal_fetch_open(q, list, pos, APPLY_BATCH, &f, err, errsz) < 0)
+	if (journal_fetch_open(q, list, pos, APPLY_BATCH, to->lim.max_scan,
+	    &f, err, errsz) < 0)
 		goto out;
 	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
 		if (!intx) {
