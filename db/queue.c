@@ -97,13 +97,32 @@ int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
 {
-	/* the conninfo's own settings come after the defaults and win;
-	 * the client encoding, last, is always UTF8 (a startup parameter
-	 * rather than a SET: one round trip less per connection) */
+	return queue_open_within(conninfo, 0, q_r, err, errsz);
+}
+
+int
+queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
+    char *err, size_t errsz)
+{
+	/* the conninfo's own settings come after the defaults and win,
+	 * except a time limit of the caller's (last but one); the client
+	 * encoding, last, is always UTF8 (a startup parameter rather than
+	 * a SET: one round trip less per connection) */
 	const char *keys[] = { "connect_timeout", "fallback_application_name",
-	    "dbname", "client_encoding", NULL };
-	const char *vals[] = { "10", "listgate", conninfo, "UTF8", NULL };
+	    "dbname", "connect_timeout", "client_encoding", NULL };
+	const char *vals[] = { "10", "listgate", conninfo, NULL, "UTF8",
+	    NULL };
+	char tbuf[16];
 	struct queue *q;
+
+	snprintf(tbuf, sizeof(tbuf), "%u", secs);
+	if (secs > 0)
+		vals[3] = tbuf;
+	else {
+		keys[3] = "client_encoding";	/* (no override) */
+		vals[3] = "UTF8";
+		keys[4] = NULL;
+	}
 
 	*q_r = NULL;
 	if ((q = xcalloc(1, sizeof(*q))) == NULL) {

@@ -38,6 +38,10 @@ int queue_configured(const char *conninfo);
 /* connect (conninfo may be NULL: libpq's environment then): 0 or -1 */
 int queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz);
+/* the same, giving up after secs seconds (whatever the conninfo says)
+ * when the server does not answer; secs 0: as queue_open */
+int queue_open_within(const char *conninfo, unsigned secs,
+    struct queue **q_r, char *err, size_t errsz);
 void queue_close(struct queue *q);
 
 /* refuse a database whose schema is missing or newer than this binary

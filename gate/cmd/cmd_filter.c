@@ -59,6 +59,9 @@
 #define MAX_CLUES	20	/* deciding tokens stored with a held post */
 #define MAX_CLUE_BYTES	(16u * 1024u)
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
+/* seconds a post about to pass waits for the database to say whether a
+ * moderator decided it already */
+#define DECIDED_WAIT_S	2u
 
 /* the exit code the watchdog uses: the current dialect's "defer" */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
@@ -220,9 +223,12 @@ decided_before(struct filter *f)
 	if (!f->have_g || !f->have_l || !f->have_spool ||
 	    !queue_configured(f->g.conninfo))
 		return 0;
-	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    (r = queue_decided(q, f->list, f->sp.data, f->sp.len, f->sp.fd,
-	    f->l.hold_expiry_days, &f->id, err, sizeof(err))) < 0) {
+	/* a passed post needs no database: one that does not answer
+	 * soon does not hold it up */
+	if (queue_open_within(f->g.conninfo, DECIDED_WAIT_S, &q, err,
+	    sizeof(err)) < 0 || (r = queue_decided(q, f->list, f->sp.data,
+	    f->sp.len, f->sp.fd, f->l.hold_expiry_days, &f->id, err,
+	    sizeof(err))) < 0) {
 		if (f->why[0] == '\0')
 			snprintf(f->why, sizeof(f->why), "passed without "
 			    "checking for an earlier decision: %s", err);
