@@ -63,7 +63,7 @@ mkpost() {
 if grep -q __asan_init "$LISTGATE" 2>/dev/null; then
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0
 	export ASAN_OPTIONS
-	lim_file=48 lim_pipe=100 lim_sync=96
+	lim_file=48 lim_pipe=100 lim_sync=48
 else
 	lim_file=32 lim_pipe=56 lim_sync=40
 fi
