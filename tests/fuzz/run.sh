@@ -102,6 +102,16 @@ seeds() {
 	cp "$top"/tests/data/fuzz/"$t"/* "$d/" 2>/dev/null || :
 }
 
+# one build at a time (several runs may start together)
+locked_build() {
+	mkdir -p "$obj"
+	if command -v flock >/dev/null 2>&1 && [ -z "${FUZZ_LOCKED:-}" ]; then
+		FUZZ_LOCKED=1 flock "$obj/.lock" sh "$0" --build
+	else
+		build
+	fi
+}
+
 case ${1:-} in
 --build)
 	build
@@ -111,7 +121,7 @@ case ${1:-} in
 	shift
 	t=$1
 	shift
-	build
+	locked_build
 	[ $# -eq 0 ] && exit 0
 	exec "$obj/fuzz_$t" -runs=1 "$@"
 	;;
@@ -131,7 +141,7 @@ case " $TARGETS " in
 *" $t "*) ;;
 *) echo "run.sh: unknown target $t (one of: $TARGETS)" >&2; exit 2 ;;
 esac
-build
+locked_build
 mkdir -p "$work/$t/corpus"
 seeds "$t" "$work/$t/corpus"
 cd "$work/$t"
