@@ -36,7 +36,13 @@ CONF=$T/conf
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
 . "$top_srcdir/tests/stress_lib.sh"
 stress_conf "$CONF" || exit 99
-mkdir -p "$T/tmp" || exit 99
+# the filters' configuration: the same list, but a short lock wait, so
+# that some posts are deferred while a trainer holds the token file
+CONF_F=$T/conf-f
+mkdir -p "$CONF_F/lists" "$T/tmp" || exit 99
+sed 's/^lock_wait_ms = .*/lock_wait_ms = 50/' "$CONF/listgate.conf" > "$CONF_F/listgate.conf"
+cp "$CONF/lists/dev.conf" "$CONF_F/lists/"
+lgf() { "$LISTGATE" $LG_ROOT --config "$CONF_F" "$@"; }
 TMPDIR=$T/tmp
 export TMPDIR
 
@@ -124,12 +130,12 @@ worker() {
 		while :; do
 			tries=$((tries + 1))
 			if [ $((w % 2)) -eq 0 ]; then
-				lg filter --list dev --mta postfix -f s@example.net \
+				lgf filter --list dev --mta postfix -f s@example.net \
 				    -- dev@lists.example.org < "$f" > /dev/null 2> "$T/w$w.err"
 				rc=$?
 				[ "$rc" -eq 75 ] && defer=1 || defer=0
 			else
-				lg filter --list dev --mta qmail -f s@example.net \
+				lgf filter --list dev --mta qmail -f s@example.net \
 				    -- dev@lists.example.org < "$f" > /dev/null 2> "$T/w$w.err"
 				rc=$?
 				[ "$rc" -eq 111 ] && defer=1 || defer=0
