@@ -17,6 +17,7 @@
 #   - every record in the sinks is a whole post;
 #   - after a last sync the token file's counts are the journal's, and
 #     it equals, record for record, a `rebuild` (score --db-dump);
+#   - no filter, nor a `score` reading beside them, died by a signal;
 #   - every train, sync, rebuild and decision exited 0, and no
 #     temporary file is left (tokens dir, $TMPDIR, the sinks').
 # Short in make check (300 posts); LISTGATE_TORTURE=long: 2,000 posts
@@ -86,6 +87,20 @@ rebuild_loop() {
 		lg rebuild -q --list dev >> "$T/loop.err" 2>&1
 		echo "rebuild $?" >> "$T/loops"
 		sleep 0.3
+	done
+}
+# readers beside the filters: `score` over the posts; any death by a
+# signal (a reader's mapping of the token file cut short: SIGBUS) is
+# logged
+read_loop() {
+	while [ ! -e "$T/stop" ]; do
+		for f in "$T"/posts/*[0-9]5.eml; do
+			[ -e "$T/stop" ] && break
+			lg score --list dev "$f" > /dev/null 2> "$T/r$1.err"
+			rc=$?
+			echo "score $rc" >> "$T/loops"
+			[ "$rc" -gt 128 ] && { echo "score: signal $((rc - 128))"; cat "$T/r$1.err"; } >> "$T/bad.log"
+		done
 	done
 }
 # a moderator's round: a few held posts; one in four rejected, one in
@@ -162,6 +177,8 @@ train_loop & p_train=$!
 sync_loop & p_sync=$!
 rebuild_loop & p_rebuild=$!
 moderate_loop & p_mod=$!
+read_loop 1 & p_r1=$!
+read_loop 2 & p_r2=$!
 pids=
 w=0
 while [ "$w" -lt "$NW" ]; do
@@ -173,7 +190,7 @@ done
 wait $pids
 t1=$(date +%s)
 touch "$T/stop"
-wait "$p_train" "$p_sync" "$p_rebuild" "$p_mod"
+wait "$p_train" "$p_sync" "$p_rebuild" "$p_mod" "$p_r1" "$p_r2"
 t2=$(date +%s)
 
 # --- every post ended delivered or held, once ----------------------------------------
@@ -238,7 +255,7 @@ check "every decided post has exactly one training event, undecided none" \
     test "$nodd" -eq 0
 
 # --- the loops --------------------------------------------------------------------
-for what in train sync rebuild approve reject discard; do
+for what in train sync rebuild approve reject discard score; do
 	eval "n_$what=\$(grep -c \"^$what \" \"\$T/loops\")"
 	eval "f_$what=\$(grep \"^$what \" \"\$T/loops\" | grep -vc ' 0\$')"
 done
@@ -248,6 +265,9 @@ check "every train ($n_train), sync ($n_sync), rebuild ($n_rebuild) exited 0" \
 # shellcheck disable=SC2154
 check "every approve ($n_approve, in pairs), reject ($n_reject), discard ($n_discard) exited 0" \
     test $((f_approve + f_reject + f_discard)) -eq 0
+# shellcheck disable=SC2154
+check "no filter or reader ($n_score scores beside) died by a signal" \
+    test "$(cat "$T/bad.log" 2>/dev/null | grep -c 'signal\|exit 1[3-9][0-9]')" -eq 0
 check "the moderators approved some posts twice at once" \
     test "$(wc -l < "$T/approved.twice" 2>/dev/null || echo 0)" -gt 0
 if [ $((f_train + f_sync + f_rebuild + f_approve + f_reject + f_discard)) -gt 0 ]; then
