@@ -114,8 +114,15 @@ fi
 # The command-line tests below run every listgate command they start
 # under memcheck (tests/valgrind.sh); the torture tests, whose point is
 # many processes and many runs, are left to the sanitizer pass.
+# (--long adds the queue commands, the filter's MTA contracts and the
+# hostile posts: several minutes more, every command under memcheck)
 VG_TESTS="tests/cli_train_score.sh tests/config_check.sh
-	tests/queue_cmds.sh tests/sanitize_cli.sh tests/tokens_golden.sh"
+	tests/sanitize_cli.sh tests/tokens_golden.sh"
+if [ "${LISTGATE_TORTURE:-}" = long ]; then
+	VG_TESTS="$VG_TESTS tests/queue_cmds.sh tests/queue_filter.sh
+	    tests/queue_train.sh tests/filter_qmail.sh
+	    tests/filter_postfix_codes.sh tests/hostile_posts.sh"
+fi
 if [ "$vg" = 1 ]; then
 	echo "run-all: listgate under valgrind (memcheck) in _build/"
 	vglogs=$top/_build/valgrind-logs
