@@ -129,6 +129,10 @@ if [ "$vg" = 1 ]; then
 	rm -rf "$vglogs"
 	mkdir -p "$vglogs"
 	vgstart=$(date +%s)
+	# make check reruns only tests whose logs are older than the test
+	for t in $VG_TESTS; do
+		rm -f "_build/${t%.sh}.log" "_build/${t%.sh}.trs"
+	done
 	# shellcheck disable=SC2086
 	if ! make -C _build check TESTS="$(echo $VG_TESTS)" \
 	    LISTGATE_WRAP="$top/tests/valgrind.sh" VG_LOGDIR="$vglogs"; then
