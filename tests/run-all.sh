@@ -76,7 +76,7 @@ run_suite() {	# $1 build dir, rest: configure options
 		make -j"$jobs" >/dev/null
 		if ! make -j"$jobs" check; then
 			for f in $(find . -name '*.log' ! -name config.log ! -name test-suite.log); do
-				if grep -q '^FAIL\|^ERROR' "${f%.log}.trs" 2>/dev/null; then
+				if grep -q ':test-result: \(FAIL\|ERROR\)' "${f%.log}.trs" 2>/dev/null; then
 					echo "===== $f"
 					tail -n 60 "$f"
 				fi
