@@ -4,9 +4,9 @@
 # Runs under `make check` (needs $top_srcdir).  Each page must format
 # with `groff -man -ww` and print nothing on stderr; listgate(1) must
 # have a section for every subcommand in gate/cmd/listgate.c and the limits
-# of gate/util/lglimits.h; listgate.conf(5) must describe every key that
-# listcfg/listcfg.c accepts, each with the default that `listgate config
-# check` prints.  Skips (77) when groff is not installed.
+# of gate/util/lglimits.h; listgate.conf(5) must describe every key of the
+# table `listgate config keys` prints ($LISTGATE), each with its default,
+# and no other.  Skips (77) when groff is not installed.
 set -u
 
 : "${top_srcdir:?set by make check}"
@@ -56,60 +56,75 @@ for l in LG_MAX_HEADER_FIELDS LG_MAX_BOUNDARY LG_MAX_MIME_DEPTH \
 	fi
 done
 
-# every configuration key the parser knows is described
-keys=$(grep -o 'strcmp(key, "[a-z_]*")' "$top_srcdir/listcfg/listcfg.c" |
-    sed 's/.*"\([a-z_]*\)".*/\1/' | sort -u)
-[ -n "$keys" ] || bad "found the keys in listcfg/listcfg.c"
-for k in $keys; do
-	if grep -q "^\.B[IR]\{0,1\} $k " "$man5"; then
-		ok "listgate.conf.5 describes '$k'"
-	else
-		bad "listgate.conf.5 describes '$k'"
-	fi
-done
-
-# every default the page states is the one `config check` prints
-if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ]; then
-	mkdir "$T/conf"
-	if "$LISTGATE" --config "$T/conf" config check --list x >"$T/eff" 2>&1; then
-		# the text of each key's entry, macros dropped: "SECTION KEY TEXT"
-		awk '
-		/^\.SH GLOBAL/ { sec = "global" }
-		/^\.SH LIST/ { sec = "list" }
-		/^\.SH / && !/^\.SH (GLOBAL|LIST)/ { sec = "" }
-		/^\.(TP|SS|SH)/ { if (key != "") print sec0, key, text; key = "" }
-		sec != "" && /^\.B[IR]? [a-z_]+ / && prev == ".TP" {
-			key = $2; sec0 = sec; text = ""; prev = $0; next
-		}
-		key != "" {
-			line = $0
-			sub(/^\.[A-Za-z]+ ?/, "", line)
-			gsub(/\\f[BIRP]/, "", line)
-			gsub(/"/, "", line)
-			text = text " " line
-		}
-		{ prev = $0 }
-		END { if (key != "") print sec0, key, text }
-		' "$man5" >"$T/entries"
-		sec=global
-		while read -r k eq v; do
-			case $k in
-			"#") case $eq in lists/*) sec=list ;; esac; continue ;;
-			""|tokens_dir) continue ;;
-			esac
-			e=$(awk -v s="$sec" -v k="$k" '$1 == s && $2 == k' "$T/entries")
-			if printf '%s\n' "$e" | grep -q "Default: the global $k"; then
-				ok "listgate.conf.5: $sec $k defaults to the global one"
-			elif printf '%s\n' "$e" | grep -Eq "Default: *$v( |\.|\$)"; then
-				ok "listgate.conf.5: $sec $k default is $v"
-			else
-				bad "listgate.conf.5: $sec $k default is $v"
-			fi
-		done <"$T/eff"
-	else
-		bad "config check runs in an empty configuration directory"
-		sed 's/^/# /' "$T/eff"
-	fi
+# listgate.conf(5) against the table of keys (`listgate config keys`):
+# every key described in its section with the table's default, no
+# description of a key the table lacks.  In GLOBAL SETTINGS and LIST
+# SETTINGS (their .SS subsections included) a key's entry is a .TP
+# paragraph tagged `.B key " = " ...` (or .BI, .BR); every .TP there
+# must be one.
+if [ -z "${LISTGATE:-}" ] || [ ! -x "$LISTGATE" ]; then
+	bad "\$LISTGATE names the program (the keys come from config keys)"
+elif ! "$LISTGATE" config keys >"$T/keys" 2>"$T/keys.err" ||
+    [ "$(grep -vc '^#' "$T/keys")" -eq 0 ]; then
+	bad "listgate config keys prints the table"
+	sed 's/^/# /' "$T/keys.err"
+else
+	# "entry SECTION KEY TEXT" per key entry (macros dropped from the
+	# text), "badtag SECTION TAG" per .TP that is no key
+	awk '
+	function flush() { if (key != "") print "entry", sec0, key, text; key = "" }
+	/^\.SH GLOBAL SETTINGS/ { flush(); sec = "global"; prev = $0; next }
+	/^\.SH LIST SETTINGS/ { flush(); sec = "list"; prev = $0; next }
+	/^\.SH / { flush(); sec = ""; prev = $0; next }
+	/^\.(TP|SS|PP|IP)/ { flush() }
+	sec != "" && prev == ".TP" {
+		if ($0 ~ /^\.B[IR]? [a-z][a-z0-9_]* " = "/) {
+			key = $2; sec0 = sec; text = ""
+		} else
+			print "badtag", sec, $0
+		prev = $0; next
+	}
+	key != "" {
+		line = $0
+		sub(/^\.[A-Za-z]+ ?/, "", line)
+		gsub(/\\f[BIRP]/, "", line)
+		gsub(/"/, "", line)
+		text = text " " line
+	}
+	{ prev = $0 }
+	END { flush() }
+	' "$man5" >"$T/entries"
+	tab=$(printf '\t')
+	while IFS=$tab read -r k file type def range doc; do
+		case $k in "#"*) continue ;; esac
+		e=$(awk -v s="$file" -v k="$k" \
+		    '$1 == "entry" && $2 == s && $3 == k' "$T/entries")
+		if [ -z "$e" ]; then
+			bad "listgate.conf.5 describes $file key '$k'"
+			continue
+		fi
+		ok "listgate.conf.5 describes $file key '$k'"
+		re=$(printf '%s\n' "$def" | sed 's/[].[*^$\\]/\\&/g')
+		if printf '%s\n' "$e" | grep -Eq "Default: *$re( |\.|,|\$)"; then
+			ok "listgate.conf.5: $file $k default is $def"
+		else
+			bad "listgate.conf.5: $file $k default is $def"
+		fi
+	done <"$T/keys"
+	# the other way: the page describes only keys of the table
+	awk '$1 == "entry" { print $2, $3 }' "$T/entries" >"$T/described"
+	while read -r s k; do
+		if awk -F "$tab" -v s="$s" -v k="$k" \
+		    '$1 == k && $2 == s { f = 1 } END { exit !f }' "$T/keys"; then
+			ok "listgate.conf.5: $s key '$k' is in the table"
+		else
+			bad "listgate.conf.5: $s key '$k' is in the table"
+		fi
+	done <"$T/described"
+	awk '$1 == "badtag" { $1 = ""; print }' "$T/entries" >"$T/badtags"
+	while read -r s tag; do
+		bad "listgate.conf.5: a .TP in the $s settings that is no key: $tag"
+	done <"$T/badtags"
 fi
 
 echo "1..$n"

@@ -5,34 +5,52 @@
  * another) holding listgate.conf and lists/L.conf: `key = value` lines,
  * `#` comments.  Unknown keys, bad values, unsafe templates and unreadable
  * files are errors whose message names file and line.  A list without a
- * file of its own uses the defaults.
+ * file of its own uses the defaults.  The deliver and release templates
+ * are expanded with listcfg/tmpl.h.
+ *
+ * Every key is a row of one table (listcfg/keys.c: name, file, type,
+ * default, range, description) that loading, checking and printing
+ * follow; a new key is a row there plus a field below.
  */
 #ifndef LG_LISTCFG_H
 #define LG_LISTCFG_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 
-#include "gate/bayes.h"
 #include "gate/util/lglimits.h"
-#include "gate/outcome.h"
 
 /* default cutoffs, chosen by cross-validation, tests/bench/README.md;
  * spam_cutoff only labels held posts */
 #define LG_DEFAULT_HAM_CUTOFF		0.3
 #define LG_DEFAULT_SPAM_CUTOFF		0.9999
-/* discard_cutoff "off": no score reaches it */
-#define LG_DISCARD_OFF			2.0
+/* a number that is "off" (discard_cutoff): above every score */
+#define LG_OFF				HUGE_VAL
+#define LG_DISCARD_OFF			LG_OFF
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* classifier defaults, chosen by the same cross-validation; they are
+ * the core's bayes_params_default() (tests/check_settings.c checks) */
+#define LG_DEFAULT_ROBS			0.3
+#define LG_DEFAULT_ROBX			0.6
+#define LG_DEFAULT_MIN_DEV		0.05
+#define LG_DEFAULT_MAX_TOKENS		0u
+
+/* the MTA dialects listcfg knows (gate/app/settings maps them to the
+ * core's enum mta) */
+enum listcfg_mta {
+	LISTCFG_MTA_QMAIL,
+	LISTCFG_MTA_POSTFIX
+};
 
 struct listcfg_global {
 	char *dir;		/* the configuration directory */
 	char *tokens_dir;	/* absolute; default DIR/tokens */
 	char *conninfo;		/* PostgreSQL conninfo/URI, NULL when not set */
 	int log_facility;	/* syslog facility, default LOG_MAIL */
-	enum mta mta;		/* default dialect for filter, default qmail */
+	int mta;		/* enum listcfg_mta: filter's default dialect */
 	unsigned lock_wait_ms;	/* token file lock wait, default 5000 */
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 };
@@ -46,16 +64,20 @@ struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
 	double spam_cutoff;	/* verdict spam at or above (unsure between) */
-	double discard_cutoff;	/* discard at or above; > 1 means off */
+	double discard_cutoff;	/* discard at or above; LG_OFF: off */
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
-	enum on_error on_error;
+	int on_error;		/* enum on_error */
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
-	struct bayes_params bayes;
+	/* classifier (gate/app/settings turns them into bayes_params) */
+	double robs;		/* strength of Robinson's prior */
+	double robx;		/* Robinson's prior for an unknown token */
+	double min_dev;		/* tokens nearer 0.5 than this do not vote */
+	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
 	int has_file;		/* lists/L.conf existed */
 };
 
@@ -83,23 +105,15 @@ void listcfg_free_list(struct listcfg_list *l);
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
 
-/* values for template placeholders {sender} {recipient} {list} */
-struct listcfg_vars {
-	const char *sender, *recipient, *list;
-};
-
-/* expand an argv template: each placeholder stays within its own argument
- * (it never splits into several); "{{" stands for a literal "{".  A NULL
- * value expands to "".  *argv_r is NULL-terminated, free with
- * listcfg_free_argv.  0, or -1 when out of memory, when an argument would
- * exceed LG_MAX_ARG_BYTES or on an unknown placeholder. */
-int listcfg_expand(char *const *tmpl, const struct listcfg_vars *v,
-    char ***argv_r);
-void listcfg_free_argv(char **argv);
-
 /* print the effective settings (defaults included) as `key = value`
- * lines that load back to the same settings */
-void listcfg_print_global(FILE *f, const struct listcfg_global *g);
-void listcfg_print_list(FILE *f, const struct listcfg_list *l);
+ * lines that load back to the same settings (the database's password
+ * masked): 0, or -1 when out of memory (part may be printed) */
+int listcfg_print_global(FILE *f, const struct listcfg_global *g);
+int listcfg_print_list(FILE *f, const struct listcfg_list *l);
+
+/* print the table of keys, one a line, tab-separated: name, file
+ * (global or list), type, default, range, description; a first line
+ * starting with '#' names the columns */
+void listcfg_print_keys(FILE *f);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * check_listcfg.c - configuration files: defaults, every key, every
- * error with its file:line, list names, template expansion
+ * error with its file:line, list names, template expansion, the table
+ * of keys itself
  *
  * Each test writes its files under a fresh mkdtemp directory.
  */
@@ -9,6 +10,8 @@
 #include <check.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +21,10 @@
 #include <unistd.h>
 
 #include "gate/util/buf.h"
+#include "listcfg/cfgfile.h"
+#include "listcfg/keys.h"
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 #include "gate/util/xalloc.h"
 
 static char tmpdir[PATH_MAX];
@@ -87,7 +93,6 @@ START_TEST(defaults_without_files)
 {
 	struct listcfg_global g;
 	struct listcfg_list l;
-	struct bayes_params bp;
 	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
 
 	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
@@ -97,13 +102,12 @@ START_TEST(defaults_without_files)
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_ptr_null(g.conninfo);
 	ck_assert_int_eq(g.log_facility, LOG_MAIL);
-	ck_assert_int_eq(g.mta, MTA_QMAIL);
+	ck_assert_int_eq(g.mta, LISTCFG_MTA_QMAIL);
 	ck_assert_uint_eq(g.lock_wait_ms, 5000);
 	ck_assert_uint_eq(g.timeout_s, 300);
 
 	ck_assert_int_eq(listcfg_load_list(&g, "dev", &l, err, sizeof(err)),
 	    0);
-	bayes_params_default(&bp);
 	ck_assert_str_eq(l.name, "dev");
 	ck_assert_int_eq(l.has_file, 0);
 	ck_assert_double_eq(l.ham_cutoff, LG_DEFAULT_HAM_CUTOFF);
@@ -117,10 +121,11 @@ START_TEST(defaults_without_files)
 	ck_assert_uint_eq(l.max_post_bytes, LG_MAX_POST_BYTES);
 	ck_assert_uint_eq(l.hold_expiry_days, 14);
 	ck_assert_uint_eq(l.timeout_s, 300);
-	ck_assert_double_eq(l.bayes.robs, bp.robs);
-	ck_assert_double_eq(l.bayes.robx, bp.robx);
-	ck_assert_double_eq(l.bayes.min_dev, bp.min_dev);
-	ck_assert_uint_eq(l.bayes.max_tokens, bp.max_tokens);
+	/* the same as the core's defaults: tests/check_settings.c */
+	ck_assert_double_eq(l.robs, LG_DEFAULT_ROBS);
+	ck_assert_double_eq(l.robx, LG_DEFAULT_ROBX);
+	ck_assert_double_eq(l.min_dev, LG_DEFAULT_MIN_DEV);
+	ck_assert_uint_eq(l.max_tokens, LG_DEFAULT_MAX_TOKENS);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 }
@@ -147,7 +152,7 @@ START_TEST(every_global_key)
 	ck_assert_str_eq(g.tokens_dir, want);
 	ck_assert_str_eq(g.conninfo, "host=/tmp dbname=lg user=x");
 	ck_assert_int_eq(g.log_facility, LOG_LOCAL3);
-	ck_assert_int_eq(g.mta, MTA_POSTFIX);
+	ck_assert_int_eq(g.mta, LISTCFG_MTA_POSTFIX);
 	ck_assert_uint_eq(g.lock_wait_ms, 250);
 	ck_assert_uint_eq(g.timeout_s, 60);
 	listcfg_free_global(&g);
@@ -205,10 +210,10 @@ START_TEST(every_list_key)
 	ck_assert_uint_eq(l.max_post_bytes, 100000);
 	ck_assert_uint_eq(l.hold_expiry_days, 30);
 	ck_assert_uint_eq(l.timeout_s, 120);
-	ck_assert_double_eq(l.bayes.robs, 0.1);
-	ck_assert_double_eq(l.bayes.robx, 0.6);
-	ck_assert_double_eq(l.bayes.min_dev, 0.2);
-	ck_assert_uint_eq(l.bayes.max_tokens, 200);
+	ck_assert_double_eq(l.robs, 0.1);
+	ck_assert_double_eq(l.robx, 0.6);
+	ck_assert_double_eq(l.min_dev, 0.2);
+	ck_assert_uint_eq(l.max_tokens, 200);
 	listcfg_free_list(&l);
 
 	ck_assert_int_eq(load_list_text("discard_cutoff = off\n", 21, &l, err,
@@ -233,7 +238,10 @@ static const struct {
 	{ "robx = nan\n", "t.conf:1: robx: `nan' is not a number" },
 	{ "robs = inf\n", "t.conf:1: robs: `inf' is not a number" },
 	{ "ham_cutoff = 0x1p-1\n", "t.conf:1: ham_cutoff: `0x1p-1' is not a number" },
-	{ "robs = 0\n", "t.conf:1: robs: must be above 0" },
+	{ "robs = 0\n", "t.conf:1: robs: must be above 0 (got 0)" },
+	{ "robs = -1\n", "t.conf:1: robs: -1 is out of range [0, 1000]" },
+	{ "robx = 0\n", "t.conf:1: robx: must be strictly between 0 and 1 "
+	  "(got 0)" },
 	{ "robx = 1\n", "t.conf:1: robx: must be strictly between 0 and 1" },
 	{ "min_dev = 0.5\n", "t.conf:1: min_dev: must be below 0.5" },
 	{ "spam_cutoff = 0.3\n# c\nham_cutoff = 0.4\n",
@@ -353,6 +361,9 @@ START_TEST(global_errors)
 		  "listgate.conf:1: mta: `exim' is neither qmail nor postfix" },
 		{ "\nlog_facility = kern\n",
 		  "listgate.conf:2: log_facility: unknown facility `kern'" },
+		{ "log_facility = kern\n", "`kern' (mail, user, daemon, "
+		  "local0, local1, local2, local3, local4, local5, local6, "
+		  "local7)" },
 		{ "lock_wait_ms = 9999999\n",
 		  "listgate.conf:1: lock_wait_ms: 9999999 is out of range" },
 		{ "timeout = 0\n", "listgate.conf:1: timeout: 0 is out of range" },
@@ -445,13 +456,13 @@ START_TEST(expand_keeps_values_in_one_argument)
 	    "\"{list} {{sender}\"\n";
 	static const char evil[] = "a b\"c';rm -rf / $(id) `id` {recipient}\n";
 	struct listcfg_list l;
-	struct listcfg_vars v = { evil, "r@example.org", "dev" };
+	struct tmpl_vars v = { evil, "r@example.org", "dev" };
 	char err[512];
 	char **argv;
 
 	ck_assert_int_eq(load_list_text(text, sizeof(text) - 1, &l, err,
 	    sizeof(err)), 0);
-	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(l.deliver, &v, &argv), 0);
 	ck_assert_str_eq(argv[0], "/usr/sbin/sendmail");
 	ck_assert_str_eq(argv[1], "-f");
 	ck_assert_str_eq(argv[2], evil);	/* one argument, unchanged */
@@ -459,14 +470,14 @@ START_TEST(expand_keeps_values_in_one_argument)
 	ck_assert_str_eq(argv[4], "xr@example.orgy");
 	ck_assert_str_eq(argv[5], "dev {sender}");
 	ck_assert_ptr_null(argv[6]);
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 
 	/* NULL and empty values give an empty argument, not a missing one */
 	v.sender = NULL;
-	ck_assert_int_eq(listcfg_expand(l.deliver, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(l.deliver, &v, &argv), 0);
 	ck_assert_str_eq(argv[2], "");
 	ck_assert_str_eq(argv[3], "--");
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	listcfg_free_list(&l);
 }
 END_TEST
@@ -475,22 +486,22 @@ START_TEST(expand_refuses_unknown_and_huge)
 {
 	char *tmpl[] = { "/bin/echo", "{nope}", NULL };
 	char *tmpl2[] = { "/bin/echo", "{sender}{sender}", NULL };
-	struct listcfg_vars v = { NULL, NULL, "dev" };
+	struct tmpl_vars v = { NULL, NULL, "dev" };
 	char **argv;
 	char *big;
 
-	ck_assert_int_eq(listcfg_expand(tmpl, &v, &argv), -1);
+	ck_assert_int_eq(tmpl_expand(tmpl, &v, &argv), -1);
 	ck_assert_ptr_null(argv);
 	big = malloc(LG_MAX_ARG_BYTES / 2 + 2);
 	ck_assert_ptr_nonnull(big);
 	memset(big, 'x', LG_MAX_ARG_BYTES / 2 + 1);
 	big[LG_MAX_ARG_BYTES / 2 + 1] = '\0';
 	v.sender = big;
-	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), -1);
+	ck_assert_int_eq(tmpl_expand(tmpl2, &v, &argv), -1);
 	big[LG_MAX_ARG_BYTES / 2 - 1] = '\0';
-	ck_assert_int_eq(listcfg_expand(tmpl2, &v, &argv), 0);
+	ck_assert_int_eq(tmpl_expand(tmpl2, &v, &argv), 0);
 	ck_assert_uint_eq(strlen(argv[1]), LG_MAX_ARG_BYTES - 2);
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	free(big);
 }
 END_TEST
@@ -516,7 +527,7 @@ START_TEST(print_reads_back)
 	ck_assert_msg(load_list_text(out, outlen, &l2, err, sizeof(err)) == 0,
 	    "%s\n%s", err, out);
 	ck_assert_double_eq(l2.ham_cutoff, 0.123456789);
-	ck_assert_double_eq(l2.bayes.min_dev, 0.1);
+	ck_assert_double_eq(l2.min_dev, 0.1);
 	for (i = 0; l.deliver[i] != NULL; i++)
 		ck_assert_str_eq(l2.deliver[i], l.deliver[i]);
 	ck_assert_ptr_null(l2.deliver[i]);
@@ -589,6 +600,220 @@ START_TEST(allocation_failures_fail_cleanly)
 }
 END_TEST
 
+/* every row of the table is one the loader, the printer and the man
+ * page check can work with */
+START_TEST(table_is_sane)
+{
+	const struct keys_row *k, *j, *g;
+	size_t n[2] = { 0, 0 }, c, i;
+	const char *p;
+	int v;
+
+	for (k = keys_table; k->name != NULL; k++) {
+		ck_assert_msg(k->scope == KEYS_GLOBAL || k->scope == KEYS_LIST,
+		    "%s: scope", k->name);
+		n[k->scope]++;
+		/* a name the reader can read, set once per file */
+		ck_assert_msg(strlen(k->name) < CFGFILE_MAX_KEY &&
+		    k->name[0] >= 'a' && k->name[0] <= 'z' &&
+		    strspn(k->name, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+		    strlen(k->name), "%s: name", k->name);
+		for (j = keys_table; j < k; j++)
+			ck_assert_msg(j->scope != k->scope ||
+			    strcmp(j->name, k->name) != 0, "%s twice", k->name);
+		/* one line of description, no tabs (config keys) */
+		ck_assert_msg(k->doc != NULL && k->doc[0] != '\0' &&
+		    strpbrk(k->doc, "\t\n") == NULL, "%s: doc", k->name);
+		if (k->def_global != NULL) {
+			ck_assert_msg(k->scope == KEYS_LIST, "%s: def_global",
+			    k->name);
+			g = keys_find(KEYS_GLOBAL, k->def_global);
+			ck_assert_msg(g != NULL && g->type == k->type &&
+			    g->lo >= k->lo && g->hi <= k->hi,
+			    "%s: def_global %s", k->name, k->def_global);
+		}
+		switch (k->type) {
+		case KEYS_DOUBLE:
+		case KEYS_DOUBLE_OFF:
+		case KEYS_UNSIGNED:
+		case KEYS_SIZE:
+			ck_assert_msg(k->lo <= k->hi, "%s: range", k->name);
+			if (k->type == KEYS_UNSIGNED)
+				ck_assert_msg(k->hi <= UINT_MAX &&
+				    k->lo == (unsigned)k->lo &&
+				    k->hi == (unsigned)k->hi, "%s", k->name);
+			if (k->type == KEYS_SIZE)
+				ck_assert_msg(k->hi <= (double)SIZE_MAX &&
+				    k->hi <= (double)ULONG_MAX, "%s", k->name);
+			if (k->def_global != NULL)
+				break;
+			/* the default is in range ("off" above it) */
+			if (k->type == KEYS_DOUBLE_OFF && k->def > k->hi)
+				break;
+			ck_assert_msg(k->def >= k->lo && k->def <= k->hi &&
+			    !((k->flags & KEYS_LO_OPEN) && k->def <= k->lo) &&
+			    !((k->flags & KEYS_HI_OPEN) && k->def >= k->hi),
+			    "%s: default %g out of range", k->name, k->def);
+			if (k->type == KEYS_UNSIGNED || k->type == KEYS_SIZE)
+				ck_assert_msg(k->def == (unsigned long)k->def,
+				    "%s: default", k->name);
+			break;
+		case KEYS_ENUM:
+			ck_assert_msg(k->choices != NULL && k->def_s != NULL,
+			    "%s: choices and a default", k->name);
+			for (c = 0; k->choices[c] != NULL; c++)
+				ck_assert_msg(k->choices[c][0] != '\0' &&
+				    strpbrk(k->choices[c], " \t|,") == NULL,
+				    "%s: choice `%s'", k->name, k->choices[c]);
+			ck_assert_msg(c >= 2, "%s: choices", k->name);
+			v = -1;
+			for (i = 0; i < c; i++)
+				if (strcmp(k->choices[i], k->def_s) == 0)
+					v = (int)i;
+			ck_assert_msg(v >= 0, "%s: default %s not a choice",
+			    k->name, k->def_s);
+			ck_assert_str_eq(keys_choice(k, k->values ?
+			    k->values[v] : v), k->def_s);
+			break;
+		case KEYS_ARGV:
+		case KEYS_ADDRS:
+			ck_assert_msg(k->def_s == NULL && k->def_global == NULL,
+			    "%s: no defaults for lists of words", k->name);
+			break;
+		default:
+			break;
+		}
+		ck_assert_ptr_eq(keys_find(k->scope, k->name), k);
+		p = keys_type_name(k->type);
+		ck_assert_msg(p != NULL && strcmp(p, "?") != 0, "%s", k->name);
+	}
+	/* the reader remembers this many keys per file for duplicates */
+	ck_assert_uint_lt(n[KEYS_GLOBAL], CFGFILE_MAX_SEEN);
+	ck_assert_uint_lt(n[KEYS_LIST], CFGFILE_MAX_SEEN);
+	ck_assert_ptr_null(keys_find(KEYS_LIST, "database"));
+	ck_assert_ptr_null(keys_find(KEYS_GLOBAL, "nosuchkey"));
+}
+END_TEST
+
+/* the choices of the enum keys are in the order of listcfg's enums */
+START_TEST(choices_match_enums)
+{
+	const struct keys_row *k;
+
+	k = keys_find(KEYS_LIST, "on_error");
+	ck_assert_ptr_nonnull(k);
+	ck_assert_str_eq(keys_choice(k, ON_ERROR_DEFER), "defer");
+	ck_assert_str_eq(keys_choice(k, ON_ERROR_PASS), "pass");
+	k = keys_find(KEYS_GLOBAL, "mta");
+	ck_assert_ptr_nonnull(k);
+	ck_assert_str_eq(keys_choice(k, LISTCFG_MTA_QMAIL), "qmail");
+	ck_assert_str_eq(keys_choice(k, LISTCFG_MTA_POSTFIX), "postfix");
+	k = keys_find(KEYS_GLOBAL, "log_facility");
+	ck_assert_ptr_nonnull(k);
+	ck_assert_str_eq(keys_choice(k, LOG_MAIL), "mail");
+	ck_assert_str_eq(keys_choice(k, LOG_LOCAL7), "local7");
+}
+END_TEST
+
+/* the table printed: one line per key, six fields */
+START_TEST(keys_print_as_a_table)
+{
+	const struct keys_row *k;
+	char *out = NULL, *line, *save = NULL;
+	size_t outlen = 0, nkeys = 0, nlines = 0, tabs;
+	FILE *f;
+
+	for (k = keys_table; k->name != NULL; k++)
+		nkeys++;
+	f = open_memstream(&out, &outlen);
+	ck_assert_ptr_nonnull(f);
+	listcfg_print_keys(f);
+	fclose(f);
+	for (line = strtok_r(out, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		for (tabs = 0; strchr(line, '\t') != NULL;
+		    line = strchr(line, '\t') + 1)
+			tabs++;
+		ck_assert_uint_eq(tabs, 5);
+		nlines++;
+	}
+	ck_assert_uint_eq(nlines, nkeys + 1);
+	free(out);
+}
+END_TEST
+
+/* a key of the other file says where it belongs */
+START_TEST(wrong_file_says_where)
+{
+	struct listcfg_global g;
+	char err[1024];
+
+	write_file("listgate.conf", "robx = 0.7\n", 11);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf:1: unknown key `robx' (it "
+	    "belongs in lists/L.conf)") != NULL, "%s", err);
+}
+END_TEST
+
+/* each value type through keys_set, on rows of a struct of the test's
+ * own (string has no key yet; the others as the table uses them) */
+struct fake {
+	char *s, *path;
+	size_t z;
+	double d;
+};
+
+static const struct keys_row fake_rows[] = {
+	{ .name = "s", .type = KEYS_STRING, .off = offsetof(struct fake, s) },
+	{ .name = "path", .type = KEYS_PATH,
+	  .off = offsetof(struct fake, path) },
+	{ .name = "z", .type = KEYS_SIZE, .off = offsetof(struct fake, z),
+	  .lo = 1024, .hi = 2048 },
+	{ .name = "d", .type = KEYS_DOUBLE_OFF, .off = offsetof(struct fake, d),
+	  .lo = 0, .hi = 1 },
+};
+
+START_TEST(every_type_through_keys_set)
+{
+	struct fake fk;
+	struct cfgfile cf;
+	char err[512];
+
+	memset(&fk, 0, sizeof(fk));
+	memset(&cf, 0, sizeof(cf));
+	cf.path = "f.conf";
+	cf.line = 3;
+	cf.err = err;
+	cf.errsz = sizeof(err);
+	ck_assert_int_eq(keys_set(&fake_rows[0], &cf, "\"a b #c\" # d", &fk,
+	    "/etc/x"), 0);
+	ck_assert_str_eq(fk.s, "a b #c");
+	ck_assert_int_eq(keys_set(&fake_rows[0], &cf, "x y  # d", &fk,
+	    "/etc/x"), 0);
+	ck_assert_str_eq(fk.s, "x y");
+	ck_assert_int_eq(keys_set(&fake_rows[1], &cf, "rel/dir", &fk,
+	    "/etc/x/"), 0);
+	ck_assert_str_eq(fk.path, "/etc/x/rel/dir");
+	ck_assert_int_eq(keys_set(&fake_rows[1], &cf, "/abs", &fk, "/etc/x"), 0);
+	ck_assert_str_eq(fk.path, "/abs");
+	ck_assert_int_eq(keys_set(&fake_rows[2], &cf, "2048", &fk, NULL), 0);
+	ck_assert_uint_eq(fk.z, 2048);
+	ck_assert_int_eq(keys_set(&fake_rows[2], &cf, "99999999999999999999",
+	    &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: z: 99999999999999999999 is out of "
+	    "range [1024, 2048]");
+	ck_assert_uint_eq(fk.z, 2048);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "off", &fk, NULL), 0);
+	ck_assert(fk.d > 1);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "0.5", &fk, NULL), 0);
+	ck_assert_double_eq(fk.d, 0.5);
+	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "Off", &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: d: `Off' is not a number");
+	xfree(fk.s);
+	xfree(fk.path);
+}
+END_TEST
+
 static Suite *
 listcfg_suite(void)
 {
@@ -618,6 +843,15 @@ listcfg_suite(void)
 	tc = tcase_create("names");
 	tcase_add_loop_test(tc, name_table, 0, sizeof(names) / sizeof(names[0]));
 	tcase_add_test(tc, name_length);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("table");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, table_is_sane);
+	tcase_add_test(tc, choices_match_enums);
+	tcase_add_test(tc, keys_print_as_a_table);
+	tcase_add_test(tc, wrong_file_says_where);
+	tcase_add_test(tc, every_type_through_keys_set);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("templates");

@@ -25,6 +25,23 @@ check "config without an action is a usage error" test "$rc" -eq 2
 run lg config frobnicate
 check "config with an unknown action is a usage error" test "$rc" -eq 2
 
+# the table of keys: needs no configuration, one line per key
+tab=$(printf '\t')
+run "$LISTGATE" --config "$T/nonexistent" config keys
+check "config keys exits 0 without a configuration" test "$rc" -eq 0
+check "config keys names its columns" \
+    grep -qx "# name${tab}file${tab}type${tab}default${tab}range${tab}description" "$T/out"
+check "config keys: six fields a line" \
+    awk -F "$tab" '!/^#/ && NF != 6 { bad = 1 } END { exit bad }' "$T/out"
+check "config keys: a list's timeout defaults to the global one" \
+    grep -q "^timeout${tab}list${tab}integer${tab}the global timeout${tab}\[1, 3600\]${tab}" "$T/out"
+check "config keys: robx strictly between 0 and 1" \
+    grep -q "^robx${tab}list${tab}number${tab}0.6${tab}(0, 1)${tab}" "$T/out"
+check "config keys: on_error's choices" \
+    grep -q "^on_error${tab}list${tab}choice${tab}defer${tab}defer|pass${tab}" "$T/out"
+run lg config keys extra
+check "config keys with an argument is a usage error" test "$rc" -eq 2
+
 # no files at all: every default is printed
 run lg config check --list dev
 check "an empty directory checks fine" test "$rc" -eq 0

@@ -16,6 +16,7 @@
 #include "gate/app/decide.h"
 #include "gate/app/run.h"
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 
 /* queue_release_fn: run the list's release command with the post on
  * standard input */
@@ -24,7 +25,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
 	const struct listcfg_global *g = vctx;
 	struct listcfg_list l;
-	struct listcfg_vars v;
+	struct tmpl_vars v;
 	char **argv = NULL, lerr[1024];
 	int st, rc = -1;
 
@@ -40,7 +41,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	v.sender = r->env_sender;
 	v.recipient = r->env_recipient;
 	v.list = r->list;
-	if (listcfg_expand(l.release, &v, &argv) < 0) {
+	if (tmpl_expand(l.release, &v, &argv) < 0) {
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
@@ -56,7 +57,7 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	else
 		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
 out:
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	listcfg_free_list(&l);
 	return rc;
 }

@@ -21,6 +21,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
+#include "gate/app/settings.h"
 #include "gate/app/sync.h"
 #include "gate/tok.h"
 #include "gate/util/clock.h"
@@ -229,8 +230,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	clean_stale(g, l->name);
 	unlink(tmp);
-	tok_opts_default(&to);
-	to.lim.max_scan = l->max_scan_bytes;
+	settings_tok_opts(l, &to);
 	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
@@ -268,8 +268,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 		/* a missing file is built whole, then renamed into place */
 		return sync_rebuild(q, g, l, path, st, err, errsz);
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = l->max_scan_bytes;
+	settings_tok_opts(l, &to);
 	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &to, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s (%lu events applied before)",

@@ -1,11 +1,12 @@
 /*
- * cmd_config.c - `listgate config check [--list L]`
+ * cmd_config.c - `listgate config check [--list L]`, `listgate config keys`
  *
- * Loads listgate.conf and one list's file (or every lists/NAME.conf),
- * prints the effective settings, defaults included, as `key = value`
- * lines, and reports each error as FILE:LINE on stderr.  Reads only the
- * configuration directory; a file name under lists/ becomes a list name
- * only after listcfg_name_ok.
+ * check loads listgate.conf and one list's file (or every
+ * lists/NAME.conf), prints the effective settings, defaults included, as
+ * `key = value` lines, and reports each error as FILE:LINE on stderr.
+ * Reads only the configuration directory; a file name under lists/
+ * becomes a list name only after listcfg_name_ok.  keys prints the table
+ * of keys and reads nothing.
  */
 #include "config.h"
 
@@ -27,10 +28,13 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: listgate [--config DIR] config check [--list L]\n"
+	    "       listgate config keys\n"
 	    "\n"
-	    "Check listgate.conf and lists/L.conf (every lists/*.conf without\n"
-	    "--list) and print the effective settings, defaults included.\n"
-	    "Errors name FILE:LINE; the exit status is then 1.\n"
+	    "check: check listgate.conf and lists/L.conf (every lists/*.conf\n"
+	    "without --list) and print the effective settings, defaults\n"
+	    "included.  Errors name FILE:LINE; the exit status is then 1.\n"
+	    "keys: print every key, one a line, tab-separated: name, file\n"
+	    "(global or list), type, default, range, description.\n"
 	    "\n"
 	    "  -l, --list L  check only this list (it needs no file of its own)\n"
 	    "  -h, --help    this help\n");
@@ -116,7 +120,11 @@ check_list(const struct listcfg_global *g, const char *name)
 		return 1;
 	}
 	printf("\n");
-	listcfg_print_list(stdout, &l);
+	if (listcfg_print_list(stdout, &l) < 0) {
+		cmd_err(NAME, "out of memory");
+		listcfg_free_list(&l);
+		return 1;
+	}
 	listcfg_free_list(&l);
 	return 0;
 }
@@ -164,8 +172,19 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
+	if (strcmp(argv[optind], "keys") == 0) {
+		/* no options, no arguments: the table is the program's */
+		if (list != NULL || optind + 1 < argc) {
+			cmd_err(NAME, "keys takes no options or arguments");
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+		listcfg_print_keys(stdout);
+		goto out;
+	}
 	if (strcmp(argv[optind], "check") != 0) {
-		cmd_err(NAME, "unknown action '%s' (want check)", argv[optind]);
+		cmd_err(NAME, "unknown action '%s' (want check or keys)",
+		    argv[optind]);
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
@@ -187,7 +206,11 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "%s", err);
 		return EXIT_CMD_FAIL;
 	}
-	listcfg_print_global(stdout, &g);
+	if (listcfg_print_global(stdout, &g) < 0) {
+		cmd_err(NAME, "out of memory");
+		listcfg_free_global(&g);
+		return EXIT_CMD_FAIL;
+	}
 	if (list != NULL)
 		bad = check_list(&g, list);
 	else if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
@@ -201,6 +224,7 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		xfree(names);
 	}
 	listcfg_free_global(&g);
+out:
 	if (fflush(stdout) == EOF || ferror(stdout)) {
 		cmd_err(NAME, "write error: %s", strerror(errno));
 		return EXIT_CMD_FAIL;

@@ -36,12 +36,14 @@
 #include "gate/util/clock.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 #include "gate/util/log.h"
 #include "gate/util/sanitize.h"
 #include "gate/mail/mail.h"
 #include "gate/outcome.h"
 #include "db/queue.h"
 #include "gate/app/run.h"
+#include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
@@ -76,6 +78,8 @@ struct filter {
 	struct listcfg_global g;
 	struct listcfg_list l;
 	int have_g, have_l;
+	struct tok_opts to;	/* the list's settings (gate/app/settings) */
+	struct bayes_params bp;
 	const char *list;
 	const char *sender, *recipient;
 	struct spool sp;
@@ -183,7 +187,7 @@ failure(struct filter *f, const char *fmt, ...)
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
 {
-	struct listcfg_vars v;
+	struct tmpl_vars v;
 	char **argv = NULL;
 	char err[1024];
 	int rc;
@@ -203,7 +207,7 @@ do_pass(struct filter *f, int *delivered_r)
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (listcfg_expand(f->l.deliver, &v, &argv) < 0) {
+	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
 		failure(f, "deliver: cannot expand the template (out of "
 		    "memory or an envelope address over %u bytes)",
 		    (unsigned)LG_MAX_ARG_BYTES);
@@ -213,7 +217,7 @@ do_pass(struct filter *f, int *delivered_r)
 	fflush(stderr);
 	rc = run_argv(argv, f->sp.data, f->sp.len, f->sp.fd, f->l.timeout_s,
 	    err, sizeof(err));
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 	if (rc != 0) {
 		if (rc > 0)
 			failure(f, "deliver: %s exited %d", f->l.deliver[0],
@@ -255,13 +259,14 @@ read_headers(struct filter *f, size_t scan)
 	return rc;
 }
 
-/* score the post; 0, or -1 with f->why */
+/* score the post; 0, or -1 with f->why.  The tokenizer gets the whole
+ * post and stops at max_scan itself, as in train and score: it then
+ * adds the token that says the post was cut */
 static int
-score_post(struct filter *f, struct classify *c, size_t scan)
+score_post(struct filter *f, struct classify *c)
 {
 	struct tokdb *db = NULL;
 	struct classify_counts cc;
-	struct tok_opts to;
 	char path[4096], err[1024];
 	int r;
 
@@ -275,11 +280,9 @@ score_post(struct filter *f, struct classify *c, size_t scan)
 		failure(f, "%s", err);
 		return -1;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = f->l.max_scan_bytes;
 	tokcounts_tokdb(&cc, db);
-	if (f->sp.len > 0 && classify_post(c, &cc, &f->l.bayes, &to,
-	    f->sp.data, scan, err, sizeof(err)) < 0) {
+	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
+	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
@@ -480,7 +483,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
-			set_mta(&f, f.g.mta);
+			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
 		}
 		fprintf(stderr, "listgate filter: %s\n", f.why);
@@ -502,7 +505,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	f.have_g = 1;
 	if (!f.mta_known)
-		set_mta(&f, f.g.mta);
+		set_mta(&f, settings_mta(&f.g));
 	log_setup("listgate", f.g.log_facility, 1);
 	arm_watchdog(f.g.timeout_s);
 	if (!listcfg_name_ok(f.list)) {
@@ -516,6 +519,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_l = 1;
+	settings_tok_opts(&f.l, &f.to);
+	settings_bayes(&f.l, &f.bp);
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
 
@@ -526,7 +531,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_spool = 1;
-	scan = spool_scan_len(&f.sp, f.l.max_scan_bytes);
+	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 
@@ -535,7 +540,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	cinit = 1;
-	if (score_post(&f, &c, scan) < 0)
+	if (score_post(&f, &c) < 0)
 		goto decide;
 	if (f.score < f.l.ham_cutoff)
 		o = do_pass(&f, &delivered);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gate/util/buf.h"
+#include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
 #include "gate/classify.h"
 #include "gate/verdict.h"
@@ -185,6 +186,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	struct listcfg_list l;
 	struct tok_opts to;
+	struct bayes_params bp;
 	struct classify c;
 	struct classify_counts cc;
 	struct tokdb *db = NULL;
@@ -248,8 +250,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		goto out;
 	}
-	tok_opts_default(&to);
-	to.lim.max_scan = l.max_scan_bytes;
+	settings_tok_opts(&l, &to);
+	settings_bayes(&l, &bp);
 	if (classify_init(&c, to.max_tokens) < 0) {
 		cmd_err(NAME, "out of memory");
 		failed = 1;
@@ -273,7 +275,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
-			if (classify_post(&c, &cc, &l.bayes, &to, p.data, p.len,
+			if (classify_post(&c, &cc, &bp, &to, p.data, p.len,
 			    err, sizeof(err)) < 0) {
 				cmd_err(NAME, "list %s: %s: %s", list, p.name,
 				    err);

@@ -4,8 +4,10 @@
  * For people and tests: shows exactly what the classifier votes with.
  * The post is hostile and only reaches the bounded tokenizer; tokens
  * are printed through the sanitizer (controls, bidi controls and invalid
- * UTF-8 as '?').  Needs no configuration.  Exit 0,
- * 1 when the post cannot be read (the message names it), 2 on usage
+ * UTF-8 as '?').  Needs no configuration; with --list L it takes that
+ * list's tokenizer settings (gate/app/settings, as filter, score, train
+ * and sync do).  Exit 0, 1 when the post or the configuration cannot be
+ * read (the message names it), 2 on usage
  * errors.
  */
 #include "config.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gate/app/settings.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
@@ -24,7 +27,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate tokens [FILE]\n"
+	    "usage: listgate tokens [--list L] [FILE]\n"
 	    "\n"
 	    "Print the tokens of a post, one per line, in the order they are\n"
 	    "first seen: what `score` looks up and `train` learns.  Reads FILE\n"
@@ -32,9 +35,12 @@ usage(FILE *f)
 	    "standard input when none is given or for -.  At most the first\n"
 	    "max_scan_bytes of a post are looked at.\n"
 	    "\n"
+	    "  -l, --list L  tokenize with list L's settings (default: the\n"
+	    "                defaults, no configuration read)\n"
 	    "  -h, --help    this help\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 the post could not be read, 2 usage error.\n");
+	    "Exit status: 0 ok, 1 the post or the configuration could not be\n"
+	    "read, 2 usage error.\n");
 }
 
 /* one token on a line, sanitized */
@@ -49,22 +55,27 @@ int
 cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct listcfg_global g;
+	struct listcfg_list l;
 	struct tok_opts to;
 	struct toklist *tl;
 	struct source *src;
 	struct source_post p;
-	const char *file = "-";
-	char err[1024];
+	const char *file = "-", *list = NULL;
+	char err[1024], path[4096];
 	size_t i, n;
 	const char *t;
-	int ch, r, multi, failed = 0;
+	int ch, r, multi, failed = 0, rc;
 
-	(void)ctx;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_CMD_OK;
@@ -80,7 +91,16 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (argc - optind == 1)
 		file = argv[optind];
-	tok_opts_default(&to);
+	if (list == NULL)
+		settings_tok_opts(NULL, &to);
+	else {
+		if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
+		    sizeof(path))) != EXIT_CMD_OK)
+			return rc;
+		settings_tok_opts(&l, &to);
+		listcfg_free_list(&l);
+		listcfg_free_global(&g);
+	}
 	if ((tl = toklist_new(to.max_tokens)) == NULL) {
 		cmd_err(NAME, "out of memory");
 		return EXIT_CMD_FAIL;

@@ -32,6 +32,7 @@
 #include "gate/app/sync.h"
 #include "gate/app/trainer.h"
 #include "gate/cmd/cmd.h"
+#include "gate/app/settings.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
 #include "gate/util/clock.h"
@@ -147,8 +148,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;
 	dir = unlearn ? -1 : 1;
-	tok_opts_default(&to);
-	to.lim.max_scan = l.max_scan_bytes;
+	settings_tok_opts(&l, &to);
 	if (queue_configured(g.conninfo)) {
 		/* through the journal (one transaction), then sync the token
 		 * file from it */

@@ -1,0 +1,34 @@
+/*
+ * settings.c - listcfg's plain values as the core's types
+ *
+ * Trusts its input: listcfg has checked every value against its range.
+ * Never fails.
+ */
+#include "config.h"
+
+#include "gate/app/settings.h"
+
+void
+settings_bayes(const struct listcfg_list *l, struct bayes_params *p)
+{
+	bayes_params_default(p);
+	p->robs = l->robs;
+	p->robx = l->robx;
+	p->min_dev = l->min_dev;
+	p->max_tokens = l->max_tokens;
+}
+
+void
+settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o)
+{
+	tok_opts_default(o);
+	if (l == NULL)
+		return;
+	o->lim.max_scan = l->max_scan_bytes;
+}
+
+enum mta
+settings_mta(const struct listcfg_global *g)
+{
+	return g->mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX : MTA_QMAIL;
+}

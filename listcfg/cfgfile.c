@@ -1,0 +1,233 @@
+/*
+ * cfgfile.c - read a configuration file as `key = value` lines
+ *
+ * The files are written by the administrator but read as untrusted
+ * text: lines are bounded (LG_MAX_CONF_LINE), and NUL bytes, lines that
+ * are no `key = value`, empty values and duplicate keys are errors
+ * naming FILE:LINE.  Never exits; -1 with a message on every failure.
+ *
+ * Syntax, one setting per line:
+ *	key = value		# a comment
+ * A line whose first non-blank byte is '#' is a comment.  Elsewhere a
+ * '#' starts a comment only at the start of a word (after whitespace)
+ * and outside double quotes: "a#b" and "x #y" (quoted) keep it.  A value
+ * may be double-quoted as a whole, with \" and \\ as the only escapes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "gate/util/lglimits.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/cfgfile.h"
+
+/* "PATH:LINE: message" into cf->err; -1 */
+int
+cfgfile_error(struct cfgfile *cf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (cf->errsz == 0)
+		return -1;
+	if (cf->line)
+		n = snprintf(cf->err, cf->errsz, "%s:%u: ", cf->path, cf->line);
+	else
+		n = snprintf(cf->err, cf->errsz, "%s: ", cf->path);
+	if (n < 0 || (size_t)n >= cf->errsz)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(cf->err + n, cf->errsz - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* where key was set, 0 if not */
+unsigned
+cfgfile_seen(const struct cfgfile *cf, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < cf->nseen; i++)
+		if (strcmp(cf->seen[i].key, key) == 0)
+			return cf->seen[i].line;
+	return 0;
+}
+
+/* blanks of the format (a newline ends the line) */
+int
+cfgfile_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* read the file, one callback per `key = value` */
+int
+cfgfile_read(struct cfgfile *cf, const char *path, char *err,
+    size_t errsz, cfgfile_fn fn, void *ctx, int *missing_r)
+{
+	char line[LG_MAX_CONF_LINE + 1];
+	char key[CFGFILE_MAX_KEY];
+	struct stat st;
+	FILE *fp;
+	size_t n, k;
+	char *p, *e;
+	int c, eof = 0, rc = -1;
+	unsigned first;
+
+	memset(cf, 0, sizeof(*cf));
+	cf->path = path;
+	cf->err = err;
+	cf->errsz = errsz;
+	*missing_r = 0;
+	if ((fp = fopen(cf->path, "r")) == NULL) {
+		if (errno == ENOENT) {
+			*missing_r = 1;
+			return 0;
+		}
+		return cfgfile_error(cf, "cannot open: %s", strerror(errno));
+	}
+	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
+		fclose(fp);
+		return cfgfile_error(cf, "not a regular file");
+	}
+	while (!eof) {
+		cf->line++;
+		n = 0;
+		for (;;) {
+			c = getc(fp);
+			if (c == EOF) {
+				if (ferror(fp)) {
+					cfgfile_error(cf, "read error: %s",
+					    strerror(errno));
+					goto out;
+				}
+				eof = 1;
+				break;
+			}
+			if (c == '\n')
+				break;
+			if (c == '\0') {
+				cfgfile_error(cf, "NUL byte in line");
+				goto out;
+			}
+			if (n >= LG_MAX_CONF_LINE) {
+				cfgfile_error(cf, "line too long (more than %u bytes)",
+				    (unsigned)LG_MAX_CONF_LINE);
+				goto out;
+			}
+			line[n++] = (char)c;
+		}
+		line[n] = '\0';
+		while (n > 0 && cfgfile_blank((unsigned char)line[n - 1]))
+			line[--n] = '\0';
+		for (p = line; cfgfile_blank((unsigned char)*p); p++)
+			;
+		if (*p == '\0' || *p == '#')
+			continue;
+		for (e = p; (*e >= 'a' && *e <= 'z') || (*e >= '0' &&
+		    *e <= '9') || *e == '_'; e++)
+			;
+		k = (size_t)(e - p);
+		while (cfgfile_blank((unsigned char)*e))
+			e++;
+		if (k == 0 || *e != '=') {
+			cfgfile_error(cf, "expected `key = value'");
+			goto out;
+		}
+		if (k >= CFGFILE_MAX_KEY) {
+			cfgfile_error(cf, "unknown key `%.*s'", (int)k, p);
+			goto out;
+		}
+		memcpy(key, p, k);
+		key[k] = '\0';
+		for (e++; cfgfile_blank((unsigned char)*e); e++)
+			;
+		if ((first = cfgfile_seen(cf, key)) != 0) {
+			cfgfile_error(cf, "duplicate key `%s' (first set on line %u)",
+			    key, first);
+			goto out;
+		}
+		if (*e == '\0' || *e == '#') {
+			cfgfile_error(cf, "%s: empty value", key);
+			goto out;
+		}
+		if (fn(ctx, cf, key, e) < 0)
+			goto out;
+		if (cf->nseen < CFGFILE_MAX_SEEN) {
+			memcpy(cf->seen[cf->nseen].key, key, k + 1);
+			cf->seen[cf->nseen++].line = cf->line;
+		}
+	}
+	rc = 0;
+out:
+	fclose(fp);
+	return rc;
+}
+
+/* copy one (possibly quoted) scalar value into out; trailing comment ok */
+int
+cfgfile_value(struct cfgfile *cf, const char *key, const char *raw,
+    char *out, size_t outsz)
+{
+	const char *p = raw;
+	size_t n = 0;
+
+	if (*p == '"') {
+		for (p++; *p != '"'; p++) {
+			if (*p == '\0')
+				return cfgfile_error(cf, "%s: unterminated quote",
+				    key);
+			if (*p == '\\') {
+				p++;
+				if (*p != '"' && *p != '\\')
+					return cfgfile_error(cf, "%s: bad escape "
+					    "(only \\\" and \\\\)", key);
+			}
+			if (n + 1 >= outsz)
+				return cfgfile_error(cf, "%s: value too long", key);
+			out[n++] = *p;
+		}
+		for (p++; cfgfile_blank((unsigned char)*p); p++)
+			;
+		if (*p != '\0' && *p != '#')
+			return cfgfile_error(cf, "%s: text after the quoted value",
+			    key);
+		out[n] = '\0';
+		return 0;
+	}
+	for (; *p != '\0'; p++) {
+		if (*p == '#' && n > 0 && cfgfile_blank((unsigned char)p[-1]))
+			break;
+		if (n + 1 >= outsz)
+			return cfgfile_error(cf, "%s: value too long", key);
+		out[n++] = *p;
+	}
+	while (n > 0 && cfgfile_blank((unsigned char)out[n - 1]))
+		n--;
+	out[n] = '\0';
+	if (n == 0)
+		return cfgfile_error(cf, "%s: empty value", key);
+	return 0;
+}
+
+/* join dir and name into a new string */
+char *
+cfgfile_join(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p;
+
+	while (dl > 1 && dir[dl - 1] == '/')
+		dl--;
+	if ((p = xmalloc(dl + 1 + nl + 1)) == NULL)
+		return NULL;
+	memcpy(p, dir, dl);
+	p[dl] = '/';
+	memcpy(p + dl + 1, name, nl + 1);
+	return p;
+}

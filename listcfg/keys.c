@@ -1,0 +1,513 @@
+/*
+ * keys.c - the table of configuration keys, and a parser per value type
+ *
+ * Values are untrusted text: numbers are decimal and range-checked
+ * (finite, no hex, no trailing junk, no overflow), choices are exact,
+ * addresses and templates are checked word by word.  Every error names
+ * FILE:LINE, the key, the bad value and what is allowed.  Never exits;
+ * -1 on every failure.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <syslog.h>
+
+#include "gate/util/lglimits.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/keys.h"
+#include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
+
+static const char *const facility_names[] = { "mail", "user", "daemon",
+    "local0", "local1", "local2", "local3", "local4", "local5", "local6",
+    "local7", NULL };
+static const int facility_values[] = { LOG_MAIL, LOG_USER, LOG_DAEMON,
+    LOG_LOCAL0, LOG_LOCAL1, LOG_LOCAL2, LOG_LOCAL3, LOG_LOCAL4, LOG_LOCAL5,
+    LOG_LOCAL6, LOG_LOCAL7 };
+/* in the order of enum listcfg_mta and enum on_error */
+static const char *const mta_names[] = { "qmail", "postfix", NULL };
+static const char *const on_error_names[] = { "defer", "pass", NULL };
+
+/*
+ * The keys, in the order `config check` prints them.  Ranges: the
+ * limits a value may take, with a reason where it is ours alone.
+ */
+const struct keys_row keys_table[] = {
+	/* --- listgate.conf ---------------------------------------------- */
+	{ .name = "tokens_dir", KEYS_FIELD(GLOBAL, PATH, tokens_dir),
+	  .def_s = "tokens",
+	  .doc = "directory of the token files L.kch (relative: in the "
+	  "configuration directory)" },
+	{ .name = "database", KEYS_FIELD(GLOBAL, CONNINFO, conninfo),
+	  .doc = "PostgreSQL connection string or URI of the moderation "
+	  "queue and the training journal" },
+	{ .name = "log_facility", KEYS_FIELD(GLOBAL, ENUM, log_facility),
+	  .def_s = "mail", .choices = facility_names,
+	  .values = facility_values, .flags = KEYS_ANYCASE,
+	  .what = "facility", .doc = "syslog facility" },
+	{ .name = "mta", KEYS_FIELD(GLOBAL, ENUM, mta),
+	  .def_s = "qmail", .choices = mta_names,
+	  .doc = "exit-code dialect of filter when its command line has no "
+	  "--mta" },
+	/* a writer holds the lock for a batch, seconds at most */
+	{ .name = "lock_wait_ms", KEYS_FIELD(GLOBAL, UNSIGNED, lock_wait_ms),
+	  .def = LG_DEFAULT_LOCK_WAIT_MS, .lo = 0, .hi = 600000,
+	  .doc = "milliseconds a command waits for the lock on a token file" },
+	/* Postfix kills a pipe command after 1000 s and then bounces */
+	{ .name = "timeout", KEYS_FIELD(GLOBAL, UNSIGNED, timeout_s),
+	  .def = LG_DEFAULT_TIMEOUT_S, .lo = 1, .hi = 3600,
+	  .doc = "seconds before filter's watchdog defers the post (a list "
+	  "may set its own)" },
+
+	/* --- lists/L.conf ----------------------------------------------- */
+	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
+	  .def = LG_DEFAULT_HAM_CUTOFF, .lo = 0, .hi = 1,
+	  .doc = "posts scoring below this pass; at or above it they are "
+	  "held" },
+	{ .name = "spam_cutoff", KEYS_FIELD(LIST, DOUBLE, spam_cutoff),
+	  .def = LG_DEFAULT_SPAM_CUTOFF, .lo = 0, .hi = 1,
+	  .doc = "held posts at or above this get the verdict spam (below: "
+	  "unsure)" },
+	{ .name = "discard_cutoff",
+	  KEYS_FIELD(LIST, DOUBLE_OFF, discard_cutoff),
+	  .def = LG_OFF, .lo = 0, .hi = 1,
+	  .doc = "posts at or above this are stored as discarded, not held" },
+	{ .name = "deliver", KEYS_FIELD(LIST, ARGV, deliver),
+	  .doc = "command that hands a passed post on to the list under "
+	  "Postfix" },
+	{ .name = "release", KEYS_FIELD(LIST, ARGV, release),
+	  .doc = "command that sends an approved post to the list" },
+	{ .name = "moderators", KEYS_FIELD(LIST, ADDRS, moderators),
+	  .doc = "the list's moderators, addresses separated by commas" },
+	{ .name = "on_error", KEYS_FIELD(LIST, ENUM, on_error),
+	  .def_s = "defer", .choices = on_error_names,
+	  .doc = "what filter does with a post when it cannot work" },
+	/* the scanned bytes are held in memory */
+	{ .name = "max_scan_bytes", KEYS_FIELD(LIST, SIZE, max_scan_bytes),
+	  .def = LG_MAX_SCAN_BYTES, .lo = 1024, .hi = LG_MAX_SPOOL_MEM,
+	  .doc = "bytes of each post that are parsed and scored" },
+	{ .name = "max_post_bytes", KEYS_FIELD(LIST, SIZE, max_post_bytes),
+	  .def = LG_MAX_POST_BYTES, .lo = 1024, .hi = LG_MAX_POST_BYTES,
+	  .doc = "largest post filter accepts (a larger one is deferred)" },
+	{ .name = "hold_expiry_days",
+	  KEYS_FIELD(LIST, UNSIGNED, hold_expiry_days),
+	  .def = LG_DEFAULT_HOLD_EXPIRY_DAYS, .lo = 1, .hi = 3650,
+	  .doc = "days after which listgate expire expires a held post" },
+	{ .name = "timeout", KEYS_FIELD(LIST, UNSIGNED, timeout_s),
+	  .def_global = "timeout", .lo = 1, .hi = 3600,
+	  .doc = "seconds before filter's watchdog defers this list's post" },
+	{ .name = "robs", KEYS_FIELD(LIST, DOUBLE, robs),
+	  .def = LG_DEFAULT_ROBS, .lo = 0, .hi = 1000,
+	  .flags = KEYS_LO_OPEN,
+	  .doc = "strength of Robinson's prior, in posts" },
+	{ .name = "robx", KEYS_FIELD(LIST, DOUBLE, robx),
+	  .def = LG_DEFAULT_ROBX, .lo = 0, .hi = 1,
+	  .flags = KEYS_LO_OPEN | KEYS_HI_OPEN,
+	  .doc = "probability given to a token never seen before" },
+	{ .name = "min_dev", KEYS_FIELD(LIST, DOUBLE, min_dev),
+	  .def = LG_DEFAULT_MIN_DEV, .lo = 0, .hi = 0.5,
+	  .flags = KEYS_HI_OPEN,
+	  .doc = "tokens nearer 0.5 than this do not vote" },
+	{ .name = "max_tokens", KEYS_FIELD(LIST, UNSIGNED, max_tokens),
+	  .def = LG_DEFAULT_MAX_TOKENS, .lo = 0,
+	  .hi = LG_MAX_TOKENS_PER_POST,
+	  .doc = "at most this many of the most extreme tokens vote (0: "
+	  "all)" },
+	{ .name = NULL }
+};
+
+const struct keys_row *
+keys_find(enum keys_scope scope, const char *name)
+{
+	const struct keys_row *k;
+
+	for (k = keys_table; k->name != NULL; k++)
+		if (k->scope == scope && strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+void *
+keys_field(const struct keys_row *k, void *obj)
+{
+	return (char *)obj + k->off;
+}
+
+const void *
+keys_cfield(const struct keys_row *k, const void *obj)
+{
+	return (const char *)obj + k->off;
+}
+
+const char *
+keys_choice(const struct keys_row *k, int v)
+{
+	size_t i;
+
+	for (i = 0; k->choices[i] != NULL; i++)
+		if ((k->values != NULL ? k->values[i] : (int)i) == v)
+			return k->choices[i];
+	return NULL;
+}
+
+/* the value stored for choice s: 0 with *v_r, or -1 if s is none */
+static int
+choice_value(const struct keys_row *k, const char *s, int *v_r)
+{
+	size_t i;
+
+	for (i = 0; k->choices[i] != NULL; i++)
+		if ((k->flags & KEYS_ANYCASE) ? strcasecmp(s, k->choices[i]) == 0 :
+		    strcmp(s, k->choices[i]) == 0) {
+			*v_r = k->values != NULL ? k->values[i] : (int)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *
+keys_type_name(enum keys_type t)
+{
+	switch (t) {
+	case KEYS_DOUBLE:	return "number";
+	case KEYS_DOUBLE_OFF:	return "number|off";
+	case KEYS_UNSIGNED:	return "integer";
+	case KEYS_SIZE:		return "bytes";
+	case KEYS_STRING:	return "string";
+	case KEYS_CONNINFO:	return "conninfo";
+	case KEYS_PATH:		return "path";
+	case KEYS_ENUM:		return "choice";
+	case KEYS_ARGV:		return "command";
+	case KEYS_ADDRS:	return "addresses";
+	}
+	return "?";
+}
+
+/* a path value: absolute as it is, else in dir; NULL when out of memory */
+static char *
+path_value(const char *dir, const char *val)
+{
+	return val[0] == '/' ? xstrdup(val) : cfgfile_join(dir, val);
+}
+
+int
+keys_defaults(enum keys_scope scope, void *obj, const void *global,
+    const char *dir)
+{
+	const struct keys_row *k, *gk;
+	void *f;
+	int v;
+
+	for (k = keys_table; k->name != NULL; k++) {
+		if (k->scope != scope)
+			continue;
+		f = keys_field(k, obj);
+		if (k->def_global != NULL) {
+			/* a table error (tests/check_listcfg.c) or no global */
+			gk = keys_find(KEYS_GLOBAL, k->def_global);
+			if (gk == NULL || gk->type != k->type || global == NULL)
+				return -1;
+			switch (k->type) {
+			case KEYS_DOUBLE:
+			case KEYS_DOUBLE_OFF:
+				*(double *)f = *(const double *)
+				    keys_cfield(gk, global);
+				break;
+			case KEYS_UNSIGNED:
+				*(unsigned *)f = *(const unsigned *)
+				    keys_cfield(gk, global);
+				break;
+			case KEYS_SIZE:
+				*(size_t *)f = *(const size_t *)
+				    keys_cfield(gk, global);
+				break;
+			case KEYS_ENUM:
+				*(int *)f = *(const int *)keys_cfield(gk,
+				    global);
+				break;
+			default:
+				return -1;	/* numbers and choices only */
+			}
+			continue;
+		}
+		switch (k->type) {
+		case KEYS_DOUBLE:
+		case KEYS_DOUBLE_OFF:
+			*(double *)f = k->def;
+			break;
+		case KEYS_UNSIGNED:
+			*(unsigned *)f = (unsigned)k->def;
+			break;
+		case KEYS_SIZE:
+			*(size_t *)f = (size_t)k->def;
+			break;
+		case KEYS_ENUM:
+			if (k->def_s == NULL || choice_value(k, k->def_s, &v) < 0)
+				return -1;
+			*(int *)f = v;
+			break;
+		case KEYS_STRING:
+		case KEYS_CONNINFO:
+		case KEYS_PATH:
+			*(char **)f = NULL;
+			if (k->def_s == NULL)
+				break;
+			if ((*(char **)f = k->type == KEYS_PATH ?
+			    path_value(dir, k->def_s) : xstrdup(k->def_s)) ==
+			    NULL)
+				return -1;
+			break;
+		case KEYS_ARGV:
+		case KEYS_ADDRS:
+			*(char ***)f = NULL;
+			break;
+		}
+	}
+	return 0;
+}
+
+void
+keys_free(enum keys_scope scope, void *obj)
+{
+	const struct keys_row *k;
+	void *f;
+
+	for (k = keys_table; k->name != NULL; k++) {
+		if (k->scope != scope)
+			continue;
+		f = keys_field(k, obj);
+		switch (k->type) {
+		case KEYS_STRING:
+		case KEYS_CONNINFO:
+		case KEYS_PATH:
+			xfree(*(char **)f);
+			*(char **)f = NULL;
+			break;
+		case KEYS_ARGV:
+		case KEYS_ADDRS:
+			tmpl_free(*(char ***)f);
+			*(char ***)f = NULL;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* a finite decimal number in k's range */
+static int
+parse_double(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    double *v_r)
+{
+	char val[LG_MAX_CONF_LINE + 1];
+	char *end;
+	double v;
+	int lo_open = (k->flags & KEYS_LO_OPEN) != 0;
+	int hi_open = (k->flags & KEYS_HI_OPEN) != 0;
+
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+		return -1;
+	errno = 0;
+	v = strtod(val, &end);
+	if (end == val || *end != '\0' || errno != 0 || !isfinite(v) ||
+	    strspn(val, "0123456789.-+eE") != strlen(val))
+		return cfgfile_error(cf, "%s: `%s' is not a number", k->name,
+		    val);
+	if (v < k->lo || v > k->hi)
+		return cfgfile_error(cf, "%s: %s is out of range [%g, %g]",
+		    k->name, val, k->lo, k->hi);
+	if ((lo_open && v <= k->lo) || (hi_open && v >= k->hi)) {
+		if (lo_open && hi_open)
+			return cfgfile_error(cf, "%s: must be strictly between "
+			    "%g and %g (got %s)", k->name, k->lo, k->hi, val);
+		if (lo_open)
+			return cfgfile_error(cf, "%s: must be above %g (got %s)",
+			    k->name, k->lo, val);
+		return cfgfile_error(cf, "%s: must be below %g (got %s)",
+		    k->name, k->hi, val);
+	}
+	*v_r = v;
+	return 0;
+}
+
+/* a decimal whole number in k's range */
+static int
+parse_ulong(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    unsigned long *v_r)
+{
+	char val[LG_MAX_CONF_LINE + 1];
+	char *end;
+	unsigned long v, lo = (unsigned long)k->lo, hi = (unsigned long)k->hi;
+
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+		return -1;
+	errno = 0;
+	v = strtoul(val, &end, 10);
+	if (!isdigit((unsigned char)val[0]) || *end != '\0')
+		return cfgfile_error(cf, "%s: `%s' is not a whole number",
+		    k->name, val);
+	if (errno == ERANGE || v < lo || v > hi)
+		return cfgfile_error(cf, "%s: %s is out of range [%lu, %lu]",
+		    k->name, val, lo, hi);
+	*v_r = v;
+	return 0;
+}
+
+/* one of k's choices */
+static int
+parse_enum(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    int *v_r)
+{
+	char val[LG_MAX_CONF_LINE + 1], list[512];
+	size_t i, n = 0;
+	int len;
+
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+		return -1;
+	if (choice_value(k, val, v_r) == 0)
+		return 0;
+	for (i = 0; k->choices[i] != NULL; i++)
+		;
+	if (i == 2)
+		return cfgfile_error(cf, "%s: `%s' is neither %s nor %s",
+		    k->name, val, k->choices[0], k->choices[1]);
+	list[0] = '\0';
+	for (i = 0; k->choices[i] != NULL && n < sizeof(list); i++) {
+		len = snprintf(list + n, sizeof(list) - n, "%s%s",
+		    i ? ", " : "", k->choices[i]);
+		if (len < 0)
+			break;
+		n += (size_t)len;
+	}
+	return cfgfile_error(cf, "%s: unknown %s `%s' (%s)", k->name,
+	    k->what != NULL ? k->what : "value", val, list);
+}
+
+/* a mail address: printable, no blanks, one '@' with text on both
+ * sides */
+static int
+address_ok(const char *a)
+{
+	const char *at = strchr(a, '@');
+	const unsigned char *p;
+
+	if (at == NULL || at == a || at[1] == '\0' || strchr(at + 1, '@'))
+		return 0;
+	for (p = (const unsigned char *)a; *p; p++)
+		if (*p <= ' ' || *p == 0x7f || *p == ',' || *p == '"')
+			return 0;
+	return 1;
+}
+
+/* "a@b, c@d" */
+static int
+parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    char ***addrs_r)
+{
+	char val[LG_MAX_CONF_LINE + 1];
+	char **addrs;
+	char *p, *e, *s;
+	size_t n = 0, cap;
+
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+		return -1;
+	cap = 1;
+	for (p = val; *p; p++)
+		if (*p == ',')
+			cap++;
+	if ((addrs = xcalloc(cap + 1, sizeof(*addrs))) == NULL)
+		return cfgfile_error(cf, "out of memory");
+	for (s = val; s != NULL; s = e) {
+		if ((e = strchr(s, ',')) != NULL)
+			*e++ = '\0';
+		while (cfgfile_blank((unsigned char)*s))
+			s++;
+		p = s + strlen(s);
+		while (p > s && cfgfile_blank((unsigned char)p[-1]))
+			*--p = '\0';
+		if (!address_ok(s)) {
+			cfgfile_error(cf, "%s: `%s' is not an address", k->name,
+			    s);
+			tmpl_free(addrs);
+			return -1;
+		}
+		if ((addrs[n++] = xstrdup(s)) == NULL) {
+			tmpl_free(addrs);
+			return cfgfile_error(cf, "out of memory");
+		}
+	}
+	*addrs_r = addrs;
+	return 0;
+}
+
+int
+keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    void *obj, const char *dir)
+{
+	char val[LG_MAX_CONF_LINE + 1], msg[512];
+	void *f = keys_field(k, obj);
+	unsigned long u = 0;
+	double d = 0;
+	char *s, **argv;
+	int v = 0;
+
+	switch (k->type) {
+	case KEYS_DOUBLE_OFF:
+		if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+			return -1;
+		if (strcmp(val, "off") == 0) {
+			*(double *)f = LG_OFF;
+			return 0;
+		}
+		/* FALLTHROUGH */
+	case KEYS_DOUBLE:
+		if (parse_double(k, cf, raw, &d) < 0)
+			return -1;
+		*(double *)f = d;
+		return 0;
+	case KEYS_UNSIGNED:
+	case KEYS_SIZE:
+		if (parse_ulong(k, cf, raw, &u) < 0)
+			return -1;
+		if (k->type == KEYS_UNSIGNED)
+			*(unsigned *)f = (unsigned)u;
+		else
+			*(size_t *)f = (size_t)u;
+		return 0;
+	case KEYS_STRING:
+	case KEYS_CONNINFO:
+	case KEYS_PATH:
+		if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+			return -1;
+		s = k->type == KEYS_PATH ? path_value(dir, val) : xstrdup(val);
+		if (s == NULL)
+			return cfgfile_error(cf, "out of memory");
+		xfree(*(char **)f);
+		*(char **)f = s;
+		return 0;
+	case KEYS_ENUM:
+		if (parse_enum(k, cf, raw, &v) < 0)
+			return -1;
+		*(int *)f = v;
+		return 0;
+	case KEYS_ARGV:
+		if (tmpl_parse(raw, &argv, msg, sizeof(msg)) < 0)
+			return cfgfile_error(cf, "%s: %s", k->name, msg);
+		tmpl_free(*(char ***)f);
+		*(char ***)f = argv;
+		return 0;
+	case KEYS_ADDRS:
+		if (parse_addrs(k, cf, raw, &argv) < 0)
+			return -1;
+		tmpl_free(*(char ***)f);
+		*(char ***)f = argv;
+		return 0;
+	}
+	return cfgfile_error(cf, "%s: no parser for its type", k->name);
+}
