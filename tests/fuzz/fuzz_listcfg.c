@@ -10,7 +10,7 @@
  * and loaded again, and printing that must give the same text: "the
  * effective settings ... load back to the same settings" (listcfg.h).
  * The database line is left out of the comparison (its password is
- * masked; a value libpq cannot parse prints as a comment).  Templates
+ * masked).  Templates
  * that load are also expanded with hostile values.  Build and run with
  * tests/fuzz/run.sh listcfg.
  */
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -81,10 +82,10 @@ printed(const struct listcfg_global *g, const struct listcfg_list *l,
 
 	if (f == NULL)
 		__builtin_trap();
-	if (g != NULL)
-		listcfg_print_global(f, g);
-	if (l != NULL)
-		listcfg_print_list(f, l);
+	if (g != NULL && listcfg_print_global(f, g) < 0)
+		__builtin_trap();
+	if (l != NULL && listcfg_print_list(f, l) < 0)
+		__builtin_trap();
 	fclose(f);
 	if (!filter) {
 		*len_r = len;
@@ -108,7 +109,7 @@ static void
 expand(char *const *tmpl)
 {
 	static const char big[] = "{sender}{{{list}\"' ;$(x)`\\";
-	struct listcfg_vars v = { "-oi\n--x {{recipient}}", big, "demo" };
+	struct tmpl_vars v = { "-oi\n--x {{recipient}}", big, "demo" };
 	char **argv;
 	size_t n, i;
 
@@ -116,7 +117,7 @@ expand(char *const *tmpl)
 		return;
 	for (n = 0; tmpl[n] != NULL; n++)
 		;
-	if (listcfg_expand(tmpl, &v, &argv) < 0)
+	if (tmpl_expand(tmpl, &v, &argv) < 0)
 		return;
 	for (i = 0; i < n; i++) {
 		if (argv[i] == NULL || strlen(argv[i]) > LG_MAX_ARG_BYTES)
@@ -125,7 +126,7 @@ expand(char *const *tmpl)
 	}
 	if (argv[n] != NULL)
 		__builtin_trap();
-	listcfg_free_argv(argv);
+	tmpl_free(argv);
 }
 
 int
