@@ -96,13 +96,15 @@ sink_idle() {
 }
 
 # the token file's counts against the journal's: "" when they agree
+# (list $1, default dev)
 counts_differ() {
-	_f=$(lg score --list dev --db-stats 2>&1 |
+	_l=${1:-dev}
+	_f=$(lg score --list "$_l" --db-stats 2>&1 |
 	    awk '{ v[$1] = $2 } END { print v["spam_posts"], v["ham_posts"], v["journal_pos"] }')
 	_j=$(sql "SELECT
 	    sum(CASE WHEN class = 'spam' THEN (CASE WHEN op = 'learn' THEN 1 ELSE -1 END) ELSE 0 END),
 	    sum(CASE WHEN class = 'ham' THEN (CASE WHEN op = 'learn' THEN 1 ELSE -1 END) ELSE 0 END),
-	    max(id) FROM train_journal WHERE list = 'dev'" | tr '|' ' ')
+	    max(id) FROM train_journal WHERE list = '$_l'" | tr '|' ' ')
 	[ "$_f" = "$_j" ] || echo "token file $_f, journal $_j"
 }
 
@@ -177,7 +179,7 @@ while [ $k -lt "$KILLS" ] && [ $r -lt $MAXROUNDS ]; do
 	r=$((r + 1))
 	c=ham
 	[ $((r % 3)) -eq 0 ] && c=spam
-	gen_mbox "$T/batch" 150 $((300 + r)) "$c"
+	gen_mbox "$T/batch" 80 $((300 + r)) "$c"
 	sed 's/^From trainer@.*$/\f/' "$T/batch" | sed '1d' > "$T/batch.ff"
 	"$QHOLD" -j dev "$c" "$T/batch.ff" > /dev/null || exit 99
 	kill_run "$ms_sync" sync -q --list dev
@@ -193,25 +195,31 @@ kills_sync=$k rounds_sync=$r
 check "sync killed $k times in $r rounds: the next sync succeeds, counts = journal, no temporary file" \
     test ! -s "$T/problems.sync"
 
-# --- rebuild ------------------------------------------------------------------------------
+# --- rebuild: list rb, a journal of 300 posts (dev's grows with every
+# round above, and a rebuild reads all of it) -------------------------------------------
+for c in ham spam; do
+	gen_mbox "$T/batch" 150 "$([ $c = ham ] && echo 401 || echo 402)" "$c"
+	sed 's/^From trainer@.*$/\f/' "$T/batch" | sed '1d' > "$T/batch.ff"
+	"$QHOLD" -j rb "$c" "$T/batch.ff" > /dev/null || exit 99
+done
 t=$(now_ms)
-lg rebuild -q --list dev || exit 99
+lg rebuild -q --list rb || exit 99
 ms_rebuild=$(($(now_ms) - t))
 k=0 r=0
 while [ $k -lt "$KILLS" ] && [ $r -lt $MAXROUNDS ]; do
 	r=$((r + 1))
-	kill_run "$ms_rebuild" rebuild -q --list dev
+	kill_run "$ms_rebuild" rebuild -q --list rb
 	k=$((k + killed))
-	lg score --list dev --db-stats > "$T/out" 2>&1 ||
+	lg score --list rb --db-stats > "$T/out" 2>&1 ||
 	    problem rebuild "round $r: the token file does not open after the kill: $(head -n 1 "$T/out")"
 	if [ $((r % 2)) -eq 0 ]; then
-		lg rebuild -q --list dev > "$T/out" 2>&1 ||
+		lg rebuild -q --list rb > "$T/out" 2>&1 ||
 		    problem rebuild "round $r: the next rebuild failed: $(head -n 1 "$T/out")"
 	else
-		lg sync -q --list dev > "$T/out" 2>&1 ||
+		lg sync -q --list rb > "$T/out" 2>&1 ||
 		    problem rebuild "round $r: the next sync failed: $(head -n 1 "$T/out")"
 	fi
-	x=$(counts_differ)
+	x=$(counts_differ rb)
 	[ -z "$x" ] || problem rebuild "round $r: $x"
 	x=$(temp_left "$T/tokens" "$T/tmp")
 	[ -z "$x" ] || problem rebuild "round $r: left behind: $x"
@@ -294,7 +302,8 @@ while [ $k -lt "$KILLS" ] && [ $r -lt $MAXROUNDS ]; do
 		mta=qmail ok="0 99" tmp=111
 	fi
 	sum=$(sha256sum < "$post" | cut -c1-64)
-	d=$(delay "$ms_filter" $((KSEED + 7)))
+	KSEED=$((KSEED + 1))
+	d=$(delay "$ms_filter" "$KSEED")
 	( lgx filter --list dev --mta "$mta" -f s@example.net -- dev@lists.example.org ) \
 	    < "$post" > "$T/k.out" 2>&1 &
 	p=$!
