@@ -8,8 +8,9 @@
 # random delay between 0 and 1.3 times what a clean run of it took
 # (measured first), so kills land before connecting, mid-batch, in a
 # commit, mid-transfer to a release or deliver command (those read
-# slowly: 1 KiB, a pause, the rest; the posts are 150 KiB), and after
-# the end.  After each kill:
+# slowly: 1 KiB, a pause, the rest; the posts are 150 KiB; under Postfix
+# the filter reads the post from a pipe, as pipe(8) hands it over), and
+# after the end.  After each kill:
 #   - the next run succeeds: train journals a batch, sync applies, rebuild
 #     rebuilds; a killed approve is approved by the next one (or, when
 #     the post was left 'releasing', by the documented recovery: the
