@@ -4,11 +4,14 @@
  * argv comes from a checked template (absolute program, placeholders
  * expanded inside single arguments); no shell is ever involved.  The
  * child gets its own process group so a timeout (or the filter's
- * watchdog) can kill everything it started.  Never exits; -1 with a
- * message on failure.
+ * watchdog) can kill everything it started.  The parent sleeps in
+ * poll() on a pidfd of the child (and the pipe it feeds) until the child
+ * exits, so a fast command is waited for no longer than it runs.  Never
+ * exits; -1 with a message on failure.
  */
 #include "config.h"
 
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
@@ -23,6 +26,10 @@
 #include "gate/util/clock.h"
 #include "gate/app/run.h"
 
+/* without a pidfd (Linux before 5.3), how often the child's exit is
+ * polled (ms) */
+#define RUN_POLL_MS	1
+
 /* the running child's pid (its process group), 0 when none */
 static volatile sig_atomic_t active_pid;
 
@@ -33,6 +40,23 @@ run_kill_active(void)
 
 	if (pid > 0)
 		kill(-pid, SIGKILL);
+}
+
+/* a descriptor that becomes readable when pid exits (Linux pidfd), or -1
+ * where the kernel has none */
+static int
+pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0) {
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		return (int)fd;
+	}
+#endif
+	(void)pid;
+	return -1;
 }
 
 /* in the child: set up stdin and exec; never returns */
@@ -65,13 +89,13 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
 	struct sigaction sa, osa;
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	double deadline;
 	size_t off = 0;
 	ssize_t w;
 	pid_t pid, wp;
 	int in[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int st, e, n, timed_out = 0, rc = -1;
+	int st, e, n, timed_out = 0, rc = -1, pidfd = -1, npfd, left;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
@@ -111,6 +135,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		in[0] = -1;
 		fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
 	}
+	pidfd = pidfd_of(pid);
 	/* feed the pipe and wait, both within the deadline */
 	for (;;) {
 		if (in[1] >= 0 && off == len) {
@@ -126,29 +151,41 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			waitpid(pid, &st, 0);
 			goto done;
 		}
-		if (deadline && clock_now_ms() >= deadline) {
-			timed_out = 1;
-			run_kill_active();
-			waitpid(pid, &st, 0);
-			break;
-		}
-		if (in[1] >= 0) {
-			pfd.fd = in[1];
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 20) > 0) {
-				w = write(in[1], data + off, len - off);
-				if (w > 0)
-					off += (size_t)w;
-				else if (w < 0 && errno != EAGAIN &&
-				    errno != EINTR) {
-					/* EPIPE: it stopped reading; its exit
-					 * status decides */
-					close(in[1]);
-					in[1] = -1;
-				}
+		left = -1;
+		if (deadline) {
+			double ms = deadline - clock_now_ms();
+
+			if (ms <= 0) {
+				timed_out = 1;
+				run_kill_active();
+				waitpid(pid, &st, 0);
+				break;
 			}
-		} else
-			poll(NULL, 0, 10);
+			left = ms > 60000 ? 60000 : (int)ms + 1;
+		}
+		/* sleep until the child exits, the pipe takes more, or the
+		 * deadline: no polling interval on the way out */
+		npfd = 0;
+		if (pidfd >= 0) {
+			pfd[npfd].fd = pidfd;
+			pfd[npfd++].events = POLLIN;
+		} else if (left < 0 || left > RUN_POLL_MS)
+			left = RUN_POLL_MS;	/* no pidfd: poll the exit */
+		if (in[1] >= 0) {
+			pfd[npfd].fd = in[1];
+			pfd[npfd++].events = POLLOUT;
+		}
+		if (poll(pfd, (nfds_t)npfd, left) <= 0 || in[1] < 0 ||
+		    (pfd[npfd - 1].revents & (POLLOUT | POLLERR | POLLHUP)) == 0)
+			continue;
+		w = write(in[1], data + off, len - off);
+		if (w > 0)
+			off += (size_t)w;
+		else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			/* EPIPE: it stopped reading; its exit status decides */
+			close(in[1]);
+			in[1] = -1;
+		}
 	}
 	/* did exec fail? */
 	n = (int)read(ep[0], &e, sizeof(e));
@@ -177,5 +214,7 @@ out:
 		close(ep[0]);
 	if (ep[1] >= 0)
 		close(ep[1]);
+	if (pidfd >= 0)
+		close(pidfd);
 	return rc;
 }
