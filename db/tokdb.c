@@ -7,28 +7,58 @@
  * (a malformed record reads as absent counts, never out of bounds).
  * Fails with a return code and a message; never exits, never logs.
  *
- * Record layout (format 1):
- *   token key  -> varint spam, varint ham, varint day (LEB128, 3-15 bytes)
- *   "\0..." keys are meta records (no token starts with a NUL byte):
+ * Record layout (format 2):
+ *   key: the token's 64-bit SipHash-2-4 under a fixed key (tokdb_key),
+ *        8 bytes big-endian; the token text is not stored
+ *   value: varint spam, varint ham, varint zigzag(day - TOKDB_DAY0)
+ *        (LEB128; 3 to 4 bytes for most tokens)
+ *   meta records have keys of other lengths, starting with a NUL byte:
  *     "\0format" u32 LE, "\0tokver" u32 LE, "\0nspam" u32 LE,
  *     "\0nham" u32 LE, "\0pos" i64 LE.
+ * Format 1 keyed records by the token text itself and stored the day as
+ * it is; tokdb_convert rewrites such a file.
+ *
+ * The file is tuned small: no alignment padding, 32-bit offsets, one
+ * link per record (a record costs about 20 bytes) and about one 4-byte
+ * bucket per token.  Kyoto Cabinet cannot grow a hash table in place, so
+ * a writer that has filled it (tokdb_compact) rewrites the file with
+ * room for twice as many tokens and renames it over the old one;
+ * readers keep the file they opened, and writers check after taking
+ * the lock that the file they locked is still the one at the path.
  */
 #include "config.h"
 
 #include <sys/stat.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <kclangc.h>
 
 #include "gate/util/clock.h"
 #include "db/tokdb.h"
 #include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
+#include "gate/util/siphash.h"
 #include "gate/util/xalloc.h"
 
-#define TOKDB_FORMAT	1
+#define TOKDB_FORMAT	2
+/* format 1: token text keys; tokdb_convert reads it */
+#define FORMAT_TEXT	1
+
+/* the fixed SipHash key of token keys ("listgate", "tokens" 0 2): the
+ * same on every host, so token files built apart compare equal */
+#define KEY_K0		0x657461677473696cULL
+#define KEY_K1		0x02000073656b6f74ULL
+/* bytes of a token key */
+#define KEYLEN		8
+/* days are stored relative to 2020-01-01 (zigzag, so earlier days still
+ * fit): two bytes until about 2042 */
+#define TOKDB_DAY0	18262u
 
 /* meta record keys; sizeof - 1 keeps the leading NUL */
 #define K_FORMAT	"\0format"
@@ -39,10 +69,26 @@
 #define KLEN(k)		(sizeof(k) - 1)
 #define NMETA		5
 
-/* tuning of a new file: buckets for ~1M tokens, linear chains (no tree
- * links per record), automatic defragmentation; mmap the first 256 MiB */
-#define TUNE_CREATE	"#bnum=1000000#opts=l#dfunit=8"
-#define TUNE_OPEN	"#msiz=268435456"
+/* a meta key never has the length of a token key */
+_Static_assert(KLEN(K_FORMAT) != KEYLEN && KLEN(K_TOKVER) != KEYLEN &&
+    KLEN(K_NSPAM) != KEYLEN && KLEN(K_NHAM) != KEYLEN &&
+    KLEN(K_POS) != KEYLEN, "meta keys must differ in length from token keys");
+
+/*
+ * Tuning of a new file: no alignment (apow 0), 4-byte offsets (opts s:
+ * files up to 4 GiB), linear chains (one link per record, opts l), a
+ * small free-block pool (fpow 6), automatic defragmentation (dfunit,
+ * set at every open: Kyoto Cabinet does not keep it).  The
+ * bucket count is fixed at creation: TOKDB_BNUM_MIN for a new file,
+ * BUCKETS_PER_TOKEN per token when compacted.  mmap the first 256 MiB.
+ */
+#define TUNE_CREATE	"#apow=0#fpow=6#opts=ls#bnum=%ld"
+#define TUNE_OPEN	"#msiz=268435456#dfunit=8"
+#define TOKDB_BNUM_MIN	8191L
+/* buckets per token when a file is (re)written, and the load (tokens per
+ * bucket) past which a writer compacts the file */
+#define BUCKETS_PER_TOKEN	1
+#define LOAD_MAX		2
 
 struct tokdb {
 	KCDB *kc;
@@ -121,31 +167,78 @@ get_varint(const unsigned char *p, size_t n, uint32_t *v_r)
 	return 0;
 }
 
+/* decode a token record of format fmt: 0, or -1 when malformed */
+static int
+dec_count_fmt(const unsigned char *p, size_t n, struct tokcount *c,
+    int fmt)
+{
+	size_t a, b, d;
+	uint32_t z;
+
+	if ((a = get_varint(p, n, &c->spam)) == 0 ||
+	    (b = get_varint(p + a, n - a, &c->ham)) == 0 ||
+	    (d = get_varint(p + a + b, n - a - b, &z)) == 0) {
+		memset(c, 0, sizeof(*c));
+		return -1;
+	}
+	if (fmt == FORMAT_TEXT)
+		c->day = z;
+	else		/* zigzag: even is day0 + z/2, odd is day0 - (z+1)/2 */
+		c->day = (z & 1) ? TOKDB_DAY0 - (z >> 1) - 1 :
+		    TOKDB_DAY0 + (z >> 1);
+	return 0;
+}
+
 /* decode a token record: 0, or -1 when malformed */
 static int
 dec_count(const unsigned char *p, size_t n, struct tokcount *c)
 {
-	size_t a, b, d;
-
-	if ((a = get_varint(p, n, &c->spam)) == 0 ||
-	    (b = get_varint(p + a, n - a, &c->ham)) == 0 ||
-	    (d = get_varint(p + a + b, n - a - b, &c->day)) == 0) {
-		memset(c, 0, sizeof(*c));
-		return -1;
-	}
-	return 0;
+	return dec_count_fmt(p, n, c, TOKDB_FORMAT);
 }
 
 /* encode a token record into p (at least 15 bytes): its length */
 static size_t
 enc_count(unsigned char *p, const struct tokcount *c)
 {
+	uint32_t z;
 	size_t n;
 
+	z = c->day >= TOKDB_DAY0 ? (c->day - TOKDB_DAY0) << 1 :
+	    ((TOKDB_DAY0 - c->day - 1) << 1) | 1;
+	if (c->day >= TOKDB_DAY0 && c->day - TOKDB_DAY0 > UINT32_MAX >> 1)
+		z = UINT32_MAX - 1;	/* past year 5.8 million: saturate */
 	n = put_varint(p, c->spam);
 	n += put_varint(p + n, c->ham);
-	n += put_varint(p + n, c->day);
+	n += put_varint(p + n, z);
 	return n;
+}
+
+uint64_t
+tokdb_key(const void *tok, size_t len)
+{
+	return siphash24(KEY_K0, KEY_K1, tok, len);
+}
+
+/* the 8 key bytes of a token key, big-endian */
+static void
+put_key(unsigned char *p, uint64_t k)
+{
+	int i;
+
+	for (i = KEYLEN - 1; i >= 0; i--, k >>= 8)
+		p[i] = (unsigned char)(k & 0xff);
+}
+
+/* the token key in 8 key bytes */
+static uint64_t
+get_key(const unsigned char *p)
+{
+	uint64_t k = 0;
+	int i;
+
+	for (i = 0; i < KEYLEN; i++)
+		k = k << 8 | p[i];
+	return k;
 }
 
 /* read a u32 meta record: 1 found, 0 absent, -1 malformed/error */
@@ -224,18 +317,33 @@ list_of(const char *path, char *out, size_t outsz)
 	out[n - 4] = 0;
 }
 
-/* check the format and tokenizer versions: 0, or a TOKDB_E* code */
-static int
-check_meta(struct tokdb *db, char *err, size_t errsz)
+/* the message for a file of another version (format fmt, tokenizer tv) */
+static void
+version_msg(const char *path, uint32_t fmt, uint32_t tv, char *err,
+    size_t errsz)
 {
-	uint32_t fmt, tv;
 	char list[80];
-	int r1, r2;
 
-	list_of(db->path, list, sizeof(list));
-	r1 = meta_u32(db, K_FORMAT, KLEN(K_FORMAT), &fmt);
-	r2 = meta_u32(db, K_TOKVER, KLEN(K_TOKVER), &tv);
-	if (r1 <= 0 || r2 <= 0) {
+	list_of(path, list, sizeof(list));
+	snprintf(err, errsz, "token file %s was written by another version "
+	    "of listgate (format %u, tokenizer %u; this program uses format "
+	    "%u, tokenizer %u): run `listgate rebuild --list %s` (it "
+	    "rebuilds the file from the training journal, or converts it "
+	    "when no database is configured)", path, (unsigned)fmt,
+	    (unsigned)tv, (unsigned)TOKDB_FORMAT, (unsigned)TOK_VERSION, list);
+}
+
+/* read the format and tokenizer versions: 0, or TOKDB_ERR (with err) for
+ * a file without them */
+static int
+read_versions(struct tokdb *db, uint32_t *fmt_r, uint32_t *tv_r, char *err,
+    size_t errsz)
+{
+	char list[80];
+
+	if (meta_u32(db, K_FORMAT, KLEN(K_FORMAT), fmt_r) <= 0 ||
+	    meta_u32(db, K_TOKVER, KLEN(K_TOKVER), tv_r) <= 0) {
+		list_of(db->path, list, sizeof(list));
 		snprintf(err, errsz, "token file %s is not a listgate token "
 		    "file (no version records): run `listgate rebuild "
 		    "--list %s` to recreate it from the journal, or move it "
@@ -243,14 +351,19 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 		    db->path, list);
 		return TOKDB_ERR;
 	}
+	return 0;
+}
+
+/* check the format and tokenizer versions: 0, or a TOKDB_E* code */
+static int
+check_meta(struct tokdb *db, char *err, size_t errsz)
+{
+	uint32_t fmt, tv;
+
+	if (read_versions(db, &fmt, &tv, err, errsz) < 0)
+		return TOKDB_ERR;
 	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
-		snprintf(err, errsz, "token file %s was written by another "
-		    "version of listgate (format %u, tokenizer %u; this "
-		    "program uses format %u, tokenizer %u): run `listgate "
-		    "rebuild --list %s` to recreate it from the journal, or "
-		    "move it away and retrain the list", db->path,
-		    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
-		    (unsigned)TOK_VERSION, list);
+		version_msg(db->path, fmt, tv, err, errsz);
 		return TOKDB_EVERSION;
 	}
 	return 0;
@@ -279,17 +392,112 @@ lock_busy(KCDB *kc)
 	    strstr(kcdbemsg(kc), "lock") != NULL);
 }
 
-int
-tokdb_open(const char *path, int mode, unsigned wait_ms,
-    struct tokdb **db_r, char *err, size_t errsz)
+/* identity of a file: did a compaction put another file at the path? */
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+/*
+ * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
+ * writer also makes sure the file it locked is still the one at path
+ * (a compaction may have renamed a new file over it meanwhile) and
+ * otherwise opens again.  bnum tunes a file created now.  0, or a
+ * TOKDB_E* code with err.
+ */
+static int
+open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
+    long bnum, char *err, size_t errsz)
+{
+	struct stat st, st2;
+	char kpath[4200], tune[128], list[80];
+	uint32_t kmode;
+	double start, delay = 1.0, left;
+	int writer = (mode & TOKDB_WRITE) != 0, created, r;
+
+	start = clock_now_ms();
+	for (;;) {
+		created = 0;
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
+				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
+				if (r == TOKDB_ENOENT)
+					snprintf(err, errsz, "token file %s does "
+					    "not exist: train the list first "
+					    "(listgate train --list L --spam/--ham "
+					    "...)", path);
+				else
+					snprintf(err, errsz, "token file %s: %s",
+					    path, strerror(errno));
+				return r;
+			}
+			created = 1;
+		} else if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errsz, "token file %s is not a regular "
+			    "file", path);
+			return TOKDB_ERR;
+		}
+		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
+		if (writer && (mode & TOKDB_CREATE))
+			kmode |= KCOCREATE;
+		snprintf(tune, sizeof(tune), TUNE_CREATE, bnum);
+		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
+		    created ? tune : "", TUNE_OPEN);
+		if (r < 0 || (size_t)r >= sizeof(kpath)) {
+			snprintf(err, errsz, "token file %s: path too long",
+			    path);
+			return TOKDB_ERR;
+		}
+		if (kcdbopen(db->kc, kpath, kmode)) {
+			/* a writer must hold the lock of the file at path */
+			if (!writer || created || (stat(path, &st2) == 0 &&
+			    same_file(&st, &st2)))
+				return 0;
+			kcdbclose(db->kc);
+			if ((double)wait_ms - (clock_now_ms() - start) > 0)
+				continue;
+			snprintf(err, errsz, "token file %s was replaced "
+			    "while waiting for its lock; gave up after %u ms",
+			    path, wait_ms);
+			return TOKDB_ELOCK;
+		}
+		left = (double)wait_ms - (clock_now_ms() - start);
+		if (lock_busy(db->kc) && left > 0) {
+			sleep_ms(delay < left ? delay : left);
+			if (delay < TOKDB_POLL_MAX_MS)
+				delay *= 2;
+			if (delay > TOKDB_POLL_MAX_MS)
+				delay = TOKDB_POLL_MAX_MS;
+			continue;
+		}
+		if (lock_busy(db->kc)) {
+			snprintf(err, errsz, "token file %s is locked by a "
+			    "trainer; gave up after %u ms", path, wait_ms);
+			return TOKDB_ELOCK;
+		}
+		if (kcdbecode(db->kc) == KCENOREPOS) {
+			snprintf(err, errsz, "token file %s does not exist: "
+			    "train the list first", path);
+			return TOKDB_ENOENT;
+		}
+		list_of(path, list, sizeof(list));
+		snprintf(err, errsz, "token file %s cannot be opened "
+		    "(%s); if it is corrupt, run `listgate rebuild "
+		    "--list %s` to recreate it from the journal, or move "
+		    "it away and retrain the list",
+		    path, kcdbemsg(db->kc), list);
+		return TOKDB_ERR;
+	}
+}
+
+/* a handle on path with its Kyoto Cabinet object, not yet open: 0, or
+ * TOKDB_ERR with err */
+static int
+new_handle(const char *path, int mode, struct tokdb **db_r, char *err,
+    size_t errsz)
 {
 	struct tokdb *db;
-	struct stat st;
-	char kpath[4096];
-	uint32_t kmode;
-	double start, delay = 1.0;
-	char list[80];
-	int writer = (mode & TOKDB_WRITE) != 0, created = 0, r;
 
 	*db_r = NULL;
 	if (path == NULL || *path == 0) {
@@ -312,86 +520,59 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	}
 	db->mode = mode;
 	db->mem = strcmp(path, ":") == 0;
+	*db_r = db;
+	return 0;
+}
+
+/* open without looking at the version records (conversion reads older
+ * formats): 0, or a TOKDB_E* code with err */
+static int
+open_any(const char *path, int mode, unsigned wait_ms, long bnum,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	if ((r = new_handle(path, mode, &db, err, errsz)) != 0)
+		return r;
 	if (db->mem) {
 		/* stash database: same API, no file, no locks */
-		kmode = KCOWRITER | KCOCREATE;
-		r = snprintf(kpath, sizeof(kpath), ":");
-		created = 1;
-	} else {
-		if (stat(path, &st) < 0) {
-			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
-				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
-				if (r == TOKDB_ENOENT)
-					snprintf(err, errsz, "token file %s does "
-					    "not exist: train the list first "
-					    "(listgate train --list L --spam/--ham "
-					    "...)", path);
-				else
-					snprintf(err, errsz, "token file %s: %s",
-					    path, strerror(errno));
-				tokdb_close(db);
-				return r;
-			}
-			created = 1;
-		} else if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errsz, "token file %s is not a regular "
-			    "file", path);
+		if (!kcdbopen(db->kc, ":", KCOWRITER | KCOCREATE)) {
+			snprintf(err, errsz, "in-memory token store: %s",
+			    kcdbemsg(db->kc));
 			tokdb_close(db);
 			return TOKDB_ERR;
 		}
-		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
-		if (writer && (mode & TOKDB_CREATE))
-			kmode |= KCOCREATE;
-		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
-		    created ? TUNE_CREATE : "", TUNE_OPEN);
-	}
-	if (r < 0 || (size_t)r >= sizeof(kpath)) {
-		snprintf(err, errsz, "token file %s: path too long", path);
-		tokdb_close(db);
-		return TOKDB_ERR;
-	}
-	start = clock_now_ms();
-	while (!kcdbopen(db->kc, kpath, kmode)) {
-		double left = (double)wait_ms - (clock_now_ms() - start);
-
-		if (lock_busy(db->kc) && left > 0) {
-			sleep_ms(delay < left ? delay : left);
-			if (delay < TOKDB_POLL_MAX_MS)
-				delay *= 2;
-			if (delay > TOKDB_POLL_MAX_MS)
-				delay = TOKDB_POLL_MAX_MS;
-			continue;
-		}
-		if (lock_busy(db->kc)) {
-			snprintf(err, errsz, "token file %s is locked by a "
-			    "trainer; gave up after %u ms", path, wait_ms);
-			r = TOKDB_ELOCK;
-		} else if (kcdbecode(db->kc) == KCENOREPOS) {
-			snprintf(err, errsz, "token file %s does not exist: "
-			    "train the list first", path);
-			r = TOKDB_ENOENT;
-		} else {
-			list_of(path, list, sizeof(list));
-			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s); if it is corrupt, run `listgate rebuild "
-			    "--list %s` to recreate it from the journal, or move "
-			    "it away and retrain the list",
-			    path, kcdbemsg(db->kc), list);
-			r = TOKDB_ERR;
-		}
+	} else if ((r = open_kc(db, path, mode, wait_ms, bnum, err,
+	    errsz)) != 0) {
 		kcdbdel(db->kc);
 		db->kc = NULL;
 		tokdb_close(db);
 		return r;
 	}
 	/* a writer may have created the file just now: give it its meta */
-	if (writer && kcdbcount(db->kc) == 0) {
+	if ((mode & TOKDB_WRITE) && kcdbcount(db->kc) == 0) {
 		if (init_meta(db) < 0) {
 			snprintf(err, errsz, "%s", db->emsg);
 			tokdb_close(db);
 			return TOKDB_ERR;
 		}
 	}
+	*db_r = db;
+	return 0;
+}
+
+int
+tokdb_open(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	*db_r = NULL;
+	if ((r = open_any(path, mode, wait_ms, TOKDB_BNUM_MIN, &db, err,
+	    errsz)) != 0)
+		return r;
 	if ((r = check_meta(db, err, errsz)) != 0) {
 		tokdb_close(db);
 		return r;
@@ -419,13 +600,14 @@ int
 tokdb_get(struct tokdb *db, const void *tok, size_t len,
     struct tokcount *c_r)
 {
-	unsigned char b[32];
+	unsigned char b[32], k[KEYLEN];
 	int32_t n;
 
 	memset(c_r, 0, sizeof(*c_r));
-	if (len == 0 || *(const unsigned char *)tok == 0)
-		return 0;		/* never a token key */
-	n = kcdbgetbuf(db->kc, tok, len, (char *)b, sizeof(b));
+	if (len == 0)
+		return 0;		/* never a token */
+	put_key(k, tokdb_key(tok, len));
+	n = kcdbgetbuf(db->kc, (const char *)k, KEYLEN, (char *)b, sizeof(b));
 	if (n < 0) {
 		if (kcdbecode(db->kc) == KCENOREC)
 			return 0;
@@ -555,6 +737,7 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	size_t i, n, len;
 	uint32_t cnt;
 	long changed = 0;
+	unsigned char key[KEYLEN];
 	const char *k;
 
 	if (!db->intran)
@@ -566,11 +749,12 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	n = toklist_count(tl);
 	for (i = 0; i < n; i++) {
 		k = toklist_get(tl, i, &len);
-		if (len == 0 || k[0] == 0)
-			continue;	/* could clash with a meta key */
+		if (len == 0)
+			continue;
+		put_key(key, tokdb_key(k, len));
 		v.isnew = v.removed = 0;
-		if (!kcdbaccept(db->kc, k, len, visit_full, visit_empty, &v,
-		    1)) {
+		if (!kcdbaccept(db->kc, (const char *)key, KEYLEN, visit_full,
+		    visit_empty, &v, 1)) {
 			seterr(db, "cannot update a token");
 			return -1;
 		}
@@ -661,11 +845,11 @@ iter_visit(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
 	struct tokcount c;
 
 	(void)sp;
-	if (it->stopped || ksiz == 0 || kbuf[0] == 0)
-		return KCVISNOP;
+	if (it->stopped || ksiz != KEYLEN)
+		return KCVISNOP;	/* a meta record */
 	if (dec_count((const unsigned char *)vbuf, vsiz, &c) < 0)
 		return KCVISNOP;
-	if (it->fn(kbuf, ksiz, &c, it->ctx) != 0)
+	if (it->fn(get_key((const unsigned char *)kbuf), &c, it->ctx) != 0)
 		it->stopped = 1;
 	return KCVISNOP;
 }
@@ -697,4 +881,326 @@ tokdb_today(void)
 	time_t t = time(NULL);
 
 	return t < 0 ? 0 : (uint32_t)(t / 86400);
+}
+
+/* --- rewriting a file: compaction and conversion ------------------------ */
+
+/* what rewrite() is asked to do */
+#define RW_IF_FULL	0	/* only when the buckets are overfull */
+#define RW_ALWAYS	1	/* a current file, rewritten anyway */
+#define RW_CONVERT	2	/* also an older format of the same tokenizer */
+
+/* the bucket count of an open file (0 when unknown) */
+static long
+kc_bnum(KCDB *kc)
+{
+	char *st = kcdbstatus(kc), *p;
+	long v = 0;
+
+	/* "name\tvalue\n" lines in name order; bnum comes before the one
+	 * binary field (opaque) */
+	for (p = st; p != NULL && *p != 0; ) {
+		if (strncmp(p, "bnum\t", 5) == 0) {
+			v = strtol(p + 5, NULL, 10);
+			break;
+		}
+		if ((p = strchr(p, '\n')) != NULL)
+			p++;
+	}
+	kcfree(st);
+	return v > 0 ? v : 0;
+}
+
+/* the temporary name of a rewrite of path by process pid:
+ * DIR/.BASE.compact-PID.kch, BASE the file name without ".kch" (a dot
+ * name no list can have; the extension tells Kyoto Cabinet the type).
+ * 0, or -1 when too long */
+static int
+rewrite_name(const char *path, long pid, char *out, size_t outsz)
+{
+	const char *base = strrchr(path, '/');
+	size_t dlen, blen;
+	int n;
+
+	base = base != NULL ? base + 1 : path;
+	dlen = (size_t)(base - path);
+	blen = strlen(base);
+	if (blen > 4 && strcmp(base + blen - 4, ".kch") == 0)
+		blen -= 4;
+	n = snprintf(out, outsz, "%.*s.%.*s.compact-%ld.kch", (int)dlen, path,
+	    (int)blen, base, pid);
+	return n < 0 || (size_t)n >= outsz ? -1 : 0;
+}
+
+/* remove the temporary files of rewrites of path whose process is gone
+ * (killed mid-way) */
+static void
+clean_stale(const char *path)
+{
+	char dir[4200], prefix[600], p[4400], *end;
+	const char *base = strrchr(path, '/');
+	struct dirent *de;
+	size_t pl;
+	long pid;
+	DIR *d;
+
+	if (base == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		base = path;
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+		base++;
+	}
+	if (rewrite_name(base, 0, prefix, sizeof(prefix)) < 0)
+		return;
+	/* ".BASE.compact-" */
+	pl = strlen(prefix) - strlen("0.kch");
+	if ((d = opendir(dir[0] ? dir : "/")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, pl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + pl, &end, 10);
+		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;	/* still at work (or not ours) */
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir[0] ? dir : "",
+		    de->d_name) < sizeof(p))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+/* merging a converted record into the new file: counts add up (two
+ * texts with one key, which SipHash makes as good as impossible) */
+struct merge {
+	struct tokcount c;
+	unsigned char out[16];
+};
+
+static const char *
+merge_full(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct merge *m = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	dec_count((const unsigned char *)vbuf, vsiz, &c);
+	c.spam = c.spam > UINT32_MAX - m->c.spam ? UINT32_MAX :
+	    c.spam + m->c.spam;
+	c.ham = c.ham > UINT32_MAX - m->c.ham ? UINT32_MAX : c.ham + m->c.ham;
+	if (m->c.day > c.day)
+		c.day = m->c.day;
+	*sp = enc_count(m->out, &c);
+	return (const char *)m->out;
+}
+
+static const char *
+merge_empty(const char *kbuf, size_t ksiz, size_t *sp, void *opq)
+{
+	struct merge *m = opq;
+
+	(void)kbuf;
+	(void)ksiz;
+	*sp = enc_count(m->out, &m->c);
+	return (const char *)m->out;
+}
+
+/*
+ * Copy every record of src into dst: meta records as they are; token
+ * records as they are, or with conv (src is format 1) keyed by
+ * tokdb_key of their text and re-encoded.  0, or -1 with err.
+ */
+static int
+copy_records(struct tokdb *src, struct tokdb *dst, int conv, char *err,
+    size_t errsz)
+{
+	struct merge m;
+	unsigned char key[KEYLEN];
+	const char *vbuf;
+	char *kbuf;
+	size_t ksiz, vsiz;
+	KCCUR *cur;
+	int rc = 0;
+
+	if ((cur = kcdbcursor(src->kc)) == NULL) {
+		snprintf(err, errsz, "token file %s: out of memory", src->path);
+		return -1;
+	}
+	if (!kccurjump(cur)) {
+		rc = kccurecode(cur) == KCENOREC ? 0 : -1;
+		if (rc < 0)
+			snprintf(err, errsz, "token file %s: cannot read: %s",
+			    src->path, kccuremsg(cur));
+		kccurdel(cur);
+		return rc;
+	}
+	while ((kbuf = kccurget(cur, &ksiz, &vbuf, &vsiz, 1)) != NULL) {
+		if (conv && ksiz > 0 && kbuf[0] != 0) {
+			/* a format 1 token record: malformed ones are
+			 * dropped, as they read as absent anyway */
+			if (dec_count_fmt((const unsigned char *)vbuf, vsiz,
+			    &m.c, FORMAT_TEXT) == 0) {
+				put_key(key, tokdb_key(kbuf, ksiz));
+				if (!kcdbaccept(dst->kc, (const char *)key,
+				    KEYLEN, merge_full, merge_empty, &m, 1))
+					rc = -1;
+			}
+		} else if (!kcdbset(dst->kc, kbuf, ksiz, vbuf, vsiz))
+			rc = -1;
+		kcfree(kbuf);
+		if (rc < 0) {
+			snprintf(err, errsz, "token file %s: cannot write: %s",
+			    dst->path, kcdbemsg(dst->kc));
+			break;
+		}
+	}
+	if (rc == 0 && kccurecode(cur) != KCENOREC) {
+		snprintf(err, errsz, "token file %s: cannot read: %s",
+		    src->path, kccuremsg(cur));
+		rc = -1;
+	}
+	kccurdel(cur);
+	return rc;
+}
+
+/*
+ * Rewrite the token file at path into a fresh file with room for its
+ * tokens, renamed over dst_path (path itself, or another name; see the
+ * top of this file).  The old file is
+ * held with a reader's lock meanwhile: filters go on reading it,
+ * writers wait and then find the new file.  2 converted from format 1,
+ * 1 rewritten, 0 nothing to do (RW_IF_FULL and the file not full), or a
+ * TOKDB_E* code with err.
+ */
+static int
+rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
+    char *err, size_t errsz)
+{
+	struct tokdb *src = NULL, *dst = NULL;
+	char tmp[4400] = "", list[80];
+	uint32_t fmt, tv;
+	long ntok, bnum;
+	int64_t count;
+	int conv = 0, r;
+
+	if (strcmp(path, ":") == 0)
+		return 0;		/* nothing to rewrite in memory */
+	if ((r = open_any(path, TOKDB_READ, wait_ms, 0, &src, err,
+	    errsz)) != 0)
+		return r;
+	if ((r = read_versions(src, &fmt, &tv, err, errsz)) != 0)
+		goto out;
+	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
+		r = TOKDB_EVERSION;
+		if (how != RW_CONVERT || fmt > TOKDB_FORMAT) {
+			version_msg(path, fmt, tv, err, errsz);
+			goto out;
+		}
+		if (tv != TOK_VERSION) {
+			list_of(path, list, sizeof(list));
+			snprintf(err, errsz, "token file %s was built by "
+			    "another tokenizer (version %u; this program uses "
+			    "%u): its tokens cannot be converted.  Configure "
+			    "the database so that `listgate rebuild --list %s` "
+			    "rebuilds it from the training journal, or move it "
+			    "away and retrain the list", path, (unsigned)tv,
+			    (unsigned)TOK_VERSION, list);
+			goto out;
+		}
+		conv = fmt == FORMAT_TEXT;
+	}
+	count = kcdbcount(src->kc);
+	ntok = count > NMETA ? (long)(count - NMETA) : 0;
+	if (how == RW_IF_FULL && !conv) {
+		bnum = kc_bnum(src->kc);
+		if (bnum == 0 || ntok <= LOAD_MAX * bnum) {
+			r = 0;
+			goto out;
+		}
+	}
+	bnum = ntok * BUCKETS_PER_TOKEN;
+	if (bnum < TOKDB_BNUM_MIN)
+		bnum = TOKDB_BNUM_MIN;
+	clean_stale(dst_path);
+	r = TOKDB_ERR;
+	if (rewrite_name(dst_path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errsz, "token file %s: path too long", dst_path);
+		goto out;
+	}
+	unlink(tmp);
+	if (new_handle(tmp, TOKDB_WRITE | TOKDB_CREATE, &dst, err,
+	    errsz) != 0)
+		goto out;
+	if (open_kc(dst, tmp, TOKDB_WRITE | TOKDB_CREATE, 0, bnum, err,
+	    errsz) != 0) {
+		kcdbdel(dst->kc);
+		dst->kc = NULL;
+		goto out;
+	}
+	if (copy_records(src, dst, conv, err, errsz) < 0)
+		goto out;
+	if (conv && set_u32(dst, K_FORMAT, KLEN(K_FORMAT), TOKDB_FORMAT) < 0) {
+		snprintf(err, errsz, "%s", dst->emsg);
+		goto out;
+	}
+	if (!kcdbsync(dst->kc, 1, NULL, NULL)) {
+		snprintf(err, errsz, "token file %s: cannot write: %s", tmp,
+		    kcdbemsg(dst->kc));
+		goto out;
+	}
+	if (!kcdbclose(dst->kc)) {
+		snprintf(err, errsz, "token file %s: cannot close: %s", tmp,
+		    kcdbemsg(dst->kc));
+		kcdbdel(dst->kc);
+		dst->kc = NULL;
+		goto out;
+	}
+	kcdbdel(dst->kc);
+	dst->kc = NULL;
+	if (rename(tmp, dst_path) < 0) {
+		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp,
+		    dst_path, strerror(errno));
+		goto out;
+	}
+	tmp[0] = 0;
+	r = conv ? 2 : 1;
+out:
+	if (dst != NULL) {
+		tokdb_close(dst);
+		if (tmp[0] != 0)
+			unlink(tmp);
+	}
+	tokdb_close(src);
+	return r;
+}
+
+int
+tokdb_compact(const char *path, unsigned wait_ms, int force, char *err,
+    size_t errsz)
+{
+	return rewrite(path, path, wait_ms, force ? RW_ALWAYS : RW_IF_FULL,
+	    err, errsz);
+}
+
+int
+tokdb_compact_into(const char *path, const char *dst, char *err,
+    size_t errsz)
+{
+	if (strcmp(path, ":") == 0 || strcmp(dst, ":") == 0) {
+		snprintf(err, errsz, "no token file to write");
+		return TOKDB_ERR;
+	}
+	return rewrite(path, dst, 0, RW_ALWAYS, err, errsz);
+}
+
+int
+tokdb_convert(const char *path, unsigned wait_ms, char *err, size_t errsz)
+{
+	return rewrite(path, path, wait_ms, RW_CONVERT, err, errsz);
 }

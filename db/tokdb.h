@@ -1,7 +1,8 @@
 /*
  * tokdb.h - a list's token store: one Kyoto Cabinet hash file per list
  *
- * Per token: spam count, ham count, last-seen day.  Meta records: message
+ * Per token, under a 64-bit key (tokdb_key: the token text is not
+ * stored): spam count, ham count, last-seen day.  Meta records: message
  * counts, tokenizer version, format version, journal position.  Readers
  * open read-only and wait for the lock at most wait_ms; writers change
  * counts only inside a transaction.  A path of ":" opens an in-memory
@@ -62,8 +63,7 @@ int tokdb_abort(struct tokdb *db);
  * transaction.  Returns the number of tokens that were new, or -1.
  * Unlearning exactly undoes learning the same tokens: a record whose
  * counts both reach zero is removed, and the return value is then the
- * number of records removed.  Tokens that are empty or start with a NUL
- * byte (the meta keys' space) are skipped.
+ * number of records removed.  Empty tokens are skipped.
  */
 long tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
     int dir, uint32_t day);
@@ -76,12 +76,47 @@ int tokdb_set_pos(struct tokdb *db, int64_t pos);
 /* number of token records (meta records not counted), or -1 */
 long tokdb_ntokens(struct tokdb *db);
 
-/* called for each token record by tokdb_iterate: 0 to go on, else stop */
-typedef int (*tokdb_iter_fn)(const char *tok, size_t len,
-    const struct tokcount *c, void *ctx);
+/* the store's key of a token: its SipHash-2-4 under a fixed key, the
+ * same in every token file (so dumps of files built apart compare) */
+uint64_t tokdb_key(const void *tok, size_t len);
+
+/* called for each token record by tokdb_iterate with the token's key
+ * (tokdb_key; the text is not stored): 0 to go on, else stop */
+typedef int (*tokdb_iter_fn)(uint64_t key, const struct tokcount *c,
+    void *ctx);
 /* visit every token record (meta records skipped), in no particular
  * order: 0 done, 1 stopped by fn, -1 error */
 int tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx);
+
+/*
+ * Kyoto Cabinet cannot grow a file's hash table: when a file holds more
+ * than twice as many tokens as it has buckets (or always, with force),
+ * rewrite it with one bucket per token and rename the new file over it.
+ * Writers call this after their last commit; it waits up to wait_ms
+ * for a reader's lock (filters go on reading meanwhile).  1 rewritten,
+ * 0 nothing to do, or a TOKDB_E* code with err.  ":" is never
+ * rewritten.
+ */
+int tokdb_compact(const char *path, unsigned wait_ms, int force, char *err,
+    size_t errsz);
+
+/* the same, always, from a private file at path (not waited for) into
+ * a fresh file renamed over dst (path stays): how rebuild puts its new
+ * file in place.  1, or a TOKDB_E* code with err */
+int tokdb_compact_into(const char *path, const char *dst, char *err,
+    size_t errsz);
+
+/*
+ * Convert a token file of an older format but the same tokenizer to the
+ * current format (token records rekeyed, values re-encoded; a current
+ * file is compacted), renamed over it like tokdb_compact.  What
+ * `listgate rebuild` does without a database.  2 converted, 1 current
+ * and rewritten, or a TOKDB_E* code with err: TOKDB_EVERSION when the
+ * tokenizer differs (the tokens themselves changed: only the journal or
+ * retraining can help, and err says so).
+ */
+int tokdb_convert(const char *path, unsigned wait_ms, char *err,
+    size_t errsz);
 
 /* the last error, for messages */
 const char *tokdb_errmsg(struct tokdb *db);

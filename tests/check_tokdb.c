@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <check.h>
+#include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +39,20 @@ setup(void)
 static void
 teardown(void)
 {
+	struct dirent *de;
 	char p[600];
+	DIR *d;
 
-	snprintf(p, sizeof(p), "%s/list.kch", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/list.kch.wal", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/bad.kch", tmpdir);
-	unlink(p);
+	if ((d = opendir(tmpdir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", tmpdir, de->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
 	rmdir(tmpdir);
 }
 
@@ -342,6 +349,18 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* the record key of a token: tokdb_key, 8 bytes big-endian */
+static const char *
+keyof(const char *tok, char *out)
+{
+	uint64_t k = tokdb_key(tok, strlen(tok));
+	int i;
+
+	for (i = 7; i >= 0; i--, k >>= 8)
+		out[i] = (char)(k & 0xff);
+	return out;
+}
+
 /* set one u32 meta record with the raw Kyoto Cabinet API */
 static void
 patch_meta(const char *key, size_t klen, uint32_t v)
@@ -417,13 +436,14 @@ START_TEST(malformed_record)
 {
 	struct tokdb *db = open_w(dbpath);
 	struct tokcount c;
-	char err[1024];
+	char err[1024], k[8];
 	KCDB *kc;
 
 	tokdb_close(db);
 	kc = kcdbnew();
 	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
-	ck_assert(kcdbset(kc, "tok", 3, "\xff\xff\xff\xff\xff\xff", 6));
+	ck_assert(kcdbset(kc, keyof("tok", k), 8,
+	    "\xff\xff\xff\xff\xff\xff", 6));
 	kcdbclose(kc);
 	kcdbdel(kc);
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
@@ -599,14 +619,18 @@ START_TEST(lock_pause_lets_reader_in)
 }
 END_TEST
 
-/* count records by iteration */
+/* count records by iteration; each key is one of the learnt tokens' */
 static int
-count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
+count_cb(uint64_t key, const struct tokcount *c, void *ctx)
 {
+	static const char *const all[] = { "viagra", "cheap", "subject:buy",
+		"url:example.com", "hello", "meeting", NULL };
 	long *n = ctx;
+	int i, found = 0;
 
-	(void)tok;
-	(void)len;
+	for (i = 0; all[i] != NULL; i++)
+		found += key == tokdb_key(all[i], strlen(all[i]));
+	ck_assert_int_eq(found, 1);
 	ck_assert_uint_gt(c->spam + c->ham, 0);
 	(*n)++;
 	return 0;
@@ -644,6 +668,262 @@ START_TEST(today)
 }
 END_TEST
 
+
+/* the file keeps 8-byte keys, never the token text */
+START_TEST(keys_not_text)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath);
+	char k[8], buf[64], *data;
+	size_t n;
+	FILE *f;
+	KCDB *kc;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOREADER));
+	ck_assert_int_gt(kcdbgetbuf(kc, keyof("viagra", k), 8, buf,
+	    sizeof(buf)), 0);
+	ck_assert_int_lt(kcdbgetbuf(kc, "viagra", 6, buf, sizeof(buf)), 0);
+	kcdbclose(kc);
+	kcdbdel(kc);
+	/* nowhere in the file's bytes either */
+	ck_assert_ptr_nonnull(f = fopen(dbpath, "rb"));
+	data = malloc(1 << 22);
+	ck_assert_ptr_nonnull(data);
+	n = fread(data, 1, 1 << 22, f);
+	fclose(f);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_ptr_null(memmem(data, n, "viagra", 6));
+	ck_assert_ptr_null(memmem(data, n, "url:example.com", 15));
+	free(data);
+	toklist_free(a);
+}
+END_TEST
+
+/* a LEB128 varint into p: its length */
+static size_t
+varint(unsigned char *p, uint32_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* a format 1 token file as listgate 0.1 wrote it: token text keys,
+ * values varint spam, ham, day; meta records as now */
+static void
+write_format1(uint32_t tokver)
+{
+	static const struct {
+		const char *tok;
+		uint32_t spam, ham, day;
+	} rec[] = {
+		{ "viagra", 3, 0, 20100 }, { "cheap", 2, 1, 20101 },
+		{ "hello", 0, 200, 20102 }, { "subject:buy", 1, 0, 12 },
+	};
+	unsigned char v[16], b[8];
+	size_t i, n;
+	KCDB *kc = kcdbnew();
+
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER | KCOCREATE));
+	for (i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		n = varint(v, rec[i].spam);
+		n += varint(v + n, rec[i].ham);
+		n += varint(v + n, rec[i].day);
+		ck_assert(kcdbset(kc, rec[i].tok, strlen(rec[i].tok),
+		    (const char *)v, n));
+	}
+	kcdbclose(kc);
+	kcdbdel(kc);
+	patch_meta("\0format", 7, 1);
+	patch_meta("\0tokver", 7, tokver);
+	patch_meta("\0nspam", 6, 4);
+	patch_meta("\0nham", 5, 201);
+	memset(b, 0, sizeof(b));
+	b[0] = 42;
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "\0pos", 4, (const char *)b, 8));
+	kcdbclose(kc);
+	kcdbdel(kc);
+}
+
+/* a format 1 file is refused with a message that names rebuild; the
+ * conversion keeps every count, the day, the message counts and the
+ * journal position */
+START_TEST(old_format_refused_then_converted)
+{
+	struct tokdb *db;
+	struct tokcount c;
+	char err[1024];
+	uint32_t ns, nh;
+	int64_t pos;
+
+	write_format1(TOK_VERSION);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "format 1"));
+	ck_assert_ptr_nonnull(strstr(err, "`listgate rebuild --list list`"));
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)),
+	    TOKDB_EVERSION);
+
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)), 2);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	c = cnt(db, "viagra");
+	ck_assert_uint_eq(c.spam, 3);
+	ck_assert_uint_eq(c.ham, 0);
+	ck_assert_uint_eq(c.day, 20100);
+	c = cnt(db, "hello");
+	ck_assert_uint_eq(c.ham, 200);
+	ck_assert_uint_eq(c.day, 20102);
+	c = cnt(db, "subject:buy");
+	ck_assert_uint_eq(c.spam, 1);
+	ck_assert_uint_eq(c.day, 12);		/* before the day base */
+	ck_assert_int_eq(tokdb_ntokens(db), 4);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 4);
+	ck_assert_uint_eq(nh, 201);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert_int_eq(pos, 42);
+	tokdb_close(db);
+	/* converting a current file again only rewrites it */
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(db, "cheap").ham, 1);
+	tokdb_close(db);
+}
+END_TEST
+
+/* a file of another tokenizer cannot be converted: the tokens differ */
+START_TEST(other_tokenizer_not_converted)
+{
+	struct stat st1, st2;
+	char err[1024];
+
+	write_format1(TOK_VERSION + 1);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)),
+	    TOKDB_EVERSION);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "retrain"));
+	ck_assert_ptr_nonnull(strstr(err, "journal"));
+	ck_assert_int_eq(stat(dbpath, &st2), 0);
+	ck_assert(st1.st_ino == st2.st_ino && st1.st_size == st2.st_size);
+}
+END_TEST
+
+/* the bucket count of a token file (raw Kyoto Cabinet status) */
+static long
+bnum_of(const char *path)
+{
+	KCDB *kc = kcdbnew();
+	char *st, *p;
+	long v = -1;
+
+	ck_assert(kcdbopen(kc, path, KCOREADER));
+	st = kcdbstatus(kc);
+	p = strstr(st, "\nbnum\t");
+	if (p != NULL)
+		v = strtol(p + 6, NULL, 10);
+	kcfree(st);
+	kcdbclose(kc);
+	kcdbdel(kc);
+	return v;
+}
+
+/* a file with more than twice as many tokens as buckets is rewritten
+ * with one bucket per token and the same counts; one that is not, is
+ * left alone; readers of the old file go on reading it */
+START_TEST(compact_when_full)
+{
+	struct toklist *tl = toklist_new(100000);
+	struct tokdb *db, *old;
+	struct stat st1, st2;
+	char tok[32], err[1024];
+	long b0, b1, i;
+	uint32_t ns, nh;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	b0 = bnum_of(dbpath);
+	ck_assert_int_gt(b0, 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 0);
+	db = open_w(dbpath);
+	for (i = 0; i < 2 * b0 + 100; i++) {
+		snprintf(tok, sizeof(tok), "tok%ld", i);
+		ck_assert_int_eq(toklist_add(tl, tok, strlen(tok)), 1);
+	}
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, tl, 1, 1, 20000), 2 * b0 + 100);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &old, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 1);
+	ck_assert_int_eq(stat(dbpath, &st2), 0);
+	ck_assert(st1.st_ino != st2.st_ino);
+	b1 = bnum_of(dbpath);
+	ck_assert_int_ge(b1, 2 * b0 + 100);
+	/* the reader still reads the old file, the new one has it all */
+	ck_assert_uint_eq(cnt(old, "tok7").spam, 1);
+	tokdb_close(old);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 2 * b0 + 100);
+	for (i = 0; i < 2 * b0 + 100; i += 97) {
+		snprintf(tok, sizeof(tok), "tok%ld", i);
+		ck_assert_uint_eq(cnt(db, tok).spam, 1);
+		ck_assert_uint_eq(cnt(db, tok).day, 20000);
+	}
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 1);
+	tokdb_close(db);
+	/* not full now: left alone; forced: rewritten */
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_compact(":", 100, 1, err, sizeof(err)), 0);
+	toklist_free(tl);
+}
+END_TEST
+
+/* a writer waits for a compaction and then writes into the new file */
+START_TEST(writer_after_compaction_uses_the_new_file)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath), *w;
+	char err[1024];
+
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &w, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(w), 0);
+	ck_assert_int_eq(tokdb_learn(w, a, 1, 1, 20000), 4);
+	ck_assert_int_eq(tokdb_commit(w), 0);
+	tokdb_close(w);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
 static Suite *
 tokdb_suite(void)
 {
@@ -674,6 +954,15 @@ tokdb_suite(void)
 	tcase_add_test(tc, version_refused);
 	tcase_add_test(tc, corrupt_refused);
 	tcase_add_test(tc, malformed_record);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("format");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, keys_not_text);
+	tcase_add_test(tc, old_format_refused_then_converted);
+	tcase_add_test(tc, other_tokenizer_not_converted);
+	tcase_add_test(tc, compact_when_full);
+	tcase_add_test(tc, writer_after_compaction_uses_the_new_file);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");

@@ -171,7 +171,17 @@ sync_apply(struct queue *q, const char *list, const char *path,
 	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
 	    err, errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
+		char why[1024];
 
+		/* between batches, while nothing of ours holds the file:
+		 * rewrite it when it has outgrown its hash table */
+		if (tokdb_compact(path, wait_ms, 0, why, sizeof(why)) < 0) {
+			snprintf(err, errsz, "%lu events applied, but the token "
+			    "file could not be compacted: %s", st->nevents,
+			    why);
+			n = -1;
+			break;
+		}
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
@@ -238,12 +248,15 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 		unlink(tmp);
 		return -1;
 	}
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp, path,
-		    strerror(errno));
+	/* a fresh copy with a hash table sized for its tokens goes in place
+	 * of the old file */
+	if (tokdb_compact_into(tmp, path, why, sizeof(why)) < 0) {
+		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
+		    l->name, why);
 		unlink(tmp);
 		return -1;
 	}
+	unlink(tmp);
 	return 0;
 }
 

@@ -59,6 +59,7 @@ struct trainer {
 	struct tok_opts to;
 	unsigned long nbatch;
 	double batch_start;
+	char warn[1200];		/* the last warning, or "" */
 };
 
 /* --- journal ----------------------------------------------------------- */
@@ -149,6 +150,7 @@ direct_begin(struct trainer *t, char *err, size_t errsz)
 static int
 direct_flush(struct trainer *t, char *err, size_t errsz)
 {
+	char why[1024];
 	int r = 0;
 
 	if (!t->intx)
@@ -179,6 +181,15 @@ direct_flush(struct trainer *t, char *err, size_t errsz)
 	if (r == 0)
 		t->st.ndone += t->nbatch;
 	t->nbatch = 0;
+	/* a file that has outgrown its hash table is rewritten between
+	 * batches, while nothing of ours holds it.  The posts are durable
+	 * by then: a failure here is a warning, not a failed training (a
+	 * repeat would learn them twice), and the next batch or run tries
+	 * again */
+	if (r == 0 && !t->memory && tokdb_compact(t->path, t->wait_ms, 0, why,
+	    sizeof(why)) < 0)
+		snprintf(t->warn, sizeof(t->warn), "the token file could not "
+		    "be compacted (the posts are learnt): %s", why);
 	return r;
 }
 
@@ -361,6 +372,12 @@ void
 trainer_stats(const struct trainer *t, struct trainer_stats *st)
 {
 	*st = t->st;
+}
+
+const char *
+trainer_warning(const struct trainer *t)
+{
+	return t->warn[0] != 0 ? t->warn : NULL;
 }
 
 struct tokdb *

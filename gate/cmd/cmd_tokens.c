@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
@@ -24,7 +25,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate tokens [FILE]\n"
+	    "usage: listgate tokens [--keys] [FILE]\n"
 	    "\n"
 	    "Print the tokens of a post, one per line, in the order they are\n"
 	    "first seen: what `score` looks up and `train` learns.  Reads FILE\n"
@@ -32,6 +33,8 @@ usage(FILE *f)
 	    "standard input when none is given or for -.  At most the first\n"
 	    "max_scan_bytes of a post are looked at.\n"
 	    "\n"
+	    "  -k, --keys    print \"KEY TOKEN\": the 16 hex digits under which\n"
+	    "                the token file keeps the token's counts\n"
 	    "  -h, --help    this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 the post could not be read, 2 usage error.\n");
@@ -49,6 +52,7 @@ int
 cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
+		{ "keys", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -60,11 +64,14 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024];
 	size_t i, n;
 	const char *t;
-	int ch, r, multi, failed = 0;
+	int ch, r, multi, keys = 0, failed = 0;
 
 	(void)ctx;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "kh", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'k':
+			keys = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return EXIT_CMD_OK;
@@ -111,6 +118,9 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 			size_t len;
 
 			t = toklist_get(tl, i, &len);
+			if (keys)
+				printf("%016llx ", (unsigned long long)
+				    tokdb_key(t, len));
 			put_token(t, len);
 		}
 	}
