@@ -11,6 +11,8 @@
 #
 # Inside CMD the environment also has PG_TEST_DIR, PG_SH (this script's
 # path), PG_CTL_STOP and PG_CTL_START (ready-made command lines).
+# The server does not sync to disk unless PG_TEST_FSYNC=on (the
+# benchmark's training time counts the commit's fsync).
 #
 # The cluster lives in a mktemp -d directory, listens on a Unix socket in
 # that directory only (listen_addresses = ''), trusts local connections,
@@ -54,7 +56,7 @@ as_owner() {
 
 pg_start() {
 	as_owner "$pgbin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/log" \
-	    -w -t 60 -o "-c listen_addresses= -k $PG_TEST_DIR -p $PGTEST_PORT -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+	    -w -t 60 -o "-c listen_addresses= -k $PG_TEST_DIR -p $PGTEST_PORT -c fsync=${PG_TEST_FSYNC:-off} -c synchronous_commit=${PG_TEST_FSYNC:-off} -c full_page_writes=${PG_TEST_FSYNC:-off}" \
 	    start >/dev/null
 }
 
