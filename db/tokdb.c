@@ -28,8 +28,10 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -95,8 +97,16 @@ struct tokdb {
 	int mode;
 	int intran;
 	int mem;		/* the in-memory twin */
-	char *path;
+	char *path;		/* the file kc has open */
 	char emsg[512];
+	/* bulk mode (TOKDB_BULK): kc is a private file, no transactions */
+	int bulk;
+	int poisoned;		/* a batch was aborted: never publish */
+	char *dest;		/* the token file the private copy replaces,
+				 * NULL for a new private file */
+	struct tokdb *old;	/* dest open as a reader (its shared lock) */
+	int lockfd;		/* dest, flock()ed against other replacers */
+	long bnum;		/* kc's buckets (bulk growth) */
 };
 
 /* remember a message for tokdb_errmsg */
@@ -520,6 +530,7 @@ new_handle(const char *path, int mode, struct tokdb **db_r, char *err,
 	}
 	db->mode = mode;
 	db->mem = strcmp(path, ":") == 0;
+	db->lockfd = -1;
 	*db_r = db;
 	return 0;
 }
@@ -562,6 +573,11 @@ open_any(const char *path, int mode, unsigned wait_ms, long bnum,
 	return 0;
 }
 
+static int open_bulk(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz);
+static int bulk_grow(struct tokdb *db);
+static long kc_bnum(KCDB *kc);
+
 int
 tokdb_open(const char *path, int mode, unsigned wait_ms,
     struct tokdb **db_r, char *err, size_t errsz)
@@ -570,7 +586,10 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	int r;
 
 	*db_r = NULL;
-	if ((r = open_any(path, mode, wait_ms, TOKDB_BNUM_MIN, &db, err,
+	if ((mode & TOKDB_BULK) && strcmp(path, ":") != 0)
+		return open_bulk(path, mode, wait_ms, db_r, err, errsz);
+	if ((r = open_any(path, mode & ~TOKDB_BULK, wait_ms, TOKDB_BNUM_MIN,
+	    &db, err,
 	    errsz)) != 0)
 		return r;
 	if ((r = check_meta(db, err, errsz)) != 0) {
@@ -587,11 +606,19 @@ tokdb_close(struct tokdb *db)
 	if (db == NULL)
 		return;
 	if (db->kc) {
-		if (db->intran)
+		if (db->intran && !db->bulk)
 			kcdbendtran(db->kc, 0);
 		kcdbclose(db->kc);
 		kcdbdel(db->kc);
 	}
+	if (db->bulk && db->dest != NULL && db->path != NULL) {
+		/* an unpublished private copy: thrown away */
+		unlink(db->path);
+	}
+	if (db->lockfd >= 0)
+		close(db->lockfd);
+	tokdb_close(db->old);
+	xfree(db->dest);
 	xfree(db->path);
 	xfree(db);
 }
@@ -639,7 +666,10 @@ tokdb_begin(struct tokdb *db)
 		return plainerr(db, "opened read-only");
 	if (db->intran)
 		return plainerr(db, "transaction already open");
-	if (!kcdbbegintran(db->kc, 0)) {
+	if (db->poisoned)
+		return plainerr(db, "a batch was rolled back: the private copy "
+		    "is thrown away");
+	if (!db->bulk && !kcdbbegintran(db->kc, 0)) {
 		seterr(db, "cannot begin a transaction");
 		return -1;
 	}
@@ -654,6 +684,13 @@ endtran(struct tokdb *db, int commit)
 	if (!db->intran)
 		return plainerr(db, "no transaction open");
 	db->intran = 0;
+	if (db->bulk) {
+		/* no transactions in a private copy: what a rolled-back batch
+		 * wrote stays there, so the copy is never published */
+		if (!commit)
+			db->poisoned = 1;
+		return 0;
+	}
 	if (!kcdbendtran(db->kc, commit)) {
 		seterr(db, commit ? "cannot commit" : "cannot roll back");
 		return -1;
@@ -772,6 +809,10 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	if (set_u32(db, v.spam ? K_NSPAM : K_NHAM,
 	    v.spam ? KLEN(K_NSPAM) : KLEN(K_NHAM), cnt) < 0)
 		return -1;
+	if (db->bulk && db->bnum > 0 &&
+	    kcdbcount(db->kc) - NMETA > LOAD_MAX * (int64_t)db->bnum &&
+	    bulk_grow(db) < 0)
+		return -1;
 	return changed;
 }
 
@@ -884,6 +925,10 @@ tokdb_today(void)
 }
 
 /* --- rewriting a file: compaction and conversion ------------------------ */
+
+static int hold_for_replace(const char *path, unsigned wait_ms,
+    struct tokdb **src_r, int *fd_r, char *err, size_t errsz);
+static int close_synced(struct tokdb *db, char *err, size_t errsz);
 
 /* what rewrite() is asked to do */
 #define RW_IF_FULL	0	/* only when the buckets are overfull */
@@ -1087,11 +1132,11 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 	uint32_t fmt, tv;
 	long ntok, bnum;
 	int64_t count;
-	int conv = 0, r;
+	int conv = 0, r, lockfd = -1;
 
 	if (strcmp(path, ":") == 0)
 		return 0;		/* nothing to rewrite in memory */
-	if ((r = open_any(path, TOKDB_READ, wait_ms, 0, &src, err,
+	if ((r = hold_for_replace(path, wait_ms, &src, &lockfd, err,
 	    errsz)) != 0)
 		return r;
 	if ((r = read_versions(src, &fmt, &tv, err, errsz)) != 0)
@@ -1149,20 +1194,8 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 		snprintf(err, errsz, "%s", dst->emsg);
 		goto out;
 	}
-	if (!kcdbsync(dst->kc, 1, NULL, NULL)) {
-		snprintf(err, errsz, "token file %s: cannot write: %s", tmp,
-		    kcdbemsg(dst->kc));
+	if (close_synced(dst, err, errsz) < 0)
 		goto out;
-	}
-	if (!kcdbclose(dst->kc)) {
-		snprintf(err, errsz, "token file %s: cannot close: %s", tmp,
-		    kcdbemsg(dst->kc));
-		kcdbdel(dst->kc);
-		dst->kc = NULL;
-		goto out;
-	}
-	kcdbdel(dst->kc);
-	dst->kc = NULL;
 	if (rename(tmp, dst_path) < 0) {
 		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp,
 		    dst_path, strerror(errno));
@@ -1176,8 +1209,308 @@ out:
 		if (tmp[0] != 0)
 			unlink(tmp);
 	}
+	/* only now may the next replacer, or a writer, have the file */
+	if (lockfd >= 0)
+		close(lockfd);
 	tokdb_close(src);
 	return r;
+}
+
+/* --- replacing a file: the locks, the copy, bulk mode -------------------- */
+
+/*
+ * What a process that renames a new file over path (a compaction, a
+ * bulk writer publishing its copy) holds meanwhile: a reader's lock on
+ * the file (Kyoto Cabinet's shared fcntl lock, through *src_r), so that
+ * filters go on reading and writers wait, and flock(LOCK_EX) on a
+ * descriptor of it (*fd_r), so that no other replacer works at once
+ * (fcntl and flock locks are independent on Linux).  Both are had on the
+ * file that is at path once they are had, or tried again until wait_ms
+ * is over.  Release: close *fd_r (which drops the fcntl lock too) after
+ * the rename, then tokdb_close(*src_r).  0, or a TOKDB_E* code with err.
+ */
+static int
+hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
+    int *fd_r, char *err, size_t errsz)
+{
+	struct stat st0, st1, st2;
+	struct tokdb *src;
+	double start = clock_now_ms(), left, delay = 1.0;
+	int fd, r, had;
+
+	*src_r = NULL;
+	*fd_r = -1;
+	for (;;) {
+		left = (double)wait_ms - (clock_now_ms() - start);
+		had = stat(path, &st0) == 0;
+		if ((r = open_any(path, TOKDB_READ, left > 0 ? (unsigned)left :
+		    0, 0, &src, err, errsz)) != 0)
+			return r;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			snprintf(err, errsz, "token file %s: %s", path,
+			    strerror(errno));
+			tokdb_close(src);
+			return TOKDB_ERR;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int e = errno;
+
+			close(fd);
+			tokdb_close(src);
+			if (e != EWOULDBLOCK) {
+				snprintf(err, errsz, "token file %s: flock: %s",
+				    path, strerror(e));
+				return TOKDB_ERR;
+			}
+			left = (double)wait_ms - (clock_now_ms() - start);
+			if (left <= 0) {
+				snprintf(err, errsz, "token file %s is being "
+				    "rewritten by another process; gave up "
+				    "after %u ms", path, wait_ms);
+				return TOKDB_ELOCK;
+			}
+			sleep_ms(delay < left ? delay : left);
+			if (delay < TOKDB_POLL_MAX_MS)
+				delay *= 2;
+			continue;
+		}
+		if (had && fstat(fd, &st1) == 0 && stat(path, &st2) == 0 &&
+		    same_file(&st0, &st1) && same_file(&st1, &st2)) {
+			*src_r = src;
+			*fd_r = fd;
+			return 0;
+		}
+		/* replaced meanwhile: have the new one */
+		close(fd);
+		tokdb_close(src);
+		if ((double)wait_ms - (clock_now_ms() - start) <= 0) {
+			snprintf(err, errsz, "token file %s was replaced while "
+			    "waiting for it; gave up after %u ms", path,
+			    wait_ms);
+			return TOKDB_ELOCK;
+		}
+	}
+}
+
+/* close db's Kyoto Cabinet file and make it durable (fsync): 0, or -1
+ * with err */
+static int
+close_synced(struct tokdb *db, char *err, size_t errsz)
+{
+	int ok, fd;
+
+	ok = kcdbclose(db->kc);
+	if (!ok)
+		snprintf(err, errsz, "token file %s: cannot close: %s",
+		    db->path, kcdbemsg(db->kc));
+	kcdbdel(db->kc);
+	db->kc = NULL;
+	if (!ok)
+		return -1;
+	if ((fd = open(db->path, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
+		snprintf(err, errsz, "token file %s: cannot sync: %s",
+		    db->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* copy the file open at in to a new file at dst (same permissions): 0,
+ * or -1 with err */
+static int
+copy_file(int in, const char *dst, char *err, size_t errsz)
+{
+	struct stat st;
+	char buf[65536];
+	off_t off = 0;
+	ssize_t n, w, k;
+	int out, plain = 0;
+
+	if (fstat(in, &st) < 0 || (out = open(dst, O_WRONLY | O_CREAT |
+	    O_EXCL | O_CLOEXEC, st.st_mode & 0666)) < 0) {
+		snprintf(err, errsz, "token file %s: %s", dst, strerror(errno));
+		return -1;
+	}
+	while (off < st.st_size) {
+		if (!plain) {
+			n = copy_file_range(in, &off, out, NULL,
+			    (size_t)(st.st_size - off), 0);
+			if (n > 0)
+				continue;
+			if (n == 0)
+				break;
+			if (errno == EINTR)
+				continue;
+			if (errno != EXDEV && errno != ENOSYS &&
+			    errno != EINVAL && errno != EOPNOTSUPP)
+				goto fail;
+			plain = 1;	/* copy_file_range cannot: read, write */
+		}
+		if ((n = pread(in, buf, sizeof(buf), off)) < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		for (w = 0; w < n; w += k) {
+			if ((k = pwrite(out, buf + w, (size_t)(n - w),
+			    off + w)) < 0) {
+				if (errno == EINTR) {
+					k = 0;
+					continue;
+				}
+				goto fail;
+			}
+		}
+		off += n;
+	}
+	if (close(out) < 0) {
+		out = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errsz, "token file %s: cannot copy: %s", dst,
+	    strerror(errno));
+	if (out >= 0)
+		close(out);
+	unlink(dst);
+	return -1;
+}
+
+/*
+ * TOKDB_BULK: a writer without transactions.  An existing file is
+ * copied (byte for byte, while held as by a replacer) to a private
+ * file, changed there, and renamed over the old one by tokdb_publish;
+ * a missing file (with TOKDB_CREATE) is the caller's private new file,
+ * written in place.  0, or a TOKDB_E* code with err.
+ */
+static int
+open_bulk(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db = NULL, *old = NULL;
+	struct stat st;
+	char tmp[4400];
+	int r, fd = -1;
+
+	*db_r = NULL;
+	if (stat(path, &st) < 0 && errno == ENOENT &&
+	    (mode & TOKDB_CREATE)) {
+		if ((r = open_any(path, TOKDB_WRITE | TOKDB_CREATE, wait_ms,
+		    TOKDB_BNUM_MIN, &db, err, errsz)) != 0)
+			return r;
+		if ((r = check_meta(db, err, errsz)) != 0) {
+			tokdb_close(db);
+			return r;
+		}
+		db->bulk = 1;
+		db->bnum = kc_bnum(db->kc);
+		*db_r = db;
+		return 0;
+	}
+	if ((r = hold_for_replace(path, wait_ms, &old, &fd, err, errsz)) != 0)
+		return r;
+	if ((r = check_meta(old, err, errsz)) != 0)
+		goto fail;
+	r = TOKDB_ERR;
+	clean_stale(path);
+	if (rewrite_name(path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errsz, "token file %s: path too long", path);
+		goto fail;
+	}
+	unlink(tmp);
+	if (copy_file(fd, tmp, err, errsz) < 0)
+		goto fail;
+	if (new_handle(tmp, TOKDB_WRITE, &db, err, errsz) != 0 ||
+	    (db->dest = xstrdup(path)) == NULL) {
+		if (db != NULL)
+			snprintf(err, errsz, "token file %s: out of memory",
+			    path);
+		tokdb_close(db);	/* removes tmp when db had it */
+		unlink(tmp);
+		goto fail;
+	}
+	db->bulk = 1;
+	if ((r = open_kc(db, tmp, TOKDB_WRITE, 0, 0, err, errsz)) != 0) {
+		kcdbdel(db->kc);
+		db->kc = NULL;
+		tokdb_close(db);
+		goto fail;
+	}
+	db->old = old;
+	db->lockfd = fd;
+	db->bnum = kc_bnum(db->kc);
+	*db_r = db;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	tokdb_close(old);
+	return r;
+}
+
+/* a private copy has outgrown its hash table: rewrite it with room and
+ * go on in the new one: 0, or -1 */
+static int
+bulk_grow(struct tokdb *db)
+{
+	char err[512];
+	int ok;
+
+	ok = kcdbclose(db->kc);
+	if (!ok)
+		seterr(db, "cannot close");
+	kcdbdel(db->kc);
+	if ((db->kc = kcdbnew()) == NULL) {
+		db->poisoned = 1;
+		return plainerr(db, "out of memory");
+	}
+	if (!ok)
+		goto fail;
+	if (rewrite(db->path, db->path, 0, RW_ALWAYS, err, sizeof(err)) < 0 ||
+	    open_kc(db, db->path, TOKDB_WRITE, 0, 0, err, sizeof(err)) != 0) {
+		snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+		goto fail;
+	}
+	db->bnum = kc_bnum(db->kc);
+	return 0;
+fail:
+	db->poisoned = 1;	/* the copy is unusable now */
+	return -1;
+}
+
+int
+tokdb_publish(struct tokdb *db, char *err, size_t errsz)
+{
+	if (!db->bulk || db->poisoned || db->intran) {
+		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+		    db->path, !db->bulk ? "not a bulk writer" : db->intran ?
+		    "a batch is still open" : "a batch was rolled back, "
+		    "nothing is published");
+		tokdb_close(db);
+		return -1;
+	}
+	if (close_synced(db, err, errsz) < 0) {
+		tokdb_close(db);
+		return -1;
+	}
+	if (db->dest != NULL) {
+		if (rename(db->path, db->dest) < 0) {
+			snprintf(err, errsz, "cannot rename %s to %s: %s",
+			    db->path, db->dest, strerror(errno));
+			tokdb_close(db);
+			return -1;
+		}
+		xfree(db->path);
+		db->path = NULL;	/* nothing left to remove */
+	}
+	tokdb_close(db);		/* and the old file's locks go */
+	return 0;
 }
 
 int

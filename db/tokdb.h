@@ -26,6 +26,8 @@ struct tokcount {
 #define TOKDB_READ	0	/* shared lock, no writes */
 #define TOKDB_WRITE	1	/* exclusive lock */
 #define TOKDB_CREATE	2	/* with TOKDB_WRITE: create when missing */
+#define TOKDB_BULK	4	/* with TOKDB_WRITE: no transactions (see
+				 * tokdb_publish) */
 
 /* a waiting tokdb_open retries the lock at least this often (ms); a
  * trainer pauses longer than this between batches so readers get in */
@@ -56,6 +58,23 @@ int tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r);
 int tokdb_begin(struct tokdb *db);
 int tokdb_commit(struct tokdb *db);
 int tokdb_abort(struct tokdb *db);
+
+/*
+ * Bulk mode (TOKDB_WRITE | TOKDB_BULK): for many changes at once, a
+ * writer without Kyoto Cabinet transactions (whose write-ahead log costs
+ * a system call per changed record).  An existing file is copied to a
+ * private file beside it and changed there, while filters go on reading
+ * the old file and other writers wait; tokdb_publish makes the copy
+ * durable (fsync) and renames it over the old file, so every change of
+ * the run appears at once or, if the run fails or is killed, none does.
+ * A missing file with TOKDB_CREATE is taken as the caller's own private
+ * new file and written in place.  begin/commit only mark the batches; an
+ * abort spoils the copy (nothing is published).  A copy that outgrows
+ * its hash table is rewritten on the way.
+ * tokdb_publish always releases db: 0, or -1 with err (then nothing
+ * changed); tokdb_close without it throws the copy away.
+ */
+int tokdb_publish(struct tokdb *db, char *err, size_t errsz);
 
 /*
  * Learn (dir = +1) or unlearn (dir = -1) one post's tokens as spam or ham,

@@ -924,6 +924,204 @@ START_TEST(writer_after_compaction_uses_the_new_file)
 }
 END_TEST
 
+/* the names in the test directory other than list.kch */
+static int
+others_in_dir(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(tmpdir);
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "list.kch") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* a file holding post_b as ham */
+static void
+file_with_b(void)
+{
+	struct toklist *b = mklist(post_b);
+	struct tokdb *db = open_w(dbpath);
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, 1, 20000), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	toklist_free(b);
+}
+
+/* bulk mode works on a copy: readers see the old file until it is
+ * published, then the new one; nothing is left beside it */
+START_TEST(bulk_copy_published)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+	uint32_t ns, nh;
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	/* a reader meanwhile: the old counts, at once */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
+	tokdb_close(rd);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_uint_eq(nh, 1);
+	tokdb_close(rd);
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(a);
+}
+END_TEST
+
+/* a bulk writer closed without publishing, or with a rolled-back batch,
+ * changes nothing and leaves nothing */
+START_TEST(bulk_discarded)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_abort(db), 0);
+	ck_assert_int_eq(tokdb_begin(db), -1);	/* spoilt */
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "rolled back"));
+	ck_assert_int_eq(others_in_dir(), 0);
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(rd), 3);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	tokdb_close(rd);
+	toklist_free(a);
+}
+END_TEST
+
+/* while a bulk writer works, other writers wait (a transactional one,
+ * another bulk one); a writer that waited through a publish writes into
+ * the new file, so nothing of either is lost */
+START_TEST(bulk_excludes_writers)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	int up[2], status;
+	char err[1024], ch;
+	pid_t pid;
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(pipe(up), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static const char *const x[] = { "xyzzy", NULL };
+		struct toklist *tl = mklist(x);
+		struct tokdb *w;
+
+		/* kept out while the bulk writer works */
+		if (tokdb_open(dbpath, TOKDB_WRITE, 50, &w, err,
+		    sizeof(err)) != TOKDB_ELOCK ||
+		    tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 50, &w, err,
+		    sizeof(err)) != TOKDB_ELOCK)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		/* then waits, and writes after the publish */
+		if (tokdb_open(dbpath, TOKDB_WRITE, 10000, &w, err,
+		    sizeof(err)) != 0 || tokdb_begin(w) != 0 ||
+		    tokdb_learn(w, tl, 0, 1, 20003) != 1 ||
+		    tokdb_commit(w) != 0)
+			_exit(2);
+		tokdb_close(w);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	usleep(100 * 1000);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 1);
+	ck_assert_uint_eq(cnt(rd, "xyzzy").ham, 1);
+	tokdb_close(rd);
+	close(up[0]);
+	close(up[1]);
+	toklist_free(a);
+}
+END_TEST
+
+/* a missing file in bulk mode is the caller's private new file, written
+ * in place, its hash table grown on the way */
+START_TEST(bulk_new_file_grows)
+{
+	struct toklist *tl = toklist_new(100000);
+	struct tokdb *db;
+	char tok[32], err[1024];
+	long i, n = 3 * 8191 + 7;
+
+	for (i = 0; i < n; i++) {
+		snprintf(tok, sizeof(tok), "t%ld", i);
+		ck_assert_int_eq(toklist_add(tl, tok, strlen(tok)), 1);
+	}
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE |
+	    TOKDB_BULK, 100, &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, tl, 1, 1, 20000), n);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_ge(bnum_of(dbpath), n / 2);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_uint_eq(cnt(db, "t0").spam, 1);
+	ck_assert_uint_eq(cnt(db, "t24579").spam, 1);
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(tl);
+}
+END_TEST
+
 static Suite *
 tokdb_suite(void)
 {
@@ -963,6 +1161,14 @@ tokdb_suite(void)
 	tcase_add_test(tc, other_tokenizer_not_converted);
 	tcase_add_test(tc, compact_when_full);
 	tcase_add_test(tc, writer_after_compaction_uses_the_new_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bulk");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, bulk_copy_published);
+	tcase_add_test(tc, bulk_discarded);
+	tcase_add_test(tc, bulk_excludes_writers);
+	tcase_add_test(tc, bulk_new_file_grows);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");

@@ -38,6 +38,9 @@
 /* pause between batches, longer than a waiting reader's lock poll, so
  * filters waiting for the file get in */
 #define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
+/* events applied in a transaction first; when there are that many, the
+ * rest go through a private copy in bulk mode (see tokdb.h) */
+#define SYNC_TRAN_EVENTS	16
 
 unsigned
 sync_writer_wait(const struct listcfg_global *g)
@@ -77,60 +80,70 @@ ahead(struct queue *q, const char *list, int64_t pos, char *err,
 
 /*
  * One batch: open the token file for writing, read its position, fetch
- * the next events after it and apply them with the new position in one
- * transaction.  Returns the number of events applied (0: up to date), or
- * -1 with err.
+ * the next events after it (at most limit) and apply them with the new
+ * position in one transaction.  In bulk mode (tokdb's TOKDB_BULK: a
+ * private copy without transactions, published at the end) every event
+ * there is goes into one batch, fetched limit at a time.  Returns the
+ * number of events applied (0: up to date), or -1 with err.
  */
 static long
 apply_batch(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
-    struct toklist *tl, struct sync_stats *st, char *err, size_t errsz)
+    int create, int bulk, long limit, unsigned wait_ms,
+    const struct tok_opts *to, struct toklist *tl, struct sync_stats *st,
+    char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
 	struct journal_event ev;
 	struct tokdb *db;
 	int64_t pos;
-	long n = -1, rows = 0;
+	long n = -1, rows = 0, got;
 	int r, intx = 0;
 	double start = clock_now_s();
 
-	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
-	    wait_ms, &db, err, errsz) != 0)
+	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0) |
+	    (bulk ? TOKDB_BULK : 0), wait_ms, &db, err, errsz) != 0)
 		return -1;
 	if (tokdb_get_pos(db, &pos) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
 	st->pos = pos;
-	if (journal_fetch_open(q, list, pos, APPLY_BATCH, &f, err, errsz) < 0)
-		goto out;
-	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
-		if (!intx) {
-			if (tokdb_begin(db) < 0) {
+	do {
+		if (journal_fetch_open(q, list, pos, limit, &f, err,
+		    errsz) < 0)
+			goto out;
+		got = 0;
+		while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
+			if (!intx) {
+				if (tokdb_begin(db) < 0) {
+					snprintf(err, errsz, "%s",
+					    tokdb_errmsg(db));
+					goto out;
+				}
+				intx = 1;
+			}
+			if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+				snprintf(err, errsz, "out of memory while "
+				    "tokenizing");
+				goto out;
+			}
+			if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ?
+			    ev.day : tokdb_today()) < 0) {
 				snprintf(err, errsz, "%s", tokdb_errmsg(db));
 				goto out;
 			}
-			intx = 1;
+			pos = ev.id;
+			rows++;
+			got++;
+			/* the rest waits for the next batch: readers get in */
+			if (!bulk && clock_now_s() - start >= APPLY_SECONDS)
+				break;
 		}
-		if (tok_post(ev.raw, ev.len, to, tl) < 0) {
-			snprintf(err, errsz, "out of memory while tokenizing");
+		if (r < 0)
 			goto out;
-		}
-		if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ? ev.day :
-		    tokdb_today()) < 0) {
-			snprintf(err, errsz, "%s", tokdb_errmsg(db));
-			goto out;
-		}
-		pos = ev.id;
-		rows++;
-		/* the rest waits for the next batch: readers get in */
-		if (clock_now_s() - start >= APPLY_SECONDS)
-			break;
-	}
-	if (r < 0)
-		goto out;
-	journal_fetch_close(f);
-	f = NULL;
+		journal_fetch_close(f);
+		f = NULL;
+	} while (bulk && got == limit);
 	if (rows == 0) {
 		n = 0;
 		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
@@ -143,6 +156,12 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	intx = 0;
+	if (bulk) {
+		r = tokdb_publish(db, err, errsz);
+		db = NULL;
+		if (r < 0)
+			goto out;
+	}
 	st->pos = pos;
 	st->nevents += (unsigned long)rows;
 	st->nbatches++;
@@ -162,14 +181,18 @@ sync_apply(struct queue *q, const char *list, const char *path,
 {
 	struct toklist *tl;
 	long n;
+	int bulk;
 
 	memset(st, 0, sizeof(*st));
 	if ((tl = toklist_new(to->max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
-	    err, errsz)) > 0) {
+	/* a new file is private until it is complete: no transactions */
+	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
+	while ((n = apply_batch(q, list, path, create, bulk, bulk ?
+	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, to, tl, st, err,
+	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 		char why[1024];
 
@@ -182,6 +205,12 @@ sync_apply(struct queue *q, const char *list, const char *path,
 			n = -1;
 			break;
 		}
+		if (bulk)
+			continue;	/* readers were never kept out */
+		/* a full small batch: there may be many more, and a private
+		 * copy without transactions takes them faster */
+		if (n >= SYNC_TRAN_EVENTS)
+			bulk = 1;
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
