@@ -92,6 +92,27 @@ _Static_assert(KLEN(K_FORMAT) != KEYLEN && KLEN(K_TOKVER) != KEYLEN &&
 #define BUCKETS_PER_TOKEN	1
 #define LOAD_MAX		2
 
+/* the steps of one counter in bulk mode: their sum and the lowest
+ * running sum (<= 0).  Counts never go below zero, step by step; so a
+ * count c ends at c + sum + max(0, -(c + low)), exactly what the steps
+ * one by one would leave */
+struct pstep {
+	int32_t sum, low;
+};
+
+/* a token's pending changes in bulk mode */
+struct pend {
+	uint64_t key;
+	struct pstep c[2];	/* ham, spam */
+	uint32_t day;		/* of the last learning step ... */
+	uint8_t hasday;		/* ... when there was one */
+	uint8_t used;
+};
+
+/* bulk mode keeps at most this many tokens' changes in memory (32 bytes
+ * each) before writing them out to its private file */
+#define PEND_MAX	(1u << 20)
+
 struct tokdb {
 	KCDB *kc;
 	int mode;
@@ -99,14 +120,22 @@ struct tokdb {
 	int mem;		/* the in-memory twin */
 	char *path;		/* the file kc has open */
 	char emsg[512];
-	/* bulk mode (TOKDB_BULK): kc is a private file, no transactions */
+	/* bulk mode (TOKDB_BULK): changes gather in memory (pend) and go
+	 * into a private file without transactions (kc, opened when they
+	 * are first written out), renamed over dest when published */
 	int bulk;
 	int poisoned;		/* a batch was aborted: never publish */
-	char *dest;		/* the token file the private copy replaces,
-				 * NULL for a new private file */
+	char *dest;		/* the token file the private file replaces,
+				 * NULL: path is the caller's new file */
 	struct tokdb *old;	/* dest open as a reader (its shared lock) */
 	int lockfd;		/* dest, flock()ed against other replacers */
-	long bnum;		/* kc's buckets (bulk growth) */
+	long bnum;		/* kc's buckets */
+	struct pend *pend;	/* pending token changes, open addressing */
+	size_t npend, cappend;
+	long nnew;		/* pending keys absent from the base file */
+	struct pstep msg[2];	/* pending message counts: ham, spam */
+	int64_t pos;		/* pending journal position ... */
+	int setpos;		/* ... when set */
 };
 
 /* remember a message for tokdb_errmsg */
@@ -251,20 +280,27 @@ get_key(const unsigned char *p)
 	return k;
 }
 
-/* read a u32 meta record: 1 found, 0 absent, -1 malformed/error */
+/* read a u32 meta record of kc: 1 found, 0 absent, -1 malformed/error */
 static int
-meta_u32(struct tokdb *db, const char *k, size_t klen, uint32_t *v_r)
+kc_u32(KCDB *kc, const char *k, size_t klen, uint32_t *v_r)
 {
 	unsigned char b[8];
 	int32_t n;
 
-	n = kcdbgetbuf(db->kc, k, klen, (char *)b, sizeof(b));
+	n = kcdbgetbuf(kc, k, klen, (char *)b, sizeof(b));
 	if (n < 0)
-		return kcdbecode(db->kc) == KCENOREC ? 0 : -1;
+		return kcdbecode(kc) == KCENOREC ? 0 : -1;
 	if (n != 4)
 		return -1;
 	*v_r = get_u32(b);
 	return 1;
+}
+
+/* read a u32 meta record: 1 found, 0 absent, -1 malformed/error */
+static int
+meta_u32(struct tokdb *db, const char *k, size_t klen, uint32_t *v_r)
+{
+	return kc_u32(db->kc, k, klen, v_r);
 }
 
 /* write a u32 meta record: 0 or -1 */
@@ -575,8 +611,15 @@ open_any(const char *path, int mode, unsigned wait_ms, long bnum,
 
 static int open_bulk(const char *path, int mode, unsigned wait_ms,
     struct tokdb **db_r, char *err, size_t errsz);
-static int bulk_grow(struct tokdb *db);
 static long kc_bnum(KCDB *kc);
+static int bulk_grow(struct tokdb *db);
+static long bulk_learn(struct tokdb *db, const struct toklist *tl, int spam,
+    int dir, uint32_t day);
+static KCDB *base_kc(const struct tokdb *db);
+static struct pend *pend_find(const struct tokdb *db, uint64_t key);
+static int pend_counts(const unsigned char *v, size_t vsiz,
+    const struct pend *e, struct tokcount *c);
+static uint32_t pstep_apply(uint32_t c, const struct pstep *p);
 
 int
 tokdb_open(const char *path, int mode, unsigned wait_ms,
@@ -618,6 +661,7 @@ tokdb_close(struct tokdb *db)
 	if (db->lockfd >= 0)
 		close(db->lockfd);
 	tokdb_close(db->old);
+	xfree(db->pend);
 	xfree(db->dest);
 	xfree(db->path);
 	xfree(db);
@@ -634,6 +678,15 @@ tokdb_get(struct tokdb *db, const void *tok, size_t len,
 	if (len == 0)
 		return 0;		/* never a token */
 	put_key(k, tokdb_key(tok, len));
+	if (db->bulk) {
+		KCDB *base = base_kc(db);
+
+		n = base ? kcdbgetbuf(base, (const char *)k, KEYLEN, (char *)b,
+		    sizeof(b)) : -1;
+		return pend_counts(n > 0 ? b : NULL, n > 0 ? ((size_t)n >
+		    sizeof(b) ? sizeof(b) : (size_t)n) : 0,
+		    pend_find(db, tokdb_key(tok, len)), c_r);
+	}
 	n = kcdbgetbuf(db->kc, (const char *)k, KEYLEN, (char *)b, sizeof(b));
 	if (n < 0) {
 		if (kcdbecode(db->kc) == KCENOREC)
@@ -651,6 +704,17 @@ int
 tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r)
 {
 	*nspam_r = *nham_r = 0;
+	if (db->bulk) {
+		KCDB *base = base_kc(db);
+
+		if (base != NULL && (kc_u32(base, K_NSPAM, KLEN(K_NSPAM),
+		    nspam_r) < 0 || kc_u32(base, K_NHAM, KLEN(K_NHAM),
+		    nham_r) < 0))
+			return plainerr(db, "cannot read message counts");
+		*nham_r = pstep_apply(*nham_r, &db->msg[0]);
+		*nspam_r = pstep_apply(*nspam_r, &db->msg[1]);
+		return 0;
+	}
 	if (meta_u32(db, K_NSPAM, KLEN(K_NSPAM), nspam_r) < 0 ||
 	    meta_u32(db, K_NHAM, KLEN(K_NHAM), nham_r) < 0) {
 		seterr(db, "cannot read message counts");
@@ -779,6 +843,8 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 
 	if (!db->intran)
 		return plainerr(db, "learning outside a transaction");
+	if (db->bulk)
+		return bulk_learn(db, tl, spam, dir, day);
 	memset(&v, 0, sizeof(v));
 	v.spam = spam != 0;
 	v.dir = dir < 0 ? -1 : 1;
@@ -809,10 +875,6 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	if (set_u32(db, v.spam ? K_NSPAM : K_NHAM,
 	    v.spam ? KLEN(K_NSPAM) : KLEN(K_NHAM), cnt) < 0)
 		return -1;
-	if (db->bulk && db->bnum > 0 &&
-	    kcdbcount(db->kc) - NMETA > LOAD_MAX * (int64_t)db->bnum &&
-	    bulk_grow(db) < 0)
-		return -1;
 	return changed;
 }
 
@@ -825,9 +887,16 @@ tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 	int i;
 
 	*pos_r = 0;
-	n = kcdbgetbuf(db->kc, K_POS, KLEN(K_POS), (char *)b, sizeof(b));
+	if (db->bulk && db->setpos) {
+		*pos_r = db->pos;
+		return 0;
+	}
+	if (db->bulk && base_kc(db) == NULL)
+		return 0;
+	n = kcdbgetbuf(db->bulk ? base_kc(db) : db->kc, K_POS, KLEN(K_POS),
+	    (char *)b, sizeof(b));
 	if (n < 0) {
-		if (kcdbecode(db->kc) == KCENOREC)
+		if (kcdbecode(db->bulk ? base_kc(db) : db->kc) == KCENOREC)
 			return 0;
 		seterr(db, "cannot read the journal position");
 		return -1;
@@ -849,6 +918,11 @@ tokdb_set_pos(struct tokdb *db, int64_t pos)
 
 	if (!db->intran)
 		return plainerr(db, "journal position set outside a transaction");
+	if (db->bulk) {
+		db->pos = pos;
+		db->setpos = 1;
+		return 0;
+	}
 	for (i = 0; i < 8; i++, v >>= 8)
 		b[i] = v & 0xff;
 	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
@@ -1382,12 +1456,282 @@ fail:
 	return -1;
 }
 
+/* --- bulk mode: changes in memory, one private file, one rename --------- */
+
+/* one step (+1 or -1) of a counter */
+static void
+pstep_add(struct pstep *p, int d)
+{
+	if (d > 0) {
+		if (p->sum < INT32_MAX)
+			p->sum++;
+	} else if (p->sum > INT32_MIN + 1) {
+		p->sum--;
+		if (p->sum < p->low)
+			p->low = p->sum;
+	}
+}
+
+/* a count after its pending steps (see struct pstep) */
+static uint32_t
+pstep_apply(uint32_t c, const struct pstep *p)
+{
+	int64_t v = (int64_t)c + p->sum, floor = (int64_t)c + p->low;
+
+	if (floor < 0)
+		v -= floor;
+	if (v < 0)
+		v = 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* the file bulk mode reads counts from: its private file once open,
+ * else the file it replaces (NULL for a new file not yet written) */
+static KCDB *
+base_kc(const struct tokdb *db)
+{
+	if (db->kc != NULL)
+		return db->kc;
+	return db->old != NULL ? db->old->kc : NULL;
+}
+
+/* the pending entry of key, NULL when none */
+static struct pend *
+pend_find(const struct tokdb *db, uint64_t key)
+{
+	size_t i, m;
+
+	if (db->cappend == 0)
+		return NULL;
+	m = db->cappend - 1;
+	for (i = (size_t)key & m; db->pend[i].used; i = (i + 1) & m)
+		if (db->pend[i].key == key)
+			return &db->pend[i];
+	return NULL;
+}
+
+/* the pending entry of key, made when missing (*made_r = 1); NULL when
+ * out of memory.  The table is kept at most half full. */
+static struct pend *
+pend_get(struct tokdb *db, uint64_t key, int *made_r)
+{
+	struct pend *e, *nt;
+	size_t i, m, j, ncap;
+
+	*made_r = 0;
+	if ((e = pend_find(db, key)) != NULL)
+		return e;
+	if (2 * (db->npend + 1) > db->cappend) {
+		ncap = db->cappend ? 2 * db->cappend : 4096;
+		if ((nt = xcalloc(ncap, sizeof(*nt))) == NULL)
+			return NULL;
+		for (j = 0; j < db->cappend; j++) {
+			if (!db->pend[j].used)
+				continue;
+			for (i = (size_t)db->pend[j].key & (ncap - 1); nt[i].used;
+			    i = (i + 1) & (ncap - 1))
+				;
+			nt[i] = db->pend[j];
+		}
+		xfree(db->pend);
+		db->pend = nt;
+		db->cappend = ncap;
+	}
+	m = db->cappend - 1;
+	for (i = (size_t)key & m; db->pend[i].used; i = (i + 1) & m)
+		;
+	e = &db->pend[i];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->used = 1;
+	db->npend++;
+	*made_r = 1;
+	return e;
+}
+
+/* forget every pending change (they are written out) */
+static void
+pend_clear(struct tokdb *db)
+{
+	if (db->pend != NULL)
+		memset(db->pend, 0, db->cappend * sizeof(*db->pend));
+	db->npend = 0;
+	db->nnew = 0;
+	memset(db->msg, 0, sizeof(db->msg));
+}
+
+/* a token record's counts with its pending changes (any may be NULL:
+ * no record, no changes); 1 when the token then exists */
+static int
+pend_counts(const unsigned char *v, size_t vsiz, const struct pend *e,
+    struct tokcount *c)
+{
+	if (v == NULL || dec_count(v, vsiz, c) < 0)
+		memset(c, 0, sizeof(*c));
+	if (e != NULL) {
+		c->ham = pstep_apply(c->ham, &e->c[0]);
+		c->spam = pstep_apply(c->spam, &e->c[1]);
+		if (e->hasday)
+			c->day = e->day;
+	}
+	return c->spam != 0 || c->ham != 0;
+}
+
+/* writing one pending entry into the private file */
+struct pvisit {
+	const struct pend *e;
+	unsigned char out[16];
+};
+
+static const char *
+pend_full(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct pvisit *pv = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	if (!pend_counts((const unsigned char *)vbuf, vsiz, pv->e, &c))
+		return KCVISREMOVE;
+	*sp = enc_count(pv->out, &c);
+	return (const char *)pv->out;
+}
+
+static const char *
+pend_empty(const char *kbuf, size_t ksiz, size_t *sp, void *opq)
+{
+	struct pvisit *pv = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	if (!pend_counts(NULL, 0, pv->e, &c))
+		return KCVISNOP;
+	*sp = enc_count(pv->out, &c);
+	return (const char *)pv->out;
+}
+
+/* a new private file at db->path with room for ntok tokens and the meta
+ * records, open in db->kc: 0, or -1 with db->emsg */
+static int
+bulk_create(struct tokdb *db, long ntok)
+{
+	char err[512];
+	long bnum = ntok * BUCKETS_PER_TOKEN;
+
+	if (bnum < TOKDB_BNUM_MIN)
+		bnum = TOKDB_BNUM_MIN;
+	unlink(db->path);
+	if ((db->kc = kcdbnew()) == NULL)
+		return plainerr(db, "out of memory");
+	if (open_kc(db, db->path, TOKDB_WRITE | TOKDB_CREATE, 0, bnum, err,
+	    sizeof(err)) != 0) {
+		kcdbdel(db->kc);
+		db->kc = NULL;
+		snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+		return -1;
+	}
+	if (init_meta(db) < 0)
+		return -1;
+	db->bnum = kc_bnum(db->kc);
+	return 0;
+}
+
 /*
- * TOKDB_BULK: a writer without transactions.  An existing file is
- * copied (byte for byte, while held as by a replacer) to a private
- * file, changed there, and renamed over the old one by tokdb_publish;
- * a missing file (with TOKDB_CREATE) is the caller's private new file,
- * written in place.  0, or a TOKDB_E* code with err.
+ * Write the pending changes out to the private file, opening it first:
+ * a copy of the old file (byte for byte when the new tokens fit in its
+ * hash table, else record by record into a larger one), or a new file
+ * sized for them; a file already open is rewritten larger when they
+ * would overfill it.  0, or -1 with db->emsg (the copy is then spoilt).
+ */
+static int
+bulk_flush(struct tokdb *db)
+{
+	struct pvisit pv;
+	char err[512];
+	uint32_t n;
+	size_t i;
+	long ntok;
+	int k;
+
+	if (db->kc == NULL && db->old == NULL) {
+		/* a new file */
+		if (bulk_create(db, db->nnew) < 0)
+			goto fail;
+	} else if (db->kc == NULL) {
+		ntok = (long)(kcdbcount(db->old->kc) - NMETA) + db->nnew;
+		if (ntok <= LOAD_MAX * kc_bnum(db->old->kc)) {
+			if (copy_file(db->lockfd, db->path, err,
+			    sizeof(err)) < 0 || (db->kc = kcdbnew()) == NULL) {
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+				goto fail;
+			}
+			if (open_kc(db, db->path, TOKDB_WRITE, 0, 0, err,
+			    sizeof(err)) != 0) {
+				kcdbdel(db->kc);
+				db->kc = NULL;
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+				goto fail;
+			}
+			db->bnum = kc_bnum(db->kc);
+		} else if (bulk_create(db, ntok) < 0 ||
+		    copy_records(db->old, db, 0, err, sizeof(err)) < 0) {
+			if (db->emsg[0] == 0)
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+			goto fail;
+		}
+	} else if ((long)(kcdbcount(db->kc) - NMETA) + db->nnew >
+	    LOAD_MAX * db->bnum && bulk_grow(db) < 0)
+		goto fail;
+	for (i = 0; i < db->cappend; i++) {
+		if (!db->pend[i].used)
+			continue;
+		unsigned char key[KEYLEN];
+
+		put_key(key, db->pend[i].key);
+		pv.e = &db->pend[i];
+		if (!kcdbaccept(db->kc, (const char *)key, KEYLEN, pend_full,
+		    pend_empty, &pv, 1)) {
+			seterr(db, "cannot update a token");
+			goto fail;
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		const char *mk = k ? K_NSPAM : K_NHAM;
+		size_t ml = k ? KLEN(K_NSPAM) : KLEN(K_NHAM);
+
+		if (meta_u32(db, mk, ml, &n) < 0) {
+			seterr(db, "cannot read message counts");
+			goto fail;
+		}
+		if (set_u32(db, mk, ml, pstep_apply(n, &db->msg[k])) < 0)
+			goto fail;
+	}
+	if (db->setpos) {
+		unsigned char b[8];
+		uint64_t v = (uint64_t)db->pos;
+
+		for (k = 0; k < 8; k++, v >>= 8)
+			b[k] = v & 0xff;
+		if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
+			seterr(db, "cannot write the journal position");
+			goto fail;
+		}
+	}
+	pend_clear(db);
+	return 0;
+fail:
+	db->poisoned = 1;
+	return -1;
+}
+
+/*
+ * TOKDB_BULK: a writer without transactions.  An existing file is held
+ * as by a replacer (its readers go on, other writers wait) and read for
+ * the base counts; a missing one (with TOKDB_CREATE) is the caller's
+ * private new file.  Changes gather in memory until published (or too
+ * many: bulk_flush).  0, or a TOKDB_E* code with err.
  */
 static int
 open_bulk(const char *path, int mode, unsigned wait_ms,
@@ -1401,15 +1745,12 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 	*db_r = NULL;
 	if (stat(path, &st) < 0 && errno == ENOENT &&
 	    (mode & TOKDB_CREATE)) {
-		if ((r = open_any(path, TOKDB_WRITE | TOKDB_CREATE, wait_ms,
-		    TOKDB_BNUM_MIN, &db, err, errsz)) != 0)
+		/* a new file, the caller's own: made when first written */
+		if ((r = new_handle(path, mode, &db, err, errsz)) != 0)
 			return r;
-		if ((r = check_meta(db, err, errsz)) != 0) {
-			tokdb_close(db);
-			return r;
-		}
+		kcdbdel(db->kc);	/* opened when first written */
+		db->kc = NULL;
 		db->bulk = 1;
-		db->bnum = kc_bnum(db->kc);
 		*db_r = db;
 		return 0;
 	}
@@ -1424,27 +1765,18 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 		goto fail;
 	}
 	unlink(tmp);
-	if (copy_file(fd, tmp, err, errsz) < 0)
+	if (new_handle(tmp, mode, &db, err, errsz) != 0)
 		goto fail;
-	if (new_handle(tmp, TOKDB_WRITE, &db, err, errsz) != 0 ||
-	    (db->dest = xstrdup(path)) == NULL) {
-		if (db != NULL)
-			snprintf(err, errsz, "token file %s: out of memory",
-			    path);
-		tokdb_close(db);	/* removes tmp when db had it */
-		unlink(tmp);
-		goto fail;
-	}
-	db->bulk = 1;
-	if ((r = open_kc(db, tmp, TOKDB_WRITE, 0, 0, err, errsz)) != 0) {
-		kcdbdel(db->kc);
-		db->kc = NULL;
+	kcdbdel(db->kc);		/* opened when first written */
+	db->kc = NULL;
+	if ((db->dest = xstrdup(path)) == NULL) {
+		snprintf(err, errsz, "token file %s: out of memory", path);
 		tokdb_close(db);
 		goto fail;
 	}
+	db->bulk = 1;
 	db->old = old;
 	db->lockfd = fd;
-	db->bnum = kc_bnum(db->kc);
 	*db_r = db;
 	return 0;
 fail:
@@ -1454,34 +1786,38 @@ fail:
 	return r;
 }
 
-/* a private copy has outgrown its hash table: rewrite it with room and
- * go on in the new one: 0, or -1 */
+/* the private file would outgrow its hash table: rewrite it with room
+ * for the pending new tokens and go on in the new one: 0, or -1 */
 static int
 bulk_grow(struct tokdb *db)
 {
-	char err[512];
+	struct tokdb *src = NULL;
+	char err[512], tmp[4400];
+	long ntok = (long)(kcdbcount(db->kc) - NMETA) + db->nnew;
 	int ok;
 
+	/* the file moves aside; a fresh one takes its name and records */
+	if (snprintf(tmp, sizeof(tmp), "%s.grow.kch", db->path) >=
+	    (int)sizeof(tmp))
+		return plainerr(db, "path too long");
 	ok = kcdbclose(db->kc);
-	if (!ok)
-		seterr(db, "cannot close");
 	kcdbdel(db->kc);
-	if ((db->kc = kcdbnew()) == NULL) {
-		db->poisoned = 1;
-		return plainerr(db, "out of memory");
+	db->kc = NULL;
+	if (!ok || rename(db->path, tmp) < 0)
+		return plainerr(db, "cannot move the private file aside");
+	if (new_handle(tmp, TOKDB_READ, &src, err, sizeof(err)) != 0 ||
+	    open_kc(src, tmp, TOKDB_READ, 0, 0, err, sizeof(err)) != 0 ||
+	    bulk_create(db, 2 * ntok) < 0 ||
+	    copy_records(src, db, 0, err, sizeof(err)) < 0) {
+		if (db->emsg[0] == 0)
+			snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+		tokdb_close(src);
+		unlink(tmp);
+		return -1;
 	}
-	if (!ok)
-		goto fail;
-	if (rewrite(db->path, db->path, 0, RW_ALWAYS, err, sizeof(err)) < 0 ||
-	    open_kc(db, db->path, TOKDB_WRITE, 0, 0, err, sizeof(err)) != 0) {
-		snprintf(db->emsg, sizeof(db->emsg), "%s", err);
-		goto fail;
-	}
-	db->bnum = kc_bnum(db->kc);
+	tokdb_close(src);
+	unlink(tmp);
 	return 0;
-fail:
-	db->poisoned = 1;	/* the copy is unusable now */
-	return -1;
 }
 
 int
@@ -1490,8 +1826,20 @@ tokdb_publish(struct tokdb *db, char *err, size_t errsz)
 	if (!db->bulk || db->poisoned || db->intran) {
 		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
 		    db->path, !db->bulk ? "not a bulk writer" : db->intran ?
-		    "a batch is still open" : "a batch was rolled back, "
-		    "nothing is published");
+		    "a batch is still open" : "a batch was rolled back or "
+		    "failed, nothing is published");
+		tokdb_close(db);
+		return -1;
+	}
+	if (db->dest != NULL && db->kc == NULL && db->npend == 0 &&
+	    !db->setpos && db->msg[0].sum == 0 && db->msg[0].low == 0 &&
+	    db->msg[1].sum == 0 && db->msg[1].low == 0) {
+		tokdb_close(db);	/* nothing changed */
+		return 0;
+	}
+	if (bulk_flush(db) < 0) {
+		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+		    db->path, db->emsg);
 		tokdb_close(db);
 		return -1;
 	}
@@ -1511,6 +1859,50 @@ tokdb_publish(struct tokdb *db, char *err, size_t errsz)
 	}
 	tokdb_close(db);		/* and the old file's locks go */
 	return 0;
+}
+
+/* tokdb_learn in bulk mode: the changes go to memory */
+static long
+bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
+    uint32_t day)
+{
+	struct pend *e;
+	unsigned char key[KEYLEN];
+	size_t i, n, len;
+	long changed = 0;
+	const char *k;
+	KCDB *base;
+	int made;
+
+	n = toklist_count(tl);
+	base = base_kc(db);
+	for (i = 0; i < n; i++) {
+		k = toklist_get(tl, i, &len);
+		if (len == 0)
+			continue;
+		if ((e = pend_get(db, tokdb_key(k, len), &made)) == NULL) {
+			db->poisoned = 1;
+			return plainerr(db, "out of memory");
+		}
+		if (made) {
+			put_key(key, e->key);
+			if (base == NULL || kcdbcheck(base, (const char *)key,
+			    KEYLEN) < 0) {
+				db->nnew++;
+				if (dir > 0)
+					changed++;
+			}
+		}
+		pstep_add(&e->c[spam != 0], dir);
+		if (dir > 0) {
+			e->day = day;
+			e->hasday = 1;
+		}
+	}
+	pstep_add(&db->msg[spam != 0], dir);
+	if (db->npend >= PEND_MAX && bulk_flush(db) < 0)
+		return -1;
+	return changed;
 }
 
 int

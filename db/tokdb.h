@@ -62,17 +62,22 @@ int tokdb_abort(struct tokdb *db);
 /*
  * Bulk mode (TOKDB_WRITE | TOKDB_BULK): for many changes at once, a
  * writer without Kyoto Cabinet transactions (whose write-ahead log costs
- * a system call per changed record).  An existing file is copied to a
- * private file beside it and changed there, while filters go on reading
- * the old file and other writers wait; tokdb_publish makes the copy
- * durable (fsync) and renames it over the old file, so every change of
- * the run appears at once or, if the run fails or is killed, none does.
- * A missing file with TOKDB_CREATE is taken as the caller's own private
- * new file and written in place.  begin/commit only mark the batches; an
- * abort spoils the copy (nothing is published).  A copy that outgrows
- * its hash table is rewritten on the way.
+ * a system call per changed record).  The changes gather in memory, one
+ * entry per token however many posts have it, and are written once into
+ * a private file beside the old one: a copy of it, or a larger one when
+ * the new tokens would overfill its hash table.  Meanwhile filters go on
+ * reading the old file and other writers wait.  tokdb_publish makes the
+ * private file durable (fsync) and renames it over the old one, so every
+ * change of the run appears at once or, if the run fails or is killed,
+ * none does.  A missing file with TOKDB_CREATE is taken as the caller's
+ * own private new file, written in place.  begin/commit only mark the
+ * batches; an abort spoils the run (nothing is published).  Counts,
+ * message counts and the position read back include what is pending.
+ * tokdb_learn returns the number of tokens new to the file when
+ * learning, 0 when unlearning.  At most PEND_MAX tokens' changes are
+ * kept in memory (32 MiB); more are written out on the way.
  * tokdb_publish always releases db: 0, or -1 with err (then nothing
- * changed); tokdb_close without it throws the copy away.
+ * changed); tokdb_close without it throws the run away.
  */
 int tokdb_publish(struct tokdb *db, char *err, size_t errsz);
 

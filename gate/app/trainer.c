@@ -35,8 +35,9 @@
  * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
 #define BATCH_PAUSE_MS	12
 /*
- * Many posts go into a private copy of the token file without Kyoto
- * Cabinet transactions (tokdb's bulk mode), published at the end: after
+ * Many posts learnt go into a private copy of the token file without
+ * Kyoto Cabinet transactions (tokdb's bulk mode: the changes gather in
+ * memory and are written once per token), published at the end: after
  * BULK_MIN_POSTS posts, or one post per BULK_BYTES_PER_POST bytes of the
  * file when that is more (copying and syncing a large file costs about
  * as much as learning that many posts in transactions).  A new file is
@@ -260,8 +261,9 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 	t->nbatch++;
 	if (t->bulk)
 		return 0;	/* one private copy for the rest of the run */
-	if (!t->memory && t->st.nposts >= t->bulk_after) {
-		/* many posts: the rest in bulk mode */
+	if (!t->memory && t->dir > 0 && t->st.nposts >= t->bulk_after) {
+		/* many posts: the rest in bulk mode (learning only: there it
+		 * counts the new tokens, not the removed ones) */
 		t->want_bulk = 1;
 		return direct_flush(t, err, errsz);
 	}
