@@ -1122,6 +1122,106 @@ START_TEST(bulk_new_file_grows)
 }
 END_TEST
 
+/* the same random learning and unlearning, one step at a time in
+ * transactions and gathered in bulk mode, leaves the same file: every
+ * count (floors at zero included), day, removal and message count */
+static int
+collect_cb(uint64_t key, const struct tokcount *c, void *ctx)
+{
+	FILE *f = ctx;
+
+	fprintf(f, "%016llx %u %u %u\n", (unsigned long long)key,
+	    (unsigned)c->spam, (unsigned)c->ham, (unsigned)c->day);
+	return 0;
+}
+
+/* sorted lines of every record and the message counts of a file */
+static char *
+state_of(const char *path)
+{
+	struct tokdb *db;
+	char err[1024], *buf = NULL, cmd[700];
+	size_t n = 0;
+	uint32_t ns, nh;
+	FILE *f;
+
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "%s/state", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(cmd, "w"));
+	ck_assert_int_eq(tokdb_iterate(db, collect_cb, f), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	fprintf(f, "msgs %u %u\n", (unsigned)ns, (unsigned)nh);
+	fclose(f);
+	tokdb_close(db);
+	snprintf(cmd, sizeof(cmd), "LC_ALL=C sort %s/state", tmpdir);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	buf = malloc(1 << 20);
+	ck_assert_ptr_nonnull(buf);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	pclose(f);
+	return buf;
+}
+
+START_TEST(bulk_equals_steps)
+{
+	static const char *const words[] = { "a", "b", "c", "d", "e", "f" };
+	struct toklist *tl = toklist_new(100);
+	struct tokdb *ta, *bu;
+	char pa[600], pb[600], err[1024], *sa, *sb;
+	unsigned seed = 12345 + (unsigned)_i;
+	int step, w, spam, dir;
+
+	snprintf(pa, sizeof(pa), "%s/steps.kch", tmpdir);
+	snprintf(pb, sizeof(pb), "%s/bulk.kch", tmpdir);
+	/* the same start: a few tokens learnt */
+	for (w = 0; w < 2; w++) {
+		const char *p = w ? pb : pa;
+
+		ck_assert_int_eq(tokdb_open(p, TOKDB_WRITE | TOKDB_CREATE, 100,
+		    &ta, err, sizeof(err)), 0);
+		toklist_reset(tl);
+		toklist_add(tl, "a", 1);
+		toklist_add(tl, "b", 1);
+		ck_assert_int_eq(tokdb_begin(ta), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, 1, 1, 19000), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, 0, 1, 19001), 0);
+		ck_assert_int_eq(tokdb_commit(ta), 0);
+		tokdb_close(ta);
+	}
+	ck_assert_int_eq(tokdb_open(pa, TOKDB_WRITE, 100, &ta, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(pb, TOKDB_WRITE | TOKDB_BULK, 100, &bu,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(bu), 0);
+	for (step = 0; step < 400; step++) {
+		toklist_reset(tl);
+		for (w = 0; w < 6; w++)
+			if (rand_r(&seed) % 3 == 0)
+				toklist_add(tl, words[w], 1);
+		spam = rand_r(&seed) % 2;
+		/* more unlearning than learning: the floors matter */
+		dir = rand_r(&seed) % 5 < 2 ? 1 : -1;
+		ck_assert_int_eq(tokdb_begin(ta), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, spam, dir, 20000 + step),
+		    0);
+		ck_assert_int_eq(tokdb_commit(ta), 0);
+		ck_assert_int_ge(tokdb_learn(bu, tl, spam, dir, 20000 + step),
+		    0);
+	}
+	ck_assert_int_eq(tokdb_commit(bu), 0);
+	tokdb_close(ta);
+	ck_assert_int_eq(tokdb_publish(bu, err, sizeof(err)), 0);
+	sa = state_of(pa);
+	sb = state_of(pb);
+	ck_assert_str_eq(sa, sb);
+	free(sa);
+	free(sb);
+	toklist_free(tl);
+}
+END_TEST
+
 static Suite *
 tokdb_suite(void)
 {
@@ -1169,6 +1269,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);
+	tcase_add_loop_test(tc, bulk_equals_steps, 0, 8);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");
