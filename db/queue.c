@@ -194,8 +194,8 @@ queue_col_str(const PGresult *res, int row, int col)
 }
 
 int
-queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
-    size_t *outlen_r, char *err, size_t errsz)
+queue_deflate(const unsigned char *in, size_t n, int level,
+    unsigned char **out_r, size_t *outlen_r, char *err, size_t errsz)
 {
 	uLongf zlen;
 	unsigned char *z;
@@ -211,7 +211,7 @@ queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
 		snprintf(err, errsz, "out of memory compressing %zu bytes", n);
 		return -1;
 	}
-	if (compress2(z, &zlen, in, (uLong)n, 6) != Z_OK) {
+	if (compress2(z, &zlen, in, (uLong)n, level) != Z_OK) {
 		snprintf(err, errsz, "cannot compress the post");
 		xfree(z);
 		return -1;
@@ -475,7 +475,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
-	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
+	if (queue_deflate(p->raw, p->raw_len, QUEUE_ZLEVEL_HELD, &z, &zlen, err,
+	    errsz) < 0)
 		return -1;
 	post_sha256(p->raw, p->raw_len, digest);
 	txt[0] = pg_text(p->env_sender, FIELD_MAX);
