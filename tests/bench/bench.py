@@ -291,36 +291,64 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
     files = {c: [p for cl, p, _ in train_set if cl == c]
              for c in ("ham", "spam")}
 
-    # bulk training, one process per class: the journal (with sync), then
-    # standalone, then bogofilter
+    # bulk training, one process per class: through the journal (with
+    # sync), standalone, and bogofilter, each from scratch; a few rounds
+    # in alternating order, the fastest of each kept (a shared machine's
+    # noise only ever adds time)
     if a.pg:
         cfg_j = lg.config("journal-" + split)
         rc, out, err, _ = r.run(lg.argv(cfg_j, "migrate"), pg=True)
         if rc != 0:
             raise SystemExit("bench: listgate migrate failed: " + err[:300])
-        log("split %s%%: training listgate through the journal" % split)
-        info["lg_train_journal_s"] = sum(
-            lg.train(cfg_j, lst, c, files[c], pg=True)
-            for c in ("ham", "spam"))
-    log("split %s%%: training listgate standalone" % split)
-    cfg = lg.config("direct-" + split)
-    info["lg_train_direct_s"] = sum(lg.train(cfg, lst, c, files[c])
-                                    for c in ("ham", "spam"))
-    log("split %s%%: training bogofilter" % split)
-    bdir = bf.wordlist(split)
-    info["bf_train_s"] = sum(bf.train(bdir, c, files[c])
-                             for c in ("ham", "spam"))
+    runs = {"lg_train_journal_s": [], "lg_train_direct_s": [],
+            "bf_train_s": []}
+    for rnd in range(a.rounds):
+        log("split %s%%: training, round %d of %d" % (split, rnd + 1,
+                                                       a.rounds))
+        order = ["direct", "bogofilter"] + (["journal"] if a.pg else [])
+        if rnd % 2:
+            order.reverse()
+        for what in order:
+            if what == "journal":
+                # a list of its own per round: the journal is not cleared
+                jl = "%s-r%d" % (lst, rnd)
+                runs["lg_train_journal_s"].append(sum(
+                    lg.train(cfg_j, jl, c, files[c], pg=True)
+                    for c in ("ham", "spam")))
+            elif what == "direct":
+                cfg = lg.config("direct-" + split)
+                runs["lg_train_direct_s"].append(sum(
+                    lg.train(cfg, lst, c, files[c])
+                    for c in ("ham", "spam")))
+            else:
+                bdir = bf.wordlist(split)
+                runs["bf_train_s"].append(sum(
+                    bf.train(bdir, c, files[c]) for c in ("ham", "spam")))
+    for k, v in runs.items():
+        if v:
+            info[k] = min(v)
+            info[k + "_all"] = v
     if a.pg:
-        info["journal_equals_direct"] = (lg.dump(cfg_j, lst) ==
+        info["journal_equals_direct"] = (lg.dump(cfg_j, "%s-r0" % lst) ==
                                          lg.dump(cfg, lst))
     info["lg_bytes"] = os.path.getsize(lg.token_file(cfg, lst))
     info["bf_bytes"] = os.path.getsize(bf.token_file(bdir))
 
-    # batch: every test post in one process
+    # batch: every test post in one process, a few rounds alternating
     tfiles = [p for _, p, _ in test]
-    log("split %s%%: batch scoring" % split)
-    lres, info["lg_batch_s"] = lg.batch(cfg, lst, tfiles)
-    bres, info["bf_batch_s"] = bf.batch(bdir, tfiles)
+    bl, bb = [], []
+    for rnd in range(a.rounds):
+        log("split %s%%: batch scoring, round %d of %d" % (split, rnd + 1,
+                                                           a.rounds))
+        for what in (("lg", "bf") if rnd % 2 == 0 else ("bf", "lg")):
+            if what == "lg":
+                lres, dt = lg.batch(cfg, lst, tfiles)
+                bl.append(dt)
+            else:
+                bres, dt = bf.batch(bdir, tfiles)
+                bb.append(dt)
+    info["lg_batch_s"], info["bf_batch_s"] = min(bl), min(bb)
+    info["lg_batch_s_all"], info["bf_batch_s_all"] = bl, bb
     for flt, res in (("listgate", lres), ("bogofilter", bres)):
         write_tsv(os.path.join(a.out, "scores-%s-%s-batch.tsv" %
                                (flt, split)),
@@ -551,6 +579,7 @@ def main(argv):
     args = ap.parse_args(argv)
     skip = set(s for s in args.skip.split(",") if s)
     args.online_posts = 1500 if args.quick else 0
+    args.rounds = 1 if args.quick else 3
     args.postfix_every = 8 if args.quick else 2
     args.callgrind_posts = 3 if args.quick else 9
     args.callgrind_batch = 100 if args.quick else 300
