@@ -168,6 +168,49 @@ roca(void)
 	return ns && nh ? 100.0 * bad / ((double)ns * nh) : 0;
 }
 
+static int
+dbl_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/* the gatekeeper's operating point: spam passed at the lowest cutoff
+ * that holds at most the fraction frac of the ham (halfway between the
+ * highest ham score that must pass and the next higher one, as roc.py's
+ * cutoff_for) */
+static size_t
+oppoint(double frac)
+{
+	double *h = malloc(nposts * sizeof(*h)), cut, t;
+	size_t i, nh = 0, k, passed = 0;
+
+	for (i = 0; i < nposts; i++)
+		if (!posts[i].spam)
+			h[nh++] = posts[i].score;
+	qsort(h, nh, sizeof(*h), dbl_desc);
+	k = (size_t)(frac * (double)nh);
+	if (k >= nh) {
+		free(h);
+		return 0;
+	}
+	t = h[k];
+	cut = t;
+	for (i = k; i > 0; i--)
+		if (h[i - 1] > t) {
+			cut = (t + h[i - 1]) / 2;
+			break;
+		}
+	if (cut == t)
+		cut = nextafter(t, 2.0);
+	for (i = 0; i < nposts; i++)
+		if (posts[i].spam && posts[i].score < cut)
+			passed++;
+	free(h);
+	return passed;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,8 +349,8 @@ main(int argc, char **argv)
 			size_t k, sp, hh;
 
 			printf("robs %g robx %g min_dev %g max_tokens %u "
-			    "1-ROCA%% %.4f |", bp.robs, bp.robx, bp.min_dev,
-			    bp.max_tokens, roca());
+			    "1-ROCA%% %.4f op0.5%% %zu |", bp.robs, bp.robx,
+			    bp.min_dev, bp.max_tokens, roca(), oppoint(0.005));
 			for (k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
 				sp = hh = 0;
 				for (i = 0; i < nposts; i++)
