@@ -7,7 +7,10 @@
  * then for each fold trains on the other folds (counts kept in memory,
  * exactly what tokdb_learn would count) and scores the fold.  Prints one
  * line per parameter combination: robs robx min_dev max_tokens 1-ROCA%
- * and the errors at a few cutoffs.  Trusts its input list; posts are
+ * and the errors at a few cutoffs, and "op0.5%": the spam passed at the
+ * lowest cutoff that holds at most 0.5% of the ham (the gatekeeper's
+ * operating point, as tests/bench/roc.py computes it).  Trusts its input
+ * list; posts are
  * read through source.c like train and score read them.
  *
  *	cv [-t opt=val,...] [-s robs,...] [-x robx,...] [-d min_dev,...]
