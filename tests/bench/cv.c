@@ -10,8 +10,7 @@
  * and the errors at a few cutoffs, and "op0.5%": the spam passed at the
  * lowest cutoff that holds at most 0.5% of the ham (the gatekeeper's
  * operating point, as tests/bench/roc.py computes it).  Trusts its input
- * list; posts are
- * read through source.c like train and score read them.
+ * list; posts are read through source.c like train and score read them.
  *
  *	cv [-t opt=val,...] [-s robs,...] [-x robx,...] [-d min_dev,...]
  *	   [-m max_tokens,...] [-S scores.tsv] < list
