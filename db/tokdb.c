@@ -22,9 +22,13 @@
  * link per record (a record costs about 20 bytes) and about one 4-byte
  * bucket per token.  Kyoto Cabinet cannot grow a hash table in place, so
  * a writer that has filled it (tokdb_compact) rewrites the file with
- * room for twice as many tokens and renames it over the old one;
- * readers keep the file they opened, and writers check after taking
- * the lock that the file they locked is still the one at the path.
+ * one bucket per token and renames it over the old one; readers keep
+ * the file they opened, and writers check after taking the lock that
+ * the file they locked is still the one at the path.  Bulk mode
+ * (TOKDB_BULK) replaces the file the same way: its changes gather in
+ * memory and go into a private copy without transactions.  Whoever
+ * renames a file over the path holds a reader's lock on the old one
+ * (filters go on, writers wait) and flock() (one replacer at a time).
  */
 #include "config.h"
 
