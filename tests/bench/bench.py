@@ -75,31 +75,102 @@ class Runner:
     def __init__(self, data, timeit):
         self.data = data
         self.timeit = timeit
+        self._children_cpu()
         base = dict(os.environ)
         self.env_pg = dict(base)
         self.env = {k: v for k, v in base.items() if k not in PG_VARS}
 
-    def run(self, argv, stdin=None, pg=False):
-        """(rc, stdout, stderr, wall s)"""
+    def run(self, argv, stdin=None, pg=False, pgcpu=None):
+        """(rc, stdout, stderr, wall s, cpu s): cpu is the user and
+        system time of the command (wait4), plus, with pgcpu (a
+        PgSampler), that of its PostgreSQL backends"""
+        if pgcpu:
+            pgcpu.start()
         t0 = time.perf_counter()
-        p = subprocess.run(argv, cwd=self.data, stdin=stdin,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=self.env_pg if pg else self.env)
-        return (p.returncode, p.stdout.decode("utf-8", "replace"),
-                p.stderr.decode("utf-8", "replace"),
-                time.perf_counter() - t0)
+        p = subprocess.Popen(argv, cwd=self.data, stdin=stdin,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=self.env_pg if pg else self.env)
+        out, err = p.communicate()
+        dt = time.perf_counter() - t0
+        # communicate() reaped it: its rusage is in RUSAGE_CHILDREN
+        cpu = self._children_cpu()
+        if pgcpu:
+            cpu += pgcpu.stop()
+        return (p.returncode, out.decode("utf-8", "replace"),
+                err.decode("utf-8", "replace"), dt, cpu)
+
+    def _children_cpu(self):
+        """CPU seconds of the children reaped since the last call"""
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        now = ru.ru_utime + ru.ru_stime
+        d = now - getattr(self, "_last_cpu", 0.0)
+        self._last_cpu = now
+        return d
 
     def timed(self, argv, path):
         """One process with the file at path on stdin, through the timeit
-        launcher: (rc, wall ms, peak RSS KiB, stdout)."""
+        launcher: (rc, wall ms, peak RSS KiB, stdout, cpu ms)."""
         p = subprocess.run([self.timeit, os.path.join(self.data, path)] +
                            argv, cwd=self.data, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, env=self.env)
+        self._children_cpu()	# timeit's own children are counted there
         f = p.stderr.decode("utf-8", "replace").split()
-        if len(f) != 4 or f[0] != "timeit":
+        if len(f) != 5 or f[0] != "timeit":
             raise SystemExit("bench: timeit failed: %s" % " ".join(f)[:300])
         return (int(f[3]), float(f[1]), int(f[2]),
-                p.stdout.decode("utf-8", "replace"))
+                p.stdout.decode("utf-8", "replace"), float(f[4]))
+
+
+class PgSampler:
+    """CPU time of the private cluster's backends while a command runs:
+    /proc is read every few milliseconds for the postmaster's children
+    (a backend's time is gone once it exits, so the last reading is
+    kept)."""
+
+    def __init__(self):
+        self.pm = None
+        d = os.environ.get("PG_TEST_DIR")
+        try:
+            with open(os.path.join(d, "data", "postmaster.pid")) as f:
+                self.pm = f.readline().strip()
+        except (OSError, TypeError):
+            pass
+        self.thread = None
+
+    def _loop(self):
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self.done:
+            for pid in os.listdir("/proc"):
+                if not pid.isdigit():
+                    continue
+                try:
+                    with open("/proc/%s/stat" % pid) as f:
+                        st = f.read().rsplit(")", 1)[1].split()
+                    with open("/proc/%s/cmdline" % pid, "rb") as f:
+                        cl = f.read()
+                except OSError:
+                    continue
+                # backends only (they name the database), not the
+                # checkpointer or the WAL writer
+                if st[1] != self.pm or b" [local] " not in cl:
+                    continue
+                self.seen[pid] = max(self.seen.get(pid, 0),
+                                     (int(st[11]) + int(st[12])) / tick)
+            time.sleep(0.005)
+
+    def start(self):
+        import threading
+        self.seen = {}
+        self.done = False
+        if self.pm:
+            self.thread = threading.Thread(target=self._loop, daemon=True)
+            self.thread.start()
+
+    def stop(self):
+        self.done = True
+        if self.thread:
+            self.thread.join()
+        return sum(self.seen.values())
 
 
 def first_line(argv):
@@ -153,23 +224,25 @@ class Listgate:
     def argv(self, cfg, *args):
         return [self.binary, "--config", cfg] + list(args)
 
-    def train(self, cfg, lst, cls, files, pg=False):
-        rc, out, err, dt = self.r.run(
+    def train(self, cfg, lst, cls, files, pg=False, pgcpu=None):
+        """(wall s, cpu s)"""
+        rc, out, err, dt, cpu = self.r.run(
             self.argv(cfg, "train", "--quiet", "--list", lst, "--" + cls) +
-            list(files), pg=pg)
+            list(files), pg=pg, pgcpu=pgcpu)
         if rc != 0:
             raise SystemExit("bench: listgate train failed (exit %d): %s" %
                              (rc, err.strip()[:500]))
-        return dt
+        return dt, cpu
 
     def batch(self, cfg, lst, files):
-        rc, out, err, dt = self.r.run(self.argv(cfg, "score", "--list", lst)
-                                      + list(files))
+        """({post: (score, verdict)}, wall s, cpu s)"""
+        rc, out, err, dt, cpu = self.r.run(self.argv(cfg, "score", "--list",
+                                                     lst) + list(files))
         res = parse_verdict_lines(out)
         if len(res) != len(files):
             log("listgate batch: %d of %d scored (exit %d) %s" %
                 (len(res), len(files), rc, err.strip()[:300]))
-        return {k: v for k, v in res.items() if k is not None}, dt
+        return {k: v for k, v in res.items() if k is not None}, dt, cpu
 
     def score_argv(self, cfg, lst):
         return self.argv(cfg, "score", "--list", lst)
@@ -181,8 +254,8 @@ class Listgate:
         return os.path.join(cfg, "tokens", lst + ".kch")
 
     def dump(self, cfg, lst):
-        rc, out, err, _ = self.r.run(self.argv(cfg, "score", "--list", lst,
-                                               "--db-dump"))
+        rc, out, err, _, _ = self.r.run(self.argv(cfg, "score", "--list",
+                                                  lst, "--db-dump"))
         return sorted(out.splitlines()) if rc == 0 else None
 
 
@@ -224,18 +297,20 @@ class Bogofilter:
         return d
 
     def train(self, d, cls, files):
-        rc, out, err, dt = self.r.run(
+        """(wall s, cpu s)"""
+        rc, out, err, dt, cpu = self.r.run(
             ["bogofilter", "-d", d, "-s" if cls == "spam" else "-n", "-B"] +
             list(files))
         if rc != 0:
             raise SystemExit("bench: bogofilter training failed (exit %d): "
                              "%s" % (rc, err.strip()[:500]))
-        return dt
+        return dt, cpu
 
     def batch(self, d, files):
+        """({post: (score, verdict)}, wall s, cpu s)"""
         # -TT: the bare spamicity with 16 significant digits
-        rc, out, err, dt = self.r.run(["bogofilter", "-d", d, "-TT", "-B"] +
-                                      list(files))
+        rc, out, err, dt, cpu = self.r.run(["bogofilter", "-d", d, "-TT",
+                                            "-B"] + list(files))
         res = {}
         for line in out.splitlines():
             f = line.rsplit(None, 1)
@@ -248,7 +323,7 @@ class Bogofilter:
         if len(res) != len(files):
             log("bogofilter batch: %d of %d scored (exit %d) %s" %
                 (len(res), len(files), rc, err.strip()[:300]))
-        return res, dt
+        return res, dt, cpu
 
     def score_argv(self, d):
         return ["bogofilter", "-d", d, "-TT"]
@@ -297,11 +372,15 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
     # noise only ever adds time)
     if a.pg:
         cfg_j = lg.config("journal-" + split)
-        rc, out, err, _ = r.run(lg.argv(cfg_j, "migrate"), pg=True)
+        rc, out, err, _, _ = r.run(lg.argv(cfg_j, "migrate"), pg=True)
         if rc != 0:
             raise SystemExit("bench: listgate migrate failed: " + err[:300])
-    runs = {"lg_train_journal_s": [], "lg_train_direct_s": [],
-            "bf_train_s": []}
+    runs = {"lg_train_journal": [], "lg_train_direct": [], "bf_train": []}
+    pgs = PgSampler()
+
+    def both(pairs):
+        return (sum(w for w, _ in pairs), sum(c for _, c in pairs))
+
     for rnd in range(a.rounds):
         log("split %s%%: training, round %d of %d" % (split, rnd + 1,
                                                        a.rounds))
@@ -312,21 +391,22 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
             if what == "journal":
                 # a list of its own per round: the journal is not cleared
                 jl = "%s-r%d" % (lst, rnd)
-                runs["lg_train_journal_s"].append(sum(
-                    lg.train(cfg_j, jl, c, files[c], pg=True)
-                    for c in ("ham", "spam")))
+                runs["lg_train_journal"].append(both([
+                    lg.train(cfg_j, jl, c, files[c], pg=True, pgcpu=pgs)
+                    for c in ("ham", "spam")]))
             elif what == "direct":
                 cfg = lg.config("direct-" + split)
-                runs["lg_train_direct_s"].append(sum(
+                runs["lg_train_direct"].append(both([
                     lg.train(cfg, lst, c, files[c])
-                    for c in ("ham", "spam")))
+                    for c in ("ham", "spam")]))
             else:
                 bdir = bf.wordlist(split)
-                runs["bf_train_s"].append(sum(
-                    bf.train(bdir, c, files[c]) for c in ("ham", "spam")))
+                runs["bf_train"].append(both([
+                    bf.train(bdir, c, files[c]) for c in ("ham", "spam")]))
     for k, v in runs.items():
         if v:
-            info[k] = min(v)
+            info[k + "_s"] = min(w for w, _ in v)
+            info[k + "_cpu_s"] = min(c for _, c in v)
             info[k + "_all"] = v
     if a.pg:
         info["journal_equals_direct"] = (lg.dump(cfg_j, "%s-r0" % lst) ==
@@ -342,13 +422,16 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
                                                            a.rounds))
         for what in (("lg", "bf") if rnd % 2 == 0 else ("bf", "lg")):
             if what == "lg":
-                lres, dt = lg.batch(cfg, lst, tfiles)
-                bl.append(dt)
+                lres, dt, cpu = lg.batch(cfg, lst, tfiles)
+                bl.append((dt, cpu))
             else:
-                bres, dt = bf.batch(bdir, tfiles)
-                bb.append(dt)
-    info["lg_batch_s"], info["bf_batch_s"] = min(bl), min(bb)
-    info["lg_batch_s_all"], info["bf_batch_s_all"] = bl, bb
+                bres, dt, cpu = bf.batch(bdir, tfiles)
+                bb.append((dt, cpu))
+    info["lg_batch_s"] = min(w for w, _ in bl)
+    info["bf_batch_s"] = min(w for w, _ in bb)
+    info["lg_batch_cpu_s"] = min(c for _, c in bl)
+    info["bf_batch_cpu_s"] = min(c for _, c in bb)
+    info["lg_batch_all"], info["bf_batch_all"] = bl, bb
     for flt, res in (("listgate", lres), ("bogofilter", bres)):
         write_tsv(os.path.join(a.out, "scores-%s-%s-batch.tsv" %
                                (flt, split)),
@@ -366,7 +449,7 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
     for i, (c, p, _) in enumerate(proc_test):
         order = cmds if i % 2 == 0 else list(reversed(cmds))
         for name, argv in order:
-            rc, ms, rss, out = r.timed(argv, p)
+            rc, ms, rss, out, cpu = r.timed(argv, p)
             got = None
             if name == "listgate":
                 got = lg.parse_one(out)
@@ -375,13 +458,13 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
             rows[name].append((c, p, got[0] if got else None,
                                got[1] if got else ("error" if name !=
                                                    "floor" else ""),
-                               round(ms, 3), rss))
+                               round(ms, 3), rss, round(cpu, 3)))
         if (i + 1) % 500 == 0:
             log("  %d/%d posts" % (i + 1, len(proc_test)))
     for name in rows:
         write_tsv(os.path.join(a.out, "proc-%s-%s.tsv" % (name, split)),
-                  ("class", "post", "score", "verdict", "wall_ms", "rss_kb"),
-                  rows[name])
+                  ("class", "post", "score", "verdict", "wall_ms", "rss_kb",
+                   "cpu_ms"), rows[name])
 
     # the operating point: 5-fold cross-validation on the training half
     log("split %s%%: %d-fold cross-validation on the training half" %
@@ -397,8 +480,8 @@ def split_run(a, lg, bf, r, split, train_set, test, meta, proc_test):
             lg.train(cfg_cv, "cv", c, fl)
             bf.train(bdir_cv, c, fl)
         ff = [p for _, p, _ in fold]
-        lres_cv, _ = lg.batch(cfg_cv, "cv", ff)
-        bres_cv, _ = bf.batch(bdir_cv, ff)
+        lres_cv = lg.batch(cfg_cv, "cv", ff)[0]
+        bres_cv = bf.batch(bdir_cv, ff)[0]
         for c, p, _ in fold:
             if p in lres_cv:
                 oof["listgate"].append((c, p, lres_cv[p][0], k))
@@ -428,7 +511,8 @@ def online_run(a, lg, bf, r, allp, meta):
         # before the first training there is no token file or word
         # list: both filters know nothing, score 0.5
         if os.path.exists(lg.token_file(cfg, "online")):
-            rc, ms, rss, out = r.timed(lg.score_argv(cfg, "online"), p)
+            rc, ms, rss, out, cpu = r.timed(lg.score_argv(cfg, "online"),
+                                            p)
             got = lg.parse_one(out)
         else:
             got, ms = (0.5, "unsure"), 0.0
@@ -438,7 +522,7 @@ def online_run(a, lg, bf, r, allp, meta):
         lg.train(cfg, "online", c, [p])
         t_lg += time.perf_counter() - t0
         if os.path.exists(bf.token_file(bdir)):
-            rc, ms, rss, out = r.timed(bf.score_argv(bdir), p)
+            rc, ms, rss, out, cpu = r.timed(bf.score_argv(bdir), p)
             got = bf.parse_one(out)
         else:
             got, ms = (0.5, "unsure"), 0.0
@@ -478,17 +562,19 @@ def postfix_run(a, lg, bf, r, test, meta):
         res = [None, None]
         for which in order:
             if which == 0:
-                rc, ms, rss, _ = r.timed(lg_argv, p)
-                res[0] = (rc, ms)
+                rc, ms, rss, _, cpu = r.timed(lg_argv, p)
+                res[0] = (rc, ms, cpu)
             else:
                 # as a pipe(8) script would: bogofilter -p | deliver
-                rc, ms, rss, _ = r.timed(["bogofilter", "-d", bdir, "-p",
-                                          "-e", "|", a.deliver], p)
-                res[1] = (rc, ms)
-        rows.append((c, p, res[0][0], round(res[0][1], 3), res[1][0],
-                     round(res[1][1], 3)))
+                rc, ms, rss, _, cpu = r.timed(["bogofilter", "-d", bdir,
+                                               "-p", "-e", "|", a.deliver], p)
+                res[1] = (rc, ms, cpu)
+        rows.append((c, p, res[0][0], round(res[0][1], 3),
+                     round(res[0][2], 3), res[1][0], round(res[1][1], 3),
+                     round(res[1][2], 3)))
     write_tsv(os.path.join(a.out, "postfix.tsv"),
-              ("class", "post", "lg_rc", "lg_ms", "bf_rc", "bf_ms"), rows)
+              ("class", "post", "lg_rc", "lg_ms", "lg_cpu_ms", "bf_rc",
+               "bf_ms", "bf_cpu_ms"), rows)
 
 
 CG_RE = re.compile(r"Collected : (\d+)")

@@ -7,9 +7,11 @@
  *
  * The (last) command's standard output is ours, standard error goes to
  * /dev/null; on our standard error one line: "timeit WALL_MS RSS_KB
- * STATUS" (wall time from the first fork to the last wait4, the largest
- * peak resident set size wait4 reports, the first non-zero exit status,
- * 128 + a signal).  "|" as an argument of its own splits the two
+ * STATUS CPU_MS" (wall time from the first fork to the last wait4, the
+ * largest peak resident set size wait4 reports, the first non-zero exit
+ * status, 128 + a signal, the user and system CPU time of the commands:
+ * on a busy machine the wall time grows with the load, the CPU time far
+ * less).  "|" as an argument of its own splits the two
  * commands, as a shell would run them (without the shell).  A small
  * launcher of its own, because the peak RSS of a child forked from a
  * large process (python) counts the parent's pages it had before exec.
@@ -49,6 +51,7 @@ main(int argc, char **argv)
 	char **second = NULL;
 	pid_t pid[2];
 	long rss = 0;
+	double cpu = 0;
 	int fd, nul, st, i, n = 1, rc = 0, pfd[2];
 
 	if (argc < 3) {
@@ -88,13 +91,15 @@ main(int argc, char **argv)
 		}
 		if (ru.ru_maxrss > rss)
 			rss = ru.ru_maxrss;
+		cpu += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		    (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 		if (rc == 0)
 			rc = WIFEXITED(st) ? WEXITSTATUS(st) :
 			    128 + WTERMSIG(st);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	fprintf(stderr, "timeit %.3f %ld %d\n",
+	fprintf(stderr, "timeit %.3f %ld %d %.3f\n",
 	    (double)(b.tv_sec - a.tv_sec) * 1e3 +
-	    (double)(b.tv_nsec - a.tv_nsec) / 1e6, rss, rc);
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e6, rss, rc, cpu);
 	return 0;
 }
