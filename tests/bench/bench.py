@@ -34,6 +34,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
