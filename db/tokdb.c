@@ -19,10 +19,10 @@
  * it is; tokdb_convert rewrites such a file.
  *
  * The file is tuned small: no alignment padding, 32-bit offsets, one
- * link per record (a record costs about 20 bytes) and about one 4-byte
- * bucket per token.  Kyoto Cabinet cannot grow a hash table in place, so
+ * link per record (a record costs about 20 bytes) and one or two 4-byte
+ * buckets per token (a chain of one record or less on average).  Kyoto Cabinet cannot grow a hash table in place, so
  * a writer that has filled it (tokdb_compact) rewrites the file with
- * one bucket per token and renames it over the old one; readers keep
+ * two buckets per token and renames it over the old one; readers keep
  * the file they opened, and writers check after taking the lock that
  * the file they locked is still the one at the path.  Bulk mode
  * (TOKDB_BULK) replaces the file the same way: its changes gather in
@@ -93,8 +93,8 @@ _Static_assert(KLEN(K_FORMAT) != KEYLEN && KLEN(K_TOKVER) != KEYLEN &&
 #define TOKDB_BNUM_MIN	8191L
 /* buckets per token when a file is (re)written, and the load (tokens per
  * bucket) past which a writer compacts the file */
-#define BUCKETS_PER_TOKEN	1
-#define LOAD_MAX		2
+#define BUCKETS_PER_TOKEN	2
+#define LOAD_MAX		1
 
 /* the steps of one counter in bulk mode: their sum and the lowest
  * running sum (<= 0).  Counts never go below zero, step by step; so a

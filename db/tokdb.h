@@ -114,8 +114,8 @@ int tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx);
 
 /*
  * Kyoto Cabinet cannot grow a file's hash table: when a file holds more
- * than twice as many tokens as it has buckets (or always, with force),
- * rewrite it with one bucket per token and rename the new file over it.
+ * tokens than it has buckets (or always, with force), rewrite it with
+ * two buckets per token and rename the new file over it.
  * Writers call this after their last commit; it waits up to wait_ms
  * for a reader's lock (filters go on reading meanwhile).  1 rewritten,
  * 0 nothing to do, or a TOKDB_E* code with err.  ":" is never

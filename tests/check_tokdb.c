@@ -845,9 +845,9 @@ bnum_of(const char *path)
 	return v;
 }
 
-/* a file with more than twice as many tokens as buckets is rewritten
- * with one bucket per token and the same counts; one that is not, is
- * left alone; readers of the old file go on reading it */
+/* a file with more tokens than buckets is rewritten with two buckets
+ * per token and the same counts; one that is not, is left alone;
+ * readers of the old file go on reading it */
 START_TEST(compact_when_full)
 {
 	struct toklist *tl = toklist_new(100000);
