@@ -330,6 +330,11 @@ while [ $i -lt 600 ]; do
 		done
 		[ $ready -eq 1 ] && break
 	fi
+	# no master 10 s after the start: it died (its log says why)
+	if [ $i -ge 50 ]; then
+		p=$(cat "$MM/master.pid" 2>/dev/null)
+		[ -n "$p" ] && kill -0 "$p" 2>/dev/null || break
+	fi
 	sleep 0.2
 	i=$((i + 1))
 done
