@@ -127,7 +127,12 @@ dpkg-deb -f "$deb" Depends | sed 's/^/# Depends: /'
 lintian --fail-on error,warning -I --pedantic "$T"/listgate_*.changes \
     > "$T/lintian" 2>&1
 lrc=$?
-sed -e '/running with root privileges/d' -e 's/^/# lintian: /' "$T/lintian"
+sed -i '/running with root privileges/d' "$T/lintian"
+if [ -s "$T/lintian" ]; then
+	sed 's/^/# lintian: /' "$T/lintian"
+else
+	echo "# lintian -I --pedantic: no output"
+fi
 check "lintian: no error, no warning (status $lrc)" test $lrc -eq 0
 check "the package ships the seven units" test \
     "$(dpkg -c "$deb" | grep -c 'lib/systemd/system/listgate-.*\.\(service\|timer\)$')" -eq 7
