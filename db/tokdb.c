@@ -715,6 +715,7 @@ open_any(const char *path, int mode, unsigned wait_ms, long bnum,
 
 static int open_bulk(const char *path, int mode, unsigned wait_ms,
     struct tokdb **db_r, char *err, size_t errsz);
+static void clean_stale(const char *path);
 static long kc_bnum(KCDB *kc);
 static int bulk_grow(struct tokdb *db);
 static long bulk_learn(struct tokdb *db, const struct toklist *tl, int spam,
@@ -744,6 +745,10 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 		tokdb_close(db);
 		return r;
 	}
+	/* a writer removes what a killed rewrite of this file left (a sync
+	 * with nothing to apply never rewrites it) */
+	if ((mode & TOKDB_WRITE) && !db->mem)
+		clean_stale(path);
 	*db_r = db;
 	return 0;
 }

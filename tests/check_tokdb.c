@@ -8,6 +8,7 @@
 
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <check.h>
 #include <dirent.h>
 #include <poll.h>
@@ -1355,6 +1356,45 @@ START_TEST(compact_into_waits_for_writers)
 }
 END_TEST
 
+
+/* what a killed rewrite left beside the file (.list.compact-PID.kch of
+ * a process that is gone) is removed by the next writer to open it, even
+ * one that then changes nothing; a reader leaves it, and so does a writer
+ * while that process lives */
+START_TEST(writer_removes_stale_rewrite)
+{
+	struct tokdb *db;
+	char err[1024], stale[600], live[600];
+	int status, fd;
+	pid_t pid;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	snprintf(stale, sizeof(stale), "%s/.list.compact-%ld.kch", tmpdir,
+	    (long)pid);
+	snprintf(live, sizeof(live), "%s/.list.compact-%ld.kch", tmpdir,
+	    (long)getpid());
+	ck_assert_int_ge(fd = open(stale, O_WRONLY | O_CREAT, 0600), 0);
+	close(fd);
+	ck_assert_int_ge(fd = open(live, O_WRONLY | O_CREAT, 0600), 0);
+	close(fd);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(access(stale, F_OK), 0);
+	db = open_w(dbpath);
+	tokdb_close(db);
+	ck_assert_int_eq(access(stale, F_OK), -1);
+	ck_assert_int_eq(access(live, F_OK), 0);
+	unlink(live);
+}
+END_TEST
+
 /* bulk mode works on a copy: readers see the old file until it is
  * published, then the new one; nothing is left beside it */
 START_TEST(bulk_copy_published)
@@ -1670,6 +1710,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, bulk_copy_published);
 	tcase_add_test(tc, decisions_survive_rewrites);
 	tcase_add_test(tc, compact_into_waits_for_writers);
+	tcase_add_test(tc, writer_removes_stale_rewrite);
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);
