@@ -31,6 +31,10 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* evidence beyond the words: a member_check and the DNSBL answers must
+ * cost the pass path little, and never the post */
+#define LG_DEFAULT_MEMBER_CHECK_MS	200u
+#define LG_DEFAULT_DNS_TIMEOUT_MS	300u
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -57,6 +61,13 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	/* source evidence (gate/received.h, gate/evidence/) */
+	char *trusted_relays;	/* networks and host names (netlist) whose
+				 * Received lines are believed; NULL: none */
+	char *dnsbl_zones;	/* DNSBL zones asked, NULL: none */
+	unsigned dns_timeout_ms; /* all zones answer within this */
+	char *dns_server;	/* ADDR:PORT of the resolver; NULL: the
+				 * system's (/etc/resolv.conf) */
 };
 
 enum on_error {
@@ -82,6 +93,10 @@ struct listcfg_list {
 	double robx;		/* Robinson's prior for an unknown token */
 	double min_dev;		/* tokens nearer 0.5 than this do not vote */
 	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
+	/* subscriber evidence (gate/evidence/member.h) */
+	char **member_check;	/* argv template: exit 0 member, 1 not */
+	unsigned member_check_ms; /* time-out of one member_check */
+	unsigned member_cache_s; /* answers kept this long; 0: no cache */
 	int has_file;		/* lists/L.conf existed */
 };
 

@@ -21,6 +21,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
+#include "gate/app/posttok.h"
 #include "gate/app/settings.h"
 #include "gate/app/sync.h"
 #include "gate/tok.h"
@@ -96,7 +97,7 @@ ahead(struct queue *q, const char *list, int64_t pos, char *err,
  */
 static long
 apply_batch(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
+    int create, unsigned wait_ms, const struct posttok *pt,
     struct toklist *tl, struct sync_stats *st, char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
@@ -125,7 +126,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 			}
 			intx = 1;
 		}
-		if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+		if (posttok_post(pt, ev.raw, ev.len, NULL, tl, NULL, 0) < 0) {
 			snprintf(err, errsz, "out of memory while tokenizing");
 			goto out;
 		}
@@ -170,18 +171,18 @@ out:
 
 int
 sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
+    int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct toklist *tl;
 	long n;
 
 	memset(st, 0, sizeof(*st));
-	if ((tl = toklist_new(to->max_tokens)) == NULL) {
+	if ((tl = toklist_new(pt->to.max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
+	while ((n = apply_batch(q, list, path, create, wait_ms, pt, tl, st,
 	    err, errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 
@@ -228,7 +229,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
-	struct tok_opts to;
+	struct posttok pt;
 	char tmp[4200], why[1024];
 
 	memset(st, 0, sizeof(*st));
@@ -242,8 +243,9 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	clean_stale(g, l->name);
 	unlink(tmp);
-	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
+	if (posttok_init(&pt, g, l, err, errsz) < 0)
+		return -1;
+	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &pt, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
 		    l->name, why);
@@ -264,7 +266,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
-	struct tok_opts to;
+	struct posttok pt;
 	char path[4096], why[1024];
 
 	memset(st, 0, sizeof(*st));
@@ -280,8 +282,9 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 		/* a missing file is built whole, then renamed into place */
 		return sync_rebuild(q, g, l, path, st, err, errsz);
 	}
-	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &to, st, why,
+	if (posttok_init(&pt, g, l, err, errsz) < 0)
+		return -1;
+	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &pt, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
 		    l->name, why, st->nevents);

@@ -19,7 +19,7 @@
 struct listcfg_global;
 struct listcfg_list;
 struct queue;
-struct tok_opts;
+struct posttok;
 
 /* what a sync did */
 struct sync_stats {
@@ -41,12 +41,14 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * batch is one token-file transaction that also stores the new position,
  * so an interruption at any point loses nothing and applies nothing
  * twice.  The file is closed between batches (readers get in).  The day
- * recorded per token is the event's day.  A token file that claims
+ * recorded per token is the event's day.  Posts become tokens through
+ * posttok_post (evidence included: a post's sender is its Return-Path,
+ * else its From, asked about now).  A token file that claims
  * events the journal lacks (built from another database) is refused.
  * 0, or -1 with err (*st says what was applied before).
  */
 int sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
+    int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz);
 
 /*

@@ -42,6 +42,7 @@
 #include "gate/mail/mail.h"
 #include "gate/outcome.h"
 #include "db/queue.h"
+#include "gate/app/posttok.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
@@ -78,7 +79,9 @@ struct filter {
 	struct listcfg_global g;
 	struct listcfg_list l;
 	int have_g, have_l;
-	struct tok_opts to;	/* the list's settings (gate/app/settings) */
+	struct posttok pt;	/* the list's tokenizer settings and evidence
+				 * (gate/app/posttok) */
+	char evnote[256];	/* what the evidence asked and heard */
 	struct bayes_params bp;
 	const char *list;
 	const char *sender, *recipient;
@@ -140,7 +143,7 @@ static void
 log_summary(struct filter *f, const char *action)
 {
 	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
-	char score[32] = "-", idbuf[32] = "", ms[32];
+	char score[32] = "-", idbuf[32] = "", ms[32], ev[300];
 
 	/* each value masked and cut (the arrays bound the bytes, the whole
 	 * fits the log's 2 KiB line) */
@@ -156,16 +159,26 @@ log_summary(struct filter *f, const char *action)
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
+	/* the evidence's note is ours, but names a zone from the
+	 * configuration: masked all the same */
+	ev[0] = '\0';
+	if (f->evnote[0] != '\0') {
+		char note[256];
+
+		sanitize_str(note, sizeof(note), f->evnote, strlen(f->evnote),
+		    200, SANITIZE_LOG, 0);
+		snprintf(ev, sizeof(ev), " evidence=\"%s\"", note);
+	}
 	if (f->why[0] != '\0') {
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
+		    "action=%s%s ms=%s from=<%s>%s reason=\"%s\"", list, mid,
+		    score, f->ntok, f->nused, action, idbuf, ms, snd, ev, why);
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>", list, mid, score, f->ntok,
-		    f->nused, action, idbuf, ms, snd);
+		    "action=%s%s ms=%s from=<%s>%s", list, mid, score, f->ntok,
+		    f->nused, action, idbuf, ms, snd, ev);
 }
 
 /* record why the filter cannot do its work */
@@ -274,6 +287,13 @@ score_post(struct filter *f, struct classify *c)
 		failure(f, "token file path too long");
 		return -1;
 	}
+	/* the tokens and the evidence before the token file is opened: a
+	 * member_check or a DNS answer never keeps a reader's lock */
+	if (f->sp.len > 0 && posttok_post(&f->pt, f->sp.data, f->sp.len,
+	    f->sender, c->toks, f->evnote, sizeof(f->evnote)) < 0) {
+		failure(f, "scoring: out of memory while tokenizing");
+		return -1;
+	}
 	r = tokdb_open(path, TOKDB_READ, f->g.lock_wait_ms, &db, err,
 	    sizeof(err));
 	if (r != 0) {
@@ -281,8 +301,8 @@ score_post(struct filter *f, struct classify *c)
 		return -1;
 	}
 	tokcounts_tokdb(&cc, db);
-	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
-	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
+	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->pt.to,
+	    NULL, 0, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
@@ -519,7 +539,10 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_l = 1;
-	settings_tok_opts(&f.l, &f.to);
+	if (posttok_init(&f.pt, &f.g, &f.l, err, sizeof(err)) < 0) {
+		failure(&f, "%s", err);
+		goto decide;
+	}
 	settings_bayes(&f.l, &f.bp);
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
@@ -531,7 +554,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_spool = 1;
-	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
+	scan = spool_scan_len(&f.sp, f.pt.to.lim.max_scan);
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 
