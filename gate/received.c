@@ -122,7 +122,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
 	size_t e, i, k, nw1, cn, pn;
-	int gotip = 0, qmail = 0;
+	int gotip = 0, qmail = 0, paren_ip = 0;
 
 	memset(h, 0, sizeof(*h));
 	if (n > RECEIVED_MAX_SCAN)
@@ -168,7 +168,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			p = q + 1;
 		}
 		if ((h->family = read_ip(p, pn, h->ip)) != 0)
-			gotip = 1;
+			gotip = paren_ip = 1;
 	}
 	if (!gotip) {
 		/* fetchmail's "from host 1.2.3.4"-like forms are not guessed */
@@ -177,15 +177,16 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	for (i = 0; i + 13 <= cn; i++)
 		if (strncasecmp((const char *)c + i, "may be forged", 13) == 0)
 			h->forged = 1;
-	/* qmail: "from RDNS (HELO name) (ip)"; "unknown" when no name */
+	/* qmail: "from RDNS (HELO name) (ip)", "unknown" when no name; the
+	 * HELO left out when it was the name: "from RDNS (ip)" */
 	for (i = 0; i + 6 <= cn; i++)
 		if (c[i] == '(' && (word_is(c + i + 1, cn - i - 1, "helo") ||
 		    word_is(c + i + 1, cn - i - 1, "ehlo"))) {
 			qmail = 1;
 			break;
 		}
-	if (qmail) {
-		p = c + i + 6;
+	if (qmail || paren_ip) {
+		p = qmail ? c + i + 6 : c + cn;
 		for (pn = 0; p + pn < c + cn && p[pn] != ')' && !is_space(p[pn]);
 		    pn++)
 			;
