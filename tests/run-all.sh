@@ -22,7 +22,7 @@ san=1
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
       postgresql-client pgbouncer libc6-dev python3 procps npm
-      libmicrohttpd-dev libcrypt-dev curl chromium"
+      libmicrohttpd-dev libcrypt-dev curl chromium libc-ares-dev rbldnsd"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
