@@ -2,6 +2,7 @@
 """evidence.py - what the evidence beyond the words does and costs
 
     python3 tests/bench/evidence.py member [--listgate PATH] [--data DIR]
+                                    [--split 100|15]
     python3 tests/bench/evidence.py cost --base OLD_LISTGATE
                                     [--listgate PATH] [--posts N]
 
@@ -15,7 +16,9 @@ the envelope sender is the poster's), so member_check is asked about
 From.  The list is trained and scored twice, without and with
 member_check (grep -qixF on the subscriber file), and the table gives
 1-ROCA%, ham held and spam passed at the default ham_cutoff, with the
-test ham from subscribers and from others apart.
+test ham from subscribers and from others apart.  --split 15 trains
+on bench.sh's 15% subset (b < 38), a young list: its subscribers are
+then the senders of that subset's ham.
 
 cost: the pass path's wall time per post, one process per post as an
 MTA runs it (`filter --mta qmail`, ham_cutoff 1 so every post passes),
@@ -99,6 +102,8 @@ def lg(binary, conf, *args, stdin=None):
 def member(argv):
     binary = os.path.abspath(opt(argv, "--listgate", "build/listgate"))
     data = corpus(opt(argv, "--data", None))
+    split = opt(argv, "--split", "100")
+    tmax = {"100": 128, "15": 38}[split]
     work = tempfile.mkdtemp(prefix="lg-member-bench.")
     try:
         allp = posts(data)
@@ -110,13 +115,13 @@ def member(argv):
                 raw = f.read()
             with open(os.path.join(work, "posts", rel), "wb") as f:
                 f.write(strip_return_path(raw))
-            if cls == "ham" and b < 128:
+            if cls == "ham" and b < tmax:
                 a = from_addr(raw)
                 if "@" in a:
                     members.add(a)
         with open(os.path.join(work, "members.txt"), "w") as f:
             f.write("\n".join(sorted(members)) + "\n")
-        train = [p for p in allp if p[2] < 128]
+        train = [p for p in allp if p[2] < tmax]
         test = [p for p in allp if p[2] >= 128]
         known = {rel for cls, rel, b in test
                  if cls == "ham" and from_addr(open(os.path.join(
@@ -164,9 +169,10 @@ def member(argv):
                          ttrain))
         nk = len(known)
         nh = sum(1 for c, r, b in test if c == "ham")
-        print("subscribers: %d From addresses of the %d training ham; "
+        print("split %s: subscribers: %d From addresses of the %d "
+              "training ham; "
               "test ham from a subscriber: %d of %d" %
-              (len(members), sum(1 for c, r, b in train if c == "ham"),
+              (split, len(members), sum(1 for c, r, b in train if c == "ham"),
                nk, nh))
         print("%-22s %8s %12s %14s %14s %12s %8s" % (
             "", "1-ROCA%", "ham held", "  from subscr.", "  from others",
