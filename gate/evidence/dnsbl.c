@@ -194,15 +194,17 @@ dnsbl_pollfds(struct dnsbl *d, struct pollfd *p, size_t max,
 	struct timeval tv, *tvp, maxtv;
 	double left = d->deadline - clock_now_ms();
 	size_t i, n = 0;
-	int bits;
+	unsigned bits;
 
-	bits = ares_getsock(d->ch, s, ARES_GETSOCK_MAXNUM);
+	/* the bits read unsigned: c-ares's own ARES_GETSOCK_WRITABLE
+	 * shifts a signed 1 into the sign bit for the 16th socket */
+	bits = (unsigned)ares_getsock(d->ch, s, ARES_GETSOCK_MAXNUM);
 	for (i = 0; i < ARES_GETSOCK_MAXNUM && n < max; i++) {
 		short ev = 0;
 
-		if (ARES_GETSOCK_READABLE(bits, i))
+		if ((bits >> i) & 1u)
 			ev |= POLLIN;
-		if (ARES_GETSOCK_WRITABLE(bits, i))
+		if ((bits >> (i + ARES_GETSOCK_MAXNUM)) & 1u)
 			ev |= POLLOUT;
 		if (ev == 0)
 			continue;
