@@ -168,6 +168,16 @@ lg filter --list m --mta qmail -f no@example.org < "$T/post.eml"
 rc=$?
 check "filter -f a non-member: held (no database here: deferred, 111)" \
     test "$rc" -eq 111
+# the summary line says what was asked (stderr when it is a terminal)
+script -qc "'$LISTGATE' --config '$CONF' filter --list m --mta qmail -f yes@example.org < '$T/post.eml'" \
+    /dev/null > "$T/tty" 2>&1
+check "the filter's log line says what member_check answered" \
+    grep -q 'action=pass .* evidence="member=yes"' "$T/tty"
+post three@example.org
+script -qc "'$LISTGATE' --config '$CONF' filter --list m --mta qmail < '$T/post.eml'" \
+    /dev/null > "$T/tty" 2>&1
+check "... and when it gave no evidence" \
+    grep -q 'evidence="member=exit 3"' "$T/tty"
 
 # --- cache ------------------------------------------------------------------
 printf 'member_cache_s = 3600\n' >> "$CONF/lists/m.conf"
