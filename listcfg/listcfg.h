@@ -31,6 +31,16 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* the site's cookie key (listgate init creates it) */
+#define LG_DEFAULT_SECRET_FILE		"/var/lib/listgate/secret"
+/* ezmlm-idx's moderation cookies also last days, not hours: a
+ * moderator away for a week can still decide */
+#define LG_DEFAULT_COOKIE_DAYS		14u
+/* hold notices per list and hour before they wait for a digest */
+#define LG_DEFAULT_NOTIFY_MAX_PER_HOUR	30u
+/* the largest post scored and passed unless a list says otherwise:
+ * bounded by default (the hard ceiling is LG_MAX_POST_BYTES) */
+#define LG_DEFAULT_MAX_POST_BYTES	(64u * 1024u * 1024u)
 /* evidence beyond the words: a member_check and the DNSBL answers must
  * cost the pass path little, and never the post */
 #define LG_DEFAULT_MEMBER_CHECK_MS	200u
@@ -61,6 +71,10 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *user;		/* started as root: become this user; NULL
+				 * when not set (root is then refused) */
+	char *group;		/* ... and this group (NULL: the user's) */
+	char *secret_file;	/* the cookie key, absolute */
 	/* source evidence (gate/received.h, gate/evidence/) */
 	char *trusted_relays;	/* networks and host names (netlist) whose
 				 * Received lines are believed; NULL: none */
@@ -75,6 +89,12 @@ enum on_error {
 	ON_ERROR_PASS		/* pass the post on when the filter cannot work */
 };
 
+/* what filter does with a post larger than max_post_bytes */
+enum oversize {
+	OVERSIZE_HOLD,		/* store it whole and hold it (default) */
+	OVERSIZE_DEFER		/* leave it with the MTA */
+};
+
 struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
@@ -83,9 +103,17 @@ struct listcfg_list {
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
-	int on_error;		/* enum on_error */
+	char *moderation_address; /* LOCAL@DOMAIN of the action addresses,
+				 * or NULL (no notices) */
+	int recipient_delimiter; /* the character: '+' (default), '-' ... */
+	char **notify;		/* argv template (TMPL_NOTIFY) or NULL */
+	unsigned cookie_days;	/* action addresses stay valid this long */
+	unsigned notify_max_per_hour;	/* then notices become a digest */
+	int sender_notice;	/* 1: tell the sender of a rejected post */
+	int on_error;		/* enum on_error: host failures only */
 	size_t max_scan_bytes;
-	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
+	size_t max_post_bytes;	/* default LG_DEFAULT_MAX_POST_BYTES */
+	int oversize;		/* enum oversize: larger posts */
 	unsigned hold_expiry_days;
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	/* classifier (gate/app/settings turns them into bayes_params) */
@@ -109,13 +137,26 @@ const char *listcfg_dir(const char *opt);
 int listcfg_name_ok(const char *name);
 
 /* load DIR/listgate.conf (defaults when the file is missing, error when
- * DIR itself is missing or unreadable): 0, or -1 with err */
+ * DIR itself is missing or unreadable, or when DIR or the file could be
+ * changed by another user: see cfgfile_trusted): 0, or -1 with err */
 int listcfg_load_global(const char *dir, struct listcfg_global *g,
     char *err, size_t errsz);
 void listcfg_free_global(struct listcfg_global *g);
 
+/*
+ * What listgate started as root must know before it opens anything else:
+ * the global keys user, group and mta of DIR/listgate.conf, checked as
+ * listcfg_load_global checks the directory and the file (the file's
+ * format too; the values of other keys are not looked at).  0 with
+ * *user_r and *group_r (NULL when not set, else xfree them) and *mta_r
+ * (an enum listcfg_mta, -1 when not set), or -1 with err.
+ */
+int listcfg_load_owner(const char *dir, char **user_r, char **group_r,
+    int *mta_r, char *err, size_t errsz);
+
 /* load lists/NAME.conf over the defaults: 0, or -1 with err.  The name
- * is checked before any path is built. */
+ * is checked before any path is built; lists/ and the file must be
+ * cfgfile_trusted. */
 int listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz);
 void listcfg_free_list(struct listcfg_list *l);

@@ -46,6 +46,8 @@ teardown(void)
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/bad.kch", tmpdir);
 	unlink(p);
+	snprintf(p, sizeof(p), "%s/saved.kch", tmpdir);
+	unlink(p);
 	rmdir(tmpdir);
 }
 
@@ -336,9 +338,63 @@ START_TEST(missing_file)
 	ck_assert_ptr_null(db);
 	ck_assert_ptr_nonnull(strstr(err, dbpath));
 	ck_assert_ptr_nonnull(strstr(err, "train"));
+	/* the journal has it all: sync or rebuild makes the file again */
+	ck_assert_ptr_nonnull(strstr(err, "`listgate sync` or `listgate "
+	    "rebuild --list list` recreates it from the journal"));
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
 	    sizeof(err)), TOKDB_ENOENT);
 	ck_assert_int_eq(stat(dbpath, &st), -1);
+}
+END_TEST
+
+/* the permission bits of path */
+static unsigned
+mode_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/* a token file holds list content: 0640 whatever the umask; a writer
+ * tightens a world-readable file, a reader leaves it alone */
+START_TEST(file_mode)
+{
+	static const mode_t masks[] = { 0, 022, 077 };
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	char err[1024];
+	mode_t old;
+	size_t i;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		unlink(dbpath);
+		old = umask(masks[i]);
+		db = open_w(dbpath);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 100), 4);
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		tokdb_close(db);
+		umask(old);
+		ck_assert_msg(mode_of(dbpath) == 0640, "umask %03o: mode %03o",
+		    (unsigned)masks[i], mode_of(dbpath));
+	}
+	ck_assert_int_eq(chmod(dbpath, 0644), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0644);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0640);
+	ck_assert_int_eq(chmod(dbpath, 0600), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0600);	/* stricter stays */
+	toklist_free(a);
 }
 END_TEST
 
@@ -432,6 +488,142 @@ START_TEST(malformed_record)
 	ck_assert_uint_eq(c.spam + c.ham + c.day, 0);
 	ck_assert_int_eq(tokdb_get(db, "\0format", 7, &c), 0);	/* meta */
 	tokdb_close(db);
+}
+END_TEST
+
+/* a file of n tokens "tokN", closed */
+static void
+make_tokens(int n)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct toklist *tl = toklist_new(20000);
+	char t[32];
+	int i;
+
+	ck_assert_ptr_nonnull(tl);
+	for (i = 0; i < n; i++) {
+		snprintf(t, sizeof(t), "tok%d", i);
+		ck_assert_int_ge(toklist_add(tl, t, strlen(t)), 0);
+	}
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, tl, 1, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	toklist_free(tl);
+}
+
+/* tokdb_check of the file at dbpath: its result, the message in err */
+static int
+check_file(long *ntok_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	r = tokdb_open(dbpath, TOKDB_READ, 100, &db, err, errsz);
+	if (r != 0)
+		return r;
+	r = tokdb_check(db, ntok_r, err, errsz);
+	tokdb_close(db);
+	return r;
+}
+
+/* overwrite n bytes of the file at off */
+static void
+scribble(long off, const char *bytes, size_t n)
+{
+	FILE *f = fopen(dbpath, "r+b");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, off, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
+	fclose(f);
+}
+
+/* the offset of s in the file, or -1 */
+static long
+find_in_file(const char *s)
+{
+	FILE *f = fopen(dbpath, "rb");
+	static char buf[16 * 1024 * 1024];
+	size_t n;
+	char *p;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	p = memmem(buf, n, s, strlen(s));
+	return p ? (long)(p - buf) : -1;
+}
+
+/* copy the file at from to to */
+static void
+copy_file(const char *from, const char *to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	while ((n = fread(buf, 1, sizeof(buf), a)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
+	fclose(a);
+	ck_assert_int_eq(fclose(b), 0);
+}
+
+/* a sound file passes the integrity check; scattered damage does not
+ * (a malformed value, a damaged key, a damaged bucket), and the message
+ * says what to do */
+START_TEST(integrity_check)
+{
+	char err[1024], saved[600];
+	long ntok, off;
+	KCDB *kc;
+
+	make_tokens(5000);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), 0);
+	ck_assert_int_eq(ntok, 5000);
+	snprintf(saved, sizeof(saved), "%s/saved.kch", tmpdir);
+	copy_file(dbpath, saved);
+
+	/* a token record whose counts do not decode */
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "tok7", 4, "\xff\xff", 2));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "do not decode"));
+	ck_assert_ptr_nonnull(strstr(err, "run `listgate rebuild --list "
+	    "list`"));
+
+	/* a key changed in place: its hash chain no longer finds it */
+	copy_file(saved, dbpath);
+	ck_assert_int_gt(off = find_in_file("tok4321"), 0);
+	scribble(off + 3, "9", 1);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "does not find again"));
+
+	/* an empty bucket that now points somewhere (a 6-byte bucket of a
+	 * file with bnum=1000000, fpow=10: the array starts at 6222) */
+	copy_file(saved, dbpath);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), 0);
+	scribble(6222 + 6 * 777777L, "\x00\x00\x00\x01\x23\x45", 6);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "bucket"));
+
+	/* a journal position of the wrong size: found at open */
+	copy_file(saved, dbpath);
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "\0pos", 4, "abc", 3));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "journal position"));
+	ck_assert_ptr_nonnull(strstr(err, "rebuild --list list"));
+	unlink(saved);
 }
 END_TEST
 
@@ -657,6 +849,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, learn_unlearn_many);
 	tcase_add_test(tc, persist_and_read);
 	tcase_add_test(tc, iterate_tokens);
+	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
 
@@ -674,6 +867,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, version_refused);
 	tcase_add_test(tc, corrupt_refused);
 	tcase_add_test(tc, malformed_record);
+	tcase_add_test(tc, integrity_check);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");

@@ -80,8 +80,8 @@ dns_timeout_ms = 300
 EOF2
 mkdir -p "$T/conf-off/lists"
 printf 'tokens_dir = %s/tokens\n' "$T" > "$T/conf-off/listgate.conf"
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
-lgoff() { "$LISTGATE" --config "$T/conf-off" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+lgoff() { "$LISTGATE" --allow-root --config "$T/conf-off" "$@"; }
 
 # a post handed over by relay $2 ($1 its name) with words $3
 post() {

@@ -21,18 +21,39 @@ struct listcfg_list;
 struct queue;
 struct posttok;
 
+/* quarantined events a sync reports one by one (the rest are counted) */
+#define SYNC_MAX_REPORTED	16
+
+/* one journal event a sync skipped */
+struct sync_skipped {
+	int64_t id;
+	int earlier;		/* quarantined before (else: just now) */
+	char why[256];		/* why it cannot be applied */
+	char mark_err[256];	/* "" or why it could not be marked */
+};
+
 /* what a sync did */
 struct sync_stats {
 	unsigned long nevents;	/* events applied */
 	unsigned long nbatches;	/* token-file transactions committed */
 	int64_t pos;		/* the token file's position afterwards */
+	unsigned long nquarantined;	/* events skipped: damaged (now
+					 * quarantined) or quarantined before */
+	unsigned nreported;	/* the first of them, in skipped[] */
+	struct sync_skipped skipped[SYNC_MAX_REPORTED];
 };
 
 /* how long a writer of a token file (train, sync, rebuild) waits for
  * the lock: g's lock_wait_ms, but at least 10 seconds */
 unsigned sync_writer_wait(const struct listcfg_global *g);
 
-/* create g's tokens_dir and its missing parents: 0, or -1 with err */
+/* the mode of the tokens directory: the token files (TOKDB_FILE_MODE
+ * 0640) are for the list's user and group only */
+#define SYNC_TOKENS_DIR_MODE	0750
+
+/* create g's tokens_dir and its missing parents (mode
+ * SYNC_TOKENS_DIR_MODE exactly); an existing tokens_dir loses the
+ * permission bits SYNC_TOKENS_DIR_MODE lacks: 0, or -1 with err */
 int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
 
 /*
@@ -43,9 +64,14 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * twice.  The file is closed between batches (readers get in).  The day
  * recorded per token is the event's day.  Posts become tokens through
  * posttok_post (evidence included: a post's sender is its Return-Path,
- * else its From, asked about now).  A token file that claims
- * events the journal lacks (built from another database) is refused.
- * 0, or -1 with err (*st says what was applied before).
+ * else its From, asked about now).  An event that cannot be
+ * applied (its stored message is damaged) never blocks the rest: it is
+ * quarantined in the journal (journal_quarantine) before the batch that
+ * passes it commits, skipped, and reported in *st; one quarantined
+ * before is skipped unread.  A token file that claims events the journal
+ * lacks (built from another database) is refused.  0, or -1 with err
+ * (a database, memory or token-file failure; *st says what was applied
+ * before).
  */
 int sync_apply(struct queue *q, const char *list, const char *path,
     int create, unsigned wait_ms, const struct posttok *pt,

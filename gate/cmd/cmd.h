@@ -22,6 +22,12 @@ struct queue;
 struct cmd_ctx {
 	const char *config_dir;	/* --config DIR, else $LISTGATE_CONFIG, else /etc/listgate */
 	int verbose;
+	int allow_root;		/* --allow-root: stay root */
+	/* started as root and refused (cmd_leave_root): why, and the
+	 * configured dialect (enum listcfg_mta, -1 unknown).  main ends
+	 * every command but filter there; filter defers in its dialect */
+	const char *refused;
+	int refused_mta;
 };
 
 #define EXIT_CMD_OK	0
@@ -55,6 +61,22 @@ int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_init(int argc, char **argv, const struct cmd_ctx *ctx);
+
+/*
+ * Started as root (real or effective uid 0): read the global keys user,
+ * group and mta of the configuration (ctx's directory) before anything
+ * else is opened, and become that user and group for good
+ * (gate/util/priv.h).  0 when not root or switched; -1 with the reason
+ * in err when root must be refused (no `user`, a configuration another
+ * user could change or none at all, an unknown user, a failed switch),
+ * *mta_r then the configured dialect (-1: unknown).  The caller decides
+ * about --allow-root.
+ */
+int cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
+    size_t errsz);
 
 /* print "listgate NAME: " and the message to stderr, through the
  * sanitizer (one line, controls masked; cut at 4 KiB) */
@@ -107,10 +129,25 @@ int cmd_connect(const char *name, const struct cmd_ctx *ctx,
 
 /*
  * Sync list's token file from the journal (created when missing) and
- * say how many events were applied unless quiet.  0, or -1 reported as
+ * say how many events were applied unless quiet; skipped (quarantined)
+ * events are always reported (cmd_sync_report).  0, or -1 reported as
  * name.
  */
 int cmd_sync_list(const char *name, struct queue *q,
     const struct listcfg_global *g, const char *list, int quiet);
+
+struct sync_stats;
+/*
+ * Report the journal events a sync or rebuild of list skipped: one
+ * warning each (syslog with g's facility, and stderr), whether it was
+ * quarantined just now or before, then how many more there were.
+ * Nothing when none was skipped.
+ */
+void cmd_sync_report(const char *name, const struct listcfg_global *g,
+    const char *list, const struct sync_stats *st);
+
+/* ", N quarantined and skipped" for a summary line, or "" */
+const char *cmd_sync_skipped(const struct sync_stats *st, char *buf,
+    size_t bufsz);
 
 #endif

@@ -15,7 +15,12 @@
  *
  * Exit codes come only from outcome_exit().  Every failure, usage errors
  * and the watchdog included, is a temporary failure (qmail 111, Postfix
- * 75) unless the list says on_error = pass; a post is never lost.
+ * 75); a list's on_error = pass passes the post instead only when the
+ * host failed it (database, lock, memory, spool, token file), never for
+ * what the post itself chose (its size, an empty post).  A post over
+ * max_post_bytes is a verdict, not an error: held unscored with the
+ * verdict "oversize" (oversize = hold), or deferred.  A post is never
+ * lost.
  */
 #include "config.h"
 
@@ -48,6 +53,8 @@
 #include "gate/app/tokcounts.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
+#include "gate/moderate/notice.h"
+#include "gate/moderate/notify.h"
 #include "db/tokdb.h"
 #include "gate/util/xalloc.h"
 
@@ -55,18 +62,30 @@
 #define MAX_CLUES	20	/* deciding tokens stored with a held post */
 #define MAX_CLUE_BYTES	(16u * 1024u)
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
+/* seconds a post about to pass waits for the database to say whether a
+ * moderator decided it already */
+#define DECIDED_WAIT_S	2u
 
-/* the exit code the watchdog uses: the current dialect's "defer" */
+/* the exit code the watchdog uses: the current dialect's "defer", or
+ * "held" once the hold committed (only notices are left to send) */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+static volatile sig_atomic_t wd_held;
 
 /* SIGALRM: too slow; kill what we started and leave it to the MTA */
 static void
 watchdog(int sig)
 {
 	static const char msg[] = "listgate filter: timed out, deferring\n";
+	static const char hmsg[] = "listgate filter: timed out sending hold "
+	    "notices; the post is held (notify --pending sends the rest)\n";
 
 	(void)sig;
 	run_kill_active();
+	if (wd_held) {
+		if (write(STDERR_FILENO, hmsg, sizeof(hmsg) - 1) < 0)
+			_exit(wd_code);
+		_exit(wd_code);
+	}
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		_exit(wd_code);
 	_exit(wd_code);
@@ -93,8 +112,15 @@ struct filter {
 	unsigned nused;
 	int scored;
 	int64_t id;
+	int held;		/* QUEUE_HELD_*: what the queue answered */
+	int oversize;		/* larger than max_post_bytes */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
+	struct queue *q;	/* open after a hold, for its notices */
+	struct buf clues;	/* the deciding tokens stored with it */
+	char notices[600];	/* what the notices did, for the log */
+	int host_failed;	/* why is the host's failure (on_error may
+				 * pass the post), not the post's doing */
 };
 
 static void
@@ -173,15 +199,17 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s reason=\"%s\"", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd, ev, why);
+		    "action=%s%s ms=%s from=<%s>%s%s reason=\"%s\"", list,
+		    mid, score, f->ntok, f->nused, action, idbuf, ms, snd, ev,
+		    f->notices, why);
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s", list, mid, score, f->ntok,
-		    f->nused, action, idbuf, ms, snd, ev);
+		    "action=%s%s ms=%s from=<%s>%s%s", list, mid, score,
+		    f->ntok, f->nused, action, idbuf, ms, snd, ev, f->notices);
 }
 
-/* record why the filter cannot do its work */
+/* record why the filter cannot do its work: the host's failure
+ * (database, lock, memory, spool, token file, configuration) */
 static void __attribute__((format(printf, 2, 3)))
 failure(struct filter *f, const char *fmt, ...)
 {
@@ -190,12 +218,64 @@ failure(struct filter *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->why, sizeof(f->why), fmt, ap);
 	va_end(ap);
+	f->host_failed = 1;
+}
+
+/* record why the post itself is deferred (what its sender chose: size,
+ * an empty post): on_error = pass never passes it */
+static void __attribute__((format(printf, 2, 3)))
+refusal(struct filter *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	f->host_failed = 0;
 }
 
 /*
- * Hand a passed post on.  qmail: exit 0 and the next .qmail line
- * delivers (`deliver` is not used).  Postfix: run the list's `deliver`
- * with the post on stdin; its exit 0 is the delivery.
+ * Was this post decided by a moderator within the list's window (a
+ * retry of a post held before, that now scores as ham or met a failure
+ * with on_error = pass)?  1 with f->held and f->id set: it is not
+ * passed again.  0 otherwise, also when the database cannot say (a post
+ * that passes needs no database; the reason goes to the log line).
+ */
+static int
+decided_before(struct filter *f)
+{
+	struct queue *q = NULL;
+	char err[512];
+	int r;
+
+	if (!f->have_g || !f->have_l || !f->have_spool ||
+	    !queue_configured(f->g.conninfo))
+		return 0;
+	/* a passed post needs no database: one that does not answer
+	 * soon does not hold it up */
+	if (queue_open_within(f->g.conninfo, DECIDED_WAIT_S, &q, err,
+	    sizeof(err)) < 0 || (r = queue_decided(q, f->list, f->sp.data,
+	    f->sp.len, f->sp.fd, f->l.hold_expiry_days, &f->id, err,
+	    sizeof(err))) < 0) {
+		if (f->why[0] == '\0')
+			snprintf(f->why, sizeof(f->why), "passed without "
+			    "checking for an earlier decision: %s", err);
+		queue_close(q);
+		return 0;
+	}
+	queue_close(q);
+	if (r == 0)
+		return 0;
+	f->held = r;
+	return 1;
+}
+
+/*
+ * Hand a passed post on, unless a moderator decided these very bytes
+ * already (OUT_HELD: answered from that decision).  qmail: exit 0 and
+ * the next .qmail line delivers (`deliver` is not used).  Postfix: run
+ * the list's `deliver` with the post on stdin; its exit 0 is the
+ * delivery.
  */
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
@@ -206,6 +286,8 @@ do_pass(struct filter *f, int *delivered_r)
 	int rc;
 
 	*delivered_r = 0;
+	if (decided_before(f))
+		return OUT_HELD;
 	if (f->mta == MTA_QMAIL)
 		return OUT_PASS;
 	if (!f->have_l || f->l.deliver == NULL) {
@@ -217,13 +299,22 @@ do_pass(struct filter *f, int *delivered_r)
 		failure(f, "post not read completely: cannot deliver it");
 		return OUT_DEFER;
 	}
+	memset(&v, 0, sizeof(v));
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
-		failure(f, "deliver: cannot expand the template (out of "
-		    "memory or an envelope address over %u bytes)",
-		    (unsigned)LG_MAX_ARG_BYTES);
+	if ((rc = tmpl_expand(f->l.deliver, &v, &argv)) < 0) {
+		/* TMPL_EUNSAFE cannot come from a loaded template (the
+		 * check at load refuses what could give it), so no sender
+		 * can make a post defer for ever through it */
+		if (rc == TMPL_EUNSAFE)
+			failure(f, "deliver: not run: an envelope value "
+			    "starting with '-' would begin an argument that "
+			    "is not protected by `--' or an option");
+		else
+			failure(f, "deliver: cannot expand the template (out "
+			    "of memory or an envelope address over %u bytes)",
+			    (unsigned)LG_MAX_ARG_BYTES);
 		return OUT_DEFER;
 	}
 	fflush(stdout);
@@ -283,13 +374,18 @@ score_post(struct filter *f, struct classify *c)
 	char path[4096], err[1024];
 	int r;
 
+	if (f->sp.len == 0) {
+		/* the sender's doing, whatever else fails */
+		refusal(f, "empty post");
+		return -1;
+	}
 	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
 		failure(f, "token file path too long");
 		return -1;
 	}
 	/* the tokens and the evidence before the token file is opened: a
 	 * member_check or a DNS answer never keeps a reader's lock */
-	if (f->sp.len > 0 && posttok_post(&f->pt, f->sp.data, f->sp.len,
+	if (posttok_post(&f->pt, f->sp.data, f->sp.len,
 	    f->sender, c->toks, f->evnote, sizeof(f->evnote)) < 0) {
 		failure(f, "scoring: out of memory while tokenizing");
 		return -1;
@@ -301,17 +397,13 @@ score_post(struct filter *f, struct classify *c)
 		return -1;
 	}
 	tokcounts_tokdb(&cc, db);
-	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->pt.to,
-	    NULL, 0, err, sizeof(err)) < 0) {
+	if (classify_post(c, &cc, &f->bp, &f->pt.to, NULL, 0, err,
+	    sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
 	}
 	tokdb_close(db);
-	if (f->sp.len == 0) {
-		failure(f, "empty post");
-		return -1;
-	}
 	f->score = c->r.score;
 	f->nused = c->r.nused;
 	f->ntok = toklist_count(c->toks);
@@ -319,11 +411,13 @@ score_post(struct filter *f, struct classify *c)
 	return 0;
 }
 
-/* store the post in the queue as status ("held" or "discarded") */
+/* store the post in the queue as status ("held" or "discarded"); c is
+ * NULL for an oversize post (held unscored); the connection stays open
+ * in f->q for the notices */
 static int
 hold_post(struct filter *f, struct classify *c, const char *status)
 {
-	struct buf clues = BUF_INIT(MAX_CLUE_BYTES);
+	struct buf *clues = &f->clues;
 	struct queue_post qp;
 	struct queue *q = NULL;
 	char err[1024];
@@ -334,10 +428,12 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		    "listgate.conf): cannot hold the post");
 		return -1;
 	}
-	if (classify_clues(c, MAX_CLUES, &clues) < 0) {
+	snprintf(err, sizeof(err), "oversize: %zu bytes, max_post_bytes %zu",
+	    f->sp.len, f->l.max_post_bytes);
+	if (c != NULL ? classify_clues(c, MAX_CLUES, clues) < 0 :
+	    buf_adds(clues, err) < 0) {
 		/* a held post always carries its deciding tokens */
 		failure(f, "out of memory listing the deciding tokens");
-		buf_free(&clues);
 		return -1;
 	}
 	memset(&qp, 0, sizeof(qp));
@@ -349,23 +445,81 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.msgid = buf_str(&f->msgid);
 	qp.raw = f->sp.data;
 	qp.raw_len = f->sp.len;
-	qp.score = f->score;
-	qp.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
-	    f->l.spam_cutoff));
-	qp.clues = buf_str(&clues);
+	/* a spooled post is read from its file in chunks, never touched
+	 * whole through the mapping */
+	qp.raw_from_fd = f->sp.fd >= 0;
+	qp.raw_fd = f->sp.fd;
+	qp.score = c != NULL ? f->score : 0;
+	qp.verdict = c == NULL ? "oversize" : verdict_name(verdict_of(
+	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
+	qp.clues = buf_str(clues);
 	qp.status = status;
+	qp.remember_days = f->l.hold_expiry_days;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    queue_hold(q, &qp, &f->id, err, sizeof(err)) < 0) {
+	    (f->held = queue_hold(q, &qp, &f->id, err, sizeof(err))) < 0) {
 		failure(f, "%s", err);
 		goto out;
 	}
+	/* committed: from here on the post is held whatever happens */
+	wd_code = outcome_exit(OUT_HELD, f->mta);
+	wd_held = 1;
+	f->q = q;
+	q = NULL;
 	rc = 0;
 out:
 	if (q != NULL)
 		queue_close(q);
-	buf_free(&clues);
 	return rc;
+}
+
+/*
+ * The hold notices, after the hold committed: queued in the outbox and
+ * sent within NOTIFY_WAIT_S (and well inside the watchdog).  Nothing
+ * here changes the post's outcome; what did not go out stays in the
+ * outbox for `notify --pending`.
+ */
+static void
+send_notices(struct filter *f)
+{
+	struct notice_post p;
+	struct notify_stats st;
+	char err[1024];
+	double now = clock_now_ms(), deadline, wd;
+
+	if (f->q == NULL || !notify_ready(&f->l))
+		return;
+	deadline = now + NOTIFY_WAIT_S * 1000.0;
+	/* the watchdog, less a second of margin, bounds it too */
+	wd = f->t0 + f->l.timeout_s * 1000.0 - 1000.0;
+	if (wd < deadline)
+		deadline = wd;
+	memset(&p, 0, sizeof(p));
+	p.list = f->list;
+	p.id = f->id;
+	p.env_sender = f->sender ? f->sender : "";
+	p.from = buf_str(&f->from);
+	p.subject = buf_str(&f->subject);
+	p.score = f->score;
+	p.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
+	    f->l.spam_cutoff));
+	p.clues = buf_str(&f->clues);
+	p.raw = f->sp.data;
+	p.raw_len = f->sp.len;
+	p.arrived = time(NULL);
+	if (notify_held(f->q, &f->g, &f->l, &p, deadline, &st, err,
+	    sizeof(err)) < 0) {
+		snprintf(f->notices, sizeof(f->notices), " notices=failed "
+		    "notice_error=\"%.300s\"", err);
+		return;
+	}
+	if (st.lasterr[0] != '\0')
+		snprintf(f->notices, sizeof(f->notices), " notices=%u/%u "
+		    "notice_error=\"%.300s\"", st.sent, st.queued, st.lasterr);
+	else
+		snprintf(f->notices, sizeof(f->notices), " notices=%u/%u%s",
+		    st.sent, st.queued, st.waiting && st.sent == 0 ?
+		    " notices_wait=digest" : "");
 }
 
 /* the decision for a post the filter could not judge */
@@ -376,7 +530,10 @@ on_failure(struct filter *f, int *delivered_r)
 	enum outcome o;
 
 	*delivered_r = 0;
-	if (!f->have_l || f->l.on_error != ON_ERROR_PASS)
+	/* only the host's own failures: never a post the sender made fail
+	 * (its size, an empty post), whatever failed after that */
+	if (!f->have_l || f->l.on_error != ON_ERROR_PASS || !f->host_failed ||
+	    f->oversize)
 		return OUT_DEFER;
 	memcpy(why, f->why, sizeof(why));
 	f->why[0] = '\0';
@@ -482,6 +639,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	buf_init(&f.msgid, MAX_HDR_BYTES);
 	buf_init(&f.from, MAX_HDR_BYTES);
 	buf_init(&f.subject, MAX_HDR_BYTES);
+	buf_init(&f.clues, MAX_CLUE_BYTES);
 	f.t0 = clock_now_ms();
 	f.mta = MTA_QMAIL;
 	wd_code = outcome_exit(OUT_DEFER, MTA_QMAIL);
@@ -499,7 +657,18 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
-	if (parse_args(&f, argc, argv, &help) < 0) {
+	r = parse_args(&f, argc, argv, &help);
+	if (ctx->refused != NULL && (r < 0 || !help)) {
+		/* started as root and may not stay: nothing is opened; the
+		 * post stays with the MTA, in its dialect (--mta, else
+		 * listgate.conf's, which main read) */
+		if (!f.mta_known && ctx->refused_mta >= 0)
+			set_mta(&f, ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
+			    MTA_POSTFIX : MTA_QMAIL);
+		failure(&f, "%s", ctx->refused);
+		goto decide;
+	}
+	if (r < 0) {
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
@@ -547,14 +716,38 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
 
+	/* to be held, an oversize post is kept whole: read up to the
+	 * ceiling (the MTA's own size limit is the usual bound) */
 	r = spool_read(&f.sp, STDIN_FILENO, LG_MAX_SPOOL_MEM,
+	    f.l.oversize == OVERSIZE_HOLD ? LG_MAX_POST_BYTES :
 	    f.l.max_post_bytes, err, sizeof(err));
+	if (r == SPOOL_ETOOBIG) {
+		f.oversize = 1;
+		if (f.l.oversize == OVERSIZE_HOLD)
+			refusal(&f, "oversize: %s, more than listgate ever "
+			    "stores", err);
+		else
+			refusal(&f, "oversize (max_post_bytes %zu, oversize "
+			    "= defer): %s", f.l.max_post_bytes, err);
+		goto decide;
+	}
 	if (r < 0) {
 		failure(&f, "%s", err);
 		goto decide;
 	}
 	f.have_spool = 1;
 	scan = spool_scan_len(&f.sp, f.pt.to.lim.max_scan);
+	if (f.sp.len > f.l.max_post_bytes) {
+		/* a verdict by size: held unscored, never passed */
+		f.oversize = 1;
+		if (read_headers(&f, scan) == 0 && hold_post(&f, NULL,
+		    "held") == 0) {
+			o = OUT_HELD;
+			snprintf(f.why, sizeof(f.why), "oversize: %zu bytes, "
+			    "max_post_bytes %zu", f.sp.len, f.l.max_post_bytes);
+		}
+		goto decide;
+	}
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 
@@ -568,9 +761,13 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (f.score < f.l.ham_cutoff)
 		o = do_pass(&f, &delivered);
 	else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
-	    "discarded" : "held") == 0)
+	    "discarded" : "held") == 0) {
 		o = OUT_HELD;
-	else
+		/* not for a retry answered from an earlier decision */
+		if (f.score < f.l.discard_cutoff &&
+		    f.held < QUEUE_HELD_APPROVED)
+			send_notices(&f);
+	} else
 		o = OUT_DEFER;
 
 decide:
@@ -579,6 +776,11 @@ decide:
 	alarm(0);
 	if (o == OUT_DEFER)
 		action = "defer";
+	else if (o == OUT_HELD && f.held >= QUEUE_HELD_APPROVED)
+		/* a retry answered from the first decision */
+		action = f.held == QUEUE_HELD_APPROVED ? "already-released" :
+		    f.held == QUEUE_HELD_REJECTED ? "already-rejected" :
+		    "already-discarded";
 	else if (o == OUT_HELD)
 		action = f.scored && f.score >= f.l.discard_cutoff ?
 		    "discarded" : "held";
@@ -601,6 +803,9 @@ decide:
 	buf_free(&f.msgid);
 	buf_free(&f.from);
 	buf_free(&f.subject);
+	buf_free(&f.clues);
 	buf_free(&rcpt);
+	if (f.q != NULL)
+		queue_close(f.q);
 	return outcome_exit(o, f.mta);
 }

@@ -21,13 +21,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gate/app/run.h"
 #include "gate/evidence/member.h"
 #include "gate/mail/mail.h"
 #include "gate/util/buf.h"
 #include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/tmpl.h"
-
-extern char **environ;
 
 /* 1 if the byte may stand in an address handed to a command */
 static int
@@ -122,18 +122,25 @@ member_start(struct member_run *m, char *const *tmpl, const char *sender,
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
-	char **argv = NULL;
+	char **argv = NULL, **envp;
 	pid_t pid;
 	int e;
 
 	memset(m, 0, sizeof(*m));
 	m->pidfd = -1;
 	m->deadline = clock_now_ms() + ms;
+	memset(&v, 0, sizeof(v));
 	v.sender = sender;
-	v.recipient = "";
 	v.list = list;
 	if (tmpl_expand(tmpl, &v, &argv) < 0) {
 		settle(m, MEMBER_NONE, "cannot expand");
+		return;
+	}
+	/* the environment of every configured command (gate/app/run.h):
+	 * never a database password */
+	if ((envp = run_child_env()) == NULL) {
+		tmpl_free(argv);
+		settle(m, MEMBER_NONE, "out of memory");
 		return;
 	}
 	posix_spawn_file_actions_init(&fa);
@@ -151,10 +158,11 @@ member_start(struct member_run *m, char *const *tmpl, const char *sender,
 	posix_spawnattr_setpgroup(&at, 0);
 	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	e = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
+	e = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	tmpl_free(argv);
+	xfree(envp);
 	if (e != 0) {
 		settle(m, MEMBER_NONE, "cannot start");
 		return;

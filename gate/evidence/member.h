@@ -4,7 +4,8 @@
  *
  * The list's member_check is an argv template ({sender}, {list}) run
  * without a shell, its standard input, output and error on /dev/null,
- * in a process group of its own.  Exit 0: a member; exit 1: not one.
+ * in a process group of its own, with the environment of every
+ * configured command (run_child_env).  Exit 0: a member; exit 1: not one.
  * Any other exit, a signal, a failure to start or the time-out (the
  * group is then killed) is no evidence, never an error of the post.
  * Never logs, never exits.
