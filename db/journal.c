@@ -331,14 +331,15 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 	 */
 	if (PQsendQueryParams(q->conn, "SELECT id, spam, dir, size, day, "
 	    "CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR "
-	    "($4::int8)::int4) END, q, reason, zlen FROM (SELECT *, sum(CASE WHEN q "
+	    "($4::int8)::int4) END, q, reason, zlen, raw_sha256 "
+	    "FROM (SELECT *, sum(CASE WHEN q "
 	    "THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run "
 	    "FROM (SELECT id, class = 'spam' AS spam, CASE op WHEN 'learn' "
 	    "THEN 1 ELSE -1 END::int4 AS dir, size, "
 	    "(floor(extract(epoch FROM created_at) / 86400))::int8 AS day, "
 	    "message_z, quarantined_at IS NOT NULL AS q, "
 	    "coalesce(quarantine_reason, '') AS reason, "
-	    "octet_length(message_z)::int8 AS zlen "
+	    "octet_length(message_z)::int8 AS zlen, raw_sha256 "
 	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
 	    "ORDER BY id LIMIT $3::int8) l) w "
 	    "WHERE run - CASE WHEN q THEN 0 ELSE least(zlen, $4::int8) END "
@@ -469,6 +470,11 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	ev->raw = NULL;
 	ev->len = 0;
 	ev->why[0] = 0;
+	/* a moderator's decision carries the post's digest */
+	ev->has_sha = !PQgetisnull(res, 0, 9) &&
+	    PQgetlength(res, 0, 9) == JOURNAL_SHA256_LEN;
+	if (ev->has_sha)
+		memcpy(ev->sha, PQgetvalue(res, 0, 9), JOURNAL_SHA256_LEN);
 	if (PQgetlength(res, 0, 6) == 1 && *PQgetvalue(res, 0, 6) != 0) {
 		ev->state = JOURNAL_QUARANTINED;
 		snprintf(ev->why, sizeof(ev->why), "%.*s",

@@ -51,6 +51,8 @@ int journal_last_id(struct queue *q, const char *list, int64_t *id_r,
 #define JOURNAL_QUARANTINED	2	/* quarantined before (why: the
 					 * reason then); not read */
 
+#define JOURNAL_SHA256_LEN	32
+
 /* one event, as journal_fetch_next hands it out */
 struct journal_event {
 	int64_t id;
@@ -62,6 +64,8 @@ struct journal_event {
 	const unsigned char *raw;	/* JOURNAL_APPLY: the post's first len */
 	size_t len;			/* bytes, decompressed (see below) */
 	char why[256];			/* otherwise: why it is not applied */
+	int has_sha;			/* a moderator's decision: */
+	unsigned char sha[JOURNAL_SHA256_LEN];	/* the post's SHA-256 */
 };
 
 struct journal_fetch;

@@ -1178,9 +1178,9 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 	const char *vals[3] = { idbuf, cls, op };
 
 	return exec_params(q, "INSERT INTO train_journal (list, class, op, "
-	    "source, post_id, size, message_z) SELECT list, $2, $3, "
-	    "'moderation', id, size, raw_z FROM held_posts WHERE id = $1::int8",
-	    3, vals, err, errsz);
+	    "source, post_id, size, message_z, raw_sha256) SELECT list, $2, "
+	    "$3, 'moderation', id, size, raw_z, raw_sha256 FROM held_posts "
+	    "WHERE id = $1::int8", 3, vals, err, errsz);
 }
 
 /*

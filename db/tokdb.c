@@ -38,6 +38,11 @@
 #define K_NSPAM		"\0nspam"
 #define K_NHAM		"\0nham"
 #define K_POS		"\0pos"
+/* "\0dec" and a post's SHA-256: a moderator's decision on it */
+#define K_DEC		"\0dec"
+/* how many decision records there are (absent: none) */
+#define K_NDEC		"\0ndec"
+#define DEC_KLEN	(KLEN(K_DEC) + TOKDB_SHA256_LEN)
 #define KLEN(k)		(sizeof(k) - 1)
 #define NMETA		5
 
@@ -735,11 +740,15 @@ long
 tokdb_ntokens(struct tokdb *db)
 {
 	int64_t n = kcdbcount(db->kc);
+	uint32_t ndec;
 
 	if (n < 0) {
 		seterr(db, "cannot count records");
 		return -1;
 	}
+	/* neither the meta records nor the decisions are tokens */
+	if (meta_u32(db, K_NDEC, KLEN(K_NDEC), &ndec) > 0)
+		n -= 1 + (int64_t)ndec;
 	return n >= NMETA ? (long)(n - NMETA) : 0;
 }
 
@@ -797,6 +806,77 @@ tokdb_today(void)
 	return t < 0 ? 0 : (uint32_t)(t / 86400);
 }
 
+/* the key of the decision record for a post's digest */
+static void
+dec_key(const unsigned char *sha, char *k)
+{
+	memcpy(k, K_DEC, KLEN(K_DEC));
+	memcpy(k + KLEN(K_DEC), sha, TOKDB_SHA256_LEN);
+}
+
+int
+tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day)
+{
+	char k[DEC_KLEN];
+	unsigned char b[5];
+	uint32_t ndec = 0;
+	int had;
+
+	if (!db->intran)
+		return plainerr(db, "decision recorded outside a transaction");
+	dec_key(sha, k);
+	had = kcdbcheck(db->kc, k, sizeof(k)) >= 0;
+	if (!had && kcdbecode(db->kc) != KCENOREC) {
+		seterr(db, "cannot read a decision");
+		return -1;
+	}
+	if (meta_u32(db, K_NDEC, KLEN(K_NDEC), &ndec) < 0)
+		return plainerr(db, "malformed count of decisions");
+	if (state == TOKDB_UNDECIDED) {
+		if (!had)
+			return 0;
+		if (!kcdbremove(db->kc, k, sizeof(k))) {
+			seterr(db, "cannot remove a decision");
+			return -1;
+		}
+		return set_u32(db, K_NDEC, KLEN(K_NDEC), ndec > 0 ? ndec - 1 :
+		    0);
+	}
+	put_u32(b, day);
+	b[4] = (unsigned char)state;
+	if (!kcdbset(db->kc, k, sizeof(k), (const char *)b, sizeof(b))) {
+		seterr(db, "cannot record a decision");
+		return -1;
+	}
+	return had ? 0 : set_u32(db, K_NDEC, KLEN(K_NDEC), ndec + 1);
+}
+
+int
+tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
+    uint32_t *day_r)
+{
+	char k[DEC_KLEN];
+	unsigned char b[8];
+	int32_t n;
+
+	*state_r = TOKDB_UNDECIDED;
+	*day_r = 0;
+	dec_key(sha, k);
+	n = kcdbgetbuf(db->kc, k, sizeof(k), (char *)b, sizeof(b));
+	if (n < 0) {
+		if (kcdbecode(db->kc) == KCENOREC)
+			return 0;
+		seterr(db, "cannot read a decision");
+		return -1;
+	}
+	if (n != 5 || (b[4] != TOKDB_RELEASED && b[4] != TOKDB_REFUSED))
+		return plainerr(db, "malformed decision record");
+	*state_r = b[4];
+	*day_r = get_u32(b);
+	return 1;
+}
+
 /* one meta record's key and size, for tokdb_check */
 static const struct {
 	const char *k;
@@ -824,6 +904,11 @@ check_record(const char *k, size_t ks, const char *v, size_t vs)
 		    ks) == 0)
 			return vs == meta_keys[i].vlen ? NULL :
 			    "a meta record of the wrong size";
+	if (ks == KLEN(K_NDEC) && memcmp(k, K_NDEC, ks) == 0)
+		return vs == 4 ? NULL : "a meta record of the wrong size";
+	if (ks == DEC_KLEN && memcmp(k, K_DEC, KLEN(K_DEC)) == 0)
+		return vs == 5 && (v[4] == TOKDB_RELEASED ||
+		    v[4] == TOKDB_REFUSED) ? NULL : "a malformed decision record";
 	return "an unknown meta record";
 }
 
@@ -951,7 +1036,8 @@ tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
 	int64_t want, nrec = 0, nmeta = 0;
 	int code;
 
-	*ntokens_r = 0;
+	if (ntokens_r != NULL)
+		*ntokens_r = 0;
 	if ((want = kcdbcount(db->kc)) < 0) {
 		snprintf(what, sizeof(what), "cannot count its records: %s",
 		    kcdbemsg(db->kc));
@@ -1001,6 +1087,7 @@ tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
 	}
 	if (bad != NULL)
 		return damaged(db, bad, err, errsz);
-	*ntokens_r = (long)(nrec - nmeta);
+	if (ntokens_r != NULL)
+		*ntokens_r = (long)(nrec - nmeta);
 	return 0;
 }

@@ -84,6 +84,24 @@ int tokdb_get_pos(struct tokdb *db, int64_t *pos_r);
 /* set it; inside the same transaction as the counts it covers */
 int tokdb_set_pos(struct tokdb *db, int64_t pos);
 
+/*
+ * Decisions on posts, by the SHA-256 of their bytes: sync records the
+ * moderators' decisions from the journal in the token file, so that a
+ * filter answering an MTA's retry of a post already decided needs no
+ * database (tokdb_get_decided is one lookup in the file it has open).
+ */
+#define TOKDB_SHA256_LEN	32
+#define TOKDB_UNDECIDED		0	/* never decided (or decided back) */
+#define TOKDB_RELEASED		1	/* approved: handed to the list */
+#define TOKDB_REFUSED		2	/* rejected or discarded */
+/* record state (TOKDB_UNDECIDED removes it) and the day of the
+ * decision; inside a transaction: 0, or -1 */
+int tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day);
+/* the decision on sha: 1 found (*state_r, *day_r), 0 none, -1 error */
+int tokdb_get_decided(struct tokdb *db, const unsigned char *sha,
+    int *state_r, uint32_t *day_r);
+
 /* number of token records (meta records not counted), or -1 */
 long tokdb_ntokens(struct tokdb *db);
 
@@ -107,8 +125,9 @@ const char *tokdb_errmsg(struct tokdb *db);
  * be the one the file's header keeps; every bucket in use must point at
  * a record.  Catches what scattered damage does to a Kyoto Cabinet
  * file: broken record headers, damaged buckets, chains and keys,
- * malformed values (not a count changed into another valid count).  0 with the number of token records in
- * *ntokens_r when sound; TOKDB_EDAMAGED with a message (the file, the
+ * malformed values (not a count changed into another valid count).  0
+ * with the number of token records in
+ * *ntokens_r (when not NULL) when sound; TOKDB_EDAMAGED with a message (the file, the
  * first fault, `listgate rebuild --list L`); TOKDB_ERR for another
  * failure.
  */

@@ -17,6 +17,14 @@ ALTER TABLE train_journal
 	ADD COLUMN quarantined_at timestamptz,
 	ADD COLUMN quarantine_reason text;
 
+-- A moderator's decision journals the post with its SHA-256, so that
+-- sync records the decision in each host's token file: a filter
+-- answering the MTA's retry of a decided post looks there, with no
+-- database on the pass path.  Decisions already journaled get theirs.
+ALTER TABLE train_journal ADD COLUMN raw_sha256 bytea;
+UPDATE train_journal j SET raw_sha256 = h.raw_sha256
+	FROM held_posts h WHERE j.source = 'moderation' AND j.post_id = h.id;
+
 -- Size is a verdict: a post larger than its list's max_post_bytes is
 -- not scored; with oversize = hold (the default) it is stored whole and
 -- held with the verdict (the reason it is held) 'oversize', score 0.

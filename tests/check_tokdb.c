@@ -791,6 +791,55 @@ START_TEST(lock_pause_lets_reader_in)
 }
 END_TEST
 
+/* decisions by a post's digest: recorded, changed, removed; they are
+ * no tokens, and the integrity check takes them */
+START_TEST(decisions_by_digest)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct toklist *a = mklist(post_a);
+	unsigned char s1[TOKDB_SHA256_LEN], s2[TOKDB_SHA256_LEN];
+	char err[1024];
+	uint32_t day;
+	int state;
+	long n;
+
+	memset(s1, 0x11, sizeof(s1));
+	memset(s2, 0x22, sizeof(s2));
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 1), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	n = tokdb_ntokens(db);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 0);
+	ck_assert_int_eq(state, TOKDB_UNDECIDED);
+	/* outside a transaction: refused */
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_RELEASED, 9), -1);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_RELEASED, 9), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_REFUSED, 10), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_RELEASED);
+	ck_assert_uint_eq(day, 9);
+	ck_assert_int_eq(tokdb_get_decided(db, s2, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	/* a forced change, then undone */
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_REFUSED, 11), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_UNDECIDED, 11), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_UNDECIDED, 11), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_uint_eq(day, 11);
+	ck_assert_int_eq(tokdb_get_decided(db, s2, &state, &day), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_msg(tokdb_check(db, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
 /* count records by iteration */
 static int
 count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
@@ -849,6 +898,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, learn_unlearn_many);
 	tcase_add_test(tc, persist_and_read);
 	tcase_add_test(tc, iterate_tokens);
+	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);

@@ -283,8 +283,8 @@ while True:
 	# the server never answers, so only the watchdog ends the wait
 	[ "$took" -le 12 ] && ok "within the timeout (${took}s)" ||
 	    bad "within the timeout (${took}s)"
-	# a post that passes asks the database whether a moderator decided
-	# it already, but waits 2 s at most: a passed post needs no database
+	# a post that passes needs no database: whether a moderator decided
+	# it already is in the token file (sync records decisions there)
 	{ printf 'ham_cutoff = 0.5\ntimeout = 30\n'; deliver_line; } \
 	    > "$CONF/lists/hang.conf"
 	start=$(date +%s)
@@ -293,8 +293,10 @@ while True:
 	expect 0 "database hangs: a ham post still passes"
 	cmp -s "$SINK" "$DATA/ham-test.eml" && ok "... delivered" ||
 	    bad "... delivered"
-	[ "$took" -le 8 ] && ok "... without waiting for the watchdog (${took}s)" ||
-	    bad "... without waiting for the watchdog (${took}s)"
+	# (a filter that asked the hanging server would wait for its
+	# connect time-out, or for the watchdog)
+	[ "$took" -le 2 ] && ok "... without touching the database (${took}s)" ||
+	    bad "... without touching the database (${took}s)"
 	kill "$hangpid" 2>/dev/null
 	wait "$hangpid" 2>/dev/null
 	cp "$T/saved.conf" "$CONF/listgate.conf"

@@ -210,6 +210,15 @@ apply_batch(struct queue *q, const char *list, const char *path,
 			}
 			applied++;
 		}
+		/* a moderator's decision, for the filter's retries: the
+		 * last event on a post says where it stands (a forced
+		 * change unlearns, then learns the new class) */
+		if (ev.has_sha && tokdb_set_decided(db, ev.sha, ev.dir < 0 ?
+		    TOKDB_UNDECIDED : ev.spam ? TOKDB_REFUSED :
+		    TOKDB_RELEASED, ev.day > 0 ? ev.day : tokdb_today()) < 0) {
+			snprintf(err, errsz, "%s", tokdb_errmsg(db));
+			goto out;
+		}
 		pos = ev.id;
 		rows++;
 		/* the rest waits for the next batch: readers get in */

@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/sha2.h>
+
 #include "gate/util/buf.h"
 #include "gate/classify.h"
 #include "gate/util/clock.h"
@@ -64,7 +66,6 @@
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
 /* seconds a post about to pass waits for the database to say whether a
  * moderator decided it already */
-#define DECIDED_WAIT_S	2u
 
 /* the exit code the watchdog uses: the current dialect's "defer", or
  * "held" once the hold committed (only notices are left to send) */
@@ -113,6 +114,8 @@ struct filter {
 	int scored;
 	int64_t id;
 	int held;		/* QUEUE_HELD_*: what the queue answered */
+	int decided;		/* TOKDB_*: a moderator's earlier decision on
+				 * these bytes, from the token file */
 	int oversize;		/* larger than max_post_bytes */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
@@ -235,38 +238,45 @@ refusal(struct filter *f, const char *fmt, ...)
 }
 
 /*
- * Was this post decided by a moderator within the list's window (a
- * retry of a post held before, that now scores as ham or met a failure
- * with on_error = pass)?  1 with f->held and f->id set: it is not
- * passed again.  0 otherwise, also when the database cannot say (a post
- * that passes needs no database; the reason goes to the log line).
+ * A post about to pass: did a moderator decide these very bytes within
+ * the list's window (the MTA retrying a post whose filter was killed
+ * after its hold committed, which now scores as ham)?  sync records
+ * every decision in the token file by the post's SHA-256, so this is
+ * one lookup in the file open for scoring, and the pass path needs no
+ * database.  Sets f->decided; a lookup that fails only says so in the
+ * log line (a post that passes needs nothing more).
  */
+static void
+decided_here(struct filter *f, struct tokdb *db)
+{
+	struct sha256_ctx h;
+	unsigned char sha[SHA256_DIGEST_SIZE];
+	uint32_t day, today = tokdb_today();
+	int state;
+
+	sha256_init(&h);
+	if (f->sp.len > 0)
+		sha256_update(&h, f->sp.len, f->sp.data);
+	sha256_digest(&h, sizeof(sha), sha);
+	if (tokdb_get_decided(db, sha, &state, &day) < 0) {
+		if (f->why[0] == '\0')
+			snprintf(f->why, sizeof(f->why), "passed without "
+			    "checking for an earlier decision: %s",
+			    tokdb_errmsg(db));
+		return;
+	}
+	if (state != TOKDB_UNDECIDED && day + f->l.hold_expiry_days >= today)
+		f->decided = state;
+}
+
+/* answered from an earlier decision: 1 with f->held set, else 0 */
 static int
 decided_before(struct filter *f)
 {
-	struct queue *q = NULL;
-	char err[512];
-	int r;
-
-	if (!f->have_g || !f->have_l || !f->have_spool ||
-	    !queue_configured(f->g.conninfo))
+	if (f->decided == TOKDB_UNDECIDED)
 		return 0;
-	/* a passed post needs no database: one that does not answer
-	 * soon does not hold it up */
-	if (queue_open_within(f->g.conninfo, DECIDED_WAIT_S, &q, err,
-	    sizeof(err)) < 0 || (r = queue_decided(q, f->list, f->sp.data,
-	    f->sp.len, f->sp.fd, f->l.hold_expiry_days, &f->id, err,
-	    sizeof(err))) < 0) {
-		if (f->why[0] == '\0')
-			snprintf(f->why, sizeof(f->why), "passed without "
-			    "checking for an earlier decision: %s", err);
-		queue_close(q);
-		return 0;
-	}
-	queue_close(q);
-	if (r == 0)
-		return 0;
-	f->held = r;
+	f->held = f->decided == TOKDB_RELEASED ? QUEUE_HELD_APPROVED :
+	    QUEUE_HELD_REJECTED;
 	return 1;
 }
 
@@ -403,11 +413,13 @@ score_post(struct filter *f, struct classify *c)
 		tokdb_close(db);
 		return -1;
 	}
-	tokdb_close(db);
 	f->score = c->r.score;
 	f->nused = c->r.nused;
 	f->ntok = toklist_count(c->toks);
 	f->scored = 1;
+	if (f->score < f->l.ham_cutoff)
+		decided_here(f, db);
+	tokdb_close(db);
 	return 0;
 }
 
