@@ -4,7 +4,7 @@
  * The input is cut at newlines into Received values (the first line
  * may name trusted relays, as the configuration would): each is parsed
  * alone, all are walked as one chain, and the src: tokens made.  Build
- * and run with tests/fuzz/run.sh SECONDS received.
+ * and run with tests/fuzz/run.sh received SECONDS.
  */
 #include "config.h"
 
