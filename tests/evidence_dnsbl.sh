@@ -109,9 +109,12 @@ check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
 lg train -q --list dev --ham "$T"/ham[0-9].eml "$T"/ham1[01].eml &&
     lg train -q --list dev --spam "$T"/spam[0-9].eml "$T"/spam1[01].eml
 check "train with DNSBL exits 0" test $? -eq 0
-lg score --list dev --db-dump > "$T/dump"
-check "the listing was learnt from the ham" \
-    grep -qx "0 12 dnsbl:bl.test:127.0.0.2" "$T/dump"
+# (the token file keeps a key per token: `tokens --keys` gives the
+# listing's, from a post that carries it)
+k=$(lg tokens --list dev --keys "$T/ham0.eml" |
+    awk '$2 == "dnsbl:bl.test:127.0.0.2" { print $1; exit }')
+lg score --list dev --db-dump | awk -v k="$k" '$3 == k { print $1, $2 }' > "$T/out"
+check "the listing was learnt from the ham" test "$(cat "$T/out")" = "0 12"
 post listman.example.com 66.187.233.211 \
     "ping: anyone seen the sparc configure failure since the patch" 99 \
     > "$T/new.eml"
