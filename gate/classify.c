@@ -45,7 +45,7 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 
 	c->nbt = 0;
 	memset(&c->r, 0, sizeof(c->r));
-	if (tok_post(msg, len, to, c->toks) < 0) {
+	if (msg != NULL && tok_post(msg, len, to, c->toks) < 0) {
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}

@@ -42,7 +42,9 @@ struct classify {
 int classify_init(struct classify *c, size_t max_tokens);
 void classify_free(struct classify *c);
 
-/* tokenize msg and score it: 0, or -1 with err */
+/* tokenize msg and score it; msg NULL: score the tokens already in
+ * c->toks (a caller that adds evidence tokens fills it first, see
+ * gate/app/posttok.h).  0, or -1 with err */
 int classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz);

@@ -36,6 +36,8 @@ tok_opts_words(struct tok_opts *o)
 	o->rcvd = 2;
 	o->bigrams = 0;
 	o->hdr_names = 1;
+	o->src = 1;
+	o->trust = NULL;
 }
 
 /* ---- emitting: prefix + piece, bounded ------------------------------ */

@@ -14,10 +14,11 @@
 
 #include "gate/mail/mail.h"
 #include "gate/toklist.h"
+#include "gate/util/netlist.h"
 
 /* bump whenever the tokens for the same post change: token files record
  * it and refuse to be used by a tokenizer of another version */
-#define TOK_VERSION 2
+#define TOK_VERSION 3
 
 struct tok_opts {
 	struct mail_limits lim;	/* parser limits (max_scan from the list) */
@@ -30,6 +31,10 @@ struct tok_opts {
 	int rcvd;		/* Received: 0 nothing, 1 hosts and IPs, 2 also IP /16 /24 */
 	int bigrams;		/* 1: also "bi:w1 w2" for neighbouring body words */
 	int hdr_names;		/* 1: "hdr:NAME" for every header not ignored */
+	int src;		/* 1: "src:" tokens of the first untrusted
+				 * Received hop (gate/received.h) */
+	const struct netlist *trust; /* the trusted relays (not copied: must
+				 * outlive the options); NULL: loopback only */
 };
 
 /* all defaults (parser limits too) */

@@ -9,12 +9,15 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+#include "gate/received.h"
 #include "gate/tok.h"
 
 struct post_ctx {
 	const struct tok_opts *o;
 	struct toklist *tl;
+	struct received_chain rc;	/* the walk to the first untrusted hop */
 };
 
 void
@@ -70,6 +73,11 @@ post_event(const struct mail_event *ev, void *vctx)
 
 	switch (ev->kind) {
 	case MAIL_HEADER:
+		if (c->o->src && ev->depth == 0 &&
+		    strcasecmp(ev->name, "received") == 0 &&
+		    received_chain_add(&c->rc, ev->data, ev->len) == 1 &&
+		    received_tokens(&c->rc, c->tl) < 0)
+			return -1;
 		return tok_header(c->o, ev->name, ev->data, ev->len, ev->depth,
 		    c->tl);
 	case MAIL_TEXT:
@@ -100,5 +108,12 @@ tok_post(const unsigned char *msg, size_t len, const struct tok_opts *o,
 	toklist_reset(out);
 	c.o = o;
 	c.tl = out;
-	return mail_walk(msg, len, &o->lim, post_event, &c);
+	received_chain_init(&c.rc, o->trust);
+	if (mail_walk(msg, len, &o->lim, post_event, &c) < 0)
+		return -1;
+	/* every hop trusted (or too many): say so once the header is over */
+	if (o->src && (c.rc.state == RECEIVED_WALKING ||
+	    c.rc.state == RECEIVED_TOO_DEEP))
+		return received_tokens(&c.rc, out);
+	return 0;
 }

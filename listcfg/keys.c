@@ -20,6 +20,7 @@
 #include <syslog.h>
 
 #include "gate/util/lglimits.h"
+#include "gate/util/netlist.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/keys.h"
 #include "listcfg/listcfg.h"
@@ -57,6 +58,32 @@ check_proxies(const char *val, char *why, size_t whysz)
 	return listcfg_addrs_parse(val, NULL, 0, NULL, why, whysz);
 }
 static const char *const oversize_names[] = { "hold", "defer", NULL };
+
+/* trusted_relays: networks and host names */
+static int
+check_relays(const char *val, char *why, size_t whysz)
+{
+	struct netlist nl;
+
+	return netlist_parse(val, &nl, why, whysz);
+}
+
+/* dnsbl_zones: DNS names, a few */
+static int
+check_zones(const char *val, char *why, size_t whysz)
+{
+	struct netlist nl;
+
+	if (netlist_parse(val, &nl, why, whysz) < 0)
+		return -1;
+	if (nl.nnet > 0 || nl.nname > LG_MAX_DNSBL_ZONES) {
+		snprintf(why, whysz, "want at most %u zones (DNS names), "
+		    "separated by commas or blanks",
+		    (unsigned)LG_MAX_DNSBL_ZONES);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * The keys, in the order `config check` prints them.  Ranges: the
@@ -110,6 +137,24 @@ const struct keys_row keys_table[] = {
 	  .def_s = LG_DEFAULT_SECRET_FILE,
 	  .doc = "the site's key for moderation cookies (listgate init "
 	  "creates it)" },
+	{ .name = "trusted_relays", KEYS_FIELD(GLOBAL, STRING, trusted_relays),
+	  .check = check_relays,
+	  .doc = "networks (ADDR/BITS), addresses and host names whose "
+	  "Received lines are believed; the first hop past them gives the "
+	  "src: tokens" },
+	{ .name = "dnsbl_zones", KEYS_FIELD(GLOBAL, STRING, dnsbl_zones),
+	  .check = check_zones,
+	  .doc = "DNSBL zones asked about the first untrusted relay, all at "
+	  "once; an answer becomes the token dnsbl:ZONE:127.0.0.N" },
+	/* the pass path waits this long at most for every zone */
+	{ .name = "dns_timeout_ms", KEYS_FIELD(GLOBAL, UNSIGNED, dns_timeout_ms),
+	  .def = LG_DEFAULT_DNS_TIMEOUT_MS, .lo = 1, .hi = 5000,
+	  .doc = "milliseconds the DNSBL answers may take, all zones "
+	  "together" },
+	{ .name = "dns_server", KEYS_FIELD(GLOBAL, STRING, dns_server),
+	  .check = check_listen,
+	  .doc = "ADDR:PORT of the resolver asked for DNSBL answers (default: "
+	  "the system's, /etc/resolv.conf)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
@@ -199,6 +244,20 @@ const struct keys_row keys_table[] = {
 	  .hi = LG_MAX_TOKENS_PER_POST,
 	  .doc = "at most this many of the most extreme tokens vote (0: "
 	  "all)" },
+	{ .name = "member_check", KEYS_FIELD(LIST, ARGV, member_check),
+	  .flags = KEYS_MEMBER,
+	  .doc = "command asked whether {sender} is a subscriber: exit 0 "
+	  "yes, 1 no (token member:yes or member:no), else no evidence" },
+	/* it runs before every post is scored */
+	{ .name = "member_check_ms",
+	  KEYS_FIELD(LIST, UNSIGNED, member_check_ms),
+	  .def = LG_DEFAULT_MEMBER_CHECK_MS, .lo = 1, .hi = 5000,
+	  .doc = "milliseconds member_check may take; then it is killed and "
+	  "gives no evidence" },
+	{ .name = "member_cache_s", KEYS_FIELD(LIST, UNSIGNED, member_cache_s),
+	  .def = 0, .lo = 0, .hi = 30 * 86400,
+	  .doc = "seconds a member_check answer is kept in tokens_dir/L.members "
+	  "(0: no cache)" },
 	{ .name = NULL }
 };
 
@@ -614,6 +673,7 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		return 0;
 	case KEYS_ARGV:
 		if (tmpl_parse_set(raw, (k->flags & KEYS_NOTIFY) ? TMPL_NOTIFY :
+		    (k->flags & KEYS_MEMBER) ? TMPL_MEMBER :
 		    TMPL_DELIVER, &argv, msg, sizeof(msg)) < 0)
 			return cfgfile_error(cf, "%s: %s", k->name, msg);
 		tmpl_free(*(char ***)f);

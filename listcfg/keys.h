@@ -55,6 +55,8 @@ enum keys_type {
 #define KEYS_LO_OPEN	0x1	/* lo itself is out of range */
 #define KEYS_HI_OPEN	0x2	/* hi itself is out of range */
 #define KEYS_ANYCASE	0x4	/* choices match in any case */
+#define KEYS_MEMBER	0x10	/* KEYS_ARGV: member_check's placeholders
+				 * (listcfg/tmpl.h TMPL_MEMBER) */
 #define KEYS_NOTIFY	0x8	/* KEYS_ARGV: the placeholders of a notice
 				 * command (listcfg/tmpl.h TMPL_NOTIFY) */
 

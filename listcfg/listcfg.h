@@ -41,6 +41,10 @@
 /* the largest post scored and passed unless a list says otherwise:
  * bounded by default (the hard ceiling is LG_MAX_POST_BYTES) */
 #define LG_DEFAULT_MAX_POST_BYTES	(64u * 1024u * 1024u)
+/* evidence beyond the words: a member_check and the DNSBL answers must
+ * cost the pass path little, and never the post */
+#define LG_DEFAULT_MEMBER_CHECK_MS	200u
+#define LG_DEFAULT_DNS_TIMEOUT_MS	300u
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -71,6 +75,13 @@ struct listcfg_global {
 				 * when not set (root is then refused) */
 	char *group;		/* ... and this group (NULL: the user's) */
 	char *secret_file;	/* the cookie key, absolute */
+	/* source evidence (gate/received.h, gate/evidence/) */
+	char *trusted_relays;	/* networks and host names (netlist) whose
+				 * Received lines are believed; NULL: none */
+	char *dnsbl_zones;	/* DNSBL zones asked, NULL: none */
+	unsigned dns_timeout_ms; /* all zones answer within this */
+	char *dns_server;	/* ADDR:PORT of the resolver; NULL: the
+				 * system's (/etc/resolv.conf) */
 };
 
 enum on_error {
@@ -110,6 +121,10 @@ struct listcfg_list {
 	double robx;		/* Robinson's prior for an unknown token */
 	double min_dev;		/* tokens nearer 0.5 than this do not vote */
 	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
+	/* subscriber evidence (gate/evidence/member.h) */
+	char **member_check;	/* argv template: exit 0 member, 1 not */
+	unsigned member_check_ms; /* time-out of one member_check */
+	unsigned member_cache_s; /* answers kept this long; 0: no cache */
 	int has_file;		/* lists/L.conf existed */
 };
 

@@ -254,9 +254,11 @@ tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
 			goto fail;
 		}
 		/* the envelope must not begin an unprotected argument (no
-		 * program reads an LMTP recipient) */
+		 * program reads an LMTP recipient; a checked sender never
+		 * starts with '-') */
 		if (n > 0 && !lmtp && starts_with_envelope(argv[n]) &&
-		    !protected_word(argv, n)) {
+		    !protected_word(argv, n) && !((set & TMPL_SENDER_CHECKED) &&
+		    strncmp(argv[n], "{sender}", 8) == 0)) {
 			snprintf(err, errsz, "unsafe template: %.*s begins "
 			    "argument %zu, where a value starting with '-' "
 			    "would be read as an option; put `--' before it, "

@@ -35,6 +35,12 @@ struct tmpl_vars {
 /* notify: who the message goes to, the list, the held post's envelope
  * sender and id */
 #define TMPL_NOTIFY	(TMPL_MODERATOR | TMPL_LIST | TMPL_SENDER | TMPL_ID)
+/* not a placeholder: {sender} may begin an unprotected argument, for a
+ * caller that never hands over a sender starting with '-' (member_check:
+ * gate/evidence/member.c checks it; tmpl_expand still refuses one) */
+#define TMPL_SENDER_CHECKED	0x200u
+/* member_check: the sender asked about and the list */
+#define TMPL_MEMBER	(TMPL_SENDER | TMPL_LIST | TMPL_SENDER_CHECKED)
 
 /*
  * Split text (a configuration value, its trailing comment included) into

@@ -235,6 +235,23 @@ static const struct {
 	const char *want;	/* after "PATH/lists/" */
 } list_errors[] = {
 	{ "ham_cutoff = 0.1\nfoo = 1\n", "t.conf:2: unknown key `foo'" },
+	{ "member_check = ezmlm-issub {sender}\n",
+	  "t.conf:1: member_check: unsafe template: the program `ezmlm-issub' "
+	  "must be an absolute path" },
+	{ "member_check = /usr/bin/x {sendr}\n",
+	  "t.conf:1: member_check: unknown placeholder `{sendr}'" },
+	{ "member_check = /usr/bin/x -- {recipient}\n",
+	  "t.conf:1: member_check: unknown placeholder `{recipient}'" },
+	/* an LMTP destination is for deliver and release only */
+	{ "member_check = lmtp:127.0.0.1:24 {sender}\n",
+	  "t.conf:1: member_check: unsafe template: the program "
+	  "`lmtp:127.0.0.1:24' must be an absolute path" },
+	{ "deliver = /usr/bin/x {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 1" },
+	{ "member_check_ms = 0\n", "t.conf:1: member_check_ms: 0 is out of "
+	  "range [1, 5000]" },
+	{ "member_cache_s = -1\n", "t.conf:1: member_cache_s: `-1' is not a "
+	  "whole number" },
 	{ "ham_cutoff = 0.1\n\nham_cutoff = 0.2\n",
 	  "t.conf:3: duplicate key `ham_cutoff' (first set on line 1)" },
 	{ "spam_cutoff = abc\n", "t.conf:1: spam_cutoff: `abc' is not a number" },
@@ -437,6 +454,20 @@ START_TEST(global_errors)
 		{ "lock_wait_ms = 9999999\n",
 		  "listgate.conf:1: lock_wait_ms: 9999999 is out of range" },
 		{ "timeout = 0\n", "listgate.conf:1: timeout: 0 is out of range" },
+		{ "trusted_relays = 192.0.2.0/24, mx.example.org 10.0.0.0/40\n",
+		  "listgate.conf:1: trusted_relays: `10.0.0.0/40' is neither an "
+		  "address, a network (ADDR/BITS) nor a host name" },
+		{ "trusted_relays = a;b\n", "listgate.conf:1: trusted_relays: "
+		  "`a;b' is neither" },
+		{ "dnsbl_zones = a.test b.test c.test d.test e.test f.test "
+		  "g.test h.test i.test\n", "listgate.conf:1: dnsbl_zones: want "
+		  "at most 8 zones" },
+		{ "dnsbl_zones = 127.0.0.1\n", "listgate.conf:1: dnsbl_zones: "
+		  "want at most 8 zones (DNS names)" },
+		{ "dns_server = localhost:53\n", "listgate.conf:1: dns_server: "
+		  "`localhost:53' is not ADDR:PORT" },
+		{ "dns_timeout_ms = 6000\n", "listgate.conf:1: dns_timeout_ms: "
+		  "6000 is out of range [1, 5000]" },
 		{ "ham_cutoff = 0.4\n", "listgate.conf:1: unknown key `ham_cutoff'" },
 		{ "mta = qmail\nmta = postfix\n",
 		  "listgate.conf:2: duplicate key `mta'" },

@@ -23,6 +23,7 @@
 #include "db/queue_int.h"
 #include "gate/tok.h"
 #include "db/tokdb.h"
+#include "gate/app/posttok.h"
 #include "gate/app/sync.h"
 
 /* --- helpers ------------------------------------------------------------- */
@@ -1196,7 +1197,7 @@ START_TEST(sync_apply_exactly_once)
 {
 	struct queue *q = qopen();
 	struct sync_stats st;
-	struct tok_opts to;
+	struct posttok pt;
 	struct tokdb *db;
 	char dir[256], path[300], err[1024], post[200];
 	uint32_t ns, nh;
@@ -1206,7 +1207,7 @@ START_TEST(sync_apply_exactly_once)
 	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/jr.kch", dir);
-	tok_opts_default(&to);
+	ck_assert_int_eq(posttok_init(&pt, NULL, NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
 	for (i = 0; i < 2400; i++) {
 		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
@@ -1222,11 +1223,11 @@ START_TEST(sync_apply_exactly_once)
 	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
 	journal_rollback(q);
 	/* a new file is built privately, in one batch */
-	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &pt, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 2400);
 	ck_assert_uint_eq(st.nbatches, 1);
-	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &pt, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 0);
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
@@ -1246,11 +1247,11 @@ START_TEST(sync_apply_exactly_once)
 		    sizeof(err)), 0);
 	}
 	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
-	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &pt, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 40);
 	ck_assert_uint_eq(st.nbatches, 2);
-	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &pt, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 0);
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
@@ -1266,7 +1267,7 @@ START_TEST(sync_apply_exactly_once)
 	ck_assert_int_eq(journal_add(q, "jr", 1, -1, "manual", 0,
 	    (const unsigned char *)post, strlen(post), err, sizeof(err)), 0);
 	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
-	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &pt, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 1);
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
@@ -1320,7 +1321,7 @@ START_TEST(journal_file_ahead)
 {
 	struct queue *q = qopen();
 	struct sync_stats st;
-	struct tok_opts to;
+	struct posttok pt;
 	struct tokdb *db;
 	char dir[256], path[300], err[1024];
 
@@ -1334,8 +1335,8 @@ START_TEST(journal_file_ahead)
 	ck_assert_int_eq(tokdb_set_pos(db, 999999999), 0);
 	ck_assert_int_eq(tokdb_commit(db), 0);
 	tokdb_close(db);
-	tok_opts_default(&to);
-	ck_assert_int_eq(sync_apply(q, "ahead", path, 1, 1000, &to, &st,
+	ck_assert_int_eq(posttok_init(&pt, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(sync_apply(q, "ahead", path, 1, 1000, &pt, &st,
 	    err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "rebuild"));
 	unlink(path);

@@ -55,7 +55,8 @@ pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       postgresql-client pgbouncer libc6-dev python3 procps openssl
       libmicrohttpd-dev libcrypt-dev curl chromium util-linux
       clang libclang-rt-dev valgrind postfix mailman3
-      debhelper dpkg-dev fakeroot lintian systemd man-db"
+      debhelper dpkg-dev fakeroot lintian systemd man-db
+      libc-ares-dev rbldnsd"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

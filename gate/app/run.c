@@ -102,8 +102,8 @@ env_kept(const char *e)
 
 /* the child's environment: the kept entries of ours (pointers into
  * environ; xfree the array only), or NULL when out of memory */
-static char **
-child_env(void)
+char **
+run_child_env(void)
 {
 	char **env;
 	size_t n = 0, i, k = 0;
@@ -204,7 +204,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	/* the whole post in a file before the child exists */
 	if (fd < 0 && (fd = copy = post_copy(data, len, err, errsz)) < 0)
 		return -1;
-	if ((envp = child_env()) == NULL) {
+	if ((envp = run_child_env()) == NULL) {
 		snprintf(err, errsz, "run: out of memory");
 		goto out;
 	}

@@ -30,6 +30,11 @@
 int run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz);
 
+/* the environment a configured command gets: the kept entries of ours
+ * (pointers into environ: xfree the array only, and use it before the
+ * environment changes), or NULL when out of memory */
+char **run_child_env(void);
+
 /* kill the process group of the command running now, if any (for a
  * single-threaded caller: the filter's watchdog).  Async-
  * signal-safe: meant for a watchdog's signal handler. */

@@ -22,6 +22,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
+#include "gate/app/posttok.h"
 #include "gate/app/settings.h"
 #include "gate/app/sync.h"
 #include "gate/tok.h"
@@ -160,7 +161,7 @@ quarantine_pending(struct queue *q, const char *list,
 static long
 apply_batch(struct queue *q, const char *list, const char *path,
     int create, int bulk, long limit, unsigned wait_ms,
-    const struct tok_opts *to, struct toklist *tl, struct sync_stats *st,
+    const struct posttok *pt, struct toklist *tl, struct sync_stats *st,
     char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
@@ -182,7 +183,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	}
 	st->pos = pos;
 	do {
-		if (journal_fetch_open(q, list, pos, limit, to->lim.max_scan,
+		if (journal_fetch_open(q, list, pos, limit, pt->to.lim.max_scan,
 		    &f, err, errsz) < 0)
 			goto out;
 		got = 0;
@@ -207,7 +208,8 @@ apply_batch(struct queue *q, const char *list, const char *path,
 				report_skipped(st, &ev);
 				skipped++;
 			} else {
-				if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+				if (posttok_post(pt, ev.raw, ev.len, NULL,
+				    tl, NULL, 0) < 0) {
 					snprintf(err, errsz, "out of memory "
 					    "while tokenizing");
 					goto out;
@@ -284,7 +286,7 @@ out:
 
 int
 sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
+    int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct toklist *tl;
@@ -292,14 +294,14 @@ sync_apply(struct queue *q, const char *list, const char *path,
 	int bulk;
 
 	memset(st, 0, sizeof(*st));
-	if ((tl = toklist_new(to->max_tokens)) == NULL) {
+	if ((tl = toklist_new(pt->to.max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
 	/* a new file is private until it is complete: no transactions */
 	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
 	while ((n = apply_batch(q, list, path, create, bulk, bulk ?
-	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, to, tl, st, err,
+	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, st, err,
 	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 		char why[1024];
@@ -362,7 +364,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
-	struct tok_opts to;
+	struct posttok pt;
 	char tmp[4200], why[1024];
 
 	memset(st, 0, sizeof(*st));
@@ -376,8 +378,9 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	clean_stale(g, l->name);
 	unlink(tmp);
-	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
+	if (posttok_init(&pt, g, l, err, errsz) < 0)
+		return -1;
+	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &pt, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
 		    l->name, why);
@@ -402,7 +405,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
-	struct tok_opts to;
+	struct posttok pt;
 	char path[4096], why[1024];
 
 	memset(st, 0, sizeof(*st));
@@ -418,8 +421,9 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 		/* a missing file is built whole, then renamed into place */
 		return sync_rebuild(q, g, l, path, st, err, errsz);
 	}
-	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &to, st, why,
+	if (posttok_init(&pt, g, l, err, errsz) < 0)
+		return -1;
+	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &pt, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
 		    l->name, why, st->nevents);

@@ -19,7 +19,7 @@
 struct listcfg_global;
 struct listcfg_list;
 struct queue;
-struct tok_opts;
+struct posttok;
 
 /* quarantined events a sync reports one by one (the rest are counted) */
 #define SYNC_MAX_REPORTED	16
@@ -62,7 +62,9 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * batch is one token-file transaction that also stores the new position,
  * so an interruption at any point loses nothing and applies nothing
  * twice.  The file is closed between batches (readers get in).  The day
- * recorded per token is the event's day.  An event that cannot be
+ * recorded per token is the event's day.  Posts become tokens through
+ * posttok_post (evidence included: a post's sender is its Return-Path,
+ * else its From, asked about now).  An event that cannot be
  * applied (its stored message is damaged) never blocks the rest: it is
  * quarantined in the journal (journal_quarantine) before the batch that
  * passes it commits, skipped, and reported in *st; one quarantined
@@ -72,7 +74,7 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * before).
  */
 int sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
+    int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz);
 
 /*

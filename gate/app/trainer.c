@@ -23,6 +23,7 @@
 
 #include "db/journal.h"
 #include "db/tokdb.h"
+#include "gate/app/posttok.h"
 #include "gate/app/trainer.h"
 #include "gate/tok.h"
 #include "gate/util/clock.h"
@@ -74,7 +75,7 @@ struct trainer {
 	int want_bulk;			/* the next batch opens in bulk mode */
 	unsigned long bulk_after;	/* posts after which to switch to it */
 	struct toklist *tl;
-	struct tok_opts to;
+	const struct posttok *pt;
 	unsigned long nbatch;
 	double batch_start;
 	char warn[1200];		/* the last warning, or "" */
@@ -248,7 +249,7 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 
 	if (!t->intx && direct_begin(t, err, errsz) < 0)
 		return -1;
-	if (tok_post(msg, len, &t->to, t->tl) < 0) {
+	if (posttok_post(t->pt, msg, len, NULL, t->tl, NULL, 0) < 0) {
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}
@@ -338,7 +339,7 @@ direct_tmpfile(struct trainer *t, char *err, size_t errsz)
 
 int
 trainer_open_direct(struct trainer **t_r, const char *path, int create,
-    unsigned wait_ms, const struct tok_opts *to, int spam, int dir,
+    unsigned wait_ms, const struct posttok *pt, int spam, int dir,
     uint32_t day, char *err, size_t errsz)
 {
 	struct trainer *t;
@@ -358,11 +359,11 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 	t->memory = strcmp(path, ":") == 0;
 	t->create = create;
 	t->wait_ms = wait_ms;
-	t->to = *to;
+	t->pt = pt;
 	t->spam = spam;
 	t->dir = dir;
 	t->day = day;
-	if ((t->tl = toklist_new(to->max_tokens)) == NULL) {
+	if ((t->tl = toklist_new(pt->to.max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		xfree(t);
 		return -1;

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct posttok;
 struct queue;
-struct tok_opts;
 struct tokdb;
 struct trainer;
 
@@ -49,12 +49,13 @@ int trainer_open_journal(struct trainer **t_r, struct queue *q,
  * set: a missing file is built under a temporary name beside it
  * (.NAME.new-PID.kch) and linked into place when its first batch has
  * committed, so a failed run never leaves an empty or partial new token
- * file behind.  wait_ms bounds each wait for the file's lock; to is the
- * list's tokenizer settings (copied); day the last-seen day recorded.
+ * file behind.  wait_ms bounds each wait for the file's lock; pt says
+ * how posts become tokens (posttok_post: tokenizer and evidence; not
+ * copied, it must outlive the trainer); day the last-seen day recorded.
  * 0, or -1 with err.
  */
 int trainer_open_direct(struct trainer **t_r, const char *path, int create,
-    unsigned wait_ms, const struct tok_opts *to, int spam, int dir,
+    unsigned wait_ms, const struct posttok *pt, int spam, int dir,
     uint32_t day, char *err, size_t errsz);
 
 /* learn (or unlearn) one post: 0, or -1 with err (then trainer_abort) */

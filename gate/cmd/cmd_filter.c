@@ -50,6 +50,7 @@
 #include "gate/outcome.h"
 #include "db/queue.h"
 #include "gate/app/handoff.h"
+#include "gate/app/posttok.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
@@ -99,7 +100,9 @@ struct filter {
 	struct listcfg_global g;
 	struct listcfg_list l;
 	int have_g, have_l;
-	struct tok_opts to;	/* the list's settings (gate/app/settings) */
+	struct posttok pt;	/* the list's tokenizer settings and evidence
+				 * (gate/app/posttok) */
+	char evnote[256];	/* what the evidence asked and heard */
 	struct bayes_params bp;
 	const char *list;
 	const char *sender, *recipient;
@@ -174,7 +177,7 @@ static void
 log_summary(struct filter *f, const char *action)
 {
 	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
-	char score[32] = "-", idbuf[32] = "", ms[32];
+	char score[32] = "-", idbuf[32] = "", ms[32], ev[300];
 
 	/* each value masked and cut (the arrays bound the bytes, the whole
 	 * fits the log's 2 KiB line) */
@@ -190,17 +193,28 @@ log_summary(struct filter *f, const char *action)
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
+	/* the evidence's note is ours, but names a zone from the
+	 * configuration: masked all the same */
+	ev[0] = '\0';
+	if (f->evnote[0] != '\0') {
+		char note[256];
+
+		sanitize_str(note, sizeof(note), f->evnote, strlen(f->evnote),
+		    200, SANITIZE_LOG, 0);
+		snprintf(ev, sizeof(ev), " evidence=\"%s\"", note);
+	}
 	if (f->why[0] != '\0') {
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s%s reason=\"%s\"", list,
-		    mid, score, f->ntok, f->nused, action, idbuf, ms, snd,
+		    "action=%s%s ms=%s from=<%s>%s%s%s reason=\"%s\"",
+		    list, mid, score, f->ntok, f->nused, action, idbuf, ms,
+		    snd, ev,
 		    f->notices, f->dnote, why);
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s%s", list, mid, score,
-		    f->ntok, f->nused, action, idbuf, ms, snd, f->notices,
+		    "action=%s%s ms=%s from=<%s>%s%s%s", list, mid, score,
+		    f->ntok, f->nused, action, idbuf, ms, snd, ev, f->notices,
 		    f->dnote);
 }
 
@@ -396,6 +410,13 @@ score_post(struct filter *f, struct classify *c)
 		failure(f, "token file path too long");
 		return -1;
 	}
+	/* the tokens and the evidence before the token file is opened: a
+	 * member_check or a DNS answer never keeps a reader's lock */
+	if (posttok_post(&f->pt, f->sp.data, f->sp.len,
+	    f->sender, c->toks, f->evnote, sizeof(f->evnote)) < 0) {
+		failure(f, "scoring: out of memory while tokenizing");
+		return -1;
+	}
 	r = tokdb_open(path, TOKDB_READ, f->g.lock_wait_ms, &db, err,
 	    sizeof(err));
 	if (r != 0) {
@@ -403,8 +424,8 @@ score_post(struct filter *f, struct classify *c)
 		return -1;
 	}
 	tokcounts_tokdb(&cc, db);
-	if (classify_post(c, &cc, &f->bp, &f->to,
-	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
+	if (classify_post(c, &cc, &f->bp, &f->pt.to, NULL, 0, err,
+	    sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
 		return -1;
@@ -719,7 +740,10 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_l = 1;
-	settings_tok_opts(&f.l, &f.to);
+	if (posttok_init(&f.pt, &f.g, &f.l, err, sizeof(err)) < 0) {
+		failure(&f, "%s", err);
+		goto decide;
+	}
 	settings_bayes(&f.l, &f.bp);
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
@@ -744,7 +768,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	f.have_spool = 1;
-	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
+	scan = spool_scan_len(&f.sp, f.pt.to.lim.max_scan);
 	if (f.sp.len > f.l.max_post_bytes) {
 		/* a verdict by size: held unscored, never passed */
 		f.oversize = 1;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gate/util/buf.h"
+#include "gate/app/posttok.h"
 #include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
 #include "gate/classify.h"
@@ -193,7 +194,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	static char *const stdin_args[] = { "-", NULL };
 	struct listcfg_global g;
 	struct listcfg_list l;
-	struct tok_opts to;
+	struct posttok pt;
 	struct bayes_params bp;
 	struct classify c;
 	struct classify_counts cc;
@@ -258,9 +259,13 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		goto out;
 	}
-	settings_tok_opts(&l, &to);
+	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		failed = 1;
+		goto out;
+	}
 	settings_bayes(&l, &bp);
-	if (classify_init(&c, to.max_tokens) < 0) {
+	if (classify_init(&c, pt.to.max_tokens) < 0) {
 		cmd_err(NAME, "out of memory");
 		failed = 1;
 		goto out;
@@ -283,7 +288,16 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
-			if (classify_post(&c, &cc, &bp, &to, p.data, p.len,
+			/* the post's tokens with the evidence, then
+			 * their counts */
+			if (posttok_post(&pt, p.data, p.len, NULL, c.toks,
+			    NULL, 0) < 0) {
+				cmd_err(NAME, "list %s: %s: out of memory "
+				    "while tokenizing", list, p.name);
+				failed = 1;
+				continue;
+			}
+			if (classify_post(&c, &cc, &bp, &pt.to, NULL, 0,
 			    err, sizeof(err)) < 0) {
 				cmd_err(NAME, "list %s: %s: %s", list, p.name,
 				    err);

@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "db/tokdb.h"
-#include "gate/app/settings.h"
+#include "listcfg/listcfg.h"
+#include "gate/app/posttok.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
@@ -65,7 +66,7 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	};
 	struct listcfg_global g;
 	struct listcfg_list l;
-	struct tok_opts to;
+	struct posttok pt;
 	struct toklist *tl;
 	struct source *src;
 	struct source_post p;
@@ -73,7 +74,7 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], path[4096];
 	size_t i, n;
 	const char *t;
-	int ch, r, multi, keys = 0, failed = 0, rc;
+	int ch, r, multi, keys = 0, failed = 0, rc, loaded = 0;
 
 	while ((ch = getopt_long(argc, argv, "l:kh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -99,23 +100,28 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (argc - optind == 1)
 		file = argv[optind];
 	if (list == NULL)
-		settings_tok_opts(NULL, &to);
+		posttok_init(&pt, NULL, NULL, err, sizeof(err));
 	else {
 		if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
 		    sizeof(path))) != EXIT_CMD_OK)
 			return rc;
-		settings_tok_opts(&l, &to);
-		listcfg_free_list(&l);
-		listcfg_free_global(&g);
+		loaded = 1;
+		if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			failed = 1;
+			goto out;
+		}
 	}
-	if ((tl = toklist_new(to.max_tokens)) == NULL) {
+	if ((tl = toklist_new(pt.to.max_tokens)) == NULL) {
 		cmd_err(NAME, "out of memory");
-		return EXIT_CMD_FAIL;
+		failed = 1;
+		goto out;
 	}
 	if (source_open(file, &src, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
 		toklist_free(tl);
-		return EXIT_CMD_FAIL;
+		failed = 1;
+		goto out;
 	}
 	multi = source_multi(src);
 	while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
@@ -124,7 +130,7 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 			failed = 1;
 			continue;
 		}
-		if (tok_post(p.data, p.len, &to, tl) < 0) {
+		if (posttok_post(&pt, p.data, p.len, NULL, tl, NULL, 0) < 0) {
 			cmd_err(NAME, "%s: out of memory", p.name);
 			failed = 1;
 			continue;
@@ -149,6 +155,11 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		cmd_err(NAME, "cannot write the tokens");
 		failed = 1;
+	}
+out:
+	if (loaded) {
+		listcfg_free_list(&l);
+		listcfg_free_global(&g);
 	}
 	return failed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }

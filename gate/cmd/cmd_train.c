@@ -32,7 +32,7 @@
 #include "gate/app/sync.h"
 #include "gate/app/trainer.h"
 #include "gate/cmd/cmd.h"
-#include "gate/app/settings.h"
+#include "gate/app/posttok.h"
 #include "gate/mail/source.h"
 #include "gate/tok.h"
 #include "gate/util/clock.h"
@@ -113,7 +113,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct queue *q = NULL;
 	struct source *src;
 	struct source_post p;
-	struct tok_opts to;
+	struct posttok pt;
 	const char *list = NULL;
 	char err[1024], path[4096];
 	double start, last = 0;
@@ -160,7 +160,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;
 	dir = unlearn ? -1 : 1;
-	settings_tok_opts(&l, &to);
+	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		fatal = 1;
+		goto out;
+	}
 	if (queue_configured(g.conninfo)) {
 		/* through the journal (one transaction), then sync the token
 		 * file from it */
@@ -173,7 +177,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			goto out;
 		}
 	} else if ((!unlearn && sync_tokens_dir(&g, err, sizeof(err)) < 0) ||
-	    trainer_open_direct(&t, path, !unlearn, sync_writer_wait(&g), &to,
+	    trainer_open_direct(&t, path, !unlearn, sync_writer_wait(&g), &pt,
 	    spam, dir, tokdb_today(), err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		fatal = 1;

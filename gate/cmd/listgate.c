@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gate/app/posttok.h"
 #include "gate/cmd/cmd.h"
+#include "gate/evidence/evidence.h"
 #include "gate/outcome.h"
 
 /* one row per subcommand, in the order `listgate --help` shows them */
@@ -113,6 +115,8 @@ main(int argc, char **argv)
 	 * logs, rebuilt files, directories) is never for others, nor
 	 * writable by the group */
 	umask(umask(0) | 027);
+	/* every command tokenizes posts with the evidence beyond words */
+	posttok_set_evidence(evidence_gatherer());
 	/* '+': stop at the subcommand; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
 		switch (ch) {

@@ -40,6 +40,15 @@
 #define LG_MAX_ARGV		64
 /* one expanded template argument: envelope addresses are short */
 #define LG_MAX_ARG_BYTES	(64u * 1024u)
+/* trusted relays (networks and names): a site has a handful of relays */
+#define LG_MAX_NETLIST		64
+/* Received lines walked looking for the first untrusted hop: real chains
+ * have a dozen at most; a post with hundreds is forged anyway */
+#define LG_MAX_RECEIVED_HOPS	40
+/* DNSBL zones asked per post, all at once */
+#define LG_MAX_DNSBL_ZONES	8
+/* a sender handed to member_check: RFC 5321 paths are 256 bytes */
+#define LG_MAX_SENDER_BYTES	256
 /* a request's path and query (ours are short: /api/lists/L/held/ID?...) */
 #define LG_MAX_WEB_URL		1024
 /* a request body: a form or JSON action, a bulk form of a page of ids */

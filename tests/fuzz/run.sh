@@ -15,6 +15,8 @@
 #   listcfg  the configuration parser, and what it prints reading back
 #   tmpl     argv templates: parsing and expansion
 #   cookie   action addresses and cookies of moderation by mail
+#   received the Received chain reader and its src: tokens (gate/received.c;
+#            the first line of an input names trusted relays)
 # Seeds come from the fixtures (tests/data/mail, tests/data/train, the
 # configuration tests) and from tests/data/fuzz/TARGET/, the named
 # fixtures of earlier crashes.  The corpus grows in $FUZZ_WORK/TARGET
@@ -27,7 +29,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORK:-/tmp/listgate-fuzz}
 CC=${CC_FUZZ:-clang}
-TARGETS="mail tok source listcfg tmpl cookie"
+TARGETS="mail tok source listcfg tmpl cookie received"
 obj=$work/obj
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
@@ -47,7 +49,7 @@ build() {
 	# the library: every file below the layer of configuration (plus
 	# listcfg itself); rebuilt when any source or header changed
 	srcs=$(cd "$top" && ls gate/util/*.c gate/mail/*.c gate/tok.c \
-	    gate/tok_post.c gate/toklist.c gate/bayes.c gate/outcome.c \
+	    gate/tok_post.c gate/received.c gate/toklist.c gate/bayes.c gate/outcome.c \
 	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c)
 	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
 	    tests/fuzz/*.c | cksum | tr ' ' _)
@@ -98,6 +100,12 @@ seeds() {
 		;;
 	listcfg|tmpl)
 		cp "$top"/tests/fuzz/seeds/"$t"/* "$d/" 2>/dev/null || :
+		;;
+	received)
+		# the Received values of the corpus header chains
+		for f in "$top"/tests/data/received/*.eml; do
+			sed -n 's/^Received: //p' "$f" > "$d/$(basename "$f")"
+		done
 		;;
 	cookie)
 		printf 'dev-moderate+approve-812-0abcdefg0123456789abcdefghij@lists.example.org' > "$d/seed-approve"

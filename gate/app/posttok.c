@@ -1,0 +1,68 @@
+/*
+ * posttok.c - tokenizer plus evidence, the one way posts become tokens
+ *
+ * See posttok.h.  The post is hostile and reaches only the bounded
+ * tokenizer and the registered evidence gatherer, which bounds its own
+ * work.  Never prints, never exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "gate/app/posttok.h"
+#include "gate/app/settings.h"
+#include "listcfg/listcfg.h"
+
+/* the program's gatherer: set once by main, before any thread starts */
+static const struct posttok_evidence *evidence;
+
+void
+posttok_set_evidence(const struct posttok_evidence *ev)
+{
+	evidence = ev;
+}
+
+int
+posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
+    const struct listcfg_list *l, char *err, size_t errsz)
+{
+	char why[512];
+
+	memset(pt, 0, sizeof(*pt));
+	settings_tok_opts(l, &pt->to);
+	netlist_init(&pt->trust);
+	if (g != NULL && netlist_parse(g->trusted_relays, &pt->trust, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errsz, "trusted_relays: %s", why);
+		return -1;
+	}
+	pt->to.trust = &pt->trust;
+	return 0;
+}
+
+int
+posttok_init(struct posttok *pt, const struct listcfg_global *g,
+    const struct listcfg_list *l, char *err, size_t errsz)
+{
+	if (posttok_init_words(pt, g, l, err, errsz) < 0)
+		return -1;
+	pt->g = l != NULL ? g : NULL;
+	pt->l = g != NULL ? l : NULL;
+	return 0;
+}
+
+int
+posttok_post(const struct posttok *pt, const unsigned char *msg,
+    size_t len, const char *sender, struct toklist *tl, char *note,
+    size_t notesz)
+{
+	if (note != NULL && notesz > 0)
+		note[0] = '\0';
+	if (tok_post(msg, len, &pt->to, tl) < 0)
+		return -1;
+	if (evidence == NULL || pt->g == NULL || pt->l == NULL)
+		return 0;
+	return evidence->add(evidence->ctx, pt->g, pt->l, msg, len, sender,
+	    tl, note, notesz);
+}

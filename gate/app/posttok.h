@@ -1,0 +1,76 @@
+/*
+ * posttok.h - a post's tokens as every command learns and scores them:
+ * the tokenizer's (tok_post, with the site's trusted relays), then the
+ * evidence beyond the words (subscriber status, DNSBL answers)
+ *
+ * filter, score, train, sync and rebuild all tokenize through
+ * posttok_post, so a token file built from the journal holds the same
+ * tokens that the filter scores.  The evidence gatherer does I/O and
+ * lives in a feature folder above this layer (gate/evidence/): the
+ * program registers it once (posttok_set_evidence, from main); without
+ * one, posts get the tokenizer's tokens alone.  Never prints, never
+ * exits.
+ */
+#ifndef LG_POSTTOK_H
+#define LG_POSTTOK_H
+
+#include <stddef.h>
+
+#include "gate/tok.h"
+#include "gate/util/netlist.h"
+
+struct listcfg_global;
+struct listcfg_list;
+
+/* what a post is tokenized with for one list; holds a pointer into
+ * itself (to.trust): never copy one, pass its address */
+struct posttok {
+	struct tok_opts to;		/* the list's tokenizer settings */
+	struct netlist trust;		/* the global trusted_relays */
+	const struct listcfg_global *g;	/* NULL: no evidence */
+	const struct listcfg_list *l;
+};
+
+/*
+ * An evidence gatherer: add tokens about the post to tl (which holds
+ * its tokenizer tokens already).  sender: the envelope sender, NULL when
+ * none is known (then the post's Return-Path, else its From), "" for
+ * the null sender.  A short note of what was asked and answered goes
+ * into note (for the filter's log line).  Evidence that cannot be had
+ * (time-out, a failed command, no answer) gives no token and is never
+ * an error: 0, or -1 only when out of memory.
+ */
+struct posttok_evidence {
+	int (*add)(void *ctx, const struct listcfg_global *g,
+	    const struct listcfg_list *l, const unsigned char *msg,
+	    size_t len, const char *sender, struct toklist *tl, char *note,
+	    size_t notesz);
+	void *ctx;
+};
+
+/* the program's evidence gatherer (NULL: none); main sets it once */
+void posttok_set_evidence(const struct posttok_evidence *ev);
+
+/*
+ * Set up pt for list l of g: the list's tokenizer settings
+ * (settings_tok_opts) and g's trusted relays.  g and l must outlive pt;
+ * l NULL gives the defaults and no evidence.  0, or -1 with err (a
+ * trusted_relays value listcfg did not check).
+ */
+int posttok_init(struct posttok *pt, const struct listcfg_global *g,
+    const struct listcfg_list *l, char *err, size_t errsz);
+
+/* like posttok_init, but with no evidence gathered (tokens only) */
+int posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
+    const struct listcfg_list *l, char *err, size_t errsz);
+
+/*
+ * Tokenize msg into tl (reset first), then add the evidence's tokens.
+ * note (may be NULL) gets the evidence's note, "" when none.  0, or -1
+ * when out of memory.
+ */
+int posttok_post(const struct posttok *pt, const unsigned char *msg,
+    size_t len, const char *sender, struct toklist *tl, char *note,
+    size_t notesz);
+
+#endif

@@ -1,0 +1,288 @@
+/*
+ * dnsbl.c - DNSBL lookups with c-ares: every zone at once, one deadline
+ *
+ * The address comes from a Received line (hostile, but already parsed
+ * to 16 bytes); the zones from configuration.  Answers are hostile too:
+ * only A records in 127.0.0.0/8 are kept, at most DNSBL_MAX_ADDRS per
+ * zone.  The resolver is the configured dns_server or the system's; a
+ * site should run a local caching resolver (and respect each zone's
+ * terms of use).  Never logs, never exits.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <ares.h>
+
+#include "gate/evidence/dnsbl.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+
+#define DNSBL_MAX_ADDRS	4	/* answers kept per zone */
+
+struct zone {
+	char name[NETLIST_NAME_MAX + 1];
+	int done;		/* answered, refused or gave up */
+	int timed_out;
+	unsigned naddr;
+	unsigned char addr[DNSBL_MAX_ADDRS][4];
+};
+
+struct dnsbl {
+	ares_channel ch;
+	int have_ch;
+	double deadline;
+	struct zone z[LG_MAX_DNSBL_ZONES];
+	size_t nz, ndone;
+};
+
+int
+dnsbl_public(const unsigned char a[16])
+{
+	static const unsigned char v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0, 0xff, 0xff };
+	const unsigned char *b;
+
+	if (memcmp(a, v4map, 12) == 0) {
+		b = a + 12;
+		return !(b[0] == 0 || b[0] == 10 || b[0] == 127 ||
+		    (b[0] == 100 && (b[1] & 0xc0) == 64) ||
+		    (b[0] == 169 && b[1] == 254) ||
+		    (b[0] == 172 && (b[1] & 0xf0) == 16) ||
+		    (b[0] == 192 && b[1] == 168) ||
+		    (b[0] == 192 && b[1] == 0 && b[2] == 2) ||
+		    (b[0] == 198 && (b[1] & 0xfe) == 18) ||
+		    (b[0] == 198 && b[1] == 51 && b[2] == 100) ||
+		    (b[0] == 203 && b[1] == 0 && b[2] == 113) ||
+		    b[0] >= 224);
+	}
+	/* IPv6: global unicast 2000::/3, less documentation 2001:db8::/32 */
+	if ((a[0] & 0xe0) != 0x20)
+		return 0;
+	return !(a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d &&
+	    a[3] == 0xb8);
+}
+
+/* the query name: the address reversed (IPv4 octets, IPv6 nibbles)
+ * before the zone */
+static int
+query_name(char *q, size_t qsz, const unsigned char a[16], int family,
+    const char *zone)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = 0;
+	int i, r;
+
+	if (family == 4) {
+		r = snprintf(q, qsz, "%u.%u.%u.%u.%s", a[15], a[14], a[13],
+		    a[12], zone);
+		return r > 0 && (size_t)r < qsz ? 0 : -1;
+	}
+	if (qsz < 64 + strlen(zone) + 1)
+		return -1;
+	for (i = 15; i >= 0; i--) {
+		q[k++] = hex[a[i] & 0xf];
+		q[k++] = '.';
+		q[k++] = hex[a[i] >> 4];
+		q[k++] = '.';
+	}
+	r = snprintf(q + k, qsz - k, "%s", zone);
+	return r > 0 && (size_t)r < qsz - k ? 0 : -1;
+}
+
+/* one zone's answer */
+static void
+answered(void *arg, int status, int timeouts, unsigned char *abuf,
+    int alen)
+{
+	struct zone *z = arg;
+	struct ares_addrttl at[16];
+	int n = 16, i;
+	const unsigned char *p;
+
+	(void)timeouts;
+	if (z->done)
+		return;
+	z->done = 1;
+	if (status == ARES_ETIMEOUT || status == ARES_ECANCELLED ||
+	    status == ARES_EDESTRUCTION) {
+		z->timed_out = 1;
+		return;
+	}
+	if (status != ARES_SUCCESS ||
+	    ares_parse_a_reply(abuf, alen, NULL, at, &n) != ARES_SUCCESS)
+		return;
+	for (i = 0; i < n && z->naddr < DNSBL_MAX_ADDRS; i++) {
+		p = (const unsigned char *)&at[i].ipaddr;
+		if (p[0] != 127 || (p[1] == 255 && p[2] == 255))
+			continue;
+		memcpy(z->addr[z->naddr++], p, 4);
+	}
+}
+
+int
+dnsbl_start(struct dnsbl **d_r, const char *server,
+    const struct netlist *zones, const unsigned char a[16], int family,
+    unsigned timeout_ms, char *why, size_t whysz)
+{
+	static int lib_ready;
+	struct ares_options o;
+	struct dnsbl *d;
+	char q[NETLIST_NAME_MAX + 80];
+	size_t i;
+	int r;
+
+	*d_r = NULL;
+	if (!lib_ready) {
+		if (ares_library_init(ARES_LIB_INIT_ALL) != ARES_SUCCESS) {
+			snprintf(why, whysz, "no resolver library");
+			return 0;
+		}
+		lib_ready = 1;
+	}
+	if ((d = xcalloc(1, sizeof(*d))) == NULL)
+		return -1;
+	memset(&o, 0, sizeof(o));
+	o.timeout = (int)timeout_ms;	/* one try, the whole time */
+	o.tries = 1;
+	o.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES;
+	if ((r = ares_init_options(&d->ch, &o, ARES_OPT_TIMEOUTMS |
+	    ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
+		snprintf(why, whysz, "resolver: %s", ares_strerror(r));
+		xfree(d);
+		return r == ARES_ENOMEM ? -1 : 0;
+	}
+	d->have_ch = 1;
+	if (server != NULL && (r = ares_set_servers_ports_csv(d->ch,
+	    server)) != ARES_SUCCESS) {
+		snprintf(why, whysz, "dns_server: %s", ares_strerror(r));
+		dnsbl_free(d);
+		return 0;
+	}
+	d->deadline = clock_now_ms() + timeout_ms;
+	for (i = 0; i < zones->nname && i < LG_MAX_DNSBL_ZONES; i++) {
+		struct zone *z = &d->z[d->nz];
+
+		snprintf(z->name, sizeof(z->name), "%s", zones->name[i]);
+		if (query_name(q, sizeof(q), a, family, z->name) < 0)
+			continue;
+		d->nz++;
+		ares_query(d->ch, q, 1 /* C_IN */, 1 /* T_A */, answered, z);
+	}
+	*d_r = d;
+	return 0;
+}
+
+/* zones done so far */
+static size_t
+ndone(const struct dnsbl *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->nz; i++)
+		n += d->z[i].done != 0;
+	return n;
+}
+
+size_t
+dnsbl_pollfds(struct dnsbl *d, struct pollfd *p, size_t max,
+    int *wait_ms_r)
+{
+	ares_socket_t s[ARES_GETSOCK_MAXNUM];
+	struct timeval tv, *tvp, maxtv;
+	double left = d->deadline - clock_now_ms();
+	size_t i, n = 0;
+	unsigned bits;
+
+	/* the bits read unsigned: c-ares's own ARES_GETSOCK_WRITABLE
+	 * shifts a signed 1 into the sign bit for the 16th socket */
+	bits = (unsigned)ares_getsock(d->ch, s, ARES_GETSOCK_MAXNUM);
+	for (i = 0; i < ARES_GETSOCK_MAXNUM && n < max; i++) {
+		short ev = 0;
+
+		if ((bits >> i) & 1u)
+			ev |= POLLIN;
+		if ((bits >> (i + ARES_GETSOCK_MAXNUM)) & 1u)
+			ev |= POLLOUT;
+		if (ev == 0)
+			continue;
+		p[n].fd = s[i];
+		p[n].events = ev;
+		p[n].revents = 0;
+		n++;
+	}
+	if (left < 0)
+		left = 0;
+	maxtv.tv_sec = (time_t)(left / 1000);
+	maxtv.tv_usec = (suseconds_t)((left - (double)maxtv.tv_sec * 1000) *
+	    1000);
+	tvp = ares_timeout(d->ch, &maxtv, &tv);
+	*wait_ms_r = (int)(tvp->tv_sec * 1000 + (tvp->tv_usec + 999) / 1000);
+	return n;
+}
+
+int
+dnsbl_step(struct dnsbl *d, const struct pollfd *p, size_t n)
+{
+	size_t i;
+	int any = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i].revents == 0)
+			continue;
+		any = 1;
+		ares_process_fd(d->ch,
+		    (p[i].revents & (POLLIN | POLLERR | POLLHUP)) ? p[i].fd :
+		    ARES_SOCKET_BAD,
+		    (p[i].revents & POLLOUT) ? p[i].fd : ARES_SOCKET_BAD);
+	}
+	if (!any)	/* c-ares's own time-outs */
+		ares_process_fd(d->ch, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	if (ndone(d) == d->nz)
+		return 1;
+	if (clock_now_ms() >= d->deadline) {
+		ares_cancel(d->ch);	/* the rest: timed out */
+		return 1;
+	}
+	return 0;
+}
+
+int
+dnsbl_tokens(struct dnsbl *d, struct toklist *tl, unsigned *nlisted_r,
+    unsigned *ntimeout_r)
+{
+	char t[TOKLIST_MAX_BYTES + 1];
+	size_t i, k;
+	int r;
+
+	*nlisted_r = *ntimeout_r = 0;
+	for (i = 0; i < d->nz; i++) {
+		struct zone *z = &d->z[i];
+
+		if (!z->done || z->timed_out)
+			(*ntimeout_r)++;
+		if (z->naddr > 0)
+			(*nlisted_r)++;
+		for (k = 0; k < z->naddr; k++) {
+			r = snprintf(t, sizeof(t), "dnsbl:%s:%u.%u.%u.%u",
+			    z->name, z->addr[k][0], z->addr[k][1],
+			    z->addr[k][2], z->addr[k][3]);
+			if (r > 0 && (size_t)r < sizeof(t) &&
+			    toklist_add(tl, t, (size_t)r) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+void
+dnsbl_free(struct dnsbl *d)
+{
+	if (d == NULL)
+		return;
+	if (d->have_ch)
+		ares_destroy(d->ch);
+	xfree(d);
+}

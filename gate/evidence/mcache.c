@@ -1,0 +1,192 @@
+/*
+ * mcache.c - the member_check answer cache file (see mcache.h)
+ *
+ * The file is ours but shared by concurrent processes without a lock:
+ * every record carries a check value, so a torn or foreign record is
+ * simply absent.  Senders are hostile: they are only hashed.  Never
+ * logs, never exits.
+ */
+#include "config.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <nettle/sha2.h>
+
+#include "gate/evidence/mcache.h"
+#include "gate/util/xalloc.h"
+
+#define MAGIC		"LGMEMBR1"
+#define HDR_BYTES	16
+#define REC_BYTES	16
+#define FILE_BYTES	(HDR_BYTES + (size_t)MCACHE_SLOTS * REC_BYTES)
+
+struct mcache {
+	unsigned char *map;
+};
+
+/* one record as stored (host byte order: the file never leaves the
+ * host) */
+struct rec {
+	uint64_t key;
+	uint32_t stamp;		/* seconds since 1970 (unsigned: to 2106) */
+	uint16_t answer;
+	uint16_t check;
+};
+
+static uint16_t
+rec_check(const struct rec *r)
+{
+	uint64_t x = r->key ^ ((uint64_t)r->stamp << 16) ^ r->answer ^
+	    0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 32;
+	return (uint16_t)(x ^ (x >> 16) ^ 0x5a5a);
+}
+
+/* the sender's key: SHA-256 of the address, lower case (0 is kept for
+ * empty slots) */
+static uint64_t
+key_of(const char *sender)
+{
+	struct sha256_ctx c;
+	uint8_t d[SHA256_DIGEST_SIZE], ch;
+	uint64_t k = 0;
+	size_t i;
+
+	sha256_init(&c);
+	for (i = 0; sender[i] != '\0'; i++) {
+		ch = (uint8_t)sender[i];
+		if (ch >= 'A' && ch <= 'Z')
+			ch = (uint8_t)(ch - 'A' + 'a');
+		sha256_update(&c, 1, &ch);
+	}
+	sha256_digest(&c, sizeof(d), d);
+	for (i = 0; i < 8; i++)
+		k = k << 8 | d[i];
+	return k != 0 ? k : 1;
+}
+
+struct mcache *
+mcache_open(const char *path)
+{
+	struct mcache *c;
+	struct stat st;
+	void *map;
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660)) < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || (st.st_size != 0 &&
+	    (size_t)st.st_size != FILE_BYTES) ||
+	    (st.st_size == 0 && ftruncate(fd, (off_t)FILE_BYTES) < 0)) {
+		close(fd);
+		return NULL;
+	}
+	map = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+	    0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	/* a new file gets its magic (two at once write the same bytes) */
+	if (memcmp(map, MAGIC, 8) != 0) {
+		static const unsigned char zero[8];
+
+		if (memcmp(map, zero, 8) != 0) {
+			munmap(map, FILE_BYTES);
+			return NULL;	/* someone else's file */
+		}
+		memcpy(map, MAGIC, 8);
+	}
+	if ((c = xcalloc(1, sizeof(*c))) == NULL) {
+		munmap(map, FILE_BYTES);
+		return NULL;
+	}
+	c->map = map;
+	return c;
+}
+
+void
+mcache_close(struct mcache *c)
+{
+	if (c == NULL)
+		return;
+	munmap(c->map, FILE_BYTES);
+	xfree(c);
+}
+
+static void
+rec_read(const struct mcache *c, size_t slot, struct rec *r)
+{
+	memcpy(r, c->map + HDR_BYTES + slot * REC_BYTES, sizeof(*r));
+}
+
+static void
+rec_write(struct mcache *c, size_t slot, const struct rec *r)
+{
+	memcpy(c->map + HDR_BYTES + slot * REC_BYTES, r, sizeof(*r));
+}
+
+enum member_answer
+mcache_get(struct mcache *c, const char *sender, time_t now, unsigned ttl)
+{
+	uint64_t k;
+	struct rec r;
+	size_t i, s;
+
+	if (c == NULL || ttl == 0)
+		return MEMBER_NONE;
+	k = key_of(sender);
+	for (i = 0; i < MCACHE_PROBE; i++) {
+		s = (size_t)((k + i) % MCACHE_SLOTS);
+		rec_read(c, s, &r);
+		if (r.key != k || r.check != rec_check(&r))
+			continue;
+		if ((time_t)r.stamp > now || now - (time_t)r.stamp > (time_t)ttl)
+			return MEMBER_NONE;
+		if (r.answer == MEMBER_YES || r.answer == MEMBER_NO)
+			return (enum member_answer)r.answer;
+		return MEMBER_NONE;
+	}
+	return MEMBER_NONE;
+}
+
+void
+mcache_put(struct mcache *c, const char *sender, enum member_answer a,
+    time_t now)
+{
+	uint64_t k;
+	struct rec r, old;
+	size_t i, s, best = 0;
+	uint32_t oldest = UINT32_MAX;
+
+	if (c == NULL || (a != MEMBER_YES && a != MEMBER_NO) || now < 0)
+		return;
+	k = key_of(sender);
+	/* its own slot, else an empty or broken one, else the oldest */
+	for (i = 0; i < MCACHE_PROBE; i++) {
+		s = (size_t)((k + i) % MCACHE_SLOTS);
+		rec_read(c, s, &old);
+		if (old.key == k || old.key == 0 ||
+		    old.check != rec_check(&old)) {
+			best = s;
+			break;
+		}
+		if (old.stamp < oldest) {
+			oldest = old.stamp;
+			best = s;
+		}
+	}
+	memset(&r, 0, sizeof(r));
+	r.key = k;
+	r.stamp = (uint32_t)now;
+	r.answer = (uint16_t)a;
+	r.check = rec_check(&r);
+	rec_write(c, best, &r);
+}

@@ -1,0 +1,441 @@
+/*
+ * received.c - read the Received chain down to the first untrusted hop
+ *
+ * See received.h.  Each value is hostile: only its first
+ * RECEIVED_MAX_SCAN bytes are looked at, every name copied is bounded
+ * and checked to be a host name, and whatever cannot be read simply
+ * gives fewer tokens.  Pure; never logs, never exits.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gate/received.h"
+
+/* ---- small readers ------------------------------------------------- */
+
+static int
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int
+lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* 1 if [p, p+n) starts with the word w (any case) followed by a blank,
+ * '=' or the end */
+static int
+word_is(const unsigned char *p, size_t n, const char *w)
+{
+	size_t k = strlen(w);
+
+	return n >= k && strncasecmp((const char *)p, w, k) == 0 &&
+	    (n == k || is_space(p[k]) || p[k] == '=' || p[k] == ')');
+}
+
+/* copy a host name [p, p+n) lower-cased into out (size outsz): 1 if it
+ * is one (labels of letters, digits, '-', '_'), else 0 with out "" */
+static int
+copy_name(char *out, size_t outsz, const unsigned char *p, size_t n)
+{
+	size_t i, lab = 0;
+
+	out[0] = '\0';
+	while (n > 0 && p[n - 1] == '.')
+		n--;
+	if (n == 0 || n >= outsz || n > NETLIST_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] == '.') {
+			if (lab == 0)
+				return 0;
+			lab = 0;
+		} else if ((p[i] >= 'a' && p[i] <= 'z') ||
+		    (p[i] >= 'A' && p[i] <= 'Z') ||
+		    (p[i] >= '0' && p[i] <= '9') || p[i] == '-' ||
+		    p[i] == '_') {
+			if (++lab > 63)
+				return 0;
+		} else
+			return 0;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = (char)lower(p[i]);
+	out[n] = '\0';
+	return 1;
+}
+
+/* the IP of a literal [p, p+n): "1.2.3.4", "IPv6:...", with a ":port"
+ * after an IPv4 tolerated: its family, or 0 */
+static int
+read_ip(const unsigned char *p, size_t n, unsigned char ip[16])
+{
+	size_t k;
+	int f;
+
+	while (n > 0 && is_space(p[0]))
+		p++, n--;
+	while (n > 0 && is_space(p[n - 1]))
+		n--;
+	if ((f = netlist_addr((const char *)p, n, ip)) != 0)
+		return f;
+	/* 1.2.3.4:25 */
+	for (k = 0; k < n && p[k] != ':'; k++)
+		;
+	if (k < n && k > 0 && memchr(p, '.', k) != NULL)
+		return netlist_addr((const char *)p, k, ip) == 4 ? 4 : 0;
+	return 0;
+}
+
+/* ---- one line ------------------------------------------------------- */
+
+/* the end of the from-clause: " by " outside parentheses, ';', or n */
+static size_t
+clause_end(const unsigned char *v, size_t n)
+{
+	size_t i;
+	int depth = 0;
+
+	for (i = 0; i < n; i++) {
+		if (v[i] == '(')
+			depth++;
+		else if (v[i] == ')' && depth > 0)
+			depth--;
+		else if (depth == 0 && v[i] == ';')
+			return i;
+		else if (depth == 0 && is_space(v[i]) && word_is(v + i + 1,
+		    n - i - 1, "by"))
+			return i;
+	}
+	return n;
+}
+
+int
+received_parse(const unsigned char *v, size_t n, struct received_hop *h)
+{
+	const unsigned char *c, *p, *q, *w1;
+	size_t e, i, k, nw1, cn, pn;
+	int gotip = 0, qmail = 0, paren_ip = 0;
+
+	memset(h, 0, sizeof(*h));
+	if (n > RECEIVED_MAX_SCAN)
+		n = RECEIVED_MAX_SCAN;
+	while (n > 0 && is_space(v[0]))
+		v++, n--;
+	if (!word_is(v, n, "from"))
+		return 0;
+	v += 4;
+	n -= 4;
+	e = clause_end(v, n);
+	c = v;
+	cn = e;
+	/* the first word: the HELO name (qmail, Exim: the rDNS name) */
+	for (i = 0; i < cn && is_space(c[i]); i++)
+		;
+	w1 = c + i;
+	for (nw1 = 0; i + nw1 < cn && !is_space(w1[nw1]) && w1[nw1] != '(';
+	    nw1++)
+		;
+	/* the client address: a [literal] first, else "(1.2.3.4)" or
+	 * "(user@1.2.3.4)" */
+	for (i = 0; i < cn && !gotip; i++) {
+		if (c[i] != '[')
+			continue;
+		for (k = i + 1; k < cn && c[k] != ']' && k - i < 64; k++)
+			;
+		if (k < cn && c[k] == ']' &&
+		    (h->family = read_ip(c + i + 1, k - i - 1, h->ip)) != 0)
+			gotip = 1;
+	}
+	for (i = 0; i < cn && !gotip; i++) {
+		if (c[i] != '(')
+			continue;
+		for (k = i + 1; k < cn && c[k] != ')' && k - i < 128; k++)
+			;
+		if (k >= cn || c[k] != ')')
+			continue;
+		p = c + i + 1;
+		pn = k - i - 1;
+		if ((q = memchr(p, '@', pn)) != NULL) {
+			pn -= (size_t)(q + 1 - p);
+			p = q + 1;
+		}
+		if ((h->family = read_ip(p, pn, h->ip)) != 0)
+			gotip = paren_ip = 1;
+	}
+	if (!gotip) {
+		/* fetchmail's "from host 1.2.3.4"-like forms are not guessed */
+		return -1;
+	}
+	for (i = 0; i + 13 <= cn; i++)
+		if (strncasecmp((const char *)c + i, "may be forged", 13) == 0)
+			h->forged = 1;
+	/* qmail: "from RDNS (HELO name) (ip)", "unknown" when no name; the
+	 * HELO left out when it was the name: "from RDNS (ip)" */
+	for (i = 0; i + 6 <= cn; i++)
+		if (c[i] == '(' && (word_is(c + i + 1, cn - i - 1, "helo") ||
+		    word_is(c + i + 1, cn - i - 1, "ehlo"))) {
+			qmail = 1;
+			break;
+		}
+	if (qmail || paren_ip) {
+		p = qmail ? c + i + 6 : c + cn;
+		for (pn = 0; p + pn < c + cn && p[pn] != ')' && !is_space(p[pn]);
+		    pn++)
+			;
+		if (!(nw1 == 7 && strncasecmp((const char *)w1, "unknown", 7) ==
+		    0))
+			copy_name(h->rdns, sizeof(h->rdns), w1, nw1);
+		if (pn > 0 && pn < sizeof(h->helo)) {
+			for (k = 0; k < pn; k++)
+				h->helo[k] = (char)lower(p[k]);
+			h->helo[pn] = '\0';
+		} else if (h->rdns[0] != '\0')
+			/* qmail leaves HELO out when it equals the name */
+			snprintf(h->helo, sizeof(h->helo), "%s", h->rdns);
+		return 1;
+	}
+	/* Exim: "from RDNS ([ip] helo=name)" or "from [ip] (helo=name)" */
+	for (i = 0; i + 5 <= cn; i++)
+		if (strncasecmp((const char *)c + i, "helo=", 5) == 0 &&
+		    (i == 0 || is_space(c[i - 1]) || c[i - 1] == '('))
+			break;
+	if (i + 5 <= cn) {
+		p = c + i + 5;
+		for (pn = 0; p + pn < c + cn && p[pn] != ')' && !is_space(p[pn]);
+		    pn++)
+			;
+		if (pn > 0 && pn < sizeof(h->helo)) {
+			for (k = 0; k < pn; k++)
+				h->helo[k] = (char)lower(p[k]);
+			h->helo[pn] = '\0';
+		}
+		if (nw1 > 0 && w1[0] != '[')
+			copy_name(h->rdns, sizeof(h->rdns), w1, nw1);
+		return 1;
+	}
+	/* sendmail, Postfix: "from HELO (RDNS [ip])", "from HELO ([ip])",
+	 * "(user@RDNS [ip])", "(unknown [ip])" */
+	if (nw1 > 0 && nw1 < sizeof(h->helo)) {
+		for (k = 0; k < nw1; k++)
+			h->helo[k] = (char)lower(w1[k]);
+		h->helo[nw1] = '\0';
+	}
+	for (i = 0; i < cn && c[i] != '('; i++)
+		;
+	if (i < cn) {
+		p = c + i + 1;
+		for (pn = 0; p + pn < c + cn && p[pn] != '[' && p[pn] != ')' &&
+		    !is_space(p[pn]); pn++)
+			;
+		if (pn > 0 && (q = memchr(p, '@', pn)) != NULL) {
+			pn -= (size_t)(q + 1 - p);
+			p = q + 1;
+		}
+		if (pn > 0 && !(pn == 7 && strncasecmp((const char *)p,
+		    "unknown", 7) == 0))
+			copy_name(h->rdns, sizeof(h->rdns), p, pn);
+	}
+	return 1;
+}
+
+/* ---- the chain ------------------------------------------------------ */
+
+void
+received_chain_init(struct received_chain *c, const struct netlist *trust)
+{
+	memset(c, 0, sizeof(*c));
+	c->trust = trust;
+	c->state = RECEIVED_WALKING;
+}
+
+int
+received_chain_add(struct received_chain *c, const unsigned char *v,
+    size_t n)
+{
+	struct received_hop h;
+	int r;
+
+	if (c->state != RECEIVED_WALKING)
+		return 0;
+	if (++c->nlines > LG_MAX_RECEIVED_HOPS) {
+		c->state = RECEIVED_TOO_DEEP;
+		return 0;
+	}
+	r = received_parse(v, n, &h);
+	if (r == 0)
+		return 0;	/* no network hop: the next line is the same
+				 * writer's */
+	if (r < 0) {
+		c->state = RECEIVED_UNREADABLE;
+		return 1;
+	}
+	if (netlist_loopback(h.ip))
+		return 0;
+	if (c->trust != NULL && (netlist_has_addr(c->trust, h.ip) ||
+	    (!h.forged && h.rdns[0] != '\0' && netlist_has_name(c->trust,
+	    h.rdns, strlen(h.rdns)))))
+		return 0;
+	c->hop = h;
+	c->state = RECEIVED_FOUND;
+	return 1;
+}
+
+/* ---- registered domains --------------------------------------------- */
+
+/* second-level labels that are public suffixes under most two-letter
+ * country codes (co.uk, com.au, ac.jp, ne.jp, or.kr, ...) */
+static const char *const generic_sld[] = {
+	"ac", "ad", "co", "com", "ed", "edu", "gen", "go", "gob", "gouv",
+	"gov", "gr", "info", "lg", "ltd", "me", "mil", "ne", "net", "nic",
+	"nom", "or", "org", "plc", "sch", NULL
+};
+
+size_t
+received_regdom(const char *name, size_t n)
+{
+	size_t dots[3] = { 0, 0, 0 }, nd = 0, i, tld, sld, k;
+
+	while (n > 0 && name[n - 1] == '.')
+		n--;
+	for (i = n; i > 0 && nd < 3; i--)
+		if (name[i - 1] == '.')
+			dots[nd++] = i - 1;
+	if (nd < 2)
+		return 0;	/* "example.org" or a bare label: all of it */
+	tld = n - dots[0] - 1;
+	sld = dots[0] - dots[1] - 1;
+	if (tld == 2)
+		for (k = 0; generic_sld[k] != NULL; k++)
+			if (strlen(generic_sld[k]) == sld &&
+			    strncasecmp(name + dots[1] + 1, generic_sld[k],
+			    sld) == 0)
+				return nd >= 3 ? dots[2] + 1 : 0;
+	return dots[1] + 1;
+}
+
+/* ---- tokens --------------------------------------------------------- */
+
+/* add "src:" + a + b + c: 0 or -1 */
+static int
+put2(struct toklist *tl, const char *a, const char *b, const char *c)
+{
+	char t[TOKLIST_MAX_BYTES + 1];
+	int r = snprintf(t, sizeof(t), "src:%s%s%s", a, b, c);
+
+	if (r < 0 || (size_t)r >= sizeof(t))
+		return 0;
+	return toklist_add(tl, t, (size_t)r) < 0 ? -1 : 0;
+}
+
+/* add "src:" + a + b: 0 or -1 */
+static int
+put(struct toklist *tl, const char *a, const char *b)
+{
+	return put2(tl, a, b, "");
+}
+
+/* the address and its networks */
+static int
+ip_tokens(const struct received_hop *h, struct toklist *tl)
+{
+	char s[INET6_ADDRSTRLEN + 8];
+	unsigned char a[16];
+	const unsigned char *ip = h->ip;
+
+	if (h->family == 4) {
+		snprintf(s, sizeof(s), "%u.%u.%u.%u", ip[12], ip[13], ip[14],
+		    ip[15]);
+		if (put(tl, "ip:", s) < 0)
+			return -1;
+		snprintf(s, sizeof(s), "%u.%u.%u.0/24", ip[12], ip[13], ip[14]);
+		if (put(tl, "net:", s) < 0)
+			return -1;
+		snprintf(s, sizeof(s), "%u.%u.0.0/16", ip[12], ip[13]);
+		return put(tl, "net:", s);
+	}
+	if (inet_ntop(AF_INET6, ip, s, sizeof(s)) == NULL ||
+	    put(tl, "ip:", s) < 0)
+		return -1;
+	memset(a, 0, sizeof(a));
+	memcpy(a, ip, 8);
+	if (inet_ntop(AF_INET6, a, s, sizeof(s)) == NULL)
+		return 0;
+	if (put2(tl, "net:", s, "/64") < 0)
+		return -1;
+	memset(a + 6, 0, 2);
+	if (inet_ntop(AF_INET6, a, s, sizeof(s)) == NULL)
+		return 0;
+	return put2(tl, "net:", s, "/48");
+}
+
+/* 1 if the HELO is an address literal ("[1.2.3.4]" or a bare one);
+ * its address in ip */
+static int
+helo_literal(const char *helo, unsigned char ip[16])
+{
+	size_t n = strlen(helo);
+
+	if (n >= 2 && helo[0] == '[' && helo[n - 1] == ']')
+		return read_ip((const unsigned char *)helo + 1, n - 2, ip) != 0;
+	return netlist_addr(helo, n, ip) != 0;
+}
+
+/* the HELO beside the verified name */
+static int
+helo_tokens(const struct received_hop *h, struct toklist *tl)
+{
+	unsigned char ip[16];
+	size_t a, b, na, nb;
+
+	if (h->helo[0] == '\0')
+		return put(tl, "helo:", "none");
+	if (helo_literal(h->helo, ip))
+		return put(tl, "helo:", memcmp(ip, h->ip, 16) == 0 ?
+		    "literal" : "literal-other");
+	if (strchr(h->helo, '.') == NULL)
+		return put(tl, "helo:", "nodot");
+	if (h->rdns[0] == '\0' || strcmp(h->helo, h->rdns) == 0)
+		return 0;
+	na = strlen(h->helo);
+	nb = strlen(h->rdns);
+	a = received_regdom(h->helo, na);
+	b = received_regdom(h->rdns, nb);
+	if (na - a == nb - b && strcmp(h->helo + a, h->rdns + b) == 0)
+		return 0;
+	return put(tl, "helo:", "mismatch");
+}
+
+int
+received_tokens(const struct received_chain *c, struct toklist *tl)
+{
+	const struct received_hop *h = &c->hop;
+
+	switch (c->state) {
+	case RECEIVED_WALKING:
+		return put(tl, "local", "");
+	case RECEIVED_UNREADABLE:
+		return put(tl, "unreadable", "");
+	case RECEIVED_TOO_DEEP:
+		return put(tl, "deep", "");
+	}
+	if (ip_tokens(h, tl) < 0)
+		return -1;
+	if (h->rdns[0] != '\0') {
+		if (put(tl, "rdns:", h->rdns) < 0 ||
+		    put(tl, "dom:", h->rdns + received_regdom(h->rdns,
+		    strlen(h->rdns))) < 0)
+			return -1;
+	} else if (put(tl, "rdns:", "none") < 0)
+		return -1;
+	if (h->forged && put(tl, "rdns:", "forged") < 0)
+		return -1;
+	return helo_tokens(h, tl);
+}

@@ -1,0 +1,198 @@
+/*
+ * check_evidence.c - the pieces of gate/evidence that need no process
+ * or server: which sender member_check is asked about, the answer
+ * cache (hit, TTL, a torn record, a foreign file), which addresses a
+ * DNSBL is asked about
+ */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/evidence/dnsbl.h"
+#include "gate/evidence/mcache.h"
+#include "gate/evidence/member.h"
+#include "gate/util/netlist.h"
+
+struct sender_case {
+	const char *post, *envelope, *want;	/* want NULL: none */
+};
+
+static const struct sender_case senders[] = {
+	{ "From: A <a@example.org>\n\nx\n", NULL, "a@example.org" },
+	{ "Return-Path: <r@example.org>\nFrom: a@example.org\n\nx\n", NULL,
+	  "r@example.org" },
+	{ "Return-Path: <>\nFrom: a@example.org\n\nx\n", NULL, NULL },
+	{ "From: a@example.org\n\nx\n", "env@example.org", "env@example.org" },
+	{ "From: a@example.org\n\nx\n", "", NULL },
+	{ "From: a@example.org\n\nx\n", "<>", NULL },
+	{ "From: b@example.org (Bee)\n\nx\n", NULL, "b@example.org" },
+	{ "From: \"x, y\" <c@example.org>\n\nx\n", NULL, "c@example.org" },
+	{ "From: <-oQ/tmp/x@example.org>\n\nx\n", NULL, NULL },
+	{ "From: <a b@example.org>\n\nx\n", NULL, NULL },
+	{ "From: nobody\n\nx\n", NULL, NULL },
+	{ "Subject: none\n\nx\n", NULL, NULL },
+	{ "From: <dani\xc3\xabl@example.org>\n\nx\n", NULL,
+	  "dani\xc3\xabl@example.org" },
+};
+
+START_TEST(which_sender)
+{
+	const struct sender_case *c = &senders[_i];
+	char out[LG_MAX_SENDER_BYTES];
+	int r;
+
+	r = member_sender((const unsigned char *)c->post, strlen(c->post),
+	    c->envelope, out, sizeof(out));
+	if (c->want == NULL)
+		ck_assert_msg(r == 0, "%s: got %s", c->post, out);
+	else {
+		ck_assert_msg(r == 1, "%s: none", c->post);
+		ck_assert_str_eq(out, c->want);
+	}
+}
+END_TEST
+
+START_TEST(sender_too_long)
+{
+	char post[1200], out[LG_MAX_SENDER_BYTES];
+
+	memset(post, 'a', sizeof(post));
+	memcpy(post, "From: <", 7);
+	memcpy(post + 900, "@example.org>\n\nx\n", 18);
+	ck_assert_int_eq(member_sender((unsigned char *)post, strlen(post),
+	    NULL, out, sizeof(out)), 0);
+}
+END_TEST
+
+START_TEST(cache)
+{
+	char dir[] = "/tmp/check_evidence.XXXXXX", path[300];
+	struct mcache *c, *c2;
+	unsigned char junk[64];
+	int fd, i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/l.members", dir);
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 1000, 60), MEMBER_NONE);
+	mcache_put(c, "a@example.org", MEMBER_YES, 1000);
+	mcache_put(c, "b@example.org", MEMBER_NO, 1000);
+	mcache_put(c, "n@example.org", MEMBER_NONE, 1000);
+	ck_assert_int_eq(mcache_get(c, "A@Example.ORG", 1030, 60), MEMBER_YES);
+	ck_assert_int_eq(mcache_get(c, "b@example.org", 1060, 60), MEMBER_NO);
+	ck_assert_int_eq(mcache_get(c, "b@example.org", 1061, 60), MEMBER_NONE);
+	ck_assert_int_eq(mcache_get(c, "n@example.org", 1001, 60), MEMBER_NONE);
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 1001, 0), MEMBER_NONE);
+	/* a clock set back: not believed */
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 999, 60), MEMBER_NONE);
+	/* another process sees the same answers */
+	ck_assert_ptr_nonnull(c2 = mcache_open(path));
+	ck_assert_int_eq(mcache_get(c2, "a@example.org", 1001, 60),
+	    MEMBER_YES);
+	mcache_put(c2, "a@example.org", MEMBER_NO, 1002);
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 1003, 60), MEMBER_NO);
+	mcache_close(c2);
+	/* many senders: still bounded, the newest kept */
+	for (i = 0; i < 3 * MCACHE_SLOTS; i++) {
+		char s[64];
+
+		snprintf(s, sizeof(s), "u%d@example.org", i);
+		mcache_put(c, s, MEMBER_YES, 2000 + i);
+	}
+	ck_assert_int_eq(mcache_get(c, "u12287@example.org", 20000, 100000),
+	    MEMBER_YES);
+	mcache_close(c);
+	/* a torn record (bytes from two writers) reads as absent */
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	mcache_put(c, "t@example.org", MEMBER_YES, 5000);
+	mcache_close(c);
+	fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	{
+		/* flip the stamp byte of every record: each check fails */
+		off_t off;
+		unsigned char b;
+
+		for (off = 16 + 8; off < 16 + (off_t)MCACHE_SLOTS * 16;
+		    off += 16) {
+			ck_assert_int_eq(pread(fd, &b, 1, off), 1);
+			b ^= 0x5a;
+			ck_assert_int_eq(pwrite(fd, &b, 1, off), 1);
+		}
+	}
+	close(fd);
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	ck_assert_int_eq(mcache_get(c, "t@example.org", 5001, 60), MEMBER_NONE);
+	mcache_close(c);
+	/* a file of another size or kind: no cache, not an error */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	memset(junk, 'x', sizeof(junk));
+	ck_assert_int_eq(write(fd, junk, sizeof(junk)), (int)sizeof(junk));
+	close(fd);
+	ck_assert_ptr_null(mcache_open(path));
+	ck_assert_int_eq(mcache_get(NULL, "a@example.org", 1, 60), MEMBER_NONE);
+	mcache_put(NULL, "a@example.org", MEMBER_YES, 1);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/missing/l.members", dir);
+	ck_assert_ptr_null(mcache_open(path));
+	rmdir(dir);
+}
+END_TEST
+
+START_TEST(public_addresses)
+{
+	static const char *const yes[] = { "66.187.233.211", "8.8.8.8",
+	    "2a00:1450:4001::1", NULL };
+	static const char *const no[] = { "10.1.2.3", "127.0.0.1",
+	    "172.16.52.254", "192.168.0.1", "169.254.1.1", "100.64.0.1",
+	    "192.0.2.1", "198.51.100.7", "203.0.113.5", "224.0.0.1", "0.1.2.3",
+	    "::1", "fe80::1", "fc00::1", "2001:db8::1", NULL };
+	unsigned char a[16];
+	size_t i;
+
+	for (i = 0; yes[i] != NULL; i++) {
+		ck_assert(netlist_addr(yes[i], strlen(yes[i]), a) != 0);
+		ck_assert_msg(dnsbl_public(a), "%s", yes[i]);
+	}
+	for (i = 0; no[i] != NULL; i++) {
+		ck_assert(netlist_addr(no[i], strlen(no[i]), a) != 0);
+		ck_assert_msg(!dnsbl_public(a), "%s", no[i]);
+	}
+}
+END_TEST
+
+static Suite *
+evidence_suite(void)
+{
+	Suite *s = suite_create("evidence");
+	TCase *tc;
+
+	tc = tcase_create("member");
+	tcase_add_loop_test(tc, which_sender, 0,
+	    (int)(sizeof(senders) / sizeof(senders[0])));
+	tcase_add_test(tc, sender_too_long);
+	tcase_add_test(tc, cache);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("dnsbl");
+	tcase_add_test(tc, public_addresses);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(evidence_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,174 @@
+#!/bin/sh
+# evidence_dnsbl.sh - DNSBL answers as evidence, never a block, against a
+# real DNS server on loopback (Debian's rbldnsd), never a public one:
+#   - a list trained on ham from a listed relay learns the listing as
+#     hammy, and then passes a ham post from that relay (the way a big
+#     list host was once listed by its neighbourhood);
+#   - every zone is asked at once: one answer per listing zone;
+#   - a slow (stopped) or dead server costs at most dns_timeout_ms, and
+#     the post's score and outcome are those without DNSBL.
+# Exits 77 without rbldnsd (tests/run-all.sh installs it).
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+RBLDNSD=${RBLDNSD:-/usr/sbin/rbldnsd}
+if [ ! -x "$RBLDNSD" ]; then
+	echo "# SKIP: rbldnsd not installed (Debian package rbldnsd)"
+	exit 77
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-dnsbl.XXXXXX") || exit 99
+rpid=
+cleanup() {
+	if [ -n "$rpid" ]; then
+		kill -CONT "$rpid" 2>/dev/null
+		kill "$rpid" 2>/dev/null
+		wait "$rpid" 2>/dev/null
+	fi
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+now() { date +%s%N; }
+
+# --- the zones and the server ---------------------------------------------
+# bl.test lists the list host 66.187.233.211 (and its /24), as a
+# neighbourhood listing would; nx.test lists nothing these posts use
+mkdir -p "$T/zones" && chmod 755 "$T" "$T/zones"
+printf '66.187.233.0/24\n' > "$T/zones/bl"
+printf '66.187.233.211 :127.0.0.4:\n' > "$T/zones/bl4"
+printf '192.0.2.99\n' > "$T/zones/nx"
+chmod 644 "$T/zones/"*
+user=
+[ "$(id -u)" -eq 0 ] && user="-u nobody"
+port=
+for try in 1 2 3 4 5 6 7 8; do
+	p=$((20000 + ($$ * 7 + try * 613) % 30000))
+	# shellcheck disable=SC2086
+	"$RBLDNSD" -n $user -b "127.0.0.1/$p" -w "$T/zones" \
+	    bl.test:ip4set:bl bl4.test:ip4set:bl4 nx.test:ip4set:nx \
+	    > "$T/rbldnsd.log" 2>&1 &
+	rpid=$!
+	i=0
+	while [ $i -lt 50 ] && ! grep -q "started" "$T/rbldnsd.log"; do
+		kill -0 "$rpid" 2>/dev/null || break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if grep -q "started" "$T/rbldnsd.log"; then
+		port=$p
+		break
+	fi
+	wait "$rpid" 2>/dev/null
+	rpid=
+done
+if [ -z "$port" ]; then
+	echo "could not start rbldnsd:"
+	sed 's/^/# /' "$T/rbldnsd.log"
+	exit 99
+fi
+echo "# rbldnsd on 127.0.0.1:$port (pid $rpid)"
+
+CONF=$T/conf
+mkdir -p "$CONF/lists"
+# conf: DNSBL on; conf-off: the same without it
+cat > "$CONF/listgate.conf" <<EOF2
+tokens_dir = $T/tokens
+dnsbl_zones = bl.test, bl4.test, nx.test
+dns_server = 127.0.0.1:$port
+dns_timeout_ms = 300
+EOF2
+mkdir -p "$T/conf-off/lists"
+printf 'tokens_dir = %s/tokens\n' "$T" > "$T/conf-off/listgate.conf"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+lgoff() { "$LISTGATE" --allow-root --config "$T/conf-off" "$@"; }
+
+# a post handed over by relay $2 ($1 its name) with words $3
+post() {
+	printf 'Received: from %s (%s [%s]) by mx.example.org (Postfix) with ESMTP id 4F%s; Mon, 2 Dec 2024 10:00:00 +0000\n' \
+	    "$1" "$1" "$2" "$$"
+	printf 'From: someone%s@example.net\nSubject: %s\n\n%s\n' "$4" "$3" "$3"
+}
+HAM="the build fails on sparc again, patch attached for the configure script"
+SPAM="cheap watches and pills, click here now, limited offer, buy today"
+i=0
+while [ $i -lt 12 ]; do
+	post listman.example.com 66.187.233.211 "$HAM version $i" $i > "$T/ham$i.eml"
+	post 066.dsl.surewest.net 66.60.167.$((i + 10)) "$SPAM number $i" $i > "$T/spam$i.eml"
+	i=$((i + 1))
+done
+
+# --- asked and answered --------------------------------------------------------
+lg tokens --list dev "$T/ham0.eml" | grep '^dnsbl:' > "$T/out"
+check "the listed relay gets one token per listing zone" \
+    test "$(tr '\n' ' ' < "$T/out")" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
+lg tokens --list dev "$T/spam0.eml" | grep -c '^dnsbl:' > "$T/out"
+check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
+
+# --- learnt as evidence: the listing turns hammy ----------------------------------
+lg train -q --list dev --ham "$T"/ham[0-9].eml "$T"/ham1[01].eml &&
+    lg train -q --list dev --spam "$T"/spam[0-9].eml "$T"/spam1[01].eml
+check "train with DNSBL exits 0" test $? -eq 0
+# (the token file keeps a key per token: `tokens --keys` gives the
+# listing's, from a post that carries it)
+k=$(lg tokens --list dev --keys "$T/ham0.eml" |
+    awk '$2 == "dnsbl:bl.test:127.0.0.2" { print $1; exit }')
+lg score --list dev --db-dump | awk -v k="$k" '$3 == k { print $1, $2 }' > "$T/out"
+check "the listing was learnt from the ham" test "$(cat "$T/out")" = "0 12"
+post listman.example.com 66.187.233.211 \
+    "ping: anyone seen the sparc configure failure since the patch" 99 \
+    > "$T/new.eml"
+lg score --list dev -v "$T/new.eml" > "$T/out"
+check "a new ham post from the listed list host scores ham" \
+    grep -q "^ham " "$T/out"
+check "... its listing votes hammy" \
+    grep -q "^    dnsbl:bl.test:127.0.0.2 0\.0[0-9]* 0 12$" "$T/out"
+lg filter --list dev --mta qmail < "$T/new.eml"
+check "... and the filter passes it (exit 0)" test $? -eq 0
+
+# --- the same outcome as without DNSBL when the server is slow or dead --------------
+lgoff score --list dev "$T/new.eml" > "$T/off"
+lgoff filter --list dev --mta qmail < "$T/new.eml"
+off_rc=$?
+kill -STOP "$rpid"
+t0=$(now)
+lg score --list dev "$T/new.eml" > "$T/slow"
+ms=$(( ($(now) - t0) / 1000000 ))
+echo "# a stopped server, three zones, dns_timeout_ms = 300: score took $ms ms"
+check "a stopped server costs at most the time-out, all zones at once ($ms ms)" \
+    test "$ms" -lt 900
+check "... and the score is the one without DNSBL" cmp -s "$T/off" "$T/slow"
+t0=$(now)
+lg filter --list dev --mta qmail < "$T/new.eml"
+rc=$?
+ms=$(( ($(now) - t0) / 1000000 ))
+check "... and so is the filter's outcome (exit $rc, $ms ms)" \
+    test "$rc" -eq "$off_rc" -a "$ms" -lt 900
+kill -CONT "$rpid"
+kill "$rpid"
+wait "$rpid" 2>/dev/null
+rpid=
+t0=$(now)
+lg score --list dev "$T/new.eml" > "$T/dead"
+ms=$(( ($(now) - t0) / 1000000 ))
+check "a dead server: the score without DNSBL ($ms ms)" \
+    cmp -s "$T/off" "$T/dead"
+check "... within the time-out" test "$ms" -lt 900
+# many posts in one process against the stopped server: each waits the
+# time-out until EVIDENCE_GIVE_UP in a row, then none
+i=0
+while [ $i -lt 8 ]; do cp "$T/new.eml" "$T/many$i.eml"; i=$((i + 1)); done
+"$RBLDNSD" -n $user -b "127.0.0.1/$port" -w "$T/zones" bl.test:ip4set:bl \
+    > "$T/rbldnsd.log" 2>&1 &
+rpid=$!
+sleep 0.5
+kill -STOP "$rpid"
+t0=$(now)
+lg score --list dev "$T"/many?.eml > /dev/null
+ms=$(( ($(now) - t0) / 1000000 ))
+echo "# 8 posts in one score run against a stopped server: $ms ms"
+check "a batch against a stopped server gives up after 3 time-outs ($ms ms)" \
+    test "$ms" -lt 2500
+
+echo "1..$n"
+[ $fails -eq 0 ]

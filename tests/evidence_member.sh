@@ -1,0 +1,206 @@
+#!/bin/sh
+# evidence_member.sh - subscriber evidence: a list's member_check answers
+# member:yes (exit 0) or member:no (exit 1); any other exit, a signal, a
+# program that cannot start and the time-out give no token and never
+# fail the post; the sender is the envelope's (filter -f), else the
+# post's Return-Path, else its From; answers are cached for
+# member_cache_s; score -v shows the token, train learns it, and (under
+# PostgreSQL) sync replays the journal with it.
+#
+# Works in a private temporary configuration directory; needs $LISTGATE
+# and $top_srcdir (set by make).
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-member.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+# the member:* tokens of a post (file $1) for list $2
+mtoks() { lg tokens --list "${2:-m}" "$1" | grep '^member:' | tr '\n' ' '; }
+now() { date +%s%N; }
+# "SPAM HAM" of token $1 in list m's token file: the file keeps a key
+# per token, not its text, so the key comes from `tokens --keys` on a
+# post ($2) that carries the token
+learnt() {
+	k=$(lg tokens --list m --keys "$2" | awk -v t="$1" '$2 == t { print $1; exit }')
+	[ -n "$k" ] || { echo "no $1 in $2"; return; }
+	lg score --list m --db-dump | awk -v k="$k" '$3 == k { print $1, $2 }'
+}
+
+# the list manager's stand-in: the sender's local part says what to do
+cat > "$T/check.sh" <<EOS
+#!/bin/sh
+echo "\$1 \$2" >> "$T/calls"
+case \$1 in
+yes@*) exit 0 ;;
+no@*) exit 1 ;;
+three@*) exit 3 ;;
+slow@*) sleep 30 & echo \$! > "$T/sleep.pid"; wait; exit 0 ;;
+sig@*) kill -9 \$\$ ;;
+esac
+exit 1
+EOS
+chmod +x "$T/check.sh"
+cat > "$CONF/lists/m.conf" <<EOF2
+member_check = $T/check.sh {sender} {list}
+member_check_ms = 300
+EOF2
+# a post from $1 (From), with a Return-Path when $2 is given
+post() {
+	{
+		[ $# -ge 2 ] && printf 'Return-Path: %s\n' "$2"
+		printf 'From: Someone <%s>\nSubject: about the meeting\n' "$1"
+		printf 'Message-ID: <%s.%s@example.org>\n\n' "$1" "$$"
+		printf 'Hello all, the meeting agenda is attached below.\n'
+	} > "$T/post.eml"
+}
+
+# --- under PostgreSQL: sync replays the journal with the evidence ---------
+# (the journal keeps no envelope: the sender is the Return-Path, else From)
+if [ "${1:-}" = pg ]; then
+	lg migrate -q || exit 99
+	i=0
+	while [ $i -lt 4 ]; do
+		post yes@example.org; cp "$T/post.eml" "$T/jham$i.eml"
+		post no@example.org "<no@example.org>"; cp "$T/post.eml" "$T/jspam$i.eml"
+		i=$((i + 1))
+	done
+	lg train -q --list m --ham "$T"/jham?.eml &&
+	    lg train -q --list m --spam "$T"/jspam?.eml
+	check "train through the journal with member_check exits 0" test $? -eq 0
+	rm -f "$T/tokens/m.kch"
+	lg sync --list m -q > /dev/null 2>&1
+	check "sync rebuilt member:yes from the journal's ham (From)" \
+	    test "$(learnt member:yes "$T/jham0.eml")" = "0 4"
+	check "... and member:no from its spam (Return-Path)" \
+	    test "$(learnt member:no "$T/jspam0.eml")" = "4 0"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+
+# --- the exits ----------------------------------------------------------
+post yes@example.org
+check "exit 0: member:yes" test "$(mtoks "$T/post.eml")" = "member:yes "
+check "... the command got {sender} and {list}" \
+    grep -qx "yes@example.org m" "$T/calls"
+post no@example.org
+check "exit 1: member:no" test "$(mtoks "$T/post.eml")" = "member:no "
+post three@example.org
+check "exit 3: no evidence" test -z "$(mtoks "$T/post.eml")"
+lg tokens --list m "$T/post.eml" > /dev/null
+check "... and the post is tokenized all the same (exit 0)" test $? -eq 0
+post sig@example.org
+check "killed by a signal: no evidence" test -z "$(mtoks "$T/post.eml")"
+
+# --- the time-out -------------------------------------------------------
+post slow@example.org
+t0=$(now)
+out=$(mtoks "$T/post.eml")
+ms=$(( ($(now) - t0) / 1000000 ))
+check "a check slower than member_check_ms: no evidence" test -z "$out"
+echo "# a 30 s check with member_check_ms = 300: the post took $ms ms"
+check "... the post waited about the time-out, not the check ($ms ms)" \
+    test "$ms" -lt 2000
+sleep 0.2
+# (a killed orphan may linger as a zombie until init reaps it)
+st=$(sed 's/^[0-9]* ([^)]*) \(.\).*/\1/' "/proc/$(cat "$T/sleep.pid")/stat" 2>/dev/null)
+check "... and the check's whole process group was killed (state '$st')" \
+    test -z "$st" -o "$st" = Z
+
+# --- a program that cannot start ----------------------------------------
+cat > "$CONF/lists/gone.conf" <<EOF2
+member_check = $T/no-such-program {sender}
+EOF2
+post yes@example.org
+check "a member_check that cannot start: no evidence" \
+    test -z "$(mtoks "$T/post.eml" gone)"
+lg tokens --list gone "$T/post.eml" > /dev/null
+check "... and the post is tokenized all the same" test $? -eq 0
+printf 'member_check = %s/check.sh {sender}\n' "$T" > "$CONF/lists/bad.conf"
+printf 'member_check = check.sh {sender}\n' > "$CONF/lists/bad.conf"
+lg config check --list bad > "$T/out" 2>&1
+check "a relative member_check program is a configuration error" \
+    test $? -ne 0
+check "... naming the file and the key" \
+    grep -q "bad.conf:1.*member_check" "$T/out"
+rm -f "$CONF/lists/bad.conf"
+
+# --- which sender ---------------------------------------------------------
+post no@example.org "<yes@example.org>"
+check "Return-Path before From" test "$(mtoks "$T/post.eml")" = "member:yes "
+post yes@example.org "<>"
+check "a null Return-Path (a bounce): nobody to ask" \
+    test -z "$(mtoks "$T/post.eml")"
+post "-oQ/tmp/x@example.org"
+check "an address starting with '-' is never handed over" \
+    test -z "$(mtoks "$T/post.eml")"
+check "... and the command never saw it" \
+    sh -c "! grep -q -- '-oQ' '$T/calls'"
+
+# --- learnt and shown like any other token ----------------------------------
+i=0
+while [ $i -lt 8 ]; do
+	post yes@example.org
+	cp "$T/post.eml" "$T/ham$i.eml"
+	post no@example.org
+	cp "$T/post.eml" "$T/spam$i.eml"
+	i=$((i + 1))
+done
+lg train -q --list m --ham "$T"/ham?.eml && lg train -q --list m --spam "$T"/spam?.eml
+check "train with member_check exits 0" test $? -eq 0
+check "train learnt member:yes from the ham" \
+    test "$(learnt member:yes "$T/ham0.eml")" = "0 8"
+check "... and member:no from the spam" \
+    test "$(learnt member:no "$T/spam0.eml")" = "8 0"
+post yes@example.org
+lg score --list m -v "$T/post.eml" > "$T/out"
+check "score -v shows member:yes among the deciding tokens" \
+    grep -q "^    member:yes 0\.[0-9]* 0 8$" "$T/out"
+
+# --- filter: the envelope sender decides ------------------------------------
+post other@example.org
+: > "$T/calls"
+lg filter --list m --mta qmail -f yes@example.org < "$T/post.eml"
+rc=$?
+check "filter -f a member: the post passes (exit 0)" test "$rc" -eq 0
+check "... the envelope sender was asked about, not From" \
+    grep -q "^yes@example.org" "$T/calls"
+lg filter --list m --mta qmail -f no@example.org < "$T/post.eml"
+rc=$?
+check "filter -f a non-member: held (no database here: deferred, 111)" \
+    test "$rc" -eq 111
+# the summary line says what was asked (stderr when it is a terminal)
+script -qc "'$LISTGATE' --allow-root --config '$CONF' filter --list m --mta qmail -f yes@example.org < '$T/post.eml'" \
+    /dev/null > "$T/tty" 2>&1
+check "the filter's log line says what member_check answered" \
+    grep -q 'action=pass .* evidence="member=yes"' "$T/tty"
+post three@example.org
+script -qc "'$LISTGATE' --allow-root --config '$CONF' filter --list m --mta qmail < '$T/post.eml'" \
+    /dev/null > "$T/tty" 2>&1
+check "... and when it gave no evidence" \
+    grep -q 'evidence="member=exit 3"' "$T/tty"
+
+# --- cache ------------------------------------------------------------------
+printf 'member_cache_s = 3600\n' >> "$CONF/lists/m.conf"
+mkdir -p "$T/tokens"
+post yes@example.org
+: > "$T/calls"
+mtoks "$T/post.eml" > /dev/null
+mtoks "$T/post.eml" > "$T/second"
+check "with member_cache_s the second post is answered from the cache" \
+    test "$(wc -l < "$T/calls")" -eq 1
+check "... with the same token" grep -q "member:yes" "$T/second"
+check "... kept in tokens_dir/m.members" test -s "$T/tokens/m.members"
+check "... which names no sender" \
+    sh -c "! grep -q 'example.org' '$T/tokens/m.members'"
+
+pg_part
+echo "1..$n"
+[ $fails -eq 0 ]
