@@ -33,19 +33,33 @@ bayes_params_default(struct bayes_params *p)
 	p->max_tokens = 0;
 }
 
+/* a count as bayes_f uses it: negative and NaN read as 0, huge ones
+ * (beyond any store: 2^53) are capped so sums stay finite */
+static double
+count_of(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v < 9007199254740992.0 ? v : 9007199254740992.0;
+}
+
 double
-bayes_f(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
-    uint32_t spam_w, uint32_t ham_w)
+bayes_f(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w)
 {
 	double b, g, pw, n, s = p->robs, x = p->robx;
 
-	b = nspam > 0 ? (double)spam_w / nspam : 0.0;
-	g = nham > 0 ? (double)ham_w / nham : 0.0;
+	spam_w = count_of(spam_w);
+	ham_w = count_of(ham_w);
+	nspam = count_of(nspam);
+	nham = count_of(nham);
+	b = nspam > 0 ? spam_w / nspam : 0.0;
+	g = nham > 0 ? ham_w / nham : 0.0;
 	if (b > 1)
 		b = 1;
 	if (g > 1)
 		g = 1;
-	n = (double)spam_w + (double)ham_w;
+	n = spam_w + ham_w;
 	if (b + g <= 0)
 		return x;	/* no usable evidence: the prior */
 	pw = b / (b + g);
@@ -211,7 +225,7 @@ cand_cmp(const void *a, const void *b)
 }
 
 int
-bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+bayes_score(const struct bayes_params *p, double nspam, double nham,
     struct bayes_tok *toks, size_t n, struct bayes_result *r)
 {
 	struct cand *c = NULL;

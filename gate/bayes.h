@@ -67,7 +67,7 @@ void bayes_params_default(struct bayes_params *p);
 struct bayes_tok {
 	const char *tok;
 	size_t len;
-	uint32_t spam, ham;	/* posts of each class that had the token */
+	double spam, ham;	/* posts of each class that had the token */
 	double f;		/* Robinson's f(w) */
 	int used;		/* 1 if it voted */
 };
@@ -81,9 +81,11 @@ struct bayes_result {
 	unsigned nused;		/* tokens that voted */
 };
 
-/* Robinson's f(w) for a token seen in spam_w spam and ham_w ham posts */
-double bayes_f(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
-    uint32_t spam_w, uint32_t ham_w);
+/* Robinson's f(w) for a token seen in spam_w spam and ham_w ham posts
+ * (counts may be fractional: a site store's counts are weighted, see
+ * gate/app/tokcounts.h; negative or NaN counts read as 0) */
+double bayes_f(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w);
 
 /* ln Q(x2 | 2*nu): the upper tail of chi-square with an even number
  * (2*nu) of degrees of freedom, in log form (never underflows) */
@@ -101,7 +103,7 @@ double bayes_squeeze(double log_i, double log_1mi, double log_qh,
  * each class).  Fills toks[i].f and .used, reorders nothing.
  * Returns 0, or -1 when out of memory.
  */
-int bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+int bayes_score(const struct bayes_params *p, double nspam, double nham,
     struct bayes_tok *toks, size_t n, struct bayes_result *r);
 
 #endif

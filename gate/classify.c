@@ -32,6 +32,7 @@ classify_free(struct classify *c)
 {
 	toklist_free(c->toks);
 	xfree(c->bt);
+	xfree(c->cnt);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -40,10 +41,11 @@ classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz)
 {
-	uint32_t nspam, nham, spam, ham;
+	double nspam, nham;
 	size_t i, n;
 
 	c->nbt = 0;
+	c->site = cc->site;
 	memset(&c->r, 0, sizeof(c->r));
 	if (tok_post(msg, len, to, c->toks) < 0) {
 		snprintf(err, errsz, "out of memory while tokenizing");
@@ -52,12 +54,18 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 	n = toklist_count(c->toks);
 	if (n > c->capbt) {
 		struct bayes_tok *nb;
+		struct classify_count *nc;
 
 		if ((nb = xrealloc(c->bt, n * sizeof(*nb))) == NULL) {
 			snprintf(err, errsz, "out of memory");
 			return -1;
 		}
 		c->bt = nb;
+		if ((nc = xrealloc(c->cnt, n * sizeof(*nc))) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+		c->cnt = nc;
 		c->capbt = n;
 	}
 	if (cc->msgcounts(cc->ctx, &nspam, &nham) < 0) {
@@ -68,12 +76,13 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 		struct bayes_tok *b = &c->bt[i];
 
 		b->tok = toklist_get(c->toks, i, &b->len);
-		if (cc->get(cc->ctx, b->tok, b->len, &spam, &ham) < 0) {
+		memset(&c->cnt[i], 0, sizeof(c->cnt[i]));
+		if (cc->get(cc->ctx, b->tok, b->len, &c->cnt[i]) < 0) {
 			snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 			return -1;
 		}
-		b->spam = spam;
-		b->ham = ham;
+		b->spam = c->cnt[i].spam;
+		b->ham = c->cnt[i].ham;
 		b->f = 0.5;
 		b->used = 0;
 	}
@@ -103,13 +112,26 @@ clue_cmp(const void *a, const void *b)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
+/* a count for people: whole as an integer, else with two decimals (at
+ * most 22 bytes whatever v is) */
+static int
+put_count(char *p, size_t n, double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 1e15)
+		return snprintf(p, n, " %.0f", v);
+	if (isfinite(v) && fabs(v) < 1e12)
+		return snprintf(p, n, " %.2f", v);
+	return snprintf(p, n, " %.6g", v);
+}
+
 int
 classify_clues(const struct classify *c, size_t max, struct buf *out)
 {
 	const struct bayes_tok **v;
-	size_t i, nv = 0;
-	char num[96];
-	int r, rc = 0;
+	const struct classify_count *k;
+	size_t i, nv = 0, len;
+	char num[256];
+	int rc = 0;
 
 	if (c->nbt == 0)
 		return 0;
@@ -120,10 +142,22 @@ classify_clues(const struct classify *c, size_t max, struct buf *out)
 			v[nv++] = &c->bt[i];
 	qsort(v, nv, sizeof(*v), clue_cmp);
 	for (i = 0; i < nv && i < max; i++) {
-		r = snprintf(num, sizeof(num), " %.6f %u %u\n", v[i]->f,
-		    (unsigned)v[i]->spam, (unsigned)v[i]->ham);
+		/* f and four counts take under 120 bytes: num cannot fill */
+		k = &c->cnt[v[i] - c->bt];
+		len = (size_t)snprintf(num, sizeof(num), " %.6f", v[i]->f);
+		len += (size_t)put_count(num + len, sizeof(num) - len, k->spam);
+		len += (size_t)put_count(num + len, sizeof(num) - len, k->ham);
+		if (c->site) {
+			len += (size_t)snprintf(num + len, sizeof(num) - len,
+			    " site");
+			len += (size_t)put_count(num + len, sizeof(num) - len,
+			    k->site_spam);
+			len += (size_t)put_count(num + len, sizeof(num) - len,
+			    k->site_ham);
+		}
+		len += (size_t)snprintf(num + len, sizeof(num) - len, "\n");
 		if (buf_add(out, v[i]->tok, v[i]->len) < 0 ||
-		    buf_add(out, num, (size_t)r) < 0) {
+		    buf_add(out, num, len) < 0) {
 			rc = -1;
 			break;
 		}

@@ -6,26 +6,34 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "db/tokdb.h"
 #include "gate/app/tokcounts.h"
 
 static int
-tc_msgcounts(void *ctx, uint32_t *nspam_r, uint32_t *nham_r)
+tc_msgcounts(void *ctx, double *nspam_r, double *nham_r)
 {
-	return tokdb_msgcounts(ctx, nspam_r, nham_r);
+	uint32_t ns, nh;
+
+	if (tokdb_msgcounts(ctx, &ns, &nh) < 0)
+		return -1;
+	*nspam_r = ns;
+	*nham_r = nh;
+	return 0;
 }
 
 static int
-tc_get(void *ctx, const void *tok, size_t len, uint32_t *spam_r,
-    uint32_t *ham_r)
+tc_get(void *ctx, const void *tok, size_t len, struct classify_count *c_r)
 {
 	struct tokcount c;
 	int r;
 
+	memset(c_r, 0, sizeof(*c_r));
 	if ((r = tokdb_get(ctx, tok, len, &c)) < 0)
 		return -1;
-	*spam_r = c.spam;
-	*ham_r = c.ham;
+	c_r->spam = c.spam;
+	c_r->ham = c.ham;
 	return r;
 }
 
@@ -42,4 +50,5 @@ tokcounts_tokdb(struct classify_counts *cc, struct tokdb *db)
 	cc->get = tc_get;
 	cc->errmsg = tc_errmsg;
 	cc->ctx = db;
+	cc->site = 0;
 }
