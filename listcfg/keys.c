@@ -46,6 +46,17 @@ check_listen(const char *val, char *why, size_t whysz)
 	    whysz);
 }
 
+/* site_list: a list name */
+static int
+check_list_name(const char *val, char *why, size_t whysz)
+{
+	if (listcfg_name_ok(val))
+		return 0;
+	snprintf(why, whysz, "`%s' is not a list name ([a-z0-9][a-z0-9._-]*, "
+	    "at most %d bytes)", val, LG_MAX_LIST_NAME);
+	return -1;
+}
+
 /* web_trusted_proxies: numeric addresses */
 static int
 check_proxies(const char *val, char *why, size_t whysz)
@@ -95,6 +106,10 @@ const struct keys_row keys_table[] = {
 	  .def_s = "127.0.0.1,::1", .check = check_proxies,
 	  .doc = "addresses of the reverse proxies whose X-Forwarded-For and "
 	  "X-Forwarded-Proto listgate web believes" },
+	{ .name = "site_list", KEYS_FIELD(GLOBAL, STRING, site_list),
+	  .check = check_list_name,
+	  .doc = "the list whose token file is the site store that young "
+	  "lists borrow counts from (not set: none)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
@@ -150,6 +165,10 @@ const struct keys_row keys_table[] = {
 	  .hi = LG_MAX_TOKENS_PER_POST,
 	  .doc = "at most this many of the most extreme tokens vote (0: "
 	  "all)" },
+	{ .name = "site_weight", KEYS_FIELD(LIST, DOUBLE_AUTO, site_weight),
+	  .def = LG_AUTO, .lo = 0, .hi = 1,
+	  .doc = "weight of the site store's counts (auto: fades as the "
+	  "list's own trained posts grow; 0: not used)" },
 	{ .name = NULL }
 };
 
@@ -208,6 +227,7 @@ keys_type_name(enum keys_type t)
 	switch (t) {
 	case KEYS_DOUBLE:	return "number";
 	case KEYS_DOUBLE_OFF:	return "number|off";
+	case KEYS_DOUBLE_AUTO:	return "number|auto";
 	case KEYS_UNSIGNED:	return "integer";
 	case KEYS_SIZE:		return "bytes";
 	case KEYS_STRING:	return "string";
@@ -247,6 +267,7 @@ keys_defaults(enum keys_scope scope, void *obj, const void *global,
 			switch (k->type) {
 			case KEYS_DOUBLE:
 			case KEYS_DOUBLE_OFF:
+			case KEYS_DOUBLE_AUTO:
 				*(double *)f = *(const double *)
 				    keys_cfield(gk, global);
 				break;
@@ -270,6 +291,7 @@ keys_defaults(enum keys_scope scope, void *obj, const void *global,
 		switch (k->type) {
 		case KEYS_DOUBLE:
 		case KEYS_DOUBLE_OFF:
+		case KEYS_DOUBLE_AUTO:
 			*(double *)f = k->def;
 			break;
 		case KEYS_UNSIGNED:
@@ -495,6 +517,17 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		if (strcmp(val, "off") == 0) {
 			*(double *)f = LG_OFF;
 			return 0;
+		}
+		/* FALLTHROUGH */
+	case KEYS_DOUBLE_AUTO:
+		if (k->type == KEYS_DOUBLE_AUTO) {
+			if (cfgfile_value(cf, k->name, raw, val,
+			    sizeof(val)) < 0)
+				return -1;
+			if (strcmp(val, "auto") == 0) {
+				*(double *)f = LG_AUTO;
+				return 0;
+			}
 		}
 		/* FALLTHROUGH */
 	case KEYS_DOUBLE:

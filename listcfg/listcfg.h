@@ -28,6 +28,8 @@
 /* a number that is "off" (discard_cutoff): above every score */
 #define LG_OFF				HUGE_VAL
 #define LG_DISCARD_OFF			LG_OFF
+/* a number that is "auto" (site_weight): below every value */
+#define LG_AUTO				(-HUGE_VAL)
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
@@ -57,6 +59,8 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *site_list;	/* the list whose token file is the site
+				 * store (gate/app/site.h), NULL: none */
 };
 
 enum on_error {
@@ -82,6 +86,9 @@ struct listcfg_list {
 	double robx;		/* Robinson's prior for an unknown token */
 	double min_dev;		/* tokens nearer 0.5 than this do not vote */
 	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
+	double site_weight;	/* weight of the site store's counts in
+				 * [0, 1] (0: not used); LG_AUTO: the rule
+				 * of gate/app/tokcounts.h */
 	int has_file;		/* lists/L.conf existed */
 };
 

@@ -106,6 +106,7 @@ START_TEST(defaults_without_files)
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_QMAIL);
 	ck_assert_uint_eq(g.lock_wait_ms, 5000);
 	ck_assert_uint_eq(g.timeout_s, 300);
+	ck_assert_ptr_null(g.site_list);
 
 	ck_assert_int_eq(listcfg_load_list(&g, "dev", &l, err, sizeof(err)),
 	    0);
@@ -127,6 +128,7 @@ START_TEST(defaults_without_files)
 	ck_assert_double_eq(l.robx, LG_DEFAULT_ROBX);
 	ck_assert_double_eq(l.min_dev, LG_DEFAULT_MIN_DEV);
 	ck_assert_uint_eq(l.max_tokens, LG_DEFAULT_MAX_TOKENS);
+	ck_assert(l.site_weight == LG_AUTO);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 }
@@ -143,6 +145,7 @@ START_TEST(every_global_key)
 	    "log_facility = local3\n"
 	    "mta = postfix\n"
 	    "lock_wait_ms = 250\n"
+	    "site_list = site\n"
 	    "timeout = 60\r\n";
 	struct listcfg_global g;
 	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
@@ -158,6 +161,7 @@ START_TEST(every_global_key)
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_POSTFIX);
 	ck_assert_uint_eq(g.lock_wait_ms, 250);
 	ck_assert_uint_eq(g.timeout_s, 60);
+	ck_assert_str_eq(g.site_list, "site");
 	listcfg_free_global(&g);
 
 	write_file("listgate.conf", "tokens_dir = \"/var/lib/lg tok\"\n",
@@ -186,7 +190,8 @@ START_TEST(every_list_key)
 	    "robs = 0.1\n"
 	    "robx = 0.6\n"
 	    "min_dev = 0.2\n"
-	    "max_tokens = 200\n";
+	    "max_tokens = 200\n"
+	    "site_weight = 0.25\n";
 	struct listcfg_list l;
 	char err[512];
 
@@ -217,6 +222,16 @@ START_TEST(every_list_key)
 	ck_assert_double_eq(l.robx, 0.6);
 	ck_assert_double_eq(l.min_dev, 0.2);
 	ck_assert_uint_eq(l.max_tokens, 200);
+	ck_assert_double_eq(l.site_weight, 0.25);
+	listcfg_free_list(&l);
+
+	ck_assert_int_eq(load_list_text("site_weight = auto\n", 19, &l, err,
+	    sizeof(err)), 0);
+	ck_assert(l.site_weight == LG_AUTO);
+	listcfg_free_list(&l);
+	ck_assert_int_eq(load_list_text("site_weight = 0\n", 16, &l, err,
+	    sizeof(err)), 0);
+	ck_assert_double_eq(l.site_weight, 0);
 	listcfg_free_list(&l);
 
 	ck_assert_int_eq(load_list_text("discard_cutoff = off\n", 21, &l, err,
@@ -257,6 +272,10 @@ static const struct {
 	  "t.conf:1: discard_cutoff 0.5 is below spam_cutoff 0.9999" },
 	{ "discard_cutoff = maybe\n",
 	  "t.conf:1: discard_cutoff: `maybe' is not a number" },
+	{ "site_weight = 1.5\n",
+	  "t.conf:1: site_weight: 1.5 is out of range [0, 1]" },
+	{ "site_weight = off\n",
+	  "t.conf:1: site_weight: `off' is not a number" },
 	{ "ham_cutoff 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "= 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
@@ -373,6 +392,8 @@ START_TEST(global_errors)
 		{ "ham_cutoff = 0.4\n", "listgate.conf:1: unknown key `ham_cutoff'" },
 		{ "mta = qmail\nmta = postfix\n",
 		  "listgate.conf:2: duplicate key `mta'" },
+		{ "site_list = ../etc\n", "listgate.conf:1: site_list: "
+		  "`../etc' is not a list name" },
 	};
 	struct listcfg_global g;
 	char err[1024], p[PATH_MAX + 32];
@@ -638,6 +659,7 @@ START_TEST(table_is_sane)
 		switch (k->type) {
 		case KEYS_DOUBLE:
 		case KEYS_DOUBLE_OFF:
+		case KEYS_DOUBLE_AUTO:
 		case KEYS_UNSIGNED:
 		case KEYS_SIZE:
 			ck_assert_msg(k->lo <= k->hi, "%s: range", k->name);
@@ -652,6 +674,9 @@ START_TEST(table_is_sane)
 				break;
 			/* the default is in range ("off" above it) */
 			if (k->type == KEYS_DOUBLE_OFF && k->def > k->hi)
+				break;
+			/* ("auto" below it) */
+			if (k->type == KEYS_DOUBLE_AUTO && k->def < k->lo)
 				break;
 			ck_assert_msg(k->def >= k->lo && k->def <= k->hi &&
 			    !((k->flags & KEYS_LO_OPEN) && k->def <= k->lo) &&
@@ -763,7 +788,7 @@ END_TEST
 struct fake {
 	char *s, *path;
 	size_t z;
-	double d;
+	double d, a;
 };
 
 static const struct keys_row fake_rows[] = {
@@ -774,6 +799,8 @@ static const struct keys_row fake_rows[] = {
 	  .lo = 1024, .hi = 2048 },
 	{ .name = "d", .type = KEYS_DOUBLE_OFF, .off = offsetof(struct fake, d),
 	  .lo = 0, .hi = 1 },
+	{ .name = "a", .type = KEYS_DOUBLE_AUTO,
+	  .off = offsetof(struct fake, a), .lo = 0, .hi = 1 },
 };
 
 START_TEST(every_type_through_keys_set)
@@ -812,6 +839,17 @@ START_TEST(every_type_through_keys_set)
 	ck_assert_double_eq(fk.d, 0.5);
 	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "Off", &fk, NULL), -1);
 	ck_assert_str_eq(err, "f.conf:3: d: `Off' is not a number");
+	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "auto", &fk, NULL), 0);
+	ck_assert(fk.a < 0 && isinf(fk.a));
+	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "0", &fk, NULL), 0);
+	ck_assert_double_eq(fk.a, 0);
+	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "1", &fk, NULL), 0);
+	ck_assert_double_eq(fk.a, 1);
+	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "off", &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: a: `off' is not a number");
+	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "-0.5", &fk, NULL), -1);
+	ck_assert_str_eq(err, "f.conf:3: a: -0.5 is out of range [0, 1]");
+	ck_assert_double_eq(fk.a, 1);
 	xfree(fk.s);
 	xfree(fk.path);
 }
