@@ -44,10 +44,9 @@
 #include "db/queue.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
-#include "gate/app/tokcounts.h"
+#include "gate/app/site.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
-#include "db/tokdb.h"
 #include "gate/util/xalloc.h"
 
 #define NAME		"filter"
@@ -88,6 +87,7 @@ struct filter {
 	double score;
 	size_t ntok;
 	unsigned nused;
+	double site_w;		/* the site store's weight, -1: not used */
 	int scored;
 	int64_t id;
 	double t0;		/* clock_now_ms() at the start */
@@ -140,7 +140,7 @@ static void
 log_summary(struct filter *f, const char *action)
 {
 	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
-	char score[32] = "-", idbuf[32] = "", ms[32];
+	char score[32] = "-", idbuf[32] = "", ms[32], site[32] = "";
 
 	/* each value masked and cut (the arrays bound the bytes, the whole
 	 * fits the log's 2 KiB line) */
@@ -153,19 +153,23 @@ log_summary(struct filter *f, const char *action)
 	    f->sender ? strlen(f->sender) : 0, 200, SANITIZE_LOG, 0);
 	if (f->scored)
 		snprintf(score, sizeof(score), "%.3f", f->score);
+	/* the site store's weight when it was used */
+	if (f->scored && f->site_w >= 0)
+		snprintf(site, sizeof(site), " site=%.3f", f->site_w);
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
 	if (f->why[0] != '\0') {
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
-		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
 		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
+		    score, f->ntok, f->nused, site, action, idbuf, ms, snd,
+		    why);
 	} else
-		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
 		    "action=%s%s ms=%s from=<%s>", list, mid, score, f->ntok,
-		    f->nused, action, idbuf, ms, snd);
+		    f->nused, site, action, idbuf, ms, snd);
 }
 
 /* record why the filter cannot do its work */
@@ -265,29 +269,23 @@ read_headers(struct filter *f, size_t scan)
 static int
 score_post(struct filter *f, struct classify *c)
 {
-	struct tokdb *db = NULL;
+	struct site_stores ss;
 	struct classify_counts cc;
-	char path[4096], err[1024];
-	int r;
+	char err[1024];
 
-	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
-		failure(f, "token file path too long");
-		return -1;
-	}
-	r = tokdb_open(path, TOKDB_READ, f->g.lock_wait_ms, &db, err,
-	    sizeof(err));
-	if (r != 0) {
+	/* the list's token file, with the site store's when it applies */
+	if (site_open(&f->g, &f->l, &ss, &cc, err, sizeof(err)) != 0) {
 		failure(f, "%s", err);
 		return -1;
 	}
-	tokcounts_tokdb(&cc, db);
+	f->site_w = ss.site != NULL ? ss.ts.w : -1;
 	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
 	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
-		tokdb_close(db);
+		site_close(&ss);
 		return -1;
 	}
-	tokdb_close(db);
+	site_close(&ss);
 	if (f->sp.len == 0) {
 		failure(f, "empty post");
 		return -1;
