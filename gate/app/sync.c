@@ -39,6 +39,8 @@
 /* pause between batches, longer than a waiting reader's lock poll, so
  * filters waiting for the file get in */
 #define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
+/* journal events given feed numbers per transaction of the site feed */
+#define FEED_BATCH	10000
 
 unsigned
 sync_writer_wait(const struct listcfg_global *g)
@@ -58,33 +60,78 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 	return 0;
 }
 
+/* where a token file's events come from: list's journal, or the site
+ * store's feed (list is then the site list's name, for messages) */
+struct src {
+	const char *list;
+	int site;
+};
+
 /* 1 (with err) when the token file claims events the journal does not
  * have: a token file from another or a restored database, or read from
  * a standby that has not replayed them yet */
 static int
-ahead(struct queue *q, const char *list, int64_t pos, char *err,
+ahead(struct queue *q, const struct src *sr, int64_t pos, char *err,
     size_t errsz)
 {
+	const char *list = sr->list;
+	char what[128], e[256];
 	int64_t last;
 	int standby;
-	char e[256];
 
-	if (journal_last_id(q, list, &last, e, sizeof(e)) < 0 || last >= pos)
+	if ((sr->site ? journal_site_last(q, &last, e, sizeof(e)) :
+	    journal_last_id(q, list, &last, e, sizeof(e))) < 0 || last >= pos)
 		return 0;
+	if (sr->site)
+		snprintf(what, sizeof(what), "the site feed");
+	else
+		snprintf(what, sizeof(what), "the journal of list %s", list);
 	if (queue_in_recovery(q, &standby, e, sizeof(e)) == 0 && standby) {
 		snprintf(err, errsz, "the token file is at journal position "
-		    "%lld but the journal of list %s on this standby ends at "
-		    "%lld: the standby is behind (nothing applied; sync again "
-		    "once it has caught up), or it serves another database "
-		    "than the token file was built from (then run `listgate "
-		    "rebuild --list %s`)", (long long)pos, list,
-		    (long long)last, list);
+		    "%lld but %s on this standby ends at %lld: the standby is "
+		    "behind (nothing applied; sync again once it has caught "
+		    "up), or it serves another database than the token file "
+		    "was built from (then run `listgate rebuild --list %s`)",
+		    (long long)pos, what, (long long)last, list);
 		return 1;
 	}
 	snprintf(err, errsz, "the token file is at journal position %lld but "
-	    "the journal of list %s ends at %lld: it was built from another "
-	    "(or a restored) database; run `listgate rebuild --list %s`",
-	    (long long)pos, list, (long long)last, list);
+	    "%s ends at %lld: it was built from another (or a restored) "
+	    "database; run `listgate rebuild --list %s`", (long long)pos,
+	    what, (long long)last, list);
+	return 1;
+}
+
+/*
+ * 1 (with err) when the token file's position belongs to the other kind
+ * of source: a list's file whose position is a feed number (it was the
+ * site store), or the site store's file whose position is no feed
+ * number (it was built from its own journal before site_list named it).
+ * Feed numbers come from the journal's id sequence, so the two never
+ * meet.  0 when it fits (or the check could not be made: applying then
+ * fails on its own if the database is gone).
+ */
+static int
+other_kind(struct queue *q, const struct src *sr, int64_t pos, char *err,
+    size_t errsz)
+{
+	int is;
+	char e[256];
+
+	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
+	    is == sr->site)
+		return 0;
+	if (sr->site)
+		snprintf(err, errsz, "the token file of list %s (the site "
+		    "store) was built from its own journal, not from the "
+		    "site feed (position %lld): run `listgate rebuild --list "
+		    "%s` to build it from every list's events", sr->list,
+		    (long long)pos, sr->list);
+	else
+		snprintf(err, errsz, "the token file of list %s was built from "
+		    "the site feed (position %lld: it was the site store): "
+		    "run `listgate rebuild --list %s`", sr->list,
+		    (long long)pos, sr->list);
 	return 1;
 }
 
@@ -95,7 +142,7 @@ ahead(struct queue *q, const char *list, int64_t pos, char *err,
  * -1 with err.
  */
 static long
-apply_batch(struct queue *q, const char *list, const char *path,
+apply_batch(struct queue *q, const struct src *sr, const char *path,
     int create, unsigned wait_ms, const struct tok_opts *to,
     struct toklist *tl, struct sync_stats *st, char *err, size_t errsz)
 {
@@ -115,7 +162,11 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	st->pos = pos;
-	if (journal_fetch_open(q, list, pos, APPLY_BATCH, &f, err, errsz) < 0)
+	if (st->nbatches == 0 && other_kind(q, sr, pos, err, errsz))
+		goto out;
+	if ((sr->site ? journal_site_fetch_open(q, pos, APPLY_BATCH, &f, err,
+	    errsz) : journal_fetch_open(q, sr->list, pos, APPLY_BATCH, &f, err,
+	    errsz)) < 0)
 		goto out;
 	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
 		if (!intx) {
@@ -146,7 +197,7 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	f = NULL;
 	if (rows == 0) {
 		n = 0;
-		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
+		if (pos > 0 && st->nbatches == 0 && ahead(q, sr, pos, err,
 		    errsz))
 			n = -1;
 		goto out;
@@ -168,8 +219,9 @@ out:
 	return n;
 }
 
-int
-sync_apply(struct queue *q, const char *list, const char *path,
+/* sync_apply from either source */
+static int
+apply_from(struct queue *q, const struct src *sr, const char *path,
     int create, unsigned wait_ms, const struct tok_opts *to,
     struct sync_stats *st, char *err, size_t errsz)
 {
@@ -181,7 +233,7 @@ sync_apply(struct queue *q, const char *list, const char *path,
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
+	while ((n = apply_batch(q, sr, path, create, wait_ms, to, tl, st,
 	    err, errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 
@@ -190,6 +242,26 @@ sync_apply(struct queue *q, const char *list, const char *path,
 	}
 	toklist_free(tl);
 	return n < 0 ? -1 : 0;
+}
+
+int
+sync_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct src sr = { list, 0 };
+
+	return apply_from(q, &sr, path, create, wait_ms, to, st, err, errsz);
+}
+
+int
+sync_apply_site(struct queue *q, const char *site_list, const char *path,
+    int create, unsigned wait_ms, const struct tok_opts *to,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct src sr = { site_list, 1 };
+
+	return apply_from(q, &sr, path, create, wait_ms, to, st, err, errsz);
 }
 
 /* remove the temporary files of fresh builds of list whose process is
@@ -223,15 +295,58 @@ clean_stale(const struct listcfg_global *g, const char *list)
 	closedir(d);
 }
 
+/* list l's token file is the site store */
+static int
+is_site(const struct listcfg_global *g, const struct listcfg_list *l)
+{
+	return g->site_list != NULL && strcmp(g->site_list, l->name) == 0;
+}
+
 int
-sync_rebuild(struct queue *q, const struct listcfg_global *g,
+sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
+    size_t errsz)
+{
+	long n;
+
+	*nfed_r = 0;
+	do {
+		if (journal_site_feed(q, FEED_BATCH, &n, err, errsz) < 0)
+			return -1;
+		*nfed_r += (unsigned long)n;
+	} while (n == FEED_BATCH);
+	return 0;
+}
+
+/* before syncing the site store: feed it, unless q is a standby (where
+ * nothing can be written: the caller fed through the primary, or the
+ * feed waits for the next sync there): 0, or -1 with err */
+static int
+feed_first(struct queue *q, const struct listcfg_list *l,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	char why[1024];
+	int standby;
+
+	if (queue_in_recovery(q, &standby, why, sizeof(why)) < 0 ||
+	    (!standby && sync_site_feed(q, &st->nfed, why, sizeof(why)) < 0)) {
+		snprintf(err, errsz, "list %s (the site store): %s", l->name,
+		    why);
+		return -1;
+	}
+	return 0;
+}
+
+/* build l's token file afresh into a temporary file, renamed over path
+ * when complete: 0, or -1 with err (path unchanged) */
+static int
+rebuild_into(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
+	struct src sr = { l->name, is_site(g, l) };
 	struct tok_opts to;
 	char tmp[4200], why[1024];
 
-	memset(st, 0, sizeof(*st));
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
 	    g->tokens_dir, l->name, (long)getpid()) >= sizeof(tmp)) {
 		snprintf(err, errsz, "list %s: token file path too long",
@@ -243,7 +358,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 	clean_stale(g, l->name);
 	unlink(tmp);
 	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
+	if (apply_from(q, &sr, tmp, 1, sync_writer_wait(g), &to, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
 		    l->name, why);
@@ -260,12 +375,32 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 }
 
 int
+sync_rebuild(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const char *path, struct sync_stats *st,
+    char *err, size_t errsz)
+{
+	unsigned long nfed;
+
+	memset(st, 0, sizeof(*st));
+	if (is_site(g, l) && feed_first(q, l, st, err, errsz) < 0)
+		return -1;
+	nfed = st->nfed;
+	if (rebuild_into(q, g, l, path, st, err, errsz) < 0)
+		return -1;
+	st->nfed = nfed;
+	return 0;
+}
+
+int
 sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
+	struct src sr = { l->name, is_site(g, l) };
 	struct tok_opts to;
 	char path[4096], why[1024];
+	unsigned long nfed;
+	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (listcfg_tokens_path(g, l->name, path, sizeof(path)) < 0) {
@@ -275,14 +410,21 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 	}
 	if (sync_tokens_dir(g, err, errsz) < 0)
 		return -1;
+	if (sr.site && feed_first(q, l, st, err, errsz) < 0)
+		return -1;
+	nfed = st->nfed;
 	clean_stale(g, l->name);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* a missing file is built whole, then renamed into place */
-		return sync_rebuild(q, g, l, path, st, err, errsz);
+		r = rebuild_into(q, g, l, path, st, err, errsz);
+		st->nfed = nfed;
+		return r;
 	}
 	settings_tok_opts(l, &to);
-	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &to, st, why,
-	    sizeof(why)) < 0) {
+	r = apply_from(q, &sr, path, 1, sync_writer_wait(g), &to, st, why,
+	    sizeof(why));
+	st->nfed = nfed;
+	if (r < 0) {
 		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
 		    l->name, why, st->nevents);
 		return -1;

@@ -137,6 +137,11 @@ cmd_sync_list(const char *name, struct queue *q,
 	}
 	if ((r = sync_list(q, g, &l, &st, err, sizeof(err))) < 0)
 		cmd_err(name, "%s", err);
+	else if (!quiet && g->site_list != NULL &&
+	    strcmp(g->site_list, list) == 0)
+		printf("list %s (the site store): %lu event%s newly fed, %lu "
+		    "applied, position %lld\n", list, st.nfed,
+		    st.nfed == 1 ? "" : "s", st.nevents, (long long)st.pos);
 	else if (!quiet)
 		printf("list %s: %lu journal event%s applied, position %lld\n",
 		    list, st.nevents, st.nevents == 1 ? "" : "s",
