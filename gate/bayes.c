@@ -44,11 +44,17 @@ count_of(double v)
 }
 
 double
-bayes_f(const struct bayes_params *p, double nspam, double nham,
-    double spam_w, double ham_w)
+bayes_f_prior(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w, const struct bayes_prior *pr)
 {
 	double b, g, pw, n, s = p->robs, x = p->robx;
 
+	/* a usable prior stands in for robx and robs */
+	if (pr != NULL && pr->n > 0 && isfinite(pr->n) && pr->f >= 0 &&
+	    pr->f <= 1) {
+		s = pr->n;
+		x = pr->f;
+	}
 	spam_w = count_of(spam_w);
 	ham_w = count_of(ham_w);
 	nspam = count_of(nspam);
@@ -66,6 +72,13 @@ bayes_f(const struct bayes_params *p, double nspam, double nham,
 	if (s + n <= 0)
 		return x;
 	return (s * x + n * pw) / (s + n);
+}
+
+double
+bayes_f(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w)
+{
+	return bayes_f_prior(p, nspam, nham, spam_w, ham_w, NULL);
 }
 
 /* ln (e^a + e^b) without overflow; either may be -inf */
@@ -228,6 +241,14 @@ int
 bayes_score(const struct bayes_params *p, double nspam, double nham,
     struct bayes_tok *toks, size_t n, struct bayes_result *r)
 {
+	return bayes_score_priors(p, nspam, nham, toks, NULL, n, r);
+}
+
+int
+bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
+    struct bayes_tok *toks, const struct bayes_prior *priors, size_t n,
+    struct bayes_result *r)
+{
 	struct cand *c = NULL;
 	size_t i, nc = 0, nuse;
 	double sum_lnf = 0, sum_ln1mf = 0, f, lqs, lps, lqh, lph;
@@ -236,7 +257,8 @@ bayes_score(const struct bayes_params *p, double nspam, double nham,
 
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < n; i++) {
-		toks[i].f = bayes_f(p, nspam, nham, toks[i].spam, toks[i].ham);
+		toks[i].f = bayes_f_prior(p, nspam, nham, toks[i].spam,
+		    toks[i].ham, priors != NULL ? &priors[i] : NULL);
 		toks[i].used = 0;
 		if (fabs(toks[i].f - 0.5) >= p->min_dev)
 			nc++;

@@ -21,15 +21,21 @@ struct buf;
 
 /* one token's counts from a count source */
 struct classify_count {
-	double spam, ham;	/* posts of each class that had the token
-				 * (fractional when a site store's weighted
-				 * counts are in them) */
-	double site_spam, site_ham; /* the part of spam and ham that came
-				 * from the site store (0 without one) */
+	double spam, ham;	/* the list's posts of each class that had
+				 * the token */
+	double site_spam, site_ham; /* the site store's (0 without one) */
 };
 
-/* where the counts come from; each function returns 0 (get: 1 found, 0
- * absent with zero counts), or -1 with errmsg(ctx) saying why */
+/*
+ * Where the counts come from; each function returns 0 (get: 1 found, 0
+ * absent with zero counts), or -1 with errmsg(ctx) saying why.
+ *
+ * With a site store (site_msgcounts not NULL), a token the site store
+ * has seen takes the site's f(w) (bayes_f on the site's counts) as its
+ * prior, counted as site_weight posts, in place of robx and robs: the
+ * site's say in a token fades as the list's own count of it grows
+ * (listgate.conf(5), THE SITE STORE).
+ */
 struct classify_counts {
 	/* trained posts of each class */
 	int (*msgcounts)(void *ctx, double *nspam_r, double *nham_r);
@@ -37,18 +43,19 @@ struct classify_counts {
 	int (*get)(void *ctx, const void *tok, size_t len,
 	    struct classify_count *c_r);
 	const char *(*errmsg)(void *ctx);
+	/* the site store's trained posts, or NULL: no site store */
+	int (*site_msgcounts)(void *ctx, double *nspam_r, double *nham_r);
+	double site_weight;	/* the site prior's strength, in posts */
 	void *ctx;
-	int site;		/* 1: counts combine a site store's (clues then
-				 * say how much came from it) */
 };
 
 struct classify {
 	struct toklist *toks;	/* the post's tokens */
 	struct bayes_tok *bt;	/* one per token, with counts, f and used */
-	struct classify_count *cnt; /* one per token: its counts and their
-				 * site part */
+	struct bayes_prior *pri; /* one per token: the site's f and weight
+				 * (weight 0: none) */
 	size_t nbt, capbt;
-	int site;		/* the counts came with site parts */
+	int site;		/* a site store was asked */
 	struct bayes_result r;
 };
 
@@ -61,10 +68,12 @@ int classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz);
 
-/* the voting tokens, most decisive first, as "tok f spam ham" lines (with
- * a site store: "tok f spam ham site S H", S and H the parts of spam and
- * ham that came from it), at most max of them, into out: 0 or -1.
- * Whole counts print as integers, fractional ones with two decimals. */
+/* the voting tokens, most decisive first, as "tok f spam ham" lines, at
+ * most max of them, into out: 0 or -1.  With a site store the lines go
+ * on with "site F W": F the site's f(w) for the token, W the share of the
+ * token's evidence that came from the site (prior weight / (prior
+ * weight + the list's own count), 1 when the list has none); "site - 0"
+ * when the site never saw the token. */
 int classify_clues(const struct classify *c, size_t max, struct buf *out);
 
 #endif

@@ -165,10 +165,11 @@ const struct keys_row keys_table[] = {
 	  .hi = LG_MAX_TOKENS_PER_POST,
 	  .doc = "at most this many of the most extreme tokens vote (0: "
 	  "all)" },
-	{ .name = "site_weight", KEYS_FIELD(LIST, DOUBLE_AUTO, site_weight),
-	  .def = LG_AUTO, .lo = 0, .hi = 1,
-	  .doc = "weight of the site store's counts (auto: fades as the "
-	  "list's own trained posts grow; 0: not used)" },
+	/* as robs: a prior's strength in posts */
+	{ .name = "site_weight", KEYS_FIELD(LIST, DOUBLE, site_weight),
+	  .def = LG_DEFAULT_SITE_WEIGHT, .lo = 0, .hi = 1000,
+	  .doc = "how many posts the site store's view of a token counts "
+	  "for in this list's scores (0: the site store is not used)" },
 	{ .name = NULL }
 };
 
@@ -227,7 +228,6 @@ keys_type_name(enum keys_type t)
 	switch (t) {
 	case KEYS_DOUBLE:	return "number";
 	case KEYS_DOUBLE_OFF:	return "number|off";
-	case KEYS_DOUBLE_AUTO:	return "number|auto";
 	case KEYS_UNSIGNED:	return "integer";
 	case KEYS_SIZE:		return "bytes";
 	case KEYS_STRING:	return "string";
@@ -267,7 +267,6 @@ keys_defaults(enum keys_scope scope, void *obj, const void *global,
 			switch (k->type) {
 			case KEYS_DOUBLE:
 			case KEYS_DOUBLE_OFF:
-			case KEYS_DOUBLE_AUTO:
 				*(double *)f = *(const double *)
 				    keys_cfield(gk, global);
 				break;
@@ -291,7 +290,6 @@ keys_defaults(enum keys_scope scope, void *obj, const void *global,
 		switch (k->type) {
 		case KEYS_DOUBLE:
 		case KEYS_DOUBLE_OFF:
-		case KEYS_DOUBLE_AUTO:
 			*(double *)f = k->def;
 			break;
 		case KEYS_UNSIGNED:
@@ -517,17 +515,6 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		if (strcmp(val, "off") == 0) {
 			*(double *)f = LG_OFF;
 			return 0;
-		}
-		/* FALLTHROUGH */
-	case KEYS_DOUBLE_AUTO:
-		if (k->type == KEYS_DOUBLE_AUTO) {
-			if (cfgfile_value(cf, k->name, raw, val,
-			    sizeof(val)) < 0)
-				return -1;
-			if (strcmp(val, "auto") == 0) {
-				*(double *)f = LG_AUTO;
-				return 0;
-			}
 		}
 		/* FALLTHROUGH */
 	case KEYS_DOUBLE:

@@ -36,7 +36,6 @@ enum keys_scope {
 enum keys_type {
 	KEYS_DOUBLE,		/* double: a decimal number in [lo, hi] */
 	KEYS_DOUBLE_OFF,	/* double: the same, or "off" (LG_OFF) */
-	KEYS_DOUBLE_AUTO,	/* double: the same, or "auto" (LG_AUTO) */
 	KEYS_UNSIGNED,		/* unsigned: a whole number in [lo, hi] */
 	KEYS_SIZE,		/* size_t: bytes, a whole number in [lo, hi] */
 	KEYS_STRING,		/* char *: any text; NULL when not set */
@@ -59,8 +58,7 @@ struct keys_row {
 	enum keys_scope scope;
 	enum keys_type type;
 	size_t off;		/* the field (offsetof; use KEYS_FIELD) */
-	double def;		/* default of the numbers (LG_OFF: "off",
-				 * LG_AUTO: "auto") */
+	double def;		/* default of the numbers (LG_OFF: "off") */
 	const char *def_s;	/* default of strings, paths and choices; NULL:
 				 * not set (enums must have one) */
 	const char *def_global;	/* or: the default is this global key's value */
@@ -78,7 +76,6 @@ struct keys_row {
 /* the C types behind KEYS_FIELD */
 #define KEYS_CT_DOUBLE		double
 #define KEYS_CT_DOUBLE_OFF	double
-#define KEYS_CT_DOUBLE_AUTO	double
 #define KEYS_CT_UNSIGNED	unsigned
 #define KEYS_CT_SIZE		size_t
 #define KEYS_CT_STRING		char *

@@ -28,8 +28,6 @@
 /* a number that is "off" (discard_cutoff): above every score */
 #define LG_OFF				HUGE_VAL
 #define LG_DISCARD_OFF			LG_OFF
-/* a number that is "auto" (site_weight): below every value */
-#define LG_AUTO				(-HUGE_VAL)
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
@@ -39,6 +37,9 @@
 #define LG_DEFAULT_ROBX			0.6
 #define LG_DEFAULT_MIN_DEV		0.05
 #define LG_DEFAULT_MAX_TOKENS		0u
+/* the site store's prior strength in posts (gate/app/tokcounts.h),
+ * chosen by cross-validation, tests/bench/README.md */
+#define LG_DEFAULT_SITE_WEIGHT		3.0
 
 /* the MTA dialects listcfg knows (gate/app/settings maps them to the
  * core's enum mta) */
@@ -86,9 +87,8 @@ struct listcfg_list {
 	double robx;		/* Robinson's prior for an unknown token */
 	double min_dev;		/* tokens nearer 0.5 than this do not vote */
 	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
-	double site_weight;	/* weight of the site store's counts in
-				 * [0, 1] (0: not used); LG_AUTO: the rule
-				 * of gate/app/tokcounts.h */
+	double site_weight;	/* the site store's f counts as this many
+				 * posts per token (0: not used) */
 	int has_file;		/* lists/L.conf existed */
 };
 

@@ -76,12 +76,6 @@ print_key(FILE *f, const struct keys_row *k, const void *obj)
 			return 0;
 		}
 		/* FALLTHROUGH */
-	case KEYS_DOUBLE_AUTO:
-		if (k->type == KEYS_DOUBLE_AUTO && *(const double *)p < k->lo) {
-			fprintf(f, "%s = auto\n", k->name);
-			return 0;
-		}
-		/* FALLTHROUGH */
 	case KEYS_DOUBLE:
 		fmt_double(num, sizeof(num), *(const double *)p);
 		fprintf(f, "%s = %s\n", k->name, num);
@@ -172,12 +166,9 @@ fmt_default(const struct keys_row *k, char *s, size_t n)
 	}
 	switch (k->type) {
 	case KEYS_DOUBLE_OFF:
-	case KEYS_DOUBLE_AUTO:
 	case KEYS_DOUBLE:
 		if (k->type == KEYS_DOUBLE_OFF && k->def > k->hi)
 			snprintf(s, n, "off");
-		else if (k->type == KEYS_DOUBLE_AUTO && k->def < k->lo)
-			snprintf(s, n, "auto");
 		else
 			fmt_double(s, n, k->def);
 		return;
@@ -208,13 +199,11 @@ fmt_range(const struct keys_row *k, char *s, size_t n)
 	switch (k->type) {
 	case KEYS_DOUBLE:
 	case KEYS_DOUBLE_OFF:
-	case KEYS_DOUBLE_AUTO:
 		fmt_double(lo, sizeof(lo), k->lo);
 		fmt_double(hi, sizeof(hi), k->hi);
 		snprintf(s, n, "%c%s, %s%c%s", k->flags & KEYS_LO_OPEN ? '(' :
 		    '[', lo, hi, k->flags & KEYS_HI_OPEN ? ')' : ']',
-		    k->type == KEYS_DOUBLE_OFF ? " or off" :
-		    k->type == KEYS_DOUBLE_AUTO ? " or auto" : "");
+		    k->type == KEYS_DOUBLE_OFF ? " or off" : "");
 		return;
 	case KEYS_UNSIGNED:
 	case KEYS_SIZE:

@@ -128,7 +128,7 @@ START_TEST(defaults_without_files)
 	ck_assert_double_eq(l.robx, LG_DEFAULT_ROBX);
 	ck_assert_double_eq(l.min_dev, LG_DEFAULT_MIN_DEV);
 	ck_assert_uint_eq(l.max_tokens, LG_DEFAULT_MAX_TOKENS);
-	ck_assert(l.site_weight == LG_AUTO);
+	ck_assert_double_eq(l.site_weight, LG_DEFAULT_SITE_WEIGHT);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 }
@@ -191,7 +191,7 @@ START_TEST(every_list_key)
 	    "robx = 0.6\n"
 	    "min_dev = 0.2\n"
 	    "max_tokens = 200\n"
-	    "site_weight = 0.25\n";
+	    "site_weight = 10\n";
 	struct listcfg_list l;
 	char err[512];
 
@@ -222,13 +222,9 @@ START_TEST(every_list_key)
 	ck_assert_double_eq(l.robx, 0.6);
 	ck_assert_double_eq(l.min_dev, 0.2);
 	ck_assert_uint_eq(l.max_tokens, 200);
-	ck_assert_double_eq(l.site_weight, 0.25);
+	ck_assert_double_eq(l.site_weight, 10);
 	listcfg_free_list(&l);
 
-	ck_assert_int_eq(load_list_text("site_weight = auto\n", 19, &l, err,
-	    sizeof(err)), 0);
-	ck_assert(l.site_weight == LG_AUTO);
-	listcfg_free_list(&l);
 	ck_assert_int_eq(load_list_text("site_weight = 0\n", 16, &l, err,
 	    sizeof(err)), 0);
 	ck_assert_double_eq(l.site_weight, 0);
@@ -272,10 +268,10 @@ static const struct {
 	  "t.conf:1: discard_cutoff 0.5 is below spam_cutoff 0.9999" },
 	{ "discard_cutoff = maybe\n",
 	  "t.conf:1: discard_cutoff: `maybe' is not a number" },
-	{ "site_weight = 1.5\n",
-	  "t.conf:1: site_weight: 1.5 is out of range [0, 1]" },
-	{ "site_weight = off\n",
-	  "t.conf:1: site_weight: `off' is not a number" },
+	{ "site_weight = 1001\n",
+	  "t.conf:1: site_weight: 1001 is out of range [0, 1000]" },
+	{ "site_weight = auto\n",
+	  "t.conf:1: site_weight: `auto' is not a number" },
 	{ "ham_cutoff 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "= 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
@@ -659,7 +655,6 @@ START_TEST(table_is_sane)
 		switch (k->type) {
 		case KEYS_DOUBLE:
 		case KEYS_DOUBLE_OFF:
-		case KEYS_DOUBLE_AUTO:
 		case KEYS_UNSIGNED:
 		case KEYS_SIZE:
 			ck_assert_msg(k->lo <= k->hi, "%s: range", k->name);
@@ -674,9 +669,6 @@ START_TEST(table_is_sane)
 				break;
 			/* the default is in range ("off" above it) */
 			if (k->type == KEYS_DOUBLE_OFF && k->def > k->hi)
-				break;
-			/* ("auto" below it) */
-			if (k->type == KEYS_DOUBLE_AUTO && k->def < k->lo)
 				break;
 			ck_assert_msg(k->def >= k->lo && k->def <= k->hi &&
 			    !((k->flags & KEYS_LO_OPEN) && k->def <= k->lo) &&
@@ -788,7 +780,7 @@ END_TEST
 struct fake {
 	char *s, *path;
 	size_t z;
-	double d, a;
+	double d;
 };
 
 static const struct keys_row fake_rows[] = {
@@ -799,8 +791,6 @@ static const struct keys_row fake_rows[] = {
 	  .lo = 1024, .hi = 2048 },
 	{ .name = "d", .type = KEYS_DOUBLE_OFF, .off = offsetof(struct fake, d),
 	  .lo = 0, .hi = 1 },
-	{ .name = "a", .type = KEYS_DOUBLE_AUTO,
-	  .off = offsetof(struct fake, a), .lo = 0, .hi = 1 },
 };
 
 START_TEST(every_type_through_keys_set)
@@ -839,17 +829,6 @@ START_TEST(every_type_through_keys_set)
 	ck_assert_double_eq(fk.d, 0.5);
 	ck_assert_int_eq(keys_set(&fake_rows[3], &cf, "Off", &fk, NULL), -1);
 	ck_assert_str_eq(err, "f.conf:3: d: `Off' is not a number");
-	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "auto", &fk, NULL), 0);
-	ck_assert(fk.a < 0 && isinf(fk.a));
-	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "0", &fk, NULL), 0);
-	ck_assert_double_eq(fk.a, 0);
-	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "1", &fk, NULL), 0);
-	ck_assert_double_eq(fk.a, 1);
-	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "off", &fk, NULL), -1);
-	ck_assert_str_eq(err, "f.conf:3: a: `off' is not a number");
-	ck_assert_int_eq(keys_set(&fake_rows[4], &cf, "-0.5", &fk, NULL), -1);
-	ck_assert_str_eq(err, "f.conf:3: a: -0.5 is out of range [0, 1]");
-	ck_assert_double_eq(fk.a, 1);
 	xfree(fk.s);
 	xfree(fk.path);
 }

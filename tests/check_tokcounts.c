@@ -1,6 +1,7 @@
 /*
- * check_tokcounts.c - gate/app/tokcounts: the site store's weight rule
- * and the combined count source (own + w * site)
+ * check_tokcounts.c - gate/app/tokcounts and the rule it serves: the
+ * site store's f as each token's prior (bayes_f_prior), the list's and
+ * the site's counts side by side, scores and clues with them
  *
  * The stores are tokdb's in-memory twins (path ":"), trained through
  * tokdb_learn as train does.
@@ -21,58 +22,80 @@
 #include "gate/util/buf.h"
 #include "listcfg/listcfg.h"
 
-#define K	TOKCOUNTS_SITE_K
+#define S	LG_DEFAULT_SITE_WEIGHT
 
+/*
+ * The rule, through bayes_f_prior: a token the site has seen takes the
+ * site's f as its prior, S posts strong, in place of robx and robs.
+ */
 START_TEST(rule_values)
 {
-	/* a new list: the site's counts alone */
-	ck_assert_double_eq(tokcounts_site_weight(0, LG_AUTO), 1);
-	/* a half at K posts of the list's own, a tenth at 9 K */
-	ck_assert_double_eq_tol(tokcounts_site_weight(K, LG_AUTO), 0.5,
-	    1e-15);
-	ck_assert_double_eq_tol(tokcounts_site_weight(9 * K, LG_AUTO), 0.1,
-	    1e-15);
-	ck_assert_double_eq_tol(tokcounts_site_weight(50, LG_AUTO),
-	    K / (K + 50), 1e-15);
+	struct bayes_params p;
+	struct bayes_prior pr = { 0.9, S };
+	double f;
+
+	bayes_params_default(&p);
+	/* the list has nothing on the token: the site's f */
+	ck_assert_double_eq(bayes_f_prior(&p, 10, 10, 0, 0, &pr), 0.9);
+	ck_assert_double_eq(bayes_f_prior(&p, 0, 0, 0, 0, &pr), 0.9);
+	/* 1 of 10 ham and no spam: p = 0, n = 1: (S 0.9 + 0) / (S + 1) */
+	f = bayes_f_prior(&p, 10, 10, 0, 1, &pr);
+	ck_assert_double_eq_tol(f, S * 0.9 / (S + 1), 1e-15);
+	/* 3 of 10 spam, 1 of 10 ham: p = 0.75, n = 4 */
+	f = bayes_f_prior(&p, 10, 10, 3, 1, &pr);
+	ck_assert_double_eq_tol(f, (S * 0.9 + 4 * 0.75) / (S + 4), 1e-15);
+	/* no prior (n 0, or out of range): Robinson's own */
+	pr.n = 0;
+	ck_assert_double_eq(bayes_f_prior(&p, 10, 10, 3, 1, &pr),
+	    bayes_f(&p, 10, 10, 3, 1));
+	ck_assert_double_eq(bayes_f_prior(&p, 10, 10, 3, 1, NULL),
+	    bayes_f(&p, 10, 10, 3, 1));
 	/* the constant the documentation states */
-	ck_assert_double_eq(K, 200);
+	ck_assert_double_eq(S, 3);
 }
 END_TEST
 
 START_TEST(rule_fades)
 {
-	double n, w, last = 2;
+	struct bayes_params p;
+	struct bayes_prior pr = { 0.99, S };
+	double n, f, last = 1, share;
 
-	/* strictly falling in the list's own posts, always in (0, 1] */
-	for (n = 0; n < 1e7; n = n * 1.7 + 1) {
-		w = tokcounts_site_weight(n, LG_AUTO);
-		ck_assert_msg(w > 0 && w <= 1 && w < last, "n %g w %g", n, w);
-		last = w;
+	bayes_params_default(&p);
+	/* the list learns the token as ham, one post at a time (of 10000
+	 * of each class): the site's say, S / (S + n), fades and f falls
+	 * from the site's 0.99 towards the list's own 0 */
+	for (n = 0; n <= 5000; n = n * 2 + 1) {
+		f = bayes_f_prior(&p, 10000, 10000, 0, n, &pr);
+		share = S / (S + n);
+		ck_assert_double_eq_tol(f, 0.99 * share, 1e-12);
+		ck_assert_msg(f <= last, "n %g f %g", n, f);
+		last = f;
 	}
-	ck_assert_double_eq(tokcounts_site_weight(INFINITY, LG_AUTO), 0);
-}
-END_TEST
-
-START_TEST(rule_setting_overrides)
-{
-	/* a list's site_weight fixes the weight whatever its size */
-	ck_assert_double_eq(tokcounts_site_weight(0, 0), 0);
-	ck_assert_double_eq(tokcounts_site_weight(1e6, 0.25), 0.25);
-	ck_assert_double_eq(tokcounts_site_weight(0, 0.25), 0.25);
-	ck_assert_double_eq(tokcounts_site_weight(5000, 1), 1);
+	ck_assert(last < 0.001);
 }
 END_TEST
 
 START_TEST(rule_odd_inputs)
 {
-	/* no bad input makes a weight outside [0, 1] */
-	ck_assert_double_eq(tokcounts_site_weight(-5, LG_AUTO), 1);
-	ck_assert_double_eq(tokcounts_site_weight(NAN, LG_AUTO), 1);
-	ck_assert_double_eq_tol(tokcounts_site_weight(K, NAN), 0.5, 1e-15);
-	ck_assert_double_eq_tol(tokcounts_site_weight(K, 1.5), 0.5, 1e-15);
-	ck_assert_double_eq_tol(tokcounts_site_weight(K, -0.1), 0.5, 1e-15);
-	ck_assert_double_eq_tol(tokcounts_site_weight(K, INFINITY), 0.5,
-	    1e-15);
+	struct bayes_params p;
+	struct bayes_prior bad[] = { { 0.9, -1 }, { 0.9, NAN }, { 0.9, INFINITY },
+	    { -0.1, S }, { 1.5, S }, { NAN, S } };
+	size_t i;
+	double f;
+
+	bayes_params_default(&p);
+	/* an unusable prior is no prior */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_double_eq(bayes_f_prior(&p, 10, 10, 3, 1, &bad[i]),
+		    bayes_f(&p, 10, 10, 3, 1));
+	/* odd counts stay within [0, 1] */
+	bad[0].f = 0.9;
+	bad[0].n = 1e300;
+	f = bayes_f_prior(&p, 10, 10, 1e300, 1, &bad[0]);
+	ck_assert(isfinite(f) && f >= 0 && f <= 1);
+	f = bayes_f_prior(&p, NAN, -1, NAN, 5, &bad[0]);
+	ck_assert(isfinite(f) && f >= 0 && f <= 1);
 }
 END_TEST
 
@@ -116,6 +139,16 @@ static const char *const ham_posts[] = {
 	"Subject: meeting\n\nthe kernel meeting moves to friday\n",
 };
 
+/* the site's f of a token in s of its 3 spam and h of its 1 ham posts */
+static double
+bayes_f_prior_site(double s, double h)
+{
+	struct bayes_params p;
+
+	bayes_params_default(&p);
+	return bayes_f(&p, 3, 1, s, h);
+}
+
 /* the counts of one token through cc */
 static void
 get(const struct classify_counts *cc, const char *tok,
@@ -130,7 +163,7 @@ START_TEST(combined_counts)
 	struct tokcounts_site ts;
 	struct classify_counts cc;
 	struct classify_count c;
-	double ns, nh, w;
+	double ns, nh;
 	char err[256];
 	size_t i;
 
@@ -141,56 +174,47 @@ START_TEST(combined_counts)
 	}
 	learn(own, spam_posts[0], 1);
 	learn(own, ham_posts[0], 0);
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, LG_AUTO, err,
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, S, err,
 	    sizeof(err)), 0);
-	ck_assert_int_eq(cc.site, 1);
-	w = K / (K + 2);
-	ck_assert_double_eq_tol(ts.w, w, 1e-15);
+	ck_assert_ptr_nonnull(cc.site_msgcounts);
+	ck_assert_double_eq(cc.site_weight, S);
 	ck_assert_int_eq(cc.msgcounts(cc.ctx, &ns, &nh), 0);
-	ck_assert_double_eq_tol(ns, 1 + w * 3, 1e-12);
-	ck_assert_double_eq_tol(nh, 1 + w * 3, 1e-12);
-	/* "pills": own 1 spam; site 2 spam */
+	ck_assert_double_eq(ns, 1);
+	ck_assert_double_eq(nh, 1);
+	ck_assert_int_eq(cc.site_msgcounts(cc.ctx, &ns, &nh), 0);
+	ck_assert_double_eq(ns, 3);
+	ck_assert_double_eq(nh, 3);
+	/* "pills": the list 1 spam; the site 2 spam */
 	get(&cc, "pills", &c);
-	ck_assert_double_eq_tol(c.spam, 1 + 2 * w, 1e-12);
-	ck_assert_double_eq_tol(c.site_spam, 2 * w, 1e-12);
-	ck_assert_double_eq(c.ham, 0);
-	ck_assert_double_eq(c.site_ham, 0);
-	/* "kernel": own 1 ham; site 2 ham */
-	get(&cc, "kernel", &c);
-	ck_assert_double_eq_tol(c.ham, 1 + 2 * w, 1e-12);
-	ck_assert_double_eq_tol(c.site_ham, 2 * w, 1e-12);
+	ck_assert_double_eq(c.spam, 1);
+	ck_assert_double_eq(c.site_spam, 2);
+	ck_assert_double_eq(c.ham + c.site_ham, 0);
 	/* only at the site: "casino" */
-	get(&cc, "casino", &c);
-	ck_assert_double_eq_tol(c.spam, w, 1e-12);
-	ck_assert_double_eq_tol(c.site_spam, w, 1e-12);
+	ck_assert_int_eq(cc.get(cc.ctx, "casino", 6, &c), 1);
+	ck_assert_double_eq(c.spam, 0);
+	ck_assert_double_eq(c.site_spam, 1);
 	/* nowhere */
 	ck_assert_int_eq(cc.get(cc.ctx, "zebra", 5, &c), 0);
 	ck_assert_double_eq(c.spam + c.ham + c.site_spam + c.site_ham, 0);
 
-	/* a fixed weight, and 0: the list alone */
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, 0.5, err,
-	    sizeof(err)), 0);
-	get(&cc, "pills", &c);
-	ck_assert_double_eq(c.spam, 2);
-	ck_assert_double_eq(c.site_spam, 1);
+	/* weight 0 (or nonsense): the list alone */
 	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, 0, err,
 	    sizeof(err)), 0);
+	ck_assert_ptr_null(cc.site_msgcounts);
 	get(&cc, "casino", &c);
 	ck_assert_double_eq(c.spam + c.site_spam, 0);
-	ck_assert_int_eq(cc.msgcounts(cc.ctx, &ns, &nh), 0);
-	ck_assert_double_eq(ns, 1);
-	ck_assert_double_eq(nh, 1);
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, NAN, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_null(cc.site_msgcounts);
 
-	/* no store of its own: the site's counts whole */
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, NULL, site, LG_AUTO,
-	    err, sizeof(err)), 0);
-	ck_assert_double_eq(ts.w, 1);
+	/* no store of its own: nothing but the site's */
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, NULL, site, S, err,
+	    sizeof(err)), 0);
 	get(&cc, "pills", &c);
-	ck_assert_double_eq(c.spam, 2);
+	ck_assert_double_eq(c.spam, 0);
 	ck_assert_double_eq(c.site_spam, 2);
 	ck_assert_int_eq(cc.msgcounts(cc.ctx, &ns, &nh), 0);
-	ck_assert_double_eq(ns, 3);
-	ck_assert_double_eq(nh, 3);
+	ck_assert_double_eq(ns + nh, 0);
 	tokdb_close(own);
 	tokdb_close(site);
 }
@@ -218,16 +242,13 @@ score(const struct classify_counts *cc, const char *msg, struct buf *clues)
 	return s;
 }
 
-/*
- * Weight 1 pools the site's posts with the list's: the score is the
- * score of one store that learnt both; weight 0 is the list alone.
- */
-START_TEST(weight_one_pools_weight_zero_ignores)
+/* a list with no counts of its own scores exactly as the site store
+ * alone; weight 0 scores exactly as the list alone */
+START_TEST(new_list_is_the_site_weight_zero_the_list)
 {
-	struct tokdb *own = mem_store(), *site = mem_store(),
-	    *both = mem_store();
+	struct tokdb *own = mem_store(), *site = mem_store();
 	struct tokcounts_site ts;
-	struct classify_counts cc, cb, co;
+	struct classify_counts cc, cs, co;
 	char err[256];
 	const char *m = "Subject: cheap kernel pills\n\nreview the offer now\n";
 	size_t i;
@@ -235,24 +256,19 @@ START_TEST(weight_one_pools_weight_zero_ignores)
 	for (i = 0; i < 3; i++) {
 		learn(site, spam_posts[i], 1);
 		learn(site, ham_posts[i], 0);
-		learn(both, spam_posts[i], 1);
-		learn(both, ham_posts[i], 0);
 	}
 	learn(own, spam_posts[1], 1);
 	learn(own, ham_posts[2], 0);
-	learn(both, spam_posts[1], 1);
-	learn(both, ham_posts[2], 0);
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, 1, err,
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, NULL, site, S, err,
 	    sizeof(err)), 0);
-	tokcounts_tokdb(&cb, both);
-	ck_assert(score(&cc, m, NULL) == score(&cb, m, NULL));
+	tokcounts_tokdb(&cs, site);
+	ck_assert(score(&cc, m, NULL) == score(&cs, m, NULL));
 	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, 0, err,
 	    sizeof(err)), 0);
 	tokcounts_tokdb(&co, own);
 	ck_assert(score(&cc, m, NULL) == score(&co, m, NULL));
 	tokdb_close(own);
 	tokdb_close(site);
-	tokdb_close(both);
 }
 END_TEST
 
@@ -274,11 +290,42 @@ START_TEST(young_list_borrows)
 	}
 	learn(own, ham_posts[0], 0);
 	tokcounts_tokdb(&co, own);
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, LG_AUTO, err,
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, S, err,
 	    sizeof(err)), 0);
 	ck_assert_msg(score(&cc, m, NULL) > 0.9 && score(&co, m, NULL) < 0.9,
 	    "with the site %g, alone %g", score(&cc, m, NULL),
 	    score(&co, m, NULL));
+	tokdb_close(own);
+	tokdb_close(site);
+}
+END_TEST
+
+/* the list's own evidence outweighs the site's as it grows: a token the
+ * site calls spam but the list has seen in ham only */
+START_TEST(own_evidence_wins)
+{
+	struct tokdb *own = mem_store(), *site = mem_store();
+	struct tokcounts_site ts;
+	struct classify_counts cc;
+	char err[256];
+	const char *m = "Subject: cheap pills\n\ncheap pills\n";
+	double before;
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		learn(site, spam_posts[0], 1);
+	learn(site, ham_posts[0], 0);
+	learn(own, spam_posts[2], 1);
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, S, err,
+	    sizeof(err)), 0);
+	before = score(&cc, m, NULL);
+	ck_assert_msg(before > 0.9, "%g", before);
+	/* the list's moderators approve such posts, again and again */
+	for (i = 0; i < 30; i++)
+		learn(own, m, 0);
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, S, err,
+	    sizeof(err)), 0);
+	ck_assert_msg(score(&cc, m, NULL) < 0.1, "%g", score(&cc, m, NULL));
 	tokdb_close(own);
 	tokdb_close(site);
 }
@@ -291,34 +338,43 @@ START_TEST(clues_say_the_site_part)
 	struct classify_counts cc, co;
 	struct buf clues = BUF_INIT(65536);
 	const char *p, *line;
-	char err[256];
+	char err[256], want[64];
 	int found = 0;
 	size_t i;
 
 	for (i = 0; i < 3; i++)
 		learn(site, spam_posts[i], 1);
+	learn(site, ham_posts[0], 0);
 	learn(own, spam_posts[0], 1);
 	learn(own, ham_posts[0], 0);
-	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, 0.5, err,
+	ck_assert_int_eq(tokcounts_combined(&cc, &ts, own, site, S, err,
 	    sizeof(err)), 0);
-	score(&cc, spam_posts[1], &clues);
-	/* "pills": own 1 spam, site 2 spam at weight 0.5: 2 spam, 1 from
-	 * the site; "offer" (only at the site): 0.5, all of it */
+	score(&cc, "Subject: pills offer\n\nlimited offer on pills, zebra\n",
+	    &clues);
+	/* "pills": the list 1 spam (n = 1): the site's share S / (S + 1);
+	 * "offer" (only at the site): all of it; "zebra": the site never
+	 * saw it */
 	for (p = buf_str(&clues); *p != '\0'; p = strchr(p, '\n') + 1) {
 		line = p;
 		if (strncmp(line, "pills ", 6) == 0) {
-			ck_assert_msg(strstr(line, " 2 0 site 1 0\n") != NULL,
-			    "%.80s", line);
+			snprintf(want, sizeof(want), " 1 0 site %.6f %.2f\n",
+			    bayes_f_prior_site(2, 0), S / (S + 1));
+			ck_assert_msg(strstr(line, want) != NULL, "%.80s", line);
 			found++;
 		}
 		if (strncmp(line, "offer ", 6) == 0) {
-			ck_assert_msg(strstr(line, " 0.50 0 site 0.50 0\n") !=
-			    NULL, "%.80s", line);
+			ck_assert_msg(strstr(line, " 0 0 site ") != NULL &&
+			    strstr(line, " 1.00\n") != NULL, "%.80s", line);
+			found++;
+		}
+		if (strncmp(line, "zebra ", 6) == 0) {
+			ck_assert_msg(strstr(line, " 0 0 site - 0\n") != NULL,
+			    "%.80s", line);
 			found++;
 		}
 		ck_assert_ptr_nonnull(strstr(line, " site "));
 	}
-	ck_assert_int_eq(found, 2);
+	ck_assert_int_eq(found, 3);
 	/* without the site store the lines are as they always were */
 	buf_reset(&clues);
 	tokcounts_tokdb(&co, own);
@@ -340,14 +396,14 @@ tokcounts_suite(void)
 	tc = tcase_create("rule");
 	tcase_add_test(tc, rule_values);
 	tcase_add_test(tc, rule_fades);
-	tcase_add_test(tc, rule_setting_overrides);
 	tcase_add_test(tc, rule_odd_inputs);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("combined");
 	tcase_add_test(tc, combined_counts);
-	tcase_add_test(tc, weight_one_pools_weight_zero_ignores);
+	tcase_add_test(tc, new_list_is_the_site_weight_zero_the_list);
 	tcase_add_test(tc, young_list_borrows);
+	tcase_add_test(tc, own_evidence_wins);
 	tcase_add_test(tc, clues_say_the_site_part);
 	suite_add_tcase(s, tc);
 	return s;

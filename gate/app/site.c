@@ -19,7 +19,7 @@ int
 site_applies(const struct listcfg_global *g, const struct listcfg_list *l)
 {
 	return g->site_list != NULL && g->site_list[0] != '\0' &&
-	    strcmp(g->site_list, l->name) != 0 && l->site_weight != 0;
+	    strcmp(g->site_list, l->name) != 0 && l->site_weight > 0;
 }
 
 int

@@ -4,7 +4,8 @@
  *
  * The core (gate/classify.c) reads counts through struct
  * classify_counts and knows nothing of storage; this adapts a tokdb, or
- * two.  The rule is in tokcounts.h.  Never exits; -1 with a message.
+ * a list's and the site store's (the rule: tokcounts.h).  Never exits;
+ * -1 with a message.
  */
 #include "config.h"
 
@@ -53,30 +54,30 @@ tokcounts_tokdb(struct classify_counts *cc, struct tokdb *db)
 	cc->msgcounts = tc_msgcounts;
 	cc->get = tc_get;
 	cc->errmsg = tc_errmsg;
+	cc->site_msgcounts = NULL;
+	cc->site_weight = 0;
 	cc->ctx = db;
-	cc->site = 0;
 }
 
-double
-tokcounts_site_weight(double own_posts, double setting)
-{
-	if (setting >= 0 && setting <= 1)
-		return setting;
-	if (!(own_posts > 0))
-		own_posts = 0;
-	/* an infinite own_posts gives 0: the site has no say */
-	return TOKCOUNTS_SITE_K / (TOKCOUNTS_SITE_K + own_posts);
-}
-
-/* --- own + w * site ---------------------------------------------------- */
+/* --- the list's own beside the site's ---------------------------------- */
 
 static int
 cs_msgcounts(void *ctx, double *nspam_r, double *nham_r)
 {
 	struct tokcounts_site *ts = ctx;
 
-	*nspam_r = ts->own_spam + ts->w * ts->site_spam;
-	*nham_r = ts->own_ham + ts->w * ts->site_ham;
+	*nspam_r = ts->own_spam;
+	*nham_r = ts->own_ham;
+	return 0;
+}
+
+static int
+cs_site_msgcounts(void *ctx, double *nspam_r, double *nham_r)
+{
+	struct tokcounts_site *ts = ctx;
+
+	*nspam_r = ts->site_spam;
+	*nham_r = ts->site_ham;
 	return 0;
 }
 
@@ -85,26 +86,46 @@ cs_get(void *ctx, const void *tok, size_t len, struct classify_count *c_r)
 {
 	struct tokcounts_site *ts = ctx;
 	struct tokcount o, s;
-	int ro = 0, rs = 0;
+	int ro = 0, rs;
 
 	memset(c_r, 0, sizeof(*c_r));
 	memset(&o, 0, sizeof(o));
-	memset(&s, 0, sizeof(s));
 	if (ts->own != NULL && (ro = tokdb_get(ts->own, tok, len, &o)) < 0) {
 		snprintf(ts->emsg, sizeof(ts->emsg), "%s",
 		    tokdb_errmsg(ts->own));
 		return -1;
 	}
-	if (ts->w > 0 && (rs = tokdb_get(ts->site, tok, len, &s)) < 0) {
+	if ((rs = tokdb_get(ts->site, tok, len, &s)) < 0) {
 		snprintf(ts->emsg, sizeof(ts->emsg), "site store: %s",
 		    tokdb_errmsg(ts->site));
 		return -1;
 	}
-	c_r->site_spam = ts->w * s.spam;
-	c_r->site_ham = ts->w * s.ham;
-	c_r->spam = o.spam + c_r->site_spam;
-	c_r->ham = o.ham + c_r->site_ham;
+	c_r->spam = o.spam;
+	c_r->ham = o.ham;
+	c_r->site_spam = s.spam;
+	c_r->site_ham = s.ham;
 	return ro > 0 || rs > 0;
+}
+
+static int
+cs_get_own(void *ctx, const void *tok, size_t len,
+    struct classify_count *c_r)
+{
+	struct tokcounts_site *ts = ctx;
+	struct tokcount o;
+	int r = 0;
+
+	memset(c_r, 0, sizeof(*c_r));
+	if (ts->own != NULL && (r = tokdb_get(ts->own, tok, len, &o)) < 0) {
+		snprintf(ts->emsg, sizeof(ts->emsg), "%s",
+		    tokdb_errmsg(ts->own));
+		return -1;
+	}
+	if (r > 0) {
+		c_r->spam = o.spam;
+		c_r->ham = o.ham;
+	}
+	return r;
 }
 
 static const char *
@@ -117,31 +138,33 @@ cs_errmsg(void *ctx)
 
 int
 tokcounts_combined(struct classify_counts *cc, struct tokcounts_site *ts,
-    struct tokdb *own, struct tokdb *site, double setting, char *err,
+    struct tokdb *own, struct tokdb *site, double weight, char *err,
     size_t errsz)
 {
 	uint32_t ns = 0, nh = 0;
+	int on = weight > 0 && isfinite(weight);
 
 	memset(ts, 0, sizeof(*ts));
 	ts->own = own;
 	ts->site = site;
+	ts->weight = on ? weight : 0;
 	if (own != NULL && tokdb_msgcounts(own, &ns, &nh) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(own));
 		return -1;
 	}
 	ts->own_spam = ns;
 	ts->own_ham = nh;
-	if (tokdb_msgcounts(site, &ns, &nh) < 0) {
+	if (on && tokdb_msgcounts(site, &ns, &nh) < 0) {
 		snprintf(err, errsz, "site store: %s", tokdb_errmsg(site));
 		return -1;
 	}
-	ts->site_spam = ns;
-	ts->site_ham = nh;
-	ts->w = tokcounts_site_weight(ts->own_spam + ts->own_ham, setting);
+	ts->site_spam = on ? ns : 0;
+	ts->site_ham = on ? nh : 0;
 	cc->msgcounts = cs_msgcounts;
-	cc->get = cs_get;
+	cc->get = on ? cs_get : cs_get_own;
 	cc->errmsg = cs_errmsg;
+	cc->site_msgcounts = on ? cs_site_msgcounts : NULL;
+	cc->site_weight = ts->weight;
 	cc->ctx = ts;
-	cc->site = 1;
 	return 0;
 }

@@ -87,7 +87,7 @@ struct filter {
 	double score;
 	size_t ntok;
 	unsigned nused;
-	double site_w;		/* the site store's weight, -1: not used */
+	double site_w;		/* the site prior's weight, -1: not used */
 	int scored;
 	int64_t id;
 	double t0;		/* clock_now_ms() at the start */
@@ -153,9 +153,9 @@ log_summary(struct filter *f, const char *action)
 	    f->sender ? strlen(f->sender) : 0, 200, SANITIZE_LOG, 0);
 	if (f->scored)
 		snprintf(score, sizeof(score), "%.3f", f->score);
-	/* the site store's weight when it was used */
+	/* the site prior's weight when the site store was used */
 	if (f->scored && f->site_w >= 0)
-		snprintf(site, sizeof(site), " site=%.3f", f->site_w);
+		snprintf(site, sizeof(site), " site=%g", f->site_w);
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
@@ -278,7 +278,7 @@ score_post(struct filter *f, struct classify *c)
 		failure(f, "%s", err);
 		return -1;
 	}
-	f->site_w = ss.site != NULL ? ss.ts.w : -1;
+	f->site_w = ss.site != NULL ? ss.ts.weight : -1;
 	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
 	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);

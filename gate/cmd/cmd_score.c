@@ -111,7 +111,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 			/* the name passed listcfg_name_ok: no escaping */
 			printf(",\"site\":{\"list\":\"%s\",\"weight\":",
 			    site->list);
-			put_json_num(site->ts->w, stdout);
+			put_json_num(site->ts->weight, stdout);
 			printf(",\"own_posts\":%.0f,\"site_posts\":%.0f}",
 			    site->ts->own_spam + site->ts->own_ham,
 			    site->ts->site_spam + site->ts->site_ham);
@@ -131,8 +131,8 @@ report(const struct classify *c, enum verdict v, const char *name,
 	}
 	putc('\n', stdout);
 	if (verbose && site->ts != NULL)
-		printf("  site store %s weight %.6f own posts %.0f site posts "
-		    "%.0f\n", site->list, site->ts->w,
+		printf("  site store %s weight %g own posts %.0f site posts "
+		    "%.0f\n", site->list, site->ts->weight,
 		    site->ts->own_spam + site->ts->own_ham,
 		    site->ts->site_spam + site->ts->site_ham);
 	if (verbose)
@@ -185,8 +185,9 @@ usage(FILE *f)
 	    "\n"
 	    "  -l, --list L     the list\n"
 	    "  -v, --verbose    also print the deciding tokens (token f spam ham;\n"
-	    "                   with the site store, \"site S H\": the part of\n"
-	    "                   spam and ham that came from it)\n"
+	    "                   with the site store, \"site F W\": the site's f\n"
+	    "                   for the token and the share W of its evidence\n"
+	    "                   that came from the site)\n"
 	    "  -j, --json       one JSON object per post: file, verdict, score,\n"
 	    "                   log_qh, log_qs, tokens, used (and clues with -v)\n"
 	    "  -h, --help       this help\n"

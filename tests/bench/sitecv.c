@@ -28,12 +28,16 @@
  *	sitecv -e young|lists [-r RULE,...] [-n N,...] [-R DRAWS] [-c CUT]
  *	    [-t opt=val,...] < list
  *
- * RULE: off (the list's own counts alone), site (the site's alone), Kx
- * (w = x / (x + own posts): the rule tokcounts.c implements, x being its
- * K), Ax (w = min(1, x / site posts): the site worth x posts), Px (per
+ * RULE: off (the list's own counts alone), site (the site's alone), and
+ * two families.  Pooled counts, count = own + w * site: Kx (w = x /
+ * (x + own posts)), kx (the same over the site's counts less the list's
+ * own), Ax (w = min(1, x / site posts): the site worth x posts), Px (per
  * class: the site's spam at x / (x + own spam posts), its ham at
  * x / (x + own ham posts)), Qx (per class: each of the site's classes
- * worth x posts), Wx (w = x fixed).
+ * worth x posts), Wx (w = x fixed).  The site's f as a Robinson prior
+ * of x posts: Gx (listgate's rule, gate/classify.c: for the tokens the
+ * site has seen, the others keep robx and robs), Rx (for every token),
+ * Fx (as R, x fading with the list's own posts).
  */
 #include "config.h"
 
@@ -116,7 +120,7 @@ load_post(struct post *p, const struct tok_opts *o, struct toklist *tl)
 
 /* a rule: kind and its number */
 struct rule {
-	char kind;	/* o off, s site alone, K, A, P, Q, W */
+	char kind;	/* o off, s site alone, K, k, A, P, Q, W, G, R, F */
 	double x;
 	char name[32];
 };
@@ -127,6 +131,7 @@ rule_w(const struct rule *r, double own_posts, double site_posts)
 {
 	switch (r->kind) {
 	case 'K':
+	case 'k':
 		return r->x / (r->x + own_posts);
 	case 'A':
 		return site_posts > r->x ? r->x / site_posts : 1;
@@ -179,14 +184,90 @@ score(const struct rule *r, const struct bayes_params *bp,
 		ws = sns > r->x ? r->x / sns : 1;
 		w = snh > r->x ? r->x / snh : 1;
 	}
-	ns = (r->kind == 's' ? 0 : ons) + ws * sns;
-	nh = (r->kind == 's' ? 0 : onh) + w * snh;
+	if (r->kind == 'k') {
+		/* the site's counts beyond the list's own */
+		ns = ons + ws * (sns - ons);
+		nh = onh + w * (snh - onh);
+	} else {
+		ns = (r->kind == 's' ? 0 : ons) + ws * sns;
+		nh = (r->kind == 's' ? 0 : onh) + w * snh;
+	}
 	for (j = 0; j < p->n; j++) {
 		uint32_t id = p->ids[j];
 
 		bt[j].tok = toklist_get(dict, id, &bt[j].len);
+		if (r->kind == 'k') {
+			bt[j].spam = own_s[id] + ws * (double)(site_s[id] -
+			    own_s[id]);
+			bt[j].ham = own_h[id] + w * (double)(site_h[id] -
+			    own_h[id]);
+			continue;
+		}
 		bt[j].spam = (r->kind == 's' ? 0 : own_s[id]) + ws * site_s[id];
 		bt[j].ham = (r->kind == 's' ? 0 : own_h[id]) + w * site_h[id];
+	}
+	if (r->kind == 'G') {
+		/* the rule listgate uses (gate/classify.c): the site's f as
+		 * the prior, x posts strong, of the tokens the site has seen */
+		static struct bayes_prior *pri;
+		static size_t pcap;
+
+		if (p->n > pcap) {
+			pcap = p->n;
+			pri = realloc(pri, pcap * sizeof(*pri));
+		}
+		for (j = 0; j < p->n; j++) {
+			uint32_t id = p->ids[j];
+
+			bt[j].tok = toklist_get(dict, id, &bt[j].len);
+			bt[j].spam = own_s[id];
+			bt[j].ham = own_h[id];
+			pri[j].n = 0;
+			pri[j].f = 0.5;
+			if (site_s[id] + site_h[id] > 0) {
+				pri[j].f = bayes_f(bp, sns, snh, site_s[id],
+				    site_h[id]);
+				pri[j].n = r->x;
+			}
+		}
+		bayes_score_priors(bp, ons, onh, bt, pri, p->n, &res);
+		return res.score;
+	}
+	if (r->kind == 'R' || r->kind == 'F') {
+		/*
+		 * The site's f as each token's Robinson prior, of strength S
+		 * posts, in place of robx and robs: f = (S f_site + n p) /
+		 * (S + n), f_site the site's own Robinson f (robs, robx),
+		 * for every token (one the site never saw has f_site =
+		 * robx); F: S fading with the list's own posts,
+		 * S 200 / (200 + own posts).  Scored through bayes_score
+		 * with robs 0 and counts that give p = f.
+		 */
+		struct bayes_params rp = *bp;
+		double S = r->x;
+
+		if (r->kind == 'F')
+			S = r->x * 200 / (200 + ons + onh);
+		rp.robs = 0;
+		for (j = 0; j < p->n; j++) {
+			uint32_t id = p->ids[j];
+			double fs = bayes_f(bp, sns, snh, site_s[id], site_h[id]);
+			double b = ons > 0 ? own_s[id] / ons : 0;
+			double g = onh > 0 ? own_h[id] / onh : 0;
+			double n = (double)own_s[id] + own_h[id], f;
+
+			if (b > 1)
+				b = 1;
+			if (g > 1)
+				g = 1;
+			f = b + g > 0 && S + n > 0 ?
+			    (S * fs + n * b / (b + g)) / (S + n) : fs;
+			bt[j].tok = toklist_get(dict, id, &bt[j].len);
+			bt[j].spam = f;
+			bt[j].ham = 1 - f;
+		}
+		bayes_score(&rp, 1, 1, bt, p->n, &res);
+		return res.score;
 	}
 	bayes_score(bp, ns, nh, bt, p->n, &res);
 	return res.score;
@@ -315,7 +396,16 @@ exp_young(const struct rule *rules, size_t nrules, const long *sizes,
 		size_t ns_tot = 0, nh_tot = 0;
 		int runs = sizes[si] < 0 ? 1 : draws;
 
+		/* the same draws for every size and rule */
 		rng = 88172645463325252ULL;
+		nhv = nsv = 0;
+		for (i = 0; i < nposts; i++)
+			if (posts[i].group == go) {
+				if (posts[i].spam)
+					sv[nsv++] = i;
+				else
+					hv[nhv++] = i;
+			}
 		for (d = 0; d < runs; d++) {
 			size_t sp, hh, ns, nh;
 			double ons = 0, onh = 0;
