@@ -28,6 +28,7 @@ import argparse
 import bisect
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -73,6 +74,16 @@ def roca(scores):
         hi = bisect.bisect_right(ham, s)
         bad += (len(ham) - hi) + (hi - lo) / 2.0
     return 100.0 * bad / (len(ham) * len(spam))
+
+
+def passed_at_held(scores, held):
+    """spam passed at the lowest cutoff that holds at most held ham: just
+    above the (held+1)-th highest ham score"""
+    ham = sorted((s for sp, s in scores if not sp), reverse=True)
+    if held >= len(ham):
+        return 0
+    cut = math.nextafter(ham[held], math.inf)
+    return sum(1 for sp, s in scores if sp and s < cut)
 
 
 def errors(scores, cut):
@@ -187,6 +198,7 @@ def young(a, data, work):
     bf = Bogofilter(os.path.join(work, "young-bogofilter"))
     lg.train("site", site, data)
     rows = []
+    raw = {}
     for n in SIZES:
         draws = 1 if n in (0, -1) else a.draws
         acc = {}
@@ -208,6 +220,7 @@ def young(a, data, work):
             for k, (sc, cut) in runs.items():
                 sp, hh = errors(sc, cut)
                 acc.setdefault(k, []).append((roca(sc), sp, hh))
+                raw.setdefault((n, k), []).append(sc)
         label = "whole" if n < 0 else "%d+%d" % (n, n)
         nown = len(train) if n < 0 else 2 * n
         for k in ("alone", "with site", "bogofilter"):
@@ -248,6 +261,17 @@ def young(a, data, work):
                          "no worse than" if ok else "WORSE than", h["roca"],
                          h["spam_passed"], h["ham_held"],
                          "" if ok else ": gap %.4f" % (w["roca"] - h["roca"])))
+        # the same operating point: as much ham held as the whole half
+        # alone holds at ham_cutoff 0.3
+        held = int(round(h["ham_held"]))
+        sp = [passed_at_held(sc, held) for sc in raw[(25, "with site")]]
+        sp = [x for x in sp if x is not None]
+        if sp:
+            lines.append("      at the cutoff holding at most %d ham (as the "
+                         "whole half alone at %g), 25+25 with the site store "
+                         "passes %.1f spam (whole half alone: %.1f)" % (
+                             held, HAM_CUTOFF, sum(sp) / len(sp),
+                             h["spam_passed"]))
     return rows, "\n".join(lines) + "\n"
 
 

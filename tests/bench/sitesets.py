@@ -1,4 +1,4 @@
-"""sitesets.py - the posts of the site store benchmarks (tests/bench/site.py
+"""sitesets.py - the posts of the site store benchmarks (sitebench.py
 and sitecv.py), fixed by the posts' file names
 
 Every split is the benchmark's hash rule (bench.py): b = the first byte of
