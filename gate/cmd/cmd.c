@@ -17,8 +17,42 @@
 #include "gate/app/app.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/priv.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
+
+/* leave root for the configured user before anything else is opened */
+int
+cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
+    size_t errsz)
+{
+	const char *dir = listcfg_dir(ctx->config_dir);
+	char *user = NULL, *group = NULL, why[1024];
+	int rc = -1;
+
+	*mta_r = -1;
+	if (!priv_is_root())
+		return 0;
+	if (listcfg_load_owner(dir, &user, &group, mta_r, why,
+	    sizeof(why)) < 0)
+		snprintf(err, errsz, "running as root: %s; listgate leaves "
+		    "root only for the user set in listgate.conf (or stays "
+		    "root with --allow-root)", why);
+	else if (user == NULL)
+		snprintf(err, errsz, "running as root, and %s/listgate.conf "
+		    "sets no `user': set user (and group) to the unprivileged "
+		    "account listgate runs as, or pass --allow-root to stay "
+		    "root (tests, one-off administration)", dir);
+	else if (priv_become(user, group, why, sizeof(why)) < 0)
+		snprintf(err, errsz, "running as root: cannot become user %s "
+		    "(user in %s/listgate.conf): %s", user, dir, why);
+	else
+		rc = 0;
+	xfree(user);
+	xfree(group);
+	return rc;
+}
 
 /* print "listgate NAME: " and the message to stderr, sanitized (an
  * error may quote a post, a file name or the database) */

@@ -55,16 +55,47 @@ touch(struct touched *t, const char *list)
 		t->overflow = 1;
 }
 
-/* sync the touched lists: number of failures */
+/*
+ * 1 when list's token file (or, while it is missing, the tokens
+ * directory) is there but not ours to write: a moderator in the token
+ * files' group reads them and decides, their owner's next sync applies
+ * the decisions
+ */
+static int
+not_writable(const struct listcfg_global *g, const char *list)
+{
+	char path[4096];
+
+	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0)
+		return 0;
+	if (access(path, W_OK) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return access(g->tokens_dir, W_OK) < 0 && errno == EACCES;
+	return errno == EACCES || errno == EROFS;
+}
+
+/* sync the touched lists (quiet: no note about lists left to their
+ * token file's owner): number of failures */
 static int
 sync_touched(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct touched *t, int quiet)
 {
 	int i, nfail = 0;
 
-	for (i = 0; i < t->n; i++)
-		if (cmd_sync_list(name, q, g, t->names[i], quiet) < 0)
+	for (i = 0; i < t->n; i++) {
+		if (not_writable(g, t->names[i])) {
+			if (!quiet)
+				fprintf(stderr, "listgate %s: list %s: the "
+				    "token file is not yours to write; its "
+				    "owner's next `listgate sync` learns "
+				    "from the decisions\n", name,
+				    t->names[i]);
+			continue;
+		}
+		if (cmd_sync_list(name, q, g, t->names[i], 1) < 0)
 			nfail++;
+	}
 	if (t->overflow) {
 		cmd_err(name, "more lists than one run syncs: run `listgate "
 		    "sync`");
@@ -315,7 +346,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		    t, quiet) < 0)
 			nfail++;
 	}
-	nfail += sync_touched(d->name, q, &g, t, 1);
+	nfail += sync_touched(d->name, q, &g, t, quiet);
 	queue_close(q);
 	listcfg_free_global(&g);
 	xfree(t);

@@ -109,7 +109,9 @@ class Listgate:
                 f.write("site_list = %s\n" % site_list)
 
     def base(self):
-        return [self.binary, "--config", self.cfg]
+        # as root (a container), stay root: --allow-root
+        return [self.binary] + (["--allow-root"] if os.geteuid() == 0
+                                else []) + ["--config", self.cfg]
 
     def forget(self, lst):
         p = os.path.join(self.cfg, "tokens", lst + ".kch")

@@ -1,7 +1,7 @@
--- 0003_site_feed.sql - the site store's feed: every list's training
+-- 0006_site_feed.sql - the site store's feed: every list's training
 -- events, numbered in the order the site store applies them
 --
--- Applied by `listgate migrate` in one transaction on top of 0002.
+-- Applied by `listgate migrate` in one transaction on top of 0005.
 --
 -- The site store (listgate.conf's site_list) learns the events of every
 -- list's journal, each exactly once.  One list's events become visible
@@ -30,3 +30,22 @@ CREATE TABLE site_fed (
 			CHECK (list ~ '^[a-z0-9][a-z0-9._-]*$' AND length(list) <= 64),
 	upto		bigint NOT NULL CHECK (upto > 0)
 );
+
+-- sync --site feeds and reads the feed: moderators (who journal and
+-- sync); the administrator owns it
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_moderator') THEN
+		GRANT SELECT, INSERT ON site_feed TO listgate_moderator;
+		GRANT SELECT, INSERT, UPDATE ON site_fed TO listgate_moderator;
+	END IF;
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_admin') THEN
+		GRANT ALL ON site_feed, site_fed TO listgate_admin;
+		-- owned by the administrator like the tables of 0001-0005
+		IF pg_has_role(current_user, 'listgate_admin', 'MEMBER') THEN
+			ALTER TABLE site_feed OWNER TO listgate_admin;
+			ALTER TABLE site_fed OWNER TO listgate_admin;
+		END IF;
+	END IF;
+END
+$$;
