@@ -438,7 +438,7 @@ int
 journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
     size_t errsz)
 {
-	char lockkey[16], limbuf[16], nbuf[16], *ids_s = NULL, *seqs_s = NULL;
+	char lockkey[16], limbuf[16], nbuf[32], *ids_s = NULL, *seqs_s = NULL;
 	const char *vals[2];
 	int64_t *ids = NULL, *seqs = NULL;
 	PGresult *res = NULL;

@@ -11,10 +11,12 @@ process per run as an MTA runs it: NEW with no site store, NEW with the
 site store (site_list set), and OLD (a build without the site store, if
 given) on the same token file.  The runs are interleaved so machine
 noise hits each alike; prints the median and 95th percentile wall
-milliseconds of each, and the ratios.
+milliseconds of each, the mean CPU milliseconds (user + system), and
+their ratios to the first.
 """
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -77,30 +79,37 @@ def main():
             cases.insert(0, ("base", [os.path.abspath(a.base)] + root +
                              ["--config", off]))
         times = {name: [] for name, _ in cases}
+        cpu = {name: [] for name, _ in cases}
         for i in range(a.runs):
             order = cases if i % 2 == 0 else list(reversed(cases))
             for name, base in order:
                 with open(post, "rb") as f:
+                    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
                     t0 = time.perf_counter()
                     p = subprocess.run(base + ["filter", "--list", "dev",
                                                "--mta", "qmail"], stdin=f,
                                        stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)
                     dt = (time.perf_counter() - t0) * 1000
+                    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
                 if p.returncode != 0:
                     raise SystemExit("sitepass: %s: filter exit %d (the "
                                      "post should pass)" % (name,
                                                             p.returncode))
                 times[name].append(dt)
+                cpu[name].append((r1.ru_utime - r0.ru_utime + r1.ru_stime -
+                                  r0.ru_stime) * 1000)
         ref = statistics.median(times[cases[0][0]])
-        print("%-22s %8s %8s %8s" % ("pass path", "ms med", "ms p95",
-                                     "ratio"))
+        cref = statistics.mean(cpu[cases[0][0]])
+        print("%-22s %8s %8s %8s %8s %8s" % ("pass path", "ms med",
+                                             "ms p95", "ratio", "cpu ms",
+                                             "ratio"))
         for name, _ in cases:
             v = sorted(times[name])
             med = statistics.median(v)
-            print("%-22s %8.3f %8.3f %8.3f" % (name, med,
-                                               v[int(len(v) * 0.95)],
-                                               med / ref))
+            c = statistics.mean(cpu[name])
+            print("%-22s %8.3f %8.3f %8.3f %8.3f %8.3f" % (
+                name, med, v[int(len(v) * 0.95)], med / ref, c, c / cref))
     finally:
         shutil.rmtree(w, ignore_errors=True)
     return 0
