@@ -135,8 +135,9 @@ put_count(char *p, size_t n, double v)
 	return snprintf(p, n, " %.6g", v);
 }
 
-int
-classify_clues(const struct classify *c, size_t max, struct buf *out)
+/* the clue lines, with the site's part when site is set */
+static int
+clues(const struct classify *c, size_t max, int site, struct buf *out)
 {
 	const struct bayes_tok **v;
 	const struct bayes_prior *pr;
@@ -161,7 +162,7 @@ classify_clues(const struct classify *c, size_t max, struct buf *out)
 		    v[i]->spam);
 		len += (size_t)put_count(num + len, sizeof(num) - len,
 		    v[i]->ham);
-		pr = c->site ? &c->pri[v[i] - c->bt] : NULL;
+		pr = site && c->site ? &c->pri[v[i] - c->bt] : NULL;
 		if (pr != NULL && pr->n > 0) {
 			/* as bayes_f_prior: the prior alone without counts */
 			own = v[i]->spam + v[i]->ham;
@@ -180,4 +181,16 @@ classify_clues(const struct classify *c, size_t max, struct buf *out)
 	}
 	xfree(v);
 	return rc;
+}
+
+int
+classify_clues(const struct classify *c, size_t max, struct buf *out)
+{
+	return clues(c, max, 0, out);
+}
+
+int
+classify_clues_site(const struct classify *c, size_t max, struct buf *out)
+{
+	return clues(c, max, 1, out);
 }

@@ -69,11 +69,16 @@ int classify_post(struct classify *c, const struct classify_counts *cc,
     const unsigned char *msg, size_t len, char *err, size_t errsz);
 
 /* the voting tokens, most decisive first, as "tok f spam ham" lines, at
- * most max of them, into out: 0 or -1.  With a site store the lines go
- * on with "site F W": F the site's f(w) for the token, W the share of the
- * token's evidence that came from the site (prior weight / (prior
- * weight + the list's own count), 1 when the list has none); "site - 0"
- * when the site never saw the token. */
+ * most max of them, into out: 0 or -1.  (The lines a held post keeps:
+ * moderation reads them so.) */
 int classify_clues(const struct classify *c, size_t max, struct buf *out);
+
+/* the same, and with a site store each line goes on with "site F W": F
+ * the site's f(w) for the token, W the share of the token's evidence
+ * that came from the site (prior weight / (prior weight + the list's
+ * own count), 1 when the list has none); "site - 0" when the site never
+ * saw the token (score -v) */
+int classify_clues_site(const struct classify *c, size_t max,
+    struct buf *out);
 
 #endif

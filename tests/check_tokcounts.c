@@ -237,7 +237,7 @@ score(const struct classify_counts *cc, const char *msg, struct buf *clues)
 	    (const unsigned char *)msg, strlen(msg), err, sizeof(err)), 0);
 	s = c.r.score;
 	if (clues != NULL)
-		ck_assert_int_eq(classify_clues(&c, 50, clues), 0);
+		ck_assert_int_eq(classify_clues_site(&c, 50, clues), 0);
 	classify_free(&c);
 	return s;
 }
@@ -375,6 +375,25 @@ START_TEST(clues_say_the_site_part)
 		ck_assert_ptr_nonnull(strstr(line, " site "));
 	}
 	ck_assert_int_eq(found, 3);
+	/* the lines a held post keeps stay "tok f spam ham" (moderation
+	 * reads them from the end) */
+	{
+		struct tok_opts to;
+		struct bayes_params bp;
+		struct classify c;
+
+		tok_opts_default(&to);
+		bayes_params_default(&bp);
+		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+		ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
+		    (const unsigned char *)spam_posts[1],
+		    strlen(spam_posts[1]), err, sizeof(err)), 0);
+		buf_reset(&clues);
+		ck_assert_int_eq(classify_clues(&c, 50, &clues), 0);
+		ck_assert_ptr_null(strstr(buf_str(&clues), " site "));
+		ck_assert_ptr_nonnull(strstr(buf_str(&clues), "pills "));
+		classify_free(&c);
+	}
 	/* without the site store the lines are as they always were */
 	buf_reset(&clues);
 	tokcounts_tokdb(&co, own);

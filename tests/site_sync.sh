@@ -200,6 +200,12 @@ lg a filter --list fresh --mta qmail < "$T/ham" > /dev/null 2>&1
 check "filter passes the ham post of the list without a token file" \
     test $? -eq 0
 nd=$(($(stat_of a dev ham_posts) + $(stat_of a dev spam_posts)))
+lg a filter --list fresh --mta qmail < "$T/spam" > /dev/null 2>&1
+check "filter holds the spam post of the list without a token file (99)" \
+    test $? -eq 99
+check "... its deciding tokens kept as moderation reads them (tok f spam ham)" \
+    sh -c "psql -X -A -t -c \"SELECT clues FROM held_posts WHERE list = 'fresh'\" |
+    awk 'NF { n++; if (NF != 4 || \$2 + 0 != \$2) bad++ } END { exit !(n > 0 && !bad) }'"
 lg a score --list dev -v "$T/ham" > "$T/out" 2>&1
 check "a trained list ($nd posts) scores with the site store too" \
     grep -q "^  site store site weight 3 own posts $nd " "$T/out"

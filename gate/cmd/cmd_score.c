@@ -91,7 +91,7 @@ report(const struct classify *c, enum verdict v, const char *name,
 
 	if (verbose) {
 		buf_reset(clues);
-		if (classify_clues(c, MAX_CLUES, clues) < 0) {
+		if (classify_clues_site(c, MAX_CLUES, clues) < 0) {
 			buf_reset(clues);
 			rc = -1;
 		}
