@@ -44,34 +44,69 @@ int journal_lists(struct queue *q, journal_name_fn fn, void *ctx,
 int journal_last_id(struct queue *q, const char *list, int64_t *id_r,
     char *err, size_t errsz);
 
+/* what journal_fetch_next says of an event */
+#define JOURNAL_APPLY		0	/* the post is in raw, len */
+#define JOURNAL_DAMAGED		1	/* its stored message cannot be read
+					 * back (why says how): quarantine it */
+#define JOURNAL_QUARANTINED	2	/* quarantined before (why: the
+					 * reason then); not read */
+
+#define JOURNAL_SHA256_LEN	32
+
 /* one event, as journal_fetch_next hands it out */
 struct journal_event {
-	int64_t id;
+	int64_t id;			/* the journal's id (the site feed:
+					 * the feed number) */
+	int64_t event_id;		/* the journal's id, always */
 	int spam;			/* learnt as: 1 spam, 0 ham */
 	int dir;			/* +1 learn, -1 unlearn */
 	uint32_t day;			/* days since 1970-01-01 when journaled */
-	const unsigned char *raw;	/* the post, decompressed and checked */
-	size_t len;			/* against its recorded size */
+	int state;			/* JOURNAL_APPLY, _DAMAGED, _QUARANTINED */
+	int64_t size;			/* the post's recorded size */
+	const unsigned char *raw;	/* JOURNAL_APPLY: the post's first len */
+	size_t len;			/* bytes, decompressed (see below) */
+	char why[256];			/* otherwise: why it is not applied */
+	int has_sha;			/* a moderator's decision: */
+	unsigned char sha[JOURNAL_SHA256_LEN];	/* the post's SHA-256 */
 };
 
 struct journal_fetch;
 
 /*
- * Fetch at most max events of list with id > after, in id order.  The
- * events are read with bounded memory whatever their size; each is
- * valid until the next journal_fetch_next or journal_fetch_close.
- * open: 0, or -1 with err.  next: 1 with *ev filled, 0 at the end, -1
- * with err (a damaged event: err names its id and list).  close may
- * come before the end (the rest is dropped).
+ * Fetch at most max events of list with id > after, in id order, and no
+ * more than a byte budget (16 MiB of stored bytes; the first event
+ * always comes).  Each post is fetched and decompressed only as far as
+ * tokenizing it with the scan limit scan looks: ev->raw holds its first
+ * min(size, scan + 1) bytes (tok_post of those and of the whole post
+ * give the same tokens), so memory stays bounded by scan, not by the
+ * posts' sizes.  A stored message that comes whole (a small post, or
+ * one that compresses well) is also checked to decompress to exactly
+ * its size.  Each event is valid until the next journal_fetch_next or
+ * journal_fetch_close.  open: 0, or -1 with err.  next: 1 with *ev
+ * filled, 0 at the end, -1 with err (a database or memory failure).  An
+ * event whose stored message is damaged is no failure: it comes with
+ * state JOURNAL_DAMAGED, and one quarantined before comes with
+ * JOURNAL_QUARANTINED (its message is not even fetched).  close may come
+ * before the end (the rest is dropped).
  */
 int journal_fetch_open(struct queue *q, const char *list, int64_t after,
-    unsigned max, struct journal_fetch **f_r, char *err, size_t errsz);
+    unsigned max, size_t scan, struct journal_fetch **f_r, char *err,
+    size_t errsz);
 int journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
     char *err, size_t errsz);
 void journal_fetch_close(struct journal_fetch *f);
 
 /*
- * The site store's feed (migrations/0006_site_feed.sql): every list's
+ * Quarantine event id of list: mark it with the time and why (cut to
+ * 1000 bytes), unless it is marked already, so every sync and rebuild
+ * skips it from now on.  Not while a fetch is open on q.  0, or -1 with
+ * err.
+ */
+int journal_quarantine(struct queue *q, const char *list, int64_t id,
+    const char *why, char *err, size_t errsz);
+
+/*
+ * The site store's feed (migrations/0008_site_feed.sql): every list's
  * events, each given a feed number once, in the order the site store
  * applies them; the site store's token file records a feed number as
  * its position.
@@ -94,8 +129,11 @@ int journal_site_is_feed(struct queue *q, int64_t pos, int *is_r,
     char *err, size_t errsz);
 
 /* like journal_fetch_open, the fed events with feed numbers > after, in
- * feed order; each event's id is its feed number */
-int journal_site_fetch_open(struct queue *q, int64_t after, unsigned max,
-    struct journal_fetch **f_r, char *err, size_t errsz);
+ * feed order: each event's id is its feed number (event_id its journal
+ * id), and a moderator's decision carries its digest only when it is of
+ * site_list's own posts */
+int journal_site_fetch_open(struct queue *q, const char *site_list,
+    int64_t after, unsigned max, size_t scan, struct journal_fetch **f_r,
+    char *err, size_t errsz);
 
 #endif

@@ -133,7 +133,7 @@ check "listgate_moderator: reject works" test "$rc" -eq 0
 PGUSER=alice lg filter --list dev < "$DATA/spam4.eml" > "$T/out" 2> "$T/err"
 check "listgate_moderator: filter cannot hold (111)" test $? -eq 111
 check "... permission denied" grep -q "permission denied" "$T/err"
-# the site store (migration 0006): a moderator feeds and syncs it; the
+# the site store (migration 0008): a moderator feeds and syncs it; the
 # filter's role can do neither
 printf 'site_list = site\n' >> "$CONF/listgate.conf"
 PGUSER=alice run lg sync --site

@@ -3,10 +3,12 @@
  * up to date with the training journal in PostgreSQL
  *
  * sync applies each event once (the position travels with the counts in
- * one token-file transaction); rebuild builds a fresh file from the
- * whole journal beside the old one and renames it over.  The site store
- * (site_list) follows every list's events through the site feed, fed
- * through the primary even when sync_database names a standby.  Trusts the
+ * one token-file transaction); sync --check changes nothing and checks
+ * each token file (tokdb_check) and its position; rebuild builds a fresh
+ * file from the whole journal beside the old one and renames it over.
+ * The site store (site_list) follows every list's events through the
+ * site feed, fed through the primary even when sync_database names a
+ * standby.  Trusts the
  * configuration; list names from the database are checked before use.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
@@ -19,6 +21,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "db/tokdb.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
@@ -27,7 +30,8 @@ static void
 sync_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate [--config DIR] sync [--list L | --site] [--quiet]\n"
+	    "usage: listgate [--config DIR] sync [--list L | --site] [--check]\n"
+	    "       [--quiet]\n"
 	    "\n"
 	    "Apply the training journal (PostgreSQL) to the token files: every\n"
 	    "event after a file's recorded position, exactly once.  Without\n"
@@ -38,17 +42,20 @@ sync_usage(FILE *f)
 	    "  -l, --list L   only this list\n"
 	    "  -s, --site     only the site store (feed it every list's new\n"
 	    "                 events and apply them)\n"
+	    "  -c, --check    change nothing: check each token file's integrity\n"
+	    "                 and say how far behind the journal it is\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+	    "Exit status: 0 ok, 1 failure (with --check: a file damaged, missing\n"
+	    "or ahead of the journal), 2 usage error.\n");
 }
 
 /* state of a sync over every list */
 struct sync_all {
 	struct queue *q;
 	const struct listcfg_global *g;
-	int quiet, nfail;
+	int quiet, check, nfail;
 };
 
 /* l is the site store's list */
@@ -90,16 +97,80 @@ feed_primary(const char *name, const struct listcfg_global *g, int quiet)
 	return 0;
 }
 
-/* sync the site store: fed, then applied from s->q */
+/* sync --check of one list: its token file is sound and not ahead of
+ * the journal; 0, or -1 after a message */
+static int
+check_one(struct sync_all *s, const char *list)
+{
+	struct tokdb *db;
+	char path[4096], err[1024];
+	int64_t pos, last;
+	long ntok;
+	int r;
+
+	if (!listcfg_name_ok(list)) {
+		cmd_err("sync", "bad list name in the journal; skipped");
+		return -1;
+	}
+	if (listcfg_tokens_path(s->g, list, path, sizeof(path)) < 0) {
+		cmd_err("sync", "list %s: token file path too long", list);
+		return -1;
+	}
+	if ((r = tokdb_open(path, TOKDB_READ, sync_writer_wait(s->g), &db,
+	    err, sizeof(err))) != 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	r = tokdb_check(db, &ntok, err, sizeof(err));
+	if (r == 0 && tokdb_get_pos(db, &pos) < 0) {
+		snprintf(err, sizeof(err), "%s", tokdb_errmsg(db));
+		r = -1;
+	}
+	tokdb_close(db);
+	if (r != 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	/* the site store's position is a feed number */
+	if ((is_site(s->g, list) ? journal_site_last(s->q, &last, err,
+	    sizeof(err)) : journal_last_id(s->q, list, &last, err,
+	    sizeof(err))) < 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	if (pos > last) {
+		cmd_err("sync", "list %s: the token file %s is at journal "
+		    "position %lld but the journal ends at %lld: it was built "
+		    "from another (or a restored) database; run `listgate "
+		    "rebuild --list %s`", list, path, (long long)pos,
+		    (long long)last, list);
+		return -1;
+	}
+	if (!s->quiet)
+		printf("list %s: %s is sound: %ld tokens, journal position "
+		    "%lld of %lld\n", list, path, ntok, (long long)pos,
+		    (long long)last);
+	return 0;
+}
+
+
+/* sync (or check) the site store: fed (not for --check), then applied
+ * from s->q */
 static void
 sync_site_store(struct sync_all *s)
 {
+	if (s->check) {
+		if (check_one(s, s->g->site_list) < 0)
+			s->nfail++;
+		return;
+	}
 	if (feed_primary("sync", s->g, s->quiet) < 0 ||
 	    cmd_sync_list("sync", s->q, s->g, s->g->site_list, s->quiet) < 0)
 		s->nfail++;
 }
 
-/* sync one list named by the journal (the site store's comes last) */
+/* sync (or check) one list named by the journal (the site store comes
+ * last) */
 static int
 sync_one(const char *list, void *ctx)
 {
@@ -107,7 +178,8 @@ sync_one(const char *list, void *ctx)
 
 	if (is_site(s->g, list))
 		return 0;
-	if (cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
+	if (s->check ? check_one(s, list) < 0 :
+	    cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
 		s->nfail++;
 	return 0;
 }
@@ -118,6 +190,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
 		{ "site", no_argument, NULL, 's' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -126,15 +199,18 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct sync_all s;
 	const char *list = NULL;
 	char err[1024];
-	int ch, quiet = 0, site = 0;
+	int ch, quiet = 0, site = 0, check = 0;
 
-	while ((ch = getopt_long(argc, argv, "l:sqh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:scqh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			list = optarg;
 			break;
 		case 's':
 			site = 1;
+			break;
+		case 'c':
+			check = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -167,6 +243,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_FAIL;
 	s.g = &g;
 	s.quiet = quiet;
+	s.check = check;
 	if (site && g.site_list == NULL) {
 		cmd_err("sync", "--site: no site store (set site_list in "
 		    "%s/listgate.conf)", g.dir);
@@ -218,8 +295,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct queue *q;
 	struct sync_stats st;
 	const char *list = NULL;
-	char err[1024], path[4096];
-	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
+	char err[1024], path[4096], skip[64];
+	int ch, quiet = 0, r, rc = EXIT_CMD_FAIL;
 
 	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -260,14 +337,18 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	if (sync_rebuild(q, &g, &l, path, &st, err, sizeof(err)) < 0) {
+	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
+	cmd_sync_report("rebuild", &g, list, &st);
+	if (r < 0) {
 		cmd_err("rebuild", "%s", err);
 		goto out_l;
 	}
 	if (!quiet)
-		printf("list %s: rebuilt %s from %lu journal event%s "
+		printf("list %s: rebuilt %s from %lu journal event%s%s "
 		    "(position %lld)\n", list, path, st.nevents,
-		    st.nevents == 1 ? "" : "s", (long long)st.pos);
+		    st.nevents == 1 ? "" : "s",
+		    cmd_sync_skipped(&st, skip, sizeof(skip)),
+		    (long long)st.pos);
 	rc = EXIT_CMD_OK;
 out_l:
 	listcfg_free_list(&l);

@@ -1,7 +1,8 @@
--- 0006_site_feed.sql - the site store's feed: every list's training
+-- 0008_site_feed.sql - the site store's feed: every list's training
 -- events, numbered in the order the site store applies them
 --
--- Applied by `listgate migrate` in one transaction on top of 0005.
+-- Applied by `listgate migrate` in one transaction on top of 0005
+-- (0006 and 0007 belong to other issues).
 --
 -- The site store (listgate.conf's site_list) learns the events of every
 -- list's journal, each exactly once.  One list's events become visible
