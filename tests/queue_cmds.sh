@@ -196,12 +196,37 @@ rm -f "$T/tokens/dev.kch"
 run lg rebuild --list dev
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "rebuild recreates a missing token file" cmp -s "$T/before" "$T/after"
+# a list without journal events: an empty file at position 0 (a new file
+# is built in bulk, and bulk wrote nothing when nothing was learnt)
+printf 'release = /bin/true\n' > "$CONF/lists/quiet.conf"
+run lg rebuild --list quiet
+check "rebuild of a list without journal events exits 0" test "$rc" -eq 0
+check "... making an empty token file at position 0" test "$(lg score \
+    --list quiet --db-stats | tr '\n' ' ')" = \
+    "spam_posts 0 ham_posts 0 tokens 0 journal_pos 0 "
+check "... and no temporary file" \
+    test -z "$(find "$T/tokens" -name '.*' -print)"
+rm -f "$CONF/lists/quiet.conf" "$T/tokens/quiet.kch"
 
 rm -f "$T/tokens/dev.kch"
 run lg sync --list dev
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "sync recreates a missing token file from the journal" \
     cmp -s "$T/before" "$T/after"
+
+# a token file of the old format 1 (token text keys) in its place: the
+# journal rebuilds it
+"$top_builddir/tests/mkoldtok" "$T/tokens/dev.kch" cur 20000 \
+    "s:$DATA/spam1.eml" || exit 99
+run lg sync --list dev
+check "sync refuses a format 1 token file" test "$rc" -eq 1
+check "... and says to run listgate rebuild --list dev" \
+    grep -q "run \`listgate rebuild --list dev\`" "$T/err"
+run lg rebuild --list dev
+check "rebuild replaces it from the journal" \
+    sh -c "test $rc -eq 0 && grep -q 'rebuilt .* from' '$T/out'"
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
+check "... with the journal's counts" cmp -s "$T/before" "$T/after"
 
 # --- two moderators approve the same post at once --------------------------------
 cat > "$T/slow.sh" <<EOF
