@@ -258,7 +258,7 @@ journal_last_id(struct queue *q, const char *list, int64_t *id_r,
 
 struct journal_fetch {
 	struct queue *q;
-	const char *list;
+	char what[96];		/* "of list L", or "of the site feed" */
 	size_t scan;		/* tokenizing looks at this many bytes */
 	size_t zwant;		/* compressed bytes fetched per post */
 	PGresult *res;		/* the current row (single-row mode) */
@@ -295,13 +295,39 @@ head_zbytes(size_t k)
 	return 2 * k + k / 32 + 4096;
 }
 
-int
-journal_fetch_open(struct queue *q, const char *list, int64_t after,
-    unsigned max, size_t scan, struct journal_fetch **f_r, char *err,
-    size_t errsz)
+/*
+ * The fetch query of both kinds: the rows of inner (a subquery with the
+ * columns id, jid, spam, dir, size, day, message_z, q, reason, zlen,
+ * raw_sha256, at most $3 of them, parameters $1 to $3 its own), each
+ * post's first $4 compressed bytes, only as many rows as fit the byte
+ * budget $5 (the first always comes).
+ */
+#define FETCH_SQL(inner) \
+	"SELECT id, spam, dir, size, day, " \
+	"CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR " \
+	"($4::int8)::int4) END, q, reason, zlen, raw_sha256, jid " \
+	"FROM (SELECT *, sum(CASE WHEN q " \
+	"THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run " \
+	"FROM (" inner ") l) w " \
+	"WHERE run - CASE WHEN q THEN 0 ELSE least(zlen, $4::int8) END " \
+	"< $5::int8 ORDER BY id"
+/* the columns of one journal row j the inner queries give */
+#define FETCH_COLS \
+	"j.class = 'spam' AS spam, CASE j.op WHEN 'learn' " \
+	"THEN 1 ELSE -1 END::int4 AS dir, j.size, " \
+	"(floor(extract(epoch FROM j.created_at) / 86400))::int8 AS day, " \
+	"j.message_z, j.quarantined_at IS NOT NULL AS q, " \
+	"coalesce(j.quarantine_reason, '') AS reason, " \
+	"octet_length(j.message_z)::int8 AS zlen, "
+
+/* open a fetch of sql with key ($1), after ($2) and max ($3): 0, or -1 */
+static int
+fetch_open(struct queue *q, const char *what, const char *sql,
+    const char *key, int64_t after, unsigned max, size_t scan,
+    struct journal_fetch **f_r, char *err, size_t errsz)
 {
 	char posbuf[32], limbuf[16], zbuf[32], budbuf[32];
-	const char *vals[5] = { list, posbuf, limbuf, zbuf, budbuf };
+	const char *vals[5] = { key, posbuf, limbuf, zbuf, budbuf };
 	struct journal_fetch *f;
 
 	*f_r = NULL;
@@ -315,7 +341,7 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 		return -1;
 	}
 	f->q = q;
-	f->list = list;
+	snprintf(f->what, sizeof(f->what), "%s", what);
 	f->scan = scan;
 	f->zwant = head_zbytes(scan + 1);
 	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)after);
@@ -330,22 +356,8 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 	 * over the next max rows only.  A quarantined event's message is
 	 * not even sent.
 	 */
-	if (PQsendQueryParams(q->conn, "SELECT id, spam, dir, size, day, "
-	    "CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR "
-	    "($4::int8)::int4) END, q, reason, zlen, raw_sha256 "
-	    "FROM (SELECT *, sum(CASE WHEN q "
-	    "THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run "
-	    "FROM (SELECT id, class = 'spam' AS spam, CASE op WHEN 'learn' "
-	    "THEN 1 ELSE -1 END::int4 AS dir, size, "
-	    "(floor(extract(epoch FROM created_at) / 86400))::int8 AS day, "
-	    "message_z, quarantined_at IS NOT NULL AS q, "
-	    "coalesce(quarantine_reason, '') AS reason, "
-	    "octet_length(message_z)::int8 AS zlen, raw_sha256 "
-	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
-	    "ORDER BY id LIMIT $3::int8) l) w "
-	    "WHERE run - CASE WHEN q THEN 0 ELSE least(zlen, $4::int8) END "
-	    "< $5::int8 ORDER BY id", 5, NULL, vals, NULL, NULL, 1) != 1 ||
-	    PQsetSingleRowMode(q->conn) != 1) {
+	if (PQsendQueryParams(q->conn, sql, 5, NULL, vals, NULL, NULL, 1) !=
+	    1 || PQsetSingleRowMode(q->conn) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
 		f->done = 1;
 		fetch_drain(f);
@@ -354,6 +366,35 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 	}
 	*f_r = f;
 	return 0;
+}
+
+int
+journal_fetch_open(struct queue *q, const char *list, int64_t after,
+    unsigned max, size_t scan, struct journal_fetch **f_r, char *err,
+    size_t errsz)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "of list %s", list);
+	return fetch_open(q, what, FETCH_SQL("SELECT j.id, j.id AS jid, "
+	    FETCH_COLS "j.raw_sha256 FROM train_journal j WHERE j.list = $1 "
+	    "AND j.id > $2::int8 ORDER BY j.id LIMIT $3::int8"), list, after,
+	    max, scan, f_r, err, errsz);
+}
+
+int
+journal_site_fetch_open(struct queue *q, const char *site_list,
+    int64_t after, unsigned max, size_t scan, struct journal_fetch **f_r,
+    char *err, size_t errsz)
+{
+	/* a decision's digest only for the site list's own posts: the
+	 * token file answers its own filter's retries */
+	return fetch_open(q, "of the site feed", FETCH_SQL("SELECT f.seq AS "
+	    "id, j.id AS jid, " FETCH_COLS "CASE WHEN j.list = $1 THEN "
+	    "j.raw_sha256 END AS raw_sha256 FROM site_feed f JOIN "
+	    "train_journal j ON j.id = f.event_id WHERE f.seq > $2::int8 "
+	    "ORDER BY f.seq LIMIT $3::int8"), site_list, after, max, scan,
+	    f_r, err, errsz);
 }
 
 /*
@@ -467,6 +508,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	day = queue_col_i64(res, 0, 4);
 	zlen = queue_col_i64(res, 0, 8);
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
+	ev->event_id = queue_col_i64(res, 0, 10);
 	ev->size = size;
 	ev->raw = NULL;
 	ev->len = 0;
@@ -492,8 +534,8 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 		return 1;
 	}
 	if (r < 0) {
-		snprintf(err, errsz, "journal event %lld of list %s: %s",
-		    (long long)ev->id, f->list, ev->why);
+		snprintf(err, errsz, "journal event %lld %s: %s",
+		    (long long)ev->event_id, f->what, ev->why);
 		return -1;
 	}
 	ev->state = JOURNAL_APPLY;
@@ -536,3 +578,182 @@ journal_quarantine(struct queue *q, const char *list, int64_t id,
 	return r;
 }
 
+/* --- the site store's feed --------------------------------------------- */
+
+/* one int8 of a one-row text result: 0, or -1 with err */
+static int
+one_i64(struct queue *q, const char *sql, int n, const char *const *vals,
+    int64_t *v_r, char *err, size_t errsz)
+{
+	PGresult *res;
+
+	res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	*v_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* append "{a,b,...}" of n values to an array literal in *s (xmalloc'd):
+ * 0, or -1 when out of memory */
+static int
+int8_array(const int64_t *v, size_t n, char **s_r)
+{
+	size_t i, len = 0, cap = n * 21 + 3;
+	char *s;
+
+	if ((s = xmalloc(cap)) == NULL)
+		return -1;
+	s[len++] = '{';
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(s + len, cap - len, "%s%lld",
+		    i ? "," : "", (long long)v[i]);
+	s[len++] = '}';
+	s[len] = '\0';
+	*s_r = s;
+	return 0;
+}
+
+int
+journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
+    size_t errsz)
+{
+	char lockkey[16], limbuf[16], nbuf[32], *ids_s = NULL, *seqs_s = NULL;
+	const char *vals[2];
+	int64_t *ids = NULL, *seqs = NULL;
+	PGresult *res = NULL;
+	size_t i, n;
+	char e[8];
+	int rc = -1;
+
+	*n_r = 0;
+	if (q->intx) {
+		snprintf(err, errsz, "site feed: a journal batch is open");
+		return -1;
+	}
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
+	/* one feeder at a time: each reads what the last one committed */
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_SITE);
+	vals[0] = lockkey;
+	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, 0)",
+	    1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		goto dberr;
+	PQclear(res);
+	/* each list's events after the last fed: visible in id order per
+	 * list (the journal lock), so this takes a prefix of each */
+	snprintf(limbuf, sizeof(limbuf), "%u", max);
+	vals[0] = limbuf;
+	res = PQexecParams(q->conn, "SELECT j.id FROM train_journal j "
+	    "LEFT JOIN site_fed p ON p.list = j.list "
+	    "WHERE j.id > coalesce(p.upto, 0) ORDER BY j.id LIMIT $1::int8",
+	    1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		goto dberr;
+	n = (size_t)PQntuples(res);
+	if (n == 0) {
+		PQclear(res);
+		return queue_cmd(q, "COMMIT", err, errsz);
+	}
+	if ((ids = xcalloc(n, sizeof(*ids))) == NULL ||
+	    (seqs = xcalloc(n, sizeof(*seqs))) == NULL)
+		goto oom;
+	for (i = 0; i < n; i++)
+		ids[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+	PQclear(res);
+	/* n numbers from the journal's sequence, paired in order with the
+	 * ids (sorted here: no reliance on the order rows come back in) */
+	snprintf(nbuf, sizeof(nbuf), "%zu", n);
+	vals[0] = nbuf;
+	res = PQexecParams(q->conn, "SELECT nextval(pg_get_serial_sequence("
+	    "'train_journal', 'id')) FROM generate_series(1, $1::int4)", 1,
+	    NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    (size_t)PQntuples(res) != n)
+		goto dberr;
+	for (i = 0; i < n; i++)
+		seqs[i] = strtoll(PQgetvalue(res, (int)i, 0), NULL, 10);
+	PQclear(res);
+	res = NULL;
+	qsort(seqs, n, sizeof(*seqs), cmp_i64);
+	if (int8_array(seqs, n, &seqs_s) < 0 || int8_array(ids, n, &ids_s) < 0)
+		goto oom;
+	vals[0] = seqs_s;
+	vals[1] = ids_s;
+	res = PQexecParams(q->conn, "INSERT INTO site_feed (seq, event_id) "
+	    "SELECT * FROM unnest($1::int8[], $2::int8[])", 2, NULL, vals,
+	    NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		goto dberr;
+	PQclear(res);
+	vals[0] = ids_s;
+	res = PQexecParams(q->conn, "INSERT INTO site_fed (list, upto) "
+	    "SELECT list, max(id) FROM train_journal WHERE id = ANY($1::int8[]) "
+	    "GROUP BY list ON CONFLICT (list) DO UPDATE SET upto = "
+	    "greatest(site_fed.upto, EXCLUDED.upto)", 1, NULL, vals, NULL, NULL,
+	    0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+		goto dberr;
+	PQclear(res);
+	res = NULL;
+	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+		goto out;
+	*n_r = (long)n;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errsz, "out of memory");
+	PQclear(res);
+	res = NULL;
+	queue_cmd(q, "ROLLBACK", e, sizeof(e));
+	goto out;
+dberr:
+	snprintf(err, errsz, "database: cannot feed the site store: %s",
+	    queue_pgerr(q, res));
+	PQclear(res);
+	res = NULL;
+	queue_cmd(q, "ROLLBACK", e, sizeof(e));
+out:
+	xfree(ids);
+	xfree(seqs);
+	xfree(ids_s);
+	xfree(seqs_s);
+	return rc;
+}
+
+int
+journal_site_last(struct queue *q, int64_t *seq_r, char *err, size_t errsz)
+{
+	return one_i64(q, "SELECT coalesce(max(seq), 0) FROM site_feed", 0,
+	    NULL, seq_r, err, errsz);
+}
+
+int
+journal_site_is_feed(struct queue *q, int64_t pos, int *is_r, char *err,
+    size_t errsz)
+{
+	char posbuf[32];
+	const char *vals[1] = { posbuf };
+	int64_t v;
+
+	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
+	if (one_i64(q, "SELECT count(*) FROM site_feed WHERE seq = $1::int8",
+	    1, vals, &v, err, errsz) < 0)
+		return -1;
+	*is_r = v > 0;
+	return 0;
+}

@@ -55,7 +55,9 @@ int journal_last_id(struct queue *q, const char *list, int64_t *id_r,
 
 /* one event, as journal_fetch_next hands it out */
 struct journal_event {
-	int64_t id;
+	int64_t id;			/* the journal's id (the site feed:
+					 * the feed number) */
+	int64_t event_id;		/* the journal's id, always */
 	int spam;			/* learnt as: 1 spam, 0 ham */
 	int dir;			/* +1 learn, -1 unlearn */
 	uint32_t day;			/* days since 1970-01-01 when journaled */
@@ -102,5 +104,36 @@ void journal_fetch_close(struct journal_fetch *f);
  */
 int journal_quarantine(struct queue *q, const char *list, int64_t id,
     const char *why, char *err, size_t errsz);
+
+/*
+ * The site store's feed (migrations/0008_site_feed.sql): every list's
+ * events, each given a feed number once, in the order the site store
+ * applies them; the site store's token file records a feed number as
+ * its position.
+ *
+ * journal_site_feed: in one transaction under the feed's lock, give the
+ * next events of every list not yet fed (at most max, in id order, so
+ * each list's stay in order) feed numbers from the journal's id
+ * sequence.  *n_r: how many (call again while it is max).  Needs the
+ * primary (it writes).  0, or -1 with err (nothing fed).
+ */
+int journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
+    size_t errsz);
+
+/* the highest feed number (0 when none): 0, or -1 */
+int journal_site_last(struct queue *q, int64_t *seq_r, char *err,
+    size_t errsz);
+
+/* whether pos is a feed number: *is_r 1 or 0; 0, or -1 */
+int journal_site_is_feed(struct queue *q, int64_t pos, int *is_r,
+    char *err, size_t errsz);
+
+/* like journal_fetch_open, the fed events with feed numbers > after, in
+ * feed order: each event's id is its feed number (event_id its journal
+ * id), and a moderator's decision carries its digest only when it is of
+ * site_list's own posts */
+int journal_site_fetch_open(struct queue *q, const char *site_list,
+    int64_t after, unsigned max, size_t scan, struct journal_fetch **f_r,
+    char *err, size_t errsz);
 
 #endif

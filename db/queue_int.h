@@ -35,6 +35,9 @@ struct queue {
  * low 32 bits), held across a release by a transaction of a second
  * connection */
 #define QUEUE_LOCK_POST		0x4c50
+/* class of the site store's feed ("LS", key 0): one feeder at a time
+ * (journal_site_feed) */
+#define QUEUE_LOCK_SITE		0x4c53
 /* the lock of migrate, held by each migration's transaction */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
 

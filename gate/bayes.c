@@ -33,25 +33,52 @@ bayes_params_default(struct bayes_params *p)
 	p->max_tokens = 0;
 }
 
+/* a count as bayes_f uses it: negative and NaN read as 0, huge ones
+ * (beyond any store: 2^53) are capped so sums stay finite */
+static double
+count_of(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v < 9007199254740992.0 ? v : 9007199254740992.0;
+}
+
 double
-bayes_f(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
-    uint32_t spam_w, uint32_t ham_w)
+bayes_f_prior(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w, const struct bayes_prior *pr)
 {
 	double b, g, pw, n, s = p->robs, x = p->robx;
 
-	b = nspam > 0 ? (double)spam_w / nspam : 0.0;
-	g = nham > 0 ? (double)ham_w / nham : 0.0;
+	/* a usable prior stands in for robx and robs */
+	if (pr != NULL && pr->n > 0 && isfinite(pr->n) && pr->f >= 0 &&
+	    pr->f <= 1) {
+		s = pr->n;
+		x = pr->f;
+	}
+	spam_w = count_of(spam_w);
+	ham_w = count_of(ham_w);
+	nspam = count_of(nspam);
+	nham = count_of(nham);
+	b = nspam > 0 ? spam_w / nspam : 0.0;
+	g = nham > 0 ? ham_w / nham : 0.0;
 	if (b > 1)
 		b = 1;
 	if (g > 1)
 		g = 1;
-	n = (double)spam_w + (double)ham_w;
+	n = spam_w + ham_w;
 	if (b + g <= 0)
 		return x;	/* no usable evidence: the prior */
 	pw = b / (b + g);
 	if (s + n <= 0)
 		return x;
 	return (s * x + n * pw) / (s + n);
+}
+
+double
+bayes_f(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w)
+{
+	return bayes_f_prior(p, nspam, nham, spam_w, ham_w, NULL);
 }
 
 /* ln (e^a + e^b) without overflow; either may be -inf */
@@ -229,8 +256,16 @@ cand_cmp(const void *a, const void *b)
 }
 
 int
-bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+bayes_score(const struct bayes_params *p, double nspam, double nham,
     struct bayes_tok *toks, size_t n, struct bayes_result *r)
+{
+	return bayes_score_priors(p, nspam, nham, toks, NULL, n, r);
+}
+
+int
+bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
+    struct bayes_tok *toks, const struct bayes_prior *priors, size_t n,
+    struct bayes_result *r)
 {
 	struct cand *c = NULL;
 	size_t i, nc = 0, nuse;
@@ -240,7 +275,8 @@ bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
 
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < n; i++) {
-		toks[i].f = bayes_f(p, nspam, nham, toks[i].spam, toks[i].ham);
+		toks[i].f = bayes_f_prior(p, nspam, nham, toks[i].spam,
+		    toks[i].ham, priors != NULL ? &priors[i] : NULL);
 		toks[i].used = 0;
 		if (fabs(toks[i].f - 0.5) >= p->min_dev)
 			nc++;

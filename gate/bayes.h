@@ -67,7 +67,7 @@ void bayes_params_default(struct bayes_params *p);
 struct bayes_tok {
 	const char *tok;
 	size_t len;
-	uint32_t spam, ham;	/* posts of each class that had the token */
+	double spam, ham;	/* posts of each class that had the token */
 	double f;		/* Robinson's f(w) */
 	int used;		/* 1 if it voted */
 };
@@ -81,9 +81,27 @@ struct bayes_result {
 	unsigned nused;		/* tokens that voted */
 };
 
-/* Robinson's f(w) for a token seen in spam_w spam and ham_w ham posts */
-double bayes_f(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
-    uint32_t spam_w, uint32_t ham_w);
+/* Robinson's f(w) for a token seen in spam_w spam and ham_w ham posts
+ * (doubles; negative or NaN counts read as 0) */
+double bayes_f(const struct bayes_params *p, double nspam, double nham,
+    double spam_w, double ham_w);
+
+/*
+ * A prior for one token other than robx: what another store (the site
+ * store, gate/app/tokcounts.h) believes of it, f, counted as n posts.
+ * n = 0 (or anything not a finite positive number, or f outside [0, 1])
+ * means none: robx and robs as usual.
+ */
+struct bayes_prior {
+	double f;
+	double n;
+};
+
+/* Robinson's f(w) with the prior pr in place of robx and robs:
+ * (pr->n pr->f + n p(w)) / (pr->n + n), n = spam_w + ham_w; the prior
+ * alone when the counts say nothing.  pr NULL: bayes_f() */
+double bayes_f_prior(const struct bayes_params *p, double nspam,
+    double nham, double spam_w, double ham_w, const struct bayes_prior *pr);
 
 /* ln Q(x2 | 2*nu): the upper tail of chi-square with an even number
  * (2*nu) of degrees of freedom, in log form (never underflows) */
@@ -101,7 +119,13 @@ double bayes_squeeze(double log_i, double log_1mi, double log_qh,
  * each class).  Fills toks[i].f and .used, reorders nothing.
  * Returns 0, or -1 when out of memory.
  */
-int bayes_score(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
+int bayes_score(const struct bayes_params *p, double nspam, double nham,
     struct bayes_tok *toks, size_t n, struct bayes_result *r);
+
+/* the same with a prior per token (priors[i] for toks[i]; NULL: none),
+ * f(w) by bayes_f_prior */
+int bayes_score_priors(const struct bayes_params *p, double nspam,
+    double nham, struct bayes_tok *toks, const struct bayes_prior *priors,
+    size_t n, struct bayes_result *r);
 
 #endif

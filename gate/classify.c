@@ -32,6 +32,7 @@ classify_free(struct classify *c)
 {
 	toklist_free(c->toks);
 	xfree(c->bt);
+	xfree(c->pri);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -40,10 +41,12 @@ classify_post(struct classify *c, const struct classify_counts *cc,
     const struct bayes_params *bp, const struct tok_opts *to,
     const unsigned char *msg, size_t len, char *err, size_t errsz)
 {
-	uint32_t nspam, nham, spam, ham;
+	double nspam, nham, snspam = 0, snham = 0;
+	struct classify_count k;
 	size_t i, n;
 
 	c->nbt = 0;
+	c->site = cc->site_msgcounts != NULL;
 	memset(&c->r, 0, sizeof(c->r));
 	if (msg != NULL && tok_post(msg, len, to, c->toks) < 0) {
 		snprintf(err, errsz, "out of memory while tokenizing");
@@ -52,15 +55,22 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 	n = toklist_count(c->toks);
 	if (n > c->capbt) {
 		struct bayes_tok *nb;
+		struct bayes_prior *np;
 
 		if ((nb = xrealloc(c->bt, n * sizeof(*nb))) == NULL) {
 			snprintf(err, errsz, "out of memory");
 			return -1;
 		}
 		c->bt = nb;
+		if ((np = xrealloc(c->pri, n * sizeof(*np))) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+		c->pri = np;
 		c->capbt = n;
 	}
-	if (cc->msgcounts(cc->ctx, &nspam, &nham) < 0) {
+	if (cc->msgcounts(cc->ctx, &nspam, &nham) < 0 || (c->site &&
+	    cc->site_msgcounts(cc->ctx, &snspam, &snham) < 0)) {
 		snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 		return -1;
 	}
@@ -68,17 +78,27 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 		struct bayes_tok *b = &c->bt[i];
 
 		b->tok = toklist_get(c->toks, i, &b->len);
-		if (cc->get(cc->ctx, b->tok, b->len, &spam, &ham) < 0) {
+		memset(&k, 0, sizeof(k));
+		if (cc->get(cc->ctx, b->tok, b->len, &k) < 0) {
 			snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 			return -1;
 		}
-		b->spam = spam;
-		b->ham = ham;
+		b->spam = k.spam;
+		b->ham = k.ham;
+		/* the site's belief, where it has one, as the prior */
+		c->pri[i].f = 0.5;
+		c->pri[i].n = 0;
+		if (c->site && k.site_spam + k.site_ham > 0) {
+			c->pri[i].f = bayes_f(bp, snspam, snham, k.site_spam,
+			    k.site_ham);
+			c->pri[i].n = cc->site_weight;
+		}
 		b->f = 0.5;
 		b->used = 0;
 	}
 	c->nbt = n;
-	if (bayes_score(bp, nspam, nham, c->bt, n, &c->r) < 0) {
+	if (bayes_score_priors(bp, nspam, nham, c->bt, c->site ? c->pri :
+	    NULL, n, &c->r) < 0) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
@@ -103,13 +123,28 @@ clue_cmp(const void *a, const void *b)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-int
-classify_clues(const struct classify *c, size_t max, struct buf *out)
+/* a count for people: whole as an integer, else with two decimals (at
+ * most 22 bytes whatever v is) */
+static int
+put_count(char *p, size_t n, double v)
+{
+	if (isfinite(v) && v == floor(v) && fabs(v) < 1e15)
+		return snprintf(p, n, " %.0f", v);
+	if (isfinite(v) && fabs(v) < 1e12)
+		return snprintf(p, n, " %.2f", v);
+	return snprintf(p, n, " %.6g", v);
+}
+
+/* the clue lines, with the site's part when site is set */
+static int
+clues(const struct classify *c, size_t max, int site, struct buf *out)
 {
 	const struct bayes_tok **v;
-	size_t i, nv = 0;
-	char num[96];
-	int r, rc = 0;
+	const struct bayes_prior *pr;
+	size_t i, nv = 0, len;
+	double own, share;
+	char num[256];
+	int rc = 0;
 
 	if (c->nbt == 0)
 		return 0;
@@ -120,14 +155,42 @@ classify_clues(const struct classify *c, size_t max, struct buf *out)
 			v[nv++] = &c->bt[i];
 	qsort(v, nv, sizeof(*v), clue_cmp);
 	for (i = 0; i < nv && i < max; i++) {
-		r = snprintf(num, sizeof(num), " %.6f %u %u\n", v[i]->f,
-		    (unsigned)v[i]->spam, (unsigned)v[i]->ham);
+		/* f, two counts and the site's part take under 100 bytes:
+		 * num cannot fill */
+		len = (size_t)snprintf(num, sizeof(num), " %.6f", v[i]->f);
+		len += (size_t)put_count(num + len, sizeof(num) - len,
+		    v[i]->spam);
+		len += (size_t)put_count(num + len, sizeof(num) - len,
+		    v[i]->ham);
+		pr = site && c->site ? &c->pri[v[i] - c->bt] : NULL;
+		if (pr != NULL && pr->n > 0) {
+			/* as bayes_f_prior: the prior alone without counts */
+			own = v[i]->spam + v[i]->ham;
+			share = own > 0 ? pr->n / (pr->n + own) : 1;
+			len += (size_t)snprintf(num + len, sizeof(num) - len,
+			    " site %.6f %.2f", pr->f, share);
+		} else if (pr != NULL)
+			len += (size_t)snprintf(num + len, sizeof(num) - len,
+			    " site - 0");
+		len += (size_t)snprintf(num + len, sizeof(num) - len, "\n");
 		if (buf_add(out, v[i]->tok, v[i]->len) < 0 ||
-		    buf_add(out, num, (size_t)r) < 0) {
+		    buf_add(out, num, len) < 0) {
 			rc = -1;
 			break;
 		}
 	}
 	xfree(v);
 	return rc;
+}
+
+int
+classify_clues(const struct classify *c, size_t max, struct buf *out)
+{
+	return clues(c, max, 0, out);
+}
+
+int
+classify_clues_site(const struct classify *c, size_t max, struct buf *out)
+{
+	return clues(c, max, 1, out);
 }

@@ -51,6 +51,17 @@ check_listen(const char *val, char *why, size_t whysz)
 	    whysz);
 }
 
+/* site_list: a list name */
+static int
+check_list_name(const char *val, char *why, size_t whysz)
+{
+	if (listcfg_name_ok(val))
+		return 0;
+	snprintf(why, whysz, "`%s' is not a list name ([a-z0-9][a-z0-9._-]*, "
+	    "at most %d bytes)", val, LG_MAX_LIST_NAME);
+	return -1;
+}
+
 /* web_trusted_proxies: numeric addresses */
 static int
 check_proxies(const char *val, char *why, size_t whysz)
@@ -155,6 +166,10 @@ const struct keys_row keys_table[] = {
 	  .check = check_listen,
 	  .doc = "ADDR:PORT of the resolver asked for DNSBL answers (default: "
 	  "the system's, /etc/resolv.conf)" },
+	{ .name = "site_list", KEYS_FIELD(GLOBAL, STRING, site_list),
+	  .check = check_list_name,
+	  .doc = "the list whose token file is the site store that young "
+	  "lists borrow counts from (not set: none)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
@@ -258,6 +273,11 @@ const struct keys_row keys_table[] = {
 	  .def = 0, .lo = 0, .hi = 30 * 86400,
 	  .doc = "seconds a member_check answer is kept in tokens_dir/L.members "
 	  "(0: no cache)" },
+	/* as robs: a prior's strength in posts */
+	{ .name = "site_weight", KEYS_FIELD(LIST, DOUBLE, site_weight),
+	  .def = LG_DEFAULT_SITE_WEIGHT, .lo = 0, .hi = 1000,
+	  .doc = "how many posts the site store's view of a token counts "
+	  "for in this list's scores (0: the site store is not used)" },
 	{ .name = NULL }
 };
 

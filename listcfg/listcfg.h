@@ -51,6 +51,9 @@
 #define LG_DEFAULT_ROBX			0.6
 #define LG_DEFAULT_MIN_DEV		0.05
 #define LG_DEFAULT_MAX_TOKENS		0u
+/* the site store's prior strength in posts (gate/app/tokcounts.h),
+ * chosen by cross-validation, tests/bench/README.md */
+#define LG_DEFAULT_SITE_WEIGHT		3.0
 
 /* the MTA dialects listcfg knows (gate/app/settings maps them to the
  * core's enum mta) */
@@ -82,6 +85,8 @@ struct listcfg_global {
 	unsigned dns_timeout_ms; /* all zones answer within this */
 	char *dns_server;	/* ADDR:PORT of the resolver; NULL: the
 				 * system's (/etc/resolv.conf) */
+	char *site_list;	/* the list whose token file is the site
+				 * store (gate/app/site.h), NULL: none */
 };
 
 enum on_error {
@@ -125,6 +130,8 @@ struct listcfg_list {
 	char **member_check;	/* argv template: exit 0 member, 1 not */
 	unsigned member_check_ms; /* time-out of one member_check */
 	unsigned member_cache_s; /* answers kept this long; 0: no cache */
+	double site_weight;	/* the site store's f counts as this many
+				 * posts per token (0: not used) */
 	int has_file;		/* lists/L.conf existed */
 };
 

@@ -106,6 +106,7 @@ START_TEST(defaults_without_files)
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_QMAIL);
 	ck_assert_uint_eq(g.lock_wait_ms, 5000);
 	ck_assert_uint_eq(g.timeout_s, 300);
+	ck_assert_ptr_null(g.site_list);
 
 	ck_assert_int_eq(listcfg_load_list(&g, "dev", &l, err, sizeof(err)),
 	    0);
@@ -128,6 +129,7 @@ START_TEST(defaults_without_files)
 	ck_assert_double_eq(l.robx, LG_DEFAULT_ROBX);
 	ck_assert_double_eq(l.min_dev, LG_DEFAULT_MIN_DEV);
 	ck_assert_uint_eq(l.max_tokens, LG_DEFAULT_MAX_TOKENS);
+	ck_assert_double_eq(l.site_weight, LG_DEFAULT_SITE_WEIGHT);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 }
@@ -144,6 +146,7 @@ START_TEST(every_global_key)
 	    "log_facility = local3\n"
 	    "mta = postfix\n"
 	    "lock_wait_ms = 250\n"
+	    "site_list = site\n"
 	    "timeout = 60\r\n";
 	struct listcfg_global g;
 	char err[512], want[PATH_MAX + 16], real[PATH_MAX];
@@ -159,6 +162,7 @@ START_TEST(every_global_key)
 	ck_assert_int_eq(g.mta, LISTCFG_MTA_POSTFIX);
 	ck_assert_uint_eq(g.lock_wait_ms, 250);
 	ck_assert_uint_eq(g.timeout_s, 60);
+	ck_assert_str_eq(g.site_list, "site");
 	listcfg_free_global(&g);
 
 	write_file("listgate.conf", "tokens_dir = \"/var/lib/lg tok\"\n",
@@ -188,7 +192,8 @@ START_TEST(every_list_key)
 	    "robs = 0.1\n"
 	    "robx = 0.6\n"
 	    "min_dev = 0.2\n"
-	    "max_tokens = 200\n";
+	    "max_tokens = 200\n"
+	    "site_weight = 10\n";
 	struct listcfg_list l;
 	char err[512];
 
@@ -220,6 +225,12 @@ START_TEST(every_list_key)
 	ck_assert_double_eq(l.robx, 0.6);
 	ck_assert_double_eq(l.min_dev, 0.2);
 	ck_assert_uint_eq(l.max_tokens, 200);
+	ck_assert_double_eq(l.site_weight, 10);
+	listcfg_free_list(&l);
+
+	ck_assert_int_eq(load_list_text("site_weight = 0\n", 16, &l, err,
+	    sizeof(err)), 0);
+	ck_assert_double_eq(l.site_weight, 0);
 	listcfg_free_list(&l);
 
 	ck_assert_int_eq(load_list_text("discard_cutoff = off\n", 21, &l, err,
@@ -277,6 +288,10 @@ static const struct {
 	  "t.conf:1: discard_cutoff 0.5 is below spam_cutoff 0.9999" },
 	{ "discard_cutoff = maybe\n",
 	  "t.conf:1: discard_cutoff: `maybe' is not a number" },
+	{ "site_weight = 1001\n",
+	  "t.conf:1: site_weight: 1001 is out of range [0, 1000]" },
+	{ "site_weight = auto\n",
+	  "t.conf:1: site_weight: `auto' is not a number" },
 	{ "ham_cutoff 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "= 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
@@ -471,6 +486,8 @@ START_TEST(global_errors)
 		{ "ham_cutoff = 0.4\n", "listgate.conf:1: unknown key `ham_cutoff'" },
 		{ "mta = qmail\nmta = postfix\n",
 		  "listgate.conf:2: duplicate key `mta'" },
+		{ "site_list = ../etc\n", "listgate.conf:1: site_list: "
+		  "`../etc' is not a list name" },
 	};
 	struct listcfg_global g;
 	char err[1024], p[PATH_MAX + 32];

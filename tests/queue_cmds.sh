@@ -196,6 +196,17 @@ rm -f "$T/tokens/dev.kch"
 run lg rebuild --list dev
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "rebuild recreates a missing token file" cmp -s "$T/before" "$T/after"
+# a list without journal events: an empty file at position 0 (a new file
+# is built in bulk, and bulk wrote nothing when nothing was learnt)
+printf 'release = /bin/true\n' > "$CONF/lists/quiet.conf"
+run lg rebuild --list quiet
+check "rebuild of a list without journal events exits 0" test "$rc" -eq 0
+check "... making an empty token file at position 0" test "$(lg score \
+    --list quiet --db-stats | tr '\n' ' ')" = \
+    "spam_posts 0 ham_posts 0 tokens 0 journal_pos 0 "
+check "... and no temporary file" \
+    test -z "$(find "$T/tokens" -name '.*' -print)"
+rm -f "$CONF/lists/quiet.conf" "$T/tokens/quiet.kch"
 
 rm -f "$T/tokens/dev.kch"
 run lg sync --list dev

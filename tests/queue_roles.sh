@@ -133,6 +133,17 @@ check "listgate_moderator: reject works" test "$rc" -eq 0
 PGUSER=alice lg filter --list dev < "$DATA/spam4.eml" > "$T/out" 2> "$T/err"
 check "listgate_moderator: filter cannot hold (111)" test $? -eq 111
 check "... permission denied" grep -q "permission denied" "$T/err"
+# the site store (migration 0008): a moderator feeds and syncs it; the
+# filter's role can do neither
+printf 'site_list = site\n' >> "$CONF/listgate.conf"
+PGUSER=alice run lg sync --site
+check "listgate_moderator: sync --site feeds and applies the site store" \
+    sh -c "test $rc -eq 0 && grep -q 'events newly fed' '$T/out'"
+check "... every journal event fed once" test "$(sql "SELECT count(*) FROM \
+    site_feed")" -eq "$(sql "SELECT count(*) FROM train_journal")"
+PGUSER=pipe run lg sync --site
+check "listgate_filter: sync --site fails" denied
+sed -i '/^site_list/d' "$CONF/listgate.conf"
 as alice "DELETE FROM held_posts"
 check "listgate_moderator: deleting fails" denied
 as alice "ALTER TABLE held_posts ADD COLUMN x int"

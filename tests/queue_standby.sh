@@ -16,8 +16,10 @@
 # that a standby whose replay is paused makes B's sync apply only what
 # it has and catch up later, each event once; that a token file ahead
 # of the standby is refused with a message saying the standby is
-# behind, and left alone; and that a standby that is down makes B's
-# sync fail naming the problem, with the token file untouched.
+# behind, and left alone; that a standby that is down makes B's
+# sync fail naming the problem, with the token file untouched; and that
+# B's sync --site feeds the site store through the primary and reads
+# the feed from the standby, ending equal to A's.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -218,6 +220,35 @@ check "the standby back: host B applies the one event it missed" \
 dump A > "$T/dA"
 dump B > "$T/dB"
 check "... and equals host A" cmp -s "$T/dA" "$T/dB"
+
+# --- the site store on host B: fed through the primary, read from the
+# standby (which cannot be written) --------------------------------------
+for h in A B; do
+	printf 'site_list = site\n' >> "$T/$h/listgate.conf"
+done
+sdump() {
+	"$LISTGATE" --allow-root --config "$T/$1" score --list site --db-dump | LC_ALL=C sort
+	"$LISTGATE" --allow-root --config "$T/$1" score --list site --db-stats
+}
+nj=$(sqlp "SELECT count(*) FROM train_journal")
+run lgB sync --site
+check "host B's sync --site exits 0" test "$rc" -eq 0
+check "... feeding every journal event through the primary" \
+    grep -q "^site store site: $nj events fed through the primary" "$T/out"
+check "... the feed is on the primary" \
+    test "$(sqlp 'SELECT count(*) FROM site_feed')" = "$nj"
+catchup || exit 99
+run lgB sync --site
+check "... a second sync --site once the standby has it exits 0" \
+    test "$rc" -eq 0
+run lgA sync --site
+check "host A's sync --site (one database) exits 0" test "$rc" -eq 0
+sdump A > "$T/sA"
+sdump B > "$T/sB"
+check "host B's site store = host A's, record for record and position" \
+    cmp -s "$T/sA" "$T/sB"
+check "... holding all $nj events" \
+    test "$(awk '$1 ~ /_posts$/ { n += $2 } END { print n }' "$T/sB")" = "$nj"
 
 echo "# queue_standby: $(($(date +%s) - start)) s with the standby"
 echo "1..$n"

@@ -2,7 +2,8 @@
 # torture_score_train.sh - `listgate score`, `tokens` and `train` with the
 # n-th allocation failing, for every n
 #
-# score and tokens: exit 0 or 1, never a signal or a sanitizer report,
+# score (with a site store too) and tokens: exit 0 or 1, never a
+# signal or a sanitizer report,
 # and an exit 0 prints exactly what the run without failures printed (an
 # allocation failure may not silently change a score or a token list).
 # train: exit 0 or 1, and afterwards the token file still opens and
@@ -70,6 +71,19 @@ run_score_dir() {
 	"$LISTGATE" --allow-root --config "$CONF" score --list demo -v --json "$MAIL"
 }
 torture "score -v --json, the fixture directory" "0 1" run_score_dir check_scores
+# with the site store: list young (one post of its own) borrows demo's
+# counts; the site's part of each clue goes through the same checks
+mkdir -p "$T/conf2/lists" || exit 99
+printf 'tokens_dir = %s/tokens\nlock_wait_ms = 2000\nsite_list = demo\n' \
+    "$CONF" > "$T/conf2/listgate.conf"
+"$LISTGATE" --allow-root --config "$T/conf2" train --quiet --list young \
+    --ham "$DATA/ham1.eml" > /dev/null || { echo "# training failed"; exit 99; }
+run_score_site() {
+	"$LISTGATE" --allow-root --config "$T/conf2" score --list young -v \
+	    --json "$DATA/ham-test.eml" "$DATA/spam-test.eml"
+}
+torture "score -v --json with the site store" "0 1" run_score_site \
+    check_scores
 TORTURE_CMP_OUT=1
 
 # --- tokens -----------------------------------------------------------------

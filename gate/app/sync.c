@@ -41,6 +41,8 @@
 /* pause between batches, longer than a waiting reader's lock poll, so
  * filters waiting for the file get in */
 #define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
+/* journal events given feed numbers per transaction of the site feed */
+#define FEED_BATCH	10000
 /* events applied in a transaction first; when there are that many, the
  * rest go through a private copy in bulk mode (see tokdb.h) */
 #define SYNC_TRAN_EVENTS	16
@@ -71,33 +73,78 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 	return 0;
 }
 
+/* where a token file's events come from: list's journal, or the site
+ * store's feed (list is then the site list's name, for messages) */
+struct src {
+	const char *list;
+	int site;
+};
+
 /* 1 (with err) when the token file claims events the journal does not
  * have: a token file from another or a restored database, or read from
  * a standby that has not replayed them yet */
 static int
-ahead(struct queue *q, const char *list, int64_t pos, char *err,
+ahead(struct queue *q, const struct src *sr, int64_t pos, char *err,
     size_t errsz)
 {
+	const char *list = sr->list;
+	char what[128], e[256];
 	int64_t last;
 	int standby;
-	char e[256];
 
-	if (journal_last_id(q, list, &last, e, sizeof(e)) < 0 || last >= pos)
+	if ((sr->site ? journal_site_last(q, &last, e, sizeof(e)) :
+	    journal_last_id(q, list, &last, e, sizeof(e))) < 0 || last >= pos)
 		return 0;
+	if (sr->site)
+		snprintf(what, sizeof(what), "the site feed");
+	else
+		snprintf(what, sizeof(what), "the journal of list %s", list);
 	if (queue_in_recovery(q, &standby, e, sizeof(e)) == 0 && standby) {
 		snprintf(err, errsz, "the token file is at journal position "
-		    "%lld but the journal of list %s on this standby ends at "
-		    "%lld: the standby is behind (nothing applied; sync again "
-		    "once it has caught up), or it serves another database "
-		    "than the token file was built from (then run `listgate "
-		    "rebuild --list %s`)", (long long)pos, list,
-		    (long long)last, list);
+		    "%lld but %s on this standby ends at %lld: the standby is "
+		    "behind (nothing applied; sync again once it has caught "
+		    "up), or it serves another database than the token file "
+		    "was built from (then run `listgate rebuild --list %s`)",
+		    (long long)pos, what, (long long)last, list);
 		return 1;
 	}
 	snprintf(err, errsz, "the token file is at journal position %lld but "
-	    "the journal of list %s ends at %lld: it was built from another "
-	    "(or a restored) database; run `listgate rebuild --list %s`",
-	    (long long)pos, list, (long long)last, list);
+	    "%s ends at %lld: it was built from another (or a restored) "
+	    "database; run `listgate rebuild --list %s`", (long long)pos,
+	    what, (long long)last, list);
+	return 1;
+}
+
+/*
+ * 1 (with err) when the token file's position belongs to the other kind
+ * of source: a list's file whose position is a feed number (it was the
+ * site store), or the site store's file whose position is no feed
+ * number (it was built from its own journal before site_list named it).
+ * Feed numbers come from the journal's id sequence, so the two never
+ * meet.  0 when it fits (or the check could not be made: applying then
+ * fails on its own if the database is gone).
+ */
+static int
+other_kind(struct queue *q, const struct src *sr, int64_t pos, char *err,
+    size_t errsz)
+{
+	int is;
+	char e[256];
+
+	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
+	    is == sr->site)
+		return 0;
+	if (sr->site)
+		snprintf(err, errsz, "the token file of list %s (the site "
+		    "store) was built from its own journal, not from the "
+		    "site feed (position %lld): run `listgate rebuild --list "
+		    "%s` to build it from every list's events", sr->list,
+		    (long long)pos, sr->list);
+	else
+		snprintf(err, errsz, "the token file of list %s was built from "
+		    "the site feed (position %lld: it was the site store): "
+		    "run `listgate rebuild --list %s`", sr->list,
+		    (long long)pos, sr->list);
 	return 1;
 }
 
@@ -120,7 +167,7 @@ report_skipped(struct sync_stats *st, const struct journal_event *ev)
 	if (st->nreported >= SYNC_MAX_REPORTED)
 		return;
 	sk = &st->skipped[st->nreported++];
-	sk->id = ev->id;
+	sk->id = ev->event_id;
 	sk->earlier = ev->state == JOURNAL_QUARANTINED;
 	snprintf(sk->why, sizeof(sk->why), "%s", ev->why[0] ? ev->why :
 	    "no reason recorded");
@@ -159,7 +206,7 @@ quarantine_pending(struct queue *q, const char *list,
  * 0: up to date), or -1 with err.
  */
 static long
-apply_batch(struct queue *q, const char *list, const char *path,
+apply_batch(struct queue *q, const struct src *sr, const char *path,
     int create, int bulk, long limit, unsigned wait_ms,
     const struct posttok *pt, struct toklist *tl, struct sync_stats *st,
     char *err, size_t errsz)
@@ -182,9 +229,13 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	st->pos = pos;
+	if (st->nbatches == 0 && other_kind(q, sr, pos, err, errsz))
+		goto out;
 	do {
-		if (journal_fetch_open(q, list, pos, limit, pt->to.lim.max_scan,
-		    &f, err, errsz) < 0)
+		if ((sr->site ? journal_site_fetch_open(q, sr->list, pos,
+		    limit, pt->to.lim.max_scan, &f, err, errsz) :
+		    journal_fetch_open(q, sr->list, pos, limit,
+		    pt->to.lim.max_scan, &f, err, errsz)) < 0)
 			goto out;
 		got = 0;
 		while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
@@ -197,8 +248,10 @@ apply_batch(struct queue *q, const char *list, const char *path,
 				intx = 1;
 			}
 			if (ev.state != JOURNAL_APPLY) {
-				/* never blocks the events after it */
-				if (ev.state == JOURNAL_DAMAGED) {
+				/* never blocks the events after it; the
+				 * site store leaves the marking to the
+				 * list's own sync (it reads the same row) */
+				if (ev.state == JOURNAL_DAMAGED && !sr->site) {
 					pend[npend].id = ev.id;
 					snprintf(pend[npend].why,
 					    sizeof(pend[npend].why), "%s",
@@ -206,6 +259,14 @@ apply_batch(struct queue *q, const char *list, const char *path,
 					npend++;
 				}
 				report_skipped(st, &ev);
+				if (sr->site && ev.state == JOURNAL_DAMAGED &&
+				    st->nreported > report0 &&
+				    st->skipped[st->nreported - 1].id ==
+				    ev.event_id)
+					snprintf(st->skipped[st->nreported -
+					    1].mark_err, sizeof(st->skipped[0].
+					    mark_err), "the site store leaves "
+					    "that to the list's own sync");
 				skipped++;
 			} else {
 				if (posttok_post(pt, ev.raw, ev.len, NULL,
@@ -250,14 +311,24 @@ apply_batch(struct queue *q, const char *list, const char *path,
 	} while (bulk && got == limit && npend < MAX_PENDING);
 	if (rows == 0) {
 		n = 0;
-		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
+		if (pos > 0 && st->nbatches == 0 && ahead(q, sr, pos, err,
 		    errsz))
 			n = -1;
+		else if (bulk && access(path, F_OK) < 0 && errno == ENOENT) {
+			/* a new file with nothing to learn yet (a list
+			 * without events, a site store whose feed has not
+			 * reached the standby): it exists all the same, at
+			 * position 0, as a file made by transactions would */
+			r = tokdb_publish(db, err, errsz);
+			db = NULL;
+			if (r < 0)
+				n = -1;
+		}
 		goto out;
 	}
 	/* marked before the position passes them: a crash in between
 	 * only marks them twice (the second mark is a no-op) */
-	quarantine_pending(q, list, pend, npend, st, report0);
+	quarantine_pending(q, sr->list, pend, npend, st, report0);
 	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
@@ -284,8 +355,9 @@ out:
 	return n;
 }
 
-int
-sync_apply(struct queue *q, const char *list, const char *path,
+/* sync_apply from either source */
+static int
+apply_from(struct queue *q, const struct src *sr, const char *path,
     int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
@@ -300,7 +372,7 @@ sync_apply(struct queue *q, const char *list, const char *path,
 	}
 	/* a new file is private until it is complete: no transactions */
 	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
-	while ((n = apply_batch(q, list, path, create, bulk, bulk ?
+	while ((n = apply_batch(q, sr, path, create, bulk, bulk ?
 	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, st, err,
 	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
@@ -326,6 +398,26 @@ sync_apply(struct queue *q, const char *list, const char *path,
 	}
 	toklist_free(tl);
 	return n < 0 ? -1 : 0;
+}
+
+int
+sync_apply(struct queue *q, const char *list, const char *path,
+    int create, unsigned wait_ms, const struct posttok *pt,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct src sr = { list, 0 };
+
+	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
+}
+
+int
+sync_apply_site(struct queue *q, const char *site_list, const char *path,
+    int create, unsigned wait_ms, const struct posttok *pt,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct src sr = { site_list, 1 };
+
+	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
 }
 
 /* remove the temporary files of fresh builds of list whose process is
@@ -359,15 +451,58 @@ clean_stale(const struct listcfg_global *g, const char *list)
 	closedir(d);
 }
 
+/* list l's token file is the site store */
+static int
+is_site(const struct listcfg_global *g, const struct listcfg_list *l)
+{
+	return g->site_list != NULL && strcmp(g->site_list, l->name) == 0;
+}
+
 int
-sync_rebuild(struct queue *q, const struct listcfg_global *g,
+sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
+    size_t errsz)
+{
+	long n;
+
+	*nfed_r = 0;
+	do {
+		if (journal_site_feed(q, FEED_BATCH, &n, err, errsz) < 0)
+			return -1;
+		*nfed_r += (unsigned long)n;
+	} while (n == FEED_BATCH);
+	return 0;
+}
+
+/* before syncing the site store: feed it, unless q is a standby (where
+ * nothing can be written: the caller fed through the primary, or the
+ * feed waits for the next sync there): 0, or -1 with err */
+static int
+feed_first(struct queue *q, const struct listcfg_list *l,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	char why[1024];
+	int standby;
+
+	if (queue_in_recovery(q, &standby, why, sizeof(why)) < 0 ||
+	    (!standby && sync_site_feed(q, &st->nfed, why, sizeof(why)) < 0)) {
+		snprintf(err, errsz, "list %s (the site store): %s", l->name,
+		    why);
+		return -1;
+	}
+	return 0;
+}
+
+/* build l's token file afresh into a temporary file, renamed over path
+ * when complete: 0, or -1 with err (path unchanged) */
+static int
+rebuild_into(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
+	struct src sr = { l->name, is_site(g, l) };
 	struct posttok pt;
 	char tmp[4200], why[1024];
 
-	memset(st, 0, sizeof(*st));
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
 	    g->tokens_dir, l->name, (long)getpid()) >= sizeof(tmp)) {
 		snprintf(err, errsz, "list %s: token file path too long",
@@ -380,7 +515,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 	unlink(tmp);
 	if (posttok_init(&pt, g, l, err, errsz) < 0)
 		return -1;
-	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &pt, st, why,
+	if (apply_from(q, &sr, tmp, 1, sync_writer_wait(g), &pt, st, why,
 	    sizeof(why)) < 0) {
 		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
 		    l->name, why);
@@ -401,12 +536,32 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 }
 
 int
+sync_rebuild(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const char *path, struct sync_stats *st,
+    char *err, size_t errsz)
+{
+	unsigned long nfed;
+
+	memset(st, 0, sizeof(*st));
+	if (is_site(g, l) && feed_first(q, l, st, err, errsz) < 0)
+		return -1;
+	nfed = st->nfed;
+	if (rebuild_into(q, g, l, path, st, err, errsz) < 0)
+		return -1;
+	st->nfed = nfed;
+	return 0;
+}
+
+int
 sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
+	struct src sr = { l->name, is_site(g, l) };
 	struct posttok pt;
 	char path[4096], why[1024];
+	unsigned long nfed;
+	int r;
 
 	memset(st, 0, sizeof(*st));
 	if (listcfg_tokens_path(g, l->name, path, sizeof(path)) < 0) {
@@ -416,15 +571,22 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 	}
 	if (sync_tokens_dir(g, err, errsz) < 0)
 		return -1;
+	if (sr.site && feed_first(q, l, st, err, errsz) < 0)
+		return -1;
+	nfed = st->nfed;
 	clean_stale(g, l->name);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* a missing file is built whole, then renamed into place */
-		return sync_rebuild(q, g, l, path, st, err, errsz);
+		r = rebuild_into(q, g, l, path, st, err, errsz);
+		st->nfed = nfed;
+		return r;
 	}
 	if (posttok_init(&pt, g, l, err, errsz) < 0)
 		return -1;
-	if (sync_apply(q, l->name, path, 1, sync_writer_wait(g), &pt, st, why,
-	    sizeof(why)) < 0) {
+	r = apply_from(q, &sr, path, 1, sync_writer_wait(g), &pt, st, why,
+	    sizeof(why));
+	st->nfed = nfed;
+	if (r < 0) {
 		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
 		    l->name, why, st->nevents);
 		return -1;

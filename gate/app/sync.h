@@ -6,7 +6,14 @@
  * view of it that stores its journal position in the same Kyoto Cabinet
  * transaction as the counts, so applying is exactly once whatever is
  * interrupted.  Posts from the journal are hostile and go through the
- * bounded tokenizer with the list's own settings.  Every function
+ * bounded tokenizer with the list's own settings.
+ *
+ * The site store (listgate.conf's site_list) is the one token file that
+ * follows every list's journal: events are first fed (given feed
+ * numbers, db/journal.h's journal_site_feed, which needs the primary),
+ * and the site list's file applies the feed in feed order, recording a
+ * feed number as its position; so it too applies each event exactly
+ * once.  Every function
  * returns -1 with a message in err naming the list; none prints, logs
  * or exits.
  */
@@ -41,6 +48,7 @@ struct sync_stats {
 					 * quarantined) or quarantined before */
 	unsigned nreported;	/* the first of them, in skipped[] */
 	struct sync_skipped skipped[SYNC_MAX_REPORTED];
+	unsigned long nfed;	/* the site store: events newly fed */
 };
 
 /* how long a writer of a token file (train, sync, rebuild) waits for
@@ -77,12 +85,26 @@ int sync_apply(struct queue *q, const char *list, const char *path,
     int create, unsigned wait_ms, const struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz);
 
+/* the same for the site store: the fed events of every list, in feed
+ * order (site_list names it, for messages) */
+int sync_apply_site(struct queue *q, const char *site_list,
+    const char *path, int create, unsigned wait_ms,
+    const struct posttok *pt, struct sync_stats *st, char *err,
+    size_t errsz);
+
+/* feed every list's journal events not yet fed to the site store, in
+ * transactions of a bounded size (q must be the primary): 0, or -1 with
+ * err (what was fed before stays fed); *nfed_r how many */
+int sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
+    size_t errsz);
+
 /*
  * Build list l's token file at path afresh from the whole journal: into
  * a temporary file in g's tokens_dir, renamed over path when complete
  * (a reader or an interruption never sees a half-built file; temporary
- * files of killed runs are removed).  0, or -1 with err (path is then
- * unchanged).
+ * files of killed runs are removed).  The site list's file is built
+ * from the site feed (fed first through q unless q is a standby).  0,
+ * or -1 with err (path is then unchanged).
  */
 int sync_rebuild(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
@@ -90,7 +112,9 @@ int sync_rebuild(struct queue *q, const struct listcfg_global *g,
 
 /*
  * Sync list l: apply its new journal events to its token file, built
- * with sync_rebuild when missing.  0, or -1 with err.
+ * with sync_rebuild when missing.  The site list's file follows the site
+ * feed instead, fed first through q unless q is a standby (then only
+ * what the primary fed already is applied).  0, or -1 with err.
  */
 int sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,

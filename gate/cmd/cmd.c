@@ -174,6 +174,13 @@ cmd_sync_list(const char *name, struct queue *q,
 	cmd_sync_report(name, g, list, &st);
 	if (r < 0)
 		cmd_err(name, "%s", err);
+	else if (!quiet && g->site_list != NULL &&
+	    strcmp(g->site_list, list) == 0)
+		printf("list %s (the site store): %lu event%s newly fed, %lu "
+		    "applied%s, position %lld\n", list, st.nfed,
+		    st.nfed == 1 ? "" : "s", st.nevents,
+		    cmd_sync_skipped(&st, skip, sizeof(skip)),
+		    (long long)st.pos);
 	else if (!quiet)
 		printf("list %s: %lu journal event%s applied%s, position "
 		    "%lld\n", list, st.nevents, st.nevents == 1 ? "" : "s",

@@ -53,7 +53,7 @@
 #include "gate/app/posttok.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
-#include "gate/app/tokcounts.h"
+#include "gate/app/site.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
 #include "gate/moderate/notice.h"
@@ -112,6 +112,7 @@ struct filter {
 	double score;
 	size_t ntok;
 	unsigned nused;
+	double site_w;		/* the site prior's weight, -1: not used */
 	int scored;
 	int64_t id;
 	int held;		/* QUEUE_HELD_*: what the queue answered */
@@ -177,7 +178,7 @@ static void
 log_summary(struct filter *f, const char *action)
 {
 	char list[LG_MAX_LIST_NAME * 4 + 8], mid[512], snd[512], why[600];
-	char score[32] = "-", idbuf[32] = "", ms[32], ev[300];
+	char score[32] = "-", idbuf[32] = "", ms[32], ev[300], site[32] = "";
 
 	/* each value masked and cut (the arrays bound the bytes, the whole
 	 * fits the log's 2 KiB line) */
@@ -190,6 +191,9 @@ log_summary(struct filter *f, const char *action)
 	    f->sender ? strlen(f->sender) : 0, 200, SANITIZE_LOG, 0);
 	if (f->scored)
 		snprintf(score, sizeof(score), "%.3f", f->score);
+	/* the site prior's weight when the site store was used */
+	if (f->scored && f->site_w >= 0)
+		snprintf(site, sizeof(site), " site=%g", f->site_w);
 	if (f->id > 0)
 		snprintf(idbuf, sizeof(idbuf), " id=%lld", (long long)f->id);
 	snprintf(ms, sizeof(ms), "%.1f", elapsed_ms(f));
@@ -206,16 +210,15 @@ log_summary(struct filter *f, const char *action)
 	if (f->why[0] != '\0') {
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
-		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
 		    "action=%s%s ms=%s from=<%s>%s%s%s reason=\"%s\"",
-		    list, mid, score, f->ntok, f->nused, action, idbuf, ms,
-		    snd, ev,
-		    f->notices, f->dnote, why);
+		    list, mid, score, f->ntok, f->nused, site, action, idbuf,
+		    ms, snd, ev, f->notices, f->dnote, why);
 	} else
-		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
+		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
 		    "action=%s%s ms=%s from=<%s>%s%s%s", list, mid, score,
-		    f->ntok, f->nused, action, idbuf, ms, snd, ev, f->notices,
-		    f->dnote);
+		    f->ntok, f->nused, site, action, idbuf, ms, snd, ev,
+		    f->notices, f->dnote);
 }
 
 /* record why the filter cannot do its work: the host's failure
@@ -396,18 +399,13 @@ read_headers(struct filter *f, size_t scan)
 static int
 score_post(struct filter *f, struct classify *c)
 {
-	struct tokdb *db = NULL;
+	struct site_stores ss;
 	struct classify_counts cc;
-	char path[4096], err[1024];
-	int r;
+	char err[1024];
 
 	if (f->sp.len == 0) {
 		/* the sender's doing, whatever else fails */
 		refusal(f, "empty post");
-		return -1;
-	}
-	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
-		failure(f, "token file path too long");
 		return -1;
 	}
 	/* the tokens and the evidence before the token file is opened: a
@@ -417,26 +415,26 @@ score_post(struct filter *f, struct classify *c)
 		failure(f, "scoring: out of memory while tokenizing");
 		return -1;
 	}
-	r = tokdb_open(path, TOKDB_READ, f->g.lock_wait_ms, &db, err,
-	    sizeof(err));
-	if (r != 0) {
+	/* the list's token file, with the site store's when it applies */
+	if (site_open(&f->g, &f->l, &ss, &cc, err, sizeof(err)) != 0) {
 		failure(f, "%s", err);
 		return -1;
 	}
-	tokcounts_tokdb(&cc, db);
+	f->site_w = ss.site != NULL ? ss.ts.weight : -1;
 	if (classify_post(c, &cc, &f->bp, &f->pt.to, NULL, 0, err,
 	    sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
-		tokdb_close(db);
+		site_close(&ss);
 		return -1;
 	}
 	f->score = c->r.score;
 	f->nused = c->r.nused;
 	f->ntok = toklist_count(c->toks);
 	f->scored = 1;
-	if (f->score < f->l.ham_cutoff)
-		decided_here(f, db);
-	tokdb_close(db);
+	/* decisions are in the list's own file (none yet: nothing decided) */
+	if (f->score < f->l.ham_cutoff && ss.own != NULL)
+		decided_here(f, ss.own);
+	site_close(&ss);
 	return 0;
 }
 

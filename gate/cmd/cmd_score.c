@@ -19,6 +19,7 @@
 #include "gate/util/buf.h"
 #include "gate/app/posttok.h"
 #include "gate/app/settings.h"
+#include "gate/app/site.h"
 #include "gate/app/tokcounts.h"
 #include "gate/classify.h"
 #include "gate/verdict.h"
@@ -73,18 +74,25 @@ put_clues(const struct buf *clues, int json)
 	}
 }
 
+/* the site store in use for the list's scores (NULL: none) */
+struct score_site {
+	const char *list;
+	const struct tokcounts_site *ts;
+};
+
 /* print one post's result in the chosen form; -1 when the deciding
  * tokens (-v) could not be listed (out of memory): the score is printed,
  * the clues are left out and the caller names the failure */
 static int
 report(const struct classify *c, enum verdict v, const char *name,
-    int show_name, int verbose, int json, struct buf *clues)
+    int show_name, int verbose, int json, const struct score_site *site,
+    struct buf *clues)
 {
 	int rc = 0;
 
 	if (verbose) {
 		buf_reset(clues);
-		if (classify_clues(c, MAX_CLUES, clues) < 0) {
+		if (classify_clues_site(c, MAX_CLUES, clues) < 0) {
 			buf_reset(clues);
 			rc = -1;
 		}
@@ -100,6 +108,15 @@ report(const struct classify *c, enum verdict v, const char *name,
 		put_json_num(c->r.log_qs, stdout);
 		printf(",\"tokens\":%zu,\"used\":%u", toklist_count(c->toks),
 		    c->r.nused);
+		if (site->ts != NULL) {
+			/* the name passed listcfg_name_ok: no escaping */
+			printf(",\"site\":{\"list\":\"%s\",\"weight\":",
+			    site->list);
+			put_json_num(site->ts->weight, stdout);
+			printf(",\"own_posts\":%.0f,\"site_posts\":%.0f}",
+			    site->ts->own_spam + site->ts->own_ham,
+			    site->ts->site_spam + site->ts->site_ham);
+		}
 		if (verbose) {
 			fputs(",\"clues\":[", stdout);
 			put_clues(clues, 1);
@@ -114,6 +131,11 @@ report(const struct classify *c, enum verdict v, const char *name,
 		cmd_put_clean(stdout, name, strlen(name), SANITIZE_TEXT);
 	}
 	putc('\n', stdout);
+	if (verbose && site->ts != NULL)
+		printf("  site store %s weight %g own posts %.0f site posts "
+		    "%.0f\n", site->list, site->ts->weight,
+		    site->ts->own_spam + site->ts->own_ham,
+		    site->ts->site_spam + site->ts->site_ham);
 	if (verbose)
 		put_clues(clues, 0);
 	return rc;
@@ -171,7 +193,10 @@ usage(FILE *f)
 	    "none is given (or for -).\n"
 	    "\n"
 	    "  -l, --list L     the list\n"
-	    "  -v, --verbose    also print the deciding tokens (token f spam ham)\n"
+	    "  -v, --verbose    also print the deciding tokens (token f spam ham;\n"
+	    "                   with the site store, \"site F W\": the site's f\n"
+	    "                   for the token and the share W of its evidence\n"
+	    "                   that came from the site)\n"
 	    "  -j, --json       one JSON object per post: file, verdict, score,\n"
 	    "                   log_qh, log_qs, tokens, used (and clues with -v)\n"
 	    "  -h, --help       this help\n"
@@ -198,6 +223,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct bayes_params bp;
 	struct classify c;
 	struct classify_counts cc;
+	struct site_stores ss;
+	struct score_site site;
 	struct tokdb *db = NULL;
 	struct source *src;
 	struct source_post p;
@@ -241,13 +268,13 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;
-	if (tokdb_open(path, TOKDB_READ, g.lock_wait_ms, &db, err,
-	    sizeof(err)) != 0) {
+	memset(&ss, 0, sizeof(ss));
+	if (stats != 0 && tokdb_open(path, TOKDB_READ, g.lock_wait_ms, &db,
+	    err, sizeof(err)) != 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		failed = 1;
 		goto out;
 	}
-	tokcounts_tokdb(&cc, db);
 	if (stats == 1) {
 		failed = db_stats(db) != EXIT_CMD_OK;
 		goto out;
@@ -264,6 +291,14 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
+	/* the list's own file, with the site store's when it applies */
+	if (site_open(&g, &l, &ss, &cc, err, sizeof(err)) != 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		failed = 1;
+		goto out;
+	}
+	site.list = g.site_list;
+	site.ts = ss.site != NULL ? &ss.ts : NULL;
 	settings_bayes(&l, &bp);
 	if (classify_init(&c, pt.to.max_tokens) < 0) {
 		cmd_err(NAME, "out of memory");
@@ -305,7 +340,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				continue;
 			}
 			if (report(&c, verdict_of(c.r.score, l.ham_cutoff,
-			    l.spam_cutoff), p.name, show, verbose, json,
+			    l.spam_cutoff), p.name, show, verbose, json, &site,
 			    &clues) < 0) {
 				cmd_err(NAME, "list %s: %s: cannot list the "
 				    "deciding tokens: out of memory", list,
@@ -323,6 +358,7 @@ out:
 	if (cinit)
 		classify_free(&c);
 	buf_free(&clues);
+	site_close(&ss);
 	tokdb_close(db);
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);

@@ -7,7 +7,10 @@
  * each token file (tokdb_check) and its position; rebuild builds a fresh
  * file from the whole journal beside the old one and renames it over
  * (without a database, it converts or compacts the token file itself).
- * Trusts the configuration; list names from the database are checked before use.
+ * The site store (site_list) follows every list's events through the
+ * site feed, fed through the primary even when sync_database names a
+ * standby.  Trusts the configuration; list names from the database are
+ * checked before use.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
 #include "config.h"
@@ -28,13 +31,18 @@ static void
 sync_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate [--config DIR] sync [--list L] [--check] [--quiet]\n"
+	    "usage: listgate [--config DIR] sync [--list L | --site] [--check]\n"
+	    "       [--quiet]\n"
 	    "\n"
 	    "Apply the training journal (PostgreSQL) to the token files: every\n"
 	    "event after a file's recorded position, exactly once.  Without\n"
-	    "--list, every list that has journal events.\n"
+	    "--list, every list that has journal events, then the site store.\n"
+	    "The site store (site_list in listgate.conf) learns every list's\n"
+	    "events, each exactly once, through the site feed.\n"
 	    "\n"
 	    "  -l, --list L   only this list\n"
+	    "  -s, --site     only the site store (feed it every list's new\n"
+	    "                 events and apply them)\n"
 	    "  -c, --check    change nothing: check each token file's integrity\n"
 	    "                 and say how far behind the journal it is\n"
 	    "  -q, --quiet    print nothing on success\n"
@@ -50,6 +58,45 @@ struct sync_all {
 	const struct listcfg_global *g;
 	int quiet, check, nfail;
 };
+
+/* l is the site store's list */
+static int
+is_site(const struct listcfg_global *g, const char *l)
+{
+	return g->site_list != NULL && strcmp(g->site_list, l) == 0;
+}
+
+/*
+ * When the journal is read from sync_database (a standby), feed the site
+ * store through the primary (database) on a connection of its own; with
+ * one database the sync itself feeds it.  0, or -1 reported as name.
+ */
+static int
+feed_primary(const char *name, const struct listcfg_global *g, int quiet)
+{
+	struct queue *fq = NULL;
+	unsigned long nfed;
+	char err[1024];
+
+	if (g->sync_conninfo == NULL)
+		return 0;
+	if (!queue_configured(g->conninfo) ||
+	    queue_open(g->conninfo, &fq, err, sizeof(err)) < 0 ||
+	    queue_check_schema(fq, err, sizeof(err)) < 0 ||
+	    sync_site_feed(fq, &nfed, err, sizeof(err)) < 0) {
+		cmd_err(name, "site store %s: cannot feed it through the "
+		    "primary (database in %s/listgate.conf): %s", g->site_list,
+		    g->dir, queue_configured(g->conninfo) ? err :
+		    "no database configured");
+		queue_close(fq);
+		return -1;
+	}
+	queue_close(fq);
+	if (!quiet)
+		printf("site store %s: %lu event%s fed through the primary\n",
+		    g->site_list, nfed, nfed == 1 ? "" : "s");
+	return 0;
+}
 
 /* sync --check of one list: its token file is sound and not ahead of
  * the journal; 0, or -1 after a message */
@@ -85,7 +132,10 @@ check_one(struct sync_all *s, const char *list)
 		cmd_err("sync", "list %s: %s", list, err);
 		return -1;
 	}
-	if (journal_last_id(s->q, list, &last, err, sizeof(err)) < 0) {
+	/* the site store's position is a feed number */
+	if ((is_site(s->g, list) ? journal_site_last(s->q, &last, err,
+	    sizeof(err)) : journal_last_id(s->q, list, &last, err,
+	    sizeof(err))) < 0) {
 		cmd_err("sync", "list %s: %s", list, err);
 		return -1;
 	}
@@ -104,12 +154,31 @@ check_one(struct sync_all *s, const char *list)
 	return 0;
 }
 
-/* sync (or check) one list named by the journal */
+
+/* sync (or check) the site store: fed (not for --check), then applied
+ * from s->q */
+static void
+sync_site_store(struct sync_all *s)
+{
+	if (s->check) {
+		if (check_one(s, s->g->site_list) < 0)
+			s->nfail++;
+		return;
+	}
+	if (feed_primary("sync", s->g, s->quiet) < 0 ||
+	    cmd_sync_list("sync", s->q, s->g, s->g->site_list, s->quiet) < 0)
+		s->nfail++;
+}
+
+/* sync (or check) one list named by the journal (the site store comes
+ * last) */
 static int
 sync_one(const char *list, void *ctx)
 {
 	struct sync_all *s = ctx;
 
+	if (is_site(s->g, list))
+		return 0;
 	if (s->check ? check_one(s, list) < 0 :
 	    cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
 		s->nfail++;
@@ -121,6 +190,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
+		{ "site", no_argument, NULL, 's' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -130,12 +200,15 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct sync_all s;
 	const char *list = NULL;
 	char err[1024];
-	int ch, quiet = 0, check = 0;
+	int ch, quiet = 0, site = 0, check = 0;
 
-	while ((ch = getopt_long(argc, argv, "l:cqh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:scqh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			list = optarg;
+			break;
+		case 's':
+			site = 1;
 			break;
 		case 'c':
 			check = 1;
@@ -156,6 +229,11 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		sync_usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
+	if (list != NULL && site) {
+		cmd_err("sync", "--list and --site exclude each other");
+		sync_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
 	if (list != NULL && !listcfg_name_ok(list)) {
 		cmd_err("sync", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
@@ -167,13 +245,20 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	s.g = &g;
 	s.quiet = quiet;
 	s.check = check;
-	if (list != NULL)
+	if (site && g.site_list == NULL) {
+		cmd_err("sync", "--site: no site store (set site_list in "
+		    "%s/listgate.conf)", g.dir);
+		s.nfail++;
+	} else if (site || (list != NULL && is_site(&g, list)))
+		sync_site_store(&s);
+	else if (list != NULL)
 		sync_one(list, &s);
 	else if (journal_lists(s.q, sync_one, &s, err,
 	    sizeof(err)) < 0) {
 		cmd_err("sync", "%s", err);
 		s.nfail++;
-	}
+	} else if (g.site_list != NULL)
+		sync_site_store(&s);
 	queue_close(s.q);
 	listcfg_free_global(&g);
 	return s.nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
@@ -187,10 +272,11 @@ rebuild_usage(FILE *f)
 	    "\n"
 	    "Recreate the list's token file from the training journal alone:\n"
 	    "built beside the old file in tokens_dir, then renamed over it\n"
-	    "(filters keep using the old file until then).  Without a\n"
-	    "database, rewrite the token file itself instead: a file of an\n"
-	    "older format is converted to the current one, a current one is\n"
-	    "compacted; a file of another tokenizer cannot be converted (its\n"
+	    "(filters keep using the old file until then).  The site store\n"
+	    "(site_list) is rebuilt from every list's events (the site feed).\n"
+	    "Without a database, rewrite the token file itself instead: a file\n"
+	    "of an older format is converted to the current one, a current one\n"
+	    "is compacted; a file of another tokenizer cannot be converted (its\n"
 	    "tokens differ): move it away and retrain the list.\n"
 	    "\n"
 	    "  -l, --list L   the list\n"
@@ -295,6 +381,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "%s", err);
 		goto out_g;
 	}
+	if (is_site(&g, list) && feed_primary("rebuild", &g, quiet) < 0)
+		goto out_l;
 	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
