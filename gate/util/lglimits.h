@@ -40,5 +40,13 @@
 #define LG_MAX_ARGV		64
 /* one expanded template argument: envelope addresses are short */
 #define LG_MAX_ARG_BYTES	(64u * 1024u)
+/* journal events tune reads (the newest): bounds its memory and its
+ * time, about 4000 posts in under a minute */
+#define LG_MAX_TUNE_EVENTS	20000
+/* distinct tokens tune keeps in memory over all its posts */
+#define LG_MAX_TUNE_TOKENS	(4u * 1024u * 1024u)
+/* token occurrences tune keeps (4 bytes each, and at most 12 more for
+ * their count groups): posts past it are left out */
+#define LG_MAX_TUNE_IDS		(16u * 1024u * 1024u)
 
 #endif
