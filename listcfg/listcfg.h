@@ -103,6 +103,17 @@ int listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz);
 void listcfg_free_list(struct listcfg_list *l);
 
+/* load the file at path as list name's settings would be (defaults,
+ * keys, cross-checks) and forget them: whether a rewritten lists/L.conf
+ * (not yet in place) loads.  0, or -1 with err naming path */
+int listcfg_check_list_file(const struct listcfg_global *g,
+    const char *name, const char *path, char *err, size_t errsz);
+
+/* the list's configuration file, DIR/lists/NAME.conf: 0, or -1 (bad
+ * name, too long) */
+int listcfg_list_path(const struct listcfg_global *g, const char *name,
+    char *out, size_t outsz);
+
 /* the list's token file, tokens_dir/NAME.kch: 0, or -1 (bad name, too long) */
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
