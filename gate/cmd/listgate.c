@@ -29,6 +29,7 @@ const struct cmd_def cmd_table[] = {
 	{ "expire", cmd_expire, "expire old held posts (no training)" },
 	{ "sync", cmd_sync, "apply the training journal to the token files" },
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
+	{ "tune", cmd_tune, "recommend a list's cutoffs and parameters from its journal" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
 	{ NULL, NULL, NULL }
