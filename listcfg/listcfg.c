@@ -246,6 +246,20 @@ listcfg_free_list(struct listcfg_list *l)
 }
 
 int
+listcfg_passcount_path(const struct listcfg_global *g, const char *name,
+    char *out, size_t outsz)
+{
+	int n;
+
+	if (!listcfg_name_ok(name) || g->tokens_dir == NULL)
+		return -1;
+	n = snprintf(out, outsz, "%s/%s.passed", g->tokens_dir, name);
+	if (n < 0 || (size_t)n >= outsz)
+		return -1;
+	return 0;
+}
+
+int
 listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz)
 {

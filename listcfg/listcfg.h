@@ -118,6 +118,11 @@ int listcfg_list_path(const struct listcfg_global *g, const char *name,
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
 
+/* the list's counter of posts passed, tokens_dir/NAME.passed (see
+ * db/passcount.h): 0, or -1 (bad name, too long) */
+int listcfg_passcount_path(const struct listcfg_global *g,
+    const char *name, char *out, size_t outsz);
+
 /* print the effective settings (defaults included) as `key = value`
  * lines that load back to the same settings (the database's password
  * masked): 0, or -1 when out of memory (part may be printed) */

@@ -47,6 +47,7 @@
 #include "gate/app/tokcounts.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
+#include "db/passcount.h"
 #include "db/tokdb.h"
 #include "gate/util/xalloc.h"
 
@@ -90,6 +91,7 @@ struct filter {
 	unsigned nused;
 	int scored;
 	int64_t id;
+	int count_failed;	/* the pass counter could not be updated */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
 };
@@ -160,12 +162,14 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s> reason=\"%s\"", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd, why);
+		    "action=%s%s ms=%s from=<%s> reason=\"%s\"%s", list, mid,
+		    score, f->ntok, f->nused, action, idbuf, ms, snd, why,
+		    f->count_failed ? " passcount=failed" : "");
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>", list, mid, score, f->ntok,
-		    f->nused, action, idbuf, ms, snd);
+		    "action=%s%s ms=%s from=<%s>%s", list, mid, score, f->ntok,
+		    f->nused, action, idbuf, ms, snd, f->count_failed ?
+		    " passcount=failed" : "");
 }
 
 /* record why the filter cannot do its work */
@@ -346,6 +350,20 @@ out:
 		queue_close(q);
 	buf_free(&clues);
 	return rc;
+}
+
+/* one more post passed, for `listgate stats` (tokens_dir/L.passed, see
+ * db/passcount.h): never changes the outcome, a failure is only noted
+ * in the log line */
+static void
+count_pass(struct filter *f)
+{
+	char path[4096], err[512];
+
+	if (!f->have_g || f->list == NULL || !listcfg_name_ok(f->list) ||
+	    listcfg_passcount_path(&f->g, f->list, path, sizeof(path)) < 0 ||
+	    passcount_add(path, passcount_today(), err, sizeof(err)) < 0)
+		f->count_failed = 1;
 }
 
 /* the decision for a post the filter could not judge */
@@ -553,6 +571,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 decide:
 	if (o == OUT_DEFER && f.why[0] != '\0')
 		o = on_failure(&f, &delivered);
+	if (o == OUT_PASS)
+		count_pass(&f);
 	alarm(0);
 	if (o == OUT_DEFER)
 		action = "defer";
