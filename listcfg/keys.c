@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -33,6 +34,24 @@ static const int facility_values[] = { LOG_MAIL, LOG_USER, LOG_DAEMON,
 /* in the order of enum listcfg_mta and enum on_error */
 static const char *const mta_names[] = { "qmail", "postfix", NULL };
 static const char *const on_error_names[] = { "defer", "pass", NULL };
+
+/* web_listen: ADDR:PORT */
+static int
+check_listen(const char *val, char *why, size_t whysz)
+{
+	char host[64];
+	unsigned port;
+
+	return listcfg_listen_parse(val, host, sizeof(host), &port, why,
+	    whysz);
+}
+
+/* web_trusted_proxies: numeric addresses */
+static int
+check_proxies(const char *val, char *why, size_t whysz)
+{
+	return listcfg_addrs_parse(val, NULL, 0, NULL, why, whysz);
+}
 
 /*
  * The keys, in the order `config check` prints them.  Ranges: the
@@ -67,6 +86,15 @@ const struct keys_row keys_table[] = {
 	  .def = LG_DEFAULT_TIMEOUT_S, .lo = 1, .hi = 3600,
 	  .doc = "seconds before filter's watchdog defers the post (a list "
 	  "may set its own)" },
+	{ .name = "web_listen", KEYS_FIELD(GLOBAL, STRING, web_listen),
+	  .def_s = "127.0.0.1:8180", .check = check_listen,
+	  .doc = "address and port listgate web listens on (behind a TLS "
+	  "reverse proxy)" },
+	{ .name = "web_trusted_proxies",
+	  KEYS_FIELD(GLOBAL, STRING, web_trusted_proxies),
+	  .def_s = "127.0.0.1,::1", .check = check_proxies,
+	  .doc = "addresses of the reverse proxies whose X-Forwarded-For and "
+	  "X-Forwarded-Proto listgate web believes" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
@@ -488,6 +516,8 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	case KEYS_PATH:
 		if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
 			return -1;
+		if (k->check != NULL && k->check(val, msg, sizeof(msg)) < 0)
+			return cfgfile_error(cf, "%s: %s", k->name, msg);
 		s = k->type == KEYS_PATH ? path_value(dir, val) : xstrdup(val);
 		if (s == NULL)
 			return cfgfile_error(cf, "out of memory");
@@ -513,4 +543,100 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		return 0;
 	}
 	return cfgfile_error(cf, "%s: no parser for its type", k->name);
+}
+
+int
+listcfg_listen_parse(const char *s, char *host, size_t hostsz,
+    unsigned *port_r, char *why, size_t whysz)
+{
+	unsigned char a[16];
+	const char *colon, *h = s, *hend;
+	char hb[INET6_ADDRSTRLEN + 1], *end;
+	unsigned long port;
+	size_t n;
+	int v6 = 0;
+
+	if (*s == '[') {
+		if ((hend = strchr(s, ']')) == NULL || hend[1] != ':')
+			goto bad;
+		h = s + 1;
+		colon = hend + 1;
+		v6 = 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL ||
+		    memchr(s, ':', (size_t)(colon - s)) != NULL)
+			goto bad;
+		hend = colon;
+	}
+	n = (size_t)(hend - h);
+	if (n == 0 || n >= sizeof(hb))
+		goto bad;
+	memcpy(hb, h, n);
+	hb[n] = '\0';
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, hb, a) != 1)
+		goto bad;
+	if (!isdigit((unsigned char)colon[1]))
+		goto bad;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end != '\0' || errno != 0 || port > 65535)
+		goto bad;
+	if (host != NULL) {
+		if (n >= hostsz)
+			goto bad;
+		memcpy(host, hb, n + 1);
+	}
+	*port_r = (unsigned)port;
+	return 0;
+bad:
+	snprintf(why, whysz, "`%.100s' is not ADDR:PORT (a numeric IPv4 "
+	    "address, or an IPv6 one in brackets, and a port 0-65535)", s);
+	return -1;
+}
+
+int
+listcfg_addrs_parse(const char *s, unsigned char (*out)[16], size_t max,
+    size_t *n_r, char *why, size_t whysz)
+{
+	unsigned char a[16];
+	char w[INET6_ADDRSTRLEN + 1];
+	const char *p = s, *e;
+	size_t n = 0, len = 0;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		for (e = p; *e && *e != ' ' && *e != '\t' && *e != ','; e++)
+			;
+		len = (size_t)(e - p);
+		if (len >= sizeof(w))
+			goto bad;
+		memcpy(w, p, len);
+		w[len] = '\0';
+		/* IPv4 as an IPv4-mapped IPv6 address */
+		memset(a, 0, sizeof(a));
+		if (inet_pton(AF_INET, w, a + 12) == 1) {
+			a[10] = a[11] = 0xff;
+		} else if (inet_pton(AF_INET6, w, a) != 1)
+			goto bad;
+		if (out != NULL) {
+			if (n >= max) {
+				snprintf(why, whysz, "more than %zu addresses",
+				    max);
+				return -1;
+			}
+			memcpy(out[n], a, 16);
+		}
+		n++;
+		p = e;
+	}
+	if (n_r != NULL)
+		*n_r = n;
+	return 0;
+bad:
+	snprintf(why, whysz, "`%.*s' is not a numeric IP address",
+	    (int)(len < 100 ? len : 100), p);
+	return -1;
 }

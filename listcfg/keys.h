@@ -68,6 +68,9 @@ struct keys_row {
 	const int *values;	/* enums: the value stored for each, or NULL */
 	const char *what;	/* enums: what a choice is, for errors */
 	const char *doc;	/* one line for `listgate config keys` */
+	/* strings: a check of the value (NULL: any text): 0, or -1 with
+	 * what is wrong in why */
+	int (*check)(const char *val, char *why, size_t whysz);
 };
 
 /* the C types behind KEYS_FIELD */

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -271,4 +272,71 @@ listcfg_tokens_path(const struct listcfg_global *g, const char *name,
 	if (n < 0 || (size_t)n >= outsz)
 		return -1;
 	return 0;
+}
+
+/* qsort: by name */
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+listcfg_names(const char *dir, char ***names_r, size_t *n_r, char *err,
+    size_t errsz)
+{
+	char *path, **names = NULL, **nn, name[LG_MAX_LIST_NAME + 1];
+	struct dirent *de;
+	DIR *d;
+	size_t n = 0, cap = 0, len;
+
+	*names_r = NULL;
+	*n_r = 0;
+	if ((path = cfgfile_join(dir, "lists")) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	if ((d = opendir(path)) == NULL) {
+		if (errno == ENOENT) {
+			xfree(path);
+			return 0;
+		}
+		snprintf(err, errsz, "%.900s: %s", path, strerror(errno));
+		xfree(path);
+		return -1;
+	}
+	xfree(path);
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len <= 5 || len - 5 > LG_MAX_LIST_NAME ||
+		    strcmp(de->d_name + len - 5, ".conf") != 0)
+			continue;
+		memcpy(name, de->d_name, len - 5);
+		name[len - 5] = '\0';
+		if (!listcfg_name_ok(name))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nn = xrealloc(names, cap * sizeof(*names))) ==
+			    NULL)
+				goto nomem;
+			names = nn;
+		}
+		if ((names[n] = xstrdup(name)) == NULL)
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*names_r = names;
+	*n_r = n;
+	return 0;
+nomem:
+	closedir(d);
+	while (n > 0)
+		xfree(names[--n]);
+	xfree(names);
+	snprintf(err, errsz, "out of memory");
+	return -1;
 }

@@ -55,6 +55,8 @@ struct listcfg_global {
 	int mta;		/* enum listcfg_mta: filter's default dialect */
 	unsigned lock_wait_ms;	/* token file lock wait, default 5000 */
 	unsigned timeout_s;	/* filter watchdog, default 300 */
+	char *web_listen;	/* ADDR:PORT of listgate web */
+	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
 };
 
 enum on_error {
@@ -113,6 +115,14 @@ int listcfg_check_list_file(const struct listcfg_global *g,
  * name, too long) */
 int listcfg_list_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
+/*
+ * The names of the lists with a file lists/NAME.conf in dir whose NAME
+ * passes listcfg_name_ok (others are left out), sorted, into *names_r
+ * (free each and the array with xfree), their number into *n_r.  No
+ * lists/ directory gives none.  0, or -1 with err.
+ */
+int listcfg_names(const char *dir, char ***names_r, size_t *n_r, char *err,
+    size_t errsz);
 
 /* the list's token file, tokens_dir/NAME.kch: 0, or -1 (bad name, too long) */
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
@@ -122,6 +132,22 @@ int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
  * db/passcount.h): 0, or -1 (bad name, too long) */
 int listcfg_passcount_path(const struct listcfg_global *g,
     const char *name, char *out, size_t outsz);
+/*
+ * Parse "ADDR:PORT" (numeric IPv4, or IPv6 in brackets; port 0-65535):
+ * the address into host (hostsz bytes; may be NULL), the port into
+ * *port_r.  0, or -1 with why.
+ */
+int listcfg_listen_parse(const char *s, char *host, size_t hostsz,
+    unsigned *port_r, char *why, size_t whysz);
+
+/*
+ * Parse numeric IP addresses separated by commas or blanks into out (at
+ * most max, each as 16 bytes: IPv4 as IPv4-mapped IPv6; out may be NULL
+ * to check only), their number into *n_r (may be NULL).  0, or -1 with
+ * why.
+ */
+int listcfg_addrs_parse(const char *s, unsigned char (*out)[16], size_t max,
+    size_t *n_r, char *why, size_t whysz);
 
 /* print the effective settings (defaults included) as `key = value`
  * lines that load back to the same settings (the database's password

@@ -19,7 +19,8 @@ san=1
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client pgbouncer libc6-dev python3 procps"
+      postgresql-client pgbouncer libc6-dev python3 procps
+      libmicrohttpd-dev libcrypt-dev curl chromium"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -35,6 +36,24 @@ if [ -n "$missing" ]; then
 	apt-get update -qq
 	# shellcheck disable=SC2086
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+# the browser test's driver: playwright-core from npm under tests/web
+# (git-ignored), driving Debian's /usr/bin/chromium; node and npm come
+# from Debian when the machine has none
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "run-all: node and npm are missing (run as root or install them)" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+if [ ! -d tests/web/node_modules/playwright-core ]; then
+	echo "run-all: npm install (tests/web: playwright-core)"
+	(cd tests/web && npm install --no-audit --no-fund --no-package-lock \
+	    --loglevel=error >/dev/null)
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -39,9 +39,14 @@ run_kill_active(void)
 static void
 child(char *const *argv, int infd, int errfd)
 {
+	sigset_t none;
 	int e;
 
 	setpgid(0, 0);
+	/* a server thread (listgate web) runs with its signals blocked;
+	 * the command gets none blocked */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (infd != STDIN_FILENO) {
 		if (dup2(infd, STDIN_FILENO) < 0)
 			goto fail;
@@ -77,7 +82,11 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		snprintf(err, errsz, "run: the program must be an absolute path");
 		return -1;
 	}
-	if (fd < 0 && pipe(in) < 0) {
+	/* close-on-exec: a command that another thread of this process
+	 * starts meanwhile (listgate web) must not inherit this pipe, or
+	 * this child would never see the end of its input (dup2 gives the
+	 * child's stdin without the flag) */
+	if (fd < 0 && pipe2(in, O_CLOEXEC) < 0) {
 		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
 		return -1;
 	}
@@ -122,13 +131,13 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			break;
 		if (wp < 0 && errno != EINTR) {
 			snprintf(err, errsz, "run: waitpid: %s", strerror(errno));
-			run_kill_active();
+			kill(-pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			goto done;
 		}
 		if (deadline && clock_now_ms() >= deadline) {
 			timed_out = 1;
-			run_kill_active();
+			kill(-pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			break;
 		}

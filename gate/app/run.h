@@ -22,7 +22,8 @@
 int run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz);
 
-/* kill the process group of the command running now, if any.  Async-
+/* kill the process group of the command running now, if any (for a
+ * single-threaded caller: the filter's watchdog).  Async-
  * signal-safe: meant for a watchdog's signal handler. */
 void run_kill_active(void);
 

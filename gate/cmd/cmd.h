@@ -54,6 +54,8 @@ int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
 
 /* print "listgate NAME: " and the message to stderr, through the
  * sanitizer (one line, controls masked; cut at 4 KiB) */

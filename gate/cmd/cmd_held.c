@@ -1,7 +1,7 @@
 /*
  * cmd_held.c - `listgate held` (the moderation queue as a table or JSON)
  * and `listgate show ID` (one post: headers, score, deciding tokens and
- * a preview of its decoded text)
+ * a preview of its decoded text, gate/app/preview.c)
  *
  * Everything shown came from a post and is hostile: it reaches the
  * terminal and JSON only through the sanitizer (gate/util/sanitize.h:
@@ -20,8 +20,8 @@
 
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "gate/app/preview.h"
 #include "gate/cmd/cmd.h"
-#include "gate/mail/mail.h"
 #include "gate/util/buf.h"
 #include "gate/util/sanitize.h"
 #include "listcfg/listcfg.h"
@@ -265,42 +265,6 @@ show_field(struct buf *b, const char *label, const char *v, int *nbad)
 	printf("%-12s %s\n", label, b->len ? buf_str(b) : (*v ? "?" : ""));
 }
 
-/* the preview collector for mail_walk */
-struct preview {
-	struct buf text;
-	size_t nparts;
-	int nomem;		/* text lost for lack of memory */
-};
-
-/* append a piece of the preview, cut at the buffer's bound */
-static void
-preview_add(struct preview *p, const void *s, size_t n)
-{
-	if (buf_add_trunc(&p->text, s, n) < 0)
-		p->nomem = 1;
-}
-
-/* mail_walk callback: keep the decoded text of the text parts */
-static int
-preview_cb(const struct mail_event *ev, void *vctx)
-{
-	struct preview *p = vctx;
-
-	if (ev->kind == MAIL_TEXT) {
-		if (p->nparts++ > 0)
-			preview_add(p, "\n-- next part --\n", 17);
-		preview_add(p, ev->data, ev->len);
-	} else if (ev->kind == MAIL_PART) {
-		char line[600];
-
-		snprintf(line, sizeof(line), "\n[attachment %s %.400s]\n",
-		    ev->ctype ? ev->ctype : "?",
-		    ev->filename ? ev->filename : "");
-		preview_add(p, line, strlen(line));
-	}
-	return 0;
-}
-
 int
 cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 {
@@ -311,9 +275,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	struct queue *q;
 	struct queue_row r;
-	struct mail_limits lim;
-	struct preview pv;
-	struct buf b;
+	struct buf b, text;
 	char err[1024], when[64], *end;
 	const char *s, *nl;
 	long long id;
@@ -389,21 +351,18 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (nlines == 0)
 		printf("  (none recorded)\n");
-	memset(&pv, 0, sizeof(pv));
-	buf_init(&pv.text, PREVIEW_CHARS * 4);
-	mail_limits_default(&lim);
-	if (mail_walk(r.raw, r.raw_len, &lim, preview_cb, &pv) < 0 ||
-	    pv.nomem) {
+	buf_init(&text, PREVIEW_CHARS * 4);
+	if (preview_text(r.raw, r.raw_len, &text) < 0) {
 		printf("\n(text preview incomplete: out of memory)\n");
 		nbad++;
 	}
 	buf_reset(&b);
-	if (sanitize_buf(&b, pv.text.data, pv.text.len, PREVIEW_CHARS,
+	if (sanitize_buf(&b, text.data, text.len, PREVIEW_CHARS,
 	    SANITIZE_TEXT, SANITIZE_KEEP_NL) < 0)
 		nbad++;
 	printf("\nText:\n%s%s", buf_str(&b),
 	    b.len && b.data[b.len - 1] != '\n' ? "\n" : "");
-	buf_free(&pv.text);
+	buf_free(&text);
 	buf_free(&b);
 	queue_row_free(&r);
 	if (nbad) {

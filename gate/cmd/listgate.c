@@ -32,6 +32,8 @@ const struct cmd_def cmd_table[] = {
 	{ "tune", cmd_tune, "recommend a list's cutoffs and parameters from its journal" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
+	{ "web", cmd_web, "serve the moderation page and its JSON API over HTTP" },
+	{ "user", cmd_user, "add, delete or list the accounts of the web page" },
 	{ NULL, NULL, NULL }
 };
 

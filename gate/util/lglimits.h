@@ -48,5 +48,19 @@
 /* token occurrences tune keeps (4 bytes each, and at most 12 more for
  * their count groups): posts past it are left out */
 #define LG_MAX_TUNE_IDS		(16u * 1024u * 1024u)
+/* a request's path and query (ours are short: /api/lists/L/held/ID?...) */
+#define LG_MAX_WEB_URL		1024
+/* a request body: a form or JSON action, a bulk form of a page of ids */
+#define LG_MAX_WEB_BODY		(64u * 1024u)
+/* libmicrohttpd's memory per connection: the request line and headers
+ * must fit in about half of it (browsers send 1-4 KiB) */
+#define LG_MAX_WEB_CONN_MEMORY	(32u * 1024u)
+/* connections open at once (the thread pool serves them in turn) */
+#define LG_MAX_WEB_CONNECTIONS	1024
+/* connections from one address that is not a trusted proxy (a
+ * slowloris from one host cannot take every slot) */
+#define LG_MAX_WEB_PER_ADDR	64
+/* seconds a connection may stay idle, mid-request included */
+#define LG_MAX_WEB_IDLE_S	30
 
 #endif

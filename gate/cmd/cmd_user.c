@@ -1,0 +1,297 @@
+/*
+ * cmd_user.c - `listgate user add|del|list`: the accounts of the web
+ * moderation page, in users.conf of the configuration directory
+ *
+ * `add` reads the password from standard input (asked twice, without
+ * echo, on a terminal; else the first line) and stores only its yescrypt
+ * hash.  Changes are made under a lock file and written atomically with
+ * mode 0600 (listcfg/users.c).  A running `listgate web` notices the new
+ * file by itself.  Never prints a hash.  Exit 0, 1 on failure, 2 on
+ * usage errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "gate/cmd/cmd.h"
+#include "gate/util/xalloc.h"
+#include "gate/web/pwhash.h"
+#include "listcfg/cfgfile.h"
+#include "listcfg/listcfg.h"
+#include "listcfg/users.h"
+
+static void
+user_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] user add NAME --lists L1,L2|all "
+	    "[--replace]\n"
+	    "       listgate [--config DIR] user del NAME\n"
+	    "       listgate [--config DIR] user list\n"
+	    "\n"
+	    "Manage the accounts of the web moderation page (listgate web) in\n"
+	    "users.conf of the configuration directory (mode 0600).  add reads\n"
+	    "the password from standard input: asked twice without echo on a\n"
+	    "terminal, else the first line.  Only its yescrypt hash is stored.\n"
+	    "\n"
+	    "  -l, --lists L1,L2|all  the lists the account may see and decide\n"
+	    "  -r, --replace          add: replace an existing account's password\n"
+	    "                         and lists\n"
+	    "  -h, --help             this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* read one line of at most PWHASH_MAX_PASSWORD bytes from f into pw
+ * (newline and CR dropped): 0, or -1 with a message printed */
+static int
+read_line(FILE *f, char *pw, size_t pwsz)
+{
+	size_t n;
+
+	if (fgets(pw, (int)pwsz, f) == NULL) {
+		cmd_err("user", "no password on standard input");
+		return -1;
+	}
+	n = strlen(pw);
+	if (n > 0 && pw[n - 1] == '\n')
+		pw[--n] = '\0';
+	else if (!feof(f)) {
+		cmd_err("user", "password longer than %u bytes",
+		    (unsigned)PWHASH_MAX_PASSWORD);
+		return -1;
+	}
+	if (n > 0 && pw[n - 1] == '\r')
+		pw[--n] = '\0';
+	return 0;
+}
+
+/* on a terminal: prompt on stderr without echo */
+static int
+read_tty(const char *prompt, char *pw, size_t pwsz)
+{
+	struct termios old, quiet;
+	int r, echo_off;
+
+	fputs(prompt, stderr);
+	fflush(stderr);
+	echo_off = tcgetattr(0, &old) == 0;
+	if (echo_off) {
+		quiet = old;
+		quiet.c_lflag &= ~(tcflag_t)ECHO;
+		tcsetattr(0, TCSAFLUSH, &quiet);
+	}
+	r = read_line(stdin, pw, pwsz);
+	if (echo_off)
+		tcsetattr(0, TCSAFLUSH, &old);
+	fputs("\n", stderr);
+	return r;
+}
+
+/* the new password: 0, or -1 with a message printed */
+static int
+get_password(char *pw, size_t pwsz)
+{
+	char again[PWHASH_MAX_PASSWORD + 2];
+
+	if (isatty(0)) {
+		if (read_tty("Password: ", pw, pwsz) < 0 ||
+		    read_tty("Again: ", again, sizeof(again)) < 0)
+			return -1;
+		if (strcmp(pw, again) != 0) {
+			explicit_bzero(again, sizeof(again));
+			cmd_err("user", "the passwords differ");
+			return -1;
+		}
+		explicit_bzero(again, sizeof(again));
+	} else if (read_line(stdin, pw, pwsz) < 0)
+		return -1;
+	if (strlen(pw) < PWHASH_MIN_PASSWORD) {
+		cmd_err("user", "password shorter than %u characters",
+		    (unsigned)PWHASH_MIN_PASSWORD);
+		return -1;
+	}
+	return 0;
+}
+
+/* add or replace an account under the lock: exit status */
+static int
+user_add(const char *path, const char *name, const char *lists,
+    int replace)
+{
+	struct users u;
+	char pw[PWHASH_MAX_PASSWORD + 2], hash[PWHASH_MAX], err[1024];
+	int lockfd, missing, existed, r, rc = EXIT_CMD_FAIL;
+
+	if (!users_name_ok(name)) {
+		cmd_err("user", "bad user name '%s' (want "
+		    "[A-Za-z0-9][A-Za-z0-9._@+-]*, at most %u bytes)", name,
+		    (unsigned)USERS_MAX_NAME);
+		return EXIT_CMD_USAGE;
+	}
+	if (get_password(pw, sizeof(pw)) < 0) {
+		explicit_bzero(pw, sizeof(pw));
+		return EXIT_CMD_FAIL;
+	}
+	r = pwhash_make(pw, hash, sizeof(hash), err, sizeof(err));
+	explicit_bzero(pw, sizeof(pw));
+	if (r < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if ((lockfd = users_lock(path, err, sizeof(err))) < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (users_load(path, &u, &missing, err, sizeof(err)) < 0) {
+		cmd_err("user", "%s", err);
+		close(lockfd);
+		return EXIT_CMD_FAIL;
+	}
+	existed = users_find(&u, name) != NULL;
+	r = users_set(&u, name, hash, lists, replace, err, sizeof(err));
+	if (r < 0)
+		cmd_err("user", "%s", err);
+	else if (r == 1)
+		cmd_err("user", "user %s exists (--replace sets a new password "
+		    "and lists)", name);
+	else if (users_save(path, &u, err, sizeof(err)) < 0)
+		cmd_err("user", "%s", err);
+	else {
+		printf("user %s %s\n", name, existed ? "replaced" : "added");
+		rc = EXIT_CMD_OK;
+	}
+	users_free(&u);
+	close(lockfd);
+	return rc;
+}
+
+static int
+user_del(const char *path, const char *name)
+{
+	struct users u;
+	char err[1024];
+	int lockfd, missing, rc = EXIT_CMD_FAIL;
+
+	if ((lockfd = users_lock(path, err, sizeof(err))) < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (users_load(path, &u, &missing, err, sizeof(err)) < 0)
+		cmd_err("user", "%s", err);
+	else if (!users_del(&u, name))
+		cmd_err("user", "no user %s", name);
+	else if (users_save(path, &u, err, sizeof(err)) < 0)
+		cmd_err("user", "%s", err);
+	else {
+		printf("user %s deleted\n", name);
+		rc = EXIT_CMD_OK;
+	}
+	users_free(&u);
+	close(lockfd);
+	return rc;
+}
+
+static int
+user_list(const char *path)
+{
+	struct users u;
+	char err[1024];
+	size_t i, j;
+	int missing;
+
+	if (users_load(path, &u, &missing, err, sizeof(err)) < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	for (i = 0; i < u.n; i++) {
+		printf("%s ", u.v[i].name);
+		if (u.v[i].all)
+			printf("all");
+		for (j = 0; j < u.v[i].nlists; j++)
+			printf("%s%s", j ? "," : "", u.v[i].lists[j]);
+		printf("\n");
+	}
+	if (u.n == 0)
+		printf("(no users%s)\n", missing ? ": no users.conf" : "");
+	users_free(&u);
+	return EXIT_CMD_OK;
+}
+
+int
+cmd_user(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "lists", required_argument, NULL, 'l' },
+		{ "replace", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *lists = NULL, *verb;
+	char *path;
+	int ch, replace = 0, rc;
+
+	while ((ch = getopt_long(argc, argv, "l:rh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			lists = optarg;
+			break;
+		case 'r':
+			replace = 1;
+			break;
+		case 'h':
+			user_usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			user_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cmd_err("user", "say add, del or list");
+		user_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	verb = argv[optind++];
+	if (strcmp(verb, "add") == 0) {
+		if (optind + 1 != argc || lists == NULL) {
+			cmd_err("user", "add takes a NAME and --lists");
+			user_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	} else if (strcmp(verb, "del") == 0) {
+		if (optind + 1 != argc || lists != NULL || replace) {
+			cmd_err("user", "del takes a NAME and no options");
+			user_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	} else if (strcmp(verb, "list") == 0) {
+		if (optind != argc || lists != NULL || replace) {
+			cmd_err("user", "list takes no arguments");
+			user_usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	} else {
+		cmd_err("user", "unknown action '%s' (add, del or list)", verb);
+		user_usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if ((path = cfgfile_join(listcfg_dir(ctx->config_dir), USERS_FILE)) ==
+	    NULL) {
+		cmd_err("user", "out of memory");
+		return EXIT_CMD_FAIL;
+	}
+	if (strcmp(verb, "add") == 0)
+		rc = user_add(path, argv[optind], lists, replace);
+	else if (strcmp(verb, "del") == 0)
+		rc = user_del(path, argv[optind]);
+	else
+		rc = user_list(path);
+	xfree(path);
+	return rc;
+}

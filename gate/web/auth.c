@@ -1,0 +1,436 @@
+/*
+ * auth.c - who is asking: accounts from users.conf, HTTP Basic
+ * credentials, login sessions, failed-login limits, CSRF and origin
+ * checks
+ *
+ * Credentials are hostile input.  A name that could not be an account
+ * fails without hashing; every other check costs one yescrypt hash, at
+ * most WEB_HASHERS at once, also for a name that has no account (the
+ * hash of a random password), so the time taken does not say which
+ * names exist.  Failures are counted per account name and per client
+ * address (limit.c); past WEB_FAILS_ACCOUNT or WEB_FAILS_ADDR in
+ * WEB_LIMIT_WINDOW seconds the answer is 429 until the window ends,
+ * right password or not.  A script's Basic credentials, once checked,
+ * are remembered for WEB_BASIC_CACHE_S as a SHA-256 digest keyed by a
+ * random secret of this run (never the password).  users.conf is
+ * reread when it changes: a deleted account's sessions stop working at
+ * its next request.  Nothing here logs a password, a hash or a session
+ * id.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <nettle/sha2.h>
+
+#include "gate/mail/b64.h"
+#include "gate/util/log.h"
+#include "gate/util/xalloc.h"
+#include "gate/web/limit.h"
+#include "gate/web/pwhash.h"
+#include "gate/web/session.h"
+#include "gate/web/webint.h"
+#include "listcfg/cfgfile.h"
+#include "listcfg/listcfg.h"
+#include "listcfg/users.h"
+
+/* a reading of users.conf with its Basic cache: NULL when out of memory
+ * (u is then freed) */
+static struct web_users *
+users_wrap(struct users *u)
+{
+	struct web_users *w;
+
+	if ((w = xcalloc(1, sizeof(*w))) == NULL ||
+	    (w->basic = xcalloc(u->n + 1, sizeof(*w->basic))) == NULL) {
+		xfree(w);
+		users_free(u);
+		return NULL;
+	}
+	w->u = *u;
+	w->refs = 1;
+	return w;
+}
+
+/* drop a reference (s->mu held) */
+static void
+users_unref(struct web_users *w)
+{
+	if (w != NULL && --w->refs == 0) {
+		users_free(&w->u);
+		explicit_bzero(w->basic, (w->u.n + 1) * sizeof(*w->basic));
+		xfree(w->basic);
+		xfree(w);
+	}
+}
+
+/* reread users.conf when it changed (s->mu held; at most once per
+ * second); a file that does not load keeps the last good reading */
+static void
+users_refresh(struct web_srv *s)
+{
+	struct users u;
+	struct web_users *w;
+	struct stat st;
+	char err[1024];
+	time_t now = time(NULL);
+	int missing, changed;
+
+	if (s->users != NULL && now == s->users_checked)
+		return;
+	s->users_checked = now;
+	if (stat(s->users_path, &st) < 0) {
+		if (errno != ENOENT || s->users_missing)
+			return;
+		memset(&st, 0, sizeof(st));
+		changed = 1;
+	} else
+		changed = s->users_missing || st.st_ino != s->users_st.st_ino ||
+		    st.st_dev != s->users_st.st_dev ||
+		    st.st_size != s->users_st.st_size ||
+		    st.st_mtim.tv_sec != s->users_st.st_mtim.tv_sec ||
+		    st.st_mtim.tv_nsec != s->users_st.st_mtim.tv_nsec ||
+		    st.st_mode != s->users_st.st_mode;
+	if (!changed && s->users != NULL)
+		return;
+	if (users_load(s->users_path, &u, &missing, err, sizeof(err)) < 0) {
+		log_error("web: %s (the accounts read before stay)", err);
+		s->users_st = st;
+		return;
+	}
+	if ((w = users_wrap(&u)) == NULL) {
+		log_error("web: out of memory reading %s", s->users_path);
+		return;
+	}
+	users_unref(s->users);
+	s->users = w;
+	s->users_st = st;
+	s->users_missing = missing;
+	if (missing)
+		log_warn("web: %s does not exist: nobody can log in (listgate "
+		    "user add)", s->users_path);
+	else
+		log_info("web: %zu account%s from %s", u.n, u.n == 1 ? "" : "s",
+		    s->users_path);
+}
+
+/* the current accounts, referenced (release with users_put) */
+static struct web_users *
+users_get(struct web_srv *s)
+{
+	struct web_users *w;
+
+	pthread_mutex_lock(&s->mu);
+	users_refresh(s);
+	if ((w = s->users) != NULL)
+		w->refs++;
+	pthread_mutex_unlock(&s->mu);
+	return w;
+}
+
+static void
+users_put(struct web_srv *s, struct web_users *w)
+{
+	pthread_mutex_lock(&s->mu);
+	users_unref(w);
+	pthread_mutex_unlock(&s->mu);
+}
+
+int
+auth_init(struct web_srv *s, char *err, size_t errsz)
+{
+	char pw[65], e2[256];
+	struct users u;
+	int missing;
+
+	if ((s->users_path = cfgfile_join(s->g->dir, USERS_FILE)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	/* a broken users.conf stops the start (later ones are logged) */
+	if (users_load(s->users_path, &u, &missing, err, errsz) < 0)
+		goto fail;
+	users_free(&u);
+	if (session_random_hex(pw, 32) < 0 ||
+	    session_random_hex(s->key, 32) < 0) {
+		snprintf(err, errsz, "no random bytes from the kernel");
+		goto fail;
+	}
+	if (pwhash_make(pw, s->dummy_hash, sizeof(s->dummy_hash), e2,
+	    sizeof(e2)) < 0) {
+		snprintf(err, errsz, "%s", e2);
+		goto fail;
+	}
+	explicit_bzero(pw, sizeof(pw));
+	if ((s->sess = session_store_new(WEB_MAX_SESSIONS)) == NULL ||
+	    (s->fails = limit_new(WEB_LIMIT_SLOTS, WEB_LIMIT_WINDOW)) ==
+	    NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto fail;
+	}
+	pthread_mutex_lock(&s->mu);
+	users_refresh(s);
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+fail:
+	session_store_free(s->sess);
+	s->sess = NULL;
+	xfree(s->users_path);
+	s->users_path = NULL;
+	return -1;
+}
+
+void
+auth_fini(struct web_srv *s)
+{
+	pthread_mutex_lock(&s->mu);
+	users_unref(s->users);
+	s->users = NULL;
+	pthread_mutex_unlock(&s->mu);
+	session_store_free(s->sess);
+	limit_free(s->fails);
+	xfree(s->users_path);
+	explicit_bzero(s->key, sizeof(s->key));
+}
+
+void
+auth_done(struct web_req *r)
+{
+	if (r->users != NULL)
+		users_put(r->srv, r->users);
+	r->users = NULL;
+	r->user = NULL;
+}
+
+/* the keyed digest of checked Basic credentials */
+static void
+basic_digest(const struct web_srv *s, const struct users_entry *e,
+    const char *pw, unsigned char out[32])
+{
+	struct sha256_ctx c;
+
+	sha256_init(&c);
+	sha256_update(&c, strlen(s->key), (const uint8_t *)s->key);
+	sha256_update(&c, strlen(e->name) + 1, (const uint8_t *)e->name);
+	sha256_update(&c, strlen(e->hash) + 1, (const uint8_t *)e->hash);
+	sha256_update(&c, strlen(pw), (const uint8_t *)pw);
+	sha256_digest(&c, 32, out);
+}
+
+/* pwhash_check, WEB_HASHERS at once */
+static int
+check_hash(struct web_srv *s, const char *pw, const char *hash)
+{
+	int ok;
+
+	pthread_mutex_lock(&s->hash_mu);
+	while (s->nhashing >= WEB_HASHERS)
+		pthread_cond_wait(&s->hash_cv, &s->hash_mu);
+	s->nhashing++;
+	pthread_mutex_unlock(&s->hash_mu);
+	ok = pwhash_check(pw, hash);
+	pthread_mutex_lock(&s->hash_mu);
+	s->nhashing--;
+	pthread_cond_signal(&s->hash_cv);
+	pthread_mutex_unlock(&s->hash_mu);
+	return ok;
+}
+
+/*
+ * Check name and pw (limits first): AUTH_OK with r->users and r->user
+ * set, AUTH_BAD, AUTH_LIMITED (r->retry_after) or AUTH_ERROR.  cache:
+ * a Basic check, which may use and fill the digest cache.
+ */
+static enum auth_result
+check_password(struct web_req *r, const char *name, const char *pw,
+    int cache)
+{
+	struct web_srv *s = r->srv;
+	struct web_users *w;
+	const struct users_entry *e;
+	unsigned char dg[32];
+	char akey[LIMIT_MAX_KEY + 1], ukey[LIMIT_MAX_KEY + 1];
+	time_t now = time(NULL);
+	long wa, wu;
+	size_t i;
+	int ok, named = users_name_ok(name);
+
+	snprintf(akey, sizeof(akey), "a:%s", r->addr);
+	snprintf(ukey, sizeof(ukey), "u:%s", named ? name : "?");
+	wa = limit_wait(s->fails, akey, WEB_FAILS_ADDR, now);
+	wu = named ? limit_wait(s->fails, ukey, WEB_FAILS_ACCOUNT, now) : 0;
+	if (wa > 0 || wu > 0) {
+		r->retry_after = wa > wu ? wa : wu;
+		return AUTH_LIMITED;
+	}
+	if ((w = users_get(s)) == NULL)
+		return AUTH_ERROR;
+	e = named ? users_find(&w->u, name) : NULL;
+	if (e != NULL && cache) {
+		i = (size_t)(e - w->u.v);
+		basic_digest(s, e, pw, dg);
+		pthread_mutex_lock(&s->mu);
+		ok = w->basic[i].at != 0 && now - w->basic[i].at <
+		    WEB_BASIC_CACHE_S && pwhash_equal(w->basic[i].digest, dg,
+		    sizeof(dg));
+		pthread_mutex_unlock(&s->mu);
+		if (ok) {
+			r->users = w;
+			r->user = e;
+			return AUTH_OK;
+		}
+	}
+	/* an unknown or malformed name costs a hash too */
+	ok = check_hash(s, pw, e != NULL ? e->hash : s->dummy_hash);
+	if (ok < 0) {
+		users_put(s, w);
+		return AUTH_ERROR;
+	}
+	if (!ok || e == NULL) {
+		limit_fail(s->fails, akey, now);
+		if (named)
+			limit_fail(s->fails, ukey, now);
+		users_put(s, w);
+		return AUTH_BAD;
+	}
+	limit_clear(s->fails, ukey);
+	if (cache) {
+		i = (size_t)(e - w->u.v);
+		pthread_mutex_lock(&s->mu);
+		memcpy(w->basic[i].digest, dg, sizeof(dg));
+		w->basic[i].at = now;
+		pthread_mutex_unlock(&s->mu);
+	}
+	r->users = w;
+	r->user = e;
+	return AUTH_OK;
+}
+
+/* "Basic base64(name:password)": AUTH_NONE when the header is no Basic
+ * credentials at all */
+static enum auth_result
+auth_basic(struct web_req *r, const char *h)
+{
+	struct buf b = BUF_INIT(PWHASH_MAX_PASSWORD + USERS_MAX_NAME + 8);
+	char *colon;
+	enum auth_result res;
+	size_t n;
+
+	if (strncasecmp(h, "Basic ", 6) != 0)
+		return AUTH_NONE;
+	h += 6;
+	while (*h == ' ')
+		h++;
+	n = strlen(h);
+	if (n == 0 || n > (PWHASH_MAX_PASSWORD + USERS_MAX_NAME + 8) / 3 * 4 +
+	    4 || b64_decode((const unsigned char *)h, n, &b) != 0 ||
+	    b.len == 0 || memchr(b.data, '\0', b.len) != NULL ||
+	    (colon = strchr((char *)b.data, ':')) == NULL) {
+		buf_free(&b);
+		return AUTH_BAD;
+	}
+	*colon = '\0';
+	res = check_password(r, (char *)b.data, colon + 1, 1);
+	explicit_bzero(b.data, b.len);
+	buf_free(&b);
+	return res;
+}
+
+enum auth_result
+auth_request(struct web_req *r, int basic)
+{
+	struct web_users *w;
+	const char *h, *sid;
+
+	if (basic && (h = web_header(r, "Authorization")) != NULL)
+		return auth_basic(r, h);
+	if ((sid = web_cookie(r, WEB_COOKIE)) == NULL ||
+	    !session_find(r->srv->sess, sid, time(NULL), &r->sv))
+		return AUTH_NONE;
+	/* the account must still exist */
+	if ((w = users_get(r->srv)) == NULL)
+		return AUTH_ERROR;
+	if ((r->user = users_find(&w->u, r->sv.user)) == NULL) {
+		users_put(r->srv, w);
+		session_end(r->srv->sess, sid);
+		return AUTH_NONE;
+	}
+	r->users = w;
+	r->by_session = 1;
+	snprintf(r->sid, sizeof(r->sid), "%s", sid);
+	return AUTH_OK;
+}
+
+/* the cookie that carries sid (or ends it when sid is NULL) */
+static void
+set_cookie(struct web_req *r, const char *sid)
+{
+	snprintf(r->cookie, sizeof(r->cookie), "%s=%s; Path=/; HttpOnly; "
+	    "SameSite=Strict%s%s", WEB_COOKIE, sid ? sid : "",
+	    sid ? "" : "; Max-Age=0", r->tls ? "; Secure" : "");
+}
+
+enum auth_result
+auth_login(struct web_req *r, const char *name, const char *pw)
+{
+	enum auth_result res;
+	char sid[SESSION_HEX];
+
+	if ((res = check_password(r, name, pw, 0)) != AUTH_OK)
+		return res;
+	if (session_start(r->srv->sess, r->user->name, time(NULL), sid) < 0)
+		return AUTH_ERROR;
+	set_cookie(r, sid);
+	explicit_bzero(sid, sizeof(sid));
+	return AUTH_OK;
+}
+
+void
+auth_logout(struct web_req *r)
+{
+	if (r->by_session)
+		session_end(r->srv->sess, r->sid);
+	set_cookie(r, NULL);
+}
+
+int
+auth_csrf_ok(struct web_req *r, const char *token)
+{
+	return r->by_session && session_csrf_ok(r->sv.csrf, token);
+}
+
+int
+auth_same_origin(struct web_req *r)
+{
+	const char *site = web_header(r, "Sec-Fetch-Site");
+	const char *origin = web_header(r, "Origin");
+	const char *host = web_header(r, "Host"), *p;
+
+	if (site != NULL && strcmp(site, "same-origin") != 0 &&
+	    strcmp(site, "none") != 0)
+		return 0;
+	if (origin == NULL)
+		return 1;
+	/* "scheme://host[:port]" against Host (behind a proxy: the Host
+	 * the proxy passed on) */
+	if ((p = strstr(origin, "://")) == NULL || host == NULL)
+		return 0;
+	return strcasecmp(p + 3, host) == 0;
+}
+
+int
+auth_may(struct web_req *r, const char *list)
+{
+	return r->user != NULL && users_may(r->user, list);
+}
+
+void
+auth_flash(struct web_req *r, const char *msg)
+{
+	if (r->by_session)
+		session_flash(r->srv->sess, r->sid, msg);
+}

@@ -1,0 +1,1211 @@
+/*
+ * web.c - the HTTP server of `listgate web` on libmicrohttpd: limits,
+ * routing, answers, the log line, the sync thread, a clean stop
+ *
+ * Every request is hostile.  libmicrohttpd bounds the request line and
+ * headers (LG_MAX_WEB_CONN_MEMORY), the connections (all, and per
+ * address that is not a trusted proxy) and idle time; this file bounds
+ * the path (LG_MAX_WEB_URL) and the body (LG_MAX_WEB_BODY: 413, sent as
+ * soon as it is known).  A path is only ever split and compared: list
+ * names must pass listcfg_name_ok and are checked against the
+ * configured lists and the user's, never turned into a file name.  Each
+ * request ends in one log line (method, path, status, user, time),
+ * every field through the sanitizer.  Decisions commit in PostgreSQL
+ * through decide_post; the token files of the lists decided on are
+ * synced by a thread of their own.  SIGTERM or SIGINT stops accepting,
+ * lets the requests in progress finish, runs a last sync and returns.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "db/journal.h"
+#include "db/queue.h"
+#include "db/qview.h"
+#include "gate/app/decide.h"
+#include "gate/app/sync.h"
+#include "gate/mail/mail.h"
+#include "gate/util/clock.h"
+#include "gate/util/log.h"
+#include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
+#include "gate/web/limit.h"
+#include "gate/web/mhdload.h"
+#include "gate/web/web.h"
+#include "gate/web/webint.h"
+#include "listcfg/cfgfile.h"
+#include "listcfg/listcfg.h"
+
+/* the most an answer may grow to (a page of 500 posts, a post's raw
+ * source shown whole up to its cut) */
+#define WEB_MAX_ANSWER	(4u * 1024u * 1024u)
+
+/* bytes of a too-big body without a length read (and dropped) so
+ * that it can be answered 413; past this the connection is closed */
+#define WEB_MAX_DRAIN	(1024u * 1024u)
+
+/* path segments looked at */
+#define WEB_MAX_SEGS	8
+
+/* connections per address (the accept policy's count) */
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		unsigned char a[16];
+		int n;
+	} v[LG_MAX_WEB_CONNECTIONS + 16];
+} conns = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* --- addresses --------------------------------------------------------- */
+
+/* a socket address as 16 bytes (IPv4 mapped) and as text: 0, or -1 */
+static int
+sa_addr(const struct sockaddr *sa, unsigned char a[16], char *txt,
+    size_t txtsz)
+{
+	if (sa == NULL)
+		return -1;
+	memset(a, 0, 16);
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)
+		    (const void *)sa;
+
+		a[10] = a[11] = 0xff;
+		memcpy(a + 12, &in->sin_addr, 4);
+		if (txt)
+			inet_ntop(AF_INET, &in->sin_addr, txt, (socklen_t)txtsz);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)
+		    (const void *)sa;
+
+		memcpy(a, &in6->sin6_addr, 16);
+		if (txt) {
+			/* an IPv4-mapped peer is shown as IPv4 */
+			if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+				inet_ntop(AF_INET, a + 12, txt, (socklen_t)txtsz);
+			else
+				inet_ntop(AF_INET6, a, txt, (socklen_t)txtsz);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+/* 1 when a (16 bytes) is a trusted proxy */
+static int
+is_proxy(const struct web_srv *s, const unsigned char a[16])
+{
+	size_t i;
+
+	for (i = 0; i < s->nproxy; i++)
+		if (memcmp(s->proxy[i], a, 16) == 0)
+			return 1;
+	return 0;
+}
+
+/* MHD_AcceptPolicyCallback: at most LG_MAX_WEB_PER_ADDR connections
+ * from one address that is not a trusted proxy */
+static enum MHD_Result
+on_accept(void *cls, const struct sockaddr *sa, socklen_t salen)
+{
+	struct web_srv *s = cls;
+	unsigned char a[16];
+	size_t i;
+	int n = 0;
+
+	(void)salen;
+	if (sa_addr(sa, a, NULL, 0) < 0)
+		return MHD_NO;
+	if (is_proxy(s, a))
+		return MHD_YES;
+	pthread_mutex_lock(&conns.mu);
+	for (i = 0; i < sizeof(conns.v) / sizeof(conns.v[0]); i++)
+		if (conns.v[i].n > 0 && memcmp(conns.v[i].a, a, 16) == 0) {
+			n = conns.v[i].n;
+			break;
+		}
+	pthread_mutex_unlock(&conns.mu);
+	return n >= LG_MAX_WEB_PER_ADDR ? MHD_NO : MHD_YES;
+}
+
+/* MHD_NotifyConnectionCallback: count connections per address */
+static void
+on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+    enum MHD_ConnectionNotificationCode toe)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned char a[16];
+	size_t i, fr = (size_t)-1;
+	int d = toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
+
+	(void)cls;
+	(void)socket_context;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || sa_addr(ci->client_addr, a, NULL, 0) < 0)
+		return;
+	pthread_mutex_lock(&conns.mu);
+	for (i = 0; i < sizeof(conns.v) / sizeof(conns.v[0]); i++) {
+		if (conns.v[i].n > 0 && memcmp(conns.v[i].a, a, 16) == 0) {
+			conns.v[i].n += d;
+			break;
+		}
+		if (conns.v[i].n <= 0 && fr == (size_t)-1)
+			fr = i;
+	}
+	if (i == sizeof(conns.v) / sizeof(conns.v[0]) && d > 0 &&
+	    fr != (size_t)-1) {
+		memcpy(conns.v[fr].a, a, 16);
+		conns.v[fr].n = 1;
+	}
+	pthread_mutex_unlock(&conns.mu);
+}
+
+/* --- helpers for the handlers ----------------------------------------- */
+
+const char *
+web_arg(struct web_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND,
+	    name);
+}
+
+const char *
+web_header(struct web_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *
+web_cookie(struct web_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
+}
+
+struct queue *
+web_db(struct web_req *r, int json)
+{
+	struct web_srv *s = r->srv;
+	struct queue *q = NULL;
+	char err[1024];
+	int open_new = 0;
+
+	if (r->q != NULL)
+		return r->q;
+	pthread_mutex_lock(&s->pool_mu);
+	while (s->npool == 0 && s->nopen >= WEB_DB_POOL)
+		pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+	if (s->npool > 0)
+		q = s->pool[--s->npool];
+	else {
+		s->nopen++;
+		open_new = 1;
+	}
+	pthread_mutex_unlock(&s->pool_mu);
+	if (open_new && queue_open(s->g->conninfo, &q, err,
+	    sizeof(err)) < 0) {
+		pthread_mutex_lock(&s->pool_mu);
+		s->nopen--;
+		pthread_cond_signal(&s->pool_cv);
+		pthread_mutex_unlock(&s->pool_mu);
+		log_error("web: %s", err);
+		if (json)
+			web_json_error(r, 503, "the database is not available");
+		else {
+			r->status = 503;
+			buf_reset(&r->out);
+			web_printf(r, "<!doctype html><title>503</title><p>The "
+			    "database is not available; try again later.");
+		}
+		return NULL;
+	}
+	return r->q = q;
+}
+
+/* give r's connection back to the pool */
+static void
+db_return(struct web_req *r)
+{
+	struct web_srv *s = r->srv;
+
+	if (r->q == NULL)
+		return;
+	pthread_mutex_lock(&s->pool_mu);
+	s->pool[s->npool++] = r->q;
+	pthread_cond_signal(&s->pool_cv);
+	pthread_mutex_unlock(&s->pool_mu);
+	r->q = NULL;
+}
+
+void
+web_db_drop(struct web_req *r)
+{
+	struct web_srv *s = r->srv;
+
+	if (r->q == NULL)
+		return;
+	queue_close(r->q);
+	r->q = NULL;
+	pthread_mutex_lock(&s->pool_mu);
+	s->nopen--;
+	pthread_cond_signal(&s->pool_cv);
+	pthread_mutex_unlock(&s->pool_mu);
+}
+
+void
+web_db_failed(struct web_req *r, int json, const char *err)
+{
+	log_error("web: %s", err);
+	web_db_drop(r);
+	if (json)
+		web_json_error(r, 500, "database error");
+	else {
+		r->status = 500;
+		buf_reset(&r->out);
+		web_printf(r, "<!doctype html><title>500</title><p>Database "
+		    "error; see the server's log.");
+	}
+}
+
+void
+web_printf(struct web_req *r, const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(tmp))
+		n = (int)sizeof(tmp) - 1;
+	buf_add_trunc(&r->out, tmp, (size_t)n);
+}
+
+void
+web_html(struct web_req *r, const char *s, size_t n, size_t maxchars,
+    unsigned flags)
+{
+	sanitize_buf(&r->out, s ? s : "", s ? n : 0, maxchars, SANITIZE_HTML,
+	    flags);
+}
+
+void
+web_htmls(struct web_req *r, const char *s)
+{
+	web_html(r, s, s ? strlen(s) : 0, SANITIZE_NO_LIMIT, 0);
+}
+
+void
+web_json_str(struct web_req *r, const char *s, size_t n, size_t maxchars)
+{
+	sanitize_buf(&r->out, s ? s : "", s ? n : 0, maxchars, SANITIZE_JSON,
+	    0);
+}
+
+void
+web_json_strs(struct web_req *r, const char *s)
+{
+	web_json_str(r, s, s ? strlen(s) : 0, SANITIZE_NO_LIMIT);
+}
+
+void
+web_json_error(struct web_req *r, int status, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	r->status = status;
+	r->ctype = "application/json; charset=utf-8";
+	buf_reset(&r->out);
+	web_printf(r, "{\"error\": ");
+	web_json_strs(r, msg);
+	web_printf(r, "}\n");
+}
+
+void
+web_redirect(struct web_req *r, const char *location)
+{
+	r->status = 303;
+	snprintf(r->location, sizeof(r->location), "%s", location);
+	buf_reset(&r->out);
+}
+
+void
+web_iso_time(time_t t, char *out, size_t outsz)
+{
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(out, outsz, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(out, outsz, "%lld", (long long)t);
+}
+
+int
+web_parse_id(const char *s, int64_t *id_r)
+{
+	int64_t v = 0;
+	size_t i;
+
+	if (s == NULL || s[0] == '\0' || s[0] == '0' || strlen(s) > 18)
+		return -1;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	*id_r = v;
+	return 0;
+}
+
+/* --- known lists and the sync thread ------------------------------------ */
+
+void
+web_names_free(char **names, size_t n)
+{
+	while (n > 0)
+		xfree(names[--n]);
+	xfree(names);
+}
+
+/* reread lists/ when it was read WEB_RESCAN_S ago (mutex held) */
+static void
+rescan(struct web_srv *s)
+{
+	char **names, err[1024];
+	size_t n;
+	time_t now = time(NULL);
+
+	if (s->known != NULL && now - s->known_at < WEB_RESCAN_S)
+		return;
+	if (listcfg_names(s->g->dir, &names, &n, err, sizeof(err)) < 0) {
+		log_warn("web: %s", err);
+		return;
+	}
+	web_names_free(s->known, s->nknown);
+	s->known = names;
+	s->nknown = n;
+	s->known_at = now;
+}
+
+static int
+cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+web_known(struct web_srv *s, const char *list)
+{
+	int r;
+
+	pthread_mutex_lock(&s->mu);
+	rescan(s);
+	r = s->nknown > 0 && bsearch(&list, s->known, s->nknown,
+	    sizeof(*s->known), cmp_name) != NULL;
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int
+web_known_copy(struct web_srv *s, char ***names_r, size_t *n_r)
+{
+	char **v;
+	size_t i;
+
+	*names_r = NULL;
+	*n_r = 0;
+	pthread_mutex_lock(&s->mu);
+	rescan(s);
+	if ((v = xcalloc(s->nknown + 1, sizeof(*v))) == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		return -1;
+	}
+	for (i = 0; i < s->nknown; i++)
+		if ((v[i] = xstrdup(s->known[i])) == NULL) {
+			pthread_mutex_unlock(&s->mu);
+			web_names_free(v, i);
+			return -1;
+		}
+	*names_r = v;
+	*n_r = s->nknown;
+	pthread_mutex_unlock(&s->mu);
+	return 0;
+}
+
+void
+web_dirty(struct web_srv *s, const char *list)
+{
+	size_t i;
+
+	pthread_mutex_lock(&s->mu);
+	for (i = 0; i < s->ndirty; i++)
+		if (strcmp(s->dirty[i], list) == 0)
+			break;
+	if (i == s->ndirty) {
+		if (s->ndirty < WEB_MAX_DIRTY)
+			snprintf(s->dirty[s->ndirty++], LG_MAX_LIST_NAME + 1,
+			    "%s", list);
+		else
+			s->dirty_all = 1;
+	}
+	pthread_cond_signal(&s->sync_cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* sync one list's token file, errors logged; through the primary
+ * (database), not sync_database: the decisions to apply were committed
+ * there a moment ago, and a standby may not have them yet (as after
+ * listgate approve) */
+static void
+sync_one(struct web_srv *s, const char *list)
+{
+	struct listcfg_list l;
+	struct sync_stats st;
+	char err[1024];
+
+	if (!listcfg_name_ok(list))
+		return;
+	if (s->sync_q == NULL && queue_open(s->g->conninfo, &s->sync_q, err,
+	    sizeof(err)) < 0) {
+		log_error("web: sync of list %s: %s", list, err);
+		return;
+	}
+	if (listcfg_load_list(s->g, list, &l, err, sizeof(err)) < 0) {
+		log_error("web: sync of list %s: %s", list, err);
+		return;
+	}
+	if (sync_list(s->sync_q, s->g, &l, &st, err, sizeof(err)) < 0) {
+		log_error("web: %s", err);
+		/* a broken connection is opened afresh next time */
+		queue_close(s->sync_q);
+		s->sync_q = NULL;
+	}
+	listcfg_free_list(&l);
+}
+
+/* journal_lists callback for an overflowed dirty set */
+static int
+sync_named(const char *list, void *ctx)
+{
+	sync_one(ctx, list);
+	return 0;
+}
+
+/* the sync thread: applies the journal to the token files of the lists
+ * decided on, until told to stop (then once more) */
+static void *
+sync_main(void *arg)
+{
+	struct web_srv *s = arg;
+	char (*todo)[LG_MAX_LIST_NAME + 1];
+	size_t n, i;
+	int all, stop;
+	char err[1024];
+
+	todo = xcalloc(WEB_MAX_DIRTY, sizeof(*todo));
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (s->ndirty == 0 && !s->dirty_all && !s->stopping)
+			pthread_cond_wait(&s->sync_cv, &s->mu);
+		stop = s->stopping;
+		n = s->ndirty;
+		all = s->dirty_all;
+		if (todo != NULL)
+			memcpy(todo, s->dirty, n * sizeof(*todo));
+		s->ndirty = 0;
+		s->dirty_all = 0;
+		pthread_mutex_unlock(&s->mu);
+		if (todo == NULL)
+			all = all || n > 0;
+		else
+			for (i = 0; i < n; i++)
+				sync_one(s, todo[i]);
+		if (all && (s->sync_q != NULL || queue_open(s->g->conninfo,
+		    &s->sync_q, err, sizeof(err)) == 0) &&
+		    journal_lists(s->sync_q, sync_named, s, err,
+		    sizeof(err)) < 0)
+			log_error("web: sync of every list: %s", err);
+		pthread_mutex_lock(&s->mu);
+		if (stop && s->ndirty == 0 && !s->dirty_all)
+			break;
+	}
+	pthread_mutex_unlock(&s->mu);
+	xfree(todo);
+	return NULL;
+}
+
+/* --- requests ------------------------------------------------------------- */
+
+/* the one file-like path: the compiled-in stylesheet */
+static const char css_path[] = "/style.css";
+
+/* a new request's state, its client worked out: NULL when out of
+ * memory.  uri is the whole request target, query included. */
+static struct web_req *
+req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
+{
+	struct web_req *r;
+	size_t n;
+
+	if ((r = xcalloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->srv = s;
+	r->conn = c;
+	r->method = "-";
+	r->t0 = clock_now_ms();
+	r->status = 500;
+	r->ctype = "text/html; charset=utf-8";
+	buf_init(&r->body, LG_MAX_WEB_BODY);
+	buf_init(&r->out, WEB_MAX_ANSWER);
+	/* the path without its query (the access handler puts the
+	 * decoded one in its place); too long a target is refused in
+	 * dispatch */
+	r->urilen = strlen(uri);
+	n = strcspn(uri, "?");
+	if (n >= sizeof(r->path))
+		n = sizeof(r->path) - 1;
+	memcpy(r->path, uri, n);
+	r->path[n] = '\0';
+	snprintf(r->addr, sizeof(r->addr), "?");
+	return r;
+}
+
+/* who the client is: the peer, or what a trusted proxy says of it (the
+ * headers are in by the access handler's first call) */
+static void
+req_client(struct web_srv *s, struct web_req *r)
+{
+	const union MHD_ConnectionInfo *ci;
+	unsigned char a[16];
+	const char *xff, *xfp, *last;
+	char w[64];
+	size_t n;
+
+	ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && sa_addr(ci->client_addr, a, r->addr,
+	    sizeof(r->addr)) == 0 && is_proxy(s, a)) {
+		r->from_proxy = 1;
+		/* the proxy appends the address it saw: the last one */
+		if ((xff = web_header(r, "X-Forwarded-For")) != NULL) {
+			last = strrchr(xff, ',');
+			last = last ? last + 1 : xff;
+			while (*last == ' ' || *last == '\t')
+				last++;
+			n = strcspn(last, " \t");
+			if (n > 0 && n < sizeof(w)) {
+				memcpy(w, last, n);
+				w[n] = '\0';
+				if (listcfg_addrs_parse(w, NULL, 0, NULL, NULL,
+				    0) == 0)
+					memcpy(r->addr, w, n + 1);
+			}
+		}
+		xfp = web_header(r, "X-Forwarded-Proto");
+		r->tls = xfp != NULL && strcmp(xfp, "https") == 0;
+	}
+}
+
+static void
+req_free(struct web_req *r)
+{
+	db_return(r);
+	auth_done(r);
+	buf_free(&r->body);
+	buf_free(&r->out);
+	explicit_bzero(r->sid, sizeof(r->sid));
+	xfree(r);
+}
+
+/* send r's answer: MHD_YES, or MHD_NO (the connection is closed) */
+static enum MHD_Result
+answer(struct web_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char num[32];
+
+	r->responded = 1;
+	resp = MHD_create_response_from_buffer(r->out.len,
+	    r->out.len ? r->out.data : (void *)"", MHD_RESPMEM_MUST_COPY);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", r->ctype);
+	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	/* same-origin, not no-referrer: with no-referrer browsers send
+	 * "Origin: null" on a form POST, and the origin check needs it */
+	MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
+	MHD_add_response_header(resp, "Content-Security-Policy",
+	    "default-src 'none'; style-src 'self'; img-src 'self'; "
+	    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+	if (r->location[0])
+		MHD_add_response_header(resp, "Location", r->location);
+	if (r->cookie[0])
+		MHD_add_response_header(resp, "Set-Cookie", r->cookie);
+	if (r->allow != NULL)
+		MHD_add_response_header(resp, "Allow", r->allow);
+	if (r->www_auth && r->status == 401)
+		MHD_add_response_header(resp, "WWW-Authenticate",
+		    "Basic realm=\"listgate\", charset=\"UTF-8\"");
+	if (r->retry_after > 0) {
+		snprintf(num, sizeof(num), "%ld", r->retry_after);
+		MHD_add_response_header(resp, "Retry-After", num);
+	}
+	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* the stylesheet, compiled in */
+static const char css[] =
+    "body{font:15px/1.4 system-ui,sans-serif;margin:0;color:#222}"
+    "header{background:#234;color:#fff;padding:.5em 1em;display:flex;"
+    "gap:1em;align-items:center}"
+    "header a{color:#fff}header form{margin-left:auto}"
+    "main{padding:1em}table{border-collapse:collapse;width:100%}"
+    "th,td{text-align:left;padding:.3em .5em;border-bottom:1px solid #ddd;"
+    "vertical-align:top}"
+    "th a{color:inherit}td.num{text-align:right;white-space:nowrap}"
+    ".why{color:#666;font-size:85%}.flash{background:#ffd;"
+    "border:1px solid #cc8;padding:.5em;margin-bottom:1em}"
+    ".err{background:#fdd;border-color:#c88}"
+    "pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;"
+    "word-break:break-all;max-width:100em}"
+    "dl.hdr{display:grid;grid-template-columns:max-content auto;gap:"
+    ".1em 1em}dl.hdr dt{font-weight:bold}dl.hdr dd{margin:0;"
+    "word-break:break-all}"
+    "button{margin-right:.5em}.pager{margin:1em 0}"
+    ".stats{margin:1em 0;padding:.5em;border:1px solid #ddd}"
+    ".k1{fill:#d95}.k2{fill:#5a5}.k3{fill:#c44}"
+    "label{display:block;margin:.5em 0}";
+
+/* route a complete request */
+static void
+dispatch(struct web_req *r)
+{
+	char *seg[WEB_MAX_SEGS], *p, copy[LG_MAX_WEB_URL + 1];
+	int n = 0;
+
+	if (r->urilen > LG_MAX_WEB_URL) {
+		r->status = 414;
+		web_printf(r, "<!doctype html><title>414</title><p>URL too "
+		    "long.");
+		return;
+	}
+	if (strcmp(r->path, css_path) == 0) {
+		if (strcmp(r->method, "GET") != 0 &&
+		    strcmp(r->method, "HEAD") != 0) {
+			r->status = 405;
+			r->allow = "GET, HEAD";
+			return;
+		}
+		r->status = 200;
+		r->ctype = "text/css; charset=utf-8";
+		buf_add(&r->out, css, sizeof(css) - 1);
+		return;
+	}
+	/* split on '/'; empty segments (a trailing slash, "//") vanish */
+	memcpy(copy, r->path, strlen(r->path) + 1);
+	for (p = copy; *p != '\0' && n <= WEB_MAX_SEGS;) {
+		while (*p == '/')
+			*p++ = '\0';
+		if (*p == '\0')
+			break;
+		if (n < WEB_MAX_SEGS)
+			seg[n] = p;
+		n++;
+		while (*p != '\0' && *p != '/')
+			p++;
+	}
+	if (n > WEB_MAX_SEGS) {
+		if (strncmp(r->path, "/api/", 5) == 0)
+			web_json_error(r, 404, "no such resource");
+		else {
+			r->status = 404;
+			web_printf(r, "<!doctype html><title>404</title><p>No "
+			    "such page.");
+		}
+		return;
+	}
+	if (n > 0 && strcmp(seg[0], "api") == 0)
+		api_handle(r, seg + 1, n - 1);
+	else
+		page_handle(r, seg, n);
+}
+
+/* a body longer than LG_MAX_WEB_BODY: say so at once */
+static enum MHD_Result
+too_big(struct web_req *r)
+{
+	r->too_big = 1;
+	buf_reset(&r->out);
+	if (strncmp(r->path, "/api/", 5) == 0)
+		web_json_error(r, 413, "request body larger than %u bytes",
+		    (unsigned)LG_MAX_WEB_BODY);
+	else {
+		r->status = 413;
+		web_printf(r, "<!doctype html><title>413</title><p>Request "
+		    "larger than %u bytes.", (unsigned)LG_MAX_WEB_BODY);
+	}
+	return answer(r);
+}
+
+/* MHD_AccessHandlerCallback: called when the headers are in, for each
+ * piece of the body, and once more at its end */
+static enum MHD_Result
+on_request(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *upload,
+    size_t *upload_size, void **con_cls)
+{
+	struct web_srv *s = cls;
+	struct web_req *r = *con_cls;
+	const char *cl;
+	char *end;
+	unsigned long long len;
+
+	(void)version;
+	if (r == NULL) {
+		/* the URI callback ran out of memory */
+		return MHD_NO;
+	}
+	if (!r->started) {
+		r->started = 1;
+		r->method = method;
+		/* the path as libmicrohttpd decoded it (%XX) */
+		snprintf(r->path, sizeof(r->path), "%s", url);
+		req_client(s, r);
+		cl = web_header(r, "Content-Length");
+		if (cl != NULL) {
+			errno = 0;
+			len = strtoull(cl, &end, 10);
+			if (*cl < '0' || *cl > '9' || *end != '\0' ||
+			    errno != 0 || len > LG_MAX_WEB_BODY)
+				return too_big(r);
+		}
+		return MHD_YES;
+	}
+	if (r->responded)
+		return MHD_NO;
+	if (*upload_size != 0) {
+		/* a body without a length that grows too big is read on
+		 * (and dropped) up to WEB_MAX_DRAIN, so that it can be told
+		 * 413 when it ends; past that the connection is closed */
+		if (r->too_big || buf_add(&r->body, upload, *upload_size) < 0) {
+			r->too_big = 1;
+			r->drained += *upload_size;
+			*upload_size = 0;
+			return r->drained > WEB_MAX_DRAIN ? MHD_NO : MHD_YES;
+		}
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (r->too_big)
+		return too_big(r);
+	dispatch(r);
+	return answer(r);
+}
+
+/* MHD's URI log callback: the request starts (its state is made here,
+ * where the whole target, query included, is seen) */
+static void *
+on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	return req_new(cls, c, uri != NULL ? uri : "");
+}
+
+/* MHD_RequestCompletedCallback: the one log line, then free */
+static void
+on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct web_req *r = *con_cls;
+	char path[600], method[40], user[100], addr[100];
+	static const char *const ends[] = { "", " end=error", " end=timeout",
+	    " end=shutdown", " end=read-error", " end=client-abort" };
+
+	(void)cls;
+	(void)c;
+	if (r == NULL)
+		return;
+	sanitize_str(path, sizeof(path), r->path, strlen(r->path), 200,
+	    SANITIZE_LOG, 0);
+	sanitize_str(method, sizeof(method), r->method, strlen(r->method), 16,
+	    SANITIZE_LOG, 0);
+	sanitize_str(addr, sizeof(addr), r->addr, strlen(r->addr), 64,
+	    SANITIZE_LOG, 0);
+	if (r->user != NULL)
+		sanitize_str(user, sizeof(user), r->user->name,
+		    strlen(r->user->name), 64, SANITIZE_LOG, 0);
+	else
+		snprintf(user, sizeof(user), "-");
+	log_info("web: addr=%s user=%s method=%s path=\"%s\" status=%d "
+	    "bytes=%zu ms=%.1f%s", addr, user, method, path,
+	    r->responded ? r->status : 0, r->out.len, clock_now_ms() - r->t0,
+	    (unsigned)toe < sizeof(ends) / sizeof(ends[0]) ? ends[toe] :
+	    " end=?");
+	req_free(r);
+	*con_cls = NULL;
+}
+
+/* MHD_LogCallback: libmicrohttpd's own complaints (a request it refused
+ * before we saw it: too long, malformed) */
+static void
+on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512], clean[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	log_warn("web: libmicrohttpd: %s", sanitize_str(clean,
+	    sizeof(clean), msg, n, 300, SANITIZE_LOG, 0));
+}
+
+/* the listen address as a socket address: 0, or -1 with err */
+static int
+listen_addr(const char *listen, struct sockaddr_storage *ss,
+    socklen_t *len_r, char *err, size_t errsz)
+{
+	char host[64], why[256];
+	unsigned port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (listcfg_listen_parse(listen, host, sizeof(host), &port, why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errsz, "listen address: %s", why);
+		return -1;
+	}
+	if (strchr(host, ':') != NULL) {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		inet_pton(AF_INET6, host, &in6->sin6_addr);
+		*len_r = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		inet_pton(AF_INET, host, &in->sin_addr);
+		*len_r = sizeof(*in);
+	}
+	return 0;
+}
+
+int
+web_run(struct listcfg_global *g, const char *listen, char *err,
+    size_t errsz)
+{
+	struct web_srv *s;
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	const union MHD_DaemonInfo *di;
+	sigset_t set;
+	char why[256], host[64];
+	unsigned port;
+	int sig, rc = -1, sync_started = 0;
+	unsigned flags;
+
+	if (listen_addr(listen, &ss, &sslen, err, errsz) < 0)
+		return -1;
+	listcfg_listen_parse(listen, host, sizeof(host), &port, why,
+	    sizeof(why));
+	if ((s = xcalloc(1, sizeof(*s))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	s->g = g;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->hash_mu, NULL);
+	pthread_mutex_init(&s->pool_mu, NULL);
+	pthread_cond_init(&s->pool_cv, NULL);
+	pthread_cond_init(&s->hash_cv, NULL);
+	pthread_cond_init(&s->sync_cv, NULL);
+	if (listcfg_addrs_parse(g->web_trusted_proxies ?
+	    g->web_trusted_proxies : "", s->proxy, WEB_MAX_PROXIES,
+	    &s->nproxy, why, sizeof(why)) < 0) {
+		snprintf(err, errsz, "web_trusted_proxies: %s", why);
+		goto out;
+	}
+	if (auth_init(s, err, errsz) < 0)
+		goto out;
+
+	/* every thread started from here on blocks the stop signals;
+	 * this one waits for them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (pthread_create(&s->sync_thr, NULL, sync_main, s) != 0) {
+		snprintf(err, errsz, "cannot start the sync thread");
+		goto out_auth;
+	}
+	sync_started = 1;
+	/* a thread per connection: a slow request (a release command
+	 * running) holds up only its own connection */
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+	    MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->d = MHD_start_daemon(flags, (uint16_t)port, on_accept, s,
+	    on_request, s,
+	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)LG_MAX_WEB_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LG_MAX_WEB_IDLE_S,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    (size_t)LG_MAX_WEB_CONN_MEMORY,
+	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+	    MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
+	    MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u,
+	    MHD_OPTION_END);
+	if (s->d == NULL) {
+		snprintf(err, errsz, "cannot listen on %s: %s", listen,
+		    mhdload_error()[0] ? mhdload_error() :
+		    "address in use, or not available");
+		goto out_sync;
+	}
+	di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	if (di != NULL && di->port != 0)
+		port = di->port;
+	log_info("web: listening on %s%s%s:%u",
+	    strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+	    port);
+
+	do {
+		if (sigwait(&set, &sig) != 0)
+			sig = SIGTERM;
+		if (sig == SIGHUP)
+			log_info("web: SIGHUP: users.conf and lists/ are "
+			    "reread by themselves; nothing to do");
+	} while (sig == SIGHUP);
+	log_info("web: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	/* stop accepting; then wait for the requests in progress */
+	MHD_quiesce_daemon(s->d);
+	MHD_stop_daemon(s->d);
+	s->d = NULL;
+	rc = 0;
+out_sync:
+	if (sync_started) {
+		pthread_mutex_lock(&s->mu);
+		s->stopping = 1;
+		pthread_cond_signal(&s->sync_cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->sync_thr, NULL);
+		queue_close(s->sync_q);
+	}
+out_auth:
+	auth_fini(s);
+out:
+	while (s->npool > 0)
+		queue_close(s->pool[--s->npool]);
+	web_names_free(s->known, s->nknown);
+	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->hash_mu);
+	pthread_mutex_destroy(&s->pool_mu);
+	pthread_cond_destroy(&s->pool_cv);
+	pthread_cond_destroy(&s->hash_cv);
+	pthread_cond_destroy(&s->sync_cv);
+	xfree(s);
+	if (rc == 0)
+		log_info("web: stopped");
+	return rc;
+}
+
+/* --- what a held post shows ------------------------------------------ */
+
+int
+web_clue_next(const char **p, struct web_clue *c)
+{
+	const char *s = *p, *e, *f[3], *q;
+	char num[64], *end;
+	size_t n;
+	int i;
+
+	while (*s == '\n')
+		s++;
+	if (*s == '\0')
+		return 0;
+	e = strchr(s, '\n');
+	if (e == NULL)
+		e = s + strlen(s);
+	*p = e;
+	c->tok = s;
+	c->toklen = (size_t)(e - s);
+	c->prob = -1;
+	c->spam = c->ham = 0;
+	/* the three numbers after the last three spaces */
+	q = e;
+	for (i = 2; i >= 0; i--) {
+		while (q > s && q[-1] != ' ')
+			q--;
+		if (q <= s)
+			return 1;
+		f[i] = q;
+		q--;
+	}
+	for (i = 0; i < 3; i++) {
+		n = (size_t)((i < 2 ? f[i + 1] - 1 : e) - f[i]);
+		if (n == 0 || n >= sizeof(num))
+			return 1;
+		memcpy(num, f[i], n);
+		num[n] = '\0';
+		if (i == 0) {
+			double d = strtod(num, &end);
+
+			if (*end != '\0' || !(d >= 0 && d <= 1))
+				return 1;
+			c->prob = d;
+		} else {
+			long v = strtol(num, &end, 10);
+
+			if (*end != '\0' || v < 0) {
+				c->prob = -1;
+				return 1;
+			}
+			if (i == 1)
+				c->spam = v;
+			else
+				c->ham = v;
+		}
+	}
+	c->toklen = (size_t)(f[0] - 1 - s);
+	return 1;
+}
+
+/* the collector of web_headers */
+struct hdr_ctx {
+	void (*fn)(const char *, const unsigned char *, size_t, void *);
+	void *ctx;
+	unsigned n;
+};
+
+static int
+hdr_cb(const struct mail_event *ev, void *vctx)
+{
+	struct hdr_ctx *h = vctx;
+
+	if (ev->kind != MAIL_HEADER || ev->depth != 0)
+		return ev->kind == MAIL_HEADER || ev->kind == MAIL_ANOMALY ?
+		    0 : -1;	/* the body: done */
+	if (h->n++ >= WEB_MAX_HEADERS)
+		return -1;
+	h->fn(ev->name, ev->data, ev->len, h->ctx);
+	return 0;
+}
+
+int
+web_headers(const unsigned char *raw, size_t len,
+    void (*fn)(const char *name, const unsigned char *v, size_t n,
+    void *ctx), void *ctx)
+{
+	struct mail_limits lim;
+	struct hdr_ctx h;
+
+	h.fn = fn;
+	h.ctx = ctx;
+	h.n = 0;
+	mail_limits_default(&lim);
+	/* a stop at the body is no failure */
+	mail_walk(raw, len, &lim, hdr_cb, &h);
+	return 0;
+}
+
+/* --- deciding ------------------------------------------------------------- */
+
+int
+web_decide(struct web_req *r, struct queue *q, const char *list,
+    int64_t id, const char *status, const char *note,
+    struct queue_decided *res, char *msg, size_t msgsz)
+{
+	struct decide_req rq;
+	char err[1024], who[USERS_MAX_NAME + 8], plist[LG_MAX_LIST_NAME + 1];
+	char when[40];
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = qview_post_list(q, id, plist, err, sizeof(err));
+	if (rc < 0)
+		goto dbfail;
+	/* another list's post does not exist here */
+	if (rc == 0 || strcmp(plist, list) != 0) {
+		snprintf(msg, msgsz, "no post %lld in list %s", (long long)id,
+		    list);
+		return 404;
+	}
+	snprintf(who, sizeof(who), "web:%s", r->user->name);
+	rq.id = id;
+	rq.status = status;
+	rq.by = who;
+	rq.note = note != NULL && *note ? note : NULL;
+	rq.flags = 0;
+	rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
+	web_iso_time(res->at, when, sizeof(when));
+	switch (rc) {
+	case QUEUE_DECIDED:
+		web_dirty(r->srv, list);
+		snprintf(msg, msgsz, "post %lld %s", (long long)id, status);
+		return 200;
+	case QUEUE_NOENT:
+		snprintf(msg, msgsz, "no post %lld in list %s", (long long)id,
+		    list);
+		return 404;
+	case QUEUE_ALREADY:
+		snprintf(msg, msgsz, "post %lld was already %s by %s at %s",
+		    (long long)id, res->old, res->by, when);
+		return 409;
+	case QUEUE_INTERRUPTED:
+		snprintf(msg, msgsz, "post %lld is being released since %s by "
+		    "%s (an approval that was interrupted?): decide it with "
+		    "listgate approve on the list host", (long long)id, when,
+		    res->by);
+		return 409;
+	case QUEUE_RELEASE_FAILED:
+		log_error("web: post %lld: %s", (long long)id, err);
+		snprintf(msg, msgsz, "post %lld not approved: %s", (long long)id,
+		    err);
+		return 502;
+	case QUEUE_UNRECORDED:
+		snprintf(msg, msgsz, "post %lld was released but the approval "
+		    "could not be recorded (it stays 'releasing': listgate "
+		    "approve --mark-approved %lld)", (long long)id,
+		    (long long)id);
+		break;
+	default:
+		snprintf(msg, msgsz, "post %lld: database error", (long long)id);
+		break;
+	}
+dbfail:
+	log_error("web: %s", err);
+	web_db_drop(r);
+	if (rc < 0 || rc == 0)
+		snprintf(msg, msgsz, "database error");
+	return 500;
+}

@@ -1,0 +1,95 @@
+// driver.mjs - the browser half of tests/web_browser.sh: Debian's
+// Chromium, headless, driven by playwright-core, clicks through the
+// moderation page of a running `listgate web` as a moderator would.
+//
+//   node driver.mjs URL USER PASSWORD LIST ID_APPROVE ID_REJECT SHOT.png
+//
+// Logs in, sees both held posts on the list's page (each with its
+// deciding tokens), opens each post (tokens with probabilities), saves a
+// screenshot of the queue page, approves the first with the post page's
+// button and rejects the second with a checkbox and the bulk button.
+// Prints TAP lines ("ok N - ..."); exits 1 when any failed.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, user, pw, list, idA, idR, shot] = process.argv.slice(2);
+let n = 0, fails = 0;
+function check(what, cond) {
+  n++;
+  if (cond) console.log(`ok ${n} - ${what}`);
+  else { fails++; console.log(`not ok ${n} - ${what}`); }
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'lg-chromium-'));
+const args = ['--headless', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update',
+  '--disable-sync'];
+if (process.getuid && process.getuid() === 0) args.push('--no-sandbox');
+let ctx;
+try {
+  ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true, args,
+    viewport: { width: 1200, height: 800 },
+  });
+  const page = ctx.pages()[0] || await ctx.newPage();
+  page.setDefaultTimeout(15000);
+
+  // the queue page wants a login first
+  await page.goto(`${url}/lists/${list}`);
+  check('an anonymous visit lands on the login page', page.url().endsWith('/login'));
+  await page.fill('input[name=user]', user);
+  await page.fill('input[name=password]', pw);
+  await Promise.all([page.waitForNavigation(), page.click('#login')]);
+  check('the login leads to the lists page', page.url().endsWith('/lists'));
+  const held = await page.locator(`#lists tr:has(a[href="/lists/${list}"]) td.num`).textContent();
+  check(`the lists page shows ${list} with 2 held`, (held || '').trim() === '2');
+
+  await page.goto(`${url}/lists/${list}`);
+  for (const id of [idA, idR]) {
+    const row = page.locator(`#post-${id}`);
+    check(`post ${id} is on the queue page`, await row.count() === 1);
+    const why = (await row.locator('.why').textContent()) || '';
+    check(`... with its deciding tokens (${why.trim().slice(0, 60)})`, /\S+ 0\.\d{3}/.test(why));
+    check(`... and a score bar`, await row.locator('svg rect').count() === 2);
+  }
+  check('the stats panel is there, with its chart',
+    (await page.locator('#stats svg rect').count()) >= 14 * 3);
+  await page.screenshot({ path: shot, fullPage: true });
+  check(`a screenshot of the queue page is saved (${shot})`, true);
+
+  for (const id of [idA, idR]) {
+    await page.goto(`${url}/lists/${list}/held/${id}`);
+    const rows = await page.locator('#tokens tr').count();
+    const first = (await page.locator('#tokens tr').nth(1).textContent()) || '';
+    check(`post ${id}'s page lists its deciding tokens with probabilities (${rows - 1})`,
+      rows > 1 && /0\.\d{4}/.test(first));
+    check(`... its headers`, (await page.locator('dl.hdr dt').count()) > 2);
+    check(`... and a text preview`, ((await page.textContent('#preview')) || '').length > 10);
+  }
+
+  // approve the first with its page's button
+  await page.goto(`${url}/lists/${list}/held/${idA}`);
+  await Promise.all([page.waitForNavigation(), page.click('#approve')]);
+  const flash1 = (await page.textContent('#flash')) || '';
+  check(`approve: back on the queue page saying "${flash1.trim()}"`,
+    page.url().includes(`/lists/${list}`) && flash1.includes(`post ${idA} approved`));
+  check(`... post ${idA} has left the queue`, await page.locator(`#post-${idA}`).count() === 0);
+
+  // reject the second: its checkbox, then the bulk button
+  await page.check(`#post-${idR} input[type=checkbox]`);
+  await Promise.all([page.waitForNavigation(),
+    page.click('#bulk button[value=reject]')]);
+  const flash2 = (await page.textContent('#flash')) || '';
+  check(`reject (bulk): "${flash2.trim()}"`, flash2.includes('1 post rejected'));
+  check(`... post ${idR} has left the queue`, await page.locator(`#post-${idR}`).count() === 0);
+  await page.screenshot({ path: shot.replace(/\.png$/, '-after.png'), fullPage: true });
+} catch (e) {
+  check(`the browser run went through (${e.message.split('\n')[0]})`, false);
+} finally {
+  if (ctx) await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(`1..${n}`);
+process.exit(fails ? 1 : 0);

@@ -1,0 +1,382 @@
+#!/bin/sh
+# web_api.sh - `listgate web` and its JSON API against a private
+# PostgreSQL (tests/pg.sh), with curl: every status code where it
+# belongs, an approval that releases the post byte for byte and trains
+# it once (a second one is a 409 that changes nothing), CSRF and origin
+# checks, cross-list access by id, oversized requests, path traversal,
+# header injection, slow clients, the login limits, the log line per
+# request, users.conf handling and a clean stop on SIGTERM.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if ! command -v curl >/dev/null 2>&1; then
+	echo "web_api: curl is not installed; skipping" >&2
+	exit 77
+fi
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-webapi.XXXXXX") || exit 99
+trap 'kill "$webpid" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+webpid=
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/web_lib.sh"
+has() { grep -q "$1" "$T/body"; }
+
+# --- users.conf and listgate user ------------------------------------------
+web_setup || { echo "Bail out! setup failed"; exit 99; }
+check "user add wrote users.conf with mode 0600" \
+    test "$(stat -c %a "$CONF/users.conf")" = 600
+check "users.conf holds yescrypt hashes, not passwords" \
+    sh -c "grep -q '^alice:\\\$y\\\$' '$CONF/users.conf' && ! grep -q secret '$CONF/users.conf'"
+lg user list > "$T/out"
+check "user list names each account and its lists" \
+    sh -c "grep -qx 'alice dev' '$T/out' && grep -qx 'bob all' '$T/out'"
+printf 'x\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
+check "a short password is refused" grep -q "shorter than" "$T/err"
+printf 'eve-secret-12\n' | lg user add alice --lists dev > /dev/null 2> "$T/err"
+check "adding an existing user is refused" grep -q "exists" "$T/err"
+printf 'eve-secret-12\n' | lg user add eve --lists '../etc' > /dev/null 2> "$T/err"
+check "a bad list name is refused" grep -q "bad list name" "$T/err"
+printf 'dave-secret-1\n' | lg user add dave --lists dev,other > /dev/null
+lg user del dave > /dev/null
+check "user del removes the account" sh -c "! grep -q '^dave:' '$CONF/users.conf'"
+cp "$CONF/users.conf" "$T/users.good"
+chmod 644 "$CONF/users.conf"
+lg user list > /dev/null 2> "$T/err"
+check "a users.conf others may read is refused, naming the file" \
+    grep -q "users.conf: mode 0644" "$T/err"
+chmod 600 "$CONF/users.conf"
+printf 'mallory:plaintext:dev\n' >> "$CONF/users.conf"
+lg user list > /dev/null 2> "$T/err"
+check "a line without a yescrypt hash is refused with FILE:LINE" \
+    grep -q "users.conf:6: user mallory: the password hash is not" "$T/err"
+cp "$T/users.good" "$CONF/users.conf"
+chmod 600 "$CONF/users.conf"
+
+# --- posts, and the server ----------------------------------------------------
+id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
+id2=$("$QHOLD" dev "$DATA/ham1.eml" 0.71) || exit 99
+id3=$("$QHOLD" other "$DATA/spam2.eml" 0.99) || exit 99
+web_start || { echo "Bail out! listgate web did not start"; exit 99; }
+A="-u alice:alice-secret-1"
+B="-u bob:bob-secret-12"
+
+# 401
+req GET /api/lists
+check "401 without credentials" test "$code" = 401
+check "... as JSON with an error" has '"error"'
+check "... and a Basic challenge" grep -qi '^WWW-Authenticate: Basic' "$T/hdr"
+req GET /api/lists -u alice:wrong-password
+check "401 with a wrong password" test "$code" = 401
+req GET /api/lists -u nobody-here:alice-secret-1
+check "401 for an unknown user" test "$code" = 401
+
+# 200: lists, held, one post
+req GET /api/lists $A
+check "GET /api/lists: 200" test "$code" = 200
+check "... alice sees dev with 2 held" has '{"list": "dev", "held": 2}'
+check "... and not other" sh -c "! grep -q other '$T/body'"
+req GET /api/lists $B
+check "bob (all) sees both lists" \
+    sh -c "grep -q '\"list\": \"dev\", \"held\": 2' '$T/body' && grep -q '\"list\": \"other\", \"held\": 1' '$T/body'"
+req GET "/api/lists/dev/held?offset=0&limit=1" $A
+check "GET held: 200 with total 2 and one entry" \
+    sh -c "test $code = 200 && grep -q '\"total\": 2' '$T/body' && test \$(grep -c '\"id\"' '$T/body') -eq 1"
+check "... entries carry id, sender, subject, score, held_at" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["entries"][0]; sys.exit(sorted(e) != ["held_at","id","score","sender","subject"])' "$T/body"
+req GET "/api/lists/dev/held/$id1" $A
+check "GET one post: 200" test "$code" = 200
+check "... its headers, decoded" has '"name": "Subject", "value": "Cheap pills, huge discount, buy now"'
+check "... its deciding tokens with probabilities" has '"token": "tok1", "probability": 0.990000'
+check "... a text preview" has '"preview": "Buy cheap viagra now!'
+
+# 403, 404
+req GET /api/lists/other/held $A
+check "403 for a list the user may not see" test "$code" = 403
+req GET "/api/lists/other/held/$id3" $A
+check "403 for a post of such a list" test "$code" = 403
+req GET /api/lists/nosuch/held $B
+check "404 for an unknown list" test "$code" = 404
+req GET /api/lists/dev/held/999999 $A
+check "404 for an unknown id" test "$code" = 404
+req GET "/api/lists/dev/held/$id3" $A
+check "404 for another list's post asked for by id through one's own list" \
+    test "$code" = 404
+req POST "/api/lists/dev/held/$id3" $A -d action=approve
+check "... and it cannot be decided that way (404)" test "$code" = 404
+check "... it stays held" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id3")" = held
+req GET /api/nothing $A
+check "404 for an unknown API path" test "$code" = 404
+req GET "/api/lists/dev/held/1x" $A
+check "404 for an id that is not a number" test "$code" = 404
+
+# 405
+req DELETE /api/lists $A
+check "405 for DELETE /api/lists" test "$code" = 405
+check "... with an Allow header" grep -qi '^Allow: GET, HEAD' "$T/hdr"
+req PUT "/api/lists/dev/held/$id1" $A -d action=approve
+check "405 for PUT on a post" test "$code" = 405
+req POST /api/lists/dev/held $A -d action=approve
+check "405 for POST on a list's held posts" test "$code" = 405
+
+# 400
+req POST "/api/lists/dev/held/$id1" $A -d action=frobnicate
+check "400 for a bad action" test "$code" = 400
+req POST "/api/lists/dev/held/$id1" $A -d note=hi
+check "400 without an action" test "$code" = 400
+req POST "/api/lists/dev/held/$id1" $A -H 'Content-Type: application/json' \
+    -d '{"action": "approve"'
+check "400 for broken JSON" test "$code" = 400
+req GET "/api/lists/dev/held?limit=0" $A
+check "400 for limit=0" test "$code" = 400
+req GET "/api/lists/dev/held?offset=-1" $A
+check "400 for offset=-1" test "$code" = 400
+
+# 413
+head -c 70000 /dev/zero | tr '\0' 'a' > "$T/big"
+req POST "/api/lists/dev/held/$id1" $A --data-binary "@$T/big"
+check "413 for a body over 64 KiB" test "$code" = 413
+check "... as JSON" has '"error"'
+req POST "/api/lists/dev/held/$id1" $A -H 'Transfer-Encoding: chunked' \
+    --data-binary "@$T/big"
+check "413 for a chunked body over 64 KiB" test "$code" = 413
+check "... and nothing was decided" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id1")" = held
+long=$(head -c 3000 /dev/zero | tr '\0' 'x')
+req GET "/api/lists/dev/held?x=$long" $A
+check "a URL past the limit is refused (414)" test "$code" = 414
+big_hdr=$(head -c 40000 /dev/zero | tr '\0' 'h')
+req GET /api/lists $A -H "X-Big: $big_hdr"
+check "headers past the connection's memory are refused (4xx)" \
+    sh -c "test $code -ge 400 && test $code -lt 500"
+
+# 200 approve: the post released byte for byte, trained once
+nj=$(sql 'SELECT count(*) FROM train_journal')
+req POST "/api/lists/dev/held/$id1" $A -H 'Content-Type: application/json' \
+    -d '{"action": "approve"}'
+check "approve (JSON body): 200" test "$code" = 200
+check "... answers the new status" has '"status": "approved"'
+check "... released the identical bytes" cmp -s "$T/released.dev" "$DATA/spam1.eml"
+check "... recorded who decided" \
+    test "$(sql "SELECT status || ' ' || decided_by FROM held_posts WHERE id = $id1")" = "approved web:alice"
+check "... journalled one ham learn for the post" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $id1 AND class = 'ham' AND op = 'learn'")" -eq 1 -a \
+    "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+i=0
+while [ ! -f "$T/tokens/dev.kch" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+lg score --list dev -v "$DATA/spam1.eml" > "$T/score1"
+check "... and the sync thread trained the token file once (ham 1)" \
+    grep -q '^ *cheap [0-9.]* 0 1$' "$T/score1"
+cp "$T/released.dev" "$T/released.before"
+req POST "/api/lists/dev/held/$id1" $A -d action=approve
+check "a second approval: 409" test "$code" = 409
+check "... naming who decided and when" \
+    sh -c "grep -q '\"decided_by\": \"web:alice\"' '$T/body' && grep -q '\"decided_at\": \"20[0-9-]*T[0-9:]*Z\"' '$T/body' && grep -q 'already approved by web:alice at' '$T/body'"
+check "... releases nothing more" cmp -s "$T/released.dev" "$T/released.before"
+check "... journals nothing more" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+req POST "/api/lists/dev/held/$id1" $A -d action=reject
+check "rejecting an approved post: 409, nothing changed" \
+    sh -c "test $code = 409 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id1\")\" = approved"
+
+# a failing release: 502, the post stays held
+touch "$T/fail"
+req POST "/api/lists/dev/held/$id2" $A -d action=approve
+check "a failing release command: 502" test "$code" = 502
+check "... the post stays held" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id2")" = held
+rm -f "$T/fail"
+req POST "/api/lists/dev/held/$id2" $B -d "action=reject&note=spammy"
+check "reject as bob (form body): 200" test "$code" = 200
+check "... journals one spam learn" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $id2 AND class = 'spam'")" -eq 1
+
+# --- two releases at once: neither command holds the other's input open --
+# (a release command started by one thread must not inherit the pipe
+# that feeds another thread's command, or that one never sees the end of
+# its post).  slow: reads its post, then stays 4 s; dev: waits 1 s before
+# reading, so its 1 MB post is still being written while slow starts.
+cat > "$T/slow.sh" <<EOS
+#!/bin/sh
+cat > /dev/null
+sleep 4
+EOS
+cat > "$T/late.sh" <<EOS
+#!/bin/sh
+sleep 1
+cat >> "$T/released.late"
+EOS
+printf 'release = /bin/sh %s/slow.sh\n' "$T" > "$CONF/lists/slow.conf"
+printf 'release = /bin/sh %s/late.sh\n' "$T" > "$CONF/lists/late.conf"
+{ cat "$DATA/ham2.eml"; head -c 1000000 /dev/zero | tr '\0' 'x' | fold -w 70; } > "$T/bigpost"
+idL=$("$QHOLD" late "$T/bigpost" 0.6) || exit 99
+idS=$("$QHOLD" slow "$DATA/ham3.eml" 0.6) || exit 99
+t0=$(date +%s%N)
+curl -s -o "$T/late.out" -w '%{http_code}' $B -d action=approve \
+    "$URL/api/lists/late/held/$idL" > "$T/late.code" &
+lpid=$!
+sleep 0.3
+curl -s -o /dev/null $B -d action=approve "$URL/api/lists/slow/held/$idS" &
+spid=$!
+wait "$lpid"
+t1=$(date +%s%N)
+wait "$spid"
+check "two approvals at once: each release sees the end of its post (late took $(( (t1 - t0) / 1000000 )) ms, slow holds on 4 s)" \
+    sh -c "test \"\$(cat '$T/late.code')\" = 200 && test $(( (t1 - t0) / 1000000 )) -lt 3500"
+check "... and got its post whole" cmp -s "$T/released.late" "$T/bigpost"
+
+# --- sessions, CSRF, origin ---------------------------------------------------------
+J=$T/jar
+req POST /login -c "$J" -d "user=alice&password=wrong"
+check "a wrong login: 401" test "$code" = 401
+req POST /login -c "$J" -d "user=alice&password=alice-secret-1"
+check "a login: 303 to /lists" \
+    sh -c "test $code = 303 && grep -qi '^Location: /lists' '$T/hdr'"
+check "... its cookie is HttpOnly and SameSite=Strict, not Secure over plain HTTP" \
+    sh -c "grep -i '^Set-Cookie: lgsid=' '$T/hdr' | grep -q 'HttpOnly; SameSite=Strict' && ! grep -i '^Set-Cookie' '$T/hdr' | grep -q Secure"
+req POST /login -d "user=alice&password=alice-secret-1" \
+    -H 'X-Forwarded-Proto: https' -H 'X-Forwarded-For: 192.0.2.7'
+check "... and Secure when the trusted proxy says https" \
+    grep -i '^Set-Cookie: lgsid=' "$T/hdr" | grep -q '; Secure'
+req GET /lists/dev -b "$J"
+check "the list page with the session: 200" test "$code" = 200
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)
+check "... carries a CSRF token" test ${#csrf} -eq 64
+id4=$("$QHOLD" dev "$DATA/spam3.eml" 0.93) || exit 99
+req POST "/api/lists/dev/held/$id4" -b "$J" -d action=discard
+check "an API POST from a page session without the CSRF token: 403" \
+    test "$code" = 403
+req POST "/lists/dev/held/$id4" -b "$J" -d action=discard
+check "a page POST without the CSRF token: 403" test "$code" = 403
+req POST "/lists/dev/held/$id4" -b "$J" -d "action=discard&csrf=$(echo "$csrf" | tr 0-9a-f a-f0-9)"
+check "a page POST with a wrong CSRF token: 403" test "$code" = 403
+check "... nothing was decided" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id4")" = held
+req POST "/api/lists/dev/held/$id4" -b "$J" -H "X-CSRF-Token: $csrf" \
+    -H 'Origin: http://evil.example' -d action=discard
+check "a POST with the token but from another origin: 403" test "$code" = 403
+req POST "/lists/dev/held/$id4" -b "$J" -H 'Sec-Fetch-Site: cross-site' \
+    -d "action=discard&csrf=$csrf"
+check "a POST marked Sec-Fetch-Site: cross-site: 403" test "$code" = 403
+req POST "/api/lists/dev/held/$id4" -b "$J" -H "X-CSRF-Token: $csrf" \
+    -d action=discard
+check "an API POST from the session with its token: 200" test "$code" = 200
+id5=$("$QHOLD" dev "$DATA/spam4.eml" 0.95) || exit 99
+req POST "/lists/dev/held/$id5" -b "$J" -d "action=reject&csrf=$csrf"
+check "a page POST with its token: 303 back to the list" \
+    sh -c "test $code = 303 && grep -qi '^Location: /lists/dev' '$T/hdr'"
+check "... decided" test "$(sql "SELECT status FROM held_posts WHERE id = $id5")" = rejected
+req GET /lists/dev -b "$J"
+check "... and the next page says so" grep -q "post $id5 rejected" "$T/body"
+req GET "/lists/other" -b "$J"
+check "a page of a list the user may not see: 403" test "$code" = 403
+req GET "/lists/dev/held/$id3" -b "$J"
+check "another list's post through one's own list page: 404" test "$code" = 404
+req GET /lists/dev
+check "a page without a session: 303 to /login" \
+    sh -c "test $code = 303 && grep -qi '^Location: /login' '$T/hdr'"
+req POST /logout -b "$J" -c "$J" -d "csrf=$csrf"
+req GET /lists/dev -b "$J"
+check "after logout the session is gone" test "$code" = 303
+
+# --- hostile paths and headers ---------------------------------------------------
+req GET "/lists/..%2f..%2fetc%2fpasswd" $A
+check "path traversal in a list name: 404, no file" \
+    sh -c "test $code = 404 || test $code = 303; ! grep -q root: '$T/body'"
+req GET "/api/lists/..%2F..%2Fetc%2Fpasswd/held" $A
+check "path traversal through the API: 404" test "$code" = 404
+req GET "/style.css/../../../../etc/passwd" $A
+check "no file behind the stylesheet's path" \
+    sh -c "! grep -q root: '$T/body'"
+req GET "/api/lists/dev/held/$id1%0d%0aSet-Cookie:%20x=1" $A
+check "CRLF in the path: no header injected" \
+    sh -c "test $code = 404 && ! grep -qi '^Set-Cookie: x=1' '$T/hdr'"
+check "... and the log line stays one line, masked" \
+    grep -q 'path="/api/lists/dev/held/[0-9]*??Set-Cookie: x=1"' "$T/web.log"
+evil_sub=$(printf 'Subject: =?UTF-8?B?%s?=' "$(printf 'x\r\nSet-Cookie: y=2\r\n<script>alert(1)</script>' | base64 -w0)")
+{ printf 'From: a@example.org\n%s\nMessage-ID: <evil@x>\n\n<b>hi</b> \033[31m\n' "$evil_sub"; } > "$T/evil.eml"
+id6=$("$QHOLD" dev "$T/evil.eml" 0.9) || exit 99
+req GET "/api/lists/dev/held/$id6" $A
+check "a post's hostile header reaches JSON escaped and masked" \
+    sh -c "test $code = 200 && grep -q 'x  Set-Cookie: y=2  <script>' '$T/body' && ! grep -qi '^Set-Cookie: y' '$T/hdr'"
+check "... the JSON parses" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/body"
+req GET "/lists/dev/held/$id6" -u alice:alice-secret-1
+A_J=$T/jar2
+curl -s -o /dev/null -c "$A_J" -d "user=alice&password=alice-secret-1" "$URL/login"
+req GET "/lists/dev/held/$id6" -b "$A_J"
+check "a post's HTML and scripts are shown as text on its page" \
+    sh -c "grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' '$T/body' && ! grep -q '<script>' '$T/body' && grep -q '&lt;b&gt;hi&lt;/b&gt;' '$T/body'"
+
+# --- a slow client (slowloris) does not block others -----------------------------
+python3 - "$port" > "$T/slow.out" 2>&1 <<'EOF' &
+import socket, sys, time
+port = int(sys.argv[1])
+socks = []
+for i in range(80):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2)
+        s.sendall(b"GET /api/lists HTTP/1.1\r\nHost: x\r\n")
+        socks.append(s)
+    except OSError:
+        pass
+for k in range(8):
+    for s in socks:
+        try:
+            s.sendall(b"X-a: b\r\n")
+        except OSError:
+            pass
+    time.sleep(0.5)
+print(len(socks))
+EOF
+slowpid=$!
+sleep 1
+t0=$(date +%s%N)
+req GET /api/lists $A
+t1=$(date +%s%N)
+check "a normal request is answered while 80 connections trickle headers" \
+    sh -c "test $code = 200 && test $(( (t1 - t0) / 1000000 )) -lt 2000"
+wait "$slowpid"
+
+# --- login limits: per account, per address --------------------------------------
+for i in 1 2 3 4 5; do
+	req GET /api/lists -u carol:wrong-$i
+done
+req GET /api/lists -u carol:carol-secret-1
+check "after 5 failures the account must wait (429), right password or not" \
+    sh -c "test $code = 429 && grep -qi '^Retry-After: [0-9]' '$T/hdr'"
+req GET /api/lists $B
+check "... other accounts are not held up" test "$code" = 200
+for i in $(seq 1 20); do
+	req POST /login -d "user=u$i&password=x" -H "X-Forwarded-For: 198.51.100.9"
+done
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 198.51.100.9"
+check "after 20 failures from one address it must wait (429)" test "$code" = 429
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 198.51.100.10"
+check "... other addresses are not held up" test "$code" = 303
+
+# --- users.conf changes reach the running server ------------------------------------
+lg user del alice > /dev/null
+sleep 1.1
+req GET /api/lists $A
+check "a deleted account is refused at once" test "$code" = 401
+req GET /lists/dev -b "$A_J"
+check "... and its sessions end" test "$code" = 303
+
+# --- the log and the stop -------------------------------------------------------------
+check "one log line per request, with status and user" \
+    grep -q "user=bob method=POST path=\"/api/lists/dev/held/$id2\" status=200" "$T/web.log"
+check "no password, hash or session id in the log" \
+    sh -c "! grep -q 'secret\|\\\$y\\\$\|$csrf' '$T/web.log'"
+web_stop
+check "SIGTERM stops it cleanly (exit 0)" test "$webrc" -eq 0
+check "... saying so" grep -q "web: stopped" "$T/web.log"
+webpid=
+echo "1..$n"
+[ "$fails" -eq 0 ]
