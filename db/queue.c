@@ -854,13 +854,15 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
  */
 static int
 record_decision(struct queue *q, const char *idbuf, const char *status,
-    const char *byc, const char *notec, const char *list, char *err,
-    size_t errsz)
+    int flags, const char *byc, const char *notec, const char *list,
+    char *err, size_t errsz)
 {
 	const char *vals[4], *newc = class_of(status);
 	char lockkey[16];
 	long netham, netspam;
 
+	if (flags & QUEUE_LEARN_SPAM)
+		newc = "spam";	/* an expiry that trains */
 	vals[0] = idbuf;
 	vals[1] = status;
 	vals[2] = byc;
@@ -1025,6 +1027,11 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		return -1;
 	}
 	approve = strcmp(status, "approved") == 0;
+	if ((flags & QUEUE_LEARN_SPAM) && strcmp(status, "expired") != 0) {
+		snprintf(err, errsz, "only an expiry is learnt as spam by "
+		    "QUEUE_LEARN_SPAM");
+		return -1;
+	}
 	if (mark && !approve) {
 		snprintf(err, errsz, "only an approval can be recorded "
 		    "without releasing");
@@ -1094,8 +1101,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if (!release_now) {
 		PQclear(res);
 		res = NULL;
-		if (record_decision(q, idbuf, status, byc, notec, r.list, err,
-		    errsz) < 0)
+		if (record_decision(q, idbuf, status, flags, byc, notec, r.list,
+		    err, errsz) < 0)
 			goto fail;
 		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 			goto out;
@@ -1138,8 +1145,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	rc = QUEUE_UNRECORDED;
-	if (record_decision(lq, idbuf, status, byc, notec, r.list, err,
-	    errsz) < 0)
+	if (record_decision(lq, idbuf, status, flags, byc, notec, r.list,
+	    err, errsz) < 0)
 		goto out;
 	if (queue_cmd(lq, "COMMIT", err, errsz) < 0)
 		goto out;

@@ -64,6 +64,14 @@ enum on_error {
 	ON_ERROR_PASS		/* pass the post on when the filter cannot work */
 };
 
+/* what `listgate expire` does with a post held past hold_expiry_days */
+enum listcfg_expire {
+	LISTCFG_EXPIRE_DISCARD,		/* mark it expired, no training */
+	LISTCFG_EXPIRE_DISCARD_LEARN,	/* mark it expired, learn it as spam */
+	LISTCFG_EXPIRE_REMIND		/* keep it held, notify the moderators
+					 * again (every hold_expiry_days) */
+};
+
 struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
@@ -76,6 +84,7 @@ struct listcfg_list {
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
 	unsigned hold_expiry_days;
+	int expire_action;	/* enum listcfg_expire */
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	/* classifier (gate/app/settings turns them into bayes_params) */
 	double robs;		/* strength of Robinson's prior */

@@ -26,7 +26,7 @@ const struct cmd_def cmd_table[] = {
 	{ "approve", cmd_approve, "release held posts to the list and learn them as ham" },
 	{ "reject", cmd_reject, "reject held posts and learn them as spam" },
 	{ "discard", cmd_discard, "discard held posts and learn them as spam" },
-	{ "expire", cmd_expire, "expire old held posts (no training)" },
+	{ "expire", cmd_expire, "apply each list's expiry policy to posts held too long" },
 	{ "sync", cmd_sync, "apply the training journal to the token files" },
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
 	{ "tune", cmd_tune, "recommend a list's cutoffs and parameters from its journal" },
