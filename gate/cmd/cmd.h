@@ -56,6 +56,7 @@ int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
 

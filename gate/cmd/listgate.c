@@ -29,6 +29,7 @@ const struct cmd_def cmd_table[] = {
 	{ "expire", cmd_expire, "apply each list's expiry policy to posts held too long" },
 	{ "sync", cmd_sync, "apply the training journal to the token files" },
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
+	{ "stats", cmd_stats, "posts passed, held and decided per list, moderators' delay" },
 	{ "tune", cmd_tune, "recommend a list's cutoffs and parameters from its journal" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
