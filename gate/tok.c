@@ -89,11 +89,19 @@ utf8_next(const unsigned char *p, size_t n, uint32_t *cp, int *bad)
 	return 1;
 }
 
-/* Han, kana, Hangul: scripts written without spaces, cut in bigrams */
+/*
+ * Scripts written without spaces between words, cut in bigrams of
+ * characters: Han, kana, Hangul, and Thai, Lao, Khmer and Myanmar
+ * (whose runs would otherwise be one long word, a skip token)
+ */
 static int
 is_cjk(uint32_t c)
 {
-	return (c >= 0x3040 && c <= 0x30ff) ||	/* hiragana, katakana */
+	return (c >= 0x0e00 && c <= 0x0eff) ||	/* Thai, Lao */
+	    (c >= 0x1000 && c <= 0x109f) ||	/* Myanmar */
+	    (c >= 0x1780 && c <= 0x17ff) ||	/* Khmer */
+	    (c >= 0x19e0 && c <= 0x19ff) ||	/* Khmer symbols */
+	    (c >= 0x3040 && c <= 0x30ff) ||	/* hiragana, katakana */
 	    (c >= 0x3400 && c <= 0x4dbf) ||	/* Han ext. A */
 	    (c >= 0x4e00 && c <= 0x9fff) ||	/* Han */
 	    (c >= 0xac00 && c <= 0xd7af) ||	/* Hangul syllables */
@@ -293,18 +301,20 @@ is_ipv4(const unsigned char *p, size_t n)
 	return dots == 3 && dig > 0;
 }
 
-/* "url:HOST" and its parent domains (down to two labels) */
+/* "url:HOST" and its parent domains (down to two labels), after pre
+ * ("url:", or a header's "subj:url:") */
 static int
-url_host(struct toklist *tl, const unsigned char *h, size_t n)
+url_host(struct toklist *tl, const char *pre, const unsigned char *h,
+    size_t n)
 {
 	size_t i, dots = 0;
 
 	if (n == 0 || n > 100)
 		return 0;
 	if (is_ipv4(h, n))
-		return emit(tl, "url:", "ip", 2, 0) < 0 ||
-		    emit(tl, "url:", h, n, 0) < 0 ? -1 : 0;
-	if (emit(tl, "url:", h, n, 1) < 0)
+		return emit(tl, pre, "ip", 2, 0) < 0 ||
+		    emit(tl, pre, h, n, 0) < 0 ? -1 : 0;
+	if (emit(tl, pre, h, n, 1) < 0)
 		return -1;
 	for (i = 0; i < n; i++)
 		if (h[i] == '.')
@@ -312,24 +322,30 @@ url_host(struct toklist *tl, const unsigned char *h, size_t n)
 	for (i = 0; i < n && dots >= 2; i++)
 		if (h[i] == '.') {
 			dots--;
-			if (emit(tl, "url:", h + i + 1, n - i - 1, 1) < 0)
+			if (emit(tl, pre, h + i + 1, n - i - 1, 1) < 0)
 				return -1;
 		}
 	return 0;
 }
 
-/* a URL [p, p+n) whose scheme (sn bytes) ends at "://" or that starts
- * with "www.": scheme, host, parents, path words */
+/*
+ * A URL [p, p+n) whose scheme (sn bytes) ends at "://" or that starts
+ * with "www.": scheme, host, parents, path words, as "url:" tokens
+ * after the text's prefix (a URL in a Subject gives "subj:url:", so
+ * header and body URLs stay apart)
+ */
 static int
 url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 {
 	struct toklist *tl = w->tl;
 	size_t i, h, he, at, ws;
+	char pre[64];
 
+	snprintf(pre, sizeof(pre), "%surl:", w->prefix);
 	while (n > 0 && strchr(".,;:!?'\")]}>", p[n - 1]) != NULL)
 		n--;
 	if (sn > 0) {
-		if (emit(tl, "url:", p, sn, 1) < 0)
+		if (emit(tl, pre, p, sn, 1) < 0)
 			return -1;
 		h = sn + 3;
 	} else
@@ -343,7 +359,7 @@ url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 			h = at + 1;
 	for (i = h; i < he && p[i] != ':'; i++)
 		;
-	if (url_host(tl, p + h, i - h) < 0)
+	if (url_host(tl, pre, p + h, i - h) < 0)
 		return -1;
 	/* path words */
 	for (i = he; i < n; ) {
@@ -353,7 +369,7 @@ url(struct wstate *w, const unsigned char *p, size_t n, size_t sn)
 		while (i < n && (is_alnum(p[i]) || p[i] >= 0x80))
 			i++;
 		if (i - ws >= 3 && i - ws <= w->o->max_token &&
-		    emit(tl, "url:", p + ws, i - ws, 1) < 0)
+		    emit(tl, pre, p + ws, i - ws, 1) < 0)
 			return -1;
 	}
 	return 0;
@@ -372,19 +388,63 @@ addr_domain_char(int c)
 	return is_alnum(c) || c == '.' || c == '-';
 }
 
+/* the length of the non-ASCII letter (any script, CJK included) at p,
+ * or 0 for anything else */
+static size_t
+letter_at(const unsigned char *p, size_t n)
+{
+	uint32_t cp;
+	size_t len;
+	int bad;
+
+	len = utf8_next(p, n, &cp, &bad);
+	if (bad || cp < 0x80 || char_class(cp, 0) == C_SEP)
+		return 0;
+	return len;
+}
+
+/* the length of the non-ASCII letter that ends just before s[i], or 0 */
+static size_t
+letter_before(const unsigned char *s, size_t i)
+{
+	size_t k = i;
+
+	while (k > 0 && i - k < 3 && (s[k - 1] & 0xC0) == 0x80)
+		k--;
+	if (k == 0)
+		return 0;
+	k--;
+	return letter_at(s + k, i - k) == i - k ? i - k : 0;
+}
+
 /* look for a mail address around the '@' at s[at]; on success the
  * span [*b, *e) and tokens are emitted; returns 1 found, 0 not, -1 */
 static int
 address(struct wstate *w, int header, const unsigned char *s, size_t n,
     size_t at, size_t *b, size_t *e)
 {
-	size_t ls = at, de = at + 1, i, dots = 0;
+	size_t ls = at, de = at + 1, i, k, dots = 0;
 	char pre[64];
 
-	while (ls > 0 && addr_local_char(s[ls - 1]))
-		ls--;
-	while (de < n && addr_domain_char(s[de]))
-		de++;
+	/* RFC 6532: letters of any script in both halves ("danglüe@") */
+	for (;;) {
+		if (ls > 0 && addr_local_char(s[ls - 1]))
+			ls--;
+		else if (ls > 0 && s[ls - 1] >= 0x80 &&
+		    (k = letter_before(s, ls)) > 0)
+			ls -= k;
+		else
+			break;
+	}
+	for (;;) {
+		if (de < n && addr_domain_char(s[de]))
+			de++;
+		else if (de < n && s[de] >= 0x80 &&
+		    (k = letter_at(s + de, n - de)) > 0)
+			de += k;
+		else
+			break;
+	}
 	while (de > at + 1 && (s[de - 1] == '.' || s[de - 1] == '-'))
 		de--;
 	for (i = at + 1; i < de; i++)

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,13 @@
 
 #include "gate/mail/b64.h"
 #include "gate/mail/charset.h"
+#include "gate/mail/enriched.h"
 #include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/mail/mime.h"
 #include "gate/mail/qp.h"
 #include "gate/mail/rfc2047.h"
+#include "gate/mail/uu.h"
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/utf8.h"
@@ -183,6 +186,19 @@ START_TEST(folding)
 }
 END_TEST
 
+/* a boundary folded inside its quotes (Outlook): read from the unfolded
+ * value, "simple boundary" (RFC 5322 unfolding keeps the space) */
+START_TEST(folded_boundary)
+{
+	char *log = fixture_log("0018-folded-boundary.eml");
+
+	HASNT(log, "A0 boundary-missing");
+	HAS(log, "T1 text/plain us-ascii: Cheap foldedhidden watches");
+	HAS(log, "T1 text/html : \nOrder foldedhtmlword now\n");
+	free(log);
+}
+END_TEST
+
 START_TEST(duplicates)
 {
 	struct buf b = BUF_INIT(1000);
@@ -235,6 +251,34 @@ START_TEST(newlines)
 }
 END_TEST
 
+/* old Macintosh line ends: a bare CR */
+START_TEST(bare_cr_lines)
+{
+	struct buf b = BUF_INIT(1000);
+	unsigned char *m;
+	size_t n;
+	char *log = fixture_log("0031-bare-cr.eml");
+
+	HAS(log, "A0 line-ends-cr\n");
+	HAS(log, "H0 Subject: bare carriage returns\n");
+	HAS(log, "T1 text/plain : Barecrhidden words on lines\nthat end");
+	HAS(log, "T1 text/html : \nCrhtmlhidden\n");
+	free(log);
+	m = fixture("0031-bare-cr.eml", &n);
+	ck_assert_int_eq(mail_header(m, n, "subject", &b), 1);
+	ck_assert_str_eq(buf_str(&b), "bare carriage returns");
+	ck_assert_uint_eq(mail_body_offset(m, n),
+	    (size_t)(strstr((char *)m, "\r\r--cr") - (char *)m) + 2);
+	buf_free(&b);
+	free(m);
+	/* a CR inside a LF post is no line end */
+	log = walk_log("Subject: a\rb\n\nx\ry\n", 18, NULL, NULL);
+	HAS(log, "H0 Subject: a\rb\n");
+	HASNT(log, "line-ends-cr");
+	free(log);
+}
+END_TEST
+
 START_TEST(no_blank_line)
 {
 	unsigned char *m;
@@ -254,6 +298,22 @@ START_TEST(no_blank_line)
 }
 END_TEST
 
+/* the header ends at a line starting with "--" (a Pine "=:" boundary
+ * would read as a field) and at a line of spaces */
+START_TEST(boundary_no_blank)
+{
+	char *log = fixture_log("0019-boundary-no-blank.eml");
+
+	HAS(log, "A0 header-no-blank-line\n");
+	HASNT(log, "H0 ---559023410");
+	HASNT(log, "A0 boundary-missing");
+	HAS(log, "T1 text/plain us-ascii: Pinehidden words");
+	HAS(log, "T1 text/plain : Note: spacelinehidden, after");
+	HASNT(log, "H1 Note");
+	free(log);
+}
+END_TEST
+
 START_TEST(mbox_from_line)
 {
 	char *log = fixture_log("0015-mbox-from.eml");
@@ -266,6 +326,36 @@ START_TEST(mbox_from_line)
 END_TEST
 
 /* --- MIME structure --------------------------------------------------- */
+
+/* RFC 2046 5.1.1: a delimiter is the boundary as a line prefix; an
+ * exact match at any level still wins over a prefix one */
+START_TEST(delimiter_prefix)
+{
+	static const char nested[] =
+	    "Content-Type: multipart/mixed; boundary=b2\n\n"
+	    "--b2\n"
+	    "Content-Type: multipart/mixed; boundary=b\n\n"
+	    "--b\n\ninner one\n"
+	    "--b trailing\n\ninner two\n"
+	    "--b2\n\nouter two\n"
+	    "--b2--\n";
+	char *log = fixture_log("0020-delimiter-trailing-text.eml");
+	int rc;
+
+	HAS(log, "T1 text/plain : Prefixhidden pills");
+	HAS(log, "T1 text/html : \nSecondhidden offer\n");
+	HASNT(log, "\nA");
+	free(log);
+	log = walk_log(nested, strlen(nested), NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "T2 text/plain : inner one\n");
+	HAS(log, "T2 text/plain : inner two\n");
+	/* "--b2" is the outer part, not a prefix match of the inner "b" */
+	HAS(log, "T1 text/plain : outer two\n");
+	HAS(log, "A1 boundary-missing\n");	/* the inner one never closed */
+	free(log);
+}
+END_TEST
 
 START_TEST(nested_multipart)
 {
@@ -301,6 +391,85 @@ START_TEST(message_rfc822)
 }
 END_TEST
 
+/* a forwarded message saved from an mbox: its "From " line skipped */
+START_TEST(rfc822_mbox_from)
+{
+	char *log = fixture_log("0023-rfc822-mbox-from.eml");
+
+	HAS(log, "H2 Subject: mboxsubjecthidden\n");
+	HAS(log, "T3 text/plain utf-8: Mboxqphidden pr\xc3\xa9" "cieux");
+	HAS(log, "P3 application/octet-stream payload.exe\n");
+	HASNT(log, "header-no-blank-line");
+	free(log);
+}
+END_TEST
+
+/* a message/rfc822 in base64 or quoted-printable is decoded and walked;
+ * outer boundaries and limits still hold */
+START_TEST(rfc822_encoded)
+{
+	static const char deep[] =
+	    "Content-Type: message/rfc822\n"
+	    "Content-Transfer-Encoding: quoted-printable\n\n"
+	    "Content-Type: message/rfc822\n"
+	    "Content-Transfer-Encoding: quoted-printable\n\n"
+	    "Subject: two deep\n\ntwodeephidden=\n\n";
+	struct mail_limits lim;
+	char *log = fixture_log("0024-rfc822-encoded.eml");
+	int rc;
+
+	HAS(log, "H2 Subject: b64innersubject\n");
+	HAS(log, "T3 text/html utf-8: \nB64innerhidden pills\n");
+	HAS(log, "P3 application/zip invoice.zip\n");
+	HAS(log, "H2 Subject: qpinnersubject\n");
+	HAS(log, "T2 text/plain iso-8859-1: Qpinnerhidden caf\xc3\xa9 offer, "
+	    "soft broken line.");
+	HASNT(log, "P1 message/rfc822");
+	HASNT(log, "\nA");
+	free(log);
+	/* nested: decoded twice */
+	log = walk_log(deep, strlen(deep), NULL, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "T2 text/plain : twodeephidden\n");
+	free(log);
+	/* the depth limit holds inside */
+	mail_limits_default(&lim);
+	lim.max_depth = 1;
+	log = walk_log(deep, strlen(deep), &lim, &rc);
+	ck_assert_int_eq(rc, 0);
+	HAS(log, "A1 depth-limit\n");
+	HASNT(log, "twodeephidden");
+	free(log);
+	/* so does the bound on bytes walked again: eight levels, each
+	 * decoded copy nearly the whole post, the post within max_scan */
+	{
+		struct buf b = BUF_INIT(4096);
+		int i;
+
+		for (i = 0; i < 8; i++)
+			ck_assert_int_eq(buf_adds(&b, "Content-Type: message/"
+			    "rfc822\nContent-Transfer-Encoding: "
+			    "quoted-printable\n\n"), 0);
+		ck_assert_int_eq(buf_adds(&b, "Subject: deep\n\ndeephidden\n"),
+		    0);
+		mail_limits_default(&lim);
+		lim.max_scan = b.len * 3;
+		log = walk_log(b.data, b.len, &lim, &rc);
+		ck_assert_int_eq(rc, 0);
+		HAS(log, "scan-truncated\n");
+		HASNT(log, "deephidden");
+		free(log);
+		lim.max_scan = b.len * 8;
+		log = walk_log(b.data, b.len, &lim, &rc);
+		ck_assert_int_eq(rc, 0);
+		HASNT(log, "scan-truncated\n");
+		HAS(log, "T8 text/plain : deephidden\n");
+		free(log);
+		buf_free(&b);
+	}
+}
+END_TEST
+
 START_TEST(digest)
 {
 	char *log = fixture_log("0016-digest.eml");
@@ -320,6 +489,32 @@ START_TEST(missing_boundary)
 	HAS(log, "T1 text/plain : first part\n");
 	HAS(log, "T1 text/plain : second part never closed");
 	HAS(log, "A0 boundary-missing\n");
+	free(log);
+}
+END_TEST
+
+/* a boundary that never delimits: the body is text, as with none */
+START_TEST(boundary_never_found)
+{
+	char *log = fixture_log("0021-boundary-never-found.eml");
+
+	HAS(log, "A0 boundary-missing\n");
+	HAS(log, "T0 text/plain : Neverfoundhidden offer");
+	HAS(log, "otherhidden.");
+	free(log);
+}
+END_TEST
+
+/* two Content-Type fields: the one whose boundary delimits the body */
+START_TEST(duplicate_content_type)
+{
+	char *log = fixture_log("0022-duplicate-content-type.eml");
+
+	HAS(log, "A0 content-type-duplicate\n");
+	HASNT(log, "boundary-missing");
+	HAS(log, "T1 text/plain us-ascii: Duphidden offer");
+	/* text/plain first, a multipart that delimits second: multipart */
+	HAS(log, "T2 text/plain : Innerbase64hidden words, decoded.");
 	free(log);
 }
 END_TEST
@@ -627,6 +822,72 @@ START_TEST(charset_parts)
 }
 END_TEST
 
+/* labels that lie: the bytes decide (charset_convert_text) */
+static const struct {
+	const char *cs, *hint, *in, *out;
+	int flags;
+	size_t n;		/* 0: strlen(in) */
+} lie_cases[] = {
+	/* Shift_JIS "激安" labelled us-ascii, the post Japanese elsewhere */
+	{ "us-ascii", "iso-2022-jp", "\x8c\x83\x88\xc0",
+	    "\xe6\xbf\x80\xe5\xae\x89", CS_RELABELLED, 0 },
+	/* ... and with no hint: Latin-1 for each byte, as before */
+	{ "us-ascii", NULL, "\x8c\x83\x88\xc0",
+	    "\xc2\x8c\xc2\x83\xc2\x88\xc3\x80", CS_INVALID, 0 },
+	/* GB2312 "你好" with no label, the post GB2312 elsewhere: the
+	 * hint itself is tried first (Big5 would take these bytes too) */
+	{ "", "GB2312", "\xc4\xe3\xba\xc3", "\xe4\xbd\xa0\xe5\xa5\xbd",
+	    CS_RELABELLED, 0 },
+	/* EUC-JP "激安" labelled ISO-2022-JP (which is 7-bit) */
+	{ "iso-2022-jp", NULL, "\xb7\xe3\xb0\xc2",
+	    "\xe6\xbf\x80\xe5\xae\x89", CS_RELABELLED, 0 },
+	/* UTF-8 labelled GB2312: four sequences cannot be chance */
+	{ "gb2312", NULL, "\xe4\xbe\xbf\xe5\xae\x9c\xe7\x9a\x84"
+	    "\xe5\x90\x8d", "\xe4\xbe\xbf\xe5\xae\x9c\xe7\x9a\x84"
+	    "\xe5\x90\x8d", CS_RELABELLED, 0 },
+	/* one sequence could be: GB2312 it stays */
+	{ "gb2312", NULL, "\xc3\xa9", "\xe8\x8c\x85", 0, 0 },
+	/* UTF-8 labelled Latin-1: one sequence is enough there */
+	{ "iso-8859-1", NULL, "caf\xc3\xa9", "caf\xc3\xa9", CS_RELABELLED, 0 },
+	{ "iso-8859-1", NULL, "caf\xe9", "caf\xc3\xa9", 0, 0 },
+	/* UTF-16 is not ASCII-based: taken as labelled */
+	{ "utf-16le", NULL, "a\0b\0", "ab", 0, 4 },
+};
+
+START_TEST(charset_lies_table)
+{
+	struct buf b = BUF_INIT(1000);
+	const char *in = lie_cases[_i].in;
+	size_t n = lie_cases[_i].n ? lie_cases[_i].n : strlen(in);
+	int flags = 0;
+
+	ck_assert_int_eq(charset_convert_text(lie_cases[_i].cs,
+	    strlen(lie_cases[_i].cs), lie_cases[_i].hint,
+	    (const unsigned char *)in, n, &b, &flags), 0);
+	ck_assert_str_eq(buf_str(&b), lie_cases[_i].out);
+	ck_assert_int_eq(flags, lie_cases[_i].flags);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(charset_lies_parts)
+{
+	char *log = fixture_log("0033-charset-lies.eml");
+
+	/* the hint: the Subject's ISO-2022-JP word; the next word, UTF-8
+	 * labelled Latin-1, read as UTF-8 (and joined: RFC 2047 drops the
+	 * space between two words) */
+	HAS(log, "H0 Subject: \xe7\x89\xb9\xe4\xbe\xa1" "caf\xc3\xa9 "
+	    "cr\xc3\xa8me\n");
+	HAS(log, "A1 charset-mislabelled\n");
+	HAS(log, "T1 text/plain us-ascii: \xe6\xbf\x80\xe5\xae\x89");
+	HAS(log, "T1 text/plain iso-2022-jp: \xe5\x87\xba\xe4\xbc\x9a");
+	HAS(log, "T1 text/plain gb2312: \xe4\xbe\xbf\xe5\xae\x9c");
+	HAS(log, "\n\xe9\xab\x98\xe5\x8f\x8e\xe5\x85\xa5");
+	free(log);
+}
+END_TEST
+
 /* the handle cache survives more charsets than it has slots */
 START_TEST(charset_cache)
 {
@@ -654,6 +915,114 @@ START_TEST(charset_cache)
 }
 END_TEST
 
+/* --- text/enriched, text/richtext ------------------------------------ */
+
+static const struct {
+	const char *in, *out;
+	int richtext;
+} enriched_cases[] = {
+	{ "<bold>a</bold> b", "a b", 0 },
+	{ "G<italic>UA</italic>RANTEE", "GUARANTEE", 0 },
+	{ "<color><param>red</param>x</color>", "x", 0 },
+	{ "1 <<< 2 << 3", "1 << 2 < 3", 0 },
+	{ "a <no such thing> b < c", "a <no such thing> b < c", 0 },
+	{ "<param>never closed", "", 0 },
+	{ "x<nl>y <lt> z<comment>c</comment>", "x\ny < z", 1 },
+	{ "x<nl>y", "xy", 0 },			/* only richtext has <nl> */
+	{ "", "", 0 },
+};
+
+START_TEST(enriched_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(enriched_to_text((const unsigned char *)
+	    enriched_cases[_i].in, strlen(enriched_cases[_i].in),
+	    enriched_cases[_i].richtext, &b), 0);
+	ck_assert_str_eq(buf_str(&b), enriched_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+START_TEST(enriched_parts)
+{
+	char *log = fixture_log("0030-text-enriched.eml");
+
+	HAS(log, "T1 text/enriched us-ascii: Enrichedhidden offer: cheap\n"
+	    "watches, 1 << 2.");
+	HAS(log, "T1 text/richtext : Richtexthidden deal\n5 < 6");
+	HASNT(log, "bigger");
+	HASNT(log, "red");
+	free(log);
+}
+END_TEST
+
+/* --- uuencoding -------------------------------------------------------- */
+
+START_TEST(uuencode_parts)
+{
+	char *log = fixture_log("0025-uuencode.eml");
+
+	/* x-uuencode text: decoded */
+	HAS(log, "T1 text/plain us-ascii: Uuhiddenword: cheap pills");
+	/* a begin block in text: an attachment, the text around it kept */
+	HAS(log, "P1 application/octet-stream setup.exe\n");
+	HAS(log, "The inlinehidden text before a block.\n\n\n\nAnd "
+	    "afterhidden text after it.");
+	HASNT(log, "M575H");
+	/* an attachment in uuencode: the name of its begin line */
+	HAS(log, "P1 application/octet-stream report.scr\n");
+	HASNT(log, "\nA0 ");
+	HASNT(log, "\nA1 ");
+	free(log);
+}
+END_TEST
+
+static const struct {
+	const char *in, *out;
+	int rc;
+} uu_cases[] = {
+	{ "begin 644 a\n#86)C\n`\nend\n", "abc", 0 },
+	{ "#86)C\n", "abc", 0 },			/* no begin line */
+	{ "begin 600 a\n#86)C\n", "abc", 0 },	/* no end line */
+	/* "ab@" ends in a zero sextet, sent as ' ' and stripped in transit */
+	{ "begin 644 a\n#86)\n`\nend\n", "ab@", 0 },
+	{ "begin 644 a\n#86)C\n!!!!\x01\n", "abc", 1 },
+	{ "begin 644 a\n%86)C9&5F\n`\n", "abcde", 0 },
+	{ "", "", 0 },
+};
+
+START_TEST(uu_table)
+{
+	struct buf b = BUF_INIT(1000);
+
+	ck_assert_int_eq(uu_decode((const unsigned char *)uu_cases[_i].in,
+	    strlen(uu_cases[_i].in), &b), uu_cases[_i].rc);
+	ck_assert_str_eq(buf_str(&b), uu_cases[_i].out);
+	buf_free(&b);
+}
+END_TEST
+
+/* prose that says "begin 644" is not a block; a cut block is found */
+START_TEST(uu_find_blocks)
+{
+	static const char prose[] = "we begin 644 at noon\nbegin 644 sharp\n"
+	    "and go on\n";
+	static const char blk[] = "text\nbegin 0644 my file.zip\n#86)C\n"
+	    "`\nend\nmore\n";
+	struct uu_block b;
+
+	ck_assert_int_eq(uu_find((const unsigned char *)prose,
+	    strlen(prose), &b), 0);
+	ck_assert_int_eq(uu_find((const unsigned char *)blk, strlen(blk),
+	    &b), 1);
+	ck_assert_uint_eq(b.begin, 5);
+	ck_assert_uint_eq(b.end, strlen(blk) - strlen("more\n"));
+	ck_assert_uint_eq(b.namelen, 11);
+	ck_assert_int_eq(memcmp(blk + b.name, "my file.zip", 11), 0);
+}
+END_TEST
+
 /* --- HTML ------------------------------------------------------------- */
 
 static const struct {
@@ -665,6 +1034,14 @@ static const struct {
 	{ "a<style>p{}</style>b", "ab" },
 	{ "a<!-- hidden -->b", "ab" },
 	{ "a<!-- never closed", "a" },
+	/* HTML5 comments and bogus comments, as a browser shows them */
+	{ "G</>UA</ >RA</ foo>NT</ bar >EE", "GUARANTEE" },
+	{ "a<!-->b<!--->c<!-- x --!>d<!-- y -->e", "abcde" },
+	{ "a<!x>b<?y>c</3>d</", "abcd</" },
+	{ "a</ never closed", "a" },
+	/* no "-->" anywhere: the comment ends at '>' as older browsers had
+	 * it (HTML5 would hide the rest of the part) */
+	{ "a<!--#rotate> b <i>c</i> <!--#x> d", "a b c  d" },
 	{ "&amp;&lt;&gt;&quot;&apos;", "&<>\"'" },
 	{ "&eacute;&Eacute;&euro;&copy;", "\xc3\xa9\xc3\x89\xe2\x82\xac"
 	    "\xc2\xa9" },
@@ -959,15 +1336,45 @@ END_TEST
 
 /* --- hostile input ---------------------------------------------------- */
 
-static const char *const fixtures[] = {
-	"0001-folding.eml", "0002-duplicates.eml", "0003-crlf.eml",
-	"0004-no-blank-line.eml", "0005-nested-multipart.eml",
-	"0006-message-rfc822.eml", "0007-missing-boundary.eml",
-	"0008-preamble-epilogue.eml", "0009-base64-garbage.eml",
-	"0010-qp.eml", "0011-rfc2047.eml", "0012-rfc2231.eml",
-	"0013-charsets.eml", "0014-html.eml", "0015-mbox-from.eml",
-	"0016-digest.eml",
-};
+/* every .eml under tests/data/mail, sorted (filled by load_fixtures()) */
+static char **fixtures;
+static int nfixtures;
+
+static int
+is_eml(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && strcmp(d->d_name + n - 4, ".eml") == 0;
+}
+
+/* list the fixtures, so each new one is mutated and starved too */
+static int
+load_fixtures(void)
+{
+	const char *top = getenv("top_srcdir");
+	char dir[4096];
+	struct dirent **ents;
+	int i, n;
+
+	snprintf(dir, sizeof(dir), "%s/tests/data/mail", top ? top : "..");
+	if ((n = scandir(dir, &ents, is_eml, alphasort)) < 0) {
+		fprintf(stderr, "cannot list %s\n", dir);
+		return -1;
+	}
+	fixtures = calloc((size_t)n + 1, sizeof(*fixtures));
+	if (fixtures == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		fixtures[i] = strdup(ents[i]->d_name);
+		free(ents[i]);
+		if (fixtures[i] == NULL)
+			return -1;
+	}
+	free(ents);
+	nfixtures = n;
+	return 0;
+}
 
 /* touch every byte of every event, checking the NUL terminator */
 static int
@@ -1089,13 +1496,70 @@ START_TEST(decoders_random)
 		buf_reset(&b);
 		ck_assert_int_ge(qp_decode(in, n, &b), 0);
 		buf_reset(&b);
+		ck_assert_int_ge(uu_decode(in, n, &b), 0);
+		buf_reset(&b);
 		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
 		buf_reset(&b);
 		ck_assert_int_eq(html_to_text(in, n, &b), 0);
 		buf_reset(&b);
+		ck_assert_int_eq(enriched_to_text(in, n, round & 2, &b), 0);
+		buf_reset(&b);
 		ck_assert_int_ge(charset_to_utf8(round % 3 ? "shift_jis" :
 		    "utf-7", in, n, &b), 0);
 	}
+	buf_free(&b);
+}
+END_TEST
+
+/* random bytes through every decoder into a tiny buffer: a full buffer
+ * cuts (between characters for text) and is said, never a failure */
+START_TEST(decoders_cut)
+{
+	unsigned char in[512];
+	struct buf b = BUF_INIT(7);
+	int round, r;
+	size_t i, n;
+
+	for (round = 0; round < 2000; round++) {
+		n = rnd() % sizeof(in);
+		for (i = 0; i < n; i++)
+			in[i] = round & 1 ? (unsigned char)rnd() :
+			    (unsigned char)"<>&#;=?QBq\"' \n-abx09"[rnd() % 20];
+		buf_reset(&b);
+		ck_assert_int_ge(b64_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(qp_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(uu_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(html_to_text(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(enriched_to_text(in, n, round & 2, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(charset_to_utf8(round % 3 ? "tscii" :
+		    "utf-7", in, n, &b), 0);
+		ck_assert_uint_le(b.len, 7);
+	}
+	buf_reset(&b);
+	r = b64_decode((const unsigned char *)"QUJDREVGR0hJ", 12, &b);
+	ck_assert_int_eq(r, B64_CUT);
+	ck_assert_str_eq(buf_str(&b), "ABC");
+	buf_reset(&b);
+	r = qp_decode((const unsigned char *)"abc=3Ddefgh", 11, &b);
+	ck_assert_int_eq(r, QP_CUT);
+	ck_assert_str_eq(buf_str(&b), "abc=d");
+	buf_reset(&b);
+	r = rfc2047_decode((const unsigned char *)"=?utf-8?q?h=C3=A9llo_w?= x",
+	    26, &b);
+	ck_assert_int_eq(r, RFC2047_CUT);
+	ck_assert_str_eq(buf_str(&b), "h\xc3\xa9llo ");
+	buf_reset(&b);
+	r = html_to_text((const unsigned char *)"<p>h&eacute;llo w</p>", 21,
+	    &b);
+	ck_assert_int_eq(r, HTML_CUT);
+	ck_assert_str_eq(buf_str(&b), "\nh\xc3\xa9llo");
 	buf_free(&b);
 }
 END_TEST
@@ -1158,32 +1622,40 @@ mail_suite(void)
 {
 	Suite *s = suite_create("mail");
 	TCase *tc;
-	int nfix = (int)(sizeof(fixtures) / sizeof(fixtures[0]));
+	int nfix = nfixtures;
 
 	tc = tcase_create("folding");
 	tcase_add_test(tc, folding);
+	tcase_add_test(tc, folded_boundary);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("duplicates");
 	tcase_add_test(tc, duplicates);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("newlines");
 	tcase_add_test(tc, newlines);
+	tcase_add_test(tc, bare_cr_lines);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("no_blank_line");
 	tcase_add_test(tc, no_blank_line);
 	tcase_add_test(tc, mbox_from_line);
+	tcase_add_test(tc, boundary_no_blank);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("nested_multipart");
 	tcase_add_test(tc, nested_multipart);
+	tcase_add_test(tc, delimiter_prefix);
 	tcase_add_test(tc, digest);
 	tcase_add_test(tc, ctype_params);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("message_rfc822");
 	tcase_add_test(tc, message_rfc822);
+	tcase_add_test(tc, rfc822_mbox_from);
+	tcase_add_test(tc, rfc822_encoded);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("missing_boundary");
 	tcase_add_test(tc, missing_boundary);
 	tcase_add_test(tc, multipart_without_boundary);
+	tcase_add_test(tc, boundary_never_found);
+	tcase_add_test(tc, duplicate_content_type);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("preamble_epilogue");
 	tcase_add_test(tc, preamble_epilogue);
@@ -1214,6 +1686,20 @@ mail_suite(void)
 	    (int)(sizeof(cs_cases) / sizeof(cs_cases[0])));
 	tcase_add_test(tc, charset_parts);
 	tcase_add_test(tc, charset_cache);
+	tcase_add_loop_test(tc, charset_lies_table, 0,
+	    (int)(sizeof(lie_cases) / sizeof(lie_cases[0])));
+	tcase_add_test(tc, charset_lies_parts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("enriched");
+	tcase_add_loop_test(tc, enriched_table, 0,
+	    (int)(sizeof(enriched_cases) / sizeof(enriched_cases[0])));
+	tcase_add_test(tc, enriched_parts);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("uuencode");
+	tcase_add_test(tc, uuencode_parts);
+	tcase_add_loop_test(tc, uu_table, 0,
+	    (int)(sizeof(uu_cases) / sizeof(uu_cases[0])));
+	tcase_add_test(tc, uu_find_blocks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("html");
 	tcase_add_loop_test(tc, html_table, 0,
@@ -1234,6 +1720,7 @@ mail_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, mutations, 0, nfix);
 	tcase_add_test(tc, decoders_random);
+	tcase_add_test(tc, decoders_cut);
 	tcase_add_loop_test(tc, fuzz_regressions, 0,
 	    (int)(sizeof(crashers) / sizeof(crashers[0])));
 	suite_add_tcase(s, tc);
@@ -1247,8 +1734,16 @@ mail_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(mail_suite());
+	SRunner *sr;
 	int failed;
+
+	/* at least the 17 fixtures this suite was written with */
+	if (load_fixtures() < 0 || nfixtures < 17) {
+		fprintf(stderr, "check_mail: fixtures missing (%d found)\n",
+		    nfixtures);
+		return EXIT_FAILURE;
+	}
+	sr = srunner_create(mail_suite());
 
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

@@ -183,6 +183,30 @@ START_TEST(urls)
 }
 END_TEST
 
+/* a URL in a header keeps the header's prefix: "subj:url:..." */
+START_TEST(header_urls)
+{
+	struct toklist *tl = text("subj:", 0,
+	    "Deals at http://Cheap.Example.com/order now", NULL);
+
+	ck_assert(has(tl, "subj:Deals"));
+	ck_assert(has(tl, "subj:now"));
+	ck_assert(has(tl, "subj:url:http"));
+	ck_assert(has(tl, "subj:url:cheap.example.com"));
+	ck_assert(has(tl, "subj:url:example.com"));
+	ck_assert(has(tl, "subj:url:order"));
+	ck_assert(!has(tl, "url:cheap.example.com"));
+	ck_assert(!has(tl, "url:http"));
+	toklist_free(tl);
+	tl = text("from:", 1, "\"www.spam.example\" <a@b.example>", NULL);
+	ck_assert(has(tl, "from:url:www.spam.example"));
+	ck_assert(has(tl, "from:url:spam.example"));
+	ck_assert(has(tl, "from:addr:a@b.example"));
+	ck_assert(!has(tl, "url:spam.example"));
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(addresses)
 {
 	struct toklist *tl = text("", 0,
@@ -203,6 +227,28 @@ START_TEST(addresses)
 }
 END_TEST
 
+/* RFC 6532 addresses: letters of any script, not its punctuation */
+START_TEST(eai_addresses)
+{
+	struct toklist *tl = text("to:", 1, "dangl\xc3\xbc" "e@email.com, "
+	    "\xe7\x94\xa8\xe6\x88\xb7@\xe4\xbe\x8b\xe5\xad\x90."
+	    "\xe5\xb9\xbf\xe5\x91\x8a", NULL);
+
+	ck_assert(has(tl, "to:addr:dangl\xc3\xbc" "e@email.com"));
+	ck_assert(!has(tl, "to:addr:e@email.com"));
+	ck_assert(has(tl, "to:addr:\xe7\x94\xa8\xe6\x88\xb7@\xe4\xbe"
+	    "\x8b\xe5\xad\x90.\xe5\xb9\xbf\xe5\x91\x8a"));
+	toklist_free(tl);
+	/* guillemets and CJK punctuation around an address are not in it */
+	tl = text("", 0, "\xc2\xab" "a@example.org\xc2\xbb "
+	    "\xef\xbc\x9a" "b@example.org\xe3\x80\x82", NULL);
+	ck_assert(has(tl, "addr:a"));
+	ck_assert(has(tl, "addr:b"));
+	ck_assert(has(tl, "addr:@example.org"));
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(cjk_bigrams)
 {
 	/* 日本語です (Han Han Han kana kana), then a lone 中 */
@@ -217,6 +263,22 @@ START_TEST(cjk_bigrams)
 	ck_assert(has(tl, "\xe3\x81\xa7\xe3\x81\x99"));
 	ck_assert(has(tl, "\xe4\xb8\xad"));
 	ck_assert_uint_eq(toklist_count(tl), 6);	/* 。 is punctuation */
+	toklist_free(tl);
+	/* Thai, Lao, Khmer and Myanmar are written without spaces too:
+	 * ราคาถูก ("cheap") gives รา าค คา าถ ถู ูก, not one long word */
+	tl = text("", 0, "\xe0\xb8\xa3\xe0\xb8\xb2\xe0\xb8\x84\xe0\xb8"
+	    "\xb2\xe0\xb8\x96\xe0\xb8\xb9\xe0\xb8\x81", NULL);
+	ck_assert(has(tl, "\xe0\xb8\xa3\xe0\xb8\xb2"));
+	ck_assert(has(tl, "\xe0\xb8\x96\xe0\xb8\xb9"));
+	ck_assert(has(tl, "\xe0\xb8\xb9\xe0\xb8\x81"));
+	ck_assert_uint_eq(toklist_count(tl), 6);
+	toklist_free(tl);
+	/* Lao ດີ, Khmer តី, Myanmar မြ: each a bigram */
+	tl = text("", 0, "\xe0\xba\x94\xe0\xba\xb5 \xe1\x9e\x8f\xe1\x9e"
+	    "\xb8 \xe1\x80\x99\xe1\x80\xbc", NULL);
+	ck_assert(has(tl, "\xe0\xba\x94\xe0\xba\xb5"));
+	ck_assert(has(tl, "\xe1\x9e\x8f\xe1\x9e\xb8"));
+	ck_assert(has(tl, "\xe1\x80\x99\xe1\x80\xbc"));
 	toklist_free(tl);
 	/* Cyrillic and accented Latin are words */
 	tl = text("", 0, "\xd0\xbf\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82, "
@@ -381,6 +443,8 @@ tok_suite(void)
 	tcase_add_test(tc, words_options);
 	tcase_add_test(tc, skip_tokens);
 	tcase_add_test(tc, urls);
+	tcase_add_test(tc, header_urls);
+	tcase_add_test(tc, eai_addresses);
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, cjk_bigrams);
 	tcase_add_test(tc, hostile_bytes);

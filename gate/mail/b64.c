@@ -2,9 +2,10 @@
  * b64.c - the base64 transfer decoding (RFC 2045)
  *
  * Input is hostile: any byte sequence is decoded without overrun.
- * Garbage is skipped and reported through the return value; the only
- * failure (-1) is the output buffer refusing to grow (its maximum, or
- * out of memory).  Output never exceeds 3/4 of the input length plus 3.
+ * Garbage is skipped and reported through the return value.  Output
+ * never exceeds 3/4 of the input length plus 3; when out has less room
+ * than that, only the input that fits is decoded (B64_CUT).  Fails (-1)
+ * only when memory runs out.
  */
 #include "config.h"
 
@@ -45,10 +46,16 @@ b64_decode(const unsigned char *in, size_t n, struct buf *out)
 	unsigned char *o;
 	unsigned long acc = 0;
 	size_t i;
-	int q = 0, bad = 0, pads = 0;
+	int q = 0, bad = 0, pads = 0, cut = 0;
 
 	if (!b64init)
 		b64_setup();
+	if (n / 4 * 3 + 3 > out->max - out->len) {
+		size_t room = out->max - out->len;
+
+		n = room < 3 ? 0 : (room - 3) / 3 * 4;
+		cut = B64_CUT;
+	}
 	if (buf_reserve(out, n / 4 * 3 + 3) < 0)
 		return -1;
 	o = out->data + out->len;
@@ -97,5 +104,5 @@ b64_decode(const unsigned char *in, size_t n, struct buf *out)
 		bad = 1;
 	out->len = (size_t)(o - out->data);
 	out->data[out->len] = 0;
-	return bad;
+	return bad | cut;
 }

@@ -3,9 +3,11 @@
  *
  * The declared charset is hostile and may lie.  A name iconv does not
  * know is read as UTF-8; a byte invalid in the charset becomes the
- * Latin-1 character of that byte.  So conversion never fails except
- * when the output buffer refuses to grow (-1).  iconv handles are kept
- * in a small cache by charset name (one process, one thread).
+ * Latin-1 character of that byte.  Output beyond the buffer's max is
+ * cut between characters (CS_CUT) and the rest of the input dropped.
+ * So conversion never fails on content: only when memory runs out
+ * (-1).  iconv handles are kept in a small cache by charset name (one
+ * process, one thread).
  */
 #include "config.h"
 
@@ -78,7 +80,7 @@ int
 charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, k;
-	int bad = 0;
+	int bad = 0, r;
 
 	while (i < n) {
 		if (in[i] < 0x80) {
@@ -90,14 +92,14 @@ charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 			continue;
 		}
 		/* flush the valid run, then the byte as Latin-1 */
-		if (buf_add(out, in + run, i - run) < 0 ||
-		    utf8_put(out, in[i]) < 0)
-			return -1;
-		bad = 1;
+		bad = CS_INVALID;
+		if ((r = utf8_add_cut(out, in + run, i - run)) != 0 ||
+		    (r = utf8_put_cut(out, in[i])) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
 		run = ++i;
 	}
-	if (buf_add(out, in + run, n - run) < 0)
-		return -1;
+	if ((r = utf8_add_cut(out, in + run, n - run)) != 0)
+		return r < 0 ? -1 : bad | CS_CUT;
 	return bad;
 }
 
@@ -163,39 +165,78 @@ cs_open(const char *name)
 	return victim->cd;
 }
 
-/* iconv the input, each byte it refuses as Latin-1: 0, 1 fallback, -1 */
+/*
+ * Append what iconv wrote, checked: glibc writes code points above
+ * U+10FFFF (from UCS-4 input) as 4- to 6-byte sequences that are not
+ * UTF-8.  Each run of bytes that is not UTF-8 becomes one U+FFFD and
+ * sets *bad.  0, 1 cut (out full), -1 out of memory.
+ */
+static int
+put_checked(struct buf *out, const unsigned char *p, size_t n, int *bad)
+{
+	size_t i = 0, run = 0, k;
+	int r;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((k = utf8_len(p + i, n - i)) > 0) {
+			i += k;
+			continue;
+		}
+		if ((r = utf8_add_cut(out, p + run, i - run)) != 0 ||
+		    (r = utf8_put_cut(out, 0xFFFD)) != 0)
+			return r;
+		*bad = CS_INVALID;
+		while (i < n && p[i] >= 0x80 && utf8_len(p + i, n - i) == 0)
+			i++;
+		run = i;
+	}
+	return utf8_add_cut(out, p + run, n - run);
+}
+
+/* iconv the input, each byte it refuses as Latin-1: 0, or CS_INVALID
+ * and CS_CUT bits, or -1 out of memory */
 static int
 cs_iconv(iconv_t cd, const unsigned char *in, size_t n, struct buf *out)
 {
 	char tmp[4096], *ip = (char *)(uintptr_t)in, *op;
 	size_t left = n, oleft;
-	int bad = 0;
+	int bad = 0, r;
 
 	iconv(cd, NULL, NULL, NULL, NULL);
 	while (left > 0) {
-		size_t r;
+		size_t c;
 
 		op = tmp;
 		oleft = sizeof(tmp);
-		r = iconv(cd, &ip, &left, &op, &oleft);
-		if (buf_add(out, tmp, (size_t)(op - tmp)) < 0)
-			return -1;
-		if (r != (size_t)-1)
+		c = iconv(cd, &ip, &left, &op, &oleft);
+		if ((r = put_checked(out, (unsigned char *)tmp,
+		    (size_t)(op - tmp), &bad)) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
+		if (c != (size_t)-1)
 			break;
 		if (errno == E2BIG && op != tmp)
 			continue;
 		/* EILSEQ, EINVAL (cut sequence) or no progress: one byte */
-		if (utf8_put(out, (unsigned char)*ip) < 0)
-			return -1;
+		bad = CS_INVALID;
+		/* some converters (ISO-2022-CN-EXT after SO) fail only once
+		 * all the input is taken: there is no byte left to pass */
+		if (left == 0)
+			break;
+		if ((r = utf8_put_cut(out, (unsigned char)*ip)) != 0)
+			return r < 0 ? -1 : bad | CS_CUT;
 		ip++;
 		left--;
-		bad = 1;
 	}
 	op = tmp;
 	oleft = sizeof(tmp);
 	if (iconv(cd, NULL, NULL, &op, &oleft) != (size_t)-1 &&
-	    buf_add(out, tmp, (size_t)(op - tmp)) < 0)
-		return -1;
+	    (r = put_checked(out, (unsigned char *)tmp,
+	    (size_t)(op - tmp), &bad)) != 0)
+		return r < 0 ? -1 : bad | CS_CUT;
 	return bad;
 }
 
@@ -222,14 +263,213 @@ charset_convert(const char *charset, size_t cslen, const unsigned char *in,
 	}
 	if ((r = cs_iconv(cd, in, n, out)) < 0)
 		return -1;
-	if (r)
-		*flags |= CS_INVALID;
+	*flags |= r;
 	return 0;
 asutf8:
 	if ((r = charset_utf8_latin1(in, n, out)) < 0)
 		return -1;
-	if (r)
-		*flags |= CS_INVALID;
+	*flags |= r;
+	return 0;
+}
+
+/* ---- labels that lie ------------------------------------------------ */
+
+/*
+ * Languages whose charsets tell each other apart by validity, and the
+ * charsets to try, strictest first, when a label of the language fails
+ * (EUC-JP rejects Shift_JIS at once; Shift_JIS would take EUC-JP as
+ * half-width kana).
+ */
+static const char *const ja_names[] = {
+	"iso-2022-jp", "iso-2022-jp-1", "iso-2022-jp-2", "iso-2022-jp-3",
+	"csiso2022jp", "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji",
+	"windows-31j", "cp932", "euc-jp", "x-euc-jp", "eucjp", NULL
+};
+static const char *const ja_try[] = {
+	"EUC-JP", "CP932", "ISO-2022-JP", NULL
+};
+static const char *const zh_names[] = {
+	"gb2312", "gbk", "gb18030", "x-gbk", "cp936", "euc-cn", "hz-gb-2312",
+	"big5", "big5-hkscs", "cp950", "x-x-big5", NULL
+};
+static const char *const zh_try[] = {
+	"CP950", "BIG5-HKSCS", "GB18030", NULL
+};
+static const char *const ko_names[] = {
+	"euc-kr", "ks_c_5601-1987", "ks_c_5601", "ksc5601", "ksc_5601",
+	"cp949", "iso-2022-kr", "korean", NULL
+};
+static const char *const ko_try[] = { "CP949", "ISO-2022-KR", NULL };
+
+static const struct {
+	const char *const *names, *const *try;
+} families[] = {
+	{ ja_names, ja_try }, { zh_names, zh_try }, { ko_names, ko_try },
+};
+
+/* the charsets to try for a normalized name's language, or NULL */
+static const char *const *
+family_of(const char *name)
+{
+	size_t f, i;
+
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (i = 0; families[f].names[i] != NULL; i++)
+			if (strcmp(families[f].names[i], name) == 0)
+				return families[f].try;
+	return NULL;
+}
+
+/* 1 if the label names a language with charsets to try (charset.h) */
+int
+charset_has_family(const char *charset, size_t cslen)
+{
+	char name[CS_NAME_MAX + 1];
+
+	return cs_normalize(charset, cslen, name) == 0 &&
+	    family_of(name) != NULL;
+}
+
+/* a charset of one byte per character (any byte valid in it) */
+static int
+single_byte(const char *name)
+{
+	static const char *const pre[] = {
+		"iso-8859", "iso8859", "iso_8859", "windows-12", "cp12",
+		"koi8", "latin", "l1", "macintosh", "mac", "cp437", "cp85",
+		"cp86", "ibm", "tis-620", "cp874", "windows-874", NULL
+	};
+	size_t i;
+
+	for (i = 0; pre[i] != NULL; i++)
+		if (strncmp(name, pre[i], strlen(pre[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* charsets where UTF-8 validity proves nothing (not ASCII-based) */
+static int
+wide(const char *name)
+{
+	return strncmp(name, "utf-16", 6) == 0 ||
+	    strncmp(name, "utf-32", 6) == 0 || strncmp(name, "ucs-", 4) == 0 ||
+	    strncmp(name, "utf-7", 5) == 0 || strcmp(name, "unicode") == 0 ||
+	    strncmp(name, "utf16", 5) == 0 || strncmp(name, "utf32", 5) == 0;
+}
+
+/* is the input valid UTF-8, and how many multi-byte sequences it has */
+static int
+utf8_stats(const unsigned char *in, size_t n, size_t *multi)
+{
+	size_t i = 0, k;
+
+	*multi = 0;
+	while (i < n) {
+		if (in[i] < 0x80) {
+			i++;
+			continue;
+		}
+		if ((k = utf8_len(in + i, n - i)) == 0)
+			return 0;
+		i += k;
+		(*multi)++;
+	}
+	return 1;
+}
+
+/* take back what was appended since len (a reading given up) */
+static void
+rewind_to(struct buf *b, size_t len)
+{
+	b->len = len;
+	if (b->data != NULL)
+		b->data[len] = 0;
+}
+
+/* convert with a charset named in the source (a literal name) */
+static int
+convert_named(const char *name, const unsigned char *in, size_t n,
+    struct buf *out, int *flags)
+{
+	return charset_convert(name, strlen(name), in, n, out, flags);
+}
+
+/*
+ * A part's text to UTF-8, with the evidence of its bytes (charset.h):
+ * valid UTF-8 wins over another label when it cannot be chance (a
+ * one-byte charset, four or more UTF-8 sequences, or a label that
+ * fails); a failing label gives way to the first clean charset of its
+ * language, or of hint's when the label names none.
+ */
+int
+charset_convert_text(const char *charset, size_t cslen, const char *hint,
+    const unsigned char *in, size_t n, struct buf *out, int *flags)
+{
+	char name[CS_NAME_MAX + 1];
+	const char *const *try = NULL;
+	size_t start = out->len, multi = 0, i;
+	int valid, f = 0, f2, asutf8 = 1;
+
+	if (cs_normalize(charset, cslen, name) < 0)
+		name[0] = 0;
+	else {
+		for (i = 0; i < sizeof(utf8_names) / sizeof(utf8_names[0]);
+		    i++)
+			if (strcmp(utf8_names[i], name) == 0)
+				break;
+		asutf8 = i < sizeof(utf8_names) / sizeof(utf8_names[0]);
+	}
+	if (name[0] != 0 && wide(name))
+		return charset_convert(charset, cslen, in, n, out, flags);
+	valid = utf8_stats(in, n, &multi);
+	if (!asutf8 && valid && multi > 0 && (multi >= 4 ||
+	    single_byte(name))) {
+		*flags |= CS_RELABELLED;
+		return convert_named("utf-8", in, n, out, flags);
+	}
+	if (charset_convert(charset, cslen, in, n, out, &f) < 0)
+		return -1;
+	if (!(f & CS_INVALID)) {
+		*flags |= f;
+		return 0;
+	}
+	if (!asutf8 && valid && multi > 0) {
+		rewind_to(out, start);
+		*flags |= CS_RELABELLED;
+		return convert_named("utf-8", in, n, out, flags);
+	}
+	if (name[0] != 0)
+		try = family_of(name);
+	if (try == NULL && hint != NULL && hint[0] != 0 && cs_normalize(hint,
+	    strlen(hint), name) == 0 && (try = family_of(name)) != NULL) {
+		/* the post's own charset first, then its language's */
+		rewind_to(out, start);
+		f2 = 0;
+		if (charset_convert(name, strlen(name), in, n, out, &f2) < 0)
+			return -1;
+		if (!(f2 & CS_INVALID)) {
+			*flags |= f2 | CS_RELABELLED;
+			return 0;
+		}
+	}
+	for (i = 0; try != NULL && try[i] != NULL; i++) {
+		rewind_to(out, start);
+		f2 = 0;
+		if (convert_named(try[i], in, n, out, &f2) < 0)
+			return -1;
+		if (!(f2 & CS_INVALID)) {
+			*flags |= f2 | CS_RELABELLED;
+			return 0;
+		}
+	}
+	if (try != NULL) {
+		/* none was clean: the label's reading, fallbacks and all */
+		rewind_to(out, start);
+		f = 0;
+		if (charset_convert(charset, cslen, in, n, out, &f) < 0)
+			return -1;
+	}
+	*flags |= f;
 	return 0;
 }
 

@@ -6,13 +6,15 @@
  * decoded, href/src URLs and alt/title text kept as words, block tags
  * turned into newlines so words do not glue together.  Invisible
  * characters used to split words (soft hyphen, zero-width ones) are
- * dropped.  Unclosed constructs run to the end of the input.  Fails
- * (-1) only when the output buffer refuses to grow.
+ * dropped.  Unclosed constructs run to the end of the input.  Output
+ * beyond the buffer's max is cut between characters (HTML_CUT).  Fails
+ * (-1) only when memory runs out.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "gate/mail/html.h"
 #include "gate/util/buf.h"
@@ -99,20 +101,42 @@ ent_lookup(const unsigned char *s, size_t n)
 	return -1;
 }
 
-/* put a decoded character, dropping invisible word splitters */
+/* append text (UTF-8): 0, HTML_CUT when out is full, -1 */
+static int
+put(struct buf *out, const unsigned char *p, size_t n)
+{
+	int r = utf8_add_cut(out, p, n);
+
+	return r > 0 ? HTML_CUT : r;
+}
+
+/* append one ASCII byte: 0, HTML_CUT, -1 */
+static int
+putc1(struct buf *out, int c)
+{
+	unsigned char ch = (unsigned char)c;
+
+	return put(out, &ch, 1);
+}
+
+/* put a decoded character, dropping invisible word splitters: 0,
+ * HTML_CUT, -1 */
 static int
 put_cp(struct buf *out, unsigned long cp)
 {
+	int r;
+
 	if (cp == 0xAD || (cp >= 0x200B && cp <= 0x200F) || cp == 0x2060 ||
 	    cp == 0xFEFF)
 		return 0;
 	if (cp == 0xA0 || cp == 0)
 		cp = ' ';
-	return utf8_put(out, cp);
+	r = utf8_put_cut(out, cp);
+	return r > 0 ? HTML_CUT : r;
 }
 
 /* decode the entity at in[i] == '&': sets *adv (bytes used, 0 if not an
- * entity); 0 or -1 */
+ * entity); 0, HTML_CUT or -1 */
 static int
 entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
     size_t *adv)
@@ -171,11 +195,12 @@ entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	return put_cp(out, (unsigned long)v);
 }
 
-/* append text with entities decoded: 0 or -1 */
+/* append text with entities decoded: 0, HTML_CUT or -1 */
 static int
 put_text(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, adv;
+	int r;
 
 	while (i < n) {
 		const unsigned char *amp = memchr(in + i, '&', n - i);
@@ -183,18 +208,18 @@ put_text(const unsigned char *in, size_t n, struct buf *out)
 		if (amp == NULL)
 			break;
 		i = (size_t)(amp - in);
-		if (buf_add(out, in + run, i - run) < 0 ||
-		    entity(in, n, i, out, &adv) < 0)
-			return -1;
+		if ((r = put(out, in + run, i - run)) != 0 ||
+		    (r = entity(in, n, i, out, &adv)) != 0)
+			return r;
 		if (adv == 0) {
-			if (buf_addc(out, '&') < 0)
-				return -1;
+			if ((r = putc1(out, '&')) != 0)
+				return r;
 			adv = 1;
 		}
 		i += adv;
 		run = i;
 	}
-	return buf_add(out, in + run, n - run);
+	return put(out, in + run, n - run);
 }
 
 /* an ASCII letter */
@@ -252,15 +277,16 @@ find_close(const unsigned char *in, size_t n, size_t p, const char *name)
 	return n;
 }
 
-/* parse the tag at in[i] == '<' (a letter or '/' follows); returns the
- * position after it; *skip set to the element whose body is skipped */
+/* parse the tag at in[i] == '<' (a letter or '/' follows): 0, HTML_CUT
+ * or -1; *end set to the position after it, *skip to the element whose
+ * body is skipped */
 static int
 tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
     size_t *end, const char **skip)
 {
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
 	size_t p = i + 1, v0, v1, k;
-	int closing = 0;
+	int closing = 0, r;
 
 	*skip = NULL;
 	if (in[p] == '/') {
@@ -298,17 +324,17 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
 		    strcmp(aname, "action") == 0) && v1 > v0) {
-			if (buf_addc(out, ' ') < 0 ||
-			    put_text(in + v0, v1 - v0, out) < 0 ||
-			    buf_addc(out, ' ') < 0)
-				return -1;
+			if ((r = putc1(out, ' ')) != 0 ||
+			    (r = put_text(in + v0, v1 - v0, out)) != 0 ||
+			    (r = putc1(out, ' ')) != 0)
+				return r;
 		}
 	}
 	*end = p < n ? p + 1 : n;
 	for (k = 0; k < sizeof(blocks) / sizeof(blocks[0]); k++)
 		if (strcmp(blocks[k], tname) == 0) {
-			if (buf_addc(out, '\n') < 0)
-				return -1;
+			if ((r = putc1(out, '\n')) != 0)
+				return r;
 			break;
 		}
 	if (!closing && strcmp(tname, "script") == 0)
@@ -318,12 +344,97 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	return 0;
 }
 
+/*
+ * Where the comment opened by "<!--" at in[i] ends (the position after
+ * it).  HTML5: at "-->" or "--!>", and "<!-->" and "<!--->" are whole
+ * comments.  With no end at all HTML5 hides the rest of the part; older
+ * browsers, which the spam of their day was written for, ended such a
+ * comment at the next '>' ("<!--#rotate>"): so do we, and only drop the
+ * rest when no '>' follows either.  *noend remembers that no "--" + '>'
+ * follows, so many unclosed comments cost one scan, not one each.
+ */
+static size_t
+comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
+{
+	size_t p = i + 4;
+	const unsigned char *e;
+
+	if (p < n && in[p] == '>')
+		return p + 1;
+	if (p + 1 < n && in[p] == '-' && in[p + 1] == '>')
+		return p + 2;
+	while (!*noend && p + 2 < n) {
+		const unsigned char *d = memchr(in + p, '-', n - p);
+
+		if (d == NULL || (size_t)(d - in) + 2 >= n)
+			break;
+		p = (size_t)(d - in);
+		if (in[p + 1] == '-' && in[p + 2] == '>')
+			return p + 3;
+		if (in[p + 1] == '-' && p + 3 < n && in[p + 2] == '!' &&
+		    in[p + 3] == '>')
+			return p + 4;
+		p++;
+	}
+	*noend = 1;
+	e = memchr(in + i + 4, '>', n - i - 4);
+	return e ? (size_t)(e - in) + 1 : n;
+}
+
+/* the charset a <meta> tag in the first 4 KiB declares */
+int
+html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
+{
+	size_t i = 0, e, p, k;
+
+	if (n > 4096)
+		n = 4096;
+	while (i + 5 < n) {
+		const unsigned char *lt = memchr(in + i, '<', n - i);
+
+		if (lt == NULL)
+			return 0;
+		i = (size_t)(lt - in) + 1;
+		if (i + 4 > n || strncasecmp((const char *)in + i, "meta",
+		    4) != 0)
+			continue;
+		for (e = i; e < n && in[e] != '>'; e++)
+			;
+		for (p = i + 4; p + 7 <= e; p++) {
+			if (strncasecmp((const char *)in + p, "charset",
+			    7) != 0)
+				continue;
+			p += 7;
+			while (p < e && is_space(in[p]))
+				p++;
+			if (p >= e || in[p] != '=')
+				continue;
+			p++;
+			while (p < e && (is_space(in[p]) || in[p] == '"' ||
+			    in[p] == '\''))
+				p++;
+			for (k = 0; p < e && k + 1 < cssz && (is_alpha(in[p]) ||
+			    (in[p] >= '0' && in[p] <= '9') || in[p] == '-' ||
+			    in[p] == '_' || in[p] == '.' || in[p] == ':');
+			    p++, k++)
+				cs[k] = (char)(in[p] >= 'A' && in[p] <= 'Z' ?
+				    in[p] - 'A' + 'a' : in[p]);
+			cs[k] = 0;
+			if (k > 0)
+				return 1;
+		}
+		i = e;
+	}
+	return 0;
+}
+
 /* HTML to text in one pass */
 int
 html_to_text(const unsigned char *in, size_t n, struct buf *out)
 {
 	size_t i = 0, run = 0, adv, end;
 	const char *skip;
+	int r, noend = 0;
 
 	while (i < n) {
 		unsigned char c = in[i];
@@ -332,40 +443,31 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 			i++;
 			continue;
 		}
-		if (buf_add(out, in + run, i - run) < 0)
-			return -1;
+		if ((r = put(out, in + run, i - run)) != 0)
+			return r;
 		if (c == '&') {
-			if (entity(in, n, i, out, &adv) < 0)
-				return -1;
+			if ((r = entity(in, n, i, out, &adv)) != 0)
+				return r;
 			if (adv == 0) {
-				if (buf_addc(out, '&') < 0)
-					return -1;
+				if ((r = putc1(out, '&')) != 0)
+					return r;
 				adv = 1;
 			}
 			run = i += adv;
 			continue;
 		}
 		if (i + 3 < n && memcmp(in + i, "<!--", 4) == 0) {
-			const unsigned char *e = NULL;
-			size_t p = i + 4;
-
-			while (p + 2 < n) {
-				const unsigned char *d = memchr(in + p, '-',
-				    n - p);
-
-				if (d == NULL || (size_t)(d - in) + 2 >= n)
-					break;
-				p = (size_t)(d - in);
-				if (in[p + 1] == '-' && in[p + 2] == '>') {
-					e = d;
-					break;
-				}
-				p++;
-			}
-			run = i = e ? (size_t)(e - in) + 3 : n;
+			run = i = comment_end(in, n, i, &noend);
 			continue;
 		}
-		if (i + 1 < n && (in[i + 1] == '!' || in[i + 1] == '?')) {
+		/*
+		 * HTML5: "<!" and "<?" open a bogus comment that runs to the
+		 * next '>'; so does "</" before anything but a letter ("</
+		 * foo>"), and "</>" is dropped.  G</>UA</ >RA</ x>NT reads
+		 * GUARANT, as a browser shows it.
+		 */
+		if (i + 1 < n && (in[i + 1] == '!' || in[i + 1] == '?' ||
+		    (in[i + 1] == '/' && i + 2 < n && !is_alpha(in[i + 2])))) {
 			const unsigned char *e = memchr(in + i, '>', n - i);
 
 			run = i = e ? (size_t)(e - in) + 1 : n;
@@ -373,8 +475,8 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		if (i + 1 < n && (is_alpha(in[i + 1]) || (in[i + 1] == '/' &&
 		    i + 2 < n && is_alpha(in[i + 2])))) {
-			if (tag(in, n, i, out, &end, &skip) < 0)
-				return -1;
+			if ((r = tag(in, n, i, out, &end, &skip)) != 0)
+				return r;
 			i = end;
 			if (skip)
 				i = find_close(in, n, i, skip);
@@ -383,5 +485,5 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		run = i++;		/* a lone '<' is text */
 	}
-	return buf_add(out, in + run, n - run);
+	return put(out, in + run, n - run);
 }

@@ -64,8 +64,9 @@ typedef int (*mail_cb)(const struct mail_event *ev, void *ctx);
 
 /*
  * Walk a post: every header field (depth 0 first), then each text part
- * and attachment in order, anomalies as they are met.  Bare LF and CRLF
- * both work; a missing blank line after the header is tolerated.
+ * and attachment in order, anomalies as they are met.  Bare LF, CRLF and
+ * (a post whose first 4 KiB hold no LF) bare CR line ends all work; a
+ * missing blank line after the header is tolerated.
  * Returns 0, or -1 when out of memory or the callback stopped it.
  */
 int mail_walk(const unsigned char *msg, size_t len,

@@ -5,8 +5,9 @@
  *
  * Header values are hostile: every scan is bounded by the value and
  * linear in it.  A parameter is found in three steps: scan the value
- * for its spans, join RFC 2231 segments, decode to UTF-8.  Fails (-1)
- * only when an output buffer refuses to grow.
+ * for its spans, join RFC 2231 segments, decode to UTF-8.  A value that
+ * does not fit the output is cut between characters and reported (2).
+ * Fails (-1) only when memory runs out.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include "gate/mail/mime.h"
 #include "gate/mail/rfc2047.h"
 #include "gate/util/buf.h"
+#include "gate/util/utf8.h"
 
 /* RFC 2231 continuation segments assembled (name*0 .. name*63) */
 #define PARAM_SEGS	64
@@ -351,28 +353,41 @@ out:
 /*
  * The joined value to out: as it is (raw), else to UTF-8 from the RFC
  * 2231 charset cs, or with RFC 2047 words decoded when there is none.
- * 0, or -1 out of room.
+ * 0, 1 when the value was cut (out full), or -1 out of memory.
  */
 static int
 mime_param_decode(const struct buf *val, const char *cs, int raw,
     struct buf *out)
 {
-	struct buf tmp = BUF_INIT(val->len * 4 + 16);
+	struct buf tmp = BUF_INIT(val->len * CS_MAX_GROWTH + 16);
 	const unsigned char *in = val->len ? val->data :
 	    (const unsigned char *)"";
-	int flags = 0, r = -1;
+	int flags = 0, cut = 0, r = -1;
+	long a;
 
-	if (raw)
-		return buf_add_trunc(out, in, val->len) < 0 ? -1 : 0;
+	if (raw) {
+		if ((a = buf_add_trunc(out, in, val->len)) < 0)
+			return -1;
+		return (size_t)a < val->len;
+	}
 	if (cs[0] != 0) {
 		if (charset_convert(cs, strlen(cs), in, val->len, &tmp,
 		    &flags) < 0)
 			goto out;
-	} else if (rfc2047_decode(in, val->len, &tmp) < 0)
-		goto out;
-	if (buf_add_trunc(out, tmp.data, tmp.len) < 0)
-		goto out;
-	r = 0;
+		cut = (flags & CS_CUT) != 0;
+	} else {
+		if ((r = rfc2047_decode(in, val->len, &tmp)) < 0)
+			goto out;
+		cut = (r & RFC2047_CUT) != 0;
+		r = -1;
+	}
+	if (tmp.data != NULL && (a = utf8_add_cut(out, tmp.data,
+	    tmp.len)) != 0) {
+		if (a < 0)
+			goto out;
+		cut = 1;
+	}
+	r = cut;
 out:
 	buf_free(&tmp);
 	return r;
@@ -386,18 +401,19 @@ mime_param(const unsigned char *v, size_t n, const char *name, int raw,
 	struct pscan ps;
 	struct buf val = BUF_INIT(n + 16);
 	char cs[CHARSET_NAME_MAX + 1];
-	int r;
+	int r, cut;
 
 	buf_reset(out);
 	mime_param_scan(v, n, name, &ps);
 	if ((r = mime_param_join(&ps, &val, cs)) <= 0)
 		goto out;
-	r = -1;
-	if (mime_param_decode(&val, cs, raw, out) < 0)
+	if ((r = mime_param_decode(&val, cs, raw, out)) < 0)
 		goto out;
+	cut = r;
+	r = -1;
 	if (out->data == NULL && buf_reserve(out, 0) < 0)
 		goto out;
-	r = 1;
+	r = cut ? 2 : 1;
 out:
 	buf_free(&val);
 	return r;

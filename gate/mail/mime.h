@@ -13,7 +13,8 @@ struct buf;
  * from a Content-Type/-Disposition value v of n bytes.  raw: only unquote
  * (boundaries); else convert to UTF-8 (RFC 2231 charset, or RFC 2047
  * words in a plain value).  out is reset first.
- * Returns 1 found, 0 not found, -1 out of memory/room.
+ * Returns 1 found, 2 found but cut to fit out (between characters), 0
+ * not found, -1 only when out of memory.
  */
 int mime_param(const unsigned char *v, size_t n, const char *name, int raw,
     struct buf *out);

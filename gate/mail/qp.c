@@ -2,9 +2,10 @@
  * qp.c - the quoted-printable transfer decoding (RFC 2045)
  *
  * Input is hostile: any byte sequence is decoded without overrun.  Bad
- * escapes are kept literally and reported through the return value; the
- * only failure (-1) is the output buffer refusing to grow.  Output never
- * exceeds the input length.
+ * escapes are kept literally and reported through the return value.
+ * Output never exceeds the input length; when out has less room, only
+ * the input that fits is decoded (QP_CUT).  Fails (-1) only when memory
+ * runs out.
  */
 #include "config.h"
 
@@ -20,8 +21,12 @@ qp_decode(const unsigned char *in, size_t n, struct buf *out)
 {
 	unsigned char *o;
 	size_t i, j;
-	int bad = 0, h, l;
+	int bad = 0, h, l, cut = 0;
 
+	if (n > out->max - out->len) {
+		n = out->max - out->len;
+		cut = QP_CUT;
+	}
 	if (buf_reserve(out, n) < 0)
 		return -1;
 	o = out->data + out->len;
@@ -57,5 +62,5 @@ qp_decode(const unsigned char *in, size_t n, struct buf *out)
 	}
 	out->len = (size_t)(o - out->data);
 	out->data[out->len] = 0;
-	return bad;
+	return bad | cut;
 }

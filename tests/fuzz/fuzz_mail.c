@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "gate/mail/b64.h"
+#include "gate/mail/enriched.h"
 #include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/mail/qp.h"
 #include "gate/mail/rfc2047.h"
+#include "gate/mail/uu.h"
 #include "gate/util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -69,9 +71,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		buf_reset(&b);
 		(void)html_to_text(data, size, &b);
 		buf_reset(&b);
+		if (enriched_to_text(data, size, size & 1, &b) < 0)
+			__builtin_trap();
+		buf_reset(&b);
 		(void)b64_decode(data, size, &b);
 		buf_reset(&b);
 		(void)qp_decode(data, size, &b);
+		buf_reset(&b);
+		if (uu_decode(data, size, &b) < 0)
+			__builtin_trap();
 	}
 	buf_free(&b);
 	return 0;

@@ -1,0 +1,345 @@
+/*
+ * check_charset.c - every charset iconv knows, every byte, in the three
+ * places a post names a charset: a text part's body, an RFC 2047 encoded
+ * word and an RFC 2231 file name
+ *
+ * No input may make the walk fail (issue 8: glibc's TSCII turns 0x82
+ * into 12 bytes of UTF-8, which once overflowed a buffer sized at four
+ * times the input and made the post fail as "out of memory").  For each
+ * charset that `iconv -l` lists and each byte 0x00-0xff, three posts
+ * are walked and tokenized; each must succeed, hand out valid UTF-8
+ * only, and (for the body) cut nothing: CS_MAX_GROWTH is checked to be
+ * the real worst case.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gate/mail/charset.h"
+#include "gate/mail/mail.h"
+#include "gate/tok.h"
+#include "gate/util/buf.h"
+#include "gate/util/utf8.h"
+
+/* copies of the byte in a body, a word and a file name: enough to pass
+ * the old 4x buffer (64 x 12 > 64 x 4 + 16) */
+#define REPEAT	64
+
+static char **names;
+static size_t nnames;
+
+/* the charsets `iconv -l` lists ("A, B//, C//" lines), into names */
+static void
+load_names(void)
+{
+	struct buf out = BUF_INIT(4u << 20);
+	char chunk[4096], *p, *tok, *save = NULL;
+	int fd[2], status;
+	ssize_t r;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execlp("iconv", "iconv", "-l", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	while ((r = read(fd[0], chunk, sizeof(chunk))) > 0)
+		ck_assert_int_eq(buf_add(&out, chunk, (size_t)r), 0);
+	close(fd[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "iconv -l failed (status %d)", status);
+	ck_assert_int_eq(buf_addc(&out, 0), 0);
+	names = calloc(out.len, sizeof(*names));
+	ck_assert_ptr_nonnull(names);
+	for (tok = strtok_r((char *)out.data, ", \n", &save); tok != NULL;
+	    tok = strtok_r(NULL, ", \n", &save)) {
+		size_t l = strlen(tok);
+
+		while (l > 0 && tok[l - 1] == '/')
+			tok[--l] = 0;
+		if (l == 0)
+			continue;
+		p = strdup(tok);
+		ck_assert_ptr_nonnull(p);
+		names[nnames++] = p;
+	}
+	buf_free(&out);
+	/* glibc lists about 1,200; a handful would mean a broken iconv */
+	ck_assert_msg(nnames > 100, "iconv -l listed only %zu charsets",
+	    nnames);
+}
+
+struct seen {
+	int bad_utf8;
+	size_t text;	/* bytes of MAIL_TEXT */
+};
+
+/* 1 when all n bytes are valid UTF-8 */
+static int
+valid_utf8(const unsigned char *p, size_t n)
+{
+	size_t i = 0, k;
+
+	while (i < n) {
+		if ((k = utf8_len(p + i, n - i)) == 0)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+static int
+check_cb(const struct mail_event *ev, void *ctx)
+{
+	struct seen *s = ctx;
+
+	if (ev->data[ev->len] != 0)
+		s->bad_utf8 = 1;
+	if ((ev->kind == MAIL_HEADER || ev->kind == MAIL_TEXT) &&
+	    !valid_utf8(ev->data, ev->len))
+		s->bad_utf8 = 1;
+	if (ev->kind == MAIL_PART && !valid_utf8((const unsigned char *)
+	    ev->filename, strlen(ev->filename)))
+		s->bad_utf8 = 1;
+	if (ev->kind == MAIL_TEXT)
+		s->text += ev->len;
+	return 0;
+}
+
+static const char b64a[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* the three posts for charset cs and byte c, into post[0..2] */
+static void
+make_posts(const char *cs, int c, struct buf post[3])
+{
+	char tmp[256];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		buf_reset(&post[i]);
+	/* a text/plain body of the byte */
+	snprintf(tmp, sizeof(tmp), "Subject: body\nContent-Type: text/plain;"
+	    " charset=\"%s\"\n\n", cs);
+	buf_adds(&post[0], tmp);
+	for (i = 0; i < REPEAT; i++)
+		buf_addc(&post[0], c);
+	buf_adds(&post[0], "\n");
+	/* an encoded word (B: any byte) */
+	snprintf(tmp, sizeof(tmp), "Subject: =?%s?B?", cs);
+	buf_adds(&post[1], tmp);
+	for (i = 0; i < REPEAT / 3; i++) {
+		unsigned long v = (unsigned long)c << 16 | (unsigned long)c <<
+		    8 | (unsigned long)c;
+
+		buf_addc(&post[1], b64a[v >> 18 & 63]);
+		buf_addc(&post[1], b64a[v >> 12 & 63]);
+		buf_addc(&post[1], b64a[v >> 6 & 63]);
+		buf_addc(&post[1], b64a[v & 63]);
+	}
+	buf_adds(&post[1], "?=\n\nword\n");
+	/* an RFC 2231 file name of an attachment */
+	snprintf(tmp, sizeof(tmp), "Subject: name\nContent-Type: "
+	    "application/octet-stream\nContent-Disposition: attachment;"
+	    " filename*=%s''", cs);
+	buf_adds(&post[2], tmp);
+	for (i = 0; i < REPEAT; i++) {
+		snprintf(tmp, sizeof(tmp), "%%%02X", c);
+		buf_adds(&post[2], tmp);
+	}
+	buf_adds(&post[2], "\n\nname\n");
+}
+
+START_TEST(every_charset_every_byte)
+{
+	static const char *const place[3] = { "body", "encoded word",
+	    "RFC 2231 file name" };
+	struct buf post[3] = { BUF_INIT(64u << 10), BUF_INIT(64u << 10),
+	    BUF_INIT(64u << 10) };
+	struct tok_opts o;
+	struct toklist *tl;
+	size_t i, cases = 0;
+	int c, k;
+
+	load_names();
+	tok_opts_default(&o);
+	tl = toklist_new(o.max_tokens);
+	ck_assert_ptr_nonnull(tl);
+	for (i = 0; i < nnames; i++) {
+		for (c = 0; c < 256; c++) {
+			make_posts(names[i], c, post);
+			for (k = 0; k < 3; k++) {
+				struct seen s = { 0, 0 };
+
+				ck_assert_msg(mail_walk(post[k].data,
+				    post[k].len, NULL, check_cb, &s) == 0,
+				    "%s, byte 0x%02x in a %s: the walk failed",
+				    names[i], c, place[k]);
+				ck_assert_msg(!s.bad_utf8, "%s, byte 0x%02x "
+				    "in a %s: an event is not UTF-8",
+				    names[i], c, place[k]);
+				ck_assert_msg(tok_post(post[k].data,
+				    post[k].len, &o, tl) == 0,
+				    "%s, byte 0x%02x in a %s: tok_post failed",
+				    names[i], c, place[k]);
+				cases++;
+			}
+		}
+	}
+	toklist_free(tl);
+	for (k = 0; k < 3; k++)
+		buf_free(&post[k]);
+	ck_assert_uint_eq(cases, nnames * 256 * 3);
+	fprintf(stderr, "# %zu charsets x 256 bytes x 3 places: %zu posts\n",
+	    nnames, cases);
+}
+END_TEST
+
+/* what one byte can become: never more than CS_MAX_GROWTH bytes each,
+ * so a buffer sized by it never cuts real text */
+START_TEST(growth_is_bounded)
+{
+	unsigned char in[REPEAT];
+	struct buf out = BUF_INIT(REPEAT * CS_MAX_GROWTH + 16);
+	size_t i, most = 0;
+	const char *worst = "";
+	int c, flags;
+
+	if (names == NULL)
+		load_names();
+	for (i = 0; i < nnames; i++)
+		for (c = 0; c < 256; c++) {
+			memset(in, c, sizeof(in));
+			buf_reset(&out);
+			flags = 0;
+			ck_assert_int_eq(charset_convert(names[i],
+			    strlen(names[i]), in, sizeof(in), &out, &flags), 0);
+			ck_assert_msg(!(flags & CS_CUT), "%s: byte 0x%02x "
+			    "grows past CS_MAX_GROWTH", names[i], c);
+			if (out.len > most) {
+				most = out.len;
+				worst = names[i];
+			}
+		}
+	/* TSCII 0x82: four code points (a conjunct), 12 bytes */
+	ck_assert_uint_eq(most, REPEAT * CS_MAX_GROWTH);
+	fprintf(stderr, "# most UTF-8 from %d equal bytes: %zu (%s)\n",
+	    REPEAT, most, worst);
+	buf_free(&out);
+}
+END_TEST
+
+/* the case the review found, whole: nothing is cut, no anomaly */
+START_TEST(tscii_body_whole)
+{
+	struct buf post[3] = { BUF_INIT(64u << 10), BUF_INIT(64u << 10),
+	    BUF_INIT(64u << 10) };
+	struct seen s = { 0, 0 };
+
+	make_posts("TSCII", 0x82, post);
+	ck_assert_int_eq(mail_walk(post[0].data, post[0].len, NULL,
+	    check_cb, &s), 0);
+	/* 64 x 12 bytes and the line break */
+	ck_assert_uint_eq(s.text, REPEAT * 12 + 1);
+	ck_assert_int_eq(mail_walk(post[1].data, post[1].len, NULL,
+	    check_cb, &s), 0);
+	ck_assert_int_eq(mail_walk(post[2].data, post[2].len, NULL,
+	    check_cb, &s), 0);
+	ck_assert_int_eq(s.bad_utf8, 0);
+	buf_free(&post[0]);
+	buf_free(&post[1]);
+	buf_free(&post[2]);
+}
+END_TEST
+
+/* a converter that fails only once all the input is taken (glibc's
+ * ISO-2022-CN-EXT after an odd run of SO bytes): nothing past the input
+ * is read (the old loop stepped over its end and converted whatever
+ * memory followed, 98 KB of it, until the buffer was full) */
+START_TEST(error_at_the_end)
+{
+	unsigned char *in = malloc(REPEAT - 1);
+	struct buf out = BUF_INIT(100000);
+	int flags = 0;
+
+	ck_assert_ptr_nonnull(in);
+	memset(in, 0x0e, REPEAT - 1);
+	ck_assert_int_eq(charset_convert("ISO-2022-CN-EXT", 15, in,
+	    REPEAT - 1, &out, &flags), 0);
+	ck_assert(flags & CS_INVALID);
+	ck_assert(!(flags & CS_CUT));
+	ck_assert_uint_le(out.len, (REPEAT - 1) * 2);
+	ck_assert(valid_utf8(out.data, out.len));
+	buf_free(&out);
+	free(in);
+}
+END_TEST
+
+/* a buffer too small for the text: cut between characters, reported,
+ * never a failure */
+START_TEST(cut_not_fail)
+{
+	unsigned char in[REPEAT];
+	struct buf out = BUF_INIT(100);
+	int flags = 0;
+
+	memset(in, 0x82, sizeof(in));
+	ck_assert_int_eq(charset_convert("TSCII", 5, in, sizeof(in), &out,
+	    &flags), 0);
+	ck_assert(flags & CS_CUT);
+	ck_assert_uint_le(out.len, 100);
+	ck_assert_uint_ge(out.len, 97);
+	ck_assert(valid_utf8(out.data, out.len));
+	buf_free(&out);
+	/* the Latin-1 fallback cuts the same way */
+	out = (struct buf)BUF_INIT(5);
+	flags = 0;
+	ck_assert_int_eq(charset_convert("utf-8", 5,
+	    (const unsigned char *)"\xe9\xe9\xe9", 3, &out, &flags), 0);
+	ck_assert_int_eq(flags, CS_INVALID | CS_CUT);
+	ck_assert_str_eq(buf_str(&out), "\xc3\xa9\xc3\xa9");
+	buf_free(&out);
+}
+END_TEST
+
+static Suite *
+charset_suite(void)
+{
+	Suite *s = suite_create("charset");
+	TCase *tc = tcase_create("every_charset");
+
+	/* about 900,000 walks: a few seconds, a minute under ASan */
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, every_charset_every_byte);
+	tcase_add_test(tc, growth_is_bounded);
+	tcase_add_test(tc, tscii_body_whole);
+	tcase_add_test(tc, cut_not_fail);
+	tcase_add_test(tc, error_at_the_end);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(charset_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	charset_cache_clear();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
