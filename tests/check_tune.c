@@ -451,6 +451,15 @@ START_TEST(run_separable)
 	ck_assert(r.rec.spam_cutoff >= r.rec.ham_cutoff);
 	ck_assert(r.boot.better > 0.99);
 	ck_assert(r.nsettings > 50);
+	/* applied, the recommendation is found again: nothing changes */
+	o.cur = r.rec.bp;
+	o.ham_cutoff = r.rec.ham_cutoff;
+	o.spam_cutoff = r.rec.spam_cutoff;
+	tune_result_free(&r);
+	ck_assert_int_eq(tune_run(ts, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.changed, 0);
+	ck_assert_double_eq(r.rec.ham_cutoff, o.ham_cutoff);
+	ck_assert_double_eq(r.rec.spam_cutoff, o.spam_cutoff);
 	tune_result_free(&r);
 	/* too few posts: the reason, no answer */
 	ck_assert_int_eq(tune_enough(19, 100, 5, err, sizeof(err)), 0);

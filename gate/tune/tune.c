@@ -169,15 +169,23 @@ consider(struct search *s, struct bayes_params bp, struct cand *best)
 	return 0;
 }
 
-/* the search, from the current parameters: the best candidate in *best */
+/*
+ * The search, from the defaults (never from the current parameters, so
+ * that it visits the same settings whatever a list has now, and its
+ * answer, once applied, is found again): the best candidate in *best.
+ */
 static int
 search(struct search *s, struct cand *best)
 {
 	struct bayes_params bp;
+	const struct cand *c;
 	size_t i, j, k;
 
+	bayes_params_default(&bp);
+	if ((c = rate(s, &bp)) == NULL)
+		return -1;
+	*best = *c;
 	/* coarse: robs by min_dev, then robx, then max_tokens */
-	bp = best->bp;
 	for (i = 0; i < NELEM(robs_grid); i++)
 		for (j = 0; j < NELEM(min_dev_grid); j++) {
 			bp.robs = robs_grid[i];
@@ -199,15 +207,15 @@ search(struct search *s, struct cand *best)
 	}
 	/* fine, around the best so far */
 	{
-		struct bayes_params c = best->bp;
+		struct bayes_params mid = best->bp;
 
 		for (i = 0; i < NELEM(robs_fine); i++)
 			for (j = 0; j < NELEM(step_fine); j++)
 				for (k = 0; k < NELEM(step_fine); k++) {
-					bp = c;
-					bp.robs = c.robs * robs_fine[i];
-					bp.min_dev = c.min_dev + step_fine[j];
-					bp.robx = c.robx + step_fine[k];
+					bp = mid;
+					bp.robs = mid.robs * robs_fine[i];
+					bp.min_dev = mid.min_dev + step_fine[j];
+					bp.robx = mid.robx + step_fine[k];
 					if (consider(s, bp, best) < 0)
 						return -1;
 				}
@@ -295,7 +303,7 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	have_cv = 1;
 	s->cv = &cv;
 	s->o = o;
-	s->total = 1 + (o->search ? NELEM(robs_grid) * NELEM(min_dev_grid) +
+	s->total = 1 + (o->search ? 1 + NELEM(robs_grid) * NELEM(min_dev_grid) +
 	    NELEM(robx_grid) + NELEM(max_tokens_grid) + NELEM(robs_fine) *
 	    NELEM(step_fine) * NELEM(step_fine) : 0);
 	r->cur_scores = xcalloc(ts->n + 1, sizeof(double));
@@ -314,12 +322,19 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	    s->part) < 0)
 		goto oom;
 
-	/* the current parameters first: on a tie they stay */
+	/* the current parameters, and the search's best: it replaces them
+	 * only when strictly better (on a tie they stay) */
 	if ((c = rate(s, &o->cur)) == NULL)
 		goto oom;
 	best = *c;
-	if (o->search && search(s, &best) < 0)
-		goto oom;
+	if (o->search) {
+		struct cand found;
+
+		if (search(s, &found) < 0)
+			goto oom;
+		if (cand_cmp(&found, &best) < 0)
+			best = found;
+	}
 	r->nsettings = s->nseen;
 
 	/* the current setting as it stands */
