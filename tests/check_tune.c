@@ -471,6 +471,45 @@ START_TEST(run_separable)
 }
 END_TEST
 
+/* the keys a recommendation writes read back as the table's types:
+ * max_tokens a whole number (50 once came out as "5e+01") */
+START_TEST(changes_text)
+{
+	struct tune_result r;
+	struct tune_change ch[TUNE_MAX_CHANGES];
+	char buf[32];
+	size_t n, i;
+
+	memset(&r, 0, sizeof(r));
+	bayes_params_default(&r.cur.bp);
+	r.rec.bp = r.cur.bp;
+	r.cur.ham_cutoff = 0.3;
+	r.rec.ham_cutoff = 0.05;
+	r.cur.spam_cutoff = r.rec.spam_cutoff = 0.9999;
+	r.rec.bp.max_tokens = 50;
+	r.rec.bp.robs = 0.1;
+	r.changed = TUNE_MAX_TOKENS | TUNE_ROBS;
+	n = tune_changes(&r, ch);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ch[0].key, "ham_cutoff");
+	ck_assert_str_eq(ch[0].value, "0.05");
+	ck_assert_str_eq(ch[0].old, "0.3");
+	ck_assert_str_eq(ch[1].key, "robs");
+	ck_assert_str_eq(ch[1].value, "0.1");
+	ck_assert_str_eq(ch[2].key, "max_tokens");
+	ck_assert_str_eq(ch[2].value, "50");
+	ck_assert_str_eq(ch[2].old, "0");
+	for (i = 0; i < n; i++)
+		ck_assert(strchr(ch[i].value, 'e') == NULL);
+	r.rec.bp.max_tokens = 200;
+	n = tune_changes(&r, ch);
+	ck_assert_str_eq(ch[2].value, "200");
+	ck_assert_str_eq(tune_num(buf, sizeof(buf), 0.9999995156),
+	    "0.9999995156");
+	ck_assert_str_eq(tune_num(buf, sizeof(buf), 1e-06), "1e-06");
+}
+END_TEST
+
 static Suite *
 tune_suite(void)
 {
@@ -485,6 +524,7 @@ tune_suite(void)
 	tcase_add_test(tc, roca);
 	tcase_add_test(tc, bootstrap);
 	tcase_add_test(tc, nested_calibrates);
+	tcase_add_test(tc, changes_text);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("posts");
 	tcase_add_test(tc, tset_net_class);

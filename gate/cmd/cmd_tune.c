@@ -42,6 +42,8 @@
 
 #define NAME		"tune"
 #define BAR		28	/* histogram bar width, per class */
+/* v as the shortest text that reads back, into the array buf */
+#define NUM(buf, v)	tune_num(buf, sizeof(buf), v)
 
 static void
 usage(FILE *f)
@@ -108,20 +110,6 @@ parse_weight(const char *s, double *v_r)
 		return -1;
 	*v_r = v;
 	return 0;
-}
-
-/* the shortest text that reads back as v */
-static const char *
-num(char *buf, size_t sz, double v)
-{
-	int p;
-
-	for (p = 1; p <= 17; p++) {
-		snprintf(buf, sz, "%.*g", p, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	return buf;
 }
 
 /* progress on a terminal: one line, rewritten at most ten times a second */
@@ -246,13 +234,12 @@ histogram(FILE *f, const struct tune_result *r)
 	for (i = 0; i < ne; i++) {
 		if (e[i] > 0 && e[i] == r->cur.ham_cutoff)
 			fprintf(f, "---- current ham_cutoff %s: held from here "
-			    "on ----\n", num(a, sizeof(a), r->cur.ham_cutoff));
+			    "on ----\n", NUM(a, r->cur.ham_cutoff));
 		if (e[i] > 0 && e[i] == r->rec.ham_cutoff)
 			fprintf(f, "==== recommended ham_cutoff %s: held from "
-			    "here on ====\n", num(a, sizeof(a),
-			    r->rec.ham_cutoff));
-		snprintf(lab, sizeof(lab), "[%s, %s%c", num(a, sizeof(a), e[i]),
-		    i + 1 < ne ? num(b, sizeof(b), e[i + 1]) : "1",
+			    "here on ====\n", NUM(a, r->rec.ham_cutoff));
+		snprintf(lab, sizeof(lab), "[%s, %s%c", NUM(a, e[i]),
+		    i + 1 < ne ? NUM(b, e[i + 1]) : "1",
 		    i + 1 < ne ? ')' : ']');
 		fprintf(f, "%-20s ", lab);
 		bar(f, h[i], hmax, BAR);
@@ -334,42 +321,23 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 
 /* the keys that change, as cfgedit wants them */
 struct changes {
-	struct cfgedit_change c[6];
-	char val[6][32], old[6][32];
+	struct tune_change t[TUNE_MAX_CHANGES];
+	struct cfgedit_change c[TUNE_MAX_CHANGES];
 	size_t n;
 };
 
 static void
-add_change(struct changes *ch, const char *key, double v, double old)
-{
-	size_t i = ch->n++;
-
-	num(ch->val[i], sizeof(ch->val[i]), v);
-	num(ch->old[i], sizeof(ch->old[i]), old);
-	ch->c[i].key = key;
-	ch->c[i].value = ch->val[i];
-	ch->c[i].old = ch->old[i];
-}
-
-static void
 changes_of(const struct tune_result *r, struct changes *ch)
 {
+	size_t i;
+
 	memset(ch, 0, sizeof(*ch));
-	if (r->rec.ham_cutoff != r->cur.ham_cutoff)
-		add_change(ch, "ham_cutoff", r->rec.ham_cutoff,
-		    r->cur.ham_cutoff);
-	if (r->rec.spam_cutoff != r->cur.spam_cutoff)
-		add_change(ch, "spam_cutoff", r->rec.spam_cutoff,
-		    r->cur.spam_cutoff);
-	if (r->changed & TUNE_ROBS)
-		add_change(ch, "robs", r->rec.bp.robs, r->cur.bp.robs);
-	if (r->changed & TUNE_ROBX)
-		add_change(ch, "robx", r->rec.bp.robx, r->cur.bp.robx);
-	if (r->changed & TUNE_MIN_DEV)
-		add_change(ch, "min_dev", r->rec.bp.min_dev, r->cur.bp.min_dev);
-	if (r->changed & TUNE_MAX_TOKENS)
-		add_change(ch, "max_tokens", r->rec.bp.max_tokens,
-		    r->cur.bp.max_tokens);
+	ch->n = tune_changes(r, ch->t);
+	for (i = 0; i < ch->n; i++) {
+		ch->c[i].key = ch->t[i].key;
+		ch->c[i].value = ch->t[i].value;
+		ch->c[i].old = ch->t[i].old;
+	}
 }
 
 static void
@@ -377,17 +345,15 @@ json_goal(FILE *f, const struct cutoff_goal *g)
 {
 	char a[32];
 
-	fprintf(f, "\"goal\":{\"cost_ham_held\":%s,", num(a, sizeof(a),
-	    g->w_ham));
-	fprintf(f, "\"cost_spam_passed\":%s,", num(a, sizeof(a), g->w_spam));
+	fprintf(f, "\"goal\":{\"cost_ham_held\":%s,", NUM(a, g->w_ham));
+	fprintf(f, "\"cost_spam_passed\":%s,", NUM(a, g->w_spam));
 	if (g->max_ham_held >= 0)
-		fprintf(f, "\"max_ham_held\":%s,", num(a, sizeof(a),
-		    g->max_ham_held));
+		fprintf(f, "\"max_ham_held\":%s,", NUM(a, g->max_ham_held));
 	else
 		fputs("\"max_ham_held\":null,", f);
 	if (g->max_spam_passed >= 0)
-		fprintf(f, "\"max_spam_passed\":%s}", num(a, sizeof(a),
-		    g->max_spam_passed));
+		fprintf(f, "\"max_spam_passed\":%s}",
+		    NUM(a, g->max_spam_passed));
 	else
 		fputs("\"max_spam_passed\":null}", f);
 }
@@ -400,23 +366,23 @@ json_setting(FILE *f, const struct tune_setting *t, size_t nham,
 {
 	char a[32];
 
-	fprintf(f, "{\"ham_cutoff\":%s,", num(a, sizeof(a), t->ham_cutoff));
-	fprintf(f, "\"spam_cutoff\":%s", num(a, sizeof(a), t->spam_cutoff));
+	fprintf(f, "{\"ham_cutoff\":%s,", NUM(a, t->ham_cutoff));
+	fprintf(f, "\"spam_cutoff\":%s", NUM(a, t->spam_cutoff));
 	if (est) {
-		fprintf(f, ",\"ham_held\":%s", num(a, sizeof(a),
-		    frac(t->e.ham_held, nham)));
-		fprintf(f, ",\"spam_passed\":%s", num(a, sizeof(a),
-		    frac(t->e.spam_passed, nspam)));
+		fprintf(f, ",\"ham_held\":%s",
+		    NUM(a, frac(t->e.ham_held, nham)));
+		fprintf(f, ",\"spam_passed\":%s",
+		    NUM(a, frac(t->e.spam_passed, nspam)));
 		fprintf(f, ",\"ham_held_posts\":%zu,\"spam_passed_posts\":%zu",
 		    t->e.ham_held, t->e.spam_passed);
 	} else
 		fputs(",\"ham_held\":null,\"spam_passed\":null", f);
 	if (params & TUNE_ROBS)
-		fprintf(f, ",\"robs\":%s", num(a, sizeof(a), t->bp.robs));
+		fprintf(f, ",\"robs\":%s", NUM(a, t->bp.robs));
 	if (params & TUNE_ROBX)
-		fprintf(f, ",\"robx\":%s", num(a, sizeof(a), t->bp.robx));
+		fprintf(f, ",\"robx\":%s", NUM(a, t->bp.robx));
 	if (params & TUNE_MIN_DEV)
-		fprintf(f, ",\"min_dev\":%s", num(a, sizeof(a), t->bp.min_dev));
+		fprintf(f, ",\"min_dev\":%s", NUM(a, t->bp.min_dev));
 	if (params & TUNE_MAX_TOKENS)
 		fprintf(f, ",\"max_tokens\":%u", t->bp.max_tokens);
 	fputc('}', f);
@@ -456,17 +422,16 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	fputs(",\"recommended\":", f);
 	json_setting(f, &r->rec, r->nham, r->nspam, 1, r->changed);
 	fprintf(f, ",\"confidence\":{\"rating\":\"%s\",\"level\":%s,"
-	    "\"resamples\":%u,", tune_rating(r), num(a, sizeof(a),
-	    r->boot.level), r->boot.resamples);
-	fprintf(f, "\"ham_held\":[%s,", num(a, sizeof(a), r->boot.hh_lo));
-	fprintf(f, "%s],", num(b, sizeof(b), r->boot.hh_hi));
-	fprintf(f, "\"spam_passed\":[%s,", num(a, sizeof(a), r->boot.sp_lo));
-	fprintf(f, "%s],", num(b, sizeof(b), r->boot.sp_hi));
-	fprintf(f, "\"better\":%s,", num(a, sizeof(a), r->boot.better));
-	fprintf(f, "\"held_out\":{\"ham_held\":%s,", num(a, sizeof(a),
-	    frac(r->nest.ham_held, r->nham * TUNE_PARTS)));
-	fprintf(f, "\"spam_passed\":%s}},", num(b, sizeof(b),
-	    frac(r->nest.spam_passed, r->nspam * TUNE_PARTS)));
+	    "\"resamples\":%u,", tune_rating(r), NUM(a, r->boot.level), r->boot.resamples);
+	fprintf(f, "\"ham_held\":[%s,", NUM(a, r->boot.hh_lo));
+	fprintf(f, "%s],", NUM(b, r->boot.hh_hi));
+	fprintf(f, "\"spam_passed\":[%s,", NUM(a, r->boot.sp_lo));
+	fprintf(f, "%s],", NUM(b, r->boot.sp_hi));
+	fprintf(f, "\"better\":%s,", NUM(a, r->boot.better));
+	fprintf(f, "\"held_out\":{\"ham_held\":%s,",
+	    NUM(a, frac(r->nest.ham_held, r->nham * TUNE_PARTS)));
+	fprintf(f, "\"spam_passed\":%s}},",
+	    NUM(b, frac(r->nest.spam_passed, r->nspam * TUNE_PARTS)));
 	fputs("\"advice\":", f);
 	json_string(f, adv);
 	fprintf(f, ",\"settings_scored\":%u,\"seconds\":%.2f,", r->nsettings,
@@ -503,27 +468,27 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "", "ham_cutoff",
 	    "spam_cutoff", "ham held", "spam passed");
 	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "current",
-	    num(a, sizeof(a), r->cur.ham_cutoff),
-	    num(b, sizeof(b), r->cur.spam_cutoff),
+	    NUM(a, r->cur.ham_cutoff),
+	    NUM(b, r->cur.spam_cutoff),
 	    pct(c, sizeof(c), r->cur.e.ham_held, r->nham),
 	    pct(d, sizeof(d), r->cur.e.spam_passed, r->nspam));
 	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "recommended",
-	    num(a, sizeof(a), r->rec.ham_cutoff),
-	    num(b, sizeof(b), r->rec.spam_cutoff),
+	    NUM(a, r->rec.ham_cutoff),
+	    NUM(b, r->rec.spam_cutoff),
 	    pct(c, sizeof(c), r->rec.e.ham_held, r->nham),
 	    pct(d, sizeof(d), r->rec.e.spam_passed, r->nspam));
 	if (r->changed) {
 		fputs("recommended parameters:", f);
 		if (r->changed & TUNE_ROBS)
-			fprintf(f, " robs %s (now %s)", num(a, sizeof(a),
-			    r->rec.bp.robs), num(b, sizeof(b), r->cur.bp.robs));
+			fprintf(f, " robs %s (now %s)",
+			    NUM(a, r->rec.bp.robs), NUM(b, r->cur.bp.robs));
 		if (r->changed & TUNE_ROBX)
-			fprintf(f, " robx %s (now %s)", num(a, sizeof(a),
-			    r->rec.bp.robx), num(b, sizeof(b), r->cur.bp.robx));
+			fprintf(f, " robx %s (now %s)",
+			    NUM(a, r->rec.bp.robx), NUM(b, r->cur.bp.robx));
 		if (r->changed & TUNE_MIN_DEV)
-			fprintf(f, " min_dev %s (now %s)", num(a, sizeof(a),
-			    r->rec.bp.min_dev), num(b, sizeof(b),
-			    r->cur.bp.min_dev));
+			fprintf(f, " min_dev %s (now %s)",
+			    NUM(a, r->rec.bp.min_dev),
+			    NUM(b, r->cur.bp.min_dev));
 		if (r->changed & TUNE_MAX_TOKENS)
 			fprintf(f, " max_tokens %u (now %u)",
 			    r->rec.bp.max_tokens, r->cur.bp.max_tokens);
@@ -747,10 +712,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    ts->nspam, o.folds);
 			json_goal(stdout, &o.goal);
 			printf(",\"current\":{\"ham_cutoff\":%s,",
-			    num(a, sizeof(a), l.ham_cutoff));
+			    NUM(a, l.ham_cutoff));
 			printf("\"spam_cutoff\":%s,\"ham_held\":null,"
 			    "\"spam_passed\":null},\"recommended\":null,"
-			    "\"confidence\":null,\"advice\":", num(a,
+			    "\"confidence\":null,\"advice\":", tune_num(a,
 			    sizeof(a), l.spam_cutoff));
 			json_string(stdout, err);
 			fputc(',', stdout);

@@ -447,3 +447,55 @@ tune_rating(const struct tune_result *r)
 		return "medium";
 	return "low";
 }
+
+const char *
+tune_num(char *buf, size_t sz, double v)
+{
+	int p;
+
+	for (p = 1; p <= 17; p++) {
+		snprintf(buf, sz, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/* one more change, a number */
+static void
+change_num(struct tune_change *c, const char *key, double v, double old)
+{
+	c->key = key;
+	tune_num(c->value, sizeof(c->value), v);
+	tune_num(c->old, sizeof(c->old), old);
+}
+
+size_t
+tune_changes(const struct tune_result *r, struct tune_change *ch)
+{
+	size_t n = 0;
+
+	if (r->rec.ham_cutoff != r->cur.ham_cutoff)
+		change_num(&ch[n++], "ham_cutoff", r->rec.ham_cutoff,
+		    r->cur.ham_cutoff);
+	if (r->rec.spam_cutoff != r->cur.spam_cutoff)
+		change_num(&ch[n++], "spam_cutoff", r->rec.spam_cutoff,
+		    r->cur.spam_cutoff);
+	if (r->changed & TUNE_ROBS)
+		change_num(&ch[n++], "robs", r->rec.bp.robs, r->cur.bp.robs);
+	if (r->changed & TUNE_ROBX)
+		change_num(&ch[n++], "robx", r->rec.bp.robx, r->cur.bp.robx);
+	if (r->changed & TUNE_MIN_DEV)
+		change_num(&ch[n++], "min_dev", r->rec.bp.min_dev,
+		    r->cur.bp.min_dev);
+	if (r->changed & TUNE_MAX_TOKENS) {
+		/* a whole number: never "1e+02" */
+		ch[n].key = "max_tokens";
+		snprintf(ch[n].value, sizeof(ch[n].value), "%u",
+		    r->rec.bp.max_tokens);
+		snprintf(ch[n].old, sizeof(ch[n].old), "%u",
+		    r->cur.bp.max_tokens);
+		n++;
+	}
+	return n;
+}

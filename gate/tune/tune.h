@@ -99,6 +99,21 @@ int tune_run(const struct tset *ts, const struct tune_opts *o,
     struct tune_result *r, char *err, size_t errsz);
 void tune_result_free(struct tune_result *r);
 
+/* one key a recommendation sets, as a configuration file writes it */
+struct tune_change {
+	const char *key;	/* "ham_cutoff", "robs", ... */
+	char value[32];		/* the new value: reads back exactly */
+	char old[32];		/* the value in effect now */
+};
+#define TUNE_MAX_CHANGES	6
+
+/* the keys r changes (cutoffs first, then the parameters), into
+ * ch[TUNE_MAX_CHANGES]: how many */
+size_t tune_changes(const struct tune_result *r, struct tune_change *ch);
+
+/* the shortest decimal text that reads back (strtod) as v, into buf */
+const char *tune_num(char *buf, size_t sz, double v);
+
 /* "high", "medium" or "low": how narrow the intervals of r->boot are
  * (both within 2 points: high; within 5: medium) */
 const char *tune_rating(const struct tune_result *r);
