@@ -348,6 +348,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 {
 	PGresult *res;
 	int64_t size, day;
+	int r;
 
 	PQclear(f->res);
 	f->res = NULL;
@@ -366,7 +367,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	if (PQresultStatus(res) != PGRES_SINGLE_TUPLE) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(f->q, res));
 		fetch_drain(f);
-		return -1;
+		return -2;
 	}
 	ev->id = queue_col_i64(res, 0, 0);
 	ev->spam = PQgetlength(res, 0, 1) == 1 && *PQgetvalue(res, 0, 1) != 0;
@@ -374,16 +375,16 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	size = queue_col_i64(res, 0, 3);
 	day = queue_col_i64(res, 0, 4);
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
-	if (queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
+	if ((r = queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
 	    (size_t)PQgetlength(res, 0, 5), size, &f->buf, &f->cap, err,
-	    errsz) < 0) {
+	    errsz)) < 0) {
 		/* say which event, keep the reason */
 		char why[256];
 
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, errsz, "journal event %lld of list %s: %s",
 		    (long long)ev->id, f->list, why);
-		return -1;
+		return r == -2 ? -2 : -1;
 	}
 	ev->raw = f->buf;
 	ev->len = (size_t)size;

@@ -72,8 +72,10 @@ struct journal_fetch;
  * events are read with bounded memory whatever their size; each is
  * valid until the next journal_fetch_next or journal_fetch_close.
  * open: 0, or -1 with err.  next: 1 with *ev filled, 0 at the end, -1
- * with err (a damaged event: err names its id and list).  close may
- * come before the end (the rest is dropped).
+ * with err for a damaged event (err names its id and list; calling
+ * again goes on with the next event), -2 with err when out of memory or
+ * when the database failed (the fetch is over).  close may come before
+ * the end (the rest is dropped).
  */
 int journal_fetch_open(struct queue *q, const char *list, int64_t after,
     unsigned max, struct journal_fetch **f_r, char *err, size_t errsz);

@@ -244,7 +244,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	if (*cap_r < need) {
 		if ((p = xrealloc(*out, need)) == NULL) {
 			snprintf(err, errsz, "out of memory (%zu bytes)", need);
-			return -1;
+			return -2;
 		}
 		*out = p;
 		*cap_r = need;

@@ -56,7 +56,8 @@ char *queue_col_str(const PGresult *res, int row, int col);
 int queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
     size_t *outlen_r, char *err, size_t errsz);
 /* decompress exactly size bytes (at most LG_MAX_POST_BYTES) into out
- * (grown with xrealloc; *cap_r its size): 0 or -1 when corrupt */
+ * (grown with xrealloc; *cap_r its size): 0, -1 when corrupt, -2 when
+ * out of memory */
 int queue_inflate(const unsigned char *in, size_t n, int64_t size,
     unsigned char **out, size_t *cap_r, char *err, size_t errsz);
 

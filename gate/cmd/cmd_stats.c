@@ -254,29 +254,51 @@ struct trained {
 	int64_t jham, jspam;
 };
 
-static void
+/* what list's token file and journal hold: 0, or -1 reported (a token
+ * file that exists but cannot be read, a journal that cannot be
+ * counted) */
+static int
 trained_of(struct queue *q, const struct listcfg_global *g,
     const char *list, struct trained *t)
 {
 	struct tokdb *db;
 	struct stat st;
 	char path[4096], err[1024];
+	int r;
 
 	memset(t, 0, sizeof(*t));
-	if (listcfg_tokens_path(g, list, path, sizeof(path)) == 0 &&
-	    stat(path, &st) == 0 &&
-	    tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
-	    sizeof(err)) == 0) {
-		if (tokdb_msgcounts(db, &t->spam, &t->ham) == 0 &&
-		    (t->tokens = tokdb_ntokens(db)) >= 0) {
+	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: token file path too long", list);
+		return -1;
+	}
+	if (stat(path, &st) == 0) {
+		r = tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
+		    sizeof(err));
+		if (r == TOKDB_ENOENT)
+			;	/* gone since: none */
+		else if (r != 0) {
+			cmd_err(NAME, "list %s: %s", list, err);
+			return -1;
+		} else {
+			if (tokdb_msgcounts(db, &t->spam, &t->ham) < 0 ||
+			    (t->tokens = tokdb_ntokens(db)) < 0) {
+				cmd_err(NAME, "list %s: %s", list,
+				    tokdb_errmsg(db));
+				tokdb_close(db);
+				return -1;
+			}
 			t->have_file = 1;
 			t->bytes = (long long)st.st_size;
+			tokdb_close(db);
 		}
-		tokdb_close(db);
 	}
 	if (journal_net_counts(q, list, &t->jham, &t->jspam, err,
-	    sizeof(err)) == 0)
-		t->have_journal = 1;
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		return -1;
+	}
+	t->have_journal = 1;
+	return 0;
 }
 
 /* --- output --------------------------------------------------------------- */
@@ -519,7 +541,7 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], a[16], b[16], dir[4096];
 	long since = -1, today, *bounds = NULL, span[2], dd[3], d;
 	size_t np = 0, i;
-	int ch, json = 0, tty, nfail = 0, by_week = 0;
+	int ch, json = 0, tty, nfail = 0, by_week = 0, nshown = 0;
 
 	while ((ch = getopt_long(argc, argv, "l:js:b:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -629,15 +651,19 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 			nfail++;
 			continue;
 		}
-		trained_of(q, &g, nm.v[i], &tr);
+		if (trained_of(q, &g, nm.v[i], &tr) < 0) {
+			nfail++;
+			continue;
+		}
 		if (json)
 			json_list(stdout, nm.v[i], &tot, drift, &tr,
-			    by ? per : NULL, np, i == 0);
+			    by ? per : NULL, np, nshown == 0);
 		else {
 			fputc('\n', stdout);
 			text_list(stdout, nm.v[i], &tot, drift, &tr,
 			    by ? per : NULL, np, by_week, tty);
 		}
+		nshown++;
 	}
 	if (json)
 		puts("]}");

@@ -399,9 +399,14 @@ tset_load_journal(struct tset *ts, struct queue *q, const char *list,
 	for (;;) {
 		if ((r = journal_fetch_next(f, &ev, err, errsz)) == 0)
 			break;
+		if (r == -2) {
+			/* out of memory, or the database failed: no answer
+			 * from part of the journal */
+			journal_fetch_close(f);
+			return -1;
+		}
 		if (r < 0) {
-			/* a damaged event (or the connection lost, after
-			 * which the fetch ends): skipped, counted, said */
+			/* a damaged event: skipped, counted, said */
 			ts->st.damaged++;
 			snprintf(ts->st.damaged_err, sizeof(ts->st.damaged_err),
 			    "%s", err);
