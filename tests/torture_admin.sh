@@ -61,6 +61,17 @@ check_tune() {
 }
 TORTURE_CMP_OUT=0
 torture "tune --json" "0 1" run_tune check_tune
+# the text report (histogram, table, advice) too
+run_tune_text() { lg tune --list dev; }
+check_tune_text() {
+	[ "$(torture_hit)" = 0 ] || return 0
+	sed 's/scored in [0-9.]* s/scored/' "$T/out" > "$T/out.s"
+	sed 's/scored in [0-9.]* s/scored/' "$T/base.out" > "$T/base.s"
+	cmp -s "$T/out.s" "$T/base.s" && return 0
+	echo "n=$1: no allocation failed but the output differs"
+	return 1
+}
+torture "tune (text)" "0 1" run_tune_text check_tune_text
 
 # --apply: the clean run's file is the one to end with
 lg tune --list dev --apply > /dev/null 2>&1 || { echo "# apply failed"; exit 99; }

@@ -37,6 +37,7 @@
 #include "gate/tune/tset.h"
 #include "gate/tune/tune.h"
 #include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/cfgedit.h"
 #include "listcfg/listcfg.h"
 
@@ -188,7 +189,8 @@ bar(FILE *f, size_t n, size_t max, int w)
 		fputc(i < k ? '#' : ' ', f);
 }
 
-static void
+/* the histogram: 0, or -1 when out of memory */
+static int
 histogram(FILE *f, const struct tune_result *r)
 {
 	double e[NEDGES + 2];
@@ -205,12 +207,12 @@ histogram(FILE *f, const struct tune_result *r)
 		if (e[i] != e[j - 1] && e[i] < 1)
 			e[j++] = e[i];
 	ne = j;
-	h = calloc(ne, sizeof(*h));
-	s = calloc(ne, sizeof(*s));
+	h = xcalloc(ne, sizeof(*h));
+	s = xcalloc(ne, sizeof(*s));
 	if (h == NULL || s == NULL) {
-		free(h);
-		free(s);
-		return;
+		xfree(h);
+		xfree(s);
+		return -1;
 	}
 	for (i = 0; i < r->n; i++) {
 		double sc = r->rec_scores[i];
@@ -247,8 +249,9 @@ histogram(FILE *f, const struct tune_result *r)
 		bar(f, s[i], smax, BAR);
 		fprintf(f, " %5zu\n", s[i]);
 	}
-	free(h);
-	free(s);
+	xfree(h);
+	xfree(s);
+	return 0;
 }
 
 /* --- output --------------------------------------------------------------- */
@@ -446,7 +449,8 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	fputs("}\n", f);
 }
 
-static void
+/* the text report: 0, or -1 when out of memory */
+static int
 print_text(FILE *f, const char *list, const struct tset *ts,
     const struct tune_opts *o, const struct tune_result *r,
     const char *adv, double secs)
@@ -463,7 +467,8 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 	if (r->changed)
 		fprintf(f, "scores under the recommended parameters\n");
 	fputc('\n', f);
-	histogram(f, r);
+	if (histogram(f, r) < 0)
+		return -1;
 	fputc('\n', f);
 	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "", "ham_cutoff",
 	    "spam_cutoff", "ham held", "spam passed");
@@ -500,6 +505,7 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 	    100 * r->boot.sp_lo, 100 * r->boot.sp_hi);
 	fputc('\n', f);
 	fprintf(f, "%s\n", adv);
+	return 0;
 }
 
 /* cfgedit's check: the rewritten file must load as the list's */
@@ -742,7 +748,11 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
 		    clock_now_s() - t0);
 	else {
-		print_text(stdout, list, ts, &o, &r, adv, clock_now_s() - t0);
+		if (print_text(stdout, list, ts, &o, &r, adv,
+		    clock_now_s() - t0) < 0) {
+			cmd_err(NAME, "out of memory");
+			goto out;
+		}
 		if (do_apply && ch.n > 0)
 			printf("\nlists/%s.conf: %zu key%s set (the old values "
 			    "are kept there as comments)\n", list, ch.n,
