@@ -347,7 +347,7 @@ migrate_next(struct queue *q, const struct queue_migration **m_r,
 	PGresult *res;
 	char lockkey[32], vbuf[16], scratch[64], e2[512];
 	const char *params[2];
-	int v;
+	int v, missing;
 
 	*m_r = NULL;
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
@@ -357,7 +357,21 @@ migrate_next(struct queue *q, const struct queue_migration **m_r,
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
 		goto fail;
-	if (queue_cmd(q, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+	/* only when missing: a role that may not create tables (the
+	 * filter's, a moderator's) can still run migrate on a schema that
+	 * is up to date, and be told so */
+	res = PQexecParams(q->conn, "SELECT to_regclass('schema_migrations') "
+	    "IS NULL", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		goto fail;
+	}
+	missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	if (missing && queue_cmd(q, "CREATE TABLE IF NOT EXISTS "
+	    "schema_migrations ("
 	    "version integer PRIMARY KEY CHECK (version > 0), "
 	    "name text NOT NULL, "
 	    "applied_at timestamptz NOT NULL DEFAULT now())", err, errsz) < 0)

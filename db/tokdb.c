@@ -17,9 +17,11 @@
 
 #include <sys/stat.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <kclangc.h>
 
@@ -270,6 +272,41 @@ sleep_ms(double ms)
 		;
 }
 
+/*
+ * A new token file: created empty with mode TOKDB_FILE_MODE exactly
+ * (whatever the umask), so that Kyoto Cabinet fills it in and never
+ * creates it with its own 0644.  Someone else creating it first is fine.
+ * 0, or -1 with errno.
+ */
+static int
+create_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    TOKDB_FILE_MODE);
+
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -1;
+	if (fchmod(fd, TOKDB_FILE_MODE) < 0) {
+		int e = errno;
+
+		close(fd);
+		unlink(path);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* a writer takes away what TOKDB_FILE_MODE does not allow (files made
+ * 0644 by earlier versions): a failure (not the owner) changes nothing */
+static void
+tighten_mode(const char *path, const struct stat *st)
+{
+	if ((st->st_mode & 0777 & ~(mode_t)TOKDB_FILE_MODE) != 0)
+		(void)chmod(path, st->st_mode & 07777 &
+		    ~(0777 & ~(mode_t)TOKDB_FILE_MODE));
+}
+
 /* did the last open fail because another process holds the lock? */
 static int
 lock_busy(KCDB *kc)
@@ -332,13 +369,20 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 				tokdb_close(db);
 				return r;
 			}
+			if (create_file(path) < 0) {
+				snprintf(err, errsz, "cannot create the token "
+				    "file %s: %s", path, strerror(errno));
+				tokdb_close(db);
+				return TOKDB_ERR;
+			}
 			created = 1;
 		} else if (!S_ISREG(st.st_mode)) {
 			snprintf(err, errsz, "token file %s is not a regular "
 			    "file", path);
 			tokdb_close(db);
 			return TOKDB_ERR;
-		}
+		} else if (writer)
+			tighten_mode(path, &st);
 		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
 		if (writer && (mode & TOKDB_CREATE))
 			kmode |= KCOCREATE;
@@ -381,6 +425,10 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 		}
 		kcdbdel(db->kc);
 		db->kc = NULL;
+		/* an empty file created above is no token file */
+		if (created && !db->mem && stat(path, &st) == 0 &&
+		    st.st_size == 0)
+			unlink(path);
 		tokdb_close(db);
 		return r;
 	}

@@ -26,6 +26,10 @@ struct tokcount {
 #define TOKDB_WRITE	1	/* exclusive lock */
 #define TOKDB_CREATE	2	/* with TOKDB_WRITE: create when missing */
 
+/* the mode of a token file: the list's content (addresses, subjects)
+ * for its owner and group only; writers tighten older files to it */
+#define TOKDB_FILE_MODE	0640
+
 /* a waiting tokdb_open retries the lock at least this often (ms); a
  * trainer pauses longer than this between batches so readers get in */
 #define TOKDB_POLL_MAX_MS	5
@@ -37,7 +41,9 @@ struct tokcount {
 #define TOKDB_EVERSION	(-4)	/* written by another tokenizer/format version */
 
 /*
- * Open (and with TOKDB_CREATE create) a token file.  0 on success, else
+ * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the
+ * umask) a token file; a writer removes from an existing file's mode
+ * what TOKDB_FILE_MODE lacks.  0 on success, else
  * one of the TOKDB_E* codes with a message for the administrator in err
  * (it names the file and says what to do).
  */

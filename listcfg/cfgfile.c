@@ -4,7 +4,9 @@
  * The files are written by the administrator but read as untrusted
  * text: lines are bounded (LG_MAX_CONF_LINE), and NUL bytes, lines that
  * are no `key = value`, empty values and duplicate keys are errors
- * naming FILE:LINE.  Never exits; -1 with a message on every failure.
+ * naming FILE:LINE.  A file another user could change (group- or
+ * world-writable, owned by neither root nor us) is refused before it is
+ * read.  Never exits; -1 with a message on every failure.
  *
  * Syntax, one setting per line:
  *	key = value		# a comment
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
@@ -44,6 +47,30 @@ cfgfile_error(struct cfgfile *cf, const char *fmt, ...)
 	vsnprintf(cf->err + n, cf->errsz - n, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+int
+cfgfile_trusted(const char *path, const struct stat *st, char *err,
+    size_t errsz)
+{
+	uid_t me = geteuid();
+
+	if (st->st_uid != 0 && st->st_uid != me) {
+		snprintf(err, errsz, "%s: owned by uid %lu, neither root nor "
+		    "the user listgate runs as (uid %lu): listgate trusts no "
+		    "configuration another user can change; make root its "
+		    "owner (chown root %s)", path, (unsigned long)st->st_uid,
+		    (unsigned long)me, path);
+		return -1;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(err, errsz, "%s: writable by %s (mode %04o): listgate "
+		    "trusts no configuration another user can change; chmod "
+		    "go-w %s", path, (st->st_mode & S_IWOTH) ? "everyone" :
+		    "its group", (unsigned)(st->st_mode & 07777), path);
+		return -1;
+	}
+	return 0;
 }
 
 /* where key was set, 0 if not */
@@ -94,6 +121,10 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
 		fclose(fp);
 		return cfgfile_error(cf, "not a regular file");
+	}
+	if (cfgfile_trusted(cf->path, &st, err, errsz) < 0) {
+		fclose(fp);
+		return -1;
 	}
 	while (!eof) {
 		cf->line++;

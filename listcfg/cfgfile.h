@@ -8,6 +8,8 @@
 #ifndef LG_CFGFILE_H
 #define LG_CFGFILE_H
 
+#include <sys/types.h>
+#include <sys/stat.h>
 #include <stddef.h>
 
 #define CFGFILE_MAX_KEY		32	/* longer keys are unknown anyway */
@@ -33,13 +35,25 @@ typedef int (*cfgfile_fn)(void *ctx, struct cfgfile *cf, const char *key,
 
 /*
  * Read path line by line and hand each `key = value` to fn; cf is set
- * up to point errors (into err) at path.  A key set twice, a line
- * longer than LG_MAX_CONF_LINE, a NUL byte, an empty value or a line
- * that is no `key = value` is an error.  *missing_r is set (and 0
+ * up to point errors (into err) at path.  A file that is not
+ * cfgfile_trusted, a key set twice, a line longer than
+ * LG_MAX_CONF_LINE, a NUL byte, an empty value or a line that is no
+ * `key = value` is an error.  *missing_r is set (and 0
  * returned) when the file does not exist.  0, or -1 with err.
  */
 int cfgfile_read(struct cfgfile *cf, const char *path, char *err,
     size_t errsz, cfgfile_fn fn, void *ctx, int *missing_r);
+
+/*
+ * May a configuration file or directory with status st be trusted?
+ * Only when it is owned by root or by the user we run as (the effective
+ * uid), and neither its group nor others may write it: anyone else who
+ * could change it could choose the commands listgate runs, its database
+ * and, for root, the user it becomes.  0, or -1 with "PATH: why, and
+ * what to do" in err.
+ */
+int cfgfile_trusted(const char *path, const struct stat *st, char *err,
+    size_t errsz);
 
 /* format "PATH:LINE: message" (or "PATH: message" for line 0) into the
  * file's err; returns -1 */

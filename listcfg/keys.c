@@ -37,6 +37,10 @@ static const char *const on_error_names[] = { "defer", "pass", NULL };
 /* in the order of enum listcfg_expire */
 static const char *const expire_action_names[] = { "discard",
     "discard-learn", "remind", NULL };
+static const char *const no_yes_names[] = { "no", "yes", NULL };
+/* recipient_delimiter: the character itself is stored */
+static const char *const delim_names[] = { "+", "-", "=", "_", ".", NULL };
+static const int delim_values[] = { '+', '-', '=', '_', '.' };
 
 /* web_listen: ADDR:PORT */
 static int
@@ -98,6 +102,16 @@ const struct keys_row keys_table[] = {
 	  .def_s = "127.0.0.1,::1", .check = check_proxies,
 	  .doc = "addresses of the reverse proxies whose X-Forwarded-For and "
 	  "X-Forwarded-Proto listgate web believes" },
+	{ .name = "user", KEYS_FIELD(GLOBAL, STRING, user),
+	  .doc = "the user listgate becomes when started as root (without "
+	  "it, root is refused unless --allow-root)" },
+	{ .name = "group", KEYS_FIELD(GLOBAL, STRING, group),
+	  .doc = "the group listgate becomes when started as root (default: "
+	  "the user's login group)" },
+	{ .name = "secret_file", KEYS_FIELD(GLOBAL, PATH, secret_file),
+	  .def_s = LG_DEFAULT_SECRET_FILE,
+	  .doc = "the site's key for moderation cookies (listgate init "
+	  "creates it)" },
 
 	/* --- lists/L.conf ----------------------------------------------- */
 	{ .name = "ham_cutoff", KEYS_FIELD(LIST, DOUBLE, ham_cutoff),
@@ -118,7 +132,34 @@ const struct keys_row keys_table[] = {
 	{ .name = "release", KEYS_FIELD(LIST, ARGV, release),
 	  .doc = "command that sends an approved post to the list" },
 	{ .name = "moderators", KEYS_FIELD(LIST, ADDRS, moderators),
-	  .doc = "the list's moderators, addresses separated by commas" },
+	  .doc = "the list's moderators, addresses separated by commas or "
+	  "spaces" },
+	{ .name = "moderation_address",
+	  KEYS_FIELD(LIST, ADDR, moderation_address),
+	  .doc = "address that hold notices come from; replies go to its "
+	  "action addresses" },
+	{ .name = "recipient_delimiter",
+	  KEYS_FIELD(LIST, ENUM, recipient_delimiter),
+	  .def_s = "+", .choices = delim_names, .values = delim_values,
+	  .what = "delimiter",
+	  .doc = "the MTA's address extension delimiter (qmail: -)" },
+	{ .name = "notify", KEYS_FIELD(LIST, ARGV, notify),
+	  .flags = KEYS_NOTIFY,
+	  .doc = "command that sends a message listgate writes (hold "
+	  "notices, answers)" },
+	{ .name = "cookie_days", KEYS_FIELD(LIST, UNSIGNED, cookie_days),
+	  .def = LG_DEFAULT_COOKIE_DAYS, .lo = 1, .hi = 365,
+	  .doc = "days a hold notice's action addresses stay valid" },
+	/* a moderator's mailbox, not the database, is what this protects */
+	{ .name = "notify_max_per_hour",
+	  KEYS_FIELD(LIST, UNSIGNED, notify_max_per_hour),
+	  .def = LG_DEFAULT_NOTIFY_MAX_PER_HOUR, .lo = 0, .hi = 100000,
+	  .doc = "hold notices per hour; past it they wait for one digest "
+	  "(notify --pending)" },
+	{ .name = "sender_notice", KEYS_FIELD(LIST, ENUM, sender_notice),
+	  .def_s = "no", .choices = no_yes_names,
+	  .doc = "on reject, tell the envelope sender (never for discards "
+	  "or bounces)" },
 	{ .name = "on_error", KEYS_FIELD(LIST, ENUM, on_error),
 	  .def_s = "defer", .choices = on_error_names,
 	  .doc = "what filter does with a post when it cannot work" },
@@ -225,6 +266,7 @@ keys_type_name(enum keys_type t)
 	case KEYS_ENUM:		return "choice";
 	case KEYS_ARGV:		return "command";
 	case KEYS_ADDRS:	return "addresses";
+	case KEYS_ADDR:		return "address";
 	}
 	return "?";
 }
@@ -295,6 +337,7 @@ keys_defaults(enum keys_scope scope, void *obj, const void *global,
 		case KEYS_STRING:
 		case KEYS_CONNINFO:
 		case KEYS_PATH:
+		case KEYS_ADDR:
 			*(char **)f = NULL;
 			if (k->def_s == NULL)
 				break;
@@ -326,6 +369,7 @@ keys_free(enum keys_scope scope, void *obj)
 		case KEYS_STRING:
 		case KEYS_CONNINFO:
 		case KEYS_PATH:
+		case KEYS_ADDR:
 			xfree(*(char **)f);
 			*(char **)f = NULL;
 			break;
@@ -445,32 +489,41 @@ address_ok(const char *a)
 	return 1;
 }
 
-/* "a@b, c@d" */
+/* "a@b, c@d" or "a@b c@d": commas, blanks or both between addresses */
 static int
 parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     char ***addrs_r)
 {
 	char val[LG_MAX_CONF_LINE + 1];
 	char **addrs;
-	char *p, *e, *s;
+	char *p, *s;
 	size_t n = 0, cap;
 
 	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
 		return -1;
 	cap = 1;
 	for (p = val; *p; p++)
-		if (*p == ',')
+		if (*p == ',' || cfgfile_blank((unsigned char)*p))
 			cap++;
 	if ((addrs = xcalloc(cap + 1, sizeof(*addrs))) == NULL)
 		return cfgfile_error(cf, "out of memory");
-	for (s = val; s != NULL; s = e) {
-		if ((e = strchr(s, ',')) != NULL)
-			*e++ = '\0';
-		while (cfgfile_blank((unsigned char)*s))
-			s++;
-		p = s + strlen(s);
-		while (p > s && cfgfile_blank((unsigned char)p[-1]))
-			*--p = '\0';
+	for (p = val; ; ) {
+		/* an empty item between two commas is an error, blanks
+		 * around a comma are not */
+		while (cfgfile_blank((unsigned char)*p))
+			p++;
+		s = p;
+		while (*p != '\0' && *p != ',' && !cfgfile_blank((unsigned
+		    char)*p))
+			p++;
+		if (*p != '\0' && *p != ',') {
+			*p++ = '\0';
+			while (cfgfile_blank((unsigned char)*p))
+				p++;
+			if (*p == ',')
+				p++;
+		} else if (*p == ',')
+			*p++ = '\0';
 		if (!address_ok(s)) {
 			cfgfile_error(cf, "%s: `%s' is not an address", k->name,
 			    s);
@@ -481,8 +534,30 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 			tmpl_free(addrs);
 			return cfgfile_error(cf, "out of memory");
 		}
+		while (cfgfile_blank((unsigned char)*p))
+			p++;
+		if (*p == '\0')
+			break;
 	}
 	*addrs_r = addrs;
+	return 0;
+}
+
+/* one address */
+static int
+parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
+    char **addr_r)
+{
+	char val[LG_MAX_CONF_LINE + 1];
+
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+		return -1;
+	if (!address_ok(val))
+		return cfgfile_error(cf, "%s: `%s' is not an address (want one "
+		    "address such as dev-moderate@lists.example.org)", k->name,
+		    val);
+	if ((*addr_r = xstrdup(val)) == NULL)
+		return cfgfile_error(cf, "out of memory");
 	return 0;
 }
 
@@ -539,7 +614,8 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		*(int *)f = v;
 		return 0;
 	case KEYS_ARGV:
-		if (tmpl_parse(raw, &argv, msg, sizeof(msg)) < 0)
+		if (tmpl_parse_set(raw, (k->flags & KEYS_NOTIFY) ? TMPL_NOTIFY :
+		    TMPL_DELIVER, &argv, msg, sizeof(msg)) < 0)
 			return cfgfile_error(cf, "%s: %s", k->name, msg);
 		tmpl_free(*(char ***)f);
 		*(char ***)f = argv;
@@ -549,6 +625,12 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 			return -1;
 		tmpl_free(*(char ***)f);
 		*(char ***)f = argv;
+		return 0;
+	case KEYS_ADDR:
+		if (parse_addr(k, cf, raw, &s) < 0)
+			return -1;
+		xfree(*(char **)f);
+		*(char **)f = s;
 		return 0;
 	}
 	return cfgfile_error(cf, "%s: no parser for its type", k->name);

@@ -45,13 +45,18 @@ enum keys_type {
 				 * relative one is in the configuration dir) */
 	KEYS_ENUM,		/* int: one of choices (values[i], else i) */
 	KEYS_ARGV,		/* char **: an argv template (listcfg/tmpl.h) */
-	KEYS_ADDRS		/* char **: mail addresses, comma separated */
+	KEYS_ADDRS,		/* char **: mail addresses, separated by
+				 * commas or blanks */
+	KEYS_ADDR		/* char *: one mail address; NULL when not
+				 * set */
 };
 
 /* flags */
 #define KEYS_LO_OPEN	0x1	/* lo itself is out of range */
 #define KEYS_HI_OPEN	0x2	/* hi itself is out of range */
 #define KEYS_ANYCASE	0x4	/* choices match in any case */
+#define KEYS_NOTIFY	0x8	/* KEYS_ARGV: the placeholders of a notice
+				 * command (listcfg/tmpl.h TMPL_NOTIFY) */
 
 struct keys_row {
 	const char *name;
@@ -84,6 +89,7 @@ struct keys_row {
 #define KEYS_CT_ENUM		int
 #define KEYS_CT_ARGV		char **
 #define KEYS_CT_ADDRS		char **
+#define KEYS_CT_ADDR		char *
 #define KEYS_ST_GLOBAL		struct listcfg_global
 #define KEYS_ST_LIST		struct listcfg_list
 

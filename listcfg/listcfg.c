@@ -84,18 +84,14 @@ set_key(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
 	return cfgfile_error(cf, "unknown key `%s'", key);
 }
 
-int
-listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
-    size_t errsz)
+/* the configuration directory dir, checked (a directory we may read,
+ * that no other user can change), as an absolute path in rdir
+ * (PATH_MAX bytes): 0, or -1 with err */
+static int
+config_dir(const char *dir, char *rdir, char *err, size_t errsz)
 {
-	struct cfgfile cf;
-	struct target t;
 	struct stat st;
-	char *path = NULL;
-	char rdir[PATH_MAX];
-	int missing;
 
-	memset(g, 0, sizeof(*g));
 	if (dir == NULL || *dir == '\0') {
 		snprintf(err, errsz, "no configuration directory");
 		return -1;
@@ -115,11 +111,65 @@ listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
 		    strerror(errno));
 		return -1;
 	}
+	if (cfgfile_trusted(dir, &st, err, errsz) < 0)
+		return -1;
 	/* absolute, so tokens_dir is absolute too */
 	if (realpath(dir, rdir) == NULL) {
 		snprintf(err, errsz, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/* a user or group name: [A-Za-z0-9_][A-Za-z0-9_.-]*, at most 32 bytes,
+ * perhaps ending in '$' (as useradd allows) */
+static int
+account_name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (n == 0 || n > 32 || s[0] == '-' || s[0] == '.')
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		    s[i] == '.' || s[i] == '-' || (s[i] == '$' && i == n - 1)))
+			return 0;
+	return 1;
+}
+
+/* user and group of g, when set, must be account names: 0, or -1 after
+ * cfgfile_error on the line that set the bad one */
+static int
+check_accounts(struct cfgfile *cf, const struct listcfg_global *g)
+{
+	if (g->user != NULL && !account_name_ok(g->user)) {
+		cf->line = cfgfile_seen(cf, "user");
+		return cfgfile_error(cf, "user: `%s' is not a user name",
+		    g->user);
+	}
+	if (g->group != NULL && !account_name_ok(g->group)) {
+		cf->line = cfgfile_seen(cf, "group");
+		return cfgfile_error(cf, "group: `%s' is not a group name",
+		    g->group);
+	}
+	return 0;
+}
+
+int
+listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
+    size_t errsz)
+{
+	struct cfgfile cf;
+	struct target t;
+	char *path = NULL;
+	char rdir[PATH_MAX];
+	int missing;
+
+	memset(g, 0, sizeof(*g));
+	if (config_dir(dir, rdir, err, errsz) < 0)
+		return -1;
 	if ((g->dir = xstrdup(rdir)) == NULL ||
 	    keys_defaults(KEYS_GLOBAL, g, NULL, rdir) < 0 ||
 	    (path = cfgfile_join(rdir, "listgate.conf")) == NULL) {
@@ -129,7 +179,8 @@ listcfg_load_global(const char *dir, struct listcfg_global *g, char *err,
 	t.scope = KEYS_GLOBAL;
 	t.obj = g;
 	t.dir = g->dir;
-	if (cfgfile_read(&cf, path, err, errsz, set_key, &t, &missing) < 0)
+	if (cfgfile_read(&cf, path, err, errsz, set_key, &t, &missing) < 0 ||
+	    check_accounts(&cf, g) < 0)
 		goto fail;
 	xfree(path);
 	return 0;
@@ -137,6 +188,56 @@ fail:
 	xfree(path);
 	listcfg_free_global(g);
 	return -1;
+}
+
+/* listcfg_load_owner's callback: user, group and mta only */
+static int
+set_owner_key(void *ctx, struct cfgfile *cf, const char *key,
+    const char *raw)
+{
+	if (strcmp(key, "user") != 0 && strcmp(key, "group") != 0 &&
+	    strcmp(key, "mta") != 0)
+		return 0;
+	return set_key(ctx, cf, key, raw);
+}
+
+int
+listcfg_load_owner(const char *dir, char **user_r, char **group_r,
+    int *mta_r, char *err, size_t errsz)
+{
+	struct listcfg_global g;
+	struct cfgfile cf;
+	struct target t;
+	char rdir[PATH_MAX];
+	char *path = NULL;
+	int missing, rc = -1;
+
+	*user_r = *group_r = NULL;
+	*mta_r = -1;
+	memset(&g, 0, sizeof(g));
+	if (config_dir(dir, rdir, err, errsz) < 0)
+		return -1;
+	if (keys_defaults(KEYS_GLOBAL, &g, NULL, rdir) < 0 ||
+	    (path = cfgfile_join(rdir, "listgate.conf")) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	t.scope = KEYS_GLOBAL;
+	t.obj = &g;
+	t.dir = rdir;
+	if (cfgfile_read(&cf, path, err, errsz, set_owner_key, &t,
+	    &missing) < 0 || check_accounts(&cf, &g) < 0)
+		goto out;
+	if (!missing && cfgfile_seen(&cf, "mta") != 0)
+		*mta_r = g.mta;
+	*user_r = g.user;
+	*group_r = g.group;
+	g.user = g.group = NULL;
+	rc = 0;
+out:
+	xfree(path);
+	keys_free(KEYS_GLOBAL, &g);
+	return rc;
 }
 
 void
@@ -169,6 +270,7 @@ load_list(const struct listcfg_global *g, const char *name,
 {
 	struct cfgfile cf;
 	struct target t;
+	struct stat st;
 	char *ldir = NULL, *path = NULL;
 	char file[LG_MAX_LIST_NAME + sizeof(".conf")];
 	unsigned lh, ls, ld;
@@ -192,6 +294,9 @@ load_list(const struct listcfg_global *g, const char *name,
 	t.scope = KEYS_LIST;
 	t.obj = l;
 	t.dir = g->dir;
+	if (stat(ldir, &st) == 0 && cfgfile_trusted(ldir, &st, err,
+	    errsz) < 0)
+		goto fail;
 	if (cfgfile_read(&cf, path, err, errsz, set_key, &t, &missing) < 0)
 		goto fail;
 	l->has_file = !missing;

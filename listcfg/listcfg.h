@@ -31,6 +31,13 @@
 #define LG_DEFAULT_LOCK_WAIT_MS		5000u
 #define LG_DEFAULT_TIMEOUT_S		300u	/* Postfix kills at 1000 s */
 #define LG_DEFAULT_HOLD_EXPIRY_DAYS	14u
+/* the site's cookie key (listgate init creates it) */
+#define LG_DEFAULT_SECRET_FILE		"/var/lib/listgate/secret"
+/* ezmlm-idx's moderation cookies also last days, not hours: a
+ * moderator away for a week can still decide */
+#define LG_DEFAULT_COOKIE_DAYS		14u
+/* hold notices per list and hour before they wait for a digest */
+#define LG_DEFAULT_NOTIFY_MAX_PER_HOUR	30u
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -57,6 +64,10 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *user;		/* started as root: become this user; NULL
+				 * when not set (root is then refused) */
+	char *group;		/* ... and this group (NULL: the user's) */
+	char *secret_file;	/* the cookie key, absolute */
 };
 
 enum on_error {
@@ -80,6 +91,13 @@ struct listcfg_list {
 	char **deliver;		/* argv template (NULL-terminated) or NULL */
 	char **release;		/* argv template or NULL */
 	char **moderators;	/* addresses, NULL-terminated, or NULL */
+	char *moderation_address; /* LOCAL@DOMAIN of the action addresses,
+				 * or NULL (no notices) */
+	int recipient_delimiter; /* the character: '+' (default), '-' ... */
+	char **notify;		/* argv template (TMPL_NOTIFY) or NULL */
+	unsigned cookie_days;	/* action addresses stay valid this long */
+	unsigned notify_max_per_hour;	/* then notices become a digest */
+	int sender_notice;	/* 1: tell the sender of a rejected post */
 	int on_error;		/* enum on_error */
 	size_t max_scan_bytes;
 	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
@@ -103,13 +121,26 @@ const char *listcfg_dir(const char *opt);
 int listcfg_name_ok(const char *name);
 
 /* load DIR/listgate.conf (defaults when the file is missing, error when
- * DIR itself is missing or unreadable): 0, or -1 with err */
+ * DIR itself is missing or unreadable, or when DIR or the file could be
+ * changed by another user: see cfgfile_trusted): 0, or -1 with err */
 int listcfg_load_global(const char *dir, struct listcfg_global *g,
     char *err, size_t errsz);
 void listcfg_free_global(struct listcfg_global *g);
 
+/*
+ * What listgate started as root must know before it opens anything else:
+ * the global keys user, group and mta of DIR/listgate.conf, checked as
+ * listcfg_load_global checks the directory and the file (the file's
+ * format too; the values of other keys are not looked at).  0 with
+ * *user_r and *group_r (NULL when not set, else xfree them) and *mta_r
+ * (an enum listcfg_mta, -1 when not set), or -1 with err.
+ */
+int listcfg_load_owner(const char *dir, char **user_r, char **group_r,
+    int *mta_r, char *err, size_t errsz);
+
 /* load lists/NAME.conf over the defaults: 0, or -1 with err.  The name
- * is checked before any path is built. */
+ * is checked before any path is built; lists/ and the file must be
+ * cfgfile_trusted. */
 int listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz);
 void listcfg_free_list(struct listcfg_list *l);

@@ -97,6 +97,7 @@ print_key(FILE *f, const struct keys_row *k, const void *obj)
 	case KEYS_STRING:
 	case KEYS_PATH:
 	case KEYS_CONNINFO:
+	case KEYS_ADDR:
 		if ((s = *(char *const *)p) == NULL)
 			break;
 		m = NULL;
@@ -180,6 +181,7 @@ fmt_default(const struct keys_row *k, char *s, size_t n)
 	case KEYS_CONNINFO:
 	case KEYS_PATH:
 	case KEYS_ENUM:
+	case KEYS_ADDR:
 		snprintf(s, n, "%s", k->def_s != NULL ? k->def_s : "not set");
 		return;
 	case KEYS_ARGV:

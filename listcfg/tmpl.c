@@ -5,9 +5,10 @@
  * the MTA's envelope: both are hostile.  Words are bounded
  * (LG_MAX_CONF_LINE, at most LG_MAX_ARGV of them), an expanded argument
  * is at most LG_MAX_ARG_BYTES, and a value only ever fills its
- * placeholder inside one argument.  Depends on nothing but buf and
+ * placeholder inside one argument, never at the start of one where it
+ * could be read as an option.  Depends on nothing but buf and
  * xalloc (the argv-template fuzz target links just these).  Never logs,
- * never exits; -1 on every failure.
+ * never exits; -1 (or TMPL_EUNSAFE) on every failure.
  */
 #include "config.h"
 
@@ -37,30 +38,115 @@ tmpl_free(char **argv)
 	xfree(argv);
 }
 
-/* the length of the placeholder at p ("{sender}" ...), 0 if none */
-static size_t
-placeholder(const char *p, const struct tmpl_vars *v, const char **val_r)
+/* 1 if word w contains a placeholder ("{{" is none) */
+static int
+has_placeholder(const char *w)
 {
-	static const char *const names[] = { "{sender}", "{recipient}",
-	    "{list}" };
+	for (; (w = strchr(w, '{')) != NULL; w++) {
+		if (w[1] == '{')
+			w++;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+/* 1 if word w (an argument, not the program) starts with a placeholder */
+static int
+starts_with_placeholder(const char *w)
+{
+	return w[0] == '{' && w[1] != '{';
+}
+
+/*
+ * 1 if argument i of tmpl (i >= 1) is protected from being read as an
+ * option: a word "--" comes before it, or the word right before it is
+ * an option that takes it as its value (starts with '-', is neither "-"
+ * nor "--", has no '=' and no placeholder of its own).
+ */
+static int
+protected_word(char *const *tmpl, size_t i)
+{
+	const char *p;
+	size_t j;
+
+	for (j = 1; j < i; j++)
+		if (strcmp(tmpl[j], "--") == 0)
+			return 1;
+	if (i < 2)
+		return 0;
+	p = tmpl[i - 1];
+	return p[0] == '-' && p[1] != '\0' && strcmp(p, "--") != 0 &&
+	    strchr(p, '=') == NULL && !has_placeholder(p);
+}
+
+/* the placeholders, in the order of their TMPL_* bits */
+static const char *const names[] = { "{sender}", "{recipient}", "{list}",
+    "{moderator}", "{id}" };
+#define NNAMES	(sizeof(names) / sizeof(names[0]))
+
+/* 1 if word w starts with a placeholder whose value comes from the
+ * envelope (an attacker): {sender} and {recipient}.  {list} (a checked
+ * name), {moderator} (the configuration) and {id} (a number) never
+ * start with '-' */
+static int
+starts_with_envelope(const char *w)
+{
+	return starts_with_placeholder(w) &&
+	    (strncmp(w, "{sender}", 8) == 0 ||
+	    strncmp(w, "{recipient}", 11) == 0);
+}
+
+/* the length of the placeholder at p ("{sender}" ...) if set allows it,
+ * 0 if none */
+static size_t
+placeholder(const char *p, unsigned set, const struct tmpl_vars *v,
+    const char **val_r)
+{
 	size_t i, n;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NNAMES; i++) {
 		n = strlen(names[i]);
-		if (strncmp(p, names[i], n) != 0)
+		if (!(set & (1u << i)) || strncmp(p, names[i], n) != 0)
 			continue;
 		if (val_r != NULL && v != NULL)
 			*val_r = i == 0 ? v->sender : i == 1 ? v->recipient :
-			    v->list;
+			    i == 2 ? v->list : i == 3 ? v->moderator : v->id;
 		return n;
 	}
 	return 0;
 }
 
+/* "{sender} {recipient} {list}" for the placeholders of set */
+static void
+known(unsigned set, char *out, size_t outsz)
+{
+	size_t i, len = 0;
+	int w;
+
+	out[0] = '\0';
+	for (i = 0; i < NNAMES && len < outsz; i++) {
+		if (!(set & (1u << i)))
+			continue;
+		w = snprintf(out + len, outsz - len, "%s%s", len ? " " : "",
+		    names[i]);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
 int
 tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 {
-	char **argv;
+	return tmpl_parse_set(text, TMPL_DELIVER, argv_r, err, errsz);
+}
+
+int
+tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
+    size_t errsz)
+{
+	char **argv, kn[128];
 	struct buf w = BUF_INIT(LG_MAX_CONF_LINE);
 	const char *p = text, *q;
 	size_t n = 0;
@@ -120,11 +206,11 @@ tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 				q += 2;
 				continue;
 			}
-			if ((pl = placeholder(q, NULL, NULL)) == 0) {
+			if ((pl = placeholder(q, set, NULL, NULL)) == 0) {
+				known(set, kn, sizeof(kn));
 				snprintf(err, errsz, "unknown placeholder "
-				    "`%.*s' (known: {sender} {recipient} "
-				    "{list}; {{ for a literal {)",
-				    (int)strcspn(q + 1, "}") + 2, q);
+				    "`%.*s' (known: %s; {{ for a literal {)",
+				    (int)strcspn(q + 1, "}") + 2, q, kn);
 				goto fail;
 			}
 			if (n == 0) {
@@ -146,6 +232,17 @@ tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz)
 		}
 		if ((argv[n] = xstrdup(buf_str(&w))) == NULL)
 			goto nomem;
+		/* the envelope must not begin an unprotected argument */
+		if (n > 0 && starts_with_envelope(argv[n]) &&
+		    !protected_word(argv, n)) {
+			snprintf(err, errsz, "unsafe template: %.*s begins "
+			    "argument %zu, where a value starting with '-' "
+			    "would be read as an option; put `--' before it, "
+			    "or the option that takes it as its value "
+			    "(-f {sender})", (int)strcspn(argv[n], "}") + 1,
+			    argv[n], n);
+			goto fail;
+		}
 		n++;
 	}
 	if (n == 0) {
@@ -170,6 +267,7 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 	char **argv;
 	const char *p, *val;
 	size_t n, i, pl;
+	int unsafe, rc = -1;
 
 	*argv_r = NULL;
 	for (n = 0; tmpl[n] != NULL; n++)
@@ -177,6 +275,8 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 	if ((argv = xcalloc(n + 1, sizeof(*argv))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
+		unsafe = i > 0 && starts_with_placeholder(tmpl[i]) &&
+		    !protected_word(tmpl, i);
 		buf_reset(&w);
 		for (p = tmpl[i]; *p != '\0'; ) {
 			if (*p != '{') {
@@ -191,11 +291,15 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 				continue;
 			}
 			val = NULL;
-			if ((pl = placeholder(p, v, &val)) == 0)
+			if ((pl = placeholder(p, ~0u, v, &val)) == 0)
 				goto fail;
 			if (val != NULL && buf_adds(&w, val) < 0)
 				goto fail;
 			p += pl;
+		}
+		if (unsafe && w.len > 0 && w.data[0] == '-') {
+			rc = TMPL_EUNSAFE;
+			goto fail;
 		}
 		if ((argv[i] = xstrdup(buf_str(&w))) == NULL)
 			goto fail;
@@ -206,5 +310,5 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 fail:
 	buf_free(&w);
 	tmpl_free(argv);
-	return -1;
+	return rc;
 }

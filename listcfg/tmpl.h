@@ -1,5 +1,5 @@
 /*
- * tmpl.h - argv templates: the deliver and release commands
+ * tmpl.h - argv templates: the deliver, release and notify commands
  *
  * A template is split into words when the configuration is loaded
  * (tmpl_parse) and expanded for each post (tmpl_expand).  It never meets
@@ -11,10 +11,27 @@
 
 #include <stddef.h>
 
-/* values for the placeholders {sender} {recipient} {list} */
+/* tmpl_expand: a value would be read as an option (see tmpl_parse) */
+#define TMPL_EUNSAFE	(-2)
+
+/* values for the placeholders {sender} {recipient} {list} {moderator}
+ * {id}; a NULL value expands to "" (zero the struct, then fill it) */
 struct tmpl_vars {
 	const char *sender, *recipient, *list;
+	const char *moderator, *id;
 };
+
+/* which placeholders a template may use */
+#define TMPL_SENDER	0x01u
+#define TMPL_RECIPIENT	0x02u
+#define TMPL_LIST	0x04u
+#define TMPL_MODERATOR	0x08u
+#define TMPL_ID		0x10u
+/* deliver and release: the post's envelope and the list */
+#define TMPL_DELIVER	(TMPL_SENDER | TMPL_RECIPIENT | TMPL_LIST)
+/* notify: who the message goes to, the list, the held post's envelope
+ * sender and id */
+#define TMPL_NOTIFY	(TMPL_MODERATOR | TMPL_LIST | TMPL_SENDER | TMPL_ID)
 
 /*
  * Split text (a configuration value, its trailing comment included) into
@@ -23,17 +40,35 @@ struct tmpl_vars {
  * with '#' begins the comment, at most LG_MAX_ARGV words.  Placeholders
  * are {sender}, {recipient} and {list}; "{{" is a literal '{', any
  * other '{' an error.  The first word is the program: an absolute path
- * without placeholders.  0 with *argv_r NULL-terminated (free with
- * tmpl_free), or -1 with the reason in err (without the key's name).
+ * without placeholders.
+ *
+ * A word that starts with {sender} or {recipient} takes its first bytes
+ * from the envelope, which the sender chooses: "-oQ/tmp" there would be
+ * read as an option.  Such a word must be protected: after a word "--",
+ * or right after an option that takes it as its value (a word starting
+ * with '-' other than "-" and "--", with no '=' and no placeholder of
+ * its own: "-f {sender}").  An unprotected one is refused.  {list} is
+ * a checked list name (listcfg_name_ok), which never starts with '-'.
+ *
+ * 0 with *argv_r NULL-terminated (free with tmpl_free), or -1 with the
+ * reason in err (without the key's name).
  */
 int tmpl_parse(const char *text, char ***argv_r, char *err, size_t errsz);
+
+/* the same with the placeholders of set (TMPL_* bits) allowed */
+int tmpl_parse_set(const char *text, unsigned set, char ***argv_r,
+    char *err, size_t errsz);
 
 /*
  * Expand a template: each placeholder stays within its own argument
  * (it never splits into several); "{{" stands for a literal "{".  A NULL
  * value expands to "".  *argv_r is NULL-terminated, free with
- * tmpl_free.  0, or -1 when out of memory, when an argument would
- * exceed LG_MAX_ARG_BYTES or on an unknown placeholder.
+ * tmpl_free.  0; TMPL_EUNSAFE when a word that starts with a placeholder
+ * is not protected (as tmpl_parse defines it) and its expansion starts
+ * with '-' (a template from tmpl_parse can give that only through a
+ * {list} value that is no list name); else -1: out of memory, an
+ * argument would exceed LG_MAX_ARG_BYTES, or an unknown placeholder.
+ * *argv_r is NULL after a failure.
  */
 int tmpl_expand(char *const *tmpl, const struct tmpl_vars *v,
     char ***argv_r);

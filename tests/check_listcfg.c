@@ -274,6 +274,22 @@ static const struct {
 	{ "deliver = {sender}\n",
 	  "t.conf:1: deliver: unsafe template: a placeholder in the program" },
 	{ "deliver = \"\" x\n", "t.conf:1: deliver: unsafe template: empty" },
+	/* an envelope value must not begin an unprotected argument */
+	{ "deliver = /usr/bin/x {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 1, "
+	  "where a value starting with '-' would be read as an option" },
+	{ "release = /usr/bin/x a {recipient}\n",
+	  "t.conf:1: release: unsafe template: {recipient} begins argument 2" },
+	{ "release = /usr/bin/x {recipient}@example.org\n",
+	  "t.conf:1: release: unsafe template: {recipient} begins argument 1" },
+	{ "deliver = /usr/bin/x -f{sender} {recipient}\n",
+	  "t.conf:1: deliver: unsafe template: {recipient} begins argument 2" },
+	{ "deliver = /usr/bin/x --from=a {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 2" },
+	{ "deliver = /usr/bin/x - {sender}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 2" },
+	{ "deliver = /usr/bin/x {sender} -- {recipient}\n",
+	  "t.conf:1: deliver: unsafe template: {sender} begins argument 1" },
 	{ "deliver = /bin/cat \"abc\n", "t.conf:1: deliver: unterminated quote" },
 	{ "deliver = /bin/cat \"a\\nb\"\n", "t.conf:1: deliver: bad escape" },
 	{ "database = x\n", "t.conf:1: unknown key `database'" },
@@ -402,6 +418,96 @@ START_TEST(global_errors)
 }
 END_TEST
 
+/* what root reads before it opens anything else: user, group, mta; the
+ * rest of the file is not looked at (its format is) */
+START_TEST(owner_keys)
+{
+	static const char text[] =
+	    "no_such_key = 1\n"
+	    "timeout = forever\n"
+	    "user = listgate\n"
+	    "group = lists\n"
+	    "mta = postfix\n";
+	struct listcfg_global g;
+	char err[1024], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", text, sizeof(text) - 1);
+	ck_assert_msg(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(user, "listgate");
+	ck_assert_str_eq(group, "lists");
+	ck_assert_int_eq(mta, LISTCFG_MTA_POSTFIX);
+	xfree(user);
+	xfree(group);
+	/* the full load still finds the errors */
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: unknown key"));
+
+	write_file("listgate.conf", "tokens_dir = t\n", 15);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_null(user);
+	ck_assert_ptr_null(group);
+	ck_assert_int_eq(mta, -1);
+
+	write_file("listgate.conf", "user = a b\n", 11);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: user: `a b' is "
+	    "not a user name"));
+	write_file("listgate.conf", "\ngroup = -x\n", 12);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:2: group: `-x' is "
+	    "not a group name"));
+}
+END_TEST
+
+/* configuration another user could change is refused: by the full load,
+ * by the owner keys' reader, for lists/ and its files */
+START_TEST(untrusted_files_refused)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[1024], p[PATH_MAX + 32], *user, *group;
+	int mta;
+
+	write_file("listgate.conf", "user = x\n", 9);
+	snprintf(p, sizeof(p), "%s/listgate.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0620), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf: writable by its group "
+	    "(mode 0620)") != NULL, "%s", err);
+	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
+	    sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by its group"));
+	ck_assert_int_eq(chmod(p, 0602), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0600), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+
+	write_file("lists/t.conf", "robs = 1\n", 9);
+	snprintf(p, sizeof(p), "%s/lists/t.conf", tmpdir);
+	ck_assert_int_eq(chmod(p, 0666), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists/t.conf: writable by everyone"));
+	ck_assert_int_eq(chmod(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/lists", tmpdir);
+	ck_assert_int_eq(chmod(p, 0770), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "lists: writable by its group"));
+	ck_assert_int_eq(chmod(p, 0700), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), 0);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	ck_assert_int_eq(chmod(tmpdir, 0777), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "writable by everyone (mode 0777)"));
+	ck_assert_int_eq(chmod(tmpdir, 0700), 0);
+}
+END_TEST
+
 START_TEST(bad_list_name_builds_no_path)
 {
 	struct listcfg_global g;
@@ -459,7 +565,8 @@ START_TEST(expand_keeps_values_in_one_argument)
 	    "\"{list} {{sender}\"\n";
 	static const char evil[] = "a b\"c';rm -rf / $(id) `id` {recipient}\n";
 	struct listcfg_list l;
-	struct tmpl_vars v = { evil, "r@example.org", "dev" };
+	struct tmpl_vars v = { .sender = evil, .recipient = "r@example.org",
+	    .list = "dev" };
 	char err[512];
 	char **argv;
 
@@ -489,7 +596,7 @@ START_TEST(expand_refuses_unknown_and_huge)
 {
 	char *tmpl[] = { "/bin/echo", "{nope}", NULL };
 	char *tmpl2[] = { "/bin/echo", "{sender}{sender}", NULL };
-	struct tmpl_vars v = { NULL, NULL, "dev" };
+	struct tmpl_vars v = { .list = "dev" };
 	char **argv;
 	char *big;
 
@@ -509,11 +616,143 @@ START_TEST(expand_refuses_unknown_and_huge)
 }
 END_TEST
 
+/* where an envelope value may begin an argument: after `--' or an
+ * option word; {list} anywhere (a checked name never starts with '-') */
+static const char *const protected_ok[] = {
+	"deliver = /usr/sbin/sendmail -i -f {sender} -- {recipient}\n",
+	"deliver = /usr/bin/x -- a {recipient} {sender}\n",
+	"deliver = /usr/bin/x -f {sender}{recipient}\n",
+	"deliver = /usr/bin/x {list}\n",
+	"deliver = /usr/bin/x {list}{sender}\n",
+	"deliver = /usr/bin/x x{sender} a{recipient}b\n",
+	"deliver = /usr/bin/x --from={sender} \"{{sender}\"\n",
+	"deliver = /usr/bin/x --sender {sender} --rcpt {recipient}\n",
+};
+
+START_TEST(protected_placeholders_load)
+{
+	struct listcfg_list l;
+	char err[1024];
+	const char *t = protected_ok[_i];
+
+	err[0] = '\0';
+	ck_assert_msg(load_list_text(t, strlen(t), &l, err, sizeof(err)) == 0,
+	    "case %d: %s", _i, err);
+	listcfg_free_list(&l);
+}
+END_TEST
+
+/* defence in depth: tmpl_expand refuses what tmpl_parse would have
+ * refused, when the value really starts with '-' */
+START_TEST(expand_refuses_option_like_values)
+{
+	char *bare[] = { "/bin/x", "{sender}", NULL };
+	char *two[] = { "/bin/x", "{sender}{recipient}", NULL };
+	char *list[] = { "/bin/x", "{list}", NULL };
+	char *opt[] = { "/bin/x", "-f", "{sender}", NULL };
+	char *dd[] = { "/bin/x", "--", "a", "{recipient}", NULL };
+	char *inner[] = { "/bin/x", "a{sender}", NULL };
+	struct tmpl_vars v = { .sender = "-oQ/tmp/x", .recipient = "-r",
+	    .list = "-dev" };
+	char **argv = (char **)1;
+
+	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), TMPL_EUNSAFE);
+	ck_assert_ptr_null(argv);
+	ck_assert_int_eq(tmpl_expand(list, &v, &argv), TMPL_EUNSAFE);
+	v.sender = "";
+	ck_assert_int_eq(tmpl_expand(two, &v, &argv), TMPL_EUNSAFE);
+	v.sender = "-oQ/tmp/x";
+	ck_assert_int_eq(tmpl_expand(opt, &v, &argv), 0);
+	ck_assert_str_eq(argv[2], "-oQ/tmp/x");
+	tmpl_free(argv);
+	ck_assert_int_eq(tmpl_expand(dd, &v, &argv), 0);
+	ck_assert_str_eq(argv[3], "-r");
+	tmpl_free(argv);
+	ck_assert_int_eq(tmpl_expand(inner, &v, &argv), 0);
+	ck_assert_str_eq(argv[1], "a-oQ/tmp/x");
+	tmpl_free(argv);
+	/* a harmless value in the same place is fine */
+	v.sender = "a@example.org";
+	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), 0);
+	ck_assert_str_eq(argv[1], "a@example.org");
+	tmpl_free(argv);
+}
+END_TEST
+
+/* the moderation keys: addresses by commas or blanks, one moderation
+ * address, the delimiter's character, notify's own placeholders */
+START_TEST(moderation_keys)
+{
+	static const char text[] =
+	    "moderators = a@b.example c@d.example,e@f.example ,  g@h.example\n"
+	    "moderation_address = dev-moderate@lists.example.org\n"
+	    "recipient_delimiter = -\n"
+	    "notify = /usr/sbin/sendmail -i -f dev-owner@x.example -- "
+	    "{moderator} {list} {sender} {id}\n"
+	    "cookie_days = 3\n"
+	    "notify_max_per_hour = 0\n"
+	    "sender_notice = yes\n";
+	struct tmpl_vars v = { .sender = "s@x", .list = "t",
+	    .moderator = "m@x", .id = "42" };
+	struct listcfg_list l;
+	char err[512], **argv;
+
+	ck_assert_msg(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(l.moderators[0], "a@b.example");
+	ck_assert_str_eq(l.moderators[1], "c@d.example");
+	ck_assert_str_eq(l.moderators[2], "e@f.example");
+	ck_assert_str_eq(l.moderators[3], "g@h.example");
+	ck_assert_ptr_null(l.moderators[4]);
+	ck_assert_str_eq(l.moderation_address,
+	    "dev-moderate@lists.example.org");
+	ck_assert_int_eq(l.recipient_delimiter, '-');
+	ck_assert_uint_eq(l.cookie_days, 3);
+	ck_assert_uint_eq(l.notify_max_per_hour, 0);
+	ck_assert_int_eq(l.sender_notice, 1);
+	ck_assert_int_eq(tmpl_expand(l.notify, &v, &argv), 0);
+	ck_assert_str_eq(argv[5], "m@x");
+	ck_assert_str_eq(argv[6], "t");
+	ck_assert_str_eq(argv[7], "s@x");
+	ck_assert_str_eq(argv[8], "42");
+	tmpl_free(argv);
+	listcfg_free_list(&l);
+
+	/* defaults */
+	ck_assert_int_eq(load_list_text("", 0, &l, err, sizeof(err)), 0);
+	ck_assert_int_eq(l.recipient_delimiter, '+');
+	ck_assert_uint_eq(l.cookie_days, 14);
+	ck_assert_uint_eq(l.notify_max_per_hour, 30);
+	ck_assert_int_eq(l.sender_notice, 0);
+	ck_assert_ptr_null(l.moderation_address);
+	ck_assert_ptr_null(l.notify);
+	listcfg_free_list(&l);
+
+	/* {moderator} and {id} belong to notify, {recipient} does not */
+	ck_assert_int_eq(load_list_text("release = /bin/x {moderator}\n", 29,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "unknown placeholder `{moderator}'") !=
+	    NULL, "%s", err);
+	ck_assert_int_eq(load_list_text("notify = /bin/x {recipient}\n", 28,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "known: {sender} {list} {moderator} {id}")
+	    != NULL, "%s", err);
+	ck_assert_int_eq(load_list_text("moderation_address = a@b c@d\n", 30,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: moderation_address") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(load_list_text("recipient_delimiter = %\n", 24,
+	    &l, err, sizeof(err)), -1);
+	ck_assert_int_eq(load_list_text("moderators = a@b, ,c@d\n", 23,
+	    &l, err, sizeof(err)), -1);
+}
+END_TEST
+
 START_TEST(print_reads_back)
 {
 	static const char text[] =
 	    "ham_cutoff = 0.123456789\n"
-	    "deliver = /usr/bin/x \"a b\" 'q' \"c\\\"d\\\\e\" f#g {sender} \"\"\n"
+	    "deliver = /usr/bin/x \"a b\" 'q' \"c\\\"d\\\\e\" -f#g {sender} \"\"\n"
 	    "moderators = a@b.example, c@d.example\n"
 	    "min_dev = 0.1\n";
 	struct listcfg_list l, l2;
@@ -576,7 +815,7 @@ END_TEST
 START_TEST(allocation_failures_fail_cleanly)
 {
 	static const char text[] =
-	    "deliver = /usr/bin/x a \"b c\" {sender}\n"
+	    "deliver = /usr/bin/x a \"b c\" -f {sender}\n"
 	    "release = /usr/bin/y {list}\n"
 	    "moderators = a@b.example, c@d.example\n";
 	struct listcfg_global g;
@@ -841,6 +1080,8 @@ listcfg_suite(void)
 	tcase_add_test(tc, overlong_line_nul_byte_too_many_words);
 	tcase_add_test(tc, global_errors);
 	tcase_add_test(tc, bad_list_name_builds_no_path);
+	tcase_add_test(tc, owner_keys);
+	tcase_add_test(tc, untrusted_files_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");
@@ -861,6 +1102,10 @@ listcfg_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, expand_keeps_values_in_one_argument);
 	tcase_add_test(tc, expand_refuses_unknown_and_huge);
+	tcase_add_test(tc, expand_refuses_option_like_values);
+	tcase_add_loop_test(tc, protected_placeholders_load, 0,
+	    sizeof(protected_ok) / sizeof(protected_ok[0]));
+	tcase_add_test(tc, moderation_keys);
 	suite_add_tcase(s, tc);
 	return s;
 }

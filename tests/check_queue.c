@@ -333,6 +333,18 @@ START_TEST(configured)
 }
 END_TEST
 
+/* the migrations compiled in (their versions may have gaps: numbers
+ * are handed out to work in progress) */
+static int
+nmigrations(void)
+{
+	int n = 0;
+
+	while (queue_migrations[n].name != NULL)
+		n++;
+	return n;
+}
+
 START_TEST(migrate_idempotent)
 {
 	struct queue *q = qopen();
@@ -346,7 +358,7 @@ START_TEST(migrate_idempotent)
 	ck_assert_int_eq(v, queue_schema_latest);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM schema_migrations",
-	    NULL), queue_schema_latest);
+	    NULL), nmigrations());
 	PQfinish(c);
 	queue_close(q);
 }
@@ -406,7 +418,7 @@ START_TEST(schema_missing_and_newer)
 	/* the hold checks the schema itself */
 	hold_refused(q, "listgate migrate");
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
-	ck_assert_int_eq(n, queue_schema_latest);
+	ck_assert_int_eq(n, nmigrations());
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	/* a later listgate migrated this database */
 	c = pg("lg_schema_test");
@@ -676,7 +688,7 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
 	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
 	    0);
-	ck_assert_int_eq(n, queue_schema_latest - 1);
+	ck_assert_int_eq(n, nmigrations() - 1);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
 	    "status = 'held'", NULL), 2);

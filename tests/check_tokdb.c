@@ -342,6 +342,57 @@ START_TEST(missing_file)
 }
 END_TEST
 
+/* the permission bits of path */
+static unsigned
+mode_of(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (unsigned)(st.st_mode & 07777);
+}
+
+/* a token file holds list content: 0640 whatever the umask; a writer
+ * tightens a world-readable file, a reader leaves it alone */
+START_TEST(file_mode)
+{
+	static const mode_t masks[] = { 0, 022, 077 };
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	char err[1024];
+	mode_t old;
+	size_t i;
+
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		unlink(dbpath);
+		old = umask(masks[i]);
+		db = open_w(dbpath);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 100), 4);
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		tokdb_close(db);
+		umask(old);
+		ck_assert_msg(mode_of(dbpath) == 0640, "umask %03o: mode %03o",
+		    (unsigned)masks[i], mode_of(dbpath));
+	}
+	ck_assert_int_eq(chmod(dbpath, 0644), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0644);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0640);
+	ck_assert_int_eq(chmod(dbpath, 0600), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_uint_eq(mode_of(dbpath), 0600);	/* stricter stays */
+	toklist_free(a);
+}
+END_TEST
+
 /* set one u32 meta record with the raw Kyoto Cabinet API */
 static void
 patch_meta(const char *key, size_t klen, uint32_t v)
@@ -657,6 +708,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, learn_unlearn_many);
 	tcase_add_test(tc, persist_and_read);
 	tcase_add_test(tc, iterate_tokens);
+	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
 

@@ -15,7 +15,7 @@ mkdir -p "$CONF/lists" || exit 99
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 
 run lg config --help
 check "config --help exits 0" test "$rc" -eq 0
@@ -27,7 +27,7 @@ check "config with an unknown action is a usage error" test "$rc" -eq 2
 
 # the table of keys: needs no configuration, one line per key
 tab=$(printf '\t')
-run "$LISTGATE" --config "$T/nonexistent" config keys
+run "$LISTGATE" --allow-root --config "$T/nonexistent" config keys
 check "config keys exits 0 without a configuration" test "$rc" -eq 0
 check "config keys names its columns" \
     grep -qx "# name${tab}file${tab}type${tab}default${tab}range${tab}description" "$T/out"
@@ -98,6 +98,16 @@ printf 'deliver = sendmail {recipient}\n' > "$CONF/lists/bad.conf"
 run lg config check --list bad
 check "an unsafe template fails" test "$rc" -eq 1
 check "and says so" grep -q "lists/bad.conf:1: deliver: unsafe template" "$T/err"
+# an envelope value that could begin an option: refused unless `--' or an
+# option taking it as its value comes first
+printf '# x\nrelease = /usr/sbin/sendmail {recipient}\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "a placeholder alone as an argument fails" test "$rc" -eq 1
+check "naming file, line and the placeholder" grep -q \
+    "lists/bad.conf:2: release: unsafe template: {recipient} begins argument 1, where a value starting with '-' would be read as an option" "$T/err"
+printf 'release = /usr/sbin/sendmail -i -f {sender} -- {recipient}\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "after -f and after -- it is accepted" test "$rc" -eq 0
 rm -f "$CONF/lists/bad.conf"
 run lg config check --list ../x
 check "a bad list name fails" test "$rc" -eq 1
@@ -110,10 +120,10 @@ echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1
 check "naming listgate.conf:5" grep -q "listgate.conf:5: lock_wait_ms: \`soon' is not a whole number" "$T/err"
-run "$LISTGATE" --config "$T/nonexistent" config check
+run "$LISTGATE" --allow-root --config "$T/nonexistent" config check
 check "a missing directory fails" test "$rc" -eq 1
 check "and says which" grep -q "nonexistent: configuration directory" "$T/err"
-run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" config check
+run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" --allow-root config check
 check "\$LISTGATE_CONFIG names the directory" grep -q "nonexistent2" "$T/err"
 
 echo "1..$n"

@@ -22,7 +22,7 @@ mkdir -p "$CONF/lists" || exit 99
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
 
 . "$top_srcdir/tests/lib.sh"
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 status() { sql "SELECT status FROM held_posts WHERE id = $1"; }

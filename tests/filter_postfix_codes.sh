@@ -24,7 +24,7 @@ CONF=$T/conf
 SINK=$T/sink
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 # expect WANT DESCRIPTION: compare with $rc; anything outside 0 69 75 77
 # is a failure on its own
 expect() {
@@ -39,13 +39,13 @@ expect() {
 pf() {
 	list=$1; post=$2; shift 2
 	rm -f "$SINK"
-	cat "$post" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+	cat "$post" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
 	    --list "$list" "$@" -f 'sender@example.net' -- "$list@lists.example.org" \
 	    > "$T/out" 2> "$T/err"
 	rc=$?
 }
 deliver_line() {
-	printf 'deliver = /bin/sh -c "cat > %s" sh {sender} {recipient}\n' "$SINK"
+	printf 'deliver = /bin/sh -c "cat > %s" -- {sender} {recipient}\n' "$SINK"
 }
 
 setup_conf() {
@@ -108,7 +108,7 @@ pf demo "$DATA/ham-test.eml"
 expect 0 "a ham post is delivered"
 cmp -s "$SINK" "$DATA/ham-test.eml" && ok "the sink got the post unchanged" ||
     bad "the sink got the post unchanged"
-"$LISTGATE" --config "$CONF" filter --mta postfix --list demo \
+"$LISTGATE" --allow-root --config "$CONF" filter --mta postfix --list demo \
     -f 'sender@example.net' -- demo@lists.example.org \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
@@ -117,10 +117,10 @@ cmp -s "$SINK" "$DATA/ham-test.eml" && ok "delivered unchanged from a file" ||
     bad "delivered unchanged from a file"
 # envelope values are single arguments, never shell text
 evil='a b"c'"'"';touch '"$T"'/pwned;`touch '"$T"'/pwned2` $(id)'
-printf 'ham_cutoff = 0.5\ndeliver = /bin/sh -c "printf %%s \\"$1\\" > %s/arg1; printf %%s \\"$2\\" > %s/arg2; cat > %s" sh {sender} x{recipient}y\n' \
+printf 'ham_cutoff = 0.5\ndeliver = /bin/sh -c "printf %%s \\"$1\\" > %s/arg1; printf %%s \\"$2\\" > %s/arg2; cat > %s" -- {sender} x{recipient}y\n' \
     "$T" "$T" "$SINK" > "$CONF/lists/args.conf"
 cp "$CONF/tokens/demo.kch" "$CONF/tokens/args.kch"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
     --list args -f "$evil" -- "-r @x" > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "a hostile sender passes as data"
@@ -171,7 +171,7 @@ expect 75 "deliver hangs: the watchdog defers"
     bad "within the timeout, long before the hang ends (${took}s)"
 
 # --- configuration and environment failures --------------------------------------
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$T/nonexistent" filter \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$T/nonexistent" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "missing configuration directory"
@@ -263,11 +263,11 @@ expect 75 "post larger than max_post_bytes"
 { cat "$DATA/ham-test.eml"
   awk 'BEGIN { s = sprintf("%0100d", 0); for (i = 0; i < 340000; i++) print s }'
 } > "$T/huge.eml"
-cat "$T/huge.eml" | TMPDIR=$T/no/such/dir "$LISTGATE" --config "$CONF" filter \
+cat "$T/huge.eml" | TMPDIR=$T/no/such/dir "$LISTGATE" --allow-root --config "$CONF" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "spool cannot be written (TMPDIR unwritable, 34 MB post)"
-cat "$T/huge.eml" | "$LISTGATE" --config "$CONF" filter \
+cat "$T/huge.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "the same 34 MB post with a writable TMPDIR is delivered"
@@ -279,36 +279,36 @@ pf demo "$T/empty.eml"
 expect 75 "an empty post"
 
 # --- usage errors ------------------------------------------------------------
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
     -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: no --list"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
     --list demo --bogus -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: unknown option"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta exim \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta exim \
     --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: unknown --mta, envelope options say Postfix"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --list demo \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
     -f s@x -- r@x extra > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: two recipients (dialect from listgate.conf)"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --bogus --config "$CONF" filter \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --bogus --config "$CONF" filter \
     --mta postfix --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: unknown global option before filter"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --help filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --help filter --mta postfix \
     --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "global --help before filter with a post on stdin is not a delivery"
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
     --list > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: --list without its argument"
 
-cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$CONF" filter --mta postfix \
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
     --list demo --help -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "--help with a post on stdin is not a delivery"
@@ -317,7 +317,7 @@ expect 75 "--help with a post on stdin is not a delivery"
 worst=0
 i=1
 while [ $i -le 150 ]; do
-	cat "$DATA/ham-test.eml" | LISTGATE_FAIL_ALLOC=$i "$LISTGATE" \
+	cat "$DATA/ham-test.eml" | LISTGATE_FAIL_ALLOC=$i "$LISTGATE" --allow-root \
 	    --config "$CONF" filter --mta postfix --list demo -f s@x -- r@x \
 	    > /dev/null 2>&1
 	r=$?

@@ -21,7 +21,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 # expect WANT DESCRIPTION: compare with $rc
 expect() {
 	if [ "$rc" -eq "$1" ]; then ok "$2 (exit $rc)"
@@ -32,7 +32,7 @@ qf() {
 	list=$1; post=$2; shift 2
 	env SENDER='owner-x@example.net' RECIPIENT="$list@lists.example.org" \
 	    LOCAL="$list" HOST=lists.example.org EXT='' \
-	    "$LISTGATE" --config "$CONF" filter --list "$list" "$@" \
+	    "$LISTGATE" --allow-root --config "$CONF" filter --list "$list" "$@" \
 	    < "$post" > "$T/out" 2> "$T/err"
 	rc=$?
 }
@@ -111,21 +111,21 @@ setup_conf
 qf demo "$DATA/ham-test.eml"
 expect 0 "a ham post passes: the next .qmail line delivers"
 [ ! -s "$T/out" ] && ok "nothing on stdout" || bad "nothing on stdout"
-env SENDER= RECIPIENT=demo@lists.example.org "$LISTGATE" --config "$CONF" \
+env SENDER= RECIPIENT=demo@lists.example.org "$LISTGATE" --allow-root --config "$CONF" \
     filter --list demo < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "a bounce (empty SENDER) passes too"
 cat "$DATA/ham-test.eml" | env SENDER=a@b RECIPIENT=demo@l \
-    "$LISTGATE" --config "$CONF" filter --list demo > "$T/out" 2> "$T/err"
+    "$LISTGATE" --allow-root --config "$CONF" filter --list demo > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "the post through a pipe instead of a file"
-LISTGATE_CONFIG=$CONF env SENDER=a@b "$LISTGATE" filter --list demo \
+LISTGATE_CONFIG=$CONF env SENDER=a@b "$LISTGATE" --allow-root filter --list demo \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "the configuration from \$LISTGATE_CONFIG"
 # a hostile envelope is data, never a command
 env SENDER='x;touch '"$T"'/pwned;`touch '"$T"'/pwned2`$(touch '"$T"'/pwned3)' \
-    RECIPIENT='demo@l' "$LISTGATE" --config "$CONF" filter --list demo \
+    RECIPIENT='demo@l' "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 0 "a hostile SENDER is only data"
@@ -134,14 +134,14 @@ expect 0 "a hostile SENDER is only data"
 
 # the one summary line per post (stderr when it is a terminal)
 if command -v script >/dev/null 2>&1; then
-	SENDER=a@example.org RECIPIENT=demo@l script -qc "'$LISTGATE' --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
+	SENDER=a@example.org RECIPIENT=demo@l script -qc "'$LISTGATE' --allow-root --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
 	    /dev/null > "$T/tty" 2>&1
 	grep -Eq '^listgate: list=demo msgid=<t2@project\.example\.org> score=0\.[0-9]{3} tokens=[0-9]+ used=[0-9]+ action=pass ms=[0-9.]+ from=<a@example\.org>' "$T/tty" &&
 	    ok "one log line: list= msgid= score= tokens= action= ms=" ||
 	    { bad "one log line: list= msgid= score= tokens= action= ms="; sed 's/^/# /' "$T/tty"; }
 	[ "$(grep -c 'list=demo' "$T/tty")" -eq 1 ] && ok "exactly one line" ||
 	    bad "exactly one line"
-	SENDER="$(printf 'evil\033[31m\nx')" script -qc "'$LISTGATE' --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
+	SENDER="$(printf 'evil\033[31m\nx')" script -qc "'$LISTGATE' --allow-root --config '$CONF' filter --list demo < '$DATA/ham-test.eml'" \
 	    /dev/null > "$T/tty" 2>&1
 	grep -q 'from=<evil?\[31m?x>' "$T/tty" &&
 	    ok "control bytes from the envelope are masked in the log" ||
@@ -157,7 +157,7 @@ grep -q "no database" "$T/err" && ok "and the reason reaches qmail's log" ||
     bad "and the reason reaches qmail's log"
 
 # --- every failure is 111 -------------------------------------------------
-"$LISTGATE" --config "$T/nonexistent" filter --list demo \
+"$LISTGATE" --allow-root --config "$T/nonexistent" filter --list demo \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 111 "missing configuration directory"
@@ -186,14 +186,14 @@ awk 'BEGIN { for (i = 0; i < 100; i++) print "padding line number " i }' |
     cat "$DATA/ham-test.eml" - > "$T/big.eml"
 qf small "$T/big.eml"
 expect 111 "post larger than max_post_bytes"
-"$LISTGATE" --config "$CONF" filter < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+"$LISTGATE" --allow-root --config "$CONF" filter < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 111 "usage error: no --list"
-"$LISTGATE" --config "$CONF" filter --list demo --bogus \
+"$LISTGATE" --allow-root --config "$CONF" filter --list demo --bogus \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 111 "usage error: unknown option"
-"$LISTGATE" --config "$CONF" filter --list demo --mta exim \
+"$LISTGATE" --allow-root --config "$CONF" filter --list demo --mta exim \
     < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 111 "usage error: unknown --mta"
@@ -222,7 +222,7 @@ worst=0
 i=1
 while [ $i -le 150 ]; do
 	LISTGATE_FAIL_ALLOC=$i env SENDER=a@b RECIPIENT=demo@l \
-	    "$LISTGATE" --config "$CONF" filter --list demo \
+	    "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
 	    < "$DATA/ham-test.eml" > /dev/null 2>&1
 	r=$?
 	if [ $r -ne 0 ] && [ $r -ne 111 ]; then worst=$r; break; fi

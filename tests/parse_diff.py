@@ -474,7 +474,7 @@ def lg_words(listgate, paths):
             os.symlink(os.path.abspath(p), os.path.join(d, nm))
             names[os.path.join(d, nm)] = p
         env = dict(os.environ, LISTGATE_CONFIG="/nonexistent-listgate")
-        r = subprocess.run([listgate, "tokens", d], stdout=subprocess.PIPE,
+        r = subprocess.run([listgate, "--allow-root", "tokens", d], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, env=env)
         if r.returncode != 0:
             sys.stderr.write(r.stderr.decode("utf-8", "replace"))

@@ -18,6 +18,15 @@
 # queue; after PostgreSQL is back and `postqueue -f` it is held exactly
 # once.
 #
+# Moderation by mail: the list's notify command hands the hold notice to
+# this Postfix (SMTP on loopback), whose local(8) delivers it to the
+# moderator's mailbox (an alias to a file); the test takes the approve
+# address from the notice and submits a reply with sendmail(1); Postfix
+# (recipient_delimiter = +, transport_maps for the moderation address)
+# pipes it to `listgate moderate`; the released post reaches the sink
+# with the held post's bytes unchanged, and the moderator gets an
+# answer.  The time this part takes is printed as a "#" line.
+#
 # Needs Postfix: when it is missing and we run as root with CI=true or
 # LISTGATE_E2E=1, Debian's package is installed non-interactively ("No
 # configuration", so no system instance is set up or started); otherwise
@@ -96,12 +105,15 @@ mkdir -p "$PF" "$Q" "$T/data" "$T/bin" "$SINK" "$CONF/lists" || exit 99
 chmod 1777 "$SINK"
 chown postfix "$T/data" || exit 99
 
-# an SMTP client for loopback: inject.sh HOST:PORT SENDER RECIPIENT < post
+# an SMTP client for loopback: inject.sh HOST:PORT [--] SENDER RECIPIENT < post
 # (exit 0 when the server took the post, 75 otherwise)
 cat > "$T/bin/inject.sh" <<'EOF'
 #!/bin/bash
 set -u
-hp=$1 from=$2 to=$3
+hp=$1
+shift
+[ "$1" = -- ] && shift
+from=$1 to=$2
 case "$from$to" in *$'\r'*|*$'\n'*|*'<'*|*'>'*) exit 75 ;; esac
 exec 3<>"/dev/tcp/${hp%:*}/${hp#*:}" || exit 75
 reply() {
@@ -146,17 +158,30 @@ chmod 755 "$T/bin/inject.sh" "$T/bin/sink.sh"
 cat > "$CONF/lists/demo.conf" <<EOF
 ham_cutoff = 0.5
 spam_cutoff = 0.9
-deliver = $T/bin/inject.sh 127.0.0.1:$PORT {sender} sink@sink.listgate.test
+deliver = $T/bin/inject.sh 127.0.0.1:$PORT -- {sender} sink@sink.listgate.test
+release = $T/bin/inject.sh 127.0.0.1:$PORT -- {sender} sink@sink.listgate.test
+moderators = mod@mod.listgate.test
+moderation_address = demo-moderate@lists.listgate.test
+notify = $T/bin/inject.sh 127.0.0.1:$PORT demo-owner@lists.listgate.test {moderator}
 EOF
+mkdir -p "$T/var" "$T/mbox" || exit 99
+chmod 1777 "$T/mbox"
+chown nobody "$T/var" || exit 99
+echo "secret_file = $T/var/secret" >> "$CONF/listgate.conf"
 if [ $HAVE_PG -eq 1 ]; then
 	# training goes through the database's journal: schema first
-	"$LISTGATE" --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
+	"$LISTGATE" --allow-root --config "$CONF" migrate >/dev/null || { echo "# migrate failed"; exit 99; }
 fi
-"$LISTGATE" --config "$CONF" train --quiet --list demo --spam "$DATA"/spam[1-4].eml &&
-    "$LISTGATE" --config "$CONF" train --quiet --list demo --ham "$DATA"/ham[1-4].eml ||
+"$LISTGATE" --allow-root --config "$CONF" train --quiet --list demo --spam "$DATA"/spam[1-4].eml &&
+    "$LISTGATE" --allow-root --config "$CONF" train --quiet --list demo --ham "$DATA"/ham[1-4].eml ||
     { echo "# training failed"; exit 99; }
 chmod -R a+rX "$CONF"
-"$LISTGATE" --config "$CONF" config check --list demo >/dev/null ||
+# moderate syncs the token file after a decision: the pipe services'
+# user owns the token files, and the secret belongs to it
+chown -R nobody "$CONF/tokens" || exit 99
+runuser -u nobody -- "$LISTGATE" --config "$CONF" init >/dev/null ||
+    { echo "# listgate init as nobody failed"; exit 99; }
+"$LISTGATE" --allow-root --config "$CONF" config check --list demo >/dev/null ||
     { echo "# config check failed"; exit 99; }
 
 # --- the private Postfix instance -----------------------------------------------
@@ -171,10 +196,11 @@ maillog_file_prefixes = $T
 myhostname = mx.listgate.test
 mydomain = listgate.test
 myorigin = listgate.test
-mydestination = lists.listgate.test, sink.listgate.test
+mydestination = lists.listgate.test, sink.listgate.test, mod.listgate.test
 local_recipient_maps =
-alias_maps =
+alias_maps = texthash:$PF/aliases
 alias_database =
+recipient_delimiter = +
 inet_interfaces = loopback-only
 inet_protocols = ipv4
 mynetworks = 127.0.0.0/8
@@ -185,13 +211,20 @@ smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination
 smtpd_recipient_restrictions = permit_mynetworks, reject
 transport_maps = texthash:$PF/transport
 listgate_destination_recipient_limit = 1
+listgatemod_destination_recipient_limit = 1
 sink_destination_recipient_limit = 1
 biff = no
 smtputf8_enable = no
 EOF
 cat > "$PF/transport" <<EOF
 demo@lists.listgate.test	listgate:demo
+demo-moderate@lists.listgate.test	listgatemod:
 sink@sink.listgate.test	sink:
+EOF
+# the moderator's mailbox: local(8) appends to a file
+cat > "$PF/aliases" <<EOF
+mod	$T/mbox/mod
+demo-owner	$T/mbox/owner
 EOF
 cat > "$PF/master.cf" <<EOF
 127.0.0.1:$PORT inet n - n - - smtpd
@@ -215,6 +248,8 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 listgate  unix  -       n       n       -       -       pipe
   flags=Rq user=nobody argv=$LISTGATE --config $CONF filter --mta postfix --list \${nexthop} -f \${sender} -- \${recipient}
+listgatemod unix -       n       n       -       -       pipe
+  flags=Rq user=nobody argv=$LISTGATE --config $CONF moderate --mta postfix -f \${sender} -- \${recipient}
 sink      unix  -       n       n       -       -       pipe
   flags=F user=nobody argv=$T/bin/sink.sh
 EOF
@@ -276,7 +311,9 @@ if [ $HAVE_PG -eq 0 ]; then
 fi
 
 # --- a spam post is held, not delivered ---------------------------------------------
-post spam-test.eml e2e-spam@test > "$T/spam.eml"
+# (with a Date of its own, so that Postfix adds nothing but Received:
+# the approved post must reach the sink with these bytes unchanged)
+{ echo "Date: Thu, 03 Dec 2026 10:00:00 +0000"; post spam-test.eml e2e-spam@test; } > "$T/spam.eml"
 inject "$T/spam.eml" spammer@example.net demo@lists.listgate.test ||
     bad "Postfix accepts the spam post"
 i=0
@@ -289,6 +326,52 @@ sink_has e2e-spam@test && bad "the held post was not delivered" ||
     ok "the held post was not delivered"
 [ "$(queued)" -eq 0 ] && ok "Postfix's queue is empty after the hold" ||
     bad "Postfix's queue is empty after the hold ($(queued) files)"
+
+# --- moderation by mail: the notice, a reply by sendmail, the release ---------------------
+mstart=$(date +%s%N)
+i=0
+until grep -q "^Reply-To: <demo-moderate+approve-" "$T/mbox/mod" 2>/dev/null ||
+    [ $i -ge 150 ]; do sleep 0.2; i=$((i + 1)); done
+grep -q "^Subject: \[demo\] held: " "$T/mbox/mod" 2>/dev/null &&
+    ok "local(8) delivered the hold notice to the moderator's mailbox" ||
+    bad "local(8) delivered the hold notice to the moderator's mailbox"
+approve=$(sed -n 's/^Reply-To: <\(demo-moderate+approve-[0-9]*-[a-z0-9]*@lists.listgate.test\)>$/\1/p' \
+    "$T/mbox/mod" | head -1)
+[ -n "$approve" ] && ok "the notice's Reply-To is the approve address" ||
+    bad "the notice's Reply-To is the approve address"
+grep -q "^Content-Type: message/rfc822" "$T/mbox/mod" &&
+    ok "the notice carries the post" || bad "the notice carries the post"
+printf 'From: Moderator <mod@mod.listgate.test>\nTo: %s\nSubject: Re: held\n\nok\n' \
+    "$approve" > "$T/reply.eml"
+if sendmail -C "$PF" -i -f mod@mod.listgate.test -- "$approve" < "$T/reply.eml" 2>"$T/sendmail.err"; then
+	ok "sendmail takes the reply"
+else
+	bad "sendmail takes the reply"; sed 's/^/# /' "$T/sendmail.err"
+fi
+i=0
+until sink_has e2e-spam@test || [ $i -ge 150 ]; do sleep 0.2; i=$((i + 1)); done
+wait_log "relay=listgatemod.*status=sent" 5 &&
+    ok "Postfix piped the reply to listgate moderate" ||
+    bad "Postfix piped the reply to listgate moderate"
+sink_has e2e-spam@test && ok "the approved post reaches the sink" ||
+    bad "the approved post reaches the sink"
+f=$(grep -l "^Message-ID: <e2e-spam@test>" "$SINK"/post.* 2>/dev/null | head -1)
+if [ -n "$f" ] && tail -c "$(wc -c < "$T/spam.eml")" "$f" | cmp -s - "$T/spam.eml"; then
+	ok "... with the post's bytes unchanged"
+else
+	bad "... with the post's bytes unchanged"
+	[ -n "$f" ] && diff "$T/spam.eml" "$f" | sed 's/^/# /'
+fi
+[ "$(psql -X -A -t -q -c "SELECT status || ' ' || decided_by FROM held_posts WHERE message_id = '<e2e-spam@test>'")" = \
+    "approved mod@mod.listgate.test" ] && ok "the post is approved, by the reply's From" ||
+    bad "the post is approved, by the reply's From"
+i=0
+until grep -q "^Subject: \[demo\] approved: post " "$T/mbox/mod" 2>/dev/null ||
+    [ $i -ge 100 ]; do sleep 0.2; i=$((i + 1)); done
+grep -q "^Subject: \[demo\] approved: post " "$T/mbox/mod" &&
+    ok "the moderator gets the answer" || bad "the moderator gets the answer"
+echo "# moderation by mail through Postfix took $((($(date +%s%N) - mstart) / 1000000)) ms"
+# (the approved post no longer counts as held below)
 
 # --- PostgreSQL down: the post stays with Postfix --------------------------------------
 sh "$PG_SH" stop >/dev/null 2>&1

@@ -46,22 +46,22 @@ for h in B C; do
 done
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
-lgA() { "$LISTGATE" --config "$T/A" "$@"; }
-lgB() { "$LISTGATE" --config "$T/B" "$@"; }
-lgC() { "$LISTGATE" --config "$T/C" "$@"; }
+lgA() { "$LISTGATE" --allow-root --config "$T/A" "$@"; }
+lgB() { "$LISTGATE" --allow-root --config "$T/B" "$@"; }
+lgC() { "$LISTGATE" --allow-root --config "$T/C" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sqlp() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 sqls() { psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" -c "$1"; }
 # a host's token file: every record, then its counts and position
 dump() {
 	{
-		"$LISTGATE" --config "$T/$1" score --list dev --db-dump |
+		"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-dump |
 		    LC_ALL=C sort
-		"$LISTGATE" --config "$T/$1" score --list dev --db-stats
+		"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats
 	}
 }
 pos() {
-	"$LISTGATE" --config "$T/$1" score --list dev --db-stats |
+	"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats |
 	    sed -n 's/^journal_pos //p'
 }
 # wait (at most 30 s) until the standby has replayed everything the

@@ -31,7 +31,7 @@ dump() {	# dump CONF: the token file of list "big", sorted
 	if command -v kchashmgr >/dev/null 2>&1; then
 		kchashmgr list -pv -px "$T/tokens-$1/big.kch" | LC_ALL=C sort
 	else
-		"$LISTGATE" --config "$T/conf-$1" score --list big --db-dump |
+		"$LISTGATE" --allow-root --config "$T/conf-$1" score --list big --db-dump |
 		    LC_ALL=C sort
 	fi
 }
@@ -55,7 +55,7 @@ gen() {
 	}' > "$T/posts"
 }
 
-"$LISTGATE" --config "$T/conf-a" migrate -q || exit 99
+"$LISTGATE" --allow-root --config "$T/conf-a" migrate -q || exit 99
 
 r=1
 killed=0
@@ -66,7 +66,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 	[ $((r % 3)) -eq 0 ] && cls=spam
 	"$QHOLD" -j big "$cls" "$T/posts" > /dev/null || exit 99
 	delay=$(awk -v s="$r" 'BEGIN { srand(s * 7919); printf "%.3f", rand() * 0.08 }')
-	"$LISTGATE" --config "$T/conf-a" sync -q --list big 2>/dev/null &
+	"$LISTGATE" --allow-root --config "$T/conf-a" sync -q --list big 2>/dev/null &
 	pid=$!
 	sleep "$delay"
 	if kill -9 "$pid" 2>/dev/null; then
@@ -87,15 +87,15 @@ nev=$((nev + PER_ROUND))
 gen 999
 "$QHOLD" -j big spam "$T/posts" > /dev/null || exit 99
 for i in 1 2 3; do
-	"$LISTGATE" --config "$T/conf-a" sync -q --list big > "$T/out$i" 2>&1 &
+	"$LISTGATE" --allow-root --config "$T/conf-a" sync -q --list big > "$T/out$i" 2>&1 &
 	eval "p$i=\$!"
 done
 wait "$p1"; r1=$?; wait "$p2"; r2=$?; wait "$p3"; r3=$?
 check "three concurrent syncs exit 0" test "$r1$r2$r3" = 000
-"$LISTGATE" --config "$T/conf-a" sync --list big > "$T/out" 2>&1
+"$LISTGATE" --allow-root --config "$T/conf-a" sync --list big > "$T/out" 2>&1
 check "sync after the kills exits 0" test $? -eq 0
 t0=$(date +%s)
-"$LISTGATE" --config "$T/conf-b" sync --list big > "$T/out-b" 2>&1
+"$LISTGATE" --allow-root --config "$T/conf-b" sync --list big > "$T/out-b" 2>&1
 check "a clean single sync exits 0" test $? -eq 0
 t1=$(date +%s)
 echo "# clean sync of $nev events: $((t1 - t0)) s ($(cat "$T/out-b"))"
@@ -104,7 +104,7 @@ dump b > "$T/dump-b"
 check "the dump is not empty" test "$(wc -l < "$T/dump-a")" -gt 100
 check "killed-and-resumed counts = clean single sync" \
     cmp -s "$T/dump-a" "$T/dump-b"
-"$LISTGATE" --config "$T/conf-a" rebuild -q --list big
+"$LISTGATE" --allow-root --config "$T/conf-a" rebuild -q --list big
 check "rebuild exits 0" test $? -eq 0
 check "no temporary build file is left behind" \
     test -z "$(find "$T/tokens-a" -name '.*' -print)"

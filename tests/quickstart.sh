@@ -162,10 +162,10 @@ unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGSERVICE \
     PGOPTIONS PGSSLMODE 2>/dev/null || true
 LISTGATE_CONFIG=$conf
 export LISTGATE_CONFIG
-lgc() { "$lg" --config "$conf" "$@"; }
+lgc() { "$lg" --allow-root --config "$conf" "$@"; }
 # 1 if the subcommand exists in this build (stubs say "not implemented")
 have_cmd() {
-	! "$lg" --config "$conf" "$1" --help 2>&1 | grep -q 'not implemented'
+	! "$lg" --allow-root --config "$conf" "$1" --help 2>&1 | grep -q 'not implemented'
 }
 
 # --- 3. the private cluster ---------------------------------------------------
@@ -252,7 +252,7 @@ have_cmd train || die "this build has no 'train' yet"
 for cls in ham spam; do
 	n=$(tr -cd '\0' <"$qs/train-$cls.lst" | wc -c)
 	say "training list demo on $n $cls posts"
-	xargs -0 "$lg" --config "$conf" train --list demo --$cls \
+	xargs -0 "$lg" --allow-root --config "$conf" train --list demo --$cls \
 	    <"$qs/train-$cls.lst" >/dev/null || die "training failed"
 done
 
@@ -312,8 +312,11 @@ if [ $mode = filter ] && have_cmd held; then
 	lgc held --list demo | head -n 12 || true
 	echo
 fi
+# as root, listgate wants --allow-root (or a `user` to become)
+asroot=
+[ "$(id -u)" -eq 0 ] && asroot=" --allow-root"
 echo "try:  export LISTGATE_CONFIG=$conf"
-echo "      $lg held --list demo;  $lg show ID;  $lg approve ID"
+echo "      $lg$asroot held --list demo;  $lg$asroot show ID;  $lg$asroot approve ID"
 echo "stop: sh $0 --stop${build:+ --build $build}"
 echo "($(($(date +%s) - t_start)) s)"
 [ $deferred -eq 0 ]

@@ -21,7 +21,7 @@ san=1
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client pgbouncer libc6-dev python3 procps npm
+      postgresql-client pgbouncer libc6-dev python3 procps npm openssl
       libmicrohttpd-dev libcrypt-dev curl chromium"
 missing=
 for p in $pkgs; do

@@ -23,7 +23,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 
 # the bytes that must never come out: ESC, BEL, 0x9B (raw, and the
@@ -82,7 +82,7 @@ setup_conf() {
 # terminal (script(1)), its output in OUT; 1 when there is no script
 filter_tty() {
 	command -v script >/dev/null 2>&1 || return 1
-	script -qec "'$LISTGATE' --config '$CONF' filter --list dev \
+	script -qec "'$LISTGATE' --allow-root --config '$CONF' filter --list dev \
 	    --mta qmail -f '$SENDER' -- dev@lists.example.org \
 	    < '$T/hostile.eml'; echo \"exit=\$?\"" /dev/null > "$1" 2>&1
 	return 0

@@ -29,7 +29,7 @@ fails=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 sql() { psql -X -A -t -q -c "$1" 2>/dev/null; }
 . "$top_srcdir/tests/torture_lib.sh"
 # the loops run hundreds of commands: fewer, spread over the range

@@ -23,7 +23,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 . "$top_srcdir/tests/torture_lib.sh"
 
 mkdir -p "$CONF/lists" || exit 99
@@ -57,17 +57,17 @@ check_scores() {
 
 # --- score ------------------------------------------------------------------
 run_score_two() {
-	"$LISTGATE" --config "$CONF" score --list demo "$DATA/ham-test.eml" \
+	"$LISTGATE" --allow-root --config "$CONF" score --list demo "$DATA/ham-test.eml" \
 	    "$DATA/spam-test.eml"
 }
 torture "score, two posts" "0 1" run_score_two check_same
 run_score_stdin() {
-	"$LISTGATE" --config "$CONF" score --list demo -v < "$DATA/spam-test.eml"
+	"$LISTGATE" --allow-root --config "$CONF" score --list demo -v < "$DATA/spam-test.eml"
 }
 TORTURE_CMP_OUT=0
 torture "score -v, a post on standard input" "0 1" run_score_stdin check_scores
 run_score_dir() {
-	"$LISTGATE" --config "$CONF" score --list demo -v --json "$MAIL"
+	"$LISTGATE" --allow-root --config "$CONF" score --list demo -v --json "$MAIL"
 }
 torture "score -v --json, the fixture directory" "0 1" run_score_dir check_scores
 TORTURE_CMP_OUT=1
@@ -76,7 +76,7 @@ TORTURE_CMP_OUT=1
 for f in 0005-nested-multipart 0011-rfc2047 0012-rfc2231 0013-charsets \
     0014-html 0016-digest; do
 	POST=$MAIL/$f.eml
-	run_tokens() { "$LISTGATE" tokens "$POST"; }
+	run_tokens() { "$LISTGATE" --allow-root tokens "$POST"; }
 	torture "tokens, $f.eml" "0 1" run_tokens check_same
 done
 
@@ -116,7 +116,7 @@ restore() {
 run_train() {
 	restore
 	# shellcheck disable=SC2086
-	"$LISTGATE" --config "$CONF" train --quiet --list tr $TRAIN_ARGS
+	"$LISTGATE" --allow-root --config "$CONF" train --quiet --list tr $TRAIN_ARGS
 }
 # 0: the new state; 1: the old one (the run learnt nothing: out of
 # memory stops train before it commits, and it says "0 posts learnt").

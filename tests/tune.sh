@@ -21,7 +21,7 @@ mkdir -p "$CONF/lists" || exit 99
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
 
 . "$top_srcdir/tests/lib.sh"
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 # jq-like: python3 expression over the JSON in $T/out
 js() { python3 -c "import json,sys; d=json.load(open('$T/out')); sys.exit(0 if ($1) else 1)"; }
@@ -174,7 +174,7 @@ assert not changed
 assert len(rest) == 2 * len(set(d['applied']) - set(k for k in (key(l) for l in old) if k))
 EOF
 check "... the edited file loads, with the recommended values" \
-    sh -c "'$LISTGATE' --config '$CONF' config check --list dev > '$T/cfg' 2>&1 && python3 -c \"
+    sh -c "'$LISTGATE' --allow-root --config '$CONF' config check --list dev > '$T/cfg' 2>&1 && python3 -c \"
 import json, re
 d = json.load(open('$T/apply.json'))
 cfg = dict(l.split(' = ', 1) for l in open('$T/cfg').read().splitlines() if ' = ' in l and not l.startswith('#'))

@@ -19,7 +19,7 @@
 # Needs $LISTGATE, $top_srcdir, $T; curl.
 
 CONF=$T/conf
-lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
 web_setup() {
@@ -42,7 +42,7 @@ EOS
 
 web_start() {
 	: > "$T/web.log"
-	"$LISTGATE" --config "$CONF" web --listen 127.0.0.1:0 "$@" \
+	"$LISTGATE" --allow-root --config "$CONF" web --listen 127.0.0.1:0 "$@" \
 	    2> "$T/web.log" &
 	webpid=$!
 	i=0

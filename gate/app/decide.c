@@ -38,11 +38,21 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 		    "release in lists/%s.conf", r->list, r->list);
 		goto out;
 	}
+	memset(&v, 0, sizeof(v));
 	v.sender = r->env_sender;
 	v.recipient = r->env_recipient;
 	v.list = r->list;
-	if (tmpl_expand(l.release, &v, &argv) < 0) {
-		snprintf(err, errsz, "out of memory");
+	if ((st = tmpl_expand(l.release, &v, &argv)) < 0) {
+		if (st == TMPL_EUNSAFE)
+			snprintf(err, errsz, "release command not run: an "
+			    "envelope value starting with '-' would begin an "
+			    "argument that is not protected by `--' or an "
+			    "option");
+		else
+			snprintf(err, errsz, "release command: cannot expand "
+			    "the template (out of memory or an envelope "
+			    "address over %u bytes)",
+			    (unsigned)LG_MAX_ARG_BYTES);
 		goto out;
 	}
 	fflush(stdout);

@@ -4,11 +4,19 @@
  * argv comes from a checked template (absolute program, placeholders
  * expanded inside single arguments); no shell is ever involved.  The
  * child gets its own process group so a timeout (or the filter's
- * watchdog) can kill everything it started.  Never exits; -1 with a
- * message on failure.
+ * watchdog) can kill everything it started.
+ *
+ * The child's standard input is a complete, seekable copy of the post,
+ * made before it starts (a memory file, else an unlinked temporary
+ * file), never a pipe we feed: when we die (SIGKILL, Ctrl-C, the OOM
+ * killer) while it runs, it still reads the whole post, never a part
+ * of it that looks complete.  Its environment is a short list of ours
+ * (env_keep): a moderator's PGPASSWORD never reaches it.  Never exits;
+ * -1 with a message on failure.
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
@@ -20,8 +28,73 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gate/util/clock.h"
 #include "gate/app/run.h"
+#include "gate/mail/spool.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+
+extern char **environ;
+
+/*
+ * What the child may see of our environment: the basics, the
+ * configuration directory, and what the MTAs hand their commands (qmail-
+ * local's envelope and qmail's own QMAIL* variables; Postfix's local(8)
+ * and pipe(8) variables).  Nothing else: not libpq's PGPASSWORD and
+ * friends, not the allocation-failure switches of the tests.
+ */
+static const char *const env_keep[] = {
+	"PATH", "HOME", "LANG", "TZ", "TMPDIR", "USER", "LOGNAME",
+	"LISTGATE_CONFIG",
+	/* qmail-local(8) */
+	"SENDER", "NEWSENDER", "RECIPIENT", "LOCAL", "HOST", "HOST2", "HOST3",
+	"HOST4", "EXT", "EXT2", "EXT3", "EXT4", "DTLINE", "RPLINE", "UFLINE",
+	/* Postfix local(8), pipe(8) */
+	"MAIL_CONFIG", "DOMAIN", "EXTENSION", "ORIGINAL_RECIPIENT", "ENVID",
+	"CLIENT_ADDRESS", "CLIENT_HELO", "CLIENT_HOSTNAME", "CLIENT_PROTOCOL",
+	"SASL_METHOD", "SASL_SENDER", "SASL_USERNAME",
+	NULL
+};
+static const char *const env_keep_prefix[] = { "LC_", "QMAIL", NULL };
+
+/* 1 if the environment entry e ("NAME=value") may reach the child */
+static int
+env_kept(const char *e)
+{
+	const char *eq = strchr(e, '=');
+	size_t n, i;
+
+	if (eq == NULL || eq == e)
+		return 0;
+	n = (size_t)(eq - e);
+	for (i = 0; env_keep[i] != NULL; i++)
+		if (strlen(env_keep[i]) == n && memcmp(e, env_keep[i], n) == 0)
+			return 1;
+	for (i = 0; env_keep_prefix[i] != NULL; i++)
+		if (strncmp(e, env_keep_prefix[i],
+		    strlen(env_keep_prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* the child's environment: the kept entries of ours (pointers into
+ * environ; xfree the array only), or NULL when out of memory */
+static char **
+child_env(void)
+{
+	char **env;
+	size_t n = 0, i, k = 0;
+
+	for (i = 0; environ != NULL && environ[i] != NULL; i++)
+		if (env_kept(environ[i]))
+			n++;
+	if ((env = xcalloc(n + 1, sizeof(*env))) == NULL)
+		return NULL;
+	for (i = 0; environ != NULL && environ[i] != NULL && k < n; i++)
+		if (env_kept(environ[i]))
+			env[k++] = environ[i];
+	env[k] = NULL;
+	return env;
+}
 
 /* the running child's pid (its process group), 0 when none */
 static volatile sig_atomic_t active_pid;
@@ -35,9 +108,33 @@ run_kill_active(void)
 		kill(-pid, SIGKILL);
 }
 
+/*
+ * A file holding data/len from offset 0, for the child's stdin: a
+ * memory file (memfd), else an unlinked temporary file ($TMPDIR).
+ * Close-on-exec; the child dup2s it.  Its descriptor, or -1 with err.
+ */
+static int
+post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
+{
+	int fd = -1;
+
+#ifdef MFD_CLOEXEC
+	fd = memfd_create("listgate-post", MFD_CLOEXEC);
+#endif
+	if (fd < 0 && (fd = spool_tmpfile(err, errsz)) < 0)
+		return -1;
+	if (len > 0 && spool_write_all(fd, data, len) < 0) {
+		snprintf(err, errsz, "run: cannot copy the post (%zu bytes) for "
+		    "the command: %s", len, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* in the child: set up stdin and exec; never returns */
 static void
-child(char *const *argv, int infd, int errfd)
+child(char *const *argv, char *const *envp, int infd, int errfd)
 {
 	sigset_t none;
 	int e;
@@ -56,7 +153,7 @@ child(char *const *argv, int infd, int errfd)
 		goto fail;
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
-	execv(argv[0], argv);
+	execve(argv[0], argv, envp);
 fail:
 	e = errno;
 	/* tell the parent why; it reads this from the close-on-exec pipe */
@@ -69,63 +166,42 @@ int
 run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
-	struct sigaction sa, osa;
-	struct pollfd pfd;
 	double deadline;
-	size_t off = 0;
-	ssize_t w;
 	pid_t pid, wp;
-	int in[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	char **envp = NULL;
+	int copy = -1, ep[2] = { -1, -1 };
 	int st, e, n, timed_out = 0, rc = -1;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
 		return -1;
 	}
-	/* close-on-exec: a command that another thread of this process
-	 * starts meanwhile (listgate web) must not inherit this pipe, or
-	 * this child would never see the end of its input (dup2 gives the
-	 * child's stdin without the flag) */
-	if (fd < 0 && pipe2(in, O_CLOEXEC) < 0) {
-		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
+	/* the whole post in a file before the child exists */
+	if (fd < 0 && (fd = copy = post_copy(data, len, err, errsz)) < 0)
 		return -1;
+	if ((envp = child_env()) == NULL) {
+		snprintf(err, errsz, "run: out of memory");
+		goto out;
 	}
 	if (pipe2(ep, O_CLOEXEC) < 0) {
 		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
 		goto out;
 	}
-	/* a child that stops reading must not kill us */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGPIPE, &sa, &osa);
 	deadline = timeout_s ? clock_now_ms() + (double)timeout_s * 1000 : 0;
 	if ((pid = fork()) < 0) {
 		snprintf(err, errsz, "run: fork: %s", strerror(errno));
-		sigaction(SIGPIPE, &osa, NULL);
 		goto out;
 	}
 	if (pid == 0) {
-		if (fd < 0)
-			close(in[1]);
 		close(ep[0]);
-		child(argv, fd >= 0 ? fd : in[0], ep[1]);
+		child(argv, envp, fd, ep[1]);
 	}
 	setpgid(pid, pid);
 	active_pid = pid;
 	close(ep[1]);
 	ep[1] = -1;
-	if (fd < 0) {
-		close(in[0]);
-		in[0] = -1;
-		fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
-	}
-	/* feed the pipe and wait, both within the deadline */
+	/* wait within the deadline */
 	for (;;) {
-		if (in[1] >= 0 && off == len) {
-			close(in[1]);
-			in[1] = -1;
-		}
 		wp = waitpid(pid, &st, WNOHANG);
 		if (wp == pid)
 			break;
@@ -141,23 +217,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			waitpid(pid, &st, 0);
 			break;
 		}
-		if (in[1] >= 0) {
-			pfd.fd = in[1];
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, 20) > 0) {
-				w = write(in[1], data + off, len - off);
-				if (w > 0)
-					off += (size_t)w;
-				else if (w < 0 && errno != EAGAIN &&
-				    errno != EINTR) {
-					/* EPIPE: it stopped reading; its exit
-					 * status decides */
-					close(in[1]);
-					in[1] = -1;
-				}
-			}
-		} else
-			poll(NULL, 0, 10);
+		poll(NULL, 0, 10);
 	}
 	/* did exec fail? */
 	n = (int)read(ep[0], &e, sizeof(e));
@@ -176,12 +236,10 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		snprintf(err, errsz, "%s: ended abnormally", argv[0]);
 done:
 	active_pid = 0;
-	sigaction(SIGPIPE, &osa, NULL);
 out:
-	if (in[0] >= 0)
-		close(in[0]);
-	if (in[1] >= 0)
-		close(in[1]);
+	xfree(envp);
+	if (copy >= 0)
+		close(copy);
 	if (ep[0] >= 0)
 		close(ep[0]);
 	if (ep[1] >= 0)

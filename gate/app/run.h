@@ -4,7 +4,13 @@
  * No shell: argv goes to execv as it is (argv[0] must be an absolute
  * path; listcfg checked it).  The child runs in its own process group
  * with stdout and stderr inherited; the whole group is killed when the
- * time runs out.
+ * time runs out.  Its standard input is a seekable file holding the
+ * whole post before it starts, so it reads all of it even when the
+ * caller dies first.  Its environment keeps only PATH, HOME, LANG,
+ * LC_*, TZ, TMPDIR, USER, LOGNAME, LISTGATE_CONFIG and the variables
+ * qmail (QMAIL*, SENDER, RECIPIENT, LOCAL, HOST*, EXT*, ...) and
+ * Postfix (MAIL_CONFIG, DOMAIN, EXTENSION, CLIENT_*, SASL_*, ...) give
+ * their commands; never libpq's (PGPASSWORD, ...).
  */
 #ifndef LG_RUN_H
 #define LG_RUN_H
@@ -12,12 +18,14 @@
 #include <stddef.h>
 
 /*
- * Run argv with the post on standard input: the file fd (from offset 0)
- * when fd >= 0, else data/len written through a pipe.  Wait at most
+ * Run argv with the post on standard input: the file fd (from offset 0;
+ * the child shares its file offset) when fd >= 0, else a copy of
+ * data/len made in a memory file (an unlinked temporary file where
+ * there is none) before the child starts.  Wait at most
  * timeout_s seconds (0: no limit).  Returns the exit status (0..255), or
- * -1 with a message in err: fork or pipe failure, the program could not
- * be executed, it was killed by a signal, or it timed out (then its
- * process group has been killed).
+ * -1 with a message in err: no copy of the post, fork or pipe failure,
+ * the program could not be executed, it was killed by a signal, or it
+ * timed out (then its process group has been killed).
  */
 int run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz);

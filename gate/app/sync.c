@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
@@ -50,11 +51,19 @@ sync_writer_wait(const struct listcfg_global *g)
 int
 sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 {
-	if (fs_mkdir_p(g->tokens_dir, 0755) < 0) {
+	struct stat st;
+
+	if (fs_mkdir_p(g->tokens_dir, SYNC_TOKENS_DIR_MODE) < 0) {
 		snprintf(err, errsz, "cannot create the tokens directory %s: %s",
 		    g->tokens_dir, strerror(errno));
 		return -1;
 	}
+	/* one made 0755 by an earlier version: take away what others could
+	 * see (a failure, not being its owner, changes nothing) */
+	if (stat(g->tokens_dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    (st.st_mode & 0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE) != 0)
+		(void)chmod(g->tokens_dir, st.st_mode & 07777 &
+		    ~(0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE));
 	return 0;
 }
 

@@ -32,7 +32,13 @@ struct sync_stats {
  * the lock: g's lock_wait_ms, but at least 10 seconds */
 unsigned sync_writer_wait(const struct listcfg_global *g);
 
-/* create g's tokens_dir and its missing parents: 0, or -1 with err */
+/* the mode of the tokens directory: the token files (TOKDB_FILE_MODE
+ * 0640) are for the list's user and group only */
+#define SYNC_TOKENS_DIR_MODE	0750
+
+/* create g's tokens_dir and its missing parents (mode
+ * SYNC_TOKENS_DIR_MODE exactly); an existing tokens_dir loses the
+ * permission bits SYNC_TOKENS_DIR_MODE lacks: 0, or -1 with err */
 int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
 
 /*

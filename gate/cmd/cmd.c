@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -18,8 +19,42 @@
 #include "gate/app/decide.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/priv.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
+
+/* leave root for the configured user before anything else is opened */
+int
+cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
+    size_t errsz)
+{
+	const char *dir = listcfg_dir(ctx->config_dir);
+	char *user = NULL, *group = NULL, why[1024];
+	int rc = -1;
+
+	*mta_r = -1;
+	if (!priv_is_root())
+		return 0;
+	if (listcfg_load_owner(dir, &user, &group, mta_r, why,
+	    sizeof(why)) < 0)
+		snprintf(err, errsz, "running as root: %s; listgate leaves "
+		    "root only for the user set in listgate.conf (or stays "
+		    "root with --allow-root)", why);
+	else if (user == NULL)
+		snprintf(err, errsz, "running as root, and %s/listgate.conf "
+		    "sets no `user': set user (and group) to the unprivileged "
+		    "account listgate runs as, or pass --allow-root to stay "
+		    "root (tests, one-off administration)", dir);
+	else if (priv_become(user, group, why, sizeof(why)) < 0)
+		snprintf(err, errsz, "running as root: cannot become user %s "
+		    "(user in %s/listgate.conf): %s", user, dir, why);
+	else
+		rc = 0;
+	xfree(user);
+	xfree(group);
+	return rc;
+}
 
 /* print "listgate NAME: " and the message to stderr, sanitized (an
  * error may quote a post, a file name or the database) */
@@ -161,16 +196,47 @@ cmd_touch(struct cmd_touched *t, const char *list)
 		t->overflow = 1;
 }
 
-/* sync the touched lists: number of failures */
+/*
+ * 1 when list's token file (or, while it is missing, the tokens
+ * directory) is there but not ours to write: a moderator in the token
+ * files' group reads them and decides, their owner's next sync applies
+ * the decisions
+ */
+static int
+not_writable(const struct listcfg_global *g, const char *list)
+{
+	char path[4096];
+
+	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0)
+		return 0;
+	if (access(path, W_OK) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return access(g->tokens_dir, W_OK) < 0 && errno == EACCES;
+	return errno == EACCES || errno == EROFS;
+}
+
+/* sync the touched lists (quiet: no note about lists left to their
+ * token file's owner): number of failures */
 int
 cmd_sync_touched(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct cmd_touched *t, int quiet)
 {
 	int i, nfail = 0;
 
-	for (i = 0; i < t->n; i++)
-		if (cmd_sync_list(name, q, g, t->names[i], quiet) < 0)
+	for (i = 0; i < t->n; i++) {
+		if (not_writable(g, t->names[i])) {
+			if (!quiet)
+				fprintf(stderr, "listgate %s: list %s: the "
+				    "token file is not yours to write; its "
+				    "owner's next `listgate sync` learns "
+				    "from the decisions\n", name,
+				    t->names[i]);
+			continue;
+		}
+		if (cmd_sync_list(name, q, g, t->names[i], 1) < 0)
 			nfail++;
+	}
 	if (t->overflow) {
 		cmd_err(name, "more lists than one run syncs: run `listgate "
 		    "sync`");

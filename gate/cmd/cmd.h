@@ -24,6 +24,12 @@ struct queue;
 struct cmd_ctx {
 	const char *config_dir;	/* --config DIR, else $LISTGATE_CONFIG, else /etc/listgate */
 	int verbose;
+	int allow_root;		/* --allow-root: stay root */
+	/* started as root and refused (cmd_leave_root): why, and the
+	 * configured dialect (enum listcfg_mta, -1 unknown).  main ends
+	 * every command but filter there; filter defers in its dialect */
+	const char *refused;
+	int refused_mta;
 };
 
 #define EXIT_CMD_OK	0
@@ -59,6 +65,22 @@ int cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_init(int argc, char **argv, const struct cmd_ctx *ctx);
+
+/*
+ * Started as root (real or effective uid 0): read the global keys user,
+ * group and mta of the configuration (ctx's directory) before anything
+ * else is opened, and become that user and group for good
+ * (gate/util/priv.h).  0 when not root or switched; -1 with the reason
+ * in err when root must be refused (no `user`, a configuration another
+ * user could change or none at all, an unknown user, a failed switch),
+ * *mta_r then the configured dialect (-1: unknown).  The caller decides
+ * about --allow-root.
+ */
+int cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
+    size_t errsz);
 
 /* print "listgate NAME: " and the message to stderr, through the
  * sanitizer (one line, controls masked; cut at 4 KiB) */
@@ -127,8 +149,9 @@ struct cmd_touched {
 /* remember list for cmd_sync_touched */
 void cmd_touch(struct cmd_touched *t, const char *list);
 
-/* sync every list of t (cmd_sync_list, quiet or not): the number of
- * failures, each reported as name */
+/* sync every list of t whose token file is ours to write (the others:
+ * a note on stderr unless quiet, their owner's sync applies the
+ * decisions): the number of failures, each reported as name */
 int cmd_sync_touched(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct cmd_touched *t, int quiet);
 

@@ -119,6 +119,13 @@ check_list(const struct listcfg_global *g, const char *name)
 		cmd_err(NAME, "%s", err);
 		return 1;
 	}
+	/* moderation by mail needs three keys; two of them do nothing */
+	if ((l.moderators != NULL) + (l.moderation_address != NULL) +
+	    (l.notify != NULL) == 2)
+		cmd_err(NAME, "warning: %s/lists/%s.conf: no hold notices are "
+		    "sent without %s", g->dir, name, l.moderators == NULL ?
+		    "moderators" : l.moderation_address == NULL ?
+		    "moderation_address" : "notify");
 	printf("\n");
 	if (listcfg_print_list(stdout, &l) < 0) {
 		cmd_err(NAME, "out of memory");

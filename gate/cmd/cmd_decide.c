@@ -196,7 +196,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet) < 0)
 			nfail++;
 	}
-	nfail += cmd_sync_touched(d->name, q, &g, t, 1);
+	nfail += cmd_sync_touched(d->name, q, &g, t, quiet);
 	queue_close(q);
 	listcfg_free_global(&g);
 	xfree(t);

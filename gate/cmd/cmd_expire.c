@@ -316,7 +316,7 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 	for (i = 0; i < nm.n; i++)
 		expire_list(q, &g, nm.v[i], older_than, who, dry, quiet, t,
 		    &tot);
-	tot.nfail += cmd_sync_touched(NAME, q, &g, t, 1);
+	tot.nfail += cmd_sync_touched(NAME, q, &g, t, quiet);
 	if (!quiet && !dry)
 		printf("%lu post%s expired (%lu learnt as spam), %lu "
 		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :

@@ -48,6 +48,8 @@
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
 #include "db/passcount.h"
+#include "gate/moderate/notice.h"
+#include "gate/moderate/notify.h"
 #include "db/tokdb.h"
 #include "gate/util/xalloc.h"
 
@@ -56,17 +58,26 @@
 #define MAX_CLUE_BYTES	(16u * 1024u)
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
 
-/* the exit code the watchdog uses: the current dialect's "defer" */
+/* the exit code the watchdog uses: the current dialect's "defer", or
+ * "held" once the hold committed (only notices are left to send) */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+static volatile sig_atomic_t wd_held;
 
 /* SIGALRM: too slow; kill what we started and leave it to the MTA */
 static void
 watchdog(int sig)
 {
 	static const char msg[] = "listgate filter: timed out, deferring\n";
+	static const char hmsg[] = "listgate filter: timed out sending hold "
+	    "notices; the post is held (notify --pending sends the rest)\n";
 
 	(void)sig;
 	run_kill_active();
+	if (wd_held) {
+		if (write(STDERR_FILENO, hmsg, sizeof(hmsg) - 1) < 0)
+			_exit(wd_code);
+		_exit(wd_code);
+	}
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		_exit(wd_code);
 	_exit(wd_code);
@@ -94,6 +105,9 @@ struct filter {
 	int count_failed;	/* the pass counter could not be updated */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
+	struct queue *q;	/* open after a hold, for its notices */
+	struct buf clues;	/* the deciding tokens stored with it */
+	char notices[600];	/* what the notices did, for the log */
 };
 
 static void
@@ -162,14 +176,15 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s> reason=\"%s\"%s", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd, why,
-		    f->count_failed ? " passcount=failed" : "");
+		    "action=%s%s ms=%s from=<%s>%s reason=\"%s\"%s", list, mid,
+		    score, f->ntok, f->nused, action, idbuf, ms, snd,
+		    f->notices, why, f->count_failed ? " passcount=failed" :
+		    "");
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s", list, mid, score, f->ntok,
-		    f->nused, action, idbuf, ms, snd, f->count_failed ?
-		    " passcount=failed" : "");
+		    "action=%s%s ms=%s from=<%s>%s%s", list, mid, score,
+		    f->ntok, f->nused, action, idbuf, ms, snd, f->notices,
+		    f->count_failed ? " passcount=failed" : "");
 }
 
 /* record why the filter cannot do its work */
@@ -208,13 +223,22 @@ do_pass(struct filter *f, int *delivered_r)
 		failure(f, "post not read completely: cannot deliver it");
 		return OUT_DEFER;
 	}
+	memset(&v, 0, sizeof(v));
 	v.sender = f->sender ? f->sender : "";
 	v.recipient = f->recipient ? f->recipient : "";
 	v.list = f->list;
-	if (tmpl_expand(f->l.deliver, &v, &argv) < 0) {
-		failure(f, "deliver: cannot expand the template (out of "
-		    "memory or an envelope address over %u bytes)",
-		    (unsigned)LG_MAX_ARG_BYTES);
+	if ((rc = tmpl_expand(f->l.deliver, &v, &argv)) < 0) {
+		/* TMPL_EUNSAFE cannot come from a loaded template (the
+		 * check at load refuses what could give it), so no sender
+		 * can make a post defer for ever through it */
+		if (rc == TMPL_EUNSAFE)
+			failure(f, "deliver: not run: an envelope value "
+			    "starting with '-' would begin an argument that "
+			    "is not protected by `--' or an option");
+		else
+			failure(f, "deliver: cannot expand the template (out "
+			    "of memory or an envelope address over %u bytes)",
+			    (unsigned)LG_MAX_ARG_BYTES);
 		return OUT_DEFER;
 	}
 	fflush(stdout);
@@ -303,11 +327,12 @@ score_post(struct filter *f, struct classify *c)
 	return 0;
 }
 
-/* store the post in the queue as status ("held" or "discarded") */
+/* store the post in the queue as status ("held" or "discarded"); the
+ * connection stays open in f->q for the notices */
 static int
 hold_post(struct filter *f, struct classify *c, const char *status)
 {
-	struct buf clues = BUF_INIT(MAX_CLUE_BYTES);
+	struct buf *clues = &f->clues;
 	struct queue_post qp;
 	struct queue *q = NULL;
 	char err[1024];
@@ -318,10 +343,9 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		    "listgate.conf): cannot hold the post");
 		return -1;
 	}
-	if (classify_clues(c, MAX_CLUES, &clues) < 0) {
+	if (classify_clues(c, MAX_CLUES, clues) < 0) {
 		/* a held post always carries its deciding tokens */
 		failure(f, "out of memory listing the deciding tokens");
-		buf_free(&clues);
 		return -1;
 	}
 	memset(&qp, 0, sizeof(qp));
@@ -336,7 +360,7 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.score = f->score;
 	qp.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
 	    f->l.spam_cutoff));
-	qp.clues = buf_str(&clues);
+	qp.clues = buf_str(clues);
 	qp.status = status;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
@@ -344,11 +368,15 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		failure(f, "%s", err);
 		goto out;
 	}
+	/* committed: from here on the post is held whatever happens */
+	wd_code = outcome_exit(OUT_HELD, f->mta);
+	wd_held = 1;
+	f->q = q;
+	q = NULL;
 	rc = 0;
 out:
 	if (q != NULL)
 		queue_close(q);
-	buf_free(&clues);
 	return rc;
 }
 
@@ -364,6 +392,55 @@ count_pass(struct filter *f)
 	    listcfg_passcount_path(&f->g, f->list, path, sizeof(path)) < 0 ||
 	    passcount_add(path, passcount_today(), err, sizeof(err)) < 0)
 		f->count_failed = 1;
+}
+
+/*
+ * The hold notices, after the hold committed: queued in the outbox and
+ * sent within NOTIFY_WAIT_S (and well inside the watchdog).  Nothing
+ * here changes the post's outcome; what did not go out stays in the
+ * outbox for `notify --pending`.
+ */
+static void
+send_notices(struct filter *f)
+{
+	struct notice_post p;
+	struct notify_stats st;
+	char err[1024];
+	double now = clock_now_ms(), deadline, wd;
+
+	if (f->q == NULL || !notify_ready(&f->l))
+		return;
+	deadline = now + NOTIFY_WAIT_S * 1000.0;
+	/* the watchdog, less a second of margin, bounds it too */
+	wd = f->t0 + f->l.timeout_s * 1000.0 - 1000.0;
+	if (wd < deadline)
+		deadline = wd;
+	memset(&p, 0, sizeof(p));
+	p.list = f->list;
+	p.id = f->id;
+	p.env_sender = f->sender ? f->sender : "";
+	p.from = buf_str(&f->from);
+	p.subject = buf_str(&f->subject);
+	p.score = f->score;
+	p.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
+	    f->l.spam_cutoff));
+	p.clues = buf_str(&f->clues);
+	p.raw = f->sp.data;
+	p.raw_len = f->sp.len;
+	p.arrived = time(NULL);
+	if (notify_held(f->q, &f->g, &f->l, &p, deadline, &st, err,
+	    sizeof(err)) < 0) {
+		snprintf(f->notices, sizeof(f->notices), " notices=failed "
+		    "notice_error=\"%.300s\"", err);
+		return;
+	}
+	if (st.lasterr[0] != '\0')
+		snprintf(f->notices, sizeof(f->notices), " notices=%u/%u "
+		    "notice_error=\"%.300s\"", st.sent, st.queued, st.lasterr);
+	else
+		snprintf(f->notices, sizeof(f->notices), " notices=%u/%u%s",
+		    st.sent, st.queued, st.waiting && st.sent == 0 ?
+		    " notices_wait=digest" : "");
 }
 
 /* the decision for a post the filter could not judge */
@@ -480,6 +557,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	buf_init(&f.msgid, MAX_HDR_BYTES);
 	buf_init(&f.from, MAX_HDR_BYTES);
 	buf_init(&f.subject, MAX_HDR_BYTES);
+	buf_init(&f.clues, MAX_CLUE_BYTES);
 	f.t0 = clock_now_ms();
 	f.mta = MTA_QMAIL;
 	wd_code = outcome_exit(OUT_DEFER, MTA_QMAIL);
@@ -497,7 +575,18 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
-	if (parse_args(&f, argc, argv, &help) < 0) {
+	r = parse_args(&f, argc, argv, &help);
+	if (ctx->refused != NULL && (r < 0 || !help)) {
+		/* started as root and may not stay: nothing is opened; the
+		 * post stays with the MTA, in its dialect (--mta, else
+		 * listgate.conf's, which main read) */
+		if (!f.mta_known && ctx->refused_mta >= 0)
+			set_mta(&f, ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
+			    MTA_POSTFIX : MTA_QMAIL);
+		failure(&f, "%s", ctx->refused);
+		goto decide;
+	}
+	if (r < 0) {
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
@@ -563,9 +652,11 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (f.score < f.l.ham_cutoff)
 		o = do_pass(&f, &delivered);
 	else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
-	    "discarded" : "held") == 0)
+	    "discarded" : "held") == 0) {
 		o = OUT_HELD;
-	else
+		if (f.score < f.l.discard_cutoff)
+			send_notices(&f);
+	} else
 		o = OUT_DEFER;
 
 decide:
@@ -598,6 +689,9 @@ decide:
 	buf_free(&f.msgid);
 	buf_free(&f.from);
 	buf_free(&f.subject);
+	buf_free(&f.clues);
 	buf_free(&rcpt);
+	if (f.q != NULL)
+		queue_close(f.q);
 	return outcome_exit(o, f.mta);
 }

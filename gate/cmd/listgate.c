@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +28,13 @@ const struct cmd_def cmd_table[] = {
 	{ "reject", cmd_reject, "reject held posts and learn them as spam" },
 	{ "discard", cmd_discard, "discard held posts and learn them as spam" },
 	{ "expire", cmd_expire, "apply each list's expiry policy to posts held too long" },
+	{ "moderate", cmd_moderate, "apply a moderator's reply to a hold notice (pipe command)" },
+	{ "notify", cmd_notify, "send pending hold notices and digests (notify --pending)" },
 	{ "sync", cmd_sync, "apply the training journal to the token files" },
 	{ "rebuild", cmd_rebuild, "recreate a list's token file from the journal" },
 	{ "stats", cmd_stats, "posts passed, held and decided per list, moderators' delay" },
 	{ "tune", cmd_tune, "recommend a list's cutoffs and parameters from its journal" },
+	{ "init", cmd_init, "create the configuration and tokens directories and the secret" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
 	{ "web", cmd_web, "serve the moderation page and its JSON API over HTTP" },
@@ -44,7 +48,7 @@ usage(FILE *f)
 	const struct cmd_def *c;
 
 	fprintf(f,
-	    "usage: listgate [--config DIR] COMMAND [OPTIONS] [ARGS]\n"
+	    "usage: listgate [--config DIR] [--allow-root] COMMAND [OPTIONS] [ARGS]\n"
 	    "\n"
 	    "A spam gatekeeper for mailing lists: a Bayesian filter trained on\n"
 	    "each list's own mail, with a moderation queue in PostgreSQL.\n"
@@ -52,6 +56,8 @@ usage(FILE *f)
 	    "Global options:\n"
 	    "  -c, --config DIR  configuration directory (default $LISTGATE_CONFIG,\n"
 	    "                    else %s)\n"
+	    "      --allow-root  started as root, stay root (else listgate becomes\n"
+	    "                    the user set in listgate.conf, or refuses to run)\n"
 	    "  -h, --help        this help; `listgate COMMAND --help` for a command\n"
 	    "  -V, --version     print the version\n"
 	    "\n"
@@ -74,7 +80,8 @@ early_exit(int argc, char **argv, int status)
 	int i;
 
 	for (i = 1; i < argc; i++)
-		if (strcmp(argv[i], "filter") == 0 && !isatty(0))
+		if ((strcmp(argv[i], "filter") == 0 ||
+		    strcmp(argv[i], "moderate") == 0) && !isatty(0))
 			return EXIT_EX_TEMPFAIL;
 	return status;
 }
@@ -84,20 +91,29 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "allow-root", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static char refused[2048];
 	struct cmd_ctx ctx;
 	const struct cmd_def *c;
 	int ch;
 
 	memset(&ctx, 0, sizeof(ctx));
+	/* what listgate creates (token files, Kyoto Cabinet's write-ahead
+	 * logs, rebuilt files, directories) is never for others, nor
+	 * writable by the group */
+	umask(umask(0) | 027);
 	/* '+': stop at the subcommand; its options are its own */
 	while ((ch = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
 			ctx.config_dir = optarg;
+			break;
+		case 'R':
+			ctx.allow_root = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -119,6 +135,18 @@ main(int argc, char **argv)
 			int sub_argc = argc - optind;
 			char **sub_argv = argv + optind;
 
+			/* root: become the configured user before anything
+			 * but listgate.conf is opened, or refuse */
+			ctx.refused_mta = -1;
+			if (!ctx.allow_root && cmd_leave_root(&ctx,
+			    &ctx.refused_mta, refused, sizeof(refused)) < 0) {
+				ctx.refused = refused;
+				/* filter answers in its MTA's dialect */
+				if (c->fn != cmd_filter) {
+					cmd_err(c->name, "%s", refused);
+					return EXIT_CMD_FAIL;
+				}
+			}
 			optind = 0;	/* fresh getopt for the subcommand */
 			return c->fn(sub_argc, sub_argv, &ctx);
 		}

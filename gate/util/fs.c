@@ -24,7 +24,11 @@ fs_mkdir_p(const char *dir, mode_t mode)
 		if (p[i] != '/' && p[i] != 0)
 			continue;
 		p[i] = 0;
-		if (mkdir(p, mode) < 0 && errno != EEXIST)
+		if (mkdir(p, mode) == 0) {
+			/* exactly mode, whatever the umask */
+			if (chmod(p, mode) < 0)
+				return -1;
+		} else if (errno != EEXIST)
 			return -1;
 		p[i] = i < n ? '/' : 0;
 	}

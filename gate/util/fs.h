@@ -6,8 +6,9 @@
 
 #include <sys/types.h>
 
-/* create directory dir and its missing parents with mode (existing ones
- * are left as they are): 0, or -1 with errno */
+/* create directory dir and its missing parents with mode exactly,
+ * whatever the umask (existing ones are left as they are): 0, or -1
+ * with errno */
 int fs_mkdir_p(const char *dir, mode_t mode);
 
 #endif

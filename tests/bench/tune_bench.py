@@ -77,7 +77,9 @@ class Listgate:
                     os.path.join(self.cfg, "tokens"))
 
     def argv(self, *a):
-        return [self.binary, "--config", self.cfg] + list(a)
+        # as root, stay root (listgate would switch to its configured user)
+        root = ["--allow-root"] if os.geteuid() == 0 else []
+        return [self.binary] + root + ["--config", self.cfg] + list(a)
 
     def conf(self, lst):
         return os.path.join(self.cfg, "lists", lst + ".conf")

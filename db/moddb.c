@@ -1,0 +1,265 @@
+/*
+ * moddb.c - the outbox of hold notices and the used cookies in
+ * PostgreSQL (migrations/0005_moderation.sql)
+ *
+ * Trusts the server; every value (list names, addresses from the
+ * configuration, error text, who decided) goes to it as a PQexecParams
+ * parameter, text made valid UTF-8 and bounded first.  Failures return
+ * -1 with the server's message; nothing here logs or exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/moddb.h"
+#include "db/queue_int.h"
+#include "gate/util/buf.h"
+#include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
+
+/* longest error text kept with a row */
+#define ERR_MAX		1000
+
+/* run a parameterised statement expecting success: 0 or -1 */
+static int
+exec_p(struct queue *q, const char *sql, int n, const char *const *vals,
+    const int *lens, const int *fmts, char *err, size_t errsz)
+{
+	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, lens, fmts,
+	    0);
+	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK);
+
+	if (!ok)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return ok ? 0 : -1;
+}
+
+/* s as valid UTF-8 of at most max bytes, into b (a C string); 0 or -1 */
+static int
+utf8_text(struct buf *b, const char *s)
+{
+	return buf_add(b, "", 0) < 0 || sanitize_utf8(b, s ? s : "",
+	    s ? strlen(s) : 0) < 0 ? -1 : 0;
+}
+
+int
+moddb_queue(struct queue *q, const char *list, int64_t post_id,
+    char *const *moderators, const char *kind, int digest, char *err,
+    size_t errsz)
+{
+	char idbuf[32];
+	const char *vals[5];
+	size_t i;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
+	for (i = 0; moderators != NULL && moderators[i] != NULL; i++) {
+		vals[0] = list;
+		vals[1] = idbuf;
+		vals[2] = moderators[i];
+		vals[3] = kind;
+		vals[4] = digest ? "t" : "f";
+		if (exec_p(q, "INSERT INTO notice_outbox (list, post_id, "
+		    "moderator, kind, digest) VALUES ($1, $2::int8, $3, $4, "
+		    "$5::bool) ON CONFLICT (post_id, moderator) WHERE kind = "
+		    "'hold' DO NOTHING", 5, vals, NULL, NULL, err, errsz) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+moddb_sent_last_hour(struct queue *q, const char *list, long *n_r,
+    char *err, size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+
+	*n_r = 0;
+	res = PQexecParams(q->conn, "SELECT count(DISTINCT post_id) FROM "
+	    "notice_outbox WHERE list = $1 AND state = 'sent' AND done_at > "
+	    "now() - interval '1 hour'", 1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	*n_r = strtol(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+int
+moddb_pending(struct queue *q, const char *list, int64_t post_id,
+    size_t max, moddb_notice_fn fn, void *ctx, char *err, size_t errsz)
+{
+	struct moddb_notice *rows;
+	char idbuf[32], maxbuf[32];
+	const char *vals[3];
+	PGresult *res;
+	int i, n, r = 0;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
+	snprintf(maxbuf, sizeof(maxbuf), "%zu", max);
+	vals[0] = idbuf;
+	vals[1] = list;
+	vals[2] = maxbuf;
+	res = PQexecParams(q->conn, "SELECT o.id, o.post_id, o.list, "
+	    "o.moderator, o.kind, o.digest::int, o.tries, "
+	    "coalesce(p.status, '') FROM notice_outbox o LEFT JOIN held_posts "
+	    "p ON p.id = o.post_id WHERE o.state = 'pending' AND "
+	    "($1::int8 <= 0 OR o.post_id = $1::int8) AND ($2::text IS NULL "
+	    "OR o.list = $2::text) ORDER BY o.id LIMIT $3::int8", 3, NULL,
+	    vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	n = PQntuples(res);
+	if (n == 0) {
+		PQclear(res);
+		return 0;
+	}
+	/* copied out first: fn may run statements on this connection */
+	if ((rows = xcalloc((size_t)n, sizeof(*rows))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		PQclear(res);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		rows[i].id = strtoll(PQgetvalue(res, i, 0), NULL, 10);
+		rows[i].post_id = strtoll(PQgetvalue(res, i, 1), NULL, 10);
+		snprintf(rows[i].list, sizeof(rows[i].list), "%s",
+		    PQgetvalue(res, i, 2));
+		snprintf(rows[i].moderator, sizeof(rows[i].moderator), "%s",
+		    PQgetvalue(res, i, 3));
+		snprintf(rows[i].kind, sizeof(rows[i].kind), "%s",
+		    PQgetvalue(res, i, 4));
+		rows[i].digest = strcmp(PQgetvalue(res, i, 5), "1") == 0;
+		rows[i].tries = (int)strtol(PQgetvalue(res, i, 6), NULL, 10);
+		snprintf(rows[i].post_status, sizeof(rows[i].post_status),
+		    "%s", PQgetvalue(res, i, 7));
+	}
+	PQclear(res);
+	for (i = 0; i < n && r == 0; i++)
+		r = fn(&rows[i], ctx);
+	xfree(rows);
+	if (r < 0) {
+		snprintf(err, errsz, "sending the pending notices stopped");
+		return -1;
+	}
+	return 0;
+}
+
+int
+moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
+    char *err, size_t errsz)
+{
+	struct buf w = BUF_INIT(ERR_MAX);
+	char idbuf[32];
+	const char *vals[3];
+	int r;
+
+	if (why != NULL && utf8_text(&w, why) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	vals[0] = idbuf;
+	vals[1] = state;
+	vals[2] = why != NULL ? buf_str(&w) : NULL;
+	r = exec_p(q, "UPDATE notice_outbox SET state = $2, tries = tries + "
+	    "CASE WHEN $2 = 'dropped' THEN 0 ELSE 1 END, last_error = $3, "
+	    "done_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END "
+	    "WHERE id = $1::int8 AND state = 'pending'", 3, vals, NULL, NULL,
+	    err, errsz);
+	buf_free(&w);
+	return r;
+}
+
+int
+moddb_pending_lists(struct queue *q, char (*names)[LG_MAX_LIST_NAME + 1],
+    size_t max, size_t *n_r, char *err, size_t errsz)
+{
+	PGresult *res;
+	int i, n;
+
+	*n_r = 0;
+	res = PQexecParams(q->conn, "SELECT DISTINCT list FROM notice_outbox "
+	    "WHERE state = 'pending' ORDER BY list", 0, NULL, NULL, NULL, NULL,
+	    0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	n = PQntuples(res);
+	for (i = 0; i < n && (size_t)i < max; i++)
+		snprintf(names[i], LG_MAX_LIST_NAME + 1, "%s",
+		    PQgetvalue(res, i, 0));
+	*n_r = (size_t)i;
+	PQclear(res);
+	return 0;
+}
+
+int
+moddb_cookie_used(struct queue *q, const unsigned char sha256[32],
+    char *by_r, size_t bysz, time_t *at_r, char *err, size_t errsz)
+{
+	const char *vals[1] = { (const char *)sha256 };
+	int lens[1] = { 32 }, fmts[1] = { 1 };
+	PGresult *res;
+	int r;
+
+	by_r[0] = '\0';
+	*at_r = 0;
+	res = PQexecParams(q->conn, "SELECT used_by, extract(epoch FROM "
+	    "used_at)::int8 FROM moderation_cookies WHERE cookie_sha256 = $1",
+	    1, NULL, vals, lens, fmts, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	r = PQntuples(res) > 0;
+	if (r) {
+		snprintf(by_r, bysz, "%s", PQgetvalue(res, 0, 0));
+		*at_r = (time_t)strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	}
+	PQclear(res);
+	return r;
+}
+
+int
+moddb_cookie_use(struct queue *q, const unsigned char sha256[32],
+    const char *list, int64_t post_id, const char *action, const char *by,
+    char *err, size_t errsz)
+{
+	struct buf b = BUF_INIT(256);
+	char idbuf[32];
+	const char *vals[5];
+	int lens[5] = { 32, 0, 0, 0, 0 }, fmts[5] = { 1, 0, 0, 0, 0 };
+	int r;
+
+	if (utf8_text(&b, by) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
+	vals[0] = (const char *)sha256;
+	vals[1] = list;
+	vals[2] = idbuf;
+	vals[3] = action;
+	vals[4] = buf_str(&b);
+	r = exec_p(q, "INSERT INTO moderation_cookies (cookie_sha256, list, "
+	    "post_id, action, used_by) VALUES ($1, $2, $3::int8, $4, $5) ON "
+	    "CONFLICT (cookie_sha256) DO NOTHING", 5, vals, lens, fmts, err,
+	    errsz);
+	buf_free(&b);
+	return r;
+}

@@ -1,0 +1,84 @@
+/*
+ * moddb.h - what moderation by mail keeps in PostgreSQL: the outbox of
+ * notices (one row per held post and moderator) and the cookies already
+ * used (migrations/0005_moderation.sql)
+ *
+ * Values reach the server only as PQexecParams parameters.  Every
+ * function returns -1 with a message in err on failure; none logs or
+ * exits.  The notices themselves are not stored: they are built again
+ * from the held post whenever one is sent.
+ */
+#ifndef LG_MODDB_H
+#define LG_MODDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gate/util/lglimits.h"
+
+struct queue;
+
+/* one outbox row */
+struct moddb_notice {
+	int64_t id;			/* the row */
+	int64_t post_id;
+	char list[LG_MAX_LIST_NAME + 1];
+	char moderator[321];
+	char kind[8];			/* "hold" or "remind" */
+	int digest;			/* waits for a digest */
+	int tries;			/* sending attempts so far */
+	char post_status[16];		/* the held post's status now */
+};
+
+/* called per row: 0 go on, 1 stop, -1 stop and fail */
+typedef int (*moddb_notice_fn)(const struct moddb_notice *n, void *ctx);
+
+/*
+ * Queue a notice of kind ("hold" or "remind") about post_id of list for
+ * each address of the NULL-terminated moderators, waiting for a digest
+ * when digest is 1.  A "hold" notice is queued once per post and
+ * moderator (a retried delivery adds nothing).  0, or -1.
+ */
+int moddb_queue(struct queue *q, const char *list, int64_t post_id,
+    char *const *moderators, const char *kind, int digest, char *err,
+    size_t errsz);
+
+/* posts of list whose hold notice went out (not in a digest) during the
+ * last hour, into *n_r: 0, or -1 */
+int moddb_sent_last_hour(struct queue *q, const char *list, long *n_r,
+    char *err, size_t errsz);
+
+/*
+ * The pending rows, oldest first: of post_id when it is above 0, else
+ * of list (NULL: every list); at most max rows.  fn is called for each
+ * after the result is read (it may run other statements).  0, or -1
+ * (also when fn returned -1).
+ */
+int moddb_pending(struct queue *q, const char *list, int64_t post_id,
+    size_t max, moddb_notice_fn fn, void *ctx, char *err, size_t errsz);
+
+/* mark row id: state "sent", "digest" or "dropped" (why may be NULL),
+ * or a failed try ("pending" with why): 0, or -1 */
+int moddb_mark(struct queue *q, int64_t id, const char *state,
+    const char *why, char *err, size_t errsz);
+
+/* the lists with pending rows, each once, into names (at most max, each
+ * LG_MAX_LIST_NAME + 1 bytes); *n_r gets how many: 0, or -1 */
+int moddb_pending_lists(struct queue *q, char (*names)[LG_MAX_LIST_NAME + 1],
+    size_t max, size_t *n_r, char *err, size_t errsz);
+
+/*
+ * Has this cookie (its SHA-256) been used?  1 with who used it and when
+ * (by_r of bysz bytes, *at_r), 0 not yet, -1 error.
+ */
+int moddb_cookie_used(struct queue *q, const unsigned char sha256[32],
+    char *by_r, size_t bysz, time_t *at_r, char *err, size_t errsz);
+
+/* record that a cookie decided post_id of list by action: 0 recorded
+ * (or already there), -1 error */
+int moddb_cookie_use(struct queue *q, const unsigned char sha256[32],
+    const char *list, int64_t post_id, const char *action, const char *by,
+    char *err, size_t errsz);
+
+#endif

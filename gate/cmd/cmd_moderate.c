@@ -1,0 +1,313 @@
+/*
+ * cmd_moderate.c - `listgate moderate`: the MTA's pipe command for the
+ * moderation address
+ *
+ *   listgate [--config DIR] moderate [--mta qmail|postfix] [-f SENDER]
+ *            [-- RECIPIENT]
+ *
+ * Reads one reply on standard input.  The action address
+ * LOCAL{delim}ACTION-ID-COOKIE@DOMAIN comes from RECIPIENT (Postfix's
+ * ${recipient}) or, under qmail, from $EXT@$HOST, $RECIPIENT or
+ * $LOCAL@$HOST; it selects the list among the configured moderation
+ * addresses.  A valid cookie decides the post through the one decision
+ * path (decide_post: release, journal, training), then the list's token
+ * file is synced; the envelope sender gets a short answer either way.
+ * Everything from the MTA is hostile (gate/moderate/reply.c).
+ *
+ * Exit 0 once the reply is handled, accepted or refused (a refusal
+ * changes nothing, says why in the answer and in the log); the
+ * dialect's temporary failure (qmail 111, Postfix 75) when it cannot
+ * work (configuration, secret, database, a failed release), so the MTA
+ * retries.  A watchdog defers before the MTA's own limit.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/queue.h"
+#include "gate/app/app.h"
+#include "gate/app/run.h"
+#include "gate/cmd/cmd.h"
+#include "gate/mail/spool.h"
+#include "gate/moderate/cookie.h"
+#include "gate/moderate/reply.h"
+#include "gate/outcome.h"
+#include "gate/util/buf.h"
+#include "gate/util/log.h"
+#include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/listcfg.h"
+
+#define NAME	"moderate"
+
+/* the watchdog's exit code: defer until the decision is made, then 0 */
+static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+
+static void
+watchdog(int sig)
+{
+	static const char msg[] = "listgate moderate: timed out\n";
+
+	(void)sig;
+	run_kill_active();
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(wd_code);
+	_exit(wd_code);
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] moderate [--mta qmail|postfix]\n"
+	    "                [-f SENDER] [-- RECIPIENT]\n"
+	    "\n"
+	    "Read a reply to a hold notice's action address on standard input\n"
+	    "and apply its decision (approve, reject, discard) when its cookie\n"
+	    "is valid; answer the sender either way.  The pipe command for the\n"
+	    "moderation address (Postfix pipe(8), qmail .qmail-L-moderate-default).\n"
+	    "\n"
+	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
+	    "  -f SENDER        envelope sender (default $SENDER under qmail)\n"
+	    "  RECIPIENT        the action address (Postfix ${recipient}; under\n"
+	    "                   qmail $EXT@$HOST, $RECIPIENT or $LOCAL@$HOST)\n"
+	    "  -h, --help       this help\n"
+	    "\n"
+	    "Exit status: 0 handled (accepted or refused); qmail 111 or\n"
+	    "Postfix 75 when it cannot work now (the MTA retries).\n");
+}
+
+/* the one log line for this reply */
+static void
+log_reply(const struct reply *r, const char *result, const char *extra)
+{
+	char list[LG_MAX_LIST_NAME * 4 + 8], snd[300], by[300], why[1200];
+	char ex[600];
+
+	sanitize_str(list, sizeof(list), r->have_l ? r->l.name : "-",
+	    r->have_l ? strlen(r->l.name) : 1, LG_MAX_LIST_NAME, SANITIZE_LOG,
+	    0);
+	sanitize_str(snd, sizeof(snd), r->sender ? r->sender : "",
+	    r->sender ? strlen(r->sender) : 0, 200, SANITIZE_LOG, 0);
+	sanitize_str(by, sizeof(by), r->from, strlen(r->from), 200,
+	    SANITIZE_LOG, 0);
+	sanitize_str(why, sizeof(why), r->why, strlen(r->why), 800,
+	    SANITIZE_LOG, 0);
+	sanitize_str(ex, sizeof(ex), extra ? extra : "", extra ?
+	    strlen(extra) : 0, 400, SANITIZE_LOG, 0);
+	log_info("moderate list=%s id=%lld action=%s result=%s by=<%s> "
+	    "from=<%s> reason=\"%s\"%s%s%s", list, (long long)r->addr.id,
+	    r->addr.id > 0 ? cookie_action_name(r->addr.action) : "-", result,
+	    by, snd, why, ex[0] ? " answer=\"" : "", ex, ex[0] ? "\"" : "");
+}
+
+int
+cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "mta", required_argument, NULL, 'm' },
+		{ "sender", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sigaction sa;
+	struct listcfg_global g;
+	struct spool sp;
+	struct reply r;
+	struct cookie_key *key = NULL;
+	struct queue *q = NULL;
+	struct buf extaddr = BUF_INIT(2 * COOKIE_MAX_ADDR),
+	    localaddr = BUF_INIT(2 * COOKIE_MAX_ADDR);
+	const char *cands[4], *ext, *host, *local, *sender = NULL;
+	const char *rcpt = NULL, *result = "defer";
+	char err[1024], answer[1100] = "";
+	enum mta mta = MTA_QMAIL;
+	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a;
+	enum outcome o = OUT_DEFER;
+
+	memset(&r, 0, sizeof(r));
+	memset(&sp, 0, sizeof(sp));
+	sp.fd = -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = watchdog;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(LG_DEFAULT_TIMEOUT_S);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	log_setup("listgate", LOG_MAIL, 1);
+	log_stderr(-1);
+
+	while ((ch = getopt_long(argc, argv, "+m:f:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			if (mta_parse(optarg, &mta) < 0) {
+				cmd_err(NAME, "--mta wants qmail or postfix");
+				usage(stderr);
+				goto done;
+			}
+			mta_known = 1;
+			wd_code = outcome_exit(OUT_DEFER, mta);
+			break;
+		case 'f':
+			sender = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			alarm(0);
+			/* 0 would tell an MTA the reply was handled */
+			return isatty(STDIN_FILENO) ? EXIT_CMD_OK :
+			    outcome_exit(OUT_DEFER, mta);
+		default:
+			usage(stderr);
+			goto done;
+		}
+	}
+	if (optind < argc)
+		rcpt = argv[optind++];
+	if (optind < argc) {
+		cmd_err(NAME, "more than one recipient");
+		goto done;
+	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		snprintf(r.why, sizeof(r.why), "%s", err);
+		goto done;
+	}
+	have_g = 1;
+	if (!mta_known)
+		mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX : MTA_QMAIL;
+	wd_code = outcome_exit(OUT_DEFER, mta);
+	log_setup("listgate", g.log_facility, 1);
+	alarm(g.timeout_s);
+
+	/* the envelope: options first, then qmail's environment */
+	if (sender == NULL)
+		sender = getenv("SENDER");
+	r.sender = sender != NULL ? sender : "";
+	ext = getenv("EXT");
+	host = getenv("HOST");
+	local = getenv("LOCAL");
+	if (ext != NULL && host != NULL && buf_adds(&extaddr, ext) == 0 &&
+	    buf_addc(&extaddr, '@') == 0 && buf_adds(&extaddr, host) == 0)
+		;
+	else
+		buf_reset(&extaddr);
+	if (local != NULL && host != NULL && buf_adds(&localaddr, local) == 0 &&
+	    buf_addc(&localaddr, '@') == 0 && buf_adds(&localaddr, host) == 0)
+		;
+	else
+		buf_reset(&localaddr);
+	cands[0] = rcpt;
+	cands[1] = extaddr.len ? buf_str(&extaddr) : NULL;
+	cands[2] = getenv("RECIPIENT");
+	cands[3] = localaddr.len ? buf_str(&localaddr) : NULL;
+
+	if (spool_read(&sp, STDIN_FILENO, LG_MAX_SPOOL_MEM, LG_MAX_POST_BYTES,
+	    err, sizeof(err)) < 0) {
+		snprintf(r.why, sizeof(r.why), "reading the reply: %.900s", err);
+		goto done;
+	}
+	have_sp = 1;
+	r.msg = sp.data;
+	r.len = sp.len;
+	reply_headers(&r);
+
+	rc = reply_route(&r, &g, cands, 4);
+	if (rc == REPLY_TEMP)
+		goto done;
+	if (rc == REPLY_REFUSED) {
+		/* no list: nobody to answer from; a list's malformed action
+		 * address: the answer says what is wrong */
+		o = OUT_PASS;
+		result = "refused";
+		if (r.have_l && !reply_automatic(&r, err, sizeof(err)))
+			goto answer;
+		goto done;
+	}
+	if (reply_automatic(&r, err, sizeof(err))) {
+		snprintf(r.why, sizeof(r.why), "%.900s never decides", err);
+		o = OUT_PASS;
+		result = "ignored";
+		goto done;
+	}
+	if ((key = xcalloc(1, sizeof(*key))) == NULL) {
+		snprintf(r.why, sizeof(r.why), "out of memory");
+		goto done;
+	}
+	if (cookie_load_key(g.secret_file, key, err, sizeof(err)) < 0) {
+		snprintf(r.why, sizeof(r.why), "%s", err);
+		goto done;
+	}
+	/* a bad cookie is refused before the database is asked */
+	if (reply_check(&r, key, time(NULL)) != REPLY_DONE) {
+		o = OUT_PASS;
+		result = "refused";
+		goto answer;
+	}
+	if (!queue_configured(g.conninfo)) {
+		snprintf(r.why, sizeof(r.why), "no database configured "
+		    "(database in listgate.conf)");
+		goto done;
+	}
+	if (queue_open(g.conninfo, &q, err, sizeof(err)) < 0 ||
+	    queue_check_schema(q, err, sizeof(err)) < 0) {
+		snprintf(r.why, sizeof(r.why), "%s", err);
+		goto done;
+	}
+	rc = reply_apply(&r, q, &g, key, time(NULL));
+	if (rc == REPLY_TEMP)
+		goto done;
+	/* handled: from here on the MTA must not deliver it again */
+	wd_code = outcome_exit(OUT_PASS, mta);
+	o = OUT_PASS;
+	result = rc == REPLY_DONE ? "decided" : "refused";
+	if (rc == REPLY_DONE) {
+		cmd_sync_list(NAME, q, &g, r.l.name, 1);
+		if (r.addr.action == COOKIE_REJECT) {
+			a = reply_sender_notice(&r, q, err, sizeof(err));
+			if (a == 0)
+				snprintf(answer, sizeof(answer), "sender "
+				    "notified; ");
+			else if (r.l.sender_notice)
+				snprintf(answer, sizeof(answer), "sender not "
+				    "notified: %.300s; ", err);
+		}
+	}
+answer:
+	wd_code = outcome_exit(OUT_PASS, mta);
+	a = reply_answer(&r, err, sizeof(err));
+	{
+		size_t n = strlen(answer);
+
+		snprintf(answer + n, sizeof(answer) - n, "%.900s", a == 0 ?
+		    "answered" : err);
+	}
+done:
+	alarm(0);
+	log_reply(&r, o == OUT_DEFER ? "defer" : result, answer);
+	if (o == OUT_DEFER && r.why[0] != '\0')
+		cmd_err(NAME, "temporary failure: %s", r.why);
+	if (q != NULL)
+		queue_close(q);
+	if (key != NULL) {
+		memset(key, 0, sizeof(*key));
+		xfree(key);
+	}
+	reply_free(&r);
+	if (have_sp)
+		spool_free(&sp);
+	if (have_g)
+		listcfg_free_global(&g);
+	buf_free(&extaddr);
+	buf_free(&localaddr);
+	return outcome_exit(o, mta);
+}

@@ -1,0 +1,649 @@
+/*
+ * notify.c - hold notices, reminders and digests through the outbox and
+ * the list's notify command
+ *
+ * Trusts the configuration; the held post and its envelope are hostile
+ * and reach a message only through gate/moderate/notice.c, the notify
+ * command only as whole argv words ({moderator} is a configured
+ * address, {sender} the envelope sender: run_argv, no shell).  Every
+ * send is bounded in time; a failed one stays pending in the outbox.
+ * Nothing here prints, logs or exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "db/moddb.h"
+#include "db/queue.h"
+#include "gate/app/run.h"
+#include "gate/moderate/cookie.h"
+#include "gate/moderate/notice.h"
+#include "gate/moderate/notify.h"
+#include "gate/util/buf.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/listcfg.h"
+#include "listcfg/tmpl.h"
+
+int
+notify_ready(const struct listcfg_list *l)
+{
+	return l->moderators != NULL && l->moderators[0] != NULL &&
+	    l->moderation_address != NULL && l->notify != NULL;
+}
+
+int
+notify_links(const struct cookie_key *key, const struct listcfg_list *l,
+    int64_t id, time_t now, struct notice_links *ln)
+{
+	char c[COOKIE_CHARS + 1];
+	char *dst[3];
+	int i;
+
+	dst[0] = ln->approve;
+	dst[1] = ln->reject;
+	dst[2] = ln->discard;
+	ln->expiry = now + (time_t)l->cookie_days * 86400;
+	for (i = 0; i < 3; i++) {
+		cookie_make(key, l->name, id, (enum cookie_action)i, ln->expiry,
+		    c);
+		if (cookie_address(l->moderation_address,
+		    l->recipient_delimiter, (enum cookie_action)i, id, c, dst[i],
+		    NOTICE_MAX_ADDR) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+notify_run(const struct listcfg_list *l, const char *to, const char *sender,
+    int64_t id, const struct buf *msg, unsigned timeout_s, char *err,
+    size_t errsz)
+{
+	struct tmpl_vars v;
+	char idbuf[32], lerr[1024], **argv = NULL;
+	int st;
+
+	if (l->notify == NULL) {
+		snprintf(err, errsz, "list %s has no notify command", l->name);
+		return -1;
+	}
+	memset(&v, 0, sizeof(v));
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	v.moderator = to;
+	v.list = l->name;
+	v.sender = sender;
+	v.id = id > 0 ? idbuf : "";
+	if (tmpl_expand(l->notify, &v, &argv) < 0) {
+		snprintf(err, errsz, "notify: cannot expand the template (out "
+		    "of memory or an address too long)");
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	st = run_argv(argv, msg->data, msg->len, -1, timeout_s, lerr,
+	    sizeof(lerr));
+	if (st > 0)
+		snprintf(err, errsz, "notify command %s exited with status %d",
+		    argv[0], st);
+	else if (st < 0)
+		snprintf(err, errsz, "notify command: %s", lerr);
+	tmpl_free(argv);
+	return st == 0 ? 0 : -1;
+}
+
+/* whole seconds left until deadline_ms (rounded down: a command never
+ * outlives the deadline), or 0 when less than one is left */
+static unsigned
+left_s(double deadline_ms)
+{
+	double ms = deadline_ms - clock_now_ms();
+
+	if (ms < 1000)
+		return 0;
+	return (unsigned)(ms / 1000);
+}
+
+/* remember a failure */
+static void
+failed(struct notify_stats *st, const char *err)
+{
+	st->failed++;
+	snprintf(st->lasterr, sizeof(st->lasterr), "%.*s",
+	    (int)sizeof(st->lasterr) - 1, err);
+}
+
+/* the held post r as a notice shows it */
+static void
+row_post(const struct queue_row *r, struct notice_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->list = r->list;
+	p->id = r->id;
+	p->env_sender = r->env_sender;
+	p->from = r->from;
+	p->subject = r->subject;
+	p->score = r->score;
+	p->verdict = r->verdict;
+	p->clues = r->clues;
+	p->raw = r->raw;
+	p->raw_len = r->raw_len;
+	p->size = r->size > 0 ? (size_t)r->size : 0;
+	p->arrived = r->arrived;
+}
+
+/*
+ * Send outbox row n, a notice about p, within timeout_s, and mark the
+ * row: 0 sent, -1 not (the row stays pending, st says why), -2 the
+ * outbox could not be written (err).
+ */
+static int
+send_one(struct queue *q, const struct listcfg_list *l,
+    const struct cookie_key *key, const struct notice_post *p,
+    const struct moddb_notice *n, unsigned timeout_s,
+    struct notify_stats *st, char *err, size_t errsz)
+{
+	struct notice_links ln;
+	struct notice_to h;
+	struct buf msg = BUF_INIT((p->raw_len < NOTICE_MAX_ATTACH ?
+	    p->raw_len : NOTICE_MAX_ATTACH) + NOTICE_MAX_TEXT + 65536);
+	char why[1024];
+	int rc = -1;
+
+	h.from = l->moderation_address;
+	h.to = n->moderator;
+	h.now = time(NULL);
+	if (notify_links(key, l, p->id, h.now, &ln) < 0) {
+		snprintf(why, sizeof(why), "moderation_address %s is too long "
+		    "for action addresses", l->moderation_address);
+		failed(st, why);
+	} else if (notice_hold(p, &ln, &h, strcmp(n->kind, "remind") == 0,
+	    &msg) < 0) {
+		snprintf(why, sizeof(why), "out of memory building the notice");
+		failed(st, why);
+	} else if (notify_run(l, n->moderator, p->env_sender, p->id, &msg,
+	    timeout_s, why, sizeof(why)) < 0) {
+		failed(st, why);
+	} else
+		rc = 0;
+	buf_free(&msg);
+	if (moddb_mark(q, n->id, rc == 0 ? "sent" : "pending", rc == 0 ? NULL :
+	    why, err, errsz) < 0)
+		return -2;
+	if (rc == 0)
+		st->sent++;
+	return rc;
+}
+
+/* what sending one post's notices carries */
+struct post_ctx {
+	struct queue *q;
+	const struct listcfg_list *l;
+	const struct cookie_key *key;
+	const struct notice_post *p;
+	double deadline_ms;
+	struct notify_stats *st;
+	char *err;
+	size_t errsz;
+	int dberr;
+};
+
+/* moddb_notice_fn: send a pending notice of the post while time is left */
+static int
+post_row(const struct moddb_notice *n, void *vctx)
+{
+	struct post_ctx *c = vctx;
+	unsigned t;
+
+	if (n->digest) {
+		c->st->waiting++;
+		return 0;
+	}
+	if ((t = left_s(c->deadline_ms)) == 0) {
+		c->st->waiting++;
+		return 0;
+	}
+	if (send_one(c->q, c->l, c->key, c->p, n, t, c->st, c->err,
+	    c->errsz) == -2) {
+		c->dberr = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* the moderators of l */
+static unsigned
+nmods(const struct listcfg_list *l)
+{
+	unsigned n = 0;
+
+	while (l->moderators != NULL && l->moderators[n] != NULL)
+		n++;
+	return n;
+}
+
+/* queue kind notices of p and send them until deadline_ms */
+static int
+queue_and_send(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const struct notice_post *p,
+    const char *kind, int digest, double deadline_ms,
+    struct notify_stats *st, char *err, size_t errsz)
+{
+	struct cookie_key *key;
+	struct post_ctx c;
+	char kerr[1024];
+	int r;
+
+	if (moddb_queue(q, l->name, p->id, l->moderators, kind, digest, err,
+	    errsz) < 0)
+		return -1;
+	st->queued += nmods(l);
+	if (digest) {
+		st->waiting += nmods(l);
+		return 0;
+	}
+	if ((key = xcalloc(1, sizeof(*key))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	if (cookie_load_key(g->secret_file, key, kerr, sizeof(kerr)) < 0) {
+		/* the notices stay in the outbox until the key is there */
+		failed(st, kerr);
+		st->waiting += nmods(l);
+		xfree(key);
+		return 0;
+	}
+	memset(&c, 0, sizeof(c));
+	c.q = q;
+	c.l = l;
+	c.key = key;
+	c.p = p;
+	c.deadline_ms = deadline_ms;
+	c.st = st;
+	c.err = err;
+	c.errsz = errsz;
+	r = moddb_pending(q, NULL, p->id, NOTIFY_MAX_PENDING, post_row, &c,
+	    err, errsz);
+	memset(key, 0, sizeof(*key));
+	xfree(key);
+	return r;
+}
+
+int
+notify_held(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const struct notice_post *p,
+    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+{
+	long n;
+	int digest;
+
+	memset(st, 0, sizeof(*st));
+	if (!notify_ready(l))
+		return 0;
+	if (moddb_sent_last_hour(q, l->name, &n, err, errsz) < 0)
+		return -1;
+	digest = l->notify_max_per_hour == 0 ||
+	    n >= (long)l->notify_max_per_hour;
+	return queue_and_send(q, g, l, p, "hold", digest, deadline_ms, st, err,
+	    errsz);
+}
+
+int
+notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
+    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+{
+	struct queue_row r;
+	struct listcfg_list l;
+	struct notice_post p;
+	int rc, got;
+
+	memset(st, 0, sizeof(*st));
+	if ((got = queue_get(q, id, &r, err, errsz)) < 0)
+		return -1;
+	if (got == 0 || strcmp(r.status, "held") != 0) {
+		if (got)
+			queue_row_free(&r);
+		return 1;
+	}
+	if (listcfg_load_list(g, r.list, &l, err, errsz) < 0) {
+		queue_row_free(&r);
+		return -1;
+	}
+	if (!notify_ready(&l)) {
+		snprintf(err, errsz, "list %s cannot send notices: set "
+		    "moderators, moderation_address and notify in lists/%s.conf",
+		    l.name, l.name);
+		rc = -1;
+	} else {
+		row_post(&r, &p);
+		rc = queue_and_send(q, g, &l, &p, "remind", 0, deadline_ms, st,
+		    err, errsz);
+	}
+	listcfg_free_list(&l);
+	queue_row_free(&r);
+	return rc;
+}
+
+/* --- notify --pending ----------------------------------------------------- */
+
+/* a held post without its bytes, for a digest */
+struct held {
+	int64_t id;
+	char *env_sender, *from, *subject, *verdict;
+	double score;
+	size_t size;
+	time_t arrived;
+};
+
+/* what one list's run collects */
+struct pend {
+	struct moddb_notice *rows;
+	size_t n, cap;
+	struct held *held;
+	size_t nheld, capheld;
+};
+
+/* moddb_notice_fn: keep every pending row */
+static int
+collect_row(const struct moddb_notice *n, void *vctx)
+{
+	struct pend *pd = vctx;
+	struct moddb_notice *p;
+
+	if (pd->n == pd->cap) {
+		size_t ncap = pd->cap ? pd->cap * 2 : 64;
+
+		if ((p = xrealloc(pd->rows, ncap * sizeof(*p))) == NULL)
+			return -1;
+		pd->rows = p;
+		pd->cap = ncap;
+	}
+	pd->rows[pd->n++] = *n;
+	return 0;
+}
+
+/* queue_row_fn: keep the held posts (no bytes) */
+static int
+collect_held(const struct queue_row *r, void *vctx)
+{
+	struct pend *pd = vctx;
+	struct held *h;
+
+	if (pd->nheld == pd->capheld) {
+		size_t ncap = pd->capheld ? pd->capheld * 2 : 64;
+
+		if ((h = xrealloc(pd->held, ncap * sizeof(*h))) == NULL)
+			return -1;
+		pd->held = h;
+		pd->capheld = ncap;
+	}
+	h = &pd->held[pd->nheld];
+	memset(h, 0, sizeof(*h));
+	h->id = r->id;
+	h->score = r->score;
+	h->size = r->size > 0 ? (size_t)r->size : 0;
+	h->arrived = r->arrived;
+	if ((h->env_sender = xstrdup(r->env_sender)) == NULL ||
+	    (h->from = xstrdup(r->from)) == NULL ||
+	    (h->subject = xstrdup(r->subject)) == NULL ||
+	    (h->verdict = xstrdup(r->verdict)) == NULL) {
+		xfree(h->env_sender);
+		xfree(h->from);
+		xfree(h->subject);
+		xfree(h->verdict);
+		return -1;
+	}
+	pd->nheld++;
+	return 0;
+}
+
+static void
+pend_free(struct pend *pd)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nheld; i++) {
+		xfree(pd->held[i].env_sender);
+		xfree(pd->held[i].from);
+		xfree(pd->held[i].subject);
+		xfree(pd->held[i].verdict);
+	}
+	xfree(pd->held);
+	xfree(pd->rows);
+}
+
+/* the held post id, or NULL */
+static const struct held *
+find_held(const struct pend *pd, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < pd->nheld; i++)
+		if (pd->held[i].id == id)
+			return &pd->held[i];
+	return NULL;
+}
+
+/* one digest to moderator mod of the digest rows of pd that name it;
+ * marks them: 0, or -1 when the outbox could not be written */
+static int
+send_digest(struct queue *q, const struct listcfg_list *l,
+    const struct cookie_key *key, struct pend *pd, const char *mod,
+    struct notify_stats *st, char *err, size_t errsz)
+{
+	struct notice_post *posts = NULL;
+	struct notice_links *ln = NULL;
+	struct notice_to h;
+	struct buf msg = BUF_INIT(NOTICE_MAX_TEXT * 8);
+	const struct held *hp;
+	size_t i, k = 0, *which = NULL;
+	char why[1024];
+	int rc = -1, ok = 0;
+
+	posts = xcalloc(NOTICE_MAX_DIGEST, sizeof(*posts));
+	ln = xcalloc(NOTICE_MAX_DIGEST, sizeof(*ln));
+	which = xcalloc(NOTICE_MAX_DIGEST, sizeof(*which));
+	if (posts == NULL || ln == NULL || which == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	h.from = l->moderation_address;
+	h.to = mod;
+	h.now = time(NULL);
+	for (i = 0; i < pd->n && k < NOTICE_MAX_DIGEST; i++) {
+		if (!pd->rows[i].digest || strcmp(pd->rows[i].moderator, mod) ||
+		    pd->rows[i].tries < 0)
+			continue;
+		if ((hp = find_held(pd, pd->rows[i].post_id)) == NULL)
+			continue;
+		memset(&posts[k], 0, sizeof(posts[k]));
+		posts[k].list = l->name;
+		posts[k].id = hp->id;
+		posts[k].env_sender = hp->env_sender;
+		posts[k].from = hp->from;
+		posts[k].subject = hp->subject;
+		posts[k].score = hp->score;
+		posts[k].verdict = hp->verdict;
+		posts[k].clues = "";
+		posts[k].size = hp->size;
+		posts[k].arrived = hp->arrived;
+		if (notify_links(key, l, hp->id, h.now, &ln[k]) < 0) {
+			snprintf(err, errsz, "moderation_address %s is too "
+			    "long for action addresses", l->moderation_address);
+			goto out;
+		}
+		which[k++] = i;
+	}
+	rc = 0;
+	if (k == 0)
+		goto out;
+	if (notice_digest(l->name, posts, ln, k, &h, &msg) < 0) {
+		snprintf(why, sizeof(why), "out of memory building a digest");
+		failed(st, why);
+	} else if (notify_run(l, mod, "", 0, &msg, NOTIFY_RUN_S, why,
+	    sizeof(why)) < 0)
+		failed(st, why);
+	else
+		ok = 1;
+	if (ok)
+		st->digests++;
+	for (i = 0; i < k && rc == 0; i++) {
+		/* a row is in one digest at most per run */
+		pd->rows[which[i]].tries = -1;
+		if (moddb_mark(q, pd->rows[which[i]].id, ok ? "digest" :
+		    "pending", ok ? NULL : why, err, errsz) < 0)
+			rc = -1;
+	}
+out:
+	buf_free(&msg);
+	xfree(posts);
+	xfree(ln);
+	xfree(which);
+	return rc;
+}
+
+/* notify --pending for one list */
+static int
+pending_list(struct queue *q, const struct listcfg_global *g,
+    const char *name, struct notify_stats *st, char *err, size_t errsz)
+{
+	struct listcfg_list l;
+	struct cookie_key *key = NULL;
+	struct pend pd;
+	struct queue_row r;
+	struct notice_post p;
+	int64_t loaded = 0, lastpost = 0;
+	long nsent;
+	size_t i, j;
+	int rc = -1, have_row = 0, got;
+
+	memset(&pd, 0, sizeof(pd));
+	memset(&r, 0, sizeof(r));
+	if (listcfg_load_list(g, name, &l, err, errsz) < 0)
+		return -1;
+	if (!notify_ready(&l)) {
+		snprintf(err, errsz, "list %s has pending notices but cannot "
+		    "send them: set moderators, moderation_address and notify "
+		    "in lists/%s.conf", name, name);
+		goto out;
+	}
+	if ((key = xcalloc(1, sizeof(*key))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	if (cookie_load_key(g->secret_file, key, err, errsz) < 0)
+		goto out;
+	if (moddb_pending(q, name, 0, NOTIFY_MAX_PENDING, collect_row, &pd,
+	    err, errsz) < 0 ||
+	    queue_list(q, "held", name, collect_held, &pd, err, errsz) < 0 ||
+	    moddb_sent_last_hour(q, name, &nsent, err, errsz) < 0)
+		goto out;
+	/* notices of posts no longer held are dropped; the others go out
+	 * one by one while the hour allows, else into the digest */
+	for (i = 0; i < pd.n; i++) {
+		struct moddb_notice *n = &pd.rows[i];
+
+		if (strcmp(n->post_status, "held") != 0 ||
+		    find_held(&pd, n->post_id) == NULL) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "the post is %s", n->post_status[0]
+			    ? n->post_status : "gone");
+			if (moddb_mark(q, n->id, "dropped", why, err, errsz) < 0)
+				goto out;
+			st->dropped++;
+			n->tries = -1;
+			continue;
+		}
+		if (n->digest)
+			continue;
+		if (n->post_id != lastpost && (l.notify_max_per_hour == 0 ||
+		    nsent >= (long)l.notify_max_per_hour)) {
+			n->digest = 1;
+			continue;
+		}
+		if (n->post_id != lastpost) {
+			lastpost = n->post_id;
+			nsent++;
+		}
+		if (loaded != n->post_id) {
+			if (have_row)
+				queue_row_free(&r);
+			have_row = 0;
+			if ((got = queue_get(q, n->post_id, &r, err, errsz)) < 0)
+				goto out;
+			if (got == 0)
+				continue;
+			have_row = 1;
+			loaded = n->post_id;
+			row_post(&r, &p);
+		}
+		if (send_one(q, &l, key, &p, n, NOTIFY_RUN_S, st, err,
+		    errsz) == -2)
+			goto out;
+		n->tries = -1;
+	}
+	/* one digest per moderator */
+	for (i = 0; i < pd.n; i++) {
+		if (!pd.rows[i].digest || pd.rows[i].tries < 0)
+			continue;
+		for (j = 0; j < i; j++)
+			if (pd.rows[j].digest && strcmp(pd.rows[j].moderator,
+			    pd.rows[i].moderator) == 0)
+				break;
+		if (j < i)
+			continue;	/* that moderator's digest went already */
+		if (send_digest(q, &l, key, &pd, pd.rows[i].moderator, st, err,
+		    errsz) < 0)
+			goto out;
+	}
+	for (i = 0; i < pd.n; i++)
+		if (pd.rows[i].tries >= 0)
+			st->waiting++;
+	rc = 0;
+out:
+	if (have_row)
+		queue_row_free(&r);
+	if (key != NULL) {
+		memset(key, 0, sizeof(*key));
+		xfree(key);
+	}
+	pend_free(&pd);
+	listcfg_free_list(&l);
+	return rc;
+}
+
+int
+notify_pending(struct queue *q, const struct listcfg_global *g,
+    const char *list, struct notify_stats *st, char *err, size_t errsz)
+{
+	char (*names)[LG_MAX_LIST_NAME + 1];
+	char lerr[1024];
+	size_t n, i;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (list != NULL)
+		return pending_list(q, g, list, st, err, errsz);
+	if ((names = xcalloc(1024, sizeof(*names))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	if (moddb_pending_lists(q, names, 1024, &n, err, errsz) < 0) {
+		xfree(names);
+		return -1;
+	}
+	err[0] = '\0';
+	for (i = 0; i < n; i++)
+		if (pending_list(q, g, names[i], st, lerr, sizeof(lerr)) < 0) {
+			/* the first failure is reported; the others go on */
+			if (rc == 0)
+				snprintf(err, errsz, "%s", lerr);
+			rc = -1;
+		}
+	xfree(names);
+	return rc;
+}

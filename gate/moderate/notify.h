@@ -1,0 +1,101 @@
+/*
+ * notify.h - sending what moderation by mail writes, through the list's
+ * `notify` command and the outbox
+ *
+ * A hold notice is queued in the outbox (db/moddb.h) for each moderator
+ * right after the held row committed, then sent within a deadline; a
+ * notice that was not sent stays pending for `listgate notify
+ * --pending`, which also sends the digests of lists past their
+ * notify_max_per_hour.  A notice is built again from the held post
+ * whenever it is sent (fresh cookies), and never for a post that is no
+ * longer held.  The notify command runs without a shell (run_argv), in
+ * its own process group, killed at the deadline.  Every function
+ * returns -1 with a message in err; none prints, logs or exits.
+ */
+#ifndef LG_NOTIFY_H
+#define LG_NOTIFY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gate/moderate/cookie.h"
+#include "gate/moderate/notice.h"
+
+struct buf;
+struct listcfg_global;
+struct listcfg_list;
+struct queue;
+
+/* seconds the filter spends on a held post's notices after the hold
+ * committed: the MTA's delivery waits this long at most (the rest stays
+ * in the outbox) */
+#define NOTIFY_WAIT_S		20
+/* seconds one notify command may take outside the filter */
+#define NOTIFY_RUN_S		60
+/* outbox rows one `notify --pending` run handles per list */
+#define NOTIFY_MAX_PENDING	5000
+
+/* what was done */
+struct notify_stats {
+	unsigned queued;	/* outbox rows added */
+	unsigned sent;		/* notices sent */
+	unsigned digests;	/* digests sent */
+	unsigned failed;	/* sends that failed (left pending) */
+	unsigned dropped;	/* rows of posts no longer held */
+	unsigned waiting;	/* rows left for a digest or a later run */
+	char lasterr[512];	/* the last failure, "" if none */
+};
+
+/* 1 when the list can send notices: moderators, moderation_address and
+ * notify are set; else 0 */
+int notify_ready(const struct listcfg_list *l);
+
+/* the three action addresses of post id, valid for the list's
+ * cookie_days from now: 0, or -1 (an address too long) */
+int notify_links(const struct cookie_key *key, const struct listcfg_list *l,
+    int64_t id, time_t now, struct notice_links *ln);
+
+/*
+ * Run the list's notify command with msg on its standard input, to
+ * address to ({moderator}), for the held post id ({id}; 0: none) sent
+ * by sender ({sender}), for at most timeout_s seconds.  0 when it
+ * exited 0, else -1 with err.
+ */
+int notify_run(const struct listcfg_list *l, const char *to,
+    const char *sender, int64_t id, const struct buf *msg,
+    unsigned timeout_s, char *err, size_t errsz);
+
+/*
+ * After post p of list l was held (the filter): queue its hold notices
+ * (once per moderator), or leave them for a digest past
+ * notify_max_per_hour, and send them until deadline_ms (clock_now_ms).
+ * Never touches the post.  0 (st says what happened; failed sends stay
+ * pending), or -1 with err when the outbox could not be written.
+ */
+int notify_held(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, const struct notice_post *p,
+    double deadline_ms, struct notify_stats *st, char *err, size_t errsz);
+
+/*
+ * Notify the moderators of held post id again (a reminder, for
+ * `expire_action = remind`): queue a "remind" notice per moderator and
+ * send them until deadline_ms.  0 (1 when the post is not held: nothing
+ * queued), or -1 with err.
+ */
+int notify_remind(struct queue *q, const struct listcfg_global *g,
+    int64_t id, double deadline_ms, struct notify_stats *st, char *err,
+    size_t errsz);
+
+/*
+ * `notify --pending`: for list (NULL: every list with pending rows),
+ * send the pending notices, drop those of posts no longer held, and
+ * send each moderator one digest of the rows waiting for one (and of
+ * the notices past notify_max_per_hour).  0, or -1 with err (what was
+ * done is in st; a list that cannot send is an error, the others go
+ * on).
+ */
+int notify_pending(struct queue *q, const struct listcfg_global *g,
+    const char *list, struct notify_stats *st, char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,637 @@
+/*
+ * reply.c - a reply to an action address: route it to its list, refuse
+ * robots, check the cookie, decide through decide_post, answer
+ *
+ * The reply, its envelope sender and its recipient are hostile: the
+ * recipient only selects among configured moderation addresses, the
+ * cookie (gate/moderate/cookie.c) is the only proof, header text is
+ * sanitized before it is stored as who decided or quoted in an answer.
+ * A refusal changes nothing.  No answer goes to a null, bounce or robot
+ * address (no backscatter).  Nothing here prints, logs or exits.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <nettle/sha2.h>
+
+#include "db/moddb.h"
+#include "db/queue.h"
+#include "gate/app/decide.h"
+#include "gate/mail/mail.h"
+#include "gate/moderate/cookie.h"
+#include "gate/moderate/notice.h"
+#include "gate/moderate/notify.h"
+#include "gate/moderate/reply.h"
+#include "gate/util/buf.h"
+#include "gate/util/lglimits.h"
+#include "gate/util/sanitize.h"
+#include "listcfg/listcfg.h"
+
+/* bytes of the reply's (or post's) header looked at */
+#define HEADER_SCAN	(64u * 1024u)
+
+void
+reply_free(struct reply *r)
+{
+	if (r->have_l)
+		listcfg_free_list(&r->l);
+	r->have_l = 0;
+}
+
+/* 1 if moderation address m (LOCAL@DOMAIN) is a's, in any case */
+static int
+same_address(const char *m, const struct cookie_addr *a)
+{
+	const char *at = strrchr(m, '@');
+
+	return at != NULL && (size_t)(at - m) == strlen(a->local) &&
+	    strncasecmp(m, a->local, (size_t)(at - m)) == 0 &&
+	    strcasecmp(at + 1, a->domain) == 0;
+}
+
+/* 1 if address c (not an action address) still starts with m's LOCAL
+ * and delimiter and ends with its @DOMAIN, in any case */
+static int
+near_address(const char *m, int delim, const char *c)
+{
+	const char *at = strrchr(m, '@'), *cat = strrchr(c, '@');
+	size_t ln;
+
+	if (at == NULL || cat == NULL)
+		return 0;
+	ln = (size_t)(at - m);
+	return (size_t)(cat - c) > ln + 1 && strncasecmp(c, m, ln) == 0 &&
+	    c[ln] == delim && strcasecmp(cat + 1, at + 1) == 0;
+}
+
+/*
+ * The list whose moderation address is a's (or, when a is NULL, near
+ * address c): 1 found (r->l), 0 none, -1 a list could not be read
+ * (r->why)
+ */
+static int
+find_list(struct reply *r, const struct listcfg_global *g,
+    const struct cookie_addr *a, const char *c)
+{
+	char dir[4096], name[LG_MAX_LIST_NAME + 1], err[1024];
+	struct dirent *de;
+	DIR *d;
+	size_t n;
+	int found = 0, bad = 0;
+
+	snprintf(dir, sizeof(dir), "%s/lists", g->dir);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while (!found && (de = readdir(d)) != NULL) {
+		n = strlen(de->d_name);
+		if (n <= 5 || n - 5 > LG_MAX_LIST_NAME ||
+		    strcmp(de->d_name + n - 5, ".conf") != 0)
+			continue;
+		memcpy(name, de->d_name, n - 5);
+		name[n - 5] = '\0';
+		if (!listcfg_name_ok(name))
+			continue;
+		if (listcfg_load_list(g, name, &r->l, err, sizeof(err)) < 0) {
+			if (!bad)
+				snprintf(r->why, sizeof(r->why), "%s", err);
+			bad = 1;
+			continue;
+		}
+		if (r->l.moderation_address != NULL && (a != NULL ?
+		    r->l.recipient_delimiter == a->delim &&
+		    same_address(r->l.moderation_address, a) :
+		    near_address(r->l.moderation_address,
+		    r->l.recipient_delimiter, c))) {
+			found = 1;
+			r->have_l = 1;
+			if (a != NULL)
+				r->addr = *a;
+		} else
+			listcfg_free_list(&r->l);
+	}
+	closedir(d);
+	return found ? 1 : bad ? -1 : 0;
+}
+
+int
+reply_route(struct reply *r, const struct listcfg_global *g,
+    const char *const *cands, size_t n)
+{
+	struct cookie_addr a;
+	char shown[200];
+	size_t i;
+	int pr, fr, perr = COOKIE_ESYNTAX, parsed = 0, bad = 0;
+
+	r->why[0] = '\0';
+	for (i = 0; i < n; i++) {
+		if (cands[i] == NULL || cands[i][0] == '\0')
+			continue;
+		sanitize_str(r->rcpt, sizeof(r->rcpt), cands[i],
+		    strlen(cands[i]), 200, SANITIZE_TEXT, 0);
+		pr = cookie_parse(cands[i], strlen(cands[i]), &a);
+		if (pr != COOKIE_OK) {
+			if (!parsed)
+				perr = pr;
+			continue;
+		}
+		parsed = 1;
+		fr = find_list(r, g, &a, NULL);
+		if (fr == 1)
+			return REPLY_DONE;
+		if (fr < 0)
+			bad = 1;
+	}
+	if (bad)
+		return REPLY_TEMP;
+	/* a malformed action address of a list: refused with an answer */
+	for (i = 0; !parsed && i < n; i++) {
+		if (cands[i] == NULL || cands[i][0] == '\0' ||
+		    strlen(cands[i]) > COOKIE_MAX_ADDR)
+			continue;
+		fr = find_list(r, g, NULL, cands[i]);
+		if (fr < 0)
+			return REPLY_TEMP;
+		if (fr == 1) {
+			sanitize_str(r->rcpt, sizeof(r->rcpt), cands[i],
+			    strlen(cands[i]), 200, SANITIZE_TEXT, 0);
+			snprintf(r->subject, sizeof(r->subject), "refused: "
+			    "malformed action address");
+			snprintf(r->text, sizeof(r->text), "Your message to\n"
+			    "  %s\nwas refused: %s.\n\nNothing was changed.  "
+			    "Use the addresses of a current hold notice,\nor "
+			    "`listgate held` on the list host.\n", r->rcpt,
+			    cookie_why(perr));
+			snprintf(r->why, sizeof(r->why), "recipient <%s>: %s",
+			    r->rcpt, cookie_why(perr));
+			return REPLY_REFUSED;
+		}
+	}
+	for (i = 0; i < n && (cands[i] == NULL || !cands[i][0]); i++)
+		;
+	sanitize_str(shown, sizeof(shown), i < n ? cands[i] : "",
+	    i < n ? strlen(cands[i]) : 0, 120, SANITIZE_LOG, 0);
+	if (!parsed)
+		snprintf(r->why, sizeof(r->why), "recipient <%s>: %s", shown,
+		    cookie_why(perr));
+	else
+		snprintf(r->why, sizeof(r->why), "recipient <%s>: no list has "
+		    "this moderation address and delimiter", shown);
+	return REPLY_REFUSED;
+}
+
+/* the first header field name of msg (scan bounded), raw value trimmed,
+ * into out (outsz bytes): 1 found, 0 not */
+static int
+field(const unsigned char *msg, size_t len, const char *name, char *out,
+    size_t outsz)
+{
+	struct buf v = BUF_INIT(LG_MAX_FIELD_BYTES);
+	size_t scan = len < HEADER_SCAN ? len : HEADER_SCAN;
+	const char *s;
+	size_t n;
+	int r;
+
+	out[0] = '\0';
+	if (msg == NULL || len == 0)
+		return 0;
+	r = mail_header(msg, scan, name, &v);
+	if (r == 1) {
+		s = buf_str(&v);
+		while (*s == ' ' || *s == '\t')
+			s++;
+		n = strlen(s);
+		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+			n--;
+		sanitize_str(out, outsz, s, n, SANITIZE_NO_LIMIT,
+		    SANITIZE_LOG, 0);
+	}
+	buf_free(&v);
+	return r == 1;
+}
+
+/* 1 if the header says a robot or a list sent the message (why) */
+static int
+robot_header(const unsigned char *msg, size_t len, int list_too, char *why,
+    size_t whysz)
+{
+	static const char *const robots[] = { "X-Autoreply", "X-Autorespond",
+	    NULL };
+	static const char *const lists[] = { "List-Id", "List-Post",
+	    "List-Unsubscribe", "Mailing-List", NULL };
+	char v[256];
+	size_t i;
+
+	if (field(msg, len, "Auto-Submitted", v, sizeof(v)) &&
+	    strncasecmp(v, "no", 2) != 0) {
+		snprintf(why, whysz, "Auto-Submitted: %s", v);
+		return 1;
+	}
+	if (field(msg, len, "Precedence", v, sizeof(v)) &&
+	    (strcasecmp(v, "bulk") == 0 || strcasecmp(v, "junk") == 0 ||
+	    strcasecmp(v, "list") == 0)) {
+		snprintf(why, whysz, "Precedence: %s", v);
+		return 1;
+	}
+	for (i = 0; robots[i] != NULL; i++)
+		if (field(msg, len, robots[i], v, sizeof(v))) {
+			snprintf(why, whysz, "%s", robots[i]);
+			return 1;
+		}
+	for (i = 0; list_too && lists[i] != NULL; i++)
+		if (field(msg, len, lists[i], v, sizeof(v))) {
+			snprintf(why, whysz, "%s (sent by a list)", lists[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/* 1 if the address is null or a bounce or list robot's (why) */
+static int
+robot_address(const char *a, char *why, size_t whysz)
+{
+	static const char *const names[] = { "mailer-daemon", "postmaster",
+	    "nobody", "noreply", "no-reply", "do-not-reply", "donotreply",
+	    "listserv", "majordomo", "mailman", NULL };
+	static const char *const prefixes[] = { "owner-", "bounce",
+	    "mailer-daemon", NULL };
+	static const char *const suffixes[] = { "-request", "-owner",
+	    "-bounces", "-bounce", "-admin", NULL };
+	static const char *const inside[] = { "-return-", "+bounces",
+	    "-bounces+", "bounces-", NULL };
+	const char *at;
+	char local[330];
+	size_t n, i, k;
+
+	if (a == NULL || a[0] == '\0' || strcmp(a, "<>") == 0) {
+		snprintf(why, whysz, "null sender");
+		return 1;
+	}
+	if (!notice_addr_ok(a)) {
+		snprintf(why, whysz, "not a plain address");
+		return 1;
+	}
+	at = strrchr(a, '@');
+	n = (size_t)(at - a);
+	if (n >= sizeof(local))
+		n = sizeof(local) - 1;
+	for (i = 0; i < n; i++)
+		local[i] = (char)(a[i] >= 'A' && a[i] <= 'Z' ? a[i] - 'A' + 'a' :
+		    a[i]);
+	local[n] = '\0';
+	for (i = 0; names[i] != NULL; i++)
+		if (strcmp(local, names[i]) == 0)
+			goto robot;
+	for (i = 0; prefixes[i] != NULL; i++)
+		if (strncmp(local, prefixes[i], strlen(prefixes[i])) == 0)
+			goto robot;
+	for (i = 0; suffixes[i] != NULL; i++) {
+		k = strlen(suffixes[i]);
+		if (n > k && strcmp(local + n - k, suffixes[i]) == 0)
+			goto robot;
+	}
+	for (i = 0; inside[i] != NULL; i++)
+		if (strstr(local, inside[i]) != NULL)
+			goto robot;
+	return 0;
+robot:
+	snprintf(why, whysz, "a bounce or list address");
+	return 1;
+}
+
+int
+reply_automatic(const struct reply *r, char *why, size_t whysz)
+{
+	char w[300];
+
+	if (r->sender == NULL || r->sender[0] == '\0' ||
+	    strcmp(r->sender, "<>") == 0) {
+		snprintf(why, whysz, "a bounce (null envelope sender)");
+		return 1;
+	}
+	if (robot_header(r->msg, r->len, 0, w, sizeof(w))) {
+		snprintf(why, whysz, "an automatic reply (%s)", w);
+		return 1;
+	}
+	return 0;
+}
+
+int
+reply_may_notify(const char *env_sender, const unsigned char *raw,
+    size_t len, char *why, size_t whysz)
+{
+	char w[300];
+
+	if (robot_address(env_sender, w, sizeof(w))) {
+		snprintf(why, whysz, "the sender is %s", w);
+		return 0;
+	}
+	if (robot_header(raw, len, 1, w, sizeof(w))) {
+		snprintf(why, whysz, "the post came from a list or a robot "
+		    "(%s)", w);
+		return 0;
+	}
+	return 1;
+}
+
+void
+reply_headers(struct reply *r)
+{
+	char v[512], *lt, *gt;
+
+	r->from[0] = r->msgid[0] = '\0';
+	if (field(r->msg, r->len, "From", v, sizeof(v))) {
+		/* "Name <addr>": the address; else the whole value */
+		lt = strrchr(v, '<');
+		gt = lt != NULL ? strchr(lt, '>') : NULL;
+		if (lt != NULL && gt != NULL && gt > lt + 1) {
+			*gt = '\0';
+			snprintf(r->from, sizeof(r->from), "%.200s", lt + 1);
+		} else
+			snprintf(r->from, sizeof(r->from), "%.200s", v);
+	}
+	if (field(r->msg, r->len, "Message-ID", v, sizeof(v)))
+		snprintf(r->msgid, sizeof(r->msgid), "%.250s", v);
+}
+
+/* printf into r->text (appending) */
+static void __attribute__((format(printf, 2, 3)))
+text(struct reply *r, const char *fmt, ...)
+{
+	size_t n = strlen(r->text);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->text + n, sizeof(r->text) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* "2026-12-03 15:04 UTC" */
+static void
+when(time_t t, char *out, size_t outsz)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, outsz, "%Y-%m-%d %H:%M UTC", &tm);
+}
+
+/* fill a refusal's answer */
+static int
+refuse(struct reply *r, const char *reason)
+{
+	const char *a = r->rcpt;
+
+	snprintf(r->subject, sizeof(r->subject), "refused: %s post %lld",
+	    cookie_action_name(r->addr.action), (long long)r->addr.id);
+	r->text[0] = '\0';
+	text(r, "Your message to\n  %s\nwas refused: %s.\n\nNothing was "
+	    "changed.  Use the addresses of a current hold notice,\nor "
+	    "`listgate held` on the list host.\n", a, reason);
+	snprintf(r->why, sizeof(r->why), "refused %s of post %lld: %s",
+	    cookie_action_name(r->addr.action), (long long)r->addr.id, reason);
+	return REPLY_REFUSED;
+}
+
+int
+reply_check(struct reply *r, const struct cookie_key *key, time_t now)
+{
+	char reason[300], until[64];
+	int c = cookie_check(key, r->l.name, &r->addr, now);
+
+	if (c == COOKIE_OK)
+		return REPLY_DONE;
+	if (c == COOKIE_EEXPIRED) {
+		when(r->addr.expiry, until, sizeof(until));
+		snprintf(reason, sizeof(reason), "the address expired on %s "
+		    "(cookie_days)", until);
+		return refuse(r, reason);
+	}
+	return refuse(r, cookie_why(c));
+}
+
+/* what the decision trains */
+static const char *
+trains(const char *status)
+{
+	return strcmp(status, "approved") == 0 ? "ham" : "spam";
+}
+
+int
+reply_apply(struct reply *r, struct queue *q,
+    const struct listcfg_global *g, const struct cookie_key *key, time_t now)
+{
+	struct sha256_ctx sc;
+	struct decide_req rq;
+	struct queue_decided res;
+	unsigned char sha[SHA256_DIGEST_SIZE];
+	char err[1024], usedby[256], at[64], by[300], note[400];
+	const char *status = decide_status(cookie_action_name(r->addr.action));
+	time_t usedat;
+	int u, d;
+
+	r->old[0] = r->by[0] = '\0';
+	r->at = 0;
+	if (reply_check(r, key, now) != REPLY_DONE)
+		return REPLY_REFUSED;
+	/* each cookie decides once: its SHA-256 (with the list) is kept */
+	sha256_init(&sc);
+	sha256_update(&sc, strlen(r->l.name) + 1, (const uint8_t *)r->l.name);
+	sha256_update(&sc, COOKIE_CHARS, (const uint8_t *)r->addr.cookie);
+	sha256_digest(&sc, sizeof(sha), sha);
+	u = moddb_cookie_used(q, sha, usedby, sizeof(usedby), &usedat, err,
+	    sizeof(err));
+	if (u < 0) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return REPLY_TEMP;
+	}
+	if (u == 1) {
+		char reason[600], ub[260];
+
+		when(usedat, at, sizeof(at));
+		sanitize_str(ub, sizeof(ub), usedby, strlen(usedby), 100,
+		    SANITIZE_TEXT, 0);
+		snprintf(reason, sizeof(reason), "this address was already used "
+		    "(by %s at %s); each works once", ub[0] ? ub : "?", at);
+		return refuse(r, reason);
+	}
+
+	/* who decides: the From address, recorded, never proof */
+	if (r->from[0] != '\0')
+		snprintf(by, sizeof(by), "%s", r->from);
+	else
+		snprintf(by, sizeof(by), "%.250s", r->sender);
+	sanitize_str(note, sizeof(note), r->sender, strlen(r->sender), 200,
+	    SANITIZE_LOG, 0);
+	{
+		char tmp[400];
+
+		snprintf(tmp, sizeof(tmp), "by mail (envelope sender <%.300s>)",
+		    note);
+		snprintf(note, sizeof(note), "%s", tmp);
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.id = r->addr.id;
+	rq.status = status;
+	rq.by = by;
+	rq.note = note;
+	rq.flags = 0;
+	d = decide_post(q, g, &rq, &res, err, sizeof(err));
+	snprintf(r->old, sizeof(r->old), "%s", res.old);
+	snprintf(r->by, sizeof(r->by), "%s", res.by);
+	r->at = res.at;
+	if (d >= 0 && d != QUEUE_NOENT && strcmp(res.list, r->l.name) != 0 &&
+	    res.list[0] != '\0') {
+		/* cannot happen: the cookie names the list; but never answer
+		 * about another list's post */
+		snprintf(r->why, sizeof(r->why), "post %lld belongs to list %s",
+		    (long long)r->addr.id, res.list);
+		return REPLY_TEMP;
+	}
+	switch (d) {
+	case QUEUE_DECIDED:
+		if (moddb_cookie_use(q, sha, r->l.name, r->addr.id,
+		    cookie_action_name(r->addr.action), by, err,
+		    sizeof(err)) < 0)
+			/* the decision stands; a replay finds it decided */
+			snprintf(r->why, sizeof(r->why), "%s post %lld (the "
+			    "cookie's use was not recorded: %.900s)", status,
+			    (long long)r->addr.id, err);
+		else
+			snprintf(r->why, sizeof(r->why), "%s post %lld", status,
+			    (long long)r->addr.id);
+		snprintf(r->subject, sizeof(r->subject), "%s: post %lld",
+		    status, (long long)r->addr.id);
+		r->text[0] = '\0';
+		text(r, "Post %lld to the list %s is %s%s.\nIt trains the "
+		    "filter as %s.\n", (long long)r->addr.id, r->l.name, status,
+		    strcmp(status, "approved") == 0 ?
+		    " and was released to the list" : "", trains(status));
+		return REPLY_DONE;
+	case QUEUE_NOENT:
+		return refuse(r, "there is no such post (any more)");
+	case QUEUE_ALREADY: {
+		char reason[600], ob[260];
+
+		when(res.at, at, sizeof(at));
+		sanitize_str(ob, sizeof(ob), res.by, strlen(res.by), 100,
+		    SANITIZE_TEXT, 0);
+		snprintf(reason, sizeof(reason), "the post was already %s by "
+		    "%s at %s", res.old, ob[0] ? ob : "?", at);
+		return refuse(r, reason);
+	}
+	case QUEUE_INTERRUPTED:
+		return refuse(r, "an earlier approval of this post was "
+		    "interrupted while releasing it; the list's administrator "
+		    "must check the archive (listgate approve --force or "
+		    "--mark-approved)");
+	case QUEUE_UNRECORDED: {
+		char reason[1200];
+
+		snprintf(reason, sizeof(reason), "the post was released, but "
+		    "the approval could not be recorded (%.300s); the list's "
+		    "administrator must run `listgate approve --mark-approved "
+		    "%lld`", err, (long long)r->addr.id);
+		return refuse(r, reason);
+	}
+	case QUEUE_RELEASE_FAILED:
+		snprintf(r->why, sizeof(r->why), "post %lld: %.900s (the post stays "
+		    "held; the MTA retries the reply)", (long long)r->addr.id,
+		    err);
+		return REPLY_TEMP;
+	default:
+		snprintf(r->why, sizeof(r->why), "post %lld: %.900s",
+		    (long long)r->addr.id, err);
+		return REPLY_TEMP;
+	}
+}
+
+int
+reply_answer(struct reply *r, char *why, size_t whysz)
+{
+	struct notice_to h;
+	struct buf msg = BUF_INIT(65536);
+	char w[300];
+	int rc;
+
+	if (robot_address(r->sender, w, sizeof(w))) {
+		snprintf(why, whysz, "no answer: the envelope sender is %s", w);
+		return 1;
+	}
+	if (!r->have_l || r->l.notify == NULL ||
+	    r->l.moderation_address == NULL) {
+		snprintf(why, whysz, "no answer: the list has no notify command");
+		return 1;
+	}
+	h.from = r->l.moderation_address;
+	h.to = r->sender;
+	h.now = time(NULL);
+	if (notice_answer(r->l.name, r->subject, r->msgid, r->text, &h,
+	    &msg) < 0) {
+		snprintf(why, whysz, "out of memory building the answer");
+		buf_free(&msg);
+		return -1;
+	}
+	rc = notify_run(&r->l, r->sender, "", r->addr.id, &msg, NOTIFY_RUN_S,
+	    why, whysz);
+	buf_free(&msg);
+	return rc;
+}
+
+int
+reply_sender_notice(struct reply *r, struct queue *q, char *why,
+    size_t whysz)
+{
+	struct queue_row row;
+	struct notice_to h;
+	struct buf msg = BUF_INIT(65536), subj = BUF_INIT(1024);
+	char date[200], mid[300], t[2048];
+	int got, rc = -1;
+
+	if (!r->l.sender_notice) {
+		snprintf(why, whysz, "sender_notice is off");
+		return 1;
+	}
+	if ((got = queue_get(q, r->addr.id, &row, why, whysz)) <= 0) {
+		if (got == 0)
+			snprintf(why, whysz, "post %lld is gone",
+			    (long long)r->addr.id);
+		return got == 0 ? 1 : -1;
+	}
+	if (!reply_may_notify(row.env_sender, row.raw, row.raw_len, why,
+	    whysz)) {
+		queue_row_free(&row);
+		return 1;
+	}
+	field(row.raw, row.raw_len, "Date", date, sizeof(date));
+	field(row.raw, row.raw_len, "Message-ID", mid, sizeof(mid));
+	if (notice_clean(&subj, row.subject, strlen(row.subject), 150) < 0) {
+		snprintf(why, whysz, "out of memory");
+		goto out;
+	}
+	snprintf(t, sizeof(t), "Your post to the list %s was not accepted by "
+	    "its moderators.\n\n  Subject: %s\n  Date:    %s\n\nThis is an "
+	    "automatic notice.\n", r->l.name, buf_str(&subj),
+	    date[0] ? date : "-");
+	h.from = r->l.moderation_address;
+	h.to = row.env_sender;
+	h.now = time(NULL);
+	if (notice_answer(r->l.name, "your post was not accepted", mid, t, &h,
+	    &msg) < 0) {
+		snprintf(why, whysz, "out of memory");
+		goto out;
+	}
+	rc = notify_run(&r->l, row.env_sender, row.env_sender, row.id, &msg,
+	    NOTIFY_RUN_S, why, whysz);
+out:
+	buf_free(&msg);
+	buf_free(&subj);
+	queue_row_free(&row);
+	return rc;
+}

@@ -1,0 +1,109 @@
+/*
+ * reply.h - a moderator's reply to an action address: which list it is
+ * for, whether it may decide, the decision through the one decision
+ * path (gate/app/decide.h), and the answers
+ *
+ * The reply, its envelope and its recipient are hostile.  The list is
+ * found only by matching the recipient against the configured
+ * moderation addresses; the cookie is the proof (From: is recorded as
+ * who decided, never trusted); a refusal changes nothing and says why.
+ * Every function returns its result with a message; none prints, logs
+ * or exits.
+ */
+#ifndef LG_REPLY_H
+#define LG_REPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gate/moderate/cookie.h"
+#include "listcfg/listcfg.h"
+
+struct queue;
+struct listcfg_global;
+
+/* how a reply ended */
+#define REPLY_DONE	0	/* decided */
+#define REPLY_REFUSED	1	/* refused: nothing changed; why says why */
+#define REPLY_TEMP	2	/* cannot work now: the MTA should retry */
+
+/* what is known about one reply */
+struct reply {
+	const unsigned char *msg;	/* the reply as received */
+	size_t len;
+	const char *sender;		/* its envelope sender ("": null) */
+	struct cookie_addr addr;	/* the action address, parsed */
+	char rcpt[COOKIE_MAX_ADDR + 1];	/* the address as received */
+	struct listcfg_list l;		/* the list it is for */
+	int have_l;
+	char from[256];			/* its From address: who decides */
+	char msgid[256];		/* its Message-ID (for In-Reply-To) */
+	/* the outcome */
+	char old[16];			/* the post's status before */
+	char by[256];			/* who decided it before */
+	time_t at;			/* and when */
+	char subject[128];		/* of the answer */
+	char text[2048];		/* of the answer */
+	char why[1024];			/* for the log */
+};
+
+/*
+ * Find the list of the first of the n recipient addresses cands (NULL
+ * ones skipped) that is an action address of a configured list
+ * (moderation_address and recipient_delimiter match; every lists/L.conf
+ * of g is read).  REPLY_DONE with r->addr and r->l, REPLY_REFUSED with
+ * r->why (no list, or not an action address; when the address starts
+ * with a list's LOCAL{delim} and has its DOMAIN, r->have_l is set and
+ * the answer r->subject, r->text says what is malformed), REPLY_TEMP
+ * with r->why (the configuration cannot be read).
+ */
+int reply_route(struct reply *r, const struct listcfg_global *g,
+    const char *const *cands, size_t n);
+
+/* 1 when the reply was sent by a robot (null sender, Auto-Submitted
+ * other than no, Precedence bulk/junk/list, a vacation program's
+ * fields): it never decides; why says which; else 0 */
+int reply_automatic(const struct reply *r, char *why, size_t whysz);
+
+/*
+ * 1 when a notice may go to env_sender, who sent the post raw: not a
+ * null, bounce or list address, the post not from a list or a robot;
+ * else 0 with why.  The rule that keeps listgate from backscatter.
+ */
+int reply_may_notify(const char *env_sender, const unsigned char *raw,
+    size_t len, char *why, size_t whysz);
+
+/* r->from and r->msgid from the reply's header, sanitized */
+void reply_headers(struct reply *r);
+
+/*
+ * Check r's cookie with key at now, then (q open) refuse a cookie used
+ * before, decide through decide_post as r->from, and record the cookie.
+ * Fills r->subject, r->text (the answer) and r->why.  REPLY_DONE,
+ * REPLY_REFUSED or REPLY_TEMP (database down, the release command
+ * failed: the MTA retries the reply).
+ */
+int reply_apply(struct reply *r, struct queue *q,
+    const struct listcfg_global *g, const struct cookie_key *key, time_t now);
+
+/* the cookie check alone (before connecting): REPLY_DONE, or
+ * REPLY_REFUSED with the answer and why filled */
+int reply_check(struct reply *r, const struct cookie_key *key, time_t now);
+
+/*
+ * After a reject: the short notice to the post's envelope sender when
+ * the list's sender_notice is on and reply_may_notify allows.  0 sent,
+ * 1 not sent on purpose (why says why), -1 failed (why).
+ */
+int reply_sender_notice(struct reply *r, struct queue *q, char *why,
+    size_t whysz);
+
+/* send the answer (r->subject, r->text) to the reply's envelope sender
+ * through the list's notify: 0 sent, 1 not sent on purpose (a null or
+ * robot sender), -1 failed; why says why */
+int reply_answer(struct reply *r, char *why, size_t whysz);
+
+void reply_free(struct reply *r);
+
+#endif

@@ -1,0 +1,353 @@
+/*
+ * check_notice.c - the hold notice, the digest and the answers of
+ * moderation by mail (gate/moderate/notice.c), parsed back with the
+ * project's own parser (gate/mail)
+ *
+ * A notice must be MIME that gate/mail walks without an anomaly, with
+ * From, Reply-To and Subject as the interface fixes them, a text part
+ * that holds the summary, the deciding tokens, a preview with controls
+ * and markup made harmless and the three mailto: links, and the post
+ * attached byte for byte.
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/mail/mail.h"
+#include "gate/moderate/notice.h"
+#include "gate/util/buf.h"
+
+/* a hostile post: controls and a bidi override in the Subject, HTML
+ * with a script, a line that pretends to be a link of ours */
+static const char post[] =
+    "From: Spammer <spam@example.net>\n"
+    "To: dev@lists.example.org\n"
+    "Subject: =?utf-8?b?Q2hlYXAg4oCuZ25pcmFl?= pills\x07\x1b[31m now\n"
+    "Date: Thu, 03 Dec 2026 10:00:00 +0000\n"
+    "Message-ID: <p1@example.net>\n"
+    "MIME-Version: 1.0\n"
+    "Content-Type: multipart/alternative; boundary=\"b1\"\n"
+    "\n"
+    "--b1\n"
+    "Content-Type: text/plain; charset=iso-8859-1\n"
+    "Content-Transfer-Encoding: quoted-printable\n"
+    "\n"
+    "Buy cheap pills, caf=E9 prices!\n"
+    "approve: mailto:evil@example.net\n"
+    "\x1b]0;owned\x07 terminal\n"
+    "--b1\n"
+    "Content-Type: text/html\n"
+    "\n"
+    "<html><body><script>alert(1)</script><p>Click <a href=\"http://x.example/\">here</a></p></body></html>\n"
+    "--b1--\n";
+
+static const char clues[] =
+    "subject:pills 0.990000 12 0\n"
+    "body:cheap 0.980000 9 1\n"
+    "url:x.example 0.970000 5 0\n"
+    "tok\x1b[2Jevil 0.960000 4 0\n"
+    "t5 0.950000 1 0\nt6 0.940000 1 0\nt7 0.930000 1 0\n"
+    "t8 0.920000 1 0\nt9 0.910000 1 0\nt10 0.900000 1 0\n"
+    "t11 0.890000 1 0\n";
+
+/* what a walk of the notice found */
+struct seen {
+	struct buf subject, replyto, from, text;
+	int anomalies, parts, rfc822_from;
+};
+
+static int
+walk_cb(const struct mail_event *ev, void *vctx)
+{
+	struct seen *s = vctx;
+
+	switch (ev->kind) {
+	case MAIL_HEADER:
+		if (ev->depth == 0 && strcasecmp(ev->name, "Subject") == 0)
+			buf_add(&s->subject, ev->data, ev->len);
+		if (ev->depth == 0 && strcasecmp(ev->name, "Reply-To") == 0)
+			buf_add(&s->replyto, ev->data, ev->len);
+		if (ev->depth == 0 && strcasecmp(ev->name, "From") == 0)
+			buf_add(&s->from, ev->data, ev->len);
+		if (ev->depth > 0 && strcasecmp(ev->name, "From") == 0 &&
+		    strstr((const char *)ev->data, "spam@example.net") != NULL)
+			s->rfc822_from = 1;
+		break;
+	case MAIL_TEXT:
+		if (s->text.len == 0)
+			buf_add(&s->text, ev->data, ev->len);
+		s->parts++;
+		break;
+	case MAIL_ANOMALY:
+		s->anomalies++;
+		fprintf(stderr, "anomaly: %s\n", ev->data);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void
+seen_init(struct seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	buf_init(&s->subject, 1 << 16);
+	buf_init(&s->replyto, 1 << 16);
+	buf_init(&s->from, 1 << 16);
+	buf_init(&s->text, 1 << 20);
+}
+
+static void
+seen_free(struct seen *s)
+{
+	buf_free(&s->subject);
+	buf_free(&s->replyto);
+	buf_free(&s->from);
+	buf_free(&s->text);
+}
+
+static void
+links_for(struct notice_links *ln)
+{
+	snprintf(ln->approve, sizeof(ln->approve), "dev-moderate+approve-812-"
+	    "0000000aaaaaaaaaaaaaaaaaaaa@lists.example.org");
+	snprintf(ln->reject, sizeof(ln->reject), "dev-moderate+reject-812-"
+	    "0000000bbbbbbbbbbbbbbbbbbbb@lists.example.org");
+	snprintf(ln->discard, sizeof(ln->discard), "dev-moderate+discard-812-"
+	    "0000000cccccccccccccccccccc@lists.example.org");
+	ln->expiry = 1796000000;
+}
+
+static void
+post_for(struct notice_post *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->list = "dev";
+	p->id = 812;
+	p->env_sender = "spam@example.net";
+	p->from = "Spammer <spam@example.net>";
+	p->subject = "Cheap \xe2\x80\xae" "gniraeb pills\x07\x1b[31m now";
+	p->score = 0.99994;
+	p->verdict = "spam";
+	p->clues = clues;
+	p->raw = (const unsigned char *)post;
+	p->raw_len = sizeof(post) - 1;
+	p->arrived = 1796000000 - 14 * 86400;
+}
+
+START_TEST(hold_notice_parses_back)
+{
+	struct notice_post p;
+	struct notice_links ln;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000 - 14 * 86400 };
+	struct buf out = BUF_INIT(1 << 22);
+	struct seen s;
+	const char *t, *q;
+	char bnd[128];
+	size_t i;
+
+	post_for(&p);
+	links_for(&ln);
+	ck_assert_int_eq(notice_hold(&p, &ln, &h, 0, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_int_eq(s.anomalies, 0);
+	/* From, Reply-To, Subject as the interface fixes them */
+	ck_assert_msg(strstr(buf_str(&s.from),
+	    "<dev-moderate@lists.example.org>") != NULL, "%s",
+	    buf_str(&s.from));
+	ck_assert_str_eq(buf_str(&s.replyto), "<dev-moderate+approve-812-"
+	    "0000000aaaaaaaaaaaaaaaaaaaa@lists.example.org>");
+	ck_assert_msg(strncmp(buf_str(&s.subject), "[dev] held: Cheap ", 18)
+	    == 0, "%s", buf_str(&s.subject));
+	ck_assert_msg(strstr(buf_str(&s.subject), "(score 0.9999)") != NULL,
+	    "%s", buf_str(&s.subject));
+	/* the bidi override, BEL and ESC are masked in the Subject */
+	ck_assert_ptr_null(strstr(buf_str(&s.subject), "\xe2\x80\xae"));
+	ck_assert_ptr_null(strchr(buf_str(&s.subject), '\x1b'));
+	ck_assert_ptr_null(strchr(buf_str(&s.subject), '\x07'));
+	/* the text part: summary, ten tokens, preview, links */
+	t = buf_str(&s.text);
+	ck_assert_msg(strstr(t, "Sender:  <spam@example.net>") != NULL, "%s",
+	    t);
+	ck_assert_ptr_nonnull(strstr(t, "Date:    Thu, 03 Dec 2026 10:00:00"));
+	ck_assert_ptr_nonnull(strstr(t, "Size:    "));
+	ck_assert_ptr_nonnull(strstr(t, "Score:   0.9999 (verdict: spam)"));
+	ck_assert_ptr_nonnull(strstr(t, "0.990000  subject:pills"));
+	ck_assert_ptr_nonnull(strstr(t, "0.980000  body:cheap"));
+	ck_assert_ptr_nonnull(strstr(t, "0.900000  t10"));
+	ck_assert_ptr_null(strstr(t, "t11"));		/* ten, no more */
+	ck_assert_ptr_nonnull(strstr(t, "tok?[2Jevil"));	/* masked */
+	/* the preview: decoded (Latin-1 to UTF-8), quoted, no controls */
+	ck_assert_msg(strstr(t, "  | Buy cheap pills, caf\xc3\xa9 prices!") !=
+	    NULL, "%s", t);
+	ck_assert_ptr_nonnull(strstr(t, "  | approve: mailto:evil@"));
+	ck_assert_ptr_nonnull(strstr(t, "  | ?]0;owned? terminal"));
+	ck_assert_ptr_null(strstr(t, "<script>"));
+	ck_assert_ptr_nonnull(strstr(t, "here"));
+	for (i = 0; t[i]; i++)
+		ck_assert_msg((unsigned char)t[i] >= 0x20 || t[i] == '\n',
+		    "control 0x%02x in the text", (unsigned char)t[i]);
+	/* the three links, at a line's start after the indent */
+	ck_assert_ptr_nonnull(strstr(t, "\n  approve: mailto:" "dev-moderate+"
+	    "approve-812-0000000aaaaaaaaaaaaaaaaaaaa@lists.example.org\n"));
+	ck_assert_ptr_nonnull(strstr(t, "\n  reject:  mailto:dev-moderate+"
+	    "reject-812-"));
+	ck_assert_ptr_nonnull(strstr(t, "\n  discard: mailto:dev-moderate+"
+	    "discard-812-"));
+	/* the attachment: message/rfc822, the post byte for byte */
+	ck_assert_int_eq(s.rfc822_from, 1);
+	q = strstr((const char *)out.data, "boundary=\"");
+	ck_assert_ptr_nonnull(q);
+	snprintf(bnd, sizeof(bnd), "%.*s", (int)strcspn(q + 10, "\""), q + 10);
+	q = strstr((const char *)out.data, "Content-Type: message/rfc822\n");
+	ck_assert_ptr_nonnull(q);
+	q = strstr(q, "\n\n");
+	ck_assert_ptr_nonnull(q);
+	q += 2;
+	ck_assert_int_eq(memcmp(q, post, sizeof(post) - 1), 0);
+	ck_assert_int_eq(strncmp(q + sizeof(post) - 1, "\n--", 3), 0);
+	ck_assert_int_eq(strncmp(q + sizeof(post) + 2, bnd, strlen(bnd)), 0);
+	/* lines are short: the text part is quoted-printable */
+	for (t = (const char *)out.data; t < (const char *)q; t = q + 1) {
+		const char *nl = strchr(t, '\n');
+
+		ck_assert_int_le(nl - t, 998);
+		q = nl;
+		if (strncmp(t, "Content-Type: message/rfc822", 28) == 0)
+			break;
+	}
+	seen_free(&s);
+	buf_free(&out);
+}
+END_TEST
+
+START_TEST(digest_and_answer)
+{
+	struct notice_post p[3];
+	struct notice_links ln[3];
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000 };
+	struct buf out = BUF_INIT(1 << 22);
+	struct seen s;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		post_for(&p[i]);
+		p[i].id = 812 + i;
+		links_for(&ln[i]);
+	}
+	ck_assert_int_eq(notice_digest("dev", p, ln, 3, &h, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_int_eq(s.anomalies, 0);
+	ck_assert_str_eq(buf_str(&s.subject),
+	    "[dev] held: 3 posts wait for moderation");
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text), "-- post 813 --"));
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text), "-- post 814 --"));
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
+	    "  approve: mailto:dev-moderate+approve-812-"));
+	seen_free(&s);
+
+	buf_reset(&out);
+	ck_assert_int_eq(notice_answer("dev", "approved: post 812",
+	    "<r1@example.org>", "Post 812 is approved.\n", &h, &out), 0);
+	ck_assert_ptr_nonnull(strstr((const char *)out.data,
+	    "\nIn-Reply-To: <r1@example.org>\n"));
+	ck_assert_ptr_nonnull(strstr((const char *)out.data,
+	    "\nAuto-Submitted: auto-replied\n"));
+	buf_reset(&out);
+	/* a hostile In-Reply-To is left out */
+	ck_assert_int_eq(notice_answer("dev", "x", "<a>\nBcc: x@y", "t\n", &h,
+	    &out), 0);
+	ck_assert_ptr_null(strstr((const char *)out.data, "In-Reply-To"));
+	ck_assert_ptr_null(strstr((const char *)out.data, "Bcc"));
+	buf_free(&out);
+
+	ck_assert_int_eq(notice_addr_ok("alice@example.org"), 1);
+	ck_assert_int_eq(notice_addr_ok(""), 0);
+	ck_assert_int_eq(notice_addr_ok("a b@example.org"), 0);
+	ck_assert_int_eq(notice_addr_ok("a@example.org\nBcc: x@y"), 0);
+	ck_assert_int_eq(notice_addr_ok("<a@example.org>"), 0);
+	ck_assert_int_eq(notice_addr_ok("a@"), 0);
+}
+END_TEST
+
+/* any bytes as the post and its fields: a well-formed notice, no
+ * failure */
+START_TEST(hostile_bytes)
+{
+	unsigned char raw[4096];
+	char subj[300], cl[600];
+	struct notice_post p;
+	struct notice_links ln;
+	struct notice_to h = { "m@x.example", "a@x.example", 0 };
+	struct buf out = BUF_INIT(1 << 22);
+	struct seen s;
+	unsigned v = 12345;
+	size_t i;
+	int round;
+
+	for (round = 0; round < 50; round++) {
+		for (i = 0; i < sizeof(raw); i++) {
+			v = v * 1103515245u + 12345u;
+			raw[i] = (unsigned char)(v >> 16);
+		}
+		for (i = 0; i + 1 < sizeof(subj); i++)
+			subj[i] = (char)(raw[i] | 1);
+		subj[sizeof(subj) - 1] = '\0';
+		for (i = 0; i + 1 < sizeof(cl); i++)
+			cl[i] = (char)(raw[i + 300] | 1);
+		cl[sizeof(cl) - 1] = '\0';
+		post_for(&p);
+		p.subject = subj;
+		p.from = subj + 10;
+		p.env_sender = subj + 20;
+		p.clues = cl;
+		p.raw = raw;
+		p.raw_len = round == 0 ? 0 : sizeof(raw);
+		links_for(&ln);
+		buf_reset(&out);
+		ck_assert_int_eq(notice_hold(&p, &ln, &h, round & 1, &out), 0);
+		seen_init(&s);
+		ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb,
+		    &s), 0);
+		ck_assert_str_eq(buf_str(&s.replyto), "<dev-moderate+approve-"
+		    "812-0000000aaaaaaaaaaaaaaaaaaaa@lists.example.org>");
+		ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
+		    "  discard: mailto:dev-moderate+discard-812-"));
+		seen_free(&s);
+	}
+	buf_free(&out);
+}
+END_TEST
+
+static Suite *
+notice_suite(void)
+{
+	Suite *s = suite_create("notice");
+	TCase *tc = tcase_create("notice");
+
+	tcase_add_test(tc, hold_notice_parses_back);
+	tcase_add_test(tc, digest_and_answer);
+	tcase_add_test(tc, hostile_bytes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(notice_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

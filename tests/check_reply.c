@@ -1,0 +1,108 @@
+/*
+ * check_reply.c - the rules of gate/moderate/reply.c that need no
+ * database: no notice to a null, bounce or list sender or about a post
+ * a list or robot sent (no backscatter); a robot's reply never decides
+ */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/moderate/reply.h"
+
+static const char plain[] = "From: a@example.org\nSubject: x\n\nbody\n";
+
+START_TEST(no_backscatter_to_robot_senders)
+{
+	static const char *const robots[] = { "", "<>", "MAILER-DAEMON@x.org",
+	    "postmaster@x.org", "owner-dev@lists.x.org", "dev-request@x.org",
+	    "dev-bounces@lists.x.org", "dev-bounces+a=b.org@lists.x.org",
+	    "dev-return-12-a=b.org@lists.x.org", "bounce-123@x.org",
+	    "noreply@x.org", "a b@x.org", "a@x.org\nBcc: c@d", "nodomain",
+	    NULL };
+	char why[300];
+	size_t i;
+
+	for (i = 0; robots[i] != NULL; i++)
+		ck_assert_msg(reply_may_notify(robots[i],
+		    (const unsigned char *)plain, strlen(plain), why,
+		    sizeof(why)) == 0, "%s", robots[i]);
+	ck_assert_int_eq(reply_may_notify("alice@example.org",
+	    (const unsigned char *)plain, strlen(plain), why, sizeof(why)), 1);
+	ck_assert_int_eq(reply_may_notify("alice@example.org", NULL, 0, why,
+	    sizeof(why)), 1);
+}
+END_TEST
+
+START_TEST(no_backscatter_for_list_or_robot_posts)
+{
+	static const char *const posts[] = {
+	    "List-Id: <dev.lists.x.org>\nFrom: a@x.org\n\nb\n",
+	    "From: a@x.org\nList-Post: <mailto:dev@x.org>\n\nb\n",
+	    "Precedence: bulk\n\nb\n",
+	    "Precedence: JUNK\n\nb\n",
+	    "Auto-Submitted: auto-replied\n\nb\n",
+	    "X-Autoreply: yes\n\nb\n",
+	    NULL };
+	char why[300];
+	size_t i;
+
+	for (i = 0; posts[i] != NULL; i++)
+		ck_assert_msg(reply_may_notify("alice@example.org",
+		    (const unsigned char *)posts[i], strlen(posts[i]), why,
+		    sizeof(why)) == 0, "%s", posts[i]);
+	ck_assert_int_eq(reply_may_notify("alice@example.org",
+	    (const unsigned char *)"Auto-Submitted: no\n\nb\n", 22, why,
+	    sizeof(why)), 1);
+}
+END_TEST
+
+START_TEST(robots_never_decide)
+{
+	struct reply r;
+	char why[300];
+
+	memset(&r, 0, sizeof(r));
+	r.msg = (const unsigned char *)plain;
+	r.len = strlen(plain);
+	r.sender = "alice@example.org";
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 0);
+	r.sender = "";
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	r.sender = "alice@example.org";
+	r.msg = (const unsigned char *)"Auto-Submitted: auto-replied\n"
+	    "Subject: Out of office\n\naway\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	ck_assert_ptr_nonnull(strstr(why, "Auto-Submitted"));
+	r.msg = (const unsigned char *)"Precedence: bulk\n\nx\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+}
+END_TEST
+
+static Suite *
+reply_suite(void)
+{
+	Suite *s = suite_create("reply");
+	TCase *tc = tcase_create("rules");
+
+	tcase_add_test(tc, no_backscatter_to_robot_senders);
+	tcase_add_test(tc, no_backscatter_for_list_or_robot_posts);
+	tcase_add_test(tc, robots_never_decide);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(reply_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,416 @@
+#!/bin/sh
+# moderate_mail.sh - moderation by mail end to end against a private
+# PostgreSQL (tests/pg.sh): `listgate init`, hold notices from `filter`,
+# replies through `listgate moderate`, refusals, sender notices,
+# `notify --pending` with the outbox and digests, `notify --remind`
+#
+# The list's notify command is a script that saves each message it is
+# given (stdin) to a file named after {moderator}; `release` saves the
+# released post.  Notices are read back with tests/mailtext (the
+# project's own parser, gate/mail).  Checks:
+#   - init creates the directories and a 0600 secret, and changes
+#     nothing when run again;
+#   - a held post produces one notice per moderator (From, Reply-To,
+#     Subject, the deciding tokens, three links, the post attached);
+#   - a reply to the approve address releases the post byte for byte,
+#     records the From address as who decided and trains it as ham, the
+#     token file synced; reject trains spam and tells the sender;
+#     discard trains spam and tells nobody;
+#   - a replayed cookie, one character changed, another list, post or
+#     action, an expired and a malformed cookie are each refused with
+#     an answer that says why, and change nothing;
+#   - a post decided already is answered with who decided and when;
+#   - an automatic reply decides nothing; a database that is down is a
+#     temporary failure (75 / 111);
+#   - qmail's $EXT/$HOST with the '-' delimiter;
+#   - a notice that could not be sent stays in the outbox and `notify
+#     --pending` sends it; past notify_max_per_hour notices wait for one
+#     digest; a post decided meanwhile is dropped from the outbox.
+# Never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+MAILTEXT=$top_builddir/tests/mailtext
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-modmail.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+MAIL=$T/mail
+mkdir -p "$MAIL" "$CONF" || exit 99
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+status() { sql "SELECT status FROM held_posts WHERE id = $1"; }
+events() { sql "SELECT count(*) FROM train_journal WHERE post_id = $1"; }
+nmail() { ls "$MAIL" | grep -c "\.$1\$"; }
+# the newest message to an address
+last_to() { ls -t "$MAIL"/*."$1" 2>/dev/null | head -1; }
+# a post with its own Message-ID
+post() {	# post FIXTURE MSGID > file
+	sed "s/^Message-ID: .*/Message-ID: <$2>/" "$DATA/$1"
+}
+# a reply from alice to an address
+reply() {	# reply SUBJECT [HEADER] > file
+	printf 'From: Alice <alice@example.org>\nTo: x\nSubject: %s\nMessage-ID: <reply.%s@example.org>\n%s\nok\n' \
+	    "$1" "$$" "${2:-}"
+}
+# pipe a reply to ADDR into moderate (Postfix style): exit status in $rc
+moderate() {	# moderate ADDR SENDER < reply
+	lg moderate --mta postfix -f "$2" -- "$1" > "$T/mod.out" 2>&1
+	rc=$?
+}
+
+# --- init ------------------------------------------------------------------
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/var/secret\n' "$T" "$T" \
+    > "$CONF/listgate.conf"
+lg init > "$T/init.out" 2>&1
+check "init exits 0" test $? -eq 0
+check "init creates lists/" test -d "$CONF/lists"
+check "init creates the tokens directory" test -d "$T/tokens"
+check "init creates the secret" test -f "$T/var/secret"
+check "... mode 0600" test "$(stat -c %a "$T/var/secret")" = 600
+check "... 32 random bytes (64 hex digits)" \
+    grep -Eqx '[0-9a-f]{64}' "$T/var/secret"
+check "init says what it created" grep -q "created secret $T/var/secret" "$T/init.out"
+cp "$T/var/secret" "$T/secret.before"
+lg init > "$T/init.out" 2>&1
+check "init again exits 0" test $? -eq 0
+check "init again changes nothing" cmp -s "$T/secret.before" "$T/var/secret"
+check "... and says so" grep -q "secret $T/var/secret exists: unchanged" "$T/init.out"
+run_help() { lg "$1" --help > "$T/help" 2>&1; grep -q "usage: listgate" "$T/help"; }
+for c in init moderate notify; do
+	check "$c --help" run_help "$c"
+done
+
+# --- lists ------------------------------------------------------------------
+cat > "$T/notify.sh" <<EOF
+#!/bin/sh
+# notify.sh MODERATOR ID: one file per message, named after its recipient
+test -e "$T/notify-fail" && exit 75
+n=\$(date +%s%N).\$\$
+cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
+echo "\$2" > "$MAIL/\$n.\$1.id"
+EOF
+cat > "$T/release.sh" <<EOF
+#!/bin/sh
+cat > "$T/released.\$1"
+EOF
+for l in dev ops; do
+	cat > "$CONF/lists/$l.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+release = /bin/sh $T/release.sh {list}
+moderators = alice@example.org bob@example.org
+moderation_address = $l-moderate@lists.example.org
+notify = /bin/sh $T/notify.sh {moderator} {id}
+sender_notice = yes
+EOF
+done
+# qmail's delimiter
+sed -e 's/^moderation_address = .*/moderation_address = q-moderate@lists.example.org/' \
+    "$CONF/lists/dev.conf" > "$CONF/lists/q.conf"
+echo "recipient_delimiter = -" >> "$CONF/lists/q.conf"
+# two of the three keys: config check says what is missing
+printf 'moderators = a@example.org\nmoderation_address = half-moderate@x.example\n' \
+    > "$CONF/lists/half.conf"
+lg config check --list half > /dev/null 2> "$T/cc.err"
+check "config check: half a moderation setup still passes" test $? -eq 0
+check "... with a warning naming the missing key" \
+    grep -q "half.conf: no hold notices are sent without notify" "$T/cc.err"
+rm -f "$CONF/lists/half.conf"
+lg migrate -q || exit 99
+for l in dev ops q; do
+	for c in spam ham; do
+		: > "$T/$c.posts"
+		for i in 1 2 3; do
+			for f in "$DATA/$c"[0-9].eml; do
+				cat "$f" >> "$T/$c.posts"
+				printf '\n\f\n' >> "$T/$c.posts"
+			done
+		done
+		"$QHOLD" -j "$l" "$c" "$T/$c.posts" > /dev/null || exit 99
+	done
+	lg sync -q --list "$l" || exit 99
+done
+rm -f "$MAIL"/*
+
+# hold FIXTURE MSGID SENDER [LIST]: filter a post; prints its id
+hold() {
+	post "$1" "$2" > "$T/$2.eml"
+	lg filter --list "${4:-dev}" --mta qmail -f "$3" -- "${4:-dev}@lists.example.org" \
+	    < "$T/$2.eml" > "$T/filter.out" 2>&1
+	[ $? -eq 99 ] || { echo "# filter of $2 did not hold" >&2; cat "$T/filter.out" >&2; return 1; }
+	sql "SELECT id FROM held_posts WHERE message_id = '<$2>'"
+}
+# the action address of a notice file: approve from Reply-To, the
+# others from the decoded text's mailto: links
+addr_of() {	# addr_of FILE ACTION
+	"$MAILTEXT" "$1" > "$T/notice.txt" || return 1
+	if [ "$2" = approve ]; then
+		sed -n 's/^Reply-To: <\(.*\)>$/\1/p' "$T/notice.txt"
+	else
+		sed -n "s/^  $2: *mailto:\\(.*\\)\$/\\1/p" "$T/notice.txt" | head -1
+	fi
+}
+
+# --- a held post: a notice to each moderator ------------------------------------
+id1=$(hold spam-test.eml mm1@test spammer@example.net) || exit 1
+check "filter holds the spam post" test -n "$id1"
+check "one notice to alice" test "$(nmail alice@example.org)" -eq 1
+check "one notice to bob" test "$(nmail bob@example.org)" -eq 1
+check "... after the held row committed: the outbox says sent" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id1 AND state = 'sent'")" -eq 2
+n1=$(last_to alice@example.org)
+"$MAILTEXT" "$n1" > "$T/n1.txt"
+check "the notice parses back without anomalies" grep -q "^-- parts [0-9]* anomalies 0$" "$T/n1.txt"
+check "From: the moderation address" grep -q '^From: "dev moderation" <dev-moderate@lists.example.org>$' "$T/n1.txt"
+check "Reply-To: the approve address" \
+    grep -Eq "^Reply-To: <dev-moderate\+approve-$id1-[a-z0-9]{27}@lists.example.org>\$" "$T/n1.txt"
+check "Subject: [dev] held: SUBJECT (score S)" \
+    grep -Eq '^Subject: \[dev\] held: .* \(score [01]\.[0-9]{4}\)$' "$T/n1.txt"
+check "the text names the sender" grep -q "^Sender:  <spammer@example.net>" "$T/n1.txt"
+check "... the score and verdict" grep -Eq "^Score:   [01]\.[0-9]{4} \(verdict: (spam|unsure)\)" "$T/n1.txt"
+tok1=$(sql "SELECT split_part(split_part(clues, E'\n', 1), ' ', 1) FROM held_posts WHERE id = $id1")
+check "... the deciding tokens (the first: $tok1)" grep -qF "  $tok1" "$T/n1.txt"
+check "... ten of them" test "$(grep -Ec '^  [01]\.[0-9]{6}  ' "$T/n1.txt")" -eq 10
+check "... three mailto: links" test "$(grep -c '^  [a-z]*: *mailto:dev-moderate+' "$T/n1.txt")" -eq 3
+check "... a quoted preview" grep -q "^  | " "$T/n1.txt"
+check "the post is attached as message/rfc822" grep -q "^Content-Type: message/rfc822" "$n1"
+check "... byte for byte" sh -c "grep -qF \"\$(head -c 300 '$T/mm1@test.eml' | tail -n 3 | head -1)\" '$n1'"
+check "the notice id is passed as {id}" grep -qx "$id1" "$n1.id"
+
+# --- approve by reply ----------------------------------------------------------------
+a1=$(addr_of "$n1" approve)
+reply "Re: held" > "$T/r1.eml"
+nbefore=$(nmail alice@example.org)
+moderate "$a1" alice@example.org < "$T/r1.eml"
+check "moderate approve exits 0" test "$rc" -eq 0
+check "... the post is approved" test "$(status "$id1")" = approved
+check "... released byte for byte" cmp -s "$T/released.dev" "$T/mm1@test.eml"
+check "... the From address recorded as who decided" \
+    test "$(sql "SELECT decided_by FROM held_posts WHERE id = $id1")" = alice@example.org
+check "... trained as ham" \
+    test "$(sql "SELECT class || op FROM train_journal WHERE post_id = $id1")" = hamlearn
+lg sync --list dev > "$T/sync.out" 2>&1
+check "... and the token file synced already" grep -q " 0 journal events applied" "$T/sync.out"
+check "... an answer to alice" test "$(nmail alice@example.org)" -eq $((nbefore + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... that says approved" grep -q "^Subject: \[dev\] approved: post $id1$" "$T/ans.txt"
+check "... in reply to hers" grep -q "^In-Reply-To: <reply.$$@example.org>" "$T/ans.txt"
+
+# --- a replayed cookie ------------------------------------------------------------------
+moderate "$a1" alice@example.org < "$T/r1.eml"
+check "replay: exit 0" test "$rc" -eq 0
+check "... nothing changed" test "$(events "$id1")" -eq 1
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... the answer says it was used already" grep -q "already used" "$T/ans.txt"
+check "... refused" grep -q "^Subject: \[dev\] refused: approve post $id1$" "$T/ans.txt"
+
+# --- reject: trains spam, the sender is told ------------------------------------------------
+id2=$(hold spam2.eml mm2@test poster@example.net) || exit 1
+r2=$(addr_of "$(last_to bob@example.org)" reject)
+check "the reject link is in the notice" test -n "$r2"
+moderate "$r2" bob@example.org < "$T/r1.eml"
+check "moderate reject exits 0" test "$rc" -eq 0
+check "... rejected" test "$(status "$id2")" = rejected
+check "... trained as spam" \
+    test "$(sql "SELECT class || op FROM train_journal WHERE post_id = $id2")" = spamlearn
+check "... the sender gets one notice" test "$(nmail poster@example.net)" -eq 1
+"$MAILTEXT" "$(last_to poster@example.net)" > "$T/snd.txt"
+check "... that says so" grep -q "^Subject: \[dev\] your post was not accepted" "$T/snd.txt"
+check "... auto-replied" grep -q "^Auto-Submitted: auto-replied" "$T/snd.txt"
+check "... and was not released" sh -c "! grep -q mm2@test '$T/released.dev'"
+
+# --- discard: trains spam, nobody is told --------------------------------------------------
+id3=$(hold spam3.eml mm3@test victim@example.org) || exit 1
+d3=$(addr_of "$(last_to alice@example.org)" discard)
+moderate "$d3" alice@example.org < "$T/r1.eml"
+check "moderate discard exits 0" test "$rc" -eq 0
+check "... discarded" test "$(status "$id3")" = discarded
+check "... trained as spam" \
+    test "$(sql "SELECT class || op FROM train_journal WHERE post_id = $id3")" = spamlearn
+check "... no notice to the sender" test "$(nmail victim@example.org)" -eq 0
+
+# --- refusals: each changes nothing and says why ---------------------------------------------
+id4=$(hold spam4.eml mm4@test bouncer@example.net) || exit 1
+n4=$(last_to alice@example.org)
+a4=$(addr_of "$n4" approve)
+r4=$(addr_of "$n4" reject)
+ev4=$(events "$id4")
+refused() {	# refused DESCRIPTION ADDR PATTERN
+	moderate "$2" alice@example.org < "$T/r1.eml"
+	"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+	if [ "$rc" -eq 0 ] && [ "$(status "$id4")" = held ] &&
+	    [ "$(events "$id4")" -eq "$ev4" ] && grep -q "was refused: $3" "$T/ans.txt"; then
+		ok "refused: $1"
+	else
+		bad "refused: $1 (exit $rc, status $(status "$id4"))"
+		sed 's/^/# /' "$T/mod.out" "$T/ans.txt"
+	fi
+}
+local4=${a4%@*}
+ck4=${local4##*-}
+flip() {	# the cookie with character $1 (1-based) changed
+	c=$(printf %s "$ck4" | cut -c"$1")
+	[ "$c" = a ] && r=b || r=a
+	printf %s "$ck4" | sed "s/./$r/$1"
+}
+for pos in 1 7 8 20 27; do
+	refused "cookie character $pos changed" \
+	    "${local4%-*}-$(flip $pos)@lists.example.org" "the cookie does not match"
+done
+refused "the cookie of another post" \
+    "dev-moderate+approve-$id1-$ck4@lists.example.org" "the cookie does not match"
+refused "the cookie of another action" \
+    "dev-moderate+approve-$id4-${r4##*-}" "the cookie does not match"
+check "(the reject cookie itself is genuine)" test -n "${r4##*-}"
+refused "the cookie at another list's address" \
+    "ops-moderate+approve-$id4-$ck4@lists.example.org" "the cookie does not match"
+refused "a malformed cookie" \
+    "dev-moderate+approve-$id4-abc@lists.example.org" "malformed cookie"
+refused "a malformed post number" \
+    "dev-moderate+approve-0$id4-$ck4@lists.example.org" "malformed post number"
+# a genuine cookie that expired an hour ago, made with the secret
+b36() {	# b36 N: 7 base-36 digits
+	v=$1 s=
+	for i in 1 2 3 4 5 6 7; do
+		s=$(printf %s "0123456789abcdefghijklmnopqrstuvwxyz" | cut -c$((v % 36 + 1)))$s
+		v=$((v / 36))
+	done
+	printf %s "$s"
+}
+exp=$(b36 $(($(date +%s) - 3600)))
+mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id4" "$exp" |
+    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
+    base32 | tr A-Z a-z | cut -c1-20)
+refused "an expired cookie" \
+    "dev-moderate+approve-$id4-$exp$mac@lists.example.org" "the address expired"
+# the same computation with a future expiry is accepted: the expired
+# refusal above is about the expiry alone
+exp=$(b36 $(($(date +%s) + 3600)))
+mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id4" "$exp" |
+    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
+    base32 | tr A-Z a-z | cut -c1-20)
+reply "x" "Auto-Submitted: auto-replied" > "$T/auto.eml"
+nbefore=$(ls "$MAIL" | wc -l)
+moderate "dev-moderate+approve-$id4-$exp$mac@lists.example.org" alice@example.org < "$T/auto.eml"
+check "an automatic reply: exit 0" test "$rc" -eq 0
+check "... decides nothing" test "$(status "$id4")" = held
+check "... and gets no answer" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
+moderate "dev-moderate+approve-$id4-$exp$mac@lists.example.org" "" < "$T/r1.eml"
+check "a null envelope sender decides nothing" test "$(status "$id4")" = held
+
+# --- database down: the MTA retries -------------------------------------------------------------
+$PG_CTL_STOP
+moderate "$a4" alice@example.org < "$T/r1.eml"
+check "database down: Postfix exit 75" test "$rc" -eq 75
+lg moderate --mta qmail -f alice@example.org -- "$a4" < "$T/r1.eml" > /dev/null 2>&1
+check "database down: qmail exit 111" test $? -eq 111
+$PG_CTL_START
+check "... nothing changed" test "$(status "$id4")" = held
+
+# --- decided already: who and when -----------------------------------------------------------------
+lg approve --by carol "$id4" > /dev/null 2>&1
+moderate "$r4" alice@example.org < "$T/r1.eml"
+check "decided already: exit 0" test "$rc" -eq 0
+check "... still approved" test "$(status "$id4")" = approved
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... the answer says by whom and when" \
+    grep -Eq "the post was already approved by carol at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC" "$T/ans.txt"
+moderate "$exp" alice@example.org < "$T/r1.eml"
+check "not an action address at all: exit 0" test "$rc" -eq 0
+
+# --- qmail: $EXT and $HOST, the '-' delimiter --------------------------------------------------------
+id5=$(hold spam1.eml mm5@test x@example.net q) || exit 1
+a5=$(addr_of "$(last_to alice@example.org)" approve)
+check "qmail list: the action address uses '-'" \
+    sh -c "echo '$a5' | grep -Eq '^q-moderate-approve-$id5-[a-z0-9]{27}@lists.example.org\$'"
+ext=${a5%@*}
+EXT=$ext HOST=lists.example.org SENDER=alice@example.org RECIPIENT="lists-$a5" \
+    "$LISTGATE" --allow-root --config "$CONF" moderate --mta qmail < "$T/r1.eml" > "$T/mod.out" 2>&1
+check "qmail: exit 0 with \$EXT@\$HOST" test $? -eq 0
+check "... approved" test "$(status "$id5")" = approved
+check "... released" cmp -s "$T/released.q" "$T/mm5@test.eml"
+
+# --- the outbox: a notice that could not be sent waits for notify --pending -----------------------
+touch "$T/notify-fail"
+id6=$(hold spam2.eml mm6@test y@example.net) || exit 1
+check "notify failing: the post is held all the same" test "$(status "$id6")" = held
+check "... two notices pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id6 AND state = 'pending'")" -eq 2
+check "... the reason kept" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id6 AND last_error LIKE '%status 75%'")" -eq 2
+lg notify --pending > "$T/np.out" 2>&1
+check "notify --pending while it still fails: exit 1" test $? -eq 1
+rm -f "$T/notify-fail"
+nbefore=$(nmail bob@example.org)
+lg notify --pending > "$T/np.out" 2>&1
+check "notify --pending: exit 0" test $? -eq 0
+check "... bob got the notice" test "$(nmail bob@example.org)" -eq $((nbefore + 1))
+check "... nothing pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE state = 'pending'")" -eq 0
+check "... it says so" grep -q "2 notices sent" "$T/np.out"
+
+# --- a notify command that hangs: the post's outcome and time are kept --------------------
+sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \
+    -e 's|^notify = .*|notify = /bin/sleep 30|' "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"
+echo "timeout = 4" >> "$CONF/lists/slow.conf"
+cp "$T/tokens/dev.kch" "$T/tokens/slow.kch"
+t0=$(date +%s%N)
+post spam3.eml mm10@test > "$T/mm10.eml"
+lg filter --list slow --mta qmail -f s@example.net < "$T/mm10.eml" > /dev/null 2>&1
+frc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "a hanging notify: the post is held all the same (exit 99)" test "$frc" -eq 99
+check "... within the list's timeout less a second (took $ms ms)" test "$ms" -lt 3900
+check "... its notices wait in the outbox" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.state = 'pending'")" -eq 2
+check "... the one that ran was killed at the deadline" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.last_error LIKE '%timed out%'")" -eq 1
+check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep 30$' >/dev/null"
+rm -f "$CONF/lists/slow.conf"
+sql "DELETE FROM held_posts WHERE message_id = '<mm10@test>'"
+
+# --- past notify_max_per_hour: one digest --------------------------------------------------------------
+echo "notify_max_per_hour = 0" >> "$CONF/lists/ops.conf"
+nbefore=$(nmail alice@example.org)
+id7=$(hold spam1.eml mm7@test z@example.net ops) || exit 1
+id8=$(hold spam3.eml mm8@test z@example.net ops) || exit 1
+id9=$(hold spam4.eml mm9@test z@example.net ops) || exit 1
+check "past the limit: no notice at once" test "$(nmail alice@example.org)" -eq "$nbefore"
+check "... they wait for the digest" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'ops' AND digest AND state = 'pending'")" -eq 6
+lg reject --by carol "$id9" > /dev/null 2>&1
+lg notify --pending --list ops > "$T/np.out" 2>&1
+check "notify --pending sends the digests: exit 0" test $? -eq 0
+check "... one to alice" test "$(nmail alice@example.org)" -eq $((nbefore + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/dg.txt"
+check "... listing the two posts still held" \
+    grep -q "^Subject: \[ops\] held: 2 posts wait for moderation" "$T/dg.txt"
+check "... with their links" test "$(grep -c "approve: mailto:ops-moderate+approve-" "$T/dg.txt")" -eq 2
+check "... the decided post dropped" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id9 AND state = 'dropped'")" -eq 2
+check "... the digest rows marked" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'ops' AND state = 'digest'")" -eq 4
+a8=$(sed -n "s/^  approve: mailto:\\(ops-moderate+approve-$id8-.*\\)\$/\\1/p" "$T/dg.txt")
+moderate "$a8" alice@example.org < "$T/r1.eml"
+check "a digest's link approves" test "$(status "$id8")" = approved
+
+# --- a reminder ---------------------------------------------------------------------------------------
+nbefore=$(nmail bob@example.org)
+lg notify --remind "$id7" > "$T/rm.out" 2>&1
+check "notify --remind: exit 0" test $? -eq 0
+check "... bob reminded" test "$(nmail bob@example.org)" -eq $((nbefore + 1))
+"$MAILTEXT" "$(last_to bob@example.org)" > "$T/rm.txt"
+check "... a 'still held' notice" grep -q "^Subject: \[ops\] still held: " "$T/rm.txt"
+lg notify --remind "$id8" > "$T/rm.out" 2>&1
+check "notify --remind of a decided post: exit 1" test $? -eq 1
+
+echo "1..$n"
+[ $fails -eq 0 ]

@@ -1,0 +1,150 @@
+#!/bin/sh
+# queue_roles.sh - the PostgreSQL roles of migration 0003: a login role in
+# listgate_filter holds posts (and answers a retried delivery with the
+# same row) but can neither list, show nor decide them, nor read the
+# journal; a login role in listgate_moderator lists, shows, decides and
+# syncs but cannot hold; listgate_admin owns the tables and migrates.
+# The migration runs as a role with CREATEROLE that owns its database,
+# not only as a superuser.
+#
+# Runs under tests/pg.sh (a private cluster, trust authentication: each
+# command picks its role with PGUSER).  Works in a mktemp -d directory
+# removed at the end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-roles.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+# every post is held (ham_cutoff 0); release reads the post and keeps it
+printf 'ham_cutoff = 0\nspam_cutoff = 0\nrelease = /bin/sh -c "cat > %s/released"\n' \
+    "$T" > "$CONF/lists/dev.conf"
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+# as ROLE SQL: one statement as a login role; status and error kept
+as() { PGUSER=$1 psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$2" > "$T/out" 2> "$T/err"; rc=$?; }
+denied() {
+	test "$rc" -ne 0 && grep -q "permission denied" "$T/err" ||
+	    { echo "# status $rc, stderr: $(cat "$T/err")"; return 1; }
+}
+
+# --- migrate as a role with CREATEROLE that owns its database ---------------
+sql "CREATE ROLE dba LOGIN CREATEROLE" || exit 99
+createdb -O dba lg_dba || exit 99
+PGDATABASE=lg_dba PGUSER=dba run lg migrate
+check "migrate 0001-0003 as a CREATEROLE database owner (not a superuser)" \
+    test "$rc" -eq 0
+check "... applied 0003_roles" grep -q "applied 0003_roles" "$T/out"
+for r in listgate_filter listgate_moderator listgate_admin; do
+	check "role $r exists and cannot log in" \
+	    test "$(sql "SELECT rolcanlogin FROM pg_roles WHERE rolname = '$r'")" = f
+done
+check "listgate_admin owns every table" test "$(PGDATABASE=lg_dba sql \
+    "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+        AND tableowner <> 'listgate_admin'")" -eq 0
+check "... of the tables of 0001 and 0002 at least" test "$(PGDATABASE=lg_dba sql \
+    "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
+        AND tableowner = 'listgate_admin' AND tablename IN
+        ('held_posts', 'schema_migrations', 'train_journal')")" -eq 3
+check "... and the sequences" test "$(PGDATABASE=lg_dba sql \
+    "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
+      WHERE c.relkind = 'S' AND r.rolname <> 'listgate_admin'
+        AND c.relnamespace = 'public'::regnamespace")" -eq 0
+
+# --- the test database: the roles exist already ------------------------------
+run lg migrate
+check "migrate where the roles exist (superuser)" test "$rc" -eq 0
+sql "CREATE ROLE pipe LOGIN; GRANT listgate_filter TO pipe;
+     CREATE ROLE alice LOGIN; GRANT listgate_moderator TO alice;
+     CREATE ROLE adm LOGIN; GRANT listgate_admin TO adm;
+     CREATE ROLE nobody_else LOGIN" || exit 99
+"$QHOLD" -j dev spam "$DATA/spam1.eml" >/dev/null || exit 99
+"$QHOLD" -j dev ham "$DATA/ham1.eml" >/dev/null || exit 99
+PGUSER=adm run lg sync --list dev
+check "sync as listgate_admin" test "$rc" -eq 0
+
+# --- the filter's role --------------------------------------------------------
+PGUSER=pipe lg filter --list dev < "$DATA/spam2.eml" > "$T/out" 2> "$T/err"
+check "listgate_filter: filter holds a post (99)" test $? -eq 99
+id=$(sql "SELECT max(id) FROM held_posts")
+PGUSER=pipe lg filter --list dev < "$DATA/spam2.eml" > "$T/out" 2> "$T/err"
+check "... a retried delivery (same bytes) is held again (99)" test $? -eq 99
+check "... as the same one row" test "$(sql "SELECT count(*) FROM held_posts")" -eq 1
+PGUSER=pipe run lg held
+check "listgate_filter: held fails, permission denied" denied
+PGUSER=pipe run lg show "$id"
+check "listgate_filter: show fails, permission denied" denied
+PGUSER=pipe run lg approve "$id"
+check "listgate_filter: approve fails, permission denied" denied
+check "... the post stays held, nothing released" sh -c \
+    "test \"\$(psql -X -A -t -c 'SELECT status FROM held_posts')\" = held &&
+    test ! -e '$T/released'"
+PGUSER=pipe run lg sync --list dev
+check "listgate_filter: sync (reading the journal) fails" denied
+as pipe "SELECT raw_z FROM held_posts"
+check "listgate_filter: reading a held post's bytes fails" denied
+as pipe "SELECT subject, env_sender FROM held_posts"
+check "listgate_filter: reading its subject and sender fails" denied
+as pipe "UPDATE held_posts SET status = 'approved', decided_at = now()"
+check "listgate_filter: changing a row fails" denied
+as pipe "DELETE FROM held_posts"
+check "listgate_filter: deleting fails" denied
+as pipe "INSERT INTO train_journal (list, class, op, source, size, message_z)
+         VALUES ('dev', 'ham', 'learn', 'x', 0, '')"
+check "listgate_filter: journaling fails" denied
+PGUSER=pipe run lg migrate --status
+check "listgate_filter: migrate --status runs the schema check" \
+    grep -q "schema version \([0-9]*\), this listgate knows \1\b" "$T/out"
+PGUSER=pipe run lg migrate
+check "listgate_filter: migrate on an up-to-date schema exits 0" test "$rc" -eq 0
+check "... applying nothing" grep -q "(0 migrations applied)" "$T/out"
+
+# --- a login role in none of them ------------------------------------------
+PGUSER=nobody_else lg filter --list dev < "$DATA/spam3.eml" > "$T/out" 2> "$T/err"
+check "a role in no listgate role: filter defers (111)" test $? -eq 111
+check "... permission denied" grep -q "permission denied" "$T/err"
+
+# --- a moderator ----------------------------------------------------------------
+PGUSER=alice run lg held --list dev
+check "listgate_moderator: held lists the post" grep -q "^ *$id " "$T/out"
+PGUSER=alice run lg show "$id"
+check "listgate_moderator: show works" test "$rc" -eq 0
+nj=$(sql "SELECT count(*) FROM train_journal")
+PGUSER=alice run lg approve "$id"
+check "listgate_moderator: approve works" test "$rc" -eq 0
+check "... the post was released" cmp -s "$T/released" "$DATA/spam2.eml"
+check "... recorded approved" test "$(sql "SELECT status FROM held_posts WHERE id = $id")" = approved
+check "... and journaled" test "$(sql "SELECT count(*) FROM train_journal")" -eq $((nj + 1))
+id2=$("$QHOLD" dev "$DATA/spam3.eml") || exit 99
+PGUSER=alice run lg reject "$id2"
+check "listgate_moderator: reject works" test "$rc" -eq 0
+PGUSER=alice lg filter --list dev < "$DATA/spam4.eml" > "$T/out" 2> "$T/err"
+check "listgate_moderator: filter cannot hold (111)" test $? -eq 111
+check "... permission denied" grep -q "permission denied" "$T/err"
+as alice "DELETE FROM held_posts"
+check "listgate_moderator: deleting fails" denied
+as alice "ALTER TABLE held_posts ADD COLUMN x int"
+check "listgate_moderator: altering a table fails" grep -q "must be owner" "$T/err"
+
+# --- the administrator ----------------------------------------------------------
+PGUSER=adm run lg migrate
+check "listgate_admin: migrate exits 0" test "$rc" -eq 0
+as adm "ALTER TABLE held_posts ADD COLUMN lg_test_x int"
+check "listgate_admin: owns the tables (ALTER works)" test "$rc" -eq 0
+as adm "CREATE TABLE lg_test_later (id int)"
+check "listgate_admin: may create tables (later migrations)" test "$rc" -eq 0
+
+echo "1..$n"
+[ $fails -eq 0 ]

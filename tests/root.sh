@@ -1,0 +1,217 @@
+#!/bin/sh
+# root.sh - listgate started as root becomes the `user' (and `group') of
+# listgate.conf before it opens anything else, or refuses to run (filter:
+# a temporary failure in its MTA's dialect); --allow-root stays root.
+# Configuration another user could change is refused.
+#
+# The root parts need root (CI runs as root) and the system users
+# nobody and daemon; as another user they print a "# SKIP" line and the
+# checks of group- and world-writable files still run.  Under tests/pg.sh
+# (root only): a moderator who may not write the token files decides,
+# and their owner's sync applies the decision.  Works in a
+# mktemp -d directory removed at the end; never reads /etc/listgate.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-root.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+# lg: as root, without --allow-root
+lg() { "$LISTGATE" --config "$CONF" "$@"; }
+lgr() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+says() {
+	grep -qF -- "$1" "$T/err" || { echo "# stderr: $(cat "$T/err")"; return 1; }
+}
+
+if [ "${1:-}" = pg ]; then
+	# --- inside tests/pg.sh: a moderator who may not write the token
+	# files decides; their owner's sync learns from it ----------------
+	QHOLD=$top_builddir/tests/qhold
+	chmod 755 "$T"
+	mkdir -m 750 "$T/tokens" || exit 99
+	printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+	printf 'release = /bin/sh -c "cat > /dev/null"\n' > "$CONF/lists/dev.conf"
+	lgr migrate -q || exit 99
+	"$QHOLD" -j dev spam "$DATA/spam1.eml" >/dev/null || exit 99
+	lgr sync -q --list dev || exit 99
+	id=$("$QHOLD" dev "$DATA/ham1.eml" 0.9) || exit 99
+	run runuser -u nobody -- "$LISTGATE" --config "$CONF" approve "$id"
+	check "a moderator who cannot write the token file approves (exit 0)" \
+	    test "$rc" -eq 0
+	check "... told that the owner's sync learns from it" says \
+	    "list dev: the token file is not yours to write; its owner's next \`listgate sync\` learns from the decisions"
+	check "... the post is approved" test "$(psql -X -A -t -q -c \
+	    "SELECT status FROM held_posts WHERE id = $id")" = approved
+	run lgr sync --list dev
+	grep -q "list dev: 1 journal event applied" "$T/out" &&
+	    ok "... one event applied by the owner's sync" ||
+	    bad "... one event applied by the owner's sync ($(cat "$T/out"))"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+
+# --- configuration another user could change ----------------------------
+printf 'tokens_dir = tokens\n' > "$CONF/listgate.conf"
+chmod 644 "$CONF/listgate.conf"
+printf 'ham_cutoff = 0.4\n' > "$CONF/lists/dev.conf"
+run lgr config check
+check "a sound configuration is accepted" test "$rc" -eq 0
+chmod 664 "$CONF/listgate.conf"
+run lgr config check
+check "a group-writable listgate.conf is refused" test "$rc" -eq 1
+check "... saying why and what to do" says \
+    "$CONF/listgate.conf: writable by its group (mode 0664): listgate trusts no configuration another user can change; chmod go-w"
+chmod 646 "$CONF/listgate.conf"
+run lgr config check
+check "a world-writable listgate.conf is refused" says \
+    "listgate.conf: writable by everyone (mode 0646)"
+chmod 644 "$CONF/listgate.conf"
+chmod 666 "$CONF/lists/dev.conf"
+run lgr config check --list dev
+check "a world-writable lists/dev.conf is refused" says \
+    "lists/dev.conf: writable by everyone (mode 0666)"
+printf 'x' | lgr filter --mta postfix --list dev > "$T/out" 2> "$T/err"
+check "... and filter defers (75) rather than trust it" test $? -eq 75
+chmod 644 "$CONF/lists/dev.conf"
+chmod 775 "$CONF/lists"
+run lgr config check --list dev
+check "a group-writable lists directory is refused" says \
+    "lists: writable by its group (mode 0775)"
+chmod 755 "$CONF/lists"
+chmod 777 "$CONF"
+run lgr config check
+check "a world-writable configuration directory is refused" says \
+    "conf: writable by everyone (mode 0777)"
+chmod 755 "$CONF"
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "# SKIP root: not running as root"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+if ! id nobody >/dev/null 2>&1 || ! getent group daemon >/dev/null 2>&1; then
+	echo "# SKIP root: no user nobody or no group daemon"
+	echo "1..$n"
+	[ $fails -eq 0 ]
+	exit
+fi
+chmod 755 "$T"
+nobody=$(id -u nobody)
+daemon_gid=$(getent group daemon | cut -d: -f3)
+
+# --- owned by another user -------------------------------------------------
+chown nobody "$CONF/listgate.conf"
+run lgr config check
+check "a listgate.conf owned by another user is refused (as root)" says \
+    "listgate.conf: owned by uid $nobody, neither root nor the user listgate runs as (uid 0)"
+run runuser -u nobody -- "$LISTGATE" --config "$CONF" config check
+check "... but not by the user who owns it" test "$rc" -eq 0
+chown daemon "$CONF/listgate.conf"
+run runuser -u nobody -- "$LISTGATE" --config "$CONF" config check
+check "nor by a third user" says "owned by uid $(id -u daemon), neither root nor the user listgate runs as (uid $nobody)"
+chown root "$CONF/listgate.conf"
+run runuser -u nobody -- "$LISTGATE" --config "$CONF" config check
+check "a file root owns is fine for every user" test "$rc" -eq 0
+
+# --- root without `user' ------------------------------------------------------
+run lg config check
+check "root without user: refused (exit 1)" test "$rc" -eq 1
+check "... naming the key and --allow-root" says \
+    "running as root, and $CONF/listgate.conf sets no \`user': set user (and group) to the unprivileged account listgate runs as, or pass --allow-root"
+run lg --help
+check "--help still works" test "$rc" -eq 0
+printf 'ham_cutoff = 1\nspam_cutoff = 1\n' > "$CONF/lists/dev.conf"
+lgr train --quiet --list dev --ham "$DATA/ham1.eml" || exit 99
+lg filter --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "filter as root without user: 111 under qmail" test $? -eq 111
+check "... saying why" says "temporary failure: running as root, and"
+lg filter --mta postfix --list dev -f a@b -- dev@b < "$DATA/ham-test.eml" \
+    > "$T/out" 2> "$T/err"
+check "... 75 with --mta postfix" test $? -eq 75
+printf 'tokens_dir = tokens\nmta = postfix\n' > "$CONF/listgate.conf"
+lg filter --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "... 75 when listgate.conf says mta = postfix" test $? -eq 75
+lg filter --mta qmail --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "... --mta qmail over listgate.conf: 111" test $? -eq 111
+lg filter --bogus < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "... a usage error too: 75 (listgate.conf's dialect)" test $? -eq 75
+lgr filter --mta qmail --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "--allow-root: filter works as root (pass: 0)" test $? -eq 0
+
+# --- bad users --------------------------------------------------------------
+printf 'tokens_dir = tokens\nuser = root\n' > "$CONF/listgate.conf"
+run lg config check
+check "user = root is refused" says "user \`root' is root (uid 0)"
+printf 'tokens_dir = tokens\nuser = lg-no-such-user\n' > "$CONF/listgate.conf"
+run lg config check
+check "an unknown user is refused" says "cannot become user lg-no-such-user"
+printf 'tokens_dir = tokens\nuser = nobody\ngroup = lg-no-such-group\n' \
+    > "$CONF/listgate.conf"
+run lg config check
+check "an unknown group is refused" says "group \`lg-no-such-group'"
+printf 'tokens_dir = tokens\n\nuser = "no body"\n' > "$CONF/listgate.conf"
+run lgr config check
+check "a user that is no user name: file and line" says \
+    "listgate.conf:3: user: \`no body' is not a user name"
+
+# --- root with `user': it becomes that user first ---------------------------
+# the tokens directory belongs to nobody; the configuration to root
+rm -rf "$CONF/tokens"
+mkdir "$T/tokens" && chown nobody "$T/tokens" && chmod 750 "$T/tokens" ||
+    exit 99
+cat > "$T/id.sh" <<END
+#!/bin/sh
+echo "\$(id -u) \$(id -g) \$(id -G) \$HOME" > "$T/tokens/id.\$1"
+cat > /dev/null
+END
+chmod 755 "$T/id.sh"
+printf 'tokens_dir = %s/tokens\nmta = postfix\nuser = nobody\n' "$T" \
+    > "$CONF/listgate.conf"
+printf 'ham_cutoff = 1\nspam_cutoff = 1\ndeliver = /bin/sh %s/id.sh {list}\n' \
+    "$T" > "$CONF/lists/dev.conf"
+run lg train --quiet --list dev --ham "$DATA/ham1.eml"
+check "root with user = nobody: train works" test "$rc" -eq 0
+check "... and the token file it made is nobody's" \
+    test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = "$nobody"
+lg filter --list dev -f a@b -- dev@b < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "filter as root with user = nobody: delivered (0)" test $? -eq 0
+set -- $(cat "$T/tokens/id.dev" 2>/dev/null) x x x
+check "... deliver runs as nobody" test "$1" = "$nobody"
+check "... with nobody's group" test "$2" = "$(id -g nobody)"
+check "... and nobody's home" sh -c "grep -q ' $(getent passwd nobody | cut -d: -f6)\$' '$T/tokens/id.dev'"
+printf 'tokens_dir = %s/tokens\nmta = postfix\nuser = nobody\ngroup = daemon\n' \
+    "$T" > "$CONF/listgate.conf"
+lg filter --list dev -f a@b -- dev@b < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+set -- $(cat "$T/tokens/id.dev" 2>/dev/null) x x x
+check "group = daemon: deliver runs with gid daemon" test "$2" = "$daemon_gid"
+# the list's file is opened after the switch: one nobody cannot read
+chmod 600 "$CONF/lists/dev.conf"
+run lg config check --list dev
+check "lists/dev.conf is read as nobody (0600 root: refused)" says \
+    "lists/dev.conf: cannot open: Permission denied"
+run lgr config check --list dev
+check "... and as root with --allow-root" test "$rc" -eq 0
+chmod 644 "$CONF/lists/dev.conf"
+# so is the token file: one only root can read
+chown root "$T/tokens/dev.kch" && chmod 600 "$T/tokens/dev.kch"
+run lg score --list dev "$DATA/ham2.eml"
+check "the token file is opened as nobody (0600 root: refused)" test "$rc" -ne 0
+run lgr score --list dev "$DATA/ham2.eml"
+check "--allow-root stays root (and reads it)" test "$rc" -eq 0
+rm -f "$T/tokens/dev.kch"
+run lgr train --quiet --list dev --ham "$DATA/ham1.eml"
+check "--allow-root with user set: a token file made as root" \
+    test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = 0
+
+pg_part
+echo "1..$n"
+[ $fails -eq 0 ]
