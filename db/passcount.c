@@ -65,17 +65,18 @@ hdr_ok(const void *map)
 	    h.slots == want.slots && h.order == want.order;
 }
 
-int
-passcount_add(const char *path, uint32_t day, char *err, size_t errsz)
+/* open the counter at path for writing, created with mode (less the
+ * umask) and its header and slots written when missing: the descriptor,
+ * or -1 with err */
+static int
+counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 {
 	struct stat st;
 	struct hdr h;
-	uint64_t *slot, old, nv;
-	void *map;
 	int fd;
 
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY, 0660)) < 0) {
+	    O_NOCTTY, mode)) < 0) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -111,6 +112,37 @@ passcount_add(const char *path, uint32_t day, char *err, size_t errsz)
 			return -1;
 		}
 	}
+	return fd;
+}
+
+int
+passcount_prepare(const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = counter_open(path, PASSCOUNT_FILE_MODE, err, errsz)) < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+	    (st.st_mode & 07777) != PASSCOUNT_FILE_MODE &&
+	    fchmod(fd, PASSCOUNT_FILE_MODE) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+int
+passcount_add(const char *path, uint32_t day, char *err, size_t errsz)
+{
+	uint64_t *slot, old, nv;
+	void *map;
+	int fd;
+
+	if ((fd = counter_open(path, PASSCOUNT_FILE_MODE, err, errsz)) < 0)
+		return -1;
 	map = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {

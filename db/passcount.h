@@ -23,6 +23,9 @@
 
 /* days a counter file remembers (older days read as 0) */
 #define PASSCOUNT_DAYS	1024
+/* the mode the owner of the token files gives a counter: the filter
+ * runs as the MTA's user, in the token files' group, and must add to it */
+#define PASSCOUNT_FILE_MODE	0660
 
 /* today, as the counters count days */
 uint32_t passcount_today(void);
@@ -30,6 +33,14 @@ uint32_t passcount_today(void);
 /* one more post passed on day, in the file at path (created 0660 less
  * the umask when missing): 0, or -1 with err */
 int passcount_add(const char *path, uint32_t day, char *err, size_t errsz);
+
+/*
+ * Make sure the counter at path exists with PASSCOUNT_FILE_MODE, for the
+ * filter to add to (by the owner of the tokens directory, where the
+ * filter's user may not create files): created when missing, given the
+ * mode when its owner is us and it lacks it.  0, or -1 with err.
+ */
+int passcount_prepare(const char *path, char *err, size_t errsz);
 
 /*
  * The counts of days from .. to (inclusive; to - from < PASSCOUNT_DAYS)

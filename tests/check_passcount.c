@@ -146,6 +146,35 @@ START_TEST(foreign_file)
 }
 END_TEST
 
+/* the owner of the tokens directory prepares the counter for the
+ * filter: group-writable whatever the umask, kept as it is */
+START_TEST(prepare)
+{
+	struct stat st;
+	uint64_t c[1];
+	char err[256];
+	mode_t old = umask(027);
+
+	ck_assert_int_eq(passcount_prepare(path, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, PASSCOUNT_FILE_MODE);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 0);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	/* a counter made 0640 (by a filter under umask 027) gets 0660;
+	 * its count stays */
+	ck_assert_int_eq(chmod(path, 0640), 0);
+	ck_assert_int_eq(passcount_prepare(path, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, PASSCOUNT_FILE_MODE);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 1);
+	umask(old);
+}
+END_TEST
+
 static double
 cpu_us(void)
 {
@@ -187,6 +216,7 @@ passcount_suite(void)
 	tcase_add_test(tc, ring_of_days);
 	tcase_add_test(tc, concurrent);
 	tcase_add_test(tc, foreign_file);
+	tcase_add_test(tc, prepare);
 	tcase_add_test(tc, cost);
 	suite_add_tcase(s, tc);
 	return s;

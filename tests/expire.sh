@@ -2,8 +2,9 @@
 # expire.sh - `listgate expire` with no options applies each list's
 # policy (hold_expiry_days, expire_action = discard | discard-learn |
 # remind) against a private PostgreSQL (tests/pg.sh): what each action
-# records and trains, what it leaves alone, the dry run, the reminder
-# seam, the keys' errors.  Posts are held with tests/qhold and aged with
+# records and trains, what it leaves alone, the dry run, reminders
+# through the hold notices of moderation by mail (a notify command that
+# writes files), the keys' errors.  Posts are held with tests/qhold and aged with
 # SQL.  Works in a mktemp -d directory removed at the end.
 set -u
 
@@ -19,7 +20,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/lg-expire.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" || exit 99
-printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\n' "$T" "$T" \
+    > "$CONF/listgate.conf"
+# the notify command of moderation by mail: one file per message
+mkdir -p "$T/mail" || exit 99
+printf 'cat > "%s/mail/$(date +%%s%%N).$1.$2"\n' "$T" > "$T/notify.sh"
 
 . "$top_srcdir/tests/lib.sh"
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
@@ -48,10 +53,19 @@ check "expire_action defaults to discard" grep -q '^expire_action = discard$' "$
 
 run lg migrate
 check "migrate" test "$rc" -eq 0
+run lg init
+check "init (the cookie secret of the hold notices)" test "$rc" -eq 0
 
 printf 'hold_expiry_days = 3\nexpire_action = discard\n' > "$CONF/lists/d.conf"
 printf 'hold_expiry_days = 3\nexpire_action = discard-learn\n' > "$CONF/lists/dl.conf"
-printf 'hold_expiry_days = 3\nexpire_action = remind\n' > "$CONF/lists/rm.conf"
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = alice@example.org\n'
+	printf 'moderation_address = rm-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/rm.conf"
+# remind, but no way to send a notice
+printf 'hold_expiry_days = 3\nexpire_action = remind\n' > "$CONF/lists/rmx.conf"
 printf 'hold_expiry_days = 30\n' > "$CONF/lists/keep.conf"
 d_old=$("$QHOLD" d "$DATA/spam1.eml") || exit 99
 d_new=$("$QHOLD" d "$DATA/spam2.eml") || exit 99
@@ -59,11 +73,13 @@ dl_old=$("$QHOLD" dl "$DATA/spam3.eml") || exit 99
 dl_new=$("$QHOLD" dl "$DATA/spam4.eml") || exit 99
 rm_old=$("$QHOLD" rm "$DATA/ham1.eml") || exit 99
 keep_old=$("$QHOLD" keep "$DATA/ham2.eml") || exit 99
+rmx_old=$("$QHOLD" rmx "$DATA/ham3.eml") || exit 99
 age "$d_old" '4 days'
 age "$d_new" '2 days'
 age "$dl_old" '3 days 1 hour'
 age "$rm_old" '10 days'
 age "$keep_old" '10 days'
+age "$rmx_old" '10 days'
 nj=$(sql 'SELECT count(*) FROM train_journal')
 
 run lg expire --dry-run
@@ -73,10 +89,13 @@ check "... says what it would do, list by list" \
 check "... and nothing of the young posts" \
     sh -c "! grep -q -e \"post $d_new \" -e \"post $dl_new \" -e \"post $keep_old \" '$T/out'"
 check "... and changes nothing" \
-    test "$(sql "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 6
+    test "$(sql "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 7
 
 run lg expire
-check "expire with no options exits 0" test "$rc" -eq 0
+check "expire with no options exits 1 (list rmx cannot remind)" test "$rc" -eq 1
+check "... naming the list and what to set" \
+    grep -q "list rmx: expire_action = remind, but the list cannot send notices: set moderators, moderation_address and notify in lists/rmx.conf" "$T/err"
+check "... and leaving its post held" test "$(status "$rmx_old")" = held
 check "discard: the old post is expired" test "$(status "$d_old")" = expired
 check "... with a note and who did it" \
     test "$(sql "SELECT note LIKE 'held 3 days or more: expired (expire_action discard)' AND decided_by IS NOT NULL FROM held_posts WHERE id = $d_old")" = t
@@ -88,28 +107,37 @@ check "... nothing learnt as ham" test "$(events "$dl_old" ham)" -eq 0
 check "... its token file synced" sh -c "test -f '$T/tokens/dl.kch'"
 check "... the young post stays held" test "$(status "$dl_new")" = held
 check "remind: the post stays held" test "$(status "$rm_old")" = held
-check "... with a warning that no notice can be sent yet" \
-    grep -q "warning: list rm: expire_action = remind, but this listgate cannot send hold notices yet" "$T/err"
-check "... and no reminder recorded" \
-    test "$(sql "SELECT reminded_at IS NULL FROM held_posts WHERE id = $rm_old")" = t
+check "... its moderator got a reminder through the hold notices" \
+    test "$(ls "$T/mail" | grep -c "alice@example.org.$rm_old\$")" -eq 1
+check "... a remind notice in the outbox" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $rm_old AND kind = 'remind'")" -eq 1
+check "... and the reminder recorded" \
+    test "$(sql "SELECT reminded_at > now() - interval '1 minute' FROM held_posts WHERE id = $rm_old")" = t
 check "a list with a longer hold_expiry_days keeps its post" test "$(status "$keep_old")" = held
 check "the journal got exactly one event" \
     test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
-check "the summary counts" grep -q '^2 posts expired (1 learnt as spam), 0 reminders sent$' "$T/out"
+check "the summary counts" grep -q '^2 posts expired (1 learnt as spam), 1 reminder sent$' "$T/out"
+rm -f "$CONF/lists/rmx.conf"
+sql "UPDATE held_posts SET status = 'expired', decided_at = now(), decided_by = 'x' WHERE id = $rmx_old"
 
-# a reminder already sent within hold_expiry_days is not sent again: the
-# query behind remind (seen through the dry run)
+# a reminder already sent within hold_expiry_days is not sent again
+run lg expire --list rm
+check "remind waits hold_expiry_days after the last reminder" \
+    sh -c "test $rc -eq 0 && test \$(ls '$T/mail' | grep -c 'alice@example.org.$rm_old\$') -eq 1"
 sql "UPDATE held_posts SET reminded_at = now() - interval '1 day' WHERE id = $rm_old"
 run lg expire --dry-run --list rm
-check "remind waits hold_expiry_days after the last reminder" \
+check "... (the dry run agrees)" \
     sh -c "test $rc -eq 0 && ! grep -q \"post $rm_old \" '$T/out'"
 sql "UPDATE held_posts SET reminded_at = now() - interval '4 days' WHERE id = $rm_old"
 run lg expire --dry-run --list rm
 check "... and then reminds again" grep -q "post $rm_old (list rm).*would remind" "$T/out"
 
 run lg expire
-check "expire again changes nothing more" \
-    sh -c "test $rc -eq 0 && grep -q '^0 posts expired' '$T/out'"
+check "expire again reminds again, and changes nothing else" \
+    sh -c "test $rc -eq 0 && grep -q '^0 posts expired (0 learnt as spam), 1 reminder sent' '$T/out' && test \$(ls '$T/mail' | grep -c 'alice@example.org.$rm_old\$') -eq 2"
+run lg expire
+check "... then waits again" \
+    sh -c "test $rc -eq 0 && grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent' '$T/out'"
 
 run lg expire --list keep --older-than 0 --by cron
 check "--older-than 0 expires every held post of the list" \

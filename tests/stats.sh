@@ -58,6 +58,8 @@ check "migrate" test "$rc" -eq 0
 # trained posts: 2 ham through the journal, synced into the token file
 run lg train --list dev --ham "$DATA/ham1.eml" "$DATA/ham2.eml"
 check "train" test "$rc" -eq 0
+check "... prepares the filter's pass counter, group-writable" \
+    test "$(stat -c %a "$T/tokens/dev.passed")" = 660
 
 # passes: three by the filter today, five written for two days ago
 for i in 1 2 3; do

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "db/journal.h"
+#include "db/passcount.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/app/settings.h"
@@ -232,6 +233,18 @@ clean_stale(const struct listcfg_global *g, const char *list)
 	closedir(d);
 }
 
+/* the filter's pass counter of list, for the filter to add to (its user
+ * may not create files in the tokens directory): best effort, stats
+ * reads no passes without it */
+static void
+prepare_counter(const struct listcfg_global *g, const char *list)
+{
+	char path[4096], err[512];
+
+	if (listcfg_passcount_path(g, list, path, sizeof(path)) == 0)
+		(void)passcount_prepare(path, err, sizeof(err));
+}
+
 int
 sync_rebuild(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
@@ -250,6 +263,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 	if (sync_tokens_dir(g, err, errsz) < 0)
 		return -1;
 	clean_stale(g, l->name);
+	prepare_counter(g, l->name);
 	unlink(tmp);
 	settings_tok_opts(l, &to);
 	if (sync_apply(q, l->name, tmp, 1, sync_writer_wait(g), &to, st, why,
@@ -285,6 +299,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 	if (sync_tokens_dir(g, err, errsz) < 0)
 		return -1;
 	clean_stale(g, l->name);
+	prepare_counter(g, l->name);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* a missing file is built whole, then renamed into place */
 		return sync_rebuild(q, g, l, path, st, err, errsz);

@@ -10,8 +10,8 @@
  * get the list's expire_action: discard (recorded 'expired', no
  * training), discard-learn (recorded 'expired' and learnt as spam), or
  * remind (the post stays held and its moderators are notified again
- * through the hold notices of moderation by mail; again every
- * hold_expiry_days).  Expiries go through the one decision path
+ * through the hold notices of moderation by mail, gate/moderate/notify.c;
+ * again every hold_expiry_days).  Expiries go through the one decision path
  * (gate/app/decide.c); the lists whose training changed are synced
  * afterwards.  Meant for cron or a systemd timer, once a day.  Trusts
  * the configuration; list names from the database are checked before
@@ -30,6 +30,8 @@
 #include "gate/app/app.h"
 #include "gate/app/decide.h"
 #include "gate/cmd/cmd.h"
+#include "gate/moderate/notify.h"
+#include "gate/util/clock.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
@@ -111,29 +113,36 @@ add_id(int64_t id, void *vctx)
 }
 
 /*
- * The seam to moderation by mail (issue 9: gate/moderate/notify.h,
- * notify_remind), which sends the hold notices: notify the moderators of
- * held post id again.  This build has no hold notices yet, so nothing
- * can be sent: 0, nothing done (the caller warns once per list).  With
- * moderation by mail built in, this becomes a call of notify_remind()
- * for the post: 1 when its reminders were queued, -1 with err when not.
+ * Notify the moderators of held post id again, through the hold notices
+ * of moderation by mail (gate/moderate/notify.c notify_remind: a
+ * "remind" notice per moderator, queued in the outbox and sent within
+ * NOTIFY_RUN_S; what does not go out stays there for `notify
+ * --pending`).  1 queued, 0 the post is no longer held, -1 with err.
  */
 static int
-remind_post(struct queue *q, const struct listcfg_global *g,
-    const struct listcfg_list *l, int64_t id, char *err, size_t errsz)
+remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
+    char *err, size_t errsz)
 {
-	(void)q;
-	(void)g;
-	(void)l;
-	(void)id;
-	(void)err;
-	(void)errsz;
-	return 0;
+	struct notify_stats st;
+	int r;
+
+	r = notify_remind(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
+	    &st, err, errsz);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;
+	if (st.failed > 0)
+		/* queued: notify --pending sends it again */
+		cmd_err(NAME, "warning: post %lld: a reminder could not be "
+		    "sent yet (%s); `listgate notify --pending` retries it",
+		    (long long)id, st.lasterr);
+	return 1;
 }
 
 /* what one run did */
 struct totals {
-	unsigned long expired, learnt, reminded, unreminded;
+	unsigned long expired, learnt, reminded;
 	int nfail;
 };
 
@@ -162,7 +171,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	char err[1024], note[128];
 	unsigned days;
 	size_t i;
-	int r, unavailable = 0;
+	int r;
 
 	memset(&ids, 0, sizeof(ids));
 	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
@@ -171,6 +180,15 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		return;
 	}
 	days = older_than >= 0 ? (unsigned)older_than : l.hold_expiry_days;
+	if (l.expire_action == LISTCFG_EXPIRE_REMIND && !dry &&
+	    !notify_ready(&l)) {
+		cmd_err(NAME, "list %s: expire_action = remind, but the list "
+		    "cannot send notices: set moderators, moderation_address "
+		    "and notify in lists/%s.conf (its posts stay held)", list,
+		    list);
+		tot->nfail++;
+		goto out;
+	}
 	if (expiry_due(q, list, days, l.expire_action == LISTCFG_EXPIRE_REMIND,
 	    add_id, &ids, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
@@ -185,11 +203,9 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 			continue;
 		}
 		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
-			r = remind_post(q, g, &l, ids.v[i], err, sizeof(err));
-			if (r == 0) {
-				unavailable++;
-				continue;
-			}
+			r = remind_post(q, g, ids.v[i], err, sizeof(err));
+			if (r == 0)
+				continue;	/* decided meanwhile */
 			if (r < 0 || expiry_reminded(q, ids.v[i], err,
 			    sizeof(err)) < 0) {
 				cmd_err(NAME, "post %lld (list %s): %s",
@@ -218,15 +234,6 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		tot->expired++;
 		if (rq.flags & QUEUE_LEARN_SPAM)
 			tot->learnt++;
-	}
-	if (unavailable > 0) {
-		/* the documented no-op until moderation by mail is built in */
-		cmd_err(NAME, "warning: list %s: expire_action = remind, but "
-		    "this listgate cannot send hold notices yet (moderation by "
-		    "mail is not built in): %d post%s held %u days or more stay "
-		    "held, no reminder sent", list, unavailable,
-		    unavailable == 1 ? "" : "s", days);
-		tot->unreminded += (unsigned long)unavailable;
 	}
 out:
 	xfree(ids.v);
