@@ -626,13 +626,17 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	else {
 		snprintf(dir, sizeof(dir), "%s/lists", g.dir);
 		if (names_in(dir, ".conf", &nm) < 0 ||
-		    names_in(g.tokens_dir, ".passed", &nm) < 0 ||
-		    qstats_lists(q, add_name, &nm, err, sizeof(err)) < 0) {
+		    names_in(g.tokens_dir, ".passed", &nm) < 0) {
+			cmd_err(NAME, "out of memory");
+			nfail++;
+		} else if (qstats_lists(q, add_name, &nm, err,
+		    sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", strcmp(err, "stopped") == 0 ?
 			    "out of memory" : err);
 			nfail++;
 		}
-		qsort(nm.v, nm.n, sizeof(*nm.v), name_cmp);
+		if (nm.n > 1)
+			qsort(nm.v, nm.n, sizeof(*nm.v), name_cmp);
 	}
 	tty = isatty(STDOUT_FILENO);
 	if (json)

@@ -369,7 +369,8 @@ tset_finish(struct tset *ts, unsigned folds)
 		for (i = 0, k = 0; i < n; i++)
 			if (ts->posts[i].spam == cls)
 				order[k++] = &ts->posts[i];
-		qsort(order, k, sizeof(*order), key_cmp);
+		if (k > 1)
+			qsort(order, k, sizeof(*order), key_cmp);
 		for (i = 0; i < k; i++, rank++)
 			order[i]->fold = (unsigned)(rank % folds);
 	}
