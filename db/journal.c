@@ -3,21 +3,30 @@
  * bulk, fetching them in id order
  *
  * See journal.h.  Posts are stored compressed (zlib) with their size and
- * fetched one row at a time, so a sync never holds more than one
- * compressed post in memory however large the batch.  Failures return
- * -1 with a message; nothing here exits or logs.
+ * fetched one row at a time, each only as far as tokenizing looks (a
+ * slice of its stored bytes), and a fetch only as many rows as fit a
+ * byte budget: a sync holds one post's head in memory however large the
+ * posts or the batch.  A stored message
+ * that does not decompress to its size is the row's own damage, handed
+ * out as such (never a failure, so it cannot block the rows after it);
+ * a quarantined row's message is not fetched.  Failures return -1 with a
+ * message; nothing here exits or logs.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <zlib.h>
+
 #include "db/journal.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
+#include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
 
 /* pipelined INSERTs in flight at most (their results are tiny, so the
@@ -271,7 +280,7 @@ journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
 	    "THEN 1 ELSE -1 END) FILTER (WHERE class = 'ham'), 0)::int8, "
 	    "coalesce(sum(CASE op WHEN 'learn' THEN 1 ELSE -1 END) FILTER "
 	    "(WHERE class = 'spam'), 0)::int8 FROM train_journal WHERE list = "
-	    "$1", 1, NULL, vals, NULL, NULL, 0);
+	    "$1 AND quarantined_at IS NULL", 1, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
@@ -282,14 +291,24 @@ journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
 	PQclear(res);
 	return 0;
 }
+/* compressed bytes one fetch asks for at most (beyond its first row):
+ * the rows come one at a time, so this bounds what a batch transfers
+ * (and drops, when it stops early), not what is held at once */
+#define FETCH_BUDGET	(16u * 1024u * 1024u)
+/* a post's bytes are inflated through this much at a time past what
+ * tokenizing keeps, to check its length */
+#define SCRATCH		65536u
 
 struct journal_fetch {
 	struct queue *q;
 	const char *list;
+	size_t scan;		/* tokenizing looks at this many bytes */
+	size_t zwant;		/* compressed bytes fetched per post */
 	PGresult *res;		/* the current row (single-row mode) */
 	int done;		/* every result has been read */
-	unsigned char *buf;	/* the current post, decompressed */
+	unsigned char *buf;	/* the current post's head, decompressed */
 	size_t cap;
+	unsigned char *scratch;	/* SCRATCH bytes */
 };
 
 /* read what is left of the query, one row at a time, and drop it */
@@ -307,30 +326,68 @@ fetch_drain(struct journal_fetch *f)
 	f->done = 1;
 }
 
+/*
+ * The compressed bytes that always hold a post's first k bytes: zlib
+ * codes a byte in at most 15 bits (a match of 3 or more in at most 48),
+ * plus a block header of a few hundred bytes per 16 Ki symbols and the
+ * stream's own 6.
+ */
+static size_t
+head_zbytes(size_t k)
+{
+	return 2 * k + k / 32 + 4096;
+}
+
 int
 journal_fetch_open(struct queue *q, const char *list, int64_t after,
-    unsigned max, struct journal_fetch **f_r, char *err, size_t errsz)
+    unsigned max, size_t scan, struct journal_fetch **f_r, char *err,
+    size_t errsz)
 {
-	char posbuf[32], limbuf[16];
-	const char *vals[3] = { list, posbuf, limbuf };
+	char posbuf[32], limbuf[16], zbuf[32], budbuf[32];
+	const char *vals[5] = { list, posbuf, limbuf, zbuf, budbuf };
 	struct journal_fetch *f;
 
 	*f_r = NULL;
-	if ((f = xcalloc(1, sizeof(*f))) == NULL) {
+	if (scan > LG_MAX_POST_BYTES)
+		scan = LG_MAX_POST_BYTES;
+	if ((f = xcalloc(1, sizeof(*f))) == NULL ||
+	    (f->scratch = xmalloc(SCRATCH)) == NULL) {
+		if (f != NULL)
+			xfree(f);
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
 	f->q = q;
 	f->list = list;
+	f->scan = scan;
+	f->zwant = head_zbytes(scan + 1);
 	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)after);
 	snprintf(limbuf, sizeof(limbuf), "%u", max);
-	/* one row at a time: a batch of large posts never sits in memory
-	 * at once */
-	if (PQsendQueryParams(q->conn, "SELECT id, class = 'spam', "
-	    "CASE op WHEN 'learn' THEN 1 ELSE -1 END::int4, size, "
-	    "(floor(extract(epoch FROM created_at) / 86400))::int8, message_z "
+	snprintf(zbuf, sizeof(zbuf), "%zu", f->zwant);
+	snprintf(budbuf, sizeof(budbuf), "%u", FETCH_BUDGET);
+	/*
+	 * One row at a time (a batch of large posts never sits in memory
+	 * at once), each post only as far as tokenizing it looks (the
+	 * server sends a slice of the stored bytes), and only as many rows
+	 * as fit the byte budget (the first always comes).  The window runs
+	 * over the next max rows only.  A quarantined event's message is
+	 * not even sent.
+	 */
+	if (PQsendQueryParams(q->conn, "SELECT id, spam, dir, size, day, "
+	    "CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR "
+	    "($4::int8)::int4) END, q, reason, zlen, raw_sha256 "
+	    "FROM (SELECT *, sum(CASE WHEN q "
+	    "THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run "
+	    "FROM (SELECT id, class = 'spam' AS spam, CASE op WHEN 'learn' "
+	    "THEN 1 ELSE -1 END::int4 AS dir, size, "
+	    "(floor(extract(epoch FROM created_at) / 86400))::int8 AS day, "
+	    "message_z, quarantined_at IS NOT NULL AS q, "
+	    "coalesce(quarantine_reason, '') AS reason, "
+	    "octet_length(message_z)::int8 AS zlen, raw_sha256 "
 	    "FROM train_journal WHERE list = $1 AND id > $2::int8 "
-	    "ORDER BY id LIMIT $3::int8", 3, NULL, vals, NULL, NULL, 1) != 1 ||
+	    "ORDER BY id LIMIT $3::int8) l) w "
+	    "WHERE run - CASE WHEN q THEN 0 ELSE least(zlen, $4::int8) END "
+	    "< $5::int8 ORDER BY id", 5, NULL, vals, NULL, NULL, 1) != 1 ||
 	    PQsetSingleRowMode(q->conn) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
 		f->done = 1;
@@ -342,12 +399,89 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 	return 0;
 }
 
+/*
+ * Inflate the first min(size, scan + 1) bytes of a post from in (n
+ * bytes: all of its compressed bytes when whole, else their head) into
+ * f->buf; when whole, also check that it inflates to exactly size
+ * bytes.  0 with *len_r; QUEUE_ECORRUPT with why (the row is damaged);
+ * -1 with why (out of memory).
+ */
+static int
+inflate_head(struct journal_fetch *f, const unsigned char *in, size_t n,
+    int whole, int64_t size, size_t *len_r, char *why, size_t whysz)
+{
+	z_stream zs;
+	size_t want, need, got;
+	uint64_t total;
+	unsigned char *p;
+	int zr;
+
+	if (size < 0 || (uint64_t)size > LG_MAX_POST_BYTES) {
+		snprintf(why, whysz, "stored size %lld out of range",
+		    (long long)size);
+		return QUEUE_ECORRUPT;
+	}
+	want = (uint64_t)size < f->scan + 1 ? (size_t)size : f->scan + 1;
+	/* the head of a small post is all of it, and fits the slice */
+	if (!whole && want == (size_t)size) {
+		snprintf(why, whysz, "stored message is corrupt (larger than "
+		    "a post of %lld bytes compresses to)", (long long)size);
+		return QUEUE_ECORRUPT;
+	}
+	need = want + 1;	/* room for a NUL, and never 0 */
+	if (f->cap < need) {
+		if ((p = xrealloc(f->buf, need)) == NULL) {
+			snprintf(why, whysz, "out of memory (%zu bytes)", need);
+			return -1;
+		}
+		f->buf = p;
+		f->cap = need;
+	}
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK) {
+		snprintf(why, whysz, "out of memory decompressing");
+		return -1;
+	}
+	zs.next_in = (unsigned char *)(uintptr_t)in;
+	zs.avail_in = (uInt)n;
+	zs.next_out = f->buf;
+	zs.avail_out = (uInt)want;
+	zr = want > 0 ? inflate(&zs, Z_SYNC_FLUSH) : Z_OK;
+	got = want - zs.avail_out;
+	total = got;
+	/* the rest of a whole message only counts: its size is checked */
+	while (whole && got == want && zr == Z_OK) {
+		zs.next_out = f->scratch;
+		zs.avail_out = SCRATCH;
+		zr = inflate(&zs, Z_SYNC_FLUSH);
+		total += SCRATCH - zs.avail_out;
+		if (zs.avail_out == SCRATCH && zr == Z_OK)
+			zr = Z_BUF_ERROR;	/* no progress: input ended */
+	}
+	inflateEnd(&zs);
+	if (zr == Z_MEM_ERROR) {
+		snprintf(why, whysz, "out of memory decompressing");
+		return -1;
+	}
+	if (got != want || (whole && (zr != Z_STREAM_END ||
+	    total != (uint64_t)size)) || (zr != Z_OK && zr != Z_STREAM_END &&
+	    zr != Z_BUF_ERROR)) {
+		snprintf(why, whysz, "stored message is corrupt (does not "
+		    "decompress to %lld bytes)", (long long)size);
+		return QUEUE_ECORRUPT;
+	}
+	f->buf[want] = 0;
+	*len_r = want;
+	return 0;
+}
+
 int
 journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
     char *err, size_t errsz)
 {
 	PGresult *res;
-	int64_t size, day;
+	int64_t size, day, zlen;
+	size_t len;
 	int r;
 
 	PQclear(f->res);
@@ -367,27 +501,47 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	if (PQresultStatus(res) != PGRES_SINGLE_TUPLE) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(f->q, res));
 		fetch_drain(f);
-		return -2;
+		return -1;
 	}
 	ev->id = queue_col_i64(res, 0, 0);
 	ev->spam = PQgetlength(res, 0, 1) == 1 && *PQgetvalue(res, 0, 1) != 0;
 	ev->dir = queue_col_i64(res, 0, 2) < 0 ? -1 : 1;
 	size = queue_col_i64(res, 0, 3);
 	day = queue_col_i64(res, 0, 4);
+	zlen = queue_col_i64(res, 0, 8);
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
-	if ((r = queue_inflate((const unsigned char *)PQgetvalue(res, 0, 5),
-	    (size_t)PQgetlength(res, 0, 5), size, &f->buf, &f->cap, err,
-	    errsz)) < 0) {
-		/* say which event, keep the reason */
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errsz, "journal event %lld of list %s: %s",
-		    (long long)ev->id, f->list, why);
-		return r == -2 ? -2 : -1;
+	ev->size = size;
+	ev->raw = NULL;
+	ev->len = 0;
+	ev->why[0] = 0;
+	/* a moderator's decision carries the post's digest */
+	ev->has_sha = !PQgetisnull(res, 0, 9) &&
+	    PQgetlength(res, 0, 9) == JOURNAL_SHA256_LEN;
+	if (ev->has_sha)
+		memcpy(ev->sha, PQgetvalue(res, 0, 9), JOURNAL_SHA256_LEN);
+	if (PQgetlength(res, 0, 6) == 1 && *PQgetvalue(res, 0, 6) != 0) {
+		ev->state = JOURNAL_QUARANTINED;
+		snprintf(ev->why, sizeof(ev->why), "%.*s",
+		    PQgetlength(res, 0, 7), PQgetvalue(res, 0, 7));
+		return 1;
 	}
+	r = inflate_head(f, (const unsigned char *)PQgetvalue(res, 0, 5),
+	    (size_t)PQgetlength(res, 0, 5),
+	    zlen == (int64_t)PQgetlength(res, 0, 5), size, &len, ev->why,
+	    sizeof(ev->why));
+	if (r == QUEUE_ECORRUPT) {
+		/* the row's own damage: the caller quarantines it */
+		ev->state = JOURNAL_DAMAGED;
+		return 1;
+	}
+	if (r < 0) {
+		snprintf(err, errsz, "journal event %lld of list %s: %s",
+		    (long long)ev->id, f->list, ev->why);
+		return -1;
+	}
+	ev->state = JOURNAL_APPLY;
 	ev->raw = f->buf;
-	ev->len = (size_t)size;
+	ev->len = len;
 	return 1;
 }
 
@@ -398,5 +552,30 @@ journal_fetch_close(struct journal_fetch *f)
 		return;
 	fetch_drain(f);
 	xfree(f->buf);
+	xfree(f->scratch);
 	xfree(f);
 }
+
+int
+journal_quarantine(struct queue *q, const char *list, int64_t id,
+    const char *why, char *err, size_t errsz)
+{
+	char idbuf[32], whybuf[1001];
+	const char *vals[3] = { idbuf, list, whybuf };
+	PGresult *res;
+	int r = 0;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(whybuf, sizeof(whybuf), "%s", why);
+	res = PQexecParams(q->conn, "UPDATE train_journal SET quarantined_at "
+	    "= now(), quarantine_reason = $3 WHERE id = $1::int8 AND list = "
+	    "$2 AND quarantined_at IS NULL", 3, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: cannot quarantine journal "
+		    "event %lld: %s", (long long)id, queue_pgerr(q, res));
+		r = -1;
+	}
+	PQclear(res);
+	return r;
+}
+

@@ -51,9 +51,17 @@ int journal_window_start(struct queue *q, const char *list, unsigned max,
     int64_t *after_r, char *err, size_t errsz);
 
 /* list's net training per class: posts learnt minus posts unlearnt, as
- * the token files count them.  0, or -1 */
+ * the token files count them (quarantined events left out).  0, or -1 */
 int journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
     int64_t *spam_r, char *err, size_t errsz);
+/* what journal_fetch_next says of an event */
+#define JOURNAL_APPLY		0	/* the post is in raw, len */
+#define JOURNAL_DAMAGED		1	/* its stored message cannot be read
+					 * back (why says how): quarantine it */
+#define JOURNAL_QUARANTINED	2	/* quarantined before (why: the
+					 * reason then); not read */
+
+#define JOURNAL_SHA256_LEN	32
 
 /* one event, as journal_fetch_next hands it out */
 struct journal_event {
@@ -61,26 +69,48 @@ struct journal_event {
 	int spam;			/* learnt as: 1 spam, 0 ham */
 	int dir;			/* +1 learn, -1 unlearn */
 	uint32_t day;			/* days since 1970-01-01 when journaled */
-	const unsigned char *raw;	/* the post, decompressed and checked */
-	size_t len;			/* against its recorded size */
+	int state;			/* JOURNAL_APPLY, _DAMAGED, _QUARANTINED */
+	int64_t size;			/* the post's recorded size */
+	const unsigned char *raw;	/* JOURNAL_APPLY: the post's first len */
+	size_t len;			/* bytes, decompressed (see below) */
+	char why[256];			/* otherwise: why it is not applied */
+	int has_sha;			/* a moderator's decision: */
+	unsigned char sha[JOURNAL_SHA256_LEN];	/* the post's SHA-256 */
 };
 
 struct journal_fetch;
 
 /*
- * Fetch at most max events of list with id > after, in id order.  The
- * events are read with bounded memory whatever their size; each is
- * valid until the next journal_fetch_next or journal_fetch_close.
- * open: 0, or -1 with err.  next: 1 with *ev filled, 0 at the end, -1
- * with err for a damaged event (err names its id and list; calling
- * again goes on with the next event), -2 with err when out of memory or
- * when the database failed (the fetch is over).  close may come before
- * the end (the rest is dropped).
+ * Fetch at most max events of list with id > after, in id order, and no
+ * more than a byte budget (16 MiB of stored bytes; the first event
+ * always comes).  Each post is fetched and decompressed only as far as
+ * tokenizing it with the scan limit scan looks: ev->raw holds its first
+ * min(size, scan + 1) bytes (tok_post of those and of the whole post
+ * give the same tokens), so memory stays bounded by scan, not by the
+ * posts' sizes.  A stored message that comes whole (a small post, or
+ * one that compresses well) is also checked to decompress to exactly
+ * its size.  Each event is valid until the next journal_fetch_next or
+ * journal_fetch_close.  open: 0, or -1 with err.  next: 1 with *ev
+ * filled, 0 at the end, -1 with err (a database or memory failure).  An
+ * event whose stored message is damaged is no failure: it comes with
+ * state JOURNAL_DAMAGED, and one quarantined before comes with
+ * JOURNAL_QUARANTINED (its message is not even fetched).  close may come
+ * before the end (the rest is dropped).
  */
 int journal_fetch_open(struct queue *q, const char *list, int64_t after,
-    unsigned max, struct journal_fetch **f_r, char *err, size_t errsz);
+    unsigned max, size_t scan, struct journal_fetch **f_r, char *err,
+    size_t errsz);
 int journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
     char *err, size_t errsz);
 void journal_fetch_close(struct journal_fetch *f);
+
+/*
+ * Quarantine event id of list: mark it with the time and why (cut to
+ * 1000 bytes), unless it is marked already, so every sync and rebuild
+ * skips it from now on.  Not while a fetch is open on q.  0, or -1 with
+ * err.
+ */
+int journal_quarantine(struct queue *q, const char *list, int64_t id,
+    const char *why, char *err, size_t errsz);
 
 #endif

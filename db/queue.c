@@ -13,10 +13,12 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 #include <zlib.h>
@@ -96,13 +98,32 @@ int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
 {
-	/* the conninfo's own settings come after the defaults and win;
-	 * the client encoding, last, is always UTF8 (a startup parameter
-	 * rather than a SET: one round trip less per connection) */
+	return queue_open_within(conninfo, 0, q_r, err, errsz);
+}
+
+int
+queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
+    char *err, size_t errsz)
+{
+	/* the conninfo's own settings come after the defaults and win,
+	 * except a time limit of the caller's (last but one); the client
+	 * encoding, last, is always UTF8 (a startup parameter rather than
+	 * a SET: one round trip less per connection) */
 	const char *keys[] = { "connect_timeout", "fallback_application_name",
-	    "dbname", "client_encoding", NULL };
-	const char *vals[] = { "10", "listgate", conninfo, "UTF8", NULL };
+	    "dbname", "connect_timeout", "client_encoding", NULL };
+	const char *vals[] = { "10", "listgate", conninfo, NULL, "UTF8",
+	    NULL };
+	char tbuf[16];
 	struct queue *q;
+
+	snprintf(tbuf, sizeof(tbuf), "%u", secs);
+	if (secs > 0)
+		vals[3] = tbuf;
+	else {
+		keys[3] = "client_encoding";	/* (no override) */
+		vals[3] = "UTF8";
+		keys[4] = NULL;
+	}
 
 	*q_r = NULL;
 	if ((q = xcalloc(1, sizeof(*q))) == NULL ||
@@ -238,7 +259,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	if (size < 0 || (uint64_t)size > LG_MAX_POST_BYTES) {
 		snprintf(err, errsz, "stored size %lld out of range",
 		    (long long)size);
-		return -1;
+		return QUEUE_ECORRUPT;
 	}
 	need = (size_t)size + 1;	/* room for a NUL, and never 0 */
 	if (*cap_r < need) {
@@ -254,7 +275,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	    dlen != (uLongf)size) {
 		snprintf(err, errsz, "stored message is corrupt (does not "
 		    "decompress to %lld bytes)", (long long)size);
-		return -1;
+		return QUEUE_ECORRUPT;
 	}
 	(*out)[size] = 0;
 	return 0;
@@ -479,58 +500,296 @@ pg_text(const char *s, size_t max)
  * post stored as discarded never conflicts */
 #define PENDING_ROWS	"status IN ('held', 'releasing')"
 
+/* a moderator's decision on these bytes within the window ($1 list, $2
+ * SHA-256, DAYS the window in days; decided_posts of migration 0004) */
+#define DECIDED_ROWS(DAYS) \
+	"decided_posts WHERE list = $1 AND raw_sha256 = $2 AND " \
+	"decided_at > now() - make_interval(days => " DAYS ")"
+
 /* how often queue_hold retries when the row it collided with changed
  * state before it could be read */
 #define HOLD_TRIES	5
+/* a held post is read, compressed and sent in chunks of this size */
+#define HOLD_CHUNK	(1024u * 1024u)
+
+/* QUEUE_HELD_* for a status of held_posts or decided_posts */
+static int
+held_code(const char *status)
+{
+	if (strcmp(status, "approved") == 0)
+		return QUEUE_HELD_APPROVED;
+	if (strcmp(status, "rejected") == 0)
+		return QUEUE_HELD_REJECTED;
+	if (strcmp(status, "discarded") == 0)
+		return QUEUE_HELD_DISCARDED;
+	return QUEUE_HELD_PENDING;
+}
+
+/* a post read in chunks: from memory, or with pread from a file (so a
+ * spooled post is never mapped whole) */
+struct post_in {
+	const unsigned char *mem;
+	int fd;			/* >= 0: read from here */
+	size_t len, off;
+	unsigned char *buf;	/* HOLD_CHUNK bytes for pread */
+};
+
+/* open a reader: 0, or -1 with err (memory) */
+static int
+post_in_open(struct post_in *in, const unsigned char *mem, size_t len,
+    int fd, char *err, size_t errsz)
+{
+	memset(in, 0, sizeof(*in));
+	in->mem = mem;
+	in->len = len;
+	in->fd = fd;
+	if (fd >= 0 && (in->buf = xmalloc(HOLD_CHUNK)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* the next chunk: 1 with *p, *n; 0 at the end; -1 with err */
+static int
+post_in_next(struct post_in *in, const unsigned char **p, size_t *n,
+    char *err, size_t errsz)
+{
+	size_t want = in->len - in->off;
+	ssize_t r;
+
+	if (want == 0)
+		return 0;
+	if (want > HOLD_CHUNK)
+		want = HOLD_CHUNK;
+	if (in->fd < 0) {
+		*p = in->mem + in->off;
+		*n = want;
+		in->off += want;
+		return 1;
+	}
+	do
+		r = pread(in->fd, in->buf, want, (off_t)in->off);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0) {
+		snprintf(err, errsz, "cannot read the spooled post: %s",
+		    r < 0 ? strerror(errno) : "it is shorter than its size");
+		return -1;
+	}
+	*p = in->buf;
+	*n = (size_t)r;
+	in->off += (size_t)r;
+	return 1;
+}
+
+static void
+post_in_close(struct post_in *in)
+{
+	xfree(in->buf);
+	in->buf = NULL;
+}
+
+/* the SHA-256 of len bytes at raw, or of fd from offset 0: 0 or -1 */
+static int
+post_digest(const unsigned char *raw, size_t len, int fd,
+    unsigned char out[SHA256_DIGEST_SIZE], char *err, size_t errsz)
+{
+	struct post_in in;
+	struct sha256_ctx c;
+	const unsigned char *p;
+	size_t n;
+	int r;
+
+	if (post_in_open(&in, raw, len, fd, err, errsz) < 0)
+		return -1;
+	sha256_init(&c);
+	while ((r = post_in_next(&in, &p, &n, err, errsz)) > 0)
+		sha256_update(&c, n, p);
+	post_in_close(&in);
+	if (r < 0)
+		return -1;
+	sha256_digest(&c, SHA256_DIGEST_SIZE, out);
+	return 0;
+}
+
+/*
+ * The compressed post on its way to the server: whole in buf while it
+ * fits one chunk, else a large object (oid) written chunk by chunk in
+ * the open transaction.
+ */
+struct zout {
+	struct queue *q;
+	unsigned char *buf;	/* HOLD_CHUNK bytes */
+	size_t fill;		/* bytes in buf not yet written */
+	int lo;			/* a large object was created */
+	char oid[24];
+	uint64_t off;		/* bytes written to it */
+};
+
+/* write buf to the large object (created, in a new transaction, on the
+ * first call): 0, or -1 with err */
+static int
+zout_flush(struct zout *z, char *err, size_t errsz)
+{
+	char offbuf[32];
+	const char *vals[3] = { z->oid, offbuf, (const char *)z->buf };
+	int lens[3] = { 0, 0, (int)z->fill }, fmts[3] = { 0, 0, 1 };
+	PGresult *res;
+	int ok;
+
+	if (!z->lo) {
+		if (queue_cmd(z->q, "BEGIN", err, errsz) < 0)
+			return -1;
+		z->lo = 1;	/* (a ROLLBACK ends it from now on) */
+		res = PQexecParams(z->q->conn, "SELECT lo_create(0)", 0, NULL,
+		    NULL, NULL, NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+		    PQntuples(res) != 1) {
+			snprintf(err, errsz, "database: cannot hold the post: "
+			    "%s", queue_pgerr(z->q, res));
+			PQclear(res);
+			return -1;
+		}
+		snprintf(z->oid, sizeof(z->oid), "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+	snprintf(offbuf, sizeof(offbuf), "%llu", (unsigned long long)z->off);
+	res = PQexecParams(z->q->conn, "SELECT lo_put($1::oid, $2::int8, $3)",
+	    3, NULL, vals, lens, fmts, 0);
+	ok = res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK;
+	if (!ok)
+		snprintf(err, errsz, "database: cannot hold the post: %s",
+		    queue_pgerr(z->q, res));
+	PQclear(res);
+	if (!ok)
+		return -1;
+	z->off += z->fill;
+	z->fill = 0;
+	return 0;
+}
+
+/* compress the post (from in) into z, its SHA-256 into digest: 0, or -1
+ * with err */
+static int
+deflate_post(struct post_in *in, struct zout *z,
+    unsigned char digest[SHA256_DIGEST_SIZE], char *err, size_t errsz)
+{
+	struct sha256_ctx c;
+	z_stream zs;
+	const unsigned char *p;
+	size_t n;
+	int r, zr, rc = -1, flush;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit(&zs, 6) != Z_OK) {
+		snprintf(err, errsz, "out of memory compressing the post");
+		return -1;
+	}
+	sha256_init(&c);
+	do {
+		if ((r = post_in_next(in, &p, &n, err, errsz)) < 0)
+			goto out;
+		flush = r == 0 ? Z_FINISH : Z_NO_FLUSH;
+		if (r > 0) {
+			sha256_update(&c, n, p);
+			zs.next_in = (unsigned char *)(uintptr_t)p;
+			zs.avail_in = (uInt)n;
+		}
+		do {
+			zs.next_out = z->buf + z->fill;
+			zs.avail_out = (uInt)(HOLD_CHUNK - z->fill);
+			zr = deflate(&zs, flush);
+			if (zr == Z_STREAM_ERROR) {
+				snprintf(err, errsz, "cannot compress the post");
+				goto out;
+			}
+			z->fill = HOLD_CHUNK - zs.avail_out;
+			if (z->fill == HOLD_CHUNK && zout_flush(z, err,
+			    errsz) < 0)
+				goto out;
+		} while (zs.avail_out == 0 || (flush == Z_FINISH &&
+		    zr != Z_STREAM_END));
+	} while (flush != Z_FINISH);
+	/* the last piece goes with the INSERT, or to the large object */
+	if (z->lo && z->fill > 0 && zout_flush(z, err, errsz) < 0)
+		goto out;
+	sha256_digest(&c, SHA256_DIGEST_SIZE, digest);
+	rc = 0;
+out:
+	deflateEnd(&zs);
+	return rc;
+}
+
+/* the INSERT of queue_hold, with raw_z from a parameter (RAWZ "$11::bytea")
+ * or from a large object ("lo_get($11::oid)") */
+#define HOLD_SQL(RAWZ) \
+	"INSERT INTO held_posts (list, env_sender, env_recipient, " \
+	"from_hdr, subject, message_id, size, score, verdict, clues, " \
+	"raw_z, raw_sha256, status, decided_by, decided_at) " \
+	"SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, " \
+	RAWZ ", $12::bytea, $13::text, CASE WHEN $13::text = 'held' " \
+	"THEN NULL ELSE 'listgate filter' END, " \
+	"CASE WHEN $13::text = 'held' THEN NULL ELSE now() END " \
+	"WHERE (SELECT max(version) FROM schema_migrations) = $15::int4 " \
+	"AND NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
+	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
+	"make_interval(days => $14::int4)) " \
+	"ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS \
+	" DO NOTHING RETURNING id"
 
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
 	/*
-	 * One round trip for a new post: insert, if the schema is the one
-	 * this binary knows, unless these bytes are already pending for the
-	 * list.  (The schema check rides in the INSERT: a separate query
-	 * first was a round trip of its own, two through a pooler.)  When
-	 * nothing was inserted, or the INSERT failed, the schema is
-	 * checked on its own for the message; a retried delivery then
-	 * finds the row already there with the second statement.  (A
-	 * plain INSERT ... ON CONFLICT plans in a fresh server process in
-	 * 0.75 ms, a CTE doing both in one statement in 1.1 ms.)  If that
-	 * row was decided in between, the SELECT finds nothing and the
-	 * INSERT is tried again.
+	 * One round trip for a new post (of up to a chunk compressed):
+	 * insert unless these bytes are already pending for the list, or
+	 * were decided within the window.  Only a retried delivery needs
+	 * the second statement, which finds the row already there or the
+	 * decision.  (A plain INSERT ... ON CONFLICT plans in a fresh
+	 * server process in 0.75 ms, a CTE doing both in one statement in
+	 * 1.1 ms.)  If that row was decided in between (and the window is
+	 * 0), the SELECT finds nothing and the INSERT is tried again.
 	 */
-	static const char sql[] =
-	    "INSERT INTO held_posts (list, env_sender, env_recipient, "
-	    "from_hdr, subject, message_id, size, score, verdict, clues, "
-	    "raw_z, raw_sha256, status, decided_by, decided_at) "
-	    "SELECT $1::text, $2::text, $3::text, $4::text, $5::text, "
-	    "$6::text, $7::int8, $8::float8, $9::text, $10::text, $11::bytea, "
-	    "$12::bytea, $13::text, CASE WHEN $13::text = 'held' THEN NULL "
-	    "ELSE 'listgate filter' END, "
-	    "CASE WHEN $13::text = 'held' THEN NULL ELSE now() END "
-	    "WHERE (SELECT max(version) FROM schema_migrations) = $14::int4 "
-	    "ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS
-	    " DO NOTHING RETURNING id";
-	static const char sql_pending[] =
-	    "SELECT id FROM held_posts WHERE list = $1 AND raw_sha256 = $2 "
-	    "AND " PENDING_ROWS;
-	const char *vals[14], *pvals[2];
-	int lens[14], fmts[14], plens[2] = { 0, SHA256_DIGEST_SIZE };
-	int pfmts[2] = { 0, 1 };
+	static const char sql[] = HOLD_SQL("$11::bytea");
+	static const char sql_lo[] = HOLD_SQL("lo_get($11::oid)");
+	static const char sql_found[] =
+	    "SELECT 0 AS k, id, status FROM held_posts WHERE list = $1 AND "
+	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
+	    "SELECT 1, post_id, status FROM " DECIDED_ROWS("$3::int4")
+	    " ORDER BY 1 LIMIT 1";
+	const char *vals[15], *pvals[3];
+	int lens[15], fmts[15], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
+	int pfmts[3] = { 0, 1, 0 };
 	char *txt[7];
-	char sizebuf[32], scorebuf[40], schemabuf[16], why[512];
-	unsigned char digest[SHA256_DIGEST_SIZE], *z = NULL;
-	size_t zlen, i;
+	char sizebuf[32], scorebuf[40], daysbuf[16], schemabuf[16], e2[64];
+	char why[512];
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	struct post_in in;
+	struct zout z;
+	size_t i;
 	double score = p->score;
 	PGresult *res;
 	int r = -1, try, checked = 0;
 
 	*id_r = 0;
 	memset(txt, 0, sizeof(txt));
-	if (queue_deflate(p->raw, p->raw_len, &z, &zlen, err, errsz) < 0)
+	memset(&z, 0, sizeof(z));
+	memset(&in, 0, sizeof(in));
+	z.q = q;
+	if (p->raw_len > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "post of %zu bytes is larger than %u",
+		    p->raw_len, LG_MAX_POST_BYTES);
 		return -1;
-	post_sha256(p->raw, p->raw_len, digest);
+	}
+	if ((z.buf = xmalloc(HOLD_CHUNK)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	if (post_in_open(&in, p->raw, p->raw_len, p->raw_from_fd ?
+	    p->raw_fd : -1, err, errsz) < 0 ||
+	    deflate_post(&in, &z, digest, err, errsz) < 0)
+		goto out;
 	txt[0] = pg_text(p->env_sender, FIELD_MAX);
 	txt[1] = pg_text(p->env_recipient, FIELD_MAX);
 	txt[2] = pg_text(p->from, FIELD_MAX);
@@ -548,6 +807,9 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		score = 1;
 	snprintf(sizebuf, sizeof(sizebuf), "%zu", p->raw_len);
 	snprintf(scorebuf, sizeof(scorebuf), "%.17g", score);
+	/* (days beyond any list's window are the same as that window) */
+	snprintf(daysbuf, sizeof(daysbuf), "%u", p->remember_days > 100000 ?
+	    100000u : p->remember_days);
 	memset(lens, 0, sizeof(lens));
 	memset(fmts, 0, sizeof(fmts));
 	vals[0] = p->list;
@@ -560,24 +822,27 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	vals[7] = scorebuf;
 	vals[8] = p->verdict ? p->verdict : "unsure";
 	vals[9] = txt[5];
-	vals[10] = (const char *)z;
-	lens[10] = (int)zlen;
-	fmts[10] = 1;
+	if (z.lo)
+		vals[10] = z.oid;
+	else {
+		vals[10] = (const char *)z.buf;
+		lens[10] = (int)z.fill;
+		fmts[10] = 1;
+	}
 	vals[11] = (const char *)digest;
 	lens[11] = SHA256_DIGEST_SIZE;
 	fmts[11] = 1;
 	vals[12] = p->status ? p->status : "held";
+	vals[13] = daysbuf;
+	/* the schema check rides in the INSERT: one round trip for a new
+	 * post, even through a pooler */
 	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
-	vals[13] = schemabuf;
-	if (zlen > 0x7fffffff) {
-		snprintf(err, errsz, "post too large to store");
-		goto out;
-	}
+	vals[14] = schemabuf;
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, sql, 14, NULL, vals, lens, fmts,
-		    0);
+		res = PQexecParams(q->conn, z.lo ? sql_lo : sql, 15, NULL, vals,
+		    lens, fmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 			/* no schema, an older one: say so rather than what
 			 * the INSERT met */
@@ -586,17 +851,18 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 			if (queue_check_schema(q, err, errsz) == 0)
 				snprintf(err, errsz, "database: cannot hold the "
 				    "post: %s", why);
+			r = -1;
 			goto out;
 		}
 		if (PQntuples(res) == 1) {
 			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			r = 0;
+			r = QUEUE_HELD_NEW;
 		}
 		PQclear(res);
 		if (r == 0)
 			break;
 		/* nothing inserted: a schema this binary does not know, or
-		 * these bytes already pending */
+		 * these bytes already pending or decided */
 		if (!checked) {
 			if (queue_check_schema(q, err, errsz) < 0)
 				goto out;
@@ -605,28 +871,85 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 			    "the same post is being stored and decided at "
 			    "once");
 		}
-		/* a retry: the row that holds these bytes */
+		/* a retry: the row that holds these bytes, or the decision
+		 * on them */
 		pvals[0] = vals[0];
 		pvals[1] = vals[11];
-		res = PQexecParams(q->conn, sql_pending, 2, NULL, pvals, plens,
+		pvals[2] = daysbuf;
+		res = PQexecParams(q->conn, sql_found, 3, NULL, pvals, plens,
 		    pfmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			goto dberr;
 		if (PQntuples(res) == 1) {
-			*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-			r = 1;
+			*id_r = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+			r = held_code(PQgetvalue(res, 0, 2));
 		}
 		PQclear(res);
+	}
+	if (z.lo && r >= 0) {
+		/* the row has its copy: the large object goes, and the
+		 * whole commits (nothing stored but what r says) */
+		pvals[0] = z.oid;
+		res = PQexecParams(q->conn, "SELECT lo_unlink($1::oid)", 1,
+		    NULL, pvals, NULL, NULL, 0);
+		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+			goto dberr;
+		PQclear(res);
+		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
+			r = -1;
+		z.lo = 0;
 	}
 	goto out;
 dberr:
 	snprintf(err, errsz, "database: cannot hold the post: %s",
 	    queue_pgerr(q, res));
 	PQclear(res);
+	r = -1;
 out:
+	if (z.lo)	/* the large object and anything else: undone */
+		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+	post_in_close(&in);
 	for (i = 0; i < 6; i++)
 		xfree(txt[i]);
-	xfree(z);
+	xfree(z.buf);
+	return r;
+}
+
+int
+queue_decided(struct queue *q, const char *list, const unsigned char *raw,
+    size_t len, int fd, unsigned days, int64_t *id_r, char *err,
+    size_t errsz)
+{
+	unsigned char digest[SHA256_DIGEST_SIZE];
+	char daysbuf[16];
+	const char *vals[3];
+	int lens[3] = { 0, SHA256_DIGEST_SIZE, 0 }, fmts[3] = { 0, 1, 0 };
+	PGresult *res;
+	int r = 0;
+
+	*id_r = 0;
+	if (days == 0)
+		return 0;
+	if (post_digest(raw, len, fd, digest, err, errsz) < 0)
+		return -1;
+	snprintf(daysbuf, sizeof(daysbuf), "%u", days > 100000 ? 100000u :
+	    days);
+	vals[0] = list;
+	vals[1] = (const char *)digest;
+	vals[2] = daysbuf;
+	res = PQexecParams(q->conn, "SELECT post_id, status FROM "
+	    DECIDED_ROWS("$3::int4"), 3, NULL, vals, lens, fmts, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: cannot look up decided posts: "
+		    "%s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 1) {
+		*id_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+		r = held_code(PQgetvalue(res, 0, 1));
+	}
+	PQclear(res);
 	return r;
 }
 
@@ -855,9 +1178,9 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 	const char *vals[3] = { idbuf, cls, op };
 
 	return exec_params(q, "INSERT INTO train_journal (list, class, op, "
-	    "source, post_id, size, message_z) SELECT list, $2, $3, "
-	    "'moderation', id, size, raw_z FROM held_posts WHERE id = $1::int8",
-	    3, vals, err, errsz);
+	    "source, post_id, size, message_z, raw_sha256) SELECT list, $2, "
+	    "$3, 'moderation', id, size, raw_z, raw_sha256 FROM held_posts "
+	    "WHERE id = $1::int8", 3, vals, err, errsz);
 }
 
 /*
@@ -884,6 +1207,18 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 	if (exec_params(q, "UPDATE held_posts SET status = $2, decided_by = "
 	    "$3, decided_at = now(), note = $4 WHERE id = $1::int8", 4, vals,
 	    err, errsz) < 0)
+		return -1;
+	/* remembered by list and SHA-256: a retry of these bytes is
+	 * answered from this decision (queue_hold, queue_decided); an
+	 * expiry that learnt the post as spam is a discard there, as the
+	 * token file's record of its journal event says */
+	if (newc != NULL && exec_params(q, "INSERT INTO decided_posts (list, "
+	    "raw_sha256, post_id, status, decided_at) SELECT list, "
+	    "raw_sha256, id, CASE status WHEN 'expired' THEN 'discarded' "
+	    "ELSE status END, decided_at FROM held_posts WHERE id = "
+	    "$1::int8 ON CONFLICT (list, raw_sha256) DO UPDATE SET post_id = "
+	    "excluded.post_id, status = excluded.status, decided_at = "
+	    "excluded.decided_at", 1, vals, err, errsz) < 0)
 		return -1;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
 	vals[0] = lockkey;

@@ -6,7 +6,7 @@
  * a compiled-in migration script run whole by queue_migrate.  Every
  * function returns -1 with a message in err on failure and never exits;
  * a hold is reported done only after its INSERT committed.  The schema
- * is migrations/NNNN_*.sql (held_posts, train_journal,
+ * is migrations/NNNN_*.sql (held_posts, train_journal, decided_posts,
  * schema_migrations); a post's SHA-256 comes from GNU Nettle.
  */
 #ifndef LG_QUEUE_H
@@ -38,6 +38,10 @@ int queue_configured(const char *conninfo);
 /* connect (conninfo may be NULL: libpq's environment then): 0 or -1 */
 int queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz);
+/* the same, giving up after secs seconds (whatever the conninfo says)
+ * when the server does not answer; secs 0: as queue_open */
+int queue_open_within(const char *conninfo, unsigned secs,
+    struct queue **q_r, char *err, size_t errsz);
 void queue_close(struct queue *q);
 
 /* refuse a database whose schema is missing or newer than this binary
@@ -56,24 +60,61 @@ struct queue_post {
 	const char *from, *subject, *msgid;	/* decoded, may be "" */
 	const unsigned char *raw;		/* the post exactly as received */
 	size_t raw_len;
+	int raw_from_fd;			/* set: read the raw_len bytes
+						 * from raw_fd instead, from
+						 * offset 0 (a spool file: never
+						 * mapped whole) */
+	int raw_fd;
 	double score;
 	const char *verdict;			/* "unsure", "spam" */
 	const char *clues;			/* deciding tokens, text */
 	const char *status;			/* "held" or "discarded" */
+	unsigned remember_days;			/* answer a retry of a post a
+						 * moderator decided less than
+						 * this many days ago from
+						 * that decision (0: never) */
 };
+
+/* what queue_hold and queue_decided found */
+#define QUEUE_HELD_NEW		0	/* stored now */
+#define QUEUE_HELD_PENDING	1	/* these bytes are held already (or
+					 * being released) */
+#define QUEUE_HELD_APPROVED	2	/* decided within remember_days: */
+#define QUEUE_HELD_REJECTED	3	/* approved (released), rejected or */
+#define QUEUE_HELD_DISCARDED	4	/* discarded; not stored again */
 
 /*
  * Store a post (zlib-compressed, with its SHA-256), committed on return,
- * in one statement that also checks the schema (nothing is stored in a
+ * in a statement that also checks the schema (nothing is stored in a
  * database whose schema is not the one this binary needs: -1 with err
- * as queue_check_schema words it): 0 with the new id in *id_r; 1 with the
- * row that already holds exactly these bytes for this list (held or
- * being released; never for status "discarded"): the MTA retried a delivery
- * whose filter was killed after its INSERT committed, and the post is
- * stored once; or -1.
+ * as queue_check_schema words it).
+ * The post is read and compressed as a stream, in chunks: a post whose
+ * compressed form fits in one chunk (1 MiB) goes in one statement, a
+ * larger one through a PostgreSQL large object written chunk by chunk
+ * in the same transaction (and dropped before it commits), so memory
+ * stays a few MiB whatever the size.  A new post: QUEUE_HELD_NEW with
+ * the new id in *id_r.  The MTA retries a delivery whose filter was killed after its
+ * INSERT committed, with the same bytes; such a retry is never stored
+ * twice nor delivered twice: QUEUE_HELD_PENDING with the id of the row
+ * that holds exactly these bytes for this list (held or being released;
+ * never for status "discarded"), or, when a moderator decided that row
+ * less than p->remember_days ago, QUEUE_HELD_APPROVED, _REJECTED or
+ * _DISCARDED with its id (nothing stored: the first decision stands).
+ * -1 on failure.
  */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);
+
+/*
+ * Was a post with exactly these bytes (raw, or when fd >= 0 the len
+ * bytes of that file from offset 0) decided by a moderator for list less
+ * than days ago?  QUEUE_HELD_APPROVED, _REJECTED or _DISCARDED with
+ * the post's id, 0 when not, -1 on failure.  (filter asks before it
+ * passes a post: a retry that now scores as ham is not delivered again.)
+ */
+int queue_decided(struct queue *q, const char *list,
+    const unsigned char *raw, size_t len, int fd, unsigned days,
+    int64_t *id_r, char *err, size_t errsz);
 
 /*
  * Apply the migrations the database lacks, each in its own transaction

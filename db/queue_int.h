@@ -56,8 +56,10 @@ char *queue_col_str(const PGresult *res, int row, int col);
 int queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
     size_t *outlen_r, char *err, size_t errsz);
 /* decompress exactly size bytes (at most LG_MAX_POST_BYTES) into out
- * (grown with xrealloc; *cap_r its size): 0, -1 when corrupt, -2 when
- * out of memory */
+ * (grown with xrealloc; *cap_r its size): 0; QUEUE_ECORRUPT when the
+ * stored bytes are damaged (size out of range, not zlib, not exactly
+ * size bytes); -1 when out of memory */
+#define QUEUE_ECORRUPT	(-2)
 int queue_inflate(const unsigned char *in, size_t n, int64_t size,
     unsigned char **out, size_t *cap_r, char *err, size_t errsz);
 

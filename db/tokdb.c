@@ -38,6 +38,11 @@
 #define K_NSPAM		"\0nspam"
 #define K_NHAM		"\0nham"
 #define K_POS		"\0pos"
+/* "\0dec" and a post's SHA-256: a moderator's decision on it */
+#define K_DEC		"\0dec"
+/* how many decision records there are (absent: none) */
+#define K_NDEC		"\0ndec"
+#define DEC_KLEN	(KLEN(K_DEC) + TOKDB_SHA256_LEN)
 #define KLEN(k)		(sizeof(k) - 1)
 #define NMETA		5
 
@@ -52,15 +57,18 @@ struct tokdb {
 	int intran;
 	int mem;		/* the in-memory twin */
 	char *path;
-	char emsg[512];
+	char list[80];		/* the list it stands for, for messages */
+	char emsg[1024];
 };
 
-/* remember a message for tokdb_errmsg */
+/* remember a message for tokdb_errmsg: Kyoto Cabinet's error, and what
+ * to do about a damaged file */
 static void
 seterr(struct tokdb *db, const char *what)
 {
-	snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s",
-	    db->path, what, kcdbemsg(db->kc));
+	snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s; if the "
+	    "file is damaged, `listgate rebuild --list %s` recreates it from "
+	    "the journal", db->path, what, kcdbemsg(db->kc), db->list);
 }
 
 /* remember an error of our own (no Kyoto Cabinet message): -1 */
@@ -123,9 +131,9 @@ get_varint(const unsigned char *p, size_t n, uint32_t *v_r)
 	return 0;
 }
 
-/* decode a token record: 0, or -1 when malformed */
-static int
-dec_count(const unsigned char *p, size_t n, struct tokcount *c)
+/* decode a token record: its length (at most n), or 0 when malformed */
+static size_t
+dec_count_len(const unsigned char *p, size_t n, struct tokcount *c)
 {
 	size_t a, b, d;
 
@@ -133,9 +141,16 @@ dec_count(const unsigned char *p, size_t n, struct tokcount *c)
 	    (b = get_varint(p + a, n - a, &c->ham)) == 0 ||
 	    (d = get_varint(p + a + b, n - a - b, &c->day)) == 0) {
 		memset(c, 0, sizeof(*c));
-		return -1;
+		return 0;
 	}
-	return 0;
+	return a + b + d;
+}
+
+/* decode a token record: 0, or -1 when malformed */
+static int
+dec_count(const unsigned char *p, size_t n, struct tokcount *c)
+{
+	return dec_count_len(p, n, c) == 0 ? -1 : 0;
 }
 
 /* encode a token record into p (at least 15 bytes): its length */
@@ -258,6 +273,44 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 	return 0;
 }
 
+/* the message for a token file that is not there */
+static void
+missing(const char *path, const char *list, char *err, size_t errsz)
+{
+	snprintf(err, errsz, "token file %s does not exist: `listgate sync` "
+	    "or `listgate rebuild --list %s` recreates it from the journal "
+	    "(without a database, train the list first: listgate train "
+	    "--list %s --spam/--ham ...)", path, list, list);
+}
+
+/* a damaged file: TOKDB_EDAMAGED with a message naming the fault */
+static int
+damaged(struct tokdb *db, const char *what, char *err, size_t errsz)
+{
+	snprintf(err, errsz, "token file %s is damaged (%s): run `listgate "
+	    "rebuild --list %s` to recreate it from the journal, or move it "
+	    "away and retrain the list", db->path, what, db->list);
+	return TOKDB_EDAMAGED;
+}
+
+/* the cheap part of the check, at every open: the message counts and
+ * the journal position, where present, have their sizes */
+static int
+check_counts(struct tokdb *db, char *err, size_t errsz)
+{
+	unsigned char b[16];
+	uint32_t v;
+	int32_t n;
+
+	if (meta_u32(db, K_NSPAM, KLEN(K_NSPAM), &v) < 0 ||
+	    meta_u32(db, K_NHAM, KLEN(K_NHAM), &v) < 0)
+		return damaged(db, "malformed message counts", err, errsz);
+	n = kcdbgetbuf(db->kc, K_POS, KLEN(K_POS), (char *)b, sizeof(b));
+	if ((n < 0 && kcdbecode(db->kc) != KCENOREC) || (n >= 0 && n != 8))
+		return damaged(db, "malformed journal position", err, errsz);
+	return 0;
+}
+
 /* sleep ms milliseconds */
 static void
 sleep_ms(double ms)
@@ -325,7 +378,6 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	char kpath[4096];
 	uint32_t kmode;
 	double start, delay = 1.0;
-	char list[80];
 	int writer = (mode & TOKDB_WRITE) != 0, created = 0, r;
 
 	*db_r = NULL;
@@ -349,6 +401,7 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	}
 	db->mode = mode;
 	db->mem = strcmp(path, ":") == 0;
+	list_of(path, db->list, sizeof(db->list));
 	if (db->mem) {
 		/* stash database: same API, no file, no locks */
 		kmode = KCOWRITER | KCOCREATE;
@@ -359,10 +412,7 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
 				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
 				if (r == TOKDB_ENOENT)
-					snprintf(err, errsz, "token file %s does "
-					    "not exist: train the list first "
-					    "(listgate train --list L --spam/--ham "
-					    "...)", path);
+					missing(path, db->list, err, errsz);
 				else
 					snprintf(err, errsz, "token file %s: %s",
 					    path, strerror(errno));
@@ -411,17 +461,16 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 			    "trainer; gave up after %u ms", path, wait_ms);
 			r = TOKDB_ELOCK;
 		} else if (kcdbecode(db->kc) == KCENOREPOS) {
-			snprintf(err, errsz, "token file %s does not exist: "
-			    "train the list first", path);
+			missing(path, db->list, err, errsz);
 			r = TOKDB_ENOENT;
 		} else {
-			list_of(path, list, sizeof(list));
 			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s); if it is corrupt, run `listgate rebuild "
+			    "(%s); if it is damaged, run `listgate rebuild "
 			    "--list %s` to recreate it from the journal, or move "
 			    "it away and retrain the list",
-			    path, kcdbemsg(db->kc), list);
-			r = TOKDB_ERR;
+			    path, kcdbemsg(db->kc), db->list);
+			r = kcdbecode(db->kc) == KCEBROKEN ? TOKDB_EDAMAGED :
+			    TOKDB_ERR;
 		}
 		kcdbdel(db->kc);
 		db->kc = NULL;
@@ -440,7 +489,8 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 			return TOKDB_ERR;
 		}
 	}
-	if ((r = check_meta(db, err, errsz)) != 0) {
+	if ((r = check_meta(db, err, errsz)) != 0 ||
+	    (r = check_counts(db, err, errsz)) != 0) {
 		tokdb_close(db);
 		return r;
 	}
@@ -655,8 +705,13 @@ tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 		seterr(db, "cannot read the journal position");
 		return -1;
 	}
-	if (n != 8)
-		return plainerr(db, "malformed journal position");
+	if (n != 8) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
+		    "journal position; the file is damaged: `listgate rebuild "
+		    "--list %s` recreates it from the journal", db->path,
+		    db->list);
+		return -1;
+	}
 	for (i = 7; i >= 0; i--)
 		v = v << 8 | b[i];
 	*pos_r = (int64_t)v;
@@ -685,11 +740,15 @@ long
 tokdb_ntokens(struct tokdb *db)
 {
 	int64_t n = kcdbcount(db->kc);
+	uint32_t ndec;
 
 	if (n < 0) {
 		seterr(db, "cannot count records");
 		return -1;
 	}
+	/* neither the meta records nor the decisions are tokens */
+	if (meta_u32(db, K_NDEC, KLEN(K_NDEC), &ndec) > 0)
+		n -= 1 + (int64_t)ndec;
 	return n >= NMETA ? (long)(n - NMETA) : 0;
 }
 
@@ -745,4 +804,290 @@ tokdb_today(void)
 	time_t t = time(NULL);
 
 	return t < 0 ? 0 : (uint32_t)(t / 86400);
+}
+
+/* the key of the decision record for a post's digest */
+static void
+dec_key(const unsigned char *sha, char *k)
+{
+	memcpy(k, K_DEC, KLEN(K_DEC));
+	memcpy(k + KLEN(K_DEC), sha, TOKDB_SHA256_LEN);
+}
+
+int
+tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day)
+{
+	char k[DEC_KLEN];
+	unsigned char b[5];
+	uint32_t ndec = 0;
+	int had;
+
+	if (!db->intran)
+		return plainerr(db, "decision recorded outside a transaction");
+	dec_key(sha, k);
+	had = kcdbcheck(db->kc, k, sizeof(k)) >= 0;
+	if (!had && kcdbecode(db->kc) != KCENOREC) {
+		seterr(db, "cannot read a decision");
+		return -1;
+	}
+	if (meta_u32(db, K_NDEC, KLEN(K_NDEC), &ndec) < 0)
+		return plainerr(db, "malformed count of decisions");
+	if (state == TOKDB_UNDECIDED) {
+		if (!had)
+			return 0;
+		if (!kcdbremove(db->kc, k, sizeof(k))) {
+			seterr(db, "cannot remove a decision");
+			return -1;
+		}
+		return set_u32(db, K_NDEC, KLEN(K_NDEC), ndec > 0 ? ndec - 1 :
+		    0);
+	}
+	put_u32(b, day);
+	b[4] = (unsigned char)state;
+	if (!kcdbset(db->kc, k, sizeof(k), (const char *)b, sizeof(b))) {
+		seterr(db, "cannot record a decision");
+		return -1;
+	}
+	return had ? 0 : set_u32(db, K_NDEC, KLEN(K_NDEC), ndec + 1);
+}
+
+int
+tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
+    uint32_t *day_r)
+{
+	char k[DEC_KLEN];
+	unsigned char b[8];
+	int32_t n;
+
+	*state_r = TOKDB_UNDECIDED;
+	*day_r = 0;
+	dec_key(sha, k);
+	n = kcdbgetbuf(db->kc, k, sizeof(k), (char *)b, sizeof(b));
+	if (n < 0) {
+		if (kcdbecode(db->kc) == KCENOREC)
+			return 0;
+		seterr(db, "cannot read a decision");
+		return -1;
+	}
+	if (n != 5 || (b[4] != TOKDB_RELEASED && b[4] != TOKDB_REFUSED))
+		return plainerr(db, "malformed decision record");
+	*state_r = b[4];
+	*day_r = get_u32(b);
+	return 1;
+}
+
+/* one meta record's key and size, for tokdb_check */
+static const struct {
+	const char *k;
+	size_t klen, vlen;
+} meta_keys[NMETA] = {
+	{ K_FORMAT, KLEN(K_FORMAT), 4 }, { K_TOKVER, KLEN(K_TOKVER), 4 },
+	{ K_NSPAM, KLEN(K_NSPAM), 4 }, { K_NHAM, KLEN(K_NHAM), 4 },
+	{ K_POS, KLEN(K_POS), 8 },
+};
+
+/* is this record well formed?  NULL, or what is wrong */
+static const char *
+check_record(const char *k, size_t ks, const char *v, size_t vs)
+{
+	struct tokcount c;
+	size_t i;
+
+	if (ks == 0)
+		return "a record with an empty key";
+	if (k[0] != 0)
+		return dec_count_len((const unsigned char *)v, vs, &c) == vs ?
+		    NULL : "a token record whose counts do not decode";
+	for (i = 0; i < NMETA; i++)
+		if (ks == meta_keys[i].klen && memcmp(k, meta_keys[i].k,
+		    ks) == 0)
+			return vs == meta_keys[i].vlen ? NULL :
+			    "a meta record of the wrong size";
+	if (ks == KLEN(K_NDEC) && memcmp(k, K_NDEC, ks) == 0)
+		return vs == 4 ? NULL : "a meta record of the wrong size";
+	if (ks == DEC_KLEN && memcmp(k, K_DEC, KLEN(K_DEC)) == 0)
+		return vs == 5 && (v[4] == TOKDB_RELEASED ||
+		    v[4] == TOKDB_REFUSED) ? NULL : "a malformed decision record";
+	return "an unknown meta record";
+}
+
+/* big-endian bytes */
+static uint64_t
+get_be(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* read n bytes at off: 0, or -1 */
+static int
+pread_all(int fd, void *buf, size_t n, off_t off)
+{
+	ssize_t r;
+
+	while (n > 0) {
+		r = pread(fd, buf, n, off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		buf = (char *)buf + r;
+		n -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+/* Kyoto Cabinet's file hash database, format 6 (kchashdb.h): a 64-byte
+ * header, the free block pool, the bucket array, the records */
+#define KCH_FMTVER	6
+#define KCH_TYPE	0x30	/* HashDB */
+#define KCH_TSMALL	1	/* 4-byte addresses (else 6) */
+#define KCH_FBPWIDTH	6
+#define KCH_RECMAGIC	0xcc
+#define BUCKET_READ	65536
+
+/*
+ * The buckets, which iterating the records never reads: each one in use
+ * must point at a record (its magic byte) in the record area.  Damage
+ * there (most of a young file is its bucket array) breaks the lookup of
+ * a token not yet learnt, or the next one learnt.  NULL when sound (or
+ * the file is of a format this code does not know: then unchecked),
+ * else what is wrong, in what.
+ */
+static const char *
+check_buckets(struct tokdb *db, char *what, size_t whatsz)
+{
+	unsigned char head[64], *buf = NULL, magic;
+	uint64_t bnum, lsiz, boff, roff, off, i, n, j, align;
+	unsigned apow, fpow, width;
+	const char *bad = NULL;
+	struct stat st;
+	int fd;
+
+	if (db->mem || (fd = open(db->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || pread_all(fd, head, sizeof(head), 0) < 0 ||
+	    memcmp(head, "KC\n", 4) != 0 || head[6] != KCH_FMTVER ||
+	    head[8] != KCH_TYPE)
+		goto out;	/* not a layout this code knows */
+	apow = head[9];
+	fpow = head[10];
+	width = (head[11] & KCH_TSMALL) ? 4 : 6;
+	bnum = get_be(head + 16, 8);
+	lsiz = get_be(head + 40, 8);
+	if (apow > 15 || fpow > 20 || bnum == 0 || bnum > (1ULL << 40)) {
+		bad = "a damaged file header";
+		goto out;
+	}
+	align = 1ULL << apow;
+	boff = 64 + (fpow > 0 ? KCH_FBPWIDTH * (1ULL << fpow) + width * 2 +
+	    2 : 0);
+	roff = boff + width * bnum;
+	if (roff % align != 0)
+		roff += align - roff % align;
+	if (lsiz > (uint64_t)st.st_size || roff > lsiz) {
+		bad = "a file header whose sizes do not fit the file";
+		goto out;
+	}
+	if ((buf = xmalloc(BUCKET_READ)) == NULL)
+		goto out;	/* (unchecked rather than failed) */
+	for (i = 0; i < bnum && bad == NULL; i += n) {
+		n = bnum - i < BUCKET_READ / width ? bnum - i :
+		    BUCKET_READ / width;
+		if (pread_all(fd, buf, n * width, (off_t)(boff + i * width)) <
+		    0) {
+			bad = "a bucket array that cannot be read";
+			break;
+		}
+		for (j = 0; j < n && bad == NULL; j++) {
+			off = get_be(buf + j * width, (int)width) << apow;
+			if (off == 0)
+				continue;
+			if (off < roff || off >= lsiz)
+				bad = "a bucket that points outside the records";
+			else if (pread_all(fd, &magic, 1, (off_t)off) < 0 ||
+			    magic != KCH_RECMAGIC)
+				bad = "a bucket that points at no record";
+			if (bad != NULL)
+				snprintf(what, whatsz, "%s (bucket %llu of "
+				    "%llu)", bad, (unsigned long long)(i + j),
+				    (unsigned long long)bnum);
+		}
+	}
+out:
+	xfree(buf);
+	close(fd);
+	return bad == NULL ? NULL : what[0] ? what : bad;
+}
+
+int
+tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
+{
+	KCCUR *cur;
+	char *k, *v2, what[200];
+	const char *v, *bad = NULL;
+	size_t ks, vs, vs2;
+	int64_t want, nrec = 0, nmeta = 0;
+	int code;
+
+	if (ntokens_r != NULL)
+		*ntokens_r = 0;
+	if ((want = kcdbcount(db->kc)) < 0) {
+		snprintf(what, sizeof(what), "cannot count its records: %s",
+		    kcdbemsg(db->kc));
+		return damaged(db, what, err, errsz);
+	}
+	if ((cur = kcdbcursor(db->kc)) == NULL) {
+		snprintf(err, errsz, "token file %s: out of memory", db->path);
+		return TOKDB_ERR;
+	}
+	if (!kccurjump(cur) && kcdbecode(db->kc) != KCENOREC) {
+		snprintf(what, sizeof(what), "cannot read its first record: "
+		    "%s", kcdbemsg(db->kc));
+		kccurdel(cur);
+		return damaged(db, what, err, errsz);
+	}
+	/* (more records than the header says would be damage too: stop) */
+	while (bad == NULL && nrec <= want &&
+	    (k = kccurget(cur, &ks, &v, &vs, 1)) != NULL) {
+		nrec++;
+		if (ks > 0 && k[0] == 0)
+			nmeta++;
+		if ((bad = check_record(k, ks, v, vs)) == NULL) {
+			/* the same record again through its hash chain */
+			v2 = kcdbget(db->kc, k, ks, &vs2);
+			if (v2 == NULL || vs2 != vs || memcmp(v2, v, vs) != 0)
+				bad = "a record that its key does not find "
+				    "again (damaged hash chains or key)";
+			kcfree(v2);
+		}
+		kcfree(k);
+	}
+	code = kccurecode(cur);
+	if (bad == NULL && nrec <= want && code != KCENOREC) {
+		snprintf(what, sizeof(what), "cannot read record %lld: %s",
+		    (long long)nrec + 1, kccuremsg(cur));
+		bad = what;
+	}
+	kccurdel(cur);
+	if (bad == NULL && nrec != want) {
+		snprintf(what, sizeof(what), "%lld records where its header "
+		    "counts %lld", (long long)nrec, (long long)want);
+		bad = what;
+	}
+	if (bad == NULL) {
+		what[0] = 0;
+		bad = check_buckets(db, what, sizeof(what));
+	}
+	if (bad != NULL)
+		return damaged(db, bad, err, errsz);
+	if (ntokens_r != NULL)
+		*ntokens_r = (long)(nrec - nmeta);
+	return 0;
 }

@@ -39,13 +39,18 @@ struct tokcount {
 #define TOKDB_ENOENT	(-2)	/* no such file */
 #define TOKDB_ELOCK	(-3)	/* lock not had within wait_ms */
 #define TOKDB_EVERSION	(-4)	/* written by another tokenizer/format version */
+#define TOKDB_EDAMAGED	(-5)	/* the file is damaged (tokdb_check) */
 
 /*
  * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the
  * umask) a token file; a writer removes from an existing file's mode
  * what TOKDB_FILE_MODE lacks.  0 on success, else
  * one of the TOKDB_E* codes with a message for the administrator in err
- * (it names the file and says what to do).
+ * (it names the file and says what to do: a missing file is recreated
+ * from the journal by `listgate sync` or `listgate rebuild`, a damaged
+ * one by `listgate rebuild`).  Opening checks what is cheap: Kyoto
+ * Cabinet's header and file size, and that every meta record is there
+ * with its size; tokdb_check looks at every record.
  */
 int tokdb_open(const char *path, int mode, unsigned wait_ms,
     struct tokdb **db_r, char *err, size_t errsz);
@@ -79,6 +84,24 @@ int tokdb_get_pos(struct tokdb *db, int64_t *pos_r);
 /* set it; inside the same transaction as the counts it covers */
 int tokdb_set_pos(struct tokdb *db, int64_t pos);
 
+/*
+ * Decisions on posts, by the SHA-256 of their bytes: sync records the
+ * moderators' decisions from the journal in the token file, so that a
+ * filter answering an MTA's retry of a post already decided needs no
+ * database (tokdb_get_decided is one lookup in the file it has open).
+ */
+#define TOKDB_SHA256_LEN	32
+#define TOKDB_UNDECIDED		0	/* never decided (or decided back) */
+#define TOKDB_RELEASED		1	/* approved: handed to the list */
+#define TOKDB_REFUSED		2	/* rejected or discarded */
+/* record state (TOKDB_UNDECIDED removes it) and the day of the
+ * decision; inside a transaction: 0, or -1 */
+int tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day);
+/* the decision on sha: 1 found (*state_r, *day_r), 0 none, -1 error */
+int tokdb_get_decided(struct tokdb *db, const unsigned char *sha,
+    int *state_r, uint32_t *day_r);
+
 /* number of token records (meta records not counted), or -1 */
 long tokdb_ntokens(struct tokdb *db);
 
@@ -89,8 +112,26 @@ typedef int (*tokdb_iter_fn)(const char *tok, size_t len,
  * order: 0 done, 1 stopped by fn, -1 error */
 int tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx);
 
-/* the last error, for messages */
+/* the last error, for messages; an error of the file itself ends with
+ * what to do (`listgate rebuild --list L`) */
 const char *tokdb_errmsg(struct tokdb *db);
+
+/*
+ * The integrity check, one pass over the open file (a reader will do;
+ * its cost grows with the file: about half a second for 150,000
+ * tokens): every record read in file order must decode (a token's
+ * three counts exactly, a meta record its size), must be found again by
+ * its key with the same value (the hash chains), and their number must
+ * be the one the file's header keeps; every bucket in use must point at
+ * a record.  Catches what scattered damage does to a Kyoto Cabinet
+ * file: broken record headers, damaged buckets, chains and keys,
+ * malformed values (not a count changed into another valid count).  0
+ * with the number of token records in
+ * *ntokens_r (when not NULL) when sound; TOKDB_EDAMAGED with a message (the file, the
+ * first fault, `listgate rebuild --list L`); TOKDB_ERR for another
+ * failure.
+ */
+int tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz);
 
 /* today as days since 1970-01-01 */
 uint32_t tokdb_today(void);

@@ -59,6 +59,7 @@ check_proxies(const char *val, char *why, size_t whysz)
 {
 	return listcfg_addrs_parse(val, NULL, 0, NULL, why, whysz);
 }
+static const char *const oversize_names[] = { "hold", "defer", NULL };
 
 /*
  * The keys, in the order `config check` prints them.  Ranges: the
@@ -162,14 +163,21 @@ const struct keys_row keys_table[] = {
 	  "or bounces)" },
 	{ .name = "on_error", KEYS_FIELD(LIST, ENUM, on_error),
 	  .def_s = "defer", .choices = on_error_names,
-	  .doc = "what filter does with a post when it cannot work" },
+	  .doc = "what filter does with a post when the host fails it "
+	  "(database, lock, memory, spool, token file)" },
 	/* the scanned bytes are held in memory */
 	{ .name = "max_scan_bytes", KEYS_FIELD(LIST, SIZE, max_scan_bytes),
 	  .def = LG_MAX_SCAN_BYTES, .lo = 1024, .hi = LG_MAX_SPOOL_MEM,
 	  .doc = "bytes of each post that are parsed and scored" },
 	{ .name = "max_post_bytes", KEYS_FIELD(LIST, SIZE, max_post_bytes),
-	  .def = LG_MAX_POST_BYTES, .lo = 1024, .hi = LG_MAX_POST_BYTES,
-	  .doc = "largest post filter accepts (a larger one is deferred)" },
+	  .def = LG_DEFAULT_MAX_POST_BYTES, .lo = 1024,
+	  .hi = LG_MAX_POST_BYTES,
+	  .doc = "largest post filter scores and passes (a larger one is "
+	  "oversize)" },
+	{ .name = "oversize", KEYS_FIELD(LIST, ENUM, oversize),
+	  .def_s = "hold", .choices = oversize_names,
+	  .doc = "what filter does with a post over max_post_bytes: hold it "
+	  "unscored (reason oversize) or defer it" },
 	{ .name = "hold_expiry_days",
 	  KEYS_FIELD(LIST, UNSIGNED, hold_expiry_days),
 	  .def = LG_DEFAULT_HOLD_EXPIRY_DAYS, .lo = 1, .hi = 3650,

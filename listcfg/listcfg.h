@@ -38,6 +38,9 @@
 #define LG_DEFAULT_COOKIE_DAYS		14u
 /* hold notices per list and hour before they wait for a digest */
 #define LG_DEFAULT_NOTIFY_MAX_PER_HOUR	30u
+/* the largest post scored and passed unless a list says otherwise:
+ * bounded by default (the hard ceiling is LG_MAX_POST_BYTES) */
+#define LG_DEFAULT_MAX_POST_BYTES	(64u * 1024u * 1024u)
 /* classifier defaults, chosen by the same cross-validation; they are
  * the core's bayes_params_default() (tests/check_settings.c checks) */
 #define LG_DEFAULT_ROBS			0.3
@@ -83,6 +86,12 @@ enum listcfg_expire {
 					 * again (every hold_expiry_days) */
 };
 
+/* what filter does with a post larger than max_post_bytes */
+enum oversize {
+	OVERSIZE_HOLD,		/* store it whole and hold it (default) */
+	OVERSIZE_DEFER		/* leave it with the MTA */
+};
+
 struct listcfg_list {
 	char name[LG_MAX_LIST_NAME + 1];
 	double ham_cutoff;	/* pass below this */
@@ -98,9 +107,10 @@ struct listcfg_list {
 	unsigned cookie_days;	/* action addresses stay valid this long */
 	unsigned notify_max_per_hour;	/* then notices become a digest */
 	int sender_notice;	/* 1: tell the sender of a rejected post */
-	int on_error;		/* enum on_error */
+	int on_error;		/* enum on_error: host failures only */
 	size_t max_scan_bytes;
-	size_t max_post_bytes;	/* larger posts are deferred (LG_MAX_POST_BYTES) */
+	size_t max_post_bytes;	/* default LG_DEFAULT_MAX_POST_BYTES */
+	int oversize;		/* enum oversize: larger posts */
 	unsigned hold_expiry_days;
 	int expire_action;	/* enum listcfg_expire */
 	unsigned timeout_s;	/* watchdog for this list (default: global) */

@@ -118,8 +118,9 @@ START_TEST(defaults_without_files)
 	ck_assert_ptr_null(l.release);
 	ck_assert_ptr_null(l.moderators);
 	ck_assert_int_eq(l.on_error, ON_ERROR_DEFER);
+	ck_assert_int_eq(l.oversize, OVERSIZE_HOLD);
 	ck_assert_uint_eq(l.max_scan_bytes, LG_MAX_SCAN_BYTES);
-	ck_assert_uint_eq(l.max_post_bytes, LG_MAX_POST_BYTES);
+	ck_assert_uint_eq(l.max_post_bytes, LG_DEFAULT_MAX_POST_BYTES);
 	ck_assert_uint_eq(l.hold_expiry_days, 14);
 	ck_assert_uint_eq(l.timeout_s, 300);
 	/* the same as the core's defaults: tests/check_settings.c */
@@ -181,6 +182,7 @@ START_TEST(every_list_key)
 	    "on_error = pass\n"
 	    "max_scan_bytes = 65536\n"
 	    "max_post_bytes = 100000\n"
+	    "oversize = defer\n"
 	    "hold_expiry_days = 30\n"
 	    "timeout = 120\n"
 	    "robs = 0.1\n"
@@ -211,6 +213,7 @@ START_TEST(every_list_key)
 	ck_assert_int_eq(l.on_error, ON_ERROR_PASS);
 	ck_assert_uint_eq(l.max_scan_bytes, 65536);
 	ck_assert_uint_eq(l.max_post_bytes, 100000);
+	ck_assert_int_eq(l.oversize, OVERSIZE_DEFER);
 	ck_assert_uint_eq(l.hold_expiry_days, 30);
 	ck_assert_uint_eq(l.timeout_s, 120);
 	ck_assert_double_eq(l.robs, 0.1);
@@ -295,6 +298,8 @@ static const struct {
 	{ "database = x\n", "t.conf:1: unknown key `database'" },
 	{ "on_error = maybe\n",
 	  "t.conf:1: on_error: `maybe' is neither defer nor pass" },
+	{ "oversize = pass\n",
+	  "t.conf:1: oversize: `pass' is neither hold nor defer" },
 	{ "max_tokens = -1\n", "t.conf:1: max_tokens: `-1' is not a whole number" },
 	{ "max_tokens = 20001\n", "t.conf:1: max_tokens: 20001 is out of range" },
 	{ "hold_expiry_days = 0\n",

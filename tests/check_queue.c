@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,18 @@ pg(const char *dbname)
 
 	ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
 	return c;
+}
+
+/* how many migrations this binary carries (their numbers may leave
+ * gaps where another branch's migration will go) */
+static int
+nmigrations(void)
+{
+	int n = 0;
+
+	while (queue_migrations[n].name != NULL)
+		n++;
+	return n;
 }
 
 /* one integer from a query with one text parameter */
@@ -332,18 +345,6 @@ START_TEST(configured)
 		}
 }
 END_TEST
-
-/* the migrations compiled in (their versions may have gaps: numbers
- * are handed out to work in progress) */
-static int
-nmigrations(void)
-{
-	int n = 0;
-
-	while (queue_migrations[n].name != NULL)
-		n++;
-	return n;
-}
 
 START_TEST(migrate_idempotent)
 {
@@ -645,6 +646,237 @@ START_TEST(hold_retry_stored_once)
 	    "list = $1", "retry"), 3);
 	free(x.got);
 	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* hold raw for list remembering decisions for days: the queue_hold
+ * result, the id in *id_r */
+static int
+hold_mem(struct queue *q, const char *list, const char *raw,
+    unsigned days, int64_t *id_r)
+{
+	struct queue_post p;
+	char err[1024];
+	int r;
+
+	memset(&p, 0, sizeof(p));
+	p.list = list;
+	p.raw = (const unsigned char *)raw;
+	p.raw_len = strlen(raw);
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	p.remember_days = days;
+	r = queue_hold(q, &p, id_r, err, sizeof(err));
+	ck_assert_msg(r >= 0, "queue_hold: %s", err);
+	return r;
+}
+
+/* a retry after a moderator decided is answered from that decision
+ * within the window: never stored (nor released) twice */
+START_TEST(hold_remembers_decisions)
+{
+	static const char a[] = "Received: by mx1\nSubject: a\n\nbody\n";
+	static const char b[] = "Received: by mx1\nSubject: b\n\nbody\n";
+	static const char c[] = "Received: by mx1\nSubject: c\n\nbody\n";
+	struct queue *q = qopen();
+	PGconn *pc = pg(NULL);
+	struct rel x;
+	char err[1024];
+	int64_t ida, idb, idc, id;
+
+	memset(&x, 0, sizeof(x));
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &ida), QUEUE_HELD_NEW);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &id), QUEUE_HELD_PENDING);
+	ck_assert_int_eq(id, ida);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
+	    strlen(a), -1, 14, &id, err, sizeof(err)), 0);
+	/* approved (released once): the retry is answered, not stored */
+	ck_assert_int_eq(decide(q, ida, "approved", "t", NULL, 0, rel_fn, &x,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 14, &id), QUEUE_HELD_APPROVED);
+	ck_assert_int_eq(id, ida);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)a,
+	    strlen(a), -1, 14, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	ck_assert_int_eq(id, ida);
+	/* rejected, discarded */
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &idb), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, idb, "rejected", "t", NULL, 0, NULL, NULL,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &id), QUEUE_HELD_REJECTED);
+	ck_assert_int_eq(id, idb);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &idc), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, idc, "discarded", "t", NULL, 0, NULL, NULL,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &id),
+	    QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "mem"), 3);
+	/* a forced change of mind is what a retry hears from then on */
+	ck_assert_int_eq(decide(q, idb, "approved", "t", NULL, QUEUE_FORCE,
+	    rel_fn, &x, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(hold_mem(q, "mem", b, 14, &id), QUEUE_HELD_APPROVED);
+	/* the same bytes on another list, or without a window: new posts */
+	ck_assert_int_eq(hold_mem(q, "mem2", a, 14, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, ida);
+	ck_assert_int_eq(hold_mem(q, "mem", a, 0, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, ida);
+	/* past the window: a new post too */
+	ck_assert_int_eq(pg_long(pc, "WITH u AS (UPDATE decided_posts SET "
+	    "decided_at = now() - interval '15 days' WHERE list = $1 "
+	    "RETURNING 1) SELECT count(*) FROM u", "mem"), 3);
+	ck_assert_int_eq(hold_mem(q, "mem", c, 14, &id), QUEUE_HELD_NEW);
+	ck_assert_int_ne(id, idc);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
+	    strlen(b), -1, 14, &id, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_decided(q, "mem", (const unsigned char *)b,
+	    strlen(b), -1, 16, &id, err, sizeof(err)), QUEUE_HELD_APPROVED);
+	free(x.got);
+	PQfinish(pc);
+	queue_close(q);
+}
+END_TEST
+
+/* n pseudo-random bytes (they barely compress) after a header */
+static unsigned char *
+noise_post(size_t n, unsigned seed)
+{
+	static const char hdr[] = "Subject: noise\n\n";
+	unsigned char *p = malloc(n);
+	uint32_t x = seed * 2654435761u + 1;
+	size_t i;
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, hdr, sizeof(hdr) - 1);
+	for (i = sizeof(hdr) - 1; i < n; i++) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		p[i] = (unsigned char)x;
+	}
+	return p;
+}
+
+/* a post larger than a chunk compressed goes through a large object,
+ * from memory or from a file, and comes back byte for byte; a file
+ * shorter than the size given fails the hold and leaves nothing */
+START_TEST(hold_streams_large_posts)
+{
+	struct queue *q = qopen();
+	PGconn *pc = pg(NULL);
+	struct queue_post p;
+	struct queue_row r;
+	char err[1024];
+	const size_t n = 3 * 1024 * 1024 + 17;
+	unsigned char *a = noise_post(n, 1), *b = noise_post(n, 2);
+	FILE *f = tmpfile();
+	int64_t id;
+
+	ck_assert_ptr_nonnull(f);
+	memset(&p, 0, sizeof(p));
+	p.list = "big";
+	p.score = 0.99;
+	p.verdict = "spam";
+	p.status = "held";
+	p.raw = a;
+	p.raw_len = n;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, n);
+	ck_assert(memcmp(r.raw, a, n) == 0);
+	queue_row_free(&r);
+	/* from a file, never through memory */
+	ck_assert_uint_eq(fwrite(b, 1, n, f), n);
+	ck_assert_int_eq(fflush(f), 0);
+	p.raw = NULL;
+	p.raw_from_fd = 1;
+	p.raw_fd = fileno(f);
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_uint_eq(r.raw_len, n);
+	ck_assert(memcmp(r.raw, b, n) == 0);
+	queue_row_free(&r);
+	/* the same again: a retry, found by its SHA-256 */
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_PENDING);
+	/* a file shorter than the post's size */
+	p.raw_len = n + 5;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "shorter"));
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "big"), 2);
+	ck_assert_int_eq(pg_long(pc, "SELECT count(*) FROM "
+	    "pg_largeobject_metadata", NULL), 0);
+	/* and the connection is still good */
+	p.raw_from_fd = 0;
+	p.raw = (const unsigned char *)"x\n\ny\n";
+	p.raw_len = 5;
+	ck_assert_int_eq(queue_hold(q, &p, &id, err, sizeof(err)),
+	    QUEUE_HELD_NEW);
+	fclose(f);
+	free(a);
+	free(b);
+	PQfinish(pc);
+	queue_close(q);
+}
+END_TEST
+
+/* a fetch stays within its byte budget (16 MiB of stored bytes, each
+ * post counted as far as it is fetched: the head tokenizing needs) and
+ * hands out each post's head only */
+START_TEST(journal_fetch_within_budget)
+{
+	struct queue *q = qopen();
+	struct journal_fetch *f;
+	struct journal_event ev;
+	char err[1024];
+	const size_t n = 3 * 1024 * 1024, scan = 1024 * 1024;
+	unsigned char *a = noise_post(n, 7);
+	int64_t last = 0;
+	int i, rows;
+
+	ck_assert_int_eq(journal_begin(q, "budget", err, sizeof(err)), 0);
+	for (i = 0; i < 12; i++) {
+		a[100] = (unsigned char)i;
+		ck_assert_int_eq(journal_add(q, "budget", 1, 1, "manual", 0, a,
+		    n, err, sizeof(err)), 0);
+	}
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	/* about 2.1 MB fetched per post: 8 fit the budget */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", 0, 1024, scan, &f,
+	    err, sizeof(err)), 0);
+	for (rows = 0; journal_fetch_next(f, &ev, err, sizeof(err)) > 0;
+	    rows++) {
+		ck_assert_int_eq(ev.state, JOURNAL_APPLY);
+		ck_assert_int_eq(ev.size, (int64_t)n);
+		ck_assert_uint_eq(ev.len, scan + 1);
+		ck_assert(memcmp(ev.raw, a, 100) == 0);
+		ck_assert_int_eq(ev.raw[100], rows);
+		ck_assert(memcmp(ev.raw + 101, a + 101, scan - 100) == 0);
+		last = ev.id;
+	}
+	journal_fetch_close(f);
+	ck_assert_int_eq(rows, 8);
+	/* the next fetch goes on after them */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", last, 1024, scan, &f,
+	    err, sizeof(err)), 0);
+	for (rows = 0; journal_fetch_next(f, &ev, err, sizeof(err)) > 0;
+	    rows++)
+		ck_assert_int_eq(ev.raw[100], rows + 8);
+	journal_fetch_close(f);
+	ck_assert_int_eq(rows, 4);
+	/* a scan limit beyond the posts: each comes whole */
+	ck_assert_int_eq(journal_fetch_open(q, "budget", 0, 2, n, &f, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_fetch_next(f, &ev, err, sizeof(err)), 1);
+	ck_assert_uint_eq(ev.len, n);
+	ck_assert(memcmp(ev.raw + 101, a + 101, n - 101) == 0);
+	journal_fetch_close(f);
+	free(a);
 	queue_close(q);
 }
 END_TEST
@@ -1110,6 +1342,9 @@ queue_suite(void)
 	tcase_add_test(tc, hold_roundtrip);
 	tcase_add_test(tc, hold_list_and_discarded);
 	tcase_add_test(tc, hold_retry_stored_once);
+	tcase_add_test(tc, hold_remembers_decisions);
+	tcase_add_test(tc, hold_streams_large_posts);
+	tcase_add_test(tc, journal_fetch_within_budget);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");

@@ -79,6 +79,16 @@ mkd(const char *rel)
 	ck_assert_int_eq(mkdir(p, 0700), 0);
 }
 
+/* remove a file under the test directory */
+static void
+unlink_rel(const char *rel)
+{
+	char p[600];
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_int_eq(unlink(p), 0);
+}
+
 /* open a path under the test directory (or "" for the directory) */
 static struct source *
 open_rel(const char *rel)
@@ -267,6 +277,27 @@ START_TEST(maildir)
 	while (source_next(s, &p, err, sizeof(err)) == 1)
 		n++;
 	ck_assert_int_eq(n, 3);
+	source_close(s);
+}
+END_TEST
+
+/* a maildir with an empty folder (found by tests/fuzz/fuzz_source.c:
+ * sorting the empty listing did arithmetic on a null pointer, which
+ * UBSan reports); an empty maildir yields nothing */
+START_TEST(maildir_empty_folder)
+{
+	struct source *s;
+
+	mkd("new");
+	mkd("cur");
+	put("cur/c", "Subject: cur c\n\n");
+	s = open_rel("");
+	expect(s, "Subject: cur c\n\n", "/cur/c");
+	expect_end(s);
+	source_close(s);
+	unlink_rel("cur/c");
+	s = open_rel("");
+	expect_end(s);
 	source_close(s);
 }
 END_TEST
@@ -476,6 +507,7 @@ source_suite(void)
 	tc = tcase_create("directories");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, maildir);
+	tcase_add_test(tc, maildir_empty_folder);
 	tcase_add_test(tc, plain_dir);
 	tcase_add_test(tc, unreadable_entry);
 	suite_add_tcase(s, tc);

@@ -46,6 +46,8 @@ teardown(void)
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/bad.kch", tmpdir);
 	unlink(p);
+	snprintf(p, sizeof(p), "%s/saved.kch", tmpdir);
+	unlink(p);
 	rmdir(tmpdir);
 }
 
@@ -336,6 +338,9 @@ START_TEST(missing_file)
 	ck_assert_ptr_null(db);
 	ck_assert_ptr_nonnull(strstr(err, dbpath));
 	ck_assert_ptr_nonnull(strstr(err, "train"));
+	/* the journal has it all: sync or rebuild makes the file again */
+	ck_assert_ptr_nonnull(strstr(err, "`listgate sync` or `listgate "
+	    "rebuild --list list` recreates it from the journal"));
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
 	    sizeof(err)), TOKDB_ENOENT);
 	ck_assert_int_eq(stat(dbpath, &st), -1);
@@ -483,6 +488,142 @@ START_TEST(malformed_record)
 	ck_assert_uint_eq(c.spam + c.ham + c.day, 0);
 	ck_assert_int_eq(tokdb_get(db, "\0format", 7, &c), 0);	/* meta */
 	tokdb_close(db);
+}
+END_TEST
+
+/* a file of n tokens "tokN", closed */
+static void
+make_tokens(int n)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct toklist *tl = toklist_new(20000);
+	char t[32];
+	int i;
+
+	ck_assert_ptr_nonnull(tl);
+	for (i = 0; i < n; i++) {
+		snprintf(t, sizeof(t), "tok%d", i);
+		ck_assert_int_ge(toklist_add(tl, t, strlen(t)), 0);
+	}
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, tl, 1, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	toklist_free(tl);
+}
+
+/* tokdb_check of the file at dbpath: its result, the message in err */
+static int
+check_file(long *ntok_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	r = tokdb_open(dbpath, TOKDB_READ, 100, &db, err, errsz);
+	if (r != 0)
+		return r;
+	r = tokdb_check(db, ntok_r, err, errsz);
+	tokdb_close(db);
+	return r;
+}
+
+/* overwrite n bytes of the file at off */
+static void
+scribble(long off, const char *bytes, size_t n)
+{
+	FILE *f = fopen(dbpath, "r+b");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fseek(f, off, SEEK_SET), 0);
+	ck_assert_uint_eq(fwrite(bytes, 1, n, f), n);
+	fclose(f);
+}
+
+/* the offset of s in the file, or -1 */
+static long
+find_in_file(const char *s)
+{
+	FILE *f = fopen(dbpath, "rb");
+	static char buf[16 * 1024 * 1024];
+	size_t n;
+	char *p;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	p = memmem(buf, n, s, strlen(s));
+	return p ? (long)(p - buf) : -1;
+}
+
+/* copy the file at from to to */
+static void
+copy_file(const char *from, const char *to)
+{
+	FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+	char buf[65536];
+	size_t n;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	while ((n = fread(buf, 1, sizeof(buf), a)) > 0)
+		ck_assert_uint_eq(fwrite(buf, 1, n, b), n);
+	fclose(a);
+	ck_assert_int_eq(fclose(b), 0);
+}
+
+/* a sound file passes the integrity check; scattered damage does not
+ * (a malformed value, a damaged key, a damaged bucket), and the message
+ * says what to do */
+START_TEST(integrity_check)
+{
+	char err[1024], saved[600];
+	long ntok, off;
+	KCDB *kc;
+
+	make_tokens(5000);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), 0);
+	ck_assert_int_eq(ntok, 5000);
+	snprintf(saved, sizeof(saved), "%s/saved.kch", tmpdir);
+	copy_file(dbpath, saved);
+
+	/* a token record whose counts do not decode */
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "tok7", 4, "\xff\xff", 2));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "do not decode"));
+	ck_assert_ptr_nonnull(strstr(err, "run `listgate rebuild --list "
+	    "list`"));
+
+	/* a key changed in place: its hash chain no longer finds it */
+	copy_file(saved, dbpath);
+	ck_assert_int_gt(off = find_in_file("tok4321"), 0);
+	scribble(off + 3, "9", 1);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "does not find again"));
+
+	/* an empty bucket that now points somewhere (a 6-byte bucket of a
+	 * file with bnum=1000000, fpow=10: the array starts at 6222) */
+	copy_file(saved, dbpath);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), 0);
+	scribble(6222 + 6 * 777777L, "\x00\x00\x00\x01\x23\x45", 6);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "bucket"));
+
+	/* a journal position of the wrong size: found at open */
+	copy_file(saved, dbpath);
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "\0pos", 4, "abc", 3));
+	kcdbclose(kc);
+	kcdbdel(kc);
+	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
+	ck_assert_ptr_nonnull(strstr(err, "journal position"));
+	ck_assert_ptr_nonnull(strstr(err, "rebuild --list list"));
+	unlink(saved);
 }
 END_TEST
 
@@ -650,6 +791,55 @@ START_TEST(lock_pause_lets_reader_in)
 }
 END_TEST
 
+/* decisions by a post's digest: recorded, changed, removed; they are
+ * no tokens, and the integrity check takes them */
+START_TEST(decisions_by_digest)
+{
+	struct tokdb *db = open_w(dbpath);
+	struct toklist *a = mklist(post_a);
+	unsigned char s1[TOKDB_SHA256_LEN], s2[TOKDB_SHA256_LEN];
+	char err[1024];
+	uint32_t day;
+	int state;
+	long n;
+
+	memset(s1, 0x11, sizeof(s1));
+	memset(s2, 0x22, sizeof(s2));
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 1), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	n = tokdb_ntokens(db);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 0);
+	ck_assert_int_eq(state, TOKDB_UNDECIDED);
+	/* outside a transaction: refused */
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_RELEASED, 9), -1);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_RELEASED, 9), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_REFUSED, 10), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_RELEASED);
+	ck_assert_uint_eq(day, 9);
+	ck_assert_int_eq(tokdb_get_decided(db, s2, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	/* a forced change, then undone */
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_REFUSED, 11), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_UNDECIDED, 11), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_UNDECIDED, 11), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_uint_eq(day, 11);
+	ck_assert_int_eq(tokdb_get_decided(db, s2, &state, &day), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_msg(tokdb_check(db, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
 /* count records by iteration */
 static int
 count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
@@ -708,6 +898,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, learn_unlearn_many);
 	tcase_add_test(tc, persist_and_read);
 	tcase_add_test(tc, iterate_tokens);
+	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
@@ -726,6 +917,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, version_refused);
 	tcase_add_test(tc, corrupt_refused);
 	tcase_add_test(tc, malformed_record);
+	tcase_add_test(tc, integrity_check);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");

@@ -48,7 +48,7 @@ check "an empty directory checks fine" test "$rc" -eq 0
 for kv in "mta = qmail" "lock_wait_ms = 5000" "timeout = 300" \
     "log_facility = mail" "ham_cutoff = 0.3" "spam_cutoff = 0.9999" \
     "discard_cutoff = off" "on_error = defer" "hold_expiry_days = 14" \
-    "max_scan_bytes = 1048576"; do
+    "max_scan_bytes = 1048576" "max_post_bytes = 67108864"; do
 	check "default printed: $kv" grep -qx "$kv" "$T/out"
 done
 check "tokens_dir defaults to DIR/tokens" grep -q "^tokens_dir = .*/conf/tokens$" "$T/out"

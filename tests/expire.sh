@@ -104,6 +104,8 @@ check "... the young post stays held" test "$(status "$d_new")" = held
 check "discard-learn: the old post is expired" test "$(status "$dl_old")" = expired
 check "... and learnt as spam, once" test "$(events "$dl_old" spam)" -eq 1
 check "... nothing learnt as ham" test "$(events "$dl_old" ham)" -eq 0
+check "... remembered as discarded for a retry of its bytes" \
+    test "$(sql "SELECT status FROM decided_posts WHERE post_id = $dl_old")" = discarded
 check "... its token file synced" sh -c "test -f '$T/tokens/dl.kch'"
 check "... the young post stays held" test "$(status "$dl_new")" = held
 check "remind: the post stays held" test "$(status "$rm_old")" = held

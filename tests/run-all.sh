@@ -3,26 +3,51 @@
 #
 # Installs what is missing (apt-get, when run as root), builds from this
 # checkout in _build/, runs `make check` (unit suites, command-line tests,
-# the private-PostgreSQL queue tests, the qmail and Postfix contracts),
-# then builds again with ASan+UBSan in _build-san/ and runs the suite
-# there too.  Fetches the SpamAssassin public corpus into cache/ first
-# (tests/bench/corpus.sh) so the differential test (tests/parse_diff.sh)
-# runs its corpus part.  Idempotent; exits non-zero when anything fails.
+# the private-PostgreSQL queue tests, the qmail and Postfix contracts,
+# the torture tests: concurrency, kills, outages), then builds again
+# with ASan+UBSan in _build-san/ and runs the suite there too; then runs
+# a subset of the command-line tests with listgate under valgrind's
+# memcheck (zero errors, zero leaks), and every libFuzzer target for a
+# minute (tests/fuzz/run-all-targets.sh).  Fetches the SpamAssassin
+# public corpus into cache/ first (tests/bench/corpus.sh) so the
+# differential test (tests/parse_diff.sh) runs its corpus part.
+# Idempotent; exits non-zero when anything fails.
 #
-#   sh tests/run-all.sh            everything
-#   sh tests/run-all.sh --no-san   skip the sanitizer pass
+#   sh tests/run-all.sh              everything
+#   sh tests/run-all.sh --no-san     skip the sanitizer pass
+#   sh tests/run-all.sh --long       the torture tests' long mode
+#                                    (LISTGATE_TORTURE=long: 2,000 posts,
+#                                    50 kills of each command...) and 10
+#                                    minutes per fuzz target; for the
+#                                    figures, not for CI
+#   --no-valgrind, --no-fuzz         skip those passes (by hand only:
+#                                    under CI everything runs)
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-san=1
-[ "${1:-}" = "--no-san" ] && san=0
+san=1 vg=1 fuzz=1 fuzz_secs=60
+for a in "$@"; do
+	case $a in
+	--no-san) san=0 ;;
+	--no-valgrind) vg=0 ;;
+	--no-fuzz) fuzz=0 ;;
+	--long) LISTGATE_TORTURE=long; export LISTGATE_TORTURE; fuzz_secs=600 ;;
+	*) echo "usage: sh tests/run-all.sh [--no-san] [--long] [--no-valgrind] [--no-fuzz]" >&2
+	   exit 2 ;;
+	esac
+done
+if [ -n "${CI:-}" ] && [ $((vg * fuzz)) -eq 0 ]; then
+	echo "run-all: under CI the valgrind and fuzzing passes always run" >&2
+	vg=1 fuzz=1
+fi
 
 # --- dependencies: Debian packages only --------------------------------
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client pgbouncer libc6-dev python3 procps npm openssl
-      libmicrohttpd-dev libcrypt-dev curl chromium"
+      postgresql-client pgbouncer libc6-dev python3 procps openssl
+      libmicrohttpd-dev libcrypt-dev curl chromium util-linux
+      clang libclang-rt-dev valgrind"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -80,7 +105,7 @@ run_suite() {	# $1 build dir, rest: configure options
 		make -j"$jobs" >/dev/null
 		if ! make -j"$jobs" check; then
 			for f in $(find . -name '*.log' ! -name config.log ! -name test-suite.log); do
-				if grep -q '^FAIL\|^ERROR' "${f%.log}.trs" 2>/dev/null; then
+				if grep -q ':test-result: \(FAIL\|ERROR\)' "${f%.log}.trs" 2>/dev/null; then
 					echo "===== $f"
 					tail -n 60 "$f"
 				fi
@@ -112,5 +137,55 @@ if [ "$san" = 1 ]; then
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	run_suite _build-san --enable-sanitizers
+fi
+
+# --- listgate under valgrind: zero errors, zero leaks ------------------------
+# The command-line tests below run every listgate command they start
+# under memcheck (tests/valgrind.sh); the torture tests, whose point is
+# many processes and many runs, are left to the sanitizer pass.
+# (--long adds the golden token lists, the queue commands, the filter's
+# MTA contracts and the hostile posts: half an hour more on 2 cores)
+VG_TESTS="tests/cli_train_score.sh tests/config_check.sh
+	tests/sanitize_cli.sh"
+if [ "${LISTGATE_TORTURE:-}" = long ]; then
+	VG_TESTS="$VG_TESTS tests/tokens_golden.sh tests/queue_cmds.sh tests/queue_filter.sh
+	    tests/queue_train.sh tests/filter_qmail.sh
+	    tests/filter_postfix_codes.sh tests/hostile_posts.sh"
+fi
+if [ "$vg" = 1 ]; then
+	echo "run-all: listgate under valgrind (memcheck) in _build/"
+	vglogs=$top/_build/valgrind-logs
+	rm -rf "$vglogs"
+	mkdir -p "$vglogs"
+	vgstart=$(date +%s)
+	# make check reruns only tests whose logs are older than the test
+	for t in $VG_TESTS; do
+		rm -f "_build/${t%.sh}.log" "_build/${t%.sh}.trs"
+	done
+	# shellcheck disable=SC2086
+	if ! make -C _build check TESTS="$(echo $VG_TESTS)" \
+	    LISTGATE_WRAP="$top/tests/valgrind.sh" VG_LOGDIR="$vglogs"; then
+		for t in $VG_TESTS; do
+			f=_build/${t%.sh}.log
+			grep -q '^not ok' "$f" 2>/dev/null && grep -H '^not ok' "$f"
+		done
+		vgfail=1
+	else
+		vgfail=0
+	fi
+	nruns=$(find "$vglogs" -type f -name 'vg.*.log' | wc -l)
+	nbad=$(find "$vglogs" -type f -name 'vg.*.log' -size +0 | wc -l)
+	echo "run-all: valgrind: $nruns listgate runs, $nbad with errors or leaks, $(( $(date +%s) - vgstart )) s"
+	if [ "$nbad" -gt 0 ] || [ "$nruns" -eq 0 ] || [ "$vgfail" = 1 ]; then
+		find "$vglogs" -type f -name 'vg.*.log' -size +0 | head -n 3 |
+		    while read -r f; do echo "===== $f"; head -n 60 "$f"; done
+		exit 1
+	fi
+fi
+
+# --- fuzzing: every target for a while -------------------------------------------
+if [ "$fuzz" = 1 ]; then
+	echo "run-all: libFuzzer targets, $fuzz_secs s each"
+	sh tests/fuzz/run-all-targets.sh "$fuzz_secs"
 fi
 echo "run-all: all tests passed"

@@ -98,11 +98,59 @@ ahead(struct queue *q, const char *list, int64_t pos, char *err,
 	return 1;
 }
 
+/* damaged events one batch quarantines at most (it ends early when
+ * more come: the next batch goes on) */
+#define MAX_PENDING	32
+
+/* a damaged event met in this batch, to be marked once the fetch ends */
+struct pending {
+	int64_t id;
+	char why[256];
+};
+
+/* note a skipped event in st's report (the first SYNC_MAX_REPORTED) */
+static void
+report_skipped(struct sync_stats *st, const struct journal_event *ev)
+{
+	struct sync_skipped *sk;
+
+	if (st->nreported >= SYNC_MAX_REPORTED)
+		return;
+	sk = &st->skipped[st->nreported++];
+	sk->id = ev->id;
+	sk->earlier = ev->state == JOURNAL_QUARANTINED;
+	snprintf(sk->why, sizeof(sk->why), "%s", ev->why[0] ? ev->why :
+	    "no reason recorded");
+	sk->mark_err[0] = 0;
+}
+
+/* mark the damaged events of a batch in the journal; a failure is
+ * reported with the event (the position still passes it) */
+static void
+quarantine_pending(struct queue *q, const char *list,
+    const struct pending *pend, unsigned npend, struct sync_stats *st,
+    unsigned first_report)
+{
+	char e[256];
+	unsigned i, k;
+
+	for (i = 0; i < npend; i++) {
+		if (journal_quarantine(q, list, pend[i].id, pend[i].why, e,
+		    sizeof(e)) == 0)
+			continue;
+		for (k = first_report; k < st->nreported; k++)
+			if (st->skipped[k].id == pend[i].id)
+				snprintf(st->skipped[k].mark_err,
+				    sizeof(st->skipped[k].mark_err), "%s", e);
+	}
+}
+
 /*
  * One batch: open the token file for writing, read its position, fetch
  * the next events after it and apply them with the new position in one
- * transaction.  Returns the number of events applied (0: up to date), or
- * -1 with err.
+ * transaction.  A damaged event is skipped and marked in the journal
+ * (after the fetch, before the commit).  Returns the number of events
+ * passed (applied or skipped; 0: up to date), or -1 with err.
  */
 static long
 apply_batch(struct queue *q, const char *list, const char *path,
@@ -111,9 +159,11 @@ apply_batch(struct queue *q, const char *list, const char *path,
 {
 	struct journal_fetch *f = NULL;
 	struct journal_event ev;
+	struct pending pend[MAX_PENDING];
 	struct tokdb *db;
 	int64_t pos;
-	long n = -1, rows = 0;
+	long n = -1, rows = 0, applied = 0, skipped = 0;
+	unsigned npend = 0, report0 = st->nreported;
 	int r, intx = 0;
 	double start = clock_now_s();
 
@@ -125,7 +175,8 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	st->pos = pos;
-	if (journal_fetch_open(q, list, pos, APPLY_BATCH, &f, err, errsz) < 0)
+	if (journal_fetch_open(q, list, pos, APPLY_BATCH, to->lim.max_scan,
+	    &f, err, errsz) < 0)
 		goto out;
 	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
 		if (!intx) {
@@ -135,19 +186,43 @@ apply_batch(struct queue *q, const char *list, const char *path,
 			}
 			intx = 1;
 		}
-		if (tok_post(ev.raw, ev.len, to, tl) < 0) {
-			snprintf(err, errsz, "out of memory while tokenizing");
-			goto out;
+		if (ev.state != JOURNAL_APPLY) {
+			/* never blocks the events after it */
+			if (ev.state == JOURNAL_DAMAGED) {
+				pend[npend].id = ev.id;
+				snprintf(pend[npend].why,
+				    sizeof(pend[npend].why), "%s", ev.why);
+				npend++;
+			}
+			report_skipped(st, &ev);
+			skipped++;
+		} else {
+			if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+				snprintf(err, errsz, "out of memory while "
+				    "tokenizing");
+				goto out;
+			}
+			if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ?
+			    ev.day : tokdb_today()) < 0) {
+				snprintf(err, errsz, "%s", tokdb_errmsg(db));
+				goto out;
+			}
+			applied++;
 		}
-		if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ? ev.day :
-		    tokdb_today()) < 0) {
+		/* a moderator's decision, for the filter's retries: the
+		 * last event on a post says where it stands (a forced
+		 * change unlearns, then learns the new class) */
+		if (ev.has_sha && tokdb_set_decided(db, ev.sha, ev.dir < 0 ?
+		    TOKDB_UNDECIDED : ev.spam ? TOKDB_REFUSED :
+		    TOKDB_RELEASED, ev.day > 0 ? ev.day : tokdb_today()) < 0) {
 			snprintf(err, errsz, "%s", tokdb_errmsg(db));
 			goto out;
 		}
 		pos = ev.id;
 		rows++;
 		/* the rest waits for the next batch: readers get in */
-		if (clock_now_s() - start >= APPLY_SECONDS)
+		if (clock_now_s() - start >= APPLY_SECONDS ||
+		    npend == MAX_PENDING)
 			break;
 	}
 	if (r < 0)
@@ -161,16 +236,22 @@ apply_batch(struct queue *q, const char *list, const char *path,
 			n = -1;
 		goto out;
 	}
+	/* marked before the position passes them: a crash in between
+	 * only marks them twice (the second mark is a no-op) */
+	quarantine_pending(q, list, pend, npend, st, report0);
 	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
 	intx = 0;
 	st->pos = pos;
-	st->nevents += (unsigned long)rows;
+	st->nevents += (unsigned long)applied;
+	st->nquarantined += (unsigned long)skipped;
 	st->nbatches++;
 	n = rows;
 out:
+	if (n < 0)
+		st->nreported = report0;	/* nothing of it happened */
 	journal_fetch_close(f);
 	if (intx)
 		tokdb_abort(db);

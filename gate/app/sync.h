@@ -21,11 +21,26 @@ struct listcfg_list;
 struct queue;
 struct tok_opts;
 
+/* quarantined events a sync reports one by one (the rest are counted) */
+#define SYNC_MAX_REPORTED	16
+
+/* one journal event a sync skipped */
+struct sync_skipped {
+	int64_t id;
+	int earlier;		/* quarantined before (else: just now) */
+	char why[256];		/* why it cannot be applied */
+	char mark_err[256];	/* "" or why it could not be marked */
+};
+
 /* what a sync did */
 struct sync_stats {
 	unsigned long nevents;	/* events applied */
 	unsigned long nbatches;	/* token-file transactions committed */
 	int64_t pos;		/* the token file's position afterwards */
+	unsigned long nquarantined;	/* events skipped: damaged (now
+					 * quarantined) or quarantined before */
+	unsigned nreported;	/* the first of them, in skipped[] */
+	struct sync_skipped skipped[SYNC_MAX_REPORTED];
 };
 
 /* how long a writer of a token file (train, sync, rebuild) waits for
@@ -47,9 +62,14 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * batch is one token-file transaction that also stores the new position,
  * so an interruption at any point loses nothing and applies nothing
  * twice.  The file is closed between batches (readers get in).  The day
- * recorded per token is the event's day.  A token file that claims
- * events the journal lacks (built from another database) is refused.
- * 0, or -1 with err (*st says what was applied before).
+ * recorded per token is the event's day.  An event that cannot be
+ * applied (its stored message is damaged) never blocks the rest: it is
+ * quarantined in the journal (journal_quarantine) before the batch that
+ * passes it commits, skipped, and reported in *st; one quarantined
+ * before is skipped unread.  A token file that claims events the journal
+ * lacks (built from another database) is refused.  0, or -1 with err
+ * (a database, memory or token-file failure; *st says what was applied
+ * before).
  */
 int sync_apply(struct queue *q, const char *list, const char *path,
     int create, unsigned wait_ms, const struct tok_opts *to,

@@ -20,6 +20,7 @@
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "gate/util/priv.h"
+#include "gate/util/log.h"
 #include "gate/util/sanitize.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
@@ -160,7 +161,7 @@ cmd_sync_list(const char *name, struct queue *q,
 {
 	struct listcfg_list l;
 	struct sync_stats st;
-	char err[1024];
+	char err[1024], skip[64];
 	int r;
 
 	if (!listcfg_name_ok(list)) {
@@ -171,11 +172,14 @@ cmd_sync_list(const char *name, struct queue *q,
 		cmd_err(name, "%s", err);
 		return -1;
 	}
-	if ((r = sync_list(q, g, &l, &st, err, sizeof(err))) < 0)
+	r = sync_list(q, g, &l, &st, err, sizeof(err));
+	cmd_sync_report(name, g, list, &st);
+	if (r < 0)
 		cmd_err(name, "%s", err);
 	else if (!quiet)
-		printf("list %s: %lu journal event%s applied, position %lld\n",
-		    list, st.nevents, st.nevents == 1 ? "" : "s",
+		printf("list %s: %lu journal event%s applied%s, position "
+		    "%lld\n", list, st.nevents, st.nevents == 1 ? "" : "s",
+		    cmd_sync_skipped(&st, skip, sizeof(skip)),
 		    (long long)st.pos);
 	listcfg_free_list(&l);
 	return r;
@@ -325,4 +329,55 @@ cmd_decide_one(const char *name, struct queue *q,
 		cmd_err(name, "post %lld: %s", (long long)id, err);
 		return -1;
 	}
+}
+
+const char *
+cmd_sync_skipped(const struct sync_stats *st, char *buf, size_t bufsz)
+{
+	if (st->nquarantined == 0)
+		return "";
+	snprintf(buf, bufsz, ", %lu quarantined and skipped",
+	    st->nquarantined);
+	return buf;
+}
+
+void
+cmd_sync_report(const char *name, const struct listcfg_global *g,
+    const char *list, const struct sync_stats *st)
+{
+	const struct sync_skipped *sk;
+	char why[300], mark[240];
+	unsigned i;
+
+	if (st->nreported == 0)
+		return;
+	/* the operator sees it now, the log keeps it */
+	log_setup("listgate", g->log_facility, 1);
+	log_stderr(1);
+	for (i = 0; i < st->nreported; i++) {
+		sk = &st->skipped[i];
+		/* (a reason recorded in the journal is text from the
+		 * database) */
+		sanitize_str(why, sizeof(why), sk->why, strlen(sk->why), 250,
+		    SANITIZE_LOG, 0);
+		if (sk->earlier)
+			log_warn("%s: list %s: journal event %lld skipped: "
+			    "quarantined before (%s)", name, list,
+			    (long long)sk->id, why);
+		else if (sk->mark_err[0] != 0) {
+			sanitize_str(mark, sizeof(mark), sk->mark_err,
+			    strlen(sk->mark_err), 200, SANITIZE_LOG, 0);
+			log_warn("%s: list %s: journal event %lld cannot be "
+			    "applied (%s): skipped, but it could not be "
+			    "marked quarantined (%s)", name, list,
+			    (long long)sk->id, why, mark);
+		} else
+			log_warn("%s: list %s: journal event %lld cannot be "
+			    "applied (%s): quarantined and skipped", name,
+			    list, (long long)sk->id, why);
+	}
+	if (st->nquarantined > st->nreported)
+		log_warn("%s: list %s: %lu more quarantined journal events "
+		    "skipped", name, list, st->nquarantined - st->nreported);
+	log_setup("listgate", g->log_facility, 0);
 }

@@ -133,7 +133,8 @@ int cmd_connect(const char *name, const struct cmd_ctx *ctx,
 
 /*
  * Sync list's token file from the journal (created when missing) and
- * say how many events were applied unless quiet.  0, or -1 reported as
+ * say how many events were applied unless quiet; skipped (quarantined)
+ * events are always reported (cmd_sync_report).  0, or -1 reported as
  * name.
  */
 int cmd_sync_list(const char *name, struct queue *q,
@@ -164,5 +165,18 @@ int cmd_sync_touched(const char *name, struct queue *q,
 int cmd_decide_one(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct decide_req *rq,
     struct cmd_touched *t, int quiet);
+struct sync_stats;
+/*
+ * Report the journal events a sync or rebuild of list skipped: one
+ * warning each (syslog with g's facility, and stderr), whether it was
+ * quarantined just now or before, then how many more there were.
+ * Nothing when none was skipped.
+ */
+void cmd_sync_report(const char *name, const struct listcfg_global *g,
+    const char *list, const struct sync_stats *st);
+
+/* ", N quarantined and skipped" for a summary line, or "" */
+const char *cmd_sync_skipped(const struct sync_stats *st, char *buf,
+    size_t bufsz);
 
 #endif

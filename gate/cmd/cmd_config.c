@@ -3,10 +3,11 @@
  *
  * check loads listgate.conf and one list's file (or every
  * lists/NAME.conf), prints the effective settings, defaults included, as
- * `key = value` lines, and reports each error as FILE:LINE on stderr.
- * Reads only the configuration directory; a file name under lists/
- * becomes a list name only after listcfg_name_ok.  keys prints the table
- * of keys and reads nothing.
+ * `key = value` lines, and reports each error as FILE:LINE on stderr;
+ * each list's token file, when there is one, gets the integrity check
+ * (tokdb_check).  Reads only the configuration directory and the token
+ * files; a file name under lists/ becomes a list name only after
+ * listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/xalloc.h"
@@ -32,7 +34,8 @@ usage(FILE *f)
 	    "\n"
 	    "check: check listgate.conf and lists/L.conf (every lists/*.conf\n"
 	    "without --list) and print the effective settings, defaults\n"
-	    "included.  Errors name FILE:LINE; the exit status is then 1.\n"
+	    "included, and check each list's token file for damage.  Errors\n"
+	    "name FILE:LINE (or the damaged file); the exit status is then 1.\n"
 	    "keys: print every key, one a line, tab-separated: name, file\n"
 	    "(global or list), type, default, range, description.\n"
 	    "\n"
@@ -102,6 +105,45 @@ nomem:
 	return -1;
 }
 
+/* check the list's token file when it has one (tokdb_check): 0, or 1
+ * after an error message (damaged, another version's) */
+static int
+check_tokens(const struct listcfg_global *g, const char *name)
+{
+	struct tokdb *db;
+	char path[4096], err[1024];
+	long ntok;
+	int r;
+
+	if (listcfg_tokens_path(g, name, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: token file path too long", name);
+		return 1;
+	}
+	r = tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
+	    sizeof(err));
+	if (r == TOKDB_ENOENT) {
+		printf("# token file %s: none yet (`listgate sync` or `listgate "
+		    "rebuild --list %s` creates it from the journal)\n", path,
+		    name);
+		return 0;
+	}
+	if (r == TOKDB_ELOCK) {
+		printf("# token file %s: not checked (locked by a trainer)\n",
+		    path);
+		return 0;
+	}
+	if (r == 0) {
+		r = tokdb_check(db, &ntok, err, sizeof(err));
+		tokdb_close(db);
+	}
+	if (r != 0) {
+		cmd_err(NAME, "list %s: %s", name, err);
+		return 1;
+	}
+	printf("# token file %s: sound, %ld tokens\n", path, ntok);
+	return 0;
+}
+
 /* check one list and print it: 0, or 1 after an error message */
 static int
 check_list(const struct listcfg_global *g, const char *name)
@@ -133,7 +175,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		return 1;
 	}
 	listcfg_free_list(&l);
-	return 0;
+	return check_tokens(g, name);
 }
 
 /* getopt over argv from optind: -1 to go on, else the exit status */

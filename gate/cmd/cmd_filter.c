@@ -15,7 +15,12 @@
  *
  * Exit codes come only from outcome_exit().  Every failure, usage errors
  * and the watchdog included, is a temporary failure (qmail 111, Postfix
- * 75) unless the list says on_error = pass; a post is never lost.
+ * 75); a list's on_error = pass passes the post instead only when the
+ * host failed it (database, lock, memory, spool, token file), never for
+ * what the post itself chose (its size, an empty post).  A post over
+ * max_post_bytes is a verdict, not an error: held unscored with the
+ * verdict "oversize" (oversize = hold), or deferred.  A post is never
+ * lost.
  */
 #include "config.h"
 
@@ -30,6 +35,8 @@
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <nettle/sha2.h>
 
 #include "gate/util/buf.h"
 #include "gate/classify.h"
@@ -57,6 +64,8 @@
 #define MAX_CLUES	20	/* deciding tokens stored with a held post */
 #define MAX_CLUE_BYTES	(16u * 1024u)
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
+/* seconds a post about to pass waits for the database to say whether a
+ * moderator decided it already */
 
 /* the exit code the watchdog uses: the current dialect's "defer", or
  * "held" once the hold committed (only notices are left to send) */
@@ -103,11 +112,17 @@ struct filter {
 	int scored;
 	int64_t id;
 	int count_failed;	/* the pass counter could not be updated */
+	int held;		/* QUEUE_HELD_*: what the queue answered */
+	int decided;		/* TOKDB_*: a moderator's earlier decision on
+				 * these bytes, from the token file */
+	int oversize;		/* larger than max_post_bytes */
 	double t0;		/* clock_now_ms() at the start */
 	char why[1024];		/* the failure, for the log and the MTA */
 	struct queue *q;	/* open after a hold, for its notices */
 	struct buf clues;	/* the deciding tokens stored with it */
 	char notices[600];	/* what the notices did, for the log */
+	int host_failed;	/* why is the host's failure (on_error may
+				 * pass the post), not the post's doing */
 };
 
 static void
@@ -187,7 +202,8 @@ log_summary(struct filter *f, const char *action)
 		    f->count_failed ? " passcount=failed" : "");
 }
 
-/* record why the filter cannot do its work */
+/* record why the filter cannot do its work: the host's failure
+ * (database, lock, memory, spool, token file, configuration) */
 static void __attribute__((format(printf, 2, 3)))
 failure(struct filter *f, const char *fmt, ...)
 {
@@ -196,12 +212,71 @@ failure(struct filter *f, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(f->why, sizeof(f->why), fmt, ap);
 	va_end(ap);
+	f->host_failed = 1;
+}
+
+/* record why the post itself is deferred (what its sender chose: size,
+ * an empty post): on_error = pass never passes it */
+static void __attribute__((format(printf, 2, 3)))
+refusal(struct filter *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->why, sizeof(f->why), fmt, ap);
+	va_end(ap);
+	f->host_failed = 0;
 }
 
 /*
- * Hand a passed post on.  qmail: exit 0 and the next .qmail line
- * delivers (`deliver` is not used).  Postfix: run the list's `deliver`
- * with the post on stdin; its exit 0 is the delivery.
+ * A post about to pass: did a moderator decide these very bytes within
+ * the list's window (the MTA retrying a post whose filter was killed
+ * after its hold committed, which now scores as ham)?  sync records
+ * every decision in the token file by the post's SHA-256, so this is
+ * one lookup in the file open for scoring, and the pass path needs no
+ * database.  Sets f->decided; a lookup that fails only says so in the
+ * log line (a post that passes needs nothing more).
+ */
+static void
+decided_here(struct filter *f, struct tokdb *db)
+{
+	struct sha256_ctx h;
+	unsigned char sha[SHA256_DIGEST_SIZE];
+	uint32_t day, today = tokdb_today();
+	int state;
+
+	sha256_init(&h);
+	if (f->sp.len > 0)
+		sha256_update(&h, f->sp.len, f->sp.data);
+	sha256_digest(&h, sizeof(sha), sha);
+	if (tokdb_get_decided(db, sha, &state, &day) < 0) {
+		if (f->why[0] == '\0')
+			snprintf(f->why, sizeof(f->why), "passed without "
+			    "checking for an earlier decision: %s",
+			    tokdb_errmsg(db));
+		return;
+	}
+	if (state != TOKDB_UNDECIDED && day + f->l.hold_expiry_days >= today)
+		f->decided = state;
+}
+
+/* answered from an earlier decision: 1 with f->held set, else 0 */
+static int
+decided_before(struct filter *f)
+{
+	if (f->decided == TOKDB_UNDECIDED)
+		return 0;
+	f->held = f->decided == TOKDB_RELEASED ? QUEUE_HELD_APPROVED :
+	    QUEUE_HELD_REJECTED;
+	return 1;
+}
+
+/*
+ * Hand a passed post on, unless a moderator decided these very bytes
+ * already (OUT_HELD: answered from that decision).  qmail: exit 0 and
+ * the next .qmail line delivers (`deliver` is not used).  Postfix: run
+ * the list's `deliver` with the post on stdin; its exit 0 is the
+ * delivery.
  */
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
@@ -212,6 +287,8 @@ do_pass(struct filter *f, int *delivered_r)
 	int rc;
 
 	*delivered_r = 0;
+	if (decided_before(f))
+		return OUT_HELD;
 	if (f->mta == MTA_QMAIL)
 		return OUT_PASS;
 	if (!f->have_l || f->l.deliver == NULL) {
@@ -298,6 +375,11 @@ score_post(struct filter *f, struct classify *c)
 	char path[4096], err[1024];
 	int r;
 
+	if (f->sp.len == 0) {
+		/* the sender's doing, whatever else fails */
+		refusal(f, "empty post");
+		return -1;
+	}
 	if (listcfg_tokens_path(&f->g, f->list, path, sizeof(path)) < 0) {
 		failure(f, "token file path too long");
 		return -1;
@@ -309,26 +391,25 @@ score_post(struct filter *f, struct classify *c)
 		return -1;
 	}
 	tokcounts_tokdb(&cc, db);
-	if (f->sp.len > 0 && classify_post(c, &cc, &f->bp, &f->to,
+	if (classify_post(c, &cc, &f->bp, &f->to,
 	    f->sp.data, f->sp.len, err, sizeof(err)) < 0) {
 		failure(f, "scoring: %s", err);
 		tokdb_close(db);
-		return -1;
-	}
-	tokdb_close(db);
-	if (f->sp.len == 0) {
-		failure(f, "empty post");
 		return -1;
 	}
 	f->score = c->r.score;
 	f->nused = c->r.nused;
 	f->ntok = toklist_count(c->toks);
 	f->scored = 1;
+	if (f->score < f->l.ham_cutoff)
+		decided_here(f, db);
+	tokdb_close(db);
 	return 0;
 }
 
-/* store the post in the queue as status ("held" or "discarded"); the
- * connection stays open in f->q for the notices */
+/* store the post in the queue as status ("held" or "discarded"); c is
+ * NULL for an oversize post (held unscored); the connection stays open
+ * in f->q for the notices */
 static int
 hold_post(struct filter *f, struct classify *c, const char *status)
 {
@@ -343,7 +424,10 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 		    "listgate.conf): cannot hold the post");
 		return -1;
 	}
-	if (classify_clues(c, MAX_CLUES, clues) < 0) {
+	snprintf(err, sizeof(err), "oversize: %zu bytes, max_post_bytes %zu",
+	    f->sp.len, f->l.max_post_bytes);
+	if (c != NULL ? classify_clues(c, MAX_CLUES, clues) < 0 :
+	    buf_adds(clues, err) < 0) {
 		/* a held post always carries its deciding tokens */
 		failure(f, "out of memory listing the deciding tokens");
 		return -1;
@@ -357,14 +441,19 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.msgid = buf_str(&f->msgid);
 	qp.raw = f->sp.data;
 	qp.raw_len = f->sp.len;
-	qp.score = f->score;
-	qp.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
-	    f->l.spam_cutoff));
+	/* a spooled post is read from its file in chunks, never touched
+	 * whole through the mapping */
+	qp.raw_from_fd = f->sp.fd >= 0;
+	qp.raw_fd = f->sp.fd;
+	qp.score = c != NULL ? f->score : 0;
+	qp.verdict = c == NULL ? "oversize" : verdict_name(verdict_of(
+	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
 	qp.clues = buf_str(clues);
 	qp.status = status;
+	qp.remember_days = f->l.hold_expiry_days;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    queue_hold(q, &qp, &f->id, err, sizeof(err)) < 0) {
+	    (f->held = queue_hold(q, &qp, &f->id, err, sizeof(err))) < 0) {
 		failure(f, "%s", err);
 		goto out;
 	}
@@ -451,7 +540,10 @@ on_failure(struct filter *f, int *delivered_r)
 	enum outcome o;
 
 	*delivered_r = 0;
-	if (!f->have_l || f->l.on_error != ON_ERROR_PASS)
+	/* only the host's own failures: never a post the sender made fail
+	 * (its size, an empty post), whatever failed after that */
+	if (!f->have_l || f->l.on_error != ON_ERROR_PASS || !f->host_failed ||
+	    f->oversize)
 		return OUT_DEFER;
 	memcpy(why, f->why, sizeof(why));
 	f->why[0] = '\0';
@@ -631,14 +723,38 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	arm_watchdog(f.l.timeout_s);
 	envelope_from_env(&f, &rcpt);
 
+	/* to be held, an oversize post is kept whole: read up to the
+	 * ceiling (the MTA's own size limit is the usual bound) */
 	r = spool_read(&f.sp, STDIN_FILENO, LG_MAX_SPOOL_MEM,
+	    f.l.oversize == OVERSIZE_HOLD ? LG_MAX_POST_BYTES :
 	    f.l.max_post_bytes, err, sizeof(err));
+	if (r == SPOOL_ETOOBIG) {
+		f.oversize = 1;
+		if (f.l.oversize == OVERSIZE_HOLD)
+			refusal(&f, "oversize: %s, more than listgate ever "
+			    "stores", err);
+		else
+			refusal(&f, "oversize (max_post_bytes %zu, oversize "
+			    "= defer): %s", f.l.max_post_bytes, err);
+		goto decide;
+	}
 	if (r < 0) {
 		failure(&f, "%s", err);
 		goto decide;
 	}
 	f.have_spool = 1;
 	scan = spool_scan_len(&f.sp, f.to.lim.max_scan);
+	if (f.sp.len > f.l.max_post_bytes) {
+		/* a verdict by size: held unscored, never passed */
+		f.oversize = 1;
+		if (read_headers(&f, scan) == 0 && hold_post(&f, NULL,
+		    "held") == 0) {
+			o = OUT_HELD;
+			snprintf(f.why, sizeof(f.why), "oversize: %zu bytes, "
+			    "max_post_bytes %zu", f.sp.len, f.l.max_post_bytes);
+		}
+		goto decide;
+	}
 	if (read_headers(&f, scan) < 0)
 		goto decide;
 
@@ -654,7 +770,9 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
 	    "discarded" : "held") == 0) {
 		o = OUT_HELD;
-		if (f.score < f.l.discard_cutoff)
+		/* not for a retry answered from an earlier decision */
+		if (f.score < f.l.discard_cutoff &&
+		    f.held < QUEUE_HELD_APPROVED)
 			send_notices(&f);
 	} else
 		o = OUT_DEFER;
@@ -667,6 +785,11 @@ decide:
 	alarm(0);
 	if (o == OUT_DEFER)
 		action = "defer";
+	else if (o == OUT_HELD && f.held >= QUEUE_HELD_APPROVED)
+		/* a retry answered from the first decision */
+		action = f.held == QUEUE_HELD_APPROVED ? "already-released" :
+		    f.held == QUEUE_HELD_REJECTED ? "already-rejected" :
+		    "already-discarded";
 	else if (o == OUT_HELD)
 		action = f.scored && f.score >= f.l.discard_cutoff ?
 		    "discarded" : "held";

@@ -121,7 +121,7 @@ held_row(const struct queue_row *r, void *vctx)
 {
 	struct held_ctx *c = vctx;
 	struct buf *b = &c->out;
-	char num[256], age[32];
+	char num[256], age[32], sc[32];
 	const char *sender = *r->from ? r->from : r->env_sender;
 
 	buf_reset(b);
@@ -156,8 +156,13 @@ held_row(const struct queue_row *r, void *vctx)
 		if (buf_adds(b, num) < 0 || col(b, r->list, 16) < 0 ||
 		    col(b, sender, 28) < 0 || col(b, r->subject, 40) < 0)
 			return -1;
-		/* a post whose release was interrupted says so */
-		snprintf(num, sizeof(num), "%.4f%s\n", r->score,
+		/* an oversize post was not scored; a post whose release
+		 * was interrupted says so */
+		if (strcmp(r->verdict, "oversize") == 0)
+			snprintf(sc, sizeof(sc), "oversize");
+		else
+			snprintf(sc, sizeof(sc), "%.4f", r->score);
+		snprintf(num, sizeof(num), "%s%s\n", sc,
 		    strcmp(r->status, "held") == 0 ? "" :
 		    strcmp(r->status, "releasing") == 0 ?
 		    "  RELEASING (interrupted? see approve --help)" : "");
@@ -326,7 +331,11 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	show_field(&b, "Env-From:", r.env_sender, &nbad);
 	show_field(&b, "Env-To:", r.env_recipient, &nbad);
 	printf("%-12s %lld bytes\n", "Size:", (long long)r.size);
-	printf("%-12s %.6f (%s)\n", "Score:", r.score, r.verdict);
+	if (strcmp(r.verdict, "oversize") == 0)
+		printf("%-12s not scored (oversize: larger than the list's "
+		    "max_post_bytes)\n", "Score:");
+	else
+		printf("%-12s %.6f (%s)\n", "Score:", r.score, r.verdict);
 	if (r.decided) {
 		t = r.decided;
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z",

@@ -125,11 +125,17 @@ db_stats(struct tokdb *db)
 {
 	uint32_t ns, nh;
 	int64_t pos;
-	long nt;
+	long nt, nchecked;
+	char err[1024];
 
 	if (tokdb_msgcounts(db, &ns, &nh) < 0 ||
 	    (nt = tokdb_ntokens(db)) < 0 || tokdb_get_pos(db, &pos) < 0) {
 		cmd_err(NAME, "%s", tokdb_errmsg(db));
+		return EXIT_CMD_FAIL;
+	}
+	/* counts of a damaged file are no counts */
+	if (tokdb_check(db, &nchecked, err, sizeof(err)) != 0) {
+		cmd_err(NAME, "%s", err);
 		return EXIT_CMD_FAIL;
 	}
 	printf("spam_posts %u\nham_posts %u\ntokens %ld\njournal_pos %lld\n",

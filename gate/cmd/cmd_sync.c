@@ -3,8 +3,9 @@
  * up to date with the training journal in PostgreSQL
  *
  * sync applies each event once (the position travels with the counts in
- * one token-file transaction); rebuild builds a fresh file from the
- * whole journal beside the old one and renames it over.  Trusts the
+ * one token-file transaction); sync --check changes nothing and checks
+ * each token file (tokdb_check) and its position; rebuild builds a fresh
+ * file from the whole journal beside the old one and renames it over.  Trusts the
  * configuration; list names from the database are checked before use.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
@@ -17,6 +18,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "db/tokdb.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
@@ -25,33 +27,90 @@ static void
 sync_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate [--config DIR] sync [--list L] [--quiet]\n"
+	    "usage: listgate [--config DIR] sync [--list L] [--check] [--quiet]\n"
 	    "\n"
 	    "Apply the training journal (PostgreSQL) to the token files: every\n"
 	    "event after a file's recorded position, exactly once.  Without\n"
 	    "--list, every list that has journal events.\n"
 	    "\n"
 	    "  -l, --list L   only this list\n"
+	    "  -c, --check    change nothing: check each token file's integrity\n"
+	    "                 and say how far behind the journal it is\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
-	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+	    "Exit status: 0 ok, 1 failure (with --check: a file damaged, missing\n"
+	    "or ahead of the journal), 2 usage error.\n");
 }
 
 /* state of a sync over every list */
 struct sync_all {
 	struct queue *q;
 	const struct listcfg_global *g;
-	int quiet, nfail;
+	int quiet, check, nfail;
 };
 
-/* sync one list named by the journal */
+/* sync --check of one list: its token file is sound and not ahead of
+ * the journal; 0, or -1 after a message */
+static int
+check_one(struct sync_all *s, const char *list)
+{
+	struct tokdb *db;
+	char path[4096], err[1024];
+	int64_t pos, last;
+	long ntok;
+	int r;
+
+	if (!listcfg_name_ok(list)) {
+		cmd_err("sync", "bad list name in the journal; skipped");
+		return -1;
+	}
+	if (listcfg_tokens_path(s->g, list, path, sizeof(path)) < 0) {
+		cmd_err("sync", "list %s: token file path too long", list);
+		return -1;
+	}
+	if ((r = tokdb_open(path, TOKDB_READ, sync_writer_wait(s->g), &db,
+	    err, sizeof(err))) != 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	r = tokdb_check(db, &ntok, err, sizeof(err));
+	if (r == 0 && tokdb_get_pos(db, &pos) < 0) {
+		snprintf(err, sizeof(err), "%s", tokdb_errmsg(db));
+		r = -1;
+	}
+	tokdb_close(db);
+	if (r != 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	if (journal_last_id(s->q, list, &last, err, sizeof(err)) < 0) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
+	if (pos > last) {
+		cmd_err("sync", "list %s: the token file %s is at journal "
+		    "position %lld but the journal ends at %lld: it was built "
+		    "from another (or a restored) database; run `listgate "
+		    "rebuild --list %s`", list, path, (long long)pos,
+		    (long long)last, list);
+		return -1;
+	}
+	if (!s->quiet)
+		printf("list %s: %s is sound: %ld tokens, journal position "
+		    "%lld of %lld\n", list, path, ntok, (long long)pos,
+		    (long long)last);
+	return 0;
+}
+
+/* sync (or check) one list named by the journal */
 static int
 sync_one(const char *list, void *ctx)
 {
 	struct sync_all *s = ctx;
 
-	if (cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
+	if (s->check ? check_one(s, list) < 0 :
+	    cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
 		s->nfail++;
 	return 0;
 }
@@ -61,6 +120,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -69,12 +129,15 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct sync_all s;
 	const char *list = NULL;
 	char err[1024];
-	int ch, quiet = 0;
+	int ch, quiet = 0, check = 0;
 
-	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:cqh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			list = optarg;
+			break;
+		case 'c':
+			check = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -102,6 +165,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_FAIL;
 	s.g = &g;
 	s.quiet = quiet;
+	s.check = check;
 	if (list != NULL)
 		sync_one(list, &s);
 	else if (journal_lists(s.q, sync_one, &s, err,
@@ -145,8 +209,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct queue *q;
 	struct sync_stats st;
 	const char *list = NULL;
-	char err[1024], path[4096];
-	int ch, quiet = 0, rc = EXIT_CMD_FAIL;
+	char err[1024], path[4096], skip[64];
+	int ch, quiet = 0, r, rc = EXIT_CMD_FAIL;
 
 	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -185,14 +249,18 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	if (sync_rebuild(q, &g, &l, path, &st, err, sizeof(err)) < 0) {
+	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
+	cmd_sync_report("rebuild", &g, list, &st);
+	if (r < 0) {
 		cmd_err("rebuild", "%s", err);
 		goto out_l;
 	}
 	if (!quiet)
-		printf("list %s: rebuilt %s from %lu journal event%s "
+		printf("list %s: rebuilt %s from %lu journal event%s%s "
 		    "(position %lld)\n", list, path, st.nevents,
-		    st.nevents == 1 ? "" : "s", (long long)st.pos);
+		    st.nevents == 1 ? "" : "s",
+		    cmd_sync_skipped(&st, skip, sizeof(skip)),
+		    (long long)st.pos);
 	rc = EXIT_CMD_OK;
 out_l:
 	listcfg_free_list(&l);

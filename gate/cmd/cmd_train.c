@@ -81,6 +81,18 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
+/* sync the list after journaling, reporting what was skipped */
+static int
+train_sync(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, struct sync_stats *ss, char *err,
+    size_t errsz)
+{
+	int r = sync_list(q, g, l, ss, err, errsz);
+
+	cmd_sync_report(NAME, g, l->name, ss);
+	return r;
+}
+
 int
 cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 {
@@ -209,7 +221,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	else if (trainer_finish(t, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		fatal = 1;
-	} else if (q != NULL && sync_list(q, &g, &l, &ss, err,
+	} else if (q != NULL && train_sync(q, &g, &l, &ss, err,
 	    sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
 		cmd_err(NAME, "list %s: the posts are in the journal; run "

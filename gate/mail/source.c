@@ -260,7 +260,9 @@ scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
 		s->nnames++;
 	}
 	closedir(d);
-	qsort(s->names + first, s->nnames - first, sizeof(char *), cmp_names);
+	if (s->nnames > first)	/* names is NULL while nothing was listed */
+		qsort(s->names + first, s->nnames - first, sizeof(char *),
+		    cmp_names);
 	return 0;
 oom:
 	closedir(d);

@@ -390,39 +390,50 @@ tset_load_journal(struct tset *ts, struct queue *q, const char *list,
 	struct journal_fetch *f;
 	struct journal_event ev;
 	int64_t after;
+	unsigned long left = LG_MAX_TUNE_EVENTS, got;
 	int r;
 
 	if (journal_window_start(q, list, LG_MAX_TUNE_EVENTS, &after, err,
-	    errsz) < 0 ||
-	    journal_fetch_open(q, list, after, LG_MAX_TUNE_EVENTS, &f, err,
 	    errsz) < 0)
 		return -1;
-	for (;;) {
-		if ((r = journal_fetch_next(f, &ev, err, errsz)) == 0)
-			break;
-		if (r == -2) {
-			/* out of memory, or the database failed: no answer
-			 * from part of the journal */
-			journal_fetch_close(f);
+	/* a fetch stops at its byte budget: batches until one is empty */
+	do {
+		if (journal_fetch_open(q, list, after, (unsigned)left,
+		    ts->in->to.lim.max_scan, &f, err, errsz) < 0)
 			return -1;
+		got = 0;
+		while ((r = journal_fetch_next(f, &ev, err, errsz)) != 0) {
+			if (r < 0) {
+				/* out of memory, or the database failed: no
+				 * answer from part of the journal */
+				journal_fetch_close(f);
+				return -1;
+			}
+			got++;
+			after = ev.id;
+			if (ev.state != JOURNAL_APPLY) {
+				/* damaged or quarantined (as sync skips
+				 * it): left out, counted, said */
+				ts->st.damaged++;
+				snprintf(ts->st.damaged_err,
+				    sizeof(ts->st.damaged_err), "journal event "
+				    "%lld: %s", (long long)ev.id, ev.why);
+				continue;
+			}
+			if (tset_event(ts, ev.raw, ev.len, ev.spam,
+			    ev.dir) < 0) {
+				snprintf(err, errsz, "out of memory reading "
+				    "the journal of list %s", list);
+				journal_fetch_close(f);
+				return -1;
+			}
+			if (progress != NULL &&
+			    ts->st.events % PROGRESS_EVERY == 0)
+				progress(pctx, ts->st.events);
 		}
-		if (r < 0) {
-			/* a damaged event: skipped, counted, said */
-			ts->st.damaged++;
-			snprintf(ts->st.damaged_err, sizeof(ts->st.damaged_err),
-			    "%s", err);
-			continue;
-		}
-		if (tset_event(ts, ev.raw, ev.len, ev.spam, ev.dir) < 0) {
-			snprintf(err, errsz, "out of memory reading the "
-			    "journal of list %s", list);
-			journal_fetch_close(f);
-			return -1;
-		}
-		if (progress != NULL && ts->st.events % PROGRESS_EVERY == 0)
-			progress(pctx, ts->st.events);
-	}
-	journal_fetch_close(f);
+		journal_fetch_close(f);
+		left -= got < left ? got : left;
+	} while (got > 0 && left > 0);
 	if (progress != NULL)
 		progress(pctx, ts->st.events);
 	return 0;

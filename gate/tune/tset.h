@@ -44,7 +44,7 @@ struct tset_stats {
 	unsigned long tokens;	/* distinct tokens kept */
 	unsigned long damaged;	/* events that could not be read back
 				 * (skipped) */
-	char damaged_err[256];	/* why, for the last of them */
+	char damaged_err[320];	/* why, for the last of them */
 };
 
 struct tset {

@@ -1,25 +1,160 @@
 #!/bin/sh
-# run.sh - build the mail parser's libFuzzer target and run it
-#   tests/fuzz/run.sh [seconds]     (default 60)
-# Seeds: tests/data/mail/*.eml; the corpus grows in $FUZZ_WORK (default
-# a directory under /tmp).  Crashes land in $FUZZ_WORK/crash-*: turn each
-# into a named fixture under tests/data/mail/.  Not part of make check.
+# run.sh - build listgate's libFuzzer targets and run one of them
+#
+#   tests/fuzz/run.sh [TARGET] [SECONDS]   build, then fuzz TARGET (default
+#                                          mail) for SECONDS (default 60)
+#   tests/fuzz/run.sh --build              build every target, run none
+#   tests/fuzz/run.sh --replay TARGET FILE...
+#                                          run TARGET once on each FILE
+#                                          (the crash fixtures)
+#
+# Targets (tests/fuzz/fuzz_TARGET.c, dictionary tests/fuzz/TARGET.dict):
+#   mail     the MIME walker and its decoders
+#   tok      the tokenizer: tok_text, tok_header, tok_post
+#   source   mbox, maildir and directory splitting (gate/mail/source.c)
+#   listcfg  the configuration parser, and what it prints reading back
+#   tmpl     argv templates: parsing and expansion
+#   cookie   action addresses and cookies of moderation by mail
+# Seeds come from the fixtures (tests/data/mail, tests/data/train, the
+# configuration tests) and from tests/data/fuzz/TARGET/, the named
+# fixtures of earlier crashes.  The corpus grows in $FUZZ_WORK/TARGET
+# (default /tmp/listgate-fuzz); crashes land there as crash-*: turn each
+# into a named fixture under tests/data/fuzz/TARGET/.  The objects are
+# built with clang (-fsanitize=fuzzer-no-link,address,undefined) in
+# $FUZZ_WORK/obj.  FUZZ_JOBS=N runs N fuzzing processes (default 1).
+# Not part of make check: tests/fuzz/run-all-targets.sh runs them all.
 set -eu
-secs=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-work=${FUZZ_WORK:-/tmp/listgate-fuzz-mail}
+work=${FUZZ_WORK:-/tmp/listgate-fuzz}
 CC=${CC_FUZZ:-clang}
-mkdir -p "$work/corpus" "$work/obj"
-# a config.h for a build outside configure
-if [ -f "$top/config.h" ]; then cfg=$top; else
-	printf '#define _GNU_SOURCE 1\n' > "$work/obj/config.h"; cfg=$work/obj
-fi
-$CC -g -O1 -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=undefined -I"$cfg" -I"$top" \
-	"$top/tests/fuzz/fuzz_mail.c" "$top"/gate/mail/*.c \
-	"$top"/gate/util/*.c -o "$work/fuzz_mail"
-cp "$top"/tests/data/mail/*.eml "$work/corpus/" 2>/dev/null || :
-cd "$work"
-exec ./fuzz_mail -max_total_time="$secs" -max_len=65536 -timeout=10 \
+TARGETS="mail tok source listcfg tmpl cookie"
+obj=$work/obj
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
+
+build() {
+	mkdir -p "$obj"
+	# a config.h for a build outside configure
+	if [ -f "$top/config.h" ]; then cfg=$top; else
+		printf '#define _GNU_SOURCE 1\n#define LG_SYSCONFDIR "/etc/listgate"\n' \
+		    > "$obj/config.h.new"
+		cmp -s "$obj/config.h.new" "$obj/config.h" 2>/dev/null ||
+		    mv "$obj/config.h.new" "$obj/config.h"
+		cfg=$obj
+	fi
+	pqinc=$(pkg-config --cflags libpq 2>/dev/null ||
+	    echo "-I$(pg_config --includedir 2>/dev/null || echo /usr/include/postgresql)")
+	cflags="-g -O1 -fsanitize=fuzzer-no-link $SAN -I$cfg -I$top $pqinc"
+	# the library: every file below the layer of configuration (plus
+	# listcfg itself); rebuilt when any source or header changed
+	srcs=$(cd "$top" && ls gate/util/*.c gate/mail/*.c gate/tok.c \
+	    gate/tok_post.c gate/toklist.c gate/bayes.c gate/outcome.c \
+	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c)
+	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
+	    tests/fuzz/*.c | cksum | tr ' ' _)
+	if [ ! -f "$obj/libfuzzgate.a" ] || [ "$(cat "$obj/stamp" 2>/dev/null)" != "$stamp" ]; then
+		rm -f "$obj"/*.o "$obj/libfuzzgate.a"
+		for s in $srcs; do echo "$s"; done |
+		    xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} sh -c \
+		    'o=$(echo "$1" | tr / _); exec '"$CC $cflags"' -c "'"$top"'/$1" -o "'"$obj"'/${o%.c}.o"' sh {}
+		ar rcs "$obj/libfuzzgate.a" "$obj"/*.o
+		for tg in $TARGETS; do
+			[ -f "$top/tests/fuzz/fuzz_$tg.c" ] || continue
+			$CC $cflags -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$tg.c" \
+			    "$obj/libfuzzgate.a" -lpq -lz -lnettle -lm -o "$obj/fuzz_$tg"
+		done
+		echo "$stamp" > "$obj/stamp"
+	fi
+}
+
+# the seeds of a target, into $1 (a directory)
+seeds() {
+	t=$1 d=$2
+	mkdir -p "$d"
+	case $t in
+	mail|tok)
+		cp "$top"/tests/data/mail/*.eml "$top"/tests/data/train/*.eml "$d/"
+		;;
+	source)
+		# one file: an mbox of the training posts; a maildir and a
+		# directory of them (pieces cut at "\n\x01\n")
+		i=0
+		for m in 0 1 2; do
+			{
+				printf "\\$m"
+				for f in "$top"/tests/data/train/*.eml; do
+					case $m in
+					0) printf 'From x@example.org Thu Jan  1 00:00:00 1970\n' ;;
+					esac
+					cat "$f"
+					case $m in
+					0) echo ;;
+					*) printf '\n\001\n' ;;
+					esac
+				done
+			} > "$d/seed-layout$m"
+		done
+		cp "$top"/tests/data/mail/0015-mbox-from.eml "$d/"
+		printf '\0From a\n\nFrom b\nx\n\nFrom c\r\n\r\nFrom d\n' > "$d/seed-froms"
+		;;
+	listcfg|tmpl)
+		cp "$top"/tests/fuzz/seeds/"$t"/* "$d/" 2>/dev/null || :
+		;;
+	cookie)
+		printf 'dev-moderate+approve-812-0abcdefg0123456789abcdefghij@lists.example.org' > "$d/seed-approve"
+		printf 'dev-moderate-reject-1-zzzzzzz00000000000000000000@x' > "$d/seed-qmail"
+		printf '<dev-moderate+discard-99-@lists.example.org>' > "$d/seed-short"
+		;;
+	esac
+	cp "$top"/tests/data/fuzz/"$t"/* "$d/" 2>/dev/null || :
+}
+
+# one build at a time (several runs may start together)
+locked_build() {
+	mkdir -p "$obj"
+	if command -v flock >/dev/null 2>&1 && [ -z "${FUZZ_LOCKED:-}" ]; then
+		FUZZ_LOCKED=1 flock "$obj/.lock" sh "$0" --build
+	else
+		build
+	fi
+}
+
+case ${1:-} in
+--build)
+	build
+	exit 0
+	;;
+--replay)
+	shift
+	t=$1
+	shift
+	locked_build
+	[ $# -eq 0 ] && exit 0
+	exec "$obj/fuzz_$t" -runs=1 "$@"
+	;;
+[0-9]*)
+	t=mail
+	;;
+"")
+	t=mail
+	;;
+*)
+	t=$1
+	shift
+	;;
+esac
+secs=${1:-60}
+case " $TARGETS " in
+*" $t "*) ;;
+*) echo "run.sh: unknown target $t (one of: $TARGETS)" >&2; exit 2 ;;
+esac
+locked_build
+mkdir -p "$work/$t/corpus"
+seeds "$t" "$work/$t/corpus"
+cd "$work/$t"
+set -- -max_total_time="$secs" -max_len=65536 -timeout=10 \
 	-rss_limit_mb=2048 -print_final_stats=1 \
-	-dict="$top/tests/fuzz/mail.dict" corpus
+	-dict="$top/tests/fuzz/$t.dict" corpus
+if [ "${FUZZ_JOBS:-1}" -gt 1 ]; then
+	set -- -jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS" "$@"
+fi
+exec "$obj/fuzz_$t" "$@"

@@ -1,0 +1,21 @@
+#!/bin/sh
+# valgrind.sh - run listgate under valgrind's memcheck; the wrapper that
+# `run-all.sh --valgrind` (and run-all.sh under CI) puts in place of
+# listgate for a subset of the command-line tests:
+#
+#   make check TESTS="..." LISTGATE_WRAP=$top_srcdir/tests/valgrind.sh \
+#       VG_LOGDIR=DIR
+#
+# Every run writes DIR/vg.PID.log; a clean run leaves it empty (-q:
+# valgrind prints only errors and leaks).  An error or a leak (definite,
+# indirect or possible) also makes the run exit 97, so the test sees
+# it.  Configured commands (deliver, release) are not traced.  The real
+# binary is $LISTGATE_BIN (make check sets it).
+: "${LISTGATE_BIN:?set by make check}"
+: "${VG_LOGDIR:=${TMPDIR:-/tmp}}"
+exec valgrind -q --tool=memcheck --error-exitcode=97 \
+	--leak-check=full --show-leak-kinds=definite,indirect,possible \
+	--errors-for-leak-kinds=definite,indirect,possible \
+	--trace-children=no --child-silent-after-fork=yes \
+	--suppressions="$(dirname "$0")/valgrind.supp" \
+	--log-file="$VG_LOGDIR/vg.%p.log" "$LISTGATE_BIN" "$@"
