@@ -133,7 +133,8 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 	PGresult *res;
 	int r = -1;
 
-	if (queue_deflate(raw, len, &z, &zlen, err, errsz) < 0)
+	if (queue_deflate(raw, len, QUEUE_ZLEVEL_JOURNAL, &z, &zlen, err,
+	    errsz) < 0)
 		return -1;
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large for the journal");

@@ -221,8 +221,8 @@ queue_col_str(const PGresult *res, int row, int col)
 }
 
 int
-queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
-    size_t *outlen_r, char *err, size_t errsz)
+queue_deflate(const unsigned char *in, size_t n, int level,
+    unsigned char **out_r, size_t *outlen_r, char *err, size_t errsz)
 {
 	uLongf zlen;
 	unsigned char *z;
@@ -238,7 +238,7 @@ queue_deflate(const unsigned char *in, size_t n, unsigned char **out_r,
 		snprintf(err, errsz, "out of memory compressing %zu bytes", n);
 		return -1;
 	}
-	if (compress2(z, &zlen, in, (uLong)n, 6) != Z_OK) {
+	if (compress2(z, &zlen, in, (uLong)n, level) != Z_OK) {
 		snprintf(err, errsz, "cannot compress the post");
 		xfree(z);
 		return -1;

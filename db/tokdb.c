@@ -7,18 +7,40 @@
  * (a malformed record reads as absent counts, never out of bounds).
  * Fails with a return code and a message; never exits, never logs.
  *
- * Record layout (format 1):
- *   token key  -> varint spam, varint ham, varint day (LEB128, 3-15 bytes)
- *   "\0..." keys are meta records (no token starts with a NUL byte):
+ * Record layout (format 2):
+ *   key: the token's 64-bit SipHash-2-4 under a fixed key (tokdb_key),
+ *        8 bytes big-endian; the token text is not stored
+ *   value: varint spam, varint ham, varint zigzag(day - TOKDB_DAY0)
+ *        (LEB128; 3 to 4 bytes for most tokens)
+ *   meta records have keys of other lengths, starting with a NUL byte:
  *     "\0format" u32 LE, "\0tokver" u32 LE, "\0nspam" u32 LE,
  *     "\0nham" u32 LE, "\0pos" i64 LE.
+ * Format 1 keyed records by the token text itself and stored the day as
+ * it is; tokdb_convert rewrites such a file.
+ *
+ * The file is tuned small: no alignment padding, 32-bit offsets, one
+ * link per record (a record costs about 20 bytes) and one or two 4-byte
+ * buckets per token (a chain of one record or less on average).  Kyoto Cabinet cannot grow a hash table in place, so
+ * a writer that has filled it (tokdb_compact) rewrites the file with
+ * two buckets per token and renames it over the old one; readers keep
+ * the file they opened, and writers check after taking the lock that
+ * the file they locked is still the one at the path.  Bulk mode
+ * (TOKDB_BULK) replaces the file the same way: its changes gather in
+ * memory and go into a private copy without transactions.  Whoever
+ * renames a file over the path holds a reader's lock on the old one
+ * (filters go on, writers wait) and flock() (one replacer at a time).
  */
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,9 +50,22 @@
 #include "gate/util/clock.h"
 #include "db/tokdb.h"
 #include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
+#include "gate/util/siphash.h"
 #include "gate/util/xalloc.h"
 
-#define TOKDB_FORMAT	1
+#define TOKDB_FORMAT	2
+/* format 1: token text keys; tokdb_convert reads it */
+#define FORMAT_TEXT	1
+
+/* the fixed SipHash key of token keys ("listgate", "tokens" 0 2): the
+ * same on every host, so token files built apart compare equal */
+#define KEY_K0		0x657461677473696cULL
+#define KEY_K1		0x02000073656b6f74ULL
+/* bytes of a token key */
+#define KEYLEN		8
+/* days are stored relative to 2020-01-01 (zigzag, so earlier days still
+ * fit): two bytes until about 2042 */
+#define TOKDB_DAY0	18262u
 
 /* meta record keys; sizeof - 1 keeps the leading NUL */
 #define K_FORMAT	"\0format"
@@ -46,19 +81,82 @@
 #define KLEN(k)		(sizeof(k) - 1)
 #define NMETA		5
 
-/* tuning of a new file: buckets for ~1M tokens, linear chains (no tree
- * links per record), automatic defragmentation; mmap the first 256 MiB */
-#define TUNE_CREATE	"#bnum=1000000#opts=l#dfunit=8"
-#define TUNE_OPEN	"#msiz=268435456"
+/* a meta key never has the length of a token key */
+_Static_assert(KLEN(K_FORMAT) != KEYLEN && KLEN(K_TOKVER) != KEYLEN &&
+    KLEN(K_NSPAM) != KEYLEN && KLEN(K_NHAM) != KEYLEN &&
+    KLEN(K_POS) != KEYLEN, "meta keys must differ in length from token keys");
+
+/*
+ * Tuning of a new file: no alignment (apow 0), 4-byte offsets (opts s:
+ * files up to 4 GiB), linear chains (one link per record, opts l), a
+ * small free-block pool (fpow 6), automatic defragmentation (dfunit,
+ * set at every open: Kyoto Cabinet does not keep it).  The
+ * bucket count is fixed at creation: TOKDB_BNUM_MIN for a new file,
+ * BUCKETS_PER_TOKEN per token when compacted.  mmap the first 256 MiB.
+ */
+#define TUNE_CREATE	"#apow=0#fpow=6#opts=ls#bnum=%ld"
+#define TUNE_OPEN	"#msiz=268435456#dfunit=8"
+#define TOKDB_BNUM_MIN	8191L
+/* buckets per token when a file is (re)written, and the load (tokens per
+ * bucket) past which a writer compacts the file */
+#define BUCKETS_PER_TOKEN	2
+#define LOAD_MAX		1
+
+/* the steps of one counter in bulk mode: their sum and the lowest
+ * running sum (<= 0).  Counts never go below zero, step by step; so a
+ * count c ends at c + sum + max(0, -(c + low)), exactly what the steps
+ * one by one would leave */
+struct pstep {
+	int32_t sum, low;
+};
+
+/* a token's pending changes in bulk mode */
+struct pend {
+	uint64_t key;
+	struct pstep c[2];	/* ham, spam */
+	uint32_t day;		/* of the last learning step ... */
+	uint8_t hasday;		/* ... when there was one */
+	uint8_t used;
+};
+
+/* a moderator's decision recorded in bulk mode, written out with the
+ * token changes */
+struct pdec {
+	unsigned char sha[TOKDB_SHA256_LEN];
+	uint32_t day;
+	int state;
+};
+
+/* bulk mode keeps at most this many tokens' changes in memory (32 bytes
+ * each) before writing them out to its private file */
+#define PEND_MAX	(1u << 20)
 
 struct tokdb {
 	KCDB *kc;
 	int mode;
 	int intran;
 	int mem;		/* the in-memory twin */
-	char *path;
+	char *path;		/* the file kc has open */
 	char list[80];		/* the list it stands for, for messages */
 	char emsg[1024];
+	/* bulk mode (TOKDB_BULK): changes gather in memory (pend) and go
+	 * into a private file without transactions (kc, opened when they
+	 * are first written out), renamed over dest when published */
+	int bulk;
+	int poisoned;		/* a batch was aborted: never publish */
+	char *dest;		/* the token file the private file replaces,
+				 * NULL: path is the caller's new file */
+	struct tokdb *old;	/* dest open as a reader (its shared lock) */
+	int lockfd;		/* dest, flock()ed against other replacers */
+	long bnum;		/* kc's buckets */
+	struct pend *pend;	/* pending token changes, open addressing */
+	size_t npend, cappend;
+	long nnew;		/* pending keys absent from the base file */
+	struct pstep msg[2];	/* pending message counts: ham, spam */
+	struct pdec *pdec;	/* pending decisions, in order */
+	size_t npdec, cappdec;
+	int64_t pos;		/* pending journal position ... */
+	int setpos;		/* ... when set */
 };
 
 /* remember a message for tokdb_errmsg: Kyoto Cabinet's error, and what
@@ -131,18 +229,26 @@ get_varint(const unsigned char *p, size_t n, uint32_t *v_r)
 	return 0;
 }
 
-/* decode a token record: its length (at most n), or 0 when malformed */
+/* decode a token record of format fmt: its length (at most n), or 0
+ * when malformed */
 static size_t
-dec_count_len(const unsigned char *p, size_t n, struct tokcount *c)
+dec_count_fmt(const unsigned char *p, size_t n, struct tokcount *c,
+    int fmt)
 {
 	size_t a, b, d;
+	uint32_t z;
 
 	if ((a = get_varint(p, n, &c->spam)) == 0 ||
 	    (b = get_varint(p + a, n - a, &c->ham)) == 0 ||
-	    (d = get_varint(p + a + b, n - a - b, &c->day)) == 0) {
+	    (d = get_varint(p + a + b, n - a - b, &z)) == 0) {
 		memset(c, 0, sizeof(*c));
 		return 0;
 	}
+	if (fmt == FORMAT_TEXT)
+		c->day = z;
+	else		/* zigzag: even is day0 + z/2, odd is day0 - (z+1)/2 */
+		c->day = (z & 1) ? TOKDB_DAY0 - (z >> 1) - 1 :
+		    TOKDB_DAY0 + (z >> 1);
 	return a + b + d;
 }
 
@@ -150,35 +256,75 @@ dec_count_len(const unsigned char *p, size_t n, struct tokcount *c)
 static int
 dec_count(const unsigned char *p, size_t n, struct tokcount *c)
 {
-	return dec_count_len(p, n, c) == 0 ? -1 : 0;
+	return dec_count_fmt(p, n, c, TOKDB_FORMAT) == 0 ? -1 : 0;
 }
 
 /* encode a token record into p (at least 15 bytes): its length */
 static size_t
 enc_count(unsigned char *p, const struct tokcount *c)
 {
+	uint32_t z;
 	size_t n;
 
+	z = c->day >= TOKDB_DAY0 ? (c->day - TOKDB_DAY0) << 1 :
+	    ((TOKDB_DAY0 - c->day - 1) << 1) | 1;
+	if (c->day >= TOKDB_DAY0 && c->day - TOKDB_DAY0 > UINT32_MAX >> 1)
+		z = UINT32_MAX - 1;	/* past year 5.8 million: saturate */
 	n = put_varint(p, c->spam);
 	n += put_varint(p + n, c->ham);
-	n += put_varint(p + n, c->day);
+	n += put_varint(p + n, z);
 	return n;
+}
+
+uint64_t
+tokdb_key(const void *tok, size_t len)
+{
+	return siphash24(KEY_K0, KEY_K1, tok, len);
+}
+
+/* the 8 key bytes of a token key, big-endian */
+static void
+put_key(unsigned char *p, uint64_t k)
+{
+	int i;
+
+	for (i = KEYLEN - 1; i >= 0; i--, k >>= 8)
+		p[i] = (unsigned char)(k & 0xff);
+}
+
+/* the token key in 8 key bytes */
+static uint64_t
+get_key(const unsigned char *p)
+{
+	uint64_t k = 0;
+	int i;
+
+	for (i = 0; i < KEYLEN; i++)
+		k = k << 8 | p[i];
+	return k;
+}
+
+/* read a u32 meta record of kc: 1 found, 0 absent, -1 malformed/error */
+static int
+kc_u32(KCDB *kc, const char *k, size_t klen, uint32_t *v_r)
+{
+	unsigned char b[8];
+	int32_t n;
+
+	n = kcdbgetbuf(kc, k, klen, (char *)b, sizeof(b));
+	if (n < 0)
+		return kcdbecode(kc) == KCENOREC ? 0 : -1;
+	if (n != 4)
+		return -1;
+	*v_r = get_u32(b);
+	return 1;
 }
 
 /* read a u32 meta record: 1 found, 0 absent, -1 malformed/error */
 static int
 meta_u32(struct tokdb *db, const char *k, size_t klen, uint32_t *v_r)
 {
-	unsigned char b[8];
-	int32_t n;
-
-	n = kcdbgetbuf(db->kc, k, klen, (char *)b, sizeof(b));
-	if (n < 0)
-		return kcdbecode(db->kc) == KCENOREC ? 0 : -1;
-	if (n != 4)
-		return -1;
-	*v_r = get_u32(b);
-	return 1;
+	return kc_u32(db->kc, k, klen, v_r);
 }
 
 /* write a u32 meta record: 0 or -1 */
@@ -241,18 +387,33 @@ list_of(const char *path, char *out, size_t outsz)
 	out[n - 4] = 0;
 }
 
-/* check the format and tokenizer versions: 0, or a TOKDB_E* code */
-static int
-check_meta(struct tokdb *db, char *err, size_t errsz)
+/* the message for a file of another version (format fmt, tokenizer tv) */
+static void
+version_msg(const char *path, uint32_t fmt, uint32_t tv, char *err,
+    size_t errsz)
 {
-	uint32_t fmt, tv;
 	char list[80];
-	int r1, r2;
 
-	list_of(db->path, list, sizeof(list));
-	r1 = meta_u32(db, K_FORMAT, KLEN(K_FORMAT), &fmt);
-	r2 = meta_u32(db, K_TOKVER, KLEN(K_TOKVER), &tv);
-	if (r1 <= 0 || r2 <= 0) {
+	list_of(path, list, sizeof(list));
+	snprintf(err, errsz, "token file %s was written by another version "
+	    "of listgate (format %u, tokenizer %u; this program uses format "
+	    "%u, tokenizer %u): run `listgate rebuild --list %s` (it "
+	    "rebuilds the file from the training journal, or converts it "
+	    "when no database is configured)", path, (unsigned)fmt,
+	    (unsigned)tv, (unsigned)TOKDB_FORMAT, (unsigned)TOK_VERSION, list);
+}
+
+/* read the format and tokenizer versions: 0, or TOKDB_ERR (with err) for
+ * a file without them */
+static int
+read_versions(struct tokdb *db, uint32_t *fmt_r, uint32_t *tv_r, char *err,
+    size_t errsz)
+{
+	char list[80];
+
+	if (meta_u32(db, K_FORMAT, KLEN(K_FORMAT), fmt_r) <= 0 ||
+	    meta_u32(db, K_TOKVER, KLEN(K_TOKVER), tv_r) <= 0) {
+		list_of(db->path, list, sizeof(list));
 		snprintf(err, errsz, "token file %s is not a listgate token "
 		    "file (no version records): run `listgate rebuild "
 		    "--list %s` to recreate it from the journal, or move it "
@@ -260,14 +421,19 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 		    db->path, list);
 		return TOKDB_ERR;
 	}
+	return 0;
+}
+
+/* check the format and tokenizer versions: 0, or a TOKDB_E* code */
+static int
+check_meta(struct tokdb *db, char *err, size_t errsz)
+{
+	uint32_t fmt, tv;
+
+	if (read_versions(db, &fmt, &tv, err, errsz) < 0)
+		return TOKDB_ERR;
 	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
-		snprintf(err, errsz, "token file %s was written by another "
-		    "version of listgate (format %u, tokenizer %u; this "
-		    "program uses format %u, tokenizer %u): run `listgate "
-		    "rebuild --list %s` to recreate it from the journal, or "
-		    "move it away and retrain the list", db->path,
-		    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
-		    (unsigned)TOK_VERSION, list);
+		version_msg(db->path, fmt, tv, err, errsz);
 		return TOKDB_EVERSION;
 	}
 	return 0;
@@ -369,16 +535,118 @@ lock_busy(KCDB *kc)
 	    strstr(kcdbemsg(kc), "lock") != NULL);
 }
 
-int
-tokdb_open(const char *path, int mode, unsigned wait_ms,
-    struct tokdb **db_r, char *err, size_t errsz)
+/* identity of a file: did a compaction put another file at the path? */
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
+}
+
+/*
+ * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
+ * writer also makes sure the file it locked is still the one at path
+ * (a compaction may have renamed a new file over it meanwhile) and
+ * otherwise opens again.  bnum tunes a file created now.  0, or a
+ * TOKDB_E* code with err.
+ */
+static int
+open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
+    long bnum, char *err, size_t errsz)
+{
+	struct stat st, st2;
+	char kpath[4200], tune[128];
+	uint32_t kmode;
+	double start, delay = 1.0, left;
+	int writer = (mode & TOKDB_WRITE) != 0, created, r;
+
+	start = clock_now_ms();
+	for (;;) {
+		created = 0;
+		if (stat(path, &st) < 0) {
+			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
+				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
+				if (r == TOKDB_ENOENT)
+					missing(path, db->list, err, errsz);
+				else
+					snprintf(err, errsz, "token file %s: %s",
+					    path, strerror(errno));
+				return r;
+			}
+			if (create_file(path) < 0) {
+				snprintf(err, errsz, "cannot create the token "
+				    "file %s: %s", path, strerror(errno));
+				return TOKDB_ERR;
+			}
+			created = 1;
+		} else if (!S_ISREG(st.st_mode)) {
+			snprintf(err, errsz, "token file %s is not a regular "
+			    "file", path);
+			return TOKDB_ERR;
+		} else if (writer)
+			tighten_mode(path, &st);
+		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
+		if (writer && (mode & TOKDB_CREATE))
+			kmode |= KCOCREATE;
+		snprintf(tune, sizeof(tune), TUNE_CREATE, bnum);
+		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
+		    created ? tune : "", TUNE_OPEN);
+		if (r < 0 || (size_t)r >= sizeof(kpath)) {
+			snprintf(err, errsz, "token file %s: path too long",
+			    path);
+			return TOKDB_ERR;
+		}
+		if (kcdbopen(db->kc, kpath, kmode)) {
+			/* a writer must hold the lock of the file at path */
+			if (!writer || created || (stat(path, &st2) == 0 &&
+			    same_file(&st, &st2)))
+				return 0;
+			kcdbclose(db->kc);
+			if ((double)wait_ms - (clock_now_ms() - start) > 0)
+				continue;
+			snprintf(err, errsz, "token file %s was replaced "
+			    "while waiting for its lock; gave up after %u ms",
+			    path, wait_ms);
+			return TOKDB_ELOCK;
+		}
+		left = (double)wait_ms - (clock_now_ms() - start);
+		if (lock_busy(db->kc) && left > 0) {
+			sleep_ms(delay < left ? delay : left);
+			if (delay < TOKDB_POLL_MAX_MS)
+				delay *= 2;
+			if (delay > TOKDB_POLL_MAX_MS)
+				delay = TOKDB_POLL_MAX_MS;
+			continue;
+		}
+		if (lock_busy(db->kc)) {
+			snprintf(err, errsz, "token file %s is locked by a "
+			    "trainer; gave up after %u ms", path, wait_ms);
+			r = TOKDB_ELOCK;
+		} else if (kcdbecode(db->kc) == KCENOREPOS) {
+			missing(path, db->list, err, errsz);
+			r = TOKDB_ENOENT;
+		} else {
+			snprintf(err, errsz, "token file %s cannot be opened "
+			    "(%s); if it is damaged, run `listgate rebuild "
+			    "--list %s` to recreate it from the journal, or "
+			    "move it away and retrain the list",
+			    path, kcdbemsg(db->kc), db->list);
+			r = kcdbecode(db->kc) == KCEBROKEN ? TOKDB_EDAMAGED :
+			    TOKDB_ERR;
+		}
+		/* an empty file created above is no token file */
+		if (created && stat(path, &st2) == 0 && st2.st_size == 0)
+			unlink(path);
+		return r;
+	}
+}
+
+/* a handle on path with its Kyoto Cabinet object, not yet open: 0, or
+ * TOKDB_ERR with err */
+static int
+new_handle(const char *path, int mode, struct tokdb **db_r, char *err,
+    size_t errsz)
 {
 	struct tokdb *db;
-	struct stat st;
-	char kpath[4096];
-	uint32_t kmode;
-	double start, delay = 1.0;
-	int writer = (mode & TOKDB_WRITE) != 0, created = 0, r;
 
 	*db_r = NULL;
 	if (path == NULL || *path == 0) {
@@ -402,93 +670,75 @@ tokdb_open(const char *path, int mode, unsigned wait_ms,
 	db->mode = mode;
 	db->mem = strcmp(path, ":") == 0;
 	list_of(path, db->list, sizeof(db->list));
+	db->lockfd = -1;
+	*db_r = db;
+	return 0;
+}
+
+/* open without looking at the version records (conversion reads older
+ * formats): 0, or a TOKDB_E* code with err */
+static int
+open_any(const char *path, int mode, unsigned wait_ms, long bnum,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	if ((r = new_handle(path, mode, &db, err, errsz)) != 0)
+		return r;
 	if (db->mem) {
 		/* stash database: same API, no file, no locks */
-		kmode = KCOWRITER | KCOCREATE;
-		r = snprintf(kpath, sizeof(kpath), ":");
-		created = 1;
-	} else {
-		if (stat(path, &st) < 0) {
-			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
-				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
-				if (r == TOKDB_ENOENT)
-					missing(path, db->list, err, errsz);
-				else
-					snprintf(err, errsz, "token file %s: %s",
-					    path, strerror(errno));
-				tokdb_close(db);
-				return r;
-			}
-			if (create_file(path) < 0) {
-				snprintf(err, errsz, "cannot create the token "
-				    "file %s: %s", path, strerror(errno));
-				tokdb_close(db);
-				return TOKDB_ERR;
-			}
-			created = 1;
-		} else if (!S_ISREG(st.st_mode)) {
-			snprintf(err, errsz, "token file %s is not a regular "
-			    "file", path);
+		if (!kcdbopen(db->kc, ":", KCOWRITER | KCOCREATE)) {
+			snprintf(err, errsz, "in-memory token store: %s",
+			    kcdbemsg(db->kc));
 			tokdb_close(db);
 			return TOKDB_ERR;
-		} else if (writer)
-			tighten_mode(path, &st);
-		kmode = KCOTRYLOCK | (writer ? KCOWRITER : KCOREADER);
-		if (writer && (mode & TOKDB_CREATE))
-			kmode |= KCOCREATE;
-		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
-		    created ? TUNE_CREATE : "", TUNE_OPEN);
-	}
-	if (r < 0 || (size_t)r >= sizeof(kpath)) {
-		snprintf(err, errsz, "token file %s: path too long", path);
-		tokdb_close(db);
-		return TOKDB_ERR;
-	}
-	start = clock_now_ms();
-	while (!kcdbopen(db->kc, kpath, kmode)) {
-		double left = (double)wait_ms - (clock_now_ms() - start);
-
-		if (lock_busy(db->kc) && left > 0) {
-			sleep_ms(delay < left ? delay : left);
-			if (delay < TOKDB_POLL_MAX_MS)
-				delay *= 2;
-			if (delay > TOKDB_POLL_MAX_MS)
-				delay = TOKDB_POLL_MAX_MS;
-			continue;
 		}
-		if (lock_busy(db->kc)) {
-			snprintf(err, errsz, "token file %s is locked by a "
-			    "trainer; gave up after %u ms", path, wait_ms);
-			r = TOKDB_ELOCK;
-		} else if (kcdbecode(db->kc) == KCENOREPOS) {
-			missing(path, db->list, err, errsz);
-			r = TOKDB_ENOENT;
-		} else {
-			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s); if it is damaged, run `listgate rebuild "
-			    "--list %s` to recreate it from the journal, or move "
-			    "it away and retrain the list",
-			    path, kcdbemsg(db->kc), db->list);
-			r = kcdbecode(db->kc) == KCEBROKEN ? TOKDB_EDAMAGED :
-			    TOKDB_ERR;
-		}
+	} else if ((r = open_kc(db, path, mode, wait_ms, bnum, err,
+	    errsz)) != 0) {
 		kcdbdel(db->kc);
 		db->kc = NULL;
-		/* an empty file created above is no token file */
-		if (created && !db->mem && stat(path, &st) == 0 &&
-		    st.st_size == 0)
-			unlink(path);
 		tokdb_close(db);
 		return r;
 	}
 	/* a writer may have created the file just now: give it its meta */
-	if (writer && kcdbcount(db->kc) == 0) {
+	if ((mode & TOKDB_WRITE) && kcdbcount(db->kc) == 0) {
 		if (init_meta(db) < 0) {
 			snprintf(err, errsz, "%s", db->emsg);
 			tokdb_close(db);
 			return TOKDB_ERR;
 		}
 	}
+	*db_r = db;
+	return 0;
+}
+
+static int open_bulk(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz);
+static long kc_bnum(KCDB *kc);
+static int bulk_grow(struct tokdb *db);
+static long bulk_learn(struct tokdb *db, const struct toklist *tl, int spam,
+    int dir, uint32_t day);
+static KCDB *base_kc(const struct tokdb *db);
+static struct pend *pend_find(const struct tokdb *db, uint64_t key);
+static int pend_counts(const unsigned char *v, size_t vsiz,
+    const struct pend *e, struct tokcount *c);
+static uint32_t pstep_apply(uint32_t c, const struct pstep *p);
+
+int
+tokdb_open(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db;
+	int r;
+
+	*db_r = NULL;
+	if ((mode & TOKDB_BULK) && strcmp(path, ":") != 0)
+		return open_bulk(path, mode, wait_ms, db_r, err, errsz);
+	if ((r = open_any(path, mode & ~TOKDB_BULK, wait_ms, TOKDB_BNUM_MIN,
+	    &db, err,
+	    errsz)) != 0)
+		return r;
 	if ((r = check_meta(db, err, errsz)) != 0 ||
 	    (r = check_counts(db, err, errsz)) != 0) {
 		tokdb_close(db);
@@ -504,11 +754,21 @@ tokdb_close(struct tokdb *db)
 	if (db == NULL)
 		return;
 	if (db->kc) {
-		if (db->intran)
+		if (db->intran && !db->bulk)
 			kcdbendtran(db->kc, 0);
 		kcdbclose(db->kc);
 		kcdbdel(db->kc);
 	}
+	if (db->bulk && db->dest != NULL && db->path != NULL) {
+		/* an unpublished private copy: thrown away */
+		unlink(db->path);
+	}
+	if (db->lockfd >= 0)
+		close(db->lockfd);
+	tokdb_close(db->old);
+	xfree(db->pend);
+	xfree(db->pdec);
+	xfree(db->dest);
 	xfree(db->path);
 	xfree(db);
 }
@@ -517,13 +777,23 @@ int
 tokdb_get(struct tokdb *db, const void *tok, size_t len,
     struct tokcount *c_r)
 {
-	unsigned char b[32];
+	unsigned char b[32], k[KEYLEN];
 	int32_t n;
 
 	memset(c_r, 0, sizeof(*c_r));
-	if (len == 0 || *(const unsigned char *)tok == 0)
-		return 0;		/* never a token key */
-	n = kcdbgetbuf(db->kc, tok, len, (char *)b, sizeof(b));
+	if (len == 0)
+		return 0;		/* never a token */
+	put_key(k, tokdb_key(tok, len));
+	if (db->bulk) {
+		KCDB *base = base_kc(db);
+
+		n = base ? kcdbgetbuf(base, (const char *)k, KEYLEN, (char *)b,
+		    sizeof(b)) : -1;
+		return pend_counts(n > 0 ? b : NULL, n > 0 ? ((size_t)n >
+		    sizeof(b) ? sizeof(b) : (size_t)n) : 0,
+		    pend_find(db, tokdb_key(tok, len)), c_r);
+	}
+	n = kcdbgetbuf(db->kc, (const char *)k, KEYLEN, (char *)b, sizeof(b));
 	if (n < 0) {
 		if (kcdbecode(db->kc) == KCENOREC)
 			return 0;
@@ -540,6 +810,17 @@ int
 tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r)
 {
 	*nspam_r = *nham_r = 0;
+	if (db->bulk) {
+		KCDB *base = base_kc(db);
+
+		if (base != NULL && (kc_u32(base, K_NSPAM, KLEN(K_NSPAM),
+		    nspam_r) < 0 || kc_u32(base, K_NHAM, KLEN(K_NHAM),
+		    nham_r) < 0))
+			return plainerr(db, "cannot read message counts");
+		*nham_r = pstep_apply(*nham_r, &db->msg[0]);
+		*nspam_r = pstep_apply(*nspam_r, &db->msg[1]);
+		return 0;
+	}
 	if (meta_u32(db, K_NSPAM, KLEN(K_NSPAM), nspam_r) < 0 ||
 	    meta_u32(db, K_NHAM, KLEN(K_NHAM), nham_r) < 0) {
 		seterr(db, "cannot read message counts");
@@ -555,7 +836,10 @@ tokdb_begin(struct tokdb *db)
 		return plainerr(db, "opened read-only");
 	if (db->intran)
 		return plainerr(db, "transaction already open");
-	if (!kcdbbegintran(db->kc, 0)) {
+	if (db->poisoned)
+		return plainerr(db, "a batch was rolled back: the private copy "
+		    "is thrown away");
+	if (!db->bulk && !kcdbbegintran(db->kc, 0)) {
 		seterr(db, "cannot begin a transaction");
 		return -1;
 	}
@@ -570,6 +854,13 @@ endtran(struct tokdb *db, int commit)
 	if (!db->intran)
 		return plainerr(db, "no transaction open");
 	db->intran = 0;
+	if (db->bulk) {
+		/* no transactions in a private copy: what a rolled-back batch
+		 * wrote stays there, so the copy is never published */
+		if (!commit)
+			db->poisoned = 1;
+		return 0;
+	}
 	if (!kcdbendtran(db->kc, commit)) {
 		seterr(db, commit ? "cannot commit" : "cannot roll back");
 		return -1;
@@ -653,10 +944,13 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	size_t i, n, len;
 	uint32_t cnt;
 	long changed = 0;
+	unsigned char key[KEYLEN];
 	const char *k;
 
 	if (!db->intran)
 		return plainerr(db, "learning outside a transaction");
+	if (db->bulk)
+		return bulk_learn(db, tl, spam, dir, day);
 	memset(&v, 0, sizeof(v));
 	v.spam = spam != 0;
 	v.dir = dir < 0 ? -1 : 1;
@@ -664,11 +958,12 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 	n = toklist_count(tl);
 	for (i = 0; i < n; i++) {
 		k = toklist_get(tl, i, &len);
-		if (len == 0 || k[0] == 0)
-			continue;	/* could clash with a meta key */
+		if (len == 0)
+			continue;
+		put_key(key, tokdb_key(k, len));
 		v.isnew = v.removed = 0;
-		if (!kcdbaccept(db->kc, k, len, visit_full, visit_empty, &v,
-		    1)) {
+		if (!kcdbaccept(db->kc, (const char *)key, KEYLEN, visit_full,
+		    visit_empty, &v, 1)) {
 			seterr(db, "cannot update a token");
 			return -1;
 		}
@@ -698,9 +993,16 @@ tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 	int i;
 
 	*pos_r = 0;
-	n = kcdbgetbuf(db->kc, K_POS, KLEN(K_POS), (char *)b, sizeof(b));
+	if (db->bulk && db->setpos) {
+		*pos_r = db->pos;
+		return 0;
+	}
+	if (db->bulk && base_kc(db) == NULL)
+		return 0;
+	n = kcdbgetbuf(db->bulk ? base_kc(db) : db->kc, K_POS, KLEN(K_POS),
+	    (char *)b, sizeof(b));
 	if (n < 0) {
-		if (kcdbecode(db->kc) == KCENOREC)
+		if (kcdbecode(db->bulk ? base_kc(db) : db->kc) == KCENOREC)
 			return 0;
 		seterr(db, "cannot read the journal position");
 		return -1;
@@ -727,6 +1029,11 @@ tokdb_set_pos(struct tokdb *db, int64_t pos)
 
 	if (!db->intran)
 		return plainerr(db, "journal position set outside a transaction");
+	if (db->bulk) {
+		db->pos = pos;
+		db->setpos = 1;
+		return 0;
+	}
 	for (i = 0; i < 8; i++, v >>= 8)
 		b[i] = v & 0xff;
 	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
@@ -768,11 +1075,11 @@ iter_visit(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
 	struct tokcount c;
 
 	(void)sp;
-	if (it->stopped || ksiz == 0 || kbuf[0] == 0)
-		return KCVISNOP;
+	if (it->stopped || ksiz != KEYLEN)
+		return KCVISNOP;	/* a meta record */
 	if (dec_count((const unsigned char *)vbuf, vsiz, &c) < 0)
 		return KCVISNOP;
-	if (it->fn(kbuf, ksiz, &c, it->ctx) != 0)
+	if (it->fn(get_key((const unsigned char *)kbuf), &c, it->ctx) != 0)
 		it->stopped = 1;
 	return KCVISNOP;
 }
@@ -814,8 +1121,9 @@ dec_key(const unsigned char *sha, char *k)
 	memcpy(k + KLEN(K_DEC), sha, TOKDB_SHA256_LEN);
 }
 
-int
-tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+/* record (or remove) a decision in db->kc: 0, or -1 */
+static int
+dec_apply(struct tokdb *db, const unsigned char *sha, int state,
     uint32_t day)
 {
 	char k[DEC_KLEN];
@@ -823,8 +1131,6 @@ tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
 	uint32_t ndec = 0;
 	int had;
 
-	if (!db->intran)
-		return plainerr(db, "decision recorded outside a transaction");
 	dec_key(sha, k);
 	had = kcdbcheck(db->kc, k, sizeof(k)) >= 0;
 	if (!had && kcdbecode(db->kc) != KCENOREC) {
@@ -852,6 +1158,41 @@ tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
 	return had ? 0 : set_u32(db, K_NDEC, KLEN(K_NDEC), ndec + 1);
 }
 
+/* bulk mode: a decision kept for bulk_flush, in order (a later one on
+ * the same post wins there): 0, or -1 */
+static int
+pdec_add(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day)
+{
+	struct pdec *n;
+	size_t cap;
+
+	if (db->npdec == db->cappdec) {
+		cap = db->cappdec ? 2 * db->cappdec : 64;
+		if (cap > SIZE_MAX / sizeof(*n) ||
+		    (n = xrealloc(db->pdec, cap * sizeof(*n))) == NULL)
+			return plainerr(db, "out of memory");
+		db->pdec = n;
+		db->cappdec = cap;
+	}
+	memcpy(db->pdec[db->npdec].sha, sha, TOKDB_SHA256_LEN);
+	db->pdec[db->npdec].day = day;
+	db->pdec[db->npdec].state = state;
+	db->npdec++;
+	return 0;
+}
+
+int
+tokdb_set_decided(struct tokdb *db, const unsigned char *sha, int state,
+    uint32_t day)
+{
+	if (!db->intran)
+		return plainerr(db, "decision recorded outside a transaction");
+	if (db->bulk)
+		return pdec_add(db, sha, state, day);
+	return dec_apply(db, sha, state, day);
+}
+
 int
 tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
     uint32_t *day_r)
@@ -860,12 +1201,23 @@ tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
 	unsigned char b[8];
 	int32_t n;
 
+	KCDB *kc = db->bulk ? base_kc(db) : db->kc;
+	size_t i;
+
 	*state_r = TOKDB_UNDECIDED;
 	*day_r = 0;
+	for (i = db->npdec; i-- > 0; )	/* bulk mode: the latest pending */
+		if (memcmp(db->pdec[i].sha, sha, TOKDB_SHA256_LEN) == 0) {
+			*state_r = db->pdec[i].state;
+			*day_r = db->pdec[i].day;
+			return *state_r != TOKDB_UNDECIDED;
+		}
+	if (kc == NULL)
+		return 0;		/* a new file, not yet written */
 	dec_key(sha, k);
-	n = kcdbgetbuf(db->kc, k, sizeof(k), (char *)b, sizeof(b));
+	n = kcdbgetbuf(kc, k, sizeof(k), (char *)b, sizeof(b));
 	if (n < 0) {
-		if (kcdbecode(db->kc) == KCENOREC)
+		if (kcdbecode(kc) == KCENOREC)
 			return 0;
 		seterr(db, "cannot read a decision");
 		return -1;
@@ -896,9 +1248,13 @@ check_record(const char *k, size_t ks, const char *v, size_t vs)
 
 	if (ks == 0)
 		return "a record with an empty key";
+	if (ks == KEYLEN)
+		return dec_count_fmt((const unsigned char *)v, vs, &c,
+		    TOKDB_FORMAT) == vs ? NULL :
+		    "a token record whose counts do not decode";
 	if (k[0] != 0)
-		return dec_count_len((const unsigned char *)v, vs, &c) == vs ?
-		    NULL : "a token record whose counts do not decode";
+		return "a record whose key is neither a token's nor a meta "
+		    "record's";
 	for (i = 0; i < NMETA; i++)
 		if (ks == meta_keys[i].klen && memcmp(k, meta_keys[i].k,
 		    ks) == 0)
@@ -1057,8 +1413,8 @@ tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
 	while (bad == NULL && nrec <= want &&
 	    (k = kccurget(cur, &ks, &v, &vs, 1)) != NULL) {
 		nrec++;
-		if (ks > 0 && k[0] == 0)
-			nmeta++;
+		if (ks != KEYLEN)
+			nmeta++;	/* meta and decision records */
 		if ((bad = check_record(k, ks, v, vs)) == NULL) {
 			/* the same record again through its hash chain */
 			v2 = kcdbget(db->kc, k, ks, &vs2);
@@ -1090,4 +1446,957 @@ tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
 	if (ntokens_r != NULL)
 		*ntokens_r = (long)(nrec - nmeta);
 	return 0;
+}
+
+/* --- rewriting a file: compaction and conversion ------------------------ */
+
+static int hold_for_replace(const char *path, unsigned wait_ms,
+    struct tokdb **src_r, int *fd_r, char *err, size_t errsz);
+static int close_synced(struct tokdb *db, char *err, size_t errsz);
+
+/* what rewrite() is asked to do */
+#define RW_IF_FULL	0	/* only when the buckets are overfull */
+#define RW_ALWAYS	1	/* a current file, rewritten anyway */
+#define RW_CONVERT	2	/* also an older format of the same tokenizer */
+
+/* the bucket count of an open file (0 when unknown) */
+static long
+kc_bnum(KCDB *kc)
+{
+	char *st = kcdbstatus(kc), *p;
+	long v = 0;
+
+	/* "name\tvalue\n" lines in name order; bnum comes before the one
+	 * binary field (opaque) */
+	for (p = st; p != NULL && *p != 0; ) {
+		if (strncmp(p, "bnum\t", 5) == 0) {
+			v = strtol(p + 5, NULL, 10);
+			break;
+		}
+		if ((p = strchr(p, '\n')) != NULL)
+			p++;
+	}
+	kcfree(st);
+	return v > 0 ? v : 0;
+}
+
+/* the temporary name of a rewrite of path by process pid:
+ * DIR/.BASE.compact-PID.kch, BASE the file name without ".kch" (a dot
+ * name no list can have; the extension tells Kyoto Cabinet the type).
+ * 0, or -1 when too long */
+static int
+rewrite_name(const char *path, long pid, char *out, size_t outsz)
+{
+	const char *base = strrchr(path, '/');
+	size_t dlen, blen;
+	int n;
+
+	base = base != NULL ? base + 1 : path;
+	dlen = (size_t)(base - path);
+	blen = strlen(base);
+	if (blen > 4 && strcmp(base + blen - 4, ".kch") == 0)
+		blen -= 4;
+	n = snprintf(out, outsz, "%.*s.%.*s.compact-%ld.kch", (int)dlen, path,
+	    (int)blen, base, pid);
+	return n < 0 || (size_t)n >= outsz ? -1 : 0;
+}
+
+/* remove the temporary files of rewrites of path whose process is gone
+ * (killed mid-way) */
+static void
+clean_stale(const char *path)
+{
+	char dir[4200], prefix[600], p[4400], *end;
+	const char *base = strrchr(path, '/');
+	struct dirent *de;
+	size_t pl;
+	long pid;
+	DIR *d;
+
+	if (base == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		base = path;
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+		base++;
+	}
+	if (rewrite_name(base, 0, prefix, sizeof(prefix)) < 0)
+		return;
+	/* ".BASE.compact-" */
+	pl = strlen(prefix) - strlen("0.kch");
+	if ((d = opendir(dir[0] ? dir : "/")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, prefix, pl) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + pl, &end, 10);
+		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;	/* still at work (or not ours) */
+		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir[0] ? dir : "",
+		    de->d_name) < sizeof(p))
+			unlink(p);
+	}
+	closedir(d);
+}
+
+/* merging a converted record into the new file: counts add up (two
+ * texts with one key, which SipHash makes as good as impossible) */
+struct merge {
+	struct tokcount c;
+	unsigned char out[16];
+};
+
+static const char *
+merge_full(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct merge *m = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	dec_count((const unsigned char *)vbuf, vsiz, &c);
+	c.spam = c.spam > UINT32_MAX - m->c.spam ? UINT32_MAX :
+	    c.spam + m->c.spam;
+	c.ham = c.ham > UINT32_MAX - m->c.ham ? UINT32_MAX : c.ham + m->c.ham;
+	if (m->c.day > c.day)
+		c.day = m->c.day;
+	*sp = enc_count(m->out, &c);
+	return (const char *)m->out;
+}
+
+static const char *
+merge_empty(const char *kbuf, size_t ksiz, size_t *sp, void *opq)
+{
+	struct merge *m = opq;
+
+	(void)kbuf;
+	(void)ksiz;
+	*sp = enc_count(m->out, &m->c);
+	return (const char *)m->out;
+}
+
+/*
+ * Copy every record of src into dst: meta records as they are; token
+ * records as they are, or with conv (src is format 1) keyed by
+ * tokdb_key of their text and re-encoded.  0, or -1 with err.
+ */
+static int
+copy_records(struct tokdb *src, struct tokdb *dst, int conv, char *err,
+    size_t errsz)
+{
+	struct merge m;
+	unsigned char key[KEYLEN];
+	const char *vbuf;
+	char *kbuf;
+	size_t ksiz, vsiz;
+	KCCUR *cur;
+	int rc = 0;
+
+	if ((cur = kcdbcursor(src->kc)) == NULL) {
+		snprintf(err, errsz, "token file %s: out of memory", src->path);
+		return -1;
+	}
+	if (!kccurjump(cur)) {
+		rc = kccurecode(cur) == KCENOREC ? 0 : -1;
+		if (rc < 0)
+			snprintf(err, errsz, "token file %s: cannot read: %s",
+			    src->path, kccuremsg(cur));
+		kccurdel(cur);
+		return rc;
+	}
+	while ((kbuf = kccurget(cur, &ksiz, &vbuf, &vsiz, 1)) != NULL) {
+		if (conv && ksiz > 0 && kbuf[0] != 0) {
+			/* a format 1 token record: malformed ones are
+			 * dropped, as they read as absent anyway */
+			if (dec_count_fmt((const unsigned char *)vbuf, vsiz,
+			    &m.c, FORMAT_TEXT) > 0) {
+				put_key(key, tokdb_key(kbuf, ksiz));
+				if (!kcdbaccept(dst->kc, (const char *)key,
+				    KEYLEN, merge_full, merge_empty, &m, 1))
+					rc = -1;
+			}
+		} else if (!kcdbset(dst->kc, kbuf, ksiz, vbuf, vsiz))
+			rc = -1;
+		kcfree(kbuf);
+		if (rc < 0) {
+			snprintf(err, errsz, "token file %s: cannot write: %s",
+			    dst->path, kcdbemsg(dst->kc));
+			break;
+		}
+	}
+	if (rc == 0 && kccurecode(cur) != KCENOREC) {
+		snprintf(err, errsz, "token file %s: cannot read: %s",
+		    src->path, kccuremsg(cur));
+		rc = -1;
+	}
+	kccurdel(cur);
+	return rc;
+}
+
+/*
+ * Rewrite the token file at path into a fresh file with room for its
+ * tokens, renamed over dst_path (path itself, or another name; see the
+ * top of this file).  The old file is
+ * held with a reader's lock meanwhile: filters go on reading it,
+ * writers wait and then find the new file.  2 converted from format 1,
+ * 1 rewritten, 0 nothing to do (RW_IF_FULL and the file not full), or a
+ * TOKDB_E* code with err.
+ */
+static int
+rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
+    char *err, size_t errsz)
+{
+	struct tokdb *src = NULL, *dst = NULL, *held = NULL;
+	char tmp[4400] = "", list[80];
+	uint32_t fmt, tv;
+	long ntok, bnum;
+	int64_t count;
+	int conv = 0, r, lockfd = -1, heldfd = -1;
+
+	if (strcmp(path, ":") == 0)
+		return 0;		/* nothing to rewrite in memory */
+	if ((r = hold_for_replace(path, wait_ms, &src, &lockfd, err,
+	    errsz)) != 0)
+		return r;
+	if ((r = read_versions(src, &fmt, &tv, err, errsz)) != 0)
+		goto out;
+	if (fmt != TOKDB_FORMAT || tv != TOK_VERSION) {
+		r = TOKDB_EVERSION;
+		if (how != RW_CONVERT || fmt > TOKDB_FORMAT) {
+			version_msg(path, fmt, tv, err, errsz);
+			goto out;
+		}
+		if (tv != TOK_VERSION) {
+			list_of(path, list, sizeof(list));
+			snprintf(err, errsz, "token file %s was built by "
+			    "another tokenizer (version %u; this program uses "
+			    "%u): its tokens cannot be converted.  Configure "
+			    "the database so that `listgate rebuild --list %s` "
+			    "rebuilds it from the training journal, or move it "
+			    "away and retrain the list", path, (unsigned)tv,
+			    (unsigned)TOK_VERSION, list);
+			goto out;
+		}
+		conv = fmt == FORMAT_TEXT;
+	}
+	count = kcdbcount(src->kc);
+	ntok = count > NMETA ? (long)(count - NMETA) : 0;
+	if (how == RW_IF_FULL && !conv) {
+		bnum = kc_bnum(src->kc);
+		if (bnum == 0 || ntok <= LOAD_MAX * bnum) {
+			r = 0;
+			goto out;
+		}
+	}
+	bnum = ntok * BUCKETS_PER_TOKEN;
+	if (bnum < TOKDB_BNUM_MIN)
+		bnum = TOKDB_BNUM_MIN;
+	clean_stale(dst_path);
+	r = TOKDB_ERR;
+	if (rewrite_name(dst_path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errsz, "token file %s: path too long", dst_path);
+		goto out;
+	}
+	unlink(tmp);
+	if (new_handle(tmp, TOKDB_WRITE | TOKDB_CREATE, &dst, err,
+	    errsz) != 0)
+		goto out;
+	if (open_kc(dst, tmp, TOKDB_WRITE | TOKDB_CREATE, 0, bnum, err,
+	    errsz) != 0) {
+		kcdbdel(dst->kc);
+		dst->kc = NULL;
+		goto out;
+	}
+	if (copy_records(src, dst, conv, err, errsz) < 0)
+		goto out;
+	if (conv && set_u32(dst, K_FORMAT, KLEN(K_FORMAT), TOKDB_FORMAT) < 0) {
+		snprintf(err, errsz, "%s", dst->emsg);
+		goto out;
+	}
+	if (close_synced(dst, err, errsz) < 0)
+		goto out;
+	/* another file goes in place of dst_path: hold that one as well,
+	 * so that no writer has it open (inside a transaction, its
+	 * write-ahead log, named after the path, would be taken for the new
+	 * file's by the next writer: records lost, readers faulting past the
+	 * end).  One that is missing, or too damaged to open, has no
+	 * writers. */
+	if (strcmp(path, dst_path) != 0) {
+		r = hold_for_replace(dst_path, wait_ms, &held, &heldfd, err,
+		    errsz);
+		if (r == TOKDB_ELOCK)
+			goto out;
+		r = TOKDB_ERR;
+	}
+	if (rename(tmp, dst_path) < 0) {
+		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp,
+		    dst_path, strerror(errno));
+		goto out;
+	}
+	tmp[0] = 0;
+	r = conv ? 2 : 1;
+out:
+	if (dst != NULL) {
+		tokdb_close(dst);
+		if (tmp[0] != 0)
+			unlink(tmp);
+	}
+	/* only now may the next replacer, or a writer, have the file */
+	if (heldfd >= 0)
+		close(heldfd);
+	tokdb_close(held);
+	if (lockfd >= 0)
+		close(lockfd);
+	tokdb_close(src);
+	return r;
+}
+
+/* --- replacing a file: the locks, the copy, bulk mode -------------------- */
+
+/*
+ * What a process that renames a new file over path (a compaction, a
+ * bulk writer publishing its copy) holds meanwhile: a reader's lock on
+ * the file (Kyoto Cabinet's shared fcntl lock, through *src_r), so that
+ * filters go on reading and writers wait, and flock(LOCK_EX) on a
+ * descriptor of it (*fd_r), so that no other replacer works at once
+ * (fcntl and flock locks are independent on Linux).  Both are had on the
+ * file that is at path once they are had, or tried again until wait_ms
+ * is over.  Release: close *fd_r (which drops the fcntl lock too) after
+ * the rename, then tokdb_close(*src_r).  0, or a TOKDB_E* code with err.
+ */
+static int
+hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
+    int *fd_r, char *err, size_t errsz)
+{
+	struct stat st0, st1, st2;
+	struct tokdb *src;
+	double start = clock_now_ms(), left, delay = 1.0;
+	int fd, r, had;
+
+	*src_r = NULL;
+	*fd_r = -1;
+	for (;;) {
+		left = (double)wait_ms - (clock_now_ms() - start);
+		had = stat(path, &st0) == 0;
+		if ((r = open_any(path, TOKDB_READ, left > 0 ? (unsigned)left :
+		    0, 0, &src, err, errsz)) != 0)
+			return r;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			snprintf(err, errsz, "token file %s: %s", path,
+			    strerror(errno));
+			tokdb_close(src);
+			return TOKDB_ERR;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			int e = errno;
+
+			close(fd);
+			tokdb_close(src);
+			if (e != EWOULDBLOCK) {
+				snprintf(err, errsz, "token file %s: flock: %s",
+				    path, strerror(e));
+				return TOKDB_ERR;
+			}
+			left = (double)wait_ms - (clock_now_ms() - start);
+			if (left <= 0) {
+				snprintf(err, errsz, "token file %s is being "
+				    "rewritten by another process; gave up "
+				    "after %u ms", path, wait_ms);
+				return TOKDB_ELOCK;
+			}
+			sleep_ms(delay < left ? delay : left);
+			if (delay < TOKDB_POLL_MAX_MS)
+				delay *= 2;
+			continue;
+		}
+		if (had && fstat(fd, &st1) == 0 && stat(path, &st2) == 0 &&
+		    same_file(&st0, &st1) && same_file(&st1, &st2)) {
+			*src_r = src;
+			*fd_r = fd;
+			return 0;
+		}
+		/* replaced meanwhile: have the new one */
+		close(fd);
+		tokdb_close(src);
+		if ((double)wait_ms - (clock_now_ms() - start) <= 0) {
+			snprintf(err, errsz, "token file %s was replaced while "
+			    "waiting for it; gave up after %u ms", path,
+			    wait_ms);
+			return TOKDB_ELOCK;
+		}
+	}
+}
+
+/* close db's Kyoto Cabinet file and make it durable (fsync): 0, or -1
+ * with err */
+static int
+close_synced(struct tokdb *db, char *err, size_t errsz)
+{
+	int ok, fd;
+
+	ok = kcdbclose(db->kc);
+	if (!ok)
+		snprintf(err, errsz, "token file %s: cannot close: %s",
+		    db->path, kcdbemsg(db->kc));
+	kcdbdel(db->kc);
+	db->kc = NULL;
+	if (!ok)
+		return -1;
+	if ((fd = open(db->path, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
+		snprintf(err, errsz, "token file %s: cannot sync: %s",
+		    db->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* copy the file open at in to a new file at dst (same permissions): 0,
+ * or -1 with err */
+static int
+copy_file(int in, const char *dst, char *err, size_t errsz)
+{
+	struct stat st;
+	char buf[65536];
+	off_t off = 0;
+	ssize_t n, w, k;
+	int out, plain = 0;
+
+	if (fstat(in, &st) < 0 || (out = open(dst, O_WRONLY | O_CREAT |
+	    O_EXCL | O_CLOEXEC, st.st_mode & 0666)) < 0) {
+		snprintf(err, errsz, "token file %s: %s", dst, strerror(errno));
+		return -1;
+	}
+	while (off < st.st_size) {
+		if (!plain) {
+			n = copy_file_range(in, &off, out, NULL,
+			    (size_t)(st.st_size - off), 0);
+			if (n > 0)
+				continue;
+			if (n == 0)
+				break;
+			if (errno == EINTR)
+				continue;
+			if (errno != EXDEV && errno != ENOSYS &&
+			    errno != EINVAL && errno != EOPNOTSUPP)
+				goto fail;
+			plain = 1;	/* copy_file_range cannot: read, write */
+		}
+		if ((n = pread(in, buf, sizeof(buf), off)) < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		for (w = 0; w < n; w += k) {
+			if ((k = pwrite(out, buf + w, (size_t)(n - w),
+			    off + w)) < 0) {
+				if (errno == EINTR) {
+					k = 0;
+					continue;
+				}
+				goto fail;
+			}
+		}
+		off += n;
+	}
+	if (close(out) < 0) {
+		out = -1;
+		goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errsz, "token file %s: cannot copy: %s", dst,
+	    strerror(errno));
+	if (out >= 0)
+		close(out);
+	unlink(dst);
+	return -1;
+}
+
+/* --- bulk mode: changes in memory, one private file, one rename --------- */
+
+/* one step (+1 or -1) of a counter */
+static void
+pstep_add(struct pstep *p, int d)
+{
+	if (d > 0) {
+		if (p->sum < INT32_MAX)
+			p->sum++;
+	} else if (p->sum > INT32_MIN + 1) {
+		p->sum--;
+		if (p->sum < p->low)
+			p->low = p->sum;
+	}
+}
+
+/* a count after its pending steps (see struct pstep) */
+static uint32_t
+pstep_apply(uint32_t c, const struct pstep *p)
+{
+	int64_t v = (int64_t)c + p->sum, floor = (int64_t)c + p->low;
+
+	if (floor < 0)
+		v -= floor;
+	if (v < 0)
+		v = 0;
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* the file bulk mode reads counts from: its private file once open,
+ * else the file it replaces (NULL for a new file not yet written) */
+static KCDB *
+base_kc(const struct tokdb *db)
+{
+	if (db->kc != NULL)
+		return db->kc;
+	return db->old != NULL ? db->old->kc : NULL;
+}
+
+/* the pending entry of key, NULL when none */
+static struct pend *
+pend_find(const struct tokdb *db, uint64_t key)
+{
+	size_t i, m;
+
+	if (db->cappend == 0)
+		return NULL;
+	m = db->cappend - 1;
+	for (i = (size_t)key & m; db->pend[i].used; i = (i + 1) & m)
+		if (db->pend[i].key == key)
+			return &db->pend[i];
+	return NULL;
+}
+
+/* the pending entry of key, made when missing (*made_r = 1); NULL when
+ * out of memory.  The table is kept at most half full. */
+static struct pend *
+pend_get(struct tokdb *db, uint64_t key, int *made_r)
+{
+	struct pend *e, *nt;
+	size_t i, m, j, ncap;
+
+	*made_r = 0;
+	if ((e = pend_find(db, key)) != NULL)
+		return e;
+	if (2 * (db->npend + 1) > db->cappend) {
+		ncap = db->cappend ? 2 * db->cappend : 4096;
+		if ((nt = xcalloc(ncap, sizeof(*nt))) == NULL)
+			return NULL;
+		for (j = 0; j < db->cappend; j++) {
+			if (!db->pend[j].used)
+				continue;
+			for (i = (size_t)db->pend[j].key & (ncap - 1); nt[i].used;
+			    i = (i + 1) & (ncap - 1))
+				;
+			nt[i] = db->pend[j];
+		}
+		xfree(db->pend);
+		db->pend = nt;
+		db->cappend = ncap;
+	}
+	m = db->cappend - 1;
+	for (i = (size_t)key & m; db->pend[i].used; i = (i + 1) & m)
+		;
+	e = &db->pend[i];
+	memset(e, 0, sizeof(*e));
+	e->key = key;
+	e->used = 1;
+	db->npend++;
+	*made_r = 1;
+	return e;
+}
+
+/* forget every pending change (they are written out) */
+static void
+pend_clear(struct tokdb *db)
+{
+	if (db->pend != NULL)
+		memset(db->pend, 0, db->cappend * sizeof(*db->pend));
+	db->npend = 0;
+	db->nnew = 0;
+	db->npdec = 0;
+	memset(db->msg, 0, sizeof(db->msg));
+}
+
+/* a token record's counts with its pending changes (any may be NULL:
+ * no record, no changes); 1 when the token then exists */
+static int
+pend_counts(const unsigned char *v, size_t vsiz, const struct pend *e,
+    struct tokcount *c)
+{
+	if (v == NULL || dec_count(v, vsiz, c) < 0)
+		memset(c, 0, sizeof(*c));
+	if (e != NULL) {
+		c->ham = pstep_apply(c->ham, &e->c[0]);
+		c->spam = pstep_apply(c->spam, &e->c[1]);
+		if (e->hasday)
+			c->day = e->day;
+	}
+	return c->spam != 0 || c->ham != 0;
+}
+
+/* writing one pending entry into the private file */
+struct pvisit {
+	const struct pend *e;
+	unsigned char out[16];
+};
+
+static const char *
+pend_full(const char *kbuf, size_t ksiz, const char *vbuf, size_t vsiz,
+    size_t *sp, void *opq)
+{
+	struct pvisit *pv = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	if (!pend_counts((const unsigned char *)vbuf, vsiz, pv->e, &c))
+		return KCVISREMOVE;
+	*sp = enc_count(pv->out, &c);
+	return (const char *)pv->out;
+}
+
+static const char *
+pend_empty(const char *kbuf, size_t ksiz, size_t *sp, void *opq)
+{
+	struct pvisit *pv = opq;
+	struct tokcount c;
+
+	(void)kbuf;
+	(void)ksiz;
+	if (!pend_counts(NULL, 0, pv->e, &c))
+		return KCVISNOP;
+	*sp = enc_count(pv->out, &c);
+	return (const char *)pv->out;
+}
+
+/* a new private file at db->path with room for ntok tokens and the meta
+ * records, open in db->kc: 0, or -1 with db->emsg */
+static int
+bulk_create(struct tokdb *db, long ntok)
+{
+	char err[512];
+	long bnum = ntok * BUCKETS_PER_TOKEN;
+
+	if (bnum < TOKDB_BNUM_MIN)
+		bnum = TOKDB_BNUM_MIN;
+	unlink(db->path);
+	if ((db->kc = kcdbnew()) == NULL)
+		return plainerr(db, "out of memory");
+	if (open_kc(db, db->path, TOKDB_WRITE | TOKDB_CREATE, 0, bnum, err,
+	    sizeof(err)) != 0) {
+		kcdbdel(db->kc);
+		db->kc = NULL;
+		snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+		return -1;
+	}
+	if (init_meta(db) < 0)
+		return -1;
+	db->bnum = kc_bnum(db->kc);
+	return 0;
+}
+
+/*
+ * Write the pending changes out to the private file, opening it first:
+ * a copy of the old file (byte for byte when the new tokens fit in its
+ * hash table, else record by record into a larger one), or a new file
+ * sized for them; a file already open is rewritten larger when they
+ * would overfill it.  0, or -1 with db->emsg (the copy is then spoilt).
+ */
+static int
+bulk_flush(struct tokdb *db)
+{
+	struct pvisit pv;
+	char err[512];
+	uint32_t n;
+	size_t i;
+	long ntok;
+	int k;
+
+	if (db->kc == NULL && db->old == NULL) {
+		/* a new file */
+		if (bulk_create(db, db->nnew) < 0)
+			goto fail;
+	} else if (db->kc == NULL) {
+		ntok = (long)(kcdbcount(db->old->kc) - NMETA) + db->nnew;
+		if (ntok <= LOAD_MAX * kc_bnum(db->old->kc)) {
+			if (copy_file(db->lockfd, db->path, err,
+			    sizeof(err)) < 0 || (db->kc = kcdbnew()) == NULL) {
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+				goto fail;
+			}
+			if (open_kc(db, db->path, TOKDB_WRITE, 0, 0, err,
+			    sizeof(err)) != 0) {
+				kcdbdel(db->kc);
+				db->kc = NULL;
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+				goto fail;
+			}
+			db->bnum = kc_bnum(db->kc);
+		} else if (bulk_create(db, ntok) < 0 ||
+		    copy_records(db->old, db, 0, err, sizeof(err)) < 0) {
+			if (db->emsg[0] == 0)
+				snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+			goto fail;
+		}
+	} else if ((long)(kcdbcount(db->kc) - NMETA) + db->nnew >
+	    LOAD_MAX * db->bnum && bulk_grow(db) < 0)
+		goto fail;
+	for (i = 0; i < db->cappend; i++) {
+		if (!db->pend[i].used)
+			continue;
+		unsigned char key[KEYLEN];
+
+		put_key(key, db->pend[i].key);
+		pv.e = &db->pend[i];
+		if (!kcdbaccept(db->kc, (const char *)key, KEYLEN, pend_full,
+		    pend_empty, &pv, 1)) {
+			seterr(db, "cannot update a token");
+			goto fail;
+		}
+	}
+	for (k = 0; k < 2; k++) {
+		const char *mk = k ? K_NSPAM : K_NHAM;
+		size_t ml = k ? KLEN(K_NSPAM) : KLEN(K_NHAM);
+
+		if (meta_u32(db, mk, ml, &n) < 0) {
+			seterr(db, "cannot read message counts");
+			goto fail;
+		}
+		if (set_u32(db, mk, ml, pstep_apply(n, &db->msg[k])) < 0)
+			goto fail;
+	}
+	for (i = 0; i < db->npdec; i++)
+		if (dec_apply(db, db->pdec[i].sha, db->pdec[i].state,
+		    db->pdec[i].day) < 0)
+			goto fail;
+	if (db->setpos) {
+		unsigned char b[8];
+		uint64_t v = (uint64_t)db->pos;
+
+		for (k = 0; k < 8; k++, v >>= 8)
+			b[k] = v & 0xff;
+		if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
+			seterr(db, "cannot write the journal position");
+			goto fail;
+		}
+	}
+	pend_clear(db);
+	return 0;
+fail:
+	db->poisoned = 1;
+	return -1;
+}
+
+/*
+ * TOKDB_BULK: a writer without transactions.  An existing file is held
+ * as by a replacer (its readers go on, other writers wait) and read for
+ * the base counts; a missing one (with TOKDB_CREATE) is the caller's
+ * private new file.  Changes gather in memory until published (or too
+ * many: bulk_flush).  0, or a TOKDB_E* code with err.
+ */
+static int
+open_bulk(const char *path, int mode, unsigned wait_ms,
+    struct tokdb **db_r, char *err, size_t errsz)
+{
+	struct tokdb *db = NULL, *old = NULL;
+	struct stat st;
+	char tmp[4400];
+	int r, fd = -1;
+
+	*db_r = NULL;
+	if (stat(path, &st) < 0 && errno == ENOENT &&
+	    (mode & TOKDB_CREATE)) {
+		/* a new file, the caller's own: made when first written */
+		if ((r = new_handle(path, mode, &db, err, errsz)) != 0)
+			return r;
+		kcdbdel(db->kc);	/* opened when first written */
+		db->kc = NULL;
+		db->bulk = 1;
+		*db_r = db;
+		return 0;
+	}
+	if ((r = hold_for_replace(path, wait_ms, &old, &fd, err, errsz)) != 0)
+		return r;
+	if ((r = check_meta(old, err, errsz)) != 0)
+		goto fail;
+	r = TOKDB_ERR;
+	clean_stale(path);
+	if (rewrite_name(path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+		snprintf(err, errsz, "token file %s: path too long", path);
+		goto fail;
+	}
+	unlink(tmp);
+	if (new_handle(tmp, mode, &db, err, errsz) != 0)
+		goto fail;
+	kcdbdel(db->kc);		/* opened when first written */
+	db->kc = NULL;
+	if ((db->dest = xstrdup(path)) == NULL) {
+		snprintf(err, errsz, "token file %s: out of memory", path);
+		tokdb_close(db);
+		goto fail;
+	}
+	db->bulk = 1;
+	db->old = old;
+	db->lockfd = fd;
+	*db_r = db;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	tokdb_close(old);
+	return r;
+}
+
+/* the private file would outgrow its hash table: rewrite it with room
+ * for the pending new tokens and go on in the new one: 0, or -1 */
+static int
+bulk_grow(struct tokdb *db)
+{
+	struct tokdb *src = NULL;
+	char err[512], tmp[4400];
+	long ntok = (long)(kcdbcount(db->kc) - NMETA) + db->nnew;
+	int ok;
+
+	/* the file moves aside; a fresh one takes its name and records */
+	if (snprintf(tmp, sizeof(tmp), "%s.grow.kch", db->path) >=
+	    (int)sizeof(tmp))
+		return plainerr(db, "path too long");
+	ok = kcdbclose(db->kc);
+	kcdbdel(db->kc);
+	db->kc = NULL;
+	if (!ok || rename(db->path, tmp) < 0)
+		return plainerr(db, "cannot move the private file aside");
+	if (new_handle(tmp, TOKDB_READ, &src, err, sizeof(err)) != 0 ||
+	    open_kc(src, tmp, TOKDB_READ, 0, 0, err, sizeof(err)) != 0 ||
+	    bulk_create(db, 2 * ntok) < 0 ||
+	    copy_records(src, db, 0, err, sizeof(err)) < 0) {
+		if (db->emsg[0] == 0)
+			snprintf(db->emsg, sizeof(db->emsg), "%s", err);
+		tokdb_close(src);
+		unlink(tmp);
+		return -1;
+	}
+	tokdb_close(src);
+	unlink(tmp);
+	return 0;
+}
+
+int
+tokdb_publish(struct tokdb *db, char *err, size_t errsz)
+{
+	if (!db->bulk || db->poisoned || db->intran) {
+		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+		    db->path, !db->bulk ? "not a bulk writer" : db->intran ?
+		    "a batch is still open" : "a batch was rolled back or "
+		    "failed, nothing is published");
+		tokdb_close(db);
+		return -1;
+	}
+	if (db->dest != NULL && db->kc == NULL && db->npend == 0 &&
+	    db->npdec == 0 && !db->setpos && db->msg[0].sum == 0 && db->msg[0].low == 0 &&
+	    db->msg[1].sum == 0 && db->msg[1].low == 0) {
+		tokdb_close(db);	/* nothing changed */
+		return 0;
+	}
+	if (bulk_flush(db) < 0) {
+		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+		    db->path, db->emsg);
+		tokdb_close(db);
+		return -1;
+	}
+	if (close_synced(db, err, errsz) < 0) {
+		tokdb_close(db);
+		return -1;
+	}
+	if (db->dest != NULL) {
+		if (rename(db->path, db->dest) < 0) {
+			snprintf(err, errsz, "cannot rename %s to %s: %s",
+			    db->path, db->dest, strerror(errno));
+			tokdb_close(db);
+			return -1;
+		}
+		xfree(db->path);
+		db->path = NULL;	/* nothing left to remove */
+	}
+	tokdb_close(db);		/* and the old file's locks go */
+	return 0;
+}
+
+/* tokdb_learn in bulk mode: the changes go to memory */
+static long
+bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
+    uint32_t day)
+{
+	struct pend *e;
+	unsigned char key[KEYLEN];
+	size_t i, n, len;
+	long changed = 0;
+	const char *k;
+	KCDB *base;
+	int made;
+
+	n = toklist_count(tl);
+	base = base_kc(db);
+	for (i = 0; i < n; i++) {
+		k = toklist_get(tl, i, &len);
+		if (len == 0)
+			continue;
+		if ((e = pend_get(db, tokdb_key(k, len), &made)) == NULL) {
+			db->poisoned = 1;
+			return plainerr(db, "out of memory");
+		}
+		if (made) {
+			put_key(key, e->key);
+			if (base == NULL || kcdbcheck(base, (const char *)key,
+			    KEYLEN) < 0) {
+				db->nnew++;
+				if (dir > 0)
+					changed++;
+			}
+		}
+		pstep_add(&e->c[spam != 0], dir);
+		if (dir > 0) {
+			e->day = day;
+			e->hasday = 1;
+		}
+	}
+	pstep_add(&db->msg[spam != 0], dir);
+	if (db->npend >= PEND_MAX && bulk_flush(db) < 0)
+		return -1;
+	return changed;
+}
+
+int
+tokdb_compact(const char *path, unsigned wait_ms, int force, char *err,
+    size_t errsz)
+{
+	return rewrite(path, path, wait_ms, force ? RW_ALWAYS : RW_IF_FULL,
+	    err, errsz);
+}
+
+int
+tokdb_compact_into(const char *path, const char *dst, unsigned wait_ms,
+    char *err, size_t errsz)
+{
+	if (strcmp(path, ":") == 0 || strcmp(dst, ":") == 0) {
+		snprintf(err, errsz, "no token file to write");
+		return TOKDB_ERR;
+	}
+	return rewrite(path, dst, wait_ms, RW_ALWAYS, err, errsz);
+}
+
+int
+tokdb_convert(const char *path, unsigned wait_ms, char *err, size_t errsz)
+{
+	return rewrite(path, path, wait_ms, RW_CONVERT, err, errsz);
 }

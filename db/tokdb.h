@@ -1,7 +1,8 @@
 /*
  * tokdb.h - a list's token store: one Kyoto Cabinet hash file per list
  *
- * Per token: spam count, ham count, last-seen day.  Meta records: message
+ * Per token, under a 64-bit key (tokdb_key: the token text is not
+ * stored): spam count, ham count, last-seen day.  Meta records: message
  * counts, tokenizer version, format version, journal position.  Readers
  * open read-only and wait for the lock at most wait_ms; writers change
  * counts only inside a transaction.  A path of ":" opens an in-memory
@@ -25,6 +26,8 @@ struct tokcount {
 #define TOKDB_READ	0	/* shared lock, no writes */
 #define TOKDB_WRITE	1	/* exclusive lock */
 #define TOKDB_CREATE	2	/* with TOKDB_WRITE: create when missing */
+#define TOKDB_BULK	4	/* with TOKDB_WRITE: no transactions (see
+				 * tokdb_publish) */
 
 /* the mode of a token file: the list's content (addresses, subjects)
  * for its owner and group only; writers tighten older files to it */
@@ -68,13 +71,34 @@ int tokdb_commit(struct tokdb *db);
 int tokdb_abort(struct tokdb *db);
 
 /*
+ * Bulk mode (TOKDB_WRITE | TOKDB_BULK): for many changes at once, a
+ * writer without Kyoto Cabinet transactions (whose write-ahead log costs
+ * a system call per changed record).  The changes gather in memory, one
+ * entry per token however many posts have it, and are written once into
+ * a private file beside the old one: a copy of it, or a larger one when
+ * the new tokens would overfill its hash table.  Meanwhile filters go on
+ * reading the old file and other writers wait.  tokdb_publish makes the
+ * private file durable (fsync) and renames it over the old one, so every
+ * change of the run appears at once or, if the run fails or is killed,
+ * none does.  A missing file with TOKDB_CREATE is taken as the caller's
+ * own private new file, written in place.  begin/commit only mark the
+ * batches; an abort spoils the run (nothing is published).  Counts,
+ * message counts and the position read back include what is pending.
+ * tokdb_learn returns the number of tokens new to the file when
+ * learning, 0 when unlearning.  At most PEND_MAX tokens' changes are
+ * kept in memory (32 MiB); more are written out on the way.
+ * tokdb_publish always releases db: 0, or -1 with err (then nothing
+ * changed); tokdb_close without it throws the run away.
+ */
+int tokdb_publish(struct tokdb *db, char *err, size_t errsz);
+
+/*
  * Learn (dir = +1) or unlearn (dir = -1) one post's tokens as spam or ham,
  * with the message count; counts never go below zero.  Inside a
  * transaction.  Returns the number of tokens that were new, or -1.
  * Unlearning exactly undoes learning the same tokens: a record whose
  * counts both reach zero is removed, and the return value is then the
- * number of records removed.  Tokens that are empty or start with a NUL
- * byte (the meta keys' space) are skipped.
+ * number of records removed.  Empty tokens are skipped.
  */
 long tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
     int dir, uint32_t day);
@@ -105,12 +129,49 @@ int tokdb_get_decided(struct tokdb *db, const unsigned char *sha,
 /* number of token records (meta records not counted), or -1 */
 long tokdb_ntokens(struct tokdb *db);
 
-/* called for each token record by tokdb_iterate: 0 to go on, else stop */
-typedef int (*tokdb_iter_fn)(const char *tok, size_t len,
-    const struct tokcount *c, void *ctx);
+/* the store's key of a token: its SipHash-2-4 under a fixed key, the
+ * same in every token file (so dumps of files built apart compare) */
+uint64_t tokdb_key(const void *tok, size_t len);
+
+/* called for each token record by tokdb_iterate with the token's key
+ * (tokdb_key; the text is not stored): 0 to go on, else stop */
+typedef int (*tokdb_iter_fn)(uint64_t key, const struct tokcount *c,
+    void *ctx);
 /* visit every token record (meta records skipped), in no particular
  * order: 0 done, 1 stopped by fn, -1 error */
 int tokdb_iterate(struct tokdb *db, tokdb_iter_fn fn, void *ctx);
+
+/*
+ * Kyoto Cabinet cannot grow a file's hash table: when a file holds more
+ * tokens than it has buckets (or always, with force), rewrite it with
+ * two buckets per token and rename the new file over it.
+ * Writers call this after their last commit; it waits up to wait_ms
+ * for a reader's lock (filters go on reading meanwhile).  1 rewritten,
+ * 0 nothing to do, or a TOKDB_E* code with err.  ":" is never
+ * rewritten.
+ */
+int tokdb_compact(const char *path, unsigned wait_ms, int force, char *err,
+    size_t errsz);
+
+/* the same, always, from a private file at path into a fresh file
+ * renamed over dst (path stays): how rebuild puts its new file in place.
+ * dst is held as tokdb_compact holds its file (waited for up to
+ * wait_ms), so that no writer has it open when it is replaced.  1, or a
+ * TOKDB_E* code with err */
+int tokdb_compact_into(const char *path, const char *dst, unsigned wait_ms,
+    char *err, size_t errsz);
+
+/*
+ * Convert a token file of an older format but the same tokenizer to the
+ * current format (token records rekeyed, values re-encoded; a current
+ * file is compacted), renamed over it like tokdb_compact.  What
+ * `listgate rebuild` does without a database.  2 converted, 1 current
+ * and rewritten, or a TOKDB_E* code with err: TOKDB_EVERSION when the
+ * tokenizer differs (the tokens themselves changed: only the journal or
+ * retraining can help, and err says so).
+ */
+int tokdb_convert(const char *path, unsigned wait_ms, char *err,
+    size_t errsz);
 
 /* the last error, for messages; an error of the file itself ends with
  * what to do (`listgate rebuild --list L`) */

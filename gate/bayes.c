@@ -65,24 +65,42 @@ logaddexp(double a, double b)
 	return hi + log1p(exp(lo - hi));
 }
 
-/* ln Q by the finite series: -m + ln sum_{i<nu} m^i / i! */
+/* terms of the upper series kept from the search for its first one
+ * (more are computed again) */
+#define SERIES_CACHE	512
+
+/* ln Q by the finite series: -m + ln sum_{i<nu} m^i / i!, summed from
+ * the first term within e^-50 of the largest (the terms rise to it and
+ * fall after it), so the many negligible terms below it cost nothing
+ * when m is large */
 static double
 log_upper_series(double m, unsigned nu)
 {
-	double lm, t, mx, sum;
-	unsigned i, imax;
+	double lm, t, mx, sum, cache[SERIES_CACHE];
+	unsigned i, imax, lo;
 
 	if (m <= 0 || nu == 0)
 		return 0;
 	lm = log(m);
-	/* the largest term is near i = m: start the sum from it */
+	/* the largest term is near i = m */
 	imax = m >= (double)(nu - 1) ? nu - 1 : (unsigned)m;
 	mx = imax * lm - lgamma((double)imax + 1);
+	/* down from the peak to the first negligible term */
+	for (lo = imax; lo > 0; lo--) {
+		t = (lo - 1) * lm - lgamma((double)lo) - mx;
+		if (t < -50)
+			break;
+		if (imax - (lo - 1) < SERIES_CACHE)
+			cache[imax - (lo - 1)] = t;
+	}
 	sum = 0;
-	for (i = 0; i < nu; i++) {
-		t = i * lm - lgamma((double)i + 1) - mx;
+	for (i = lo; i < nu; i++) {
+		if (i < imax && imax - i < SERIES_CACHE)
+			t = cache[imax - i];
+		else
+			t = i * lm - lgamma((double)i + 1) - mx;
 		if (t < -50) {
-			/* far from the peak: skip ahead on the falling side */
+			/* far from the peak on the falling side */
 			if (i > imax)
 				break;
 			continue;

@@ -1221,10 +1221,11 @@ START_TEST(sync_apply_exactly_once)
 	ck_assert_int_eq(journal_add(q, "jr", 1, 1, "manual", 0,
 	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
 	journal_rollback(q);
+	/* a new file is built privately, in one batch */
 	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 2400);
-	ck_assert_uint_ge(st.nbatches, 3);
+	ck_assert_uint_eq(st.nbatches, 1);
 	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 0);
@@ -1232,6 +1233,30 @@ START_TEST(sync_apply_exactly_once)
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
 	ck_assert_uint_eq(ns, 800);
+	ck_assert_uint_eq(nh, 1600);
+	tokdb_close(db);
+	/* an existing file: a first batch in a transaction, then (there were
+	 * more) the rest in bulk; each event once */
+	ck_assert_int_eq(journal_begin(q, "jr", err, sizeof(err)), 0);
+	for (i = 0; i < 40; i++) {
+		snprintf(post, sizeof(post), "Subject: more %d\n\nmore%d\n", i,
+		    i);
+		ck_assert_int_eq(journal_add(q, "jr", 1, 1, "manual", 0,
+		    (const unsigned char *)post, strlen(post), err,
+		    sizeof(err)), 0);
+	}
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 40);
+	ck_assert_uint_eq(st.nbatches, 2);
+	ck_assert_int_eq(sync_apply(q, "jr", path, 1, 1000, &to, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 840);
 	ck_assert_uint_eq(nh, 1600);
 	tokdb_close(db);
 	/* unlearn events undo */
@@ -1247,7 +1272,7 @@ START_TEST(sync_apply_exactly_once)
 	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
-	ck_assert_uint_eq(ns, 799);
+	ck_assert_uint_eq(ns, 839);
 	tokdb_close(db);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/jr.kch.wal", dir);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <check.h>
+#include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +39,20 @@ setup(void)
 static void
 teardown(void)
 {
+	struct dirent *de;
 	char p[600];
+	DIR *d;
 
-	snprintf(p, sizeof(p), "%s/list.kch", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/list.kch.wal", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/bad.kch", tmpdir);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s/saved.kch", tmpdir);
-	unlink(p);
+	if ((d = opendir(tmpdir)) != NULL) {
+		while ((de = readdir(d)) != NULL) {
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", tmpdir, de->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
 	rmdir(tmpdir);
 }
 
@@ -398,6 +403,18 @@ START_TEST(file_mode)
 }
 END_TEST
 
+/* the record key of a token: tokdb_key, 8 bytes big-endian */
+static const char *
+keyof(const char *tok, char *out)
+{
+	uint64_t k = tokdb_key(tok, strlen(tok));
+	int i;
+
+	for (i = 7; i >= 0; i--, k >>= 8)
+		out[i] = (char)(k & 0xff);
+	return out;
+}
+
 /* set one u32 meta record with the raw Kyoto Cabinet API */
 static void
 patch_meta(const char *key, size_t klen, uint32_t v)
@@ -473,13 +490,14 @@ START_TEST(malformed_record)
 {
 	struct tokdb *db = open_w(dbpath);
 	struct tokcount c;
-	char err[1024];
+	char err[1024], k[8];
 	KCDB *kc;
 
 	tokdb_close(db);
 	kc = kcdbnew();
 	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
-	ck_assert(kcdbset(kc, "tok", 3, "\xff\xff\xff\xff\xff\xff", 6));
+	ck_assert(kcdbset(kc, keyof("tok", k), 8,
+	    "\xff\xff\xff\xff\xff\xff", 6));
 	kcdbclose(kc);
 	kcdbdel(kc);
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
@@ -539,20 +557,41 @@ scribble(long off, const char *bytes, size_t n)
 	fclose(f);
 }
 
-/* the offset of s in the file, or -1 */
-static long
-find_in_file(const char *s)
+/* the file's first 16 MiB, and their length */
+static char filebuf[16 * 1024 * 1024];
+
+static size_t
+read_file(void)
 {
 	FILE *f = fopen(dbpath, "rb");
-	static char buf[16 * 1024 * 1024];
 	size_t n;
-	char *p;
 
 	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, sizeof(buf), f);
+	n = fread(filebuf, 1, sizeof(filebuf), f);
 	fclose(f);
-	p = memmem(buf, n, s, strlen(s));
-	return p ? (long)(p - buf) : -1;
+	return n;
+}
+
+/* the offset of the n bytes at s in the file, or -1 */
+static long
+find_in_file(const char *s, size_t n)
+{
+	size_t len = read_file();
+	char *p = memmem(filebuf, len, s, n);
+
+	return p ? (long)(p - filebuf) : -1;
+}
+
+/* big-endian bytes of the file */
+static uint64_t
+file_be(size_t off, int n)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		v = v << 8 | (unsigned char)filebuf[off + (size_t)i];
+	return v;
 }
 
 /* copy the file at from to to */
@@ -576,8 +615,10 @@ copy_file(const char *from, const char *to)
  * says what to do */
 START_TEST(integrity_check)
 {
-	char err[1024], saved[600];
-	long ntok, off;
+	char err[1024], saved[600], key[8], bucket[4];
+	long ntok, off, bnum, boff, i;
+	uint64_t lsiz;
+	int j;
 	KCDB *kc;
 
 	make_tokens(5000);
@@ -589,7 +630,7 @@ START_TEST(integrity_check)
 	/* a token record whose counts do not decode */
 	kc = kcdbnew();
 	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
-	ck_assert(kcdbset(kc, "tok7", 4, "\xff\xff", 2));
+	ck_assert(kcdbset(kc, keyof("tok7", key), 8, "\xff\xff", 2));
 	kcdbclose(kc);
 	kcdbdel(kc);
 	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
@@ -600,16 +641,27 @@ START_TEST(integrity_check)
 
 	/* a key changed in place: its hash chain no longer finds it */
 	copy_file(saved, dbpath);
-	ck_assert_int_gt(off = find_in_file("tok4321"), 0);
-	scribble(off + 3, "9", 1);
+	ck_assert_int_gt(off = find_in_file(keyof("tok4321", key), 8), 0);
+	scribble(off + 3, key[3] == '9' ? "8" : "9", 1);
 	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
 	ck_assert_ptr_nonnull(strstr(err, "does not find again"));
 
-	/* an empty bucket that now points somewhere (a 6-byte bucket of a
-	 * file with bnum=1000000, fpow=10: the array starts at 6222) */
+	/* an empty bucket that now points past the records (the array of
+	 * 4-byte buckets starts after the header, 64 bytes, and the free
+	 * block pool: 6 << fpow bytes and 2 * 4 + 2 more) */
 	copy_file(saved, dbpath);
 	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), 0);
-	scribble(6222 + 6 * 777777L, "\x00\x00\x00\x01\x23\x45", 6);
+	read_file();
+	ck_assert_int_eq(filebuf[11] & 1, 1);		/* 4-byte offsets */
+	bnum = (long)file_be(16, 8);
+	lsiz = file_be(40, 8);
+	boff = 64 + 6L * (1L << filebuf[10]) + 10;
+	for (i = 0; i < bnum && file_be((size_t)(boff + 4 * i), 4) != 0; i++)
+		;
+	ck_assert_int_lt(i, bnum);
+	for (j = 0; j < 4; j++)
+		bucket[j] = (char)((lsiz + 7) >> (8 * (3 - j)) & 0xff);
+	scribble(boff + 4 * i, bucket, 4);
 	ck_assert_int_eq(check_file(&ntok, err, sizeof(err)), TOKDB_EDAMAGED);
 	ck_assert_ptr_nonnull(strstr(err, "bucket"));
 
@@ -840,14 +892,18 @@ START_TEST(decisions_by_digest)
 }
 END_TEST
 
-/* count records by iteration */
+/* count records by iteration; each key is one of the learnt tokens' */
 static int
-count_cb(const char *tok, size_t len, const struct tokcount *c, void *ctx)
+count_cb(uint64_t key, const struct tokcount *c, void *ctx)
 {
+	static const char *const all[] = { "viagra", "cheap", "subject:buy",
+		"url:example.com", "hello", "meeting", NULL };
 	long *n = ctx;
+	int i, found = 0;
 
-	(void)tok;
-	(void)len;
+	for (i = 0; all[i] != NULL; i++)
+		found += key == tokdb_key(all[i], strlen(all[i]));
+	ck_assert_int_eq(found, 1);
 	ck_assert_uint_gt(c->spam + c->ham, 0);
 	(*n)++;
 	return 0;
@@ -885,6 +941,686 @@ START_TEST(today)
 }
 END_TEST
 
+
+/* the file keeps 8-byte keys, never the token text */
+START_TEST(keys_not_text)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath);
+	char k[8], buf[64], *data;
+	size_t n;
+	FILE *f;
+	KCDB *kc;
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOREADER));
+	ck_assert_int_gt(kcdbgetbuf(kc, keyof("viagra", k), 8, buf,
+	    sizeof(buf)), 0);
+	ck_assert_int_lt(kcdbgetbuf(kc, "viagra", 6, buf, sizeof(buf)), 0);
+	kcdbclose(kc);
+	kcdbdel(kc);
+	/* nowhere in the file's bytes either */
+	ck_assert_ptr_nonnull(f = fopen(dbpath, "rb"));
+	data = malloc(1 << 22);
+	ck_assert_ptr_nonnull(data);
+	n = fread(data, 1, 1 << 22, f);
+	fclose(f);
+	ck_assert_uint_gt(n, 0);
+	ck_assert_ptr_null(memmem(data, n, "viagra", 6));
+	ck_assert_ptr_null(memmem(data, n, "url:example.com", 15));
+	free(data);
+	toklist_free(a);
+}
+END_TEST
+
+/* a LEB128 varint into p: its length */
+static size_t
+varint(unsigned char *p, uint32_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (unsigned char)v;
+	return n;
+}
+
+/* a format 1 token file as listgate 0.1 wrote it: token text keys,
+ * values varint spam, ham, day; meta records as now */
+static void
+write_format1(uint32_t tokver)
+{
+	static const struct {
+		const char *tok;
+		uint32_t spam, ham, day;
+	} rec[] = {
+		{ "viagra", 3, 0, 20100 }, { "cheap", 2, 1, 20101 },
+		{ "hello", 0, 200, 20102 }, { "subject:buy", 1, 0, 12 },
+	};
+	unsigned char v[16], b[8];
+	size_t i, n;
+	KCDB *kc = kcdbnew();
+
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER | KCOCREATE));
+	for (i = 0; i < sizeof(rec) / sizeof(rec[0]); i++) {
+		n = varint(v, rec[i].spam);
+		n += varint(v + n, rec[i].ham);
+		n += varint(v + n, rec[i].day);
+		ck_assert(kcdbset(kc, rec[i].tok, strlen(rec[i].tok),
+		    (const char *)v, n));
+	}
+	kcdbclose(kc);
+	kcdbdel(kc);
+	patch_meta("\0format", 7, 1);
+	patch_meta("\0tokver", 7, tokver);
+	patch_meta("\0nspam", 6, 4);
+	patch_meta("\0nham", 5, 201);
+	memset(b, 0, sizeof(b));
+	b[0] = 42;
+	kc = kcdbnew();
+	ck_assert(kcdbopen(kc, dbpath, KCOWRITER));
+	ck_assert(kcdbset(kc, "\0pos", 4, (const char *)b, 8));
+	kcdbclose(kc);
+	kcdbdel(kc);
+}
+
+/* a format 1 file is refused with a message that names rebuild; the
+ * conversion keeps every count, the day, the message counts and the
+ * journal position */
+START_TEST(old_format_refused_then_converted)
+{
+	struct tokdb *db;
+	struct tokcount c;
+	char err[1024];
+	uint32_t ns, nh;
+	int64_t pos;
+
+	write_format1(TOK_VERSION);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "format 1"));
+	ck_assert_ptr_nonnull(strstr(err, "`listgate rebuild --list list`"));
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), TOKDB_EVERSION);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)),
+	    TOKDB_EVERSION);
+
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)), 2);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	c = cnt(db, "viagra");
+	ck_assert_uint_eq(c.spam, 3);
+	ck_assert_uint_eq(c.ham, 0);
+	ck_assert_uint_eq(c.day, 20100);
+	c = cnt(db, "hello");
+	ck_assert_uint_eq(c.ham, 200);
+	ck_assert_uint_eq(c.day, 20102);
+	c = cnt(db, "subject:buy");
+	ck_assert_uint_eq(c.spam, 1);
+	ck_assert_uint_eq(c.day, 12);		/* before the day base */
+	ck_assert_int_eq(tokdb_ntokens(db), 4);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 4);
+	ck_assert_uint_eq(nh, 201);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert_int_eq(pos, 42);
+	tokdb_close(db);
+	/* converting a current file again only rewrites it */
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(db, "cheap").ham, 1);
+	tokdb_close(db);
+}
+END_TEST
+
+/* a file of another tokenizer cannot be converted: the tokens differ */
+START_TEST(other_tokenizer_not_converted)
+{
+	struct stat st1, st2;
+	char err[1024];
+
+	write_format1(TOK_VERSION + 1);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert_int_eq(tokdb_convert(dbpath, 100, err, sizeof(err)),
+	    TOKDB_EVERSION);
+	ck_assert_ptr_nonnull(strstr(err, dbpath));
+	ck_assert_ptr_nonnull(strstr(err, "retrain"));
+	ck_assert_ptr_nonnull(strstr(err, "journal"));
+	ck_assert_int_eq(stat(dbpath, &st2), 0);
+	ck_assert(st1.st_ino == st2.st_ino && st1.st_size == st2.st_size);
+}
+END_TEST
+
+/* the bucket count of a token file (raw Kyoto Cabinet status) */
+static long
+bnum_of(const char *path)
+{
+	KCDB *kc = kcdbnew();
+	char *st, *p;
+	long v = -1;
+
+	ck_assert(kcdbopen(kc, path, KCOREADER));
+	st = kcdbstatus(kc);
+	p = strstr(st, "\nbnum\t");
+	if (p != NULL)
+		v = strtol(p + 6, NULL, 10);
+	kcfree(st);
+	kcdbclose(kc);
+	kcdbdel(kc);
+	return v;
+}
+
+/* a file with more tokens than buckets is rewritten with two buckets
+ * per token and the same counts; one that is not, is left alone;
+ * readers of the old file go on reading it */
+START_TEST(compact_when_full)
+{
+	struct toklist *tl = toklist_new(100000);
+	struct tokdb *db, *old;
+	struct stat st1, st2;
+	char tok[32], err[1024];
+	long b0, b1, i;
+	uint32_t ns, nh;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	b0 = bnum_of(dbpath);
+	ck_assert_int_gt(b0, 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 0);
+	db = open_w(dbpath);
+	for (i = 0; i < 2 * b0 + 100; i++) {
+		snprintf(tok, sizeof(tok), "tok%ld", i);
+		ck_assert_int_eq(toklist_add(tl, tok, strlen(tok)), 1);
+	}
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, tl, 1, 1, 20000), 2 * b0 + 100);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &old, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 1);
+	ck_assert_int_eq(stat(dbpath, &st2), 0);
+	ck_assert(st1.st_ino != st2.st_ino);
+	b1 = bnum_of(dbpath);
+	ck_assert_int_ge(b1, 2 * b0 + 100);
+	/* the reader still reads the old file, the new one has it all */
+	ck_assert_uint_eq(cnt(old, "tok7").spam, 1);
+	tokdb_close(old);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), 2 * b0 + 100);
+	for (i = 0; i < 2 * b0 + 100; i += 97) {
+		snprintf(tok, sizeof(tok), "tok%ld", i);
+		ck_assert_uint_eq(cnt(db, tok).spam, 1);
+		ck_assert_uint_eq(cnt(db, tok).day, 20000);
+	}
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 1);
+	tokdb_close(db);
+	/* not full now: left alone; forced: rewritten */
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 0, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_compact(":", 100, 1, err, sizeof(err)), 0);
+	toklist_free(tl);
+}
+END_TEST
+
+/* a writer waits for a compaction and then writes into the new file */
+START_TEST(writer_after_compaction_uses_the_new_file)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db = open_w(dbpath), *w;
+	char err[1024];
+
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &w, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(w), 0);
+	ck_assert_int_eq(tokdb_learn(w, a, 1, 1, 20000), 4);
+	ck_assert_int_eq(tokdb_commit(w), 0);
+	tokdb_close(w);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
+	tokdb_close(db);
+	toklist_free(a);
+}
+END_TEST
+
+/* the names in the test directory other than list.kch */
+static int
+others_in_dir(void)
+{
+	struct dirent *de;
+	DIR *d = opendir(tmpdir);
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0 &&
+		    strcmp(de->d_name, "list.kch") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* a file holding post_b as ham */
+static void
+file_with_b(void)
+{
+	struct toklist *b = mklist(post_b);
+	struct tokdb *db = open_w(dbpath);
+
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, b, 0, 1, 20000), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	toklist_free(b);
+}
+
+
+/* decisions survive what rewrites a file: a compaction, and bulk mode,
+ * which keeps them pending with the token changes (a later one on the
+ * same post wins) and writes them into the published copy */
+START_TEST(decisions_survive_rewrites)
+{
+	struct toklist *a = mklist(post_a);
+	unsigned char s1[TOKDB_SHA256_LEN], s2[TOKDB_SHA256_LEN];
+	struct tokdb *db, *rd;
+	char err[1024];
+	uint32_t day;
+	int state;
+	long n;
+
+	memset(s1, 0x11, sizeof(s1));
+	memset(s2, 0x22, sizeof(s2));
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 1), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_RELEASED, 9), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	n = tokdb_ntokens(db);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_RELEASED);
+	ck_assert_uint_eq(day, 9);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	tokdb_close(db);
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 2), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_RELEASED, 10), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s2, TOKDB_REFUSED, 11), 0);
+	ck_assert_int_eq(tokdb_set_decided(db, s1, TOKDB_UNDECIDED, 11), 0);
+	/* pending: seen by the writer, not yet by a reader */
+	ck_assert_int_eq(tokdb_get_decided(db, s2, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_int_eq(tokdb_get_decided(db, s1, &state, &day), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_decided(rd, s1, &state, &day), 1);
+	ck_assert_int_eq(tokdb_get_decided(rd, s2, &state, &day), 0);
+	tokdb_close(rd);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_decided(rd, s1, &state, &day), 0);
+	ck_assert_int_eq(tokdb_get_decided(rd, s2, &state, &day), 1);
+	ck_assert_int_eq(state, TOKDB_REFUSED);
+	ck_assert_uint_eq(day, 11);
+	ck_assert_int_eq(tokdb_ntokens(rd), n);
+	ck_assert_msg(tokdb_check(rd, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(rd);
+	toklist_free(a);
+}
+END_TEST
+
+
+/* rebuild's file goes in place only while no writer has the old one
+ * open: a writer inside a transaction keeps it out (its write-ahead
+ * log, named after the path, would be taken for the new file's), and it
+ * goes in once the writer is done */
+START_TEST(compact_into_waits_for_writers)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	char err[1024], tmp[600], ch;
+	struct stat st0, st1;
+	int up[2], down[2], status;
+	pid_t pid;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	snprintf(tmp, sizeof(tmp), "%s/new.kch", tmpdir);
+	ck_assert_int_eq(tokdb_open(tmp, TOKDB_WRITE | TOKDB_CREATE, 100, &db,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 5), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(pipe(up), 0);
+	ck_assert_int_eq(pipe(down), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct tokdb *w;
+
+		if (tokdb_open(dbpath, TOKDB_WRITE, 0, &w, err,
+		    sizeof(err)) != 0 || tokdb_begin(w) != 0)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		if (read(down[0], &ch, 1) < 0)
+			_exit(1);
+		_exit(tokdb_commit(w) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	ck_assert_int_eq(stat(dbpath, &st0), 0);
+	ck_assert_int_eq(tokdb_compact_into(tmp, dbpath, 200, err,
+	    sizeof(err)), TOKDB_ELOCK);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert(st0.st_ino == st1.st_ino);
+	ck_assert_int_eq(write(down[1], "x", 1), 1);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(tokdb_compact_into(tmp, dbpath, 2000, err,
+	    sizeof(err)), 1);
+	ck_assert_int_eq(stat(dbpath, &st1), 0);
+	ck_assert(st0.st_ino != st1.st_ino);
+	db = open_w(dbpath);
+	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
+	tokdb_close(db);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+	unlink(tmp);
+	toklist_free(a);
+}
+END_TEST
+
+/* bulk mode works on a copy: readers see the old file until it is
+ * published, then the new one; nothing is left beside it */
+START_TEST(bulk_copy_published)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+	uint32_t ns, nh;
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	/* a reader meanwhile: the old counts, at once */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
+	tokdb_close(rd);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_uint_eq(nh, 1);
+	tokdb_close(rd);
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(a);
+}
+END_TEST
+
+/* a bulk writer closed without publishing, or with a rolled-back batch,
+ * changes nothing and leaves nothing */
+START_TEST(bulk_discarded)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_abort(db), 0);
+	ck_assert_int_eq(tokdb_begin(db), -1);	/* spoilt */
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "rolled back"));
+	ck_assert_int_eq(others_in_dir(), 0);
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(rd), 3);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	tokdb_close(rd);
+	toklist_free(a);
+}
+END_TEST
+
+/* while a bulk writer works, other writers wait (a transactional one,
+ * another bulk one); a writer that waited through a publish writes into
+ * the new file, so nothing of either is lost */
+START_TEST(bulk_excludes_writers)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	int up[2], status;
+	char err[1024], ch;
+	pid_t pid;
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(pipe(up), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static const char *const x[] = { "xyzzy", NULL };
+		struct toklist *tl = mklist(x);
+		struct tokdb *w;
+
+		/* kept out while the bulk writer works */
+		if (tokdb_open(dbpath, TOKDB_WRITE, 50, &w, err,
+		    sizeof(err)) != TOKDB_ELOCK ||
+		    tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 50, &w, err,
+		    sizeof(err)) != TOKDB_ELOCK)
+			_exit(1);
+		if (write(up[1], "x", 1) != 1)
+			_exit(1);
+		/* then waits, and writes after the publish */
+		if (tokdb_open(dbpath, TOKDB_WRITE, 10000, &w, err,
+		    sizeof(err)) != 0 || tokdb_begin(w) != 0 ||
+		    tokdb_learn(w, tl, 0, 1, 20003) != 1 ||
+		    tokdb_commit(w) != 0)
+			_exit(2);
+		tokdb_close(w);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(up[0], &ch, 1), 1);
+	usleep(100 * 1000);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	    "child status %d", status);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 1);
+	ck_assert_uint_eq(cnt(rd, "xyzzy").ham, 1);
+	tokdb_close(rd);
+	close(up[0]);
+	close(up[1]);
+	toklist_free(a);
+}
+END_TEST
+
+/* a missing file in bulk mode is the caller's private new file, written
+ * in place, its hash table grown on the way */
+START_TEST(bulk_new_file_grows)
+{
+	struct toklist *tl = toklist_new(100000);
+	struct tokdb *db;
+	char tok[32], err[1024];
+	long i, n = 3 * 8191 + 7;
+
+	for (i = 0; i < n; i++) {
+		snprintf(tok, sizeof(tok), "t%ld", i);
+		ck_assert_int_eq(toklist_add(tl, tok, strlen(tok)), 1);
+	}
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE |
+	    TOKDB_BULK, 100, &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, tl, 1, 1, 20000), n);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_ge(bnum_of(dbpath), n / 2);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_uint_eq(cnt(db, "t0").spam, 1);
+	ck_assert_uint_eq(cnt(db, "t24579").spam, 1);
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(tl);
+}
+END_TEST
+
+/* the same random learning and unlearning, one step at a time in
+ * transactions and gathered in bulk mode, leaves the same file: every
+ * count (floors at zero included), day, removal and message count */
+static int
+collect_cb(uint64_t key, const struct tokcount *c, void *ctx)
+{
+	FILE *f = ctx;
+
+	fprintf(f, "%016llx %u %u %u\n", (unsigned long long)key,
+	    (unsigned)c->spam, (unsigned)c->ham, (unsigned)c->day);
+	return 0;
+}
+
+/* sorted lines of every record and the message counts of a file */
+static char *
+state_of(const char *path)
+{
+	struct tokdb *db;
+	char err[1024], *buf = NULL, cmd[700];
+	size_t n = 0;
+	uint32_t ns, nh;
+	FILE *f;
+
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "%s/state", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(cmd, "w"));
+	ck_assert_int_eq(tokdb_iterate(db, collect_cb, f), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	fprintf(f, "msgs %u %u\n", (unsigned)ns, (unsigned)nh);
+	fclose(f);
+	tokdb_close(db);
+	snprintf(cmd, sizeof(cmd), "LC_ALL=C sort %s/state", tmpdir);
+	ck_assert_ptr_nonnull(f = popen(cmd, "r"));
+	buf = malloc(1 << 20);
+	ck_assert_ptr_nonnull(buf);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = 0;
+	pclose(f);
+	return buf;
+}
+
+START_TEST(bulk_equals_steps)
+{
+	static const char *const words[] = { "a", "b", "c", "d", "e", "f" };
+	struct toklist *tl = toklist_new(100);
+	struct tokdb *ta, *bu;
+	char pa[600], pb[600], err[1024], *sa, *sb;
+	unsigned seed = 12345 + (unsigned)_i;
+	int step, w, spam, dir;
+
+	snprintf(pa, sizeof(pa), "%s/steps.kch", tmpdir);
+	snprintf(pb, sizeof(pb), "%s/bulk.kch", tmpdir);
+	/* the same start: a few tokens learnt */
+	for (w = 0; w < 2; w++) {
+		const char *p = w ? pb : pa;
+
+		ck_assert_int_eq(tokdb_open(p, TOKDB_WRITE | TOKDB_CREATE, 100,
+		    &ta, err, sizeof(err)), 0);
+		toklist_reset(tl);
+		toklist_add(tl, "a", 1);
+		toklist_add(tl, "b", 1);
+		ck_assert_int_eq(tokdb_begin(ta), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, 1, 1, 19000), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, 0, 1, 19001), 0);
+		ck_assert_int_eq(tokdb_commit(ta), 0);
+		tokdb_close(ta);
+	}
+	ck_assert_int_eq(tokdb_open(pa, TOKDB_WRITE, 100, &ta, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(pb, TOKDB_WRITE | TOKDB_BULK, 100, &bu,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(bu), 0);
+	for (step = 0; step < 400; step++) {
+		toklist_reset(tl);
+		for (w = 0; w < 6; w++)
+			if (rand_r(&seed) % 3 == 0)
+				toklist_add(tl, words[w], 1);
+		spam = rand_r(&seed) % 2;
+		/* more unlearning than learning: the floors matter */
+		dir = rand_r(&seed) % 5 < 2 ? 1 : -1;
+		ck_assert_int_eq(tokdb_begin(ta), 0);
+		ck_assert_int_ge(tokdb_learn(ta, tl, spam, dir, 20000 + step),
+		    0);
+		ck_assert_int_eq(tokdb_commit(ta), 0);
+		ck_assert_int_ge(tokdb_learn(bu, tl, spam, dir, 20000 + step),
+		    0);
+	}
+	ck_assert_int_eq(tokdb_commit(bu), 0);
+	tokdb_close(ta);
+	ck_assert_int_eq(tokdb_publish(bu, err, sizeof(err)), 0);
+	sa = state_of(pa);
+	sb = state_of(pb);
+	ck_assert_str_eq(sa, sb);
+	free(sa);
+	free(sb);
+	toklist_free(tl);
+}
+END_TEST
+
 static Suite *
 tokdb_suite(void)
 {
@@ -918,6 +1654,26 @@ tokdb_suite(void)
 	tcase_add_test(tc, corrupt_refused);
 	tcase_add_test(tc, malformed_record);
 	tcase_add_test(tc, integrity_check);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("format");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, keys_not_text);
+	tcase_add_test(tc, old_format_refused_then_converted);
+	tcase_add_test(tc, other_tokenizer_not_converted);
+	tcase_add_test(tc, compact_when_full);
+	tcase_add_test(tc, writer_after_compaction_uses_the_new_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("bulk");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, bulk_copy_published);
+	tcase_add_test(tc, decisions_survive_rewrites);
+	tcase_add_test(tc, compact_into_waits_for_writers);
+	tcase_add_test(tc, bulk_discarded);
+	tcase_add_test(tc, bulk_excludes_writers);
+	tcase_add_test(tc, bulk_new_file_grows);
+	tcase_add_loop_test(tc, bulk_equals_steps, 0, 8);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("locks");

@@ -7,6 +7,7 @@ set -u
 
 : "${LISTGATE:?set by make check}"
 : "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-cli-train.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
@@ -181,11 +182,22 @@ printf 'max_scan_bytes = 1024\n' > "$CONF/lists/small.conf"
 run lg train --list small --spam "$T/long.eml"
 check "train with a small max_scan_bytes" test "$rc" -eq 0
 lg score --list small --db-dump > "$T/dump-small"
-check "a word within max_scan_bytes is learnt" grep -q zzzearlyword "$T/dump-small"
-check "a word past max_scan_bytes is not" sh -c "! grep -q zzzlateword '$T/dump-small'"
+# the token file keeps keys, not text: tokens --keys gives each token's
+# key (with the default max_scan_bytes, so both words are there)
+lg tokens --keys "$T/long.eml" > "$T/keys-long"
+k_early=$(awk '$2 == "zzzearlyword" {print $1}' "$T/keys-long")
+k_late=$(awk '$2 == "zzzlateword" {print $1}' "$T/keys-long")
+check "tokens --keys gives both words a 16-digit key" sh -c \
+    "echo '$k_early $k_late' | grep -Eqx '[0-9a-f]{16} [0-9a-f]{16}'"
+check "a word within max_scan_bytes is learnt" \
+    grep -q " $k_early\$" "$T/dump-small"
+check "a word past max_scan_bytes is not" sh -c \
+    "! grep -q ' $k_late\$' '$T/dump-small'"
 lg train --list big --spam "$T/long.eml" > /dev/null
 check "with the default limit both are learnt" sh -c \
-    "'$LISTGATE' --allow-root --config '$CONF' score --list big --db-dump | grep -c 'zzz[a-z]*word' | grep -qx 2"
+    "'$LISTGATE' --allow-root --config '$CONF' score --list big --db-dump | grep -Ec ' ($k_early|$k_late)\$' | grep -qx 2"
+check "the dump has no token text" sh -c \
+    "! grep -q zzz '$T/dump-small'"
 
 # --- a long training run lets scorers in between its batches -------------
 awk 'BEGIN {
@@ -211,6 +223,56 @@ wait $bg
 check "background training of 4000 posts succeeds" \
     grep -q "^trained 4000 posts as ham" "$T/bg.out"
 check "no scorer timed out during training ($scored scored)" test "$failed" -eq 0
+
+# --- a token file of the old format 1 is refused; rebuild converts it ---
+# (no database here: rebuild rewrites the file itself)
+MKOLD=$top_builddir/tests/mkoldtok
+day=$(($(date +%s) / 86400))
+"$MKOLD" "$CONF/tokens/old.kch" cur "$day" "s:$DATA/spam1.eml" \
+    "s:$DATA/spam2.eml" "h:$DATA/ham1.eml" || bad "mkoldtok"
+lg train --list fresh --spam "$DATA/spam1.eml" "$DATA/spam2.eml" \
+    > /dev/null || bad "train fresh"
+lg train --list fresh --ham "$DATA/ham1.eml" > /dev/null || bad "train fresh"
+cp "$CONF/tokens/old.kch" "$T/old-copy.kch"
+run lg score --list old "$DATA/spam-test.eml"
+check "score refuses a format 1 token file" test "$rc" -eq 1
+check "... saying it is of another format" grep -q "format 1" "$T/err"
+check "... and to run listgate rebuild --list old" \
+    grep -q "run \`listgate rebuild --list old\`" "$T/err"
+run lg train --list old --spam "$DATA/spam3.eml"
+check "train refuses it too" test "$rc" -eq 1
+check "... with the same advice" grep -q "listgate rebuild --list old" "$T/err"
+check "... and leaves it alone" cmp -s "$CONF/tokens/old.kch" "$T/old-copy.kch"
+run lg rebuild --list old
+check "rebuild without a database converts it" \
+    sh -c "test $rc -eq 0 && grep -q '^list old: converted' '$T/out'"
+lg score --list old --db-dump | LC_ALL=C sort > "$T/dump-old"
+lg score --list fresh --db-dump | LC_ALL=C sort > "$T/dump-fresh"
+check "the converted file holds what training anew gives" \
+    sh -c "test -s '$T/dump-old' && cmp -s '$T/dump-old' '$T/dump-fresh'"
+lg score --list old --db-stats | grep -v journal_pos > "$T/stats-old"
+lg score --list fresh --db-stats | grep -v journal_pos > "$T/stats-fresh"
+check "... and the same message counts" cmp -s "$T/stats-old" "$T/stats-fresh"
+check "... and scores posts the same" test \
+    "$(lg score --list old "$DATA/spam-test.eml")" = \
+    "$(lg score --list fresh "$DATA/spam-test.eml")"
+run lg rebuild --list old
+check "rebuild of a current file compacts it" \
+    sh -c "test $rc -eq 0 && grep -q '^list old: compacted' '$T/out'"
+check "rebuild leaves no temporary file" \
+    sh -c "! ls -a '$CONF/tokens' | grep -q compact"
+"$MKOLD" "$CONF/tokens/othertok.kch" other "$day" "s:$DATA/spam1.eml" ||
+    bad "mkoldtok other"
+cp "$CONF/tokens/othertok.kch" "$T/other-copy.kch"
+run lg rebuild --list othertok
+check "a file of another tokenizer is not converted" test "$rc" -eq 1
+check "... the message says to retrain or use the journal" sh -c \
+    "grep -q retrain '$T/err' && grep -q journal '$T/err'"
+check "... and the file is left alone" \
+    cmp -s "$CONF/tokens/othertok.kch" "$T/other-copy.kch"
+run lg rebuild --list nofile
+check "rebuild without a database or a token file fails clearly" sh -c \
+    "test $rc -eq 1 && grep -q 'no database is configured' '$T/err'"
 
 # --- unreadable input ---------------------------------------------------
 run lg train --list dev --spam "$T/nonexistent"

@@ -203,6 +203,20 @@ dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "sync recreates a missing token file from the journal" \
     cmp -s "$T/before" "$T/after"
 
+# a token file of the old format 1 (token text keys) in its place: the
+# journal rebuilds it
+"$top_builddir/tests/mkoldtok" "$T/tokens/dev.kch" cur 20000 \
+    "s:$DATA/spam1.eml" || exit 99
+run lg sync --list dev
+check "sync refuses a format 1 token file" test "$rc" -eq 1
+check "... and says to run listgate rebuild --list dev" \
+    grep -q "run \`listgate rebuild --list dev\`" "$T/err"
+run lg rebuild --list dev
+check "rebuild replaces it from the journal" \
+    sh -c "test $rc -eq 0 && grep -q 'rebuilt .* from' '$T/out'"
+dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
+check "... with the journal's counts" cmp -s "$T/before" "$T/after"
+
 # --- two moderators approve the same post at once --------------------------------
 cat > "$T/slow.sh" <<EOF
 #!/bin/sh

@@ -11,12 +11,15 @@
  * file), never a pipe we feed: when we die (SIGKILL, Ctrl-C, the OOM
  * killer) while it runs, it still reads the whole post, never a part
  * of it that looks complete.  Its environment is a short list of ours
- * (env_keep): a moderator's PGPASSWORD never reaches it.  Never exits;
- * -1 with a message on failure.
+ * (env_keep): a moderator's PGPASSWORD never reaches it.  The parent
+ * sleeps in poll() on a pidfd of the child until it exits, so a fast
+ * command is waited for no longer than it runs.  Never exits; -1 with a
+ * message on failure.
  */
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
@@ -34,6 +37,27 @@
 #include "gate/util/xalloc.h"
 
 extern char **environ;
+
+/* without a pidfd (Linux before 5.3), how often the child's exit is
+ * polled (ms) */
+#define RUN_POLL_MS	1
+
+/* a descriptor that becomes readable when pid exits (Linux pidfd), or -1
+ * where the kernel has none */
+static int
+pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	long fd = syscall(SYS_pidfd_open, pid, 0);
+
+	if (fd >= 0) {
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		return (int)fd;
+	}
+#endif
+	(void)pid;
+	return -1;
+}
 
 /*
  * What the child may see of our environment: the basics, the
@@ -166,11 +190,12 @@ int
 run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
-	double deadline;
+	struct pollfd pfd;
+	double deadline, ms;
 	pid_t pid, wp;
 	char **envp = NULL;
 	int copy = -1, ep[2] = { -1, -1 };
-	int st, e, n, timed_out = 0, rc = -1;
+	int st, e, n, timed_out = 0, rc = -1, pidfd = -1, left;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
@@ -200,6 +225,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	active_pid = pid;
 	close(ep[1]);
 	ep[1] = -1;
+	pidfd = pidfd_of(pid);
 	/* wait within the deadline */
 	for (;;) {
 		wp = waitpid(pid, &st, WNOHANG);
@@ -211,13 +237,25 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			waitpid(pid, &st, 0);
 			goto done;
 		}
-		if (deadline && clock_now_ms() >= deadline) {
-			timed_out = 1;
-			kill(-pid, SIGKILL);
-			waitpid(pid, &st, 0);
-			break;
+		left = -1;
+		if (deadline) {
+			if ((ms = deadline - clock_now_ms()) <= 0) {
+				timed_out = 1;
+				kill(-pid, SIGKILL);
+				waitpid(pid, &st, 0);
+				break;
+			}
+			left = ms > 60000 ? 60000 : (int)ms + 1;
 		}
-		poll(NULL, 0, 10);
+		/* sleep until the child exits or the deadline: no polling
+		 * interval on the way out */
+		if (pidfd >= 0) {
+			pfd.fd = pidfd;
+			pfd.events = POLLIN;
+			poll(&pfd, 1, left);
+		} else
+			poll(NULL, 0, left < 0 || left > RUN_POLL_MS ?
+			    RUN_POLL_MS : left);
 	}
 	/* did exec fail? */
 	n = (int)read(ep[0], &e, sizeof(e));
@@ -244,5 +282,7 @@ out:
 		close(ep[0]);
 	if (ep[1] >= 0)
 		close(ep[1]);
+	if (pidfd >= 0)
+		close(pidfd);
 	return rc;
 }

@@ -41,6 +41,9 @@
 /* pause between batches, longer than a waiting reader's lock poll, so
  * filters waiting for the file get in */
 #define APPLY_PAUSE_MS	(2 * TOKDB_POLL_MAX_MS + 2)
+/* events applied in a transaction first; when there are that many, the
+ * rest go through a private copy in bulk mode (see tokdb.h) */
+#define SYNC_TRAN_EVENTS	16
 
 unsigned
 sync_writer_wait(const struct listcfg_global *g)
@@ -147,88 +150,103 @@ quarantine_pending(struct queue *q, const char *list,
 
 /*
  * One batch: open the token file for writing, read its position, fetch
- * the next events after it and apply them with the new position in one
- * transaction.  A damaged event is skipped and marked in the journal
- * (after the fetch, before the commit).  Returns the number of events
- * passed (applied or skipped; 0: up to date), or -1 with err.
+ * the next events after it (at most limit) and apply them with the new
+ * position in one transaction.  In bulk mode (tokdb's TOKDB_BULK: a
+ * private copy without transactions, published at the end) every event
+ * there is goes into one batch, fetched limit at a time.  A damaged
+ * event is skipped and marked in the journal (after the fetch, before
+ * the commit).  Returns the number of events passed (applied or skipped;
+ * 0: up to date), or -1 with err.
  */
 static long
 apply_batch(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct tok_opts *to,
-    struct toklist *tl, struct sync_stats *st, char *err, size_t errsz)
+    int create, int bulk, long limit, unsigned wait_ms,
+    const struct tok_opts *to, struct toklist *tl, struct sync_stats *st,
+    char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
 	struct journal_event ev;
 	struct pending pend[MAX_PENDING];
 	struct tokdb *db;
 	int64_t pos;
-	long n = -1, rows = 0, applied = 0, skipped = 0;
+	long n = -1, rows = 0, applied = 0, skipped = 0, got;
 	unsigned npend = 0, report0 = st->nreported;
 	int r, intx = 0;
 	double start = clock_now_s();
 
-	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0),
-	    wait_ms, &db, err, errsz) != 0)
+	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0) |
+	    (bulk ? TOKDB_BULK : 0), wait_ms, &db, err, errsz) != 0)
 		return -1;
 	if (tokdb_get_pos(db, &pos) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
 	st->pos = pos;
-	if (journal_fetch_open(q, list, pos, APPLY_BATCH, to->lim.max_scan,
-	    &f, err, errsz) < 0)
-		goto out;
-	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
-		if (!intx) {
-			if (tokdb_begin(db) < 0) {
-				snprintf(err, errsz, "%s", tokdb_errmsg(db));
-				goto out;
+	do {
+		if (journal_fetch_open(q, list, pos, limit, to->lim.max_scan,
+		    &f, err, errsz) < 0)
+			goto out;
+		got = 0;
+		while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
+			if (!intx) {
+				if (tokdb_begin(db) < 0) {
+					snprintf(err, errsz, "%s",
+					    tokdb_errmsg(db));
+					goto out;
+				}
+				intx = 1;
 			}
-			intx = 1;
-		}
-		if (ev.state != JOURNAL_APPLY) {
-			/* never blocks the events after it */
-			if (ev.state == JOURNAL_DAMAGED) {
-				pend[npend].id = ev.id;
-				snprintf(pend[npend].why,
-				    sizeof(pend[npend].why), "%s", ev.why);
-				npend++;
+			if (ev.state != JOURNAL_APPLY) {
+				/* never blocks the events after it */
+				if (ev.state == JOURNAL_DAMAGED) {
+					pend[npend].id = ev.id;
+					snprintf(pend[npend].why,
+					    sizeof(pend[npend].why), "%s",
+					    ev.why);
+					npend++;
+				}
+				report_skipped(st, &ev);
+				skipped++;
+			} else {
+				if (tok_post(ev.raw, ev.len, to, tl) < 0) {
+					snprintf(err, errsz, "out of memory "
+					    "while tokenizing");
+					goto out;
+				}
+				if (tokdb_learn(db, tl, ev.spam, ev.dir,
+				    ev.day > 0 ? ev.day : tokdb_today()) < 0) {
+					snprintf(err, errsz, "%s",
+					    tokdb_errmsg(db));
+					goto out;
+				}
+				applied++;
 			}
-			report_skipped(st, &ev);
-			skipped++;
-		} else {
-			if (tok_post(ev.raw, ev.len, to, tl) < 0) {
-				snprintf(err, errsz, "out of memory while "
-				    "tokenizing");
-				goto out;
-			}
-			if (tokdb_learn(db, tl, ev.spam, ev.dir, ev.day > 0 ?
+			/* a moderator's decision, for the filter's retries:
+			 * the last event on a post says where it stands (a
+			 * forced change unlearns, then learns the new
+			 * class) */
+			if (ev.has_sha && tokdb_set_decided(db, ev.sha,
+			    ev.dir < 0 ? TOKDB_UNDECIDED : ev.spam ?
+			    TOKDB_REFUSED : TOKDB_RELEASED, ev.day > 0 ?
 			    ev.day : tokdb_today()) < 0) {
 				snprintf(err, errsz, "%s", tokdb_errmsg(db));
 				goto out;
 			}
-			applied++;
+			pos = ev.id;
+			rows++;
+			got++;
+			/* the rest waits for the next batch: readers get in
+			 * (and at most MAX_PENDING damaged events wait to be
+			 * marked) */
+			if ((!bulk && clock_now_s() - start >= APPLY_SECONDS)
+			    || npend == MAX_PENDING)
+				break;
 		}
-		/* a moderator's decision, for the filter's retries: the
-		 * last event on a post says where it stands (a forced
-		 * change unlearns, then learns the new class) */
-		if (ev.has_sha && tokdb_set_decided(db, ev.sha, ev.dir < 0 ?
-		    TOKDB_UNDECIDED : ev.spam ? TOKDB_REFUSED :
-		    TOKDB_RELEASED, ev.day > 0 ? ev.day : tokdb_today()) < 0) {
-			snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		if (r < 0)
 			goto out;
-		}
-		pos = ev.id;
-		rows++;
-		/* the rest waits for the next batch: readers get in */
-		if (clock_now_s() - start >= APPLY_SECONDS ||
-		    npend == MAX_PENDING)
-			break;
-	}
-	if (r < 0)
-		goto out;
-	journal_fetch_close(f);
-	f = NULL;
+		journal_fetch_close(f);
+		f = NULL;
+	} while (bulk && got == limit && npend < MAX_PENDING);
 	if (rows == 0) {
 		n = 0;
 		if (pos > 0 && st->nbatches == 0 && ahead(q, list, pos, err,
@@ -244,6 +262,12 @@ apply_batch(struct queue *q, const char *list, const char *path,
 		goto out;
 	}
 	intx = 0;
+	if (bulk) {
+		r = tokdb_publish(db, err, errsz);
+		db = NULL;
+		if (r < 0)
+			goto out;
+	}
 	st->pos = pos;
 	st->nevents += (unsigned long)applied;
 	st->nquarantined += (unsigned long)skipped;
@@ -266,16 +290,36 @@ sync_apply(struct queue *q, const char *list, const char *path,
 {
 	struct toklist *tl;
 	long n;
+	int bulk;
 
 	memset(st, 0, sizeof(*st));
 	if ((tl = toklist_new(to->max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	while ((n = apply_batch(q, list, path, create, wait_ms, to, tl, st,
-	    err, errsz)) > 0) {
+	/* a new file is private until it is complete: no transactions */
+	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
+	while ((n = apply_batch(q, list, path, create, bulk, bulk ?
+	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, to, tl, st, err,
+	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
+		char why[1024];
 
+		/* between batches, while nothing of ours holds the file:
+		 * rewrite it when it has outgrown its hash table */
+		if (tokdb_compact(path, wait_ms, 0, why, sizeof(why)) < 0) {
+			snprintf(err, errsz, "%lu events applied, but the token "
+			    "file could not be compacted: %s", st->nevents,
+			    why);
+			n = -1;
+			break;
+		}
+		if (bulk)
+			continue;	/* readers were never kept out */
+		/* a full small batch: there may be many more, and a private
+		 * copy without transactions takes them faster */
+		if (n >= SYNC_TRAN_EVENTS)
+			bulk = 1;
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
@@ -354,12 +398,16 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 		unlink(tmp);
 		return -1;
 	}
-	if (rename(tmp, path) < 0) {
-		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp, path,
-		    strerror(errno));
+	/* a fresh copy with a hash table sized for its tokens goes in place
+	 * of the old file */
+	if (tokdb_compact_into(tmp, path, sync_writer_wait(g), why,
+	    sizeof(why)) < 0) {
+		snprintf(err, errsz, "list %s: %s; the token file is unchanged",
+		    l->name, why);
 		unlink(tmp);
 		return -1;
 	}
+	unlink(tmp);
 	return 0;
 }
 

@@ -5,12 +5,16 @@
  * See trainer.h.  The direct back end changes a token file only inside
  * transactions, one per batch of posts; between batches the file is
  * closed so that filter processes waiting for its lock get in (an
- * in-memory store stays open: closing would drop it).  Posts are
+ * in-memory store stays open: closing would drop it).  Many posts (and
+ * a new file) go through tokdb's bulk mode instead: a private copy
+ * without transactions, published when the run ends, while filters go
+ * on reading the old file.  Posts are
  * hostile and reach only the bounded tokenizer.  Failures return -1
  * with a message; nothing here prints or exits.
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +34,17 @@
 /* pause between batches, longer than a waiting reader's poll interval
  * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
 #define BATCH_PAUSE_MS	12
+/*
+ * Many posts learnt go into a private copy of the token file without
+ * Kyoto Cabinet transactions (tokdb's bulk mode: the changes gather in
+ * memory and are written once per token), published at the end: after
+ * BULK_MIN_POSTS posts, or one post per BULK_BYTES_PER_POST bytes of the
+ * file when that is more (copying and syncing a large file costs about
+ * as much as learning that many posts in transactions).  A new file is
+ * built that way from the start.
+ */
+#define BULK_MIN_POSTS		16
+#define BULK_BYTES_PER_POST	65536
 
 struct trainer_ops {
 	int (*post)(struct trainer *, const unsigned char *, size_t, char *,
@@ -55,10 +70,14 @@ struct trainer {
 	uint32_t day;
 	struct tokdb *db;		/* open during a batch, else NULL */
 	int intx;			/* a batch is open */
+	int bulk;			/* ... in bulk mode (one for the run) */
+	int want_bulk;			/* the next batch opens in bulk mode */
+	unsigned long bulk_after;	/* posts after which to switch to it */
 	struct toklist *tl;
 	struct tok_opts to;
 	unsigned long nbatch;
 	double batch_start;
+	char warn[1200];		/* the last warning, or "" */
 };
 
 /* --- journal ----------------------------------------------------------- */
@@ -124,13 +143,24 @@ trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
 static int
 direct_begin(struct trainer *t, char *err, size_t errsz)
 {
-	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0);
+	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0) |
+	    (t->want_bulk ? TOKDB_BULK : 0);
+	struct stat st;
 
+	if (!t->want_bulk && !t->memory && t->bulk_after == 0) {
+		t->bulk_after = BULK_MIN_POSTS;
+		if (stat(t->path, &st) == 0 &&
+		    (unsigned long)(st.st_size / BULK_BYTES_PER_POST) >
+		    t->bulk_after)
+			t->bulk_after = (unsigned long)(st.st_size /
+			    BULK_BYTES_PER_POST);
+	}
 	if (t->db == NULL && tokdb_open(t->tmppath[0] != 0 ? t->tmppath :
 	    t->path, mode, t->wait_ms, &t->db, err, errsz) != 0) {
 		t->db = NULL;
 		return -1;
 	}
+	t->bulk = t->want_bulk;
 	if (tokdb_begin(t->db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		if (!t->memory) {
@@ -149,6 +179,7 @@ direct_begin(struct trainer *t, char *err, size_t errsz)
 static int
 direct_flush(struct trainer *t, char *err, size_t errsz)
 {
+	char why[1024];
 	int r = 0;
 
 	if (!t->intx)
@@ -158,7 +189,15 @@ direct_flush(struct trainer *t, char *err, size_t errsz)
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		r = -1;
 	}
-	if (!t->memory) {
+	if (t->bulk) {
+		/* the private copy goes in place (or, failing, away) */
+		if (r == 0 && tokdb_publish(t->db, err, errsz) < 0)
+			r = -1;
+		else if (r < 0)
+			tokdb_close(t->db);
+		t->db = NULL;
+		t->bulk = 0;
+	} else if (!t->memory) {
 		tokdb_close(t->db);
 		t->db = NULL;
 	}
@@ -179,6 +218,15 @@ direct_flush(struct trainer *t, char *err, size_t errsz)
 	if (r == 0)
 		t->st.ndone += t->nbatch;
 	t->nbatch = 0;
+	/* a file that has outgrown its hash table is rewritten between
+	 * batches, while nothing of ours holds it.  The posts are durable
+	 * by then: a failure here is a warning, not a failed training (a
+	 * repeat would learn them twice), and the next batch or run tries
+	 * again */
+	if (r == 0 && !t->memory && tokdb_compact(t->path, t->wait_ms, 0, why,
+	    sizeof(why)) < 0)
+		snprintf(t->warn, sizeof(t->warn), "the token file could not "
+		    "be compacted (the posts are learnt): %s", why);
 	return r;
 }
 
@@ -211,6 +259,14 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 	t->st.nchanged += n;
 	t->st.nposts++;
 	t->nbatch++;
+	if (t->bulk)
+		return 0;	/* one private copy for the rest of the run */
+	if (!t->memory && t->dir > 0 && t->st.nposts >= t->bulk_after) {
+		/* many posts: the rest in bulk mode (learning only: there it
+		 * counts the new tokens, not the removed ones) */
+		t->want_bulk = 1;
+		return direct_flush(t, err, errsz);
+	}
 	if (t->nbatch >= BATCH_POSTS ||
 	    clock_now_s() - t->batch_start >= BATCH_SECONDS) {
 		if (direct_flush(t, err, errsz) < 0)
@@ -238,9 +294,10 @@ direct_abort(struct trainer *t)
 		tokdb_abort(t->db);
 		t->intx = 0;
 		if (!t->memory) {
-			tokdb_close(t->db);
+			tokdb_close(t->db);	/* a bulk copy: thrown away */
 			t->db = NULL;
 		}
+		t->bulk = 0;
 	}
 	if (t->tmppath[0] == 0)
 		return;
@@ -315,6 +372,9 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 		xfree(t);
 		return -1;
 	}
+	/* a new file is private until it is linked in place: no
+	 * transactions needed */
+	t->want_bulk = t->tmppath[0] != 0;
 	*t_r = t;
 	return 0;
 }
@@ -361,6 +421,12 @@ void
 trainer_stats(const struct trainer *t, struct trainer_stats *st)
 {
 	*st = t->st;
+}
+
+const char *
+trainer_warning(const struct trainer *t)
+{
+	return t->warn[0] != 0 ? t->warn : NULL;
 }
 
 struct tokdb *

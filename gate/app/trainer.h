@@ -73,6 +73,10 @@ void trainer_abort(struct trainer *t);
 
 void trainer_stats(const struct trainer *t, struct trainer_stats *st);
 
+/* the last thing that went wrong without failing the training (the
+ * direct back end could not compact the token file), or NULL */
+const char *trainer_warning(const struct trainer *t);
+
 /* the direct back end's open in-memory store (path ":") between posts,
  * for a caller that scores against it; NULL otherwise */
 struct tokdb *trainer_db(struct trainer *t);

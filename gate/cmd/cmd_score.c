@@ -119,7 +119,9 @@ report(const struct classify *c, enum verdict v, const char *name,
 }
 
 /* the hidden --db-stats: counts of the token file, for tests and admins
- * (--db-dump prints every token record as "spam ham token") */
+ * (--db-dump prints every token record as "spam ham KEY": the token
+ * file keeps a 64-bit key per token, not its text; `listgate tokens
+ * --keys` prints a post's tokens beside their keys) */
 static int
 db_stats(struct tokdb *db)
 {
@@ -143,14 +145,14 @@ db_stats(struct tokdb *db)
 	return EXIT_CMD_OK;
 }
 
-/* print one token record for --db-dump: "spam ham token" */
+/* print one token record for --db-dump: "spam ham KEY", the key in 16
+ * hex digits */
 static int
-dump_one(const char *tok, size_t len, const struct tokcount *tc, void *ctx)
+dump_one(uint64_t key, const struct tokcount *tc, void *ctx)
 {
 	(void)ctx;
-	printf("%u %u ", (unsigned)tc->spam, (unsigned)tc->ham);
-	cmd_put_clean(stdout, tok, len, SANITIZE_TEXT);
-	putc('\n', stdout);
+	printf("%u %u %016llx\n", (unsigned)tc->spam, (unsigned)tc->ham,
+	    (unsigned long long)key);
 	return 0;
 }
 

@@ -5,8 +5,9 @@
  * sync applies each event once (the position travels with the counts in
  * one token-file transaction); sync --check changes nothing and checks
  * each token file (tokdb_check) and its position; rebuild builds a fresh
- * file from the whole journal beside the old one and renames it over.  Trusts the
- * configuration; list names from the database are checked before use.
+ * file from the whole journal beside the old one and renames it over
+ * (without a database, it converts or compacts the token file itself).
+ * Trusts the configuration; list names from the database are checked before use.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
 #include "config.h"
@@ -186,13 +187,51 @@ rebuild_usage(FILE *f)
 	    "\n"
 	    "Recreate the list's token file from the training journal alone:\n"
 	    "built beside the old file in tokens_dir, then renamed over it\n"
-	    "(filters keep using the old file until then).\n"
+	    "(filters keep using the old file until then).  Without a\n"
+	    "database, rewrite the token file itself instead: a file of an\n"
+	    "older format is converted to the current one, a current one is\n"
+	    "compacted; a file of another tokenizer cannot be converted (its\n"
+	    "tokens differ): move it away and retrain the list.\n"
 	    "\n"
 	    "  -l, --list L   the list\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* rebuild without a database: convert or compact the token file itself */
+static int
+rebuild_file(const struct listcfg_global *g, const char *list, int quiet)
+{
+	struct listcfg_list l;
+	char err[1024], path[4096];
+	int r;
+
+	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err("rebuild", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	listcfg_free_list(&l);
+	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0) {
+		cmd_err("rebuild", "list %s: token file path too long", list);
+		return EXIT_CMD_FAIL;
+	}
+	r = tokdb_convert(path, sync_writer_wait(g), err, sizeof(err));
+	if (r == TOKDB_ENOENT) {
+		cmd_err("rebuild", "list %s: no database is configured, so "
+		    "there is no training journal to rebuild from, and %s",
+		    list, err);
+		return EXIT_CMD_FAIL;
+	}
+	if (r < 0) {
+		cmd_err("rebuild", "list %s: %s", list, err);
+		return EXIT_CMD_FAIL;
+	}
+	if (!quiet)
+		printf("list %s: %s %s (no database: the token file itself)\n",
+		    list, r == 2 ? "converted" : "compacted", path);
+	return EXIT_CMD_OK;
 }
 
 int
@@ -238,6 +277,17 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "bad list name '%s'", list);
 		return EXIT_CMD_USAGE;
 	}
+	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	    sizeof(err)) < 0) {
+		cmd_err("rebuild", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	if (!queue_configured(g.conninfo)) {
+		rc = rebuild_file(&g, list, quiet);
+		listcfg_free_global(&g);
+		return rc;
+	}
+	listcfg_free_global(&g);
 	if (cmd_connect("rebuild", ctx, &g, &q,
 	    APP_CHECK_SCHEMA | APP_JOURNAL_READS) < 0)
 		return EXIT_CMD_FAIL;

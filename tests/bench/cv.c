@@ -7,8 +7,10 @@
  * then for each fold trains on the other folds (counts kept in memory,
  * exactly what tokdb_learn would count) and scores the fold.  Prints one
  * line per parameter combination: robs robx min_dev max_tokens 1-ROCA%
- * and the errors at a few cutoffs.  Trusts its input list; posts are
- * read through source.c like train and score read them.
+ * and the errors at a few cutoffs, and "op0.5%": the spam passed at the
+ * lowest cutoff that holds at most 0.5% of the ham (the gatekeeper's
+ * operating point, as tests/bench/roc.py computes it).  Trusts its input
+ * list; posts are read through source.c like train and score read them.
  *
  *	cv [-t opt=val,...] [-s robs,...] [-x robx,...] [-d min_dev,...]
  *	   [-m max_tokens,...] [-S scores.tsv] < list
@@ -168,6 +170,49 @@ roca(void)
 	return ns && nh ? 100.0 * bad / ((double)ns * nh) : 0;
 }
 
+static int
+dbl_desc(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x > y ? -1 : x < y;
+}
+
+/* the gatekeeper's operating point: spam passed at the lowest cutoff
+ * that holds at most the fraction frac of the ham (halfway between the
+ * highest ham score that must pass and the next higher one, as roc.py's
+ * cutoff_for) */
+static size_t
+oppoint(double frac)
+{
+	double *h = malloc(nposts * sizeof(*h)), cut, t;
+	size_t i, nh = 0, k, passed = 0;
+
+	for (i = 0; i < nposts; i++)
+		if (!posts[i].spam)
+			h[nh++] = posts[i].score;
+	qsort(h, nh, sizeof(*h), dbl_desc);
+	k = (size_t)(frac * (double)nh);
+	if (k >= nh) {
+		free(h);
+		return 0;
+	}
+	t = h[k];
+	cut = t;
+	for (i = k; i > 0; i--)
+		if (h[i - 1] > t) {
+			cut = (t + h[i - 1]) / 2;
+			break;
+		}
+	if (cut == t)
+		cut = nextafter(t, 2.0);
+	for (i = 0; i < nposts; i++)
+		if (posts[i].spam && posts[i].score < cut)
+			passed++;
+	free(h);
+	return passed;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,8 +351,8 @@ main(int argc, char **argv)
 			size_t k, sp, hh;
 
 			printf("robs %g robx %g min_dev %g max_tokens %u "
-			    "1-ROCA%% %.4f |", bp.robs, bp.robx, bp.min_dev,
-			    bp.max_tokens, roca());
+			    "1-ROCA%% %.4f op0.5%% %zu |", bp.robs, bp.robx,
+			    bp.min_dev, bp.max_tokens, roca(), oppoint(0.005));
 			for (k = 0; k < sizeof(cuts) / sizeof(cuts[0]); k++) {
 				sp = hh = 0;
 				for (i = 0; i < nposts; i++)
