@@ -45,7 +45,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import bench  # noqa: E402  (posts, run, chunks, Bogofilter)
+import tunelib as bench  # noqa: E402  (posts, run, chunks, Bogofilter)
 
 
 def log(msg):
