@@ -10,7 +10,7 @@
 # sync loop (every 50 ms) and a rebuild loop (every 200 ms) run against
 # the same list.  Prints one line per reader that died ("reader exit
 # 135 Bus error") and a total; exits 1 when any died.  On the tree of
-# this commit it found 8 SIGBUS in one 90 s run (and none in others):
+# an earlier commit it found 8 SIGBUS in one 90 s run (and none in others):
 # timing decides.  The cause, shown deterministically with Kyoto
 # Cabinet alone: `rebuild` renames its new file over L.kch while another
 # writer (sync, train's sync, approve's sync) still has the old file
@@ -18,8 +18,11 @@
 # L.kch.wal, named after the path, not the file; the next writer to
 # open the new L.kch "recovers" it from the old file's log, which
 # truncates it and loses records, and readers mapping it then fault
-# past its end.  tests/torture_concurrent.sh catches the same now and
-# then (a filter or score exiting 135).
+# past its end.  tests/torture_concurrent.sh caught the same now and
+# then (a filter or score exiting 135).  Fixed: rebuild now holds the
+# old file (a reader's lock and flock, as a compaction does) while it
+# renames (db/tokdb.c rewrite(); tests/check_tokdb
+# compact_into_waits_for_writers).
 set -u
 : "${LISTGATE:?}" "${top_srcdir:?}" "${PGHOST:?run under tests/pg.sh}"
 DUR=${1:-60}
