@@ -2,8 +2,9 @@
 # tune.sh - `listgate tune` on a journal of 50 ham and 50 spam from the
 # SpamAssassin corpus (tests/data/tune) in a private PostgreSQL
 # (tests/pg.sh): a recommendation with cross-validated estimates, text
-# and JSON, targets, too little data, and --apply changing only the
-# intended keys of lists/L.conf (the files compared line by line).
+# and JSON, targets, too little data, a journal past one fetch's byte
+# budget, and --apply changing only the intended keys of lists/L.conf
+# (the files compared line by line).
 # Works in a mktemp -d directory removed at the end; never reads /etc.
 set -u
 
@@ -56,6 +57,24 @@ check "... saying it needs more data, how much and why" \
 run lg tune --list dev --json
 check "... and in JSON too, with no recommendation" \
     sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['recommended'] is None and d['posts'] == {'ham': 2, 'spam': 0} and 'needs more data' in d['advice']\""
+
+# --- a journal past one fetch's byte budget (16 MiB of stored bytes):
+# tune reads it in batches, every event -------------------------------------
+python3 - "$T/big" <<'PY' || exit 99
+import base64, os, sys
+d = sys.argv[1]
+os.makedirs(d)
+for i in range(24):
+    body = base64.encodebytes(os.urandom(780 * 1024)).decode()
+    with open(os.path.join(d, "%02d.eml" % i), "w") as f:
+        f.write("From: a%d@example.org\nSubject: big %d\n\n%s" % (i, i, body))
+PY
+run lg train --list big --ham "$T/big"
+check "train 24 posts of 1 MiB (18 MiB stored)" test "$rc" -eq 0
+run lg tune --list big --json
+check "tune reads every one of them, past the first batch" \
+    sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['posts'] == {'ham': 24, 'spam': 0}, d['posts']\""
+rm -rf "$T/big"
 
 # --- the journal: 50 ham, 50 spam (two ham learnt twice, one spam
 # changed to ham and back: each post counts once, in its last class) ----
