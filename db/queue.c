@@ -725,11 +725,12 @@ out:
 #define HOLD_SQL(RAWZ) \
 	"INSERT INTO held_posts (list, env_sender, env_recipient, " \
 	"from_hdr, subject, message_id, size, score, verdict, clues, " \
-	"raw_z, raw_sha256, status, decided_by, decided_at) " \
+	"raw_z, raw_sha256, status, decided_by, decided_at, note) " \
 	"SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, " \
 	RAWZ ", $12::bytea, $13::text, CASE WHEN $13::text = 'held' " \
 	"THEN NULL ELSE 'listgate filter' END, " \
-	"CASE WHEN $13::text = 'held' THEN NULL ELSE now() END " \
+	"CASE WHEN $13::text = 'held' THEN NULL ELSE now() END, " \
+	"NULLIF($16::text, '') " \
 	"WHERE (SELECT max(version) FROM schema_migrations) = $15::int4 " \
 	"AND NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
 	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
@@ -758,8 +759,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
 	    "SELECT 1, post_id, status FROM " DECIDED_ROWS("$3::int4")
 	    " ORDER BY 1 LIMIT 1";
-	const char *vals[15], *pvals[3];
-	int lens[15], fmts[15], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
+	const char *vals[16], *pvals[3];
+	int lens[16], fmts[16], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
 	int pfmts[3] = { 0, 1, 0 };
 	char *txt[7];
 	char sizebuf[32], scorebuf[40], daysbuf[16], schemabuf[16], e2[64];
@@ -796,7 +797,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	txt[3] = pg_text(p->subject, FIELD_MAX);
 	txt[4] = pg_text(p->msgid, FIELD_MAX);
 	txt[5] = pg_text(p->clues, CLUES_MAX);
-	for (i = 0; i < 6; i++)
+	txt[6] = pg_text(p->note != NULL ? p->note : "", FIELD_MAX);
+	for (i = 0; i < 7; i++)
 		if (txt[i] == NULL) {
 			snprintf(err, errsz, "out of memory");
 			goto out;
@@ -838,10 +840,11 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	 * post, even through a pooler */
 	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
 	vals[14] = schemabuf;
+	vals[15] = txt[6];
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, z.lo ? sql_lo : sql, 15, NULL, vals,
+		res = PQexecParams(q->conn, z.lo ? sql_lo : sql, 16, NULL, vals,
 		    lens, fmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 			/* no schema, an older one: say so rather than what
@@ -909,7 +912,7 @@ out:
 	if (z.lo)	/* the large object and anything else: undone */
 		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
 	post_in_close(&in);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		xfree(txt[i]);
 	xfree(z.buf);
 	return r;

@@ -69,6 +69,9 @@ struct queue_post {
 	const char *verdict;			/* "unsure", "spam" */
 	const char *clues;			/* deciding tokens, text */
 	const char *status;			/* "held" or "discarded" */
+	const char *note;			/* why, when it is not the
+						 * score (NULL or ""): "deliver
+						 * refused: ..." */
 	unsigned remember_days;			/* answer a retry of a post a
 						 * moderator decided less than
 						 * this many days ago from

@@ -150,7 +150,7 @@ tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
 	struct buf w = BUF_INIT(LG_MAX_CONF_LINE);
 	const char *p = text, *q;
 	size_t n = 0;
-	int inword;
+	int inword, lmtp = 0;
 
 	*argv_r = NULL;
 	if ((argv = xcalloc(LG_MAX_ARGV + 1, sizeof(*argv))) == NULL) {
@@ -220,7 +220,14 @@ tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
 			}
 			q += pl;
 		}
-		if (n == 0 && w.len > 0 && w.data[0] != '/') {
+		if (n == 0 && (set & TMPL_LMTP) &&
+		    tmpl_is_lmtp(buf_str(&w))) {
+			struct tmpl_lmtp d;
+
+			if (tmpl_lmtp_parse(buf_str(&w), &d, err, errsz) < 0)
+				goto fail;
+			lmtp = 1;
+		} else if (n == 0 && w.len > 0 && w.data[0] != '/') {
 			snprintf(err, errsz, "unsafe template: the program "
 			    "`%s' must be an absolute path", buf_str(&w));
 			goto fail;
@@ -232,8 +239,23 @@ tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
 		}
 		if ((argv[n] = xstrdup(buf_str(&w))) == NULL)
 			goto nomem;
-		/* the envelope must not begin an unprotected argument */
-		if (n > 0 && starts_with_envelope(argv[n]) &&
+		if (lmtp && n == 1 && !has_placeholder(argv[n]) &&
+		    !tmpl_addr_ok(argv[n])) {
+			snprintf(err, errsz, "LMTP recipient `%.300s' is not "
+			    "an address (LOCAL@DOMAIN, no blanks, quotes or "
+			    "brackets, at most %u bytes)", argv[n],
+			    (unsigned)TMPL_ADDR_MAX);
+			goto fail;
+		}
+		if (lmtp && n == 2) {
+			snprintf(err, errsz, "an LMTP destination takes "
+			    "exactly one recipient address (`%s ADDRESS'), "
+			    "no more words", argv[0]);
+			goto fail;
+		}
+		/* the envelope must not begin an unprotected argument (no
+		 * program reads an LMTP recipient) */
+		if (n > 0 && !lmtp && starts_with_envelope(argv[n]) &&
 		    !protected_word(argv, n)) {
 			snprintf(err, errsz, "unsafe template: %.*s begins "
 			    "argument %zu, where a value starting with '-' "
@@ -247,6 +269,11 @@ tmpl_parse_set(const char *text, unsigned set, char ***argv_r, char *err,
 	}
 	if (n == 0) {
 		snprintf(err, errsz, "empty template");
+		goto fail;
+	}
+	if (lmtp && n != 2) {
+		snprintf(err, errsz, "an LMTP destination needs the recipient "
+		    "address after it (`%s dev@lists.example.org')", argv[0]);
 		goto fail;
 	}
 	buf_free(&w);
@@ -267,15 +294,16 @@ tmpl_expand(char *const *tmpl, const struct tmpl_vars *v, char ***argv_r)
 	char **argv;
 	const char *p, *val;
 	size_t n, i, pl;
-	int unsafe, rc = -1;
+	int unsafe, lmtp, rc = -1;
 
 	*argv_r = NULL;
 	for (n = 0; tmpl[n] != NULL; n++)
 		;
 	if ((argv = xcalloc(n + 1, sizeof(*argv))) == NULL)
 		return -1;
+	lmtp = n > 0 && tmpl_is_lmtp(tmpl[0]);
 	for (i = 0; i < n; i++) {
-		unsafe = i > 0 && starts_with_placeholder(tmpl[i]) &&
+		unsafe = i > 0 && !lmtp && starts_with_placeholder(tmpl[i]) &&
 		    !protected_word(tmpl, i);
 		buf_reset(&w);
 		for (p = tmpl[i]; *p != '\0'; ) {
@@ -311,4 +339,176 @@ fail:
 	buf_free(&w);
 	tmpl_free(argv);
 	return rc;
+}
+
+/* --- LMTP destinations ------------------------------------------------ */
+
+int
+tmpl_is_lmtp(const char *word)
+{
+	return word != NULL && strncmp(word, "lmtp:", 5) == 0;
+}
+
+static int
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+is_alnum(int c)
+{
+	return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* 1 if the n bytes at p are a host name or IPv4 address (letters,
+ * digits, '-', '.'; labels of 1..63 bytes, none starting or ending with
+ * '-') */
+static int
+hostname_ok(const char *p, size_t n)
+{
+	size_t i, lab = 0;
+
+	if (n == 0 || n > TMPL_LMTP_HOST_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] == '.') {
+			if (lab == 0 || p[i - 1] == '-')
+				return 0;
+			lab = 0;
+		} else if (is_alnum((unsigned char)p[i]) || p[i] == '-') {
+			if (p[i] == '-' && lab == 0)
+				return 0;
+			if (++lab > 63)
+				return 0;
+		} else
+			return 0;
+	}
+	return lab > 0 && p[n - 1] != '-';
+}
+
+/* 1 if the n bytes at p may be an IPv6 address (hex digits, ':', '.';
+ * getaddrinfo decides the rest) */
+static int
+ip6_ok(const char *p, size_t n)
+{
+	size_t i, colons = 0;
+
+	if (n < 2 || n > 45)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (p[i] == ':')
+			colons++;
+		else if (!is_digit((unsigned char)p[i]) && p[i] != '.' &&
+		    !((p[i] >= 'a' && p[i] <= 'f') ||
+		    (p[i] >= 'A' && p[i] <= 'F')))
+			return 0;
+	}
+	return colons >= 2;
+}
+
+int
+tmpl_lmtp_parse(const char *word, struct tmpl_lmtp *d, char *err,
+    size_t errsz)
+{
+	const char *p, *colon, *host;
+	size_t hn, i;
+	unsigned long port = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (!tmpl_is_lmtp(word)) {
+		snprintf(err, errsz, "not an LMTP destination (lmtp:...)");
+		return -1;
+	}
+	p = word + 5;
+	if (strncmp(p, "unix:/", 6) == 0) {
+		p += 5;
+		if (strlen(p) > TMPL_LMTP_PATH_MAX) {
+			snprintf(err, errsz, "LMTP socket path longer than %u "
+			    "bytes", (unsigned)TMPL_LMTP_PATH_MAX);
+			return -1;
+		}
+		for (i = 0; p[i] != '\0'; i++)
+			if ((unsigned char)p[i] <= ' ' ||
+			    (unsigned char)p[i] == 0x7f) {
+				snprintf(err, errsz, "LMTP socket path with a "
+				    "blank or a control character");
+				return -1;
+			}
+		d->unix_socket = 1;
+		memcpy(d->path, p, strlen(p) + 1);
+		return 0;
+	}
+	if (*p == '[') {
+		host = p + 1;
+		if ((colon = strchr(host, ']')) == NULL || colon[1] != ':' ||
+		    !ip6_ok(host, (size_t)(colon - host))) {
+			snprintf(err, errsz, "bad LMTP destination `%.300s': "
+			    "want lmtp:[IPv6-ADDRESS]:PORT", word);
+			return -1;
+		}
+		hn = (size_t)(colon - host);
+		colon++;
+	} else {
+		host = p;
+		if ((colon = strrchr(host, ':')) == NULL ||
+		    !hostname_ok(host, (size_t)(colon - host))) {
+			snprintf(err, errsz, "bad LMTP destination `%.300s': "
+			    "want lmtp:HOST:PORT (a host name or IPv4 address), "
+			    "lmtp:[IPv6-ADDRESS]:PORT or lmtp:unix:/PATH", word);
+			return -1;
+		}
+		hn = (size_t)(colon - host);
+	}
+	for (p = colon + 1; is_digit((unsigned char)*p) && port <= 65535; p++)
+		port = port * 10 + (unsigned long)(*p - '0');
+	if (p == colon + 1 || *p != '\0' || port == 0 || port > 65535) {
+		snprintf(err, errsz, "bad LMTP destination `%.300s': the port "
+		    "must be a number from 1 to 65535", word);
+		return -1;
+	}
+	memcpy(d->host, host, hn);
+	d->host[hn] = '\0';
+	snprintf(d->port, sizeof(d->port), "%lu", port);
+	return 0;
+}
+
+/* 1 if c may stand in a local part sent as it is (RFC 5321's atext, and
+ * the dots between atoms) */
+static int
+local_char_ok(int c)
+{
+	return c > ' ' && c < 0x7f && strchr("<>\"\\(),;:[]@", c) == NULL;
+}
+
+int
+tmpl_addr_ok(const char *addr)
+{
+	const char *at;
+	size_t n, ln;
+	size_t i;
+
+	if (addr == NULL || (n = strlen(addr)) == 0 || n > TMPL_ADDR_MAX)
+		return 0;
+	if ((at = strrchr(addr, '@')) == NULL || at == addr)
+		return 0;
+	ln = (size_t)(at - addr);
+	for (i = 0; i < ln; i++)
+		if (!local_char_ok((unsigned char)addr[i]))
+			return 0;
+	if (addr[0] == '.' || addr[ln - 1] == '.' ||
+	    strstr(addr, "..") != NULL)
+		return 0;
+	at++;
+	if (at[0] == '[') {
+		n = strlen(at);
+		if (n < 3 || at[n - 1] != ']')
+			return 0;
+		for (i = 1; i + 1 < n; i++)
+			if (!is_alnum((unsigned char)at[i]) &&
+			    strchr(".:-", at[i]) == NULL)
+				return 0;
+		return 1;
+	}
+	return hostname_ok(at, strlen(at));
 }

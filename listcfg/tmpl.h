@@ -27,8 +27,11 @@ struct tmpl_vars {
 #define TMPL_LIST	0x04u
 #define TMPL_MODERATOR	0x08u
 #define TMPL_ID		0x10u
-/* deliver and release: the post's envelope and the list */
-#define TMPL_DELIVER	(TMPL_SENDER | TMPL_RECIPIENT | TMPL_LIST)
+/* the program may be an LMTP destination (tmpl_lmtp_parse) */
+#define TMPL_LMTP	0x100u
+/* deliver and release: the post's envelope and the list; a program or
+ * an LMTP server */
+#define TMPL_DELIVER	(TMPL_SENDER | TMPL_RECIPIENT | TMPL_LIST | TMPL_LMTP)
 /* notify: who the message goes to, the list, the held post's envelope
  * sender and id */
 #define TMPL_NOTIFY	(TMPL_MODERATOR | TMPL_LIST | TMPL_SENDER | TMPL_ID)
@@ -66,12 +69,55 @@ int tmpl_parse_set(const char *text, unsigned set, char ***argv_r,
  * tmpl_free.  0; TMPL_EUNSAFE when a word that starts with a placeholder
  * is not protected (as tmpl_parse defines it) and its expansion starts
  * with '-' (a template from tmpl_parse can give that only through a
- * {list} value that is no list name); else -1: out of memory, an
+ * {list} value that is no list name; never for an LMTP template, whose
+ * words no program parses); else -1: out of memory, an
  * argument would exceed LG_MAX_ARG_BYTES, or an unknown placeholder.
  * *argv_r is NULL after a failure.
  */
 int tmpl_expand(char *const *tmpl, const struct tmpl_vars *v,
     char ***argv_r);
+
+/* --- LMTP destinations ------------------------------------------------ */
+
+/* a host name or address in a destination: at most this many bytes */
+#define TMPL_LMTP_HOST_MAX	253
+/* a socket path: at most this many bytes (sockaddr_un's sun_path is 108
+ * on Linux, 104 on the BSDs; the smaller, less its NUL) */
+#define TMPL_LMTP_PATH_MAX	103
+/* an address in MAIL FROM or RCPT TO: RFC 5321's path, 256 octets with
+ * the brackets */
+#define TMPL_ADDR_MAX		254
+
+/* where an LMTP template delivers */
+struct tmpl_lmtp {
+	int unix_socket;			/* 1: path; 0: host and port */
+	char host[TMPL_LMTP_HOST_MAX + 1];	/* without [ ] */
+	char port[6];				/* decimal, 1..65535 */
+	char path[TMPL_LMTP_PATH_MAX + 1];
+};
+
+/* 1 if word (a template's first) names an LMTP server: starts "lmtp:" */
+int tmpl_is_lmtp(const char *word);
+
+/*
+ * Parse an LMTP destination: "lmtp:HOST:PORT" (HOST a name of letters,
+ * digits, '-' and '.', or an IPv4 address), "lmtp:[ADDR]:PORT" (an IPv6
+ * address: hex digits, ':' and '.'), "lmtp:unix:/PATH" (an absolute path
+ * of a Unix socket, no blanks or controls).  0 with *d filled, or -1
+ * with the reason in err.
+ */
+int tmpl_lmtp_parse(const char *word, struct tmpl_lmtp *d, char *err,
+    size_t errsz);
+
+/*
+ * 1 if addr may be sent as it is between < and > in MAIL FROM or RCPT
+ * TO: at most TMPL_ADDR_MAX bytes, LOCAL@DOMAIN with a non-empty local
+ * part of printable ASCII other than blanks, '<', '>', '"', '\', '(',
+ * ')', ',', ';', ':', '[', ']', and a domain of letters, digits, '-'
+ * and '.' (or an address literal in [ ]).  The LMTP client quotes a
+ * local part that needs it; a configured address must need no quoting.
+ */
+int tmpl_addr_ok(const char *addr);
 
 /* free a NULL-terminated vector of strings (NULL is fine) */
 void tmpl_free(char **argv);

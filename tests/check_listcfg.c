@@ -314,6 +314,52 @@ static const struct {
 	  "t.conf:1: moderators: `nope' is not an address" },
 	{ "moderators = a@b.example,,c@d\n",
 	  "t.conf:1: moderators: `' is not an address" },
+	/* LMTP destinations */
+	{ "deliver = lmtp:127.0.0.1 dev@lists.example.org\n",
+	  "t.conf:1: deliver: bad LMTP destination `lmtp:127.0.0.1': want "
+	  "lmtp:HOST:PORT" },
+	{ "deliver = lmtp:127.0.0.1:0 dev@lists.example.org\n",
+	  "t.conf:1: deliver: bad LMTP destination `lmtp:127.0.0.1:0': the "
+	  "port must be a number from 1 to 65535" },
+	{ "deliver = lmtp:127.0.0.1:65536 dev@lists.example.org\n",
+	  "the port must be a number from 1 to 65535" },
+	{ "deliver = lmtp:127.0.0.1:24x dev@lists.example.org\n",
+	  "the port must be a number" },
+	{ "deliver = lmtp:127.0.0.1: dev@lists.example.org\n",
+	  "the port must be a number" },
+	{ "deliver = lmtp:mail_host:24 dev@lists.example.org\n",
+	  "bad LMTP destination `lmtp:mail_host:24'" },
+	{ "deliver = lmtp::24 dev@lists.example.org\n",
+	  "bad LMTP destination `lmtp::24'" },
+	{ "deliver = lmtp:[::1:24 dev@lists.example.org\n",
+	  "want lmtp:[IPv6-ADDRESS]:PORT" },
+	{ "deliver = lmtp:[x::1]:24 dev@lists.example.org\n",
+	  "want lmtp:[IPv6-ADDRESS]:PORT" },
+	{ "deliver = lmtp:unix:run/lmtp dev@lists.example.org\n",
+	  "bad LMTP destination" },
+	{ "release = \"lmtp:unix:/run/a b\" dev@lists.example.org\n",
+	  "t.conf:1: release: LMTP socket path with a blank" },
+	{ "deliver = lmtp:127.0.0.1:8024\n",
+	  "t.conf:1: deliver: an LMTP destination needs the recipient address "
+	  "after it" },
+	{ "deliver = lmtp:127.0.0.1:8024 # dev@lists.example.org\n",
+	  "an LMTP destination needs the recipient address" },
+	{ "deliver = lmtp:127.0.0.1:8024 a@example.org b@example.org\n",
+	  "t.conf:1: deliver: an LMTP destination takes exactly one "
+	  "recipient" },
+	{ "deliver = lmtp:127.0.0.1:8024 dev\n",
+	  "t.conf:1: deliver: LMTP recipient `dev' is not an address" },
+	{ "deliver = lmtp:127.0.0.1:8024 \"a b@example.org\"\n",
+	  "LMTP recipient `a b@example.org' is not an address" },
+	{ "deliver = lmtp:127.0.0.1:8024 <dev@lists.example.org>\n",
+	  "is not an address" },
+	{ "deliver = lmtp:{list}:8024 dev@lists.example.org\n",
+	  "a placeholder in the program" },
+	{ "deliver = lmtp:127.0.0.1:8024 {moderator}@x.example\n",
+	  "unknown placeholder `{moderator}'" },
+	{ "notify = lmtp:127.0.0.1:8024 mod@example.org\n",
+	  "t.conf:1: notify: unsafe template: the program "
+	  "`lmtp:127.0.0.1:8024' must be an absolute path" },
 };
 
 START_TEST(list_error_names_file_and_line)
@@ -681,6 +727,66 @@ START_TEST(expand_refuses_option_like_values)
 	ck_assert_int_eq(tmpl_expand(bare, &v, &argv), 0);
 	ck_assert_str_eq(argv[1], "a@example.org");
 	tmpl_free(argv);
+}
+END_TEST
+
+/* LMTP destinations: an address, a name, IPv6, a Unix socket; the
+ * recipient may come from the envelope without `--' (no program reads
+ * it), and expands unchanged */
+START_TEST(lmtp_templates)
+{
+	static const char text[] =
+	    "deliver = lmtp:127.0.0.1:8024 dev@lists.example.org\n"
+	    "release = lmtp:[::1]:24 {recipient}\n";
+	static const char text2[] =
+	    "deliver = lmtp:localhost:8024 {list}@lists.example.org\n"
+	    "release = lmtp:unix:/var/lib/mailman3/lmtp.sock "
+	    "dev+x@[192.0.2.1]\n";
+	struct tmpl_vars v = { .sender = "-s@x", .recipient = "-r@x",
+	    .list = "dev" };
+	struct listcfg_list l;
+	struct tmpl_lmtp d;
+	char err[512], **argv;
+
+	ck_assert_msg(load_list_text(text, sizeof(text) - 1, &l, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(l.deliver[0], "lmtp:127.0.0.1:8024");
+	ck_assert_str_eq(l.deliver[1], "dev@lists.example.org");
+	ck_assert_ptr_null(l.deliver[2]);
+	ck_assert_int_eq(tmpl_lmtp_parse(l.deliver[0], &d, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(d.unix_socket, 0);
+	ck_assert_str_eq(d.host, "127.0.0.1");
+	ck_assert_str_eq(d.port, "8024");
+	ck_assert_int_eq(tmpl_lmtp_parse(l.release[0], &d, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(d.host, "::1");
+	ck_assert_str_eq(d.port, "24");
+	/* a recipient starting with '-' is just an address here */
+	ck_assert_int_eq(tmpl_expand(l.release, &v, &argv), 0);
+	ck_assert_str_eq(argv[1], "-r@x");
+	tmpl_free(argv);
+	listcfg_free_list(&l);
+
+	ck_assert_msg(load_list_text(text2, sizeof(text2) - 1, &l, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(tmpl_expand(l.deliver, &v, &argv), 0);
+	ck_assert_str_eq(argv[0], "lmtp:localhost:8024");
+	ck_assert_str_eq(argv[1], "dev@lists.example.org");
+	tmpl_free(argv);
+	ck_assert_int_eq(tmpl_lmtp_parse(l.release[0], &d, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(d.unix_socket, 1);
+	ck_assert_str_eq(d.path, "/var/lib/mailman3/lmtp.sock");
+	listcfg_free_list(&l);
+
+	ck_assert_int_eq(tmpl_is_lmtp("lmtp:x"), 1);
+	ck_assert_int_eq(tmpl_is_lmtp("/usr/bin/lmtp:x"), 0);
+	ck_assert_int_eq(tmpl_is_lmtp(NULL), 0);
+	ck_assert_int_eq(tmpl_addr_ok("a@b.example"), 1);
+	ck_assert_int_eq(tmpl_addr_ok("a.@b.example"), 0);
+	ck_assert_int_eq(tmpl_addr_ok("a@b.example."), 0);
+	ck_assert_int_eq(tmpl_addr_ok("a@-b.example"), 0);
 }
 END_TEST
 
@@ -1111,6 +1217,7 @@ listcfg_suite(void)
 	tcase_add_loop_test(tc, protected_placeholders_load, 0,
 	    sizeof(protected_ok) / sizeof(protected_ok[0]));
 	tcase_add_test(tc, moderation_keys);
+	tcase_add_test(tc, lmtp_templates);
 	suite_add_tcase(s, tc);
 	return s;
 }

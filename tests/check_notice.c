@@ -178,6 +178,7 @@ START_TEST(hold_notice_parses_back)
 	ck_assert_ptr_nonnull(strstr(t, "Date:    Thu, 03 Dec 2026 10:00:00"));
 	ck_assert_ptr_nonnull(strstr(t, "Size:    "));
 	ck_assert_ptr_nonnull(strstr(t, "Score:   0.9999 (verdict: spam)"));
+	ck_assert_ptr_null(strstr(t, "Held as:"));	/* held for its score */
 	ck_assert_ptr_nonnull(strstr(t, "0.990000  subject:pills"));
 	ck_assert_ptr_nonnull(strstr(t, "0.980000  body:cheap"));
 	ck_assert_ptr_nonnull(strstr(t, "0.900000  t10"));
@@ -222,6 +223,37 @@ START_TEST(hold_notice_parses_back)
 		if (strncmp(t, "Content-Type: message/rfc822", 28) == 0)
 			break;
 	}
+	seen_free(&s);
+	buf_free(&out);
+}
+END_TEST
+
+/* a post held because deliver refused it says so, the server's text
+ * masked */
+START_TEST(held_as_note)
+{
+	struct notice_post p;
+	struct notice_links ln;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000 - 14 * 86400 };
+	struct buf out = BUF_INIT(1 << 22);
+	struct seen s;
+	const char *t;
+
+	post_for(&p);
+	links_for(&ln);
+	p.score = 0.01;
+	p.verdict = "ham";
+	p.note = "deliver refused the post: lmtp:127.0.0.1:8024: end of "
+	    "data: 501 Message has defects\x1b[2J";
+	ck_assert_int_eq(notice_hold(&p, &ln, &h, 0, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	t = buf_str(&s.text);
+	ck_assert_msg(strstr(t, "Held as: deliver refused the post: "
+	    "lmtp:127.0.0.1:8024: end of data: 501 Message has defects?[2J\n")
+	    != NULL, "%s", t);
+	ck_assert_ptr_nonnull(strstr(t, "Score:   0.0100 (verdict: ham)"));
 	seen_free(&s);
 	buf_free(&out);
 }
@@ -334,6 +366,7 @@ notice_suite(void)
 	TCase *tc = tcase_create("notice");
 
 	tcase_add_test(tc, hold_notice_parses_back);
+	tcase_add_test(tc, held_as_note);
 	tcase_add_test(tc, digest_and_answer);
 	tcase_add_test(tc, hostile_bytes);
 	suite_add_tcase(s, tc);

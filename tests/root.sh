@@ -129,6 +129,15 @@ check "... naming the key and --allow-root" says \
     "running as root, and $CONF/listgate.conf sets no \`user': set user (and group) to the unprivileged account listgate runs as, or pass --allow-root"
 run lg --help
 check "--help still works" test "$rc" -eq 0
+for c in train sync approve web; do
+	run lg "$c" --help
+	check "$c --help still works (exit 0, its usage on stdout)" \
+	    sh -c "test $rc -eq 0 && grep -q 'usage: listgate .*$c' '$T/out'"
+done
+# (filter --help exits 0 only at a terminal: an MTA would take 0 for
+# delivered)
+run lg filter --help < /dev/null
+check "filter --help prints its usage" grep -q 'usage: listgate .*filter' "$T/out"
 printf 'ham_cutoff = 1\nspam_cutoff = 1\n' > "$CONF/lists/dev.conf"
 lgr train --quiet --list dev --ham "$DATA/ham1.eml" || exit 99
 lg filter --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"

@@ -2,9 +2,13 @@
 # run-all.sh - the one command that runs every listgate test
 #
 # Installs what is missing (apt-get, when run as root), builds from this
-# checkout in _build/, runs `make check` (unit suites, command-line tests,
-# the private-PostgreSQL queue tests, the qmail and Postfix contracts,
-# the torture tests: concurrency, kills, outages), then builds again
+# checkout in _build/ and runs `make distcheck` there: the release
+# tarball, unpacked read-only, built out of tree with -Werror, and its
+# `make check` (unit suites, command-line tests, the private-PostgreSQL
+# queue tests, the qmail and Postfix contracts, the torture tests:
+# concurrency, kills, outages), install and uninstall.  As root, builds
+# the Debian package from that tarball and tests it installed
+# (tests/package.sh).  Then builds again
 # with ASan+UBSan in _build-san/ and runs the suite there too; then runs
 # a subset of the command-line tests with listgate under valgrind's
 # memcheck (zero errors, zero leaks), and every libFuzzer target for a
@@ -43,11 +47,15 @@ if [ -n "${CI:-}" ] && [ $((vg * fuzz)) -eq 0 ]; then
 fi
 
 # --- dependencies: Debian packages only --------------------------------
+# (postfix and mailman3: the end-to-end tests tests/postfix_e2e.sh and
+# tests/mailman3_e2e.sh; installed here, before make check runs them side
+# by side, with no system instance set up or started)
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
       postgresql-client pgbouncer libc6-dev python3 procps openssl
       libmicrohttpd-dev libcrypt-dev curl chromium util-linux
-      clang libclang-rt-dev valgrind"
+      clang libclang-rt-dev valgrind postfix mailman3
+      debhelper dpkg-dev fakeroot lintian systemd man-db"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -60,9 +68,30 @@ if [ -n "$missing" ]; then
 	fi
 	echo "run-all: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
+	# Postfix with "No configuration" (no system instance), Mailman 3
+	# on SQLite without its web archive
+	debconf-set-selections <<-EOF
+	postfix postfix/main_mailer_type select No configuration
+	mailman3 mailman3/config_hyperkitty boolean false
+	mailman3 mailman3/dbconfig-install boolean true
+	mailman3 mailman3/database-type select sqlite3
+	EOF
+	# no package starts its service (Mailman's would take 8001 and 8024)
+	policy=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		policy=1
+	fi
 	apt-get update -qq
+	irc=0
 	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
+	    irc=$?
+	if [ -n "$policy" ]; then
+		rm -f /usr/sbin/policy-rc.d
+	fi
+	[ "$irc" -eq 0 ] || exit 1
 fi
 
 # the browser test's driver: playwright-core from npm under tests/web
@@ -82,6 +111,9 @@ if [ ! -d tests/web/node_modules/playwright-core ]; then
 	(cd tests/web && npm install --no-audit --no-fund --no-package-lock \
 	    --loglevel=error >/dev/null)
 fi
+# the browser test finds them here when it runs from distcheck's tarball
+LISTGATE_WEB_MODULES=$top/tests/web/node_modules
+export LISTGATE_WEB_MODULES
 
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -95,6 +127,32 @@ export LISTGATE_CORPUS
 
 # --- build and test ------------------------------------------------------
 ./bootstrap
+# the logs of the failed tests under directory $1
+failed_logs() {
+	for f in $(find "$1" -name '*.log' ! -name config.log ! -name test-suite.log); do
+		if grep -q ':test-result: \(FAIL\|ERROR\)' "${f%.log}.trs" 2>/dev/null; then
+			echo "===== $f"
+			tail -n 60 "$f"
+		fi
+	done
+}
+# in CI nothing may skip: a skipped PostgreSQL or Postfix test would
+# hide exactly what CI is there to check.  A skip is a test that exited
+# 77 (a SKIP line in $1: make check's output or its test-suite.log), or
+# a "# SKIP" line in a
+# test's log under directory $2 (a part of a test that could not run)
+no_skips() {
+	skipped=$(find "$2" -name '*.log' ! -name config.log \
+	    ! -name test-suite.log -exec grep -l '^# SKIP\|^ok .*# SKIP' {} + \
+	    2>/dev/null || :)
+	if [ -n "${CI:-}" ] && { grep -q '^SKIP: \|^# SKIP: *[1-9]' "$1" ||
+	    [ -n "$skipped" ]; }; then
+		echo "run-all: tests were skipped under CI:"
+		grep '^SKIP: \|^# SKIP:' "$1" || true
+		for f in $skipped; do grep -H '# SKIP' "$f"; done
+		return 1
+	fi
+}
 run_suite() {	# $1 build dir, rest: configure options
 	dir=$1
 	shift
@@ -104,34 +162,62 @@ run_suite() {	# $1 build dir, rest: configure options
 		../configure --enable-werror "$@" >/dev/null
 		make -j"$jobs" >/dev/null
 		if ! make -j"$jobs" check; then
-			for f in $(find . -name '*.log' ! -name config.log ! -name test-suite.log); do
-				if grep -q ':test-result: \(FAIL\|ERROR\)' "${f%.log}.trs" 2>/dev/null; then
-					echo "===== $f"
-					tail -n 60 "$f"
-				fi
-			done
+			failed_logs .
 			exit 1
 		fi
-		# in CI nothing may skip: a skipped PostgreSQL or Postfix test
-		# would hide exactly what CI is there to check.  A skip is a
-		# test that exited 77, or a "# SKIP" line in a test's log (a
-		# part of a test that could not run)
-		skipped=$(find . -name '*.log' ! -name config.log \
-		    ! -name test-suite.log -exec grep -l '^# SKIP\|^ok .*# SKIP' {} + \
-		    2>/dev/null || :)
-		if [ -n "${CI:-}" ] && { grep -q '^# SKIP: *[1-9]' test-suite.log ||
-		    [ -n "$skipped" ]; }; then
-			echo "run-all: tests were skipped under CI:"
-			grep '^SKIP:' test-suite.log tests/*.log 2>/dev/null || true
-			find . -name '*.trs' -exec grep -l ':test-result: SKIP' {} +
-			for f in $skipped; do grep -H '# SKIP' "$f"; done
-			exit 1
-		fi
+		no_skips test-suite.log .
 	)
 }
 
-echo "run-all: build and make check in _build/"
-run_suite _build
+# --- make distcheck: the tarball, its build and its make check -------------
+# _build/ stays configured and built for the valgrind pass below.  The
+# tests' logs are copied to _build/distcheck-logs as they run
+# (tests/keeplog.sh), since distcheck removes its build once it passed.
+echo "run-all: make distcheck in _build/"
+mkdir -p _build
+dcstart=$(date +%s)
+(
+	cd _build
+	../configure --enable-werror >/dev/null
+	make -j"$jobs" >/dev/null
+	rm -rf distcheck-logs listgate-*.tar.gz
+	mkdir distcheck-logs
+	# the whole output in distcheck.out; the tests' results as they come
+	rm -f distcheck.rc
+	{
+		LISTGATE_KEEP_LOGS=$top/_build/distcheck-logs \
+		    make -j"$jobs" distcheck \
+		    DISTCHECK_CONFIGURE_FLAGS=--enable-werror \
+		    SH_LOG_COMPILER='$(SHELL) $(abs_top_srcdir)/tests/keeplog.sh $(SHELL)' \
+		    2>&1
+		echo $? > distcheck.rc
+	} | tee distcheck.out |
+	    grep -E --line-buffered '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR|# [A-Z]+:)|archives ready' || :
+	if [ "$(cat distcheck.rc 2>/dev/null)" != 0 ]; then
+		echo "run-all: make distcheck failed; the end of its output:"
+		tail -n 100 distcheck.out
+		# a failed distcheck leaves its build: listgate-*/_build/sub
+		for d in listgate-*/_build/sub; do
+			[ -d "$d" ] && failed_logs "$d"
+		done
+		exit 1
+	fi
+	no_skips distcheck.out distcheck-logs
+)
+echo "run-all: make distcheck: $(( $(date +%s) - dcstart )) s"
+
+# --- the Debian package, built from that tarball, installed, removed -------
+if [ "$(id -u)" -eq 0 ]; then
+	echo "run-all: the Debian package (tests/package.sh)"
+	pkstart=$(date +%s)
+	sh tests/package.sh _build/listgate-*.tar.gz
+	echo "run-all: package test: $(( $(date +%s) - pkstart )) s"
+elif [ -n "${CI:-}" ]; then
+	echo "run-all: under CI the package test runs: run as root" >&2
+	exit 1
+else
+	echo "run-all: not root: the package test (tests/package.sh) does not run"
+fi
 if [ "$san" = 1 ]; then
 	echo "run-all: build and make check with ASan+UBSan in _build-san/"
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \

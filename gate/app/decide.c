@@ -3,7 +3,8 @@
  * list's release command
  *
  * Trusts the configuration; the post is passed to `release` untouched
- * (run_argv: no shell, its own process group, the list's timeout).
+ * (handoff_post: a program through run_argv, no shell, its own process
+ * group; or an LMTP server; within the list's timeout).
  * Failures return -1 or a QUEUE_* code with a message; nothing here
  * prints or exits.
  */
@@ -14,7 +15,7 @@
 
 #include "db/queue.h"
 #include "gate/app/decide.h"
-#include "gate/app/run.h"
+#include "gate/app/handoff.h"
 #include "listcfg/listcfg.h"
 #include "listcfg/tmpl.h"
 
@@ -55,17 +56,13 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 			    (unsigned)LG_MAX_ARG_BYTES);
 		goto out;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	st = run_argv(argv, r->raw, r->raw_len, -1, l.timeout_s, lerr,
-	    sizeof(lerr));
-	if (st == 0)
+	st = handoff_post(argv, r->env_sender, r->raw, r->raw_len, -1,
+	    l.timeout_s * 1000u, NULL, 0, lerr, sizeof(lerr));
+	if (st == HANDOFF_OK)
 		rc = 0;
-	else if (st > 0)
-		snprintf(err, errsz, "release command %s exited with status %d",
-		    argv[0], st);
 	else
-		snprintf(err, errsz, "release command %s: %s", argv[0], lerr);
+		snprintf(err, errsz, "release %s%s", handoff_is_lmtp(argv) ?
+		    "to " : "command ", lerr);
 out:
 	tmpl_free(argv);
 	listcfg_free_list(&l);

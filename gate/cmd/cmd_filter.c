@@ -49,6 +49,7 @@
 #include "gate/mail/mail.h"
 #include "gate/outcome.h"
 #include "db/queue.h"
+#include "gate/app/handoff.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
 #include "gate/app/tokcounts.h"
@@ -121,6 +122,10 @@ struct filter {
 	struct queue *q;	/* open after a hold, for its notices */
 	struct buf clues;	/* the deciding tokens stored with it */
 	char notices[600];	/* what the notices did, for the log */
+	int refused;		/* deliver's LMTP server refused the post
+				 * for good (5xx): hold it */
+	char refusal[1024];	/* why, stored with the held post */
+	char dnote[400];	/* a delivery's note, for the log */
 	int host_failed;	/* why is the host's failure (on_error may
 				 * pass the post), not the post's doing */
 };
@@ -191,15 +196,15 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s reason=\"%s\"%s", list, mid,
-		    score, f->ntok, f->nused, action, idbuf, ms, snd,
-		    f->notices, why, f->count_failed ? " passcount=failed" :
-		    "");
+		    "action=%s%s ms=%s from=<%s>%s%s reason=\"%s\"%s", list,
+		    mid, score, f->ntok, f->nused, action, idbuf, ms, snd,
+		    f->notices, f->dnote, why, f->count_failed ?
+		    " passcount=failed" : "");
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u "
-		    "action=%s%s ms=%s from=<%s>%s%s", list, mid, score,
+		    "action=%s%s ms=%s from=<%s>%s%s%s", list, mid, score,
 		    f->ntok, f->nused, action, idbuf, ms, snd, f->notices,
-		    f->count_failed ? " passcount=failed" : "");
+		    f->dnote, f->count_failed ? " passcount=failed" : "");
 }
 
 /* record why the filter cannot do its work: the host's failure
@@ -275,15 +280,17 @@ decided_before(struct filter *f)
  * Hand a passed post on, unless a moderator decided these very bytes
  * already (OUT_HELD: answered from that decision).  qmail: exit 0 and
  * the next .qmail line delivers (`deliver` is not used).  Postfix: run
- * the list's `deliver` with the post on stdin; its exit 0 is the
- * delivery.
+ * the list's `deliver`: a program with the post on stdin, whose exit 0
+ * is the delivery, or an LMTP server, whose 250 is; an LMTP 5xx sets
+ * f->refused (the caller holds the post).
  */
 static enum outcome
 do_pass(struct filter *f, int *delivered_r)
 {
 	struct tmpl_vars v;
 	char **argv = NULL;
-	char err[1024];
+	char err[1024], note[300], lnote[300];
+	double left;
 	int rc;
 
 	*delivered_r = 0;
@@ -318,19 +325,27 @@ do_pass(struct filter *f, int *delivered_r)
 			    (unsigned)LG_MAX_ARG_BYTES);
 		return OUT_DEFER;
 	}
-	fflush(stdout);
-	fflush(stderr);
-	rc = run_argv(argv, f->sp.data, f->sp.len, f->sp.fd, f->l.timeout_s,
-	    err, sizeof(err));
+	/* what is left before the watchdog, less a second: our own
+	 * time-out then says why, where the watchdog would defer blindly */
+	left = f->t0 + f->l.timeout_s * 1000.0 - 1000.0 - clock_now_ms();
+	if (left < 1)
+		left = 1;
+	rc = handoff_post(argv, v.sender, f->sp.data, f->sp.len, f->sp.fd,
+	    (unsigned)left, note, sizeof(note), err, sizeof(err));
 	tmpl_free(argv);
-	if (rc != 0) {
-		if (rc > 0)
-			failure(f, "deliver: %s exited %d", f->l.deliver[0],
-			    rc);
-		else
-			failure(f, "deliver: %s", err);
+	if (rc != HANDOFF_OK) {
+		failure(f, "deliver: %s", err);
+		if (rc == HANDOFF_PERM) {
+			f->refused = 1;
+			snprintf(f->refusal, sizeof(f->refusal), "deliver "
+			    "refused the post: %.900s", err);
+		}
 		return OUT_DEFER;
 	}
+	if (note[0] != '\0')
+		snprintf(f->dnote, sizeof(f->dnote), " deliver_note=\"%s\"",
+		    sanitize_str(lnote, sizeof(lnote), note, strlen(note), 250,
+		    SANITIZE_LOG, 0));
 	*delivered_r = 1;
 	return OUT_PASS;
 }
@@ -450,6 +465,7 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	    f->score, f->l.ham_cutoff, f->l.spam_cutoff));
 	qp.clues = buf_str(clues);
 	qp.status = status;
+	qp.note = f->refusal;
 	qp.remember_days = f->l.hold_expiry_days;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
@@ -514,6 +530,7 @@ send_notices(struct filter *f)
 	p.verdict = verdict_name(verdict_of(f->score, f->l.ham_cutoff,
 	    f->l.spam_cutoff));
 	p.clues = buf_str(&f->clues);
+	p.note = f->refusal;
 	p.raw = f->sp.data;
 	p.raw_len = f->sp.len;
 	p.arrived = time(NULL);
@@ -541,9 +558,10 @@ on_failure(struct filter *f, int *delivered_r)
 
 	*delivered_r = 0;
 	/* only the host's own failures: never a post the sender made fail
-	 * (its size, an empty post), whatever failed after that */
+	 * (its size, an empty post), whatever failed after that; nor a
+	 * post deliver refused for good (not offered again) */
 	if (!f->have_l || f->l.on_error != ON_ERROR_PASS || !f->host_failed ||
-	    f->oversize)
+	    f->oversize || f->refused)
 		return OUT_DEFER;
 	memcpy(why, f->why, sizeof(why));
 	f->why[0] = '\0';
@@ -765,9 +783,24 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	cinit = 1;
 	if (score_post(&f, &c) < 0)
 		goto decide;
-	if (f.score < f.l.ham_cutoff)
+	if (f.score < f.l.ham_cutoff) {
 		o = do_pass(&f, &delivered);
-	else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
+		/* refused for good by the LMTP server: held with the reason
+		 * for a moderator, never bounced (nor deferred for days) */
+		if (o == OUT_DEFER && f.refused) {
+			if (hold_post(&f, &c, "held") == 0) {
+				o = OUT_HELD;
+				failure(&f, "%s", f.refusal);
+				if (f.held < QUEUE_HELD_APPROVED)
+					send_notices(&f);
+			} else {
+				memcpy(err, f.why, sizeof(err));
+				err[sizeof(err) - 1] = '\0';
+				failure(&f, "%.500s; and it cannot be held: "
+				    "%.400s", f.refusal, err);
+			}
+		}
+	} else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
 	    "discarded" : "held") == 0) {
 		o = OUT_HELD;
 		/* not for a retry answered from an earlier decision */

@@ -345,9 +345,11 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		    SANITIZE_TEXT, 0) < 0)
 			nbad++;
 		printf("%-12s %s by %s\n", "Decided:", when, buf_str(&b));
-		if (*r.note)
-			show_field(&b, "Note:", r.note, &nbad);
 	}
+	/* a decision's note, or why a held post was held when not for
+	 * its score (deliver refused it) */
+	if (*r.note)
+		show_field(&b, "Note:", r.note, &nbad);
 	printf("\nDeciding tokens (token, probability, spam, ham):\n");
 	for (s = r.clues, nlines = 0; *s && nlines < CLUE_LINES; nlines++) {
 		nl = strchr(s, '\n');

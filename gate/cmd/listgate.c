@@ -86,6 +86,15 @@ early_exit(int argc, char **argv, int status)
 	return status;
 }
 
+/* `listgate COMMAND --help` answers wherever it runs: as root it opens
+ * nothing, so it need not leave root first */
+static int
+help_only(int argc, char **argv)
+{
+	return argc == 2 && (strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -138,7 +147,8 @@ main(int argc, char **argv)
 			/* root: become the configured user before anything
 			 * but listgate.conf is opened, or refuse */
 			ctx.refused_mta = -1;
-			if (!ctx.allow_root && cmd_leave_root(&ctx,
+			if (!ctx.allow_root && !help_only(sub_argc, sub_argv) &&
+			    cmd_leave_root(&ctx,
 			    &ctx.refused_mta, refused, sizeof(refused)) < 0) {
 				ctx.refused = refused;
 				/* filter answers in its MTA's dialect */

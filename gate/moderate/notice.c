@@ -449,6 +449,11 @@ summary(struct buf *t, const struct notice_post *p, const char *indent)
 	    put(t, "%sScore:   %.4f (verdict: %s)\n", indent, p->score,
 	    p->verdict) < 0)
 		return -1;
+	if (p->note != NULL && p->note[0] != '\0' &&
+	    (put(t, "%sHeld as: ", indent) < 0 ||
+	    notice_clean(t, p->note, strlen(p->note), 2 * FIELD_CHARS) < 0 ||
+	    buf_addc(t, '\n') < 0))
+		return -1;
 	return 0;
 }
 

@@ -48,6 +48,9 @@ struct notice_post {
 	double score;
 	const char *verdict;
 	const char *clues;		/* "TOKEN F NSPAM NHAM" lines */
+	const char *note;		/* why it was held when not for its
+					 * score ("deliver refused the post:
+					 * ..."), untrusted; NULL or "" */
 	const unsigned char *raw;	/* the post as received (NULL in a
 					 * digest: not needed) */
 	size_t raw_len;

@@ -129,6 +129,7 @@ row_post(const struct queue_row *r, struct notice_post *p)
 	p->score = r->score;
 	p->verdict = r->verdict;
 	p->clues = r->clues;
+	p->note = r->note;
 	p->raw = r->raw;
 	p->raw_len = r->raw_len;
 	p->size = r->size > 0 ? (size_t)r->size : 0;

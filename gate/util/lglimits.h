@@ -62,5 +62,23 @@
 #define LG_MAX_WEB_PER_ADDR	64
 /* seconds a connection may stay idle, mid-request included */
 #define LG_MAX_WEB_IDLE_S	30
+/* a line of an LMTP server's reply: RFC 5321 allows 512 bytes with CRLF;
+ * longer ones are cut */
+#define LG_MAX_LMTP_LINE	512
+/* lines in one LMTP reply: an LHLO answer has a dozen; more is a broken
+ * server (a temporary failure) */
+#define LG_MAX_LMTP_REPLY_LINES	100
+/* an address in MAIL FROM or RCPT TO as sent, quotes included (RFC 5321:
+ * a path is at most 256 bytes with its brackets) */
+#define LG_MAX_LMTP_PATH	254
+/* a line of the post as sent in DATA, without CRLF: RFC 5321's 1000
+ * bytes with CRLF (Postfix's lmtp_line_length_limit); longer lines are
+ * broken with CRLF and a space, as Postfix does */
+#define LG_MAX_LMTP_DATA_LINE	998
+/* LMTP time-outs: connecting; each reply; sending the whole post (each
+ * also within the list's timeout) */
+#define LG_LMTP_CONNECT_MS	(30u * 1000u)
+#define LG_LMTP_REPLY_MS	(120u * 1000u)
+#define LG_LMTP_DATA_MS		(300u * 1000u)
 
 #endif

@@ -5,7 +5,8 @@
  * The input's first line is the template text; the rest, cut at NUL
  * bytes, gives the values of {sender}, {recipient} and {list}.  A text
  * that does not parse must say why; one that parses must start with an
- * absolute program without placeholders and have 1..LG_MAX_ARGV words.
+ * absolute program without placeholders and have 1..LG_MAX_ARGV words,
+ * or with an LMTP destination that tmpl_lmtp_parse takes and have two.
  * Expanding it must give exactly one argument per word, each the word
  * with {sender}, {recipient}, {list} replaced by their values and "{{"
  * by "{" (compared with a reference expansion written here), or fail
@@ -93,7 +94,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	free(text);
-	if (tmpl == NULL || tmpl[0] == NULL || tmpl[0][0] != '/')
+	if (tmpl == NULL || tmpl[0] == NULL)
+		__builtin_trap();
+	if (tmpl_is_lmtp(tmpl[0])) {
+		/* an LMTP server and exactly one recipient */
+		struct tmpl_lmtp d;
+
+		if (tmpl_lmtp_parse(tmpl[0], &d, err, sizeof(err)) < 0 ||
+		    tmpl[1] == NULL || tmpl[2] != NULL)
+			__builtin_trap();
+	} else if (tmpl[0][0] != '/')
 		__builtin_trap();
 	/* no placeholder in the program ("{{" is a literal "{"): its
 	 * expansion does not depend on the values */

@@ -1,0 +1,42 @@
+/*
+ * handoff.h - hand a post on as a deliver or release template says: to a
+ * program (run_argv) or to an LMTP server (lmtp_deliver)
+ *
+ * The one place that chooses between the two, by the template's first
+ * word: an absolute path is a program, "lmtp:..." an LMTP server
+ * (listcfg/tmpl.h).  Callers expand the template (tmpl_expand) and
+ * decide what a failure means for the post.
+ */
+#ifndef LG_HANDOFF_H
+#define LG_HANDOFF_H
+
+#include <stddef.h>
+
+#define HANDOFF_OK	0	/* handed on: the program exited 0, or the
+				 * LMTP server answered 250 */
+#define HANDOFF_TEMP	(-1)	/* not handed on, try again later: the
+				 * program failed (any exit status, a signal,
+				 * its time-out, not started), or LMTP gave a
+				 * 4xx, no answer, a time-out */
+#define HANDOFF_PERM	(-2)	/* refused for good: an LMTP server's 5xx
+				 * (a program never gives this) */
+
+/* 1 if the template (or its expansion) names an LMTP server */
+int handoff_is_lmtp(char *const *argv);
+
+/*
+ * Hand the post on as argv (an expanded template) says.  A program gets
+ * the post on its standard input (run_argv: fd when >= 0, else
+ * data/len); an LMTP server gets data/len from sender for the address
+ * argv[1].  All within timeout_ms (0: no limit; a program's time-out
+ * is rounded up to whole seconds).  Returns HANDOFF_OK, HANDOFF_TEMP or HANDOFF_PERM;
+ * err says why for the failures, naming the program or the server
+ * ("/usr/bin/x exited with status 1", "lmtp:127.0.0.1:8024: RCPT TO:
+ * 550 ...").  note (may be NULL) gets, after HANDOFF_OK, what is worth
+ * a log line ("" mostly: an LMTP sender sent as <>, long lines broken).
+ */
+int handoff_post(char *const *argv, const char *sender,
+    const unsigned char *data, size_t len, int fd, unsigned timeout_ms,
+    char *note, size_t notesz, char *err, size_t errsz);
+
+#endif
