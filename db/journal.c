@@ -248,6 +248,50 @@ journal_last_id(struct queue *q, const char *list, int64_t *id_r,
 	return 0;
 }
 
+int
+journal_window_start(struct queue *q, const char *list, unsigned max,
+    int64_t *after_r, char *err, size_t errsz)
+{
+	char maxbuf[16];
+	const char *vals[2] = { list, maxbuf };
+	PGresult *res;
+
+	snprintf(maxbuf, sizeof(maxbuf), "%u", max);
+	res = PQexecParams(q->conn, "SELECT coalesce(min(id) - 1, 0) FROM "
+	    "(SELECT id FROM train_journal WHERE list = $1 ORDER BY id DESC "
+	    "LIMIT $2::int8) w", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	*after_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return 0;
+}
+
+int
+journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
+    int64_t *spam_r, char *err, size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+
+	res = PQexecParams(q->conn, "SELECT coalesce(sum(CASE op WHEN 'learn' "
+	    "THEN 1 ELSE -1 END) FILTER (WHERE class = 'ham'), 0)::int8, "
+	    "coalesce(sum(CASE op WHEN 'learn' THEN 1 ELSE -1 END) FILTER "
+	    "(WHERE class = 'spam'), 0)::int8 FROM train_journal WHERE list = "
+	    "$1 AND quarantined_at IS NULL", 1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	*ham_r = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	*spam_r = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	PQclear(res);
+	return 0;
+}
 /* compressed bytes one fetch asks for at most (beyond its first row):
  * the rows come one at a time, so this bounds what a batch transfers
  * (and drops, when it stops early), not what is held at once */

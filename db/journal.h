@@ -44,6 +44,16 @@ int journal_lists(struct queue *q, journal_name_fn fn, void *ctx,
 int journal_last_id(struct queue *q, const char *list, int64_t *id_r,
     char *err, size_t errsz);
 
+/* the id after which list's newest max events follow (0 when it has
+ * max events or fewer): where a reader of only the recent history
+ * starts journal_fetch_open.  0, or -1 */
+int journal_window_start(struct queue *q, const char *list, unsigned max,
+    int64_t *after_r, char *err, size_t errsz);
+
+/* list's net training per class: posts learnt minus posts unlearnt, as
+ * the token files count them (quarantined events left out).  0, or -1 */
+int journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
+    int64_t *spam_r, char *err, size_t errsz);
 /* what journal_fetch_next says of an event */
 #define JOURNAL_APPLY		0	/* the post is in raw, len */
 #define JOURNAL_DAMAGED		1	/* its stored message cannot be read

@@ -265,7 +265,7 @@ queue_inflate(const unsigned char *in, size_t n, int64_t size,
 	if (*cap_r < need) {
 		if ((p = xrealloc(*out, need)) == NULL) {
 			snprintf(err, errsz, "out of memory (%zu bytes)", need);
-			return -1;
+			return -2;
 		}
 		*out = p;
 		*cap_r = need;
@@ -1194,13 +1194,15 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
  */
 static int
 record_decision(struct queue *q, const char *idbuf, const char *status,
-    const char *byc, const char *notec, const char *list, char *err,
-    size_t errsz)
+    int flags, const char *byc, const char *notec, const char *list,
+    char *err, size_t errsz)
 {
 	const char *vals[4], *newc = class_of(status);
 	char lockkey[16];
 	long netham, netspam;
 
+	if (flags & QUEUE_LEARN_SPAM)
+		newc = "spam";	/* an expiry that trains */
 	vals[0] = idbuf;
 	vals[1] = status;
 	vals[2] = byc;
@@ -1210,10 +1212,13 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 	    err, errsz) < 0)
 		return -1;
 	/* remembered by list and SHA-256: a retry of these bytes is
-	 * answered from this decision (queue_hold, queue_decided) */
+	 * answered from this decision (queue_hold, queue_decided); an
+	 * expiry that learnt the post as spam is a discard there, as the
+	 * token file's record of its journal event says */
 	if (newc != NULL && exec_params(q, "INSERT INTO decided_posts (list, "
 	    "raw_sha256, post_id, status, decided_at) SELECT list, "
-	    "raw_sha256, id, status, decided_at FROM held_posts WHERE id = "
+	    "raw_sha256, id, CASE status WHEN 'expired' THEN 'discarded' "
+	    "ELSE status END, decided_at FROM held_posts WHERE id = "
 	    "$1::int8 ON CONFLICT (list, raw_sha256) DO UPDATE SET post_id = "
 	    "excluded.post_id, status = excluded.status, decided_at = "
 	    "excluded.decided_at", 1, vals, err, errsz) < 0)
@@ -1374,6 +1379,11 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		return -1;
 	}
 	approve = strcmp(status, "approved") == 0;
+	if ((flags & QUEUE_LEARN_SPAM) && strcmp(status, "expired") != 0) {
+		snprintf(err, errsz, "only an expiry is learnt as spam by "
+		    "QUEUE_LEARN_SPAM");
+		return -1;
+	}
 	if (mark && !approve) {
 		snprintf(err, errsz, "only an approval can be recorded "
 		    "without releasing");
@@ -1443,8 +1453,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if (!release_now) {
 		PQclear(res);
 		res = NULL;
-		if (record_decision(q, idbuf, status, byc, notec, r.list, err,
-		    errsz) < 0)
+		if (record_decision(q, idbuf, status, flags, byc, notec, r.list,
+		    err, errsz) < 0)
 			goto fail;
 		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 			goto out;
@@ -1487,8 +1497,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	rc = QUEUE_UNRECORDED;
-	if (record_decision(lq, idbuf, status, byc, notec, r.list, err,
-	    errsz) < 0)
+	if (record_decision(lq, idbuf, status, flags, byc, notec, r.list,
+	    err, errsz) < 0)
 		goto out;
 	if (queue_cmd(lq, "COMMIT", err, errsz) < 0)
 		goto out;

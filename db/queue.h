@@ -190,6 +190,8 @@ int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 				 * 'releasing' post again */
 #define QUEUE_MARK_ONLY	2	/* approve a 'releasing' post without
 				 * releasing it (it reached the list) */
+#define QUEUE_LEARN_SPAM 4	/* with "expired": learn the post as spam
+				 * (expire_action = discard-learn) */
 
 /*
  * Called by queue_decide for an approval, with no transaction open and
@@ -206,7 +208,8 @@ struct queue_decision {
 				 * "expired" */
 	const char *by;		/* who decides */
 	const char *note;	/* kept with the decision, or NULL */
-	int flags;		/* QUEUE_FORCE, QUEUE_MARK_ONLY */
+	int flags;		/* QUEUE_FORCE, QUEUE_MARK_ONLY,
+				 * QUEUE_LEARN_SPAM */
 	queue_release_fn release;	/* for an approval: hand the post to
 					 * the list (NULL: record only) */
 	void *ctx;		/* for release */
@@ -239,8 +242,8 @@ struct queue_decided {
  * decisions (and QUEUE_MARK_ONLY) commit in one transaction.  The
  * decision is recorded with by, note and the time, and its training
  * events go to the journal (approved: learn ham; rejected/discarded:
- * learn spam; expired: none; a forced change first unlearns the old
- * class).  *res says what the post was (list, old status, who decided it
+ * learn spam; expired: none, or spam with QUEUE_LEARN_SPAM; a forced
+ * change first unlearns the old class).  *res says what the post was (list, old status, who decided it
  * before and when) whenever it was found.  Returns QUEUE_*, or -1 on
  * error (nothing changed); err says why for -1, QUEUE_RELEASE_FAILED
  * and QUEUE_UNRECORDED.

@@ -229,6 +229,30 @@ bayes_squeeze(double log_i, double log_1mi, double log_qh, double log_qs)
 	return exp(log_i);
 }
 
+/* the score from the sums of ln f and ln (1 - f) over nuse voting
+ * tokens: Fisher's two tails, the indicator, the squeeze */
+static void
+combine(double sum_lnf, double sum_ln1mf, size_t nuse,
+    struct bayes_result *r)
+{
+	double lqs, lps, lqh, lph;
+
+	r->nused = (unsigned)nuse;
+	if (nuse == 0) {
+		r->score = 0.5;
+		r->log_i = r->log_1mi = log(0.5);
+		return;
+	}
+	bayes_log_chi2(-2 * sum_ln1mf, (unsigned)nuse, &lqs, &lps);
+	bayes_log_chi2(-2 * sum_lnf, (unsigned)nuse, &lqh, &lph);
+	r->log_qs = lqs;
+	r->log_qh = lqh;
+	/* I = (qH + pS) / 2 and 1 - I = (pH + qS) / 2: sums, no cancellation */
+	r->log_i = logaddexp(lqh, lps) - M_LN2;
+	r->log_1mi = logaddexp(lph, lqs) - M_LN2;
+	r->score = bayes_squeeze(r->log_i, r->log_1mi, lqh, lqs);
+}
+
 /* sort order of voting candidates: most extreme first, then by bytes,
  * then by position (a total order, so the sums are deterministic) */
 struct cand {
@@ -269,7 +293,7 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 {
 	struct cand *c = NULL;
 	size_t i, nc = 0, nuse;
-	double sum_lnf = 0, sum_ln1mf = 0, f, lqs, lps, lqh, lph;
+	double sum_lnf = 0, sum_ln1mf = 0, f;
 	/* keep ln f finite even with robs = 0 (f may then be 0 or 1) */
 	const double tiny = 1e-300;
 
@@ -307,19 +331,80 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 		sum_ln1mf += log(1 - f > tiny ? 1 - f : tiny);
 	}
 	xfree(c);
-	r->nused = (unsigned)nuse;
-	if (nuse == 0) {
-		r->score = 0.5;
-		r->log_i = r->log_1mi = log(0.5);
+	combine(sum_lnf, sum_ln1mf, nuse, r);
+	return 0;
+}
+
+/* order of voting groups: most extreme first, then by f (a total order
+ * on distinct groups' values, so the sums are deterministic) */
+struct gcand {
+	double f, dev;
+	uint32_t n;
+};
+
+static int
+gcand_cmp(const void *a, const void *b)
+{
+	const struct gcand *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev > y->dev ? -1 : 1;
+	if (x->f != y->f)
+		return x->f < y->f ? -1 : 1;
+	return 0;
+}
+
+int
+bayes_score_groups(const struct bayes_params *p, uint32_t nspam,
+    uint32_t nham, const struct bayes_group *g, size_t ng,
+    struct bayes_result *r)
+{
+	struct gcand stack[BAYES_GROUPS_STACK], *c = stack;
+	double sum_lnf = 0, sum_ln1mf = 0, f;
+	size_t i, nc = 0, nuse = 0, total = 0;
+	const double tiny = 1e-300;
+	uint32_t take;
+
+	memset(r, 0, sizeof(*r));
+	if (p->max_tokens == 0) {
+		/* every token past min_dev votes: no order needed */
+		for (i = 0; i < ng; i++) {
+			f = bayes_f(p, nspam, nham, g[i].spam, g[i].ham);
+			if (fabs(f - 0.5) < p->min_dev || g[i].n == 0)
+				continue;
+			sum_lnf += g[i].n * log(f > tiny ? f : tiny);
+			sum_ln1mf += g[i].n * log(1 - f > tiny ? 1 - f : tiny);
+			nuse += g[i].n;
+		}
+		combine(sum_lnf, sum_ln1mf, nuse, r);
 		return 0;
 	}
-	bayes_log_chi2(-2 * sum_ln1mf, (unsigned)nuse, &lqs, &lps);
-	bayes_log_chi2(-2 * sum_lnf, (unsigned)nuse, &lqh, &lph);
-	r->log_qs = lqs;
-	r->log_qh = lqh;
-	/* I = (qH + pS) / 2 and 1 - I = (pH + qS) / 2: sums, no cancellation */
-	r->log_i = logaddexp(lqh, lps) - M_LN2;
-	r->log_1mi = logaddexp(lph, lqs) - M_LN2;
-	r->score = bayes_squeeze(r->log_i, r->log_1mi, lqh, lqs);
+	if (ng > BAYES_GROUPS_STACK &&
+	    (c = xcalloc(ng, sizeof(*c))) == NULL)
+		return -1;
+	for (i = 0; i < ng; i++) {
+		f = bayes_f(p, nspam, nham, g[i].spam, g[i].ham);
+		if (fabs(f - 0.5) < p->min_dev || g[i].n == 0)
+			continue;
+		c[nc].f = f;
+		c[nc].dev = fabs(f - 0.5);
+		c[nc].n = g[i].n;
+		total += g[i].n;
+		nc++;
+	}
+	if (total > p->max_tokens)
+		qsort(c, nc, sizeof(*c), gcand_cmp);
+	for (i = 0; i < nc && nuse < p->max_tokens; i++) {
+		take = c[i].n;
+		if (take > p->max_tokens - nuse)
+			take = (uint32_t)(p->max_tokens - nuse);
+		f = c[i].f;
+		sum_lnf += take * log(f > tiny ? f : tiny);
+		sum_ln1mf += take * log(1 - f > tiny ? 1 - f : tiny);
+		nuse += take;
+	}
+	if (c != stack)
+		xfree(c);
+	combine(sum_lnf, sum_ln1mf, nuse, r);
 	return 0;
 }

@@ -128,4 +128,24 @@ int bayes_score_priors(const struct bayes_params *p, double nspam,
     double nham, struct bayes_tok *toks, const struct bayes_prior *priors,
     size_t n, struct bayes_result *r);
 
+/* tokens of one post that share their counts (a tuner's compact form of
+ * a post: most tokens of a post share a few count pairs) */
+struct bayes_group {
+	uint32_t spam, ham;	/* posts of each class that had the tokens */
+	uint32_t n;		/* how many of the post's tokens have them */
+};
+
+/*
+ * Score a post given as groups of tokens with equal counts: the maths of
+ * bayes_score, so the same score up to rounding (the sums run in
+ * another order) and up to which of two equally extreme tokens votes
+ * when max_tokens cuts between them.  Returns 0, or -1 when out of
+ * memory (only with max_tokens set and more than BAYES_GROUPS_STACK
+ * groups that vote).
+ */
+#define BAYES_GROUPS_STACK	512
+int bayes_score_groups(const struct bayes_params *p, uint32_t nspam,
+    uint32_t nham, const struct bayes_group *g, size_t ng,
+    struct bayes_result *r);
+
 #endif

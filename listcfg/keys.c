@@ -35,6 +35,9 @@ static const int facility_values[] = { LOG_MAIL, LOG_USER, LOG_DAEMON,
 /* in the order of enum listcfg_mta and enum on_error */
 static const char *const mta_names[] = { "qmail", "postfix", NULL };
 static const char *const on_error_names[] = { "defer", "pass", NULL };
+/* in the order of enum listcfg_expire */
+static const char *const expire_action_names[] = { "discard",
+    "discard-learn", "remind", NULL };
 static const char *const no_yes_names[] = { "no", "yes", NULL };
 /* recipient_delimiter: the character itself is stored */
 static const char *const delim_names[] = { "+", "-", "=", "_", ".", NULL };
@@ -238,7 +241,13 @@ const struct keys_row keys_table[] = {
 	{ .name = "hold_expiry_days",
 	  KEYS_FIELD(LIST, UNSIGNED, hold_expiry_days),
 	  .def = LG_DEFAULT_HOLD_EXPIRY_DAYS, .lo = 1, .hi = 3650,
-	  .doc = "days after which listgate expire expires a held post" },
+	  .doc = "days after which listgate expire acts on a held post" },
+	{ .name = "expire_action", KEYS_FIELD(LIST, ENUM, expire_action),
+	  .def_s = "discard", .choices = expire_action_names,
+	  .what = "expire action",
+	  .doc = "what listgate expire does with a post held past "
+	  "hold_expiry_days: discard (no training), discard-learn (learn "
+	  "it as spam), remind (notify the moderators again)" },
 	{ .name = "timeout", KEYS_FIELD(LIST, UNSIGNED, timeout_s),
 	  .def_global = "timeout", .lo = 1, .hi = 3600,
 	  .doc = "seconds before filter's watchdog defers this list's post" },

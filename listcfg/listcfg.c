@@ -249,8 +249,24 @@ listcfg_free_global(struct listcfg_global *g)
 }
 
 int
-listcfg_load_list(const struct listcfg_global *g, const char *name,
-    struct listcfg_list *l, char *err, size_t errsz)
+listcfg_list_path(const struct listcfg_global *g, const char *name,
+    char *out, size_t outsz)
+{
+	int n;
+
+	if (!listcfg_name_ok(name) || g->dir == NULL)
+		return -1;
+	n = snprintf(out, outsz, "%s/lists/%s.conf", g->dir, name);
+	if (n < 0 || (size_t)n >= outsz)
+		return -1;
+	return 0;
+}
+
+/* load list name's settings from the file at fpath (NULL: its own,
+ * lists/NAME.conf) over the defaults */
+static int
+load_list(const struct listcfg_global *g, const char *name,
+    const char *fpath, struct listcfg_list *l, char *err, size_t errsz)
 {
 	struct cfgfile cf;
 	struct target t;
@@ -270,7 +286,8 @@ listcfg_load_list(const struct listcfg_global *g, const char *name,
 	snprintf(file, sizeof(file), "%s.conf", name);
 	if (keys_defaults(KEYS_LIST, l, g, g->dir) < 0 ||
 	    (ldir = cfgfile_join(g->dir, "lists")) == NULL ||
-	    (path = cfgfile_join(ldir, file)) == NULL) {
+	    (path = fpath != NULL ? xstrdup(fpath) : cfgfile_join(ldir,
+	    file)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		goto fail;
 	}
@@ -309,10 +326,43 @@ fail:
 	return -1;
 }
 
+int
+listcfg_load_list(const struct listcfg_global *g, const char *name,
+    struct listcfg_list *l, char *err, size_t errsz)
+{
+	return load_list(g, name, NULL, l, err, errsz);
+}
+
+int
+listcfg_check_list_file(const struct listcfg_global *g, const char *name,
+    const char *path, char *err, size_t errsz)
+{
+	struct listcfg_list l;
+
+	if (load_list(g, name, path, &l, err, errsz) < 0)
+		return -1;
+	listcfg_free_list(&l);
+	return 0;
+}
+
 void
 listcfg_free_list(struct listcfg_list *l)
 {
 	keys_free(KEYS_LIST, l);
+}
+
+int
+listcfg_passcount_path(const struct listcfg_global *g, const char *name,
+    char *out, size_t outsz)
+{
+	int n;
+
+	if (!listcfg_name_ok(name) || g->tokens_dir == NULL)
+		return -1;
+	n = snprintf(out, outsz, "%s/%s.passed", g->tokens_dir, name);
+	if (n < 0 || (size_t)n >= outsz)
+		return -1;
+	return 0;
 }
 
 int

@@ -94,6 +94,14 @@ enum on_error {
 	ON_ERROR_PASS		/* pass the post on when the filter cannot work */
 };
 
+/* what `listgate expire` does with a post held past hold_expiry_days */
+enum listcfg_expire {
+	LISTCFG_EXPIRE_DISCARD,		/* mark it expired, no training */
+	LISTCFG_EXPIRE_DISCARD_LEARN,	/* mark it expired, learn it as spam */
+	LISTCFG_EXPIRE_REMIND		/* keep it held, notify the moderators
+					 * again (every hold_expiry_days) */
+};
+
 /* what filter does with a post larger than max_post_bytes */
 enum oversize {
 	OVERSIZE_HOLD,		/* store it whole and hold it (default) */
@@ -120,6 +128,7 @@ struct listcfg_list {
 	size_t max_post_bytes;	/* default LG_DEFAULT_MAX_POST_BYTES */
 	int oversize;		/* enum oversize: larger posts */
 	unsigned hold_expiry_days;
+	int expire_action;	/* enum listcfg_expire */
 	unsigned timeout_s;	/* watchdog for this list (default: global) */
 	/* classifier (gate/app/settings turns them into bayes_params) */
 	double robs;		/* strength of Robinson's prior */
@@ -168,6 +177,16 @@ int listcfg_load_list(const struct listcfg_global *g, const char *name,
     struct listcfg_list *l, char *err, size_t errsz);
 void listcfg_free_list(struct listcfg_list *l);
 
+/* load the file at path as list name's settings would be (defaults,
+ * keys, cross-checks) and forget them: whether a rewritten lists/L.conf
+ * (not yet in place) loads.  0, or -1 with err naming path */
+int listcfg_check_list_file(const struct listcfg_global *g,
+    const char *name, const char *path, char *err, size_t errsz);
+
+/* the list's configuration file, DIR/lists/NAME.conf: 0, or -1 (bad
+ * name, too long) */
+int listcfg_list_path(const struct listcfg_global *g, const char *name,
+    char *out, size_t outsz);
 /*
  * The names of the lists with a file lists/NAME.conf in dir whose NAME
  * passes listcfg_name_ok (others are left out), sorted, into *names_r
@@ -181,6 +200,10 @@ int listcfg_names(const char *dir, char ***names_r, size_t *n_r, char *err,
 int listcfg_tokens_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz);
 
+/* the list's counter of posts passed, tokens_dir/NAME.passed (see
+ * db/passcount.h): 0, or -1 (bad name, too long) */
+int listcfg_passcount_path(const struct listcfg_global *g,
+    const char *name, char *out, size_t outsz);
 /*
  * Parse "ADDR:PORT" (numeric IPv4, or IPv6 in brackets; port 0-65535):
  * the address into host (hostsz bytes; may be NULL), the port into

@@ -793,6 +793,86 @@ START_TEST(min_dev_and_max_tokens)
 }
 END_TEST
 
+/*
+ * The tuner's compact form scores as bayes_score does: random posts of
+ * 1 to 600 tokens with counts drawn so that many share a pair, split
+ * into groups of equal counts, under parameters that let every token
+ * vote, cut by min_dev, or cap the voters (more groups than the stack
+ * holds, too).
+ */
+START_TEST(groups_match_tokens)
+{
+	static const struct { double s, x, md; unsigned mt; } ps[] = {
+		{ 0.3, 0.6, 0.05, 0 }, { 0.0178, 0.52, 0.375, 0 },
+		{ 1, 0.5, 0, 0 }, { 0.3, 0.6, 0.05, 15 },
+		{ 0.1, 0.45, 0.1, 150 }, { 3, 0.7, 0.2, 1 } };
+	struct bayes_tok *t;
+	struct bayes_group *g;
+	struct bayes_result r1, r2;
+	char (*names)[16];
+	uint32_t nspam = 37, nham = 53, s, h;
+	unsigned seed = 12345, post, pi;
+	size_t n, i, j, ng;
+
+	t = calloc(2000, sizeof(*t));
+	g = calloc(2000, sizeof(*g));
+	names = calloc(2000, sizeof(*names));
+	ck_assert(t != NULL && g != NULL && names != NULL);
+	for (post = 0; post < 200; post++) {
+		seed = seed * 1103515245u + 12345u;
+		n = 1 + (seed >> 8) % 600;
+		if (post == 199)
+			n = 2000;	/* more groups than BAYES_GROUPS_STACK */
+		ng = 0;
+		for (i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			if (post == 199) {
+				s = (uint32_t)(i % 38);
+				h = (uint32_t)(i / 38 % 54);
+			} else {
+				s = (seed >> 8) % 7 == 0 ? (seed >> 12) % 38 :
+				    (seed >> 16) % 2;
+				h = (seed >> 20) % 5 == 0 ? (seed >> 4) % 54 :
+				    (seed >> 24) % 2;
+			}
+			snprintf(names[i], sizeof(names[i]), "t%zu", i);
+			t[i].tok = names[i];
+			t[i].len = strlen(names[i]);
+			t[i].spam = s;
+			t[i].ham = h;
+			for (j = 0; j < ng; j++)
+				if (g[j].spam == s && g[j].ham == h)
+					break;
+			if (j == ng) {
+				g[ng].spam = s;
+				g[ng].ham = h;
+				g[ng].n = 0;
+				ng++;
+			}
+			g[j].n++;
+		}
+		for (pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++) {
+			struct bayes_params p = params(ps[pi].s, ps[pi].x,
+			    ps[pi].md, ps[pi].mt);
+
+			ck_assert_int_eq(bayes_score(&p, nspam, nham, t, n,
+			    &r1), 0);
+			ck_assert_int_eq(bayes_score_groups(&p, nspam, nham, g,
+			    ng, &r2), 0);
+			ck_assert_uint_eq(r1.nused, r2.nused);
+			ck_assert_double_eq_tol(r1.score, r2.score,
+			    1e-9 * (r1.score < 0.5 ? r1.score : 1 - r1.score)
+			    + 1e-15);
+			ck_assert_double_eq_tol(r1.log_i, r2.log_i,
+			    1e-9 * fabs(r1.log_i) + 1e-12);
+		}
+	}
+	free(t);
+	free(g);
+	free(names);
+}
+END_TEST
+
 START_TEST(robs_zero_finite)
 {
 	struct bayes_params p = params(0, 0.5, 0.1, 0);
@@ -926,6 +1006,7 @@ bayes_suite(void)
 	tcase_add_test(tc, strict_order_extremes);
 	tcase_add_test(tc, min_dev_and_max_tokens);
 	tcase_add_test(tc, robs_zero_finite);
+	tcase_add_test(tc, groups_match_tokens);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("classify");
 	tcase_add_test(tc, verdicts);

@@ -130,6 +130,20 @@ check "... and journaled" test "$(sql "SELECT count(*) FROM train_journal")" -eq
 id2=$("$QHOLD" dev "$DATA/spam3.eml") || exit 99
 PGUSER=alice run lg reject "$id2"
 check "listgate_moderator: reject works" test "$rc" -eq 0
+# expire (migration 0006's reminded_at too) and stats
+printf 'hold_expiry_days = 1\nexpire_action = discard-learn\n' > "$CONF/lists/ex.conf"
+id3=$("$QHOLD" ex "$DATA/spam4.eml") || exit 99
+sql "UPDATE held_posts SET arrived_at = now() - interval '2 days' WHERE id = $id3"
+PGUSER=alice run lg expire
+check "listgate_moderator: expire works (discard-learn)" \
+    sh -c "test $rc -eq 0 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id3\")\" = expired"
+as alice "UPDATE held_posts SET reminded_at = now() WHERE id = $id"
+check "listgate_moderator: may record a reminder (0006)" test "$rc" -eq 0
+PGUSER=alice run lg stats --json
+check "listgate_moderator: stats works" \
+    sh -c "test $rc -eq 0 && grep -q '\"list\":\"ex\"' '$T/out'"
+PGUSER=pipe run lg stats --json
+check "listgate_filter: stats fails, permission denied" denied
 PGUSER=alice lg filter --list dev < "$DATA/spam4.eml" > "$T/out" 2> "$T/err"
 check "listgate_moderator: filter cannot hold (111)" test $? -eq 111
 check "... permission denied" grep -q "permission denied" "$T/err"

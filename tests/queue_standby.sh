@@ -67,9 +67,12 @@ pos() {
 	    sed -n 's/^journal_pos //p'
 }
 # wait (at most 30 s) until the standby has replayed everything the
-# primary has written so far
+# primary has committed so far: the insert position, since with
+# synchronous_commit off (tests/pg.sh) a commit record may still sit in
+# the WAL buffers, past pg_current_wal_lsn() (the write position), and
+# a standby that replayed up to that has not seen the commit yet
 catchup() {
-	lsn=$(sqlp "SELECT pg_current_wal_lsn()")
+	lsn=$(sqlp "SELECT pg_current_wal_insert_lsn()")
 	i=0
 	while [ $i -lt 600 ]; do
 		[ "$(sqls "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&

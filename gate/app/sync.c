@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "db/journal.h"
+#include "db/passcount.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/app/posttok.h"
@@ -458,6 +459,18 @@ is_site(const struct listcfg_global *g, const struct listcfg_list *l)
 	return g->site_list != NULL && strcmp(g->site_list, l->name) == 0;
 }
 
+/* the filter's pass counter of list, for the filter to add to (its user
+ * may not create files in the tokens directory): best effort, stats
+ * reads no passes without it */
+static void
+prepare_counter(const struct listcfg_global *g, const char *list)
+{
+	char path[4096], err[512];
+
+	if (listcfg_passcount_path(g, list, path, sizeof(path)) == 0)
+		(void)passcount_prepare(path, err, sizeof(err));
+}
+
 int
 sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
     size_t errsz)
@@ -512,6 +525,7 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
 	if (sync_tokens_dir(g, err, errsz) < 0)
 		return -1;
 	clean_stale(g, l->name);
+	prepare_counter(g, l->name);
 	unlink(tmp);
 	if (posttok_init(&pt, g, l, err, errsz) < 0)
 		return -1;
@@ -575,6 +589,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	nfed = st->nfed;
 	clean_stale(g, l->name);
+	prepare_counter(g, l->name);
 	if (access(path, F_OK) < 0 && errno == ENOENT) {
 		/* a missing file is built whole, then renamed into place */
 		r = rebuild_into(q, g, l, path, st, err, errsz);

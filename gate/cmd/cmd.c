@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "gate/app/decide.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "gate/util/priv.h"
@@ -188,6 +190,152 @@ cmd_sync_list(const char *name, struct queue *q,
 		    (long long)st.pos);
 	listcfg_free_list(&l);
 	return r;
+}
+
+/* remember a list for the sync at the end */
+void
+cmd_touch(struct cmd_touched *t, const char *list)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->names[i], list) == 0)
+			return;
+	if (t->n < (int)(sizeof(t->names) / sizeof(t->names[0])))
+		snprintf(t->names[t->n++], LG_MAX_LIST_NAME + 1, "%s", list);
+	else
+		t->overflow = 1;
+}
+
+/*
+ * 1 when list's token file (or, while it is missing, the tokens
+ * directory) is there but not ours to write: a moderator in the token
+ * files' group reads them and decides, their owner's next sync applies
+ * the decisions
+ */
+static int
+not_writable(const struct listcfg_global *g, const char *list)
+{
+	char path[4096];
+
+	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0)
+		return 0;
+	if (access(path, W_OK) == 0)
+		return 0;
+	if (errno == ENOENT)
+		return access(g->tokens_dir, W_OK) < 0 && errno == EACCES;
+	return errno == EACCES || errno == EROFS;
+}
+
+/* sync the touched lists (quiet: no note about lists left to their
+ * token file's owner): number of failures */
+int
+cmd_sync_touched(const char *name, struct queue *q,
+    const struct listcfg_global *g, const struct cmd_touched *t, int quiet)
+{
+	int i, nfail = 0;
+
+	for (i = 0; i < t->n; i++) {
+		if (not_writable(g, t->names[i])) {
+			if (!quiet)
+				fprintf(stderr, "listgate %s: list %s: the "
+				    "token file is not yours to write; its "
+				    "owner's next `listgate sync` learns "
+				    "from the decisions\n", name,
+				    t->names[i]);
+			continue;
+		}
+		if (cmd_sync_list(name, q, g, t->names[i], 1) < 0)
+			nfail++;
+	}
+	if (t->overflow) {
+		cmd_err(name, "more lists than one run syncs: run `listgate "
+		    "sync`");
+		nfail++;
+	}
+	return nfail;
+}
+
+/* decide one post and report: 0 done (or already so), -1 not done */
+int
+cmd_decide_one(const char *name, struct queue *q,
+    const struct listcfg_global *g, const struct decide_req *rq,
+    struct cmd_touched *t, int quiet)
+{
+	struct queue_decided res;
+	char err[1024];
+	const char *list = res.list, *old = res.old;
+	const char *status = rq->status;
+	int64_t id = rq->id;
+	int flags = rq->flags;
+	int r;
+
+	r = decide_post(q, g, rq, &res, err, sizeof(err));
+	switch (r) {
+	case QUEUE_DECIDED:
+		cmd_touch(t, list);
+		if (!quiet) {
+			if (flags & QUEUE_MARK_ONLY)
+				printf("post %lld %s without releasing it "
+				    "(list %s; was %s)\n", (long long)id,
+				    status, list, old);
+			else if (strcmp(old, "held") == 0)
+				printf("post %lld %s (list %s)\n",
+				    (long long)id, status, list);
+			else
+				printf("post %lld %s (list %s; was %s)\n",
+				    (long long)id, status, list, old);
+		}
+		return 0;
+	case QUEUE_NOENT:
+		cmd_err(name, "no post %lld", (long long)id);
+		return -1;
+	case QUEUE_ALREADY:
+		if (strcmp(old, status) == 0) {
+			if (!quiet)
+				printf("post %lld is already %s: nothing "
+				    "changed\n", (long long)id, old);
+			return 0;
+		}
+		cmd_err(name, "post %lld is already %s: nothing changed "
+		    "(--force changes the decision)", (long long)id, old);
+		return -1;
+	case QUEUE_RELEASE_FAILED:
+		if (strstr(err, "stays 'releasing'") != NULL)
+			cmd_err(name, "post %lld: %s", (long long)id, err);
+		else
+			cmd_err(name, "post %lld: %s; the post stays %s",
+			    (long long)id, err, old);
+		return -1;
+	case QUEUE_INTERRUPTED:
+		if (strcmp(name, "approve") == 0)
+			cmd_err(name, "post %lld was being released when a "
+			    "previous approve was interrupted; check the list "
+			    "archive, then use approve --force to release it "
+			    "again or --mark-approved to record it without "
+			    "releasing", (long long)id);
+		else
+			cmd_err(name, "post %lld was being released when a "
+			    "previous approve was interrupted; check the list "
+			    "archive, then use approve --mark-approved if it "
+			    "reached the list, or %s --force", (long long)id,
+			    name);
+		return -1;
+	case QUEUE_NOT_INTERRUPTED:
+		cmd_err(name, "post %lld is %s, not 'releasing': "
+		    "--mark-approved only records an interrupted release "
+		    "(nothing changed)", (long long)id, old);
+		return -1;
+	case QUEUE_UNRECORDED:
+		cmd_err(name, "post %lld was released, but the approval could "
+		    "not be recorded: %s; it stays 'releasing': once the "
+		    "database is back, run approve --mark-approved %lld",
+		    (long long)id, err, (long long)id);
+		return -1;
+	default:
+		cmd_err(name, "post %lld: %s", (long long)id, err);
+		return -1;
+	}
 }
 
 const char *

@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
 
+struct decide_req;
 struct listcfg_global;
 struct listcfg_list;
 struct queue;
@@ -59,6 +61,8 @@ int cmd_discard(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx);
@@ -136,6 +140,31 @@ int cmd_connect(const char *name, const struct cmd_ctx *ctx,
 int cmd_sync_list(const char *name, struct queue *q,
     const struct listcfg_global *g, const char *list, int quiet);
 
+/* the lists a run decided on, to sync afterwards (64 of them; more
+ * sets overflow, and the sync then says to run `listgate sync`) */
+struct cmd_touched {
+	char names[64][LG_MAX_LIST_NAME + 1];
+	int n, overflow;
+};
+
+/* remember list for cmd_sync_touched */
+void cmd_touch(struct cmd_touched *t, const char *list);
+
+/* sync every list of t whose token file is ours to write (the others:
+ * a note on stderr unless quiet, their owner's sync applies the
+ * decisions): the number of failures, each reported as name */
+int cmd_sync_touched(const char *name, struct queue *q,
+    const struct listcfg_global *g, const struct cmd_touched *t, int quiet);
+
+/*
+ * Decide one post through decide_post and report it as name: a line
+ * on stdout unless quiet ("post 12 approved (list dev)"), an error on
+ * stderr for a decision not made.  Its list goes into t.  0 decided
+ * (or already so), -1 not.
+ */
+int cmd_decide_one(const char *name, struct queue *q,
+    const struct listcfg_global *g, const struct decide_req *rq,
+    struct cmd_touched *t, int quiet);
 struct sync_stats;
 /*
  * Report the journal events a sync or rebuild of list skipped: one

@@ -56,6 +56,7 @@
 #include "gate/app/site.h"
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
+#include "db/passcount.h"
 #include "gate/moderate/notice.h"
 #include "gate/moderate/notify.h"
 #include "db/tokdb.h"
@@ -115,6 +116,7 @@ struct filter {
 	double site_w;		/* the site prior's weight, -1: not used */
 	int scored;
 	int64_t id;
+	int count_failed;	/* the pass counter could not be updated */
 	int held;		/* QUEUE_HELD_*: what the queue answered */
 	int decided;		/* TOKDB_*: a moderator's earlier decision on
 				 * these bytes, from the token file */
@@ -211,14 +213,16 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
-		    "action=%s%s ms=%s from=<%s>%s%s%s reason=\"%s\"",
+		    "action=%s%s ms=%s from=<%s>%s%s%s reason=\"%s\"%s",
 		    list, mid, score, f->ntok, f->nused, site, action, idbuf,
-		    ms, snd, ev, f->notices, f->dnote, why);
+		    ms, snd, ev, f->notices, f->dnote, why, f->count_failed ?
+		    " passcount=failed" : "");
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
-		    "action=%s%s ms=%s from=<%s>%s%s%s", list, mid, score,
+		    "action=%s%s ms=%s from=<%s>%s%s%s%s", list, mid, score,
 		    f->ntok, f->nused, site, action, idbuf, ms, snd, ev,
-		    f->notices, f->dnote);
+		    f->notices, f->dnote, f->count_failed ?
+		    " passcount=failed" : "");
 }
 
 /* record why the filter cannot do its work: the host's failure
@@ -499,6 +503,20 @@ out:
 	if (q != NULL)
 		queue_close(q);
 	return rc;
+}
+
+/* one more post passed, for `listgate stats` (tokens_dir/L.passed, see
+ * db/passcount.h): never changes the outcome, a failure is only noted
+ * in the log line */
+static void
+count_pass(struct filter *f)
+{
+	char path[4096], err[512];
+
+	if (!f->have_g || f->list == NULL || !listcfg_name_ok(f->list) ||
+	    listcfg_passcount_path(&f->g, f->list, path, sizeof(path)) < 0 ||
+	    passcount_add(path, passcount_today(), err, sizeof(err)) < 0)
+		f->count_failed = 1;
 }
 
 /*
@@ -818,6 +836,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 decide:
 	if (o == OUT_DEFER && f.why[0] != '\0')
 		o = on_failure(&f, &delivered);
+	if (o == OUT_PASS)
+		count_pass(&f);
 	alarm(0);
 	if (o == OUT_DEFER)
 		action = "defer";

@@ -49,6 +49,14 @@
 #define LG_MAX_DNSBL_ZONES	8
 /* a sender handed to member_check: RFC 5321 paths are 256 bytes */
 #define LG_MAX_SENDER_BYTES	256
+/* journal events tune reads (the newest): bounds its memory and its
+ * time, about 4000 posts in under a minute */
+#define LG_MAX_TUNE_EVENTS	20000
+/* distinct tokens tune keeps in memory over all its posts */
+#define LG_MAX_TUNE_TOKENS	(4u * 1024u * 1024u)
+/* token occurrences tune keeps (4 bytes each, and at most 12 more for
+ * their count groups): posts past it are left out */
+#define LG_MAX_TUNE_IDS		(16u * 1024u * 1024u)
 /* a request's path and query (ours are short: /api/lists/L/held/ID?...) */
 #define LG_MAX_WEB_URL		1024
 /* a request body: a form or JSON action, a bulk form of a page of ids */

@@ -26,6 +26,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 cache=${LISTGATE_CACHE:-$top/cache}
 quick=
+prepare=
 lg=${LISTGATE:-}
 splits=100,15
 resamples=1000
@@ -41,6 +42,7 @@ usage() {
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=--quick ;;
+	--prepare) prepare=1 ;;
 	--listgate) [ $# -ge 2 ] || usage; lg=$2; shift ;;
 	--listgate=*) lg=${1#*=} ;;
 	--splits) [ $# -ge 2 ] || usage; splits=$2; shift ;;
@@ -97,6 +99,11 @@ if [ -z "$lg" ]; then
 fi
 [ -x "$lg" ] || die "no listgate binary at $lg"
 case $lg in /*) ;; *) lg=$(pwd)/$lg ;; esac
+# --prepare (for tune_bench.sh): the corpus and the binary, nothing more
+if [ -n "$prepare" ]; then
+	printf '%s\n%s\n' "$data" "$lg"
+	exit 0
+fi
 
 # --- a clean environment: no database, no user configuration ------------------
 unset PGHOST PGHOSTADDR PGPORT PGDATABASE PGUSER PGPASSWORD PGPASSFILE \

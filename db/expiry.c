@@ -1,0 +1,87 @@
+/*
+ * expiry.c - the held posts past their list's hold_expiry_days, and the
+ * reminders sent for them
+ *
+ * See expiry.h.  Reads held_posts (the ids only: a post's bytes are
+ * read by the decision path), writes only reminded_at.  -1 with a
+ * message on every failure; never prints or exits.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db/expiry.h"
+#include "db/queue.h"
+#include "db/queue_int.h"
+
+int
+expiry_lists(struct queue *q, expiry_list_fn fn, void *ctx, char *err,
+    size_t errsz)
+{
+	PGresult *res;
+	int i, rc = 0;
+
+	res = PQexecParams(q->conn, "SELECT DISTINCT list FROM held_posts "
+	    "WHERE status = 'held' ORDER BY list", 0, NULL, NULL, NULL, NULL,
+	    0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	for (i = 0; i < PQntuples(res) && rc == 0; i++)
+		rc = fn(PQgetvalue(res, i, 0), ctx);
+	PQclear(res);
+	if (rc < 0)
+		snprintf(err, errsz, "stopped");
+	return rc < 0 ? -1 : 0;
+}
+
+int
+expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
+    expiry_post_fn fn, void *ctx, char *err, size_t errsz)
+{
+	char dbuf[16];
+	const char *vals[3] = { list, dbuf, reminders ? "t" : "f" };
+	PGresult *res;
+	int i, rc = 0;
+
+	snprintf(dbuf, sizeof(dbuf), "%u", days);
+	res = PQexecParams(q->conn, "SELECT id FROM held_posts WHERE list = $1 "
+	    "AND status = 'held' AND arrived_at <= now() - make_interval(days "
+	    "=> $2::int4) AND (NOT $3::bool OR reminded_at IS NULL OR "
+	    "reminded_at <= now() - make_interval(days => $2::int4)) "
+	    "ORDER BY arrived_at, id", 3, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	for (i = 0; i < PQntuples(res) && rc == 0; i++)
+		rc = fn(strtoll(PQgetvalue(res, i, 0), NULL, 10), ctx);
+	PQclear(res);
+	if (rc < 0)
+		snprintf(err, errsz, "stopped");
+	return rc < 0 ? -1 : 0;
+}
+
+int
+expiry_reminded(struct queue *q, int64_t id, char *err, size_t errsz)
+{
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
+	    "now() WHERE id = $1::int8 AND status = 'held'", 1, NULL, vals,
+	    NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 0;
+}

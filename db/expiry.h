@@ -1,0 +1,43 @@
+/*
+ * expiry.h - which held posts the expiry policy acts on, and the
+ * reminders it sent
+ *
+ * `listgate expire` finds, list by list, the posts held longer than the
+ * list's hold_expiry_days; it decides on them through the one decision
+ * path (gate/app/decide.h), or, with expire_action = remind, notifies
+ * the moderators again and records the reminder here (migration 0006:
+ * held_posts.reminded_at), so the next run reminds again only
+ * hold_expiry_days later.  Ages are the server's: now() against
+ * arrived_at.  Values reach the server only as parameters.  Every
+ * function returns -1 with a message in err; nothing prints or exits.
+ */
+#ifndef LG_EXPIRY_H
+#define LG_EXPIRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct queue;
+
+/* called with each list name: 0 to go on, -1 to stop (failure) */
+typedef int (*expiry_list_fn)(const char *list, void *ctx);
+
+/* every list with a held post, by name: 0, or -1 */
+int expiry_lists(struct queue *q, expiry_list_fn fn, void *ctx, char *err,
+    size_t errsz);
+
+/* called with each post due: 0 to go on, -1 to stop (failure) */
+typedef int (*expiry_post_fn)(int64_t id, void *ctx);
+
+/*
+ * The posts of list held for days days or more (0: every held post),
+ * oldest first; with reminders, only those not reminded of in the last
+ * days days either.  0, or -1 (also when fn returned -1).
+ */
+int expiry_due(struct queue *q, const char *list, unsigned days,
+    int reminders, expiry_post_fn fn, void *ctx, char *err, size_t errsz);
+
+/* post id was just reminded of (if still held): 0, or -1 */
+int expiry_reminded(struct queue *q, int64_t id, char *err, size_t errsz);
+
+#endif

@@ -1,0 +1,336 @@
+/*
+ * cmd_expire.c - `listgate expire`: each list's policy for posts held
+ * too long
+ *
+ *   listgate [--config DIR] expire [--list L] [--older-than DAYS]
+ *            [--by NAME] [--dry-run] [--quiet]
+ *
+ * For every list with held posts (or only L), the posts held for the
+ * list's hold_expiry_days or more (--older-than DAYS for every list)
+ * get the list's expire_action: discard (recorded 'expired', no
+ * training), discard-learn (recorded 'expired' and learnt as spam), or
+ * remind (the post stays held and its moderators are notified again
+ * through the hold notices of moderation by mail, gate/moderate/notify.c;
+ * again every hold_expiry_days).  Expiries go through the one decision path
+ * (gate/app/decide.c); the lists whose training changed are synced
+ * afterwards.  Meant for cron or a systemd timer, once a day.  Trusts
+ * the configuration; list names from the database are checked before
+ * a path is built.  Exit 0, 1 on any failure, 2 on usage errors.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/expiry.h"
+#include "db/queue.h"
+#include "gate/app/app.h"
+#include "gate/app/decide.h"
+#include "gate/cmd/cmd.h"
+#include "gate/moderate/notify.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/listcfg.h"
+
+#define NAME	"expire"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] expire [--list L] [--older-than DAYS]\n"
+	    "                [--by NAME] [--dry-run] [--quiet]\n"
+	    "\n"
+	    "Apply each list's expiry policy to the posts it has held for\n"
+	    "hold_expiry_days or more, as its expire_action says: discard (mark\n"
+	    "them expired, no training), discard-learn (mark them expired and\n"
+	    "learn them as spam) or remind (keep them held and notify the\n"
+	    "moderators again, then again every hold_expiry_days).  Run it\n"
+	    "daily from cron or a systemd timer (see listgate(1)).\n"
+	    "\n"
+	    "  -l, --list L            only this list\n"
+	    "  -o, --older-than DAYS   this age instead of each list's\n"
+	    "                          hold_expiry_days (0: every held post)\n"
+	    "  -b, --by NAME           who expires (default $USER)\n"
+	    "  -n, --dry-run           only say what would be done\n"
+	    "  -q, --quiet             print only errors and warnings\n"
+	    "  -h, --help              this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* the names of the lists to expire */
+struct names {
+	char (*v)[LG_MAX_LIST_NAME + 1];
+	size_t n, cap;
+};
+
+static int
+add_name(const char *list, void *vctx)
+{
+	struct names *nm = vctx;
+
+	if (!listcfg_name_ok(list))
+		return 0;	/* the schema allows none; skipped */
+	if (nm->n == nm->cap) {
+		size_t nc = nm->cap ? nm->cap * 2 : 16;
+		void *p = xrealloc(nm->v, nc * sizeof(*nm->v));
+
+		if (p == NULL)
+			return -1;
+		nm->v = p;
+		nm->cap = nc;
+	}
+	snprintf(nm->v[nm->n++], LG_MAX_LIST_NAME + 1, "%s", list);
+	return 0;
+}
+
+/* the ids of one list's posts due */
+struct ids {
+	int64_t *v;
+	size_t n, cap;
+};
+
+static int
+add_id(int64_t id, void *vctx)
+{
+	struct ids *ids = vctx;
+
+	if (ids->n == ids->cap) {
+		size_t nc = ids->cap ? ids->cap * 2 : 64;
+		int64_t *p = xrealloc(ids->v, nc * sizeof(*p));
+
+		if (p == NULL)
+			return -1;
+		ids->v = p;
+		ids->cap = nc;
+	}
+	ids->v[ids->n++] = id;
+	return 0;
+}
+
+/*
+ * Notify the moderators of held post id again, through the hold notices
+ * of moderation by mail (gate/moderate/notify.c notify_remind: a
+ * "remind" notice per moderator, queued in the outbox and sent within
+ * NOTIFY_RUN_S; what does not go out stays there for `notify
+ * --pending`).  1 queued, 0 the post is no longer held, -1 with err.
+ */
+static int
+remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
+    char *err, size_t errsz)
+{
+	struct notify_stats st;
+	int r;
+
+	r = notify_remind(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
+	    &st, err, errsz);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;
+	if (st.failed > 0)
+		/* queued: notify --pending sends it again */
+		cmd_err(NAME, "warning: post %lld: a reminder could not be "
+		    "sent yet (%s); `listgate notify --pending` retries it",
+		    (long long)id, st.lasterr);
+	return 1;
+}
+
+/* what one run did */
+struct totals {
+	unsigned long expired, learnt, reminded;
+	int nfail;
+};
+
+static const char *
+action_name(int a)
+{
+	switch (a) {
+	case LISTCFG_EXPIRE_DISCARD_LEARN:
+		return "discard-learn";
+	case LISTCFG_EXPIRE_REMIND:
+		return "remind";
+	default:
+		return "discard";
+	}
+}
+
+/* apply list's policy: failures counted in tot */
+static void
+expire_list(struct queue *q, const struct listcfg_global *g,
+    const char *list, long older_than, const char *who, int dry, int quiet,
+    struct cmd_touched *t, struct totals *tot)
+{
+	struct listcfg_list l;
+	struct decide_req rq;
+	struct ids ids;
+	char err[1024], note[128];
+	unsigned days;
+	size_t i;
+	int r;
+
+	memset(&ids, 0, sizeof(ids));
+	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		tot->nfail++;
+		return;
+	}
+	days = older_than >= 0 ? (unsigned)older_than : l.hold_expiry_days;
+	if (l.expire_action == LISTCFG_EXPIRE_REMIND && !dry &&
+	    !notify_ready(&l)) {
+		cmd_err(NAME, "list %s: expire_action = remind, but the list "
+		    "cannot send notices: set moderators, moderation_address "
+		    "and notify in lists/%s.conf (its posts stay held)", list,
+		    list);
+		tot->nfail++;
+		goto out;
+	}
+	if (expiry_due(q, list, days, l.expire_action == LISTCFG_EXPIRE_REMIND,
+	    add_id, &ids, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		tot->nfail++;
+		goto out;
+	}
+	for (i = 0; i < ids.n; i++) {
+		if (dry) {
+			printf("post %lld (list %s) held %u days or more: "
+			    "would %s\n", (long long)ids.v[i], list, days,
+			    action_name(l.expire_action));
+			continue;
+		}
+		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
+			r = remind_post(q, g, ids.v[i], err, sizeof(err));
+			if (r == 0)
+				continue;	/* decided meanwhile */
+			if (r < 0 || expiry_reminded(q, ids.v[i], err,
+			    sizeof(err)) < 0) {
+				cmd_err(NAME, "post %lld (list %s): %s",
+				    (long long)ids.v[i], list, err);
+				tot->nfail++;
+				continue;
+			}
+			tot->reminded++;
+			if (!quiet)
+				printf("post %lld: moderators reminded (list "
+				    "%s)\n", (long long)ids.v[i], list);
+			continue;
+		}
+		snprintf(note, sizeof(note), "held %u days or more: expired "
+		    "(expire_action %s)", days, action_name(l.expire_action));
+		rq.id = ids.v[i];
+		rq.status = "expired";
+		rq.by = who;
+		rq.note = note;
+		rq.flags = l.expire_action == LISTCFG_EXPIRE_DISCARD_LEARN ?
+		    QUEUE_LEARN_SPAM : 0;
+		if (cmd_decide_one(NAME, q, g, &rq, t, quiet) < 0) {
+			tot->nfail++;
+			continue;
+		}
+		tot->expired++;
+		if (rq.flags & QUEUE_LEARN_SPAM)
+			tot->learnt++;
+	}
+out:
+	xfree(ids.v);
+	listcfg_free_list(&l);
+}
+
+int
+cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "older-than", required_argument, NULL, 'o' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct queue *q;
+	struct cmd_touched *t;
+	struct names nm;
+	struct totals tot;
+	const char *list = NULL, *by = NULL;
+	char err[1024], who[256], *end;
+	long older_than = -1;
+	size_t i;
+	int ch, dry = 0, quiet = 0;
+
+	while ((ch = getopt_long(argc, argv, "l:o:b:nqh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'o':
+			errno = 0;
+			older_than = strtol(optarg, &end, 10);
+			if (*optarg == 0 || *end != 0 || errno ||
+			    older_than < 0 || older_than > 100000) {
+				cmd_err(NAME, "bad --older-than '%s' (days)",
+				    optarg);
+				return EXIT_CMD_USAGE;
+			}
+			break;
+		case 'b':
+			by = optarg;
+			break;
+		case 'n':
+			dry = 1;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (cmd_no_args(NAME, argc, argv, usage) != EXIT_CMD_OK)
+		return EXIT_CMD_USAGE;
+	if (list != NULL && !listcfg_name_ok(list)) {
+		cmd_err(NAME, "bad list name '%s'", list);
+		return EXIT_CMD_USAGE;
+	}
+	memset(&nm, 0, sizeof(nm));
+	memset(&tot, 0, sizeof(tot));
+	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
+		cmd_err(NAME, "out of memory");
+		return EXIT_CMD_FAIL;
+	}
+	if (cmd_connect(NAME, ctx, &g, &q, APP_CHECK_SCHEMA) < 0) {
+		xfree(t);
+		return EXIT_CMD_FAIL;
+	}
+	app_who(by, who, sizeof(who));
+	if (list != NULL) {
+		if (add_name(list, &nm) < 0)
+			tot.nfail++;
+	} else if (expiry_lists(q, add_name, &nm, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", strcmp(err, "stopped") == 0 ?
+		    "out of memory" : err);
+		tot.nfail++;
+	}
+	for (i = 0; i < nm.n; i++)
+		expire_list(q, &g, nm.v[i], older_than, who, dry, quiet, t,
+		    &tot);
+	tot.nfail += cmd_sync_touched(NAME, q, &g, t, quiet);
+	if (!quiet && !dry)
+		printf("%lu post%s expired (%lu learnt as spam), %lu "
+		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :
+		    "s", tot.learnt, tot.reminded, tot.reminded == 1 ? "" : "s");
+	xfree(nm.v);
+	queue_close(q);
+	listcfg_free_global(&g);
+	xfree(t);
+	return tot.nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

@@ -1,0 +1,780 @@
+/*
+ * cmd_tune.c - `listgate tune`: a list's cutoffs and classifier
+ * parameters from its own training journal
+ *
+ *   listgate [--config DIR] tune --list L [--json] [--apply] [--folds K]
+ *            [--max-ham-held P] [--max-spam-passed P]
+ *            [--cost-ham-held W] [--cost-spam-passed W]
+ *
+ * Reads the list's newest journal events (moderators' decisions and
+ * manual training; from sync_database when set), scores every post by
+ * k-fold cross-validation in memory (the live token file is never
+ * touched) and searches the cutoffs and parameters (gate/tune).  Prints
+ * a histogram, a two-row table and one sentence of advice, or one JSON
+ * object; --apply writes the recommended keys into lists/L.conf
+ * (listcfg/cfgedit: atomic, every other byte kept).  Posts reach only
+ * the bounded tokenizer; text from the database reaches the output only
+ * through the sanitizer.  Exit 0 with a recommendation, 1 on failure or
+ * too little data, 2 on usage errors.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/queue.h"
+#include "gate/app/app.h"
+#include "gate/app/posttok.h"
+#include "gate/app/settings.h"
+#include "gate/cmd/cmd.h"
+#include "gate/tune/tset.h"
+#include "gate/tune/tune.h"
+#include "gate/util/clock.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/cfgedit.h"
+#include "listcfg/listcfg.h"
+
+#define NAME		"tune"
+#define BAR		28	/* histogram bar width, per class */
+/* v as the shortest text that reads back, into the array buf */
+#define NUM(buf, v)	tune_num(buf, sizeof(buf), v)
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] tune --list L [--json] [--apply]\n"
+	    "                [--folds K] [--max-ham-held P] [--max-spam-passed P]\n"
+	    "                [--cost-ham-held W] [--cost-spam-passed W]\n"
+	    "\n"
+	    "Recommend the list's ham_cutoff and spam_cutoff (and robs, robx,\n"
+	    "min_dev, max_tokens) from its training journal: every post is scored\n"
+	    "by a model that never saw it (K-fold cross-validation in memory), and\n"
+	    "the settings that cost the moderators least are searched.  The cost\n"
+	    "is W_ham * (fraction of ham held) + W_spam * (fraction of spam\n"
+	    "passed); targets replace it.\n"
+	    "\n"
+	    "  -l, --list L              the list\n"
+	    "  -j, --json                one JSON object\n"
+	    "  -a, --apply               write the recommended keys into lists/L.conf\n"
+	    "                            (old values kept as dated comments)\n"
+	    "  -k, --folds K             folds of the cross-validation (default 5)\n"
+	    "  -H, --max-ham-held P      at most this much ham held (0.01 or 1%%)\n"
+	    "  -S, --max-spam-passed P   at most this much spam passed (0.005 or 0.5%%)\n"
+	    "  -c, --cost-ham-held W     cost of a ham held (default 1)\n"
+	    "  -C, --cost-spam-passed W  cost of a spam passed (default 5)\n"
+	    "  -h, --help                this help\n"
+	    "\n"
+	    "Exit status: 0 a recommendation, 1 failure or too little data,\n"
+	    "2 usage error.\n");
+}
+
+/* a fraction: "0.005" or "0.5%": 0, or -1 */
+static int
+parse_frac(const char *s, double *v_r)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno != 0 || !isfinite(v))
+		return -1;
+	if (*end == '%') {
+		v /= 100;
+		end++;
+	}
+	if (*end != '\0' || v < 0 || v > 1)
+		return -1;
+	*v_r = v;
+	return 0;
+}
+
+/* a weight: a finite number >= 0: 0, or -1 */
+static int
+parse_weight(const char *s, double *v_r)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 ||
+	    v > 1e6)
+		return -1;
+	*v_r = v;
+	return 0;
+}
+
+/* progress on a terminal: one line, rewritten at most ten times a second */
+struct progress {
+	int on;
+	double last, t0;
+	int shown;
+};
+
+static void
+progress_line(struct progress *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+progress_line(struct progress *p, const char *fmt, ...)
+{
+	char line[160];
+	va_list ap;
+	double now = clock_now_s();
+
+	if (!p->on || now - p->last < 0.1)
+		return;
+	p->last = now;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\rlistgate tune: %-60.60s", line);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+static void
+progress_end(struct progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\r%78s\r", "");
+	p->shown = 0;
+}
+
+static void
+on_events(void *ctx, unsigned long events)
+{
+	progress_line(ctx, "reading the journal: %lu events", events);
+}
+
+static void
+on_tune(void *ctx, const char *what, unsigned done, unsigned total)
+{
+	progress_line(ctx, "%s: %u of %u", what, done, total);
+}
+
+/* --- the histogram -------------------------------------------------------- */
+
+/* score bins: finer at the ends, where most posts are */
+static const double edges[] = { 0, 1e-6, 1e-4, 0.001, 0.01, 0.05, 0.1, 0.2,
+    0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999, 0.999999 };
+#define NEDGES	(sizeof(edges) / sizeof(edges[0]))
+
+static int
+dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* a bar of n of max in w characters (at least one for n > 0) */
+static void
+bar(FILE *f, size_t n, size_t max, int w)
+{
+	int k = max ? (int)((double)n * w / max + 0.5) : 0, i;
+
+	if (n > 0 && k == 0)
+		k = 1;
+	for (i = 0; i < w; i++)
+		fputc(i < k ? '#' : ' ', f);
+}
+
+/* the histogram: 0, or -1 when out of memory */
+static int
+histogram(FILE *f, const struct tune_result *r)
+{
+	double e[NEDGES + 2];
+	size_t ne = 0, i, j, hmax = 0, smax = 0, *h, *s;
+	char a[32], b[32], lab[80];
+
+	for (i = 0; i < NEDGES; i++)
+		e[ne++] = edges[i];
+	/* the cutoffs are edges too, so a marker sits between two bins */
+	e[ne++] = r->cur.ham_cutoff;
+	e[ne++] = r->rec.ham_cutoff;
+	qsort(e, ne, sizeof(*e), dbl_cmp);
+	for (i = 1, j = 1; i < ne; i++)
+		if (e[i] != e[j - 1] && e[i] < 1)
+			e[j++] = e[i];
+	ne = j;
+	h = xcalloc(ne, sizeof(*h));
+	s = xcalloc(ne, sizeof(*s));
+	if (h == NULL || s == NULL) {
+		xfree(h);
+		xfree(s);
+		return -1;
+	}
+	for (i = 0; i < r->n; i++) {
+		double sc = r->rec_scores[i];
+
+		for (j = ne; j > 0 && sc < e[j - 1]; j--)
+			;
+		j = j > 0 ? j - 1 : 0;
+		if (r->spam[i])
+			s[j]++;
+		else
+			h[j]++;
+	}
+	for (i = 0; i < ne; i++) {
+		if (h[i] > hmax)
+			hmax = h[i];
+		if (s[i] > smax)
+			smax = s[i];
+	}
+	fprintf(f, "%-20s %-*s %-*s\n", "score", BAR + 6, "ham", BAR + 6,
+	    "spam");
+	for (i = 0; i < ne; i++) {
+		if (e[i] > 0 && e[i] == r->cur.ham_cutoff)
+			fprintf(f, "---- current ham_cutoff %s: held from here "
+			    "on ----\n", NUM(a, r->cur.ham_cutoff));
+		if (e[i] > 0 && e[i] == r->rec.ham_cutoff)
+			fprintf(f, "==== recommended ham_cutoff %s: held from "
+			    "here on ====\n", NUM(a, r->rec.ham_cutoff));
+		snprintf(lab, sizeof(lab), "[%s, %s%c", NUM(a, e[i]),
+		    i + 1 < ne ? NUM(b, e[i + 1]) : "1",
+		    i + 1 < ne ? ')' : ']');
+		fprintf(f, "%-20s ", lab);
+		bar(f, h[i], hmax, BAR);
+		fprintf(f, " %5zu ", h[i]);
+		bar(f, s[i], smax, BAR);
+		fprintf(f, " %5zu\n", s[i]);
+	}
+	xfree(h);
+	xfree(s);
+	return 0;
+}
+
+/* --- output --------------------------------------------------------------- */
+
+static double
+frac(size_t k, size_t n)
+{
+	return n ? (double)k / n : 0;
+}
+
+/* "12.5% (3 of 24)" */
+static const char *
+pct(char *buf, size_t sz, size_t k, size_t n)
+{
+	snprintf(buf, sz, "%.1f%% (%zu of %zu)", 100 * frac(k, n), k, n);
+	return buf;
+}
+
+/* the one sentence of advice */
+static void
+advice(char *out, size_t sz, const char *list, const struct tune_result *r,
+    int same)
+{
+	char a[64], b[64];
+	const char *rating = tune_rating(r);
+
+	if (same) {
+		snprintf(out, sz, "Keep the current settings: no other setting "
+		    "did better on list %s's journal (cross-validated: %.1f%% "
+		    "of ham held, %.1f%% of spam passed; confidence %s).",
+		    list, 100 * frac(r->cur.e.ham_held, r->nham),
+		    100 * frac(r->cur.e.spam_passed, r->nspam), rating);
+		return;
+	}
+	snprintf(a, sizeof(a), "%.1f%%", 100 * frac(r->rec.e.ham_held,
+	    r->nham));
+	snprintf(b, sizeof(b), "%.1f%%", 100 * frac(r->rec.e.spam_passed,
+	    r->nspam));
+	if (r->infeasible)
+		snprintf(out, sz, "No cutoff meets both targets on this "
+		    "journal; the recommendation comes closest (%s of ham held, "
+		    "%s of spam passed): apply it with `listgate tune --list %s "
+		    "--apply` only if that will do.", a, b, list);
+	else if (r->boot.better >= 0.8)
+		snprintf(out, sz, "Apply the recommendation (`listgate tune "
+		    "--list %s --apply`): cross-validated it holds %s of ham and "
+		    "passes %s of spam, against %.1f%% and %.1f%% now, and it "
+		    "does better in %.0f%% of %u resamples of the journal "
+		    "(confidence %s).", list, a, b,
+		    100 * frac(r->cur.e.ham_held, r->nham),
+		    100 * frac(r->cur.e.spam_passed, r->nspam),
+		    100 * r->boot.better, r->boot.resamples, rating);
+	else
+		snprintf(out, sz, "The recommendation (%s of ham held, %s of "
+		    "spam passed, against %.1f%% and %.1f%% now) does better in "
+		    "only %.0f%% of %u resamples of the journal: keep the "
+		    "current settings unless the goal has changed, and tune "
+		    "again when the journal has grown.", a, b,
+		    100 * frac(r->cur.e.ham_held, r->nham),
+		    100 * frac(r->cur.e.spam_passed, r->nspam),
+		    100 * r->boot.better, r->boot.resamples);
+	if (r->ham_discarded > 0) {
+		size_t n = strlen(out);
+
+		snprintf(out + n, sz - n, " Beware: %zu ham scored at or above "
+		    "discard_cutoff and would be discarded unseen.",
+		    r->ham_discarded);
+	}
+}
+
+/* the keys that change, as cfgedit wants them */
+struct changes {
+	struct tune_change t[TUNE_MAX_CHANGES];
+	struct cfgedit_change c[TUNE_MAX_CHANGES];
+	size_t n;
+};
+
+static void
+changes_of(const struct tune_result *r, struct changes *ch)
+{
+	size_t i;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->n = tune_changes(r, ch->t);
+	for (i = 0; i < ch->n; i++) {
+		ch->c[i].key = ch->t[i].key;
+		ch->c[i].value = ch->t[i].value;
+		ch->c[i].old = ch->t[i].old;
+	}
+}
+
+static void
+json_goal(FILE *f, const struct cutoff_goal *g)
+{
+	char a[32];
+
+	fprintf(f, "\"goal\":{\"cost_ham_held\":%s,", NUM(a, g->w_ham));
+	fprintf(f, "\"cost_spam_passed\":%s,", NUM(a, g->w_spam));
+	if (g->max_ham_held >= 0)
+		fprintf(f, "\"max_ham_held\":%s,", NUM(a, g->max_ham_held));
+	else
+		fputs("\"max_ham_held\":null,", f);
+	if (g->max_spam_passed >= 0)
+		fprintf(f, "\"max_spam_passed\":%s}",
+		    NUM(a, g->max_spam_passed));
+	else
+		fputs("\"max_spam_passed\":null}", f);
+}
+
+/* one setting: cutoffs, estimates (unless est is 0), parameters (all
+ * with all, else only the changed ones) */
+static void
+json_setting(FILE *f, const struct tune_setting *t, size_t nham,
+    size_t nspam, int est, int params)
+{
+	char a[32];
+
+	fprintf(f, "{\"ham_cutoff\":%s,", NUM(a, t->ham_cutoff));
+	fprintf(f, "\"spam_cutoff\":%s", NUM(a, t->spam_cutoff));
+	if (est) {
+		fprintf(f, ",\"ham_held\":%s",
+		    NUM(a, frac(t->e.ham_held, nham)));
+		fprintf(f, ",\"spam_passed\":%s",
+		    NUM(a, frac(t->e.spam_passed, nspam)));
+		fprintf(f, ",\"ham_held_posts\":%zu,\"spam_passed_posts\":%zu",
+		    t->e.ham_held, t->e.spam_passed);
+	} else
+		fputs(",\"ham_held\":null,\"spam_passed\":null", f);
+	if (params & TUNE_ROBS)
+		fprintf(f, ",\"robs\":%s", NUM(a, t->bp.robs));
+	if (params & TUNE_ROBX)
+		fprintf(f, ",\"robx\":%s", NUM(a, t->bp.robx));
+	if (params & TUNE_MIN_DEV)
+		fprintf(f, ",\"min_dev\":%s", NUM(a, t->bp.min_dev));
+	if (params & TUNE_MAX_TOKENS)
+		fprintf(f, ",\"max_tokens\":%u", t->bp.max_tokens);
+	fputc('}', f);
+}
+
+/* a JSON string (the sanitizer writes the quotes) */
+static void
+json_string(FILE *f, const char *s)
+{
+	cmd_put_clean(f, s, strlen(s), SANITIZE_JSON);
+}
+
+static void
+json_journal(FILE *f, const struct tset *ts)
+{
+	fprintf(f, "\"journal\":{\"events\":%lu,\"duplicates\":%lu,"
+	    "\"unlearnt_unknown\":%lu,\"left_out\":%lu,\"bounded\":%lu,"
+	    "\"damaged\":%lu}", ts->st.events, ts->st.dups, ts->st.unknown,
+	    ts->st.mixed, ts->st.bounded, ts->st.damaged);
+}
+
+#define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS)
+
+static void
+print_json(FILE *f, const char *list, const struct tset *ts,
+    const struct tune_opts *o, const struct tune_result *r,
+    const char *adv, const struct changes *applied, double secs)
+{
+	char a[32], b[32];
+	size_t i;
+
+	fprintf(f, "{\"list\":\"%s\",\"posts\":{\"ham\":%zu,\"spam\":%zu},"
+	    "\"folds\":%u,", list, ts->nham, ts->nspam, o->folds);
+	json_goal(f, &o->goal);
+	fputs(",\"current\":", f);
+	json_setting(f, &r->cur, r->nham, r->nspam, 1, ALL_PARAMS);
+	fputs(",\"recommended\":", f);
+	json_setting(f, &r->rec, r->nham, r->nspam, 1, r->changed);
+	fprintf(f, ",\"confidence\":{\"rating\":\"%s\",\"level\":%s,"
+	    "\"resamples\":%u,", tune_rating(r), NUM(a, r->boot.level), r->boot.resamples);
+	fprintf(f, "\"ham_held\":[%s,", NUM(a, r->boot.hh_lo));
+	fprintf(f, "%s],", NUM(b, r->boot.hh_hi));
+	fprintf(f, "\"spam_passed\":[%s,", NUM(a, r->boot.sp_lo));
+	fprintf(f, "%s],", NUM(b, r->boot.sp_hi));
+	fprintf(f, "\"better\":%s,", NUM(a, r->boot.better));
+	fprintf(f, "\"held_out\":{\"ham_held\":%s,",
+	    NUM(a, frac(r->nest.ham_held, r->nham * TUNE_PARTS)));
+	fprintf(f, "\"spam_passed\":%s}},",
+	    NUM(b, frac(r->nest.spam_passed, r->nspam * TUNE_PARTS)));
+	fputs("\"advice\":", f);
+	json_string(f, adv);
+	fprintf(f, ",\"settings_scored\":%u,\"seconds\":%.2f,", r->nsettings,
+	    secs);
+	json_journal(f, ts);
+	if (applied != NULL) {
+		fputs(",\"applied\":[", f);
+		for (i = 0; i < applied->n; i++)
+			fprintf(f, "%s\"%s\"", i ? "," : "", applied->c[i].key);
+		fputc(']', f);
+	}
+	fputs("}\n", f);
+}
+
+/* the text report: 0, or -1 when out of memory */
+static int
+print_text(FILE *f, const char *list, const struct tset *ts,
+    const struct tune_opts *o, const struct tune_result *r,
+    const char *adv, double secs)
+{
+	char a[32], b[32], c[48], d[48];
+
+	fprintf(f, "list %s: %zu ham and %zu spam in the journal, %u-fold "
+	    "cross-validation, %u settings scored in %.1f s\n", list,
+	    ts->nham, ts->nspam, o->folds, r->nsettings, secs);
+	if (ts->st.mixed || ts->st.bounded || ts->st.damaged)
+		fprintf(f, "(left out: %lu posts trained both ways or "
+		    "unlearnt, %lu past the memory bounds, %lu unreadable)\n",
+		    ts->st.mixed, ts->st.bounded, ts->st.damaged);
+	if (r->changed)
+		fprintf(f, "scores under the recommended parameters\n");
+	fputc('\n', f);
+	if (histogram(f, r) < 0)
+		return -1;
+	fputc('\n', f);
+	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "", "ham_cutoff",
+	    "spam_cutoff", "ham held", "spam passed");
+	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "current",
+	    NUM(a, r->cur.ham_cutoff),
+	    NUM(b, r->cur.spam_cutoff),
+	    pct(c, sizeof(c), r->cur.e.ham_held, r->nham),
+	    pct(d, sizeof(d), r->cur.e.spam_passed, r->nspam));
+	fprintf(f, "%-12s %-11s %-12s %-22s %s\n", "recommended",
+	    NUM(a, r->rec.ham_cutoff),
+	    NUM(b, r->rec.spam_cutoff),
+	    pct(c, sizeof(c), r->rec.e.ham_held, r->nham),
+	    pct(d, sizeof(d), r->rec.e.spam_passed, r->nspam));
+	if (r->changed) {
+		fputs("recommended parameters:", f);
+		if (r->changed & TUNE_ROBS)
+			fprintf(f, " robs %s (now %s)",
+			    NUM(a, r->rec.bp.robs), NUM(b, r->cur.bp.robs));
+		if (r->changed & TUNE_ROBX)
+			fprintf(f, " robx %s (now %s)",
+			    NUM(a, r->rec.bp.robx), NUM(b, r->cur.bp.robx));
+		if (r->changed & TUNE_MIN_DEV)
+			fprintf(f, " min_dev %s (now %s)",
+			    NUM(a, r->rec.bp.min_dev),
+			    NUM(b, r->cur.bp.min_dev));
+		if (r->changed & TUNE_MAX_TOKENS)
+			fprintf(f, " max_tokens %u (now %u)",
+			    r->rec.bp.max_tokens, r->cur.bp.max_tokens);
+		fputc('\n', f);
+	}
+	fprintf(f, "%.0f%% intervals from %u resamples: ham held %.1f%% to "
+	    "%.1f%%, spam passed %.1f%% to %.1f%%\n", 100 * r->boot.level,
+	    r->boot.resamples, 100 * r->boot.hh_lo, 100 * r->boot.hh_hi,
+	    100 * r->boot.sp_lo, 100 * r->boot.sp_hi);
+	fputc('\n', f);
+	fprintf(f, "%s\n", adv);
+	return 0;
+}
+
+/* cfgedit's check: the rewritten file must load as the list's */
+struct check_ctx {
+	const struct listcfg_global *g;
+	const char *list;
+};
+
+static int
+check_file(void *vctx, const char *path, char *err, size_t errsz)
+{
+	const struct check_ctx *c = vctx;
+
+	return listcfg_check_list_file(c->g, c->list, path, err, errsz);
+}
+
+/* write the changes into lists/L.conf: 0, or -1 reported */
+static int
+apply(const struct listcfg_global *g, const char *list,
+    const struct changes *ch)
+{
+	char path[4096], stamp[64], err[1024];
+	struct check_ctx cc;
+	struct tm tm;
+	time_t now = time(NULL);
+	unsigned changed;
+
+	if (listcfg_list_path(g, list, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: configuration path too long", list);
+		return -1;
+	}
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d listgate tune", &tm);
+	cc.g = g;
+	cc.list = list;
+	if (ch->n == 0)
+		return 0;
+	{
+		char lists[4096];
+
+		snprintf(lists, sizeof(lists), "%s/lists", g->dir);
+		if (access(lists, F_OK) < 0 && mkdir(lists, 0755) < 0 &&
+		    errno != EEXIST) {
+			cmd_err(NAME, "%s: %s", lists, strerror(errno));
+			return -1;
+		}
+	}
+	if (cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc, &changed,
+	    err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "list", required_argument, NULL, 'l' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "apply", no_argument, NULL, 'a' },
+		{ "folds", required_argument, NULL, 'k' },
+		{ "max-ham-held", required_argument, NULL, 'H' },
+		{ "max-spam-passed", required_argument, NULL, 'S' },
+		{ "cost-ham-held", required_argument, NULL, 'c' },
+		{ "cost-spam-passed", required_argument, NULL, 'C' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct listcfg_global g;
+	struct listcfg_list l;
+	struct queue *q;
+	struct posttok pt;
+	struct tune_opts o;
+	struct tune_result r;
+	struct tset *ts = NULL;
+	struct progress pr;
+	struct changes ch;
+	const char *list = NULL;
+	char path[4096], err[1024], adv[1024], *end;
+	double t0 = clock_now_s();
+	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same;
+	long k;
+
+	memset(&o, 0, sizeof(o));
+	memset(&pr, 0, sizeof(pr));
+	memset(&r, 0, sizeof(r));
+	o.folds = 5;
+	o.goal.w_ham = 1;
+	o.goal.w_spam = 5;
+	o.goal.max_ham_held = CUTOFF_NONE;
+	o.goal.max_spam_passed = CUTOFF_NONE;
+	o.search = 1;
+	while ((ch_ = getopt_long(argc, argv, "l:jak:H:S:c:C:h", opts,
+	    NULL)) != -1) {
+		switch (ch_) {
+		case 'l':
+			list = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'a':
+			do_apply = 1;
+			break;
+		case 'k':
+			errno = 0;
+			k = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
+			    k < 2 || k > TUNE_MAX_FOLDS) {
+				cmd_err(NAME, "bad --folds '%s' (2 to %d)",
+				    optarg, TUNE_MAX_FOLDS);
+				return EXIT_CMD_USAGE;
+			}
+			o.folds = (unsigned)k;
+			break;
+		case 'H':
+		case 'S':
+			if (parse_frac(optarg, ch_ == 'H' ?
+			    &o.goal.max_ham_held : &o.goal.max_spam_passed) < 0) {
+				cmd_err(NAME, "bad --%s '%s' (a fraction such "
+				    "as 0.005, or a percentage such as 0.5%%)",
+				    ch_ == 'H' ? "max-ham-held" :
+				    "max-spam-passed", optarg);
+				return EXIT_CMD_USAGE;
+			}
+			break;
+		case 'c':
+		case 'C':
+			if (parse_weight(optarg, ch_ == 'c' ? &o.goal.w_ham :
+			    &o.goal.w_spam) < 0) {
+				cmd_err(NAME, "bad --%s '%s' (a number, 0 or "
+				    "more)", ch_ == 'c' ? "cost-ham-held" :
+				    "cost-spam-passed", optarg);
+				return EXIT_CMD_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if (cmd_no_args(NAME, argc, argv, usage) != EXIT_CMD_OK)
+		return EXIT_CMD_USAGE;
+	if (list == NULL) {
+		cmd_err(NAME, "--list is required");
+		usage(stderr);
+		return EXIT_CMD_USAGE;
+	}
+	if (o.goal.w_ham == 0 && o.goal.w_spam == 0) {
+		cmd_err(NAME, "the two costs cannot both be 0");
+		return EXIT_CMD_USAGE;
+	}
+	if (!listcfg_name_ok(list)) {
+		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
+		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		return EXIT_CMD_USAGE;
+	}
+	pr.on = isatty(STDERR_FILENO);
+	pr.t0 = t0;
+	if (cmd_connect(NAME, ctx, &g, &q, APP_CHECK_SCHEMA |
+	    APP_JOURNAL_READS) < 0)
+		return EXIT_CMD_FAIL;
+	if (cmd_list_config(NAME, &g, list, &l, path, sizeof(path)) < 0) {
+		queue_close(q);
+		listcfg_free_global(&g);
+		return EXIT_CMD_FAIL;
+	}
+	/* posts become tokens as filter and sync make them: the evidence
+	 * (member_check, DNSBL) included */
+	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "list %s: %s", list, err);
+		goto out;
+	}
+	settings_bayes(&l, &o.cur);
+	o.ham_cutoff = l.ham_cutoff;
+	o.spam_cutoff = l.spam_cutoff;
+	o.discard_cutoff = l.discard_cutoff;
+	o.progress = on_tune;
+	o.pctx = &pr;
+	memset(&r, 0, sizeof(r));
+	if ((ts = tset_new_posttok(&pt)) == NULL) {
+		cmd_err(NAME, "out of memory");
+		goto out;
+	}
+	if (tset_load_journal(ts, q, list, on_events, &pr, err,
+	    sizeof(err)) < 0) {
+		progress_end(&pr);
+		cmd_err(NAME, "list %s: %s", list, err);
+		goto out;
+	}
+	queue_close(q);
+	q = NULL;
+	if (tset_finish(ts, o.folds) < 0) {
+		progress_end(&pr);
+		cmd_err(NAME, "out of memory");
+		goto out;
+	}
+	if (ts->st.damaged > 0) {
+		progress_end(&pr);
+		cmd_err(NAME, "list %s: %lu journal events could not be read "
+		    "and were left out (the last: %s)", list, ts->st.damaged,
+		    ts->st.damaged_err);
+	}
+	if (!tune_enough(ts->nham, ts->nspam, o.folds, err, sizeof(err))) {
+		progress_end(&pr);
+		if (json) {
+			char a[32];
+
+			printf("{\"list\":\"%s\",\"posts\":{\"ham\":%zu,"
+			    "\"spam\":%zu},\"folds\":%u,", list, ts->nham,
+			    ts->nspam, o.folds);
+			json_goal(stdout, &o.goal);
+			printf(",\"current\":{\"ham_cutoff\":%s,",
+			    NUM(a, l.ham_cutoff));
+			printf("\"spam_cutoff\":%s,\"ham_held\":null,"
+			    "\"spam_passed\":null},\"recommended\":null,"
+			    "\"confidence\":null,\"advice\":", tune_num(a,
+			    sizeof(a), l.spam_cutoff));
+			json_string(stdout, err);
+			fputc(',', stdout);
+			json_journal(stdout, ts);
+			fputs("}\n", stdout);
+		} else
+			printf("list %s: %s.\n", list, err);
+		if (do_apply)
+			cmd_err(NAME, "list %s: nothing applied", list);
+		goto out;
+	}
+	if (tune_run(ts, &o, &r, err, sizeof(err)) < 0) {
+		progress_end(&pr);
+		cmd_err(NAME, "list %s: %s", list, err);
+		goto out;
+	}
+	progress_end(&pr);
+	changes_of(&r, &ch);
+	same = ch.n == 0;
+	advice(adv, sizeof(adv), list, &r, same);
+	if (do_apply && apply(&g, list, &ch) < 0)
+		goto out;
+	if (json)
+		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
+		    clock_now_s() - t0);
+	else {
+		if (print_text(stdout, list, ts, &o, &r, adv,
+		    clock_now_s() - t0) < 0) {
+			cmd_err(NAME, "out of memory");
+			goto out;
+		}
+		if (do_apply && ch.n > 0)
+			printf("\nlists/%s.conf: %zu key%s set (the old values "
+			    "are kept there as comments)\n", list, ch.n,
+			    ch.n == 1 ? "" : "s");
+		else if (do_apply)
+			printf("\nlists/%s.conf: nothing to change\n", list);
+	}
+	rc = fflush(stdout) == 0 ? EXIT_CMD_OK : EXIT_CMD_FAIL;
+out:
+	progress_end(&pr);
+	tune_result_free(&r);
+	tset_free(ts);
+	if (q != NULL)
+		queue_close(q);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	return rc;
+}

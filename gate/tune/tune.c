@@ -1,0 +1,501 @@
+/*
+ * tune.c - cross-validated search of a list's classifier parameters and
+ * cutoffs
+ *
+ * See tune.h.  Works on the tset's token ids only (the posts were
+ * tokenized once); every candidate costs one pass of bayes_score_groups
+ * over the posts' count groups.  Deterministic: folds, the search order
+ * and the bootstrap's generator are fixed.  -1 only when out of memory
+ * or with too few posts.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/tune/cv.h"
+#include "gate/tune/tset.h"
+#include "gate/tune/tune.h"
+#include "gate/util/lglimits.h"
+#include "gate/util/xalloc.h"
+
+/* the grids, after bogotune's: coarse values of each parameter */
+static const double robs_grid[] = { 0.01, 0.03, 0.1, 0.3, 1, 3 };
+static const double min_dev_grid[] = { 0, 0.05, 0.1, 0.2, 0.3, 0.4 };
+static const double robx_grid[] = { 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65,
+    0.7 };
+static const unsigned max_tokens_grid[] = { 0, 15, 25, 50, 100, 200 };
+/* the fine grid around the best: robs times these, min_dev and robx
+ * plus these */
+static const double robs_fine[] = { 0.5, 0.7, 1, 1.4, 2 };
+static const double step_fine[] = { -0.025, 0, 0.025 };
+
+#define NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+#define MAX_SETTINGS	256	/* parameter sets remembered (no rescoring) */
+
+/* a parameter set and how it rates at its best cutoff */
+struct cand {
+	struct bayes_params bp;
+	struct cutoff_eval e;		/* at its best cutoff, these posts */
+	struct cutoff_eval nest;	/* cutoffs chosen fold by fold on the
+					 * other folds (cutoff_nested) */
+	double cutoff;
+	double roca;
+};
+
+struct search {
+	const struct cv *cv;
+	const struct tune_opts *o;
+	double *scores;		/* scratch, one per post */
+	unsigned *part;		/* TUNE_PARTS partitions for cutoff_nested */
+	struct cand seen[MAX_SETTINGS];
+	unsigned nseen;
+	unsigned done, total;	/* for progress */
+};
+
+int
+tune_enough(size_t nham, size_t nspam, unsigned folds, char *why,
+    size_t whysz)
+{
+	size_t need = folds > TUNE_MIN_POSTS ? folds : TUNE_MIN_POSTS;
+
+	if (nham >= need && nspam >= need)
+		return 1;
+	snprintf(why, whysz, "needs more data: the journal has %zu ham and "
+	    "%zu spam (each post counted once), tune needs at least %zu of "
+	    "each: with fewer, one post judged wrongly moves a rate by more "
+	    "than %d points, and each of the %u folds must hold both classes",
+	    nham, nspam, need, (int)(100 / TUNE_MIN_POSTS), folds);
+	return 0;
+}
+
+static int
+same_params(const struct bayes_params *a, const struct bayes_params *b)
+{
+	return a->robs == b->robs && a->robx == b->robx &&
+	    a->min_dev == b->min_dev && a->max_tokens == b->max_tokens;
+}
+
+/* a - b: strictly better (<0), equal (0) or worse */
+static int
+cand_cmp(const struct cand *a, const struct cand *b)
+{
+	int c = cutoff_cmp(&a->nest, &b->nest);
+
+	if (c != 0)
+		return c;
+	if (a->roca != b->roca)
+		return a->roca < b->roca ? -1 : 1;
+	return 0;
+}
+
+/* clamp a parameter set to the keys' ranges (listcfg/keys.c) and to
+ * values a configuration file writes back exactly */
+static void
+clamp(struct bayes_params *p)
+{
+	char buf[32];
+
+	if (p->robs < 0.001)
+		p->robs = 0.001;
+	if (p->robs > 1000)
+		p->robs = 1000;
+	if (p->robx < 0.01)
+		p->robx = 0.01;
+	if (p->robx > 0.99)
+		p->robx = 0.99;
+	if (p->min_dev < 0)
+		p->min_dev = 0;
+	if (p->min_dev > 0.49)
+		p->min_dev = 0.49;
+	if (p->max_tokens > LG_MAX_TOKENS_PER_POST)
+		p->max_tokens = LG_MAX_TOKENS_PER_POST;
+	snprintf(buf, sizeof(buf), "%.4g", p->robs);
+	p->robs = strtod(buf, NULL);
+	snprintf(buf, sizeof(buf), "%.4g", p->robx);
+	p->robx = strtod(buf, NULL);
+	snprintf(buf, sizeof(buf), "%.4g", p->min_dev);
+	p->min_dev = strtod(buf, NULL);
+}
+
+/* score every post under bp and rate it at its best cutoff (remembered:
+ * a set met again is not scored again); NULL out of memory */
+static const struct cand *
+rate(struct search *s, const struct bayes_params *bp0)
+{
+	struct bayes_params bp = *bp0;
+	struct cutoff_set cs;
+	struct cutoff_pick pk;
+	struct cand *c;
+	unsigned i;
+
+	for (i = 0; i < s->nseen; i++)
+		if (same_params(&s->seen[i].bp, &bp))
+			return &s->seen[i];
+	if (cv_score(s->cv, &bp, s->scores) < 0 ||
+	    cutoff_set_init(&cs, s->scores, s->cv->spam, s->cv->n) < 0)
+		return NULL;
+	cutoff_best(&cs, &s->o->goal, s->o->ham_cutoff, &pk);
+	c = &s->seen[s->nseen < MAX_SETTINGS ? s->nseen++ : MAX_SETTINGS - 1];
+	c->bp = bp;
+	c->e = pk.e;
+	c->cutoff = pk.cutoff;
+	c->roca = cutoff_roca(&cs);
+	cutoff_set_free(&cs);
+	if (cutoff_nested(s->scores, s->cv->spam, s->cv->n, s->part,
+	    TUNE_PARTS, s->cv->folds, &s->o->goal, &s->o->goal,
+	    &c->nest) < 0)
+		return NULL;
+	s->done++;
+	if (s->o->progress != NULL)
+		s->o->progress(s->o->pctx, "scoring settings", s->done,
+		    s->total > s->done ? s->total : s->done);
+	return c;
+}
+
+/* rate bp; keep it in *best when it is strictly better: 0, or -1 */
+static int
+consider(struct search *s, struct bayes_params bp, struct cand *best)
+{
+	const struct cand *c;
+
+	clamp(&bp);
+	if ((c = rate(s, &bp)) == NULL)
+		return -1;
+	if (cand_cmp(c, best) < 0)
+		*best = *c;
+	return 0;
+}
+
+/*
+ * The search, from the defaults (never from the current parameters, so
+ * that it visits the same settings whatever a list has now, and its
+ * answer, once applied, is found again): the best candidate in *best.
+ */
+static int
+search(struct search *s, struct cand *best)
+{
+	struct bayes_params bp;
+	const struct cand *c;
+	size_t i, j, k;
+
+	bayes_params_default(&bp);
+	if ((c = rate(s, &bp)) == NULL)
+		return -1;
+	*best = *c;
+	/* coarse: robs by min_dev, then robx, then max_tokens */
+	for (i = 0; i < NELEM(robs_grid); i++)
+		for (j = 0; j < NELEM(min_dev_grid); j++) {
+			bp.robs = robs_grid[i];
+			bp.min_dev = min_dev_grid[j];
+			if (consider(s, bp, best) < 0)
+				return -1;
+		}
+	bp = best->bp;
+	for (i = 0; i < NELEM(robx_grid); i++) {
+		bp.robx = robx_grid[i];
+		if (consider(s, bp, best) < 0)
+			return -1;
+	}
+	bp = best->bp;
+	for (i = 0; i < NELEM(max_tokens_grid); i++) {
+		bp.max_tokens = max_tokens_grid[i];
+		if (consider(s, bp, best) < 0)
+			return -1;
+	}
+	/* fine, around the best so far */
+	{
+		struct bayes_params mid = best->bp;
+
+		for (i = 0; i < NELEM(robs_fine); i++)
+			for (j = 0; j < NELEM(step_fine); j++)
+				for (k = 0; k < NELEM(step_fine); k++) {
+					bp = mid;
+					bp.robs = mid.robs * robs_fine[i];
+					bp.min_dev = mid.min_dev + step_fine[j];
+					bp.robx = mid.robx + step_fine[k];
+					if (consider(s, bp, best) < 0)
+						return -1;
+				}
+	}
+	return 0;
+}
+
+/*
+ * The goal to choose the final cutoff by.  A cutoff chosen to just meet
+ * a target on these posts meets it on new posts less often (it sits at
+ * the edge of what they allow), so the targets are tightened step by
+ * step until cutoffs chosen by them fold by fold meet the real targets
+ * on the folds left out (cutoff_nested); the cost alone needs nothing.
+ * *pick gets the goal, *nest what it gave.  0, or -1 out of memory.
+ */
+static int
+calibrate(const struct tune_opts *o, const struct cv *cv,
+    const unsigned *part, const double *scores, struct cutoff_goal *pick,
+    struct cutoff_eval *nest)
+{
+	static const double tight[] = { 1, 0.8, 0.6, 0.4, 0.2, 0 };
+	struct cutoff_goal g, bestg = o->goal;
+	struct cutoff_eval e, beste;
+	size_t i;
+
+	for (i = 0; i < NELEM(tight); i++) {
+		g = o->goal;
+		if (g.max_spam_passed >= 0)
+			g.max_spam_passed *= tight[i];
+		if (g.max_ham_held >= 0)
+			g.max_ham_held *= tight[i];
+		if (cutoff_nested(scores, cv->spam, cv->n, part, TUNE_PARTS,
+		    cv->folds, &g, &o->goal, &e) < 0)
+			return -1;
+		if (i == 0 || e.excess < beste.excess) {
+			bestg = g;
+			beste = e;
+		}
+		if (e.excess == 0 || (o->goal.max_spam_passed < 0 &&
+		    o->goal.max_ham_held < 0))
+			break;
+	}
+	*pick = bestg;
+	*nest = beste;
+	return 0;
+}
+
+/* the errors of each post under scores and cutoff c: 1 misjudged */
+static void
+errors(const double *scores, const int *spam, size_t n, double c,
+    unsigned char *err)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		err[i] = spam[i] ? scores[i] < c : scores[i] >= c;
+}
+
+int
+tune_run(const struct tset *ts, const struct tune_opts *o,
+    struct tune_result *r, char *err, size_t errsz)
+{
+	struct search *s = NULL;
+	struct cv cv;
+	struct cutoff_set cs;
+	struct cutoff_pick pk;
+	struct cand best;
+	const struct cand *c;
+	unsigned char *eo = NULL, *en = NULL;
+	double lim;
+	int have_cv = 0, have_cs = 0, rc = -1;
+
+	memset(r, 0, sizeof(*r));
+	r->n = ts->n;
+	r->nham = ts->nham;
+	r->nspam = ts->nspam;
+	if (!tune_enough(ts->nham, ts->nspam, o->folds, err, errsz))
+		return -1;
+	if ((s = xcalloc(1, sizeof(*s))) == NULL)
+		goto oom;
+	if (o->progress != NULL)
+		o->progress(o->pctx, "counting folds", 0, 1);
+	if (cv_build(&cv, ts, o->folds) < 0)
+		goto oom;
+	have_cv = 1;
+	s->cv = &cv;
+	s->o = o;
+	s->total = 1 + (o->search ? 1 + NELEM(robs_grid) * NELEM(min_dev_grid) +
+	    NELEM(robx_grid) + NELEM(max_tokens_grid) + NELEM(robs_fine) *
+	    NELEM(step_fine) * NELEM(step_fine) : 0);
+	r->cur_scores = xcalloc(ts->n + 1, sizeof(double));
+	r->rec_scores = xcalloc(ts->n + 1, sizeof(double));
+	r->spam = xcalloc(ts->n + 1, sizeof(int));
+	s->scores = xcalloc(ts->n + 1, sizeof(double));
+	eo = xcalloc(ts->n + 1, 1);
+	en = xcalloc(ts->n + 1, 1);
+	if (r->cur_scores == NULL || r->rec_scores == NULL || r->spam == NULL ||
+	    s->scores == NULL || eo == NULL || en == NULL)
+		goto oom;
+	memcpy(r->spam, cv.spam, ts->n * sizeof(int));
+	if ((s->part = xcalloc((size_t)TUNE_PARTS * ts->n + 1,
+	    sizeof(*s->part))) == NULL ||
+	    cutoff_partitions(cv.spam, ts->n, TUNE_PARTS, cv.folds,
+	    s->part) < 0)
+		goto oom;
+
+	/* the current parameters, and the search's best: it replaces them
+	 * only when strictly better (on a tie they stay) */
+	if ((c = rate(s, &o->cur)) == NULL)
+		goto oom;
+	best = *c;
+	if (o->search) {
+		struct cand found;
+
+		if (search(s, &found) < 0)
+			goto oom;
+		if (cand_cmp(&found, &best) < 0)
+			best = found;
+	}
+	r->nsettings = s->nseen;
+
+	/* the current setting as it stands */
+	if (cv_score(&cv, &o->cur, r->cur_scores) < 0 ||
+	    cutoff_set_init(&cs, r->cur_scores, cv.spam, ts->n) < 0)
+		goto oom;
+	r->cur.bp = o->cur;
+	r->cur.ham_cutoff = o->ham_cutoff;
+	r->cur.spam_cutoff = o->spam_cutoff;
+	cutoff_at(&cs, &o->goal, o->ham_cutoff, &r->cur.e);
+	r->cur.roca = cutoff_roca(&cs);
+	cutoff_set_free(&cs);
+
+	/* the recommendation: its scores, its cutoffs */
+	if (cv_score(&cv, &best.bp, r->rec_scores) < 0 ||
+	    cutoff_set_init(&cs, r->rec_scores, cv.spam, ts->n) < 0)
+		goto oom;
+	have_cs = 1;
+	if (calibrate(o, &cv, s->part, r->rec_scores, &r->pick,
+	    &r->nest) < 0)
+		goto oom;
+	cutoff_best(&cs, &r->pick, o->ham_cutoff, &pk);
+	r->rec.bp = best.bp;
+	r->rec.ham_cutoff = pk.cutoff;
+	r->infeasible = pk.e.excess > 0;
+	/* ham_cutoff <= spam_cutoff <= discard_cutoff must still hold */
+	lim = o->discard_cutoff <= 1 ? o->discard_cutoff : 1;
+	if (r->rec.ham_cutoff > lim)
+		r->rec.ham_cutoff = lim;
+	cutoff_at(&cs, &o->goal, r->rec.ham_cutoff, &r->rec.e);
+	r->rec.roca = cutoff_roca(&cs);
+	/* spam_cutoff (a label): kept unless a ham scored at or above it
+	 * or it is below the new ham_cutoff */
+	r->rec.spam_cutoff = o->spam_cutoff;
+	{
+		double need = cutoff_above_ham(&cs, r->rec.ham_cutoff);
+
+		if (r->rec.spam_cutoff < need)
+			r->rec.spam_cutoff = need;
+		if (r->rec.spam_cutoff > lim)
+			r->rec.spam_cutoff = lim;
+		if (r->rec.spam_cutoff < r->rec.ham_cutoff)
+			r->rec.spam_cutoff = r->rec.ham_cutoff;
+	}
+	if (o->discard_cutoff <= 1) {
+		size_t i;
+
+		for (i = 0; i < ts->n; i++)
+			if (!cv.spam[i] && r->rec_scores[i] >= o->discard_cutoff)
+				r->ham_discarded++;
+	}
+	if (best.bp.robs != o->cur.robs)
+		r->changed |= TUNE_ROBS;
+	if (best.bp.robx != o->cur.robx)
+		r->changed |= TUNE_ROBX;
+	if (best.bp.min_dev != o->cur.min_dev)
+		r->changed |= TUNE_MIN_DEV;
+	if (best.bp.max_tokens != o->cur.max_tokens)
+		r->changed |= TUNE_MAX_TOKENS;
+
+	/* how sure: resample the posts */
+	if (o->progress != NULL)
+		o->progress(o->pctx, "resampling", 0, 1);
+	errors(r->cur_scores, cv.spam, ts->n, r->cur.ham_cutoff, eo);
+	errors(r->rec_scores, cv.spam, ts->n, r->rec.ham_cutoff, en);
+	if (cutoff_bootstrap(cv.spam, eo, en, ts->n, &o->goal, TUNE_RESAMPLES,
+	    TUNE_LEVEL, &r->boot) < 0)
+		goto oom;
+	rc = 0;
+	goto out;
+oom:
+	snprintf(err, errsz, "out of memory");
+out:
+	if (have_cs)
+		cutoff_set_free(&cs);
+	if (have_cv)
+		cv_free(&cv);
+	if (s != NULL) {
+		xfree(s->scores);
+		xfree(s->part);
+	}
+	xfree(s);
+	xfree(eo);
+	xfree(en);
+	if (rc < 0)
+		tune_result_free(r);
+	return rc;
+}
+
+void
+tune_result_free(struct tune_result *r)
+{
+	xfree(r->cur_scores);
+	xfree(r->rec_scores);
+	xfree(r->spam);
+	r->cur_scores = r->rec_scores = NULL;
+	r->spam = NULL;
+}
+
+const char *
+tune_rating(const struct tune_result *r)
+{
+	double w = r->boot.hh_hi - r->boot.hh_lo;
+
+	if (r->boot.sp_hi - r->boot.sp_lo > w)
+		w = r->boot.sp_hi - r->boot.sp_lo;
+	if (w <= 0.02)
+		return "high";
+	if (w <= 0.05)
+		return "medium";
+	return "low";
+}
+
+const char *
+tune_num(char *buf, size_t sz, double v)
+{
+	int p;
+
+	for (p = 1; p <= 17; p++) {
+		snprintf(buf, sz, "%.*g", p, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return buf;
+}
+
+/* one more change, a number */
+static void
+change_num(struct tune_change *c, const char *key, double v, double old)
+{
+	c->key = key;
+	tune_num(c->value, sizeof(c->value), v);
+	tune_num(c->old, sizeof(c->old), old);
+}
+
+size_t
+tune_changes(const struct tune_result *r, struct tune_change *ch)
+{
+	size_t n = 0;
+
+	if (r->rec.ham_cutoff != r->cur.ham_cutoff)
+		change_num(&ch[n++], "ham_cutoff", r->rec.ham_cutoff,
+		    r->cur.ham_cutoff);
+	if (r->rec.spam_cutoff != r->cur.spam_cutoff)
+		change_num(&ch[n++], "spam_cutoff", r->rec.spam_cutoff,
+		    r->cur.spam_cutoff);
+	if (r->changed & TUNE_ROBS)
+		change_num(&ch[n++], "robs", r->rec.bp.robs, r->cur.bp.robs);
+	if (r->changed & TUNE_ROBX)
+		change_num(&ch[n++], "robx", r->rec.bp.robx, r->cur.bp.robx);
+	if (r->changed & TUNE_MIN_DEV)
+		change_num(&ch[n++], "min_dev", r->rec.bp.min_dev,
+		    r->cur.bp.min_dev);
+	if (r->changed & TUNE_MAX_TOKENS) {
+		/* a whole number: never "1e+02" */
+		ch[n].key = "max_tokens";
+		snprintf(ch[n].value, sizeof(ch[n].value), "%u",
+		    r->rec.bp.max_tokens);
+		snprintf(ch[n].old, sizeof(ch[n].old), "%u",
+		    r->cur.bp.max_tokens);
+		n++;
+	}
+	return n;
+}

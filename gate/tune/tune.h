@@ -1,0 +1,121 @@
+/*
+ * tune.h - a list's cutoffs and classifier parameters from its own
+ * history: cross-validated scores, a search, an estimate and how sure
+ * it is
+ *
+ * Every post of the tset is scored by counts from the other folds only
+ * (gate/tune/cv.h), under the list's current parameters and under each
+ * candidate of a search like bogotune's: a coarse grid of robs by
+ * min_dev, then robx, then max_tokens, then a fine grid around the best.
+ * A candidate is rated by what choosing a cutoff from its scores gives
+ * on posts the choice did not see (cutoff_nested over TUNE_PARTS
+ * partitions), then by its 1-ROCA; it replaces the current parameters
+ * only when it rates strictly better, so ties keep them.  The final
+ * cutoff is the goal's best over all posts, with the targets tightened
+ * until choosing that way meets them on posts left out (tune.c
+ * calibrate).  The estimate's spread and the chance that the
+ * recommendation is an improvement come from bootstrap resamples of the
+ * posts (cutoff_bootstrap).  Memory is the cv's and a few arrays per
+ * post; -1 only when out of memory.  Never prints.
+ */
+#ifndef LG_TUNE_H
+#define LG_TUNE_H
+
+#include <stddef.h>
+
+#include "gate/bayes.h"
+#include "gate/tune/cutoff.h"
+
+struct tset;
+
+/* below this many posts of a class tune gives no answer: one post more
+ * or less judged wrongly would move its rate by over 5 points */
+#define TUNE_MIN_POSTS		20
+/* partitions of the posts over which the choice of a cutoff is tried
+ * on posts it has not seen (cutoff_nested) */
+#define TUNE_PARTS		8
+/* bootstrap resamples and the level of the intervals */
+#define TUNE_RESAMPLES		1000
+#define TUNE_LEVEL		0.9
+/* folds allowed */
+#define TUNE_MAX_FOLDS		20
+
+/* called as the work goes on: what (a phrase), done of total */
+typedef void (*tune_progress_fn)(void *ctx, const char *what,
+    unsigned done, unsigned total);
+
+struct tune_opts {
+	unsigned folds;			/* k of the k-fold cross-validation */
+	struct cutoff_goal goal;
+	struct bayes_params cur;	/* the list's parameters */
+	double ham_cutoff, spam_cutoff;	/* the list's cutoffs */
+	double discard_cutoff;		/* LG_OFF (above 1) when off */
+	int search;			/* 1: search the parameters too */
+	tune_progress_fn progress;	/* or NULL */
+	void *pctx;
+};
+
+/* one setting and what cross-validation says of it */
+struct tune_setting {
+	struct bayes_params bp;
+	double ham_cutoff, spam_cutoff;
+	struct cutoff_eval e;		/* errors at ham_cutoff */
+	double roca;			/* 1-ROCA of its scores */
+};
+
+/* which parameters the recommendation changes */
+#define TUNE_ROBS	0x1
+#define TUNE_ROBX	0x2
+#define TUNE_MIN_DEV	0x4
+#define TUNE_MAX_TOKENS	0x8
+
+struct tune_result {
+	size_t n, nham, nspam;
+	struct tune_setting cur, rec;
+	double *cur_scores, *rec_scores;	/* n each, per post */
+	int *spam;				/* n */
+	struct cutoff_boot boot;
+	unsigned nsettings;		/* parameter sets scored */
+	int changed;			/* TUNE_* */
+	int infeasible;			/* no cutoff meets the targets */
+	size_t ham_discarded;		/* ham at or above discard_cutoff */
+	struct cutoff_goal pick;	/* the goal the cutoff was chosen by
+					 * (targets tightened, see tune.c) */
+	struct cutoff_eval nest;	/* cutoffs chosen by it on other folds,
+					 * on each fold left out */
+};
+
+/*
+ * 1 when ts has enough posts of each class for folds folds (at least
+ * TUNE_MIN_POSTS and folds), else 0 with why (a sentence: how many
+ * there are, how many are needed and why).
+ */
+int tune_enough(size_t nham, size_t nspam, unsigned folds, char *why,
+    size_t whysz);
+
+/* tune: 0 with r filled (free it with tune_result_free), or -1 with err
+ * (out of memory, or too few posts: tune_enough) */
+int tune_run(const struct tset *ts, const struct tune_opts *o,
+    struct tune_result *r, char *err, size_t errsz);
+void tune_result_free(struct tune_result *r);
+
+/* one key a recommendation sets, as a configuration file writes it */
+struct tune_change {
+	const char *key;	/* "ham_cutoff", "robs", ... */
+	char value[32];		/* the new value: reads back exactly */
+	char old[32];		/* the value in effect now */
+};
+#define TUNE_MAX_CHANGES	6
+
+/* the keys r changes (cutoffs first, then the parameters), into
+ * ch[TUNE_MAX_CHANGES]: how many */
+size_t tune_changes(const struct tune_result *r, struct tune_change *ch);
+
+/* the shortest decimal text that reads back (strtod) as v, into buf */
+const char *tune_num(char *buf, size_t sz, double v);
+
+/* "high", "medium" or "low": how narrow the intervals of r->boot are
+ * (both within 2 points: high; within 5: medium) */
+const char *tune_rating(const struct tune_result *r);
+
+#endif

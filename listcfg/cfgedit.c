@@ -1,0 +1,330 @@
+/*
+ * cfgedit.c - set keys in a configuration file, every other byte kept,
+ * replaced atomically
+ *
+ * See cfgedit.h.  The file is the administrator's: read whole (at most
+ * CFGEDIT_MAX_BYTES), copied line by line as bytes; only lines that set
+ * one of the keys are rewritten.  Fails with -1 and a message naming
+ * the file, before anything is renamed; a temporary file left by a
+ * failure is removed.  Never prints, never exits.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gate/util/buf.h"
+#include "gate/util/xalloc.h"
+#include "listcfg/cfgedit.h"
+#include "listcfg/cfgfile.h"
+
+/* the key a line sets, in [*k, *k + *kn), else 0 (a comment, a blank
+ * line, a line that is no setting) */
+static int
+line_key(const char *s, size_t n, size_t *k, size_t *kn, size_t *v)
+{
+	size_t i = 0, j;
+
+	while (i < n && cfgfile_blank((unsigned char)s[i]))
+		i++;
+	if (i == n || s[i] == '#')
+		return 0;
+	for (j = i; j < n && ((s[j] >= 'a' && s[j] <= 'z') ||
+	    (s[j] >= '0' && s[j] <= '9') || s[j] == '_'); j++)
+		;
+	if (j == i)
+		return 0;
+	*k = i;
+	*kn = j - i;
+	while (j < n && cfgfile_blank((unsigned char)s[j]))
+		j++;
+	if (j == n || s[j] != '=')
+		return 0;
+	for (j++; j < n && cfgfile_blank((unsigned char)s[j]); j++)
+		;
+	*v = j;
+	return 1;
+}
+
+/* 1 when the value text at s[v..n) (up to a comment, blanks trimmed)
+ * is exactly want */
+static int
+same_value(const char *s, size_t n, size_t v, const char *want)
+{
+	size_t e = v, w = strlen(want);
+	int q = 0;
+
+	for (; e < n; e++) {
+		if (s[e] == '"')
+			q = !q;
+		if (!q && s[e] == '#' && e > v &&
+		    cfgfile_blank((unsigned char)s[e - 1]))
+			break;
+	}
+	while (e > v && cfgfile_blank((unsigned char)s[e - 1]))
+		e--;
+	return e - v == w && memcmp(s + v, want, w) == 0;
+}
+
+/* read the whole file into b: 0 (1 when it does not exist), or -1 */
+static int
+read_file(const char *path, struct buf *b, struct stat *st, char *err,
+    size_t errsz)
+{
+	char chunk[8192];
+	ssize_t r;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+		if (errno == ENOENT)
+			return 1;
+		snprintf(err, errsz, "%s: cannot open: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode)) {
+		snprintf(err, errsz, "%s: not a regular file", path);
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		r = read(fd, chunk, sizeof(chunk));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errsz, "%s: read error: %s", path,
+			    strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (r == 0)
+			break;
+		if (buf_add(b, chunk, (size_t)r) < 0) {
+			snprintf(err, errsz, "%s: larger than %u bytes (or out "
+			    "of memory): not a configuration file", path,
+			    (unsigned)CFGEDIT_MAX_BYTES);
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	if (b->len > 0 && memchr(b->data, '\0', b->len) != NULL) {
+		snprintf(err, errsz, "%s: NUL byte: not a configuration file",
+		    path);
+		return -1;
+	}
+	return 0;
+}
+
+/* write all of b to fd: 0 or -1 */
+static int
+write_all(int fd, const struct buf *b)
+{
+	size_t off = 0;
+	ssize_t w;
+
+	while (off < b->len) {
+		w = write(fd, b->data + off, b->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/* the new text of the file into out: 0, or -1 with err */
+static int
+edit(const char *path, const struct buf *in, const struct cfgedit_change *ch,
+    size_t n, const char *stamp, struct buf *out, unsigned *changed_r,
+    char *err, size_t errsz)
+{
+	const char *s = in->len ? (const char *)in->data : "";
+	const char *eol = "\n", *nl;
+	unsigned *found = NULL, line = 0;
+	size_t pos = 0, i, end, cl, k, kn, v, ind;
+	int rc = -1;
+
+	*changed_r = 0;
+	if ((found = xcalloc(n + 1, sizeof(*found))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	/* the file's line ending: that of its first line */
+	if ((nl = memchr(s, '\n', in->len)) != NULL && nl > s && nl[-1] == '\r')
+		eol = "\r\n";
+	while (pos < in->len) {
+		line++;
+		nl = memchr(s + pos, '\n', in->len - pos);
+		end = nl != NULL ? (size_t)(nl - s) + 1 : in->len;
+		/* the line's text, without its own ending */
+		cl = (nl != NULL ? (size_t)(nl - s) : in->len) - pos;
+		if (cl > 0 && s[pos + cl - 1] == '\r')
+			cl--;
+		if (line_key(s + pos, cl, &k, &kn, &v)) {
+			for (i = 0; i < n; i++)
+				if (strlen(ch[i].key) == kn &&
+				    memcmp(s + pos + k, ch[i].key, kn) == 0)
+					break;
+		} else
+			i = n;
+		if (i < n && found[i]) {
+			snprintf(err, errsz, "%s:%u: %s is set twice (first "
+			    "on line %u)", path, line, ch[i].key, found[i]);
+			goto out;
+		}
+		if (i < n)
+			found[i] = line;
+		if (i == n || same_value(s + pos, cl, v, ch[i].value)) {
+			if (buf_add(out, s + pos, end - pos) < 0)
+				goto full;
+			pos = end;
+			continue;
+		}
+		/* the old line as a comment, then the new setting, at its
+		 * indentation and with its own line ending */
+		ind = k;
+		if (buf_add(out, s + pos, ind) < 0 ||
+		    buf_adds(out, "# ") < 0 || buf_adds(out, stamp) < 0 ||
+		    buf_adds(out, ": was: ") < 0 ||
+		    buf_add(out, s + pos + ind, cl - ind) < 0 ||
+		    buf_adds(out, eol) < 0 ||
+		    buf_add(out, s + pos, ind) < 0 ||
+		    buf_adds(out, ch[i].key) < 0 || buf_adds(out, " = ") < 0 ||
+		    buf_adds(out, ch[i].value) < 0 ||
+		    (nl != NULL && buf_add(out, s + pos + cl, end - pos - cl) < 0))
+			goto full;
+		(*changed_r)++;
+		pos = end;
+	}
+	for (i = 0; i < n; i++) {
+		if (found[i])
+			continue;
+		if (out->len > 0 && out->data[out->len - 1] != '\n' &&
+		    buf_adds(out, eol) < 0)
+			goto full;
+		if (buf_adds(out, "# ") < 0 || buf_adds(out, stamp) < 0 ||
+		    buf_adds(out, ch[i].old != NULL ? ": was: the default (" :
+		    ": was: not set") < 0 ||
+		    (ch[i].old != NULL && (buf_adds(out, ch[i].old) < 0 ||
+		    buf_adds(out, ")") < 0)) ||
+		    buf_adds(out, eol) < 0 || buf_adds(out, ch[i].key) < 0 ||
+		    buf_adds(out, " = ") < 0 || buf_adds(out, ch[i].value) < 0 ||
+		    buf_adds(out, eol) < 0)
+			goto full;
+		(*changed_r)++;
+	}
+	rc = 0;
+	goto out;
+full:
+	snprintf(err, errsz, "%s: the edited file would pass %u bytes (or out "
+	    "of memory)", path, (unsigned)CFGEDIT_MAX_BYTES);
+out:
+	xfree(found);
+	return rc;
+}
+
+/* fsync the directory holding path, so the rename is durable: 0 or -1 */
+static int
+sync_dir(const char *path)
+{
+	char d[4096];
+	int fd, r;
+
+	if (strlen(path) >= sizeof(d))
+		return -1;
+	memcpy(d, path, strlen(path) + 1);
+	if ((fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+int
+cfgedit_apply(const char *path, const struct cfgedit_change *ch,
+    size_t n, const char *stamp, cfgedit_check_fn check, void *ctx,
+    unsigned *changed_r, char *err, size_t errsz)
+{
+	struct buf in = BUF_INIT(CFGEDIT_MAX_BYTES);
+	struct buf out = BUF_INIT(CFGEDIT_MAX_BYTES);
+	struct stat st;
+	char tmp[4200];
+	unsigned changed = 0;
+	mode_t mode = 0644;
+	int fd = -1, missing, rc = -1, made = 0;
+
+	if (changed_r != NULL)
+		*changed_r = 0;
+	memset(&st, 0, sizeof(st));
+	if ((missing = read_file(path, &in, &st, err, errsz)) < 0)
+		goto out;
+	if (!missing)
+		mode = st.st_mode & 07777;
+	if (edit(path, &in, ch, n, stamp, &out, &changed, err, errsz) < 0)
+		goto out;
+	if (changed == 0) {
+		rc = 0;
+		goto out;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tune-%ld.tmp", path,
+	    (long)getpid()) >= (int)sizeof(tmp)) {
+		snprintf(err, errsz, "%s: path too long", path);
+		goto out;
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600)) < 0) {
+		snprintf(err, errsz, "%s: cannot create: %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	made = 1;
+	/* the old file's owner (allowed to root only) and mode */
+	if (!missing && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) {
+		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	if (fchmod(fd, mode) < 0 || write_all(fd, &out) < 0 || fsync(fd) < 0) {
+		snprintf(err, errsz, "%s: cannot write: %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		snprintf(err, errsz, "%s: cannot write: %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (check != NULL && check(ctx, tmp, err, errsz) < 0)
+		goto out;
+	if (rename(tmp, path) < 0) {
+		snprintf(err, errsz, "%s: cannot replace it: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	made = 0;
+	if (changed_r != NULL)
+		*changed_r = changed;
+	if (sync_dir(path) < 0) {
+		snprintf(err, errsz, "%s: replaced, but its directory could not "
+		    "be synced: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (made)
+		unlink(tmp);
+	buf_free(&in);
+	buf_free(&out);
+	return rc;
+}

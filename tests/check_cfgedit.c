@@ -1,0 +1,310 @@
+/*
+ * check_cfgedit.c - listcfg/cfgedit: only the keys asked change, every
+ * other byte stays, the old value stays as a dated comment, the file
+ * is replaced whole or not at all
+ */
+#include "config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "listcfg/cfgedit.h"
+
+static char dir[256], path[300];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/lg-cfgedit.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/dev.conf", dir);
+}
+
+static void
+teardown(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[600];
+
+	if (d != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.' && (e->d_name[1] == 0 ||
+			    (e->d_name[1] == '.' && e->d_name[2] == 0)))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static void
+put(const char *s, size_t n, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, s, n) == (ssize_t)n);
+	ck_assert_int_eq(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* the file's bytes (NUL-terminated; static) */
+static const char *
+get(size_t *n_r)
+{
+	static char b[65536];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	ck_assert(fd >= 0);
+	n = read(fd, b, sizeof(b) - 1);
+	ck_assert(n >= 0);
+	b[n] = 0;
+	close(fd);
+	if (n_r != NULL)
+		*n_r = (size_t)n;
+	return b;
+}
+
+/* files in the directory besides dev.conf */
+static int
+others(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert(d != NULL);
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0
+		    && strcmp(e->d_name, "dev.conf") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+static const struct cfgedit_change two[] = {
+	{ "ham_cutoff", "0.05", "0.3" },
+	{ "robs", "0.1", "0.3" },
+};
+
+START_TEST(only_the_keys)
+{
+	static const char before[] =
+	    "# dev list: tuned by hand\n"
+	    "\n"
+	    "  ham_cutoff = 0.3   # conservative\n"
+	    "spam_cutoff = 0.9999\n"
+	    "# ham_cutoff = 0.1 (an old idea)\n"
+	    "ham_cutoffs_note = not a key of ours\n"
+	    "release = /bin/sh -c \"x # not a comment\"\n"
+	    "robs=0.3\n"
+	    "\ttrailing\tblanks = kept   \n";
+	static const char after[] =
+	    "# dev list: tuned by hand\n"
+	    "\n"
+	    "  # 2026-12-05 listgate tune: was: ham_cutoff = 0.3   # conservative\n"
+	    "  ham_cutoff = 0.05\n"
+	    "spam_cutoff = 0.9999\n"
+	    "# ham_cutoff = 0.1 (an old idea)\n"
+	    "ham_cutoffs_note = not a key of ours\n"
+	    "release = /bin/sh -c \"x # not a comment\"\n"
+	    "# 2026-12-05 listgate tune: was: robs=0.3\n"
+	    "robs = 0.1\n"
+	    "\ttrailing\tblanks = kept   \n";
+	char err[512];
+	unsigned changed;
+	struct stat a, b;
+
+	put(before, sizeof(before) - 1, 0640);
+	ck_assert_int_eq(stat(path, &a), 0);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2,
+	    "2026-12-05 listgate tune", NULL, NULL, &changed, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(changed, 2);
+	ck_assert_str_eq(get(NULL), after);
+	ck_assert_int_eq(stat(path, &b), 0);
+	/* replaced (a new inode), with the old mode, nothing left over */
+	ck_assert(a.st_ino != b.st_ino);
+	ck_assert_uint_eq(b.st_mode & 07777, 0640);
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
+START_TEST(appended_and_no_final_newline)
+{
+	static const char before[] = "spam_cutoff = 0.99\nrobs = 0.3";
+	static const char after[] =
+	    "spam_cutoff = 0.99\n"
+	    "# S: was: robs = 0.3\n"
+	    "robs = 0.1"
+	    "\n# S: was: the default (0.3)\n"
+	    "ham_cutoff = 0.05\n";
+	char err[512];
+	unsigned changed;
+
+	put(before, sizeof(before) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL,
+	    &changed, err, sizeof(err)), 0);
+	ck_assert_uint_eq(changed, 2);
+	ck_assert_str_eq(get(NULL), after);
+}
+END_TEST
+
+START_TEST(crlf)
+{
+	static const char before[] = "# x\r\nham_cutoff = 0.3\r\nother = 1\r\n";
+	static const char after[] =
+	    "# x\r\n"
+	    "# S: was: ham_cutoff = 0.3\r\n"
+	    "ham_cutoff = 0.05\r\n"
+	    "other = 1\r\n"
+	    "# S: was: the default (0.3)\r\n"
+	    "robs = 0.1\r\n";
+	char err[512];
+
+	put(before, sizeof(before) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), 0);
+	ck_assert_str_eq(get(NULL), after);
+}
+END_TEST
+
+START_TEST(same_value_changes_nothing)
+{
+	static const char before[] = "ham_cutoff = 0.05  # already\nrobs = 0.1\n";
+	char err[512];
+	unsigned changed = 99;
+	struct stat a, b;
+
+	put(before, sizeof(before) - 1, 0600);
+	ck_assert_int_eq(stat(path, &a), 0);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL,
+	    &changed, err, sizeof(err)), 0);
+	ck_assert_uint_eq(changed, 0);
+	ck_assert_str_eq(get(NULL), before);
+	ck_assert_int_eq(stat(path, &b), 0);
+	ck_assert(a.st_ino == b.st_ino);	/* not even rewritten */
+}
+END_TEST
+
+START_TEST(missing_file_created)
+{
+	char err[512];
+	struct stat st;
+
+	ck_assert_int_eq(cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), 0);
+	ck_assert_str_eq(get(NULL), "# S: was: the default (0.3)\n"
+	    "ham_cutoff = 0.05\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+}
+END_TEST
+
+/* refusals leave the file as it was and no temporary file behind */
+START_TEST(refusals)
+{
+	static const char dup[] = "ham_cutoff = 0.3\nx = 1\nham_cutoff = 0.2\n";
+	static const char nul[] = "ham_cutoff = 0.3\n\0x = 1\n";
+	char err[512];
+	size_t n;
+
+	put(dup, sizeof(dup) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert(strstr(err, "dev.conf:3: ham_cutoff is set twice (first "
+	    "on line 1)") != NULL);
+	ck_assert_str_eq(get(NULL), dup);
+	put(nul, sizeof(nul) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert(strstr(err, "NUL byte") != NULL);
+	get(&n);
+	ck_assert_uint_eq(n, sizeof(nul) - 1);
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
+static int
+check_fails(void *ctx, const char *p, char *err, size_t errsz)
+{
+	int *called = ctx;
+	struct stat st;
+
+	/* it sees the new file, complete, beside the old one */
+	*called = stat(p, &st) == 0 && st.st_size > 0 &&
+	    strcmp(p, path) != 0;
+	snprintf(err, errsz, "%s: would not load", p);
+	return -1;
+}
+
+START_TEST(check_refuses)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	char err[512];
+	int called = 0;
+
+	put(before, sizeof(before) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", check_fails,
+	    &called, NULL, err, sizeof(err)), -1);
+	ck_assert_int_eq(called, 1);
+	ck_assert(strstr(err, "would not load") != NULL);
+	ck_assert_str_eq(get(NULL), before);
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
+START_TEST(not_a_file)
+{
+	char err[512];
+
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert(strstr(err, "not a regular file") != NULL);
+	rmdir(path);
+}
+END_TEST
+
+static Suite *
+cfgedit_suite(void)
+{
+	Suite *s = suite_create("cfgedit");
+	TCase *tc = tcase_create("edit");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, only_the_keys);
+	tcase_add_test(tc, appended_and_no_final_newline);
+	tcase_add_test(tc, crlf);
+	tcase_add_test(tc, same_value_changes_nothing);
+	tcase_add_test(tc, missing_file_created);
+	tcase_add_test(tc, refusals);
+	tcase_add_test(tc, check_refuses);
+	tcase_add_test(tc, not_a_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(cfgedit_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

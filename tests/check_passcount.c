@@ -1,0 +1,235 @@
+/*
+ * check_passcount.c - the filter's counter of posts passed: counts per
+ * day, the ring of days, concurrent filters, foreign files, and what
+ * one count costs (it is on the pass path: under 0.1 ms)
+ */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/passcount.h"
+
+static char dir[256], path[300];
+
+static void
+setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/lg-passcount.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/dev.passed", dir);
+}
+
+static void
+teardown(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
+#define D0	20000u	/* a day (2024-10-04) */
+
+START_TEST(counts_per_day)
+{
+	uint64_t c[4];
+	char err[256];
+	int i;
+
+	ck_assert_int_eq(passcount_read(path, D0, D0 + 3, c, err,
+	    sizeof(err)), 1);
+	ck_assert_uint_eq(c[0] + c[1] + c[2] + c[3], 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++)
+		ck_assert_int_eq(passcount_add(path, D0 + 2, err, sizeof(err)),
+		    0);
+	ck_assert_int_eq(passcount_read(path, D0, D0 + 3, c, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(c[0], 3);
+	ck_assert_uint_eq(c[1], 0);
+	ck_assert_uint_eq(c[2], 2);
+	ck_assert_uint_eq(c[3], 0);
+	/* too many days at once */
+	ck_assert_int_eq(passcount_read(path, D0, D0 + PASSCOUNT_DAYS, c,
+	    err, sizeof(err)), -1);
+	ck_assert(passcount_today() > D0);
+}
+END_TEST
+
+START_TEST(ring_of_days)
+{
+	uint64_t c[1];
+	char err[256];
+
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	/* the same slot, PASSCOUNT_DAYS later: the new day takes it over */
+	ck_assert_int_eq(passcount_add(path, D0 + PASSCOUNT_DAYS, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 0);
+	ck_assert_int_eq(passcount_read(path, D0 + PASSCOUNT_DAYS,
+	    D0 + PASSCOUNT_DAYS, c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c[0], 1);
+	/* a clock gone back that far: not counted, the later day kept */
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	ck_assert_int_eq(passcount_read(path, D0 + PASSCOUNT_DAYS,
+	    D0 + PASSCOUNT_DAYS, c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c[0], 1);
+}
+END_TEST
+
+/* filters at once: every post counted exactly once */
+START_TEST(concurrent)
+{
+	uint64_t c[1];
+	char err[256];
+	int i, k, st;
+	pid_t p[4];
+
+	for (k = 0; k < 4; k++) {
+		if ((p[k] = fork()) == 0) {
+			for (i = 0; i < 500; i++)
+				if (passcount_add(path, D0, err,
+				    sizeof(err)) < 0)
+					_exit(1);
+			_exit(0);
+		}
+		ck_assert(p[k] > 0);
+	}
+	for (k = 0; k < 4; k++) {
+		ck_assert(waitpid(p[k], &st, 0) == p[k]);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 2000);
+}
+END_TEST
+
+/* a file that is not ours is neither used nor changed */
+START_TEST(foreign_file)
+{
+	static const char text[] = "this is not a counter file, it is a "
+	    "note left by someone in the tokens directory, longer than the "
+	    "header of a counter\n";
+	uint64_t c[1];
+	char err[256];
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, text, sizeof(text) - 1) ==
+	    (ssize_t)sizeof(text) - 1);
+	close(fd);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "not a listgate pass counter") != NULL);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, sizeof(text) - 1);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    -1);
+	unlink(path);
+	/* a directory in its place */
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	rmdir(path);
+}
+END_TEST
+
+/* the owner of the tokens directory prepares the counter for the
+ * filter: group-writable whatever the umask, kept as it is */
+START_TEST(prepare)
+{
+	struct stat st;
+	uint64_t c[1];
+	char err[256];
+	mode_t old = umask(027);
+
+	ck_assert_int_eq(passcount_prepare(path, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, PASSCOUNT_FILE_MODE);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 0);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	/* a counter made 0640 (by a filter under umask 027) gets 0660;
+	 * its count stays */
+	ck_assert_int_eq(chmod(path, 0640), 0);
+	ck_assert_int_eq(passcount_prepare(path, err, sizeof(err)), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, PASSCOUNT_FILE_MODE);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 1);
+	umask(old);
+}
+END_TEST
+
+static double
+cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/*
+ * What the pass path pays: the CPU time (user and system) of one count,
+ * averaged over 2000, must stay under 0.1 ms.  CPU time, not wall time,
+ * so a busy machine does not fail the test.
+ */
+START_TEST(cost)
+{
+	char err[256];
+	double t0, per;
+	int i;
+
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	t0 = cpu_us();
+	for (i = 0; i < 2000; i++)
+		ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	per = (cpu_us() - t0) / 2000;
+	printf("# passcount_add: %.1f us of CPU per post\n", per);
+	ck_assert(per < 100);
+}
+END_TEST
+
+static Suite *
+passcount_suite(void)
+{
+	Suite *s = suite_create("passcount");
+	TCase *tc = tcase_create("counter");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, counts_per_day);
+	tcase_add_test(tc, ring_of_days);
+	tcase_add_test(tc, concurrent);
+	tcase_add_test(tc, foreign_file);
+	tcase_add_test(tc, prepare);
+	tcase_add_test(tc, cost);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(passcount_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,547 @@
+/*
+ * check_tune.c - tune's parts: the labelled posts of a journal (tset),
+ * out-of-fold counts (cv) against a real token store trained on the
+ * other folds, the cutoff search, 1-ROCA, the bootstrap, the whole run
+ */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/tokdb.h"
+#include "gate/app/tokcounts.h"
+#include "gate/bayes.h"
+#include "gate/classify.h"
+#include "gate/tok.h"
+#include "gate/tune/cutoff.h"
+#include "gate/tune/cv.h"
+#include "gate/tune/tset.h"
+#include "gate/tune/tune.h"
+#include "listcfg/listcfg.h"
+
+static struct cutoff_goal
+cost_goal(double wh, double ws)
+{
+	struct cutoff_goal g;
+
+	g.w_ham = wh;
+	g.w_spam = ws;
+	g.max_ham_held = CUTOFF_NONE;
+	g.max_spam_passed = CUTOFF_NONE;
+	return g;
+}
+
+/* --- cutoffs -------------------------------------------------------------- */
+
+START_TEST(best_cost)
+{
+	/* ham 0.1 0.2 0.3 0.7; spam 0.25 0.8 0.9 */
+	double sc[] = { 0.1, 0.2, 0.3, 0.7, 0.25, 0.8, 0.9 };
+	int sp[] = { 0, 0, 0, 0, 1, 1, 1 };
+	struct cutoff_set cs;
+	struct cutoff_pick pk;
+	struct cutoff_goal g = cost_goal(1, 5);
+
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 7), 0);
+	ck_assert_uint_eq(cs.nham, 4);
+	ck_assert_uint_eq(cs.nspam, 3);
+	/* spam passed costs 5/3 each, ham held 1/4: hold from 0.25 (ham
+	 * 0.3 and 0.7 held, cost 0.5) */
+	cutoff_best(&cs, &g, 0.6, &pk);
+	ck_assert_uint_eq(pk.e.ham_held, 2);
+	ck_assert_uint_eq(pk.e.spam_passed, 0);
+	ck_assert_int_eq(pk.kept, 0);
+	ck_assert(pk.cutoff > 0.2 && pk.cutoff <= 0.25);
+	ck_assert_double_eq_tol(pk.e.cost, 0.5, 1e-12);
+	/* the current cutoff is kept when it is among the best */
+	cutoff_best(&cs, &g, 0.22, &pk);
+	ck_assert_int_eq(pk.kept, 1);
+	ck_assert_double_eq(pk.cutoff, 0.22);
+	/* equal weights: passing the 0.25 spam (1/3) beats holding two
+	 * ham (2/4) or one ham and passing it (1/4 + 1/3) */
+	g = cost_goal(1, 1);
+	cutoff_best(&cs, &g, 0.6, &pk);
+	ck_assert_uint_eq(pk.e.spam_passed, 1);
+	ck_assert_uint_eq(pk.e.ham_held, 0);
+	ck_assert(pk.cutoff > 0.7 && pk.cutoff <= 0.8);
+	cutoff_set_free(&cs);
+}
+END_TEST
+
+START_TEST(best_targets)
+{
+	double sc[] = { 0.01, 0.02, 0.03, 0.4, 0.6, 0.35, 0.5, 0.9, 0.95,
+	    0.99 };
+	int sp[] = { 0, 0, 0, 0, 0, 1, 1, 1, 1, 1 };
+	struct cutoff_set cs;
+	struct cutoff_pick pk;
+	struct cutoff_goal g = cost_goal(1, 5);
+
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 10), 0);
+	/* at most 20% of spam passed: one spam (0.35) may pass, and the
+	 * ham at 0.4 with it; 0.5 is held: cutoff in (0.4, 0.5] */
+	g.max_spam_passed = 0.2;
+	cutoff_best(&cs, &g, 0.3, &pk);
+	ck_assert_uint_eq(pk.e.spam_passed, 1);
+	ck_assert_uint_eq(pk.e.ham_held, 1);
+	ck_assert(pk.cutoff > 0.4 && pk.cutoff <= 0.5);
+	ck_assert_double_eq(pk.e.excess, 0);
+	/* no spam at all: everything from 0.35 up is held */
+	g.max_spam_passed = 0;
+	cutoff_best(&cs, &g, 0.3, &pk);
+	ck_assert_uint_eq(pk.e.spam_passed, 0);
+	ck_assert_int_eq(pk.kept, 1);	/* 0.3 already does it */
+	/* at most 20% of ham held: 0.6 may be held, so 0.5 is too; the
+	 * least spam passed is 1 (0.35) */
+	g.max_spam_passed = CUTOFF_NONE;
+	g.max_ham_held = 0.2;
+	cutoff_best(&cs, &g, 0.3, &pk);
+	ck_assert_uint_eq(pk.e.ham_held, 1);
+	ck_assert_uint_eq(pk.e.spam_passed, 1);
+	ck_assert(pk.cutoff > 0.4 && pk.cutoff <= 0.5);
+	/* at most 0% of ham held: the spam at 0.35 and 0.5 pass too */
+	g.max_ham_held = 0;
+	cutoff_best(&cs, &g, 0.3, &pk);
+	ck_assert_uint_eq(pk.e.ham_held, 0);
+	ck_assert_uint_eq(pk.e.spam_passed, 2);
+	ck_assert(pk.cutoff > 0.6 && pk.cutoff <= 0.9);
+	/* both, impossible: the least excess */
+	g.max_ham_held = 0;
+	g.max_spam_passed = 0;
+	cutoff_best(&cs, &g, 0.3, &pk);
+	ck_assert(pk.e.excess > 0);
+	cutoff_set_free(&cs);
+}
+END_TEST
+
+START_TEST(best_ends)
+{
+	double sc[] = { 0.1, 0.2, 0.3, 0.4 };
+	int sp[] = { 1, 1, 0, 0 };
+	struct cutoff_set cs;
+	struct cutoff_pick pk;
+	struct cutoff_goal g = cost_goal(1, 5);
+
+	/* spam below ham: holding everything (0) is best at weight 5 */
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 4), 0);
+	cutoff_best(&cs, &g, 0.5, &pk);
+	ck_assert_double_eq(pk.cutoff, 0);
+	ck_assert_uint_eq(pk.e.ham_held, 2);
+	/* and passing everything (1) when spam costs nothing */
+	g = cost_goal(1, 0);
+	cutoff_best(&cs, &g, 0.35, &pk);
+	ck_assert_double_eq(pk.cutoff, 1);
+	ck_assert_uint_eq(pk.e.ham_held, 0);
+	cutoff_set_free(&cs);
+}
+END_TEST
+
+START_TEST(round_and_above_ham)
+{
+	double sc[] = { 0.001, 0.0123, 0.9, 0.999, 0.9999 };
+	int sp[] = { 0, 0, 1, 0, 1 };
+	struct cutoff_set cs;
+	double c;
+
+	ck_assert_double_eq(cutoff_round(0.2, 0.4, 0.31), 0.3);
+	ck_assert_double_eq(cutoff_round(0.31, 0.4, 0.35), 0.4);
+	ck_assert_double_eq(cutoff_round(0.2, 0.4, 0.26), 0.3);
+	ck_assert_double_eq(cutoff_round(0.0012, 0.0019, 0.0015), 0.0015);
+	ck_assert_double_eq(cutoff_round(0.00101, 0.00109, 0.00105),
+	    0.00105);
+	ck_assert_double_eq(cutoff_round(0.9999, 1, 0.99995), 1);
+	ck_assert_double_eq(cutoff_round(0.312, 0.3125, 0.3123), 0.3123);
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 5), 0);
+	/* above the highest ham (0.999), at or below the next (0.9999) */
+	c = cutoff_above_ham(&cs, 0.3);
+	ck_assert(c > 0.999 && c <= 0.9999);
+	/* a floor above every ham stays */
+	c = cutoff_above_ham(&cs, 0.99995);
+	ck_assert_double_eq(c, 0.99995);
+	cutoff_set_free(&cs);
+}
+END_TEST
+
+START_TEST(roca)
+{
+	double perfect[] = { 0.1, 0.2, 0.8, 0.9 };
+	double one_bad[] = { 0.1, 0.85, 0.8, 0.9 };
+	double ties[] = { 0.5, 0.5 };
+	int sp4[] = { 0, 0, 1, 1 }, sp2[] = { 0, 1 };
+	struct cutoff_set cs;
+
+	ck_assert_int_eq(cutoff_set_init(&cs, perfect, sp4, 4), 0);
+	ck_assert_double_eq(cutoff_roca(&cs), 0);
+	cutoff_set_free(&cs);
+	/* ham 0.85 above spam 0.8: 1 of 4 pairs */
+	ck_assert_int_eq(cutoff_set_init(&cs, one_bad, sp4, 4), 0);
+	ck_assert_double_eq(cutoff_roca(&cs), 0.25);
+	cutoff_set_free(&cs);
+	ck_assert_int_eq(cutoff_set_init(&cs, ties, sp2, 2), 0);
+	ck_assert_double_eq(cutoff_roca(&cs), 0.5);
+	cutoff_set_free(&cs);
+}
+END_TEST
+
+START_TEST(bootstrap)
+{
+	int sp[200];
+	unsigned char eo[200], en[200];
+	struct cutoff_goal g = cost_goal(1, 5);
+	struct cutoff_boot b;
+	size_t i;
+
+	for (i = 0; i < 200; i++) {
+		sp[i] = i >= 100;
+		eo[i] = en[i] = (i % 10 == 0);
+	}
+	/* the same errors: every resample ties */
+	ck_assert_int_eq(cutoff_bootstrap(sp, eo, en, 200, &g, 500, 0.9,
+	    &b), 0);
+	ck_assert_double_eq(b.better, 0.5);
+	ck_assert(b.hh_lo <= 0.1 && b.hh_hi >= 0.1);
+	ck_assert(b.hh_lo < b.hh_hi);
+	/* the new setting fixes every error: better in every resample
+	 * that drew one */
+	memset(en, 0, sizeof(en));
+	ck_assert_int_eq(cutoff_bootstrap(sp, eo, en, 200, &g, 500, 0.9,
+	    &b), 0);
+	ck_assert(b.better > 0.99);
+	ck_assert_double_eq(b.hh_hi, 0);
+	ck_assert_double_eq(b.sp_hi, 0);
+}
+END_TEST
+
+START_TEST(nested_calibrates)
+{
+	/* 40 ham well below, 40 spam well above, except one spam low: a
+	 * cutoff chosen on 4/5 of them and tried on the rest passes it
+	 * only when it falls in the fold left out */
+	double sc[80];
+	int sp[80];
+	unsigned part[2 * 80];
+	struct cutoff_goal g = cost_goal(1, 5);
+	struct cutoff_eval e;
+	size_t i;
+
+	for (i = 0; i < 80; i++) {
+		sp[i] = i >= 40;
+		sc[i] = sp[i] ? 0.9 + i * 0.001 : 0.1 + i * 0.001;
+	}
+	sc[79] = 0.05;
+	ck_assert_int_eq(cutoff_partitions(sp, 80, 2, 5, part), 0);
+	/* stratified: 8 ham and 8 spam per fold */
+	for (i = 0; i < 5; i++) {
+		size_t k, nh = 0, ns = 0;
+
+		for (k = 0; k < 80; k++)
+			if (part[k] == i) {
+				nh += !sp[k];
+				ns += sp[k];
+			}
+		ck_assert_uint_eq(nh, 8);
+		ck_assert_uint_eq(ns, 8);
+	}
+	ck_assert_int_eq(cutoff_nested(sc, sp, 80, part, 2, 5, &g, &g, &e),
+	    0);
+	/* each partition: the fold holding the low spam passes it */
+	ck_assert_uint_eq(e.spam_passed, 2);
+	ck_assert_uint_eq(e.ham_held, 0);
+}
+END_TEST
+
+/* --- the labelled posts ---------------------------------------------------- */
+
+/* a small post with the given body */
+static size_t
+mkpost(char *buf, size_t sz, const char *subj, const char *body)
+{
+	return (size_t)snprintf(buf, sz, "From: a@example.org\nSubject: %s\n"
+	    "\n%s\n", subj, body);
+}
+
+START_TEST(tset_net_class)
+{
+	struct tok_opts to;
+	struct tset *ts;
+	char a[256], b[256], c[256], d[256];
+	size_t la, lb, lc, ld;
+
+	tok_opts_default(&to);
+	ck_assert((ts = tset_new(&to)) != NULL);
+	la = mkpost(a, sizeof(a), "one", "hello list friends");
+	lb = mkpost(b, sizeof(b), "two", "cheap pills now");
+	lc = mkpost(c, sizeof(c), "three", "meeting notes attached");
+	ld = mkpost(d, sizeof(d), "four", "never learnt here");
+	/* a: learnt twice as ham, counted once */
+	ck_assert_int_eq(tset_event(ts, (void *)a, la, 0, 1), 0);
+	ck_assert_int_eq(tset_event(ts, (void *)a, la, 0, 1), 0);
+	/* b: learnt and unlearnt: left out */
+	ck_assert_int_eq(tset_event(ts, (void *)b, lb, 1, 1), 0);
+	ck_assert_int_eq(tset_event(ts, (void *)b, lb, 1, -1), 0);
+	/* c: approved, then the decision changed to spam */
+	ck_assert_int_eq(tset_event(ts, (void *)c, lc, 0, 1), 0);
+	ck_assert_int_eq(tset_event(ts, (void *)c, lc, 0, -1), 0);
+	ck_assert_int_eq(tset_event(ts, (void *)c, lc, 1, 1), 0);
+	/* d: only unlearnt */
+	ck_assert_int_eq(tset_event(ts, (void *)d, ld, 1, -1), 0);
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	ck_assert_uint_eq(ts->n, 2);
+	ck_assert_uint_eq(ts->nham, 1);
+	ck_assert_uint_eq(ts->nspam, 1);
+	ck_assert_uint_eq(ts->st.events, 8);
+	ck_assert_uint_eq(ts->st.dups, 2);	/* a again, c relearnt */
+	ck_assert_uint_eq(ts->st.unknown, 1);
+	ck_assert_uint_eq(ts->st.mixed, 1);
+	ck_assert(ts->ntokens > 0);
+	tset_free(ts);
+}
+END_TEST
+
+/*
+ * cv's out-of-fold counts are a token file's: for every post, its cv
+ * score equals bayes_score with the counts of an in-memory token store
+ * (db/tokdb) that learnt exactly the posts of the other folds.
+ */
+#define NP 60
+START_TEST(cv_matches_token_store)
+{
+	uint32_t ids[NP][40];
+	uint32_t nids[NP];
+	int spam[NP];
+	unsigned seed = 7, f;
+	struct bayes_params bp;
+	struct tok_opts to;
+	struct tset *ts;
+	struct cv cv;
+	double scores[NP];
+	struct toklist *tl;
+	size_t i, j, k;
+
+	tok_opts_default(&to);
+	bayes_params_default(&bp);
+	ck_assert((ts = tset_new(&to)) != NULL);
+	ck_assert((tl = toklist_new(1000)) != NULL);
+	for (i = 0; i < NP; i++) {
+		spam[i] = i % 3 == 0;
+		nids[i] = 0;
+		for (j = 0; j < 40; j++) {
+			uint32_t id;
+
+			seed = seed * 1103515245u + 12345u;
+			id = (seed >> 16) % 50 + (spam[i] ? 30 : 0);
+			for (k = 0; k < nids[i] && ids[i][k] != id; k++)
+				;
+			if (k == nids[i])
+				ids[i][nids[i]++] = id;
+		}
+		ck_assert_int_eq(tset_add_ids(ts, ids[i], nids[i], spam[i],
+		    (uint64_t)i * 7919 + 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	ck_assert_uint_eq(ts->n, NP);
+	ck_assert_int_eq(cv_build(&cv, ts, 5), 0);
+	for (f = 0; f < 5; f++) {
+		struct tokdb *db;
+		char err[256], name[16];
+
+		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
+		    &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		for (i = 0; i < NP; i++) {
+			/* the tset keeps the posts in the order they came */
+			ck_assert_uint_eq(ts->posts[i].n, nids[i]);
+			if (ts->posts[i].fold == f)
+				continue;
+			toklist_reset(tl);
+			for (j = 0; j < nids[i]; j++) {
+				snprintf(name, sizeof(name), "t%u",
+				    (unsigned)ids[i][j]);
+				ck_assert_int_ge(toklist_add(tl, name,
+				    strlen(name)), 0);
+			}
+			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
+		}
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		for (i = 0; i < NP; i++) {
+			struct bayes_tok bt[40];
+			struct bayes_result r1, r2;
+			struct tokcount c;
+			uint32_t ns, nh;
+
+			if (ts->posts[i].fold != f)
+				continue;
+			ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+			ck_assert_uint_eq(ns, cv.nspam[f]);
+			ck_assert_uint_eq(nh, cv.nham[f]);
+			memset(bt, 0, sizeof(bt));
+			for (j = 0; j < nids[i]; j++) {
+				snprintf(name, sizeof(name), "t%u",
+				    (unsigned)ids[i][j]);
+				ck_assert_int_ge(tokdb_get(db, name,
+				    strlen(name), &c), 0);
+				bt[j].tok = "x";
+				bt[j].len = 1;
+				bt[j].spam = c.spam;
+				bt[j].ham = c.ham;
+			}
+			ck_assert_int_eq(bayes_score(&bp, ns, nh, bt, nids[i],
+			    &r1), 0);
+			ck_assert_int_eq(bayes_score_groups(&bp, cv.nspam[f],
+			    cv.nham[f], cv.g + cv.gofs[i], cv.gcnt[i], &r2), 0);
+			ck_assert_uint_eq(r1.nused, r2.nused);
+			ck_assert_double_eq_tol(r1.score, r2.score, 1e-9);
+		}
+		tokdb_close(db);
+	}
+	ck_assert_int_eq(cv_score(&cv, &bp, scores), 0);
+	for (i = 0; i < NP; i++)
+		ck_assert(scores[i] >= 0 && scores[i] <= 1);
+	cv_free(&cv);
+	toklist_free(tl);
+	tset_free(ts);
+}
+END_TEST
+
+/* the whole run on two separable classes and a current cutoff that
+ * holds too much ham: a better cutoff, estimates, a confident answer */
+START_TEST(run_separable)
+{
+	struct tok_opts to;
+	struct tset *ts;
+	struct tune_opts o;
+	struct tune_result r;
+	uint32_t ids[30];
+	unsigned seed = 99;
+	char err[512];
+	size_t i, j;
+
+	tok_opts_default(&to);
+	ck_assert((ts = tset_new(&to)) != NULL);
+	for (i = 0; i < 120; i++) {
+		int sp = i % 2;
+
+		for (j = 0; j < 30; j++) {
+			seed = seed * 1103515245u + 12345u;
+			/* each class its own vocabulary, some words shared */
+			ids[j] = (uint32_t)(j * 200 + (seed >> 16) % 20 +
+			    (sp && j % 3 ? 100 : 0));
+		}
+		ck_assert_int_eq(tset_add_ids(ts, ids, 30, sp, i + 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	memset(&o, 0, sizeof(o));
+	o.folds = 5;
+	o.goal = cost_goal(1, 5);
+	bayes_params_default(&o.cur);
+	o.ham_cutoff = 0;	/* holds everything */
+	o.spam_cutoff = 0.9999;
+	o.discard_cutoff = LG_OFF;
+	o.search = 1;
+	ck_assert_int_eq(tune_run(ts, &o, &r, err, sizeof(err)), 0);
+	ck_assert_uint_eq(r.nham, 60);
+	ck_assert_uint_eq(r.nspam, 60);
+	ck_assert(r.cur.e.ham_held > 30);
+	ck_assert_uint_eq(r.rec.e.ham_held, 0);
+	ck_assert_uint_eq(r.rec.e.spam_passed, 0);
+	ck_assert(r.rec.ham_cutoff > 0);
+	ck_assert(r.rec.spam_cutoff >= r.rec.ham_cutoff);
+	ck_assert(r.boot.better > 0.99);
+	ck_assert(r.nsettings > 50);
+	/* applied, the recommendation is found again: nothing changes */
+	o.cur = r.rec.bp;
+	o.ham_cutoff = r.rec.ham_cutoff;
+	o.spam_cutoff = r.rec.spam_cutoff;
+	tune_result_free(&r);
+	ck_assert_int_eq(tune_run(ts, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.changed, 0);
+	ck_assert_double_eq(r.rec.ham_cutoff, o.ham_cutoff);
+	ck_assert_double_eq(r.rec.spam_cutoff, o.spam_cutoff);
+	tune_result_free(&r);
+	/* too few posts: the reason, no answer */
+	ck_assert_int_eq(tune_enough(19, 100, 5, err, sizeof(err)), 0);
+	ck_assert(strstr(err, "19 ham") != NULL);
+	ck_assert(strstr(err, "at least 20") != NULL);
+	ck_assert_int_eq(tune_enough(22, 30, 25, err, sizeof(err)), 0);
+	ck_assert_int_eq(tune_enough(30, 30, 5, err, sizeof(err)), 1);
+	tset_free(ts);
+}
+END_TEST
+
+/* the keys a recommendation writes read back as the table's types:
+ * max_tokens a whole number (50 once came out as "5e+01") */
+START_TEST(changes_text)
+{
+	struct tune_result r;
+	struct tune_change ch[TUNE_MAX_CHANGES];
+	char buf[32];
+	size_t n, i;
+
+	memset(&r, 0, sizeof(r));
+	bayes_params_default(&r.cur.bp);
+	r.rec.bp = r.cur.bp;
+	r.cur.ham_cutoff = 0.3;
+	r.rec.ham_cutoff = 0.05;
+	r.cur.spam_cutoff = r.rec.spam_cutoff = 0.9999;
+	r.rec.bp.max_tokens = 50;
+	r.rec.bp.robs = 0.1;
+	r.changed = TUNE_MAX_TOKENS | TUNE_ROBS;
+	n = tune_changes(&r, ch);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(ch[0].key, "ham_cutoff");
+	ck_assert_str_eq(ch[0].value, "0.05");
+	ck_assert_str_eq(ch[0].old, "0.3");
+	ck_assert_str_eq(ch[1].key, "robs");
+	ck_assert_str_eq(ch[1].value, "0.1");
+	ck_assert_str_eq(ch[2].key, "max_tokens");
+	ck_assert_str_eq(ch[2].value, "50");
+	ck_assert_str_eq(ch[2].old, "0");
+	for (i = 0; i < n; i++)
+		ck_assert(strchr(ch[i].value, 'e') == NULL);
+	r.rec.bp.max_tokens = 200;
+	n = tune_changes(&r, ch);
+	ck_assert_str_eq(ch[2].value, "200");
+	ck_assert_str_eq(tune_num(buf, sizeof(buf), 0.9999995156),
+	    "0.9999995156");
+	ck_assert_str_eq(tune_num(buf, sizeof(buf), 1e-06), "1e-06");
+}
+END_TEST
+
+static Suite *
+tune_suite(void)
+{
+	Suite *s = suite_create("tune");
+	TCase *tc;
+
+	tc = tcase_create("cutoff");
+	tcase_add_test(tc, best_cost);
+	tcase_add_test(tc, best_targets);
+	tcase_add_test(tc, best_ends);
+	tcase_add_test(tc, round_and_above_ham);
+	tcase_add_test(tc, roca);
+	tcase_add_test(tc, bootstrap);
+	tcase_add_test(tc, nested_calibrates);
+	tcase_add_test(tc, changes_text);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("posts");
+	tcase_add_test(tc, tset_net_class);
+	tcase_add_test(tc, cv_matches_token_store);
+	tcase_add_test(tc, run_separable);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(tune_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,153 @@
+#!/bin/sh
+# expire.sh - `listgate expire` with no options applies each list's
+# policy (hold_expiry_days, expire_action = discard | discard-learn |
+# remind) against a private PostgreSQL (tests/pg.sh): what each action
+# records and trains, what it leaves alone, the dry run, reminders
+# through the hold notices of moderation by mail (a notify command that
+# writes files), the keys' errors.  Posts are held with tests/qhold and aged with
+# SQL.  Works in a mktemp -d directory removed at the end.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-expire.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\n' "$T" "$T" \
+    > "$CONF/listgate.conf"
+# the notify command of moderation by mail: one file per message
+mkdir -p "$T/mail" || exit 99
+printf 'cat > "%s/mail/$(date +%%s%%N).$1.$2"\n' "$T" > "$T/notify.sh"
+
+. "$top_srcdir/tests/lib.sh"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+status() { sql "SELECT status FROM held_posts WHERE id = $1"; }
+age() { sql "UPDATE held_posts SET arrived_at = now() - interval '$2' WHERE id = $1"; }
+events() { sql "SELECT count(*) FROM train_journal WHERE post_id = $1 AND class = '$2' AND op = 'learn'"; }
+
+run lg expire --help
+check "expire --help exits 0 and names the actions" \
+    sh -c "test $rc -eq 0 && grep -q 'discard-learn' '$T/out' && grep -q remind '$T/out'"
+run lg expire --older-than x
+check "a bad --older-than is a usage error" test "$rc" -eq 2
+run lg expire extra
+check "an argument is a usage error" test "$rc" -eq 2
+
+# the keys
+printf 'expire_action = delete\n' > "$CONF/lists/bad.conf"
+run lg config check --list bad
+check "a bad expire_action is an error naming file and line" \
+    sh -c "test $rc -ne 0 && grep -q 'lists/bad.conf:1' '$T/err' && grep -q 'discard-learn' '$T/err'"
+rm -f "$CONF/lists/bad.conf"
+run lg config check --list d
+check "expire_action defaults to discard" grep -q '^expire_action = discard$' "$T/out"
+
+run lg migrate
+check "migrate" test "$rc" -eq 0
+run lg init
+check "init (the cookie secret of the hold notices)" test "$rc" -eq 0
+
+printf 'hold_expiry_days = 3\nexpire_action = discard\n' > "$CONF/lists/d.conf"
+printf 'hold_expiry_days = 3\nexpire_action = discard-learn\n' > "$CONF/lists/dl.conf"
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = alice@example.org\n'
+	printf 'moderation_address = rm-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/rm.conf"
+# remind, but no way to send a notice
+printf 'hold_expiry_days = 3\nexpire_action = remind\n' > "$CONF/lists/rmx.conf"
+printf 'hold_expiry_days = 30\n' > "$CONF/lists/keep.conf"
+d_old=$("$QHOLD" d "$DATA/spam1.eml") || exit 99
+d_new=$("$QHOLD" d "$DATA/spam2.eml") || exit 99
+dl_old=$("$QHOLD" dl "$DATA/spam3.eml") || exit 99
+dl_new=$("$QHOLD" dl "$DATA/spam4.eml") || exit 99
+rm_old=$("$QHOLD" rm "$DATA/ham1.eml") || exit 99
+keep_old=$("$QHOLD" keep "$DATA/ham2.eml") || exit 99
+rmx_old=$("$QHOLD" rmx "$DATA/ham3.eml") || exit 99
+age "$d_old" '4 days'
+age "$d_new" '2 days'
+age "$dl_old" '3 days 1 hour'
+age "$rm_old" '10 days'
+age "$keep_old" '10 days'
+age "$rmx_old" '10 days'
+nj=$(sql 'SELECT count(*) FROM train_journal')
+
+run lg expire --dry-run
+check "a dry run exits 0" test "$rc" -eq 0
+check "... says what it would do, list by list" \
+    sh -c "grep -q \"post $d_old (list d) held 3 days or more: would discard\$\" '$T/out' && grep -q \"post $dl_old (list dl).*would discard-learn\" '$T/out' && grep -q \"post $rm_old (list rm).*would remind\" '$T/out'"
+check "... and nothing of the young posts" \
+    sh -c "! grep -q -e \"post $d_new \" -e \"post $dl_new \" -e \"post $keep_old \" '$T/out'"
+check "... and changes nothing" \
+    test "$(sql "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 7
+
+run lg expire
+check "expire with no options exits 1 (list rmx cannot remind)" test "$rc" -eq 1
+check "... naming the list and what to set" \
+    grep -q "list rmx: expire_action = remind, but the list cannot send notices: set moderators, moderation_address and notify in lists/rmx.conf" "$T/err"
+check "... and leaving its post held" test "$(status "$rmx_old")" = held
+check "discard: the old post is expired" test "$(status "$d_old")" = expired
+check "... with a note and who did it" \
+    test "$(sql "SELECT note LIKE 'held 3 days or more: expired (expire_action discard)' AND decided_by IS NOT NULL FROM held_posts WHERE id = $d_old")" = t
+check "... and trained nothing" test "$(events "$d_old" spam)" -eq 0
+check "... the young post stays held" test "$(status "$d_new")" = held
+check "discard-learn: the old post is expired" test "$(status "$dl_old")" = expired
+check "... and learnt as spam, once" test "$(events "$dl_old" spam)" -eq 1
+check "... nothing learnt as ham" test "$(events "$dl_old" ham)" -eq 0
+check "... remembered as discarded for a retry of its bytes" \
+    test "$(sql "SELECT status FROM decided_posts WHERE post_id = $dl_old")" = discarded
+check "... its token file synced" sh -c "test -f '$T/tokens/dl.kch'"
+check "... the young post stays held" test "$(status "$dl_new")" = held
+check "remind: the post stays held" test "$(status "$rm_old")" = held
+check "... its moderator got a reminder through the hold notices" \
+    test "$(ls "$T/mail" | grep -c "alice@example.org.$rm_old\$")" -eq 1
+check "... a remind notice in the outbox" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $rm_old AND kind = 'remind'")" -eq 1
+check "... and the reminder recorded" \
+    test "$(sql "SELECT reminded_at > now() - interval '1 minute' FROM held_posts WHERE id = $rm_old")" = t
+check "a list with a longer hold_expiry_days keeps its post" test "$(status "$keep_old")" = held
+check "the journal got exactly one event" \
+    test "$(sql 'SELECT count(*) FROM train_journal')" -eq $((nj + 1))
+check "the summary counts" grep -q '^2 posts expired (1 learnt as spam), 1 reminder sent$' "$T/out"
+rm -f "$CONF/lists/rmx.conf"
+sql "UPDATE held_posts SET status = 'expired', decided_at = now(), decided_by = 'x' WHERE id = $rmx_old"
+
+# a reminder already sent within hold_expiry_days is not sent again
+run lg expire --list rm
+check "remind waits hold_expiry_days after the last reminder" \
+    sh -c "test $rc -eq 0 && test \$(ls '$T/mail' | grep -c 'alice@example.org.$rm_old\$') -eq 1"
+sql "UPDATE held_posts SET reminded_at = now() - interval '1 day' WHERE id = $rm_old"
+run lg expire --dry-run --list rm
+check "... (the dry run agrees)" \
+    sh -c "test $rc -eq 0 && ! grep -q \"post $rm_old \" '$T/out'"
+sql "UPDATE held_posts SET reminded_at = now() - interval '4 days' WHERE id = $rm_old"
+run lg expire --dry-run --list rm
+check "... and then reminds again" grep -q "post $rm_old (list rm).*would remind" "$T/out"
+
+run lg expire
+check "expire again reminds again, and changes nothing else" \
+    sh -c "test $rc -eq 0 && grep -q '^0 posts expired (0 learnt as spam), 1 reminder sent' '$T/out' && test \$(ls '$T/mail' | grep -c 'alice@example.org.$rm_old\$') -eq 2"
+run lg expire
+check "... then waits again" \
+    sh -c "test $rc -eq 0 && grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent' '$T/out'"
+
+run lg expire --list keep --older-than 0 --by cron
+check "--older-than 0 expires every held post of the list" \
+    test "$(status "$keep_old")" = expired
+check "... by whom --by says" \
+    test "$(sql "SELECT decided_by FROM held_posts WHERE id = $keep_old")" = cron
+run lg expire --list nolist
+check "a list without held posts is fine" test "$rc" -eq 0
+
+echo "1..$n"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,199 @@
+#!/bin/sh
+# stats.sh - `listgate stats` against a hand-built queue history in a
+# private PostgreSQL (tests/pg.sh): rows inserted with SQL at fixed
+# times relative to today (UTC), passes counted by the filter itself
+# and written into the counter file for an earlier day; every figure of
+# the JSON is checked exactly, per list and per period, and the text
+# output's lines.  Works in a mktemp -d directory removed at the end.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+command -v python3 >/dev/null 2>&1 || { echo "python3 is needed"; exit 99; }
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-stats.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+# every post passes the filter of dev (cutoffs at 1)
+printf 'ham_cutoff = 1\nspam_cutoff = 1\n' > "$CONF/lists/dev.conf"
+
+. "$top_srcdir/tests/lib.sh"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+# a Python expression over the JSON in $T/out (d), with L = list dev's
+# object and P = its periods by start date
+js() {
+	python3 -c "
+import json, sys
+d = json.load(open('$T/out'))
+L = {l['list']: l for l in d['lists']}.get('dev')
+P = {p['start']: p for p in (L or {}).get('periods', [])}
+ok = ($1)
+if not ok:
+    print(json.dumps(L, indent=1)[:3000], file=sys.stderr)
+sys.exit(0 if ok else 1)" 2>> "$T/js.err"
+}
+
+run lg stats --help
+check "stats --help exits 0 with usage" \
+    sh -c "test $rc -eq 0 && grep -q 'usage: listgate' '$T/out'"
+run lg stats --by month
+check "--by month is a usage error" test "$rc" -eq 2
+run lg stats --since 2026-13-01
+check "a bad --since is a usage error" test "$rc" -eq 2
+run lg stats --since 2999-01-01
+check "a --since in the future is a usage error" test "$rc" -eq 2
+run lg stats --list ../x
+check "a bad list name is a usage error" test "$rc" -eq 2
+
+run lg migrate
+check "migrate" test "$rc" -eq 0
+
+# trained posts: 2 ham through the journal, synced into the token file
+run lg train --list dev --ham "$DATA/ham1.eml" "$DATA/ham2.eml"
+check "train" test "$rc" -eq 0
+check "... prepares the filter's pass counter, group-writable" \
+    test "$(stat -c %a "$T/tokens/dev.passed")" = 660
+
+# passes: three by the filter today, five written for two days ago
+for i in 1 2 3; do
+	lg filter --list dev --mta qmail < "$DATA/ham3.eml" > /dev/null 2>&1
+done
+check "the filter passed and counted" test -f "$T/tokens/dev.passed"
+python3 - "$T/tokens/dev.passed" <<'EOF' || exit 99
+import struct, sys, time
+day = int(time.time() // 86400) - 2
+f = open(sys.argv[1], 'r+b')
+f.seek(64 + 8 * (day % 1024))
+f.write(struct.pack('=Q', day << 32 | 5))
+EOF
+
+# the history (d0 = today 00:00 UTC):
+#   id 101 arrived d0-2 01:00, approved an hour later        (3600 s)
+#   id 102 arrived d0-2 02:00, rejected two hours later      (7200 s)
+#   id 103 arrived d0-1 01:00, discarded four hours later    (14400 s)
+#   id 104 arrived d0-20, expired d0-1 05:00                 (no delay)
+#   id 105 arrived d0 00:00, still held
+#   id 106 arrived d0-1 06:00, discarded by the filter
+#   id 107 arrived d0-40, approved an hour later             (outside)
+#   id 108 arrived d0-10, approved 30 minutes later          (1800 s)
+#   id 109 arrived d0-3, approved, then rejected d0-3 05:00  (18000 s),
+#          the approval undone in the journal: spam released
+#   id 201 list other: arrived d0-1, still held
+sql "
+CREATE TEMP TABLE h (id int8, list text, arr interval, dec interval,
+    status text, by text);
+INSERT INTO h VALUES
+ (101, 'dev', '-2 days 1 hour',  '1 hour',   'approved',  'mod'),
+ (102, 'dev', '-2 days 2 hours', '2 hours',  'rejected',  'mod'),
+ (103, 'dev', '-1 day 1 hour',   '4 hours',  'discarded', 'mod'),
+ (104, 'dev', '-20 days',        NULL,       'expired',   'cron'),
+ (105, 'dev', '0',               NULL,       'held',      NULL),
+ (106, 'dev', '-1 day 6 hours',  '0',        'discarded', 'listgate filter'),
+ (107, 'dev', '-40 days',        '1 hour',   'approved',  'mod'),
+ (108, 'dev', '-10 days',        '30 minutes', 'approved', 'mod'),
+ (109, 'dev', '-3 days',         '5 hours',  'rejected',  'mod'),
+ (201, 'other', '-1 day',        NULL,       'held',      NULL);
+INSERT INTO held_posts (id, list, arrived_at, size, score, verdict, raw_z,
+    raw_sha256, status, decided_by, decided_at)
+SELECT id, list, d0 + arr, 10, 0.9, 'spam', '\\x00'::bytea,
+    decode(lpad(to_hex(id), 64, '0'), 'hex'), status, by,
+    CASE WHEN status = 'held' THEN NULL
+         WHEN id = 104 THEN d0 - interval '1 day' + interval '5 hours'
+         ELSE d0 + arr + dec END
+  FROM h, (SELECT date_trunc('day', now() AT TIME ZONE 'UTC')
+      AT TIME ZONE 'UTC' AS d0) z;
+INSERT INTO train_journal (list, class, op, source, post_id, size,
+    message_z, created_at)
+SELECT 'dev', c, o, 'moderation', 109, 1, '\\x00'::bytea,
+    date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + t
+  FROM (VALUES ('ham', 'learn', interval '-3 days 1 hour'),
+               ('ham', 'unlearn', interval '-3 days 5 hours'),
+               ('spam', 'learn', interval '-3 days 5 hours')) v(c, o, t);
+" || exit 99
+
+run lg stats --json
+check "stats --json exits 0" test "$rc" -eq 0
+check "... the window: the last 30 days, no periods" \
+    js "d['by'] is None and len(d['lists']) == 2 and 'periods' not in L"
+check "... passed 8 (3 today by the filter, 5 two days ago)" js "L['passed'] == 8"
+check "... held 7 (arrived in the window, not the filter's discard)" js "L['held'] == 7"
+check "... approved 2, rejected 2, discarded 1, expired 1" \
+    js "(L['approved'], L['rejected'], L['discarded'], L['expired']) == (2, 2, 1, 1)"
+check "... the filter's discard apart" js "L['filter_discarded'] == 1"
+check "... delay median 7200 s, 90th percentile 16560 s (5 decisions)" \
+    js "L['delay_median_s'] == 7200 and L['delay_p90_s'] == 16560 and L['decisions'] == 5"
+check "... ham held 2 of 10, spam released 1 of 3" \
+    js "L['ham_held_rate'] == 0.2 and abs(L['spam_released_rate'] - 1/3) < 1e-6 and L['reversed'] == 1"
+check "... drift: the last 7 days against the 30 before" \
+    js "abs(L['drift']['last_7_days']['ham_held_rate'] - 1/9) < 1e-6 and L['drift']['previous_30_days']['ham_held_rate'] == 1 and abs(L['drift']['last_7_days']['spam_released_rate'] - 1/3) < 1e-6 and L['drift']['previous_30_days']['spam_released_rate'] is None"
+check "... trained: the token file and the journal" \
+    js "L['trained']['token_file']['ham'] == 2 and L['trained']['token_file']['spam'] == 0 and L['trained']['token_file']['tokens'] > 0 and L['trained']['token_file']['bytes'] > 0 and L['trained']['journal'] == {'ham': 2, 'spam': 1}"
+check "... the other list: one held, no token file" \
+    js "[l for l in d['lists'] if l['list'] == 'other'][0]['held'] == 1 and [l for l in d['lists'] if l['list'] == 'other'][0]['trained']['token_file'] is None and [l for l in d['lists'] if l['list'] == 'other'][0]['delay_median_s'] is None"
+
+run lg stats --json --list dev --by day
+check "stats --by day exits 0" test "$rc" -eq 0
+check "... 30 days, one period each, oldest first" \
+    js "len(L['periods']) == 30 and L['periods'][0]['start'] == d['since'] and L['periods'][-1]['start'] == d['until']"
+d0=$(date -u +%Y-%m-%d)
+d1=$(date -u -d '-1 day' +%Y-%m-%d)
+d2=$(date -u -d '-2 days' +%Y-%m-%d)
+d3=$(date -u -d '-3 days' +%Y-%m-%d)
+d10=$(date -u -d '-10 days' +%Y-%m-%d)
+d20=$(date -u -d '-20 days' +%Y-%m-%d)
+check "... today: passed 3, held 1" \
+    js "(P['$d0']['passed'], P['$d0']['held'], P['$d0']['approved']) == (3, 1, 0)"
+check "... yesterday: held 1, discarded 1, expired 1, the filter's discard, delay 14400" \
+    js "(P['$d1']['held'], P['$d1']['discarded'], P['$d1']['expired'], P['$d1']['filter_discarded'], P['$d1']['delay_median_s'], P['$d1']['delay_p90_s']) == (1, 1, 1, 1, 14400, 14400)"
+check "... two days ago: passed 5, held 2, approved 1, rejected 1, delays 5400 and 6840" \
+    js "(P['$d2']['passed'], P['$d2']['held'], P['$d2']['approved'], P['$d2']['rejected'], P['$d2']['delay_median_s'], P['$d2']['delay_p90_s']) == (5, 2, 1, 1, 5400, 6840)"
+check "... three days ago: the reversed approval" \
+    js "(P['$d3']['held'], P['$d3']['rejected'], P['$d3']['reversed'], P['$d3']['delay_median_s']) == (1, 1, 1, 18000)"
+check "... ten and twenty days ago" \
+    js "(P['$d10']['held'], P['$d10']['approved'], P['$d10']['delay_median_s'], P['$d20']['held'], P['$d20']['expired']) == (1, 1, 1800, 1, 0)"
+check "... the periods add up to the totals" \
+    js "all(sum(p[k] for p in L['periods']) == L[k] for k in ('passed', 'held', 'approved', 'rejected', 'discarded', 'expired'))"
+check "... a day without anything has zeros and no delay" \
+    js "all(p['held'] == 0 and p['delay_median_s'] is None for s, p in P.items() if s not in ('$d0', '$d1', '$d2', '$d3', '$d10', '$d20'))"
+
+run lg stats --json --list dev --since "$d2"
+check "--since: from that day on" \
+    js "d['since'] == '$d2' and (L['passed'], L['held'], L['approved'], L['rejected'], L['discarded'], L['expired']) == (8, 4, 1, 1, 1, 1)"
+check "... delays 3600 7200 14400: median 7200, 90th percentile 12960" \
+    js "L['delay_median_s'] == 7200 and L['delay_p90_s'] == 12960"
+
+run lg stats --json --list dev --by week --since "$d20"
+check "--by week: weeks from Monday, the first cut at --since" \
+    js "all(__import__('datetime').date.fromisoformat(p['start']).weekday() == 0 for p in L['periods'][1:]) and L['periods'][0]['start'] == '$d20' and all(sum(p[k] for p in L['periods']) == L[k] for k in ('passed', 'held', 'approved', 'rejected', 'discarded', 'expired'))"
+
+run lg stats --list dev --by day
+check "text: exits 0" test "$rc" -eq 0
+check "... the counts line" \
+    grep -q '^  passed 8  held 7  approved 2  rejected 2  discarded 1  expired 1  (discarded by the filter 1)$' "$T/out"
+check "... the delays" \
+    grep -q "moderators' delay: median 2h 00m, 90th percentile 4h 36m (5 decisions)" "$T/out"
+check "... the rates and the drift" \
+    sh -c "grep -q '^  ham held 20.0%, spam released 33.3%' '$T/out' && grep -q '^  drift: ham held 11.1% in the last 7 days against 100.0% in the 30 before' '$T/out'"
+check "... a row per day" grep -q "^  $d2  *5  *2  *1  *1  *0  *0  *1h 30m  *1h 54m$" "$T/out"
+check "... no sparkline off a terminal" sh -c "! grep -q '^  passed  *|' '$T/out'"
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$LISTGATE' --allow-root --config '$CONF' stats --list dev --by day" /dev/null > "$T/tty" 2>&1
+	check "on a terminal: sparklines per period" \
+	    sh -c "grep -q '^  passed  *|.*| max 5' '$T/tty' && grep -q '^  held  *|.*| max 2' '$T/tty'"
+	script -qec "'$LISTGATE' --allow-root --config '$CONF' stats --list dev" /dev/null > "$T/tty" 2>&1
+	check "... and a bar chart without --by" \
+	    grep -q '^  passed  *|########################################| 8' "$T/tty"
+else
+	echo "# SKIP the terminal checks: script(1) is not installed"
+fi
+cat "$T/js.err" 2>/dev/null | head -40
+
+echo "1..$n"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,220 @@
+#!/bin/sh
+# tune.sh - `listgate tune` on a journal of 50 ham and 50 spam from the
+# SpamAssassin corpus (tests/data/tune) in a private PostgreSQL
+# (tests/pg.sh): a recommendation with cross-validated estimates, text
+# and JSON, targets, too little data, a journal past one fetch's byte
+# budget, and --apply changing only the intended keys of lists/L.conf
+# (the files compared line by line).
+# Works in a mktemp -d directory removed at the end; never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+command -v python3 >/dev/null 2>&1 || { echo "python3 is needed"; exit 99; }
+DATA=$top_srcdir/tests/data/tune
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-tune.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+
+. "$top_srcdir/tests/lib.sh"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
+# jq-like: python3 expression over the JSON in $T/out
+js() { python3 -c "import json,sys; d=json.load(open('$T/out')); sys.exit(0 if ($1) else 1)"; }
+
+run lg tune --help
+check "tune --help exits 0 with usage" \
+    sh -c "test $rc -eq 0 && grep -q 'usage: listgate' '$T/out'"
+run lg tune
+check "tune without --list is a usage error" test "$rc" -eq 2
+run lg tune --list dev --folds 1
+check "--folds 1 is a usage error" test "$rc" -eq 2
+run lg tune --list dev --max-spam-passed 5x
+check "a bad --max-spam-passed is a usage error" test "$rc" -eq 2
+check "... naming the option" grep -q "max-spam-passed" "$T/err"
+run lg tune --list dev --max-ham-held 120%
+check "a percentage over 100 is a usage error" test "$rc" -eq 2
+run lg tune --list dev --cost-ham-held 0 --cost-spam-passed 0
+check "two zero costs are a usage error" test "$rc" -eq 2
+run lg tune --list ../x
+check "a bad list name is a usage error" test "$rc" -eq 2
+
+run lg migrate
+check "migrate" test "$rc" -eq 0
+
+# --- too little data -------------------------------------------------------
+run lg train --list dev --ham "$DATA/ham/00016-easy-ham-1.eml" \
+    "$DATA/ham/00049-easy-ham-1.eml"
+run lg tune --list dev
+check "tune on 2 posts exits 1" test "$rc" -eq 1
+check "... saying it needs more data, how much and why" \
+    grep -q "needs more data: the journal has 2 ham and 0 spam.*at least 20 of each.*5 points" "$T/out"
+run lg tune --list dev --json
+check "... and in JSON too, with no recommendation" \
+    sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['recommended'] is None and d['posts'] == {'ham': 2, 'spam': 0} and 'needs more data' in d['advice']\""
+
+# --- a journal past one fetch's byte budget (16 MiB of stored bytes):
+# tune reads it in batches, every event -------------------------------------
+python3 - "$T/big" <<'PY' || exit 99
+import base64, os, sys
+d = sys.argv[1]
+os.makedirs(d)
+for i in range(24):
+    body = base64.encodebytes(os.urandom(780 * 1024)).decode()
+    with open(os.path.join(d, "%02d.eml" % i), "w") as f:
+        f.write("From: a%d@example.org\nSubject: big %d\n\n%s" % (i, i, body))
+PY
+run lg train --list big --ham "$T/big"
+check "train 24 posts of 1 MiB (18 MiB stored)" test "$rc" -eq 0
+run lg tune --list big --json
+check "tune reads every one of them, past the first batch" \
+    sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['posts'] == {'ham': 24, 'spam': 0}, d['posts']\""
+rm -rf "$T/big"
+
+# --- the journal: 50 ham, 50 spam (two ham learnt twice, one spam
+# changed to ham and back: each post counts once, in its last class) ----
+run lg train --list dev --ham "$DATA/ham"
+check "train 50 ham through the journal" test "$rc" -eq 0
+run lg train --list dev --spam "$DATA/spam"
+check "train 50 spam through the journal" test "$rc" -eq 0
+s1=$(ls "$DATA/spam" | head -1)
+run lg train --list dev --spam --unlearn "$DATA/spam/$s1"
+run lg train --list dev --ham "$DATA/spam/$s1"
+run lg train --list dev --ham --unlearn "$DATA/spam/$s1"
+run lg train --list dev --spam "$DATA/spam/$s1"
+check "the token file exists" test -f "$T/tokens/dev.kch"
+sum0=$(cksum < "$T/tokens/dev.kch")
+
+# a list file with comments, odd spacing, other keys; ham_cutoff far
+# too low (nearly every post held) so that tune must move it
+cat > "$CONF/lists/dev.conf" <<'EOF'
+# the dev list
+#   tuned by hand, 2026
+
+  ham_cutoff   =  0.000001   # hold nearly everything
+spam_cutoff = 0.9999
+# robs = 0.5 (not yet)
+on_error = defer
+EOF
+cp "$CONF/lists/dev.conf" "$T/dev.conf.before"
+
+run lg tune --list dev --json
+check "tune --json exits 0" test "$rc" -eq 0
+check "... one JSON object with the list and its posts, each counted once" \
+    js "d['list'] == 'dev' and d['posts'] == {'ham': 50, 'spam': 50}"
+check "... the current cutoffs and their cross-validated errors" \
+    js "d['current']['ham_cutoff'] == 1e-06 and d['current']['spam_cutoff'] == 0.9999 and 0 <= d['current']['ham_held'] <= 1 and 0 <= d['current']['spam_passed'] <= 1"
+check "... the current cutoff holds most ham" js "d['current']['ham_held'] > 0.5"
+check "... recommended cutoffs with estimates, better than now" \
+    js "0 < d['recommended']['ham_cutoff'] <= d['recommended']['spam_cutoff'] <= 1 and d['recommended']['ham_held'] < d['current']['ham_held'] and d['recommended']['spam_passed'] <= 0.1"
+check "... the estimates are fractions of 50 posts" \
+    js "abs(d['recommended']['ham_held'] * 50 - d['recommended']['ham_held_posts']) < 1e-9"
+check "... a confidence: a rating, intervals at 90%, the share of resamples that favour it" \
+    js "d['confidence']['rating'] in ('low', 'medium', 'high') and d['confidence']['level'] == 0.9 and d['confidence']['resamples'] == 1000 and d['confidence']['ham_held'][0] <= d['recommended']['ham_held'] <= d['confidence']['ham_held'][1] and d['confidence']['better'] > 0.9"
+check "... one sentence of advice" \
+    js "d['advice'].startswith('Apply the recommendation') and d['advice'].count('. ') == 0 and d['advice'].endswith('.')"
+check "... what the journal held" \
+    js "d['journal']['events'] == 106 and d['journal']['duplicates'] >= 2 and d['journal']['left_out'] == 0"
+check "the live token file is not touched" test "$(cksum < "$T/tokens/dev.kch")" = "$sum0"
+cp "$T/out" "$T/tune.json"
+
+run lg tune --list dev
+check "tune (text) exits 0" test "$rc" -eq 0
+check "... a histogram of ham and spam scores" \
+    sh -c "grep -q '^score  *ham  *spam' '$T/out' && grep -q '^\[0, 1e-06)' '$T/out'"
+check "... with the current cutoff marked" grep -q "^---- current ham_cutoff 1e-06" "$T/out"
+check "... and the recommended one" grep -q "^==== recommended ham_cutoff" "$T/out"
+check "... a two-row table" \
+    sh -c "grep -q '^current  *1e-06  *0.9999 ' '$T/out' && grep -q '^recommended  *0' '$T/out'"
+check "... one sentence of advice" grep -q "^Apply the recommendation" "$T/out"
+check "... no progress lines off a terminal" sh -c "! grep -q \"\$(printf '\r')\" '$T/err'"
+
+run lg tune --list dev --json --max-spam-passed 0.5% --folds 4
+check "a target and 4 folds" \
+    js "d['goal']['max_spam_passed'] == 0.005 and d['folds'] == 4 and d['recommended']['spam_passed'] <= 0.005"
+run lg tune --list dev --json --max-ham-held 0.02 --cost-spam-passed 2
+check "a ham target and a cost" \
+    js "d['goal']['max_ham_held'] == 0.02 and d['goal']['cost_spam_passed'] == 2"
+
+# --- --apply: only the recommended keys change ------------------------------
+run lg tune --list dev --json --apply
+check "tune --apply exits 0" test "$rc" -eq 0
+check "... saying which keys it set" js "len(d['applied']) >= 1 and 'ham_cutoff' in d['applied']"
+cp "$T/out" "$T/apply.json"
+# every line of the old file is still there, in order, except the
+# changed keys' lines, each now a comment "# DATE listgate tune: was:
+# LINE" followed by the new setting; appended keys say their default
+check "... every other line, comment and the order kept byte for byte; old values as dated comments" \
+    python3 - "$T/dev.conf.before" "$CONF/lists/dev.conf" "$T/apply.json" <<'EOF'
+import json, re, sys
+old = open(sys.argv[1], 'rb').read()
+new = open(sys.argv[2], 'rb').read()
+assert old.endswith(b'\n') and new.endswith(b'\n')
+old = old.split(b'\n')[:-1]
+new = new.split(b'\n')[:-1]
+d = json.load(open(sys.argv[3]))
+changed = set(d['applied'])
+rec = d['recommended']
+cur = d['current']
+def key(line):
+    m = re.match(rb'\s*([a-z0-9_]+)\s*=', line)
+    return m.group(1).decode() if m else None
+i = 0
+for line in old:
+    k = key(line)
+    if k in changed:
+        ind = re.match(rb'\s*', line).group(0)
+        stamp = re.match(rb'\s*# \d{4}-\d\d-\d\d listgate tune: was: (.*)$', new[i])
+        assert stamp and stamp.group(1) == line.lstrip(), (new[i], line)
+        i += 1
+        m = re.match(rb'(\s*)([a-z_]+) = (\S+)$', new[i])
+        assert m and m.group(1) == ind and m.group(2).decode() == k, new[i]
+        assert float(m.group(3)) == rec[k], (k, m.group(3), rec[k])
+        changed.discard(k)
+        i += 1
+        continue
+    assert new[i] == line, (i, new[i], line)
+    i += 1
+# keys the file did not set: appended, each after "was: the default (V)"
+rest = [l for l in new[i:] if l]
+for k in sorted(changed):
+    j = [n for n, l in enumerate(rest) if l.startswith(k.encode() + b' = ')]
+    assert len(j) == 1, (k, rest)
+    j = j[0]
+    assert re.match(rb'# \d{4}-\d\d-\d\d listgate tune: was: the default \(([^)]*)\)$', rest[j - 1]), rest[j - 1]
+    assert float(rest[j].split(b' = ')[1]) == rec[k]
+    changed.discard(k)
+assert not changed
+assert len(rest) == 2 * len(set(d['applied']) - set(k for k in (key(l) for l in old) if k))
+EOF
+check "... the edited file loads, with the recommended values" \
+    sh -c "'$LISTGATE' --allow-root --config '$CONF' config check --list dev > '$T/cfg' 2>&1 && python3 -c \"
+import json, re
+d = json.load(open('$T/apply.json'))
+cfg = dict(l.split(' = ', 1) for l in open('$T/cfg').read().splitlines() if ' = ' in l and not l.startswith('#'))
+for k in d['applied']:
+    assert float(cfg[k]) == d['recommended'][k], (k, cfg[k])
+\""
+check "... no temporary file left beside it" \
+    sh -c "test \"\$(ls '$CONF/lists')\" = dev.conf"
+check "... the live token file still not touched" test "$(cksum < "$T/tokens/dev.kch")" = "$sum0"
+
+cp "$CONF/lists/dev.conf" "$T/dev.conf.applied"
+run lg tune --list dev --apply
+check "tune --apply again exits 0" test "$rc" -eq 0
+check "... and keeps what it applied (the current settings are the best now)" \
+    sh -c "grep -q '^Keep the current settings' '$T/out' && cmp -s '$T/dev.conf.applied' '$CONF/lists/dev.conf'"
+
+# a list file that does not load: tune names the file and line
+printf 'ham_cutoff = 2\n' > "$CONF/lists/bad.conf"
+run lg tune --list bad
+check "a bad list file fails" test "$rc" -eq 1
+check "... naming file and line" grep -q "lists/bad.conf:1" "$T/err"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
