@@ -78,7 +78,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *rest, *end;
 	char err[1024], *text, *vals[3], **tmpl, **argv, *want, *pa, *pb;
 	size_t line, words, i;
-	int r, fail_ok = 0;
+	int r, fail_ok = 0, unsafe_ok = 0;
 
 	nl = memchr(data, '\n', size);
 	line = nl ? (size_t)(nl - data) : size;
@@ -141,6 +141,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		want = ref_expand(tmpl[i], &v);
 		if (want == NULL)
 			fail_ok = 1;
+		/* a value that would begin an argument with '-' in a word
+		 * after the program that starts with a placeholder: refused
+		 * (TMPL_EUNSAFE) unless "--" protects the word */
+		if (want != NULL && i > 0 && tmpl[i][0] == '{' &&
+		    tmpl[i][1] != '{' && want[0] == '-')
+			unsafe_ok = 1;
 		if (r == 0 && (want == NULL || strcmp(argv[i], want) != 0))
 			__builtin_trap();
 		free(want);
@@ -149,8 +155,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (argv[words] != NULL)
 			__builtin_trap();
 		tmpl_free(argv);
-	} else if (!fail_ok)
-		__builtin_trap();	/* failed without an oversize word */
+	} else if (r == TMPL_EUNSAFE ? !unsafe_ok : !fail_ok)
+		__builtin_trap();	/* failed without an oversize word or
+					 * an unprotected '-' value */
 	for (i = 0; i < 3; i++)
 		free(vals[i]);
 	tmpl_free(tmpl);
