@@ -704,7 +704,7 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	vals[0] = limbuf;
 	res = PQexecParams(q->conn, "SELECT j.id FROM train_journal j "
 	    "LEFT JOIN site_fed p ON p.list = j.list "
-	    "WHERE j.id > coalesce(p.upto, 0) ORDER BY j.id LIMIT $1::int8",
+	    "WHERE j.id > coalesce(p.fed_to, 0) ORDER BY j.id LIMIT $1::int8",
 	    1, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		goto dberr;
@@ -745,11 +745,11 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 		goto dberr;
 	PQclear(res);
 	vals[0] = ids_s;
-	res = PQexecParams(q->conn, "INSERT INTO site_fed (list, upto) "
+	res = PQexecParams(q->conn, "INSERT INTO site_fed (list, fed_to) "
 	    "SELECT list, max(id) FROM train_journal WHERE id = ANY($1::int8[]) "
-	    "GROUP BY list ON CONFLICT (list) DO UPDATE SET upto = "
-	    "greatest(site_fed.upto, EXCLUDED.upto)", 1, NULL, vals, NULL, NULL,
-	    0);
+	    "GROUP BY list ON CONFLICT (list) DO UPDATE SET fed_to = "
+	    "greatest(site_fed.fed_to, EXCLUDED.fed_to)", 1, NULL, vals, NULL,
+	    NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		goto dberr;
 	PQclear(res);

@@ -29,7 +29,7 @@ CREATE TABLE site_feed (
 CREATE TABLE site_fed (
 	list		text PRIMARY KEY
 			CHECK (list ~ '^[a-z0-9][a-z0-9._-]*$' AND length(list) <= 64),
-	upto		bigint NOT NULL CHECK (upto > 0)
+	fed_to		bigint NOT NULL CHECK (fed_to > 0)
 );
 
 -- sync --site feeds and reads the feed: moderators (who journal and
