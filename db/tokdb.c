@@ -1202,11 +1202,10 @@ int
 tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
     uint32_t *day_r)
 {
+	KCDB *kc = db->bulk ? base_kc(db) : db->kc;
 	char k[DEC_KLEN];
 	unsigned char b[8];
 	int32_t n;
-
-	KCDB *kc = db->bulk ? base_kc(db) : db->kc;
 	size_t i;
 
 	*state_r = TOKDB_UNDECIDED;
@@ -1224,7 +1223,11 @@ tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
 	if (n < 0) {
 		if (kcdbecode(kc) == KCENOREC)
 			return 0;
-		seterr(db, "cannot read a decision");
+		/* (not seterr: in bulk mode db->kc may be none yet) */
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: cannot "
+		    "read a decision: %s; if the file is damaged, `listgate "
+		    "rebuild --list %s` recreates it from the journal",
+		    db->path, kcdbemsg(kc), db->list);
 		return -1;
 	}
 	if (n != 5 || (b[4] != TOKDB_RELEASED && b[4] != TOKDB_REFUSED))
