@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +266,52 @@ START_TEST(failures_are_errors)
 }
 END_TEST
 
+static int forks;
+
+static void
+count_fork(void)
+{
+	forks++;
+}
+
+/* the command starts through posix_spawn, never fork: a fork of listgate
+ * web (hundreds of threads) stopped every other thread's page faults and
+ * allocations while it copied the page tables, stalls of a few hundred
+ * ms under load.  fork runs the atfork handlers; posix_spawn does not. */
+START_TEST(starts_without_fork)
+{
+	char *argv[] = { "/bin/true", NULL };
+	char err[256];
+
+	ck_assert_int_eq(pthread_atfork(count_fork, NULL, NULL), 0);
+	ck_assert_int_eq(run(argv, "post\n", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(forks, 0);
+}
+END_TEST
+
+/* the command gets no signal blocked and SIGPIPE (bit 12 of SigIgn)
+ * not ignored, whatever the caller's (a web server thread blocks all; we
+ * ignore SIGPIPE).  glibc's posix_spawn leaves its own two internal
+ * signals, 32 and 33, ignored: no program sees them. */
+START_TEST(child_signals_are_reset)
+{
+	char *argv[] = { "/bin/sh", "-c", "exec awk '/^SigBlk:/ && "
+	    "$2 !~ /^0+$/ { bad = 1 } /^SigIgn:/ && index(\"13579bdf\", "
+	    "substr($2, length($2) - 3, 1)) { bad = 1 } END { exit bad }' "
+	    "/proc/self/status", NULL };
+	sigset_t all, old;
+	char err[256];
+
+	ck_assert_int_eq(access("/proc/self/status", R_OK), 0);
+	signal(SIGPIPE, SIG_IGN);
+	sigfillset(&all);
+	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &all, &old), 0);
+	ck_assert_int_eq(run(argv, "", 10, err, sizeof(err)), 0);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	signal(SIGPIPE, SIG_DFL);
+}
+END_TEST
+
 /* wall milliseconds of one run_argv of argv, the post on fd or piped */
 static double
 run_ms(char *const *argv, int fd)
@@ -367,6 +414,8 @@ spool_suite(void)
 	tcase_add_test(tc, failures_are_errors);
 	tcase_add_test(tc, timeout_kills_the_whole_group);
 	tcase_add_test(tc, a_fast_command_is_not_waited_for);
+	tcase_add_test(tc, starts_without_fork);
+	tcase_add_test(tc, child_signals_are_reset);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,7 +11,9 @@
 # READ_RATE 0 (the default) reads as fast as the server answers (a
 # closed loop: each reader sends its next request when the last one is
 # answered).  Run from the build directory (needs tests/webload and
-# tests/qhold built: make tests/webload tests/qhold).
+# tests/qhold built: make tests/webload tests/qhold).  WEBLOAD_KEEP=DIR
+# keeps the server's log (one line per request, with its ms) and the
+# results there.
 set -u
 
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -50,6 +52,7 @@ echo "# $SECS s, $READERS readers (rate ${RRATE:-0}/s, 0 = closed loop)," \
     sed 's/^/# /'
 sleep 2
 web_stop
+[ -n "${WEBLOAD_KEEP:-}" ] && cp "$T/web.log" "$T/result" "$T/decided" "$WEBLOAD_KEEP"/
 check "listgate web stopped cleanly" test "$webrc" -eq 0
 check "no read errors" grep -q '^reads .* errors 0 ' "$T/result"
 check "no decision errors" grep -q '^decisions .* errors 0 ' "$T/result"

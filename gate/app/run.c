@@ -4,7 +4,9 @@
  * argv comes from a checked template (absolute program, placeholders
  * expanded inside single arguments); no shell is ever involved.  The
  * child gets its own process group so a timeout (or the filter's
- * watchdog) can kill everything it started.
+ * watchdog) can kill everything it started.  It is started with
+ * posix_spawn (a vfork-like clone), never fork: listgate web runs
+ * commands from a process of hundreds of threads.
  *
  * The child's standard input is a complete, seekable copy of the post,
  * made before it starts (a memory file, else an unlinked temporary
@@ -26,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -156,34 +159,59 @@ post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
 	return fd;
 }
 
-/* in the child: set up stdin and exec; never returns */
-static void
-child(char *const *argv, char *const *envp, int infd, int errfd)
+int
+run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
+    pid_t *pid_r)
 {
-	sigset_t none;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, def;
 	int e;
 
-	setpgid(0, 0);
-	/* a server thread (listgate web) runs with its signals blocked;
-	 * the command gets none blocked */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (infd != STDIN_FILENO) {
-		if (dup2(infd, STDIN_FILENO) < 0)
-			goto fail;
-		close(infd);
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return ENOMEM;
+	if (posix_spawnattr_init(&at) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return ENOMEM;
 	}
-	if (lseek(STDIN_FILENO, 0, SEEK_SET) < 0 && errno != ESPIPE)
-		goto fail;
-	signal(SIGPIPE, SIG_DFL);
-	signal(SIGALRM, SIG_DFL);
-	execve(argv[0], argv, envp);
-fail:
-	e = errno;
-	/* tell the parent why; it reads this from the close-on-exec pipe */
-	if (write(errfd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
+	e = 0;
+	if (infd < 0)
+		e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
+		    "/dev/null", O_RDONLY, 0);
+	else if (infd != STDIN_FILENO) {
+		e = posix_spawn_file_actions_adddup2(&fa, infd,
+		    STDIN_FILENO);
+		if (e == 0)
+			e = posix_spawn_file_actions_addclose(&fa, infd);
+	}
+	if (e == 0 && quiet)
+		e = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
+		    "/dev/null", O_WRONLY, 0);
+	if (e == 0 && quiet)
+		e = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO,
+		    "/dev/null", O_WRONLY, 0);
+	/* a server thread (listgate web) runs with its signals blocked and
+	 * we ignore SIGPIPE: the command gets none blocked, and the
+	 * defaults of those it may rely on */
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGALRM);
+	sigaddset(&def, SIGCHLD);
+	if (e == 0)
+		e = posix_spawnattr_setsigmask(&at, &none);
+	if (e == 0)
+		e = posix_spawnattr_setsigdefault(&at, &def);
+	if (e == 0)
+		e = posix_spawnattr_setpgroup(&at, 0);
+	if (e == 0)
+		e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
+		    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (e == 0)
+		e = posix_spawn(pid_r, argv[0], &fa, &at, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return e;
 }
 
 int
@@ -194,8 +222,8 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	double deadline, ms;
 	pid_t pid, wp;
 	char **envp = NULL;
-	int copy = -1, ep[2] = { -1, -1 };
-	int st, e, n, timed_out = 0, rc = -1, pidfd = -1, left;
+	int copy = -1;
+	int st, e, timed_out = 0, rc = -1, pidfd = -1, left;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
@@ -208,23 +236,23 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		snprintf(err, errsz, "run: out of memory");
 		goto out;
 	}
-	if (pipe2(ep, O_CLOEXEC) < 0) {
-		snprintf(err, errsz, "run: pipe: %s", strerror(errno));
+	/* the child reads from the start: it shares fd's file offset */
+	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+		snprintf(err, errsz, "run: cannot rewind the post for %s: %s",
+		    argv[0], strerror(errno));
 		goto out;
 	}
 	deadline = timeout_s ? clock_now_ms() + (double)timeout_s * 1000 : 0;
-	if ((pid = fork()) < 0) {
-		snprintf(err, errsz, "run: fork: %s", strerror(errno));
+	/* posix_spawn, not fork: a server with many threads (listgate
+	 * web) would copy its page tables and stop every other thread's
+	 * page faults and allocations while it forked */
+	if ((e = run_spawn(argv, envp, fd, 0, &pid)) != 0) {
+		snprintf(err, errsz, "%s: cannot execute: %s", argv[0],
+		    strerror(e));
 		goto out;
-	}
-	if (pid == 0) {
-		close(ep[0]);
-		child(argv, envp, fd, ep[1]);
 	}
 	setpgid(pid, pid);
 	active_pid = pid;
-	close(ep[1]);
-	ep[1] = -1;
 	pidfd = pidfd_of(pid);
 	/* wait within the deadline */
 	for (;;) {
@@ -257,14 +285,9 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			poll(NULL, 0, left < 0 || left > RUN_POLL_MS ?
 			    RUN_POLL_MS : left);
 	}
-	/* did exec fail? */
-	n = (int)read(ep[0], &e, sizeof(e));
 	if (timed_out)
 		snprintf(err, errsz, "%s: timed out after %u s (killed)",
 		    argv[0], timeout_s);
-	else if (n == (int)sizeof(e))
-		snprintf(err, errsz, "%s: cannot execute: %s", argv[0],
-		    strerror(e));
 	else if (WIFSIGNALED(st))
 		snprintf(err, errsz, "%s: killed by signal %d", argv[0],
 		    WTERMSIG(st));
@@ -278,10 +301,6 @@ out:
 	xfree(envp);
 	if (copy >= 0)
 		close(copy);
-	if (ep[0] >= 0)
-		close(ep[0]);
-	if (ep[1] >= 0)
-		close(ep[1]);
 	if (pidfd >= 0)
 		close(pidfd);
 	return rc;

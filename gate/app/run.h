@@ -16,6 +16,7 @@
 #define LG_RUN_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Run argv with the post on standard input: the file fd (from offset 0;
@@ -23,12 +24,24 @@
  * data/len made in a memory file (an unlinked temporary file where
  * there is none) before the child starts.  Wait at most
  * timeout_s seconds (0: no limit).  Returns the exit status (0..255), or
- * -1 with a message in err: no copy of the post, fork or pipe failure,
+ * -1 with a message in err: no copy of the post, no process,
  * the program could not be executed, it was killed by a signal, or it
  * timed out (then its process group has been killed).
  */
 int run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz);
+
+/*
+ * Start argv (an absolute program) with posix_spawn, never fork: in its
+ * own process group, no signal blocked, SIGPIPE, SIGALRM and SIGCHLD at
+ * their defaults; standard input the file infd (it shares infd's
+ * offset), or /dev/null when infd < 0; standard output and error
+ * /dev/null when quiet, else ours.  envp as from run_child_env.  0 with
+ * the child's pid in *pid_r, or an errno value (the program could not
+ * be executed, or out of resources).
+ */
+int run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
+    pid_t *pid_r);
 
 /* the environment a configured command gets: the kept entries of ours
  * (pointers into environ: xfree the array only, and use it before the

@@ -14,9 +14,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -119,9 +117,6 @@ member_start(struct member_run *m, char *const *tmpl, const char *sender,
     const char *list, unsigned ms)
 {
 	struct tmpl_vars v;
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	sigset_t none, def;
 	char **argv = NULL, **envp;
 	pid_t pid;
 	int e;
@@ -143,24 +138,7 @@ member_start(struct member_run *m, char *const *tmpl, const char *sender,
 		settle(m, MEMBER_NONE, "out of memory");
 		return;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&at);
-	sigemptyset(&none);
-	sigemptyset(&def);
-	sigaddset(&def, SIGPIPE);
-	sigaddset(&def, SIGALRM);
-	sigaddset(&def, SIGCHLD);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setpgroup(&at, 0);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	e = posix_spawn(&pid, argv[0], &fa, &at, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
+	e = run_spawn(argv, envp, -1, 1, &pid);
 	tmpl_free(argv);
 	xfree(envp);
 	if (e != 0) {
