@@ -62,6 +62,10 @@ chmod 600 "$CONF/users.conf"
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
 id2=$("$QHOLD" dev "$DATA/ham1.eml" 0.71) || exit 99
 id3=$("$QHOLD" other "$DATA/spam2.eml" 0.99) || exit 99
+# a configured list with nothing held, and posts held for a list whose
+# configuration is gone
+printf 'release = /bin/true\n' > "$CONF/lists/empty.conf"
+"$QHOLD" zgone "$DATA/spam2.eml" 0.99 > /dev/null || exit 99
 web_start || { echo "Bail out! listgate web did not start"; exit 99; }
 A="-u alice:alice-secret-1"
 B="-u bob:bob-secret-12"
@@ -84,6 +88,11 @@ check "... and not other" sh -c "! grep -q other '$T/body'"
 req GET /api/lists $B
 check "bob (all) sees both lists" \
     sh -c "grep -q '\"list\": \"dev\", \"held\": 2' '$T/body' && grep -q '\"list\": \"other\", \"held\": 1' '$T/body'"
+check "... every list in name order: configured ones with 0, others held" \
+    test "$(tr -d ' \n' < "$T/body")" = '[{"list":"dev","held":2},{"list":"empty","held":0},{"list":"other","held":1},{"list":"zgone","held":1}]'
+req GET /api/lists -u carol:carol-secret-1
+check "carol sees only other" \
+    test "$(tr -d ' \n' < "$T/body")" = '[{"list":"other","held":1}]'
 req GET "/api/lists/dev/held?offset=0&limit=1" $A
 check "GET held: 200 with total 2 and one entry" \
     sh -c "test $code = 200 && grep -q '\"total\": 2' '$T/body' && test \$(grep -c '\"id\"' '$T/body') -eq 1"

@@ -54,83 +54,43 @@ static const char json_type[] = "application/json; charset=utf-8";
 
 /* --- GET /api/lists ------------------------------------------------------- */
 
-/* one list and its count, merged from two sorted sources */
 struct lists_ctx {
 	struct web_req *r;
-	char **names;		/* the lists to show, sorted */
-	size_t n, i;		/* ... and the next one not yet shown */
-	int all;		/* also lists beyond names */
 	int first;
 };
 
+/* web_list_fn: one entry */
 static void
-lists_item(struct lists_ctx *c, const char *list, int64_t held)
+lists_item(const char *list, int64_t held, void *vctx)
 {
+	struct lists_ctx *c = vctx;
+
 	web_printf(c->r, "%s\n  {\"list\": ", c->first ? "" : ",");
 	web_json_strs(c->r, list);
 	web_printf(c->r, ", \"held\": %lld}", (long long)held);
 	c->first = 0;
 }
 
-/* qview_count_fn: lists before this one without held posts, then it */
-static int
-lists_count(const char *list, int64_t held, void *vctx)
-{
-	struct lists_ctx *c = vctx;
-	int cmp;
-
-	if (!listcfg_name_ok(list))
-		return 0;
-	while (c->i < c->n && (cmp = strcmp(c->names[c->i], list)) <= 0) {
-		if (cmp < 0)
-			lists_item(c, c->names[c->i], 0);
-		c->i++;
-	}
-	if (c->all || users_may(c->r->user, list))
-		lists_item(c, list, held);
-	return 0;
-}
-
 static void
 api_lists(struct web_req *r)
 {
-	struct lists_ctx c;
+	struct lists_ctx c = { r, 1 };
 	struct queue *q;
-	char err[1024], **known = NULL;
-	size_t nknown = 0;
+	char err[1024];
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	c.r = r;
-	c.first = 1;
-	c.all = r->user->all;
-	if (c.all) {
-		if (web_known_copy(r->srv, &known, &nknown) < 0) {
-			web_json_error(r, 500, "out of memory");
-			return;
-		}
-		c.names = known;
-		c.n = nknown;
-	} else {
-		c.names = r->user->lists;
-		c.n = r->user->nlists;
-	}
 	if ((q = web_db(r, 1)) == NULL)
-		goto out;
+		return;
 	r->status = 200;
 	r->ctype = json_type;
 	web_printf(r, "[");
-	rc = qview_counts(q, c.all ? NULL : (const char *const *)c.names,
-	    c.all ? 0 : c.n, lists_count, &c, err, sizeof(err));
-	if (rc < 0) {
+	rc = web_lists(r, q, lists_item, &c, err, sizeof(err));
+	if (rc == -1)
+		web_json_error(r, 500, "out of memory");
+	else if (rc < 0)
 		web_db_failed(r, 1, err);
-		goto out;
-	}
-	for (; c.i < c.n; c.i++)
-		lists_item(&c, c.names[c.i], 0);
-	web_printf(r, c.first ? "]\n" : "\n]\n");
-out:
-	web_names_free(known, nknown);
+	else
+		web_printf(r, c.first ? "]\n" : "\n]\n");
 }
 
 /* --- GET /api/lists/L/held ---------------------------------------------- */

@@ -212,14 +212,15 @@ login_post(struct web_req *r)
 
 struct lists_ctx {
 	struct web_req *r;
-	char **names;
-	size_t n, i;
-	int all, rows;
+	int rows;
 };
 
+/* web_list_fn: one row */
 static void
-list_row(struct lists_ctx *c, const char *list, int64_t held)
+list_row(const char *list, int64_t held, void *vctx)
 {
+	struct lists_ctx *c = vctx;
+
 	web_printf(c->r, "<tr><td><a href=\"/lists/%s\">", list);
 	web_htmls(c->r, list);
 	web_printf(c->r, "</a></td><td class=\"num\">%lld</td></tr>\n",
@@ -227,64 +228,33 @@ list_row(struct lists_ctx *c, const char *list, int64_t held)
 	c->rows++;
 }
 
-static int
-lists_count(const char *list, int64_t held, void *vctx)
-{
-	struct lists_ctx *c = vctx;
-	int cmp;
-
-	if (!listcfg_name_ok(list))
-		return 0;
-	while (c->i < c->n && (cmp = strcmp(c->names[c->i], list)) <= 0) {
-		if (cmp < 0)
-			list_row(c, c->names[c->i], 0);
-		c->i++;
-	}
-	if (c->all || users_may(c->r->user, list))
-		list_row(c, list, held);
-	return 0;
-}
-
 static void
 page_lists(struct web_req *r)
 {
-	struct lists_ctx c;
+	struct lists_ctx c = { r, 0 };
 	struct queue *q;
-	char err[1024], **known = NULL;
-	size_t nknown = 0;
+	char err[1024];
+	int rc;
 
-	memset(&c, 0, sizeof(c));
-	c.r = r;
-	c.all = r->user->all;
-	if (c.all) {
-		if (web_known_copy(r->srv, &known, &nknown) < 0) {
-			page_error(r, 500, "out of memory");
-			return;
-		}
-		c.names = known;
-		c.n = nknown;
-	} else {
-		c.names = r->user->lists;
-		c.n = r->user->nlists;
-	}
 	if ((q = web_db(r, 0)) == NULL)
-		goto out;
+		return;
 	page_begin(r, "lists");
 	web_printf(r, "<h1>Lists</h1>\n<table id=\"lists\"><tr><th>list</th>"
 	    "<th>held</th></tr>\n");
-	if (qview_counts(q, c.all ? NULL : (const char *const *)c.names,
-	    c.all ? 0 : c.n, lists_count, &c, err, sizeof(err)) < 0) {
-		web_db_failed(r, 0, err);
-		goto out;
+	rc = web_lists(r, q, list_row, &c, err, sizeof(err));
+	if (rc == -1) {
+		buf_reset(&r->out);
+		page_error(r, 500, "out of memory");
+		return;
 	}
-	for (; c.i < c.n; c.i++)
-		list_row(&c, c.names[c.i], 0);
+	if (rc < 0) {
+		web_db_failed(r, 0, err);
+		return;
+	}
 	web_printf(r, "</table>\n");
 	if (c.rows == 0)
 		web_printf(r, "<p>No lists.</p>\n");
 	page_end(r);
-out:
-	web_names_free(known, nknown);
 }
 
 /* --- a list's held posts ------------------------------------------------------ */

@@ -425,8 +425,8 @@ web_known(struct web_srv *s, const char *list)
 	return r;
 }
 
-int
-web_known_copy(struct web_srv *s, char ***names_r, size_t *n_r)
+static int
+known_copy(struct web_srv *s, char ***names_r, size_t *n_r)
 {
 	char **v;
 	size_t i;
@@ -449,6 +449,68 @@ web_known_copy(struct web_srv *s, char ***names_r, size_t *n_r)
 	*n_r = s->nknown;
 	pthread_mutex_unlock(&s->mu);
 	return 0;
+}
+
+/* merging the lists a user may see with the lists that have posts held */
+struct lists_walk {
+	const struct users_entry *user;
+	char **names;		/* the lists to show, sorted */
+	size_t n, i;		/* ... and the next one not yet shown */
+	web_list_fn fn;
+	void *ctx;
+};
+
+/* qview_count_fn: the lists before this one (none held), then it */
+static int
+walk_count(const char *list, int64_t held, void *vctx)
+{
+	struct lists_walk *w = vctx;
+	int cmp;
+
+	if (!listcfg_name_ok(list))
+		return 0;
+	while (w->i < w->n && (cmp = strcmp(w->names[w->i], list)) <= 0) {
+		if (cmp < 0)
+			w->fn(w->names[w->i], 0, w->ctx);
+		w->i++;
+	}
+	if (w->user->all || users_may(w->user, list))
+		w->fn(list, held, w->ctx);
+	return 0;
+}
+
+int
+web_lists(struct web_req *r, struct queue *q, web_list_fn fn, void *ctx,
+    char *err, size_t errsz)
+{
+	struct lists_walk w;
+	char **known = NULL;
+	size_t nknown = 0;
+	int rc = 0;
+
+	memset(&w, 0, sizeof(w));
+	w.user = r->user;
+	w.fn = fn;
+	w.ctx = ctx;
+	if (r->user->all) {
+		if (known_copy(r->srv, &known, &nknown) < 0) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+		w.names = known;
+		w.n = nknown;
+	} else {
+		w.names = r->user->lists;
+		w.n = r->user->nlists;
+	}
+	if (qview_counts(q, r->user->all ? NULL : (const char *const *)w.names,
+	    r->user->all ? 0 : w.n, walk_count, &w, err, errsz) < 0)
+		rc = -2;
+	else
+		for (; w.i < w.n; w.i++)
+			fn(w.names[w.i], 0, ctx);
+	web_names_free(known, nknown);
+	return rc;
 }
 
 void

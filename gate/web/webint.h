@@ -172,10 +172,16 @@ void web_dirty(struct web_srv *s, const char *list);
 
 /* 1 when list has a configuration file (lists/L.conf), else 0 */
 int web_known(struct web_srv *s, const char *list);
-/* a copy of the configured lists' names (free with web_names_free):
- * 0, or -1 out of memory */
-int web_known_copy(struct web_srv *s, char ***names_r, size_t *n_r);
 void web_names_free(char **names, size_t n);
+
+/* one list for web_lists, with its number of posts held */
+typedef void (*web_list_fn)(const char *list, int64_t held, void *ctx);
+/* call fn for each list r's user may see, in name order: the lists they
+ * are given (every configured one for "all", and any other with posts
+ * held), each with its count (0 when none is held).  0; -1 out of memory
+ * or -2 a database error (through q), with err. */
+int web_lists(struct web_req *r, struct queue *q, web_list_fn fn,
+    void *ctx, char *err, size_t errsz);
 
 /* append trusted text (our own words, numbers) to the answer */
 void web_printf(struct web_req *r, const char *fmt, ...)
