@@ -83,6 +83,20 @@ static const char *const orders[] = {
 	[QVIEW_SCORE_ASC] = "score, arrived_at, id",
 };
 
+void
+qview_page_sql(enum qview_sort sort, char *sql, size_t size)
+{
+	if ((unsigned)sort >= sizeof(orders) / sizeof(orders[0]))
+		sort = QVIEW_OLDEST;
+	/* the waiting posts of one list come from held_posts_waiting
+	 * (migration 0009), whatever the statistics say */
+	snprintf(sql, size, "SELECT id, from_hdr, env_sender, subject, "
+	    "left(clues, 400), score, extract(epoch FROM arrived_at)::int8, "
+	    "count(*) OVER () FROM held_posts WHERE status = 'held' AND "
+	    "list = $1 ORDER BY %s LIMIT $2::int8 OFFSET $3::int8",
+	    orders[sort]);
+}
+
 int
 qview_page(struct queue *q, const char *list, enum qview_sort sort,
     int64_t offset, int64_t limit, qview_row_fn fn, void *ctx,
@@ -95,15 +109,9 @@ qview_page(struct queue *q, const char *list, enum qview_sort sort,
 	int i, n, r = 0;
 
 	*total_r = 0;
-	if ((unsigned)sort >= sizeof(orders) / sizeof(orders[0]))
-		sort = QVIEW_OLDEST;
 	snprintf(off, sizeof(off), "%lld", (long long)offset);
 	snprintf(lim, sizeof(lim), "%lld", (long long)limit);
-	snprintf(sql, sizeof(sql), "SELECT id, from_hdr, env_sender, subject, "
-	    "left(clues, 400), score, extract(epoch FROM arrived_at)::int8, "
-	    "count(*) OVER () FROM held_posts WHERE status = 'held' AND "
-	    "list = $1 ORDER BY %s LIMIT $2::int8 OFFSET $3::int8",
-	    orders[sort]);
+	qview_page_sql(sort, sql, sizeof(sql));
 	res = PQexecParams(q->conn, sql, 3, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		return fail(q, res, err, errsz);

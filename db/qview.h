@@ -58,6 +58,10 @@ int qview_page(struct queue *q, const char *list, enum qview_sort sort,
     int64_t offset, int64_t limit, qview_row_fn fn, void *ctx,
     int64_t *total_r, char *err, size_t errsz);
 
+/* the statement of qview_page for sort, its parameters $1 the list, $2
+ * the limit and $3 the offset (for a test of its plan) */
+void qview_page_sql(enum qview_sort sort, char *sql, size_t size);
+
 /* the list of post id into list (LG_MAX_LIST_NAME + 1 bytes): 1 found,
  * 0 no such post, -1 error */
 int qview_post_list(struct queue *q, int64_t id, char *list, char *err,
