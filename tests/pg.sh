@@ -33,7 +33,9 @@
 # meets the next clients, as it does on a busy site.  Its console is
 # the database "pgbouncer" on that port (SHOW STATS, SHOW SERVERS).
 # The server does not sync to disk unless PG_TEST_FSYNC=on (the
-# benchmark's training time counts the commit's fsync).
+# benchmark's training time counts the commit's fsync).  PG_TEST_OPTS
+# adds server options (for a look at a run: PG_TEST_OPTS="-c
+# log_min_duration_statement=20 -c log_autovacuum_min_duration=0").
 #
 # The cluster lives in a mktemp -d directory, listens on a Unix socket in
 # that directory only (listen_addresses = ''), trusts local connections,
@@ -81,7 +83,7 @@ as_owner() {
 
 pg_start() {
 	as_owner "$pgbin/pg_ctl" -D "$PG_TEST_DIR/data" -l "$PG_TEST_DIR/log" \
-	    -w -t 60 -o "-c listen_addresses= -k $PG_TEST_DIR -p $PGTEST_PORT -c fsync=${PG_TEST_FSYNC:-off} -c synchronous_commit=${PG_TEST_FSYNC:-off} -c full_page_writes=${PG_TEST_FSYNC:-off}" \
+	    -w -t 60 -o "-c listen_addresses= -k $PG_TEST_DIR -p $PGTEST_PORT -c fsync=${PG_TEST_FSYNC:-off} -c synchronous_commit=${PG_TEST_FSYNC:-off} -c full_page_writes=${PG_TEST_FSYNC:-off} ${PG_TEST_OPTS:-}" \
 	    start >/dev/null
 }
 

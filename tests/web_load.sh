@@ -52,7 +52,7 @@ echo "# $SECS s, $READERS readers (rate ${RRATE:-0}/s, 0 = closed loop)," \
     sed 's/^/# /'
 sleep 2
 web_stop
-[ -n "${WEBLOAD_KEEP:-}" ] && cp "$T/web.log" "$T/result" "$T/decided" "$WEBLOAD_KEEP"/
+[ -n "${WEBLOAD_KEEP:-}" ] && cp "$T/web.log" "$T/result" "$T/decided" "$PG_TEST_DIR/log" "$WEBLOAD_KEEP"/
 check "listgate web stopped cleanly" test "$webrc" -eq 0
 check "no read errors" grep -q '^reads .* errors 0 ' "$T/result"
 check "no decision errors" grep -q '^decisions .* errors 0 ' "$T/result"

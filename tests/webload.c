@@ -176,7 +176,7 @@ main(int argc, char **argv)
 	long status_count[600];
 	char auth[300], line[64], *list;
 	const char *actions[] = { "approve", "reject", "discard" };
-	int readers, i, n, k, st;
+	int readers, i, n, k, st, next_reader = 0;
 	FILE *f, *out;
 
 	if (argc != 10) {
@@ -221,9 +221,16 @@ main(int argc, char **argv)
 		t = now_ms();
 		if (t >= end)
 			break;
-		/* start reads: all idle readers (closed loop) or paced */
-		for (i = 0; i < readers; i++) {
-			struct conn *c = &cs[i];
+		/* start reads: all idle readers (closed loop) or paced, in
+		 * turn from where the last read started, so that every
+		 * reader's connection carries its share (from reader 0 each
+		 * time, a few did all the reading and the others sat idle
+		 * until the server's idle timeout closed them all at once) */
+		for (k = 0; k < readers; k++) {
+			struct conn *c;
+
+			i = (next_reader + k) % readers;
+			c = &cs[i];
 
 			if (c->busy || c->fd < 0)
 				continue;
@@ -239,6 +246,7 @@ main(int argc, char **argv)
 			c->sent = c->got = 0;
 			c->busy = 1;
 			c->t0 = now_ms();
+			next_reader = (i + 1) % readers;
 			if (send_some(c) < 0)
 				rerr++;
 		}
