@@ -31,6 +31,12 @@ static char pq_err[256];
 	    const char *const *values, int expand_dbname), \
 	    (keywords, values, expand_dbname)) \
 	X(PGconn *, PQconnectdb, (const char *conninfo), (conninfo)) \
+	X(PGconn *, PQconnectStartParams, (const char *const *keywords, \
+	    const char *const *values, int expand_dbname), \
+	    (keywords, values, expand_dbname)) \
+	X(PostgresPollingStatusType, PQconnectPoll, (PGconn *conn), (conn)) \
+	X(int, PQsocket, (const PGconn *conn), (conn)) \
+	X(PQconninfoOption *, PQconninfo, (PGconn *conn), (conn)) \
 	X(void, PQfinish, (PGconn *conn), (conn)) \
 	X(ConnStatusType, PQstatus, (const PGconn *conn), (conn)) \
 	X(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn), \
@@ -121,6 +127,15 @@ PQconnectdbParams(const char *const *keywords, const char *const *values,
 }
 
 PGconn *
+PQconnectStartParams(const char *const *keywords, const char *const *values,
+    int expand_dbname)
+{
+	if (pq_load() < 0)
+		return NULL;
+	return p_PQconnectStartParams(keywords, values, expand_dbname);
+}
+
+PGconn *
 PQconnectdb(const char *conninfo)
 {
 	if (pq_load() < 0)
@@ -208,6 +223,9 @@ FWD(PQnoticeProcessor, PQsetNoticeProcessor, (PGconn *conn,
     PQnoticeProcessor proc, void *arg), (conn, proc, arg))
 FWD(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn),
     (conn))
+FWD(PostgresPollingStatusType, PQconnectPoll, (PGconn *conn), (conn))
+FWD(int, PQsocket, (const PGconn *conn), (conn))
+FWD(PQconninfoOption *, PQconninfo, (PGconn *conn), (conn))
 FWD(PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query))
 FWD(PGresult *, PQexecParams, (PGconn *conn, const char *command,
     int nParams, const Oid *paramTypes, const char *const *paramValues,

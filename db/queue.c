@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "db/queue.h"
 #include "db/queue_int.h"
 #include "gate/util/buf.h"
+#include "gate/util/clock.h"
 #include "gate/util/sanitize.h"
 #include "gate/util/xalloc.h"
 
@@ -94,6 +96,60 @@ quiet_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
+/* the connection's connect_timeout in seconds, libpq's way: 0 for none,
+ * at least 2 */
+static int
+connect_timeout_of(PGconn *c)
+{
+	PQconninfoOption *o, *opts = PQconninfo(c);
+	long secs = 0;
+
+	for (o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "connect_timeout") == 0 &&
+		    o->val != NULL)
+			secs = strtol(o->val, NULL, 10);
+	PQconninfoFree(opts);
+	if (secs <= 0)
+		return 0;
+	return secs < 2 ? 2 : secs > 86400 ? 86400 : (int)secs;
+}
+
+/*
+ * Drive a connection started with PQconnectStartParams to its end, as
+ * PQconnectdbParams would (that one leaves no moment to set the notice
+ * processor first), within its connect_timeout for the whole attempt
+ * (libpq's own wait restarts it for each host of a multi-host
+ * conninfo).  0 when it ended (PQstatus says how), -1 timed out.
+ */
+static int
+connect_wait(PGconn *c)
+{
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	struct pollfd pfd;
+	double deadline = 0, left;
+	int secs = connect_timeout_of(c), n;
+
+	if (secs > 0)
+		deadline = clock_now_ms() + secs * 1000.0;
+	while (PQstatus(c) != CONNECTION_BAD && st != PGRES_POLLING_OK &&
+	    st != PGRES_POLLING_FAILED) {
+		if ((pfd.fd = PQsocket(c)) < 0)
+			return 0;
+		pfd.events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+		pfd.revents = 0;
+		left = -1;
+		if (deadline > 0 && (left = deadline - clock_now_ms()) <= 0)
+			return -1;
+		n = poll(&pfd, 1, left < 0 ? -1 : (int)left + 1);
+		if (n < 0 && errno != EINTR)
+			return 0;	/* PQconnectPoll finds out */
+		if (n == 0)
+			continue;	/* the deadline, looked at above */
+		st = PQconnectPoll(c);
+	}
+	return 0;
+}
+
 int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
@@ -132,9 +188,19 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 		xfree(q);
 		return -1;
 	}
-	q->conn = PQconnectdbParams(keys, vals, 1);
+	q->conn = PQconnectStartParams(keys, vals, 1);
 	if (q->conn == NULL) {
 		snprintf(err, errsz, "database: out of memory");
+		queue_close(q);
+		return -1;
+	}
+	/* before the server says anything: a server shutting down sends
+	 * its FATAL right after the handshake, and libpq's default notice
+	 * processor would print it raw on our standard error */
+	PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
+	if (connect_wait(q->conn) < 0) {
+		snprintf(err, errsz, "cannot connect to the database: timeout "
+		    "expired");
 		queue_close(q);
 		return -1;
 	}
@@ -144,7 +210,6 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 		queue_close(q);
 		return -1;
 	}
-	PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
 	*q_r = q;
 	return 0;
 }

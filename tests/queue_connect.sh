@@ -1,0 +1,77 @@
+#!/bin/sh
+# queue_connect.sh - opening a connection to PostgreSQL: whatever the
+# server says while the connection is made reaches the user only in
+# listgate's own one-line messages, never raw from libpq; a server that
+# accepts but never answers is given up after connect_timeout.
+#
+# The server here ends each session after 1 ms idle (idle_session_timeout,
+# a role setting), so its FATAL often arrives together with the
+# handshake's last message: libpq's default notice processor printed it
+# on standard error, as a line of its own, before listgate could set its
+# own (the stray "FATAL:  terminating connection due to administrator
+# command" of a deferral in torture_outage.sh).
+#
+# Runs under tests/pg.sh; works in a mktemp -d directory removed at the
+# end.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-connect.XXXXXX") || exit 99
+trap 'kill "$hangpid" "$hog1" "$hog2" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+hangpid= hog1= hog2=
+. "$top_srcdir/tests/lib.sh"
+CONF=$T/conf
+mkdir -p "$CONF/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+: > "$CONF/lists/dev.conf"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+lg migrate > /dev/null || { echo "Bail out! migrate failed"; exit 99; }
+
+psql -X -q -c "CREATE ROLE hasty LOGIN SUPERUSER" -c \
+    "ALTER ROLE hasty SET idle_session_timeout = '1ms'" || exit 99
+N=${CONNECT_TRIES:-60}
+# two busy loops, and the client at the lowest priority: it wakes late
+# for the handshake's last message, by when the FATAL has come too
+sh -c 'while :; do :; done' & hog1=$!
+sh -c 'while :; do :; done' & hog2=$!
+i=0
+: > "$T/err"
+while [ $i -lt $N ]; do
+	PGUSER=hasty nice -n 19 "$LISTGATE" --allow-root --config "$CONF" \
+	    stats --json > /dev/null 2>> "$T/err"
+	i=$((i + 1))
+done
+kill "$hog1" "$hog2"
+check "$N connections to a server that ends them at once: every line on standard error is listgate's" \
+    sh -c "! grep -qv '^listgate' '$T/err'"
+if grep -v '^listgate' "$T/err" > /dev/null; then
+	grep -v '^listgate' "$T/err" | sort | uniq -c | sed 's/^/#   /'
+fi
+
+# a server that accepts and never answers
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1] + "/.s.PGSQL.7"); s.listen(8)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)
+' "$T" &
+hangpid=$!
+i=0
+while [ ! -S "$T/.s.PGSQL.7" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+printf 'database = "host=%s port=7 connect_timeout=2"\n' "$T" >> "$CONF/listgate.conf"
+t0=$(date +%s)
+lg stats --json > /dev/null 2> "$T/err2"
+rc=$?
+t1=$(date +%s)
+check "a server that never answers: the command fails ($rc)" test "$rc" -ne 0
+check "... after connect_timeout (2 s; took $((t1 - t0)) s)" \
+    test $((t1 - t0)) -ge 1 -a $((t1 - t0)) -le 10
+check "... saying the time ran out" grep -q "cannot connect to the database: timeout expired" "$T/err2"
+echo "1..$n"
+[ "$fails" -eq 0 ]
