@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -312,6 +313,65 @@ START_TEST(child_signals_are_reset)
 }
 END_TEST
 
+/* a post copied while standard input is closed gets descriptor 0 (close-
+ * on-exec, as every copy): the command must still read it there */
+START_TEST(post_reaches_a_command_when_our_stdin_was_closed)
+{
+	char *sh_ok[] = { "/bin/sh", "-c", "test \"$(cat)\" = hello", NULL };
+	char err[256];
+
+	close(STDIN_FILENO);
+	ck_assert_int_eq(run(sh_ok, "hello", 10, err, sizeof(err)), 0);
+}
+END_TEST
+
+static void
+watchdog_like(int sig)
+{
+	(void)sig;
+	run_kill_active();
+	_exit(0);
+}
+
+/* the filter's watchdog (SIGALRM: kill the running command's group and
+ * exit) must never miss a command that is starting: an alarm while
+ * posix_spawn ran found no child to kill, and the command delivered the
+ * post after the MTA had been told to try again.  Alarms at 0 to 1.2 ms
+ * into run_argv, each in a process of its own; a command that escaped
+ * writes the marker 0.3 s later. */
+START_TEST(watchdog_never_misses_a_starting_command)
+{
+	char marker[4200], cmd[4400];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	struct itimerval it;
+	struct sigaction sa;
+	char err[256];
+	int i, st;
+	pid_t pid;
+
+	snprintf(marker, sizeof(marker), "%s/escaped", tmpdir);
+	snprintf(cmd, sizeof(cmd), "sleep 0.3; echo x >> '%s'", marker);
+	for (i = 0; i < 60; i++) {
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = watchdog_like;
+			sigaction(SIGALRM, &sa, NULL);
+			memset(&it, 0, sizeof(it));
+			it.it_value.tv_usec = 1 + (i % 30) * 40;
+			setitimer(ITIMER_REAL, &it, NULL);
+			run(argv, "post\n", 10, err, sizeof(err));
+			_exit(0);
+		}
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	}
+	usleep(700 * 1000);
+	ck_assert_msg(access(marker, F_OK) != 0,
+	    "a command outlived the watchdog that should have killed it");
+}
+END_TEST
+
 /* wall milliseconds of one run_argv of argv, the post on fd or piped */
 static double
 run_ms(char *const *argv, int fd)
@@ -416,6 +476,8 @@ spool_suite(void)
 	tcase_add_test(tc, a_fast_command_is_not_waited_for);
 	tcase_add_test(tc, starts_without_fork);
 	tcase_add_test(tc, child_signals_are_reset);
+	tcase_add_test(tc, post_reaches_a_command_when_our_stdin_was_closed);
+	tcase_add_test(tc, watchdog_never_misses_a_starting_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -178,7 +179,14 @@ run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
 	if (infd < 0)
 		e = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO,
 		    "/dev/null", O_RDONLY, 0);
-	else if (infd != STDIN_FILENO) {
+	else if (infd == STDIN_FILENO) {
+		/* a post copied while our standard input was closed has
+		 * descriptor 0, close-on-exec: the command would start
+		 * without it */
+		if (fcntl(infd, F_SETFD, fcntl(infd, F_GETFD) &
+		    ~FD_CLOEXEC) < 0)
+			e = errno;
+	} else {
 		e = posix_spawn_file_actions_adddup2(&fa, infd,
 		    STDIN_FILENO);
 		if (e == 0)
@@ -219,6 +227,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
 	struct pollfd pfd;
+	sigset_t alrm, omask;
 	double deadline, ms;
 	pid_t pid, wp;
 	char **envp = NULL;
@@ -246,13 +255,21 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	/* posix_spawn, not fork: a server with many threads (listgate
 	 * web) would copy its page tables and stop every other thread's
 	 * page faults and allocations while it forked */
-	if ((e = run_spawn(argv, envp, fd, 0, &pid)) != 0) {
+	/* the watchdog (SIGALRM) waits until active_pid names the child:
+	 * an alarm while posix_spawn runs would otherwise find no child to
+	 * kill, and the command would go on after we deferred */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &omask);
+	e = run_spawn(argv, envp, fd, 0, &pid);
+	if (e == 0)
+		active_pid = pid;
+	pthread_sigmask(SIG_SETMASK, &omask, NULL);
+	if (e != 0) {
 		snprintf(err, errsz, "%s: cannot execute: %s", argv[0],
 		    strerror(e));
 		goto out;
 	}
-	setpgid(pid, pid);
-	active_pid = pid;
 	pidfd = pidfd_of(pid);
 	/* wait within the deadline */
 	for (;;) {
