@@ -14,10 +14,13 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <libpq-fe.h>
+
+#include "db/queue_int.h"
 
 #define LG_LIBPQ_SONAME "libpq.so.5"
 
@@ -86,30 +89,45 @@ static char pq_err[256];
 PQ_FUNCS
 #undef X
 
-/* load libpq and resolve every function once: 0, or -1 (pq_err says) */
+static pthread_once_t pq_once = PTHREAD_ONCE_INIT;
+
+static void pq_load_once(void);
+
+/* load libpq and resolve every function once (the first caller of any
+ * thread does it, the others wait for it): 0, or -1 (pq_err says) */
 static int
 pq_load(void)
 {
-	if (pq_state)
-		return pq_state > 0 ? 0 : -1;
+	pthread_once(&pq_once, pq_load_once);
+	return pq_state > 0 ? 0 : -1;
+}
+
+const char *
+pq_load_error(void)
+{
+	return pq_load() < 0 ? pq_err : NULL;
+}
+
+static void
+pq_load_once(void)
+{
 	pq_state = -1;
 	if ((pq_lib = dlopen(LG_LIBPQ_SONAME, RTLD_LAZY | RTLD_LOCAL)) == NULL) {
 		snprintf(pq_err, sizeof(pq_err),
 		    "cannot load %s (install the Debian package libpq5): %s\n",
 		    LG_LIBPQ_SONAME, dlerror());
-		return -1;
+		return;
 	}
 #define X(ret, name, params, args) \
 	if ((*(void **)&p_##name = dlsym(pq_lib, #name)) == NULL) { \
 		snprintf(pq_err, sizeof(pq_err), \
 		    "%s has no %s (libpq 14 or later is needed)\n", \
 		    LG_LIBPQ_SONAME, #name); \
-		return -1; \
+		return; \
 	}
 	PQ_FUNCS
 #undef X
 	pq_state = 1;
-	return 0;
 }
 
 /*

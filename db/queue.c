@@ -56,7 +56,7 @@ queue_configured(const char *conninfo)
 const char *
 queue_pgerr(struct queue *q, const PGresult *res)
 {
-	static char line[512];
+	static __thread char line[512];	/* one per thread: listgate web */
 	const char *m = res ? PQresultErrorMessage(res) : "";
 	size_t n;
 
@@ -96,18 +96,33 @@ quiet_notice(void *arg, const char *msg)
 	(void)msg;
 }
 
-/* the connection's connect_timeout in seconds, libpq's way: 0 for none,
- * at least 2 */
+/* the connection's connect_timeout in seconds, libpq's way (0: none,
+ * else at least 2), or -1 when it is not a whole number; *multi set when
+ * it names more than one host */
 static int
-connect_timeout_of(PGconn *c)
+connect_opts(PGconn *c, int *multi)
 {
 	PQconninfoOption *o, *opts = PQconninfo(c);
 	long secs = 0;
+	char *end;
 
-	for (o = opts; o != NULL && o->keyword != NULL; o++)
-		if (strcmp(o->keyword, "connect_timeout") == 0 &&
-		    o->val != NULL)
-			secs = strtol(o->val, NULL, 10);
+	*multi = 0;
+	for (o = opts; o != NULL && o->keyword != NULL; o++) {
+		if (o->val == NULL)
+			continue;
+		if (strcmp(o->keyword, "connect_timeout") == 0) {
+			secs = strtol(o->val, &end, 10);
+			while (*end == ' ' || *end == '\t')
+				end++;
+			if (end == o->val || *end != '\0') {
+				PQconninfoFree(opts);
+				return -1;
+			}
+		} else if ((strcmp(o->keyword, "host") == 0 ||
+		    strcmp(o->keyword, "hostaddr") == 0) &&
+		    strchr(o->val, ',') != NULL)
+			*multi = 1;
+	}
 	PQconninfoFree(opts);
 	if (secs <= 0)
 		return 0;
@@ -117,17 +132,17 @@ connect_timeout_of(PGconn *c)
 /*
  * Drive a connection started with PQconnectStartParams to its end, as
  * PQconnectdbParams would (that one leaves no moment to set the notice
- * processor first), within its connect_timeout for the whole attempt
- * (libpq's own wait restarts it for each host of a multi-host
- * conninfo).  0 when it ended (PQstatus says how), -1 timed out.
+ * processor first), within secs (0: no limit) for the whole attempt.
+ * 0 when it ended (PQstatus says how), -1 timed out, -2 poll failed
+ * (errno).
  */
 static int
-connect_wait(PGconn *c)
+connect_wait(PGconn *c, int secs)
 {
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 	struct pollfd pfd;
 	double deadline = 0, left;
-	int secs = connect_timeout_of(c), n;
+	int n;
 
 	if (secs > 0)
 		deadline = clock_now_ms() + secs * 1000.0;
@@ -141,8 +156,10 @@ connect_wait(PGconn *c)
 		if (deadline > 0 && (left = deadline - clock_now_ms()) <= 0)
 			return -1;
 		n = poll(&pfd, 1, left < 0 ? -1 : (int)left + 1);
-		if (n < 0 && errno != EINTR)
-			return 0;	/* PQconnectPoll finds out */
+		if (n < 0 && errno == EINTR)
+			continue;	/* libpq's own wait does the same */
+		if (n < 0)
+			return -2;
 		if (n == 0)
 			continue;	/* the deadline, looked at above */
 		st = PQconnectPoll(c);
@@ -169,8 +186,10 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 	    "dbname", "connect_timeout", "client_encoding", NULL };
 	const char *vals[] = { "10", "listgate", conninfo, NULL, "UTF8",
 	    NULL };
+	const char *m;
 	char tbuf[16];
 	struct queue *q;
+	int multi, rc, ct;
 
 	snprintf(tbuf, sizeof(tbuf), "%u", secs);
 	if (secs > 0)
@@ -190,7 +209,11 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 	}
 	q->conn = PQconnectStartParams(keys, vals, 1);
 	if (q->conn == NULL) {
-		snprintf(err, errsz, "database: out of memory");
+		if ((m = pq_load_error()) != NULL)
+			snprintf(err, errsz, "database: %.*s",
+			    (int)strcspn(m, "\n"), m);
+		else
+			snprintf(err, errsz, "database: out of memory");
 		queue_close(q);
 		return -1;
 	}
@@ -198,9 +221,31 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 	 * its FATAL right after the handshake, and libpq's default notice
 	 * processor would print it raw on our standard error */
 	PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
-	if (connect_wait(q->conn) < 0) {
-		snprintf(err, errsz, "cannot connect to the database: timeout "
-		    "expired");
+	if ((ct = connect_opts(q->conn, &multi)) < 0) {
+		snprintf(err, errsz, "cannot connect to the database: "
+		    "connect_timeout is not a whole number of seconds");
+		queue_close(q);
+		return -1;
+	}
+	if (multi) {
+		/* more than one host: libpq's own wait, which gives each
+		 * host its connect_timeout and moves on from one that does
+		 * not answer (the notice processor comes after it) */
+		PQfinish(q->conn);
+		q->conn = PQconnectdbParams(keys, vals, 1);
+		if (q->conn == NULL) {
+			snprintf(err, errsz, "database: out of memory");
+			queue_close(q);
+			return -1;
+		}
+		PQsetNoticeProcessor(q->conn, quiet_notice, NULL);
+	} else if ((rc = connect_wait(q->conn, ct)) < 0) {
+		if (rc == -1)
+			snprintf(err, errsz, "cannot connect to the database: "
+			    "timeout expired");
+		else
+			snprintf(err, errsz, "cannot connect to the database: "
+			    "poll: %s", strerror(errno));
 		queue_close(q);
 		return -1;
 	}

@@ -25,6 +25,9 @@ struct queue {
 	char perr[512];		/* the first error a pipelined one met */
 };
 
+/* why libpq could not be loaded (db/pqload.c), or NULL when it is */
+const char *pq_load_error(void);
+
 /* Advisory locks.  Every one is a transaction lock (pg_advisory_xact_
  * lock), never a session lock: a connection pooler in transaction mode
  * (pgbouncer) may run each transaction on another server connection,

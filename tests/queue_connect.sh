@@ -2,7 +2,8 @@
 # queue_connect.sh - opening a connection to PostgreSQL: whatever the
 # server says while the connection is made reaches the user only in
 # listgate's own one-line messages, never raw from libpq; a server that
-# accepts but never answers is given up after connect_timeout.
+# accepts but never answers is given up after connect_timeout, and with
+# two hosts libpq moves on from it to the next.
 #
 # The server here ends each session after 1 ms idle (idle_session_timeout,
 # a role setting), so its FATAL often arrives together with the
@@ -73,5 +74,21 @@ check "a server that never answers: the command fails ($rc)" test "$rc" -ne 0
 check "... after connect_timeout (2 s; took $((t1 - t0)) s)" \
     test $((t1 - t0)) -ge 1 -a $((t1 - t0)) -le 10
 check "... saying the time ran out" grep -q "cannot connect to the database: timeout expired" "$T/err2"
+# two hosts, the first one that never answers: after its connect_timeout
+# libpq moves on to the second, as it always did
+sed -i '/^database = /d' "$CONF/listgate.conf"
+printf 'database = "host=%s,%s port=7,%s connect_timeout=2"\n' "$T" "$PGHOST" \
+    "$PGPORT" >> "$CONF/listgate.conf"
+t0=$(date +%s)
+lg stats --json > /dev/null 2> "$T/err3"
+rc=$?
+t1=$(date +%s)
+check "two hosts, the first never answering: the second is used ($rc, $((t1 - t0)) s)" \
+    test "$rc" -eq 0 -a $((t1 - t0)) -ge 1
+sed -i '/^database = /d' "$CONF/listgate.conf"
+printf 'database = "connect_timeout=abc"\n' >> "$CONF/listgate.conf"
+lg stats --json > /dev/null 2> "$T/err4"
+check "a connect_timeout that is not a number is refused, saying so" \
+    grep -q "connect_timeout is not a whole number" "$T/err4"
 echo "1..$n"
 [ "$fails" -eq 0 ]
