@@ -54,8 +54,8 @@ qview_counts(struct queue *q, const char *const *only, size_t nonly,
 	}
 	res = PQexecParams(q->conn, "SELECT list, count(*) FROM held_posts "
 	    "WHERE status = 'held' AND ($1::text[] IS NULL OR list = ANY "
-	    "($1::text[])) GROUP BY list ORDER BY list", 1, NULL, vals, NULL,
-	    NULL, 0);
+	    "($1::text[])) GROUP BY list ORDER BY list COLLATE \"C\"", 1, NULL,
+	    vals, NULL, NULL, 0);
 	buf_free(&set);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		return fail(q, res, err, errsz);

@@ -22,7 +22,8 @@ struct queue;
 typedef int (*qview_count_fn)(const char *list, int64_t held, void *ctx);
 
 /*
- * The number of held posts (status 'held') per list, by list name: of
+ * The number of held posts (status 'held') per list, in byte order of the
+ * list names (strcmp, whatever the collation of the database): of
  * the lists in only (nonly names, each passed listcfg_name_ok), or of
  * every list with a held post when only is NULL.  Lists of only without
  * a held post are not reported.  0, or -1.
