@@ -169,6 +169,12 @@ START_TEST(malformed_is_refused)
 		{ "dev-moderate@lists.example.org", COOKIE_EFORM },
 		{ "dev@x", COOKIE_ESYNTAX },
 		{ "@x", COOKIE_ESYNTAX },
+		/* one pair of angle brackets is taken off, no more (found
+		 * by fuzz_cookie: the rebuilt address lost the '<') */
+		{ "<<t-reject-1-zzzpprovemnopqrstuvwxyz0000@x>>",
+		    COOKIE_ESYNTAX },
+		{ "<dev-moderate+approve-1-0000000aaaaaaaa>aaaaaaaaaaa@x>",
+		    COOKIE_ESYNTAX },
 		{ "dev-moderate+approve-1-abc@x", COOKIE_EFORM },
 		{ "dev-moderate+approve-1-0000000aaaaaaaaaaaaaaaaaaa!@x",
 		    COOKIE_EFORM },

@@ -99,9 +99,13 @@ cookie_parse(const char *addr, size_t n, struct cookie_addr *a)
 	}
 	if (n == 0 || n > COOKIE_MAX_ADDR)
 		return COOKIE_ESYNTAX;
-	/* no NUL, blank, control or DEL anywhere */
+	/* no NUL, blank, control or DEL anywhere, and no angle bracket
+	 * past the one pair taken off ("<<a-...@x>>" would keep one in
+	 * the local part, and the address rebuilt from it would parse
+	 * to other parts) */
 	for (i = 0; i < n; i++)
-		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f)
+		if ((unsigned char)p[i] <= ' ' || p[i] == 0x7f ||
+		    p[i] == '<' || p[i] == '>')
 			return COOKIE_ESYNTAX;
 	/* the last '@' ends the local part */
 	for (at = NULL, i = n; i > 0; i--)
