@@ -281,11 +281,12 @@ count_fork(void)
  * ms under load.  fork runs the atfork handlers; posix_spawn does not. */
 START_TEST(starts_without_fork)
 {
-	char *argv[] = { "/bin/true", NULL };
+	char *argv[] = { "/bin/sh", "-c", "test \"$(cat)\" = post && exit 5",
+	    NULL };
 	char err[256];
 
 	ck_assert_int_eq(pthread_atfork(count_fork, NULL, NULL), 0);
-	ck_assert_int_eq(run(argv, "post\n", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(run(argv, "post", 10, err, sizeof(err)), 5);
 	ck_assert_int_eq(forks, 0);
 }
 END_TEST
@@ -298,8 +299,8 @@ START_TEST(child_signals_are_reset)
 {
 	char *argv[] = { "/bin/sh", "-c", "exec awk '/^SigBlk:/ && "
 	    "$2 !~ /^0+$/ { bad = 1 } /^SigIgn:/ && index(\"13579bdf\", "
-	    "substr($2, length($2) - 3, 1)) { bad = 1 } END { exit bad }' "
-	    "/proc/self/status", NULL };
+	    "substr($2, length($2) - 3, 1)) { bad = 1 } END { exit bad ? 1 : "
+	    "3 }' /proc/self/status", NULL };
 	sigset_t all, old;
 	char err[256];
 
@@ -307,7 +308,7 @@ START_TEST(child_signals_are_reset)
 	signal(SIGPIPE, SIG_IGN);
 	sigfillset(&all);
 	ck_assert_int_eq(pthread_sigmask(SIG_SETMASK, &all, &old), 0);
-	ck_assert_int_eq(run(argv, "", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(run(argv, "", 10, err, sizeof(err)), 3);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	signal(SIGPIPE, SIG_DFL);
 }
@@ -317,11 +318,12 @@ END_TEST
  * on-exec, as every copy): the command must still read it there */
 START_TEST(post_reaches_a_command_when_our_stdin_was_closed)
 {
-	char *sh_ok[] = { "/bin/sh", "-c", "test \"$(cat)\" = hello", NULL };
+	char *sh_ok[] = { "/bin/sh", "-c", "test \"$(cat)\" = hello && exit 7",
+	    NULL };
 	char err[256];
 
 	close(STDIN_FILENO);
-	ck_assert_int_eq(run(sh_ok, "hello", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(run(sh_ok, "hello", 10, err, sizeof(err)), 7);
 }
 END_TEST
 
@@ -351,6 +353,10 @@ START_TEST(watchdog_never_misses_a_starting_command)
 
 	snprintf(marker, sizeof(marker), "%s/escaped", tmpdir);
 	snprintf(cmd, sizeof(cmd), "sleep 0.3; echo x >> '%s'", marker);
+	/* without an alarm the command runs and writes the marker */
+	ck_assert_int_eq(run(argv, "post\n", 10, err, sizeof(err)), 0);
+	ck_assert_int_eq(access(marker, F_OK), 0);
+	ck_assert_int_eq(unlink(marker), 0);
 	for (i = 0; i < 60; i++) {
 		pid = fork();
 		ck_assert_int_ge(pid, 0);
