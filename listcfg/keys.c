@@ -476,7 +476,7 @@ static int
 parse_double(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     double *v_r)
 {
-	char val[LG_MAX_CONF_LINE + 1];
+	char val[LG_MAX_CONF_VALUE + 1];
 	char *end;
 	double v;
 	int lo_open = (k->flags & KEYS_LO_OPEN) != 0;
@@ -512,7 +512,7 @@ static int
 parse_ulong(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     unsigned long *v_r)
 {
-	char val[LG_MAX_CONF_LINE + 1];
+	char val[LG_MAX_CONF_VALUE + 1];
 	char *end;
 	unsigned long v, lo = (unsigned long)k->lo, hi = (unsigned long)k->hi;
 
@@ -535,7 +535,7 @@ static int
 parse_enum(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     int *v_r)
 {
-	char val[LG_MAX_CONF_LINE + 1], list[512];
+	char val[LG_MAX_CONF_VALUE + 1], list[512];
 	size_t i, n = 0;
 	int len;
 
@@ -581,7 +581,7 @@ static int
 parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     char ***addrs_r)
 {
-	char val[LG_MAX_CONF_LINE + 1];
+	char val[LG_MAX_CONF_VALUE + 1];
 	char **addrs;
 	char *p, *s;
 	size_t n = 0, cap;
@@ -635,7 +635,7 @@ static int
 parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     char **addr_r)
 {
-	char val[LG_MAX_CONF_LINE + 1];
+	char val[LG_MAX_CONF_VALUE + 1];
 
 	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
 		return -1;
@@ -648,11 +648,22 @@ parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	return 0;
 }
 
+/* the bytes of argv's words */
+static size_t
+argv_bytes(char *const *argv)
+{
+	size_t n = 0;
+
+	for (; *argv != NULL; argv++)
+		n += strlen(*argv);
+	return n;
+}
+
 int
 keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
     void *obj, const char *dir)
 {
-	char val[LG_MAX_CONF_LINE + 1], msg[512];
+	char val[LG_MAX_CONF_VALUE + 1], msg[512];
 	void *f = keys_field(k, obj);
 	unsigned long u = 0;
 	double d = 0;
@@ -692,6 +703,13 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		s = k->type == KEYS_PATH ? path_value(dir, val) : xstrdup(val);
 		if (s == NULL)
 			return cfgfile_error(cf, "out of memory");
+		if (strlen(s) > LG_MAX_CONF_VALUE) {
+			/* in dir it grew: it must still print as one line */
+			xfree(s);
+			return cfgfile_error(cf, "%s: path too long in %s (more "
+			    "than %u bytes)", k->name, dir,
+			    (unsigned)LG_MAX_CONF_VALUE);
+		}
 		xfree(*(char **)f);
 		*(char **)f = s;
 		return 0;
@@ -705,6 +723,13 @@ keys_set(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		    (k->flags & KEYS_MEMBER) ? TMPL_MEMBER :
 		    TMPL_DELIVER, &argv, msg, sizeof(msg)) < 0)
 			return cfgfile_error(cf, "%s: %s", k->name, msg);
+		if (argv_bytes(argv) > LG_MAX_CONF_VALUE) {
+			/* like any value: it must print back as one line */
+			tmpl_free(argv);
+			return cfgfile_error(cf, "%s: value too long (its words "
+			    "hold more than %u bytes)", k->name,
+			    (unsigned)LG_MAX_CONF_VALUE);
+		}
 		tmpl_free(*(char ***)f);
 		*(char ***)f = argv;
 		return 0;

@@ -104,6 +104,10 @@ print_key(FILE *f, const struct keys_row *k, const void *obj)
 		if (k->type == KEYS_CONNINFO &&
 		    (s = m = conninfo_mask(s)) == NULL)
 			return -1;
+		/* quoting may have grown it past what a line holds: all
+		 * masked then (it loads back; nothing secret shows) */
+		if (k->type == KEYS_CONNINFO && strlen(s) > LG_MAX_CONF_VALUE)
+			s = CONNINFO_MASK;
 		fprintf(f, "%s = ", k->name);
 		print_word(f, s);
 		putc('\n', f);

@@ -941,6 +941,118 @@ START_TEST(print_reads_back)
 }
 END_TEST
 
+/* print into a second directory and load that: 0, or -1 with err */
+static int
+print_and_reload(const struct listcfg_global *g, const struct listcfg_list *l,
+    struct listcfg_global *g2, struct listcfg_list *l2, char *err,
+    size_t errsz)
+{
+	char dir[PATH_MAX + 16], path[PATH_MAX + 48];
+	FILE *f;
+	int rc;
+
+	snprintf(dir, sizeof(dir), "%s/again", tmpdir);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/lists", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/listgate.conf", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(listcfg_print_global(f, g), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	snprintf(path, sizeof(path), "%s/lists/t.conf", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	ck_assert_int_eq(listcfg_print_list(f, l), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	if ((rc = listcfg_load_global(dir, g2, err, errsz)) == 0 &&
+	    (rc = listcfg_load_list(g2, "t", l2, err, errsz)) < 0)
+		listcfg_free_global(g2);
+	return rc;
+}
+
+/* values whose quoting and escaping grow them still print as lines that
+ * load back (found by fuzz_listcfg: a line over the old 4096 bytes) */
+START_TEST(long_values_print_back)
+{
+	struct listcfg_global g, g2;
+	struct listcfg_list l, l2;
+	struct buf b = BUF_INIT(1u << 20);
+	char err[1024], *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+	int i;
+
+	/* a path of 3000 backslashes prints as 6000; a word of 2000
+	 * quotes as 4000; a database whose mask would grow sevenfold */
+	buf_adds(&b, "tokens_dir = /");
+	for (i = 0; i < 3000; i++)
+		buf_addc(&b, '\\');
+	buf_adds(&b, "\ndatabase = dbname=user=a");
+	for (i = 0; i < 1500; i++)
+		buf_addc(&b, '\'');
+	buf_adds(&b, "\nsync_database = dbname=user=a");
+	for (i = 0; i < 1000; i++)
+		buf_addc(&b, '\'');
+	buf_adds(&b, "\n");
+	write_file("listgate.conf", (char *)b.data, b.len);
+	buf_reset(&b);
+	buf_adds(&b, "deliver = /bin/x \"");
+	for (i = 0; i < 2000; i++)
+		buf_adds(&b, "\\\"");
+	buf_adds(&b, "\" y\n");
+	write_file("lists/t.conf", (char *)b.data, b.len);
+	ck_assert_msg(listcfg_load_global(tmpdir, &g, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_msg(listcfg_load_list(&g, "t", &l, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_uint_eq(strlen(g.tokens_dir), 3001);
+	ck_assert_uint_eq(strlen(l.deliver[1]), 2000);
+	ck_assert_msg(print_and_reload(&g, &l, &g2, &l2, err, sizeof(err)) ==
+	    0, "the printout does not load: %s", err);
+	ck_assert(strcmp(g2.tokens_dir, g.tokens_dir) == 0);
+	ck_assert(strcmp(l2.deliver[1], l.deliver[1]) == 0);
+	ck_assert_str_eq(l2.deliver[2], "y");
+	/* the database too long to show masked is masked whole */
+	ck_assert_str_eq(g2.conninfo, "********");
+	/* the one that fits is shown masked (4006 bytes, 7000 printed) */
+	ck_assert_uint_gt(strlen(g2.sync_conninfo), 4000);
+	ck_assert_msg(strncmp(g2.sync_conninfo, "dbname='user=\\'a\\\\\\'",
+	    20) == 0, "%.40s", g2.sync_conninfo);
+	f = open_memstream(&out, &outlen);
+	listcfg_print_global(f, &g);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(out, "\ndatabase = ********\n"));
+	free(out);
+	listcfg_free_list(&l2);
+	listcfg_free_global(&g2);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+
+	/* values past LG_MAX_CONF_VALUE are refused, naming the key */
+	buf_reset(&b);
+	buf_adds(&b, "deliver = /bin/x");
+	for (i = 0; i < 9; i++) {
+		buf_adds(&b, " ");
+		for (int j = 0; j < 500; j++)
+			buf_addc(&b, 'w');
+	}
+	buf_adds(&b, "\n");
+	ck_assert_int_eq(load_list_text((char *)b.data, b.len, &l, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: deliver: value too long") != NULL,
+	    "%s", err);
+	buf_reset(&b);
+	buf_adds(&b, "tokens_dir = ");
+	for (i = 0; i < LG_MAX_CONF_VALUE - 2; i++)
+		buf_addc(&b, 'p');
+	buf_adds(&b, "\n");
+	write_file("listgate.conf", (char *)b.data, b.len);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf:1: tokens_dir: path too long") !=
+	    NULL, "%s", err);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(password_not_printed)
 {
 	static const char text[] = "database = host=/tmp password=s3cret\n";
@@ -1227,6 +1339,7 @@ listcfg_suite(void)
 	tcase_add_test(tc, every_global_key);
 	tcase_add_test(tc, every_list_key);
 	tcase_add_test(tc, print_reads_back);
+	tcase_add_test(tc, long_values_print_back);
 	tcase_add_test(tc, password_not_printed);
 	tcase_add_test(tc, dir_precedence);
 	tcase_add_test(tc, allocation_failures_fail_cleanly);

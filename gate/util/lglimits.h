@@ -34,8 +34,11 @@
 #define LG_MAX_TOKEN_BYTES	40
 /* distinct tokens per post */
 #define LG_MAX_TOKENS_PER_POST	20000
-/* text lines read from config files */
-#define LG_MAX_CONF_LINE	4096
+/* one value of a config file, its quotes and escapes taken off */
+#define LG_MAX_CONF_VALUE	4096
+/* text lines read from config files: room for any value written back
+ * quoted and escaped (`listgate config check' prints what loads back) */
+#define LG_MAX_CONF_LINE	16384
 /* arguments in a deliver/release template */
 #define LG_MAX_ARGV		64
 /* one expanded template argument: envelope addresses are short */
