@@ -322,6 +322,25 @@ curl -s -o /dev/null -c "$A_J" -d "user=alice&password=alice-secret-1" "$URL/log
 req GET "/lists/dev/held/$id6" -b "$A_J"
 check "a post's HTML and scripts are shown as text on its page" \
     sh -c "grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' '$T/body' && ! grep -q '<script>' '$T/body' && grep -q '&lt;b&gt;hi&lt;/b&gt;' '$T/body'"
+# a post of bytes that each become 8 bytes of HTML (&#xfffd;): 250 KB of
+# headers and 600 KB of body; its page with the source once passed the
+# answer's 4 MiB and came cut short with a 200
+python3 -c '
+import sys
+o = sys.stdout.buffer
+o.write(b"From: a@example.org\nSubject: big\nMessage-ID: <big@x>\n")
+for i in range(200):
+    o.write(b"X-Junk-%d: " % i + b"\xff" * 1200 + b"\n")
+o.write(b"\n" + (b"\xfe" * 999 + b"\n") * 600)' > "$T/huge.eml"
+id7=$("$QHOLD" dev "$T/huge.eml" 0.9) || exit 99
+req GET "/lists/dev/held/$id7?raw=1" -b "$A_J"
+check "a post whose every byte is masked: its page with the source comes whole" \
+    sh -c "test $code = 200 && tail -c 300 '$T/body' | grep -q '</html>'"
+check "... the source cut with a marker, the headers shown (up to 200)" \
+    sh -c "grep -q '&#xfffd;\.\.\.</pre>' '$T/body' && test \$(grep -o '<dt>X-Junk-[0-9]*</dt>' '$T/body' | wc -l) -ge 190"
+req GET "/api/lists/dev/held/$id7" $A
+check "... and through the API its JSON parses" \
+    sh -c "test $code = 200 && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$T/body'"
 
 # --- a slow client (slowloris) does not block others -----------------------------
 python3 - "$port" > "$T/slow.out" 2>&1 <<'EOF' &

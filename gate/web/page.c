@@ -44,8 +44,12 @@
 
 /* characters of decoded text shown on a post's page */
 #define PAGE_PREVIEW_CHARS	20000
-/* characters of raw source shown (the rest: listgate show) */
-#define PAGE_RAW_CHARS		(512u * 1024u)
+/* characters of raw source shown (the rest: listgate show).  A page
+ * must stay under WEB_MAX_ANSWER (4 MiB) for any post: a masked byte
+ * is 8 bytes of HTML (&#xfffd;), so the headers (at most
+ * LG_MAX_HEADER_BYTES, 256 KiB) may take 2 MiB, the preview 160 KiB and
+ * this 1.25 MiB */
+#define PAGE_RAW_CHARS		(160u * 1024u)
 /* characters of a header value, a table cell */
 #define PAGE_HEADER_CHARS	2000
 #define PAGE_CELL_CHARS		80

@@ -49,8 +49,11 @@
 #include "listcfg/listcfg.h"
 
 /* the most an answer may grow to (a page of 500 posts, a post's raw
- * source shown whole up to its cut) */
-#define WEB_MAX_ANSWER	(4u * 1024u * 1024u)
+ * source shown whole up to its cut); the buffer holds WEB_ANSWER_GUARD
+ * more, so that anything cut by its max shows as a length past
+ * WEB_MAX_ANSWER (answer() then sends a 500, never a page cut short) */
+#define WEB_MAX_ANSWER		(4u * 1024u * 1024u)
+#define WEB_ANSWER_GUARD	256u
 
 /* bytes of a too-big body without a length read (and dropped) so
  * that it can be answered 413; past this the connection is closed */
@@ -637,7 +640,7 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 	r->status = 500;
 	r->ctype = "text/html; charset=utf-8";
 	buf_init(&r->body, LG_MAX_WEB_BODY);
-	buf_init(&r->out, WEB_MAX_ANSWER);
+	buf_init(&r->out, WEB_MAX_ANSWER + WEB_ANSWER_GUARD);
 	/* the path without its query (the access handler puts the
 	 * decoded one in its place); too long a target is refused in
 	 * dispatch */
@@ -706,6 +709,24 @@ answer(struct web_req *r)
 	char num[32];
 
 	r->responded = 1;
+	if (r->out.len > WEB_MAX_ANSWER) {
+		/* something was cut: a 500 that says so, not a 200 whose
+		 * JSON does not parse or whose page stops midway */
+		log_error("web: an answer passed %u bytes: sent 500 instead "
+		    "(the request's log line names it)",
+		    (unsigned)WEB_MAX_ANSWER);
+		if (strncmp(r->ctype, "application/json", 16) == 0)
+			web_json_error(r, 500, "the answer would pass %u bytes",
+			    (unsigned)WEB_MAX_ANSWER);
+		else {
+			r->status = 500;
+			buf_reset(&r->out);
+			web_printf(r, "<!doctype html><title>500</title><p>This "
+			    "page would pass %u bytes; `listgate show' shows "
+			    "the post.", (unsigned)WEB_MAX_ANSWER);
+		}
+		r->location[0] = '\0';
+	}
 	resp = MHD_create_response_from_buffer(r->out.len,
 	    r->out.len ? r->out.data : (void *)"", MHD_RESPMEM_MUST_COPY);
 	if (resp == NULL)
