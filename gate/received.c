@@ -175,7 +175,8 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 		return -1;
 	}
 	for (i = 0; i + 13 <= cn; i++)
-		if (strncasecmp((const char *)c + i, "may be forged", 13) == 0)
+		if ((c[i] | 0x20) == 'm' &&
+		    strncasecmp((const char *)c + i, "may be forged", 13) == 0)
 			h->forged = 1;
 	/* qmail: "from RDNS (HELO name) (ip)", "unknown" when no name; the
 	 * HELO left out when it was the name: "from RDNS (ip)" */
@@ -204,7 +205,8 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	}
 	/* Exim: "from RDNS ([ip] helo=name)" or "from [ip] (helo=name)" */
 	for (i = 0; i + 5 <= cn; i++)
-		if (strncasecmp((const char *)c + i, "helo=", 5) == 0 &&
+		if ((c[i] | 0x20) == 'h' &&
+		    strncasecmp((const char *)c + i, "helo=", 5) == 0 &&
 		    (i == 0 || is_space(c[i - 1]) || c[i - 1] == '('))
 			break;
 	if (i + 5 <= cn) {

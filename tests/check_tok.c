@@ -403,6 +403,35 @@ START_TEST(headers_tagged)
 }
 END_TEST
 
+/* the bytes that end a chunk (a URL ends there and the next word is a
+ * plain word): white space and controls, DEL, " ( ) < > [ ] ` { | } */
+START_TEST(chunk_separators_byte_by_byte)
+{
+	static const char sep[] = "\"()<>[]`{|}\x7f";
+	struct tok_opts o;
+	unsigned char buf[64];
+	struct toklist *tl;
+	size_t n;
+	int b, want;
+
+	tok_opts_words(&o);
+	for (b = 0; b < 256; b++) {
+		n = (size_t)snprintf((char *)buf, sizeof(buf),
+		    "see http://ab.example.com/ppp");
+		buf[n++] = (unsigned char)b;
+		memcpy(buf + n, "qqqq more", 9);
+		n += 9;
+		tl = toklist_new(1000);
+		ck_assert_ptr_nonnull(tl);
+		ck_assert_int_eq(tok_text(&o, "", 0, buf, n, tl), 0);
+		want = b <= ' ' || (b != 0 && strchr(sep, b) != NULL);
+		ck_assert_msg(has(tl, "qqqq") == want, "byte 0x%02x: %s", b,
+		    want ? "should end the URL" : "should not end the URL");
+		toklist_free(tl);
+	}
+}
+END_TEST
+
 START_TEST(headers_ignored)
 {
 	static const char *const names[] = { "Return-Path", "Delivered-To",
@@ -425,6 +454,16 @@ START_TEST(headers_ignored)
 	}
 	ck_assert(!tok_header_ignored("Subject"));
 	ck_assert(!tok_header_ignored("X-Mailer"));
+	/* whole names only; prefixes at any length, any case */
+	ck_assert(!tok_header_ignored("Date2"));
+	ck_assert(!tok_header_ignored("Dat"));
+	ck_assert(!tok_header_ignored(""));
+	ck_assert(!tok_header_ignored("Return-Path-And-Then-Some-More-Words-Here"));
+	ck_assert(tok_header_ignored("X-SPAM-a-name-longer-than-forty-bytes-all-in-all"));
+	ck_assert(tok_header_ignored("ARC-Authentication-Results"));
+	ck_assert(!tok_header_ignored("ARC-Authentication-Result"));
+	ck_assert(tok_header_ignored("list-"));
+	ck_assert(!tok_header_ignored("list"));
 }
 END_TEST
 
@@ -452,6 +491,7 @@ tok_suite(void)
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
 	tcase_add_test(tc, headers_ignored);
+	tcase_add_test(tc, chunk_separators_byte_by_byte);
 	suite_add_tcase(s, tc);
 	return s;
 }
