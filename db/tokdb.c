@@ -157,6 +157,17 @@ struct tokdb {
 	size_t npdec, cappdec;
 	int64_t pos;		/* pending journal position ... */
 	int setpos;		/* ... when set */
+	/* a reader's cache (tokdb_cache): open addressing by key, key 0
+	 * never kept; NULL when off */
+	struct rcache *rc;
+	size_t nrc, caprc;
+};
+
+/* one kept read: found (1) or absent (0) */
+struct rcache {
+	uint64_t key;
+	struct tokcount c;
+	int found;
 };
 
 /* remember a message for tokdb_errmsg: Kyoto Cabinet's error, and what
@@ -771,6 +782,7 @@ tokdb_close(struct tokdb *db)
 	if (db->lockfd >= 0)
 		close(db->lockfd);
 	tokdb_close(db->old);
+	xfree(db->rc);
 	xfree(db->pend);
 	xfree(db->pdec);
 	xfree(db->dest);
@@ -779,16 +791,69 @@ tokdb_close(struct tokdb *db)
 }
 
 int
-tokdb_get(struct tokdb *db, const void *tok, size_t len,
-    struct tokcount *c_r)
+tokdb_cache(struct tokdb *db)
+{
+	if ((db->mode & TOKDB_WRITE) != 0)
+		return -1;
+	if (db->rc == NULL) {
+		db->caprc = 4096;
+		db->nrc = 0;
+		if ((db->rc = xcalloc(db->caprc, sizeof(*db->rc))) == NULL)
+			db->caprc = 0;	/* out of memory: reads go on uncached */
+	}
+	return 0;
+}
+
+/* the slot of key in the reader's cache: its entry, or the empty one
+ * where it would go */
+static struct rcache *
+rc_slot(struct rcache *t, size_t cap, uint64_t key)
+{
+	size_t i = (size_t)(key ^ key >> 29) & (cap - 1);
+
+	while (t[i].key != 0 && t[i].key != key)
+		i = (i + 1) & (cap - 1);
+	return &t[i];
+}
+
+/* keep a read; never fails (a full or unallocatable cache keeps less) */
+static void
+rc_put(struct tokdb *db, uint64_t key, const struct tokcount *c, int found)
+{
+	struct rcache *e, *t;
+	size_t i, cap;
+
+	if (key == 0 || db->caprc == 0)
+		return;
+	if ((db->nrc + 1) * 2 > db->caprc) {
+		if (db->caprc >= TOKDB_CACHE_MAX)
+			return;
+		cap = db->caprc * 2;
+		if ((t = xcalloc(cap, sizeof(*t))) == NULL)
+			return;
+		for (i = 0; i < db->caprc; i++)
+			if (db->rc[i].key != 0)
+				*rc_slot(t, cap, db->rc[i].key) = db->rc[i];
+		xfree(db->rc);
+		db->rc = t;
+		db->caprc = cap;
+	}
+	e = rc_slot(db->rc, db->caprc, key);
+	if (e->key == 0)
+		db->nrc++;
+	e->key = key;
+	e->c = *c;
+	e->found = found;
+}
+
+/* tokdb_get from the file */
+static int
+get_uncached(struct tokdb *db, uint64_t key, struct tokcount *c_r)
 {
 	unsigned char b[32], k[KEYLEN];
 	int32_t n;
 
-	memset(c_r, 0, sizeof(*c_r));
-	if (len == 0)
-		return 0;		/* never a token */
-	put_key(k, tokdb_key(tok, len));
+	put_key(k, key);
 	if (db->bulk) {
 		KCDB *base = base_kc(db);
 
@@ -796,7 +861,7 @@ tokdb_get(struct tokdb *db, const void *tok, size_t len,
 		    sizeof(b)) : -1;
 		return pend_counts(n > 0 ? b : NULL, n > 0 ? ((size_t)n >
 		    sizeof(b) ? sizeof(b) : (size_t)n) : 0,
-		    pend_find(db, tokdb_key(tok, len)), c_r);
+		    pend_find(db, key), c_r);
 	}
 	n = kcdbgetbuf(db->kc, (const char *)k, KEYLEN, (char *)b, sizeof(b));
 	if (n < 0) {
@@ -809,6 +874,31 @@ tokdb_get(struct tokdb *db, const void *tok, size_t len,
 	    c_r) < 0)
 		return 0;		/* malformed record: as if absent */
 	return 1;
+}
+
+int
+tokdb_get(struct tokdb *db, const void *tok, size_t len,
+    struct tokcount *c_r)
+{
+	struct rcache *e;
+	uint64_t key;
+	int r;
+
+	memset(c_r, 0, sizeof(*c_r));
+	if (len == 0)
+		return 0;		/* never a token */
+	key = tokdb_key(tok, len);
+	if (db->caprc > 0 && key != 0 &&
+	    (e = rc_slot(db->rc, db->caprc, key))->key == key) {
+		*c_r = e->c;
+		return e->found;
+	}
+	if (db->caprc > 0) {
+		if ((r = get_uncached(db, key, c_r)) >= 0)
+			rc_put(db, key, c_r, r);
+		return r;
+	}
+	return get_uncached(db, key, c_r);
 }
 
 int

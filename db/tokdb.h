@@ -62,6 +62,18 @@ void tokdb_close(struct tokdb *db);
 /* counts of one token: 1 found, 0 absent (*c_r zeroed), -1 error */
 int tokdb_get(struct tokdb *db, const void *tok, size_t len,
     struct tokcount *c_r);
+
+/*
+ * Keep what tokdb_get reads, found or absent, for the next time the
+ * same token is asked for: for a reader of many posts (`listgate score`
+ * over a folder: most tokens recur from post to post).  A reader's file
+ * cannot change under its shared lock (writers wait; a bulk writer
+ * renames a new file over it, and this one keeps reading its own), so
+ * what is kept stays true.  At most TOKDB_CACHE_MAX entries (then
+ * nothing more is kept).  0, or -1 on a writer (nothing done).
+ */
+#define TOKDB_CACHE_MAX	(1u << 19)
+int tokdb_cache(struct tokdb *db);
 /* trained posts of each class: 0, or -1 */
 int tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r);
 

@@ -240,6 +240,54 @@ START_TEST(persist_and_read)
 }
 END_TEST
 
+/* a reader's cache gives what the file gives, found or absent, the
+ * first time and every time after, past its first table size */
+START_TEST(reader_cache)
+{
+	struct tokdb *w = open_w(dbpath), *plain, *cached;
+	struct toklist *tl = toklist_new(20000), *th = toklist_new(20000);
+	struct tokcount a, b;
+	char t[32], err[1024];
+	int i, pass, ra, rb;
+
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_ptr_nonnull(th);
+	for (i = 0; i < 10000; i++) {
+		snprintf(t, sizeof(t), "tok%d", i);
+		ck_assert_int_ge(toklist_add(i % 3 ? tl : th, t, strlen(t)), 0);
+	}
+	ck_assert_int_eq(tokdb_begin(w), 0);
+	ck_assert_int_ge(tokdb_learn(w, tl, 1, 1, 20000), 0);
+	ck_assert_int_ge(tokdb_learn(w, th, 0, 1, 20001), 0);
+	ck_assert_int_ge(tokdb_learn(w, th, 0, 1, 20002), 0);
+	ck_assert_int_eq(tokdb_commit(w), 0);
+	ck_assert_int_eq(tokdb_cache(w), -1);	/* a writer's counts move */
+	tokdb_close(w);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &plain, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &cached, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_cache(cached), 0);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < 15000; i++) {
+			snprintf(t, sizeof(t), "tok%d", i);
+			ra = tokdb_get(plain, t, strlen(t), &a);
+			rb = tokdb_get(cached, t, strlen(t), &b);
+			ck_assert_int_eq(ra, i < 10000);
+			ck_assert_msg(rb == ra && a.spam == b.spam &&
+			    a.ham == b.ham && a.day == b.day,
+			    "pass %d %s: %d %u/%u/%u against %d %u/%u/%u", pass,
+			    t, rb, b.spam, b.ham, b.day, ra, a.spam, a.ham,
+			    a.day);
+			ck_assert_uint_eq(b.ham, i < 10000 && i % 3 == 0 ? 2 : 0);
+		}
+	tokdb_close(plain);
+	tokdb_close(cached);
+	toklist_free(tl);
+	toklist_free(th);
+}
+END_TEST
+
 /* an aborted transaction leaves no trace */
 static void
 abort_rolls_back(const char *path)
@@ -1673,6 +1721,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, learn_unlearn_mem);
 	tcase_add_test(tc, learn_unlearn_many);
 	tcase_add_test(tc, persist_and_read);
+	tcase_add_test(tc, reader_cache);
 	tcase_add_test(tc, iterate_tokens);
 	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);

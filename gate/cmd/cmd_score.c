@@ -297,6 +297,11 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
+	/* many posts share most tokens: each is read from the file once */
+	if (ss.own != NULL)
+		tokdb_cache(ss.own);
+	if (ss.site != NULL)
+		tokdb_cache(ss.site);
 	site.list = g.site_list;
 	site.ts = ss.site != NULL ? &ss.ts : NULL;
 	settings_bayes(&l, &bp);
