@@ -332,6 +332,22 @@ fail:
 	return r < 0 ? r : -1;
 }
 
+/* the first "\nFrom " in [p, p + n), or NULL: line by line with memchr
+ * (glibc's memmem took about 4 instructions a byte here; every file of
+ * a batch is searched whole) */
+static const unsigned char *
+find_from(const unsigned char *p, size_t n)
+{
+	const unsigned char *e = p + n, *q;
+
+	while (p < e && (q = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+		if (e - q >= 6 && memcmp(q + 1, "From ", 5) == 0)
+			return q;
+		p = q + 1;
+	}
+	return NULL;
+}
+
 /* find the next "From " line after a blank line at or after off: its
  * offset, with *body_end_r where the post before it ends; len if none */
 static size_t
@@ -340,7 +356,7 @@ next_from(const unsigned char *p, size_t len, size_t off, size_t *end_r)
 	const unsigned char *q;
 	size_t i = off;
 
-	while (i < len && (q = memmem(p + i, len - i, "\nFrom ", 6)) != NULL) {
+	while (i < len && (q = find_from(p + i, len - i)) != NULL) {
 		size_t at = (size_t)(q - p);	/* the '\n' before "From " */
 
 		if (at >= off && at > 0 && p[at - 1] == '\n') {
