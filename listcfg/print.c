@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/util/buf.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/cfgfile.h"
 #include "listcfg/conninfo.h"
@@ -56,6 +57,36 @@ print_word(FILE *f, const char *s)
 		putc(*s, f);
 	}
 	putc('"', f);
+}
+
+/* 1 if a list of addresses must be quoted whole to read back: an
+ * address may hold '#' (a comment after a blank), '"' or '\\' */
+static int
+addrs_need_quotes(char *const *v)
+{
+	for (; *v != NULL; v++)
+		if (strpbrk(*v, "#\"\\") != NULL)
+			return 1;
+	return 0;
+}
+
+/* `key = "a, b"`, escaped: 0, or -1 when out of memory */
+static int
+print_addrs_quoted(FILE *f, const char *key, char *const *v)
+{
+	struct buf b = BUF_INIT((size_t)-1);
+	size_t i;
+
+	for (i = 0; v[i] != NULL; i++)
+		if ((i > 0 && buf_adds(&b, ", ") < 0) || buf_adds(&b, v[i]) < 0) {
+			buf_free(&b);
+			return -1;
+		}
+	fprintf(f, "%s = ", key);
+	print_word(f, buf_str(&b));
+	putc('\n', f);
+	buf_free(&b);
+	return 0;
 }
 
 /* one key of obj as a `key = value` line, or "# key (not set)": 0, or
@@ -113,8 +144,13 @@ print_key(FILE *f, const struct keys_row *k, const void *obj)
 		putc('\n', f);
 		xfree(m);
 		return 0;
-	case KEYS_ARGV:
 	case KEYS_ADDRS:
+		if ((v = *(char **const *)p) == NULL)
+			break;
+		if (addrs_need_quotes(v))
+			return print_addrs_quoted(f, k->name, v);
+		/* FALLTHROUGH */
+	case KEYS_ARGV:
 		if ((v = *(char **const *)p) == NULL)
 			break;
 		fprintf(f, "%s =", k->name);

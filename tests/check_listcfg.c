@@ -1027,6 +1027,25 @@ START_TEST(long_values_print_back)
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 
+	/* an address may start with '#' (a comment after a blank): the
+	 * list is then printed quoted whole (found by CI's fuzz_listcfg:
+	 * "a@b.example,#x@c.example" lost its second address) */
+	write_file("listgate.conf", "", 0);
+	ck_assert_msg(load_list_text("moderators = a@b.example,#x@c.example,"
+	    "y#z@d.example\n", 52, &l, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(l.moderators[1], "#x@c.example");
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	ck_assert_msg(print_and_reload(&g, &l, &g2, &l2, err, sizeof(err)) ==
+	    0, "the printout does not load: %s", err);
+	ck_assert_str_eq(l2.moderators[0], "a@b.example");
+	ck_assert_str_eq(l2.moderators[1], "#x@c.example");
+	ck_assert_str_eq(l2.moderators[2], "y#z@d.example");
+	ck_assert_ptr_null(l2.moderators[3]);
+	listcfg_free_list(&l2);
+	listcfg_free_global(&g2);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+
 	/* values past LG_MAX_CONF_VALUE are refused, naming the key */
 	buf_reset(&b);
 	buf_adds(&b, "deliver = /bin/x");
