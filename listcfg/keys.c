@@ -584,7 +584,7 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	char val[LG_MAX_CONF_VALUE + 1];
 	char **addrs;
 	char *p, *s;
-	size_t n = 0, cap;
+	size_t n = 0, cap, joined = 0;
 
 	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
 		return -1;
@@ -620,6 +620,14 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 		if ((addrs[n++] = xstrdup(s)) == NULL) {
 			tmpl_free(addrs);
 			return cfgfile_error(cf, "out of memory");
+		}
+		/* printed back joined by ", ", it must still be a value */
+		joined += (n > 1 ? 2 : 0) + strlen(s);
+		if (joined > LG_MAX_CONF_VALUE) {
+			tmpl_free(addrs);
+			return cfgfile_error(cf, "%s: value too long (its "
+			    "addresses joined by \", \" pass %u bytes)", k->name,
+			    (unsigned)LG_MAX_CONF_VALUE);
 		}
 		while (cfgfile_blank((unsigned char)*p))
 			p++;

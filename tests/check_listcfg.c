@@ -1059,6 +1059,16 @@ START_TEST(long_values_print_back)
 	    sizeof(err)), -1);
 	ck_assert_msg(strstr(err, "t.conf:1: deliver: value too long") != NULL,
 	    "%s", err);
+	/* 1000 addresses "a@b,...": 3999 bytes, 5997 printed with ", " */
+	buf_reset(&b);
+	buf_adds(&b, "moderators = a@b");
+	for (i = 1; i < 1000; i++)
+		buf_adds(&b, ",a@b");
+	buf_adds(&b, "\n");
+	ck_assert_int_eq(load_list_text((char *)b.data, b.len, &l, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: moderators: value too long") !=
+	    NULL, "%s", err);
 	buf_reset(&b);
 	buf_adds(&b, "tokens_dir = ");
 	for (i = 0; i < LG_MAX_CONF_VALUE - 2; i++)
