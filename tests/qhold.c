@@ -10,7 +10,9 @@
  *                                  "X-Seq: i" put in front), one
  *                                  connection; print the ids
  *
- * Uses the libpq environment (tests/pg.sh sets it).  Exit 0, 1 on error.
+ * Uses the libpq environment (tests/pg.sh sets it); $QHOLD_SUBJECT, when
+ * set, is the held posts' subject (the queue keeps up to 4096 bytes of
+ * it).  Exit 0, 1 on error.
  */
 #include "config.h"
 
@@ -91,7 +93,8 @@ hold_many(const char *list, const unsigned char *raw, size_t len,
 		memcpy(buf + sl, raw, len);
 		p.raw = buf;
 		p.raw_len = sl + len;
-		p.subject = "a post of the load check";
+		p.subject = getenv("QHOLD_SUBJECT") != NULL ?
+		    getenv("QHOLD_SUBJECT") : "a post of the load check";
 		p.score = 0.5 + (double)(i % 500) / 1000.0;
 		if (queue_hold(q, &p, &id, err, sizeof(err)) < 0) {
 			fprintf(stderr, "qhold: %s\n", err);
@@ -157,7 +160,8 @@ main(int argc, char **argv)
 	p.env_sender = "sender@example.org";
 	p.env_recipient = argv[1];
 	p.from = "Test Sender <sender@example.org>";
-	p.subject = "a held test post";
+	p.subject = getenv("QHOLD_SUBJECT") != NULL ? getenv("QHOLD_SUBJECT") :
+	    "a held test post";
 	p.msgid = "<test@example.org>";
 	p.raw = raw;
 	p.raw_len = len;

@@ -341,6 +341,16 @@ check "... the source cut with a marker, the headers shown (up to 200)" \
 req GET "/api/lists/dev/held/$id7" $A
 check "... and through the API its JSON parses" \
     sh -c "test $code = 200 && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' '$T/body'"
+# 180 posts whose subjects are 4096 masked bytes (the most the queue
+# keeps; 6 bytes of JSON each): listed 500 at a time they once made an
+# answer of 4.4 MB, past the 4 MiB cap
+QHOLD_SUBJECT=$(python3 -c 'print("\x01" * 4096, end="")') \
+    "$QHOLD" -n flood "$DATA/spam1.eml" 180 > /dev/null || exit 99
+req GET "/api/lists/flood/held?limit=500" $B
+check "a listing of 180 posts with 4096-byte masked subjects: 200, JSON that parses" \
+    sh -c "test $code = 200 && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d[\"entries\"]) != 180)' '$T/body'"
+check "... each subject cut with a marker" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["entries"][0]["subject"]; sys.exit(not (s.endswith("...") and len(s) <= 300))' "$T/body"
 
 # --- a slow client (slowloris) does not block others -----------------------------
 python3 - "$port" > "$T/slow.out" 2>&1 <<'EOF' &

@@ -49,6 +49,10 @@
 #define API_HEADER_CHARS	2000
 /* deciding tokens listed */
 #define API_MAX_TOKENS		100
+/* characters of a listing's sender and subject: 500 entries of masked
+ * characters (6 bytes of JSON each) stay near 2 MiB, under the answer's
+ * 4 MiB */
+#define API_ENTRY_CHARS		300
 
 static const char json_type[] = "application/json; charset=utf-8";
 
@@ -123,14 +127,19 @@ static int
 held_entry(const struct qview_row *row, void *vctx)
 {
 	struct page_ctx *c = vctx;
+	const char *from;
 	char when[40];
 
 	web_iso_time(row->arrived, when, sizeof(when));
 	web_printf(c->r, "%s\n    {\"id\": %lld, \"sender\": ",
 	    c->n ? "," : "", (long long)row->id);
-	web_json_strs(c->r, *row->from ? row->from : row->env_sender);
+	from = row->from != NULL && *row->from ? row->from : row->env_sender;
+	if (from == NULL)
+		from = "";
+	web_json_str(c->r, from, strlen(from), API_ENTRY_CHARS);
 	web_printf(c->r, ", \"subject\": ");
-	web_json_strs(c->r, row->subject);
+	web_json_str(c->r, row->subject ? row->subject : "",
+	    row->subject ? strlen(row->subject) : 0, API_ENTRY_CHARS);
 	web_printf(c->r, ", \"score\": %.6f, \"held_at\": \"%s\"}",
 	    row->score, when);
 	c->n++;
