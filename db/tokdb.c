@@ -33,6 +33,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -158,9 +159,14 @@ struct tokdb {
 	int64_t pos;		/* pending journal position ... */
 	int setpos;		/* ... when set */
 	/* a reader's cache (tokdb_cache): open addressing by key, key 0
-	 * never kept; NULL when off */
+	 * never kept; NULL when off.  Keys are SipHash under a key in the
+	 * source, so anyone can make tokens whose keys share low bits: the
+	 * slot is the top bits of key times a random odd number, and a
+	 * probe stops after RC_PROBES slots (then the read is uncached) */
 	struct rcache *rc;
 	size_t nrc, caprc;
+	unsigned rcbits;	/* log2(caprc) */
+	uint64_t rcmul;
 };
 
 /* one kept read: found (1) or absent (0) */
@@ -790,55 +796,77 @@ tokdb_close(struct tokdb *db)
 	xfree(db);
 }
 
+/* slots looked at for one key at most */
+#define RC_PROBES	32
+/* the first table: 2^RC_BITS0 slots */
+#define RC_BITS0	12
+
 int
 tokdb_cache(struct tokdb *db)
 {
-	if ((db->mode & TOKDB_WRITE) != 0)
+	uint64_t m = 0;
+
+	/* a writer's counts move; so may an in-memory store's */
+	if ((db->mode & TOKDB_WRITE) != 0 || db->mem)
 		return -1;
-	if (db->rc == NULL) {
-		db->caprc = 4096;
-		db->nrc = 0;
-		if ((db->rc = xcalloc(db->caprc, sizeof(*db->rc))) == NULL)
-			db->caprc = 0;	/* out of memory: reads go on uncached */
-	}
+	if (db->rc != NULL)
+		return 0;
+	if (getrandom(&m, sizeof(m), GRND_NONBLOCK) != (ssize_t)sizeof(m))
+		m = (uint64_t)(clock_now_s() * 1e9) * 0x9e3779b97f4a7c15ULL ^
+		    (uint64_t)getpid() << 32;
+	db->rcmul = m | 1;
+	db->rcbits = RC_BITS0;
+	db->caprc = (size_t)1 << RC_BITS0;
+	db->nrc = 0;
+	if ((db->rc = xcalloc(db->caprc, sizeof(*db->rc))) == NULL)
+		db->caprc = 0;		/* out of memory: reads go on uncached */
 	return 0;
 }
 
-/* the slot of key in the reader's cache: its entry, or the empty one
- * where it would go */
+/* the slot of key in a table of 2^bits: its entry, the empty one where
+ * it would go, or NULL after RC_PROBES slots */
 static struct rcache *
-rc_slot(struct rcache *t, size_t cap, uint64_t key)
+rc_slot(struct rcache *t, unsigned bits, uint64_t mul, uint64_t key)
 {
-	size_t i = (size_t)(key ^ key >> 29) & (cap - 1);
+	size_t mask = ((size_t)1 << bits) - 1;
+	size_t i = (size_t)((key * mul) >> (64 - bits)), n;
 
-	while (t[i].key != 0 && t[i].key != key)
-		i = (i + 1) & (cap - 1);
-	return &t[i];
+	for (n = 0; n < RC_PROBES; n++, i = (i + 1) & mask)
+		if (t[i].key == 0 || t[i].key == key)
+			return &t[i];
+	return NULL;
 }
 
 /* keep a read; never fails (a full or unallocatable cache keeps less) */
 static void
 rc_put(struct tokdb *db, uint64_t key, const struct tokcount *c, int found)
 {
-	struct rcache *e, *t;
+	struct rcache *e, *t, *d;
 	size_t i, cap;
 
 	if (key == 0 || db->caprc == 0)
 		return;
-	if ((db->nrc + 1) * 2 > db->caprc) {
-		if (db->caprc >= TOKDB_CACHE_MAX)
-			return;
+	if ((db->nrc + 1) * 2 > db->caprc && db->caprc < TOKDB_CACHE_MAX) {
 		cap = db->caprc * 2;
-		if ((t = xcalloc(cap, sizeof(*t))) == NULL)
-			return;
-		for (i = 0; i < db->caprc; i++)
-			if (db->rc[i].key != 0)
-				*rc_slot(t, cap, db->rc[i].key) = db->rc[i];
-		xfree(db->rc);
-		db->rc = t;
-		db->caprc = cap;
+		if ((t = xcalloc(cap, sizeof(*t))) != NULL) {
+			for (i = 0; i < db->caprc; i++)
+				if (db->rc[i].key != 0 && (d = rc_slot(t,
+				    db->rcbits + 1, db->rcmul,
+				    db->rc[i].key)) != NULL)
+					*d = db->rc[i];
+			xfree(db->rc);
+			db->rc = t;
+			db->caprc = cap;
+			db->rcbits++;
+			/* what found no slot within RC_PROBES is dropped */
+			for (db->nrc = 0, i = 0; i < cap; i++)
+				db->nrc += t[i].key != 0;
+		}
 	}
-	e = rc_slot(db->rc, db->caprc, key);
+	if ((db->nrc + 1) * 2 > db->caprc)
+		return;			/* full: keep no more */
+	if ((e = rc_slot(db->rc, db->rcbits, db->rcmul, key)) == NULL)
+		return;
 	if (e->key == 0)
 		db->nrc++;
 	e->key = key;
@@ -889,7 +917,8 @@ tokdb_get(struct tokdb *db, const void *tok, size_t len,
 		return 0;		/* never a token */
 	key = tokdb_key(tok, len);
 	if (db->caprc > 0 && key != 0 &&
-	    (e = rc_slot(db->rc, db->caprc, key))->key == key) {
+	    (e = rc_slot(db->rc, db->rcbits, db->rcmul, key)) != NULL &&
+	    e->key == key) {
 		*c_r = e->c;
 		return e->found;
 	}

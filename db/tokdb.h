@@ -69,8 +69,11 @@ int tokdb_get(struct tokdb *db, const void *tok, size_t len,
  * over a folder: most tokens recur from post to post).  A reader's file
  * cannot change under its shared lock (writers wait; a bulk writer
  * renames a new file over it, and this one keeps reading its own), so
- * what is kept stays true.  At most TOKDB_CACHE_MAX entries (then
- * nothing more is kept).  0, or -1 on a writer (nothing done).
+ * what is kept stays true.  A table of at most TOKDB_CACHE_MAX slots,
+ * at most half of them used (then nothing more is kept); a key whose
+ * slot is not found within a few probes is read uncached (tokens are
+ * the senders' choice).  0, or -1 on a writer or an in-memory store
+ * (nothing done).
  */
 #define TOKDB_CACHE_MAX	(1u << 19)
 int tokdb_cache(struct tokdb *db);
