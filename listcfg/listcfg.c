@@ -118,6 +118,20 @@ config_dir(const char *dir, char *rdir, char *err, size_t errsz)
 		snprintf(err, errsz, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
+	/* the paths in it (tokens_dir's default, relative values) must
+	 * stay values (LG_MAX_CONF_VALUE), and `config check' names it on
+	 * a comment line */
+	if (strlen(rdir) > LG_MAX_CONF_VALUE - 256) {
+		snprintf(err, errsz, "%.200s...: configuration directory: its "
+		    "path is longer than %u bytes", rdir,
+		    (unsigned)LG_MAX_CONF_VALUE - 256);
+		return -1;
+	}
+	if (strchr(rdir, '\n') != NULL) {
+		snprintf(err, errsz, "configuration directory: a line break in "
+		    "its path");
+		return -1;
+	}
 	return 0;
 }
 

@@ -1046,6 +1046,33 @@ START_TEST(long_values_print_back)
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 
+	/* a configuration directory whose path leaves no room for the
+	 * paths in it (tokens_dir's default would not print as a value),
+	 * or holds a line break, is refused */
+	{
+		char deep[PATH_MAX + 16], comp[241];
+		size_t dl;
+
+		memset(comp, 'd', 240);
+		comp[240] = '\0';
+		dl = (size_t)snprintf(deep, sizeof(deep), "%s", tmpdir);
+		while (dl < LG_MAX_CONF_VALUE - 256) {
+			dl += (size_t)snprintf(deep + dl, sizeof(deep) - dl,
+			    "/%s", comp);
+			ck_assert_int_eq(mkdir(deep, 0700), 0);
+		}
+		ck_assert_int_eq(listcfg_load_global(deep, &g, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "its path is longer than") != NULL,
+		    "%s", err);
+		snprintf(deep, sizeof(deep), "%s/a\nb", tmpdir);
+		ck_assert_int_eq(mkdir(deep, 0700), 0);
+		ck_assert_int_eq(listcfg_load_global(deep, &g, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "a line break in its path") != NULL,
+		    "%s", err);
+	}
+
 	/* values past LG_MAX_CONF_VALUE are refused, naming the key */
 	buf_reset(&b);
 	buf_adds(&b, "deliver = /bin/x");
