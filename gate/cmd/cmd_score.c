@@ -233,6 +233,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	char *const *files;
 	char err[1024], path[4096];
 	int ch, verbose = 0, json = 0, stats = 0, nfiles, i, r, show;
+	unsigned long nscored = 0;
 	int cinit = 0, failed = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:vjh", opts, NULL)) != -1) {
@@ -297,11 +298,6 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
-	/* many posts share most tokens: each is read from the file once */
-	if (ss.own != NULL)
-		tokdb_cache(ss.own);
-	if (ss.site != NULL)
-		tokdb_cache(ss.site);
 	site.list = g.site_list;
 	site.ts = ss.site != NULL ? &ss.ts : NULL;
 	settings_bayes(&l, &bp);
@@ -328,6 +324,16 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
+			/* many posts share most tokens: from the second
+			 * on, each token is read from the file once (one
+			 * post alone does not pay for the table) */
+			if (nscored == 1) {
+				if (ss.own != NULL)
+					tokdb_cache(ss.own);
+				if (ss.site != NULL)
+					tokdb_cache(ss.site);
+			}
+			nscored++;
 			/* the post's tokens with the evidence, then
 			 * their counts */
 			if (posttok_post(&pt, p.data, p.len, NULL, c.toks,
