@@ -84,7 +84,18 @@ charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 
 	while (i < n) {
 		if (in[i] < 0x80) {
-			i++;
+			/* ASCII, 8 bytes at a time where it can (most
+			 * text is: byte by byte it was 4% of training) */
+			uint64_t w;
+
+			while (n - i >= 8) {
+				memcpy(&w, in + i, 8);
+				if (w & 0x8080808080808080ULL)
+					break;
+				i += 8;
+			}
+			while (i < n && in[i] < 0x80)
+				i++;
 			continue;
 		}
 		if ((k = utf8_len(in + i, n - i)) > 0) {
