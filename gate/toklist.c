@@ -45,8 +45,13 @@ toklist_hash(const unsigned char *p, size_t n, uint64_t seed)
 		/* whole words, then the last 8 bytes (overlapping) */
 		for (e = p + n - 8; p < e; p += 8) {
 			memcpy(&w, p, 8);
+			/* multiply, shift down, multiply: a difference in a
+			 * word's top bits reaches the low ones through carries
+			 * that depend on the seed, so no pair of tokens
+			 * collides under every seed */
 			h = (h ^ w) * 0xff51afd7ed558ccdULL;
-			h ^= h >> 32;
+			h ^= h >> 29;
+			h *= 0xc4ceb9fe1a85ec53ULL;
 		}
 		memcpy(&w, e, 8);
 	} else if (n >= 4) {
