@@ -10,7 +10,6 @@
  */
 #include "config.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -603,37 +602,11 @@ static const struct hname ignored_prefix[] = {
  * name, and its first bytes decide the prefixes */
 #define IGNORED_NAME_MAX	40
 
-/* the exact names by length: indexes into ignored_exact, ending in -1
- * (built once; at most 8 names share a length) */
-static signed char ignored_bylen[IGNORED_NAME_MAX + 1][9];
-static pthread_once_t ignored_once = PTHREAD_ONCE_INIT;
-
-static void
-ignored_index(void)
-{
-	size_t i, len, k;
-
-	memset(ignored_bylen, -1, sizeof(ignored_bylen));
-	for (i = 0; ignored_exact[i].s != NULL; i++) {
-		len = ignored_exact[i].len;
-		/* a longer name, a ninth of one length or a 128th name
-		 * would be missed: the table is ours, and tests/check_tok.c
-		 * asks for every name */
-		if (len > IGNORED_NAME_MAX || i > 127)
-			continue;
-		for (k = 0; k < 8 && ignored_bylen[len][k] >= 0; k++)
-			;
-		if (k < 8)
-			ignored_bylen[len][k] = (signed char)i;
-	}
-}
-
 int
 tok_header_ignored(const char *name)
 {
 	char low[IGNORED_NAME_MAX + 1];
 	const struct hname *h;
-	const signed char *x;
 	size_t n;
 
 	/* every header of every post comes here: fold the case once and
@@ -645,13 +618,11 @@ tok_header_ignored(const char *name)
 	low[n] = '\0';
 	if (n == 0)
 		return 0;
-	if (name[n] == '\0') {
-		pthread_once(&ignored_once, ignored_index);
-		for (x = ignored_bylen[n]; *x >= 0; x++)
-			if (ignored_exact[*x].s[0] == low[0] &&
-			    memcmp(low, ignored_exact[*x].s, n) == 0)
+	if (name[n] == '\0')
+		for (h = ignored_exact; h->s != NULL; h++)
+			if (h->len == n && h->s[0] == low[0] &&
+			    memcmp(low, h->s, n) == 0)
 				return 1;
-	}
 	for (h = ignored_prefix; h->s != NULL; h++)
 		if (h->len <= n && h->s[0] == low[0] &&
 		    memcmp(low, h->s, h->len) == 0)

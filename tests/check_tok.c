@@ -432,8 +432,7 @@ START_TEST(chunk_separators_byte_by_byte)
 }
 END_TEST
 
-/* every exact name of gate/tok.c's table, in mixed case, is ignored
- * (the names are looked up by length: none may be left out) */
+/* every exact name of gate/tok.c's table, in mixed case, is ignored */
 START_TEST(every_ignored_name)
 {
 	static const char *const names[] = {
