@@ -922,12 +922,15 @@ tokdb_get(struct tokdb *db, const void *tok, size_t len,
 		*c_r = e->c;
 		return e->found;
 	}
-	if (db->caprc > 0) {
-		if ((r = get_uncached(db, key, c_r)) >= 0)
-			rc_put(db, key, c_r, r);
-		return r;
-	}
-	return get_uncached(db, key, c_r);
+	if ((r = get_uncached(db, key, c_r)) >= 0)
+		rc_put(db, key, c_r, r);
+	return r;
+}
+
+size_t
+tokdb_cached(const struct tokdb *db)
+{
+	return db->nrc;
 }
 
 int

@@ -77,6 +77,8 @@ int tokdb_get(struct tokdb *db, const void *tok, size_t len,
  */
 #define TOKDB_CACHE_MAX	(1u << 19)
 int tokdb_cache(struct tokdb *db);
+/* the reads a reader's cache keeps (0 without one) */
+size_t tokdb_cached(const struct tokdb *db);
 /* trained posts of each class: 0, or -1 */
 int tokdb_msgcounts(struct tokdb *db, uint32_t *nspam_r, uint32_t *nham_r);
 

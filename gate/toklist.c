@@ -29,7 +29,6 @@ struct toklist {
 	uint64_t seed;		/* of toklist_hash */
 };
 
-/* FNV-1a, 32 bits */
 /* a token's hash under the set's random seed: 8 bytes a step (FNV-1a
  * took a multiply a byte, 6% of training), mixed so that the low bits
  * (the slot) depend on every byte; the seed keeps a sender from

@@ -268,6 +268,7 @@ START_TEST(reader_cache)
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &cached, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_cache(cached), 0);
+	ck_assert_uint_eq(tokdb_cached(cached), 0);
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < 15000; i++) {
 			snprintf(t, sizeof(t), "tok%d", i);
@@ -281,6 +282,11 @@ START_TEST(reader_cache)
 			    a.day);
 			ck_assert_uint_eq(b.ham, i < 10000 && i % 3 == 0 ? 2 : 0);
 		}
+	/* it kept the reads, found and absent (a few may find no slot
+	 * within the probes); the plain reader kept none */
+	ck_assert_uint_gt(tokdb_cached(cached), 14000);
+	ck_assert_uint_le(tokdb_cached(cached), 15000);
+	ck_assert_uint_eq(tokdb_cached(plain), 0);
 	tokdb_close(plain);
 	tokdb_close(cached);
 	toklist_free(tl);
