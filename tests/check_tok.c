@@ -95,6 +95,42 @@ START_TEST(set_bounds_and_growth)
 }
 END_TEST
 
+/* a set grown large, then reset for few tokens (only their slots are
+ * cleared) and for many (the whole table): nothing of the earlier
+ * tokens is left, in any slot */
+START_TEST(set_reset_after_growth)
+{
+	struct toklist *tl = toklist_new(100000);
+	char t[32];
+	size_t i, n, round, few;
+
+	for (round = 0; round < 6; round++) {
+		few = round % 2 ? 3 : 40000;
+		toklist_reset(tl);
+		for (i = 0; i < few; i++) {
+			n = (size_t)snprintf(t, sizeof(t), "r%zu-%zu", round,
+			    i);
+			ck_assert_int_eq(toklist_add(tl, t, n), 1);
+		}
+		ck_assert_uint_eq(toklist_count(tl), few);
+		for (i = 0; i < 40000; i++) {
+			n = (size_t)snprintf(t, sizeof(t), "r%zu-%zu",
+			    round ? round - 1 : 5, i);
+			ck_assert_int_eq(toklist_find(tl, t, n), -1);
+		}
+		for (i = 0; i < few; i++) {
+			n = (size_t)snprintf(t, sizeof(t), "r%zu-%zu", round,
+			    i);
+			ck_assert_int_eq(toklist_find(tl, t, n), (long)i);
+		}
+	}
+	toklist_reset(tl);
+	ck_assert_uint_eq(toklist_count(tl), 0);
+	ck_assert_int_eq(toklist_find(tl, "r5-0", 4), -1);
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(words_basic)
 {
 	struct toklist *tl = text("", 0,
@@ -510,6 +546,7 @@ tok_suite(void)
 	tc = tcase_create("toklist");
 	tcase_add_test(tc, set_order_and_dedup);
 	tcase_add_test(tc, set_bounds_and_growth);
+	tcase_add_test(tc, set_reset_after_growth);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("text");
 	tcase_add_test(tc, words_basic);
