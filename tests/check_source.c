@@ -156,6 +156,108 @@ START_TEST(empty_file)
 }
 END_TEST
 
+/* the descriptors this process has open */
+static int
+open_fds(void)
+{
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			n++;
+	return n;
+}
+
+/* write len bytes of a pattern (a post header first) to rel */
+static void
+put_pattern(const char *rel, size_t len, unsigned seed)
+{
+	char p[600];
+	unsigned char *b = malloc(len + 1);
+	size_t i;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(b);
+	for (i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		b[i] = (unsigned char)(seed >> 16);
+	}
+	if (len >= 12)
+		memcpy(b, "Subject: x\n", 11);
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, rel);
+	ck_assert_ptr_nonnull(f = fopen(p, "w"));
+	ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+	fclose(f);
+	free(b);
+}
+
+/* the one post of rel is exactly the len bytes of the file */
+static void
+expect_pattern(const char *rel, size_t len)
+{
+	struct source *s = open_rel(rel);
+	struct source_post p;
+	char err[1024], path[600];
+	unsigned char *b = malloc(len + 1);
+	FILE *f;
+
+	ck_assert_ptr_nonnull(b);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	ck_assert_uint_eq(fread(b, 1, len + 1, f), len);
+	fclose(f);
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+	ck_assert_uint_eq(p.len, len);
+	ck_assert(memcmp(p.data, b, len) == 0);
+	expect_end(s);
+	source_close(s);
+	free(b);
+}
+
+/* files just below, at and above the size that is read rather than
+ * mapped come whole, also when memory for the read runs out (then they
+ * are mapped); no descriptor is left open on any path */
+START_TEST(read_or_map)
+{
+	static const size_t sizes[] = { 1, 4095, 4096, 262143, 262144,
+		262145, 700001 };
+	char err[1024], path[600];
+	struct source *s;
+	size_t i;
+	unsigned long k;
+	int fds = open_fds(), r;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		put_pattern("big", sizes[i], (unsigned)i + 7);
+		expect_pattern("big", sizes[i]);
+	}
+	ck_assert_int_eq(open_fds(), fds);
+	/* every allocation of opening a file that is read fails in turn:
+	 * the open fails cleanly or the post still comes whole */
+	put_pattern("big", 5000, 3);
+	snprintf(path, sizeof(path), "%s/big", tmpdir);
+	for (k = 1; k <= 6; k++) {
+		xalloc_fail_at(k);
+		r = source_open(path, &s, err, sizeof(err));
+		xalloc_fail_at(0);
+		if (r == 0) {
+			source_close(s);
+			expect_pattern("big", 5000);
+		} else {
+			ck_assert_int_eq(r, -2);
+			ck_assert_ptr_null(s);
+		}
+		ck_assert_int_eq(open_fds(), fds);
+	}
+	/* a directory and a missing path leave nothing open either */
+	s = open_rel("");
+	source_close(s);
+	snprintf(path, sizeof(path), "%s/none", tmpdir);
+	ck_assert_int_eq(source_open(path, &s, err, sizeof(err)), -1);
+	ck_assert_int_eq(open_fds(), fds);
+}
+END_TEST
+
 START_TEST(mbox_split)
 {
 	struct source *s;
@@ -493,6 +595,7 @@ source_suite(void)
 	tcase_add_test(tc, single_file);
 	tcase_add_test(tc, empty_file);
 	tcase_add_test(tc, missing_path);
+	tcase_add_test(tc, read_or_map);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mbox");

@@ -5,11 +5,13 @@
  * A file whose first line starts with "From " is an mbox: it is split
  * on "From " lines at the start of the file or after a blank line (the
  * envelope line itself is not part of the post; ">From " is left as it
- * is).  An mbox holding a single post is named like a plain file.  A directory with cur/ or new/ is a maildir (new/ then cur/, each
- * sorted by name); any other directory yields its regular files sorted
- * by name (no recursion); names starting with '.' are skipped.  Files
- * are mapped, not copied; standard input is read into memory up to
- * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond.
+ * is).  An mbox holding a single post is named like a plain file.  A
+ * directory with cur/ or new/ is a maildir (new/ then cur/, each sorted
+ * by name); any other directory yields its regular files sorted by name
+ * (no recursion); names starting with '.' are skipped.  Files of up to
+ * 256 KiB are read into memory, larger ones mapped; standard input is
+ * read into memory up to LG_MAX_SPOOL_MEM and spooled to an unlinked
+ * temporary file beyond.
  */
 #ifndef LG_SOURCE_H
 #define LG_SOURCE_H
