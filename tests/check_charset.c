@@ -314,6 +314,79 @@ START_TEST(cut_not_fail)
 }
 END_TEST
 
+/*
+ * windows-1252 (and every ISO-8859-1 label) is converted without iconv:
+ * the output and flags equal iconv's (reached through glibc's other
+ * name for it, MS-ANSI) on every byte, in runs of ASCII and not, and
+ * at every cut
+ */
+START_TEST(cp1252_as_iconv)
+{
+	static const char *const labels[] = { "windows-1252", "ISO-8859-1",
+	    "\"latin1\"", "CP1252", "iso_8859-1", "l1" };
+	unsigned char in[600];
+	struct buf a, b;
+	size_t n, max, i, l;
+	unsigned seed = 5;
+	int fa, fb, ra, rb, round;
+
+	for (round = 0; round < 400; round++) {
+		/* all 256 bytes once, then random mixes of ASCII runs and
+		 * high bytes */
+		if (round == 0) {
+			for (n = 0; n < 256; n++)
+				in[n] = (unsigned char)n;
+		} else if (round == 1) {
+			n = 0;
+		} else {
+			n = 0;
+			while (n < sizeof(in)) {
+				seed = seed * 1103515245u + 12345u;
+				if ((seed >> 16) % 3 == 0)
+					in[n++] = (unsigned char)(0x80 +
+					    (seed >> 8) % 128);
+				else
+					in[n++] = (unsigned char)((seed >> 16)
+					    % 128);
+			}
+			n = (seed >> 4) % sizeof(in);
+		}
+		for (max = 0; max <= 2 * n + 8; max += round > 1 ? 37 : 1) {
+			l = (size_t)round % (sizeof(labels) / sizeof(*labels));
+			a = (struct buf)BUF_INIT(max);
+			b = (struct buf)BUF_INIT(max);
+			fa = fb = 0;
+			ra = charset_convert(labels[l], strlen(labels[l]), in,
+			    n, &a, &fa);
+			rb = charset_convert("MS-ANSI", 7, in, n, &b, &fb);
+			ck_assert_int_eq(ra, 0);
+			ck_assert_int_eq(rb, 0);
+			ck_assert_msg(fa == fb, "round %d max %zu: flags %d, "
+			    "iconv's %d", round, max, fa, fb);
+			ck_assert_uint_eq(a.len, b.len);
+			/* always there and NUL-terminated (iconv's path
+			 * leaves none when nothing fits) */
+			ck_assert_ptr_nonnull(a.data);
+			ck_assert(a.data[a.len] == 0);
+			for (i = 0; i < a.len; i++)
+				ck_assert_msg(a.data[i] == b.data[i], "round "
+				    "%d max %zu: byte %zu differs", round, max,
+				    i);
+			buf_free(&a);
+			buf_free(&b);
+		}
+	}
+	/* the five bytes windows-1252 lacks were seen, and cut */
+	a = (struct buf)BUF_INIT(4);
+	fa = 0;
+	ck_assert_int_eq(charset_convert("iso-8859-1", 10,
+	    (const unsigned char *)"ab\x81\x80", 4, &a, &fa), 0);
+	ck_assert_int_eq(fa, CS_INVALID | CS_CUT);
+	ck_assert_str_eq(buf_str(&a), "ab\xc2\x81");
+	buf_free(&a);
+}
+END_TEST
+
 static Suite *
 charset_suite(void)
 {
@@ -327,6 +400,7 @@ charset_suite(void)
 	tcase_add_test(tc, tscii_body_whole);
 	tcase_add_test(tc, cut_not_fail);
 	tcase_add_test(tc, error_at_the_end);
+	tcase_add_test(tc, cp1252_as_iconv);
 	suite_add_tcase(s, tc);
 	return s;
 }
