@@ -116,6 +116,60 @@ pipe_drain(struct queue *q, int sync)
 	return ok && q->perr[0] == 0 ? 0 : -1;
 }
 
+/*
+ * Compress a post for the journal with the connection's compressor,
+ * made at the first post and reset for each after it; *z_r points into
+ * q->jzbuf until the next call (libpq copies a parameter when the query
+ * is sent).  0, or -1 with err.
+ */
+static int
+journal_deflate(struct queue *q, const unsigned char *raw, size_t len,
+    const unsigned char **z_r, size_t *zlen_r, char *err, size_t errsz)
+{
+	z_stream *zs = q->jz;
+	unsigned char *b;
+	uLong bound;
+
+	if (len > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "post of %zu bytes is larger than %u",
+		    len, LG_MAX_POST_BYTES);
+		return -1;
+	}
+	if (zs == NULL) {
+		if ((zs = xcalloc(1, sizeof(*zs))) == NULL)
+			goto oom;
+		if (deflateInit(zs, QUEUE_ZLEVEL_JOURNAL) != Z_OK) {
+			xfree(zs);
+			goto oom;
+		}
+		q->jz = zs;
+	} else if (deflateReset(zs) != Z_OK) {
+		snprintf(err, errsz, "cannot compress the post");
+		return -1;
+	}
+	bound = deflateBound(zs, (uLong)len);
+	if (q->jzcap < bound) {
+		if ((b = xrealloc(q->jzbuf, bound)) == NULL)
+			goto oom;
+		q->jzbuf = b;
+		q->jzcap = bound;
+	}
+	zs->next_in = (unsigned char *)(uintptr_t)raw;
+	zs->avail_in = (uInt)len;
+	zs->next_out = q->jzbuf;
+	zs->avail_out = (uInt)bound;
+	if (deflate(zs, Z_FINISH) != Z_STREAM_END) {
+		snprintf(err, errsz, "cannot compress the post");
+		return -1;
+	}
+	*z_r = q->jzbuf;
+	*zlen_r = (size_t)zs->total_out;
+	return 0;
+oom:
+	snprintf(err, errsz, "out of memory compressing %zu bytes", len);
+	return -1;
+}
+
 #define JOURNAL_INSERT \
 	"INSERT INTO train_journal (list, class, op, source, post_id, size, " \
 	"message_z) VALUES ($1, $2, $3, $4, $5::int8, $6::int8, $7)"
@@ -128,17 +182,15 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 	const char *vals[7];
 	int lens[7] = { 0 }, fmts[7] = { 0 };
 	char sizebuf[32], idbuf[32];
-	unsigned char *z;
+	const unsigned char *z;
 	size_t zlen;
 	PGresult *res;
 	int r = -1;
 
-	if (queue_deflate(raw, len, QUEUE_ZLEVEL_JOURNAL, &z, &zlen, err,
-	    errsz) < 0)
+	if (journal_deflate(q, raw, len, &z, &zlen, err, errsz) < 0)
 		return -1;
 	if (zlen > 0x7fffffff) {
 		snprintf(err, errsz, "post too large for the journal");
-		xfree(z);
 		return -1;
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%zu", len);
@@ -157,10 +209,8 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 		    lens, fmts, 0) != 1) {
 			snprintf(err, errsz, "database: cannot journal the "
 			    "post: %s", queue_pgerr(q, NULL));
-			xfree(z);
 			return -1;
 		}
-		xfree(z);
 		if (++q->npending >= PIPE_MAX && pipe_drain(q, 0) < 0) {
 			snprintf(err, errsz, "database: cannot journal the "
 			    "post: %s", q->perr);
@@ -176,7 +226,6 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 	else
 		r = 0;
 	PQclear(res);
-	xfree(z);
 	return r;
 }
 
@@ -310,6 +359,8 @@ struct journal_fetch {
 	unsigned char *buf;	/* the current post's head, decompressed */
 	size_t cap;
 	unsigned char *scratch;	/* SCRATCH bytes */
+	z_stream zs;		/* the decompressor, reset for each post */
+	int zinit;		/* zs is initialized */
 };
 
 /* read what is left of the query, one row at a time, and drop it */
@@ -452,7 +503,7 @@ static int
 inflate_head(struct journal_fetch *f, const unsigned char *in, size_t n,
     int whole, int64_t size, size_t *len_r, char *why, size_t whysz)
 {
-	z_stream zs;
+	z_stream *zs = &f->zs;
 	size_t want, need, got;
 	uint64_t total;
 	unsigned char *p;
@@ -479,28 +530,35 @@ inflate_head(struct journal_fetch *f, const unsigned char *in, size_t n,
 		f->buf = p;
 		f->cap = need;
 	}
-	memset(&zs, 0, sizeof(zs));
-	if (inflateInit(&zs) != Z_OK) {
-		snprintf(why, whysz, "out of memory decompressing");
+	/* one decompressor for the fetch, reset for each post (a new one
+	 * each time was 39 KiB allocated and freed a post) */
+	if (!f->zinit) {
+		memset(zs, 0, sizeof(*zs));
+		if (inflateInit(zs) != Z_OK) {
+			snprintf(why, whysz, "out of memory decompressing");
+			return -1;
+		}
+		f->zinit = 1;
+	} else if (inflateReset(zs) != Z_OK) {
+		snprintf(why, whysz, "cannot reset the decompressor");
 		return -1;
 	}
-	zs.next_in = (unsigned char *)(uintptr_t)in;
-	zs.avail_in = (uInt)n;
-	zs.next_out = f->buf;
-	zs.avail_out = (uInt)want;
-	zr = want > 0 ? inflate(&zs, Z_SYNC_FLUSH) : Z_OK;
-	got = want - zs.avail_out;
+	zs->next_in = (unsigned char *)(uintptr_t)in;
+	zs->avail_in = (uInt)n;
+	zs->next_out = f->buf;
+	zs->avail_out = (uInt)want;
+	zr = want > 0 ? inflate(zs, Z_SYNC_FLUSH) : Z_OK;
+	got = want - zs->avail_out;
 	total = got;
 	/* the rest of a whole message only counts: its size is checked */
 	while (whole && got == want && zr == Z_OK) {
-		zs.next_out = f->scratch;
-		zs.avail_out = SCRATCH;
-		zr = inflate(&zs, Z_SYNC_FLUSH);
-		total += SCRATCH - zs.avail_out;
-		if (zs.avail_out == SCRATCH && zr == Z_OK)
+		zs->next_out = f->scratch;
+		zs->avail_out = SCRATCH;
+		zr = inflate(zs, Z_SYNC_FLUSH);
+		total += SCRATCH - zs->avail_out;
+		if (zs->avail_out == SCRATCH && zr == Z_OK)
 			zr = Z_BUF_ERROR;	/* no progress: input ended */
 	}
-	inflateEnd(&zs);
 	if (zr == Z_MEM_ERROR) {
 		snprintf(why, whysz, "out of memory decompressing");
 		return -1;
@@ -594,6 +652,8 @@ journal_fetch_close(struct journal_fetch *f)
 	if (f == NULL)
 		return;
 	fetch_drain(f);
+	if (f->zinit)
+		inflateEnd(&f->zs);
 	xfree(f->buf);
 	xfree(f->scratch);
 	xfree(f);

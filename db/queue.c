@@ -267,6 +267,11 @@ queue_close(struct queue *q)
 	queue_close(q->lockq);
 	if (q->conn)
 		PQfinish(q->conn);
+	if (q->jz != NULL) {
+		deflateEnd(q->jz);
+		xfree(q->jz);
+	}
+	xfree(q->jzbuf);
 	xfree(q->conninfo);
 	xfree(q);
 }
@@ -328,34 +333,6 @@ queue_col_str(const PGresult *res, int row, int col)
 		return xstrdup("");
 	return xstrndup(PQgetvalue(res, row, col),
 	    (size_t)PQgetlength(res, row, col));
-}
-
-int
-queue_deflate(const unsigned char *in, size_t n, int level,
-    unsigned char **out_r, size_t *outlen_r, char *err, size_t errsz)
-{
-	uLongf zlen;
-	unsigned char *z;
-
-	*out_r = NULL;
-	if (n > LG_MAX_POST_BYTES) {
-		snprintf(err, errsz, "post of %zu bytes is larger than %u",
-		    n, LG_MAX_POST_BYTES);
-		return -1;
-	}
-	zlen = compressBound((uLong)n);
-	if ((z = xmalloc(zlen)) == NULL) {
-		snprintf(err, errsz, "out of memory compressing %zu bytes", n);
-		return -1;
-	}
-	if (compress2(z, &zlen, in, (uLong)n, level) != Z_OK) {
-		snprintf(err, errsz, "cannot compress the post");
-		xfree(z);
-		return -1;
-	}
-	*out_r = z;
-	*outlen_r = zlen;
-	return 0;
 }
 
 int
@@ -791,7 +768,7 @@ deflate_post(struct post_in *in, struct zout *z,
 	int r, zr, rc = -1, flush;
 
 	memset(&zs, 0, sizeof(zs));
-	if (deflateInit(&zs, 6) != Z_OK) {
+	if (deflateInit(&zs, QUEUE_ZLEVEL_HELD) != Z_OK) {
 		snprintf(err, errsz, "out of memory compressing the post");
 		return -1;
 	}

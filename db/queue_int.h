@@ -23,6 +23,12 @@ struct queue {
 	int pipe;		/* ... in libpq pipeline mode */
 	unsigned npending;	/* pipelined INSERTs not yet read back */
 	char perr[512];		/* the first error a pipelined one met */
+	/* the journal's compressor and its output, kept from post to post
+	 * (a new one for each cost its 256 KiB of state in page faults and
+	 * system calls: a fifth of training through the journal) */
+	struct z_stream_s *jz;	/* NULL until the first post */
+	unsigned char *jzbuf;
+	size_t jzcap;
 };
 
 /* why libpq could not be loaded (db/pqload.c), or NULL when it is */
@@ -63,10 +69,6 @@ char *queue_col_str(const PGresult *res, int row, int col);
 #define QUEUE_ZLEVEL_HELD	6
 #define QUEUE_ZLEVEL_JOURNAL	1
 
-/* zlib-compress n bytes at level into *out_r (xmalloc'd), length in
- * *outlen_r: 0 or -1 */
-int queue_deflate(const unsigned char *in, size_t n, int level,
-    unsigned char **out_r, size_t *outlen_r, char *err, size_t errsz);
 /* decompress exactly size bytes (at most LG_MAX_POST_BYTES) into out
  * (grown with xrealloc; *cap_r its size): 0; QUEUE_ECORRUPT when the
  * stored bytes are damaged (size out of range, not zlib, not exactly

@@ -996,6 +996,63 @@ START_TEST(journal_fetch_within_budget)
 }
 END_TEST
 
+/* one connection's compressor and one fetch's decompressor serve every
+ * post in turn: large noise, small text and empty posts mixed in one
+ * batch each come back whole */
+START_TEST(journal_codec_reused)
+{
+	struct queue *q = qopen();
+	struct journal_fetch *f;
+	struct journal_event ev;
+	char err[1024], small[64];
+	const size_t big = 300 * 1024;
+	unsigned char *a = noise_post(big, 11);
+	size_t len[30];
+	int i, rows;
+
+	ck_assert_int_eq(journal_begin(q, "codec", err, sizeof(err)), 0);
+	for (i = 0; i < 30; i++) {
+		const unsigned char *p = a;
+
+		if (i % 3 == 0) {
+			a[200] = (unsigned char)i;
+			len[i] = big - (size_t)i;
+		} else if (i % 3 == 1) {
+			len[i] = (size_t)snprintf(small, sizeof(small),
+			    "Subject: %d\n\nsmall %d\n", i, i);
+			p = (const unsigned char *)small;
+		} else
+			len[i] = 0;
+		ck_assert_int_eq(journal_add(q, "codec", 1, 1, "manual", 0, p,
+		    len[i], err, sizeof(err)), 0);
+	}
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_fetch_open(q, "codec", 0, 1024, big, &f,
+	    err, sizeof(err)), 0);
+	for (rows = 0; journal_fetch_next(f, &ev, err, sizeof(err)) > 0;
+	    rows++) {
+		ck_assert_int_lt(rows, 30);
+		ck_assert_int_eq(ev.state, JOURNAL_APPLY);
+		ck_assert_int_eq(ev.size, (int64_t)len[rows]);
+		ck_assert_uint_eq(ev.len, len[rows]);
+		if (rows % 3 == 0) {
+			ck_assert(memcmp(ev.raw, a, 200) == 0);
+			ck_assert_int_eq(ev.raw[200], rows);
+			ck_assert(memcmp(ev.raw + 201, a + 201,
+			    len[rows] - 201) == 0);
+		} else if (rows % 3 == 1) {
+			snprintf(small, sizeof(small), "Subject: %d\n\n"
+			    "small %d\n", rows, rows);
+			ck_assert(memcmp(ev.raw, small, len[rows]) == 0);
+		}
+	}
+	journal_fetch_close(f);
+	ck_assert_int_eq(rows, 30);
+	free(a);
+	queue_close(q);
+}
+END_TEST
+
 /* migration 0002 on a 0001 database that already stored a retry twice:
  * the copies are set aside (expired, noted), the oldest stays held */
 START_TEST(migrate_0002_sets_duplicates_aside)
@@ -1485,6 +1542,7 @@ queue_suite(void)
 	tcase_add_test(tc, hold_remembers_decisions);
 	tcase_add_test(tc, hold_streams_large_posts);
 	tcase_add_test(tc, journal_fetch_within_budget);
+	tcase_add_test(tc, journal_codec_reused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("decide");
