@@ -1062,6 +1062,14 @@ static const struct {
 	{ "<!DOCTYPE html>t", "t" },
 	{ "<?xml version=1?>t", "t" },
 	{ "<a title=\"unclosed", " unclosed " },
+	/* each attribute kept, and only those (the first letter is looked
+	 * at first); block tags by their whole name, whatever its case */
+	{ "<form action=/go><b hreff=no sr=no alt=A TITLE=T>x",
+	    " /go \n A  T x" },
+	{ "<a href=''>e</a><x src=>f", "ef" },
+	{ "<BLOCKQUOTE>q</blockquote><textarea>t<b>u<br/>v", "\nq\n\nt"
+	    "u\nv" },
+	{ "<h>a<h7>b<h6>c<ta>d<t>e<metas>f<meta>g", "ab\ncdef\ng" },
 	{ "", "" },
 };
 

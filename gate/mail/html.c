@@ -320,10 +320,12 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 				p++;
 			v1 = p;
 		}
-		if (!closing && (strcmp(aname, "href") == 0 ||
+		if (!closing && v1 > v0 && aname[0] != 0 &&
+		    strchr("hsat", aname[0]) != NULL &&
+		    (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
-		    strcmp(aname, "action") == 0) && v1 > v0) {
+		    strcmp(aname, "action") == 0)) {
 			if ((r = putc1(out, ' ')) != 0 ||
 			    (r = put_text(in + v0, v1 - v0, out)) != 0 ||
 			    (r = putc1(out, ' ')) != 0)
@@ -331,8 +333,10 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 		}
 	}
 	*end = p < n ? p + 1 : n;
+	/* the first letters before strcmp: a call for each of the 48 was
+	 * 3% of training */
 	for (k = 0; k < sizeof(blocks) / sizeof(blocks[0]); k++)
-		if (strcmp(blocks[k], tname) == 0) {
+		if (blocks[k][0] == tname[0] && strcmp(blocks[k], tname) == 0) {
 			if ((r = putc1(out, '\n')) != 0)
 				return r;
 			break;
