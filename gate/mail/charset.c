@@ -457,7 +457,17 @@ utf8_stats(const unsigned char *in, size_t n, size_t *multi)
 	*multi = 0;
 	while (i < n) {
 		if (in[i] < 0x80) {
-			i++;
+			/* ASCII 8 bytes at a time, as charset_utf8_latin1 */
+			uint64_t w;
+
+			while (n - i >= 8) {
+				memcpy(&w, in + i, 8);
+				if (w & 0x8080808080808080ULL)
+					break;
+				i += 8;
+			}
+			while (i < n && in[i] < 0x80)
+				i++;
 			continue;
 		}
 		if ((k = utf8_len(in + i, n - i)) == 0)
