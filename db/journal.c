@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "db/journal.h"
@@ -33,8 +34,42 @@
  * socket buffers never fill and block both sides) */
 #define PIPE_MAX	128
 
+/* the list's newest event id and the day of the transaction, inside
+ * it (not in pipeline mode): 0, or -1 with err */
+static int
+last_and_day(struct queue *q, const char *list, int64_t *last_r,
+    uint32_t *day_r, char *err, size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+	int64_t day;
+
+	res = PQexecParams(q->conn, "SELECT coalesce(max(id), 0)::int8, "
+	    "(floor(extract(epoch FROM now()) / 86400))::int8 FROM "
+	    "train_journal WHERE list = $1", 1, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	*last_r = queue_col_i64(res, 0, 0);
+	day = queue_col_i64(res, 0, 1);
+	if (day_r != NULL)
+		*day_r = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
+	PQclear(res);
+	return 0;
+}
+
 int
 journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
+{
+	return journal_begin_at(q, list, NULL, NULL, err, errsz);
+}
+
+int
+journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
+    uint32_t *day_r, char *err, size_t errsz)
 {
 	char lockkey[16];
 	const char *vals[2] = { lockkey, list };
@@ -56,6 +91,11 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 		return -1;
 	}
 	PQclear(res);
+	if (last_r != NULL && last_and_day(q, list, last_r, day_r, err,
+	    errsz) < 0) {
+		queue_cmd(q, "ROLLBACK", lockkey, sizeof(lockkey));
+		return -1;
+	}
 	q->intx = 1;
 	q->npending = 0;
 	q->perr[0] = 0;
@@ -117,53 +157,44 @@ pipe_drain(struct queue *q, int sync)
 }
 
 /*
- * Compress a post for the journal with the connection's compressor,
- * made at the first post and reset for each after it; *z_r points into
- * q->jzbuf until the next call (libpq copies a parameter when the query
- * is sent).  0, or -1 with err.
+ * Compress a post for the journal (zlib's format, read back with zlib)
+ * with the connection's libdeflate compressor, made at the first post:
+ * 2.5 times zlib's speed at its level 1 and a little smaller, on whole
+ * buffers, which is what a post is; compressing was half of training
+ * through the journal.  *z_r points into q->jzbuf until the next call
+ * (libpq copies a parameter when the query is sent).  0, or -1 with
+ * err.
  */
 static int
 journal_deflate(struct queue *q, const unsigned char *raw, size_t len,
     const unsigned char **z_r, size_t *zlen_r, char *err, size_t errsz)
 {
-	z_stream *zs = q->jz;
 	unsigned char *b;
-	uLong bound;
+	size_t bound, n;
 
 	if (len > LG_MAX_POST_BYTES) {
 		snprintf(err, errsz, "post of %zu bytes is larger than %u",
 		    len, LG_MAX_POST_BYTES);
 		return -1;
 	}
-	if (zs == NULL) {
-		if ((zs = xcalloc(1, sizeof(*zs))) == NULL)
-			goto oom;
-		if (deflateInit(zs, QUEUE_ZLEVEL_JOURNAL) != Z_OK) {
-			xfree(zs);
-			goto oom;
-		}
-		q->jz = zs;
-	} else if (deflateReset(zs) != Z_OK) {
-		snprintf(err, errsz, "cannot compress the post");
-		return -1;
-	}
-	bound = deflateBound(zs, (uLong)len);
+	if (q->jz == NULL &&
+	    (q->jz = libdeflate_alloc_compressor(QUEUE_ZLEVEL_JOURNAL)) ==
+	    NULL)
+		goto oom;
+	bound = libdeflate_zlib_compress_bound(q->jz, len);
 	if (q->jzcap < bound) {
 		if ((b = xrealloc(q->jzbuf, bound)) == NULL)
 			goto oom;
 		q->jzbuf = b;
 		q->jzcap = bound;
 	}
-	zs->next_in = (unsigned char *)(uintptr_t)raw;
-	zs->avail_in = (uInt)len;
-	zs->next_out = q->jzbuf;
-	zs->avail_out = (uInt)bound;
-	if (deflate(zs, Z_FINISH) != Z_STREAM_END) {
+	if ((n = libdeflate_zlib_compress(q->jz, raw, len, q->jzbuf,
+	    q->jzcap)) == 0) {
 		snprintf(err, errsz, "cannot compress the post");
 		return -1;
 	}
 	*z_r = q->jzbuf;
-	*zlen_r = (size_t)zs->total_out;
+	*zlen_r = n;
 	return 0;
 oom:
 	snprintf(err, errsz, "out of memory compressing %zu bytes", len);
@@ -232,6 +263,13 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
 int
 journal_commit(struct queue *q, char *err, size_t errsz)
 {
+	return journal_commit_last(q, NULL, NULL, err, errsz);
+}
+
+int
+journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
+    char *err, size_t errsz)
+{
 	char e[8];
 
 	if (pipe_drain(q, 1) < 0) {
@@ -243,6 +281,11 @@ journal_commit(struct queue *q, char *err, size_t errsz)
 		return -1;
 	}
 	q->intx = 0;
+	if (last_r != NULL && last_and_day(q, list, last_r, NULL, err,
+	    errsz) < 0) {
+		queue_cmd(q, "ROLLBACK", e, sizeof(e));
+		return -1;
+	}
 	return queue_cmd(q, "COMMIT", err, errsz);
 }
 

@@ -34,6 +34,23 @@ int journal_add(struct queue *q, const char *list, int spam, int dir,
 int journal_commit(struct queue *q, char *err, size_t errsz);
 void journal_rollback(struct queue *q);
 
+/*
+ * For a writer that also learns its events into the list's token file
+ * (the trainer's follower): journal_begin, and, read under the lock
+ * before any event of the batch, the list's newest event id (*last_r,
+ * 0 when none) and the day every event of the batch is stamped with
+ * (*day_r, days since 1970-01-01 of the transaction's start, as a
+ * fetch gives it).  journal_commit_last is journal_commit that first
+ * reads the list's newest event id again (*last_r: the batch's last).
+ * Since every writer of the list's events holds its journal lock, the
+ * batch's events are then exactly the list's events after the first
+ * *last_r up to the second.
+ */
+int journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
+    uint32_t *day_r, char *err, size_t errsz);
+int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
+    char *err, size_t errsz);
+
 /* called with each list name by journal_lists; 0 to go on */
 typedef int (*journal_name_fn)(const char *list, void *ctx);
 /* every list that has journal events: 0, or -1 */

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <nettle/sha2.h>
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include "gate/util/lglimits.h"
@@ -267,10 +268,8 @@ queue_close(struct queue *q)
 	queue_close(q->lockq);
 	if (q->conn)
 		PQfinish(q->conn);
-	if (q->jz != NULL) {
-		deflateEnd(q->jz);
-		xfree(q->jz);
-	}
+	if (q->jz != NULL)
+		libdeflate_free_compressor(q->jz);
 	xfree(q->jzbuf);
 	xfree(q->conninfo);
 	xfree(q);

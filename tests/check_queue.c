@@ -26,6 +26,7 @@
 #include "db/tokdb.h"
 #include "gate/app/posttok.h"
 #include "gate/app/sync.h"
+#include "gate/app/trainer.h"
 
 /* --- helpers ------------------------------------------------------------- */
 
@@ -1454,6 +1455,202 @@ START_TEST(sync_apply_exactly_once)
 }
 END_TEST
 
+/* every token record of the file at path, sorted: a dump to compare */
+struct dump {
+	char *text;
+	size_t len, cap;
+};
+
+static int
+dump_fn(uint64_t key, const struct tokcount *c, void *ctx)
+{
+	struct dump *d = ctx;
+	char line[80];
+	int n = snprintf(line, sizeof(line), "%016llx %u %u %u\n",
+	    (unsigned long long)key, c->spam, c->ham, c->day);
+
+	if (d->len + (size_t)n + 1 > d->cap) {
+		d->cap = (d->cap + (size_t)n + 1) * 2;
+		ck_assert_ptr_nonnull(d->text = realloc(d->text, d->cap));
+	}
+	memcpy(d->text + d->len, line, (size_t)n + 1);
+	d->len += (size_t)n;
+	return 0;
+}
+
+static int
+cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* the file's records sorted, its message counts and position, as text
+ * (freed by the caller) */
+static char *
+dump_file(const char *path)
+{
+	struct dump d = { NULL, 0, 0 };
+	struct tokdb *db;
+	char err[1024], **lines, *out, *p, head[128];
+	uint32_t ns, nh;
+	int64_t pos;
+	size_t n = 0, i, len;
+
+	ck_assert_msg(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(tokdb_iterate(db, dump_fn, &d), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	tokdb_close(db);
+	snprintf(head, sizeof(head), "spam %u ham %u pos %lld\n", ns, nh,
+	    (long long)pos);
+	for (p = d.text; p != NULL && *p; p = strchr(p, '\n') + 1)
+		n++;
+	ck_assert_ptr_nonnull(lines = calloc(n + 1, sizeof(*lines)));
+	for (i = 0, p = d.text; i < n; i++, p = strchr(p, '\n') + 1)
+		lines[i] = p;
+	for (i = 0; i < n; i++)
+		*strchr(lines[i], '\n') = 0;
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	len = strlen(head) + d.len + 1;
+	ck_assert_ptr_nonnull(out = malloc(len));
+	strcpy(out, head);
+	for (i = 0; i < n; i++) {
+		strcat(out, lines[i]);
+		strcat(out, "\n");
+	}
+	free(lines);
+	free(d.text);
+	return out;
+}
+
+/* train n posts of list through the journal back end, following the
+ * token file at path (posts numbered from first) */
+static void
+train_follow(struct queue *q, const char *list, const char *path,
+    const struct posttok *pt, int spam, int first, int n, int kill)
+{
+	struct trainer *t;
+	char err[1024], post[200];
+	int i, r, pid = kill ? backend_pid(q) : 0;
+
+	ck_assert_int_eq(trainer_open_journal(&t, q, list, spam, 1, path,
+	    10000, pt, err, sizeof(err)), 0);
+	for (i = first; i < first + n; i++) {
+		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
+		    "common %s words\n", i, i, spam ? "spammy" : "hammy");
+		ck_assert_int_eq(trainer_post(t, (const unsigned char *)post,
+		    strlen(post), err, sizeof(err)), 0);
+	}
+	if (kill)
+		kill_backend(pid);
+	r = trainer_finish(t, err, sizeof(err));
+	ck_assert_int_eq(r, kill ? -1 : 0);
+	if (!kill)
+		ck_assert_msg(trainer_warning(t) == NULL, "%s",
+		    trainer_warning(t));
+	trainer_free(t);
+}
+
+/*
+ * Training through the journal learns into the token file alongside
+ * when the file is at the list's newest event: the file is then what
+ * sync (and a rebuild) makes of the journal, and sync finds nothing
+ * left.  A file behind the journal is left to sync; a batch whose
+ * commit fails leaves the file as it was.
+ */
+START_TEST(train_follows_token_file)
+{
+	struct queue *q = qopen();
+	struct sync_stats st;
+	struct posttok pt;
+	char dir[256], path[300], rpath[300], err[1024], *a, *b;
+	int64_t last;
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/fw.kch", dir);
+	snprintf(rpath, sizeof(rpath), "%s/rebuilt.kch", dir);
+	ck_assert_int_eq(posttok_init(&pt, NULL, NULL, err, sizeof(err)), 0);
+
+	/* no file, no events: a new file, put in place */
+	train_follow(q, "fw", path, &pt, 0, 0, 40, 0);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	ck_assert_int_eq(journal_last_id(q, "fw", &last, err, sizeof(err)),
+	    0);
+	a = dump_file(path);
+	ck_assert_ptr_nonnull(strstr(a, "spam 0 ham 40 "));
+	ck_assert_int_eq(sync_apply(q, "fw", path, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	ck_assert_int_eq(st.pos, last);
+	free(a);
+	/* an up-to-date file: its private copy published */
+	train_follow(q, "fw", path, &pt, 1, 40, 25, 0);
+	ck_assert_int_eq(sync_apply(q, "fw", path, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	ck_assert_int_eq(sync_apply(q, "fw", rpath, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 65);
+	a = dump_file(path);
+	b = dump_file(rpath);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(strstr(a, "spam 25 ham 40 "));
+	free(a);
+	free(b);
+	/* the database gone before the commit: nothing published */
+	a = dump_file(path);
+	train_follow(q, "fw", path, &pt, 1, 65, 10, 1);
+	queue_close(q);
+	q = qopen();
+	b = dump_file(path);
+	ck_assert_str_eq(a, b);
+	free(b);
+	ck_assert_int_eq(sync_apply(q, "fw", path, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	/* a file behind the journal (events sync has not applied) is not
+	 * followed: sync applies the old events and the new */
+	ck_assert_int_eq(journal_begin(q, "fw", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "fw", 1, 1, "manual", 0,
+	    (const unsigned char *)"Subject: pending\n\npending\n", 26, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	train_follow(q, "fw", path, &pt, 0, 75, 5, 0);
+	b = dump_file(path);
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	ck_assert_int_eq(sync_apply(q, "fw", path, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 6);
+	ck_assert_int_eq(sync_apply(q, "fw", rpath, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 6);
+	a = dump_file(path);
+	b = dump_file(rpath);
+	ck_assert_str_eq(a, b);
+	ck_assert_ptr_nonnull(strstr(a, "spam 26 ham 45 "));
+	free(a);
+	free(b);
+	/* a list with events but no file: left to sync (which builds it
+	 * whole from the journal) */
+	unlink(path);
+	train_follow(q, "fw", path, &pt, 0, 80, 3, 0);
+	ck_assert_int_eq(access(path, F_OK), -1);
+	unlink(path);
+	unlink(rpath);
+	snprintf(path, sizeof(path), "%s/fw.kch.wal", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/rebuilt.kch.wal", dir);
+	unlink(path);
+	ck_assert_int_eq(rmdir(dir), 0);
+	queue_close(q);
+}
+END_TEST
+
 /* an error in the middle of a pipelined batch fails the commit and
  * stores none of the batch */
 START_TEST(journal_batch_error_stores_nothing)
@@ -1556,6 +1753,7 @@ queue_suite(void)
 
 	tc = tcase_create("journal");
 	tcase_add_test(tc, sync_apply_exactly_once);
+	tcase_add_test(tc, train_follows_token_file);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
 	tcase_add_test(tc, journal_file_ahead);
 	tcase_add_test(tc, queue_page_reads_only_waiting_posts);

@@ -60,7 +60,7 @@ pkg_missing() {
 }
 if [ $stop -eq 0 ]; then
 	need="gcc g++ make autoconf automake pkg-config libc6-dev libkyotocabinet-dev
-	    libpq-dev zlib1g-dev nettle-dev check postgresql"
+	    libpq-dev zlib1g-dev libdeflate-dev nettle-dev check postgresql"
 	command -v python3 >/dev/null || need="$need python3"
 	command -v npm >/dev/null || need="$need npm"
 	if command -v dpkg-query >/dev/null; then

@@ -51,8 +51,8 @@ fi
 # tests/mailman3_e2e.sh; installed here, before make check runs them side
 # by side, with no system instance set up or started)
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
-      kyotocabinet-utils libpq-dev zlib1g-dev nettle-dev check postgresql
-      postgresql-client pgbouncer libc6-dev python3 procps openssl
+      kyotocabinet-utils libpq-dev zlib1g-dev libdeflate-dev nettle-dev check
+      postgresql postgresql-client pgbouncer libc6-dev python3 procps openssl
       libmicrohttpd-dev libcrypt-dev curl chromium util-linux
       clang libclang-rt-dev valgrind postfix mailman3
       debhelper dpkg-dev fakeroot lintian systemd man-db

@@ -452,9 +452,8 @@ clean_stale(const struct listcfg_global *g, const char *list)
 	closedir(d);
 }
 
-/* list l's token file is the site store */
-static int
-is_site(const struct listcfg_global *g, const struct listcfg_list *l)
+int
+sync_is_site(const struct listcfg_global *g, const struct listcfg_list *l)
 {
 	return g->site_list != NULL && strcmp(g->site_list, l->name) == 0;
 }
@@ -512,7 +511,7 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
-	struct src sr = { l->name, is_site(g, l) };
+	struct src sr = { l->name, sync_is_site(g, l) };
 	struct posttok pt;
 	char tmp[4200], why[1024];
 
@@ -557,7 +556,7 @@ sync_rebuild(struct queue *q, const struct listcfg_global *g,
 	unsigned long nfed;
 
 	memset(st, 0, sizeof(*st));
-	if (is_site(g, l) && feed_first(q, l, st, err, errsz) < 0)
+	if (sync_is_site(g, l) && feed_first(q, l, st, err, errsz) < 0)
 		return -1;
 	nfed = st->nfed;
 	if (rebuild_into(q, g, l, path, st, err, errsz) < 0)
@@ -571,7 +570,7 @@ sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
-	struct src sr = { l->name, is_site(g, l) };
+	struct src sr = { l->name, sync_is_site(g, l) };
 	struct posttok pt;
 	char path[4096], why[1024];
 	unsigned long nfed;

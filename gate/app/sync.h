@@ -51,6 +51,11 @@ struct sync_stats {
 	unsigned long nfed;	/* the site store: events newly fed */
 };
 
+/* list l's token file is the site store (it follows the site feed, not
+ * l's journal) */
+int sync_is_site(const struct listcfg_global *g,
+    const struct listcfg_list *l);
+
 /* how long a writer of a token file (train, sync, rebuild) waits for
  * the lock: g's lock_wait_ms, but at least 10 seconds */
 unsigned sync_writer_wait(const struct listcfg_global *g);

@@ -81,7 +81,125 @@ struct trainer {
 	char warn[1200];		/* the last warning, or "" */
 };
 
+/* the follower waits at most this long for the token file (it holds
+ * the list's journal lock meanwhile; when the file is busy, sync applies
+ * the posts afterwards) */
+#define FOLLOW_WAIT_MS	1000
+
+static int direct_tmpfile(struct trainer *, char *, size_t);
+
 /* --- journal ----------------------------------------------------------- */
+
+/*
+ * The follower: the journal back end learning its posts into the list's
+ * token file as it journals them, so that the sync after it has nothing
+ * left to do (it would fetch every post back, decompress and tokenize
+ * it again: two thirds of training through the journal).  It follows
+ * only when the file is exactly at the list's newest event (read under
+ * the journal lock, which every writer of the list's events holds):
+ * then the batch's events are the only ones between the file's position
+ * and the batch's last event.  It learns into a private copy (tokdb's
+ * bulk mode; a missing file, when the list has no events yet, into a new
+ * file under a temporary name) that is published with that position only
+ * after the journal has committed.  Whatever fails, it stops following
+ * and nothing of it is published: the posts are in the journal, and
+ * sync applies them from there; a crash between the commit and the
+ * publication leaves the file at its old position, as before.
+ */
+
+/* stop following: the private copy (or new file) goes away */
+static void
+follow_drop(struct trainer *t)
+{
+	char wal[4300];
+
+	if (t->db != NULL) {
+		tokdb_close(t->db);	/* bulk: nothing is published */
+		t->db = NULL;
+	}
+	if (t->tmppath[0] != 0) {
+		unlink(t->tmppath);
+		snprintf(wal, sizeof(wal), "%s.wal", t->tmppath);
+		unlink(wal);
+		t->tmppath[0] = 0;
+	}
+}
+
+/* begin following the token file at t->path, whose list's newest event
+ * is last (nothing done when it is not there) */
+static void
+follow_open(struct trainer *t, int64_t last)
+{
+	char err[1024];
+	int64_t pos;
+
+	unsigned wait_ms = t->wait_ms < FOLLOW_WAIT_MS ? t->wait_ms :
+	    FOLLOW_WAIT_MS;
+
+	if (access(t->path, F_OK) == 0) {
+		if (tokdb_open(t->path, TOKDB_WRITE | TOKDB_BULK, wait_ms,
+		    &t->db, err, sizeof(err)) != 0) {
+			t->db = NULL;
+			return;
+		}
+	} else if (errno != ENOENT || last != 0) {
+		return;		/* sync builds it from the journal */
+	} else {
+		t->create = 1;
+		if (direct_tmpfile(t, err, sizeof(err)) < 0 ||
+		    t->tmppath[0] == 0)
+			return;
+		if (tokdb_open(t->tmppath, TOKDB_WRITE | TOKDB_CREATE |
+		    TOKDB_BULK, wait_ms, &t->db, err, sizeof(err)) != 0) {
+			t->db = NULL;
+			follow_drop(t);
+			return;
+		}
+	}
+	if (tokdb_get_pos(t->db, &pos) < 0 || pos != last ||
+	    tokdb_begin(t->db) < 0 ||
+	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
+		follow_drop(t);
+}
+
+/* the journal has committed up to last: publish what was learnt with
+ * that position (a failure is a warning: sync applies the posts) */
+static void
+follow_publish(struct trainer *t, int64_t last)
+{
+	char err[1024], why[1024];
+	int r;
+
+	if (tokdb_set_pos(t->db, last) < 0 || tokdb_commit(t->db) < 0) {
+		snprintf(err, sizeof(err), "%s", tokdb_errmsg(t->db));
+		follow_drop(t);
+		goto warn;
+	}
+	r = tokdb_publish(t->db, err, sizeof(err));
+	t->db = NULL;
+	if (r < 0) {
+		follow_drop(t);
+		goto warn;
+	}
+	if (t->tmppath[0] != 0) {
+		/* a new file: in place, never over one that a sync made
+		 * meanwhile (that one follows the journal by itself) */
+		if (link(t->tmppath, t->path) < 0 && errno != EEXIST) {
+			snprintf(err, sizeof(err), "cannot put the new file "
+			    "in place: %s", strerror(errno));
+			follow_drop(t);
+			goto warn;
+		}
+		follow_drop(t);
+	}
+	if (tokdb_compact(t->path, t->wait_ms, 0, why, sizeof(why)) < 0)
+		snprintf(t->warn, sizeof(t->warn), "the token file could not "
+		    "be compacted (the posts are learnt): %s", why);
+	return;
+warn:
+	snprintf(t->warn, sizeof(t->warn), "the token file did not learn the "
+	    "posts with the journal (sync applies them): %s", err);
+}
 
 static int
 journal_post(struct trainer *t, const unsigned char *msg, size_t len,
@@ -91,14 +209,28 @@ journal_post(struct trainer *t, const unsigned char *msg, size_t len,
 	    err, errsz) < 0)
 		return -1;
 	t->st.nposts++;
+	/* as sync would learn the event (a class switched to unlearning
+	 * is left to it) */
+	if (t->db != NULL && (t->dir < 0 || posttok_post(t->pt, msg, len,
+	    NULL, t->tl, NULL, 0) < 0 || tokdb_learn(t->db, t->tl, t->spam,
+	    t->dir, t->day > 0 ? t->day : tokdb_today()) < 0))
+		follow_drop(t);
 	return 0;
 }
 
 static int
 journal_finish(struct trainer *t, char *err, size_t errsz)
 {
-	if (journal_commit(t->q, err, errsz) < 0)
-		return -1;
+	int64_t last;
+
+	if (t->db == NULL) {
+		if (journal_commit(t->q, err, errsz) < 0)
+			return -1;
+	} else {
+		if (journal_commit_last(t->q, t->list, &last, err, errsz) < 0)
+			return -1;
+		follow_publish(t, last);
+	}
 	t->st.ndone = t->st.nposts;
 	return 0;
 }
@@ -106,6 +238,7 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 static void
 journal_abort(struct trainer *t)
 {
+	follow_drop(t);
 	journal_rollback(t->q);
 }
 
@@ -115,9 +248,11 @@ static const struct trainer_ops journal_ops = {
 
 int
 trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
-    int spam, int dir, char *err, size_t errsz)
+    int spam, int dir, const char *path, unsigned wait_ms,
+    const struct posttok *pt, char *err, size_t errsz)
 {
 	struct trainer *t;
+	int64_t last;
 
 	*t_r = NULL;
 	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
@@ -129,10 +264,17 @@ trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
 	snprintf(t->list, sizeof(t->list), "%s", list);
 	t->spam = spam;
 	t->dir = dir;
-	if (journal_begin(q, list, err, errsz) < 0) {
+	t->wait_ms = wait_ms;
+	t->pt = pt;
+	if (path != NULL && dir > 0 && (size_t)snprintf(t->path,
+	    sizeof(t->path), "%s", path) >= sizeof(t->path))
+		path = NULL;
+	if (journal_begin_at(q, list, &last, &t->day, err, errsz) < 0) {
 		xfree(t);
 		return -1;
 	}
+	if (path != NULL && dir > 0)
+		follow_open(t, last);
 	*t_r = t;
 	return 0;
 }

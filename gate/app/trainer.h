@@ -3,9 +3,10 @@
  * two back ends
  *
  *   journal: each post goes to the list's training journal in
- *            PostgreSQL, all in one transaction; the token file follows
- *            with sync (the journal is the source of truth when a
- *            database is configured);
+ *            PostgreSQL, all in one transaction; the token file learns
+ *            them alongside when it is up to date, else follows with
+ *            sync (the journal is the source of truth when a database
+ *            is configured);
  *   direct:  each post is tokenized and learnt into a token file in
  *            batches, one Kyoto Cabinet transaction each (standalone
  *            use, benchmarks, and scratch stores such as tune's folds;
@@ -38,10 +39,20 @@ struct trainer_stats {
 /*
  * The journal back end: list's posts go to q's journal with source
  * "manual" (q stays the caller's).  Opens the journal transaction.
- * 0, or -1 with err.
+ * With path (the list's token file; NULL for none, and for the site
+ * store, which follows the site feed), posts learnt (dir > 0) are also
+ * learnt into that file as they are journaled, through pt, and
+ * published with the batch's last event as its position once the
+ * journal has committed: only when the file is exactly at the list's
+ * newest event when the batch begins (or missing, the list having no
+ * events), and only if nothing fails on the way, else the file is left
+ * as it was for sync to bring up to date (trainer_warning then says
+ * why, when the file was being followed).  wait_ms bounds the waits
+ * for the file's lock.  0, or -1 with err.
  */
 int trainer_open_journal(struct trainer **t_r, struct queue *q,
-    const char *list, int spam, int dir, char *err, size_t errsz);
+    const char *list, int spam, int dir, const char *path, unsigned wait_ms,
+    const struct posttok *pt, char *err, size_t errsz);
 
 /*
  * The direct back end: learn into the token file at path (":" for an

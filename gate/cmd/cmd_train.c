@@ -170,8 +170,9 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		 * file from it */
 		if (queue_open(g.conninfo, &q, err, sizeof(err)) < 0 ||
 		    queue_check_schema(q, err, sizeof(err)) < 0 ||
-		    trainer_open_journal(&t, q, list, spam, dir, err,
-		    sizeof(err)) < 0) {
+		    trainer_open_journal(&t, q, list, spam, dir,
+		    sync_is_site(&g, &l) ? NULL : path, sync_writer_wait(&g),
+		    &pt, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
 			fatal = 1;
 			goto out;
