@@ -387,6 +387,30 @@ START_TEST(cp1252_as_iconv)
 }
 END_TEST
 
+/* windows-1252 takes its share of the open budget like any charset: a
+ * post that has used it up reads an ISO-8859-1 part as UTF-8, as when
+ * iconv converted it (found in review: the table path skipped it) */
+START_TEST(cp1252_budget)
+{
+	struct buf out = BUF_INIT(100);
+	int flags = 0;
+
+	charset_cache_clear();
+	charset_budget(1);
+	ck_assert_int_eq(charset_convert("koi8-r", 6,
+	    (const unsigned char *)"a", 1, &out, &flags), 0);
+	ck_assert_int_eq(flags, 0);
+	buf_reset(&out);
+	ck_assert_int_eq(charset_convert("iso-8859-1", 10,
+	    (const unsigned char *)"\x93", 1, &out, &flags), 0);
+	ck_assert(flags & CS_UNKNOWN);
+	ck_assert_str_eq(buf_str(&out), "\xc2\x93");
+	charset_budget(0);
+	charset_cache_clear();
+	buf_free(&out);
+}
+END_TEST
+
 static Suite *
 charset_suite(void)
 {
@@ -401,6 +425,7 @@ charset_suite(void)
 	tcase_add_test(tc, cut_not_fail);
 	tcase_add_test(tc, error_at_the_end);
 	tcase_add_test(tc, cp1252_as_iconv);
+	tcase_add_test(tc, cp1252_budget);
 	suite_add_tcase(s, tc);
 	return s;
 }

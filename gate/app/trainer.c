@@ -85,6 +85,10 @@ struct trainer {
  * the list's journal lock meanwhile; when the file is busy, sync applies
  * the posts afterwards) */
 #define FOLLOW_WAIT_MS	1000
+/* and holds it (and the journal lock) for tokenizing at most this long:
+ * past it, the rest is left to sync (other writers wait for the file at
+ * least 10 s, decisions for the journal lock) */
+#define FOLLOW_MAX_SECONDS	2.0
 
 static int direct_tmpfile(struct trainer *, char *, size_t);
 
@@ -156,6 +160,7 @@ follow_open(struct trainer *t, int64_t last)
 			return;
 		}
 	}
+	t->batch_start = clock_now_s();
 	if (tokdb_get_pos(t->db, &pos) < 0 || pos != last ||
 	    tokdb_begin(t->db) < 0 ||
 	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
@@ -211,10 +216,15 @@ journal_post(struct trainer *t, const unsigned char *msg, size_t len,
 	t->st.nposts++;
 	/* as sync would learn the event (a class switched to unlearning
 	 * is left to it) */
-	if (t->db != NULL && (t->dir < 0 || posttok_post(t->pt, msg, len,
-	    NULL, t->tl, NULL, 0) < 0 || tokdb_learn(t->db, t->tl, t->spam,
-	    t->dir, t->day > 0 ? t->day : tokdb_today()) < 0))
+	if (t->db != NULL && (t->dir < 0 ||
+	    clock_now_s() - t->batch_start > FOLLOW_MAX_SECONDS ||
+	    posttok_post(t->pt, msg, len > t->pt->to.lim.max_scan ?
+	    t->pt->to.lim.max_scan + 1 : len, NULL, t->tl, NULL, 0) < 0 ||
+	    tokdb_learn(t->db, t->tl, t->spam, t->dir, t->day > 0 ? t->day :
+	    tokdb_today()) < 0))
 		follow_drop(t);
+	else if (t->db != NULL)
+		t->nbatch++;
 	return 0;
 }
 
@@ -229,7 +239,10 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 	} else {
 		if (journal_commit_last(t->q, t->list, &last, err, errsz) < 0)
 			return -1;
-		follow_publish(t, last);
+		if (t->nbatch > 0)
+			follow_publish(t, last);
+		else
+			follow_drop(t);	/* nothing learnt: no copy */
 	}
 	t->st.ndone = t->st.nposts;
 	return 0;

@@ -45,7 +45,9 @@ struct trainer_stats {
  * published with the batch's last event as its position once the
  * journal has committed: only when the file is exactly at the list's
  * newest event when the batch begins (or missing, the list having no
- * events), and only if nothing fails on the way, else the file is left
+ * events), for at most the first seconds of the run (the file's lock
+ * and the journal lock are held meanwhile; the rest is left to sync),
+ * and only if nothing fails on the way, else the file is left
  * as it was for sync to bring up to date (trainer_warning then says
  * why, when the file was being followed).  wait_ms bounds the waits
  * for the file's lock.  0, or -1 with err.

@@ -34,6 +34,8 @@ struct cs_slot {
 };
 
 static struct cs_slot cache[CS_CACHE];
+/* the handle of windows-1252, converted by table (cs_cp1252) */
+#define CS_CP1252	((iconv_t)-2)
 static unsigned long tick;
 static unsigned opens_left = UINT_MAX;	/* see charset_budget() */
 
@@ -242,9 +244,14 @@ cs_open(const char *name)
 			target = aliases[i].name;
 			break;
 		}
-	if (victim->name[0] && victim->cd != (iconv_t)-1)
+	if (victim->name[0] && victim->cd != (iconv_t)-1 &&
+	    victim->cd != CS_CP1252)
 		iconv_close(victim->cd);
-	victim->cd = iconv_open("UTF-8", target);
+	/* windows-1252 takes its slot and its share of the budget like
+	 * any charset, so that what the budget leaves unread stays the
+	 * same; it is converted by table, never opened */
+	victim->cd = is_cp1252(name) ? CS_CP1252 : iconv_open("UTF-8",
+	    target);
 	memcpy(victim->name, name, strlen(name) + 1);
 	victim->used = ++tick;
 	return victim->cd;
@@ -342,17 +349,12 @@ charset_convert(const char *charset, size_t cslen, const unsigned char *in,
 	for (i = 0; i < sizeof(utf8_names) / sizeof(utf8_names[0]); i++)
 		if (strcmp(utf8_names[i], name) == 0)
 			goto asutf8;
-	if (is_cp1252(name)) {
-		if ((r = cs_cp1252(in, n, out)) < 0)
-			return -1;
-		*flags |= r;
-		return 0;
-	}
 	if ((cd = cs_open(name)) == (iconv_t)-1) {
 		*flags |= CS_UNKNOWN;
 		goto asutf8;
 	}
-	if ((r = cs_iconv(cd, in, n, out)) < 0)
+	if ((r = cd == CS_CP1252 ? cs_cp1252(in, n, out) : cs_iconv(cd, in,
+	    n, out)) < 0)
 		return -1;
 	*flags |= r;
 	return 0;
@@ -594,7 +596,8 @@ charset_cache_clear(void)
 	size_t i;
 
 	for (i = 0; i < CS_CACHE; i++) {
-		if (cache[i].name[0] && cache[i].cd != (iconv_t)-1)
+		if (cache[i].name[0] && cache[i].cd != (iconv_t)-1 &&
+		    cache[i].cd != CS_CP1252)
 			iconv_close(cache[i].cd);
 		cache[i].name[0] = 0;
 		cache[i].cd = (iconv_t)-1;

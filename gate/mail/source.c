@@ -367,15 +367,26 @@ source_open(const char *path, struct source **src_r, char *err,
 	 * from (a stat by name first was a seventh of training's system
 	 * calls) */
 	if (strcmp(path, "-") != 0) {
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ||
-		    fstat(fd, &st) < 0) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			int e = errno;
+
+			/* a directory may be searchable without being
+			 * readable (a maildir's root, mode 0311) */
+			if (e != EACCES || stat(path, &st) < 0 ||
+			    !S_ISDIR(st.st_mode)) {
+				snprintf(err, errsz, "%s: %s", path,
+				    strerror(e));
+				goto fail;
+			}
+			s->isdir = 1;
+		} else if (fstat(fd, &st) < 0) {
 			snprintf(err, errsz, "%s: %s", path, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			goto fail;
-		}
-		if ((s->isdir = S_ISDIR(st.st_mode)) != 0)
 			close(fd);
+			goto fail;
+		} else if ((s->isdir = S_ISDIR(st.st_mode)) != 0) {
+			close(fd);
+			fd = -1;
+		}
 	}
 	if (s->isdir) {
 		if (has_subdir(path, "new") || has_subdir(path, "cur")) {
