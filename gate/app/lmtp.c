@@ -35,6 +35,7 @@
 #include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/sockio.h"
 #include "gate/util/utf8.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/tmpl.h"
@@ -226,80 +227,16 @@ stage_end(const struct lmtp *c, unsigned ms)
 	return c->end > 0 && c->end < d ? c->end : d;
 }
 
-/* wait until fd is ready for events or the deadline passes: 1 ready, 0
- * time is up, -1 poll failed */
-static int
-wait_fd(int fd, short events, double deadline)
-{
-	struct pollfd p;
-	double left;
-	int r;
-
-	for (;;) {
-		left = deadline - clock_now_ms();
-		if (left < 0)
-			left = 0;
-		p.fd = fd;
-		p.events = events;
-		p.revents = 0;
-		r = poll(&p, 1, left > 0 ? (int)(left + 0.999) : 0);
-		if (r > 0)
-			return 1;
-		if (r == 0)
-			return 0;
-		if (errno != EINTR)
-			return -1;
-	}
-}
-
-/* a non-blocking, close-on-exec socket connected to ai within deadline:
- * the descriptor, or -1 with errno (ETIMEDOUT for the time) */
-static int
-connect_one(int family, const struct sockaddr *sa, socklen_t salen,
-    double deadline)
-{
-	int fd, r, e = 0;
-	socklen_t el = sizeof(e);
-
-	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, sa, salen) == 0)
-		return fd;
-	if (errno != EINPROGRESS && errno != EINTR) {
-		e = errno;
-		goto bad;
-	}
-	r = wait_fd(fd, POLLOUT, deadline);
-	if (r <= 0) {
-		e = r == 0 ? ETIMEDOUT : errno;
-		goto bad;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
-		e = errno;
-	if (e == 0)
-		return fd;
-bad:
-	close(fd);
-	errno = e;
-	return -1;
-}
-
 /* connect to the destination: 0, or LMTP_TEMP / LMTP_PERM with err */
 static int
 lmtp_connect(struct lmtp *c, const struct tmpl_lmtp *d)
 {
 	struct addrinfo hints, *res = NULL, *ai;
-	struct sockaddr_un sun;
 	double deadline = stage_end(c, c->lim.connect_ms);
 	int r, e = 0;
 
 	if (d->unix_socket) {
-		memset(&sun, 0, sizeof(sun));
-		sun.sun_family = AF_UNIX;
-		memcpy(sun.sun_path, d->path, strlen(d->path) + 1);
-		c->fd = connect_one(AF_UNIX, (struct sockaddr *)&sun,
-		    (socklen_t)sizeof(sun), deadline);
+		c->fd = sock_connect_unix(d->path, deadline);
 		if (c->fd < 0)
 			return fail(c, LMTP_TEMP, "cannot connect: %s",
 			    strerror(errno));
@@ -313,7 +250,7 @@ lmtp_connect(struct lmtp *c, const struct tmpl_lmtp *d)
 		return fail(c, LMTP_TEMP, "cannot resolve %s: %s", d->host,
 		    r == EAI_SYSTEM ? strerror(errno) : gai_strerror(r));
 	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		c->fd = connect_one(ai->ai_family, ai->ai_addr, ai->ai_addrlen,
+		c->fd = sock_connect(ai->ai_family, ai->ai_addr, ai->ai_addrlen,
 		    deadline);
 		if (c->fd >= 0)
 			break;
@@ -328,35 +265,11 @@ lmtp_connect(struct lmtp *c, const struct tmpl_lmtp *d)
 	return 0;
 }
 
-/* send all n bytes at p before deadline: 0, or -1 with errno (ETIMEDOUT
- * for the time) */
+/* send all n bytes at p before deadline: 0, or -1 with errno */
 static int
 send_all(struct lmtp *c, const void *p, size_t n, double deadline)
 {
-	const unsigned char *q = p;
-	ssize_t w;
-	int r;
-
-	while (n > 0) {
-		w = send(c->fd, q, n, MSG_NOSIGNAL);
-		if (w > 0) {
-			q += w;
-			n -= (size_t)w;
-			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
-			return -1;
-		r = wait_fd(c->fd, POLLOUT, deadline);
-		if (r == 0) {
-			errno = ETIMEDOUT;
-			return -1;
-		}
-		if (r < 0)
-			return -1;
-	}
-	return 0;
+	return sock_send_all(c->fd, p, n, deadline);
 }
 
 /*
@@ -395,7 +308,7 @@ read_line(struct lmtp *c, char *line, double deadline)
 		if (keep >= LG_MAX_LMTP_LINE)
 			cut = 1;
 		c->rlen = 0;
-		w = wait_fd(c->fd, POLLIN, deadline);
+		w = sock_wait(c->fd, POLLIN, deadline);
 		if (w <= 0) {
 			if (w == 0)
 				errno = ETIMEDOUT;
