@@ -136,6 +136,10 @@ const struct keys_row keys_table[] = {
 	  .def_s = "127.0.0.1:8180", .check = check_listen,
 	  .doc = "address and port listgate web listens on (behind a TLS "
 	  "reverse proxy)" },
+	{ .name = "holder_socket", KEYS_FIELD(GLOBAL, PATH, holder_socket),
+	  .doc = "Unix socket of listgate holder: filter hands the posts it "
+	  "holds to it, and holds them itself when it does not answer "
+	  "(unset: filter always holds them itself)" },
 	{ .name = "web_trusted_proxies",
 	  KEYS_FIELD(GLOBAL, STRING, web_trusted_proxies),
 	  .def_s = "127.0.0.1,::1", .check = check_proxies,

@@ -74,6 +74,8 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *holder_socket;	/* listgate holder's socket, absolute; NULL:
+				 * filter holds posts itself */
 	char *user;		/* started as root: become this user; NULL
 				 * when not set (root is then refused) */
 	char *group;		/* ... and this group (NULL: the user's) */

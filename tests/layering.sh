@@ -14,7 +14,7 @@
 #   3     db        db/               util, mail, core, db
 #   3     listcfg   listcfg/          util, listcfg
 #   4     app       gate/app/         all of the above
-#   5     (features: moderation, tune, web, evidence, each its own folder
+#   5     (features: moderation, tune, web, evidence, holder, each its own folder
 #         under gate/) the above and their own folder
 #   6     cmd       gate/cmd/         everything
 #
@@ -42,6 +42,7 @@ layer() {
 	gate/tune/*) echo "5 tune" ;;
 	gate/web/*) echo "5 web" ;;
 	gate/evidence/*) echo "5 evidence" ;;
+	gate/holder/*) echo "5 holder" ;;
 	gate/cmd/*) echo "6 cmd" ;;
 	gate/*/*) echo "? unknown" ;;
 	gate/*) echo "2 core" ;;

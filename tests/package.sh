@@ -170,12 +170,12 @@ check "/var/lib/listgate/tokens: 0750 listgate:listgate" \
 check "listgate init made /var/lib/listgate/secret: 0600 listgate, 64 hex digits" \
     sh -c "test \"\$(stat -c '%04a %U' /var/lib/listgate/secret)\" = '0600 listgate' &&
 	grep -Eqx '[0-9a-f]{64}' /var/lib/listgate/secret"
-for u in listgate-web.service listgate-expire.timer listgate-notify.timer \
-    listgate-sync.timer listgate-expire.service listgate-notify.service \
-    listgate-sync.service; do
+for u in listgate-web.service listgate-holder.service listgate-expire.timer \
+    listgate-notify.timer listgate-sync.timer listgate-expire.service \
+    listgate-notify.service listgate-sync.service; do
 	e=$(systemctl --root=/ is-enabled "$u" 2>&1)
 	case $u in
-	*.timer | listgate-web.service) want=disabled ;;
+	*.timer | listgate-web.service | listgate-holder.service) want=disabled ;;
 	*) want=static ;;	# started by their timers only
 	esac
 	check "$u is $want after installation ($e)" test "$e" = "$want"
@@ -273,9 +273,9 @@ units=$(ls /lib/systemd/system/listgate-*.service /lib/systemd/system/listgate-*
 systemd-analyze verify $units > "$T/verify" 2>&1
 vrc=$?
 sed 's/^/# verify: /' "$T/verify"
-check "systemd-analyze verify: the 7 units, no complaint" \
+check "systemd-analyze verify: the 8 units, no complaint" \
     sh -c "test $vrc -eq 0 && test ! -s '$T/verify'"
-for u in listgate-web listgate-sync listgate-expire; do
+for u in listgate-web listgate-holder listgate-sync listgate-expire; do
 	f=/lib/systemd/system/$u.service
 	check "$u.service: ProtectSystem=strict, NoNewPrivileges, PrivateTmp" sh -c \
 	    "grep -qx 'ProtectSystem=strict' $f && grep -qx 'NoNewPrivileges=yes' $f &&

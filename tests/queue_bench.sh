@@ -91,6 +91,28 @@ if [ -n "${PGBOUNCER_PORT:-}" ]; then
 	done
 fi
 
+# NAME-hold (and NAME-pgb-hold): the same with listgate holder, whose
+# workers keep their connections (only this build has it)
+hold_pids=
+mkhold() {	# mkhold FROM TO SOCKET: TO is FROM with holder_socket
+	mkdir -p "$T/$2/lists" || exit 99
+	cp "$T/$1/lists/dev.conf" "$T/$2/lists/" || exit 99
+	{ cat "$T/$1/listgate.conf"; echo "holder_socket = $3"; } \
+	    > "$T/$2/listgate.conf"
+	"$LISTGATE" --allow-root --config "$T/$2" holder \
+	    > "$T/$2.log" 2>&1 &
+	hold_pids="$hold_pids $!"
+	i=0
+	while ! grep -q "listening on" "$T/$2.log" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q "listening on" "$T/$2.log" || { cat "$T/$2.log" >&2; exit 99; }
+}
+trap 'kill $hold_pids 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+mkhold new new-hold "$T/h.sock"
+[ -n "$pgb" ] && mkhold new-pgb new-pgb-hold "$T/hb.sock"
+
 bogo=
 if command -v bogofilter >/dev/null 2>&1; then
 	bogo=$T/bogo
@@ -116,6 +138,11 @@ runs = [("pass (ham, exit 0)", [new, "--allow-root", "--config", tdir + "/new"] 
 if pgb:
     runs.append(("hold, through pgbouncer",
                  [new, "--allow-root", "--config", tdir + "/new-pgb"] + filt, spam, 99))
+runs.append(("hold, holder (direct)",
+             [new, "--allow-root", "--config", tdir + "/new-hold"] + filt, spam, 99))
+if pgb:
+    runs.append(("hold, holder (pgbouncer)",
+                 [new, "--allow-root", "--config", tdir + "/new-pgb-hold"] + filt, spam, 99))
 if old:
     runs.append(("other binary: pass", [old, "--config", tdir + "/old"] +
                  filt, ham, 0))
@@ -160,15 +187,31 @@ def ratios(pas, holds):
         if name in med:
             print("%-40s %.2f x the pass path (wall, median)" %
                   (name + " / pass", med[name] / med[pas]))
-ratios("pass (ham, exit 0)", ("hold, direct", "hold, through pgbouncer"))
+ratios("pass (ham, exit 0)", ("hold, direct", "hold, through pgbouncer",
+                              "hold, holder (direct)",
+                              "hold, holder (pgbouncer)"))
+# the holder did the holding: a filter of those runs loads no libpq
+for name, argv, body, want in runs:
+    if "holder" not in name:
+        continue
+    with open(post, "wb") as f:
+        f.write(b"X-Bench: check-%s\n" % name.encode() + body)
+    env = dict(os.environ, LD_DEBUG="files")
+    with open(post, "rb") as f:
+        p = subprocess.run(argv, stdin=f, stdout=null, stderr=subprocess.PIPE,
+                           env=env)
+    if p.returncode != 99 or b"file=libpq" in p.stderr:
+        sys.exit("%s: the filter held the post itself (exit %d)" %
+                 (name, p.returncode))
+print("(the holder runs loaded no libpq: the holder held every post)")
 if old:
     ratios("other binary: pass", ("other binary: hold, direct",
                                   "other binary: hold, pgbouncer"))
 EOF
 rc=$?
 held=$(psql -X -q -A -t -d lg_new -c "SELECT count(*) FROM held_posts")
-want=$N
-[ -n "$pgb" ] && want=$((2 * N))
+want=$((2 * N + 1))
+[ -n "$pgb" ] && want=$((4 * N + 2))
 [ "$rc" -ne 0 ] && want=$held
 [ "$held" -eq "$want" ] || { echo "queue_bench: $held rows held, want $want" >&2; rc=1; }
 exit $rc

@@ -65,6 +65,7 @@ int cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_user(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_web(int argc, char **argv, const struct cmd_ctx *ctx);
+int cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx);
 int cmd_init(int argc, char **argv, const struct cmd_ctx *ctx);

@@ -57,6 +57,7 @@
 #include "gate/verdict.h"
 #include "gate/mail/spool.h"
 #include "db/passcount.h"
+#include "gate/holder/holder.h"
 #include "gate/moderate/notice.h"
 #include "gate/moderate/notify.h"
 #include "db/tokdb.h"
@@ -66,6 +67,8 @@
 #define MAX_CLUES	20	/* deciding tokens stored with a held post */
 #define MAX_CLUE_BYTES	(16u * 1024u)
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
+/* milliseconds a hold waits for listgate holder's answer, at most */
+#define HOLDER_WAIT_MS	5000u
 /* seconds a post about to pass waits for the database to say whether a
  * moderator decided it already */
 
@@ -130,6 +133,7 @@ struct filter {
 				 * for good (5xx): hold it */
 	char refusal[1024];	/* why, stored with the held post */
 	char dnote[400];	/* a delivery's note, for the log */
+	char hnote[300];	/* what the holder did, for the log */
 	int host_failed;	/* why is the host's failure (on_error may
 				 * pass the post), not the post's doing */
 };
@@ -213,15 +217,15 @@ log_summary(struct filter *f, const char *action)
 		sanitize_str(why, sizeof(why), f->why, strlen(f->why), 400,
 		    SANITIZE_LOG, 0);
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
-		    "action=%s%s ms=%s from=<%s>%s%s%s reason=\"%s\"%s",
+		    "action=%s%s ms=%s from=<%s>%s%s%s%s reason=\"%s\"%s",
 		    list, mid, score, f->ntok, f->nused, site, action, idbuf,
-		    ms, snd, ev, f->notices, f->dnote, why, f->count_failed ?
-		    " passcount=failed" : "");
+		    ms, snd, ev, f->hnote, f->notices, f->dnote, why,
+		    f->count_failed ? " passcount=failed" : "");
 	} else
 		log_info("list=%s msgid=%s score=%s tokens=%zu used=%u%s "
-		    "action=%s%s ms=%s from=<%s>%s%s%s%s", list, mid, score,
+		    "action=%s%s ms=%s from=<%s>%s%s%s%s%s", list, mid, score,
 		    f->ntok, f->nused, site, action, idbuf, ms, snd, ev,
-		    f->notices, f->dnote, f->count_failed ?
+		    f->hnote, f->notices, f->dnote, f->count_failed ?
 		    " passcount=failed" : "");
 }
 
@@ -442,11 +446,55 @@ score_post(struct filter *f, struct classify *c)
 	return 0;
 }
 
-/* store the post in the queue as status ("held" or "discarded"); c is
- * NULL for an oversize post (held unscored); the connection stays open
- * in f->q for the notices */
+/*
+ * Hand the post to listgate holder when holder_socket is set (and the
+ * post is at most HOLDER_MAX_RAW bytes): 0 when the holder answered that it is held, -1
+ * when the filter holds it itself (no holder, no answer in time, the
+ * holder's error: noted for the log).  notify: the hold notices are to
+ * go out; the holder sends them.
+ */
 static int
-hold_post(struct filter *f, struct classify *c, const char *status)
+hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
+{
+	struct holder_req rq;
+	struct holder_ans a;
+	char err[600], clean[600];
+	unsigned wait_ms = HOLDER_WAIT_MS;
+
+	if (f->g.holder_socket == NULL || qp->raw_len > HOLDER_MAX_RAW)
+		return -1;
+	/* a quarter of the watchdog's time at most: the rest is the
+	 * filter's own hold */
+	if (wait_ms > f->l.timeout_s * 250u)
+		wait_ms = f->l.timeout_s * 250u;
+	memset(&rq, 0, sizeof(rq));
+	rq.post = *qp;
+	rq.notify = notify;
+	if (holder_hold(f->g.holder_socket, &rq, wait_ms, &a, err,
+	    sizeof(err)) < 0) {
+		snprintf(f->hnote, sizeof(f->hnote), " holder_error=\"%s\"",
+		    sanitize_str(clean, sizeof(clean), err, strlen(err), 200,
+		    SANITIZE_LOG, 0));
+		return -1;
+	}
+	/* committed by the holder: the post is held whatever happens */
+	wd_code = outcome_exit(OUT_HELD, f->mta);
+	wd_held = 1;
+	f->held = a.held;
+	f->id = a.id;
+	snprintf(f->hnote, sizeof(f->hnote), " holder=yes");
+	if (a.notifying)
+		snprintf(f->notices, sizeof(f->notices), " notices=holder");
+	return 0;
+}
+
+/* store the post in the queue as status ("held" or "discarded"); c is
+ * NULL for an oversize post (held unscored); notify: its hold notices
+ * are to go out (the holder sends them; else the connection stays open
+ * in f->q for send_notices) */
+static int
+hold_post(struct filter *f, struct classify *c, const char *status,
+    int notify)
 {
 	struct buf *clues = &f->clues;
 	struct queue_post qp;
@@ -487,6 +535,8 @@ hold_post(struct filter *f, struct classify *c, const char *status)
 	qp.status = status;
 	qp.note = f->refusal;
 	qp.remember_days = f->l.hold_expiry_days;
+	if (hold_by_holder(f, &qp, notify) == 0)
+		return 0;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
 	    (f->held = queue_hold(q, &qp, &f->id, err, sizeof(err))) < 0) {
@@ -789,7 +839,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* a verdict by size: held unscored, never passed */
 		f.oversize = 1;
 		if (read_headers(&f, scan) == 0 && hold_post(&f, NULL,
-		    "held") == 0) {
+		    "held", 0) == 0) {
 			o = OUT_HELD;
 			snprintf(f.why, sizeof(f.why), "oversize: %zu bytes, "
 			    "max_post_bytes %zu", f.sp.len, f.l.max_post_bytes);
@@ -811,7 +861,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* refused for good by the LMTP server: held with the reason
 		 * for a moderator, never bounced (nor deferred for days) */
 		if (o == OUT_DEFER && f.refused) {
-			if (hold_post(&f, &c, "held") == 0) {
+			if (hold_post(&f, &c, "held", 1) == 0) {
 				o = OUT_HELD;
 				failure(&f, "%s", f.refusal);
 				if (f.held < QUEUE_HELD_APPROVED)
@@ -824,7 +874,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 			}
 		}
 	} else if (hold_post(&f, &c, f.score >= f.l.discard_cutoff ?
-	    "discarded" : "held") == 0) {
+	    "discarded" : "held", f.score < f.l.discard_cutoff) == 0) {
 		o = OUT_HELD;
 		/* not for a retry answered from an earlier decision */
 		if (f.score < f.l.discard_cutoff &&

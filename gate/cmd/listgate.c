@@ -39,6 +39,7 @@ const struct cmd_def cmd_table[] = {
 	{ "init", cmd_init, "create the configuration and tokens directories and the secret" },
 	{ "migrate", cmd_migrate, "create or upgrade the PostgreSQL schema" },
 	{ "config", cmd_config, "check configuration and print effective settings" },
+	{ "holder", cmd_holder, "store the posts filter holds, over a Unix socket" },
 	{ "web", cmd_web, "serve the moderation page and its JSON API over HTTP" },
 	{ "user", cmd_user, "add, delete or list the accounts of the web page" },
 	{ NULL, NULL, NULL }

@@ -17,6 +17,7 @@
 #   cookie   action addresses and cookies of moderation by mail
 #   received the Received chain reader and its src: tokens (gate/received.c;
 #            the first line of an input names trusted relays)
+#   holder   the holder's requests and answers (gate/holder/holder.c)
 # Seeds come from the fixtures (tests/data/mail, tests/data/train, the
 # configuration tests) and from tests/data/fuzz/TARGET/, the named
 # fixtures of earlier crashes.  The corpus grows in $FUZZ_WORK/TARGET
@@ -29,7 +30,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORK:-/tmp/listgate-fuzz}
 CC=${CC_FUZZ:-clang}
-TARGETS="mail tok source listcfg tmpl cookie received"
+TARGETS="mail tok source listcfg tmpl cookie received holder"
 obj=$work/obj
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
@@ -50,7 +51,7 @@ build() {
 	# listcfg itself); rebuilt when any source or header changed
 	srcs=$(cd "$top" && ls gate/util/*.c gate/mail/*.c gate/tok.c \
 	    gate/tok_post.c gate/received.c gate/toklist.c gate/bayes.c gate/outcome.c \
-	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c)
+	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c gate/holder/holder.c)
 	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
 	    tests/fuzz/*.c | cksum | tr ' ' _)
 	if [ ! -f "$obj/libfuzzgate.a" ] || [ "$(cat "$obj/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -106,6 +107,19 @@ seeds() {
 		for f in "$top"/tests/data/received/*.eml; do
 			sed -n 's/^Received: //p' "$f" > "$d/$(basename "$f")"
 		done
+		;;
+	holder)
+		# a request as filter sends it, and an answer after it
+		python3 - "$d/seed-request" <<'PY'
+import struct, sys
+f = [b"dev", b"s@example.org", b"dev@example.org", b"A <a@example.org>",
+     b"x", b"<1@example.org>", b"spam", b"tok 0.99 3 0\n", b"held", b"",
+     b"0.98765", b"7", b"1", b"From: a@example.org\n\nbody\n"]
+body = b"".join(struct.pack(">I", len(x)) + x for x in f)
+open(sys.argv[1], "wb").write(b"LGH1" + struct.pack(">I", len(body)) + body +
+                              b"OK 0 812 1")
+PY
+		printf 'ER database: no connection' > "$d/seed-error"
 		;;
 	cookie)
 		printf 'dev-moderate+approve-812-0abcdefg0123456789abcdefghij@lists.example.org' > "$d/seed-approve"

@@ -1,0 +1,211 @@
+/*
+ * cmd_holder.c - `listgate holder [--socket PATH] [--workers N]`: store
+ * the posts filter holds, over a Unix socket, with connections that
+ * stay (gate/holder/)
+ *
+ * Each worker keeps one connection to the database of listgate.conf
+ * (through pgbouncer or directly), opened at its first request; a
+ * connection that failed once is closed, and the request tried once
+ * more on a new one (queue_hold is idempotent on the post's bytes).
+ * After the answer, the worker sends the hold notices the post asks
+ * for, as filter would.  The list's configuration is read for each
+ * request; listgate.conf once: restart the holder after changing it.
+ * Exit 0 after SIGTERM or SIGINT, 1 when it cannot start, 2 on usage
+ * errors.
+ */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "db/queue.h"
+#include "gate/app/app.h"
+#include "gate/cmd/cmd.h"
+#include "gate/holder/holder.h"
+#include "gate/moderate/notify.h"
+#include "gate/util/clock.h"
+#include "gate/util/log.h"
+#include "listcfg/listcfg.h"
+
+#define NAME		"holder"
+#define DEF_WORKERS	2
+
+/* one worker's state (each forked worker has its own copy) */
+struct holder_ctx {
+	struct listcfg_global g;
+	struct queue *q;		/* opened at the first request */
+	struct listcfg_list l;		/* the list of the request */
+	int have_l;
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: listgate [--config DIR] holder [--socket PATH] [--workers N]\n"
+	    "\n"
+	    "Store the posts filter holds, handed over the Unix socket\n"
+	    "holder_socket of listgate.conf, through database connections that\n"
+	    "stay open: a held post then costs filter no libpq and no new\n"
+	    "connection.  filter holds a post itself whenever the holder does\n"
+	    "not answer.  Runs until SIGTERM.\n"
+	    "\n"
+	    "  -s, --socket PATH  the socket (default: holder_socket)\n"
+	    "  -w, --workers N    processes, each with its own connection,\n"
+	    "                     each serving one post at a time (default %d)\n"
+	    "  -h, --help         this help\n"
+	    "\n"
+	    "Exit status: 0 after SIGTERM or SIGINT, 1 when it cannot start,\n"
+	    "2 usage error.\n", DEF_WORKERS);
+}
+
+/* store one request (holder_server's hold) */
+static int
+do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
+    size_t errsz, void *arg)
+{
+	struct holder_ctx *h = arg;
+	int tries, r = -1;
+
+	if (h->have_l) {
+		listcfg_free_list(&h->l);
+		h->have_l = 0;
+	}
+	if (!listcfg_name_ok(rq->post.list)) {
+		snprintf(err, errsz, "bad list name");
+		return -1;
+	}
+	/* the list must exist here too; its notices are sent from it */
+	if (listcfg_load_list(&h->g, rq->post.list, &h->l, err, errsz) < 0)
+		return -1;
+	h->have_l = 1;
+	for (tries = 0; tries < 2 && r < 0; tries++) {
+		if (h->q == NULL && queue_open(h->g.conninfo, &h->q, err,
+		    errsz) < 0)
+			break;
+		if ((r = queue_hold(h->q, &rq->post, &a->id, err, errsz)) < 0) {
+			log_warn("holder: list %s: %s", rq->post.list, err);
+			queue_close(h->q);
+			h->q = NULL;
+		}
+	}
+	if (r < 0)
+		return -1;
+	a->held = r;
+	/* filter's rule: a post held now (not a retry answered from a
+	 * decision), of a list that sends notices */
+	a->notifying = rq->notify && r < QUEUE_HELD_APPROVED &&
+	    notify_ready(&h->l);
+	return 0;
+}
+
+/* after the answer: the hold notices (holder_server's after) */
+static void
+do_after(const struct holder_req *rq, const struct holder_ans *a,
+    void *arg)
+{
+	struct holder_ctx *h = arg;
+	struct notice_post p;
+	struct notify_stats st;
+	char err[1024];
+
+	if (!a->notifying || h->q == NULL || !h->have_l)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.list = rq->post.list;
+	p.id = a->id;
+	p.env_sender = rq->post.env_sender;
+	p.from = rq->post.from;
+	p.subject = rq->post.subject;
+	p.score = rq->post.score;
+	p.verdict = rq->post.verdict;
+	p.clues = rq->post.clues;
+	p.note = rq->post.note;
+	p.raw = rq->post.raw;
+	p.raw_len = rq->post.raw_len;
+	p.arrived = time(NULL);
+	if (notify_held(h->q, &h->g, &h->l, &p, clock_now_ms() +
+	    NOTIFY_WAIT_S * 1000.0, &st, err, sizeof(err)) < 0)
+		log_warn("holder: list %s post %lld: notices: %s (notify "
+		    "--pending sends them)", rq->post.list, (long long)a->id,
+		    err);
+	else if (st.lasterr[0] != '\0')
+		log_warn("holder: list %s post %lld: %u of %u notices sent: "
+		    "%s (notify --pending sends the rest)", rq->post.list,
+		    (long long)a->id, st.sent, st.queued, st.lasterr);
+}
+
+int
+cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct holder_server s;
+	struct holder_ctx h;
+	struct queue *q;
+	const char *path = NULL;
+	char err[1024], *end;
+	long workers = DEF_WORKERS;
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "s:w:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			path = optarg;
+			break;
+		case 'w':
+			workers = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || workers < 1 ||
+			    workers > 64) {
+				cmd_err(NAME, "--workers wants 1 to 64");
+				return EXIT_CMD_USAGE;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_CMD_OK;
+		default:
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	}
+	if ((rc = cmd_no_args(NAME, argc, argv, usage)) != EXIT_CMD_OK)
+		return rc;
+	if (path != NULL && path[0] != '/') {
+		cmd_err(NAME, "--socket wants an absolute path");
+		return EXIT_CMD_USAGE;
+	}
+	/* the schema is checked once here: a holder that cannot store a
+	 * post says so at the start, not at the first spam */
+	memset(&h, 0, sizeof(h));
+	if (cmd_connect(NAME, ctx, &h.g, &q, APP_CHECK_SCHEMA) < 0)
+		return EXIT_CMD_FAIL;
+	queue_close(q);
+	if (path == NULL && (path = h.g.holder_socket) == NULL) {
+		cmd_err(NAME, "no socket: set holder_socket in %s/listgate.conf "
+		    "(or give --socket)", h.g.dir);
+		listcfg_free_global(&h.g);
+		return EXIT_CMD_FAIL;
+	}
+	log_setup("listgate", h.g.log_facility, !isatty(2));
+	log_stderr(1);
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.workers = (unsigned)workers;
+	s.hold = do_hold;
+	s.after = do_after;
+	s.arg = &h;
+	rc = holder_serve(&s, err, sizeof(err));
+	if (rc < 0)
+		cmd_err(NAME, "%s", err);
+	listcfg_free_global(&h.g);
+	return rc < 0 ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+}

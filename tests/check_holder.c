@@ -1,0 +1,459 @@
+/*
+ * check_holder.c - the holder's wire format and its client
+ * (gate/holder/holder.c)
+ *
+ * A request encoded and decoded gives back every field and the post's
+ * exact bytes (from memory and from a file); every cut of it, every
+ * field too long, a NUL in a text field, a bad status, score, number
+ * or trailing bytes are refused with a reason; answers parse strictly
+ * and an error's text comes back masked.  The client, against a server
+ * played by a child process on a real Unix socket: a post held, an
+ * error answer, a server that closes without answering and one that
+ * never answers (within the wait), a socket that is not there.
+ */
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate/holder/holder.h"
+#include "gate/util/buf.h"
+#include "gate/util/clock.h"
+
+static const unsigned char post[] = "From: a@example.org\nSubject: x\n\n"
+    "body \0 with a NUL and \xff bytes\n";
+
+static void
+sample(struct holder_req *rq)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->post.list = "dev";
+	rq->post.env_sender = "sender@example.org";
+	rq->post.env_recipient = "dev@lists.example.org";
+	rq->post.from = "A <a@example.org>";
+	rq->post.subject = "x";
+	rq->post.msgid = "<1@example.org>";
+	rq->post.verdict = "spam";
+	rq->post.clues = "tok 0.99 3 0\n";
+	rq->post.status = "held";
+	rq->post.note = "";
+	rq->post.score = 0.987654321;
+	rq->post.remember_days = 7;
+	rq->post.raw = post;
+	rq->post.raw_len = sizeof(post) - 1;
+	rq->post.raw_fd = -1;
+	rq->notify = 1;
+}
+
+/* the whole request on the wire: head, fields, the post */
+static void
+wire(const struct holder_req *rq, struct buf *w)
+{
+	ck_assert_int_eq(holder_encode(rq, w), 0);
+	ck_assert_int_eq(buf_add(w, rq->post.raw, rq->post.raw_len), 0);
+}
+
+/* decode a whole request: 0 with *rq (pointing into *body_r), or -1 */
+static int
+decode(const unsigned char *w, size_t n, struct holder_req *rq,
+    unsigned char **body_r, char *why, size_t whysz)
+{
+	size_t len;
+
+	*body_r = NULL;
+	if (n < 8 || holder_head(w, &len) < 0) {
+		snprintf(why, whysz, "head");
+		return -1;
+	}
+	if (len != n - 8) {
+		snprintf(why, whysz, "length");
+		return -1;
+	}
+	*body_r = malloc(len + 1);
+	ck_assert_ptr_nonnull(*body_r);
+	memcpy(*body_r, w + 8, len);
+	return holder_decode(*body_r, len, rq, why, whysz);
+}
+
+static void
+same(const struct holder_req *a, const struct holder_req *b)
+{
+	ck_assert_str_eq(a->post.list, b->post.list);
+	ck_assert_str_eq(a->post.env_sender, b->post.env_sender);
+	ck_assert_str_eq(a->post.env_recipient, b->post.env_recipient);
+	ck_assert_str_eq(a->post.from, b->post.from);
+	ck_assert_str_eq(a->post.subject, b->post.subject);
+	ck_assert_str_eq(a->post.msgid, b->post.msgid);
+	ck_assert_str_eq(a->post.verdict, b->post.verdict);
+	ck_assert_str_eq(a->post.clues, b->post.clues);
+	ck_assert_str_eq(a->post.status, b->post.status);
+	ck_assert_str_eq(a->post.note, b->post.note);
+	ck_assert(a->post.score == b->post.score);
+	ck_assert_uint_eq(a->post.remember_days, b->post.remember_days);
+	ck_assert_int_eq(a->notify, b->notify);
+	ck_assert_uint_eq(a->post.raw_len, b->post.raw_len);
+	ck_assert(memcmp(a->post.raw, b->post.raw, a->post.raw_len) == 0);
+	ck_assert_int_eq(b->post.raw_from_fd, 0);
+}
+
+START_TEST(round_trip)
+{
+	struct holder_req rq, back;
+	struct buf w = BUF_INIT(HOLDER_MAX_REQ + 8);
+	unsigned char *body;
+	char why[256];
+
+	sample(&rq);
+	wire(&rq, &w);
+	ck_assert_int_eq(decode(w.data, w.len, &back, &body, why,
+	    sizeof(why)), 0);
+	same(&rq, &back);
+	free(body);
+	/* NULL texts go as "", an empty post and notify 0 too */
+	rq.post.note = NULL;
+	rq.post.raw_len = 0;
+	rq.notify = 0;
+	rq.post.status = "discarded";
+	wire(&rq, &w);
+	ck_assert_int_eq(decode(w.data, w.len, &back, &body, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(back.post.note, "");
+	ck_assert_uint_eq(back.post.raw_len, 0);
+	ck_assert_int_eq(back.notify, 0);
+	ck_assert_str_eq(back.post.status, "discarded");
+	free(body);
+	buf_free(&w);
+}
+END_TEST
+
+START_TEST(every_cut_is_refused)
+{
+	struct holder_req rq, back;
+	struct buf w = BUF_INIT(HOLDER_MAX_REQ + 8);
+	unsigned char *body, *cut;
+	char why[256];
+	size_t len, n;
+
+	sample(&rq);
+	wire(&rq, &w);
+	/* the body cut short with a length that says so: every field's
+	 * bounds are checked against what is there */
+	for (n = 8; n < w.len; n++) {
+		cut = malloc(n - 8 + 1);
+		ck_assert_ptr_nonnull(cut);
+		memcpy(cut, w.data + 8, n - 8);
+		ck_assert_msg(holder_decode(cut, n - 8, &back, why,
+		    sizeof(why)) < 0, "a request cut at %zu decoded", n);
+		ck_assert(why[0] != '\0');
+		free(cut);
+	}
+	/* trailing bytes */
+	ck_assert_int_eq(buf_add(&w, "x", 1), 0);
+	ck_assert_int_eq(holder_head(w.data, &len), 0);
+	body = malloc(w.len - 8 + 1);
+	memcpy(body, w.data + 8, w.len - 8);
+	ck_assert_int_lt(holder_decode(body, w.len - 8, &back, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(why, "1 bytes after the last field");
+	free(body);
+	buf_free(&w);
+}
+END_TEST
+
+START_TEST(bad_fields_are_refused)
+{
+	struct holder_req rq, back;
+	struct buf w = BUF_INIT(HOLDER_MAX_REQ + 8);
+	unsigned char head[8] = { 'L', 'G', 'H', '1', 0xff, 0xff, 0xff, 0xff };
+	unsigned char *body;
+	char why[256], *big;
+	size_t len;
+	static const char *const scores[] = { "", "nan", "inf", "1x", "0.5 " };
+	static const char *const days[] = { "", "-1", "100001", "1e3", "+1" };
+	size_t i;
+
+	ck_assert_int_lt(holder_head(head, &len), 0);
+	memcpy(head, "LGH2", 4);
+	memset(head + 4, 0, 4);
+	ck_assert_int_lt(holder_head(head, &len), 0);
+	sample(&rq);
+	/* a text field past LG_MAX_FIELD_BYTES cannot be encoded */
+	big = malloc(LG_MAX_FIELD_BYTES + 2);
+	memset(big, 'a', LG_MAX_FIELD_BYTES + 1);
+	big[LG_MAX_FIELD_BYTES + 1] = '\0';
+	rq.post.subject = big;
+	ck_assert_int_lt(holder_encode(&rq, &w), 0);
+	free(big);
+	sample(&rq);
+	rq.post.raw_len = HOLDER_MAX_RAW + 1;
+	ck_assert_int_lt(holder_encode(&rq, &w), 0);
+	/* a NUL in a text field: put "a\0b" as the sender by hand */
+	sample(&rq);
+	rq.post.env_sender = "aXb";
+	wire(&rq, &w);
+	body = memchr(w.data, 'X', w.len);
+	ck_assert_ptr_nonnull(body);
+	*body = '\0';
+	ck_assert_int_lt(decode(w.data, w.len, &back, &body, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(why, "field 2 holds a NUL");
+	free(body);
+	/* status, score, remember_days, notify */
+	sample(&rq);
+	rq.post.status = "approved";
+	wire(&rq, &w);
+	ck_assert_int_lt(decode(w.data, w.len, &back, &body, why,
+	    sizeof(why)), 0);
+	ck_assert_str_eq(why, "bad status");
+	free(body);
+	for (i = 0; i < sizeof(scores) / sizeof(scores[0]); i++) {
+		struct buf e = BUF_INIT(HOLDER_MAX_REQ + 8);
+		char *p;
+
+		/* re-encode with the score's text replaced */
+		sample(&rq);
+		rq.post.score = 0.25;
+		wire(&rq, &e);
+		p = memmem(e.data, e.len, "\0\0\0\x04" "0.25", 8);
+		ck_assert_ptr_nonnull(p);
+		buf_reset(&w);
+		buf_add(&w, e.data, (size_t)(p - (char *)e.data));
+		{
+			unsigned char l[4] = { 0, 0, 0,
+			    (unsigned char)strlen(scores[i]) };
+
+			buf_add(&w, l, 4);
+		}
+		buf_add(&w, scores[i], strlen(scores[i]));
+		buf_add(&w, p + 8, e.len - (size_t)(p + 8 - (char *)e.data));
+		/* fix the head's length */
+		len = w.len - 8;
+		w.data[4] = (unsigned char)(len >> 24);
+		w.data[5] = (unsigned char)(len >> 16);
+		w.data[6] = (unsigned char)(len >> 8);
+		w.data[7] = (unsigned char)len;
+		ck_assert_int_lt(decode(w.data, w.len, &back, &body, why,
+		    sizeof(why)), 0);
+		ck_assert_msg(strcmp(why, "bad score") == 0, "score \"%s\": %s",
+		    scores[i], why);
+		free(body);
+		buf_free(&e);
+	}
+	for (i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+		struct buf e = BUF_INIT(HOLDER_MAX_REQ + 8);
+		char *p;
+
+		sample(&rq);
+		rq.post.remember_days = 4242;
+		wire(&rq, &e);
+		p = memmem(e.data, e.len, "\0\0\0\x04" "4242", 8);
+		ck_assert_ptr_nonnull(p);
+		buf_reset(&w);
+		buf_add(&w, e.data, (size_t)(p - (char *)e.data));
+		{
+			unsigned char l[4] = { 0, 0, 0,
+			    (unsigned char)strlen(days[i]) };
+
+			buf_add(&w, l, 4);
+		}
+		buf_add(&w, days[i], strlen(days[i]));
+		buf_add(&w, p + 8, e.len - (size_t)(p + 8 - (char *)e.data));
+		len = w.len - 8;
+		w.data[4] = (unsigned char)(len >> 24);
+		w.data[5] = (unsigned char)(len >> 16);
+		w.data[6] = (unsigned char)(len >> 8);
+		w.data[7] = (unsigned char)len;
+		ck_assert_int_lt(decode(w.data, w.len, &back, &body, why,
+		    sizeof(why)), 0);
+		ck_assert_msg(strcmp(why, "bad remember_days") == 0,
+		    "days \"%s\": %s", days[i], why);
+		free(body);
+		buf_free(&e);
+	}
+	buf_free(&w);
+}
+END_TEST
+
+START_TEST(answers)
+{
+	struct holder_ans a, b;
+	char line[HOLDER_MAX_ANSWER], err[600];
+	static const char *const bad[] = { "", "OK", "OK 0 5", "OK 0 5 1 x",
+	    "OK 9 5 1", "OK -1 5 1", "OK 0 0 1", "OK 0 5 2", "ok 0 5 1",
+	    "OK 0 5 1\r", "HELLO" };
+	size_t i;
+
+	a.held = QUEUE_HELD_PENDING;
+	a.id = 1234567890123LL;
+	a.notifying = 1;
+	holder_answer_ok(line, &a);
+	ck_assert_str_eq(line, "OK 1 1234567890123 1\n");
+	line[strlen(line) - 1] = '\0';
+	ck_assert_int_eq(holder_answer_parse(line, &b, err, sizeof(err)), 0);
+	ck_assert_int_eq(b.held, a.held);
+	ck_assert(b.id == a.id);
+	ck_assert_int_eq(b.notifying, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(holder_answer_parse(bad[i], &b, err,
+		    sizeof(err)) < 0, "\"%s\" parsed", bad[i]);
+	/* an error's text: one line, masked */
+	holder_answer_err(line, "no \"database\"\nat\tall");
+	ck_assert_str_eq(line, "ER no ?database??at?all\n");
+	line[strlen(line) - 1] = '\0';
+	ck_assert_int_lt(holder_answer_parse(line, &b, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "the holder failed: no ?database??at?all");
+}
+END_TEST
+
+/* the server's side, in a child: accept one connection, read the whole
+ * request, then answer as told ("close": nothing; "hang": sleep) */
+static pid_t
+serve(const char *path, const char *answer)
+{
+	struct sockaddr_un sun;
+	int lfd;
+	pid_t pid;
+
+	unlink(path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(lfd, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct holder_req rq;
+		unsigned char head[8], *body;
+		char why[256];
+		size_t len;
+		int fd = accept(lfd, NULL, NULL), rc = 1;
+
+		if (fd >= 0 && recv(fd, head, 8, MSG_WAITALL) == 8 &&
+		    holder_head(head, &len) == 0 &&
+		    (body = malloc(len + 1)) != NULL &&
+		    recv(fd, body, len, MSG_WAITALL) == (ssize_t)len &&
+		    holder_decode(body, len, &rq, why, sizeof(why)) == 0 &&
+		    rq.post.raw_len == sizeof(post) - 1 &&
+		    memcmp(rq.post.raw, post, rq.post.raw_len) == 0)
+			rc = 0;
+		if (strcmp(answer, "hang") == 0)
+			sleep(30);
+		else if (strcmp(answer, "close") != 0 &&
+		    write(fd, answer, strlen(answer)) < 0)
+			rc = 1;
+		_exit(rc);
+	}
+	close(lfd);
+	return pid;
+}
+
+START_TEST(client)
+{
+	struct holder_req rq;
+	struct holder_ans a;
+	char path[64], err[600], tmpl[] = "/tmp/lg-chold.XXXXXX";
+	FILE *f;
+	double t0;
+	pid_t pid;
+	int st;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	sample(&rq);
+	pid = serve(path, "OK 0 812 1\n");
+	ck_assert_int_eq(holder_hold(path, &rq, 5000, &a, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(a.held, QUEUE_HELD_NEW);
+	ck_assert(a.id == 812);
+	ck_assert_int_eq(a.notifying, 1);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "the server did not get the post's bytes");
+	/* the same post from a file (a spooled post): read with pread */
+	f = tmpfile();
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(post, 1, sizeof(post) - 1, f),
+	    sizeof(post) - 1);
+	fflush(f);
+	rq.post.raw = NULL;
+	rq.post.raw_from_fd = 1;
+	rq.post.raw_fd = fileno(f);
+	pid = serve(path, "OK 1 813 0\n");
+	ck_assert_int_eq(holder_hold(path, &rq, 5000, &a, err, sizeof(err)),
+	    0);
+	ck_assert(a.id == 813);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "the server did not get the file's bytes");
+	fclose(f);
+	sample(&rq);
+	/* an error answer */
+	pid = serve(path, "ER database: no connection\n");
+	ck_assert_int_lt(holder_hold(path, &rq, 5000, &a, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(err, "the holder failed: database: no connection");
+	waitpid(pid, &st, 0);
+	/* closed without an answer */
+	pid = serve(path, "close");
+	ck_assert_int_lt(holder_hold(path, &rq, 5000, &a, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(err, "the holder closed the connection without an "
+	    "answer");
+	waitpid(pid, &st, 0);
+	/* no answer: the wait is kept */
+	pid = serve(path, "hang");
+	t0 = clock_now_ms();
+	ck_assert_int_lt(holder_hold(path, &rq, 300, &a, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(err, "the holder did not answer in time");
+	ck_assert_msg(clock_now_ms() - t0 < 2000, "waited %.0f ms",
+	    clock_now_ms() - t0);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	/* nothing there */
+	unlink(path);
+	ck_assert_int_lt(holder_hold(path, &rq, 300, &a, err, sizeof(err)),
+	    0);
+	ck_assert(strstr(err, "cannot connect to the holder") != NULL);
+	rmdir(tmpl);
+}
+END_TEST
+
+static Suite *
+holder_suite(void)
+{
+	Suite *s = suite_create("holder");
+	TCase *tc = tcase_create("holder");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, round_trip);
+	tcase_add_test(tc, every_cut_is_refused);
+	tcase_add_test(tc, bad_fields_are_refused);
+	tcase_add_test(tc, answers);
+	tcase_add_test(tc, client);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(holder_suite());
+	int nf;
+
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
