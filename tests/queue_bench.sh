@@ -1,7 +1,8 @@
 #!/bin/sh
 # queue_bench.sh - time the filter's hold path per post, one process per
-# post, directly and through pgbouncer, against the pass path and
-# bogofilter's per-post time, all measured in the same run
+# post, directly, through pgbouncer and through listgate holder, against
+# the pass path and bogofilter's per-post time, all measured in the same
+# run
 #
 #   sh tests/queue_bench.sh [N] [OTHER_LISTGATE]
 #
@@ -17,6 +18,12 @@
 #                   server's socket)
 #   hold, pgbouncer the same through pgbouncer: its pooled server
 #                   connections stay, each filter connects to pgbouncer
+#   hold, holder    the same with holder_socket set: listgate holder
+#                   (2 workers, started here) stores the post through
+#                   its kept connection, directly and through pgbouncer;
+#                   afterwards one filter of each is run under
+#                   LD_DEBUG=files, and the bench fails if it loaded
+#                   libpq (it held the post itself)
 #   bogofilter      `bogofilter -d DIR < post`, trained on the same files
 #
 # N (default 200) posts each, every one differing in an X-Bench header
