@@ -77,16 +77,7 @@ nrows() { sql "SELECT count(*) FROM held_posts WHERE list = 'dev'"; }
 
 lg init > /dev/null 2>&1 || exit 99
 lg migrate -q || exit 99
-for c in spam ham; do
-	: > "$T/$c.posts"
-	for i in 1 2 3; do
-		for f in "$DATA/$c"[0-9].eml; do
-			cat "$f" >> "$T/$c.posts"
-			printf '\n\f\n' >> "$T/$c.posts"
-		done
-	done
-	"$QHOLD" -j dev "$c" "$T/$c.posts" > /dev/null || exit 99
-done
+journal_train dev || exit 99
 lg sync -q --list dev || exit 99
 
 # post N: a spam post of its own bytes

@@ -52,3 +52,19 @@ time.sleep(5)
 	i=0
 	while [ ! -e "$T/locked" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 }
+
+# journal_train LIST: the training posts of tests/data/train, each three
+# times, into LIST's training journal (tests/qhold -j); 0, or 1 when
+# qhold failed.  Needs $T, $DATA and $QHOLD.
+journal_train() {
+	for c in spam ham; do
+		: > "$T/$c.posts"
+		for i in 1 2 3; do
+			for f in "$DATA/$c"[0-9].eml; do
+				cat "$f" >> "$T/$c.posts"
+				printf '\n\f\n' >> "$T/$c.posts"
+			done
+		done
+		"$QHOLD" -j "$1" "$c" "$T/$c.posts" > /dev/null || return 1
+	done
+}

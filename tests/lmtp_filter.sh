@@ -69,16 +69,7 @@ EOF
 lg config check --list dev > "$T/out" 2>&1
 check "config check takes deliver = lmtp:127.0.0.1:PORT ADDRESS" test $? -eq 0
 lg migrate -q || exit 99
-for c in spam ham; do
-	: > "$T/$c.posts"
-	for i in 1 2 3; do
-		for f in "$DATA/$c"[0-9].eml; do
-			cat "$f" >> "$T/$c.posts"
-			printf '\n\f\n' >> "$T/$c.posts"
-		done
-	done
-	"$QHOLD" -j dev "$c" "$T/$c.posts" > /dev/null || exit 99
-done
+journal_train dev || exit 99
 lg sync -q --list dev || exit 99
 
 # --- 250: delivered ---------------------------------------------------------------

@@ -127,16 +127,7 @@ check "... with a warning naming the missing key" \
 rm -f "$CONF/lists/half.conf"
 lg migrate -q || exit 99
 for l in dev ops q; do
-	for c in spam ham; do
-		: > "$T/$c.posts"
-		for i in 1 2 3; do
-			for f in "$DATA/$c"[0-9].eml; do
-				cat "$f" >> "$T/$c.posts"
-				printf '\n\f\n' >> "$T/$c.posts"
-			done
-		done
-		"$QHOLD" -j "$l" "$c" "$T/$c.posts" > /dev/null || exit 99
-	done
+	journal_train "$l" || exit 99
 	lg sync -q --list "$l" || exit 99
 done
 rm -f "$MAIL"/*

@@ -39,16 +39,7 @@ now() { date +%s.%N; }
 
 lg migrate -q || exit 99
 # training through the journal: each file several times
-for c in spam ham; do
-	: > "$T/$c.posts"
-	for i in 1 2 3; do
-		for f in "$DATA/$c"[0-9].eml; do
-			cat "$f" >> "$T/$c.posts"
-			printf '\n\f\n' >> "$T/$c.posts"
-		done
-	done
-	"$QHOLD" -j dev "$c" "$T/$c.posts" > /dev/null || exit 99
-done
+journal_train dev || exit 99
 lg sync -q --list dev || exit 99
 
 # --- a spam post is held with its exact bytes; a ham post passes ---------------

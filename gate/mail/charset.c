@@ -87,18 +87,7 @@ charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out)
 
 	while (i < n) {
 		if (in[i] < 0x80) {
-			/* ASCII, 8 bytes at a time where it can (most
-			 * text is: byte by byte it was 4% of training) */
-			uint64_t w;
-
-			while (n - i >= 8) {
-				memcpy(&w, in + i, 8);
-				if (w & 0x8080808080808080ULL)
-					break;
-				i += 8;
-			}
-			while (i < n && in[i] < 0x80)
-				i++;
+			i += utf8_ascii_run(in + i, n - i);
 			continue;
 		}
 		if ((k = utf8_len(in + i, n - i)) > 0) {
@@ -165,15 +154,8 @@ cs_cp1252(const unsigned char *in, size_t n, struct buf *out)
 		return -1;
 	while (i < n) {
 		if (in[i] < 0x80) {
-			uint64_t w;
-
-			for (run = i; n - i >= 8; i += 8) {
-				memcpy(&w, in + i, 8);
-				if (w & 0x8080808080808080ULL)
-					break;
-			}
-			while (i < n && in[i] < 0x80)
-				i++;
+			run = i;
+			i += utf8_ascii_run(in + i, n - i);
 			if ((r = utf8_add_cut(out, in + run, i - run)) != 0)
 				return r < 0 ? -1 : bad | CS_CUT;
 			continue;
@@ -459,17 +441,7 @@ utf8_stats(const unsigned char *in, size_t n, size_t *multi)
 	*multi = 0;
 	while (i < n) {
 		if (in[i] < 0x80) {
-			/* ASCII 8 bytes at a time, as charset_utf8_latin1 */
-			uint64_t w;
-
-			while (n - i >= 8) {
-				memcpy(&w, in + i, 8);
-				if (w & 0x8080808080808080ULL)
-					break;
-				i += 8;
-			}
-			while (i < n && in[i] < 0x80)
-				i++;
+			i += utf8_ascii_run(in + i, n - i);
 			continue;
 		}
 		if ((k = utf8_len(in + i, n - i)) == 0)

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /*
  * The sequence at p (n > 0 bytes left): its length (1 to 4) with the
@@ -59,6 +60,25 @@ utf8_len(const unsigned char *p, size_t n)
 	uint32_t cp;
 
 	return utf8_decode(p, n, &cp);
+}
+
+/* how many of the n bytes at p are ASCII from the start: 8 bytes at a
+ * time where it can (most text is; byte by byte it was 4% of training) */
+static inline size_t
+utf8_ascii_run(const unsigned char *p, size_t n)
+{
+	uint64_t w;
+	size_t i = 0;
+
+	while (n - i >= 8) {
+		memcpy(&w, p + i, 8);
+		if (w & 0x8080808080808080ULL)
+			break;
+		i += 8;
+	}
+	while (i < n && p[i] < 0x80)
+		i++;
+	return i;
 }
 
 struct buf;
