@@ -1610,12 +1610,13 @@ kc_bnum(KCDB *kc)
 	return v > 0 ? v : 0;
 }
 
-/* the temporary name of a rewrite of path by process pid:
- * DIR/.BASE.compact-PID.kch, BASE the file name without ".kch" (a dot
- * name no list can have; the extension tells Kyoto Cabinet the type).
- * 0, or -1 when too long */
-static int
-rewrite_name(const char *path, long pid, char *out, size_t outsz)
+/* the kinds of private copy a process builds beside a token file (see
+ * tokdb_tmp_name); what a killed one left of each is cleaned up */
+static const char *const tmp_kinds[] = { "compact", "new", "rebuild" };
+
+int
+tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
+    size_t outsz)
 {
 	const char *base = strrchr(path, '/');
 	size_t dlen, blen;
@@ -1626,20 +1627,20 @@ rewrite_name(const char *path, long pid, char *out, size_t outsz)
 	blen = strlen(base);
 	if (blen > 4 && strcmp(base + blen - 4, ".kch") == 0)
 		blen -= 4;
-	n = snprintf(out, outsz, "%.*s.%.*s.compact-%ld.kch", (int)dlen, path,
-	    (int)blen, base, pid);
+	n = snprintf(out, outsz, "%.*s.%.*s.%s-%ld.kch", (int)dlen, path,
+	    (int)blen, base, kind, pid);
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
-/* remove the temporary files of rewrites of path whose process is gone
- * (killed mid-way) */
+/* remove the private copies of path (and their .wal) that a process
+ * now gone left behind (killed mid-way) */
 static void
 clean_stale(const char *path)
 {
 	char dir[4200], prefix[600], p[4400], *end;
 	const char *base = strrchr(path, '/');
 	struct dirent *de;
-	size_t pl;
+	size_t pl, k;
 	long pid;
 	DIR *d;
 
@@ -1650,18 +1651,26 @@ clean_stale(const char *path)
 		snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
 		base++;
 	}
-	if (rewrite_name(base, 0, prefix, sizeof(prefix)) < 0)
-		return;
-	/* ".BASE.compact-" */
-	pl = strlen(prefix) - strlen("0.kch");
 	if ((d = opendir(dir[0] ? dir : "/")) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, prefix, pl) != 0)
+		for (k = 0; k < sizeof(tmp_kinds) / sizeof(tmp_kinds[0]);
+		    k++) {
+			/* ".BASE.KIND-" */
+			if (tokdb_tmp_name(base, tmp_kinds[k], 0, prefix,
+			    sizeof(prefix)) < 0)
+				continue;
+			pl = strlen(prefix) - strlen("0.kch");
+			if (strncmp(de->d_name, prefix, pl) == 0)
+				break;
+		}
+		if (k == sizeof(tmp_kinds) / sizeof(tmp_kinds[0]))
 			continue;
 		errno = 0;
 		pid = strtol(de->d_name + pl, &end, 10);
-		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
+		if (errno || pid <= 0 || end == de->d_name + pl ||
+		    de->d_name[pl] < '0' || de->d_name[pl] > '9' ||
+		    strncmp(end, ".kch", 4) != 0 ||
 		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
@@ -1828,7 +1837,8 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 		bnum = TOKDB_BNUM_MIN;
 	clean_stale(dst_path);
 	r = TOKDB_ERR;
-	if (rewrite_name(dst_path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+	if (tokdb_tmp_name(dst_path, "compact", (long)getpid(), tmp,
+	    sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "token file %s: path too long", dst_path);
 		goto out;
 	}
@@ -2361,7 +2371,8 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 		goto fail;
 	r = TOKDB_ERR;
 	clean_stale(path);
-	if (rewrite_name(path, (long)getpid(), tmp, sizeof(tmp)) < 0) {
+	if (tokdb_tmp_name(path, "compact", (long)getpid(), tmp,
+	    sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "token file %s: path too long", path);
 		goto fail;
 	}

@@ -45,6 +45,17 @@ struct tokcount {
 #define TOKDB_EDAMAGED	(-5)	/* the file is damaged (tokdb_check) */
 
 /*
+ * The name of a private copy of token file path that process pid builds
+ * beside it: DIR/.BASE.KIND-PID.kch, BASE the file name without ".kch"
+ * (a dot name no list can have; the extension tells Kyoto Cabinet the
+ * type), KIND "compact", "new" or "rebuild".  A writer opening path
+ * removes those whose process is gone (killed mid-way).  0, or -1 when
+ * the name does not fit outsz.
+ */
+int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
+    size_t outsz);
+
+/*
  * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the
  * umask) a token file; a writer removes from an existing file's mode
  * what TOKDB_FILE_MODE lacks.  0 on success, else

@@ -1411,16 +1411,20 @@ START_TEST(compact_into_waits_for_writers)
 END_TEST
 
 
-/* what a killed rewrite left beside the file (.list.compact-PID.kch of
- * a process that is gone) is removed by the next writer to open it, even
- * one that then changes nothing; a reader leaves it, and so does a writer
- * while that process lives */
+/* what a killed rewrite, new file or rebuild left beside the file
+ * (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch and
+ * their .wal, of a process that is gone) is removed by the next writer to
+ * open it, even one that then changes nothing; a reader leaves them, and
+ * so does a writer while that process lives; another list's are left */
 START_TEST(writer_removes_stale_rewrite)
 {
+	static const char *const kinds[] = { "compact", "new", "rebuild" };
 	struct tokdb *db;
-	char err[1024], stale[600], live[600];
+	char err[1024], stale[3][600], wal[3][1900], live[3][600];
+	char other[2100];
 	int status, fd;
 	pid_t pid;
+	size_t k;
 
 	db = open_w(dbpath);
 	tokdb_close(db);
@@ -1429,23 +1433,60 @@ START_TEST(writer_removes_stale_rewrite)
 	if (pid == 0)
 		_exit(0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	snprintf(stale, sizeof(stale), "%s/.list.compact-%ld.kch", tmpdir,
+	for (k = 0; k < 3; k++) {
+		ck_assert_int_eq(tokdb_tmp_name(dbpath, kinds[k], (long)pid,
+		    stale[k], sizeof(stale[k])), 0);
+		snprintf(wal[k], sizeof(wal[k]), "%s.wal", stale[k]);
+		ck_assert_int_eq(tokdb_tmp_name(dbpath, kinds[k],
+		    (long)getpid(), live[k], sizeof(live[k])), 0);
+		ck_assert_int_ge(fd = open(stale[k], O_WRONLY | O_CREAT, 0600),
+		    0);
+		close(fd);
+		ck_assert_int_ge(fd = open(wal[k], O_WRONLY | O_CREAT, 0600),
+		    0);
+		close(fd);
+		ck_assert_int_ge(fd = open(live[k], O_WRONLY | O_CREAT, 0600),
+		    0);
+		close(fd);
+	}
+	snprintf(other, sizeof(other), "%s/.list.x.new-%ld.kch", tmpdir,
 	    (long)pid);
-	snprintf(live, sizeof(live), "%s/.list.compact-%ld.kch", tmpdir,
-	    (long)getpid());
-	ck_assert_int_ge(fd = open(stale, O_WRONLY | O_CREAT, 0600), 0);
-	close(fd);
-	ck_assert_int_ge(fd = open(live, O_WRONLY | O_CREAT, 0600), 0);
+	ck_assert_int_ge(fd = open(other, O_WRONLY | O_CREAT, 0600), 0);
 	close(fd);
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
 	    sizeof(err)), 0);
 	tokdb_close(db);
-	ck_assert_int_eq(access(stale, F_OK), 0);
+	for (k = 0; k < 3; k++)
+		ck_assert_int_eq(access(stale[k], F_OK), 0);
 	db = open_w(dbpath);
 	tokdb_close(db);
-	ck_assert_int_eq(access(stale, F_OK), -1);
-	ck_assert_int_eq(access(live, F_OK), 0);
-	unlink(live);
+	for (k = 0; k < 3; k++) {
+		ck_assert_msg(access(stale[k], F_OK) == -1, "%s is left",
+		    stale[k]);
+		ck_assert_msg(access(wal[k], F_OK) == -1, "%s is left",
+		    wal[k]);
+		ck_assert_int_eq(access(live[k], F_OK), 0);
+		unlink(live[k]);
+	}
+	/* list "list.x" is another list */
+	ck_assert_int_eq(access(other, F_OK), 0);
+	unlink(other);
+}
+END_TEST
+
+/* the names of the private copies: a dot name beside the file */
+START_TEST(tmp_names)
+{
+	char out[600];
+
+	ck_assert_int_eq(tokdb_tmp_name("/t/dev.kch", "new", 42, out,
+	    sizeof(out)), 0);
+	ck_assert_str_eq(out, "/t/.dev.new-42.kch");
+	ck_assert_int_eq(tokdb_tmp_name("dev.kch", "compact", 7, out,
+	    sizeof(out)), 0);
+	ck_assert_str_eq(out, ".dev.compact-7.kch");
+	ck_assert_int_lt(tokdb_tmp_name("/t/dev.kch", "rebuild", 42, out,
+	    10), 0);
 }
 END_TEST
 
@@ -1766,6 +1807,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, decisions_survive_rewrites);
 	tcase_add_test(tc, compact_into_waits_for_writers);
 	tcase_add_test(tc, writer_removes_stale_rewrite);
+	tcase_add_test(tc, tmp_names);
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);

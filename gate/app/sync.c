@@ -515,8 +515,8 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
 	struct posttok pt;
 	char tmp[4200], why[1024];
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.rebuild-%ld.kch",
-	    g->tokens_dir, l->name, (long)getpid()) >= sizeof(tmp)) {
+	if (tokdb_tmp_name(path, "rebuild", (long)getpid(), tmp,
+	    sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "list %s: token file path too long",
 		    l->name);
 		return -1;

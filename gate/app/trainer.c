@@ -472,18 +472,12 @@ static const struct trainer_ops direct_ops = {
 static int
 direct_tmpfile(struct trainer *t, char *err, size_t errsz)
 {
-	const char *base;
-	int n;
-
 	t->tmppath[0] = 0;
 	if (!t->create || t->memory || access(t->path, F_OK) == 0 ||
 	    errno != ENOENT)
 		return 0;
-	base = strrchr(t->path, '/');
-	base = base != NULL ? base + 1 : t->path;
-	n = snprintf(t->tmppath, sizeof(t->tmppath), "%.*s.%s.new-%ld.kch",
-	    (int)(base - t->path), t->path, base, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(t->tmppath)) {
+	if (tokdb_tmp_name(t->path, "new", (long)getpid(), t->tmppath,
+	    sizeof(t->tmppath)) < 0) {
 		t->tmppath[0] = 0;
 		snprintf(err, errsz, "token file %s: path too long", t->path);
 		return -1;
