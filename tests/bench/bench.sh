@@ -138,7 +138,16 @@ set +e
 if [ -n "$have_pg" ]; then
 	# training through the journal: a private cluster that syncs to disk,
 	# as a real one does
-	PG_TEST_FSYNC=on sh "$top/tests/pg.sh" run "$@" --pg
+	# (with pgbouncer in front, for the hold path)
+	pgb=
+	if ! command -v pgbouncer >/dev/null 2>&1 &&
+	    [ ! -x /usr/sbin/pgbouncer ] && [ "$(id -u)" -eq 0 ]; then
+		apt_install pgbouncer
+	fi
+	if command -v pgbouncer >/dev/null 2>&1 || [ -x /usr/sbin/pgbouncer ]; then
+		pgb=--pgbouncer
+	fi
+	PG_TEST_FSYNC=on sh "$top/tests/pg.sh" run $pgb "$@" --pg
 	rc=$?
 else
 	echo "bench: no PostgreSQL server: training through the journal is" \

@@ -525,6 +525,36 @@ def table(resdir, resamples=1000, seed=1, out=sys.stdout):
                  med([num(r["lg_cpu_ms"]) for r in pf if r["lg_rc"] == "0"]),
                  med([num(r["bf_cpu_ms"]) for r in pf if r["bf_rc"] == "0"]),
                  ".2f", key="postfix_cpu_ms")
+    hd = read_tsv(os.path.join(resdir, "hold.tsv"))
+    if hd:
+        hd = [r_ for r_ in hd if r_["pass_rc"] == "0"]
+    if hd:
+        line("hold path, %d posts, one process per post (listgate filter "
+             "--mta qmail): each post" % len(hd))
+        line("  passed, held through listgate holder and pgbouncer, held "
+             "by the filter itself")
+        line("  through pgbouncer; bogofilter -d DIR on the same post")
+        m = {k: med([num(r_[k + "_ms"]) for r_ in hd])
+             for k in ("pass", "holder", "self", "bf")}
+        cm = {k: med([num(r_[k + "_cpu_ms"]) for r_ in hd])
+              for k in ("pass", "holder", "self", "bf")}
+        srow("  passed post, ms, median", m["pass"], m["bf"], ".2f",
+             key="hold_pass_ms")
+        srow("  held post through the holder, ms, median", m["holder"],
+             m["bf"], ".2f", key="hold_holder_ms")
+        srow("  held post by the filter itself, ms, median", m["self"],
+             m["bf"], ".2f", key="hold_self_ms")
+        rh = m["holder"] / m["pass"] if m["pass"] else None
+        rc_ = cm["holder"] / cm["pass"] if cm["pass"] else None
+        line("  held / passed: through the holder %s (CPU %s), by the "
+             "filter itself %s" % (_fmt(rh, ".2f"), _fmt(rc_, ".2f"),
+                                  _fmt(m["self"] / m["pass"] if m["pass"]
+                                       else None, ".2f")))
+        res["speed"].append({"what": "hold_over_pass", "holder": rh,
+                             "self": m["self"] / m["pass"] if m["pass"]
+                             else None})
+        target2("held post / passed post, holder and pgbouncer",
+                rh, rc_, "<= 2", lambda x: x <= 2)
     line()
 
     # --- accuracy targets ---
