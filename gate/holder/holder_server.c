@@ -255,7 +255,7 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	pid_t pids[MAX_WORKERS], pid;
 	time_t born[MAX_WORKERS];
 	struct sigaction sa;
-	sigset_t block, old;
+	sigset_t block, old, wait;
 	struct stat st;
 	const struct timespec tick = { 0, 100 * 1000 * 1000 };
 	unsigned n = s->workers, i, alive, tries;
@@ -286,13 +286,18 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &old);
+	/* the wait lets them in whatever the starter had blocked */
+	wait = old;
+	sigdelset(&wait, SIGTERM);
+	sigdelset(&wait, SIGINT);
+	sigdelset(&wait, SIGCHLD);
 	memset(pids, 0, sizeof(pids));
 	for (i = 0; i < n; i++)
 		start_worker(s, lfd, pids, born, i);
 	log_info("holder: listening on %s, %u workers", s->path, n);
 	while (!stop_sig) {
 		if (!child_sig)
-			sigsuspend(&old);
+			sigsuspend(&wait);
 		if (stop_sig)
 			break;
 		child_sig = 0;
