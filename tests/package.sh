@@ -134,8 +134,8 @@ else
 	echo "# lintian -I --pedantic: no output"
 fi
 check "lintian: no error, no warning (status $lrc)" test $lrc -eq 0
-check "the package ships the seven units" test \
-    "$(dpkg -c "$deb" | grep -c 'lib/systemd/system/listgate-.*\.\(service\|timer\)$')" -eq 7
+check "the package ships the eight units" test \
+    "$(dpkg -c "$deb" | grep -c 'lib/systemd/system/listgate-.*\.\(service\|timer\)$')" -eq 8
 
 # --- install -----------------------------------------------------------------
 snapshot > "$T/files.before"
