@@ -13,7 +13,9 @@
  */
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <check.h>
@@ -276,7 +278,9 @@ START_TEST(answers)
 	char line[HOLDER_MAX_ANSWER], err[600];
 	static const char *const bad[] = { "", "OK", "OK 0 5", "OK 0 5 1 x",
 	    "OK 9 5 1", "OK -1 5 1", "OK 0 0 1", "OK 0 5 2", "ok 0 5 1",
-	    "OK 0 5 1\r", "HELLO" };
+	    "OK 0 5 1\r", "HELLO", "OK 0 5 1 ", "OK +0 5 1", "OK 0  5 1",
+	    "OK 0 5 -1", "OK 0 99999999999999999999 1", "OK 0x1 5 1",
+	    " OK 0 5 1" };
 	size_t i;
 
 	a.held = QUEUE_HELD_PENDING;
@@ -418,6 +422,186 @@ START_TEST(client)
 }
 END_TEST
 
+/* a holder at path run by user uid, created after the switch (its
+ * SO_PEERCRED is then uid's), answering one request with answer */
+static pid_t
+serve_as(const char *path, const char *answer, uid_t uid)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sockaddr_un sun;
+		char buf[4096];
+		size_t len;
+		ssize_t got;
+		int lfd, fd;
+
+		if (setgid(uid) < 0 || setuid(uid) < 0)
+			_exit(2);
+		lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+		if (lfd < 0 || bind(lfd, (struct sockaddr *)&sun,
+		    sizeof(sun)) < 0 || listen(lfd, 4) < 0)
+			_exit(3);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			_exit(5);
+		/* the whole request, or until the client gives up */
+		if (recv(fd, buf, 8, MSG_WAITALL) == 8 &&
+		    holder_head((unsigned char *)buf, &len) == 0)
+			while (len > 0 && (got = recv(fd, buf, len <
+			    sizeof(buf) ? len : sizeof(buf), 0)) > 0)
+				len -= (size_t)got;
+		_exit(write(fd, answer, strlen(answer)) < 0 ? 6 : 0);
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+/* a holder that some other user runs is not trusted with a post,
+ * unless that user owns the socket's directory */
+START_TEST(untrusted_holder)
+{
+	struct holder_req rq;
+	struct holder_ans a;
+	char path[64], err[600], tmpl[] = "/tmp/lg-chold.XXXXXX";
+	const uid_t nobody = 65534;
+	pid_t pid;
+	int st;
+
+	if (geteuid() != 0) {
+		/* the test's second user needs root to be */
+		printf("# SKIP untrusted_holder: not root\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	/* a shared directory like /tmp: anyone may put a socket there */
+	ck_assert_int_eq(chmod(tmpl, 01777), 0);
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	sample(&rq);
+	pid = serve_as(path, "OK 0 77 0\n", nobody);
+	ck_assert_int_lt(holder_hold(path, &rq, 2000, &a, err, sizeof(err)),
+	    0);
+	ck_assert_msg(strstr(err, "runs as user 65534") != NULL &&
+	    strstr(err, "not trusted") != NULL, "%s", err);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	unlink(path);
+	/* the same user owning the directory (the unit's /run/listgate) */
+	ck_assert_int_eq(chown(tmpl, nobody, (gid_t)-1), 0);
+	pid = serve_as(path, "OK 0 78 0\n", nobody);
+	ck_assert_msg(holder_hold(path, &rq, 2000, &a, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert(a.id == 78);
+	waitpid(pid, &st, 0);
+	unlink(path);
+	rmdir(tmpl);
+}
+END_TEST
+
+static int
+fixed_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
+    size_t errsz, void *arg)
+{
+	(void)rq;
+	(void)err;
+	(void)errsz;
+	(void)arg;
+	a->held = QUEUE_HELD_NEW;
+	a->id = 4242;
+	a->notifying = 0;
+	return 0;
+}
+
+/* a worker whose fork failed is started again later, not only when
+ * another one ends: the holder runs as a user of its own allowed two
+ * processes, one of them a blocker, so its fork fails; then the
+ * blocker ends (root here may lack CAP_SYS_RESOURCE to raise a limit) */
+START_TEST(failed_fork_is_retried)
+{
+	struct holder_req rq;
+	struct holder_ans a;
+	char path[64], err[600], tmpl[] = "/tmp/lg-chold.XXXXXX";
+	/* a user nobody else is (two runs at once: two users) */
+	const uid_t uid = 50000 + (uid_t)getpid() % 10000;
+	double t0;
+	pid_t pid, blocker;
+	int st, i, ready[2];
+	char c;
+
+	if (geteuid() != 0) {
+		printf("# SKIP failed_fork_is_retried: not root\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	ck_assert_int_eq(chown(tmpl, uid, uid), 0);
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	ck_assert_int_eq(pipe(ready), 0);
+	blocker = fork();
+	ck_assert_int_ge(blocker, 0);
+	if (blocker == 0) {
+		if (setgid(uid) == 0 && setuid(uid) == 0 &&
+		    write(ready[1], "r", 1) == 1)
+			pause();
+		_exit(2);
+	}
+	/* (the blocker counts once it is that user) */
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct holder_server hs;
+		struct rlimit rl = { 2, 2 };
+		char why[256];
+
+		if (setgid(uid) < 0 || setuid(uid) < 0 ||
+		    setrlimit(RLIMIT_NPROC, &rl) < 0)
+			_exit(2);
+		memset(&hs, 0, sizeof(hs));
+		hs.path = path;
+		hs.workers = 1;
+		hs.hold = fixed_hold;
+		_exit(holder_serve(&hs, why, sizeof(why)) < 0 ? 3 : 0);
+	}
+	/* its socket, and no worker behind it */
+	for (i = 0; i < 100 && access(path, F_OK) < 0; i++)
+		usleep(50 * 1000);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	sample(&rq);
+	ck_assert_int_lt(holder_hold(path, &rq, 1500, &a, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(err, "the holder did not answer in time");
+	/* room for one more process: a worker within a few seconds */
+	kill(blocker, SIGKILL);
+	ck_assert_int_eq(waitpid(blocker, &st, 0), blocker);
+	t0 = clock_now_ms();
+	ck_assert_msg(holder_hold(path, &rq, 5000, &a, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert(a.id == 4242);
+	ck_assert_msg(clock_now_ms() - t0 < 4000, "took %.0f ms",
+	    clock_now_ms() - t0);
+	kill(pid, SIGTERM);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/s.lock", tmpl);
+	unlink(path);
+	rmdir(tmpl);
+}
+END_TEST
+
 static Suite *
 holder_suite(void)
 {
@@ -430,6 +614,8 @@ holder_suite(void)
 	tcase_add_test(tc, bad_fields_are_refused);
 	tcase_add_test(tc, answers);
 	tcase_add_test(tc, client);
+	tcase_add_test(tc, untrusted_holder);
+	tcase_add_test(tc, failed_fork_is_retried);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -448,8 +448,8 @@ score_post(struct filter *f, struct classify *c)
 
 /*
  * Hand the post to listgate holder when holder_socket is set (and the
- * post is at most HOLDER_MAX_RAW bytes): 0 when the holder answered that it is held, -1
- * when the filter holds it itself (no holder, no answer in time, the
+ * post is at most HOLDER_MAX_RAW bytes): 0 when the holder answered
+ * that it is held, -1 when the filter holds it itself (no holder, no answer in time, the
  * holder's error: noted for the log).  notify: the hold notices are to
  * go out; the holder sends them.
  */
@@ -460,13 +460,17 @@ hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
 	struct holder_ans a;
 	char err[600], clean[600];
 	unsigned wait_ms = HOLDER_WAIT_MS;
+	double left;
 
 	if (f->g.holder_socket == NULL || qp->raw_len > HOLDER_MAX_RAW)
 		return -1;
-	/* a quarter of the watchdog's time at most: the rest is the
-	 * filter's own hold */
+	/* a quarter of the watchdog's time at most, and half of what is
+	 * left of it (less a second): the rest is the filter's own hold */
 	if (wait_ms > f->l.timeout_s * 250u)
 		wait_ms = f->l.timeout_s * 250u;
+	left = (f->t0 + f->l.timeout_s * 1000.0 - 1000.0 - clock_now_ms()) / 2;
+	if (left < wait_ms)
+		wait_ms = left < 1 ? 1 : (unsigned)left;
 	memset(&rq, 0, sizeof(rq));
 	rq.post = *qp;
 	rq.notify = notify;

@@ -8,8 +8,10 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -220,13 +222,30 @@ holder_answer_err(char *out, const char *text)
 	    0));
 }
 
+/* a decimal at the start of *s, at least lo and at most hi, followed
+ * by a space or the end: 0 with *v and *s past it, or -1 */
+static int
+answer_num(const char **s, long long lo, long long hi, long long *v)
+{
+	char *end;
+
+	if (**s < '0' || **s > '9')
+		return -1;
+	errno = 0;
+	*v = strtoll(*s, &end, 10);
+	if (errno != 0 || *v < lo || *v > hi || (*end != ' ' && *end != '\0'))
+		return -1;
+	*s = end;
+	return 0;
+}
+
 int
 holder_answer_parse(const char *line, struct holder_ans *a, char *err,
     size_t errsz)
 {
 	char clean[HOLDER_MAX_ANSWER];
-	long long id;
-	int held, notifying, end = 0;
+	const char *s = line + 3;
+	long long held, id, notifying;
 
 	memset(a, 0, sizeof(*a));
 	if (strncmp(line, "ER ", 3) == 0) {
@@ -235,18 +254,20 @@ holder_answer_parse(const char *line, struct holder_ans *a, char *err,
 		    SANITIZE_LOG, 0));
 		return -1;
 	}
-	if (sscanf(line, "OK %d %lld %d%n", &held, &id, &notifying,
-	    &end) != 3 || line[end] != '\0' || held < QUEUE_HELD_NEW ||
-	    held > QUEUE_HELD_DISCARDED || id <= 0 || notifying < 0 ||
-	    notifying > 1) {
+	/* "OK HELD ID NOTIFYING": three decimals, one space apart */
+	if (strncmp(line, "OK ", 3) != 0 ||
+	    answer_num(&s, QUEUE_HELD_NEW, QUEUE_HELD_DISCARDED, &held) < 0 ||
+	    *s++ != ' ' || answer_num(&s, 1, INT64_MAX, &id) < 0 ||
+	    *s++ != ' ' || answer_num(&s, 0, 1, &notifying) < 0 ||
+	    *s != '\0') {
 		snprintf(err, errsz, "the holder's answer is no answer: \"%s\"",
 		    sanitize_str(clean, sizeof(clean), line, strlen(line), 100,
 		    SANITIZE_LOG, 0));
 		return -1;
 	}
-	a->held = held;
+	a->held = (int)held;
 	a->id = (int64_t)id;
-	a->notifying = notifying;
+	a->notifying = (int)notifying;
 	return 0;
 }
 
@@ -326,6 +347,58 @@ send_post(int fd, const struct queue_post *p, double deadline)
 	return 0;
 }
 
+/*
+ * The holder at the other end of fd (connected to path) is one the
+ * filter may trust with a post: it runs as root, as the filter's own
+ * user, or as the owner of the socket's directory (the unit's
+ * /run/listgate belongs to the listgate user).  A socket that another
+ * local user put in a shared directory such as /tmp fails this.  0, or
+ * -1 with err.
+ */
+static int
+peer_ok(const char *path, int fd, char *err, size_t errsz)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	uid_t uid;
+	size_t n;
+
+	if (sock_peer_uid(fd, &uid) < 0) {
+		snprintf(err, errsz, "the holder at %s: cannot tell who it "
+		    "is: %s", path, strerror(errno));
+		return -1;
+	}
+	if (uid == 0 || uid == geteuid())
+		return 0;
+	n = slash == NULL ? 0 : (size_t)(slash - path);
+	if (n == 0)
+		n = 1;		/* "/" itself, or a relative name: "." */
+	if (n >= sizeof(dir)) {
+		snprintf(err, errsz, "the holder at %s: path too long", path);
+		return -1;
+	}
+	if (slash == NULL)
+		memcpy(dir, ".", 2);
+	else {
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errsz, "the holder at %s: %s: %s", path, dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != uid) {
+		snprintf(err, errsz, "the holder at %s runs as user %lu, which "
+		    "is neither root, this user (%lu) nor the owner of %s (%lu): "
+		    "not trusted", path, (unsigned long)uid,
+		    (unsigned long)geteuid(), dir, (unsigned long)st.st_uid);
+		return -1;
+	}
+	return 0;
+}
+
 int
 holder_hold(const char *path, const struct holder_req *rq,
     unsigned wait_ms, struct holder_ans *a, char *err, size_t errsz)
@@ -346,6 +419,8 @@ holder_hold(const char *path, const struct holder_req *rq,
 		    path, errno == ETIMEDOUT ? "timed out" : strerror(errno));
 		goto out;
 	}
+	if (peer_ok(path, fd, err, errsz) < 0)
+		goto out;
 	if (sock_send_all(fd, req.data, req.len, deadline) < 0 ||
 	    send_post(fd, &rq->post, deadline) < 0) {
 		snprintf(err, errsz, "sending the post to the holder: %s",

@@ -97,8 +97,10 @@ int holder_answer_parse(const char *line, struct holder_ans *a, char *err,
 
 /*
  * The client (filter): hand rq to the holder listening at path, waiting
- * at most wait_ms in all.  0 with *a: the post is held.  -1 with err:
- * nothing is known; hold it yourself.
+ * at most wait_ms in all.  A holder is trusted only when it runs as
+ * root, as this process's user, or as the owner of path's directory.
+ * 0 with *a: the post is held.  -1 with err: nothing is known; hold it
+ * yourself.
  */
 int holder_hold(const char *path, const struct holder_req *rq,
     unsigned wait_ms, struct holder_ans *a, char *err, size_t errsz);

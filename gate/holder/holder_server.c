@@ -6,14 +6,17 @@
  * accepts one connection at a time on the shared, non-blocking
  * listening socket, reads the request within HOLDER_READ_MS, stores it
  * through s->hold, answers, closes, then runs s->after.  A worker that
- * dies is started again (after a pause when it died young).  SIGTERM or
- * SIGINT: the parent passes SIGTERM on, each worker ends after the
- * request it is on, the parent waits for them and removes the socket.
- * A worker whose parent is gone ends too (PR_SET_PDEATHSIG).
+ * dies is started again (after a pause when it died young).  PATH.lock
+ * stays locked while the holder runs: a second holder on the same path
+ * refuses to start.  SIGTERM or SIGINT: the parent removes the socket
+ * (new posts are then held by filter itself), passes SIGTERM on, and
+ * waits for each worker to end after the request it is on.  A worker
+ * whose parent is gone ends too (PR_SET_PDEATHSIG).
  */
 #include "config.h"
 
 #include <sys/types.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,6 +39,8 @@
 #include "gate/util/xalloc.h"
 
 #define MAX_WORKERS	64
+/* the room for a socket's path, its NUL included */
+#define SUN_PATH_SIZE	sizeof(((struct sockaddr_un *)0)->sun_path)
 /* a worker that lived less than this is started again only after it */
 #define RESPAWN_PAUSE_S	1
 /* at a stop, a worker has this long to finish its request */
@@ -159,8 +164,8 @@ worker(const struct holder_server *s, int lfd, pid_t parent)
 	_exit(0);
 }
 
-/* the socket at path, listening: the descriptor and its inode, or -1
- * with err.  A socket file already there is replaced only when nothing
+/* the socket at path (shorter than SUN_PATH_SIZE), listening: the
+ * descriptor and its inode, or -1 with err.  A socket file already there is replaced only when nothing
  * answers on it (a holder that died); anything else is left alone */
 static int
 open_socket(const char *path, ino_t *ino_r, char *err, size_t errsz)
@@ -170,12 +175,6 @@ open_socket(const char *path, ino_t *ino_r, char *err, size_t errsz)
 	mode_t old;
 	int fd, r, e;
 
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errsz, "holder_socket %s: longer than a Unix "
-		    "socket's path may be (%zu bytes)", path,
-		    sizeof(sun.sun_path) - 1);
-		return -1;
-	}
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
 			snprintf(err, errsz, "holder_socket %s: exists and is "
@@ -230,6 +229,30 @@ open_socket(const char *path, ino_t *ino_r, char *err, size_t errsz)
 	return fd;
 }
 
+/* PATH.lock, locked for the holder's life (kept open, close-on-exec;
+ * never removed): the descriptor, or -1 with err.  Two holders started
+ * at once would otherwise each take the other's socket for stale */
+static int
+lock_path(const char *path, char *err, size_t errsz)
+{
+	char lp[SUN_PATH_SIZE + sizeof(".lock")];
+	int fd;
+
+	snprintf(lp, sizeof(lp), "%s.lock", path);
+	if ((fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	    0600)) < 0) {
+		snprintf(err, errsz, "%s: %s", lp, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		snprintf(err, errsz, "%s: %s", lp, errno == EWOULDBLOCK ?
+		    "another holder runs on this socket" : strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* start worker slot i: 0, or -1 (fork failed) */
 static int
 start_worker(const struct holder_server *s, int lfd, pid_t *pids,
@@ -258,16 +281,27 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sigset_t block, old, wait;
 	struct stat st;
 	const struct timespec tick = { 0, 100 * 1000 * 1000 };
-	unsigned n = s->workers, i, alive, tries;
+	const struct timespec pause = { RESPAWN_PAUSE_S, 0 };
+	unsigned n = s->workers, i, alive, tries, empty;
 	ino_t ino = 0;
-	int lfd, status;
+	int lfd, lockfd, status;
 
 	if (n < 1 || n > MAX_WORKERS) {
 		snprintf(err, errsz, "workers: 1 to %d", MAX_WORKERS);
 		return -1;
 	}
-	if ((lfd = open_socket(s->path, &ino, err, errsz)) < 0)
+	if (strlen(s->path) >= SUN_PATH_SIZE) {
+		snprintf(err, errsz, "holder_socket %s: longer than a Unix "
+		    "socket's path may be (%zu bytes)", s->path,
+		    SUN_PATH_SIZE - 1);
 		return -1;
+	}
+	if ((lockfd = lock_path(s->path, err, errsz)) < 0)
+		return -1;
+	if ((lfd = open_socket(s->path, &ino, err, errsz)) < 0) {
+		close(lockfd);
+		return -1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	/* (a restart keeps libpq's blocking calls whole; poll is never
@@ -296,8 +330,12 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 		start_worker(s, lfd, pids, born, i);
 	log_info("holder: listening on %s, %u workers", s->path, n);
 	while (!stop_sig) {
+		/* a slot left empty by a failed fork is tried again after
+		 * RESPAWN_PAUSE_S; else only a child's end wakes us */
+		for (i = 0, empty = 0; i < n; i++)
+			empty |= pids[i] == 0;
 		if (!child_sig)
-			sigsuspend(&wait);
+			ppoll(NULL, 0, empty ? &pause : NULL, &wait);
 		if (stop_sig)
 			break;
 		child_sig = 0;
@@ -319,6 +357,11 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 			if (pids[i] == 0)
 				start_worker(s, lfd, pids, born, i);
 	}
+	/* no new client from here: the socket goes first (a filter that
+	 * finds none holds its post itself at once) */
+	close(lfd);
+	if (lstat(s->path, &st) == 0 && st.st_ino == ino)
+		unlink(s->path);
 	/* each worker ends after its request; one stuck past STOP_WAIT_S
 	 * (a database that hangs) is killed: its client holds the post */
 	for (i = 0; i < n; i++)
@@ -345,10 +388,7 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 			break;
 		nanosleep(&tick, NULL);
 	}
-	close(lfd);
-	/* remove the socket only when it is still ours */
-	if (lstat(s->path, &st) == 0 && st.st_ino == ino)
-		unlink(s->path);
+	close(lockfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	log_info("holder: stopped (signal %d)", (int)stop_sig);
 	return 0;

@@ -147,3 +147,19 @@ sock_recv_all(int fd, void *p, size_t n, double deadline)
 	}
 	return 0;
 }
+
+int
+sock_peer_uid(int fd, uid_t *uid_r)
+{
+	struct ucred cr;
+	socklen_t n = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) < 0)
+		return -1;
+	if (n != sizeof(cr)) {
+		errno = EPROTO;
+		return -1;
+	}
+	*uid_r = cr.uid;
+	return 0;
+}

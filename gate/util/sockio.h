@@ -32,4 +32,9 @@ int sock_send_all(int fd, const void *p, size_t n, double deadline);
  * (ETIMEDOUT for the time, ECONNRESET for an end of file first) */
 int sock_recv_all(int fd, void *p, size_t n, double deadline);
 
+/* the user id of the process at the other end of the Unix socket fd
+ * (as it was when it connected or listened): 0 with *uid_r, or -1 with
+ * errno */
+int sock_peer_uid(int fd, uid_t *uid_r);
+
 #endif

@@ -6,8 +6,9 @@
  * The input is a request (the 8-byte head and its body) and, after it,
  * an answer line.  holder_decode must refuse or accept every body
  * without reading past it; what it accepts must encode again and decode
- * to the same fields.  holder_answer_parse must accept only answers
- * that format back to the same line.  Build like fuzz_mail.c.
+ * to the same fields.  holder_answer_parse must accept only "OK " and
+ * three decimals one space apart, which format back to the same three
+ * fields.  Build like fuzz_mail.c.
  */
 #include "config.h"
 
@@ -74,8 +75,9 @@ request(const uint8_t *data, size_t size)
 static void
 answer(const uint8_t *data, size_t size)
 {
-	struct holder_ans a;
+	struct holder_ans a, b;
 	char line[HOLDER_MAX_ANSWER], again[HOLDER_MAX_ANSWER], err[600];
+	size_t i;
 
 	if (size >= sizeof(line))
 		size = sizeof(line) - 1;
@@ -86,10 +88,18 @@ answer(const uint8_t *data, size_t size)
 			__builtin_trap();
 		return;
 	}
+	/* an accepted answer is "OK ", then digits and single spaces */
+	if (strncmp(line, "OK ", 3) != 0)
+		__builtin_trap();
+	for (i = 3; line[i] != '\0'; i++)
+		if ((line[i] < '0' || line[i] > '9') && (line[i] != ' ' ||
+		    line[i + 1] == ' ' || line[i + 1] == '\0'))
+			__builtin_trap();
 	holder_answer_ok(again, &a);
 	again[strlen(again) - 1] = '\0';
-	/* (leading zeros and signs aside, the same numbers) */
-	if (holder_answer_parse(again, &a, err, sizeof(err)) < 0)
+	/* (leading zeros aside, the same line) the same three fields */
+	if (holder_answer_parse(again, &b, err, sizeof(err)) < 0 ||
+	    a.held != b.held || a.id != b.id || a.notifying != b.notifying)
 		__builtin_trap();
 }
 
