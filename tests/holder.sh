@@ -23,6 +23,8 @@
 #   - the holder killed (SIGKILL): its workers go with it, filter holds
 #     the post itself (libpq loaded, holder_error in the log), and a
 #     new holder replaces the stale socket;
+#   - listgate.conf changed to another database: the holder reads it
+#     again and stores there;
 #   - SIGTERM: the socket goes at once, even while a worker is busy;
 #     the holder exits 0 when its workers are done.
 # Never reads /etc.
@@ -248,6 +250,25 @@ filter "$T/post4.eml" "$T/f4b"
 check "database back: the retry is held through the holder (99)" test $? -eq 99
 check "... holder=yes (its workers connected again)" grep -q ' holder=yes' "$T/f4b"
 check "... once" test "$(nrows)" -eq 4
+
+# --- listgate.conf changed under the holder: another database ---------------------
+# (an administrator who moves the queue and forgets the holder: it
+# must follow, or its posts would go where no moderator looks)
+sql "CREATE DATABASE other" || exit 99
+cp "$CONF/listgate.conf" "$T/listgate.conf.orig"
+sed "s/dbname=$PGDATABASE\$/dbname=other/" "$T/listgate.conf.orig" > "$T/lc.new"
+mv "$T/lc.new" "$CONF/listgate.conf"
+lg migrate -q || exit 99
+post 8
+filter "$T/post8.eml" "$T/f8"
+check "listgate.conf names another database: held through the holder (99, holder=yes)" \
+    grep -q ' holder=yes' "$T/f8"
+check "... in the new database" test "$(psql -X -q -A -t -d other -c \
+    "SELECT count(*) FROM held_posts WHERE list = 'dev'")" -eq 1
+check "... not in the old one" test "$(nrows)" -eq 4
+check "... the holder says it read listgate.conf again" \
+    grep -q 'listgate.conf changed: read again' "$T/holder.log"
+mv "$T/listgate.conf.orig" "$CONF/listgate.conf"
 
 # --- SIGTERM while a worker is busy ---------------------------------------------------
 # a client that sends part of a request and stays 3 s keeps one worker

@@ -9,13 +9,17 @@
  * more on a new one (queue_hold is idempotent on the post's bytes).
  * After the answer, the worker sends the hold notices the post asks
  * for, as filter would.  The list's configuration is read for each
- * request; listgate.conf once: restart the holder after changing it.
+ * request; listgate.conf again whenever it changed (a new database is
+ * then used at once: holder and filter never store in two places), but
+ * a new holder_socket needs a restart.
  * Exit 0 after SIGTERM or SIGINT, 1 when it cannot start, 2 on usage
  * errors.
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +41,8 @@
 /* one worker's state (each forked worker has its own copy) */
 struct holder_ctx {
 	struct listcfg_global g;
+	struct stat gst;		/* listgate.conf as g was read from it
+					 * (zero: not yet looked at) */
 	struct queue *q;		/* opened at the first request */
 	struct listcfg_list l;		/* the list of the request */
 	int have_l;
@@ -63,6 +69,66 @@ usage(FILE *f)
 	    "2 usage error.\n", DEF_WORKERS);
 }
 
+/* listgate.conf of dir: stat(2) it into *st (zeroed when missing) */
+static void
+stat_global(const char *dir, struct stat *st)
+{
+	char path[PATH_MAX];
+
+	memset(st, 0, sizeof(*st));
+	if (snprintf(path, sizeof(path), "%s/listgate.conf", dir) <
+	    (int)sizeof(path) && stat(path, st) < 0)
+		memset(st, 0, sizeof(*st));
+}
+
+static int
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	    a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	    a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	    a->st_ctim.tv_sec == b->st_ctim.tv_sec &&
+	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* read listgate.conf again when it changed since h->g was: 0, or -1
+ * with err (the request then fails: the filter, which reads the same
+ * file, holds the post itself or says what is wrong with it) */
+static int
+reload_global(struct holder_ctx *h, char *err, size_t errsz)
+{
+	struct listcfg_global ng;
+	struct stat st;
+	char e[900];
+
+	stat_global(h->g.dir, &st);
+	if (same_file(&st, &h->gst))
+		return 0;
+	if (listcfg_load_global(h->g.dir, &ng, e, sizeof(e)) < 0) {
+		snprintf(err, errsz, "listgate.conf changed and does not load: "
+		    "%s", e);
+		return -1;
+	}
+	if ((ng.holder_socket == NULL) != (h->g.holder_socket == NULL) ||
+	    (ng.holder_socket != NULL &&
+	    strcmp(ng.holder_socket, h->g.holder_socket) != 0))
+		log_warn("holder: holder_socket changed in %s/listgate.conf: "
+		    "restart the holder to move its socket", h->g.dir);
+	/* (a worker's first request reads it once more, quietly: what
+	 * changed between the start's reading and the fork is not missed) */
+	if (h->gst.st_ino != 0)
+		log_info("holder: %s/listgate.conf changed: read again",
+		    h->g.dir);
+	listcfg_free_global(&h->g);
+	h->g = ng;
+	h->gst = st;
+	/* the database may be another: connect again at first use */
+	queue_close(h->q);
+	h->q = NULL;
+	return 0;
+}
+
 /* store one request (holder_server's hold) */
 static int
 do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
@@ -79,6 +145,8 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 		snprintf(err, errsz, "bad list name");
 		return -1;
 	}
+	if (reload_global(h, err, errsz) < 0)
+		return -1;
 	/* the list must exist here too; its notices are sent from it */
 	if (listcfg_load_list(&h->g, rq->post.list, &h->l, err, errsz) < 0)
 		return -1;
