@@ -2,34 +2,41 @@
 # run-all.sh - the one command that runs every listgate test
 #
 # Installs what is missing (apt-get, when run as root), builds from this
-# checkout in _build/ and runs `make distcheck` there: the release
-# tarball, unpacked read-only, built out of tree with -Werror, and its
-# `make check` (unit suites, command-line tests, the private-PostgreSQL
-# queue tests, the qmail and Postfix contracts, the torture tests:
-# concurrency, kills, outages), install and uninstall.  As root, builds
-# the Debian package from that tarball and tests it installed
-# (tests/package.sh).  Then builds again
-# with ASan+UBSan in _build-san/ and runs the suite there too; then runs
-# a subset of the command-line tests with listgate under valgrind's
-# memcheck (zero errors, zero leaks), and every libFuzzer target for a
-# minute (tests/fuzz/run-all-targets.sh).  Fetches the SpamAssassin
-# public corpus into cache/ first (tests/bench/corpus.sh) so the
-# differential test (tests/parse_diff.sh) runs its corpus part.
-# Idempotent; exits non-zero when anything fails.
+# checkout in _build/ (optimised, -Werror) and runs `make distcheck`
+# there: the release tarball, unpacked read-only, built out of tree with
+# -Werror and with ASan+UBSan (--enable-sanitizers), and its `make
+# check` (unit suites, command-line tests, the private-PostgreSQL queue
+# tests, the qmail and Postfix contracts, the end-to-end tests with
+# Postfix, Mailman and a browser, the torture tests: allocation
+# failures, concurrency, kills, outages), install and uninstall.  Every
+# test runs there, under the sanitizers.  The optimised build is what
+# the rest checks: as root, the Debian package built from that tarball,
+# installed and tested (tests/package.sh); the unit suites again, and
+# the memory bounds (tests/queue_bigpost.sh); then a subset of the
+# command-line tests with listgate under valgrind's memcheck (zero
+# errors, zero leaks); then every libFuzzer target for a minute
+# (tests/fuzz/run-all-targets.sh).  Fetches the SpamAssassin public
+# corpus into cache/ first (tests/bench/corpus.sh) so the differential
+# test (tests/parse_diff.sh) runs its corpus part.  Prints the time of
+# each part and of the whole.  Idempotent; exits non-zero when anything
+# fails.
 #
-#   sh tests/run-all.sh              everything
-#   sh tests/run-all.sh --no-san     skip the sanitizer pass
+#   sh tests/run-all.sh              everything (about 35 minutes on the
+#                                    project's 2-core machine)
+#   sh tests/run-all.sh --no-san     distcheck without the sanitizers
 #   sh tests/run-all.sh --long       the torture tests' long mode
-#                                    (LISTGATE_TORTURE=long: 2,000 posts,
-#                                    50 kills of each command...) and 10
-#                                    minutes per fuzz target; for the
-#                                    figures, not for CI
+#                                    (LISTGATE_TORTURE=long: every
+#                                    allocation failure of every command,
+#                                    2,000 posts, 50 kills of each
+#                                    command...) and 10 minutes per fuzz
+#                                    target; for the figures, not for CI
 #   --no-valgrind, --no-fuzz         skip those passes (by hand only:
 #                                    under CI everything runs)
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+allstart=$(date +%s)
 san=1 vg=1 fuzz=1 fuzz_secs=60
 for a in "$@"; do
 	case $a in
@@ -41,9 +48,9 @@ for a in "$@"; do
 	   exit 2 ;;
 	esac
 done
-if [ -n "${CI:-}" ] && [ $((vg * fuzz)) -eq 0 ]; then
-	echo "run-all: under CI the valgrind and fuzzing passes always run" >&2
-	vg=1 fuzz=1
+if [ -n "${CI:-}" ] && [ $((san * vg * fuzz)) -eq 0 ]; then
+	echo "run-all: under CI the sanitizers, valgrind and fuzzing always run" >&2
+	san=1 vg=1 fuzz=1
 fi
 
 # --- dependencies: Debian packages only --------------------------------
@@ -154,27 +161,21 @@ no_skips() {
 		return 1
 	fi
 }
-run_suite() {	# $1 build dir, rest: configure options
-	dir=$1
-	shift
-	mkdir -p "$dir"
-	(
-		cd "$dir"
-		../configure --enable-werror "$@" >/dev/null
-		make -j"$jobs" >/dev/null
-		if ! make -j"$jobs" check; then
-			failed_logs .
-			exit 1
-		fi
-		no_skips test-suite.log .
-	)
-}
 
 # --- make distcheck: the tarball, its build and its make check -------------
 # _build/ stays configured and built for the valgrind pass below.  The
 # tests' logs are copied to _build/distcheck-logs as they run
 # (tests/keeplog.sh), since distcheck removes its build once it passed.
-echo "run-all: make distcheck in _build/"
+# the tarball's build: with the sanitizers (a report fails the test
+# that met it: halt_on_error, and the torture tests look for reports)
+dcflags=--enable-werror
+if [ "$san" = 1 ]; then
+	dcflags="$dcflags --enable-sanitizers"
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	export ASAN_OPTIONS UBSAN_OPTIONS
+fi
+echo "run-all: make distcheck in _build/ (configure $dcflags)"
 mkdir -p _build
 dcstart=$(date +%s)
 (
@@ -188,7 +189,7 @@ dcstart=$(date +%s)
 	{
 		LISTGATE_KEEP_LOGS=$top/_build/distcheck-logs \
 		    make -j"$jobs" distcheck \
-		    DISTCHECK_CONFIGURE_FLAGS=--enable-werror \
+		    DISTCHECK_CONFIGURE_FLAGS="$dcflags" \
 		    SH_LOG_COMPILER='$(SHELL) $(abs_top_srcdir)/tests/keeplog.sh $(SHELL)' \
 		    2>&1
 		echo $? > distcheck.rc
@@ -219,11 +220,25 @@ elif [ -n "${CI:-}" ]; then
 else
 	echo "run-all: not root: the package test (tests/package.sh) does not run"
 fi
+unset ASAN_OPTIONS UBSAN_OPTIONS
+
+# --- the optimised build: its unit suites and its memory bounds --------------
+# (queue_bigpost.sh holds a filter's peak memory to tighter bounds
+# without ASan's shadow and allocator; the unit suites are quick)
 if [ "$san" = 1 ]; then
-	echo "run-all: build and make check with ASan+UBSan in _build-san/"
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	run_suite _build-san --enable-sanitizers
+	echo "run-all: the optimised build's unit suites and memory bounds in _build/"
+	opstart=$(date +%s)
+	units=$(printf 'lg-print-tests:\n\t@echo $(TESTS)\n' |
+	    make -s -C _build -f Makefile -f - lg-print-tests | tr ' ' '\n' |
+	    grep '^tests/check_' | tr '\n' ' ')
+	if ! make -s -C _build -j"$jobs" check \
+	    TESTS="$units tests/queue_bigpost.sh" > _build/optimised.out 2>&1; then
+		grep -E '^(FAIL|ERROR)' _build/optimised.out
+		failed_logs _build
+		exit 1
+	fi
+	no_skips _build/test-suite.log _build/tests
+	echo "run-all: optimised build: $(grep -c '^PASS' _build/optimised.out) suites passed, $(( $(date +%s) - opstart )) s"
 fi
 
 # --- listgate under valgrind: zero errors, zero leaks ------------------------
@@ -273,6 +288,8 @@ fi
 # --- fuzzing: every target for a while -------------------------------------------
 if [ "$fuzz" = 1 ]; then
 	echo "run-all: libFuzzer targets, $fuzz_secs s each"
+	fzstart=$(date +%s)
 	sh tests/fuzz/run-all-targets.sh "$fuzz_secs"
+	echo "run-all: fuzzing: $(( $(date +%s) - fzstart )) s"
 fi
-echo "run-all: all tests passed"
+echo "run-all: all tests passed in $(( $(date +%s) - allstart )) s"

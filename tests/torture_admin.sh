@@ -31,10 +31,11 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 sql() { psql -X -A -t -q -c "$1" 2>/dev/null; }
-. "$top_srcdir/tests/torture_lib.sh"
 # the loops run hundreds of commands: fewer, spread over the range
+# (set before torture_lib.sh, whose own defaults would win otherwise)
 TORTURE_DENSE=${TORTURE_DENSE:-150}
 TORTURE_SPARSE=${TORTURE_SPARSE:-100}
+. "$top_srcdir/tests/torture_lib.sh"
 
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
 printf '# dev\nham_cutoff = 0.000001\n' > "$CONF/lists/dev.conf"

@@ -8,7 +8,8 @@
 # baseline: its allocation count comes from LISTGATE_ALLOC_REPORT=1, see
 # gate/util/xalloc.c), then once with LISTGATE_FAIL_ALLOC=n for every n from
 # 1 to the count + 1 (every n up to TORTURE_DENSE, then in steps so that
-# about TORTURE_SPARSE more runs cover the rest).  Each run must:
+# about TORTURE_SPARSE more runs cover the rest; with
+# LISTGATE_TORTURE=long, every n up to the count).  Each run must:
 #   - end with an exit code in ALLOWED (a space-separated list), never
 #     by a signal;
 #   - leave no sanitizer report on standard error (ASan, LSan, UBSan);
@@ -20,8 +21,8 @@
 # One TAP line per call; "# " lines say how the runs ended.  The caller
 # provides ok, bad and $T.
 
-TORTURE_DENSE=${TORTURE_DENSE:-400}
-TORTURE_SPARSE=${TORTURE_SPARSE:-200}
+TORTURE_DENSE=${TORTURE_DENSE:-250}
+TORTURE_SPARSE=${TORTURE_SPARSE:-100}
 TORTURE_CMP_OUT=${TORTURE_CMP_OUT:-1}
 SAN_RE='(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:'
 
@@ -82,7 +83,9 @@ torture() {
 		return
 	fi
 	_step=1
-	if [ "$_count" -gt "$TORTURE_DENSE" ]; then
+	if [ "${LISTGATE_TORTURE:-}" = long ]; then
+		TORTURE_DENSE=$((_count + 2))
+	elif [ "$_count" -gt "$TORTURE_DENSE" ]; then
 		_step=$(( (_count - TORTURE_DENSE) / TORTURE_SPARSE + 1 ))
 	fi
 	_n=1
