@@ -98,6 +98,7 @@ filter() {
 	st=$(sed -n 's/^exit=\([0-9]*\).*/\1/p' "$2")
 	return "${st:-1}"
 }
+starts() { case $1 in "$2"*) return 0 ;; esac; echo "# $1"; return 1; }
 loaded_libpq() { cat "$1".ld.* 2>/dev/null | grep -q 'file=libpq\.so'; }
 logged_id() { sed -n 's/.* id=\([0-9]*\) .*/\1/p' "$1" | head -n 1; }
 start_holder() {
@@ -211,6 +212,11 @@ elif what == "badfield":
     fields[1] = b"a\0b"
     body = b"".join(field(f) for f in fields)
     s.sendall(b"LGH1" + struct.pack(">I", len(body)) + body)
+elif what == "good":
+    fields = [b"dev", b"", b"", b"", b"", b"", b"spam", b"", b"held", b"",
+              b"0.99", b"7", b"0", b"Subject: good\n\nhello\n"]
+    body = b"".join(field(f) for f in fields)
+    s.sendall(b"LGH1" + struct.pack(">I", len(body)) + body)
 elif what == "badlist":
     fields = [b"../etc", b"", b"", b"", b"", b"", b"spam", b"", b"held", b"",
               b"0.99", b"7", b"0", b"x" * 10]
@@ -251,7 +257,7 @@ check "database back: the retry is held through the holder (99)" test $? -eq 99
 check "... holder=yes (its workers connected again)" grep -q ' holder=yes' "$T/f4b"
 check "... once" test "$(nrows)" -eq 4
 
-# --- listgate.conf changed under the holder: another database ---------------------
+# --- listgate.conf changed under the holder: another database ---------
 # (an administrator who moves the queue and forgets the holder: it
 # must follow, or its posts would go where no moderator looks)
 sql "CREATE DATABASE other" || exit 99
@@ -261,16 +267,33 @@ mv "$T/lc.new" "$CONF/listgate.conf"
 lg migrate -q || exit 99
 post 8
 filter "$T/post8.eml" "$T/f8"
-check "listgate.conf names another database: held through the holder (99, holder=yes)" \
-    grep -q ' holder=yes' "$T/f8"
+check "listgate.conf names another database: exit 99" test $? -eq 99
+check "... held through the holder (holder=yes)" grep -q ' holder=yes' "$T/f8"
 check "... in the new database" test "$(psql -X -q -A -t -d other -c \
     "SELECT count(*) FROM held_posts WHERE list = 'dev'")" -eq 1
 check "... not in the old one" test "$(nrows)" -eq 4
 check "... the holder says it read listgate.conf again" \
     grep -q 'listgate.conf changed: read again' "$T/holder.log"
+# a listgate.conf that does not load: the holder stores nothing (it
+# would not know where), the filter says what is wrong and defers
+{ cat "$T/listgate.conf.orig"; echo 'no such key'; } > "$T/lc.new"
+mv "$T/lc.new" "$CONF/listgate.conf"
+post 9
+filter "$T/post9.eml" "$T/f9"
+check "listgate.conf broken: the filter defers (111)" test $? -eq 111
+a=$(hostile good)
+check "... and the holder refuses a post" \
+    starts "$a" "ER listgate.conf changed and does not load: $CONF/listgate.conf:"
+# gone for a moment (an editor's rename): not libpq's defaults either
+rm "$CONF/listgate.conf"
+a=$(hostile good)
+check "listgate.conf gone: the holder refuses a post" \
+    starts "$a" "ER $CONF/listgate.conf: No such file"
+nother=$(psql -X -q -A -t -d other -c "SELECT count(*) FROM held_posts")
+check "... nothing stored in either database" test "$nother:$(nrows)" = 1:4
 mv "$T/listgate.conf.orig" "$CONF/listgate.conf"
 
-# --- SIGTERM while a worker is busy ---------------------------------------------------
+# --- SIGTERM while a worker is busy --------------------------------------
 # a client that sends part of a request and stays 3 s keeps one worker
 # reading; the socket must go at once all the same (a filter then holds
 # its post itself at once instead of queueing behind a stopping holder)
@@ -297,7 +320,8 @@ hpid=
 wait "$bpid"
 grep -q "holder: stopped" "$T/holder.log"
 check "... and says so in its log" test $? -eq 0
-check "... its lock file stays, unlocked (a new holder takes it)" test -f "$SOCK.lock"
+check "... its lock file stays, unlocked (a new holder takes it)" \
+    flock -n "$SOCK.lock" true
 
 # --- a holder that never answers -------------------------------------------------------
 python3 - "$SOCK" <<'EOF' &

@@ -69,6 +69,8 @@
 #define MAX_HDR_BYTES	(8u * 1024u)	/* From/Subject/Message-ID kept */
 /* milliseconds a hold waits for listgate holder's answer, at most */
 #define HOLDER_WAIT_MS	5000u
+/* below this, the holder is not asked (the filter holds the post) */
+#define HOLDER_MIN_WAIT_MS	200.0
 /* seconds a post about to pass waits for the database to say whether a
  * moderator decided it already */
 
@@ -449,9 +451,10 @@ score_post(struct filter *f, struct classify *c)
 /*
  * Hand the post to listgate holder when holder_socket is set (and the
  * post is at most HOLDER_MAX_RAW bytes): 0 when the holder answered
- * that it is held, -1 when the filter holds it itself (no holder, no answer in time, the
- * holder's error: noted for the log).  notify: the hold notices are to
- * go out; the holder sends them.
+ * that it is held, -1 when the filter holds it itself (no holder, no
+ * answer in time, no time left, a holder not trusted, the holder's
+ * error: noted for the log).  notify: the hold notices are to go out;
+ * the holder sends them.
  */
 static int
 hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
@@ -469,8 +472,13 @@ hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
 	if (wait_ms > f->l.timeout_s * 250u)
 		wait_ms = f->l.timeout_s * 250u;
 	left = (f->t0 + f->l.timeout_s * 1000.0 - 1000.0 - clock_now_ms()) / 2;
+	if (left < HOLDER_MIN_WAIT_MS) {
+		snprintf(f->hnote, sizeof(f->hnote), " holder_error=\"no time "
+		    "left to wait for it\"");
+		return -1;
+	}
 	if (left < wait_ms)
-		wait_ms = left < 1 ? 1 : (unsigned)left;
+		wait_ms = (unsigned)left;
 	memset(&rq, 0, sizeof(rq));
 	rq.post = *qp;
 	rq.notify = notify;

@@ -10,14 +10,15 @@
  * After the answer, the worker sends the hold notices the post asks
  * for, as filter would.  The list's configuration is read for each
  * request; listgate.conf again whenever it changed (a new database is
- * then used at once: holder and filter never store in two places), but
- * a new holder_socket needs a restart.
+ * used from the next post on), but a new holder_socket, log_facility,
+ * user or group needs a restart.
  * Exit 0 after SIGTERM or SIGINT, 1 when it cannot start, 2 on usage
  * errors.
  */
 #include "config.h"
 
 #include <sys/stat.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 #include "gate/moderate/notify.h"
 #include "gate/util/clock.h"
 #include "gate/util/log.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 #define NAME		"holder"
@@ -41,8 +43,8 @@
 /* one worker's state (each forked worker has its own copy) */
 struct holder_ctx {
 	struct listcfg_global g;
-	struct stat gst;		/* listgate.conf as g was read from it
-					 * (zero: not yet looked at) */
+	const char *dir;		/* the configuration directory */
+	struct stat gst;		/* listgate.conf as g was read from it */
 	struct queue *q;		/* opened at the first request */
 	struct listcfg_list l;		/* the list of the request */
 	int have_l;
@@ -69,16 +71,20 @@ usage(FILE *f)
 	    "2 usage error.\n", DEF_WORKERS);
 }
 
-/* listgate.conf of dir: stat(2) it into *st (zeroed when missing) */
-static void
+/* listgate.conf of dir: stat(2) it into *st: 0, or -1 (missing, or
+ * not to be looked at) */
+static int
 stat_global(const char *dir, struct stat *st)
 {
 	char path[PATH_MAX];
 
 	memset(st, 0, sizeof(*st));
-	if (snprintf(path, sizeof(path), "%s/listgate.conf", dir) <
-	    (int)sizeof(path) && stat(path, st) < 0)
+	if (snprintf(path, sizeof(path), "%s/listgate.conf", dir) >=
+	    (int)sizeof(path) || stat(path, st) < 0) {
 		memset(st, 0, sizeof(*st));
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -92,9 +98,16 @@ same_file(const struct stat *a, const struct stat *b)
 	    a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-/* read listgate.conf again when it changed since h->g was: 0, or -1
- * with err (the request then fails: the filter, which reads the same
- * file, holds the post itself or says what is wrong with it) */
+/*
+ * Read listgate.conf again when it changed since h->g was read: 0, or
+ * -1 with err (the request then fails and the filter, which reads the
+ * same file, holds the post itself or says what is wrong).  The file is
+ * read from the directory as given (not resolved: a symbolic link moved
+ * to another directory is followed, as filter follows it).  A file that
+ * is gone for a moment (an editor's rename) or that names no database
+ * is refused, and the settings in use are kept: a holder never stores
+ * in libpq's default database.
+ */
 static int
 reload_global(struct holder_ctx *h, char *err, size_t errsz)
 {
@@ -102,24 +115,30 @@ reload_global(struct holder_ctx *h, char *err, size_t errsz)
 	struct stat st;
 	char e[900];
 
-	stat_global(h->g.dir, &st);
+	if (stat_global(h->dir, &st) < 0) {
+		snprintf(err, errsz, "%s/listgate.conf: %s", h->dir,
+		    strerror(errno));
+		return -1;
+	}
 	if (same_file(&st, &h->gst))
 		return 0;
-	if (listcfg_load_global(h->g.dir, &ng, e, sizeof(e)) < 0) {
+	if (listcfg_load_global(h->dir, &ng, e, sizeof(e)) < 0) {
 		snprintf(err, errsz, "listgate.conf changed and does not load: "
 		    "%s", e);
+		return -1;
+	}
+	if (!queue_configured(ng.conninfo)) {
+		snprintf(err, errsz, "listgate.conf changed and sets no "
+		    "database");
+		listcfg_free_global(&ng);
 		return -1;
 	}
 	if ((ng.holder_socket == NULL) != (h->g.holder_socket == NULL) ||
 	    (ng.holder_socket != NULL &&
 	    strcmp(ng.holder_socket, h->g.holder_socket) != 0))
 		log_warn("holder: holder_socket changed in %s/listgate.conf: "
-		    "restart the holder to move its socket", h->g.dir);
-	/* (a worker's first request reads it once more, quietly: what
-	 * changed between the start's reading and the fork is not missed) */
-	if (h->gst.st_ino != 0)
-		log_info("holder: %s/listgate.conf changed: read again",
-		    h->g.dir);
+		    "restart the holder to move its socket", h->dir);
+	log_info("holder: %s/listgate.conf changed: read again", h->dir);
 	listcfg_free_global(&h->g);
 	h->g = ng;
 	h->gst = st;
@@ -127,6 +146,28 @@ reload_global(struct holder_ctx *h, char *err, size_t errsz)
 	queue_close(h->q);
 	h->q = NULL;
 	return 0;
+}
+
+/* say so when filter will not trust a holder on path: it trusts root,
+ * its own user and the owner of the socket's directory (holder_hold) */
+static void
+warn_untrusted_dir(char *path)
+{
+	char *slash = strrchr(path, '/');
+	struct stat st;
+	int r;
+
+	if (geteuid() == 0 || slash == NULL)
+		return;
+	*slash = '\0';
+	r = stat(slash == path ? "/" : path, &st);
+	if (r == 0 && st.st_uid != geteuid())
+		log_warn("holder: %s belongs to user %lu, not to this one "
+		    "(%lu): only filters that run as user %lu will trust this "
+		    "holder; give it a directory of its own", slash == path ?
+		    "/" : path, (unsigned long)st.st_uid,
+		    (unsigned long)geteuid(), (unsigned long)geteuid());
+	*slash = '/';
 }
 
 /* store one request (holder_server's hold) */
@@ -220,7 +261,7 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct holder_ctx h;
 	struct queue *q;
 	const char *path = NULL;
-	char err[1024], *end;
+	char err[1024], *end, *spath;
 	long workers = DEF_WORKERS;
 	int ch, rc;
 
@@ -254,6 +295,10 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* the schema is checked once here: a holder that cannot store a
 	 * post says so at the start, not at the first spam */
 	memset(&h, 0, sizeof(h));
+	/* (looked at before it is read: a change in between is read
+	 * again at the first post) */
+	h.dir = listcfg_dir(ctx->config_dir);
+	stat_global(h.dir, &h.gst);
 	if (cmd_connect(NAME, ctx, &h.g, &q, APP_CHECK_SCHEMA) < 0)
 		return EXIT_CMD_FAIL;
 	queue_close(q);
@@ -265,8 +310,14 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	log_setup("listgate", h.g.log_facility, !isatty(2));
 	log_stderr(1);
+	if ((spath = xstrdup(path)) == NULL) {
+		cmd_err(NAME, "out of memory");
+		listcfg_free_global(&h.g);
+		return EXIT_CMD_FAIL;
+	}
+	warn_untrusted_dir(spath);
 	memset(&s, 0, sizeof(s));
-	s.path = path;
+	s.path = spath;
 	s.workers = (unsigned)workers;
 	s.hold = do_hold;
 	s.after = do_after;
@@ -274,6 +325,7 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 	rc = holder_serve(&s, err, sizeof(err));
 	if (rc < 0)
 		cmd_err(NAME, "%s", err);
+	xfree(spath);
 	listcfg_free_global(&h.g);
 	return rc < 0 ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }

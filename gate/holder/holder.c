@@ -4,7 +4,10 @@
  * The request's bytes come from a client of the socket: decoded with
  * every length checked against what is left, never trusted further.
  * The answer comes from the holder: parsed strictly, its text only
- * through the sanitizer.
+ * through the sanitizer.  The client trusts a holder only when the
+ * process at the socket's other end (SO_PEERCRED) runs as root, as the
+ * client's own user, or as the owner of the socket's directory; so a
+ * socket in a shared directory such as /tmp is not trusted.
  */
 #include "config.h"
 
@@ -244,7 +247,7 @@ holder_answer_parse(const char *line, struct holder_ans *a, char *err,
     size_t errsz)
 {
 	char clean[HOLDER_MAX_ANSWER];
-	const char *s = line + 3;
+	const char *s;
 	long long held, id, notifying;
 
 	memset(a, 0, sizeof(*a));
@@ -255,20 +258,23 @@ holder_answer_parse(const char *line, struct holder_ans *a, char *err,
 		return -1;
 	}
 	/* "OK HELD ID NOTIFYING": three decimals, one space apart */
-	if (strncmp(line, "OK ", 3) != 0 ||
-	    answer_num(&s, QUEUE_HELD_NEW, QUEUE_HELD_DISCARDED, &held) < 0 ||
+	if (strncmp(line, "OK ", 3) != 0)
+		goto bad;
+	s = line + 3;
+	if (answer_num(&s, QUEUE_HELD_NEW, QUEUE_HELD_DISCARDED, &held) < 0 ||
 	    *s++ != ' ' || answer_num(&s, 1, INT64_MAX, &id) < 0 ||
 	    *s++ != ' ' || answer_num(&s, 0, 1, &notifying) < 0 ||
-	    *s != '\0') {
-		snprintf(err, errsz, "the holder's answer is no answer: \"%s\"",
-		    sanitize_str(clean, sizeof(clean), line, strlen(line), 100,
-		    SANITIZE_LOG, 0));
-		return -1;
-	}
+	    *s != '\0')
+		goto bad;
 	a->held = (int)held;
 	a->id = (int64_t)id;
 	a->notifying = (int)notifying;
 	return 0;
+bad:
+	snprintf(err, errsz, "the holder's answer is no answer: \"%s\"",
+	    sanitize_str(clean, sizeof(clean), line, strlen(line), 100,
+	    SANITIZE_LOG, 0));
+	return -1;
 }
 
 /* read the answer line before deadline: 0 with line (NUL-terminated,

@@ -133,7 +133,7 @@ worker(const struct holder_server *s, int lfd, pid_t parent)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL);
-	/* (forked with them blocked: the parent waits in sigsuspend) */
+	/* (forked with them blocked: the parent waits in ppoll) */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -165,8 +165,9 @@ worker(const struct holder_server *s, int lfd, pid_t parent)
 }
 
 /* the socket at path (shorter than SUN_PATH_SIZE), listening: the
- * descriptor and its inode, or -1 with err.  A socket file already there is replaced only when nothing
- * answers on it (a holder that died); anything else is left alone */
+ * descriptor and its inode, or -1 with err.  A socket file already
+ * there is replaced only when nothing answers on it (a holder that
+ * died); anything else is left alone */
 static int
 open_socket(const char *path, ino_t *ino_r, char *err, size_t errsz)
 {
@@ -236,17 +237,29 @@ static int
 lock_path(const char *path, char *err, size_t errsz)
 {
 	char lp[SUN_PATH_SIZE + sizeof(".lock")];
+	struct stat st;
 	int fd;
 
 	snprintf(lp, sizeof(lp), "%s.lock", path);
-	if ((fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+	if ((fd = open(lp, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
 	    0600)) < 0) {
-		snprintf(err, errsz, "%s: %s", lp, strerror(errno));
+		snprintf(err, errsz, "%s: %s%s", lp, strerror(errno),
+		    errno == EACCES ? " (left by a holder run as another "
+		    "user? remove it)" : "");
+		return -1;
+	}
+	/* ours: nobody else can hold it against us, or swap it */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid()) {
+		snprintf(err, errsz, "%s: not a file of this user (%lu): "
+		    "remove it", lp, (unsigned long)geteuid());
+		close(fd);
 		return -1;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		snprintf(err, errsz, "%s: %s", lp, errno == EWOULDBLOCK ?
-		    "another holder runs on this socket" : strerror(errno));
+		    "another holder runs on this socket (or the workers of "
+		    "one killed are still at work)" : strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -259,10 +272,16 @@ start_worker(const struct holder_server *s, int lfd, pid_t *pids,
     time_t *born, unsigned i)
 {
 	pid_t me = getpid(), pid;
+	static time_t logged;
 
 	pid = fork();
 	if (pid < 0) {
-		log_error("holder: fork: %s", strerror(errno));
+		/* tried again every second: said once a minute */
+		if (time(NULL) - logged >= 60) {
+			log_error("holder: fork: %s (trying again each "
+			    "second)", strerror(errno));
+			logged = time(NULL);
+		}
 		return -1;
 	}
 	if (pid == 0)
@@ -281,10 +300,10 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sigset_t block, old, wait;
 	struct stat st;
 	const struct timespec tick = { 0, 100 * 1000 * 1000 };
-	const struct timespec pause = { RESPAWN_PAUSE_S, 0 };
+	const struct timespec retry = { RESPAWN_PAUSE_S, 0 };
 	unsigned n = s->workers, i, alive, tries, empty;
 	ino_t ino = 0;
-	int lfd, lockfd, status;
+	int lfd, lockfd, fd, status;
 
 	if (n < 1 || n > MAX_WORKERS) {
 		snprintf(err, errsz, "workers: 1 to %d", MAX_WORKERS);
@@ -314,7 +333,7 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
-	/* the parent waits with these blocked but in sigsuspend */
+	/* the parent waits with these blocked but in ppoll */
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
@@ -335,7 +354,7 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 		for (i = 0, empty = 0; i < n; i++)
 			empty |= pids[i] == 0;
 		if (!child_sig)
-			ppoll(NULL, 0, empty ? &pause : NULL, &wait);
+			ppoll(NULL, 0, empty ? &retry : NULL, &wait);
 		if (stop_sig)
 			break;
 		child_sig = 0;
@@ -358,10 +377,13 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 				start_worker(s, lfd, pids, born, i);
 	}
 	/* no new client from here: the socket goes first (a filter that
-	 * finds none holds its post itself at once) */
-	close(lfd);
+	 * finds none holds its post itself at once), and the connections
+	 * waiting in its backlog are closed unread (theirs too) */
 	if (lstat(s->path, &st) == 0 && st.st_ino == ino)
 		unlink(s->path);
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+		close(fd);
+	close(lfd);
 	/* each worker ends after its request; one stuck past STOP_WAIT_S
 	 * (a database that hangs) is killed: its client holds the post */
 	for (i = 0; i < n; i++)
