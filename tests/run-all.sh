@@ -14,7 +14,7 @@
 # installed and tested (tests/package.sh); the unit suites again, and
 # the memory bounds (tests/queue_bigpost.sh); then a subset of the
 # command-line tests with listgate under valgrind's memcheck (zero
-# errors, zero leaks); then every libFuzzer target for a minute
+# errors, zero leaks); then every libFuzzer target for 30 seconds
 # (tests/fuzz/run-all-targets.sh).  Fetches the SpamAssassin public
 # corpus into cache/ first (tests/bench/corpus.sh) so the differential
 # test (tests/parse_diff.sh) runs its corpus part.  Prints the time of
@@ -37,7 +37,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 allstart=$(date +%s)
-san=1 vg=1 fuzz=1 fuzz_secs=60
+san=1 vg=1 fuzz=1 fuzz_secs=30
 for a in "$@"; do
 	case $a in
 	--no-san) san=0 ;;

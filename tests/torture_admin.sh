@@ -33,8 +33,8 @@ lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 sql() { psql -X -A -t -q -c "$1" 2>/dev/null; }
 # the loops run hundreds of commands: fewer, spread over the range
 # (set before torture_lib.sh, whose own defaults would win otherwise)
-TORTURE_DENSE=${TORTURE_DENSE:-150}
-TORTURE_SPARSE=${TORTURE_SPARSE:-100}
+TORTURE_DENSE=${TORTURE_DENSE:-80}
+TORTURE_SPARSE=${TORTURE_SPARSE:-40}
 . "$top_srcdir/tests/torture_lib.sh"
 
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"

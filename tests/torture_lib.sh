@@ -12,7 +12,9 @@
 # LISTGATE_TORTURE=long, every n up to the count).  Each run must:
 #   - end with an exit code in ALLOWED (a space-separated list), never
 #     by a signal;
-#   - leave no sanitizer report on standard error (ASan, LSan, UBSan);
+#   - leave no sanitizer report on standard error (ASan, LSan, UBSan;
+#     LeakSanitizer looks at every TORTURE_LEAK_EVERY-th run, default 4,
+#     and at every run with LISTGATE_TORTURE=long);
 #   - when the report says no allocation failed: exit and print exactly
 #     as the baseline did;
 #   - pass CHECK, a shell function called with n (0 for the baseline)
@@ -21,9 +23,10 @@
 # One TAP line per call; "# " lines say how the runs ended.  The caller
 # provides ok, bad and $T.
 
-TORTURE_DENSE=${TORTURE_DENSE:-250}
-TORTURE_SPARSE=${TORTURE_SPARSE:-100}
+TORTURE_DENSE=${TORTURE_DENSE:-150}
+TORTURE_SPARSE=${TORTURE_SPARSE:-60}
 TORTURE_CMP_OUT=${TORTURE_CMP_OUT:-1}
+TORTURE_LEAK_EVERY=${TORTURE_LEAK_EVERY:-4}
 SAN_RE='(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:'
 
 # the number of the failed allocation in $T/err ("" when no report)
@@ -89,12 +92,26 @@ torture() {
 		_step=$(( (_count - TORTURE_DENSE) / TORTURE_SPARSE + 1 ))
 	fi
 	_n=1
+	_asan=${ASAN_OPTIONS-}
 	while [ "$_n" -le $((_count + 1)) ]; do
 		LISTGATE_FAIL_ALLOC=$_n
 		export LISTGATE_FAIL_ALLOC
+		# LeakSanitizer's check at exit costs a sanitizer build
+		# more than the run itself: every TORTURE_LEAK_EVERY-th run
+		# has it (and the baseline, and every run in the long mode)
+		if [ "${LISTGATE_TORTURE:-}" != long ] &&
+		    [ $((_runs % TORTURE_LEAK_EVERY)) -ne 0 ]; then
+			ASAN_OPTIONS=${_asan:+$_asan:}detect_leaks=0
+			export ASAN_OPTIONS
+		fi
 		"$_run" > "$T/out" 2> "$T/err"
 		rc=$?
 		unset LISTGATE_FAIL_ALLOC
+		if [ -n "$_asan" ]; then
+			ASAN_OPTIONS=$_asan
+		else
+			unset ASAN_OPTIONS
+		fi
 		_runs=$((_runs + 1))
 		_hit=$(torture_hit)
 		case " $_codes " in
