@@ -105,13 +105,17 @@ start_holder() {
 	"$LISTGATE" --allow-root --config "$C" holder --workers 2 \
 	    > "$T/holder.log" 2>&1 &
 	hpid=$!
-	# (a stale socket may be there before it: wait for its word)
+	# (a stale socket may be there before it: only its word counts;
+	# a sanitizer build on a busy machine may take seconds to connect)
 	i=0
-	while ! grep -q "listening on $S" "$T/holder.log" && [ $i -lt 100 ]; do
+	while ! grep -q "listening on $S" "$T/holder.log" && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	[ -S "$S" ]
+	grep -q "listening on $S" "$T/holder.log" && [ -S "$S" ] && return 0
+	echo "# the holder did not say it listens within 60 s:"
+	sed 's/^/# /' "$T/holder.log"
+	return 1
 }
 # the configuration and socket in use
 C=$CONF S=$SOCK
