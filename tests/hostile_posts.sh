@@ -5,7 +5,8 @@
 # only, a 10 MB header line with and without a newline, 100 000 nested
 # multipart levels and message/rfc822 levels, a million header lines,
 # a 100 KB boundary, 10 MB of base64 on one line, bare CRs, 100 000
-# encoded words, hostile HTML, ...) and 300 fixed-seed random posts.
+# encoded words, hostile HTML, ...) and 100 fixed-seed random posts
+# (1000 with LISTGATE_TORTURE=long; the fuzzers go on from there).
 # Each must go through `score`, `tokens`, `train` and `filter` without
 # a signal or a sanitizer report, and with the right exit class:
 #   score, tokens, train, train --unlearn: 0 (hostile bytes are input,
@@ -38,7 +39,9 @@ SAN_RE='(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:'
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 
 mkdir -p "$CONF/lists" "$H" || exit 99
-"$MKHOSTILE" "$H" 300 || { echo "# mkhostile failed"; exit 99; }
+nrandom=100
+[ "${LISTGATE_TORTURE:-}" = long ] && nrandom=1000
+"$MKHOSTILE" "$H" "$nrandom" || { echo "# mkhostile failed"; exit 99; }
 printf 'tokens_dir = tokens\nlock_wait_ms = 2000\n' > "$CONF/listgate.conf"
 printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n' > "$CONF/lists/demo.conf"
 printf 'ham_cutoff = 1\nspam_cutoff = 1\ndeliver = /bin/sh -c "cat > %s"\n' \

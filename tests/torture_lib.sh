@@ -7,9 +7,13 @@
 # and error go to $T/out and $T/err.  It runs first with no failure (the
 # baseline: its allocation count comes from LISTGATE_ALLOC_REPORT=1, see
 # gate/util/xalloc.c), then once with LISTGATE_FAIL_ALLOC=n for every n from
-# 1 to the count + 1 (every n up to TORTURE_DENSE, then in steps so that
-# about TORTURE_SPARSE more runs cover the rest; with
-# LISTGATE_TORTURE=long, every n up to the count).  Each run must:
+# 1 to the count + 1: every TORTURE_STRIDE-th n (default 2) up to
+# TORTURE_DENSE, then in steps so that about TORTURE_SPARSE more runs
+# cover the rest, and always the count + 1 (the clean run).  Successive
+# calls start the stride at successive offsets (1, 2, 1, ...), so the
+# commands a test tortures under several setups (postfix and qmail,
+# fixture after fixture) have each n failed in one or the other.  With
+# LISTGATE_TORTURE=long: every n of every call.  Each run must:
 #   - end with an exit code in ALLOWED (a space-separated list), never
 #     by a signal;
 #   - leave no sanitizer report on standard error (ASan, LSan, UBSan;
@@ -24,7 +28,9 @@
 # provides ok, bad and $T.
 
 TORTURE_DENSE=${TORTURE_DENSE:-150}
-TORTURE_SPARSE=${TORTURE_SPARSE:-60}
+TORTURE_SPARSE=${TORTURE_SPARSE:-40}
+TORTURE_STRIDE=${TORTURE_STRIDE:-2}
+torture_calls=0
 TORTURE_CMP_OUT=${TORTURE_CMP_OUT:-1}
 TORTURE_LEAK_EVERY=${TORTURE_LEAK_EVERY:-4}
 SAN_RE='(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:'
@@ -66,6 +72,7 @@ torture_judge() {
 torture() {
 	_desc=$1 _allowed=$2 _run=$3 _check=${4:-:}
 	_bad=0 _shown=0 _runs=0 _hits=0 _codes=
+	_t0=$(date +%s)
 	LISTGATE_ALLOC_REPORT=1
 	export LISTGATE_ALLOC_REPORT
 	unset LISTGATE_FAIL_ALLOC
@@ -85,13 +92,15 @@ torture() {
 		unset LISTGATE_ALLOC_REPORT
 		return
 	fi
-	_step=1
+	_step=1 _stride=$TORTURE_STRIDE
 	if [ "${LISTGATE_TORTURE:-}" = long ]; then
-		TORTURE_DENSE=$((_count + 2))
+		TORTURE_DENSE=$((_count + 2)) _stride=1
 	elif [ "$_count" -gt "$TORTURE_DENSE" ]; then
 		_step=$(( (_count - TORTURE_DENSE) / TORTURE_SPARSE + 1 ))
 	fi
-	_n=1
+	_n=$((torture_calls % _stride + 1))
+	torture_calls=$((torture_calls + 1))
+	[ "$_n" -gt $((_count + 1)) ] && _n=$((_count + 1))
 	_asan=${ASAN_OPTIONS-}
 	while [ "$_n" -le $((_count + 1)) ]; do
 		LISTGATE_FAIL_ALLOC=$_n
@@ -140,7 +149,7 @@ torture() {
 				_shown=$((_shown + 1))
 			fi
 		fi
-		_next=$((_n + (_n < TORTURE_DENSE ? 1 : _step)))
+		_next=$((_n + (_n < TORTURE_DENSE ? _stride : _step)))
 		if [ "$_n" -le "$_count" ] && [ "$_next" -gt $((_count + 1)) ]; then
 			_next=$((_count + 1))	# always end with the clean run
 		fi
@@ -152,7 +161,7 @@ torture() {
 		eval "_sum=\"\$_sum exit $_c x\$_c_$_c,\""
 		eval "unset _c_$_c"
 	done
-	echo "# $_desc: $_count allocations, $_runs runs ($_hits failed one):${_sum%,}"
+	echo "# $_desc: $_count allocations, $_runs runs ($_hits failed one):${_sum%,}; $(( $(date +%s) - _t0 )) s"
 	if [ $_bad -eq 0 ]; then
 		ok "$_desc: every allocation failure ends in one of: $_allowed"
 	else
