@@ -167,7 +167,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (queue_configured(g.conninfo)) {
 		/* through the journal (one transaction), then sync the token
-		 * file from it */
+		 * file from it; the tokens directory first, so that the
+		 * journal back end can learn the posts as it goes (if it
+		 * cannot be made, sync says so after the journal's commit) */
+		if (!unlearn)
+			(void)sync_tokens_dir(&g, err, sizeof(err));
 		if (queue_open(g.conninfo, &q, err, sizeof(err)) < 0 ||
 		    queue_check_schema(q, err, sizeof(err)) < 0 ||
 		    trainer_open_journal(&t, q, list, spam, dir,
