@@ -272,6 +272,13 @@ const struct keys_row keys_table[] = {
 	  .hi = LG_MAX_TOKENS_PER_POST,
 	  .doc = "at most this many of the most extreme tokens vote (0: "
 	  "all)" },
+	/* a tokenizer setting: the token file holds what it was trained
+	 * with (listgate rebuild after a change) */
+	{ .name = "word_pairs", KEYS_FIELD(LIST, ENUM, word_pairs),
+	  .def_s = "no", .choices = no_yes_names,
+	  .doc = "also learn and score each pair of neighbouring words of "
+	  "the text (a token \"bi:w1 w2\"); run listgate rebuild after a "
+	  "change" },
 	{ .name = "member_check", KEYS_FIELD(LIST, ARGV, member_check),
 	  .flags = KEYS_MEMBER,
 	  .doc = "command asked whether {sender} is a subscriber: exit 0 "

@@ -471,6 +471,126 @@ START_TEST(run_separable)
 }
 END_TEST
 
+/* a feature family: the other word_pairs setting wins only when its best
+ * is strictly better, only on aligned posts; a twin gets every event */
+static struct tset *
+family_set(int separable)
+{
+	struct tok_opts to;
+	struct tset *ts;
+	uint32_t ids[20];
+	unsigned seed = 7;
+	size_t i, j;
+
+	tok_opts_default(&to);
+	ck_assert((ts = tset_new(&to)) != NULL);
+	for (i = 0; i < 80; i++) {
+		int sp = i % 2;
+
+		for (j = 0; j < 20; j++) {
+			seed = seed * 1103515245u + 12345u;
+			/* the same vocabulary for both classes, or each its
+			 * own part of it */
+			ids[j] = (uint32_t)(j * 100 + (seed >> 16) % 10 +
+			    (separable && sp ? 50 : 0));
+		}
+		ck_assert_int_eq(tset_add_ids(ts, ids, 20, sp, i + 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	return ts;
+}
+
+START_TEST(run_family)
+{
+	struct tset *mixed = family_set(0), *sep = family_set(1), *a, *b;
+	struct tok_opts to;
+	struct tune_opts o;
+	struct tune_result r;
+	struct tune_change ch[TUNE_MAX_CHANGES];
+	char err[512];
+	size_t n;
+	const char *post = "Subject: x\n\nhello world\n";
+
+	memset(&o, 0, sizeof(o));
+	o.folds = 5;
+	o.goal = cost_goal(1, 5);
+	bayes_params_default(&o.cur);
+	o.ham_cutoff = 0.5;
+	o.spam_cutoff = 0.9999;
+	o.discard_cutoff = LG_OFF;
+	o.search = 1;
+	/* the list without pairs cannot tell the classes apart; with them
+	 * it can: recommended, and written as word_pairs = yes */
+	o.word_pairs = 0;
+	o.alt = sep;
+	ck_assert_int_eq(tune_run(mixed, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.alt_tried, 1);
+	ck_assert(r.alt_roca < r.own_roca);
+	ck_assert(r.changed & TUNE_WORD_PAIRS);
+	ck_assert_int_eq(r.word_pairs, 1);
+	ck_assert_uint_eq(r.rec.e.spam_passed + r.rec.e.ham_held, 0);
+	n = tune_changes(&r, ch);
+	ck_assert_str_eq(ch[n - 1].key, "word_pairs");
+	ck_assert_str_eq(ch[n - 1].value, "yes");
+	ck_assert_str_eq(ch[n - 1].old, "no");
+	tune_result_free(&r);
+	/* the list with pairs, the other way worse: kept */
+	o.word_pairs = 1;
+	o.alt = mixed;
+	ck_assert_int_eq(tune_run(sep, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.alt_tried, 1);
+	ck_assert(!(r.changed & TUNE_WORD_PAIRS));
+	ck_assert_int_eq(r.word_pairs, 1);
+	tune_result_free(&r);
+	/* the same set both ways: a tie keeps the list's setting */
+	o.alt = sep;
+	ck_assert_int_eq(tune_run(sep, &o, &r, err, sizeof(err)), 0);
+	ck_assert(!(r.changed & TUNE_WORD_PAIRS));
+	tune_result_free(&r);
+	/* posts that do not line up (another post left out): not tried */
+	tset_free(mixed);
+	tok_opts_default(&to);
+	ck_assert((mixed = tset_new(&to)) != NULL);
+	{
+		uint32_t one = 1;
+		size_t i;
+
+		for (i = 0; i < 78; i++)
+			ck_assert_int_eq(tset_add_ids(mixed, &one, 1, i % 2,
+			    i + 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(mixed, 5), 0);
+	ck_assert_int_eq(tset_aligned(sep, mixed), 0);
+	ck_assert_int_eq(tset_aligned(sep, sep), 1);
+	o.word_pairs = 0;
+	o.alt = sep;
+	ck_assert_int_eq(tune_run(mixed, &o, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r.alt_tried, 0);
+	ck_assert(!(r.changed & TUNE_WORD_PAIRS));
+	tune_result_free(&r);
+	tset_free(mixed);
+	tset_free(sep);
+	/* a twin gets the same events, tokenized its own way */
+	tok_opts_default(&to);
+	ck_assert((a = tset_new(&to)) != NULL);
+	to.bigrams = 1;
+	ck_assert((b = tset_new(&to)) != NULL);
+	a->twin = b;
+	ck_assert_int_eq(tset_event(a, (const unsigned char *)post,
+	    strlen(post), 0, 1), 0);
+	ck_assert_int_eq(tset_finish(a, 5), 0);
+	ck_assert_int_eq(tset_finish(b, 5), 0);
+	ck_assert_uint_eq(a->st.events, 1);
+	ck_assert_uint_eq(b->st.events, 1);
+	ck_assert_uint_eq(b->n, 1);
+	ck_assert_uint_eq(b->posts[0].key, a->posts[0].key);
+	ck_assert(b->posts[0].n > a->posts[0].n);	/* "bi:hello world" */
+	ck_assert_int_eq(tset_aligned(a, b), 1);
+	tset_free(a);
+	tset_free(b);
+}
+END_TEST
+
 /* the keys a recommendation writes read back as the table's types:
  * max_tokens a whole number (50 once came out as "5e+01") */
 START_TEST(changes_text)
@@ -530,6 +650,7 @@ tune_suite(void)
 	tcase_add_test(tc, tset_net_class);
 	tcase_add_test(tc, cv_matches_token_store);
 	tcase_add_test(tc, run_separable);
+	tcase_add_test(tc, run_family);
 	suite_add_tcase(s, tc);
 	return s;
 }

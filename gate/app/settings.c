@@ -25,6 +25,7 @@ settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o)
 	if (l == NULL)
 		return;
 	o->lim.max_scan = l->max_scan_bytes;
+	o->bigrams = l->word_pairs != 0;
 }
 
 enum mta

@@ -34,6 +34,7 @@
 #include "gate/app/app.h"
 #include "gate/app/posttok.h"
 #include "gate/app/settings.h"
+#include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
 #include "gate/tune/tset.h"
 #include "gate/tune/tune.h"
@@ -314,6 +315,14 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
 		    100 * r->boot.better, r->boot.resamples);
+	if (r->changed & TUNE_WORD_PAIRS) {
+		size_t n = strlen(out);
+
+		snprintf(out + n, sz - n, " It %s word pairs: --apply "
+		    "rebuilds the token file from the journal %s them.",
+		    r->word_pairs ? "adds" : "drops", r->word_pairs ? "with" :
+		    "without");
+	}
 	if (r->ham_discarded > 0) {
 		size_t n = strlen(out);
 
@@ -365,8 +374,8 @@ json_goal(FILE *f, const struct cutoff_goal *g)
 /* one setting: cutoffs, estimates (unless est is 0), parameters (all
  * with all, else only the changed ones) */
 static void
-json_setting(FILE *f, const struct tune_setting *t, size_t nham,
-    size_t nspam, int est, int params)
+json_setting(FILE *f, const struct tune_setting *t, int word_pairs,
+    size_t nham, size_t nspam, int est, int params)
 {
 	char a[32];
 
@@ -389,6 +398,9 @@ json_setting(FILE *f, const struct tune_setting *t, size_t nham,
 		fprintf(f, ",\"min_dev\":%s", NUM(a, t->bp.min_dev));
 	if (params & TUNE_MAX_TOKENS)
 		fprintf(f, ",\"max_tokens\":%u", t->bp.max_tokens);
+	if (params & TUNE_WORD_PAIRS)
+		fprintf(f, ",\"word_pairs\":%s", word_pairs ? "true" :
+		    "false");
 	fputc('}', f);
 }
 
@@ -408,12 +420,14 @@ json_journal(FILE *f, const struct tset *ts)
 	    ts->st.mixed, ts->st.bounded, ts->st.damaged);
 }
 
-#define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS)
+#define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS | \
+    TUNE_WORD_PAIRS)
 
 static void
 print_json(FILE *f, const char *list, const struct tset *ts,
     const struct tune_opts *o, const struct tune_result *r,
-    const char *adv, const struct changes *applied, double secs)
+    const char *adv, const struct changes *applied, long rebuilt,
+    double secs)
 {
 	char a[32], b[32];
 	size_t i;
@@ -422,9 +436,11 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	    "\"folds\":%u,", list, ts->nham, ts->nspam, o->folds);
 	json_goal(f, &o->goal);
 	fputs(",\"current\":", f);
-	json_setting(f, &r->cur, r->nham, r->nspam, 1, ALL_PARAMS);
+	json_setting(f, &r->cur, o->word_pairs, r->nham, r->nspam, 1,
+	    ALL_PARAMS);
 	fputs(",\"recommended\":", f);
-	json_setting(f, &r->rec, r->nham, r->nspam, 1, r->changed);
+	json_setting(f, &r->rec, r->word_pairs, r->nham, r->nspam, 1,
+	    r->changed);
 	fprintf(f, ",\"confidence\":{\"rating\":\"%s\",\"level\":%s,"
 	    "\"resamples\":%u,", tune_rating(r), NUM(a, r->boot.level), r->boot.resamples);
 	fprintf(f, "\"ham_held\":[%s,", NUM(a, r->boot.hh_lo));
@@ -440,6 +456,14 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	json_string(f, adv);
 	fprintf(f, ",\"settings_scored\":%u,\"seconds\":%.2f,", r->nsettings,
 	    secs);
+	if (r->alt_tried) {
+		fprintf(f, "\"word_pairs\":{\"current\":%s,\"roca_without\":%s,",
+		    o->word_pairs ? "true" : "false",
+		    NUM(a, o->word_pairs ? r->alt_roca : r->own_roca));
+		fprintf(f, "\"roca_with\":%s},",
+		    NUM(a, o->word_pairs ? r->own_roca : r->alt_roca));
+	} else
+		fputs("\"word_pairs\":null,", f);
 	json_journal(f, ts);
 	if (applied != NULL) {
 		fputs(",\"applied\":[", f);
@@ -447,6 +471,8 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 			fprintf(f, "%s\"%s\"", i ? "," : "", applied->c[i].key);
 		fputc(']', f);
 	}
+	if (rebuilt >= 0)
+		fprintf(f, ",\"rebuilt\":{\"events\":%ld}", rebuilt);
 	fputs("}\n", f);
 }
 
@@ -498,6 +524,10 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 		if (r->changed & TUNE_MAX_TOKENS)
 			fprintf(f, " max_tokens %u (now %u)",
 			    r->rec.bp.max_tokens, r->cur.bp.max_tokens);
+		if (r->changed & TUNE_WORD_PAIRS)
+			fprintf(f, " word_pairs %s (now %s)",
+			    r->word_pairs ? "yes" : "no",
+			    r->word_pairs ? "no" : "yes");
 		fputc('\n', f);
 	}
 	fprintf(f, "%.0f%% intervals from %u resamples: ham held %.1f%% to "
@@ -521,6 +551,37 @@ check_file(void *vctx, const char *path, char *err, size_t errsz)
 	const struct check_ctx *c = vctx;
 
 	return listcfg_check_list_file(c->g, c->list, path, err, errsz);
+}
+
+/*
+ * word_pairs changes: build the list's token file afresh from the
+ * journal with the new setting, as `listgate rebuild` does (a token file
+ * holds the tokens it was trained with; a pair it lacks would vote as an
+ * unknown token, leaning to spam).  0 with the events applied in
+ * *nev_r, or -1 reported (the file is then unchanged).
+ */
+static int
+rebuild_pairs(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, int word_pairs, unsigned long *nev_r)
+{
+	struct listcfg_list nl = *l;	/* read only: shares l's strings */
+	struct sync_stats st;
+	char path[4096], err[1024];
+
+	nl.word_pairs = word_pairs;
+	if (listcfg_tokens_path(g, l->name, path, sizeof(path)) < 0) {
+		cmd_err(NAME, "list %s: token file path too long", l->name);
+		return -1;
+	}
+	if (sync_tokens_dir(g, err, sizeof(err)) < 0 ||
+	    sync_rebuild(q, g, &nl, path, &st, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "list %s: rebuilding the token file with "
+		    "word_pairs = %s: %s", l->name, word_pairs ? "yes" : "no",
+		    err);
+		return -1;
+	}
+	*nev_r = st.nevents;
+	return 0;
 }
 
 /* write the changes into lists/L.conf: 0, or -1 reported */
@@ -580,16 +641,17 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	struct listcfg_list l;
 	struct queue *q;
-	struct posttok pt;
+	struct posttok pt, pt2;
 	struct tune_opts o;
 	struct tune_result r;
-	struct tset *ts = NULL;
+	struct tset *ts = NULL, *ts2 = NULL;
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
 	char path[4096], err[1024], adv[1024], *end;
 	double t0 = clock_now_s();
-	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same;
+	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
+	unsigned long nrebuilt = 0;
 	long k;
 
 	memset(&o, 0, sizeof(o));
@@ -681,10 +743,14 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	/* posts become tokens as filter and sync make them: the evidence
 	 * (member_check, DNSBL) included */
-	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
+	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0 ||
+	    posttok_init(&pt2, &g, &l, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		goto out;
 	}
+	/* and with word_pairs the other way: the feature family is
+	 * searched too (the same posts, tokenized twice) */
+	pt2.to.bigrams = !pt.to.bigrams;
 	settings_bayes(&l, &o.cur);
 	o.ham_cutoff = l.ham_cutoff;
 	o.spam_cutoff = l.spam_cutoff;
@@ -692,19 +758,24 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	o.progress = on_tune;
 	o.pctx = &pr;
 	memset(&r, 0, sizeof(r));
-	if ((ts = tset_new_posttok(&pt)) == NULL) {
+	o.word_pairs = pt.to.bigrams;
+	if ((ts = tset_new_posttok(&pt)) == NULL ||
+	    (ts2 = tset_new_posttok(&pt2)) == NULL) {
 		cmd_err(NAME, "out of memory");
 		goto out;
 	}
+	ts->twin = ts2;
 	if (tset_load_journal(ts, q, list, on_events, &pr, err,
 	    sizeof(err)) < 0) {
 		progress_end(&pr);
 		cmd_err(NAME, "list %s: %s", list, err);
 		goto out;
 	}
-	queue_close(q);
-	q = NULL;
-	if (tset_finish(ts, o.folds) < 0) {
+	if (!do_apply) {
+		queue_close(q);	/* --apply may rebuild the token file */
+		q = NULL;
+	}
+	if (tset_finish(ts, o.folds) < 0 || tset_finish(ts2, o.folds) < 0) {
 		progress_end(&pr);
 		cmd_err(NAME, "out of memory");
 		goto out;
@@ -740,6 +811,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
 	}
+	o.alt = ts2;
 	if (tune_run(ts, &o, &r, err, sizeof(err)) < 0) {
 		progress_end(&pr);
 		cmd_err(NAME, "list %s: %s", list, err);
@@ -749,11 +821,29 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	changes_of(&r, &ch);
 	same = ch.n == 0;
 	advice(adv, sizeof(adv), list, &r, same);
+	/*
+	 * --apply.  A change of word_pairs rebuilds the token file too, in
+	 * the order that never has the filter look up pairs the file lacks:
+	 * turned on, the file (with pairs, unread until the key says so)
+	 * before the key; turned off, the key before the file.
+	 */
+	pairs = do_apply && (r.changed & TUNE_WORD_PAIRS);
+	if (pairs && r.word_pairs &&
+	    rebuild_pairs(q, &g, &l, 1, &nrebuilt) < 0) {
+		cmd_err(NAME, "list %s: nothing applied", list);
+		goto out;
+	}
 	if (do_apply && apply(&g, list, &ch) < 0)
 		goto out;
+	if (pairs && !r.word_pairs &&
+	    rebuild_pairs(q, &g, &l, 0, &nrebuilt) < 0) {
+		cmd_err(NAME, "list %s: word_pairs = no is set; run `listgate "
+		    "rebuild --list %s`", list, list);
+		goto out;
+	}
 	if (json)
 		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
-		    clock_now_s() - t0);
+		    pairs ? (long)nrebuilt : -1, clock_now_s() - t0);
 	else {
 		if (print_text(stdout, list, ts, &o, &r, adv,
 		    clock_now_s() - t0) < 0) {
@@ -766,12 +856,18 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    ch.n == 1 ? "" : "s");
 		else if (do_apply)
 			printf("\nlists/%s.conf: nothing to change\n", list);
+		if (pairs)
+			printf("the token file: rebuilt from %lu journal "
+			    "event%s, %s word pairs\n", nrebuilt,
+			    nrebuilt == 1 ? "" : "s", r.word_pairs ? "with" :
+			    "without");
 	}
 	rc = fflush(stdout) == 0 ? EXIT_CMD_OK : EXIT_CMD_FAIL;
 out:
 	progress_end(&pr);
 	tune_result_free(&r);
 	tset_free(ts);
+	tset_free(ts2);
 	if (q != NULL)
 		queue_close(q);
 	listcfg_free_list(&l);

@@ -279,6 +279,8 @@ tset_event(struct tset *ts, const unsigned char *raw, size_t len, int spam,
 
 	if (ts->in == NULL)
 		return -1;
+	if (ts->twin != NULL && tset_event(ts->twin, raw, len, spam, dir) < 0)
+		return -1;
 	ts->st.events++;
 	e = ent_get(ts->in, post_key(raw, len), dir > 0, &oom);
 	if (oom)
@@ -391,6 +393,21 @@ tset_finish(struct tset *ts, unsigned folds)
 	tset_int_free(in);
 	ts->in = NULL;
 	return 0;
+}
+
+int
+tset_aligned(const struct tset *a, const struct tset *b)
+{
+	size_t i;
+
+	if (a->in != NULL || b->in != NULL || a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->posts[i].key != b->posts[i].key ||
+		    a->posts[i].spam != b->posts[i].spam ||
+		    a->posts[i].fold != b->posts[i].fold)
+			return 0;
+	return 1;
 }
 
 /* events read between two progress calls */

@@ -55,6 +55,10 @@ struct tset {
 	size_t ntokens;			/* dictionary size */
 	struct tset_stats st;
 	struct tset_int *in;		/* loading state */
+	struct tset *twin;		/* or NULL: gets every event too (the
+					 * same posts tokenized another way,
+					 * for tune's feature families); the
+					 * caller finishes and frees it */
 };
 
 /* an empty set; to: the list's tokenizer settings (copied).  NULL when
@@ -66,7 +70,7 @@ struct tset *tset_new_posttok(const struct posttok *pt);
 void tset_free(struct tset *ts);
 
 /* one training event: the post's bytes, its class, +1 learn or -1
- * unlearn.  0, or -1 when out of memory */
+ * unlearn (ts->twin's too).  0, or -1 when out of memory */
 int tset_event(struct tset *ts, const unsigned char *raw, size_t len,
     int spam, int dir);
 
@@ -83,6 +87,11 @@ int tset_add_ids(struct tset *ts, const uint32_t *ids, uint32_t n,
  * depend on the journal's order).  0, or -1 out of memory.
  */
 int tset_finish(struct tset *ts, unsigned folds);
+
+/* 1 when a and b (both finished) hold the same posts in the same order,
+ * with the same classes and folds (a twin does, unless the memory
+ * bounds left out different posts), else 0 */
+int tset_aligned(const struct tset *a, const struct tset *b);
 
 /* called now and then while loading: events read so far */
 typedef void (*tset_progress_fn)(void *ctx, unsigned long events);

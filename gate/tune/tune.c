@@ -274,72 +274,129 @@ errors(const double *scores, const int *spam, size_t n, double c,
 		err[i] = spam[i] ? scores[i] < c : scores[i] >= c;
 }
 
+/* one feature family's posts: their folds' counts, the search over
+ * them and its best */
+struct fam {
+	struct cv cv;
+	int have_cv;
+	struct search *s;
+	struct cand best;
+};
+
+/* build f from ts and search it, progress counting on from done of
+ * total: 0, or -1 out of memory (fam_free either way) */
+static int
+fam_search(struct fam *f, const struct tset *ts, const struct tune_opts *o,
+    unsigned done, unsigned total)
+{
+	const struct cand *c;
+
+	if ((f->s = xcalloc(1, sizeof(*f->s))) == NULL)
+		return -1;
+	if (o->progress != NULL)
+		o->progress(o->pctx, "counting folds", 0, 1);
+	if (cv_build(&f->cv, ts, o->folds) < 0)
+		return -1;
+	f->have_cv = 1;
+	f->s->cv = &f->cv;
+	f->s->o = o;
+	f->s->done = done;
+	f->s->total = total;
+	if ((f->s->scores = xcalloc(ts->n + 1, sizeof(double))) == NULL ||
+	    (f->s->part = xcalloc((size_t)TUNE_PARTS * ts->n + 1,
+	    sizeof(*f->s->part))) == NULL ||
+	    cutoff_partitions(f->cv.spam, ts->n, TUNE_PARTS, f->cv.folds,
+	    f->s->part) < 0)
+		return -1;
+	/* the current parameters, and the search's best: it replaces them
+	 * only when strictly better (on a tie they stay) */
+	if ((c = rate(f->s, &o->cur)) == NULL)
+		return -1;
+	f->best = *c;
+	if (o->search) {
+		struct cand found;
+
+		if (search(f->s, &found) < 0)
+			return -1;
+		if (cand_cmp(&found, &f->best) < 0)
+			f->best = found;
+	}
+	return 0;
+}
+
+static void
+fam_free(struct fam *f)
+{
+	if (f->have_cv)
+		cv_free(&f->cv);
+	if (f->s != NULL) {
+		xfree(f->s->scores);
+		xfree(f->s->part);
+	}
+	xfree(f->s);
+	memset(f, 0, sizeof(*f));
+}
+
 int
 tune_run(const struct tset *ts, const struct tune_opts *o,
     struct tune_result *r, char *err, size_t errsz)
 {
-	struct search *s = NULL;
-	struct cv cv;
+	struct fam own, alt, *use = &own;
 	struct cutoff_set cs;
 	struct cutoff_pick pk;
 	struct cand best;
-	const struct cand *c;
 	unsigned char *eo = NULL, *en = NULL;
+	unsigned per, total;
 	double lim;
-	int have_cv = 0, have_cs = 0, rc = -1;
+	int have_cs = 0, rc = -1, try_alt;
 
 	memset(r, 0, sizeof(*r));
+	memset(&own, 0, sizeof(own));
+	memset(&alt, 0, sizeof(alt));
 	r->n = ts->n;
 	r->nham = ts->nham;
 	r->nspam = ts->nspam;
 	if (!tune_enough(ts->nham, ts->nspam, o->folds, err, errsz))
 		return -1;
-	if ((s = xcalloc(1, sizeof(*s))) == NULL)
-		goto oom;
-	if (o->progress != NULL)
-		o->progress(o->pctx, "counting folds", 0, 1);
-	if (cv_build(&cv, ts, o->folds) < 0)
-		goto oom;
-	have_cv = 1;
-	s->cv = &cv;
-	s->o = o;
-	s->total = 1 + (o->search ? 1 + NELEM(robs_grid) * NELEM(min_dev_grid) +
+	per = 1 + (o->search ? 1 + NELEM(robs_grid) * NELEM(min_dev_grid) +
 	    NELEM(robx_grid) + NELEM(max_tokens_grid) + NELEM(robs_fine) *
 	    NELEM(step_fine) * NELEM(step_fine) : 0);
+	try_alt = o->alt != NULL && tset_aligned(ts, o->alt);
+	total = try_alt ? 2 * per : per;
 	r->cur_scores = xcalloc(ts->n + 1, sizeof(double));
 	r->rec_scores = xcalloc(ts->n + 1, sizeof(double));
 	r->spam = xcalloc(ts->n + 1, sizeof(int));
-	s->scores = xcalloc(ts->n + 1, sizeof(double));
 	eo = xcalloc(ts->n + 1, 1);
 	en = xcalloc(ts->n + 1, 1);
 	if (r->cur_scores == NULL || r->rec_scores == NULL || r->spam == NULL ||
-	    s->scores == NULL || eo == NULL || en == NULL)
-		goto oom;
-	memcpy(r->spam, cv.spam, ts->n * sizeof(int));
-	if ((s->part = xcalloc((size_t)TUNE_PARTS * ts->n + 1,
-	    sizeof(*s->part))) == NULL ||
-	    cutoff_partitions(cv.spam, ts->n, TUNE_PARTS, cv.folds,
-	    s->part) < 0)
+	    eo == NULL || en == NULL)
 		goto oom;
 
-	/* the current parameters, and the search's best: it replaces them
-	 * only when strictly better (on a tie they stay) */
-	if ((c = rate(s, &o->cur)) == NULL)
+	/* the list's own feature family, then the other one: it wins only
+	 * when its best is strictly better (it costs a rebuild) */
+	if (fam_search(&own, ts, o, 0, total) < 0)
 		goto oom;
-	best = *c;
-	if (o->search) {
-		struct cand found;
-
-		if (search(s, &found) < 0)
+	memcpy(r->spam, own.cv.spam, ts->n * sizeof(int));
+	r->nsettings = own.s->nseen;
+	r->word_pairs = o->word_pairs;
+	r->own_roca = own.best.roca;
+	if (try_alt) {
+		if (fam_search(&alt, o->alt, o, own.s->done, total) < 0)
 			goto oom;
-		if (cand_cmp(&found, &best) < 0)
-			best = found;
+		r->nsettings += alt.s->nseen;
+		r->alt_tried = 1;
+		r->alt_roca = alt.best.roca;
+		if (cand_cmp(&alt.best, &own.best) < 0) {
+			use = &alt;
+			r->word_pairs = !o->word_pairs;
+			r->changed |= TUNE_WORD_PAIRS;
+		}
 	}
-	r->nsettings = s->nseen;
+	best = use->best;
 
 	/* the current setting as it stands */
-	if (cv_score(&cv, &o->cur, r->cur_scores) < 0 ||
-	    cutoff_set_init(&cs, r->cur_scores, cv.spam, ts->n) < 0)
+	if (cv_score(&own.cv, &o->cur, r->cur_scores) < 0 ||
+	    cutoff_set_init(&cs, r->cur_scores, own.cv.spam, ts->n) < 0)
 		goto oom;
 	r->cur.bp = o->cur;
 	r->cur.ham_cutoff = o->ham_cutoff;
@@ -349,11 +406,11 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	cutoff_set_free(&cs);
 
 	/* the recommendation: its scores, its cutoffs */
-	if (cv_score(&cv, &best.bp, r->rec_scores) < 0 ||
-	    cutoff_set_init(&cs, r->rec_scores, cv.spam, ts->n) < 0)
+	if (cv_score(&use->cv, &best.bp, r->rec_scores) < 0 ||
+	    cutoff_set_init(&cs, r->rec_scores, own.cv.spam, ts->n) < 0)
 		goto oom;
 	have_cs = 1;
-	if (calibrate(o, &cv, s->part, r->rec_scores, &r->pick,
+	if (calibrate(o, &use->cv, use->s->part, r->rec_scores, &r->pick,
 	    &r->nest) < 0)
 		goto oom;
 	cutoff_best(&cs, &r->pick, o->ham_cutoff, &pk);
@@ -383,7 +440,8 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 		size_t i;
 
 		for (i = 0; i < ts->n; i++)
-			if (!cv.spam[i] && r->rec_scores[i] >= o->discard_cutoff)
+			if (!r->spam[i] && r->rec_scores[i] >=
+			    o->discard_cutoff)
 				r->ham_discarded++;
 	}
 	if (best.bp.robs != o->cur.robs)
@@ -398,9 +456,9 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	/* how sure: resample the posts */
 	if (o->progress != NULL)
 		o->progress(o->pctx, "resampling", 0, 1);
-	errors(r->cur_scores, cv.spam, ts->n, r->cur.ham_cutoff, eo);
-	errors(r->rec_scores, cv.spam, ts->n, r->rec.ham_cutoff, en);
-	if (cutoff_bootstrap(cv.spam, eo, en, ts->n, &o->goal, TUNE_RESAMPLES,
+	errors(r->cur_scores, r->spam, ts->n, r->cur.ham_cutoff, eo);
+	errors(r->rec_scores, r->spam, ts->n, r->rec.ham_cutoff, en);
+	if (cutoff_bootstrap(r->spam, eo, en, ts->n, &o->goal, TUNE_RESAMPLES,
 	    TUNE_LEVEL, &r->boot) < 0)
 		goto oom;
 	rc = 0;
@@ -410,13 +468,8 @@ oom:
 out:
 	if (have_cs)
 		cutoff_set_free(&cs);
-	if (have_cv)
-		cv_free(&cv);
-	if (s != NULL) {
-		xfree(s->scores);
-		xfree(s->part);
-	}
-	xfree(s);
+	fam_free(&own);
+	fam_free(&alt);
 	xfree(eo);
 	xfree(en);
 	if (rc < 0)
@@ -495,6 +548,14 @@ tune_changes(const struct tune_result *r, struct tune_change *ch)
 		    r->rec.bp.max_tokens);
 		snprintf(ch[n].old, sizeof(ch[n].old), "%u",
 		    r->cur.bp.max_tokens);
+		n++;
+	}
+	if (r->changed & TUNE_WORD_PAIRS) {
+		ch[n].key = "word_pairs";
+		snprintf(ch[n].value, sizeof(ch[n].value), "%s",
+		    r->word_pairs ? "yes" : "no");
+		snprintf(ch[n].old, sizeof(ch[n].old), "%s",
+		    r->word_pairs ? "no" : "yes");
 		n++;
 	}
 	return n;

@@ -13,7 +13,9 @@
  * only when it rates strictly better, so ties keep them.  The final
  * cutoff is the goal's best over all posts, with the targets tightened
  * until choosing that way meets them on posts left out (tune.c
- * calibrate).  The estimate's spread and the chance that the
+ * calibrate).  With o->alt (the posts tokenized with word_pairs the
+ * other way) the whole search runs again over those; the other setting
+ * wins only when its best rates strictly better.  The estimate's spread and the chance that the
  * recommendation is an improvement come from bootstrap resamples of the
  * posts (cutoff_bootstrap).  Memory is the cv's and a few arrays per
  * post; -1 only when out of memory.  Never prints.
@@ -51,6 +53,12 @@ struct tune_opts {
 	double ham_cutoff, spam_cutoff;	/* the list's cutoffs */
 	double discard_cutoff;		/* LG_OFF (above 1) when off */
 	int search;			/* 1: search the parameters too */
+	/* a feature family (word_pairs): the same posts tokenized with the
+	 * list's setting flipped (a twin of the tset, tset_aligned), or
+	 * NULL.  Searched as the list's own; it replaces the list's setting
+	 * only when its best rates strictly better */
+	const struct tset *alt;
+	int word_pairs;			/* the list's setting now */
 	tune_progress_fn progress;	/* or NULL */
 	void *pctx;
 };
@@ -68,6 +76,7 @@ struct tune_setting {
 #define TUNE_ROBX	0x2
 #define TUNE_MIN_DEV	0x4
 #define TUNE_MAX_TOKENS	0x8
+#define TUNE_WORD_PAIRS	0x10
 
 struct tune_result {
 	size_t n, nham, nspam;
@@ -83,6 +92,10 @@ struct tune_result {
 					 * (targets tightened, see tune.c) */
 	struct cutoff_eval nest;	/* cutoffs chosen by it on other folds,
 					 * on each fold left out */
+	int word_pairs;			/* the recommended setting */
+	int alt_tried;			/* the other word_pairs was searched */
+	double alt_roca, own_roca;	/* 1-ROCA of the best of each: the
+					 * other setting's, the list's */
 };
 
 /*
@@ -105,9 +118,10 @@ struct tune_change {
 	char value[32];		/* the new value: reads back exactly */
 	char old[32];		/* the value in effect now */
 };
-#define TUNE_MAX_CHANGES	6
+#define TUNE_MAX_CHANGES	7
 
-/* the keys r changes (cutoffs first, then the parameters), into
+/* the keys r changes (cutoffs first, then the parameters, then
+ * word_pairs), into
  * ch[TUNE_MAX_CHANGES]: how many */
 size_t tune_changes(const struct tune_result *r, struct tune_change *ch);
 
