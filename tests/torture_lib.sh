@@ -18,7 +18,8 @@
 #     by a signal;
 #   - leave no sanitizer report on standard error (ASan, LSan, UBSan;
 #     LeakSanitizer looks at every TORTURE_LEAK_EVERY-th run, default 4,
-#     and at every run with LISTGATE_TORTURE=long);
+#     from a first run that moves on from call to call, and at every run
+#     with LISTGATE_TORTURE=long);
 #   - when the report says no allocation failed: exit and print exactly
 #     as the baseline did;
 #   - pass CHECK, a shell function called with n (0 for the baseline)
@@ -99,6 +100,10 @@ torture() {
 		_step=$(( (_count - TORTURE_DENSE) / TORTURE_SPARSE + 1 ))
 	fi
 	_n=$((torture_calls % _stride + 1))
+	# the runs with a leak check: every TORTURE_LEAK_EVERY-th, starting
+	# at a run that moves on every _stride calls, so that together the
+	# calls check every n modulo _stride * TORTURE_LEAK_EVERY
+	_leak0=$((torture_calls / _stride))
 	torture_calls=$((torture_calls + 1))
 	[ "$_n" -gt $((_count + 1)) ] && _n=$((_count + 1))
 	_asan=${ASAN_OPTIONS-}
@@ -109,7 +114,7 @@ torture() {
 		# more than the run itself: every TORTURE_LEAK_EVERY-th run
 		# has it (and the baseline, and every run in the long mode)
 		if [ "${LISTGATE_TORTURE:-}" != long ] &&
-		    [ $((_runs % TORTURE_LEAK_EVERY)) -ne 0 ]; then
+		    [ $(((_runs + _leak0) % TORTURE_LEAK_EVERY)) -ne 0 ]; then
 			ASAN_OPTIONS=${_asan:+$_asan:}detect_leaks=0
 			export ASAN_OPTIONS
 		fi
