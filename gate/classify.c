@@ -43,7 +43,7 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 {
 	double nspam, nham, snspam = 0, snham = 0;
 	struct classify_count k;
-	size_t i, n;
+	size_t i, j, n;
 
 	c->nbt = 0;
 	c->site = cc->site_msgcounts != NULL;
@@ -74,8 +74,8 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 		snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		struct bayes_tok *b = &c->bt[i];
+	for (i = 0, j = 0; i < n; i++) {
+		struct bayes_tok *b = &c->bt[j];
 
 		b->tok = toklist_get(c->toks, i, &b->len);
 		memset(&k, 0, sizeof(k));
@@ -83,22 +83,27 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 			snprintf(err, errsz, "%s", cc->errmsg(cc->ctx));
 			return -1;
 		}
+		/* a word pair never seen does not vote (tok_is_pair) */
+		if (k.spam == 0 && k.ham == 0 && k.site_spam == 0 &&
+		    k.site_ham == 0 && tok_is_pair(b->tok, b->len))
+			continue;
 		b->spam = k.spam;
 		b->ham = k.ham;
 		/* the site's belief, where it has one, as the prior */
-		c->pri[i].f = 0.5;
-		c->pri[i].n = 0;
+		c->pri[j].f = 0.5;
+		c->pri[j].n = 0;
 		if (c->site && k.site_spam + k.site_ham > 0) {
-			c->pri[i].f = bayes_f(bp, snspam, snham, k.site_spam,
+			c->pri[j].f = bayes_f(bp, snspam, snham, k.site_spam,
 			    k.site_ham);
-			c->pri[i].n = cc->site_weight;
+			c->pri[j].n = cc->site_weight;
 		}
 		b->f = 0.5;
 		b->used = 0;
+		j++;
 	}
-	c->nbt = n;
+	c->nbt = j;
 	if (bayes_score_priors(bp, nspam, nham, c->bt, c->site ? c->pri :
-	    NULL, n, &c->r) < 0) {
+	    NULL, j, &c->r) < 0) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}

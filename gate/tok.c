@@ -147,6 +147,9 @@ char_class(uint32_t c, int bad)
 
 /* ---- words ---------------------------------------------------------- */
 
+/* the prefix of a pair of neighbouring words (tok_is_pair) */
+#define TOK_PAIR	"bi:"
+
 struct wstate {
 	const struct tok_opts *o;
 	struct toklist *tl;
@@ -197,7 +200,7 @@ word(struct wstate *w, const unsigned char *p, size_t n)
 			unsigned char t[TOKLIST_MAX_BYTES];
 			size_t k = 0;
 
-			memcpy(t, "bi:", 3);
+			memcpy(t, TOK_PAIR, 3);
 			k = 3;
 			memcpy(t + k, w->prev, w->nprev);
 			k += w->nprev;
@@ -212,6 +215,12 @@ word(struct wstate *w, const unsigned char *p, size_t n)
 			w->nprev = 0;
 	}
 	return 0;
+}
+
+int
+tok_is_pair(const void *t, size_t len)
+{
+	return len > 3 && memcmp(t, TOK_PAIR, 3) == 0;
 }
 
 /* cut a run of CJK text [p, p+n) (whole characters) into bigrams */

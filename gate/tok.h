@@ -61,6 +61,15 @@ int tok_text(const struct tok_opts *o, const char *prefix, int header,
 int tok_header(const struct tok_opts *o, const char *name,
     const unsigned char *val, size_t n, unsigned depth, struct toklist *tl);
 
+/*
+ * 1 if token t (len bytes) is a pair of neighbouring words ("bi:w1 w2",
+ * made with bigrams).  A pair the counts have never seen does not vote
+ * (classify, gate/tune/cv): it says no more than its two words, which
+ * vote themselves, and a token file trained without pairs then scores a
+ * post as before.
+ */
+int tok_is_pair(const void *t, size_t len);
+
 /* 1 if a header of this name gives no tokens (case-insensitive) */
 int tok_header_ignored(const char *name);
 

@@ -983,6 +983,70 @@ START_TEST(classify_memory_store)
 }
 END_TEST
 
+/*
+ * Word pairs never seen do not vote: a store trained without pairs
+ * scores a post with word_pairs on exactly as with it off (an unknown
+ * token would otherwise vote robx, leaning to spam); once pairs are
+ * learnt, they vote.
+ */
+START_TEST(unknown_pairs_do_not_vote)
+{
+	static const char *const spam[] = {
+	    "Subject: cheap pills\n\nBuy cheap pills now, best price\n",
+	    "Subject: win money\n\nWin money now, cheap offer, click here\n" };
+	static const char *const ham[] = {
+	    "Subject: meeting notes\n\nThe kernel patch review is on Monday\n",
+	    "Subject: patch review\n\nPlease review the attached kernel patch\n" };
+	static const char *const m =
+	    "Subject: review\n\nthe kernel patch is cheap now, please review\n";
+	struct tok_opts to, top;
+	struct bayes_params bp;
+	struct classify c;
+	struct classify_counts cc;
+	struct tokdb *db;
+	struct buf clues = BUF_INIT(65536);
+	char err[256];
+	double off;
+	size_t i, nbt_off;
+
+	tok_opts_default(&to);
+	top = to;
+	top.bigrams = 1;
+	bayes_params_default(&bp);
+	ck_assert(bp.robx != 0.5);	/* an unknown token would vote */
+	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
+	    err, sizeof(err)), 0);
+	for (i = 0; i < 2; i++) {
+		learn(db, &to, spam[i], 1);
+		learn(db, &to, ham[i], 0);
+	}
+	ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+	tokcounts_tokdb(&cc, db);
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	off = c.r.score;
+	nbt_off = c.nbt;
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &top,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	ck_assert(toklist_count(c.toks) > nbt_off);	/* pairs made */
+	ck_assert_uint_eq(c.nbt, nbt_off);		/* none looked at */
+	ck_assert(c.r.score == off);
+	/* learnt with pairs, the post's own pairs are known and vote */
+	learn(db, &top, m, 0);
+	ck_assert_int_eq(classify_post(&c, &cc, &bp, &top,
+	    (const unsigned char *)m, strlen(m), err, sizeof(err)), 0);
+	ck_assert(c.nbt > nbt_off);
+	ck_assert_int_eq(classify_clues(&c, 1000, &clues), 0);
+	ck_assert(strstr(buf_str(&clues), "bi:kernel patch") != NULL);
+	ck_assert_int_eq(tok_is_pair("bi:a b", 6), 1);
+	ck_assert_int_eq(tok_is_pair("bi:", 3), 0);
+	ck_assert_int_eq(tok_is_pair("subj:bi:a", 9), 0);
+	classify_free(&c);
+	buf_free(&clues);
+	tokdb_close(db);
+}
+END_TEST
+
 static Suite *
 bayes_suite(void)
 {
@@ -1011,6 +1075,7 @@ bayes_suite(void)
 	tc = tcase_create("classify");
 	tcase_add_test(tc, verdicts);
 	tcase_add_test(tc, classify_memory_store);
+	tcase_add_test(tc, unknown_pairs_do_not_vote);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -406,6 +406,92 @@ START_TEST(cv_matches_token_store)
 }
 END_TEST
 
+/*
+ * With word pairs, cv's scores are still the filter's: for every post,
+ * its cv score equals classify_post's on an in-memory token store that
+ * learnt the posts of the other folds with pairs (a pair those never
+ * saw does not vote in either).
+ */
+START_TEST(cv_pairs_match_classify)
+{
+	static const char *const w[] = { "alpha", "bravo", "charlie", "delta",
+	    "echo", "foxtrot" };
+	char posts[40][256];
+	int spam[40];
+	unsigned seed = 11, f;
+	struct tok_opts to;
+	struct bayes_params bp;
+	struct tset *ts;
+	struct cv cv;
+	double scores[40];
+	size_t i, j, npairs = 0;
+
+	tok_opts_default(&to);
+	to.bigrams = 1;
+	bayes_params_default(&bp);
+	ck_assert((ts = tset_new(&to)) != NULL);
+	for (i = 0; i < 40; i++) {
+		int k = 0;
+
+		spam[i] = (int)(i % 2);
+		k = snprintf(posts[i], sizeof(posts[i]), "Subject: note %zu\n\n",
+		    i);
+		for (j = 0; j < 5; j++) {
+			seed = seed * 1103515245u + 12345u;
+			k += snprintf(posts[i] + k, sizeof(posts[i]) - (size_t)k,
+			    "%s %s ", w[(seed >> 16) % 6],
+			    w[((seed >> 16) + (spam[i] ? 1 : 2)) % 6]);
+		}
+		ck_assert_int_eq(tset_event(ts, (const unsigned char *)posts[i],
+		    strlen(posts[i]), spam[i], 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	ck_assert_uint_eq(ts->n, 40);
+	for (i = 0; i < ts->npair; i++)
+		npairs += ts->pair[i];
+	ck_assert(npairs > 10);
+	ck_assert_int_eq(cv_build(&cv, ts, 5), 0);
+	ck_assert_int_eq(cv_score(&cv, &bp, scores), 0);
+	for (f = 0; f < 5; f++) {
+		struct tokdb *db;
+		struct toklist *tl = toklist_new(to.max_tokens);
+		struct classify c;
+		struct classify_counts cc;
+		char err[256];
+
+		ck_assert(tl != NULL);
+		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
+		    &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold == f)
+				continue;
+			ck_assert_int_eq(tok_post((const unsigned char *)
+			    posts[i], strlen(posts[i]), &to, tl), 0);
+			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
+		}
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+		tokcounts_tokdb(&cc, db);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold != f)
+				continue;
+			ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
+			    (const unsigned char *)posts[i], strlen(posts[i]),
+			    err, sizeof(err)), 0);
+			ck_assert_msg(fabs(c.r.score - scores[i]) < 1e-9,
+			    "post %zu: classify %.12g, cv %.12g", i, c.r.score,
+			    scores[i]);
+		}
+		classify_free(&c);
+		toklist_free(tl);
+		tokdb_close(db);
+	}
+	cv_free(&cv);
+	tset_free(ts);
+}
+END_TEST
+
 /* the whole run on two separable classes and a current cutoff that
  * holds too much ham: a better cutoff, estimates, a confident answer */
 START_TEST(run_separable)
@@ -649,6 +735,7 @@ tune_suite(void)
 	tc = tcase_create("posts");
 	tcase_add_test(tc, tset_net_class);
 	tcase_add_test(tc, cv_matches_token_store);
+	tcase_add_test(tc, cv_pairs_match_classify);
 	tcase_add_test(tc, run_separable);
 	tcase_add_test(tc, run_family);
 	suite_add_tcase(s, tc);

@@ -556,9 +556,10 @@ check_file(void *vctx, const char *path, char *err, size_t errsz)
 /*
  * word_pairs changes: build the list's token file afresh from the
  * journal with the new setting, as `listgate rebuild` does (a token file
- * holds the tokens it was trained with; a pair it lacks would vote as an
- * unknown token, leaning to spam).  0 with the events applied in
- * *nev_r, or -1 reported (the file is then unchanged).
+ * holds the tokens it was trained with: without a rebuild, pairs turned
+ * on would be learnt from new posts only, and pairs turned off would
+ * stay in the file unread).  0 with the events applied in *nev_r, or -1
+ * reported (the file is then unchanged).
  */
 static int
 rebuild_pairs(struct queue *q, const struct listcfg_global *g,
@@ -822,10 +823,11 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	same = ch.n == 0;
 	advice(adv, sizeof(adv), list, &r, same);
 	/*
-	 * --apply.  A change of word_pairs rebuilds the token file too, in
-	 * the order that never has the filter look up pairs the file lacks:
+	 * --apply.  A change of word_pairs rebuilds the token file too:
 	 * turned on, the file (with pairs, unread until the key says so)
-	 * before the key; turned off, the key before the file.
+	 * before the key; turned off, the key before the file.  Either way
+	 * the filter scores every post as one of the two settings would
+	 * (a pair the file lacks does not vote: tok_is_pair).
 	 */
 	pairs = do_apply && (r.changed & TUNE_WORD_PAIRS);
 	if (pairs && r.word_pairs &&

@@ -68,7 +68,7 @@ cv_build(struct cv *cv, const struct tset *ts, unsigned folds)
 {
 	uint32_t *cs = NULL, *ch = NULL, *fs = NULL, *fh = NULL;
 	uint64_t *pairs = NULL;
-	size_t i, j, maxn = 1, capg = 0, ng = 0, nt = ts->ntokens + 1;
+	size_t i, j, m, maxn = 1, capg = 0, ng = 0, nt = ts->ntokens + 1;
 	uint32_t tot_s = 0, tot_h = 0;
 	unsigned f;
 	int rc = -1;
@@ -131,16 +131,21 @@ cv_build(struct cv *cv, const struct tset *ts, unsigned folds)
 
 			if (cv->fold[i] != f)
 				continue;
-			for (j = 0; j < p->n; j++) {
+			for (j = 0, m = 0; j < p->n; j++) {
 				uint32_t id = p->ids[j];
+				uint32_t s = cs[id] - fs[id], h = ch[id] - fh[id];
 
-				pairs[j] = (uint64_t)(cs[id] - fs[id]) << 32 |
-				    (ch[id] - fh[id]);
+				/* a word pair the other folds never saw does
+				 * not vote, as in classify */
+				if (s == 0 && h == 0 && id < ts->npair &&
+				    ts->pair[id])
+					continue;
+				pairs[m++] = (uint64_t)s << 32 | h;
 			}
 			if (groups_room(cv, &capg, ng + p->n + 1) < 0)
 				goto out;
 			cv->gofs[i] = ng;
-			cv->gcnt[i] = make_groups(cv->g + ng, pairs, p->n);
+			cv->gcnt[i] = make_groups(cv->g + ng, pairs, m);
 			ng += cv->gcnt[i];
 		}
 		for (i = 0; i < ts->n; i++) {

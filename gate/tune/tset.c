@@ -103,6 +103,7 @@ tset_free(struct tset *ts)
 	for (i = 0; i < ts->n; i++)
 		xfree(ts->posts[i].ids);
 	xfree(ts->posts);
+	xfree(ts->pair);
 	tset_int_free(ts->in);
 	xfree(ts);
 }
@@ -229,6 +230,27 @@ cand_add(struct tset *ts, const uint32_t *ids, uint32_t n, int spam,
 	return 0;
 }
 
+/* note that id is a word pair's: 0, or -1 out of memory */
+static int
+mark_pair(struct tset *ts, size_t id)
+{
+	unsigned char *p;
+	size_t nc;
+
+	if (id >= ts->npair) {
+		nc = ts->npair ? ts->npair : 4096;
+		while (nc <= id)
+			nc *= 2;
+		if ((p = xrealloc(ts->pair, nc)) == NULL)
+			return -1;
+		memset(p + ts->npair, 0, nc - ts->npair);
+		ts->pair = p;
+		ts->npair = nc;
+	}
+	ts->pair[id] = 1;
+	return 0;
+}
+
 /* tokenize a post into ids and keep it (e->cand set): 0, or -1 OOM */
 static int
 tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
@@ -260,6 +282,8 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 			if (r == 0)
 				continue;	/* the dictionary is full */
 			id = (long)toklist_count(in->dict) - 1;
+			if (tok_is_pair(t, tlen) && mark_pair(ts, (size_t)id) < 0)
+				return -1;
 		}
 		in->ids[m++] = (uint32_t)id;
 	}

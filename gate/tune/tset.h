@@ -53,6 +53,10 @@ struct tset {
 	size_t n;
 	size_t nham, nspam;
 	size_t ntokens;			/* dictionary size */
+	unsigned char *pair;		/* npair: 1 for the id of a word
+					 * pair (tok_is_pair); ids past
+					 * npair are none */
+	size_t npair;
 	struct tset_stats st;
 	struct tset_int *in;		/* loading state */
 	struct tset *twin;		/* or NULL: gets every event too (the
