@@ -6,7 +6,9 @@
 # Each run must exit 0 or 1, never by a signal or with a sanitizer
 # report, and print exactly what the clean run printed when nothing
 # failed.  tune --apply: the list's file is either untouched or exactly
-# what the clean run wrote, and no temporary file is left beside it.
+# what the clean run wrote, and no temporary file is left beside it;
+# turning word pairs on, the key is set only with the token file rebuilt
+# with them.
 # expire: the post is either still held, untrained, or expired with its
 # one training event (discard-learn).  Needs PostgreSQL (tests/pg.sh;
 # skipped when none is installed).  Never reads /etc.
@@ -98,6 +100,52 @@ check_apply() {
 	return 0
 }
 torture "tune --apply" "0 1" run_apply check_apply
+
+# --apply turning word pairs on: the token file rebuilt with them, then
+# the key.  After any run: the key unchanged and the file as it was or
+# rebuilt with pairs (read by nobody while the key says no), or both new
+python3 "$top_srcdir/tests/mkpairs.py" "$T/pairs" 25 || exit 99
+printf 'ham_cutoff = 0.5\n' > "$CONF/lists/pairs.conf"
+cp "$CONF/lists/pairs.conf" "$T/pairs.before"
+lg train --quiet --list pairs --ham "$T/pairs/ham" > /dev/null &&
+    lg train --quiet --list pairs --spam "$T/pairs/spam" > /dev/null ||
+    { echo "# training failed"; exit 99; }
+cp "$T/tokens/pairs.kch" "$T/pairs.kch.before"
+ntok() { lg score --list pairs --db-dump 2>/dev/null | wc -l; }
+n0=$(ntok)
+lg tune --list pairs --apply > /dev/null 2>&1 || { echo "# apply failed"; exit 99; }
+grep -q '^word_pairs = yes$' "$CONF/lists/pairs.conf" ||
+    { echo "# tune did not turn word pairs on"; exit 99; }
+cp "$CONF/lists/pairs.conf" "$T/pairs.after"
+n1=$(ntok)
+[ "$n1" -gt "$n0" ] || { echo "# no pairs in the rebuilt file"; exit 99; }
+run_pairs() {
+	cp "$T/pairs.before" "$CONF/lists/pairs.conf"
+	cp "$T/pairs.kch.before" "$T/tokens/pairs.kch"
+	lg tune --list pairs --apply
+}
+check_pairs() {
+	_nt=$(ntok)
+	if cmp -s "$CONF/lists/pairs.conf" "$T/pairs.after"; then
+		[ "$_nt" -eq "$n1" ] && return 0
+		echo "n=$1: word_pairs = yes with $_nt tokens in the file, want $n1"
+		return 1
+	fi
+	if ! cmp -s "$CONF/lists/pairs.conf" "$T/pairs.before"; then
+		echo "n=$1: exit $rc left lists/pairs.conf neither old nor new"
+		return 1
+	fi
+	if [ "$rc" -eq 0 ]; then
+		echo "n=$1: exit 0 but lists/pairs.conf is the old file"
+		return 1
+	fi
+	if [ "$_nt" -ne "$n0" ] && [ "$_nt" -ne "$n1" ]; then
+		echo "n=$1: $_nt tokens in the file: neither $n0 nor $n1"
+		return 1
+	fi
+	return 0
+}
+torture "tune --apply, word pairs turned on" "0 1" run_pairs check_pairs
 
 run_stats() { lg stats --json --by day; }
 torture "stats --json --by day" "0 1" run_stats

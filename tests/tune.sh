@@ -214,27 +214,7 @@ check "... and keeps what it applied (the current settings are the best now)" \
 # --- word pairs, a feature family: 30 ham and 30 spam with the same words,
 # in another order (each pair of ham's neighbouring words reversed in
 # spam), so that only the pairs of neighbouring words tell them apart ---------
-mkdir -p "$T/pairs/ham" "$T/pairs/spam" || exit 99
-python3 - "$T/pairs" <<'EOF'
-import random, sys
-r = random.Random(7)
-words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
-def post(cls):
-    w = words[:]
-    r.shuffle(w)
-    body = []
-    for k in range(0, len(w) - 1, 2):
-        a, b = sorted(w[k:k + 2])
-        body += [a, b] if cls == "ham" else [b, a]
-    # a word of its own, so that no two posts are the same bytes
-    tag = "".join(r.choice("bcdfghjkmnpqrstvwxz") for _ in range(9))
-    return ("From: someone@example.org\nTo: pairs@lists.example.org\n"
-            "Subject: note\nMessage-ID: <%s@example.org>\n\n%s %s\n" %
-            (tag, " ".join(body), tag))
-for cls in ("ham", "spam"):
-    for i in range(30):
-        open("%s/%s/%02d.eml" % (sys.argv[1], cls, i), "w").write(post(cls))
-EOF
+python3 "$top_srcdir/tests/mkpairs.py" "$T/pairs" || exit 99
 printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n' > "$CONF/lists/pairs.conf"
 run lg train --quiet --list pairs --ham "$T/pairs/ham"
 run lg train --quiet --list pairs --spam "$T/pairs/spam"
@@ -263,12 +243,19 @@ check "... which tune, asked again, keeps" \
 # ... and turned off where they do worse: the corpus's 50 ham and 50 spam
 # on a list that has them (the key before the token file, rebuilt
 # without them)
-printf 'word_pairs = yes\n' > "$CONF/lists/np.conf"
+# (its member_check logs each call: the two tokenizations ask once a post)
+printf '#!/bin/sh\necho "$1" >> %s/member.log\nexit 1\n' "$T" > "$T/member.sh"
+printf 'word_pairs = yes\nmember_check = /bin/sh %s/member.sh {sender}\n' \
+    "$T" > "$CONF/lists/np.conf"
 run lg train --quiet --list np --ham "$DATA/ham"
 run lg train --quiet --list np --spam "$DATA/spam"
 lg score --list np --db-dump > "$T/np.before" 2>/dev/null
+rm -f "$T/member.log"
+run lg tune --list np --json
+check "word pairs off: tune asks member_check once for each of the 100 posts" \
+    test "$(wc -l < "$T/member.log")" -eq 100
 run lg tune --list np --json --apply
-check "word pairs off: tune --apply exits 0" test "$rc" -eq 0
+check "... tune --apply exits 0" test "$rc" -eq 0
 check "... recommends word_pairs = no, sets it and rebuilds from 100 posts" \
     js "d['word_pairs']['current'] is True and d['recommended']['word_pairs'] is False and 'word_pairs' in d['applied'] and d['rebuilt'] == {'events': 100}"
 check "... the key, after its old line as a comment" \
@@ -280,6 +267,16 @@ check "... the token file holds fewer tokens: no pairs ($(wc -l < "$T/np.before"
 run lg score -v --list np "$DATA/ham/00016-easy-ham-1.eml"
 check "... and none among a post's deciding tokens" \
     sh -c "test $rc -eq 0 && ! grep -q 'bi:' '$T/out'"
+
+# the site store's list: its tokens are not judged by its own journal
+# (it is built from every list's), so word pairs are not tried there
+printf 'site_list = np\n' >> "$CONF/listgate.conf"
+run lg tune --list np --json
+check "the site store's list: word pairs not tried (null)" \
+    js "d['word_pairs'] is None and 'word_pairs' not in d['recommended']"
+run lg tune --list np
+check "... and the text report says so" \
+    grep -q "word_pairs = yes not tried: the site store" "$T/out"
 
 # a list file that does not load: tune names the file and line
 printf 'ham_cutoff = 2\n' > "$CONF/lists/bad.conf"

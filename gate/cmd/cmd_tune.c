@@ -491,6 +491,12 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 		fprintf(f, "(left out: %lu posts trained both ways or "
 		    "unlearnt, %lu past the memory bounds, %lu unreadable)\n",
 		    ts->st.mixed, ts->st.bounded, ts->st.damaged);
+	if (!r->alt_tried)
+		fprintf(f, "(word_pairs = %s not tried: %s)\n",
+		    o->word_pairs ? "no" : "yes", o->alt == NULL ?
+		    "the site store's tokens are not judged by its own "
+		    "journal" : "tune's memory bounds left out other posts or "
+		    "tokens with pairs");
 	if (r->changed)
 		fprintf(f, "scores under the recommended parameters\n");
 	fputc('\n', f);
@@ -576,11 +582,13 @@ rebuild_pairs(struct queue *q, const struct listcfg_global *g,
 	}
 	if (sync_tokens_dir(g, err, sizeof(err)) < 0 ||
 	    sync_rebuild(q, g, &nl, path, &st, err, sizeof(err)) < 0) {
+		cmd_sync_report(NAME, g, l->name, &st);
 		cmd_err(NAME, "list %s: rebuilding the token file with "
 		    "word_pairs = %s: %s", l->name, word_pairs ? "yes" : "no",
 		    err);
 		return -1;
 	}
+	cmd_sync_report(NAME, g, l->name, &st);
 	*nev_r = st.nevents;
 	return 0;
 }
@@ -652,6 +660,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	char path[4096], err[1024], adv[1024], *end;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
+	int site;
 	unsigned long nrebuilt = 0;
 	long k;
 
@@ -760,8 +769,11 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	o.pctx = &pr;
 	memset(&r, 0, sizeof(r));
 	o.word_pairs = pt.to.bigrams;
+	/* the site store is built from every list's posts: its
+	 * tokenization is not judged on its own journal's */
+	site = sync_is_site(&g, &l);
 	if ((ts = tset_new_posttok(&pt)) == NULL ||
-	    (ts2 = tset_new_posttok(&pt2)) == NULL) {
+	    (!site && (ts2 = tset_new_posttok(&pt2)) == NULL)) {
 		cmd_err(NAME, "out of memory");
 		goto out;
 	}
@@ -776,7 +788,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		queue_close(q);	/* --apply may rebuild the token file */
 		q = NULL;
 	}
-	if (tset_finish(ts, o.folds) < 0 || tset_finish(ts2, o.folds) < 0) {
+	if (tset_finish(ts, o.folds) < 0 ||
+	    (ts2 != NULL && tset_finish(ts2, o.folds) < 0)) {
 		progress_end(&pr);
 		cmd_err(NAME, "out of memory");
 		goto out;
@@ -799,9 +812,11 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			printf(",\"current\":{\"ham_cutoff\":%s,",
 			    NUM(a, l.ham_cutoff));
 			printf("\"spam_cutoff\":%s,\"ham_held\":null,"
-			    "\"spam_passed\":null},\"recommended\":null,"
-			    "\"confidence\":null,\"advice\":", tune_num(a,
-			    sizeof(a), l.spam_cutoff));
+			    "\"spam_passed\":null,\"word_pairs\":%s},"
+			    "\"recommended\":null,\"confidence\":null,"
+			    "\"word_pairs\":null,\"advice\":", tune_num(a,
+			    sizeof(a), l.spam_cutoff), o.word_pairs ? "true" :
+			    "false");
 			json_string(stdout, err);
 			fputc(',', stdout);
 			json_journal(stdout, ts);
@@ -835,8 +850,13 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
 	}
-	if (do_apply && apply(&g, list, &ch) < 0)
+	if (do_apply && apply(&g, list, &ch) < 0) {
+		if (pairs && r.word_pairs)
+			cmd_err(NAME, "list %s: the token file was rebuilt "
+			    "with word pairs, which stay unread while "
+			    "word_pairs = no", list);
 		goto out;
+	}
 	if (pairs && !r.word_pairs &&
 	    rebuild_pairs(q, &g, &l, 0, &nrebuilt) < 0) {
 		cmd_err(NAME, "list %s: word_pairs = no is set; run `listgate "

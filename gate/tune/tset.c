@@ -44,6 +44,10 @@ struct tset_int {
 	size_t nids;		/* ids kept in all */
 	uint32_t *ids;		/* one post's ids while it is built */
 	size_t capids;
+	int bounded;		/* the last post tokenized was left out */
+	/* a view of a twin's posts (tset_event): the lead's tokens of each
+	 * post, its word pairs dropped, and its leave-out decisions */
+	const struct tset_int *lead;
 };
 
 struct tset *
@@ -257,17 +261,22 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
     size_t len, int spam)
 {
 	struct tset_int *in = ts->in;
+	const struct toklist *tl = in->tl;
 	const char *t;
 	size_t i, n, tlen;
 	uint32_t m = 0;
 	long id;
 	int r;
 
-	if (in->pt != NULL ? posttok_post(in->pt, raw, len, NULL, in->tl,
+	if (in->lead != NULL)
+		tl = in->lead->tl;	/* tokenized once, by the lead */
+	else if (in->pt != NULL ? posttok_post(in->pt, raw, len, NULL, in->tl,
 	    NULL, 0) < 0 : tok_post(raw, len, &in->to, in->tl) < 0)
 		return -1;
-	n = toklist_count(in->tl);
-	if (in->nids + n > LG_MAX_TUNE_IDS) {
+	n = toklist_count(tl);
+	in->bounded = in->nids + n > LG_MAX_TUNE_IDS ||
+	    (in->lead != NULL && in->lead->bounded);
+	if (in->bounded) {
 		e->cand = -2;
 		ts->st.bounded++;
 		return 0;
@@ -275,12 +284,16 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 	if (ids_room(in, n) < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		t = toklist_get(in->tl, i, &tlen);
+		t = toklist_get(tl, i, &tlen);
+		if (in->lead != NULL && tok_is_pair(t, tlen))
+			continue;
 		if ((id = toklist_find(in->dict, t, tlen)) < 0) {
 			if ((r = toklist_add(in->dict, t, tlen)) < 0)
 				return -1;
-			if (r == 0)
-				continue;	/* the dictionary is full */
+			if (r == 0) {
+				ts->st.dropped++; /* the dictionary is full */
+				continue;
+			}
 			id = (long)toklist_count(in->dict) - 1;
 			if (tok_is_pair(t, tlen) && mark_pair(ts, (size_t)id) < 0)
 				return -1;
@@ -294,19 +307,45 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 	return 0;
 }
 
+static int one_event(struct tset *, const unsigned char *, size_t,
+    uint64_t, int, int);
+
 int
 tset_event(struct tset *ts, const unsigned char *raw, size_t len, int spam,
     int dir)
 {
-	struct tset_ent *e;
-	int oom, c = spam ? 1 : 0;
+	uint64_t key;
 
 	if (ts->in == NULL)
 		return -1;
-	if (ts->twin != NULL && tset_event(ts->twin, raw, len, spam, dir) < 0)
-		return -1;
+	if (ts->twin != NULL) {
+		/* the one with pairs leads: it tokenizes the post (evidence
+		 * gathered once), the other takes its tokens without the
+		 * pairs, and what the lead leaves out */
+		struct tset *lead = ts->in->to.bigrams ? ts : ts->twin;
+		struct tset *view = lead == ts ? ts->twin : ts;
+
+		if (view->in == NULL || lead->in == NULL)
+			return -1;
+		view->in->lead = lead->in;
+		lead->in->lead = NULL;
+		key = post_key(raw, len);
+		return one_event(lead, raw, len, key, spam, dir) < 0 ||
+		    one_event(view, raw, len, key, spam, dir) < 0 ? -1 : 0;
+	}
+	return one_event(ts, raw, len, post_key(raw, len), spam, dir);
+}
+
+/* tset_event for one set */
+static int
+one_event(struct tset *ts, const unsigned char *raw, size_t len,
+    uint64_t key, int spam, int dir)
+{
+	struct tset_ent *e;
+	int oom, c = spam ? 1 : 0;
+
 	ts->st.events++;
-	e = ent_get(ts->in, post_key(raw, len), dir > 0, &oom);
+	e = ent_get(ts->in, key, dir > 0, &oom);
 	if (oom)
 		return -1;
 	if (e == NULL) {
@@ -424,7 +463,8 @@ tset_aligned(const struct tset *a, const struct tset *b)
 {
 	size_t i;
 
-	if (a->in != NULL || b->in != NULL || a->n != b->n)
+	if (a->in != NULL || b->in != NULL || a->n != b->n ||
+	    a->st.dropped != b->st.dropped)
 		return 0;
 	for (i = 0; i < a->n; i++)
 		if (a->posts[i].key != b->posts[i].key ||

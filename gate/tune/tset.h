@@ -43,6 +43,8 @@ struct tset_stats {
 				 * neither (unlearnt) */
 	unsigned long bounded;	/* posts left out at the memory bounds */
 	unsigned long tokens;	/* distinct tokens kept */
+	unsigned long dropped;	/* tokens of posts left out of them: the
+				 * dictionary was full */
 	unsigned long damaged;	/* events that could not be read back
 				 * (skipped) */
 	char damaged_err[320];	/* why, for the last of them */
@@ -60,9 +62,17 @@ struct tset {
 	struct tset_stats st;
 	struct tset_int *in;		/* loading state */
 	struct tset *twin;		/* or NULL: gets every event too (the
-					 * same posts tokenized another way,
-					 * for tune's feature families); the
-					 * caller finishes and frees it */
+					 * same posts with word pairs the
+					 * other way, for tune's feature
+					 * families; the caller finishes and
+					 * frees it).  The one of the two with
+					 * bigrams tokenizes each post once
+					 * (its evidence gathered once); the
+					 * other takes those tokens without
+					 * the pairs (for a post past the
+					 * token cap: the words the cap let in
+					 * with pairs), and leaves out what it
+					 * leaves out */
 };
 
 /* an empty set; to: the list's tokenizer settings (copied).  NULL when
@@ -93,8 +103,9 @@ int tset_add_ids(struct tset *ts, const uint32_t *ids, uint32_t n,
 int tset_finish(struct tset *ts, unsigned folds);
 
 /* 1 when a and b (both finished) hold the same posts in the same order,
- * with the same classes and folds (a twin does, unless the memory
- * bounds left out different posts), else 0 */
+ * with the same classes and folds, and neither dropped more tokens at a
+ * full dictionary than the other (a twin does, unless a dictionary
+ * filled up), else 0 */
 int tset_aligned(const struct tset *a, const struct tset *b);
 
 /* called now and then while loading: events read so far */
