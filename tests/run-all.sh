@@ -21,7 +21,7 @@
 # each part and of the whole.  Idempotent; exits non-zero when anything
 # fails.
 #
-#   sh tests/run-all.sh              everything (about 35 minutes on the
+#   sh tests/run-all.sh              everything (about 25 minutes on the
 #                                    project's 2-core machine)
 #   sh tests/run-all.sh --no-san     distcheck without the sanitizers
 #   sh tests/run-all.sh --long       the torture tests' long mode
