@@ -911,6 +911,24 @@ learn(struct tokdb *db, const struct tok_opts *to, const char *msg, int spam)
 	toklist_free(tl);
 }
 
+/* an in-memory token store that learnt n spam and n ham posts with to */
+static struct tokdb *
+memory_store(const struct tok_opts *to, const char *const *spam,
+    const char *const *ham, size_t n)
+{
+	struct tokdb *db;
+	char err[256];
+	size_t i;
+
+	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
+	    err, sizeof(err)), 0);
+	for (i = 0; i < n; i++) {
+		learn(db, to, spam[i], 1);
+		learn(db, to, ham[i], 0);
+	}
+	return db;
+}
+
 START_TEST(classify_memory_store)
 {
 	static const char *const spam[] = {
@@ -934,12 +952,7 @@ START_TEST(classify_memory_store)
 
 	tok_opts_default(&to);
 	bayes_params_default(&bp);
-	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
-	    err, sizeof(err)), 0);
-	for (i = 0; i < 3; i++) {
-		learn(db, &to, spam[i], 1);
-		learn(db, &to, ham[i], 0);
-	}
+	db = memory_store(&to, spam, ham, 3);
 	ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
 	tokcounts_tokdb(&cc, db);
 	m = "Subject: cheap viagra\n\nbuy pills now, cheap price\n";
@@ -1007,19 +1020,14 @@ START_TEST(unknown_pairs_do_not_vote)
 	struct buf clues = BUF_INIT(65536);
 	char err[256];
 	double off;
-	size_t i, nbt_off;
+	size_t nbt_off;
 
 	tok_opts_default(&to);
 	top = to;
 	top.bigrams = 1;
 	bayes_params_default(&bp);
 	ck_assert(bp.robx != 0.5);	/* an unknown token would vote */
-	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0, &db,
-	    err, sizeof(err)), 0);
-	for (i = 0; i < 2; i++) {
-		learn(db, &to, spam[i], 1);
-		learn(db, &to, ham[i], 0);
-	}
+	db = memory_store(&to, spam, ham, 2);
 	ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
 	tokcounts_tokdb(&cc, db);
 	ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
