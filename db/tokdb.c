@@ -78,6 +78,9 @@
 #define K_DEC		"\0dec"
 /* how many decision records there are (absent: none) */
 #define K_NDEC		"\0ndec"
+/* the feature families the tokens were made with (absent: not recorded,
+ * a file from before listgate recorded them) */
+#define K_FEATS		"\0feats"
 #define DEC_KLEN	(KLEN(K_DEC) + TOKDB_SHA256_LEN)
 #define KLEN(k)		(sizeof(k) - 1)
 #define NMETA		5
@@ -158,6 +161,8 @@ struct tokdb {
 	size_t npdec, cappdec;
 	int64_t pos;		/* pending journal position ... */
 	int setpos;		/* ... when set */
+	uint32_t feats;		/* pending feature families ... */
+	int setfeats;		/* ... when set */
 	/* a reader's cache (tokdb_cache): open addressing by key, key 0
 	 * never kept; NULL when off.  Keys are SipHash under a key in the
 	 * source, so anyone can make tokens whose keys share low bits: the
@@ -1170,6 +1175,43 @@ tokdb_set_pos(struct tokdb *db, int64_t pos)
 	return 0;
 }
 
+int
+tokdb_get_feats(struct tokdb *db, uint32_t *feats_r)
+{
+	KCDB *kc;
+	int r;
+
+	*feats_r = 0;
+	if (db->bulk && db->setfeats) {
+		*feats_r = db->feats;
+		return 1;
+	}
+	if ((kc = db->bulk ? base_kc(db) : db->kc) == NULL)
+		return 0;	/* a new file, nothing recorded yet */
+	if ((r = kc_u32(kc, K_FEATS, KLEN(K_FEATS), feats_r)) < 0) {
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
+		    "record of its feature families; the file is damaged: "
+		    "`listgate rebuild --list %s` recreates it from the "
+		    "journal", db->path, db->list);
+		return -1;
+	}
+	return r;
+}
+
+int
+tokdb_set_feats(struct tokdb *db, uint32_t feats)
+{
+	if (db->bulk) {
+		db->feats = feats;
+		db->setfeats = 1;
+		return 0;
+	}
+	if (!db->intran)
+		return plainerr(db, "feature families set outside a "
+		    "transaction");
+	return set_u32(db, K_FEATS, KLEN(K_FEATS), feats);
+}
+
 long
 tokdb_ntokens(struct tokdb *db)
 {
@@ -1183,6 +1225,8 @@ tokdb_ntokens(struct tokdb *db)
 	/* neither the meta records nor the decisions are tokens */
 	if (meta_u32(db, K_NDEC, KLEN(K_NDEC), &ndec) > 0)
 		n -= 1 + (int64_t)ndec;
+	if (meta_u32(db, K_FEATS, KLEN(K_FEATS), &ndec) > 0)
+		n--;
 	return n >= NMETA ? (long)(n - NMETA) : 0;
 }
 
@@ -1390,7 +1434,8 @@ check_record(const char *k, size_t ks, const char *v, size_t vs)
 		    ks) == 0)
 			return vs == meta_keys[i].vlen ? NULL :
 			    "a meta record of the wrong size";
-	if (ks == KLEN(K_NDEC) && memcmp(k, K_NDEC, ks) == 0)
+	if ((ks == KLEN(K_NDEC) && memcmp(k, K_NDEC, ks) == 0) ||
+	    (ks == KLEN(K_FEATS) && memcmp(k, K_FEATS, ks) == 0))
 		return vs == 4 ? NULL : "a meta record of the wrong size";
 	if (ks == DEC_KLEN && memcmp(k, K_DEC, KLEN(K_DEC)) == 0)
 		return vs == 5 && (v[4] == TOKDB_RELEASED ||
@@ -2319,6 +2364,9 @@ bulk_flush(struct tokdb *db)
 		if (dec_apply(db, db->pdec[i].sha, db->pdec[i].state,
 		    db->pdec[i].day) < 0)
 			goto fail;
+	if (db->setfeats && set_u32(db, K_FEATS, KLEN(K_FEATS),
+	    db->feats) < 0)
+		goto fail;
 	if (db->setpos) {
 		unsigned char b[8];
 		uint64_t v = (uint64_t)db->pos;
@@ -2444,7 +2492,8 @@ tokdb_publish(struct tokdb *db, char *err, size_t errsz)
 		return -1;
 	}
 	if (db->dest != NULL && db->kc == NULL && db->npend == 0 &&
-	    db->npdec == 0 && !db->setpos && db->msg[0].sum == 0 && db->msg[0].low == 0 &&
+	    db->npdec == 0 && !db->setpos && !db->setfeats &&
+	    db->msg[0].sum == 0 && db->msg[0].low == 0 &&
 	    db->msg[1].sum == 0 && db->msg[1].low == 0) {
 		tokdb_close(db);	/* nothing changed */
 		return 0;

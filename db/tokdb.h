@@ -137,6 +137,20 @@ int tokdb_get_pos(struct tokdb *db, int64_t *pos_r);
 int tokdb_set_pos(struct tokdb *db, int64_t pos);
 
 /*
+ * The feature families the file's tokens were made with (TOKDB_FEAT_*),
+ * recorded when the file is built: a file keeps them until it is
+ * rebuilt, so its writers (sync, train) learn each post as the file was
+ * built whatever the list's configuration says now.  1 with *feats_r,
+ * 0 when not recorded (a file from before listgate recorded them: its
+ * writers follow the configuration), -1 on a malformed record.
+ * tokdb_set_feats records them, inside a transaction (a bulk writer:
+ * at any time, written when published): 0, or -1.
+ */
+#define TOKDB_FEAT_PAIRS	1u	/* word pairs (word_pairs = yes) */
+int tokdb_get_feats(struct tokdb *db, uint32_t *feats_r);
+int tokdb_set_feats(struct tokdb *db, uint32_t feats);
+
+/*
  * Decisions on posts, by the SHA-256 of their bytes: sync records the
  * moderators' decisions from the journal in the token file, so that a
  * filter answering an MTA's retry of a post already decided needs no

@@ -1528,7 +1528,7 @@ dump_file(const char *path)
  * token file at path (posts numbered from first) */
 static void
 train_follow(struct queue *q, const char *list, const char *path,
-    const struct posttok *pt, int spam, int first, int n, int kill)
+    struct posttok *pt, int spam, int first, int n, int kill)
 {
 	struct trainer *t;
 	char err[1024], post[200];
@@ -1651,6 +1651,140 @@ START_TEST(train_follows_token_file)
 }
 END_TEST
 
+/* the counts of token text in the file at path */
+static struct tokcount
+file_count(const char *path, const char *tok)
+{
+	struct tokdb *db;
+	struct tokcount c;
+	char err[1024];
+
+	ck_assert_msg(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_ge(tokdb_get(db, tok, strlen(tok), &c), 0);
+	tokdb_close(db);
+	return c;
+}
+
+/* journal one post "Subject: s\n\nbody\n" of list as spam */
+static void
+journal_one(struct queue *q, const char *list, const char *body)
+{
+	char post[200], err[1024];
+
+	snprintf(post, sizeof(post), "Subject: s\n\n%s\n", body);
+	ck_assert_int_eq(journal_begin(q, list, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, list, 1, 1, "manual", 0,
+	    (const unsigned char *)post, strlen(post), err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+}
+
+/*
+ * A token file records whether it was built with word pairs, and its
+ * writers learn as it was built whatever the list says now: sync, the
+ * journal's follower and direct training alike (a sync between `tune
+ * --apply`'s rebuild and its key, or a key edited by hand, must not
+ * learn some posts one way and the rest the other).  A file from before
+ * the record follows the list.
+ */
+START_TEST(writers_follow_the_files_word_pairs)
+{
+	struct queue *q = qopen();
+	struct sync_stats st;
+	struct posttok on, off;
+	struct trainer *t;
+	struct trainer_stats ts;
+	struct tokdb *db;
+	uint32_t feats;
+	char dir[256], path[300], old[300], wal[320], err[1024];
+	const char *post = "Subject: s\n\nkappa lambda mu\n";
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/wp.kch", dir);
+	snprintf(old, sizeof(old), "%s/old.kch", dir);
+	ck_assert_int_eq(posttok_init(&on, NULL, NULL, err, sizeof(err)), 0);
+	on.to.bigrams = on.list_bigrams = 1;
+	ck_assert_int_eq(posttok_init(&off, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(off.to.bigrams, 0);
+
+	/* built with pairs: recorded */
+	journal_one(q, "wp", "alpha beta gamma");
+	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &on, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(st.pairs_differ, 0);
+	ck_assert_uint_eq(file_count(path, "bi:alpha beta").spam, 1);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &feats), 1);
+	ck_assert_uint_eq(feats, TOKDB_FEAT_PAIRS);
+	tokdb_close(db);
+	/* the list now says no: sync still learns pairs, and says so */
+	journal_one(q, "wp", "delta epsilon zeta");
+	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &off, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 1);
+	ck_assert_int_eq(st.pairs_differ, 1);
+	ck_assert_int_eq(st.pairs_file, 1);
+	ck_assert_uint_eq(file_count(path, "delta").spam, 1);
+	ck_assert_uint_eq(file_count(path, "bi:delta epsilon").spam, 1);
+	ck_assert_int_eq(off.to.bigrams, 0);	/* pt as it was */
+	/* ... and so does training through the journal (the follower) */
+	train_follow(q, "wp", path, &off, 1, 500, 1, 0);
+	ck_assert_uint_eq(file_count(path, "bi:common spammy").spam, 1);
+	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &off, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 0);
+	/* ... and direct training */
+	ck_assert_int_eq(trainer_open_direct(&t, path, 1, 1000, &off, 1, 1, 0,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(trainer_post(t, (const unsigned char *)post,
+	    strlen(post), err, sizeof(err)), 0);
+	ck_assert_int_eq(trainer_finish(t, err, sizeof(err)), 0);
+	trainer_stats(t, &ts);
+	ck_assert_int_eq(ts.pairs_differ, 1);
+	ck_assert_int_eq(ts.pairs_file, 1);
+	trainer_free(t);
+	ck_assert_uint_eq(file_count(path, "bi:kappa lambda").spam, 1);
+	/* a rebuild with the list's setting records it anew */
+	unlink(path);
+	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &off, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(st.pairs_differ, 0);
+	ck_assert_uint_eq(file_count(path, "bi:alpha beta").spam, 0);
+	ck_assert_uint_eq(file_count(path, "alpha").spam, 1);
+	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &on, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(st.pairs_differ, 1);
+	ck_assert_int_eq(st.pairs_file, 0);
+
+	/* a file without the record (made before it): the list decides */
+	ck_assert_int_eq(tokdb_open(old, TOKDB_WRITE | TOKDB_CREATE, 1000,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &feats), 0);
+	tokdb_close(db);
+	journal_one(q, "wo", "omicron sigma rho");
+	ck_assert_int_eq(sync_apply(q, "wo", old, 1, 1000, &on, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(st.pairs_differ, 0);
+	ck_assert_uint_eq(file_count(old, "bi:omicron sigma").spam, 1);
+	ck_assert_int_eq(tokdb_open(old, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &feats), 0);
+	tokdb_close(db);
+
+	unlink(path);
+	unlink(old);
+	snprintf(wal, sizeof(wal), "%s.wal", path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s.wal", old);
+	unlink(wal);
+	ck_assert_int_eq(rmdir(dir), 0);
+	queue_close(q);
+}
+END_TEST
+
 /* an error in the middle of a pipelined batch fails the commit and
  * stores none of the batch */
 START_TEST(journal_batch_error_stores_nothing)
@@ -1753,6 +1887,7 @@ queue_suite(void)
 
 	tc = tcase_create("journal");
 	tcase_add_test(tc, sync_apply_exactly_once);
+	tcase_add_test(tc, writers_follow_the_files_word_pairs);
 	tcase_add_test(tc, train_follows_token_file);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
 	tcase_add_test(tc, journal_file_ahead);

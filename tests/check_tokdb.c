@@ -1347,6 +1347,60 @@ START_TEST(decisions_survive_rewrites)
 END_TEST
 
 
+/* the record of a file's feature families: absent on a file made
+ * without it, set in a transaction or by a bulk writer (pending until
+ * published), kept by compaction, not a token, and well formed to
+ * tokdb_check */
+START_TEST(feats_recorded)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+	uint32_t f;
+	long n;
+
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_get_feats(db, &f), 0);
+	ck_assert_int_eq(tokdb_set_feats(db, TOKDB_FEAT_PAIRS), -1);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 1), 0);
+	n = tokdb_ntokens(db);
+	ck_assert_int_eq(tokdb_set_feats(db, TOKDB_FEAT_PAIRS), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(rd, &f), 1);
+	ck_assert_uint_eq(f, TOKDB_FEAT_PAIRS);
+	ck_assert_int_eq(tokdb_ntokens(rd), n);
+	ck_assert_msg(tokdb_check(rd, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(rd);
+
+	/* a bulk writer: seen by itself at once, by readers when published */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_set_feats(db, 0), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &f), 1);
+	ck_assert_uint_eq(f, 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(rd, &f), 1);
+	ck_assert_uint_eq(f, TOKDB_FEAT_PAIRS);
+	tokdb_close(rd);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(rd, &f), 1);
+	ck_assert_uint_eq(f, 0);
+	ck_assert_int_eq(tokdb_ntokens(rd), n);
+	ck_assert_msg(tokdb_check(rd, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(rd);
+	toklist_free(a);
+}
+END_TEST
+
 /* rebuild's file goes in place only while no writer has the old one
  * open: a writer inside a transaction keeps it out (its write-ahead
  * log, named after the path, would be taken for the new file's), and it
@@ -1805,6 +1859,7 @@ tokdb_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, bulk_copy_published);
 	tcase_add_test(tc, decisions_survive_rewrites);
+	tcase_add_test(tc, feats_recorded);
 	tcase_add_test(tc, compact_into_waits_for_writers);
 	tcase_add_test(tc, writer_removes_stale_rewrite);
 	tcase_add_test(tc, tmp_names);

@@ -240,6 +240,23 @@ run lg tune --list pairs --json
 check "... which tune, asked again, keeps" \
     js "'word_pairs' not in d['recommended'] and d['word_pairs']['current'] is True"
 
+# the token file records that it was built with pairs: with the key
+# turned off by hand (no rebuild), training still learns a new post's
+# pairs into it (as a sync between tune --apply's rebuild and its key
+# would), and says how to make the file match the key
+printf 'Subject: late\n\nzulu yankee xray whiskey\n' > "$T/late.eml"
+sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/pairs.conf" \
+    > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
+run lg train --list pairs --spam "$T/late.eml"
+check "word_pairs = no by hand: train warns that the file was built with pairs" \
+    sh -c "test $rc -eq 0 && grep -q 'list pairs: warning: its token file was built with word pairs.*listgate rebuild --list pairs' '$T/err'"
+sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/pairs.conf" \
+    > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
+run lg score -v --list pairs "$T/late.eml"
+check "... and learnt the post's pairs all the same" \
+    sh -c "test $rc -eq 0 && grep -Eq '^ *bi:zulu yankee .* 1 +0\$' '$T/out'"
+test "$rc" -eq 0 || sed 's/^/# /' "$T/out" | head -n 20
+
 # ... and turned off where they do worse: the corpus's 50 ham and 50 spam
 # on a list that has them (the key before the token file, rebuilt
 # without them)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/tokdb.h"
 #include "gate/app/posttok.h"
 #include "gate/app/settings.h"
 #include "listcfg/listcfg.h"
@@ -38,7 +39,24 @@ posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
 		return -1;
 	}
 	pt->to.trust = &pt->trust;
+	pt->list_bigrams = pt->to.bigrams;
 	return 0;
+}
+
+int
+posttok_follow_file(struct posttok *pt, struct tokdb *db, int fresh)
+{
+	uint32_t feats;
+	int r;
+
+	pt->to.bigrams = pt->list_bigrams;
+	if (fresh)
+		return tokdb_set_feats(db, pt->to.bigrams ? TOKDB_FEAT_PAIRS :
+		    0) < 0 ? -1 : 0;
+	if ((r = tokdb_get_feats(db, &feats)) <= 0)
+		return r;
+	pt->to.bigrams = (feats & TOKDB_FEAT_PAIRS) != 0;
+	return pt->to.bigrams != pt->list_bigrams;
 }
 
 int

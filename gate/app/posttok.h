@@ -29,6 +29,7 @@ struct posttok {
 	struct netlist trust;		/* the global trusted_relays */
 	const struct listcfg_global *g;	/* NULL: no evidence */
 	const struct listcfg_list *l;
+	int list_bigrams;		/* to.bigrams as the list says */
 };
 
 /*
@@ -63,6 +64,18 @@ int posttok_init(struct posttok *pt, const struct listcfg_global *g,
 /* like posttok_init, but with no evidence gathered (tokens only) */
 int posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
     const struct listcfg_list *l, char *err, size_t errsz);
+
+/*
+ * Make pt tokenize as the token file db was built: its recorded feature
+ * families (tokdb_get_feats) set to.bigrams.  A fresh file (the caller
+ * is building it now) gets pt's recorded instead; a file from before
+ * they were recorded keeps the list's.  1 when pt now tokenizes
+ * otherwise than the list says (the file was built with the other
+ * setting: `listgate rebuild` makes it follow), 0 when alike, -1 with
+ * tokdb's error.  Writers call it at every open of the file.
+ */
+struct tokdb;
+int posttok_follow_file(struct posttok *pt, struct tokdb *db, int fresh);
 
 /*
  * Tokenize msg into tl (reset first), then add the evidence's tokens.

@@ -208,8 +208,8 @@ quarantine_pending(struct queue *q, const char *list,
  */
 static long
 apply_batch(struct queue *q, const struct src *sr, const char *path,
-    int create, int bulk, long limit, unsigned wait_ms,
-    const struct posttok *pt, struct toklist *tl, struct sync_stats *st,
+    int create, int bulk, int fresh, long limit, unsigned wait_ms,
+    struct posttok *pt, struct toklist *tl, struct sync_stats *st,
     char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
@@ -232,6 +232,14 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	st->pos = pos;
 	if (st->nbatches == 0 && other_kind(q, sr, pos, err, errsz))
 		goto out;
+	/* learnt as the file was built (a new one: as the list says) */
+	if ((r = posttok_follow_file(pt, db, fresh && st->nbatches == 0)) <
+	    0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(db));
+		goto out;
+	}
+	st->pairs_differ = r;
+	st->pairs_file = pt->to.bigrams;
 	do {
 		if ((sr->site ? journal_site_fetch_open(q, sr->list, pos,
 		    limit, pt->to.lim.max_scan, &f, err, errsz) :
@@ -359,12 +367,12 @@ out:
 /* sync_apply from either source */
 static int
 apply_from(struct queue *q, const struct src *sr, const char *path,
-    int create, unsigned wait_ms, const struct posttok *pt,
+    int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct toklist *tl;
 	long n;
-	int bulk;
+	int bulk, fresh;
 
 	memset(st, 0, sizeof(*st));
 	if ((tl = toklist_new(pt->to.max_tokens)) == NULL) {
@@ -372,8 +380,8 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 		return -1;
 	}
 	/* a new file is private until it is complete: no transactions */
-	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
-	while ((n = apply_batch(q, sr, path, create, bulk, bulk ?
+	fresh = bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
+	while ((n = apply_batch(q, sr, path, create, bulk, fresh, bulk ?
 	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, st, err,
 	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
@@ -397,13 +405,14 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
+	pt->to.bigrams = pt->list_bigrams;
 	toklist_free(tl);
 	return n < 0 ? -1 : 0;
 }
 
 int
 sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct posttok *pt,
+    int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct src sr = { list, 0 };
@@ -413,7 +422,7 @@ sync_apply(struct queue *q, const char *list, const char *path,
 
 int
 sync_apply_site(struct queue *q, const char *site_list, const char *path,
-    int create, unsigned wait_ms, const struct posttok *pt,
+    int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct src sr = { site_list, 1 };

@@ -49,6 +49,10 @@ struct sync_stats {
 	unsigned nreported;	/* the first of them, in skipped[] */
 	struct sync_skipped skipped[SYNC_MAX_REPORTED];
 	unsigned long nfed;	/* the site store: events newly fed */
+	int pairs_differ;	/* the token file was built with word pairs
+				 * set otherwise than the list says: it
+				 * learnt as built (pairs_file) */
+	int pairs_file;
 };
 
 /* list l's token file is the site store (it follows the site feed, not
@@ -87,14 +91,14 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * before).
  */
 int sync_apply(struct queue *q, const char *list, const char *path,
-    int create, unsigned wait_ms, const struct posttok *pt,
+    int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz);
 
 /* the same for the site store: the fed events of every list, in feed
  * order (site_list names it, for messages) */
 int sync_apply_site(struct queue *q, const char *site_list,
     const char *path, int create, unsigned wait_ms,
-    const struct posttok *pt, struct sync_stats *st, char *err,
+    struct posttok *pt, struct sync_stats *st, char *err,
     size_t errsz);
 
 /* feed every list's journal events not yet fed to the site store, in

@@ -75,7 +75,7 @@ struct trainer {
 	int want_bulk;			/* the next batch opens in bulk mode */
 	unsigned long bulk_after;	/* posts after which to switch to it */
 	struct toklist *tl;
-	const struct posttok *pt;
+	struct posttok *pt;
 	unsigned long nbatch;
 	double batch_start;
 	char warn[1200];		/* the last warning, or "" */
@@ -93,6 +93,21 @@ struct trainer {
 static int direct_tmpfile(struct trainer *, char *, size_t);
 
 /* --- journal ----------------------------------------------------------- */
+
+/* the file t->db has just been opened (inside its first transaction):
+ * learn as it was built, or record in a fresh one how it is built
+ * (posttok_follow_file): 0, or -1 with tokdb's error */
+static int
+follow_feats(struct trainer *t, int fresh)
+{
+	int r;
+
+	if ((r = posttok_follow_file(t->pt, t->db, fresh)) < 0)
+		return -1;
+	t->st.pairs_differ = r;
+	t->st.pairs_file = t->pt->to.bigrams;
+	return 0;
+}
 
 /*
  * The follower: the journal back end learning its posts into the list's
@@ -162,7 +177,7 @@ follow_open(struct trainer *t, int64_t last)
 	}
 	t->batch_start = clock_now_s();
 	if (tokdb_get_pos(t->db, &pos) < 0 || pos != last ||
-	    tokdb_begin(t->db) < 0 ||
+	    tokdb_begin(t->db) < 0 || follow_feats(t, t->tmppath[0] != 0) < 0 ||
 	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
 		follow_drop(t);
 }
@@ -262,7 +277,7 @@ static const struct trainer_ops journal_ops = {
 int
 trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
     int spam, int dir, const char *path, unsigned wait_ms,
-    const struct posttok *pt, char *err, size_t errsz)
+    struct posttok *pt, char *err, size_t errsz)
 {
 	struct trainer *t;
 	int64_t last;
@@ -300,7 +315,7 @@ static int
 direct_begin(struct trainer *t, char *err, size_t errsz)
 {
 	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0) |
-	    (t->want_bulk ? TOKDB_BULK : 0);
+	    (t->want_bulk ? TOKDB_BULK : 0), opened = 0;
 	struct stat st;
 
 	if (!t->want_bulk && !t->memory && t->bulk_after == 0) {
@@ -311,14 +326,28 @@ direct_begin(struct trainer *t, char *err, size_t errsz)
 			t->bulk_after = (unsigned long)(st.st_size /
 			    BULK_BYTES_PER_POST);
 	}
-	if (t->db == NULL && tokdb_open(t->tmppath[0] != 0 ? t->tmppath :
-	    t->path, mode, t->wait_ms, &t->db, err, errsz) != 0) {
-		t->db = NULL;
-		return -1;
+	if (t->db == NULL) {
+		if (tokdb_open(t->tmppath[0] != 0 ? t->tmppath : t->path, mode,
+		    t->wait_ms, &t->db, err, errsz) != 0) {
+			t->db = NULL;
+			return -1;
+		}
+		opened = 1;
 	}
 	t->bulk = t->want_bulk;
+	/* a new file (or in-memory store) records how it is built; an
+	 * existing one is learnt as it was built */
 	if (tokdb_begin(t->db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+		if (!t->memory) {
+			tokdb_close(t->db);
+			t->db = NULL;
+		}
+		return -1;
+	}
+	if (opened && follow_feats(t, t->tmppath[0] != 0 || t->memory) < 0) {
+		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+		tokdb_abort(t->db);
 		if (!t->memory) {
 			tokdb_close(t->db);
 			t->db = NULL;
@@ -488,7 +517,7 @@ direct_tmpfile(struct trainer *t, char *err, size_t errsz)
 
 int
 trainer_open_direct(struct trainer **t_r, const char *path, int create,
-    unsigned wait_ms, const struct posttok *pt, int spam, int dir,
+    unsigned wait_ms, struct posttok *pt, int spam, int dir,
     uint32_t day, char *err, size_t errsz)
 {
 	struct trainer *t;

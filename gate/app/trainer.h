@@ -34,6 +34,10 @@ struct trainer_stats {
 	unsigned long ndone;	/* posts durable (direct: in committed
 				 * batches; journal: after trainer_finish) */
 	long nchanged;		/* direct: tokens new (learn) or removed */
+	int pairs_differ;	/* the token file was built with word pairs
+				 * set otherwise than the list says, and
+				 * learnt the posts as built (pairs_file) */
+	int pairs_file;
 };
 
 /*
@@ -54,7 +58,7 @@ struct trainer_stats {
  */
 int trainer_open_journal(struct trainer **t_r, struct queue *q,
     const char *list, int spam, int dir, const char *path, unsigned wait_ms,
-    const struct posttok *pt, char *err, size_t errsz);
+    struct posttok *pt, char *err, size_t errsz);
 
 /*
  * The direct back end: learn into the token file at path (":" for an
@@ -68,7 +72,7 @@ int trainer_open_journal(struct trainer **t_r, struct queue *q,
  * 0, or -1 with err.
  */
 int trainer_open_direct(struct trainer **t_r, const char *path, int create,
-    unsigned wait_ms, const struct posttok *pt, int spam, int dir,
+    unsigned wait_ms, struct posttok *pt, int spam, int dir,
     uint32_t day, char *err, size_t errsz);
 
 /* learn (or unlearn) one post: 0, or -1 with err (then trainer_abort) */

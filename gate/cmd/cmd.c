@@ -349,6 +349,15 @@ cmd_sync_skipped(const struct sync_stats *st, char *buf, size_t bufsz)
 }
 
 void
+cmd_pairs_warn(const char *name, const char *list, int pairs_file)
+{
+	cmd_err(name, "list %s: warning: its token file was built %s word "
+	    "pairs and learns posts so; the list now says word_pairs = %s: "
+	    "`listgate rebuild --list %s` rebuilds the file to match", list,
+	    pairs_file ? "with" : "without", pairs_file ? "no" : "yes", list);
+}
+
+void
 cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st)
 {
@@ -356,6 +365,8 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
 	char why[300], mark[240];
 	unsigned i;
 
+	if (st->pairs_differ)
+		cmd_pairs_warn(name, list, st->pairs_file);
 	if (st->nreported == 0)
 		return;
 	/* the operator sees it now, the log keeps it */

@@ -838,29 +838,27 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	same = ch.n == 0;
 	advice(adv, sizeof(adv), list, &r, same);
 	/*
-	 * --apply.  A change of word_pairs rebuilds the token file too:
-	 * turned on, the file (with pairs, unread until the key says so)
-	 * before the key; turned off, the key before the file.  Either way
-	 * the filter scores every post as one of the two settings would
-	 * (a pair the file lacks does not vote: tok_is_pair).
+	 * --apply.  A change of word_pairs rebuilds the token file first,
+	 * with the new setting, which the file records: every writer (sync,
+	 * train) learns into it as it was built, whatever the key says
+	 * meanwhile; then the key.  Between the two the filter scores with
+	 * the old setting against the new file, where a pair the file lacks
+	 * does not vote (tok_is_pair) and pairs it has go unread.  A failed
+	 * rebuild applies nothing.
 	 */
 	pairs = do_apply && (r.changed & TUNE_WORD_PAIRS);
-	if (pairs && r.word_pairs &&
-	    rebuild_pairs(q, &g, &l, 1, &nrebuilt) < 0) {
+	if (pairs && rebuild_pairs(q, &g, &l, r.word_pairs, &nrebuilt) < 0) {
 		cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
 	}
 	if (do_apply && apply(&g, list, &ch) < 0) {
-		if (pairs && r.word_pairs)
+		if (pairs)
 			cmd_err(NAME, "list %s: the token file was rebuilt "
-			    "with word pairs, which stay unread while "
-			    "word_pairs = no", list);
-		goto out;
-	}
-	if (pairs && !r.word_pairs &&
-	    rebuild_pairs(q, &g, &l, 0, &nrebuilt) < 0) {
-		cmd_err(NAME, "list %s: word_pairs = no is set; run `listgate "
-		    "rebuild --list %s`", list, list);
+			    "%s word pairs and learns so (the list still says "
+			    "word_pairs = %s): apply again, or `listgate "
+			    "rebuild --list %s` to match the key", list,
+			    r.word_pairs ? "with" : "without",
+			    r.word_pairs ? "no" : "yes", list);
 		goto out;
 	}
 	if (json)
