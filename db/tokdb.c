@@ -88,7 +88,8 @@
 /* a meta key never has the length of a token key */
 _Static_assert(KLEN(K_FORMAT) != KEYLEN && KLEN(K_TOKVER) != KEYLEN &&
     KLEN(K_NSPAM) != KEYLEN && KLEN(K_NHAM) != KEYLEN &&
-    KLEN(K_POS) != KEYLEN, "meta keys must differ in length from token keys");
+    KLEN(K_POS) != KEYLEN && KLEN(K_NDEC) != KEYLEN &&
+    KLEN(K_FEATS) != KEYLEN, "meta keys must differ in length from token keys");
 
 /*
  * Tuning of a new file: no alignment (apow 0), 4-byte offsets (opts s:
@@ -163,6 +164,7 @@ struct tokdb {
 	int setpos;		/* ... when set */
 	uint32_t feats;		/* pending feature families ... */
 	int setfeats;		/* ... when set */
+	int created;		/* this open made the file (tokdb_created) */
 	/* a reader's cache (tokdb_cache): open addressing by key, key 0
 	 * never kept; NULL when off.  Keys are SipHash under a key in the
 	 * source, so anyone can make tokens whose keys share low bits: the
@@ -730,6 +732,7 @@ open_any(const char *path, int mode, unsigned wait_ms, long bnum,
 			tokdb_close(db);
 			return TOKDB_ERR;
 		}
+		db->created = 1;
 	}
 	*db_r = db;
 	return 0;
@@ -1189,13 +1192,28 @@ tokdb_get_feats(struct tokdb *db, uint32_t *feats_r)
 	if ((kc = db->bulk ? base_kc(db) : db->kc) == NULL)
 		return 0;	/* a new file, nothing recorded yet */
 	if ((r = kc_u32(kc, K_FEATS, KLEN(K_FEATS), feats_r)) < 0) {
-		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
-		    "record of its feature families; the file is damaged: "
-		    "`listgate rebuild --list %s` recreates it from the "
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: cannot "
+		    "read the record of its feature families (damaged?): "
+		    "`listgate rebuild --list %s` recreates the file from the "
 		    "journal", db->path, db->list);
 		return -1;
 	}
+	if (r > 0 && (*feats_r & ~TOKDB_FEAT_ALL) != 0) {
+		/* another version's tokens: learning ours in would mix */
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s was built "
+		    "with feature families this listgate does not know "
+		    "(0x%x): `listgate rebuild --list %s` rebuilds it from the "
+		    "journal as this version makes tokens", db->path,
+		    (unsigned)*feats_r, db->list);
+		return -1;
+	}
 	return r;
+}
+
+int
+tokdb_created(const struct tokdb *db)
+{
+	return db->created;
 }
 
 int
@@ -2410,6 +2428,7 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 		kcdbdel(db->kc);	/* opened when first written */
 		db->kc = NULL;
 		db->bulk = 1;
+		db->created = 1;
 		*db_r = db;
 		return 0;
 	}

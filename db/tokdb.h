@@ -142,13 +142,19 @@ int tokdb_set_pos(struct tokdb *db, int64_t pos);
  * rebuilt, so its writers (sync, train) learn each post as the file was
  * built whatever the list's configuration says now.  1 with *feats_r,
  * 0 when not recorded (a file from before listgate recorded them: its
- * writers follow the configuration), -1 on a malformed record.
+ * writers follow the configuration), -1 on a malformed record or one
+ * with families this version does not know (writing into it would mix
+ * two ways of making tokens).
  * tokdb_set_feats records them, inside a transaction (a bulk writer:
  * at any time, written when published): 0, or -1.
  */
 #define TOKDB_FEAT_PAIRS	1u	/* word pairs (word_pairs = yes) */
+#define TOKDB_FEAT_ALL		TOKDB_FEAT_PAIRS
 int tokdb_get_feats(struct tokdb *db, uint32_t *feats_r);
 int tokdb_set_feats(struct tokdb *db, uint32_t feats);
+/* this open created the file (a new file, empty so far; a bulk writer's
+ * new file; an in-memory store) */
+int tokdb_created(const struct tokdb *db);
 
 /*
  * Decisions on posts, by the SHA-256 of their bytes: sync records the

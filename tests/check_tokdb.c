@@ -1342,6 +1342,7 @@ START_TEST(decisions_survive_rewrites)
 	ck_assert_int_eq(tokdb_ntokens(rd), n);
 	ck_assert_msg(tokdb_check(rd, NULL, err, sizeof(err)) == 0, "%s", err);
 	tokdb_close(rd);
+
 	toklist_free(a);
 }
 END_TEST
@@ -1360,6 +1361,7 @@ START_TEST(feats_recorded)
 	long n;
 
 	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_created(db), 1);
 	ck_assert_int_eq(tokdb_get_feats(db, &f), 0);
 	ck_assert_int_eq(tokdb_set_feats(db, TOKDB_FEAT_PAIRS), -1);
 	ck_assert_int_eq(tokdb_begin(db), 0);
@@ -1370,6 +1372,9 @@ START_TEST(feats_recorded)
 	ck_assert_int_eq(tokdb_ntokens(db), n);
 	tokdb_close(db);
 	ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err, sizeof(err)), 1);
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_created(db), 0);
+	tokdb_close(db);
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(tokdb_get_feats(rd, &f), 1);
@@ -1381,6 +1386,7 @@ START_TEST(feats_recorded)
 	/* a bulk writer: seen by itself at once, by readers when published */
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
 	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_created(db), 0);
 	ck_assert_int_eq(tokdb_set_feats(db, 0), 0);
 	ck_assert_int_eq(tokdb_get_feats(db, &f), 1);
 	ck_assert_uint_eq(f, 0);
@@ -1397,6 +1403,25 @@ START_TEST(feats_recorded)
 	ck_assert_int_eq(tokdb_ntokens(rd), n);
 	ck_assert_msg(tokdb_check(rd, NULL, err, sizeof(err)) == 0, "%s", err);
 	tokdb_close(rd);
+
+	/* families another version made: refused, naming rebuild */
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_feats(db, TOKDB_FEAT_PAIRS | 0x40), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &f), -1);
+	ck_assert_ptr_nonnull(strstr(tokdb_errmsg(db), "listgate rebuild"));
+	tokdb_close(db);
+	/* a bulk writer's new file, and an in-memory store, are created */
+	unlink(dbpath);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE |
+	    TOKDB_BULK, 100, &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_created(db), 1);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 100, &db,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_created(db), 1);
+	tokdb_close(db);
 	toklist_free(a);
 }
 END_TEST

@@ -249,7 +249,7 @@ sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/pairs.conf" \
     > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
 run lg train --list pairs --spam "$T/late.eml"
 check "word_pairs = no by hand: train warns that the file was built with pairs" \
-    sh -c "test $rc -eq 0 && grep -q 'list pairs: warning: its token file was built with word pairs.*listgate rebuild --list pairs' '$T/err'"
+    sh -c "test $rc -eq 0 && grep -q 'list pairs: its token file was built with word pairs.*listgate rebuild --list pairs' '$T/err'"
 sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/pairs.conf" \
     > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
 run lg score -v --list pairs "$T/late.eml"
@@ -284,6 +284,20 @@ check "... the token file holds fewer tokens: no pairs ($(wc -l < "$T/np.before"
 run lg score -v --list np "$DATA/ham/00016-easy-ham-1.eml"
 check "... and none among a post's deciding tokens" \
     sh -c "test $rc -eq 0 && ! grep -q 'bi:' '$T/out'"
+# a file rebuilt with pairs, then the key turned off by hand: tune --apply
+# keeps word_pairs = no and rebuilds the file to match it
+sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/np.conf" > "$T/np.conf" &&
+    cat "$T/np.conf" > "$CONF/lists/np.conf"
+lg rebuild --list np > /dev/null 2>&1
+sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/np.conf" > "$T/np.conf" &&
+    cat "$T/np.conf" > "$CONF/lists/np.conf"
+check "a file rebuilt with pairs under word_pairs = no (by hand): more tokens" \
+    test "$(lg score --list np --db-dump 2>/dev/null | wc -l)" -gt "$(wc -l < "$T/np.after")"
+run lg tune --list np --json --apply
+check "... tune --apply keeps word_pairs = no and rebuilds the file to match" \
+    js "'word_pairs' not in d['recommended'] and d['word_pairs']['current'] is False and d['rebuilt'] == {'events': 100}"
+check "... which holds no pairs again" \
+    test "$(lg score --list np --db-dump 2>/dev/null | wc -l)" -eq "$(wc -l < "$T/np.after")"
 
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there

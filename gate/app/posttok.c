@@ -44,13 +44,13 @@ posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
 }
 
 int
-posttok_follow_file(struct posttok *pt, struct tokdb *db, int fresh)
+posttok_follow_file(struct posttok *pt, struct tokdb *db)
 {
 	uint32_t feats;
 	int r;
 
 	pt->to.bigrams = pt->list_bigrams;
-	if (fresh)
+	if (tokdb_created(db))
 		return tokdb_set_feats(db, pt->to.bigrams ? TOKDB_FEAT_PAIRS :
 		    0) < 0 ? -1 : 0;
 	if ((r = tokdb_get_feats(db, &feats)) <= 0)

@@ -67,15 +67,18 @@ int posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
 
 /*
  * Make pt tokenize as the token file db was built: its recorded feature
- * families (tokdb_get_feats) set to.bigrams.  A fresh file (the caller
- * is building it now) gets pt's recorded instead; a file from before
+ * families (tokdb_get_feats) set to.bigrams.  A file this open created
+ * (tokdb_created) gets the list's recorded instead; a file from before
  * they were recorded keeps the list's.  1 when pt now tokenizes
  * otherwise than the list says (the file was built with the other
  * setting: `listgate rebuild` makes it follow), 0 when alike, -1 with
- * tokdb's error.  Writers call it at every open of the file.
+ * tokdb's error.  The writers that a rebuild from the journal can set
+ * right (sync, and train's follower) call it at every open of the file;
+ * training without a database follows the list (its file can never be
+ * rebuilt another way).
  */
 struct tokdb;
-int posttok_follow_file(struct posttok *pt, struct tokdb *db, int fresh);
+int posttok_follow_file(struct posttok *pt, struct tokdb *db);
 
 /*
  * Tokenize msg into tl (reset first), then add the evidence's tokens.

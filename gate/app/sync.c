@@ -208,7 +208,7 @@ quarantine_pending(struct queue *q, const char *list,
  */
 static long
 apply_batch(struct queue *q, const struct src *sr, const char *path,
-    int create, int bulk, int fresh, long limit, unsigned wait_ms,
+    int create, int bulk, long limit, unsigned wait_ms,
     struct posttok *pt, struct toklist *tl, struct sync_stats *st,
     char *err, size_t errsz)
 {
@@ -233,8 +233,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	if (st->nbatches == 0 && other_kind(q, sr, pos, err, errsz))
 		goto out;
 	/* learnt as the file was built (a new one: as the list says) */
-	if ((r = posttok_follow_file(pt, db, fresh && st->nbatches == 0)) <
-	    0) {
+	if ((r = posttok_follow_file(pt, db)) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
@@ -372,7 +371,7 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 {
 	struct toklist *tl;
 	long n;
-	int bulk, fresh;
+	int bulk;
 
 	memset(st, 0, sizeof(*st));
 	if ((tl = toklist_new(pt->to.max_tokens)) == NULL) {
@@ -380,8 +379,8 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 		return -1;
 	}
 	/* a new file is private until it is complete: no transactions */
-	fresh = bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
-	while ((n = apply_batch(q, sr, path, create, bulk, fresh, bulk ?
+	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
+	while ((n = apply_batch(q, sr, path, create, bulk, bulk ?
 	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, st, err,
 	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };

@@ -94,21 +94,6 @@ static int direct_tmpfile(struct trainer *, char *, size_t);
 
 /* --- journal ----------------------------------------------------------- */
 
-/* the file t->db has just been opened (inside its first transaction):
- * learn as it was built, or record in a fresh one how it is built
- * (posttok_follow_file): 0, or -1 with tokdb's error */
-static int
-follow_feats(struct trainer *t, int fresh)
-{
-	int r;
-
-	if ((r = posttok_follow_file(t->pt, t->db, fresh)) < 0)
-		return -1;
-	t->st.pairs_differ = r;
-	t->st.pairs_file = t->pt->to.bigrams;
-	return 0;
-}
-
 /*
  * The follower: the journal back end learning its posts into the list's
  * token file as it journals them, so that the sync after it has nothing
@@ -120,7 +105,8 @@ follow_feats(struct trainer *t, int fresh)
  * and the batch's last event.  It learns into a private copy (tokdb's
  * bulk mode; a missing file, when the list has no events yet, into a new
  * file under a temporary name) that is published with that position only
- * after the journal has committed.  Whatever fails, it stops following
+ * after the journal has committed, learning as the file was built
+ * (posttok_follow_file), as sync would.  Whatever fails, it stops following
  * and nothing of it is published: the posts are in the journal, and
  * sync applies them from there; a crash between the commit and the
  * publication leaves the file at its old position, as before.
@@ -177,7 +163,7 @@ follow_open(struct trainer *t, int64_t last)
 	}
 	t->batch_start = clock_now_s();
 	if (tokdb_get_pos(t->db, &pos) < 0 || pos != last ||
-	    tokdb_begin(t->db) < 0 || follow_feats(t, t->tmppath[0] != 0) < 0 ||
+	    tokdb_begin(t->db) < 0 || posttok_follow_file(t->pt, t->db) < 0 ||
 	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
 		follow_drop(t);
 }
@@ -315,7 +301,7 @@ static int
 direct_begin(struct trainer *t, char *err, size_t errsz)
 {
 	int mode = TOKDB_WRITE | (t->create ? TOKDB_CREATE : 0) |
-	    (t->want_bulk ? TOKDB_BULK : 0), opened = 0;
+	    (t->want_bulk ? TOKDB_BULK : 0);
 	struct stat st;
 
 	if (!t->want_bulk && !t->memory && t->bulk_after == 0) {
@@ -326,28 +312,14 @@ direct_begin(struct trainer *t, char *err, size_t errsz)
 			t->bulk_after = (unsigned long)(st.st_size /
 			    BULK_BYTES_PER_POST);
 	}
-	if (t->db == NULL) {
-		if (tokdb_open(t->tmppath[0] != 0 ? t->tmppath : t->path, mode,
-		    t->wait_ms, &t->db, err, errsz) != 0) {
-			t->db = NULL;
-			return -1;
-		}
-		opened = 1;
-	}
-	t->bulk = t->want_bulk;
-	/* a new file (or in-memory store) records how it is built; an
-	 * existing one is learnt as it was built */
-	if (tokdb_begin(t->db) < 0) {
-		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
-		if (!t->memory) {
-			tokdb_close(t->db);
-			t->db = NULL;
-		}
+	if (t->db == NULL && tokdb_open(t->tmppath[0] != 0 ? t->tmppath :
+	    t->path, mode, t->wait_ms, &t->db, err, errsz) != 0) {
+		t->db = NULL;
 		return -1;
 	}
-	if (opened && follow_feats(t, t->tmppath[0] != 0 || t->memory) < 0) {
+	t->bulk = t->want_bulk;
+	if (tokdb_begin(t->db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
-		tokdb_abort(t->db);
 		if (!t->memory) {
 			tokdb_close(t->db);
 			t->db = NULL;

@@ -34,10 +34,6 @@ struct trainer_stats {
 	unsigned long ndone;	/* posts durable (direct: in committed
 				 * batches; journal: after trainer_finish) */
 	long nchanged;		/* direct: tokens new (learn) or removed */
-	int pairs_differ;	/* the token file was built with word pairs
-				 * set otherwise than the list says, and
-				 * learnt the posts as built (pairs_file) */
-	int pairs_file;
 };
 
 /*

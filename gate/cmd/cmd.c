@@ -349,15 +349,6 @@ cmd_sync_skipped(const struct sync_stats *st, char *buf, size_t bufsz)
 }
 
 void
-cmd_pairs_warn(const char *name, const char *list, int pairs_file)
-{
-	cmd_err(name, "list %s: warning: its token file was built %s word "
-	    "pairs and learns posts so; the list now says word_pairs = %s: "
-	    "`listgate rebuild --list %s` rebuilds the file to match", list,
-	    pairs_file ? "with" : "without", pairs_file ? "no" : "yes", list);
-}
-
-void
 cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st)
 {
@@ -365,13 +356,17 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
 	char why[300], mark[240];
 	unsigned i;
 
-	if (st->pairs_differ)
-		cmd_pairs_warn(name, list, st->pairs_file);
-	if (st->nreported == 0)
+	if (st->nreported == 0 && !st->pairs_differ)
 		return;
 	/* the operator sees it now, the log keeps it */
 	log_setup("listgate", g->log_facility, 1);
 	log_stderr(1);
+	if (st->pairs_differ)
+		log_warn("%s: list %s: its token file was built %s word pairs "
+		    "and learns posts so, while the list says word_pairs = %s: "
+		    "`listgate rebuild --list %s` rebuilds it from the journal "
+		    "to match", name, list, st->pairs_file ? "with" :
+		    "without", st->pairs_file ? "no" : "yes", list);
 	for (i = 0; i < st->nreported; i++) {
 		sk = &st->skipped[i];
 		/* (a reason recorded in the journal is text from the

@@ -167,15 +167,12 @@ int cmd_decide_one(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct decide_req *rq,
     struct cmd_touched *t, int quiet);
 struct sync_stats;
-/* warn that list's token file was built with word pairs set otherwise
- * than the list's word_pairs (pairs_file: as built), and learns as it
- * was built until `listgate rebuild` */
-void cmd_pairs_warn(const char *name, const char *list, int pairs_file);
 /*
  * Report the journal events a sync or rebuild of list skipped: one
  * warning each (syslog with g's facility, and stderr), whether it was
- * quarantined just now or before, then how many more there were.
- * Nothing when none was skipped.
+ * quarantined just now or before, then how many more there were; and
+ * a token file built with word pairs set otherwise than the list says
+ * (it learnt as built).  Nothing when neither.
  */
 void cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st);

@@ -242,8 +242,6 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		progress(t, dir, start, 1);
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
-	if (q == NULL && st.pairs_differ)	/* (else sync says it) */
-		cmd_pairs_warn(NAME, list, st.pairs_file);
 	if (!quiet && !fatal && q != NULL)
 		printf("%s %lu posts as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,

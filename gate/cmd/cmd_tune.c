@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "db/queue.h"
+#include "db/tokdb.h"
 #include "gate/app/app.h"
 #include "gate/app/posttok.h"
 #include "gate/app/settings.h"
@@ -593,6 +594,25 @@ rebuild_pairs(struct queue *q, const struct listcfg_global *g,
 	return 0;
 }
 
+/* whether the token file at path records that it was built with word
+ * pairs: 1 or 0, -1 when it does not say (a file from before the
+ * record, or none, or one that cannot be read now) */
+static int
+file_pairs(const struct listcfg_global *g, const char *path)
+{
+	struct tokdb *db;
+	char err[1024];
+	uint32_t f;
+	int r;
+
+	if (tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
+	    sizeof(err)) != 0)
+		return -1;
+	r = tokdb_get_feats(db, &f);
+	tokdb_close(db);
+	return r > 0 ? (f & TOKDB_FEAT_PAIRS) != 0 : -1;
+}
+
 /* write the changes into lists/L.conf: 0, or -1 reported */
 static int
 apply(const struct listcfg_global *g, const char *list,
@@ -660,6 +680,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	char path[4096], err[1024], adv[1024], *end;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
+	int final;
 	int site;
 	unsigned long nrebuilt = 0;
 	long k;
@@ -846,19 +867,23 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * does not vote (tok_is_pair) and pairs it has go unread.  A failed
 	 * rebuild applies nothing.
 	 */
-	pairs = do_apply && (r.changed & TUNE_WORD_PAIRS);
-	if (pairs && rebuild_pairs(q, &g, &l, r.word_pairs, &nrebuilt) < 0) {
+	final = r.changed & TUNE_WORD_PAIRS ? r.word_pairs : o.word_pairs;
+	/* (and a file built the other way, the key changed by hand since,
+	 * is rebuilt to match too) */
+	pairs = do_apply && ((r.changed & TUNE_WORD_PAIRS) || (!site &&
+	    file_pairs(&g, path) == !final));
+	if (pairs && rebuild_pairs(q, &g, &l, final, &nrebuilt) < 0) {
 		cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
 	}
 	if (do_apply && apply(&g, list, &ch) < 0) {
-		if (pairs)
+		if (pairs && final != o.word_pairs)
 			cmd_err(NAME, "list %s: the token file was rebuilt "
 			    "%s word pairs and learns so (the list still says "
 			    "word_pairs = %s): apply again, or `listgate "
 			    "rebuild --list %s` to match the key", list,
-			    r.word_pairs ? "with" : "without",
-			    r.word_pairs ? "no" : "yes", list);
+			    final ? "with" : "without", final ? "no" : "yes",
+			    list);
 		goto out;
 	}
 	if (json)
@@ -879,7 +904,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (pairs)
 			printf("the token file: rebuilt from %lu journal "
 			    "event%s, %s word pairs\n", nrebuilt,
-			    nrebuilt == 1 ? "" : "s", r.word_pairs ? "with" :
+			    nrebuilt == 1 ? "" : "s", final ? "with" :
 			    "without");
 	}
 	rc = fflush(stdout) == 0 ? EXIT_CMD_OK : EXIT_CMD_FAIL;
