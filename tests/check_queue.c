@@ -1484,6 +1484,17 @@ cmp_lines(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* remove a token file and its write-ahead log */
+static void
+rm_kch(const char *path)
+{
+	char wal[400];
+
+	unlink(path);
+	snprintf(wal, sizeof(wal), "%s.wal", path);
+	unlink(wal);
+}
+
 /* the file's records sorted, its message counts and position, as text
  * (freed by the caller) */
 static char *
@@ -1640,12 +1651,8 @@ START_TEST(train_follows_token_file)
 	unlink(path);
 	train_follow(q, "fw", path, &pt, 0, 80, 3, 0);
 	ck_assert_int_eq(access(path, F_OK), -1);
-	unlink(path);
-	unlink(rpath);
-	snprintf(path, sizeof(path), "%s/fw.kch.wal", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/rebuilt.kch.wal", dir);
-	unlink(path);
+	rm_kch(path);
+	rm_kch(rpath);
 	ck_assert_int_eq(rmdir(dir), 0);
 	queue_close(q);
 }
@@ -1696,7 +1703,7 @@ START_TEST(writers_follow_the_files_word_pairs)
 	struct trainer *t;
 	struct tokdb *db;
 	uint32_t feats;
-	char dir[256], path[300], old[300], wal[320], err[1024];
+	char dir[256], path[300], old[300], err[1024];
 	const char *post = "Subject: s\n\nkappa lambda mu\n";
 
 	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
@@ -1773,12 +1780,8 @@ START_TEST(writers_follow_the_files_word_pairs)
 	ck_assert_int_eq(tokdb_get_feats(db, &feats), 0);
 	tokdb_close(db);
 
-	unlink(path);
-	unlink(old);
-	snprintf(wal, sizeof(wal), "%s.wal", path);
-	unlink(wal);
-	snprintf(wal, sizeof(wal), "%s.wal", old);
-	unlink(wal);
+	rm_kch(path);
+	rm_kch(old);
 	ck_assert_int_eq(rmdir(dir), 0);
 	queue_close(q);
 }
