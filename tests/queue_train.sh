@@ -32,8 +32,10 @@ sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 # the token file of list dev without the journal position record
 dump() {
 	if command -v kchashmgr >/dev/null 2>&1; then
+		# (not the journal position, nor the feature families that
+		# only a file built from the journal records)
 		kchashmgr list -pv -px "$T/tokens-$1/dev.kch" | LC_ALL=C sort |
-		    grep -v '^00 70 6F 73'
+		    grep -v -e '^00 70 6F 73' -e '^00 66 65 61 74 73'
 	else
 		"$LISTGATE" --allow-root --config "$T/conf-$1" score --list dev --db-dump |
 		    LC_ALL=C sort
