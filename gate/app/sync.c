@@ -460,6 +460,20 @@ clean_stale(const struct listcfg_global *g, const char *list)
 	closedir(d);
 }
 
+const char *
+sync_pairs_warning(const struct sync_stats *st, const char *list, char *buf,
+    size_t bufsz)
+{
+	if (!st->pairs_differ)
+		return NULL;
+	snprintf(buf, bufsz, "list %s: its token file was built %s word pairs "
+	    "and learns posts so, while the list says word_pairs = %s: "
+	    "`listgate rebuild --list %s` rebuilds it from the journal to "
+	    "match", list, st->pairs_file ? "with" : "without",
+	    st->pairs_file ? "no" : "yes", list);
+	return buf;
+}
+
 int
 sync_is_site(const struct listcfg_global *g, const struct listcfg_list *l)
 {

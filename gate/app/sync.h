@@ -55,6 +55,12 @@ struct sync_stats {
 	int pairs_file;
 };
 
+/* the warning for a token file built with word pairs set otherwise than
+ * the list says (st->pairs_differ), naming `listgate rebuild`, in buf;
+ * NULL when it was built as the list says */
+const char *sync_pairs_warning(const struct sync_stats *st,
+    const char *list, char *buf, size_t bufsz);
+
 /* list l's token file is the site store (it follows the site feed, not
  * l's journal) */
 int sync_is_site(const struct listcfg_global *g,

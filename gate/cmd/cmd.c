@@ -353,7 +353,7 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st)
 {
 	const struct sync_skipped *sk;
-	char why[300], mark[240];
+	char why[300], mark[240], pw[400];
 	unsigned i;
 
 	if (st->nreported == 0 && !st->pairs_differ)
@@ -361,12 +361,8 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
 	/* the operator sees it now, the log keeps it */
 	log_setup("listgate", g->log_facility, 1);
 	log_stderr(1);
-	if (st->pairs_differ)
-		log_warn("%s: list %s: its token file was built %s word pairs "
-		    "and learns posts so, while the list says word_pairs = %s: "
-		    "`listgate rebuild --list %s` rebuilds it from the journal "
-		    "to match", name, list, st->pairs_file ? "with" :
-		    "without", st->pairs_file ? "no" : "yes", list);
+	if (sync_pairs_warning(st, list, pw, sizeof(pw)) != NULL)
+		log_warn("%s: %s", name, pw);
 	for (i = 0; i < st->nreported; i++) {
 		sk = &st->skipped[i];
 		/* (a reason recorded in the journal is text from the

@@ -563,7 +563,8 @@ sync_one(struct web_srv *s, const char *list)
 		/* a broken connection is opened afresh next time */
 		queue_close(s->sync_q);
 		s->sync_q = NULL;
-	}
+	} else if (sync_pairs_warning(&st, list, err, sizeof(err)) != NULL)
+		log_warn("web: %s", err);
 	listcfg_free_list(&l);
 }
 
