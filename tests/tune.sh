@@ -250,8 +250,14 @@ sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/pairs.conf" \
 run lg train --list pairs --spam "$T/late.eml"
 check "word_pairs = no by hand: train warns that the file was built with pairs" \
     sh -c "test $rc -eq 0 && grep -q 'list pairs: its token file was built with word pairs.*listgate rebuild --list pairs' '$T/err'"
+run lg sync --check --list pairs
+check "... sync --check finds the file sound, and warns of the same" \
+    sh -c "test $rc -eq 0 && grep -q 'is sound' '$T/out' && grep -q 'warning: list pairs: its token file was built with word pairs' '$T/err'"
 sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/pairs.conf" \
     > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
+run lg sync --check --list pairs
+check "... and not once the key says yes again" \
+    sh -c "test $rc -eq 0 && ! grep -q 'word pairs' '$T/err'"
 run lg score -v --list pairs "$T/late.eml"
 check "... and learnt the post's pairs all the same" \
     sh -c "test $rc -eq 0 && grep -Eq '^ *bi:zulu yankee .* 1 +0\$' '$T/out'"

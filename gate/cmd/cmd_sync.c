@@ -104,11 +104,15 @@ static int
 check_one(struct sync_all *s, const char *list)
 {
 	struct tokdb *db;
+	struct listcfg_list l;
+	struct sync_stats st;
 	char path[4096], err[1024];
 	int64_t pos, last;
+	uint32_t feats = 0;
 	long ntok;
-	int r;
+	int r, fr = 0;
 
+	memset(&st, 0, sizeof(st));
 	if (!listcfg_name_ok(list)) {
 		cmd_err("sync", "bad list name in the journal; skipped");
 		return -1;
@@ -123,7 +127,8 @@ check_one(struct sync_all *s, const char *list)
 		return -1;
 	}
 	r = tokdb_check(db, &ntok, err, sizeof(err));
-	if (r == 0 && tokdb_get_pos(db, &pos) < 0) {
+	if (r == 0 && (tokdb_get_pos(db, &pos) < 0 ||
+	    (fr = tokdb_get_feats(db, &feats)) < 0)) {
 		snprintf(err, sizeof(err), "%s", tokdb_errmsg(db));
 		r = -1;
 	}
@@ -151,6 +156,17 @@ check_one(struct sync_all *s, const char *list)
 		printf("list %s: %s is sound: %ld tokens, journal position "
 		    "%lld of %lld\n", list, path, ntok, (long long)pos,
 		    (long long)last);
+	/* built with word pairs set otherwise than the list says now: sound,
+	 * but learning as built until rebuilt */
+	if (fr > 0 && listcfg_load_list(s->g, list, &l, err,
+	    sizeof(err)) == 0) {
+		st.pairs_differ = (l.word_pairs != 0) !=
+		    ((feats & TOKDB_FEAT_PAIRS) != 0);
+		st.pairs_file = (feats & TOKDB_FEAT_PAIRS) != 0;
+		listcfg_free_list(&l);
+		if (sync_pairs_warning(&st, list, err, sizeof(err)) != NULL)
+			cmd_err("sync", "warning: %s", err);
+	}
 	return 0;
 }
 
