@@ -1224,10 +1224,17 @@ tokdb_set_feats(struct tokdb *db, uint32_t feats)
 		db->setfeats = 1;
 		return 0;
 	}
-	if (!db->intran)
-		return plainerr(db, "feature families set outside a "
-		    "transaction");
-	return set_u32(db, K_FEATS, KLEN(K_FEATS), feats);
+	if (db->intran)
+		return set_u32(db, K_FEATS, KLEN(K_FEATS), feats);
+	/* outside one (a writer recording a file it just created, before
+	 * it has anything to learn): a transaction of its own */
+	if (tokdb_begin(db) < 0)
+		return -1;
+	if (set_u32(db, K_FEATS, KLEN(K_FEATS), feats) < 0) {
+		tokdb_abort(db);
+		return -1;
+	}
+	return tokdb_commit(db);
 }
 
 long

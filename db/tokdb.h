@@ -145,8 +145,9 @@ int tokdb_set_pos(struct tokdb *db, int64_t pos);
  * writers follow the configuration), -1 on a malformed record or one
  * with families this version does not know (writing into it would mix
  * two ways of making tokens).
- * tokdb_set_feats records them, inside a transaction (a bulk writer:
- * at any time, written when published): 0, or -1.
+ * tokdb_set_feats records them (a writer: in its open transaction, or
+ * else in one of its own; a bulk writer: written when published): 0, or
+ * -1.
  */
 #define TOKDB_FEAT_PAIRS	1u	/* word pairs (word_pairs = yes) */
 #define TOKDB_FEAT_ALL		TOKDB_FEAT_PAIRS

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kclangc.h>
 #include <libpq-fe.h>
 
 #include "db/journal.h"
@@ -1702,6 +1703,7 @@ START_TEST(writers_follow_the_files_word_pairs)
 	struct posttok on, off;
 	struct trainer *t;
 	struct tokdb *db;
+	KCDB *kc;
 	uint32_t feats;
 	char dir[256], path[300], old[300], err[1024];
 	const char *post = "Subject: s\n\nkappa lambda mu\n";
@@ -1740,6 +1742,7 @@ START_TEST(writers_follow_the_files_word_pairs)
 	/* ... and so does training through the journal (the follower) */
 	train_follow(q, "wp", path, &off, 1, 500, 1, 0);
 	ck_assert_uint_eq(file_count(path, "bi:common spammy").spam, 1);
+	ck_assert_int_eq(off.to.bigrams, 0);	/* pt as it was */
 	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &off, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_uint_eq(st.nevents, 0);
@@ -1764,6 +1767,23 @@ START_TEST(writers_follow_the_files_word_pairs)
 	    sizeof(err)), 0);
 	ck_assert_int_eq(st.pairs_differ, 1);
 	ck_assert_int_eq(st.pairs_file, 0);
+
+	/* a Kyoto Cabinet file without a record (a sync killed as it made
+	 * one): opened as it is, not in bulk; filled in, the setting
+	 * recorded outside a transaction, then learnt */
+	rm_kch(path);
+	ck_assert_ptr_nonnull(kc = kcdbnew());
+	ck_assert(kcdbopen(kc, path, KCOWRITER | KCOCREATE));
+	ck_assert(kcdbclose(kc));
+	kcdbdel(kc);
+	ck_assert_msg(sync_apply(q, "wp", path, 1, 1000, &on, &st, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(st.nevents, 3);
+	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &feats), 1);
+	ck_assert_uint_eq(feats, TOKDB_FEAT_PAIRS);
+	tokdb_close(db);
 
 	/* a file without the record (made before it): the list decides */
 	ck_assert_int_eq(tokdb_open(old, TOKDB_WRITE | TOKDB_CREATE, 1000,

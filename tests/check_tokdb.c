@@ -1363,7 +1363,11 @@ START_TEST(feats_recorded)
 	db = open_w(dbpath);
 	ck_assert_int_eq(tokdb_created(db), 1);
 	ck_assert_int_eq(tokdb_get_feats(db, &f), 0);
-	ck_assert_int_eq(tokdb_set_feats(db, TOKDB_FEAT_PAIRS), -1);
+	/* outside a transaction: in one of its own (a created file that
+	 * sync records before it has anything to learn) */
+	ck_assert_int_eq(tokdb_set_feats(db, 0), 0);
+	ck_assert_int_eq(tokdb_get_feats(db, &f), 1);
+	ck_assert_uint_eq(f, 0);
 	ck_assert_int_eq(tokdb_begin(db), 0);
 	ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 1), 0);
 	n = tokdb_ntokens(db);

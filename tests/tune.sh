@@ -264,8 +264,8 @@ check "... and learnt the post's pairs all the same" \
 test "$rc" -eq 0 || sed 's/^/# /' "$T/out" | head -n 20
 
 # ... and turned off where they do worse: the corpus's 50 ham and 50 spam
-# on a list that has them (the key before the token file, rebuilt
-# without them)
+# on a list that has them (the token file rebuilt without them, then the
+# key)
 # (its member_check logs each call: the two tokenizations ask once a post)
 printf '#!/bin/sh\necho "$1" >> %s/member.log\nexit 1\n' "$T" > "$T/member.sh"
 printf 'word_pairs = yes\nmember_check = /bin/sh %s/member.sh {sender}\n' \

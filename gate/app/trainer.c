@@ -557,6 +557,7 @@ trainer_finish(struct trainer *t, char *err, size_t errsz)
 	if (r < 0)
 		t->ops->abort(t);
 	t->finished = 1;
+	t->pt->to.bigrams = t->pt->list_bigrams;	/* as the follower found it */
 	return r;
 }
 
@@ -566,6 +567,7 @@ trainer_abort(struct trainer *t)
 	if (!t->finished)
 		t->ops->abort(t);
 	t->finished = 1;
+	t->pt->to.bigrams = t->pt->list_bigrams;
 }
 
 void
