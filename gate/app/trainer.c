@@ -557,7 +557,8 @@ trainer_finish(struct trainer *t, char *err, size_t errsz)
 	if (r < 0)
 		t->ops->abort(t);
 	t->finished = 1;
-	t->pt->to.bigrams = t->pt->list_bigrams;	/* as the follower found it */
+	/* the list's setting again (the follower may have taken the file's) */
+	t->pt->to.bigrams = t->pt->list_bigrams;
 	return r;
 }
 
