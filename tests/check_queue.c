@@ -1674,6 +1674,24 @@ file_count(const char *path, const char *tok)
 	return c;
 }
 
+/* the feature families the file at path records: the bitmask, or -1
+ * when it records none */
+static long
+file_feats(const char *path)
+{
+	struct tokdb *db;
+	char err[1024];
+	uint32_t f;
+	int r;
+
+	ck_assert_msg(tokdb_open(path, TOKDB_READ, 1000, &db, err,
+	    sizeof(err)) == 0, "%s", err);
+	r = tokdb_get_feats(db, &f);
+	tokdb_close(db);
+	ck_assert_int_ge(r, 0);
+	return r > 0 ? (long)f : -1;
+}
+
 /* journal one post "Subject: s\n\nbody\n" of list as spam */
 static void
 journal_one(struct queue *q, const char *list, const char *body)
@@ -1704,7 +1722,6 @@ START_TEST(writers_follow_the_files_word_pairs)
 	struct trainer *t;
 	struct tokdb *db;
 	KCDB *kc;
-	uint32_t feats;
 	char dir[256], path[300], old[300], err[1024];
 	const char *post = "Subject: s\n\nkappa lambda mu\n";
 
@@ -1724,11 +1741,7 @@ START_TEST(writers_follow_the_files_word_pairs)
 	    sizeof(err)), 0);
 	ck_assert_int_eq(st.pairs_differ, 0);
 	ck_assert_uint_eq(file_count(path, "bi:alpha beta").spam, 1);
-	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
-	    sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_get_feats(db, &feats), 1);
-	ck_assert_uint_eq(feats, TOKDB_FEAT_PAIRS);
-	tokdb_close(db);
+	ck_assert_int_eq(file_feats(path), TOKDB_FEAT_PAIRS);
 	/* the list now says no: sync still learns pairs, and says so */
 	journal_one(q, "wp", "delta epsilon zeta");
 	ck_assert_int_eq(sync_apply(q, "wp", path, 1, 1000, &off, &st, err,
@@ -1779,26 +1792,19 @@ START_TEST(writers_follow_the_files_word_pairs)
 	ck_assert_msg(sync_apply(q, "wp", path, 1, 1000, &on, &st, err,
 	    sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(st.nevents, 3);
-	ck_assert_int_eq(tokdb_open(path, TOKDB_READ, 1000, &db, err,
-	    sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_get_feats(db, &feats), 1);
-	ck_assert_uint_eq(feats, TOKDB_FEAT_PAIRS);
-	tokdb_close(db);
+	ck_assert_int_eq(file_feats(path), TOKDB_FEAT_PAIRS);
 
 	/* a file without the record (made before it): the list decides */
 	ck_assert_int_eq(tokdb_open(old, TOKDB_WRITE | TOKDB_CREATE, 1000,
 	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_get_feats(db, &feats), 0);
 	tokdb_close(db);
+	ck_assert_int_eq(file_feats(old), -1);
 	journal_one(q, "wo", "omicron sigma rho");
 	ck_assert_int_eq(sync_apply(q, "wo", old, 1, 1000, &on, &st, err,
 	    sizeof(err)), 0);
 	ck_assert_int_eq(st.pairs_differ, 0);
 	ck_assert_uint_eq(file_count(old, "bi:omicron sigma").spam, 1);
-	ck_assert_int_eq(tokdb_open(old, TOKDB_READ, 1000, &db, err,
-	    sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_get_feats(db, &feats), 0);
-	tokdb_close(db);
+	ck_assert_int_eq(file_feats(old), -1);
 
 	rm_kch(path);
 	rm_kch(old);

@@ -27,6 +27,12 @@ lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 # jq-like: python3 expression over the JSON in $T/out
 js() { python3 -c "import json,sys; d=json.load(open('$T/out')); sys.exit(0 if ($1) else 1)"; }
+# pairs L yes|no: set list L's word_pairs line by hand, as an
+# administrator would (the file written in place, nothing rebuilt)
+pairs() {
+	sed "s/^word_pairs = .*\$/word_pairs = $2/" "$CONF/lists/$1.conf" \
+	    > "$T/$1.conf" && cat "$T/$1.conf" > "$CONF/lists/$1.conf"
+}
 
 run lg tune --help
 check "tune --help exits 0 with usage" \
@@ -245,16 +251,14 @@ check "... which tune, asked again, keeps" \
 # pairs into it (as a sync between tune --apply's rebuild and its key
 # would), and says how to make the file match the key
 printf 'Subject: late\n\nzulu yankee xray whiskey\n' > "$T/late.eml"
-sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/pairs.conf" \
-    > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
+pairs pairs no
 run lg train --list pairs --spam "$T/late.eml"
 check "word_pairs = no by hand: train warns that the file was built with pairs" \
     sh -c "test $rc -eq 0 && grep -q 'list pairs: its token file was built with word pairs.*listgate rebuild --list pairs' '$T/err'"
 run lg sync --check --list pairs
 check "... sync --check finds the file sound, and warns of the same" \
     sh -c "test $rc -eq 0 && grep -q 'is sound' '$T/out' && grep -q 'warning: list pairs: its token file was built with word pairs' '$T/err'"
-sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/pairs.conf" \
-    > "$T/pairs.conf" && cat "$T/pairs.conf" > "$CONF/lists/pairs.conf"
+pairs pairs yes
 run lg sync --check --list pairs
 check "... and not once the key says yes again" \
     sh -c "test $rc -eq 0 && ! grep -q 'word pairs' '$T/err'"
@@ -292,11 +296,9 @@ check "... and none among a post's deciding tokens" \
     sh -c "test $rc -eq 0 && ! grep -q 'bi:' '$T/out'"
 # a file rebuilt with pairs, then the key turned off by hand: tune --apply
 # keeps word_pairs = no and rebuilds the file to match it
-sed 's/^word_pairs = no$/word_pairs = yes/' "$CONF/lists/np.conf" > "$T/np.conf" &&
-    cat "$T/np.conf" > "$CONF/lists/np.conf"
+pairs np yes
 lg rebuild --list np > /dev/null 2>&1
-sed 's/^word_pairs = yes$/word_pairs = no/' "$CONF/lists/np.conf" > "$T/np.conf" &&
-    cat "$T/np.conf" > "$CONF/lists/np.conf"
+pairs np no
 check "a file rebuilt with pairs under word_pairs = no (by hand): more tokens" \
     test "$(lg score --list np --db-dump 2>/dev/null | wc -l)" -gt "$(wc -l < "$T/np.after")"
 run lg tune --list np --json --apply
