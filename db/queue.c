@@ -821,8 +821,7 @@ out:
 	"AND NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
 	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
 	"make_interval(days => $14::int4)) " \
-	"ON CONFLICT (list, raw_sha256) WHERE " PENDING_ROWS \
-	" DO NOTHING RETURNING id"
+	"ON CONFLICT DO NOTHING RETURNING id"
 
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
@@ -831,9 +830,11 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	/*
 	 * One round trip for a new post (of up to a chunk compressed):
 	 * insert unless these bytes are already pending for the list, or
-	 * were decided within the window.  Only a retried delivery needs
-	 * the second statement, which finds the row already there or the
-	 * decision.  (A plain INSERT ... ON CONFLICT plans in a fresh
+	 * were decided within the window, or (a discarded post) were
+	 * discarded by a filter already (migration 0010: two filters, or
+	 * a filter and a holder that answered it late, storing one post).
+	 * Only a retried delivery needs the second statement, which finds
+	 * the row already there or the decision.  (A plain INSERT ... ON CONFLICT plans in a fresh
 	 * server process in 0.75 ms, a CTE doing both in one statement in
 	 * 1.1 ms.)  If that row was decided in between (and the window is
 	 * 0), the SELECT finds nothing and the INSERT is tried again.
@@ -844,10 +845,12 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	    "SELECT 0 AS k, id, status FROM held_posts WHERE list = $1 AND "
 	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
 	    "SELECT 1, post_id, status FROM " DECIDED_ROWS("$3::int4")
-	    " ORDER BY 1 LIMIT 1";
-	const char *vals[16], *pvals[3];
-	int lens[16], fmts[16], plens[3] = { 0, SHA256_DIGEST_SIZE, 0 };
-	int pfmts[3] = { 0, 1, 0 };
+	    " UNION ALL SELECT 2, id, status FROM held_posts WHERE list = $1 "
+	    "AND raw_sha256 = $2 AND status = 'discarded' AND $4::text = "
+	    "'discarded' ORDER BY 1, 2 LIMIT 1";
+	const char *vals[16], *pvals[4];
+	int lens[16], fmts[16], plens[4] = { 0, SHA256_DIGEST_SIZE, 0, 0 };
+	int pfmts[4] = { 0, 1, 0, 0 };
 	char *txt[7];
 	char sizebuf[32], scorebuf[40], daysbuf[16], schemabuf[16], e2[64];
 	char why[512];
@@ -965,7 +968,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 		pvals[0] = vals[0];
 		pvals[1] = vals[11];
 		pvals[2] = daysbuf;
-		res = PQexecParams(q->conn, sql_found, 3, NULL, pvals, plens,
+		pvals[3] = vals[12];
+		res = PQexecParams(q->conn, sql_found, 4, NULL, pvals, plens,
 		    pfmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 			goto dberr;

@@ -100,10 +100,12 @@ struct queue_post {
  * INSERT committed, with the same bytes; such a retry is never stored
  * twice nor delivered twice: QUEUE_HELD_PENDING with the id of the row
  * that holds exactly these bytes for this list (held or being released;
- * never for status "discarded"), or, when a moderator decided that row
+ * never for a post stored as "discarded"), or, when a moderator decided that row
  * less than p->remember_days ago, QUEUE_HELD_APPROVED, _REJECTED or
  * _DISCARDED with its id (nothing stored: the first decision stands).
- * -1 on failure.
+ * A post stored with status "discarded" whose bytes a filter already
+ * stored as discarded for this list is not stored again either:
+ * QUEUE_HELD_DISCARDED with that row's id.  -1 on failure.
  */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);

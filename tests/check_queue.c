@@ -750,9 +750,21 @@ START_TEST(hold_retry_stored_once)
 	/* stored as discarded, a post takes no place in the queue */
 	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "discarded",
 	    &id2), 0);
+	/* ... and is discarded once: the same bytes discarded again (a
+	 * holder that answered late, a retry) find that row */
+	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "discarded",
+	    &id3), QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(id3, id2);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1", "retry3"), 1);
 	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "held",
 	    &id4), 0);
 	ck_assert_int_ne(id4, id2);
+	/* a moderator's discard of that held copy is not the filter's */
+	ck_assert_int_eq(decide(q, id4, "discarded", "t", NULL, 0, NULL,
+	    NULL, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
+	    "list = $1 AND status = 'discarded'", "retry3"), 2);
 	/* once decided, the same bytes again are a new post */
 	ck_assert_int_eq(decide(q, id1, "approved", "t", NULL, 0,
 	    rel_fn, &x, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
@@ -1110,6 +1122,79 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 	/* the new state is accepted, and the retry finds the kept post */
 	ck_assert_int_eq(hold_raw(q, "up", "x", 1, "held", &id), 1);
 	ck_assert_int_eq(id, 1);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
+/* migration 0010 on a 0009 database where the filter stored a discarded
+ * post twice: the later copies go, a moderator's discards stay, and the
+ * same bytes discarded again find the copy kept */
+START_TEST(migrate_0010_discards_once)
+{
+	struct queue *q;
+	PGconn *c;
+	PGresult *res;
+	char ci[128], err[1024], sql[256];
+	int64_t id;
+	int i, n;
+
+	fresh_db("lg_upgrade_0010", ci, sizeof(ci));
+	c = pg("lg_upgrade_0010");
+	res = PQexec(c, "CREATE TABLE schema_migrations (version integer "
+	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
+	    "DEFAULT now())");
+	PQclear(res);
+	for (i = 0; queue_migrations[i].name != NULL &&
+	    queue_migrations[i].version < 10; i++) {
+		res = PQexec(c, queue_migrations[i].sql);
+		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s: %s",
+		    queue_migrations[i].name, PQresultErrorMessage(res));
+		PQclear(res);
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations "
+		    "(version, name) VALUES (%d, 'm')",
+		    queue_migrations[i].version);
+		res = PQexec(c, sql);
+		ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+		PQclear(res);
+	}
+	ck_assert_ptr_nonnull(queue_migrations[i].name);
+	ck_assert_int_eq(queue_migrations[i].version, 10);
+	/* ids 1-3: x discarded by the filter three times; 4: y once; 5: x
+	 * on another list; 6, 7: x discarded by moderators */
+	res = PQexec(c, "INSERT INTO held_posts (list, size, score, verdict, "
+	    "raw_z, raw_sha256, status, decided_by, decided_at) "
+	    "SELECT 'up', 1, 0.99, 'spam', 'x', sha256('x'), 'discarded', "
+	    "'listgate filter', now() FROM generate_series(1, 3); "
+	    "INSERT INTO held_posts (list, size, score, verdict, raw_z, "
+	    "raw_sha256, status, decided_by, decided_at) VALUES "
+	    "('up', 1, 0.99, 'spam', 'y', sha256('y'), 'discarded', "
+	    "'listgate filter', now()), "
+	    "('up2', 1, 0.99, 'spam', 'x', sha256('x'), 'discarded', "
+	    "'listgate filter', now()), "
+	    "('up', 1, 0.7, 'unsure', 'x', sha256('x'), 'discarded', "
+	    "'alice', now()), "
+	    "('up', 1, 0.7, 'unsure', 'x', sha256('x'), 'discarded', "
+	    "'bob', now())");
+	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(res));
+	PQclear(res);
+	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(n, nmigrations() - i);
+	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
+	res = PQexec(c, "SELECT string_agg(id::text, ',' ORDER BY id) FROM "
+	    "held_posts");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	ck_assert_str_eq(PQgetvalue(res, 0, 0), "1,4,5,6,7");
+	PQclear(res);
+	/* the same bytes discarded again: the copy kept */
+	ck_assert_int_eq(hold_raw(q, "up", "x", 1, "discarded", &id),
+	    QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(id, 1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts", NULL),
+	    5);
 	PQfinish(c);
 	queue_close(q);
 }
@@ -1891,6 +1976,7 @@ queue_suite(void)
 	tcase_add_test(tc, migrate_idempotent);
 	tcase_add_test(tc, schema_missing_and_newer);
 	tcase_add_test(tc, migrate_0002_sets_duplicates_aside);
+	tcase_add_test(tc, migrate_0010_discards_once);
 	tcase_add_test(tc, connect_failure);
 	suite_add_tcase(s, tc);
 

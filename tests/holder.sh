@@ -11,7 +11,8 @@
 #     filter process never loaded libpq (LD_DEBUG=files); the holder
 #     sends the hold notices (notices=holder) and they carry the id;
 #   - the same bytes again: the same id, still one row; a discarded
-#     post is stored as discarded, without notices;
+#     post is stored as discarded, without notices, and once when the
+#     holder answers too late and the filter stores it too;
 #   - a second holder on the same socket refuses to start;
 #   - hostile clients (garbage, a huge length, a request cut short, a
 #     bad field) get an error or nothing, and the holder goes on;
@@ -184,6 +185,38 @@ id2=$(logged_id "$T/f2")
 check "... stored as discarded" \
     test "$(sql "SELECT status FROM held_posts WHERE id = ${id2:-0}")" = discarded
 check "... and no notice" test -z "$(ls "$MAIL" | grep "^${id2:-x}\.")"
+# the holder answers late: a session locks held_posts for 4 s, the
+# filter gives up on the holder after 2 s (a quarter of its timeout)
+# and stores the post itself while the holder's INSERT still waits;
+# both go on when the lock goes, and the post is stored once
+echo "timeout = 8" >> "$CONF/lists/dev.conf"
+post 3
+maxid=$(sql "SELECT max(id) FROM held_posts")
+psql -X -q -c "BEGIN; LOCK TABLE held_posts IN SHARE MODE;
+    SELECT pg_sleep(4); COMMIT" > /dev/null 2>&1 &
+lpid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM pg_locks l JOIN pg_class c ON
+    c.oid = l.relation WHERE c.relname = 'held_posts' AND
+    l.mode = 'ShareLock' AND l.granted")" != 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+filter "$T/post3.eml" "$T/f3"
+rc=$?
+wait "$lpid"
+check "a discarded post the holder stores late: exit 99" test $rc -eq 99
+check "... the filter stored it itself" grep -q 'holder_error="the holder did not answer in time' "$T/f3"
+i=0
+# (the holder's INSERT may still be finishing)
+while [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE state =
+    'active' AND query LIKE 'INSERT INTO held_posts%'")" != 0 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "... one row for it, not one each (migration 0010)" \
+    test "$(sql "SELECT count(*) FROM held_posts WHERE id > $maxid")" -eq 1
+sql "DELETE FROM held_posts WHERE id > $maxid" || exit 99
 cp "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
 # --- one holder per socket -----------------------------------------------------

@@ -110,6 +110,17 @@ check "listgate_filter: migrate --status runs the schema check" \
 PGUSER=pipe run lg migrate
 check "listgate_filter: migrate on an up-to-date schema exits 0" test "$rc" -eq 0
 check "... applying nothing" grep -q "(0 migrations applied)" "$T/out"
+# a post past discard_cutoff, delivered twice (migration 0010)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.orig"
+printf 'discard_cutoff = 0\n' >> "$CONF/lists/dev.conf"
+PGUSER=pipe lg filter --list dev < "$DATA/spam1.eml" > "$T/out" 2> "$T/err"
+check "listgate_filter: filter discards a post (99)" test $? -eq 99
+PGUSER=pipe lg filter --list dev < "$DATA/spam1.eml" > "$T/out" 2> "$T/err"
+check "... and the same bytes again (99)" test $? -eq 99
+check "... stored once" test "$(sql "SELECT count(*) FROM held_posts
+    WHERE status = 'discarded'")" -eq 1
+sql "DELETE FROM held_posts WHERE status = 'discarded'" || exit 99
+cp "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
 # --- a login role in none of them ------------------------------------------
 PGUSER=nobody_else lg filter --list dev < "$DATA/spam3.eml" > "$T/out" 2> "$T/err"
