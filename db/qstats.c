@@ -62,8 +62,8 @@ qstats_periods(struct queue *q, const char *list, const time_t *bounds,
 	static const char arrivals[] =
 	    "SELECT width_bucket(extract(epoch FROM arrived_at), $2::float8[]), "
 	    "count(*) FILTER (WHERE decided_by IS DISTINCT FROM "
-	    "'listgate filter'), count(*) FILTER (WHERE decided_by = "
-	    "'listgate filter' AND status = 'discarded') FROM held_posts "
+	    "'" QUEUE_FILTER_BY "'), count(*) FILTER (WHERE decided_by = "
+	    "'" QUEUE_FILTER_BY "' AND status = 'discarded') FROM held_posts "
 	    "WHERE list = $1 AND arrived_at >= to_timestamp($3::float8) AND "
 	    "arrived_at < to_timestamp($4::float8) GROUP BY 1";
 	static const char decisions[] =
@@ -80,7 +80,7 @@ qstats_periods(struct queue *q, const char *list, const time_t *bounds,
 	    "FROM held_posts WHERE list = $1 AND decided_at >= "
 	    "to_timestamp($3::float8) AND decided_at < to_timestamp($4::float8) "
 	    "AND status IN ('approved', 'rejected', 'discarded', 'expired') AND "
-	    "decided_by IS DISTINCT FROM 'listgate filter' GROUP BY 1";
+	    "decided_by IS DISTINCT FROM '" QUEUE_FILTER_BY "' GROUP BY 1";
 	/* an approval undone (its ham unlearnt) of a post now judged spam:
 	 * counted when it was undone */
 	static const char reversed[] =

@@ -814,7 +814,7 @@ out:
 	"raw_z, raw_sha256, status, decided_by, decided_at, note) " \
 	"SELECT $1, $2, $3, $4, $5, $6, $7::int8, $8::float8, $9, $10, " \
 	RAWZ ", $12::bytea, $13::text, CASE WHEN $13::text = 'held' " \
-	"THEN NULL ELSE 'listgate filter' END, " \
+	"THEN NULL ELSE '" QUEUE_FILTER_BY "' END, " \
 	"CASE WHEN $13::text = 'held' THEN NULL ELSE now() END, " \
 	"NULLIF($16::text, '') " \
 	"WHERE (SELECT max(version) FROM schema_migrations) = $15::int4 " \
@@ -834,20 +834,23 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	 * discarded by a filter already (migration 0010: two filters, or
 	 * a filter and a holder that answered it late, storing one post).
 	 * Only a retried delivery needs the second statement, which finds
-	 * the row already there or the decision.  (A plain INSERT ... ON CONFLICT plans in a fresh
-	 * server process in 0.75 ms, a CTE doing both in one statement in
-	 * 1.1 ms.)  If that row was decided in between (and the window is
+	 * the row already there or the decision.  (A plain INSERT ... ON
+	 * CONFLICT plans in a fresh server process in 0.75 ms, a CTE
+	 * doing both in one statement in 1.1 ms.)  If that row was decided in between (and the window is
 	 * 0), the SELECT finds nothing and the INSERT is tried again.
 	 */
 	static const char sql[] = HOLD_SQL("$11::bytea");
 	static const char sql_lo[] = HOLD_SQL("lo_get($11::oid)");
+	/* (a pending row refuses only a held post, the filter's discard
+	 * only a discarded one) */
 	static const char sql_found[] =
 	    "SELECT 0 AS k, id, status FROM held_posts WHERE list = $1 AND "
-	    "raw_sha256 = $2 AND " PENDING_ROWS " UNION ALL "
+	    "raw_sha256 = $2 AND " PENDING_ROWS " AND $4::text <> "
+	    "'discarded' UNION ALL "
 	    "SELECT 1, post_id, status FROM " DECIDED_ROWS("$3::int4")
 	    " UNION ALL SELECT 2, id, status FROM held_posts WHERE list = $1 "
-	    "AND raw_sha256 = $2 AND status = 'discarded' AND $4::text = "
-	    "'discarded' ORDER BY 1, 2 LIMIT 1";
+	    "AND raw_sha256 = $2 AND status = 'discarded' AND decided_by = '"
+	    QUEUE_FILTER_BY "' AND $4::text = 'discarded' ORDER BY 1 LIMIT 1";
 	const char *vals[16], *pvals[4];
 	int lens[16], fmts[16], plens[4] = { 0, SHA256_DIGEST_SIZE, 0, 0 };
 	int pfmts[4] = { 0, 1, 0, 0 };
@@ -1435,12 +1438,26 @@ unmark_releasing(struct queue *q, const char *idbuf,
 	vals[2] = r->decided_by;
 	vals[3] = when;
 	vals[4] = r->note;
-	return exec_params(q, "UPDATE held_posts SET status = $2, decided_by "
+	/* a post the filter discarded whose bytes the filter discarded
+	 * again meanwhile (a retry: a post being released is not in
+	 * migration 0010's index) cannot be put back beside that copy:
+	 * it is set aside as expired, with a note naming the copy, which
+	 * stands for it (as migration 0002 set aside a post held twice) */
+	return exec_params(q, "WITH dup AS (SELECT min(o.id) AS id FROM "
+	    "held_posts o JOIN held_posts h ON o.list = h.list AND "
+	    "o.raw_sha256 = h.raw_sha256 AND o.id <> h.id WHERE h.id = "
+	    "$1::int8 AND $2 = 'discarded' AND $3 = '" QUEUE_FILTER_BY "' AND "
+	    "o.status = 'discarded' AND o.decided_by = '" QUEUE_FILTER_BY "') "
+	    "UPDATE held_posts SET status = CASE WHEN (SELECT id FROM dup) IS "
+	    "NOT NULL THEN 'expired' ELSE $2 END, decided_by "
 	    "= CASE WHEN $2 = 'held' THEN NULL ELSE nullif($3, '') END, "
 	    "decided_at = CASE WHEN $2 = 'held' THEN NULL ELSE "
-	    "to_timestamp($4::float8) END, note = CASE WHEN $2 = 'held' THEN "
-	    "NULL ELSE nullif($5, '') END WHERE id = $1::int8 AND status = "
-	    "'releasing'", 5, vals, err, errsz);
+	    "to_timestamp($4::float8) END, note = CASE WHEN (SELECT id FROM "
+	    "dup) IS NOT NULL THEN 'the same bytes as post ' || (SELECT id "
+	    "FROM dup) || ' (discarded again while this one was being "
+	    "released)' WHEN $2 = 'held' THEN NULL ELSE nullif($5, '') END "
+	    "WHERE id = $1::int8 AND status = 'releasing'", 5, vals, err,
+	    errsz);
 }
 
 int
@@ -1477,6 +1494,12 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if (mark && !approve) {
 		snprintf(err, errsz, "only an approval can be recorded "
 		    "without releasing");
+		return -1;
+	}
+	if (by != NULL && strcmp(by, QUEUE_FILTER_BY) == 0) {
+		snprintf(err, errsz, "'%s' is the name the filter stores the "
+		    "posts it discards under: decide under another name",
+		    QUEUE_FILTER_BY);
 		return -1;
 	}
 	if ((byc = pg_text(by, 256)) == NULL ||

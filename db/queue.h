@@ -78,6 +78,10 @@ struct queue_post {
 						 * that decision (0: never) */
 };
 
+/* who decided a post the filter stored as discarded (held_posts'
+ * decided_by); no moderator may decide under this name */
+#define QUEUE_FILTER_BY		"listgate filter"
+
 /* what queue_hold and queue_decided found */
 #define QUEUE_HELD_NEW		0	/* stored now */
 #define QUEUE_HELD_PENDING	1	/* these bytes are held already (or

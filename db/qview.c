@@ -192,13 +192,13 @@ qview_daily(struct queue *q, const char *list, int ndays,
 	    "SELECT extract(epoch FROM date_trunc('day', arrived_at AT TIME "
 	    "ZONE 'UTC'))::int8, 'held', count(*) FROM held_posts WHERE "
 	    "list = $1 AND arrived_at >= to_timestamp($2::int8) AND "
-	    "decided_by IS DISTINCT FROM 'listgate filter' GROUP BY 1 "
+	    "decided_by IS DISTINCT FROM '" QUEUE_FILTER_BY "' GROUP BY 1 "
 	    "UNION ALL "
 	    "SELECT extract(epoch FROM date_trunc('day', decided_at AT TIME "
 	    "ZONE 'UTC'))::int8, status, count(*) FROM held_posts WHERE "
 	    "list = $1 AND decided_at >= to_timestamp($2::int8) AND status IN "
 	    "('approved', 'rejected', 'discarded') AND decided_by IS DISTINCT "
-	    "FROM 'listgate filter' GROUP BY 1, 2", 2, NULL, vals, NULL, NULL,
+	    "FROM '" QUEUE_FILTER_BY "' GROUP BY 1, 2", 2, NULL, vals, NULL, NULL,
 	    0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		return fail(q, res, err, errsz);

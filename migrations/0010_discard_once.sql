@@ -11,11 +11,13 @@
 -- the posts the filter discarded; queue_hold inserts with ON CONFLICT DO
 -- NOTHING and answers a second delivery with the row already there
 -- ("already-discarded").  A moderator's decision on a post sets
--- decided_by to the moderator, so the index never refuses one.
+-- decided_by to the moderator, so the index never refuses one (and no
+-- moderator may decide under the filter's name).  To find that row the
+-- filter's role reads decided_by too.
 --
 -- Copies already stored twice go first: every copy but the oldest is
--- deleted.  They are the same list and the same bytes as the copy kept;
--- only their arrival time and score may differ.  Nothing references a
+-- deleted.  They are the same list and the same bytes as the copy kept
+-- (their arrival time, envelope, score and clues may differ).  Nothing references a
 -- discarded post but a hold notice (never sent for one) and a journal
 -- event (none for a post the filter discarded).
 --
@@ -32,3 +34,11 @@ DELETE FROM held_posts d
 
 CREATE UNIQUE INDEX held_posts_discarded_once ON held_posts (list, raw_sha256)
 	WHERE status = 'discarded' AND decided_by = 'listgate filter';
+
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'listgate_filter') THEN
+		GRANT SELECT (decided_by) ON held_posts TO listgate_filter;
+	END IF;
+END
+$$;

@@ -760,6 +760,16 @@ START_TEST(hold_retry_stored_once)
 	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "held",
 	    &id4), 0);
 	ck_assert_int_ne(id4, id2);
+	/* held and discarded copies: a discarded post finds the discarded
+	 * one, never the post still waiting for a moderator */
+	ck_assert_int_eq(hold_raw(q, "retry3", a, sizeof(a) - 1, "discarded",
+	    &id3), QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(id3, id2);
+	/* no moderator decides under the filter's name (the index would
+	 * refuse the discard of a held copy of a discarded post) */
+	ck_assert_int_eq(decide(q, id4, "discarded", QUEUE_FILTER_BY, NULL,
+	    0, NULL, NULL, NULL, NULL, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "another name"));
 	/* a moderator's discard of that held copy is not the filter's */
 	ck_assert_int_eq(decide(q, id4, "discarded", "t", NULL, 0, NULL,
 	    NULL, NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
@@ -1413,6 +1423,62 @@ START_TEST(interrupted_approve_force_releases_again)
 }
 END_TEST
 
+/* a release that stores the same bytes as discarded again (a retry of
+ * the post: one being released is not in migration 0010's index), then
+ * fails */
+static int
+rel_rediscard(const struct queue_row *r, void *ctx, char *err,
+    size_t errsz)
+{
+	struct queue *q2 = qopen();
+	int64_t id;
+
+	(void)ctx;
+	ck_assert_int_eq(hold_raw(q2, r->list, (const char *)r->raw,
+	    r->raw_len, "discarded", &id), QUEUE_HELD_NEW);
+	queue_close(q2);
+	snprintf(err, errsz, "release refused (test)");
+	return -1;
+}
+
+/* a forced approval of a post the filter discarded, whose bytes are
+ * discarded again while it is being released and whose release fails:
+ * it cannot go back beside that copy, so it is set aside (expired, with
+ * a note), not left 'releasing' */
+START_TEST(release_failure_beside_a_new_discard)
+{
+	static const char a[] = "Received: by mx9\nSubject: d\n\nbody\n";
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct queue_row r;
+	char err[1024], old[16], note[96];
+	int64_t id, id2;
+
+	ck_assert_int_eq(hold_raw(q, "dec-rd", a, sizeof(a) - 1, "discarded",
+	    &id), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, id, "approved", "mod2", NULL,
+	    QUEUE_FORCE, rel_rediscard, NULL, NULL, old, err, sizeof(err)),
+	    QUEUE_RELEASE_FAILED);
+	ck_assert_msg(strstr(err, "releasing") == NULL, "%s", err);
+	id2 = pg_long(c, "SELECT max(id) FROM held_posts WHERE list = $1",
+	    "dec-rd");
+	ck_assert_int_ne(id2, id);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "expired");
+	snprintf(note, sizeof(note), "the same bytes as post %lld ",
+	    (long long)id2);
+	ck_assert_msg(strncmp(r.note, note, strlen(note)) == 0, "%s", r.note);
+	queue_row_free(&r);
+	ck_assert_str_eq(status_of(c, id2), "discarded");
+	/* and the copy answers the next retry */
+	ck_assert_int_eq(hold_raw(q, "dec-rd", a, sizeof(a) - 1, "discarded",
+	    &id), QUEUE_HELD_DISCARDED);
+	ck_assert_int_eq(id, id2);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 /* a forced approval of a rejected post whose release fails leaves it
  * rejected as it was (who, when, note) */
 START_TEST(release_failure_restores_old_decision)
@@ -1997,6 +2063,7 @@ queue_suite(void)
 	tcase_add_test(tc, interrupted_approve_not_released_twice);
 	tcase_add_test(tc, interrupted_approve_force_releases_again);
 	tcase_add_test(tc, release_failure_restores_old_decision);
+	tcase_add_test(tc, release_failure_beside_a_new_discard);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("journal");
