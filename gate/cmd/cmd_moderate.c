@@ -248,7 +248,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto done;
 	}
 	/* a bad cookie is refused before the database is asked */
-	if (reply_check(&r, key, time(NULL)) != REPLY_DONE) {
+	if ((rc = reply_check(&r, key, time(NULL))) != REPLY_DONE) {
 		o = OUT_PASS;
 		result = "refused";
 		goto answer;
@@ -284,7 +284,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 answer:
 	wd_code = outcome_exit(OUT_PASS, mta);
-	a = reply_answer(&r, err, sizeof(err));
+	a = reply_answer(&r, rc != REPLY_DONE, err, sizeof(err));
 	{
 		size_t n = strlen(answer);
 

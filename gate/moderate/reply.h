@@ -61,9 +61,11 @@ struct reply {
 int reply_route(struct reply *r, const struct listcfg_global *g,
     const char *const *cands, size_t n);
 
-/* 1 when the reply was sent by a robot (null sender, Auto-Submitted
- * other than no, Precedence bulk/junk/list, a vacation program's
- * fields): it never decides; why says which; else 0 */
+/* 1 when the reply was sent by a robot (a null or the mail system's
+ * envelope sender, Auto-Submitted other than no, Precedence or
+ * X-Precedence bulk/junk/list/auto_reply, a vacation program's or
+ * Exchange's fields, a delivery report): it never decides; why says
+ * which; else 0 */
 int reply_automatic(const struct reply *r, char *why, size_t whysz);
 
 /*
@@ -101,8 +103,9 @@ int reply_sender_notice(struct reply *r, struct queue *q, char *why,
 
 /* send the answer (r->subject, r->text) to the reply's envelope sender
  * through the list's notify: 0 sent, 1 not sent on purpose (a null or
- * robot sender), -1 failed; why says why */
-int reply_answer(struct reply *r, char *why, size_t whysz);
+ * robot sender; for a refusal, refused != 0, a sender who is not one of
+ * the list's moderators), -1 failed; why says why */
+int reply_answer(struct reply *r, int refused, char *why, size_t whysz);
 
 void reply_free(struct reply *r);
 
