@@ -398,6 +398,53 @@ req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 198.51
 check "after 20 failures from one address it must wait (429)" test "$code" = 429
 req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 198.51.100.10"
 check "... other addresses are not held up" test "$code" = 303
+# an IPv6 address counts for its /64
+for i in $(seq 1 20); do
+	req POST /login -d "user=u$i&password=x" -H "X-Forwarded-For: 2001:db8:1:2::$i"
+done
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:db8:1:2:ffff::1"
+check "20 failures from one IPv6 /64: another address in it must wait (429)" test "$code" = 429
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:db8:1:3::1"
+check "... the next /64 is not held up" test "$code" = 303
+# a new password ends the sessions of the old one
+printf 'dave-secret-1\n' | lg user add dave --lists dev,other > /dev/null
+sleep 1.1
+D_J=$T/jar-dave
+curl -s -o /dev/null -c "$D_J" -H "X-Forwarded-For: 192.0.2.77" \
+    -d "user=dave&password=dave-secret-1" "$URL/login"
+req GET /lists/dev -b "$D_J"
+check "dave logged in" test "$code" = 200
+printf 'dave-secret-2\n' | lg user add dave --lists dev,other --replace > /dev/null
+sleep 1.1
+req GET /lists/dev -b "$D_J"
+check "a new password (user add --replace) ends the old password's sessions" test "$code" = 303
+req GET /api/lists -u dave:dave-secret-2
+check "... and the new password works" test "$code" = 200
+# guesses sent all at once get no more tries than guesses sent one by
+# one: 30 at once for one account, from 30 addresses
+python3 - "$URL" > "$T/race" <<'EOF2'
+import base64, sys, threading, urllib.request, urllib.error
+url, codes = sys.argv[1], []
+def guess(i):
+	req = urllib.request.Request(url + "/api/lists", headers={
+	    "Authorization": "Basic " + base64.b64encode(
+	        ("dave:guess-%d" % i).encode()).decode(),
+	    "X-Forwarded-For": "203.0.113.%d" % (i + 1)})
+	try:
+		urllib.request.urlopen(req, timeout=60)
+		codes.append(200)
+	except urllib.error.HTTPError as e:
+		codes.append(e.code)
+	except Exception:
+		codes.append(0)
+ts = [threading.Thread(target=guess, args=(i,)) for i in range(30)]
+for t in ts: t.start()
+for t in ts: t.join()
+print(codes.count(401), codes.count(429), len(codes))
+EOF2
+read n401 n429 nall < "$T/race"
+check "30 guesses at once for one account: at most 5 checked ($n401 401, $n429 429)" \
+    test "$nall" = 30 -a "$n401" -le 5 -a $((n401 + n429)) -eq 30
 
 # --- users.conf changes reach the running server ------------------------------------
 lg user del alice > /dev/null

@@ -8,9 +8,13 @@
  * most WEB_HASHERS at once, also for a name that has no account (the
  * hash of a random password), so the time taken does not say which
  * names exist.  Failures are counted per account name and per client
- * address (limit.c); past WEB_FAILS_ACCOUNT or WEB_FAILS_ADDR in
- * WEB_LIMIT_WINDOW seconds the answer is 429 until the window ends,
- * right password or not.  A script's Basic credentials, once checked,
+ * address (an IPv6 address by its /64), each attempt taken before the
+ * hash and given back when it succeeds (limit.c), so that requests sent
+ * together get no more tries than requests sent one by one; past
+ * WEB_FAILS_ACCOUNT or WEB_FAILS_ADDR in WEB_LIMIT_WINDOW seconds the
+ * answer is 429 until the window ends, right password or not.  A
+ * session belongs to the account's password at its login: a new
+ * password (`listgate user add --replace`) ends it.  A script's Basic credentials, once checked,
  * are remembered for WEB_BASIC_CACHE_S as a SHA-256 digest keyed by a
  * random secret of this run (never the password).  users.conf is
  * reread when it changes: a deleted account's sessions stop working at
@@ -19,6 +23,7 @@
  */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -221,10 +226,21 @@ basic_digest(const struct web_srv *s, const struct users_entry *e,
 	sha256_digest(&c, 32, out);
 }
 
-/* pwhash_check, WEB_HASHERS at once */
+/*
+ * pwhash_check, WEB_HASHERS at once, each check an attempt of the keys
+ * akey and (when set) ukey taken once its turn comes, right before the
+ * hash: so guesses sent all at once get no more tries than guesses sent
+ * one by one (at most WEB_HASHERS attempts are ever in flight, and a
+ * burst of good logins is not held up by its own attempts).  A right
+ * password gives the address's attempt back and clears the account's
+ * count.  1 right, 0 wrong, -1 error, -2 limited (*retry_r set).
+ */
 static int
-check_hash(struct web_srv *s, const char *pw, const char *hash)
+check_hash(struct web_srv *s, const char *pw, const char *hash,
+    const char *akey, const char *ukey, long *retry_r)
 {
+	time_t now;
+	long wa, wu = 0;
 	int ok;
 
 	pthread_mutex_lock(&s->hash_mu);
@@ -232,12 +248,66 @@ check_hash(struct web_srv *s, const char *pw, const char *hash)
 		pthread_cond_wait(&s->hash_cv, &s->hash_mu);
 	s->nhashing++;
 	pthread_mutex_unlock(&s->hash_mu);
-	ok = pwhash_check(pw, hash);
+	now = time(NULL);
+	if ((wa = limit_take(s->fails, akey, WEB_FAILS_ADDR, now)) > 0 ||
+	    (ukey != NULL && (wu = limit_take(s->fails, ukey,
+	    WEB_FAILS_ACCOUNT, now)) > 0)) {
+		if (wa == 0)
+			limit_give_back(s->fails, akey);
+		*retry_r = wa > 0 ? wa : wu;
+		ok = -2;
+	} else {
+		ok = pwhash_check(pw, hash);
+		if (ok != 0) {
+			/* right, or no check at all: nothing is held
+			 * against the address */
+			limit_give_back(s->fails, akey);
+			if (ukey != NULL && ok > 0)
+				limit_clear(s->fails, ukey);
+			else if (ukey != NULL)
+				limit_give_back(s->fails, ukey);
+		}
+	}
 	pthread_mutex_lock(&s->hash_mu);
 	s->nhashing--;
 	pthread_cond_signal(&s->hash_cv);
 	pthread_mutex_unlock(&s->hash_mu);
 	return ok;
+}
+
+/* the key that counts a client address's failed logins: an IPv6
+ * address stands for its /64 (a host has a whole one to itself) */
+static void
+addr_key(const char *addr, char *out, size_t outsz)
+{
+	static const unsigned char v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0xff, 0xff };
+	unsigned char a[16];
+	char t[INET6_ADDRSTRLEN];
+
+	if (strchr(addr, ':') != NULL && inet_pton(AF_INET6, addr, a) == 1 &&
+	    memcmp(a, v4, sizeof(v4)) != 0) {
+		memset(a + 8, 0, 8);
+		if (inet_ntop(AF_INET6, a, t, sizeof(t)) != NULL) {
+			snprintf(out, outsz, "a:%s/64", t);
+			return;
+		}
+	}
+	snprintf(out, outsz, "a:%s", addr);
+}
+
+/* what ties a session to the account's password (its hash's digest) */
+static void
+auth_account_tag(const struct users_entry *e,
+    unsigned char tag[SESSION_TAG])
+{
+	struct sha256_ctx c;
+	unsigned char d[SHA256_DIGEST_SIZE];
+
+	sha256_init(&c);
+	sha256_update(&c, strlen(e->hash), (const uint8_t *)e->hash);
+	sha256_digest(&c, sizeof(d), d);
+	memcpy(tag, d, SESSION_TAG);
 }
 
 /*
@@ -259,7 +329,7 @@ check_password(struct web_req *r, const char *name, const char *pw,
 	size_t i;
 	int ok, named = users_name_ok(name);
 
-	snprintf(akey, sizeof(akey), "a:%s", r->addr);
+	addr_key(r->addr, akey, sizeof(akey));
 	snprintf(ukey, sizeof(ukey), "u:%s", named ? name : "?");
 	wa = limit_wait(s->fails, akey, WEB_FAILS_ADDR, now);
 	wu = named ? limit_wait(s->fails, ukey, WEB_FAILS_ACCOUNT, now) : 0;
@@ -279,25 +349,29 @@ check_password(struct web_req *r, const char *name, const char *pw,
 		    sizeof(dg));
 		pthread_mutex_unlock(&s->mu);
 		if (ok) {
+			/* the right password, checked before: no guess */
+			limit_clear(s->fails, ukey);
 			r->users = w;
 			r->user = e;
 			return AUTH_OK;
 		}
 	}
-	/* an unknown or malformed name costs a hash too */
-	ok = check_hash(s, pw, e != NULL ? e->hash : s->dummy_hash);
+	/* an unknown or malformed name costs a hash too (and counts as a
+	 * failure whatever the hash says) */
+	ok = check_hash(s, pw, e != NULL ? e->hash : s->dummy_hash, akey,
+	    named ? ukey : NULL, &r->retry_after);
+	if (ok == -2) {
+		users_put(s, w);
+		return AUTH_LIMITED;
+	}
 	if (ok < 0) {
 		users_put(s, w);
 		return AUTH_ERROR;
 	}
 	if (!ok || e == NULL) {
-		limit_fail(s->fails, akey, now);
-		if (named)
-			limit_fail(s->fails, ukey, now);
 		users_put(s, w);
-		return AUTH_BAD;
+		return AUTH_BAD;	/* the attempts stay counted */
 	}
-	limit_clear(s->fails, ukey);
 	if (cache) {
 		i = (size_t)(e - w->u.v);
 		pthread_mutex_lock(&s->mu);
@@ -345,16 +419,21 @@ auth_request(struct web_req *r, int basic)
 {
 	struct web_users *w;
 	const char *h, *sid;
+	unsigned char tag[SESSION_TAG];
 
 	if (basic && (h = web_header(r, "Authorization")) != NULL)
 		return auth_basic(r, h);
 	if ((sid = web_cookie(r, WEB_COOKIE)) == NULL ||
 	    !session_find(r->srv->sess, sid, time(NULL), &r->sv))
 		return AUTH_NONE;
-	/* the account must still exist */
+	/* the account must still exist, with the password it logged in
+	 * with */
 	if ((w = users_get(r->srv)) == NULL)
 		return AUTH_ERROR;
-	if ((r->user = users_find(&w->u, r->sv.user)) == NULL) {
+	if ((r->user = users_find(&w->u, r->sv.user)) != NULL)
+		auth_account_tag(r->user, tag);
+	if (r->user == NULL || !pwhash_equal(tag, r->sv.tag, SESSION_TAG)) {
+		r->user = NULL;
 		users_put(r->srv, w);
 		session_end(r->srv->sess, sid);
 		return AUTH_NONE;
@@ -380,9 +459,13 @@ auth_login(struct web_req *r, const char *name, const char *pw)
 	enum auth_result res;
 	char sid[SESSION_HEX];
 
+	unsigned char tag[SESSION_TAG];
+
 	if ((res = check_password(r, name, pw, 0)) != AUTH_OK)
 		return res;
-	if (session_start(r->srv->sess, r->user->name, time(NULL), sid) < 0)
+	auth_account_tag(r->user, tag);
+	if (session_start(r->srv->sess, r->user->name, tag, time(NULL),
+	    sid) < 0)
 		return AUTH_ERROR;
 	set_cookie(r, sid);
 	explicit_bzero(sid, sizeof(sid));

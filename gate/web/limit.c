@@ -16,7 +16,8 @@
 
 struct slot {
 	char key[LIMIT_MAX_KEY + 1];	/* "" when free */
-	unsigned fails;
+	unsigned fails;			/* attempts taken in the window */
+	unsigned max;			/* the key's limit */
 	time_t start;			/* the window's start */
 };
 
@@ -78,6 +79,18 @@ find(struct limit *l, const char *k)
 	return NULL;
 }
 
+/* 0 free, 1 its window is over, 2 below its limit, 3 at it: the lowest
+ * is given to a new key, the oldest window among equals */
+static int
+rank(const struct limit *l, const struct slot *s, time_t now)
+{
+	if (s->key[0] == '\0')
+		return 0;
+	if (now - s->start >= l->window)
+		return 1;
+	return s->fails < s->max ? 2 : 3;
+}
+
 long
 limit_wait(struct limit *l, const char *key, unsigned max, time_t now)
 {
@@ -88,42 +101,66 @@ limit_wait(struct limit *l, const char *key, unsigned max, time_t now)
 	cut(key, k);
 	pthread_mutex_lock(&l->mu);
 	if ((s = find(l, k)) != NULL && now - s->start < l->window &&
-	    s->fails >= max)
+	    s->fails >= max) {
 		wait = (long)(s->start + l->window - now);
+		if (wait < 1)
+			wait = 1;
+	}
 	pthread_mutex_unlock(&l->mu);
-	return wait > 0 ? wait : (wait < 0 ? 1 : wait);
+	return wait;
 }
 
-void
-limit_fail(struct limit *l, const char *key, time_t now)
+long
+limit_take(struct limit *l, const char *key, unsigned max, time_t now)
 {
 	char k[LIMIT_MAX_KEY + 1];
-	struct slot *s, *old;
+	struct slot *s, *best;
+	long wait = 0;
 	size_t i;
+	int rb, ri;
 
 	cut(key, k);
 	pthread_mutex_lock(&l->mu);
 	if ((s = find(l, k)) == NULL) {
-		/* a free slot, else the oldest window */
-		old = &l->s[0];
-		for (i = 0; i < l->n; i++) {
-			if (l->s[i].key[0] == '\0') {
-				old = &l->s[i];
-				break;
+		best = &l->s[0];
+		rb = rank(l, best, now);
+		for (i = 1; i < l->n && rb > 0; i++) {
+			ri = rank(l, &l->s[i], now);
+			if (ri < rb || (ri == rb && l->s[i].start < best->start)) {
+				best = &l->s[i];
+				rb = ri;
 			}
-			if (l->s[i].start < old->start)
-				old = &l->s[i];
 		}
-		s = old;
+		s = best;
 		memcpy(s->key, k, sizeof(k));
 		s->fails = 0;
 		s->start = now;
 	}
+	s->max = max;
 	if (now - s->start >= l->window) {
 		s->fails = 0;
 		s->start = now;
 	}
-	s->fails++;
+	if (s->fails >= max) {
+		wait = (long)(s->start + l->window - now);
+		if (wait < 1)
+			wait = 1;
+	} else
+		s->fails++;
+	pthread_mutex_unlock(&l->mu);
+	return wait;
+}
+
+void
+limit_give_back(struct limit *l, const char *key)
+{
+	char k[LIMIT_MAX_KEY + 1];
+	struct slot *s;
+
+	cut(key, k);
+	pthread_mutex_lock(&l->mu);
+	if ((s = find(l, k)) != NULL && s->fails > 0)
+		s->fails--;
 	pthread_mutex_unlock(&l->mu);
 }
 

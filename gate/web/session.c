@@ -25,6 +25,7 @@ struct sess {
 	unsigned char idhash[SHA256_DIGEST_SIZE];
 	int used;
 	char user[USERS_MAX_NAME + 1];
+	unsigned char tag[SESSION_TAG];
 	char csrf[SESSION_HEX];
 	char flash[SESSION_FLASH];
 	time_t start, last;
@@ -144,30 +145,42 @@ lookup(struct session_store *s, const char *sid, time_t now)
 }
 
 int
-session_start(struct session_store *s, const char *user, time_t now,
-    char sid[SESSION_HEX])
+session_start(struct session_store *s, const char *user,
+    const unsigned char tag[SESSION_TAG], time_t now, char sid[SESSION_HEX])
 {
-	struct sess *e = NULL;
+	struct sess *e = NULL, *mine = NULL, *fr = NULL;
 	char csrf[SESSION_HEX];
-	size_t i;
+	size_t i, nmine = 0;
 
 	if (session_random_hex(sid, 32) < 0 ||
 	    session_random_hex(csrf, 32) < 0)
 		return -1;
 	pthread_mutex_lock(&s->mu);
-	/* a free or ended slot, else the least recently used */
+	/* the user's own least recently used when it has its share, else
+	 * a free or ended slot, else the least recently used of all */
 	for (i = 0; i < s->max; i++) {
 		if (!s->v[i].used || expired(&s->v[i], now)) {
-			e = &s->v[i];
-			break;
+			if (fr == NULL)
+				fr = &s->v[i];
+			continue;
+		}
+		if (strcmp(s->v[i].user, user) == 0) {
+			nmine++;
+			if (mine == NULL || s->v[i].last < mine->last)
+				mine = &s->v[i];
 		}
 		if (e == NULL || s->v[i].last < e->last)
 			e = &s->v[i];
 	}
+	if (nmine >= SESSION_PER_USER)
+		e = mine;
+	else if (fr != NULL)
+		e = fr;
 	memset(e, 0, sizeof(*e));
 	e->used = 1;
 	hash_sid(sid, e->idhash);
 	snprintf(e->user, sizeof(e->user), "%s", user);
+	memcpy(e->tag, tag, SESSION_TAG);
 	memcpy(e->csrf, csrf, sizeof(csrf));
 	e->start = e->last = now;
 	pthread_mutex_unlock(&s->mu);
@@ -187,6 +200,7 @@ session_find(struct session_store *s, const char *sid, time_t now,
 	}
 	e->last = now;
 	memcpy(v->user, e->user, sizeof(v->user));
+	memcpy(v->tag, e->tag, sizeof(v->tag));
 	memcpy(v->csrf, e->csrf, sizeof(v->csrf));
 	memcpy(v->flash, e->flash, sizeof(v->flash));
 	e->flash[0] = '\0';

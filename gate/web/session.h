@@ -6,7 +6,9 @@
  * from its pages must send back.  Only the SHA-256 of a session id is
  * kept; ids and tokens are compared in constant time.  A session ends
  * after SESSION_IDLE_S without a request, after SESSION_MAX_S in all, at
- * logout, or when the table is full and it is the least recently used.
+ * logout, when its user starts more than SESSION_PER_USER and it is the
+ * least recently used of them, or when the table is full and it is the
+ * least recently used.
  * A restart of the server ends every session.  Thread-safe (one mutex);
  * never logs or exits.
  */
@@ -26,12 +28,18 @@
 #define SESSION_MAX_S		(12 * 3600)
 /* the message shown once on the next page (a decision's outcome) */
 #define SESSION_FLASH		512
+/* bytes that tie a session to the account's password at its login */
+#define SESSION_TAG		16
+/* sessions one account may have at once: its least recently used goes
+ * first (one account cannot push everyone else's out of the table) */
+#define SESSION_PER_USER	16
 
 struct session_store;
 
 /* what a request learns from its session */
 struct session_view {
 	char user[USERS_MAX_NAME + 1];
+	unsigned char tag[SESSION_TAG];	/* as given to session_start */
 	char csrf[SESSION_HEX];
 	char flash[SESSION_FLASH];	/* "" when none; taken by the find */
 };
@@ -40,10 +48,12 @@ struct session_view {
 struct session_store *session_store_new(size_t max);
 void session_store_free(struct session_store *s);
 
-/* start a session for user: its id into sid; 0, or -1 when the kernel
- * gave no random bytes */
-int session_start(struct session_store *s, const char *user, time_t now,
-    char sid[SESSION_HEX]);
+/* start a session for user, tagged with tag (the caller's tie to the
+ * account): its id into sid; 0, or -1 when the kernel gave no random
+ * bytes.  A user with SESSION_PER_USER sessions loses the least
+ * recently used of them. */
+int session_start(struct session_store *s, const char *user,
+    const unsigned char tag[SESSION_TAG], time_t now, char sid[SESSION_HEX]);
 
 /* the live session sid (its flash message taken): 1 found, filled into
  * v; 0 none (unknown, ended, malformed) */

@@ -120,6 +120,18 @@ is_proxy(const struct web_srv *s, const unsigned char a[16])
 	return 0;
 }
 
+/* an IPv6 address (not an IPv4 one mapped) stands for its /64 in the
+ * connection counts: a host has a whole one to itself */
+static void
+group64(unsigned char a[16])
+{
+	static const unsigned char v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	    0xff, 0xff };
+
+	if (memcmp(a, v4, sizeof(v4)) != 0)
+		memset(a + 8, 0, 8);
+}
+
 /* MHD_AcceptPolicyCallback: at most LG_MAX_WEB_PER_ADDR connections
  * from one address that is not a trusted proxy */
 static enum MHD_Result
@@ -135,6 +147,7 @@ on_accept(void *cls, const struct sockaddr *sa, socklen_t salen)
 		return MHD_NO;
 	if (is_proxy(s, a))
 		return MHD_YES;
+	group64(a);
 	pthread_mutex_lock(&conns.mu);
 	for (i = 0; i < sizeof(conns.v) / sizeof(conns.v[0]); i++)
 		if (conns.v[i].n > 0 && memcmp(conns.v[i].a, a, 16) == 0) {
@@ -160,6 +173,7 @@ on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci == NULL || sa_addr(ci->client_addr, a, NULL, 0) < 0)
 		return;
+	group64(a);
 	pthread_mutex_lock(&conns.mu);
 	for (i = 0; i < sizeof(conns.v) / sizeof(conns.v[0]); i++) {
 		if (conns.v[i].n > 0 && memcmp(conns.v[i].a, a, 16) == 0) {
