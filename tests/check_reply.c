@@ -79,6 +79,19 @@ START_TEST(robots_never_decide)
 	r.msg = (const unsigned char *)"Precedence: bulk\n\nx\n";
 	r.len = strlen((const char *)r.msg);
 	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	/* a person's reply: Exchange asks others not to answer it with
+	 * X-Auto-Response-Suppress, Auto-Submitted says no, Precedence
+	 * says nothing of robots: each decides */
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "X-Auto-Response-Suppress: All\nAuto-Submitted: no\n"
+	    "Precedence: first-class\n\nok\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 0);
+	/* nor is a moderator's address taken for a robot's */
+	r.sender = "lists-admin@example.org";
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 0);
+	r.sender = "MAILER-DAEMON@mx.example.org";
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
 }
 END_TEST
 

@@ -63,9 +63,8 @@ int reply_route(struct reply *r, const struct listcfg_global *g,
 
 /* 1 when the reply was sent by a robot (a null or the mail system's
  * envelope sender, Auto-Submitted other than no, Precedence or
- * X-Precedence bulk/junk/list/auto_reply, a vacation program's or
- * Exchange's fields, a delivery report): it never decides; why says
- * which; else 0 */
+ * X-Precedence bulk/junk/list/auto_reply, a vacation program's
+ * fields, a delivery report): it never decides; why says which; else 0 */
 int reply_automatic(const struct reply *r, char *why, size_t whysz);
 
 /*
