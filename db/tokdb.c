@@ -550,6 +550,52 @@ tighten_mode(const char *path, const struct stat *st)
 		    ~(0777 & ~(mode_t)TOKDB_FILE_MODE));
 }
 
+int
+tokdb_dir_check(const char *dir, char *err, size_t errsz)
+{
+	struct stat st;
+
+	if (stat(dir, &st) < 0) {
+		snprintf(err, errsz, "tokens directory %s: %s", dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+		snprintf(err, errsz, "tokens directory %s is writable by %s "
+		    "(mode %04o): another user could put files of their own "
+		    "among the token files; give listgate a directory only "
+		    "its owner may write (chmod go-w %s, or another "
+		    "tokens_dir)", dir, (st.st_mode & S_IWOTH) ? "everyone" :
+		    "its group", (unsigned)(st.st_mode & 07777), dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* tokdb_dir_check of path's directory, when there is one (a missing
+ * directory is the missing file's error, reported by the open) */
+static int
+dir_trusted(const char *path, char *err, size_t errsz)
+{
+	char dir[4200];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	size_t n;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			n = sizeof(dir) - 1;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	if (stat(dir, &st) < 0)
+		return 0;
+	return tokdb_dir_check(dir, err, errsz);
+}
+
 /* did the last open fail because another process holds the lock? */
 static int
 lock_busy(KCDB *kc)
@@ -583,6 +629,8 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 	double start, delay = 1.0, left;
 	int writer = (mode & TOKDB_WRITE) != 0, created, r;
 
+	if (strcmp(path, ":") != 0 && dir_trusted(path, err, errsz) < 0)
+		return TOKDB_ERR;
 	start = clock_now_ms();
 	for (;;) {
 		created = 0;

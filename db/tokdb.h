@@ -56,6 +56,17 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
     size_t outsz);
 
 /*
+ * May the token files of directory dir be trusted?  Not when anyone but
+ * its owner may create files in it (a shared /tmp, a group-writable
+ * directory): another user could put a token file of their own in
+ * place, or a link where Kyoto Cabinet creates its log (PATH.wal,
+ * opened with O_TRUNC), and so score posts as they like or truncate a
+ * file the writer may write.  Every open of a token file asks it of the
+ * file's directory.  0, or -1 with err (naming dir and what to do).
+ */
+int tokdb_dir_check(const char *dir, char *err, size_t errsz);
+
+/*
  * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the
  * umask) a token file; a writer removes from an existing file's mode
  * what TOKDB_FILE_MODE lacks.  0 on success, else

@@ -459,6 +459,7 @@ users_save(const char *path, const struct users *u, char *err,
 	    "# written by `listgate user`; keep it mode 0600\n";
 	char tmp[4096], dir[4096], line[LG_MAX_CONF_LINE + 2];
 	const struct users_entry *e;
+	struct stat st;
 	size_t i, j, n;
 	int fd, dfd, ok = 1;
 
@@ -475,6 +476,18 @@ users_save(const char *path, const struct users *u, char *err,
 		return -1;
 	}
 	ok = fchmod(fd, 0600) == 0 && write_all(fd, head, strlen(head)) == 0;
+	/* the file keeps its owner: root adding an account (--allow-root)
+	 * must not leave one the web page, running as its user, cannot
+	 * read (a failure, not being root, leaves ours) */
+	if (ok && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+	    fchown(fd, st.st_uid, st.st_gid) < 0 && geteuid() == 0) {
+		snprintf(err, errsz, "%s: cannot give it to uid %lu: %s", tmp,
+		    (unsigned long)st.st_uid, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
 	for (i = 0; ok && i < u->n; i++) {
 		e = &u->v[i];
 		n = (size_t)snprintf(line, sizeof(line), "%s:%s:%s", e->name,
@@ -517,6 +530,7 @@ int
 users_lock(const char *path, char *err, size_t errsz)
 {
 	char lock[4096];
+	struct stat st, lst;
 	int fd;
 
 	if ((size_t)snprintf(lock, sizeof(lock), "%s.lock", path) >=
@@ -529,6 +543,12 @@ users_lock(const char *path, char *err, size_t errsz)
 		snprintf(err, errsz, "%s: %s", lock, strerror(errno));
 		return -1;
 	}
+	/* root's lock file belongs to the accounts file's owner, who must
+	 * be able to take it next time */
+	if (geteuid() == 0 && stat(path, &st) == 0 && fstat(fd, &lst) == 0 &&
+	    S_ISREG(lst.st_mode) && (lst.st_uid != st.st_uid ||
+	    lst.st_gid != st.st_gid))
+		(void)fchown(fd, st.st_uid, st.st_gid);
 	while (flock(fd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
 			snprintf(err, errsz, "%s: cannot lock: %s", lock,

@@ -221,6 +221,19 @@ run lgr train --quiet --list dev --ham "$DATA/ham1.eml"
 check "--allow-root with user set: a token file made as root" \
     test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = 0
 
+# --- users.conf keeps its owner when root changes it --------------------------
+# (the web page runs as its user and must still read it; that user must
+# still take its lock)
+printf 'ann-secret-123\n' | lgr user add ann --lists dev > /dev/null 2>&1 || exit 99
+chown nobody "$CONF/users.conf" && rm -f "$CONF/users.conf.lock" || exit 99
+printf 'ben-secret-123\n' | lgr user add ben --lists dev > /dev/null 2>&1
+check "root adds an account to nobody's users.conf: it stays nobody's" \
+    test "$(stat -c %u "$CONF/users.conf")" = "$nobody"
+check "... mode 0600" test "$(stat -c %a "$CONF/users.conf")" = 600
+check "... and so does the lock file root made" \
+    test "$(stat -c %u "$CONF/users.conf.lock")" = "$nobody"
+check "... with both accounts" test "$(grep -cE '^(ann|ben):' "$CONF/users.conf")" -eq 2
+
 pg_part
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -1,7 +1,9 @@
 #!/bin/sh
 # token_modes.sh - token files hold list content (addresses, subjects):
 # they are made 0640 in a tokens directory made 0750, whatever the
-# umask; train, sync and rebuild tighten older world-readable ones
+# umask; train, sync and rebuild tighten older world-readable ones; a
+# tokens directory others may write is refused (and a shared one, such
+# as /tmp, left as it is)
 #
 # train on the token file alone here; sync and rebuild from the journal
 # under tests/pg.sh.  Works in a mktemp -d directory removed at the end;
@@ -81,6 +83,28 @@ lg score --list dev "$DATA/ham2.eml" > "$T/out" 2>&1
 chmod 0644 "$T/a/b/tokens/dev.kch"
 lg score --list dev "$DATA/ham2.eml" > "$T/out" 2>&1
 check "a reader (score) changes no mode" is "$T/a/b/tokens/dev.kch" 644
+# a tokens directory others may write: another user could put a token
+# file of their own there, or a link where Kyoto Cabinet creates its
+# log (dev.kch.wal, opened with O_TRUNC)
+chmod 0770 "$T/a/b/tokens"
+lg score --list dev "$DATA/ham2.eml" > "$T/out" 2>&1
+check "a group-writable tokens directory: score refuses (exit 1)" test $? -eq 1
+check "... naming the directory and what to do" \
+    grep -q "tokens directory $T/a/b/tokens is writable by its group (mode 0770).*chmod go-w" "$T/out"
+lg train --quiet --list dev --ham "$DATA/ham1.eml" > "$T/out" 2>&1
+check "... train, its owner, takes group write away and learns" \
+    sh -c "test $? -eq 0 && test \$(stat -c %a '$T/a/b/tokens') = 750"
+mkdir "$T/shared" && chmod 1777 "$T/shared" || exit 99
+printf 'do not truncate\n' > "$T/secret"
+ln -s "$T/secret" "$T/shared/dev.kch.wal"
+printf 'tokens_dir = %s/shared\n' "$T" > "$CONF/listgate.conf"
+lg train --quiet --list dev --spam "$DATA/spam1.eml" > "$T/out" 2>&1
+check "a shared tokens directory (1777, as /tmp): train refuses (exit 1)" test $? -eq 1
+check "... saying so" grep -q "writable by everyone (mode 1777)" "$T/out"
+check "... and leaves its mode alone" is "$T/shared" 1777
+check "... the file a planted .wal link points at is untouched" \
+    test "$(cat "$T/secret")" = "do not truncate"
+check "... no token file made" test ! -e "$T/shared/dev.kch"
 
 pg_part
 echo "1..$n"

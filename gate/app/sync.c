@@ -66,12 +66,15 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 		return -1;
 	}
 	/* one made 0755 by an earlier version: take away what others could
-	 * see (a failure, not being its owner, changes nothing) */
+	 * see (a failure, not being its owner, changes nothing); never a
+	 * directory others share (sticky, or not ours: /tmp by mistake),
+	 * which the token files refuse instead (tokdb) */
 	if (stat(g->tokens_dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    !(st.st_mode & S_ISVTX) && st.st_uid == geteuid() &&
 	    (st.st_mode & 0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE) != 0)
 		(void)chmod(g->tokens_dir, st.st_mode & 07777 &
 		    ~(0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE));
-	return 0;
+	return tokdb_dir_check(g->tokens_dir, err, errsz);
 }
 
 /* where a token file's events come from: list's journal, or the site
