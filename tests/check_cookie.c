@@ -231,7 +231,10 @@ write_secret(const char *path, size_t n, mode_t m)
 	int fd;
 	char b[2048];
 
-	memset(b, 'k', sizeof(b));
+	size_t i;
+
+	for (i = 0; i < sizeof(b); i++)
+		b[i] = "0123456789abcdef"[(i * 7 + i / 16) % 16];
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	ck_assert_int_ge(fd, 0);
@@ -252,7 +255,7 @@ START_TEST(secret_file_rules)
 	write_secret(path, 64, 0600);
 	ck_assert_int_eq(cookie_load_key(path, &k, err, sizeof(err)), 0);
 	ck_assert_uint_eq(k.len, 64);
-	write_secret(path, 33, 0600);	/* 32 and a newline? no: 33 'k' */
+	write_secret(path, 33, 0600);	/* 32 and a newline? no: 33 digits */
 	ck_assert_int_eq(cookie_load_key(path, &k, err, sizeof(err)), 0);
 	ck_assert_uint_eq(k.len, 33);
 	write_secret(path, 31, 0600);
@@ -263,6 +266,28 @@ START_TEST(secret_file_rules)
 	ck_assert_msg(strstr(err, "chmod 600") != NULL, "%s", err);
 	write_secret(path, 1025, 0600);
 	ck_assert_int_eq(cookie_load_key(path, &k, err, sizeof(err)), -1);
+	/* a damaged secret: zeros (a file truncated and extended), one
+	 * byte over and over */
+	{
+		static const char *const bad[] = { "zeros", "kkkk" };
+		unsigned char z[512];
+		size_t i;
+		int fd;
+
+		for (i = 0; i < 2; i++) {
+			memset(z, i == 0 ? 0 : 'k', sizeof(z));
+			unlink(path);
+			fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			ck_assert_int_ge(fd, 0);
+			ck_assert_int_eq(write(fd, z, sizeof(z)),
+			    (ssize_t)sizeof(z));
+			close(fd);
+			ck_assert_msg(cookie_load_key(path, &k, err,
+			    sizeof(err)) == -1, "%s", bad[i]);
+			ck_assert_msg(strstr(err, "not a secret") != NULL, "%s",
+			    err);
+		}
+	}
 	unlink(path);
 	rmdir(dir);
 }

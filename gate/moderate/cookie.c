@@ -265,6 +265,27 @@ cookie_address(const char *modaddr, int delim, enum cookie_action action,
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
+/* a secret has at least this many different byte values (the 64 hex
+ * digits `listgate init` writes have about 16) */
+#define KEY_MIN_VALUES	8
+
+/* 1 when the len bytes of k take fewer than KEY_MIN_VALUES values */
+static int
+few_values(const unsigned char *k, size_t len)
+{
+	unsigned char seen[256];
+	size_t i;
+	unsigned n = 0;
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < len && n < KEY_MIN_VALUES; i++)
+		if (!seen[k[i]]) {
+			seen[k[i]] = 1;
+			n++;
+		}
+	return n < KEY_MIN_VALUES;
+}
+
 int
 cookie_load_key(const char *path, struct cookie_key *key, char *err,
     size_t errsz)
@@ -318,6 +339,15 @@ cookie_load_key(const char *path, struct cookie_key *key, char *err,
 	if (len < COOKIE_MIN_KEY) {
 		snprintf(err, errsz, "secret_file %s: %zu bytes, want at least "
 		    "%u", path, len, (unsigned)COOKIE_MIN_KEY);
+		goto fail;
+	}
+	/* a damaged secret (truncated to zeros, one byte over and over)
+	 * would make cookies anyone can compute */
+	if (few_values(key->k, len)) {
+		snprintf(err, errsz, "secret_file %s: not a secret (fewer than "
+		    "%u different bytes): make a new one (remove it, then run "
+		    "`listgate init`; addresses in notices sent so far stop "
+		    "working)", path, (unsigned)KEY_MIN_VALUES);
 		goto fail;
 	}
 	key->len = len;
