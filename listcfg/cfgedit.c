@@ -248,6 +248,21 @@ sync_dir(const char *path)
 	return r;
 }
 
+/* has the file at path changed since read_file saw it (st; missing:
+ * there was none)? */
+static int
+changed_since(const char *path, int missing, const struct stat *st)
+{
+	struct stat now;
+
+	if (stat(path, &now) < 0)
+		return !missing || errno != ENOENT;
+	return missing || now.st_dev != st->st_dev ||
+	    now.st_ino != st->st_ino || now.st_size != st->st_size ||
+	    now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec;
+}
+
 int
 cfgedit_apply(const char *path, const struct cfgedit_change *ch,
     size_t n, const char *stamp, cfgedit_check_fn check, void *ctx,
@@ -305,6 +320,14 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	fd = -1;
 	if (check != NULL && check(ctx, tmp, err, errsz) < 0)
 		goto out;
+	/* an edit made meanwhile (by hand, another tune) is not lost:
+	 * nothing is written over a file that changed since it was read */
+	if (changed_since(path, missing, &st)) {
+		snprintf(err, errsz, "%s changed while it was being edited "
+		    "(another edit at the same time?): nothing written; run "
+		    "it again", path);
+		goto out;
+	}
 	if (rename(tmp, path) < 0) {
 		snprintf(err, errsz, "%s: cannot replace it: %s", path,
 		    strerror(errno));

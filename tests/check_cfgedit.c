@@ -266,6 +266,41 @@ START_TEST(check_refuses)
 }
 END_TEST
 
+/* a check that takes its time while someone edits the file by hand */
+static int
+check_meanwhile(void *ctx, const char *p, char *err, size_t errsz)
+{
+	static const char edited[] = "ham_cutoff = 0.3\nmoderators = a@b.c\n";
+	int fd;
+
+	(void)ctx;
+	(void)p;
+	(void)err;
+	(void)errsz;
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, edited, sizeof(edited) - 1) ==
+	    (ssize_t)sizeof(edited) - 1);
+	close(fd);
+	return 0;
+}
+
+/* an edit made while tune edits the file is not lost */
+START_TEST(edit_meanwhile_kept)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	char err[512];
+
+	put(before, sizeof(before) - 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", check_meanwhile,
+	    NULL, NULL, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "changed while it was being edited") !=
+	    NULL, "%s", err);
+	ck_assert_str_eq(get(NULL), "ham_cutoff = 0.3\nmoderators = a@b.c\n");
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
 START_TEST(not_a_file)
 {
 	char err[512];
@@ -293,6 +328,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, check_refuses);
 	tcase_add_test(tc, not_a_file);
+	tcase_add_test(tc, edit_meanwhile_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
