@@ -69,6 +69,28 @@ START_TEST(test_locked_key_keeps_its_slot)
 }
 END_TEST
 
+/* a count close to its limit outlives a flood of new names: they push
+ * out each other first (the fewest attempts go first) */
+START_TEST(close_to_limit_outlives_a_flood)
+{
+	struct limit *l = limit_new(8, WINDOW);
+	char k[32];
+	int i;
+
+	ck_assert_ptr_nonnull(l);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(limit_take(l, "u:victim", 5, 1000), 0);
+	for (i = 0; i < 4000; i++) {
+		snprintf(k, sizeof(k), "u:junk%d", i);
+		ck_assert_int_eq(limit_take(l, k, 5, 1001 + i / 100), 0);
+	}
+	/* its fifth attempt, then none */
+	ck_assert_int_eq(limit_take(l, "u:victim", 5, 1100), 0);
+	ck_assert_int_gt(limit_take(l, "u:victim", 5, 1100), 0);
+	limit_free(l);
+}
+END_TEST
+
 START_TEST(test_sessions_per_user)
 {
 	struct session_store *s = session_store_new(64);
@@ -105,6 +127,7 @@ weblimit_suite(void)
 
 	tcase_add_test(tc, test_take_counts_before);
 	tcase_add_test(tc, test_locked_key_keeps_its_slot);
+	tcase_add_test(tc, close_to_limit_outlives_a_flood);
 	tcase_add_test(tc, test_sessions_per_user);
 	suite_add_tcase(s, tc);
 	return s;

@@ -357,6 +357,16 @@ moderate "dev-moderate@lists.example.org" bob@example.org < "$T/r1.eml"
 check "the bare moderation address: answered to a moderator" \
     grep -q "Use the addresses of a current hold notice" "$T/ans.txt"
 check "... nothing decided" test "$(status "$id4")" = held
+# a moderator who is the site's postmaster decides like anyone with the
+# cookie; once the cookie proved the notice reached the sender, a
+# refusal (decided already) is answered whatever the sender's address
+idp=$(hold spam2.eml mmpm@test y@example.net) || exit 1
+ap=$(addr_of "$(last_to alice@example.org)" approve)
+moderate "$ap" postmaster@example.org < "$T/r1.eml"
+check "a reply from envelope sender postmaster@ decides" test "$(status "$idp")" = approved
+moderate "$ap" prvs=1234abcdef=alice@example.org < "$T/r1.eml"
+check "... the same cookie again from a tagged sender: answered (decided already)" \
+    test -n "$(last_to prvs=1234abcdef=alice@example.org)"
 
 # --- database down: the MTA retries -------------------------------------------------------------
 $PG_CTL_STOP

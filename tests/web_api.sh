@@ -420,6 +420,25 @@ req GET /lists/dev -b "$D_J"
 check "a new password (user add --replace) ends the old password's sessions" test "$code" = 303
 req GET /api/lists -u dave:dave-secret-2
 check "... and the new password works" test "$code" = 200
+curl -s -o /dev/null -c "$D_J" -H "X-Forwarded-For: 192.0.2.78" \
+    -d "user=dave&password=dave-secret-2" "$URL/login"
+printf 'dave-secret-2\n' | lg user add dave --lists dev --replace > /dev/null
+sleep 1.1
+req GET /lists/dev -b "$D_J"
+check "the same password again (only the lists change) keeps the sessions" test "$code" = 200
+# a script's Basic polls (its credentials remembered) reset nobody's
+# count of wrong guesses: only a password that is hashed and right does
+printf 'erin-secret-1\n' | lg user add erin --lists dev > /dev/null
+sleep 1.1
+req GET /api/lists -u erin:erin-secret-1 -H "X-Forwarded-For: 192.0.2.90"
+for i in 1 2 3 4; do
+	req GET /api/lists -u erin:guess-$i -H "X-Forwarded-For: 192.0.2.9$i"
+done
+req GET /api/lists -u erin:erin-secret-1 -H "X-Forwarded-For: 192.0.2.90"
+check "erin's script polls (200) between wrong guesses" test "$code" = 200
+req GET /api/lists -u erin:guess-5 -H "X-Forwarded-For: 192.0.2.95"
+req GET /api/lists -u erin:guess-6 -H "X-Forwarded-For: 192.0.2.96"
+check "... the 6th wrong guess waits all the same (429)" test "$code" = 429
 # guesses sent all at once get no more tries than guesses sent one by
 # one: 30 at once for one account, from 30 addresses
 python3 - "$URL" > "$T/race" <<'EOF2'

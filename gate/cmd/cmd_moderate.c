@@ -129,7 +129,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *rcpt = NULL, *result = "defer";
 	char err[1024], answer[1100] = "";
 	enum mta mta = MTA_QMAIL;
-	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a;
+	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a, proven = 0;
 	enum outcome o = OUT_DEFER;
 
 	memset(&r, 0, sizeof(r));
@@ -253,6 +253,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		result = "refused";
 		goto answer;
 	}
+	proven = 1;
 	if (!queue_configured(g.conninfo)) {
 		snprintf(r.why, sizeof(r.why), "no database configured "
 		    "(database in listgate.conf)");
@@ -284,7 +285,10 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 answer:
 	wd_code = outcome_exit(OUT_PASS, mta);
-	a = reply_answer(&r, rc != REPLY_DONE, err, sizeof(err));
+	/* a refusal before the cookie proved anything goes to moderators
+	 * only; once it did (a post decided already, a release that
+	 * failed), the sender is answered as for a decision */
+	a = reply_answer(&r, rc != REPLY_DONE && !proven, err, sizeof(err));
 	{
 		size_t n = strlen(answer);
 

@@ -125,6 +125,7 @@ user_add(const char *path, const char *name, const char *lists,
     int replace)
 {
 	struct users u;
+	const struct users_entry *old;
 	char pw[PWHASH_MAX_PASSWORD + 2], hash[PWHASH_MAX], err[1024];
 	int lockfd, missing, existed, r, rc = EXIT_CMD_FAIL;
 
@@ -139,21 +140,30 @@ user_add(const char *path, const char *name, const char *lists,
 		return EXIT_CMD_FAIL;
 	}
 	r = pwhash_make(pw, hash, sizeof(hash), err, sizeof(err));
-	explicit_bzero(pw, sizeof(pw));
 	if (r < 0) {
+		explicit_bzero(pw, sizeof(pw));
 		cmd_err("user", "%s", err);
 		return EXIT_CMD_FAIL;
 	}
 	if ((lockfd = users_lock(path, err, sizeof(err))) < 0) {
+		explicit_bzero(pw, sizeof(pw));
 		cmd_err("user", "%s", err);
 		return EXIT_CMD_FAIL;
 	}
 	if (users_load(path, &u, &missing, err, sizeof(err)) < 0) {
+		explicit_bzero(pw, sizeof(pw));
 		cmd_err("user", "%s", err);
 		close(lockfd);
 		return EXIT_CMD_FAIL;
 	}
-	existed = users_find(&u, name) != NULL;
+	old = users_find(&u, name);
+	existed = old != NULL;
+	/* the same password again (only the lists change): the old hash
+	 * stays, and with it the account's web sessions, which a new
+	 * password ends */
+	if (old != NULL && replace && pwhash_check(pw, old->hash) == 1)
+		snprintf(hash, sizeof(hash), "%s", old->hash);
+	explicit_bzero(pw, sizeof(pw));
 	r = users_set(&u, name, hash, lists, replace, err, sizeof(err));
 	if (r < 0)
 		cmd_err("user", "%s", err);

@@ -394,9 +394,9 @@ reply_automatic(const struct reply *r, char *why, size_t whysz)
 		return 1;
 	}
 	/* (a moderator's address may well look like a list robot's, say
-	 * lists-admin@: only the mail system's own senders count here) */
-	if (strncasecmp(r->sender, "mailer-daemon", 13) == 0 ||
-	    strncasecmp(r->sender, "postmaster@", 11) == 0) {
+	 * lists-admin@ or postmaster@: only the mail system's own sender
+	 * counts here; a postmaster's report is a multipart/report) */
+	if (strncasecmp(r->sender, "mailer-daemon", 13) == 0) {
 		snprintf(why, whysz, "a bounce (the mail system's envelope "
 		    "sender)");
 		return 1;

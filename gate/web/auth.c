@@ -349,8 +349,9 @@ check_password(struct web_req *r, const char *name, const char *pw,
 		    sizeof(dg));
 		pthread_mutex_unlock(&s->mu);
 		if (ok) {
-			/* the right password, checked before: no guess */
-			limit_clear(s->fails, ukey);
+			/* the right password, checked before: no guess (and
+			 * no reset of the account's count, which only a
+			 * hash that succeeds clears) */
 			r->users = w;
 			r->user = e;
 			return AUTH_OK;

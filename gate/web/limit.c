@@ -80,7 +80,8 @@ find(struct limit *l, const char *k)
 }
 
 /* 0 free, 1 its window is over, 2 below its limit, 3 at it: the lowest
- * is given to a new key, the oldest window among equals */
+ * is given to a new key (of 2, the one with the fewest attempts), the
+ * oldest window among equals */
 static int
 rank(const struct limit *l, const struct slot *s, time_t now)
 {
@@ -126,7 +127,12 @@ limit_take(struct limit *l, const char *key, unsigned max, time_t now)
 		rb = rank(l, best, now);
 		for (i = 1; i < l->n && rb > 0; i++) {
 			ri = rank(l, &l->s[i], now);
-			if (ri < rb || (ri == rb && l->s[i].start < best->start)) {
+			/* (below their limits: the fewest attempts first, so
+			 * that new names flooding in push out each other
+			 * before a count that is close to its limit) */
+			if (ri < rb || (ri == rb && (ri == 2 &&
+			    l->s[i].fails != best->fails ? l->s[i].fails <
+			    best->fails : l->s[i].start < best->start))) {
 				best = &l->s[i];
 				rb = ri;
 			}

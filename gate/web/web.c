@@ -163,15 +163,19 @@ static void
 on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
     enum MHD_ConnectionNotificationCode toe)
 {
+	const struct web_srv *s = cls;
 	const union MHD_ConnectionInfo *ci;
 	unsigned char a[16];
 	size_t i, fr = (size_t)-1;
 	int d = toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
 
-	(void)cls;
 	(void)socket_context;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci == NULL || sa_addr(ci->client_addr, a, NULL, 0) < 0)
+		return;
+	/* a trusted proxy's connections are not limited (on_accept), nor
+	 * counted against the clients in its /64 */
+	if (is_proxy(s, a))
 		return;
 	group64(a);
 	pthread_mutex_lock(&conns.mu);
