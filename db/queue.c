@@ -836,8 +836,9 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	 * Only a retried delivery needs the second statement, which finds
 	 * the row already there or the decision.  (A plain INSERT ... ON
 	 * CONFLICT plans in a fresh server process in 0.75 ms, a CTE
-	 * doing both in one statement in 1.1 ms.)  If that row was decided in between (and the window is
-	 * 0), the SELECT finds nothing and the INSERT is tried again.
+	 * doing both in one statement in 1.1 ms.)  If that row was
+	 * decided in between (and the window is 0), the SELECT finds
+	 * nothing and the INSERT is tried again.
 	 */
 	static const char sql[] = HOLD_SQL("$11::bytea");
 	static const char sql_lo[] = HOLD_SQL("lo_get($11::oid)");

@@ -14,9 +14,11 @@
  * WEB_FAILS_ACCOUNT or WEB_FAILS_ADDR in WEB_LIMIT_WINDOW seconds the
  * answer is 429 until the window ends, right password or not.  A
  * session belongs to the account's password at its login: a new
- * password (`listgate user add --replace`) ends it.  A script's Basic credentials, once checked,
- * are remembered for WEB_BASIC_CACHE_S as a SHA-256 digest keyed by a
- * random secret of this run (never the password).  users.conf is
+ * password (`listgate user add --replace`) ends it.  A script's Basic
+ * credentials, once checked, are remembered for WEB_BASIC_CACHE_S as a
+ * SHA-256 digest keyed by a random secret of this run (never the
+ * password); using them neither counts as an attempt nor clears the
+ * account's count.  users.conf is
  * reread when it changes: a deleted account's sessions stop working at
  * its next request.  Nothing here logs a password, a hash or a session
  * id.
@@ -459,7 +461,6 @@ auth_login(struct web_req *r, const char *name, const char *pw)
 {
 	enum auth_result res;
 	char sid[SESSION_HEX];
-
 	unsigned char tag[SESSION_TAG];
 
 	if ((res = check_password(r, name, pw, 0)) != AUTH_OK)
