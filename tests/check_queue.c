@@ -1077,6 +1077,41 @@ START_TEST(journal_codec_reused)
 }
 END_TEST
 
+/* a fresh database name (conninfo into ci) with the migrations before
+ * version `below` applied as an older listgate left them; the number
+ * applied, and a connection to it in *c_r */
+static int
+db_before(const char *name, int below, char *ci, size_t cisz, PGconn **c_r)
+{
+	PGconn *c;
+	PGresult *res;
+	char sql[256];
+	int i;
+
+	fresh_db(name, ci, cisz);
+	c = pg(name);
+	res = PQexec(c, "CREATE TABLE schema_migrations (version integer "
+	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
+	    "DEFAULT now())");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+	PQclear(res);
+	for (i = 0; queue_migrations[i].name != NULL &&
+	    queue_migrations[i].version < below; i++) {
+		res = PQexec(c, queue_migrations[i].sql);
+		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s: %s",
+		    queue_migrations[i].name, PQresultErrorMessage(res));
+		PQclear(res);
+		snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations "
+		    "(version, name) VALUES (%d, '%s')",
+		    queue_migrations[i].version, queue_migrations[i].name);
+		res = PQexec(c, sql);
+		ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
+		PQclear(res);
+	}
+	*c_r = c;
+	return i;
+}
+
 /* migration 0002 on a 0001 database that already stored a retry twice:
  * the copies are set aside (expired, noted), the oldest stays held */
 START_TEST(migrate_0002_sets_duplicates_aside)
@@ -1090,20 +1125,10 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 
 	ck_assert_str_eq(queue_migrations[0].name, "queue");
 	ck_assert_int_ge(queue_schema_latest, 2);
-	fresh_db("lg_upgrade_test", ci, sizeof(ci));
-	c = pg("lg_upgrade_test");
-	res = PQexec(c, "CREATE TABLE schema_migrations (version integer "
-	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
-	    "DEFAULT now())");
-	PQclear(res);
-	res = PQexec(c, queue_migrations[0].sql);
-	ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s",
-	    PQresultErrorMessage(res));
-	PQclear(res);
-	res = PQexec(c, "INSERT INTO schema_migrations (version, name) "
-	    "VALUES (1, 'queue'); "
-	    "INSERT INTO held_posts (list, size, score, verdict, raw_z, "
-	    "raw_sha256) SELECT 'up', 1, 0.9, 'spam', 'x', sha256('x') "
+	ck_assert_int_eq(db_before("lg_upgrade_test", 2, ci, sizeof(ci), &c),
+	    1);
+	res = PQexec(c, "INSERT INTO held_posts (list, size, score, verdict, "
+	    "raw_z, raw_sha256) SELECT 'up', 1, 0.9, 'spam', 'x', sha256('x') "
 	    "FROM generate_series(1, 3); "
 	    "INSERT INTO held_posts (list, size, score, verdict, raw_z, "
 	    "raw_sha256) VALUES ('up', 1, 0.9, 'spam', 'y', sha256('y'))");
@@ -1145,29 +1170,11 @@ START_TEST(migrate_0010_discards_once)
 	struct queue *q;
 	PGconn *c;
 	PGresult *res;
-	char ci[128], err[1024], sql[256];
+	char ci[128], err[1024];
 	int64_t id;
 	int i, n;
 
-	fresh_db("lg_upgrade_0010", ci, sizeof(ci));
-	c = pg("lg_upgrade_0010");
-	res = PQexec(c, "CREATE TABLE schema_migrations (version integer "
-	    "PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL "
-	    "DEFAULT now())");
-	PQclear(res);
-	for (i = 0; queue_migrations[i].name != NULL &&
-	    queue_migrations[i].version < 10; i++) {
-		res = PQexec(c, queue_migrations[i].sql);
-		ck_assert_msg(PQresultStatus(res) == PGRES_COMMAND_OK, "%s: %s",
-		    queue_migrations[i].name, PQresultErrorMessage(res));
-		PQclear(res);
-		snprintf(sql, sizeof(sql), "INSERT INTO schema_migrations "
-		    "(version, name) VALUES (%d, 'm')",
-		    queue_migrations[i].version);
-		res = PQexec(c, sql);
-		ck_assert_int_eq(PQresultStatus(res), PGRES_COMMAND_OK);
-		PQclear(res);
-	}
+	i = db_before("lg_upgrade_0010", 10, ci, sizeof(ci), &c);
 	ck_assert_ptr_nonnull(queue_migrations[i].name);
 	ck_assert_int_eq(queue_migrations[i].version, 10);
 	/* ids 1-3: x discarded by the filter three times; 4: y once; 5: x
