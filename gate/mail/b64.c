@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "gate/mail/b64.h"
@@ -20,9 +21,10 @@
 #define B64_BAD		66
 
 static unsigned char b64tab[256];
-static int b64init;
+static pthread_once_t b64once = PTHREAD_ONCE_INIT;
 
-/* fill the decoding table once */
+/* fill the decoding table, once (b64_decode runs in the trainer's
+ * worker threads too) */
 static void
 b64_setup(void)
 {
@@ -36,7 +38,6 @@ b64_setup(void)
 		b64tab[(unsigned char)a[i]] = (unsigned char)i;
 	b64tab['='] = B64_PAD;
 	b64tab[' '] = b64tab['\t'] = b64tab['\r'] = b64tab['\n'] = B64_WS;
-	b64init = 1;
 }
 
 /* base64 to bytes, garbage skipped */
@@ -48,8 +49,7 @@ b64_decode(const unsigned char *in, size_t n, struct buf *out)
 	size_t i;
 	int q = 0, bad = 0, pads = 0, cut = 0;
 
-	if (!b64init)
-		b64_setup();
+	pthread_once(&b64once, b64_setup);
 	if (n / 4 * 3 + 3 > out->max - out->len) {
 		size_t room = out->max - out->len;
 

@@ -7,8 +7,8 @@
  * Latin-1 character of that byte.  Output beyond the buffer's max is
  * cut between characters (CS_CUT) and the rest of the input dropped.
  * So conversion never fails on content: only when memory runs out
- * (-1).  iconv handles are kept in a small cache by charset name (one
- * process, one thread).
+ * (-1).  iconv handles are kept in a small cache by charset name, one
+ * per thread (the trainer tokenizes in worker threads).
  */
 #include "config.h"
 
@@ -33,11 +33,11 @@ struct cs_slot {
 	unsigned long used;
 };
 
-static struct cs_slot cache[CS_CACHE];
+static __thread struct cs_slot cache[CS_CACHE];
 /* the handle of windows-1252, converted by table (cs_cp1252) */
 #define CS_CP1252	((iconv_t)-2)
-static unsigned long tick;
-static unsigned opens_left = UINT_MAX;	/* see charset_budget() */
+static __thread unsigned long tick;
+static __thread unsigned opens_left = UINT_MAX;	/* see charset_budget() */
 
 /* names iconv spells otherwise, or supersets worth using instead */
 static const struct {

@@ -5,7 +5,7 @@
  * sequences fall back to Latin-1 for that byte.  Output that does not
  * fit below the buffer's max is cut between characters and reported
  * (CS_CUT); the input after the cut is dropped.  Converters are cached
- * per process.  Fails (-1) only when memory runs out.
+ * per thread.  Fails (-1) only when memory runs out.
  */
 #ifndef LG_CHARSET_H
 #define LG_CHARSET_H
@@ -82,7 +82,9 @@ int charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out);
 #define CS_OPEN_BUDGET	64
 void charset_budget(unsigned n);
 
-/* close the cached iconv handles (tests, leak checkers); optional */
+/* close this thread's cached iconv handles: optional for the program's
+ * thread (leak checkers), required before another thread that converted
+ * ends */
 void charset_cache_clear(void);
 
 #endif

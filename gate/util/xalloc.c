@@ -18,7 +18,7 @@
 #include "gate/util/xalloc.h"
 
 static unsigned long fail_at, counter, failed;
-static int env_read;
+static int env_read, reporting;
 
 /* atexit: the allocation count for LISTGATE_ALLOC_REPORT */
 static void
@@ -28,25 +28,45 @@ report(void)
 	    failed);
 }
 
+/* read the environment once (the first allocation is the program's
+ * thread's, before any other thread starts) */
+static void
+read_env(void)
+{
+	const char *e;
+
+	if (env_read)
+		return;
+	env_read = 1;
+	if ((e = getenv("LISTGATE_FAIL_ALLOC")) != NULL && *e)
+		fail_at = strtoul(e, NULL, 10);
+	if ((e = getenv("LISTGATE_ALLOC_REPORT")) != NULL &&
+	    strcmp(e, "1") == 0) {
+		reporting = 1;
+		atexit(report);
+	}
+}
+
 static int
 should_fail(void)
 {
-	if (!env_read) {
-		const char *e = getenv("LISTGATE_FAIL_ALLOC");
+	unsigned long n;
 
-		env_read = 1;
-		if (e && *e)
-			fail_at = strtoul(e, NULL, 10);
-		if ((e = getenv("LISTGATE_ALLOC_REPORT")) != NULL &&
-		    strcmp(e, "1") == 0)
-			atexit(report);
-	}
-	counter++;
-	if (fail_at != 0 && counter == fail_at) {
-		failed = counter;
+	read_env();
+	/* atomic: the trainer's worker threads allocate too */
+	n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+	if (fail_at != 0 && n == fail_at) {
+		failed = n;
 		return 1;
 	}
 	return 0;
+}
+
+int
+xalloc_counted(void)
+{
+	read_env();
+	return fail_at != 0 || reporting;
 }
 
 void
@@ -60,7 +80,7 @@ xalloc_fail_at(unsigned long n)
 unsigned long
 xalloc_count(void)
 {
-	return counter;
+	return __atomic_load_n(&counter, __ATOMIC_RELAXED);
 }
 
 void *

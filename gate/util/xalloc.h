@@ -22,5 +22,9 @@ void xfree(void *p);
 void xalloc_fail_at(unsigned long n);
 /* allocations made since the counter was last set */
 unsigned long xalloc_count(void);
+/* 1 when a test counts allocations (a failure is set, or a report is
+ * asked for): work that would spread over threads, making the count
+ * depend on their timing, stays in one */
+int xalloc_counted(void);
 
 #endif
