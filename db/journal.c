@@ -30,12 +30,8 @@
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
 
-/* pipelined INSERTs in flight at most (their results are tiny, so the
- * socket buffers never fill and block both sides) */
-#define PIPE_MAX	128
-
 /* the list's newest event id and the day of the transaction, inside
- * it (not in pipeline mode): 0, or -1 with err */
+ * it (not while a COPY is open): 0, or -1 with err */
 static int
 last_and_day(struct queue *q, const char *list, int64_t *last_r,
     uint32_t *day_r, char *err, size_t errsz)
@@ -97,77 +93,140 @@ journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
 		return -1;
 	}
 	q->intx = 1;
-	q->npending = 0;
-	q->perr[0] = 0;
-	/* bulk INSERTs without a round trip each */
-	q->pipe = PQenterPipelineMode(q->conn) == 1;
+	q->copy = 0;
 	return 0;
 }
 
 /*
- * Read back the results of the pipelined INSERTs; with sync, end the
- * pipeline (PQpipelineSync) and leave pipeline mode.  The first error is
- * kept in q->perr.  0 when every one succeeded, else -1.
+ * A batch's events go to the server in one COPY (binary format), begun
+ * at its first event: the server parses, plans and checks the statement
+ * once and inserts the rows in groups as they stream in, while this
+ * side makes the next (pipelined INSERTs cost the server three times as
+ * much per row, and training waited for it).  A row the server refuses
+ * fails the COPY, seen at the latest when it ends: the batch is rolled
+ * back whole.
  */
-static int
-pipe_drain(struct queue *q, int sync)
-{
-	PGresult *res;
-	ExecStatusType st;
-	int ok = 1;
+#define JOURNAL_COPY \
+	"COPY train_journal (list, class, op, source, post_id, size, " \
+	"message_z) FROM STDIN (FORMAT binary)"
+#define JOURNAL_COLUMNS	7
 
-	if (!q->pipe)
-		return 0;
-	if ((sync ? PQpipelineSync(q->conn) : PQsendFlushRequest(q->conn)) !=
-	    1 || PQflush(q->conn) != 0) {
-		snprintf(q->perr, sizeof(q->perr), "%s", queue_pgerr(q, NULL));
-		q->pipe = 0;	/* the connection is unusable now */
+/* the binary format's header: signature, flags, no extension */
+static const unsigned char copy_header[19] = {
+	'P', 'G', 'C', 'O', 'P', 'Y', '\n', 0xff, '\r', '\n', 0,
+	0, 0, 0, 0, 0, 0, 0, 0
+};
+
+static unsigned char *
+put_be(unsigned char *b, uint64_t v, int n)
+{
+	while (n-- > 0)
+		*b++ = (unsigned char)(v >> (8 * n));
+	return b;
+}
+
+/* a field: its length (-1: NULL) and bytes */
+static unsigned char *
+put_field(unsigned char *b, const void *p, size_t n)
+{
+	b = put_be(b, (uint32_t)n, 4);
+	memcpy(b, p, n);
+	return b + n;
+}
+
+/* start the batch's COPY: 0, or -1 with err */
+static int
+copy_begin(struct queue *q, char *err, size_t errsz)
+{
+	PGresult *res = PQexec(q->conn, JOURNAL_COPY);
+
+	if (res == NULL || PQresultStatus(res) != PGRES_COPY_IN) {
+		snprintf(err, errsz, "database: cannot journal the post: %s",
+		    queue_pgerr(q, res));
+		PQclear(res);
 		return -1;
 	}
-	while (q->npending > 0 || sync) {
-		if ((res = PQgetResult(q->conn)) == NULL) {
-			if (PQstatus(q->conn) != CONNECTION_OK) {
-				snprintf(q->perr, sizeof(q->perr), "%s",
-				    queue_pgerr(q, NULL));
-				q->pipe = 0;
-				return -1;
-			}
-			continue;	/* the end of one query's results */
-		}
-		st = PQresultStatus(res);
-		if (st == PGRES_PIPELINE_SYNC) {
-			PQclear(res);
-			break;
-		}
-		if (st != PGRES_COMMAND_OK) {
-			if (q->perr[0] == 0)
-				snprintf(q->perr, sizeof(q->perr), "%s",
-				    queue_pgerr(q, res));
-			ok = 0;
+	PQclear(res);
+	q->copy = 1;
+	if (PQputCopyData(q->conn, (const char *)copy_header,
+	    sizeof(copy_header)) != 1) {
+		snprintf(err, errsz, "database: cannot journal the post: %s",
+		    queue_pgerr(q, NULL));
+		return -1;
+	}
+	return 0;
+}
+
+/* end the COPY, with abort (a reason) or without: 0 when the server
+ * stored every row, else -1 with err */
+static int
+copy_end(struct queue *q, const char *abort, char *err, size_t errsz)
+{
+	static const unsigned char trailer[2] = { 0xff, 0xff };
+	PGresult *res;
+	int r = 0;
+
+	if (!q->copy)
+		return 0;
+	q->copy = 0;
+	if ((abort == NULL && PQputCopyData(q->conn, (const char *)trailer,
+	    sizeof(trailer)) != 1) || PQputCopyEnd(q->conn, abort) != 1) {
+		snprintf(err, errsz, "%s", queue_pgerr(q, NULL));
+		r = -1;
+	}
+	while ((res = PQgetResult(q->conn)) != NULL) {
+		if (r == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
+			snprintf(err, errsz, "%s", queue_pgerr(q, res));
+			r = -1;
 		}
 		PQclear(res);
-		if (q->npending > 0)
-			q->npending--;
 	}
-	if (sync) {
-		PQexitPipelineMode(q->conn);
-		q->pipe = 0;
+	if (r == 0 && PQstatus(q->conn) != CONNECTION_OK) {
+		snprintf(err, errsz, "%s", queue_pgerr(q, NULL));
+		r = -1;
 	}
-	return ok && q->perr[0] == 0 ? 0 : -1;
+	return r;
 }
 
 /*
- * Compress a post for the journal (zlib's format, read back with zlib)
- * with the connection's libdeflate compressor, made at the first post:
- * 2.5 times zlib's speed at its level 1 and a little smaller, on whole
- * buffers, which is what a post is; compressing was half of training
- * through the journal.  *z_r points into q->jzbuf until the next call
- * (libpq copies a parameter when the query is sent).  0, or -1 with
- * err.
+ * Posts are compressed for the journal (zlib's format, read back with
+ * zlib) by libdeflate: 2.5 times zlib's speed at its level 1 and a
+ * little smaller, on whole buffers, which is what a post is;
+ * compressing was half of training through the journal.  One
+ * compressor per thread (the trainer compresses ahead in its workers).
  */
-static int
-journal_deflate(struct queue *q, const unsigned char *raw, size_t len,
-    const unsigned char **z_r, size_t *zlen_r, char *err, size_t errsz)
+struct journal_z {
+	struct libdeflate_compressor *c;
+};
+
+struct journal_z *
+journal_z_new(void)
+{
+	struct journal_z *jz;
+
+	if ((jz = xcalloc(1, sizeof(*jz))) == NULL)
+		return NULL;
+	if ((jz->c = libdeflate_alloc_compressor(QUEUE_ZLEVEL_JOURNAL)) ==
+	    NULL) {
+		xfree(jz);
+		return NULL;
+	}
+	return jz;
+}
+
+void
+journal_z_free(struct journal_z *jz)
+{
+	if (jz == NULL)
+		return;
+	libdeflate_free_compressor(jz->c);
+	xfree(jz);
+}
+
+int
+journal_z_compress(struct journal_z *jz, const unsigned char *raw,
+    size_t len, unsigned char **buf, size_t *cap, size_t *zlen_r,
+    char *err, size_t errsz)
 {
 	unsigned char *b;
 	size_t bound, n;
@@ -177,28 +236,23 @@ journal_deflate(struct queue *q, const unsigned char *raw, size_t len,
 		    len, LG_MAX_POST_BYTES);
 		return -1;
 	}
-	if (q->jz == NULL &&
-	    (q->jz = libdeflate_alloc_compressor(QUEUE_ZLEVEL_JOURNAL)) ==
-	    NULL)
-		goto oom;
-	bound = libdeflate_zlib_compress_bound(q->jz, len);
-	if (q->jzcap < bound) {
-		if ((b = xrealloc(q->jzbuf, bound)) == NULL)
-			goto oom;
-		q->jzbuf = b;
-		q->jzcap = bound;
+	bound = libdeflate_zlib_compress_bound(jz->c, len);
+	if (*cap < bound) {
+		if ((b = xrealloc(*buf, bound)) == NULL) {
+			snprintf(err, errsz, "out of memory compressing %zu "
+			    "bytes", len);
+			return -1;
+		}
+		*buf = b;
+		*cap = bound;
 	}
-	if ((n = libdeflate_zlib_compress(q->jz, raw, len, q->jzbuf,
-	    q->jzcap)) == 0) {
+	if ((n = libdeflate_zlib_compress(jz->c, raw, len, *buf, *cap)) ==
+	    0) {
 		snprintf(err, errsz, "cannot compress the post");
 		return -1;
 	}
-	*z_r = q->jzbuf;
 	*zlen_r = n;
 	return 0;
-oom:
-	snprintf(err, errsz, "out of memory compressing %zu bytes", len);
-	return -1;
 }
 
 #define JOURNAL_INSERT \
@@ -210,47 +264,83 @@ journal_add(struct queue *q, const char *list, int spam, int dir,
     const char *source, int64_t post_id, const unsigned char *raw,
     size_t len, char *err, size_t errsz)
 {
-	const char *vals[7];
-	int lens[7] = { 0 }, fmts[7] = { 0 };
-	char sizebuf[32], idbuf[32];
-	const unsigned char *z;
 	size_t zlen;
+
+	if (q->jz == NULL && (q->jz = journal_z_new()) == NULL) {
+		snprintf(err, errsz, "out of memory compressing %zu bytes",
+		    len);
+		return -1;
+	}
+	if (journal_z_compress(q->jz, raw, len, &q->jzbuf, &q->jzcap, &zlen,
+	    err, errsz) < 0)
+		return -1;
+	return journal_add_z(q, list, spam, dir, source, post_id, len,
+	    q->jzbuf, zlen, err, errsz);
+}
+
+int
+journal_add_z(struct queue *q, const char *list, int spam, int dir,
+    const char *source, int64_t post_id, size_t len, const unsigned char *z,
+    size_t zlen, char *err, size_t errsz)
+{
+	const char *vals[JOURNAL_COLUMNS];
+	int lens[JOURNAL_COLUMNS] = { 0 }, fmts[JOURNAL_COLUMNS] = { 0 };
+	char sizebuf[32], idbuf[32];
+	unsigned char row[2 + 4 * 4 + 4 * 64 + 3 * 12 + 4], *b;
+	const char *cls = spam ? "spam" : "ham";
+	const char *op = dir < 0 ? "unlearn" : "learn";
 	PGresult *res;
 	int r = -1;
 
-	if (journal_deflate(q, raw, len, &z, &zlen, err, errsz) < 0)
-		return -1;
-	if (zlen > 0x7fffffff) {
+	if (zlen > 0x7fffffff || len > LG_MAX_POST_BYTES) {
 		snprintf(err, errsz, "post too large for the journal");
 		return -1;
+	}
+	if (q->intx) {
+		/* in a batch: a row of the COPY, with the length of its
+		 * compressed post, then the post */
+		if (strlen(list) > 64 || strlen(source) > 64) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: list or source name too long");
+			return -1;
+		}
+		if (!q->copy && copy_begin(q, err, errsz) < 0)
+			return -1;
+		b = put_be(row, JOURNAL_COLUMNS, 2);
+		b = put_field(b, list, strlen(list));
+		b = put_field(b, cls, strlen(cls));
+		b = put_field(b, op, strlen(op));
+		b = put_field(b, source, strlen(source));
+		if (post_id > 0) {
+			b = put_be(b, 8, 4);
+			b = put_be(b, (uint64_t)post_id, 8);
+		} else
+			b = put_be(b, 0xffffffffu, 4);
+		b = put_be(b, 8, 4);
+		b = put_be(b, (uint64_t)len, 8);
+		b = put_be(b, (uint32_t)zlen, 4);
+		if (PQputCopyData(q->conn, (const char *)row, (int)(b - row))
+		    != 1 || PQputCopyData(q->conn, (const char *)z, (int)zlen)
+		    != 1) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: %s", queue_pgerr(q, NULL));
+			return -1;
+		}
+		return 0;
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%zu", len);
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
 	vals[0] = list;
-	vals[1] = spam ? "spam" : "ham";
-	vals[2] = dir < 0 ? "unlearn" : "learn";
+	vals[1] = cls;
+	vals[2] = op;
 	vals[3] = source;
 	vals[4] = post_id > 0 ? idbuf : NULL;
 	vals[5] = sizebuf;
 	vals[6] = (const char *)z;
 	lens[6] = (int)zlen;
 	fmts[6] = 1;
-	if (q->pipe) {
-		if (PQsendQueryParams(q->conn, JOURNAL_INSERT, 7, NULL, vals,
-		    lens, fmts, 0) != 1) {
-			snprintf(err, errsz, "database: cannot journal the "
-			    "post: %s", queue_pgerr(q, NULL));
-			return -1;
-		}
-		if (++q->npending >= PIPE_MAX && pipe_drain(q, 0) < 0) {
-			snprintf(err, errsz, "database: cannot journal the "
-			    "post: %s", q->perr);
-			return -1;
-		}
-		return 0;
-	}
-	res = PQexecParams(q->conn, JOURNAL_INSERT, 7, NULL, vals, lens, fmts,
-	    0);
+	res = PQexecParams(q->conn, JOURNAL_INSERT, JOURNAL_COLUMNS, NULL,
+	    vals, lens, fmts, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		snprintf(err, errsz, "database: cannot journal the post: %s",
 		    queue_pgerr(q, res));
@@ -270,11 +360,20 @@ int
 journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
     char *err, size_t errsz)
 {
-	char e[8];
+	if (journal_commit_send(q, list, last_r, err, errsz) < 0)
+		return -1;
+	return journal_commit_wait(q, err, errsz);
+}
 
-	if (pipe_drain(q, 1) < 0) {
+int
+journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
+    char *err, size_t errsz)
+{
+	char e[512];
+
+	if (copy_end(q, NULL, e, sizeof(e)) < 0) {
 		snprintf(err, errsz, "database: cannot journal the posts: %s",
-		    q->perr);
+		    e);
 		if (PQstatus(q->conn) == CONNECTION_OK)
 			queue_cmd(q, "ROLLBACK", e, sizeof(e));
 		q->intx = 0;
@@ -286,15 +385,50 @@ journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
 		queue_cmd(q, "ROLLBACK", e, sizeof(e));
 		return -1;
 	}
-	return queue_cmd(q, "COMMIT", err, errsz);
+	if (PQsendQueryParams(q->conn, "COMMIT", 0, NULL, NULL, NULL, NULL,
+	    0) != 1) {
+		snprintf(err, errsz, "database: COMMIT: %s",
+		    queue_pgerr(q, NULL));
+		return -1;
+	}
+	q->committing = 1;
+	return 0;
+}
+
+int
+journal_commit_wait(struct queue *q, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = -1, got = 0;
+
+	if (!q->committing) {
+		snprintf(err, errsz, "database: no COMMIT was sent");
+		return -1;
+	}
+	q->committing = 0;
+	while ((res = PQgetResult(q->conn)) != NULL) {
+		if (!got && PQresultStatus(res) == PGRES_COMMAND_OK)
+			r = 0;
+		else if (!got)
+			snprintf(err, errsz, "database: COMMIT: %s",
+			    queue_pgerr(q, res));
+		got = 1;
+		PQclear(res);
+	}
+	if (!got)
+		snprintf(err, errsz, "database: COMMIT: %s",
+		    queue_pgerr(q, NULL));
+	return r;
 }
 
 void
 journal_rollback(struct queue *q)
 {
-	char e[8];
+	char e[512];
 
-	pipe_drain(q, 1);
+	copy_end(q, "the batch was rolled back", e, sizeof(e));
+	if (q->committing)
+		(void)journal_commit_wait(q, e, sizeof(e));
 	if (q->intx && PQstatus(q->conn) == CONNECTION_OK)
 		queue_cmd(q, "ROLLBACK", e, sizeof(e));
 	q->intx = 0;

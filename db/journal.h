@@ -35,6 +35,24 @@ int journal_commit(struct queue *q, char *err, size_t errsz);
 void journal_rollback(struct queue *q);
 
 /*
+ * journal_add in two steps, for a writer that compresses its posts
+ * ahead in other threads: a compressor (one per thread; NULL when out of
+ * memory) compresses raw (len bytes, at most LG_MAX_POST_BYTES) into
+ * *buf, grown with xrealloc (*cap its size; *zlen_r the bytes written),
+ * and journal_add_z appends the event of a post of len bytes from its
+ * compressed z.  0, or -1 with err.
+ */
+struct journal_z;
+struct journal_z *journal_z_new(void);
+void journal_z_free(struct journal_z *jz);
+int journal_z_compress(struct journal_z *jz, const unsigned char *raw,
+    size_t len, unsigned char **buf, size_t *cap, size_t *zlen_r,
+    char *err, size_t errsz);
+int journal_add_z(struct queue *q, const char *list, int spam, int dir,
+    const char *source, int64_t post_id, size_t len, const unsigned char *z,
+    size_t zlen, char *err, size_t errsz);
+
+/*
  * For a writer that also learns its events into the list's token file
  * (the trainer's follower): journal_begin, and, read under the lock
  * before any event of the batch, the list's newest event id (*last_r,
@@ -50,6 +68,15 @@ int journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
     uint32_t *day_r, char *err, size_t errsz);
 int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
     char *err, size_t errsz);
+/* journal_commit_last in halves, for a writer with work to do while the
+ * server commits (makes the WAL durable): the first sends the COMMIT
+ * (*last_r known by then), the second waits for its answer.  A failure
+ * of the second leaves it unknown whether the batch committed (the
+ * connection broke): publish nothing that depends on it.  0, or -1 with
+ * err */
+int journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
+    char *err, size_t errsz);
+int journal_commit_wait(struct queue *q, char *err, size_t errsz);
 
 /* called with each list name by journal_lists; 0 to go on */
 typedef int (*journal_name_fn)(const char *list, void *ctx);

@@ -65,11 +65,10 @@ static char pq_err[256];
 	    paramFormats, resultFormat)) \
 	X(PGresult *, PQgetResult, (PGconn *conn), (conn)) \
 	X(int, PQsetSingleRowMode, (PGconn *conn), (conn)) \
-	X(int, PQenterPipelineMode, (PGconn *conn), (conn)) \
-	X(int, PQexitPipelineMode, (PGconn *conn), (conn)) \
-	X(int, PQpipelineSync, (PGconn *conn), (conn)) \
-	X(int, PQsendFlushRequest, (PGconn *conn), (conn)) \
-	X(int, PQflush, (PGconn *conn), (conn)) \
+	X(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes), \
+	    (conn, buffer, nbytes)) \
+	X(int, PQputCopyEnd, (PGconn *conn, const char *errormsg), \
+	    (conn, errormsg)) \
 	X(ExecStatusType, PQresultStatus, (const PGresult *res), (res)) \
 	X(char *, PQresultErrorMessage, (const PGresult *res), (res)) \
 	X(char *, PQresultErrorField, (const PGresult *res, int fieldcode), \
@@ -257,11 +256,10 @@ FWD(int, PQsendQueryParams, (PGconn *conn, const char *command,
     paramFormats, resultFormat))
 FWD(PGresult *, PQgetResult, (PGconn *conn), (conn))
 FWD(int, PQsetSingleRowMode, (PGconn *conn), (conn))
-FWD(int, PQenterPipelineMode, (PGconn *conn), (conn))
-FWD(int, PQexitPipelineMode, (PGconn *conn), (conn))
-FWD(int, PQpipelineSync, (PGconn *conn), (conn))
-FWD(int, PQsendFlushRequest, (PGconn *conn), (conn))
-FWD(int, PQflush, (PGconn *conn), (conn))
+FWD(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes),
+    (conn, buffer, nbytes))
+FWD(int, PQputCopyEnd, (PGconn *conn, const char *errormsg),
+    (conn, errormsg))
 FWD(char *, PQresultErrorField, (const PGresult *res, int fieldcode),
     (res, fieldcode))
 FWD(int, PQntuples, (const PGresult *res), (res))

@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include <nettle/sha2.h>
-#include <libdeflate.h>
 #include <zlib.h>
 
 #include "gate/util/lglimits.h"
+#include "db/journal.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
 #include "gate/util/buf.h"
@@ -268,8 +268,7 @@ queue_close(struct queue *q)
 	queue_close(q->lockq);
 	if (q->conn)
 		PQfinish(q->conn);
-	if (q->jz != NULL)
-		libdeflate_free_compressor(q->jz);
+	journal_z_free(q->jz);
 	xfree(q->jzbuf);
 	xfree(q->conninfo);
 	xfree(q);

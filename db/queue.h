@@ -1,8 +1,9 @@
 /*
  * queue.h - the moderation queue and training journal in PostgreSQL
  *
- * Values reach the server only as parameters (PQexecParams, or
- * PQsendQueryParams for pipelined journal INSERTs); the one exception is
+ * Values reach the server only as parameters (PQexecParams,
+ * PQsendQueryParams) or as binary COPY fields (a training batch's
+ * journal events, each field sent with its length); the one exception is
  * a compiled-in migration script run whole by queue_migrate.  Every
  * function returns -1 with a message in err on failure and never exits;
  * a hold is reported done only after its INSERT committed.  The schema

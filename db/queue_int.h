@@ -20,13 +20,12 @@ struct queue {
 				 * decision lock across its release (opened
 				 * when first needed) */
 	int intx;		/* a journal transaction is open */
-	int pipe;		/* ... in libpq pipeline mode */
-	unsigned npending;	/* pipelined INSERTs not yet read back */
-	char perr[512];		/* the first error a pipelined one met */
-	/* the journal's compressor (libdeflate) and its output, kept from
-	 * post to post (a zlib stream made for each cost its 256 KiB of
-	 * state in page faults and system calls) */
-	struct libdeflate_compressor *jz;	/* NULL until the first post */
+	int copy;		/* ... and its COPY of events */
+	int committing;		/* its COMMIT is sent, not yet read */
+	/* the journal's compressor and its output, kept from post to post
+	 * (a zlib stream made for each cost its 256 KiB of state in page
+	 * faults and system calls) */
+	struct journal_z *jz;	/* NULL until the first post */
 	unsigned char *jzbuf;
 	size_t jzcap;
 };

@@ -149,6 +149,8 @@ struct tokdb {
 	 * are first written out), renamed over dest when published */
 	int bulk;
 	int poisoned;		/* a batch was aborted: never publish */
+	int ready;		/* written out and synced: publishing only
+				 * renames (tokdb_publish_ready) */
 	char *dest;		/* the token file the private file replaces,
 				 * NULL: path is the caller's new file */
 	struct tokdb *old;	/* dest open as a reader (its shared lock) */
@@ -2554,31 +2556,62 @@ bulk_grow(struct tokdb *db)
 	return 0;
 }
 
-int
-tokdb_publish(struct tokdb *db, char *err, size_t errsz)
+/* a bulk writer with nothing to write out */
+static int
+bulk_unchanged(const struct tokdb *db)
 {
-	if (!db->bulk || db->poisoned || db->intran) {
-		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
-		    db->path, !db->bulk ? "not a bulk writer" : db->intran ?
-		    "a batch is still open" : "a batch was rolled back or "
-		    "failed, nothing is published");
-		tokdb_close(db);
-		return -1;
-	}
-	if (db->dest != NULL && db->kc == NULL && db->npend == 0 &&
+	return db->dest != NULL && db->kc == NULL && db->npend == 0 &&
 	    db->npdec == 0 && !db->setpos && !db->setfeats &&
 	    db->msg[0].sum == 0 && db->msg[0].low == 0 &&
-	    db->msg[1].sum == 0 && db->msg[1].low == 0) {
-		tokdb_close(db);	/* nothing changed */
+	    db->msg[1].sum == 0 && db->msg[1].low == 0;
+}
+
+/* 0, or -1 with err when db cannot be published */
+static int
+bulk_publishable(const struct tokdb *db, char *err, size_t errsz)
+{
+	if (db->bulk && !db->poisoned && !db->intran)
 		return 0;
-	}
+	snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+	    db->path, !db->bulk ? "not a bulk writer" : db->intran ?
+	    "a batch is still open" : "a batch was rolled back or "
+	    "failed, nothing is published");
+	return -1;
+}
+
+int
+tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz)
+{
+	if (bulk_publishable(db, err, errsz) < 0)
+		return -1;
+	if (db->ready || bulk_unchanged(db))
+		return 0;
 	if (bulk_flush(db) < 0) {
 		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
 		    db->path, db->emsg);
-		tokdb_close(db);
+		db->poisoned = 1;
 		return -1;
 	}
 	if (close_synced(db, err, errsz) < 0) {
+		db->poisoned = 1;
+		return -1;
+	}
+	db->ready = 1;
+	return 0;
+}
+
+int
+tokdb_publish(struct tokdb *db, char *err, size_t errsz)
+{
+	if (bulk_publishable(db, err, errsz) < 0) {
+		tokdb_close(db);
+		return -1;
+	}
+	if (!db->ready && bulk_unchanged(db)) {
+		tokdb_close(db);	/* nothing changed */
+		return 0;
+	}
+	if (tokdb_publish_ready(db, err, errsz) < 0) {
 		tokdb_close(db);
 		return -1;
 	}

@@ -132,6 +132,16 @@ int tokdb_abort(struct tokdb *db);
 int tokdb_publish(struct tokdb *db, char *err, size_t errsz);
 
 /*
+ * The first half of tokdb_publish, for a caller that waits for
+ * something else meanwhile (the trainer, for its journal's commit):
+ * write the private file out and make it durable, without putting it in
+ * place; tokdb_publish then only renames, and tokdb_close still throws
+ * it away.  db stays open: 0, or -1 with err (then nothing can be
+ * published).
+ */
+int tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz);
+
+/*
  * Learn (dir = +1) or unlearn (dir = -1) one post's tokens as spam or ham,
  * with the message count; counts never go below zero.  Inside a
  * transaction.  Returns the number of tokens that were new, or -1.
