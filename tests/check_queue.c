@@ -1709,7 +1709,7 @@ train_follow(struct queue *q, const char *list, const char *path,
 	for (i = first; i < first + n; i++) {
 		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
 		    "common %s words\n", i, i, spam ? "spammy" : "hammy");
-		ck_assert_int_eq(trainer_post(t, (const unsigned char *)post,
+		ck_assert_int_eq(trainer_post(t, NULL, (const unsigned char *)post,
 		    strlen(post), err, sizeof(err)), 0);
 	}
 	if (kill)
@@ -1921,7 +1921,7 @@ START_TEST(writers_follow_the_files_word_pairs)
 	 * ever rebuild its file the other way) */
 	ck_assert_int_eq(trainer_open_direct(&t, path, 1, 1000, &off, 1, 1, 0,
 	    err, sizeof(err)), 0);
-	ck_assert_int_eq(trainer_post(t, (const unsigned char *)post,
+	ck_assert_int_eq(trainer_post(t, NULL, (const unsigned char *)post,
 	    strlen(post), err, sizeof(err)), 0);
 	ck_assert_int_eq(trainer_finish(t, err, sizeof(err)), 0);
 	trainer_free(t);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # queue_pgbouncer.sh - every command that talks to PostgreSQL, through
-# pgbouncer in transaction pooling mode: migrate, train (the pipelined
-# journal INSERTs), sync, rebuild, filter's hold path, held, show, and
+# pgbouncer in transaction pooling mode: migrate, train (the journal
+# COPY), sync, rebuild, filter's hold path, held, show, and
 # decisions (approve, reject, discard, expire), two moderators deciding
 # one post at once among them
 #
@@ -101,7 +101,7 @@ check "... each migration applied once" test "$(psql -X -q -A -t -d lg_race \
     -c 'SELECT count(*) FROM schema_migrations')" -eq "$nmig"
 check "... no advisory lock left" test "$(nlocks)" -eq 0
 
-# --- train: the journal's pipelined INSERTs, then sync -------------------------
+# --- train: the journal's COPY, then sync -----------------------------------
 run lgt train --list dev --spam "$DATA"/spam[0-9].eml
 check "train --spam through pgbouncer exits 0" test "$rc" -eq 0
 run lgt train --list dev --ham "$DATA"/ham[0-9].eml

@@ -29,15 +29,15 @@ lgsolo() {
 	    "$LISTGATE" --allow-root --config "$T/conf-solo" "$@"
 }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
-# the token file of list dev without the journal position record
+# the token file of list dev (or $2) without the journal position record
 dump() {
 	if command -v kchashmgr >/dev/null 2>&1; then
 		# (not the journal position, nor the feature families that
 		# only a file built from the journal records)
-		kchashmgr list -pv -px "$T/tokens-$1/dev.kch" | LC_ALL=C sort |
+		kchashmgr list -pv -px "$T/tokens-$1/${2:-dev}.kch" | LC_ALL=C sort |
 		    grep -v -e '^00 70 6F 73' -e '^00 66 65 61 74 73'
 	else
-		"$LISTGATE" --allow-root --config "$T/conf-$1" score --list dev --db-dump |
+		"$LISTGATE" --allow-root --config "$T/conf-$1" score --list "${2:-dev}" --db-dump |
 		    LC_ALL=C sort
 	fi
 }
@@ -95,6 +95,29 @@ lgsolo train -q --list big --ham "$T/mbox"
 t2=$(now)
 check "the journal holds them" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'big'")" -eq "$N"
+# posts are tokenized (and compressed for the journal) ahead by worker
+# threads: the token files are the same with none and with four
+LISTGATE_TRAIN_THREADS=0 lgsolo train -q --list one --ham "$T/mbox" ||
+    exit 99
+LISTGATE_TRAIN_THREADS=4 lgsolo train -q --list four --ham "$T/mbox" ||
+    exit 99
+LISTGATE_TRAIN_THREADS=0 lgdb train -q --list one --ham "$T/mbox" ||
+    exit 99
+LISTGATE_TRAIN_THREADS=4 lgdb train -q --list four --ham "$T/mbox" ||
+    exit 99
+dump solo one > "$T/d-one"
+dump solo four > "$T/d-four"
+dump db four > "$T/d-dbfour"
+check "$N posts learnt in four threads = in one" \
+    test "$(wc -l < "$T/d-one")" -gt 1000
+check "... token file for token file" cmp -s "$T/d-one" "$T/d-four"
+check "... and through the journal" cmp -s "$T/d-one" "$T/d-dbfour"
+events() {
+	sql "SELECT count(*), md5(string_agg(md5(message_z) || size, ','
+	    ORDER BY id)) FROM train_journal WHERE list = '$1'"
+}
+check "... which journaled the same events in the same order" \
+    test "$(events one)" = "$(events four)" -a "$(events four)" != "0|"
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
 	printf "# train %d posts (%d KiB each): through the journal + sync %.0f posts/s, token file only %.0f posts/s\n",
 	    n, 2, n / (b - a), n / (c - b) }'

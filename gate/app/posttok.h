@@ -89,4 +89,14 @@ int posttok_post(const struct posttok *pt, const unsigned char *msg,
     size_t len, const char *sender, struct toklist *tl, char *note,
     size_t notesz);
 
+/*
+ * posttok_post's second half, for tokens that tok_post(msg, len,
+ * &pt->to, tl) made elsewhere (the trainer's workers): the evidence's
+ * tokens added to tl, from this (the program's) thread.  0, or -1 when
+ * out of memory.
+ */
+int posttok_evidence(const struct posttok *pt, const unsigned char *msg,
+    size_t len, const char *sender, struct toklist *tl, char *note,
+    size_t notesz);
+
 #endif

@@ -24,8 +24,10 @@
 #include "db/journal.h"
 #include "db/tokdb.h"
 #include "gate/app/posttok.h"
+#include "gate/app/tokpool.h"
 #include "gate/app/trainer.h"
 #include "gate/tok.h"
+#include "gate/toklist.h"
 #include "gate/util/clock.h"
 #include "gate/util/xalloc.h"
 
@@ -47,9 +49,10 @@
 #define BULK_MIN_POSTS		16
 #define BULK_BYTES_PER_POST	65536
 
+/* post: learn one post; pp its work done ahead (tokpool.h), or NULL */
 struct trainer_ops {
-	int (*post)(struct trainer *, const unsigned char *, size_t, char *,
-	    size_t);
+	int (*post)(struct trainer *, const unsigned char *, size_t,
+	    struct tokpool_post *, char *, size_t);
 	int (*finish)(struct trainer *, char *, size_t);
 	void (*abort)(struct trainer *);
 };
@@ -79,6 +82,11 @@ struct trainer {
 	unsigned long nbatch;
 	double batch_start;
 	char warn[1200];		/* the last warning, or "" */
+	/* posts tokenized and compressed ahead (NULL until the second
+	 * post, and when there are no workers) */
+	struct tokpool *pool;
+	int nopool;			/* none wanted, or it failed */
+	unsigned long ntaken;		/* trainer_post calls */
 };
 
 /* the follower waits at most this long for the token file (it holds
@@ -168,19 +176,32 @@ follow_open(struct trainer *t, int64_t last)
 		follow_drop(t);
 }
 
-/* the journal has committed up to last: publish what was learnt with
- * that position (a failure is a warning: sync applies the posts) */
+/* set down what was learnt, with last as its position, while the
+ * journal commits up to there: the private copy is written out and
+ * synced (both sides' fsyncs at once), not yet in place.  A failure is
+ * a warning: sync applies the posts */
 static void
-follow_publish(struct trainer *t, int64_t last)
+follow_ready(struct trainer *t, int64_t last)
+{
+	char err[1024];
+
+	if (tokdb_set_pos(t->db, last) < 0 || tokdb_commit(t->db) < 0)
+		snprintf(err, sizeof(err), "%s", tokdb_errmsg(t->db));
+	else if (tokdb_publish_ready(t->db, err, sizeof(err)) == 0)
+		return;
+	follow_drop(t);
+	snprintf(t->warn, sizeof(t->warn), "the token file did not learn the "
+	    "posts with the journal (sync applies them): %s", err);
+}
+
+/* the journal has committed: put what follow_ready set down in place
+ * (a failure is a warning: sync applies the posts) */
+static void
+follow_publish(struct trainer *t)
 {
 	char err[1024], why[1024];
 	int r;
 
-	if (tokdb_set_pos(t->db, last) < 0 || tokdb_commit(t->db) < 0) {
-		snprintf(err, sizeof(err), "%s", tokdb_errmsg(t->db));
-		follow_drop(t);
-		goto warn;
-	}
 	r = tokdb_publish(t->db, err, sizeof(err));
 	t->db = NULL;
 	if (r < 0) {
@@ -207,21 +228,41 @@ warn:
 	    "posts with the journal (sync applies them): %s", err);
 }
 
+/* the tokens of a post to learn: the workers' (pp) with the evidence
+ * added, or its own tokenizing of msg (len cut to toklen when set) into
+ * t->tl: NULL when out of memory */
+static struct toklist *
+post_tokens(struct trainer *t, const unsigned char *msg, size_t len,
+    size_t toklen, struct tokpool_post *pp)
+{
+	if (pp != NULL && pp->tl != NULL)
+		return posttok_evidence(t->pt, msg, len, NULL, pp->tl, NULL,
+		    0) < 0 ? NULL : pp->tl;
+	if (toklen > 0 && len > toklen)
+		len = toklen;
+	return posttok_post(t->pt, msg, len, NULL, t->tl, NULL, 0) < 0 ?
+	    NULL : t->tl;
+}
+
 static int
 journal_post(struct trainer *t, const unsigned char *msg, size_t len,
-    char *err, size_t errsz)
+    struct tokpool_post *pp, char *err, size_t errsz)
 {
-	if (journal_add(t->q, t->list, t->spam, t->dir, "manual", 0, msg, len,
-	    err, errsz) < 0)
+	struct toklist *tl;
+
+	if ((pp != NULL && pp->z != NULL ? journal_add_z(t->q, t->list,
+	    t->spam, t->dir, "manual", 0, len, pp->z, pp->zlen, err, errsz) :
+	    journal_add(t->q, t->list, t->spam, t->dir, "manual", 0, msg, len,
+	    err, errsz)) < 0)
 		return -1;
 	t->st.nposts++;
 	/* as sync would learn the event (a class switched to unlearning
-	 * is left to it) */
+	 * is left to it); sync tokenizes the first max_scan + 1 bytes */
 	if (t->db != NULL && (t->dir < 0 ||
 	    clock_now_s() - t->batch_start > FOLLOW_MAX_SECONDS ||
-	    posttok_post(t->pt, msg, len > t->pt->to.lim.max_scan ?
-	    t->pt->to.lim.max_scan + 1 : len, NULL, t->tl, NULL, 0) < 0 ||
-	    tokdb_learn(t->db, t->tl, t->spam, t->dir, t->day > 0 ? t->day :
+	    (tl = post_tokens(t, msg, len, t->pt->to.lim.max_scan + 1,
+	    pp)) == NULL ||
+	    tokdb_learn(t->db, tl, t->spam, t->dir, t->day > 0 ? t->day :
 	    tokdb_today()) < 0))
 		follow_drop(t);
 	else if (t->db != NULL)
@@ -238,12 +279,16 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 		if (journal_commit(t->q, err, errsz) < 0)
 			return -1;
 	} else {
-		if (journal_commit_last(t->q, t->list, &last, err, errsz) < 0)
+		if (journal_commit_send(t->q, t->list, &last, err, errsz) < 0)
 			return -1;
 		if (t->nbatch > 0)
-			follow_publish(t, last);
+			follow_ready(t, last);
 		else
 			follow_drop(t);	/* nothing learnt: no copy */
+		if (journal_commit_wait(t->q, err, errsz) < 0)
+			return -1;	/* (abort drops the copy) */
+		if (t->db != NULL)
+			follow_publish(t);
 	}
 	t->st.ndone = t->st.nposts;
 	return 0;
@@ -399,17 +444,18 @@ direct_pause(void)
 
 static int
 direct_post(struct trainer *t, const unsigned char *msg, size_t len,
-    char *err, size_t errsz)
+    struct tokpool_post *pp, char *err, size_t errsz)
 {
+	struct toklist *tl;
 	long n;
 
 	if (!t->intx && direct_begin(t, err, errsz) < 0)
 		return -1;
-	if (posttok_post(t->pt, msg, len, NULL, t->tl, NULL, 0) < 0) {
+	if ((tl = post_tokens(t, msg, len, 0, pp)) == NULL) {
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}
-	if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir, t->day)) < 0) {
+	if ((n = tokdb_learn(t->db, tl, t->spam, t->dir, t->day)) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		return -1;
 	}
@@ -532,18 +578,98 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 
 /* --- either ------------------------------------------------------------ */
 
-int
-trainer_post(struct trainer *t, const unsigned char *msg, size_t len,
-    char *err, size_t errsz)
+/* err = "name: err" */
+static void
+name_err(const char *name, char *err, size_t errsz)
 {
-	return t->ops->post(t, msg, len, err, errsz);
+	char e[1024];
+
+	if (name == NULL || name[0] == 0)
+		return;
+	snprintf(e, sizeof(e), "%s", err);
+	snprintf(err, errsz, "%s: %s", name, e);
 }
 
-void
-trainer_set_class(struct trainer *t, int spam, int dir)
+/* learn the oldest post in the pool: 0, or -1 with err */
+static int
+pool_learn_oldest(struct trainer *t, char *err, size_t errsz)
 {
-	t->spam = spam;
-	t->dir = dir;
+	struct tokpool_post *pp = tokpool_take(t->pool);
+	int r;
+
+	if (pp == NULL)
+		return 0;
+	if (pp->rc < 0) {
+		snprintf(err, errsz, "%s", pp->err);
+		r = -1;
+	} else
+		r = t->ops->post(t, pp->msg, pp->len, pp, err, errsz);
+	if (r < 0)
+		name_err(pp->name, err, errsz);
+	tokpool_done(t->pool);
+	return r;
+}
+
+/* learn every post in the pool, and end it: 0, or -1 with err */
+static int
+pool_end(struct trainer *t, char *err, size_t errsz)
+{
+	int r = 0;
+
+	while (r == 0 && t->pool != NULL && tokpool_pending(t->pool) > 0)
+		r = pool_learn_oldest(t, err, errsz);
+	tokpool_stop(t->pool);
+	t->pool = NULL;
+	return r;
+}
+
+/* start the pool at the second post (one post is not worth threads):
+ * failing, the posts are learnt here */
+static void
+pool_begin(struct trainer *t)
+{
+	char err[256];
+	unsigned n = tokpool_workers();
+	int what;
+
+	if (n == 0) {
+		t->nopool = 1;
+		return;
+	}
+	if (t->ops == &journal_ops)
+		what = TOKPOOL_DEFLATE | (t->db != NULL ? TOKPOOL_WORDS : 0);
+	else
+		what = TOKPOOL_WORDS;
+	if (tokpool_start(&t->pool, t->pt, n, what, t->ops == &journal_ops ?
+	    t->pt->to.lim.max_scan + 1 : 0, err, sizeof(err)) < 0) {
+		t->pool = NULL;
+		t->nopool = 1;
+	}
+}
+
+int
+trainer_post(struct trainer *t, const char *name, const unsigned char *msg,
+    size_t len, char *err, size_t errsz)
+{
+	if (t->pool == NULL && !t->nopool && t->ntaken > 0)
+		pool_begin(t);
+	t->ntaken++;
+	if (t->pool != NULL) {
+		while (!tokpool_room(t->pool, len))
+			if (pool_learn_oldest(t, err, errsz) < 0)
+				return -1;
+		if (tokpool_put(t->pool, msg, len, name) == 0)
+			return 0;
+		/* out of memory: the rest here, in order */
+		t->nopool = 1;
+		if (pool_end(t, err, errsz) < 0)
+			return -1;
+	}
+	if (t->ops->post(t, msg, len, NULL, err, errsz) < 0) {
+		name_err(name, err, errsz);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -553,7 +679,9 @@ trainer_finish(struct trainer *t, char *err, size_t errsz)
 
 	if (t->finished)
 		return 0;
-	r = t->ops->finish(t, err, errsz);
+	r = pool_end(t, err, errsz);
+	if (r == 0)
+		r = t->ops->finish(t, err, errsz);
 	if (r < 0)
 		t->ops->abort(t);
 	t->finished = 1;
@@ -565,6 +693,8 @@ trainer_finish(struct trainer *t, char *err, size_t errsz)
 void
 trainer_abort(struct trainer *t)
 {
+	tokpool_stop(t->pool);	/* what it holds is dropped */
+	t->pool = NULL;
 	if (!t->finished)
 		t->ops->abort(t);
 	t->finished = 1;
@@ -581,12 +711,6 @@ const char *
 trainer_warning(const struct trainer *t)
 {
 	return t->warn[0] != 0 ? t->warn : NULL;
-}
-
-struct tokdb *
-trainer_db(struct trainer *t)
-{
-	return t->memory ? t->db : NULL;
 }
 
 void

@@ -58,7 +58,7 @@ int trainer_open_journal(struct trainer **t_r, struct queue *q,
 
 /*
  * The direct back end: learn into the token file at path (":" for an
- * in-memory store, see trainer_db), created when missing if create is
+ * in-memory store), created when missing if create is
  * set: a missing file is built under a temporary name beside it
  * (.NAME.new-PID.kch) and linked into place when its first batch has
  * committed, so a failed run never leaves an empty or partial new token
@@ -71,12 +71,17 @@ int trainer_open_direct(struct trainer **t_r, const char *path, int create,
     unsigned wait_ms, struct posttok *pt, int spam, int dir,
     uint32_t day, char *err, size_t errsz);
 
-/* learn (or unlearn) one post: 0, or -1 with err (then trainer_abort) */
-int trainer_post(struct trainer *t, const unsigned char *msg, size_t len,
-    char *err, size_t errsz);
-
-/* switch the class (and direction) of the posts that follow: 0 */
-void trainer_set_class(struct trainer *t, int spam, int dir);
+/*
+ * learn (or unlearn) one post, named name in messages (NULL: none): 0,
+ * or -1 with err (then trainer_abort), which begins with the name of
+ * the post that failed.  Past the first post, posts are tokenized and
+ * compressed ahead by worker threads (gate/app/tokpool.h,
+ * tokpool_workers() of them) and learnt a few calls later, in order;
+ * so a failure may be a post given before this one, and trainer_stats
+ * counts the posts learnt (or journaled) so far.
+ */
+int trainer_post(struct trainer *t, const char *name,
+    const unsigned char *msg, size_t len, char *err, size_t errsz);
 
 /* make every post taken durable: 0, or -1 with err (what was not made
  * durable is then rolled back) */
@@ -90,10 +95,6 @@ void trainer_stats(const struct trainer *t, struct trainer_stats *st);
 /* the last thing that went wrong without failing the training (the
  * direct back end could not compact the token file), or NULL */
 const char *trainer_warning(const struct trainer *t);
-
-/* the direct back end's open in-memory store (path ":") between posts,
- * for a caller that scores against it; NULL otherwise */
-struct tokdb *trainer_db(struct trainer *t);
 
 /* release it (trainer_abort first if not finished) */
 void trainer_free(struct trainer *t);

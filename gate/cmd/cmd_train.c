@@ -211,10 +211,9 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				nerr++;
 				continue;
 			}
-			if (trainer_post(t, p.data, p.len, err,
+			if (trainer_post(t, p.name, p.data, p.len, err,
 			    sizeof(err)) < 0) {
-				cmd_err(NAME, "list %s: %s: %s", list, p.name,
-				    err);
+				cmd_err(NAME, "list %s: %s", list, err);
 				fatal = 1;
 				break;
 			}
