@@ -80,6 +80,37 @@ if [ "${1:-}" = pg ]; then
 	    test "$(learnt member:yes "$T/jham0.eml")" = "0 4"
 	check "... and member:no from its spam (Return-Path)" \
 	    test "$(learnt member:no "$T/jspam0.eml")" = "4 0"
+	# the evidence sees what sync sees: the first max_scan_bytes + 1
+	# bytes (here the From comes after them), also when train learns
+	# the posts alongside the journal, tokenized in worker threads
+	printf 'member_check = %s/check.sh {sender} {list}\nmax_scan_bytes = 1024\n' \
+	    "$T" > "$CONF/lists/cut.conf"
+	i=0
+	while [ $i -lt 6 ]; do
+		{
+			j=0
+			while [ $j -lt 30 ]; do
+				printf 'X-Padding-%d: %s\n' $j \
+				    "abcdefghijklmnopqrstuvwxyz0123456789abcdefghij"
+				j=$((j + 1))
+			done
+			printf 'From: <yes@example.org>\nSubject: cut %d\n\n' $i
+			printf 'Body words for post %d.\n' $i
+		} > "$T/cut$i.eml"
+		i=$((i + 1))
+	done
+	: > "$T/calls"
+	LISTGATE_TRAIN_THREADS=2 lg train -q --list cut --ham "$T"/cut?.eml
+	check "train of posts whose From lies past max_scan_bytes exits 0" \
+	    test $? -eq 0
+	lg score --list cut --db-dump | LC_ALL=C sort > "$T/cut-followed"
+	rm -f "$T/tokens/cut.kch"
+	lg sync --list cut -q > /dev/null 2>&1
+	lg score --list cut --db-dump | LC_ALL=C sort > "$T/cut-synced"
+	check "... the file learnt alongside = the one sync rebuilt" \
+	    cmp -s "$T/cut-followed" "$T/cut-synced"
+	check "... and no member_check ran (no sender in what is read)" \
+	    test ! -s "$T/calls"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

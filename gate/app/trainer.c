@@ -8,9 +8,12 @@
  * in-memory store stays open: closing would drop it).  Many posts (and
  * a new file) go through tokdb's bulk mode instead: a private copy
  * without transactions, published when the run ends, while filters go
- * on reading the old file.  Posts are
- * hostile and reach only the bounded tokenizer.  Failures return -1
- * with a message; nothing here prints or exits.
+ * on reading the old file.  Past the first post, a pool of worker
+ * threads (tokpool.h) tokenizes and compresses the posts ahead; the back
+ * ends take them in order and learn and journal them in the program's
+ * thread, the only one that touches the token file, the database and
+ * the evidence.  Posts are hostile and reach only the bounded tokenizer.
+ * Failures return -1 with a message; nothing here prints or exits.
  */
 #include "config.h"
 
@@ -228,18 +231,19 @@ warn:
 	    "posts with the journal (sync applies them): %s", err);
 }
 
-/* the tokens of a post to learn: the workers' (pp) with the evidence
- * added, or its own tokenizing of msg (len cut to toklen when set) into
- * t->tl: NULL when out of memory */
+/* the tokens of a post to learn, from msg cut to toklen bytes when set
+ * (tokenizer and evidence both: sync reads no more): the workers' (pp)
+ * with the evidence added, or its own tokenizing into t->tl.  NULL when
+ * out of memory */
 static struct toklist *
 post_tokens(struct trainer *t, const unsigned char *msg, size_t len,
     size_t toklen, struct tokpool_post *pp)
 {
+	if (toklen > 0 && len > toklen)
+		len = toklen;
 	if (pp != NULL && pp->tl != NULL)
 		return posttok_evidence(t->pt, msg, len, NULL, pp->tl, NULL,
 		    0) < 0 ? NULL : pp->tl;
-	if (toklen > 0 && len > toklen)
-		len = toklen;
 	return posttok_post(t->pt, msg, len, NULL, t->tl, NULL, 0) < 0 ?
 	    NULL : t->tl;
 }
