@@ -78,8 +78,13 @@ journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	/* the batch's COPY is one statement that lasts the run (reading,
+	 * tokenizing, gathering evidence): a statement_timeout set for
+	 * the filter's hold path (the conninfo's options) must not cut it,
+	 * so the transaction has none (SET LOCAL) */
 	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext($2))", 2, NULL, vals, NULL, NULL, 0);
+	    "hashtext($2)), set_config('statement_timeout', '0', true)", 2,
+	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
@@ -175,6 +180,14 @@ copy_end(struct queue *q, const char *abort, char *err, size_t errsz)
 		r = -1;
 	}
 	while ((res = PQgetResult(q->conn)) != NULL) {
+		if (PQresultStatus(res) == PGRES_COPY_IN) {
+			/* the end could not be sent (libpq out of memory):
+			 * the connection stays in the COPY, unusable */
+			PQclear(res);
+			if (r == 0)
+				snprintf(err, errsz, "cannot end the COPY");
+			return -1;
+		}
 		if (r == 0 && PQresultStatus(res) != PGRES_COMMAND_OK) {
 			snprintf(err, errsz, "%s", queue_pgerr(q, res));
 			r = -1;
@@ -389,6 +402,7 @@ journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
 	    0) != 1) {
 		snprintf(err, errsz, "database: COMMIT: %s",
 		    queue_pgerr(q, NULL));
+		queue_cmd(q, "ROLLBACK", e, sizeof(e));
 		return -1;
 	}
 	q->committing = 1;
@@ -407,8 +421,13 @@ journal_commit_wait(struct queue *q, char *err, size_t errsz)
 	}
 	q->committing = 0;
 	while ((res = PQgetResult(q->conn)) != NULL) {
-		if (!got && PQresultStatus(res) == PGRES_COMMAND_OK)
+		/* (a COMMIT of a failed transaction answers ROLLBACK) */
+		if (!got && PQresultStatus(res) == PGRES_COMMAND_OK &&
+		    strcmp(PQcmdStatus(res), "COMMIT") == 0)
 			r = 0;
+		else if (!got && PQresultStatus(res) == PGRES_COMMAND_OK)
+			snprintf(err, errsz, "database: the transaction had "
+			    "failed and was rolled back");
 		else if (!got)
 			snprintf(err, errsz, "database: COMMIT: %s",
 			    queue_pgerr(q, res));
@@ -418,6 +437,10 @@ journal_commit_wait(struct queue *q, char *err, size_t errsz)
 	if (!got)
 		snprintf(err, errsz, "database: COMMIT: %s",
 		    queue_pgerr(q, NULL));
+	/* no answer, or the connection broke meanwhile: the server may
+	 * have committed */
+	if (r < 0 && (!got || PQstatus(q->conn) != CONNECTION_OK))
+		return JOURNAL_EUNKNOWN;
 	return r;
 }
 

@@ -70,10 +70,12 @@ int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
     char *err, size_t errsz);
 /* journal_commit_last in halves, for a writer with work to do while the
  * server commits (makes the WAL durable): the first sends the COMMIT
- * (*last_r known by then), the second waits for its answer.  A failure
- * of the second leaves it unknown whether the batch committed (the
- * connection broke): publish nothing that depends on it.  0, or -1 with
- * err */
+ * (*last_r known by then), the second waits for its answer; after the
+ * first, call nothing but the second.  0, or -1 with err: the batch is
+ * not journaled; JOURNAL_EUNKNOWN (also from journal_commit_last):
+ * the connection broke before the answer came, and the batch may or may
+ * not be journaled.  Either way, publish nothing that depends on it */
+#define JOURNAL_EUNKNOWN	(-2)
 int journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
     char *err, size_t errsz);
 int journal_commit_wait(struct queue *q, char *err, size_t errsz);

@@ -70,6 +70,7 @@ static char pq_err[256];
 	X(int, PQputCopyEnd, (PGconn *conn, const char *errormsg), \
 	    (conn, errormsg)) \
 	X(ExecStatusType, PQresultStatus, (const PGresult *res), (res)) \
+	X(char *, PQcmdStatus, (PGresult *res), (res)) \
 	X(char *, PQresultErrorMessage, (const PGresult *res), (res)) \
 	X(char *, PQresultErrorField, (const PGresult *res, int fieldcode), \
 	    (res, fieldcode)) \
@@ -256,6 +257,7 @@ FWD(int, PQsendQueryParams, (PGconn *conn, const char *command,
     paramFormats, resultFormat))
 FWD(PGresult *, PQgetResult, (PGconn *conn), (conn))
 FWD(int, PQsetSingleRowMode, (PGconn *conn), (conn))
+FWD(char *, PQcmdStatus, (PGresult *res), (res))
 FWD(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes),
     (conn, buffer, nbytes))
 FWD(int, PQputCopyEnd, (PGconn *conn, const char *errormsg),

@@ -2004,6 +2004,46 @@ START_TEST(journal_batch_error_stores_nothing)
 }
 END_TEST
 
+/* run a statement on c, asserting success */
+static void
+pg_ok(PGconn *c, const char *sql)
+{
+	PGresult *r = PQexec(c, sql);
+
+	ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s: %s", sql,
+	    PQresultErrorMessage(r));
+	PQclear(r);
+}
+
+/* the connection breaks while the server commits (a deferred trigger
+ * ends its own backend): the outcome is reported unknown, not "none
+ * journaled", and nothing is left of the batch */
+START_TEST(journal_commit_answer_lost)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	char err[1024];
+
+	pg_ok(c, "CREATE FUNCTION lg_test_die() RETURNS trigger LANGUAGE "
+	    "plpgsql AS $$ BEGIN PERFORM pg_terminate_backend("
+	    "pg_backend_pid()); RETURN NULL; END $$");
+	pg_ok(c, "CREATE CONSTRAINT TRIGGER lg_test_die AFTER INSERT ON "
+	    "train_journal DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN "
+	    "(NEW.list = 'lost') EXECUTE FUNCTION lg_test_die()");
+	ck_assert_int_eq(journal_begin(q, "lost", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "lost", 0, 1, "manual", 0,
+	    (const unsigned char *)"a\n\nb\n", 5, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)),
+	    JOURNAL_EUNKNOWN);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "lost"), 0);
+	pg_ok(c, "DROP TRIGGER lg_test_die ON train_journal");
+	pg_ok(c, "DROP FUNCTION lg_test_die()");
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 /* a token file ahead of the journal (another database) is refused */
 START_TEST(journal_file_ahead)
 {
@@ -2078,6 +2118,7 @@ queue_suite(void)
 	tcase_add_test(tc, writers_follow_the_files_word_pairs);
 	tcase_add_test(tc, train_follows_token_file);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
+	tcase_add_test(tc, journal_commit_answer_lost);
 	tcase_add_test(tc, journal_file_ahead);
 	tcase_add_test(tc, queue_page_reads_only_waiting_posts);
 	tcase_add_test(tc, counts_in_byte_order_whatever_the_collation);

@@ -118,6 +118,17 @@ events() {
 }
 check "... which journaled the same events in the same order" \
     test "$(events one)" = "$(events four)" -a "$(events four)" != "0|"
+# a statement_timeout set for the filter's hold path (the conninfo's
+# options) does not cut a training run, whose journal COPY lasts it
+mkdir -p "$T/conf-st" || exit 99
+printf 'tokens_dir = %s/tokens-st\ndatabase = "options='"'"'-c statement_timeout=100'"'"'"\n' \
+    "$T" > "$T/conf-st/listgate.conf"
+LISTGATE_TRAIN_THREADS=0 "$LISTGATE" --allow-root --config "$T/conf-st" \
+    train -q --list slow --ham "$T/mbox" "$T/mbox" 2> "$T/err-st"
+check "train under statement_timeout = 100 ms exits 0" test $? -eq 0
+sed 's/^/# /' "$T/err-st"
+check "... and journals every post" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'slow'")" -eq $((2 * N))
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
 	printf "# train %d posts (%d KiB each): through the journal + sync %.0f posts/s, token file only %.0f posts/s\n",
 	    n, 2, n / (b - a), n / (c - b) }'

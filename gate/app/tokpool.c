@@ -29,8 +29,8 @@
 #include "gate/toklist.h"
 #include "gate/util/xalloc.h"
 
-/* posts in flight at most, and their bytes beyond the oldest's (a post
- * may be LG_MAX_POST_BYTES: one such is taken alone) */
+/* posts in flight at most, and their bytes (a larger post is taken
+ * alone) */
 #define TOKPOOL_SLOTS	16
 #define TOKPOOL_BYTES	(16u * 1024u * 1024u)
 #define TOKPOOL_MAX_WORKERS	4

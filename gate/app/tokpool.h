@@ -9,8 +9,10 @@
  * tok_post (the words; the evidence, which does I/O, is added by the
  * program's thread: posttok_evidence) and compress it with their own
  * journal compressor, and the trainer takes them back oldest first.
- * What is in flight is bounded (TOKPOOL_SLOTS posts, TOKPOOL_BYTES
- * bytes of them beyond the oldest).  Never prints, never exits.
+ * What is in flight is bounded: 16 posts, and 16 MiB of them unless
+ * one alone is larger; a caller keeps posts over TOKPOOL_POST_MAX out
+ * (copying them would double the memory a large post takes).  Never
+ * prints, never exits.
  */
 #ifndef LG_TOKPOOL_H
 #define LG_TOKPOOL_H
@@ -20,6 +22,9 @@
 struct posttok;
 struct tokpool;
 struct toklist;
+
+/* the largest post worth handing over (larger ones: do it yourself) */
+#define TOKPOOL_POST_MAX	(1024u * 1024u)
 
 /* what the workers do to each post */
 #define TOKPOOL_WORDS	1	/* tokenize (tok_post) */
@@ -39,8 +44,8 @@ struct tokpool_post {
 
 /*
  * The number of worker threads training should use: the environment's
- * LISTGATE_TRAIN_THREADS when set (0 or 1: none), else the online CPUs
- * up to 4, none on one CPU or while a test counts allocations.
+ * LISTGATE_TRAIN_THREADS when set (0: none, at most 4), else the online
+ * CPUs up to 4, none on one CPU; none while a test counts allocations.
  */
 unsigned tokpool_workers(void);
 

@@ -278,10 +278,13 @@ static int
 journal_finish(struct trainer *t, char *err, size_t errsz)
 {
 	int64_t last;
+	int r;
 
 	if (t->db == NULL) {
-		if (journal_commit(t->q, err, errsz) < 0)
+		if ((r = journal_commit(t->q, err, errsz)) < 0) {
+			t->st.unknown = r == JOURNAL_EUNKNOWN;
 			return -1;
+		}
 	} else {
 		if (journal_commit_send(t->q, t->list, &last, err, errsz) < 0)
 			return -1;
@@ -289,8 +292,10 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 			follow_ready(t, last);
 		else
 			follow_drop(t);	/* nothing learnt: no copy */
-		if (journal_commit_wait(t->q, err, errsz) < 0)
+		if ((r = journal_commit_wait(t->q, err, errsz)) < 0) {
+			t->st.unknown = r == JOURNAL_EUNKNOWN;
 			return -1;	/* (abort drops the copy) */
+		}
 		if (t->db != NULL)
 			follow_publish(t);
 	}
@@ -614,14 +619,23 @@ pool_learn_oldest(struct trainer *t, char *err, size_t errsz)
 	return r;
 }
 
-/* learn every post in the pool, and end it: 0, or -1 with err */
+/* learn every post in the pool: 0, or -1 with err */
 static int
-pool_end(struct trainer *t, char *err, size_t errsz)
+pool_drain(struct trainer *t, char *err, size_t errsz)
 {
 	int r = 0;
 
 	while (r == 0 && t->pool != NULL && tokpool_pending(t->pool) > 0)
 		r = pool_learn_oldest(t, err, errsz);
+	return r;
+}
+
+/* learn every post in the pool, and end it: 0, or -1 with err */
+static int
+pool_end(struct trainer *t, char *err, size_t errsz)
+{
+	int r = pool_drain(t, err, errsz);
+
 	tokpool_stop(t->pool);
 	t->pool = NULL;
 	return r;
@@ -658,7 +672,12 @@ trainer_post(struct trainer *t, const char *name, const unsigned char *msg,
 	if (t->pool == NULL && !t->nopool && t->ntaken > 0)
 		pool_begin(t);
 	t->ntaken++;
-	if (t->pool != NULL) {
+	if (t->pool != NULL && len > TOKPOOL_POST_MAX) {
+		/* a large post is not copied: learnt here, after the ones
+		 * before it */
+		if (pool_drain(t, err, errsz) < 0)
+			return -1;
+	} else if (t->pool != NULL) {
 		while (!tokpool_room(t->pool, len))
 			if (pool_learn_oldest(t, err, errsz) < 0)
 				return -1;

@@ -31,6 +31,8 @@ struct trainer;
 /* what a trainer has done so far */
 struct trainer_stats {
 	unsigned long nposts;	/* posts taken */
+	int unknown;		/* journal: the commit's answer was lost (the
+				 * posts may be journaled or not) */
 	unsigned long ndone;	/* posts durable (direct: in committed
 				 * batches; journal: after trainer_finish) */
 	long nchanged;		/* direct: tokens new (learn) or removed */

@@ -251,7 +251,13 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		    spam ? "spam" : "ham",
 		    st.nchanged, unlearn ? "tokens removed" : "new tokens",
 		    clock_now_s() - start);
-	if (fatal && q != NULL && st.ndone == 0)
+	if (fatal && q != NULL && st.unknown)
+		cmd_err(NAME, "list %s: stopped; the database did not answer "
+		    "the commit, so the posts may or may not be journaled: "
+		    "`listgate sync --list %s` applies them if they are; "
+		    "count the list's journal before training them again",
+		    list, list);
+	else if (fatal && q != NULL && st.ndone == 0)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);
 	else if (fatal && q == NULL)
