@@ -216,6 +216,111 @@ START_TEST(test_bounded)
 }
 END_TEST
 
+/* 80 charsets in which byte 0xe9 is not e-acute (glibc's iconv knows
+ * them all), more than a post's budget (CS_OPEN_BUDGET) and the cache */
+static const char *const many[80] = {
+	"1046", "437", "850", "851", "852", "855",
+	"857", "858", "860", "861", "862", "863",
+	"864", "865", "866", "866nav", "869", "874",
+	"8859_5", "8859_6", "8859_7", "8859_8", "ansi_x3.110", "ansi_x3.110-1983",
+	"arabic", "armscii-8", "armscii8", "asmo-708", "cp-ar", "cp-gr",
+	"cp-hu", "cp10007", "cp1008", "cp1046", "cp1089", "cp1124",
+	"cp1125", "cp1161", "cp1162", "cp1167", "cp1251", "cp1253",
+	"cp1255", "cp1282", "cp437", "cp4909", "cp5347", "cp737",
+	"cp770", "cp771", "cp772", "cp773", "cp774", "cp775",
+	"cp813", "cp850", "cp851", "cp852", "cp855", "cp857",
+	"cp858", "cp860", "cp861", "cp862", "cp863", "cp864",
+	"cp865", "cp866", "cp866nav", "cp868", "cp869", "cp874",
+	"cp9066", "cp915", "cp916", "cpibm861", "csa_t500", "csa_t500-1983",
+	"cshproman8", "csibm1008"
+};
+
+/* a post naming every one of many[first..first + n - 1], each in
+ * `rounds` parts whose one word (0xe9 0xe9 0xe9 and the part's number)
+ * says whether it was converted or read as Latin-1 */
+static char *
+many_post(int first, int n, int rounds, size_t *len_r)
+{
+	size_t cap = 64 * 1024, len;
+	char *p = malloc(cap);
+	int r, i;
+
+	ck_assert_ptr_nonnull(p);
+	len = (size_t)snprintf(p, cap, "Subject: many\nMIME-Version: 1.0\n"
+	    "Content-Type: multipart/mixed; boundary=\"m\"\n\n");
+	for (r = 0; r < rounds; r++)
+		for (i = first; i < first + n; i++)
+			len += (size_t)snprintf(p + len, cap - len, "--m\n"
+			    "Content-Type: text/plain; charset=%s\n\n"
+			    "\xe9\xe9\xe9w%dr%d\n", many[i], i, r);
+	len += (size_t)snprintf(p + len, cap - len, "--m--\n");
+	ck_assert_uint_lt(len, cap);
+	*len_r = len;
+	return p;
+}
+
+/* a post's tokens do not depend on what its thread converted before:
+ * the charset budget counts the charsets the post names, and the cache
+ * holds them all while it is read */
+START_TEST(test_tokens_do_not_depend_on_history)
+{
+	struct posttok pt;
+	struct toklist *fresh, *again;
+	struct tokpool *p;
+	struct tokpool_post *pp;
+	char err[256];
+	char *post, *warm;
+	size_t len, wlen;
+	int i, got;
+
+	ck_assert_int_eq(posttok_init_words(&pt, NULL, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_nonnull(fresh = toklist_new(pt.to.max_tokens));
+	ck_assert_ptr_nonnull(again = toklist_new(pt.to.max_tokens));
+	post = many_post(0, 80, 2, &len);
+	warm = many_post(0, 32, 1, &wlen);
+	charset_cache_clear();
+	ck_assert_int_eq(tok_post((unsigned char *)post, len, &pt.to, fresh),
+	    0);
+	/* some of its charsets converted before, in another post */
+	ck_assert_int_eq(tok_post((unsigned char *)warm, wlen, &pt.to,
+	    again), 0);
+	ck_assert_int_eq(tok_post((unsigned char *)post, len, &pt.to, again),
+	    0);
+	same_tokens(fresh, again, -1);
+	/* and in workers whose caches saw other posts */
+	ck_assert_int_eq(tokpool_start(&p, &pt, 3, TOKPOOL_WORDS, 0, err,
+	    sizeof(err)), 0);
+	for (i = got = 0; i < 24; i++) {
+		while (!tokpool_room(p, len)) {
+			ck_assert_ptr_nonnull(pp = tokpool_take(p));
+			if (strcmp(pp->name, "post") == 0) {
+				same_tokens(fresh, pp->tl, got);
+				got++;
+			}
+			tokpool_done(p);
+		}
+		ck_assert_int_eq(i % 3 == 0 ? tokpool_put(p,
+		    (unsigned char *)post, len, "post") : tokpool_put(p,
+		    (unsigned char *)warm, wlen, "warm"), 0);
+	}
+	while ((pp = tokpool_take(p)) != NULL) {
+		if (strcmp(pp->name, "post") == 0) {
+			same_tokens(fresh, pp->tl, got);
+			got++;
+		}
+		tokpool_done(p);
+	}
+	ck_assert_int_eq(got, 8);
+	tokpool_stop(p);
+	toklist_free(fresh);
+	toklist_free(again);
+	free(post);
+	free(warm);
+	charset_cache_clear();
+}
+END_TEST
+
 /* the environment names the number of workers; none on request */
 START_TEST(test_workers_from_environment)
 {
@@ -241,6 +346,7 @@ main(void)
 	tcase_add_loop_test(tc, test_in_order_same_tokens, 1, 5);
 	tcase_add_test(tc, test_cut_for_tokens_whole_compressed);
 	tcase_add_test(tc, test_bounded);
+	tcase_add_test(tc, test_tokens_do_not_depend_on_history);
 	tcase_add_test(tc, test_workers_from_environment);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

@@ -24,8 +24,14 @@
 
 /* longest charset name looked up; real names are under 30 bytes */
 #define CS_NAME_MAX	40
-/* iconv handles kept open */
-#define CS_CACHE	32
+/* iconv handles kept open: at least a post's budget, so that no
+ * charset a post has used is evicted while the post is read (its
+ * tokens would then depend on what the thread read before) */
+#define CS_CACHE	64
+
+#if CS_CACHE < CS_OPEN_BUDGET
+#error "the cache must hold a post's budget of charsets"
+#endif
 
 struct cs_slot {
 	char name[CS_NAME_MAX + 1];	/* normalized name; "" = free */
@@ -38,6 +44,8 @@ static __thread struct cs_slot cache[CS_CACHE];
 #define CS_CP1252	((iconv_t)-2)
 static __thread unsigned long tick;
 static __thread unsigned opens_left = UINT_MAX;	/* see charset_budget() */
+/* the tick when the budget was set: a slot used since is the post's */
+static __thread unsigned long budget_tick;
 
 /* names iconv spells otherwise, or supersets worth using instead */
 static const struct {
@@ -208,9 +216,17 @@ cs_open(const char *name)
 	const char *target = name;
 	size_t i;
 
+	/* the budget counts the charsets the post names, each once,
+	 * whether cached or not: what it leaves unread depends on the post
+	 * alone, not on what this thread converted before */
 	for (i = 0; i < CS_CACHE; i++) {
 		s = &cache[i];
 		if (s->name[0] && strcmp(s->name, name) == 0) {
+			if (opens_left != UINT_MAX && s->used <= budget_tick) {
+				if (opens_left == 0)
+					return (iconv_t)-1;
+				opens_left--;
+			}
 			s->used = ++tick;
 			return s->cd;
 		}
@@ -582,4 +598,5 @@ void
 charset_budget(unsigned n)
 {
 	opens_left = n ? n : UINT_MAX;
+	budget_tick = tick;
 }

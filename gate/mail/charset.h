@@ -75,10 +75,14 @@ int charset_has_family(const char *charset, size_t cslen);
  * text is cut between characters); 0 clean; -1 only when out of memory */
 int charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out);
 
-/* allow n more iconv_open() calls (0: no limit); past the budget a
- * charset not in the cache is read as UTF-8/Latin-1.  mail_walk() sets
+/* allow n more charsets (0: no limit), each counted at its first use
+ * since this call, whether its converter was cached or not; past the
+ * budget another charset is read as UTF-8/Latin-1.  mail_walk() sets
  * CS_OPEN_BUDGET per post: a post cycling through many charsets would
- * otherwise open and close a converter for every encoded word */
+ * otherwise open and close a converter for every encoded word.  The
+ * cache holds at least the budget, so a post never reopens one, and
+ * what it converts does not depend on what the thread converted before
+ * (the trainer's workers each have their own cache) */
 #define CS_OPEN_BUDGET	64
 void charset_budget(unsigned n);
 
