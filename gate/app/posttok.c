@@ -75,10 +75,11 @@ posttok_post(const struct posttok *pt, const unsigned char *msg,
     size_t len, const char *sender, struct toklist *tl, char *note,
     size_t notesz)
 {
-	if (note != NULL && notesz > 0)
-		note[0] = '\0';
-	if (tok_post(msg, len, &pt->to, tl) < 0)
+	if (tok_post(msg, len, &pt->to, tl) < 0) {
+		if (note != NULL && notesz > 0)
+			note[0] = '\0';
 		return -1;
+	}
 	return posttok_evidence(pt, msg, len, sender, tl, note, notesz);
 }
 

@@ -256,6 +256,7 @@ tokpool_put(struct tokpool *p, const unsigned char *msg, size_t len,
 {
 	struct slot *s;
 	unsigned char *b;
+	size_t n;
 
 	if (p->tail - p->head >= TOKPOOL_SLOTS)
 		return -1;	/* the caller did not ask tokpool_room */
@@ -267,8 +268,12 @@ tokpool_put(struct tokpool *p, const unsigned char *msg, size_t len,
 		s->msg = b;
 		s->cap = len > 0 ? len : 1;
 	}
-	memcpy(s->msg, msg, len);
-	snprintf(s->name, sizeof(s->name), "%s", name != NULL ? name : "");
+	if (len > 0)
+		memcpy(s->msg, msg, len);
+	n = name != NULL ? strnlen(name, NAME_KEEP) : 0;
+	if (n > 0)
+		memcpy(s->name, name, n);
+	s->name[n] = 0;
 	s->out.msg = s->msg;
 	s->out.len = len;
 	s->out.name = s->name;
