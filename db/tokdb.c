@@ -135,6 +135,8 @@ struct pdec {
 /* bulk mode keeps at most this many tokens' changes in memory (32 bytes
  * each) before writing them out to its private file */
 #define PEND_MAX	(1u << 20)
+/* tokens looked up ahead in the pending table (bulk_learn) */
+#define PF_AHEAD	8
 
 struct tokdb {
 	KCDB *kc;
@@ -847,7 +849,7 @@ tokdb_close(struct tokdb *db)
 		close(db->lockfd);
 	tokdb_close(db->old);
 	xfree(db->rc);
-	xfree(db->pend);
+	xbigfree(db->pend, db->cappend, sizeof(*db->pend));
 	xfree(db->pdec);
 	xfree(db->dest);
 	xfree(db->path);
@@ -2249,7 +2251,7 @@ pend_get(struct tokdb *db, uint64_t key, int *made_r)
 		return e;
 	if (2 * (db->npend + 1) > db->cappend) {
 		ncap = db->cappend ? 2 * db->cappend : 4096;
-		if ((nt = xcalloc(ncap, sizeof(*nt))) == NULL)
+		if ((nt = xbigcalloc(ncap, sizeof(*nt))) == NULL)
 			return NULL;
 		for (j = 0; j < db->cappend; j++) {
 			if (!db->pend[j].used)
@@ -2259,7 +2261,7 @@ pend_get(struct tokdb *db, uint64_t key, int *made_r)
 				;
 			nt[i] = db->pend[j];
 		}
-		xfree(db->pend);
+		xbigfree(db->pend, db->cappend, sizeof(*db->pend));
 		db->pend = nt;
 		db->cappend = ncap;
 	}
@@ -2273,6 +2275,25 @@ pend_get(struct tokdb *db, uint64_t key, int *made_r)
 	db->npend++;
 	*made_r = 1;
 	return e;
+}
+
+/* the key of token i of tl, its slot in the pending table asked into
+ * the cache; 0 for an empty token */
+static uint64_t
+pend_prefetch(const struct tokdb *db, const struct toklist *tl, size_t i)
+{
+	const char *k;
+	size_t len;
+	uint64_t key;
+
+	k = toklist_get(tl, i, &len);
+	if (len == 0)
+		return 0;
+	key = tokdb_key(k, len);
+	if (db->cappend != 0)
+		__builtin_prefetch(&db->pend[(size_t)key & (db->cappend - 1)],
+		    1);
+	return key;
 }
 
 /* forget every pending change (they are written out) */
@@ -2636,19 +2657,28 @@ bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
 {
 	struct pend *e;
 	unsigned char key[KEYLEN];
+	uint64_t ahead[PF_AHEAD], k64;
 	size_t i, n, len;
 	long changed = 0;
-	const char *k;
 	KCDB *base;
 	int made;
 
 	n = toklist_count(tl);
 	base = base_kc(db);
+	/* the table is far larger than the caches: each token's slot is
+	 * fetched PF_AHEAD tokens before it is needed (an empty token's key
+	 * is never used) */
+	for (i = 0; i < PF_AHEAD && i < n; i++)
+		ahead[i] = pend_prefetch(db, tl, i);
 	for (i = 0; i < n; i++) {
-		k = toklist_get(tl, i, &len);
+		k64 = ahead[i % PF_AHEAD];
+		if (i + PF_AHEAD < n)
+			ahead[i % PF_AHEAD] = pend_prefetch(db, tl,
+			    i + PF_AHEAD);
+		(void)toklist_get(tl, i, &len);
 		if (len == 0)
 			continue;
-		if ((e = pend_get(db, tokdb_key(k, len), &made)) == NULL) {
+		if ((e = pend_get(db, k64, &made)) == NULL) {
 			db->poisoned = 1;
 			return plainerr(db, "out of memory");
 		}

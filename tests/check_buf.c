@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,33 @@ START_TEST(alloc_failure_injection)
 }
 END_TEST
 
+/* a big table comes zeroed, writable to its end, counted and failed
+ * like any allocation; a small one is an ordinary allocation */
+START_TEST(big_tables)
+{
+	static const size_t sizes[] = { 16, 4096, (size_t)1 << 20,
+	    ((size_t)3 << 20) + 40 };
+	unsigned char *p;
+	size_t i, k;
+
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		ck_assert_ptr_nonnull(p = xbigcalloc(sizes[k], 2));
+		for (i = 0; i < 2 * sizes[k]; i += 997)
+			ck_assert_uint_eq(p[i], 0);
+		ck_assert_uint_eq(p[2 * sizes[k] - 1], 0);
+		memset(p, 0xa5, 2 * sizes[k]);
+		xbigfree(p, sizes[k], 2);
+		xalloc_fail_at(1);
+		ck_assert_ptr_null(xbigcalloc(sizes[k], 2));
+		ck_assert_ptr_nonnull(p = xbigcalloc(sizes[k], 2));
+		xalloc_fail_at(0);
+		xbigfree(p, sizes[k], 2);
+	}
+	ck_assert_ptr_null(xbigcalloc(SIZE_MAX / 2, 4));
+	xbigfree(NULL, (size_t)1 << 20, 1);
+}
+END_TEST
+
 /* the exit-code contract of DESIGN.md, both dialects */
 START_TEST(exit_tables)
 {
@@ -90,6 +118,7 @@ buf_suite(void)
 	tcase_add_test(tc, max_is_enforced);
 	tcase_add_test(tc, huge_add_overflow);
 	tcase_add_test(tc, alloc_failure_injection);
+	tcase_add_test(tc, big_tables);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("util");
 	tcase_add_test(tc, exit_tables);

@@ -1739,6 +1739,52 @@ START_TEST(bulk_new_file_grows)
 }
 END_TEST
 
+/* bulk mode looks tokens up ahead of learning them: every token of a
+ * long list, and of lists shorter than that look-ahead (empty, one
+ * token), counts under its own key, however the pending table grows */
+START_TEST(bulk_every_token_its_own)
+{
+	struct toklist *all = toklist_new(100000), *half = toklist_new(100000);
+	struct toklist *one = toklist_new(10), *none = toklist_new(10);
+	struct tokdb *db;
+	struct tokcount c;
+	char tok[32], err[1024];
+	long i, n = 20011;
+
+	for (i = 0; i < n; i++) {
+		snprintf(tok, sizeof(tok), "w%ld", i);
+		ck_assert_int_eq(toklist_add(all, tok, strlen(tok)), 1);
+		if (i % 3 == 1)
+			ck_assert_int_eq(toklist_add(half, tok, strlen(tok)),
+			    1);
+	}
+	ck_assert_int_eq(toklist_add(one, "w5", 2), 1);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_CREATE |
+	    TOKDB_BULK, 100, &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, none, 0, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_learn(db, all, 1, 1, 20000), n);
+	ck_assert_int_eq(tokdb_learn(db, half, 0, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_learn(db, one, 0, 1, 20000), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	for (i = 0; i < n; i++) {
+		snprintf(tok, sizeof(tok), "w%ld", i);
+		c = cnt(db, tok);
+		ck_assert_uint_eq(c.spam, 1);
+		ck_assert_uint_eq(c.ham, (i % 3 == 1) + (i == 5));
+	}
+	tokdb_close(db);
+	toklist_free(all);
+	toklist_free(half);
+	toklist_free(one);
+	toklist_free(none);
+}
+END_TEST
+
 /* the same random learning and unlearning, one step at a time in
  * transactions and gathered in bulk mode, leaves the same file: every
  * count (floors at zero included), day, removal and message count */
@@ -1895,6 +1941,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);
+	tcase_add_test(tc, bulk_every_token_its_own);
 	tcase_add_loop_test(tc, bulk_equals_steps, 0, 8);
 	suite_add_tcase(s, tc);
 

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,4 +132,44 @@ void
 xfree(void *p)
 {
 	free(p);
+}
+
+/* below this, a big table is an ordinary calloc */
+#define BIG_MIN	((size_t)256 << 10)
+
+void *
+xbigcalloc(size_t nmemb, size_t size)
+{
+	size_t len;
+	void *p;
+
+	if (size && nmemb > SIZE_MAX / size)
+		return NULL;
+	len = nmemb * size;
+	if (len < BIG_MIN)
+		return xcalloc(nmemb, size);
+	if (should_fail())
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	/* an advice: without transparent huge pages, 4 KiB pages */
+	(void)madvise(p, len, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void
+xbigfree(void *p, size_t nmemb, size_t size)
+{
+	size_t len = nmemb * size;
+
+	if (p == NULL)
+		return;
+	if (len < BIG_MIN)
+		xfree(p);
+	else
+		(void)munmap(p, len);
 }

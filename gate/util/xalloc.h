@@ -17,6 +17,17 @@ char *xstrdup(const char *s);			/* NULL on failure */
 char *xstrndup(const char *s, size_t n);	/* NULL on failure */
 void xfree(void *p);
 
+/*
+ * A large zeroed table that is filled at once, as a hash table is.  Its
+ * pages are made present by the one mmap call (MAP_POPULATE) instead of
+ * a page fault each on first touch, which on a virtual machine cost a
+ * third of bulk training's main thread, and huge pages are advised.
+ * Counted and failed like any allocation; below 256 KiB it is xcalloc.
+ * Give it back with xbigfree and the same nmemb and size.
+ */
+void *xbigcalloc(size_t nmemb, size_t size);	/* NULL on failure */
+void xbigfree(void *p, size_t nmemb, size_t size);
+
 /* fail the n-th allocation from now on (1 = the next one); 0 turns it off.
  * Also set from the environment LISTGATE_FAIL_ALLOC=n at first use. */
 void xalloc_fail_at(unsigned long n);
