@@ -116,7 +116,28 @@ start_holder() {
 	grep -q "listening on $S" "$T/holder.log" && [ -S "$S" ] && return 0
 	echo "# the holder did not say it listens within 60 s:"
 	sed 's/^/# /' "$T/holder.log"
+	holder_stuck "$hpid"
 	return 1
+}
+# holder_stuck PID: what a holder that never came up is doing (seen once
+# in CI and never again: the log was empty), for the next time
+holder_stuck() {
+	echo "# its processes, and what they wait in:"
+	ps -o pid,ppid,stat,wchan:32,etime,args -p "$1" 2>&1 | sed 's/^/# /'
+	pgrep -P "$1" | while read -r c; do
+		ps -o pid,ppid,stat,wchan:32,etime,args -p "$c" | sed 1d | sed 's/^/# /'
+	done
+	for f in /proc/"$1"/task/*/stack; do
+		[ -r "$f" ] && sed 's/^/# kernel: /' "$f"
+	done
+	if command -v gdb > /dev/null 2>&1; then
+		timeout 30 gdb -q -batch -p "$1" -ex 'thread apply all bt' 2>&1 |
+		    grep '^#' | sed 's/^/# gdb: /'
+	fi
+	echo "# the database's sessions:"
+	psql -X -q -A -t -c "SELECT pid, state, wait_event_type, wait_event,
+	    now() - query_start, left(query, 80) FROM pg_stat_activity
+	    WHERE datname IS NOT NULL" 2>&1 | sed 's/^/# /'
 }
 # the configuration and socket in use
 C=$CONF S=$SOCK
