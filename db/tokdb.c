@@ -2665,7 +2665,7 @@ bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
 
 	n = toklist_count(tl);
 	base = base_kc(db);
-	/* the table is far larger than the caches: each token's slot is
+	/* the table soon outgrows the caches: each token's slot is
 	 * fetched PF_AHEAD tokens before it is needed (an empty token's key
 	 * is never used) */
 	for (i = 0; i < PF_AHEAD && i < n; i++)

@@ -76,7 +76,9 @@ START_TEST(big_tables)
 	size_t i, k;
 
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		xalloc_fail_at(0);	/* (the count starts again) */
 		ck_assert_ptr_nonnull(p = xbigcalloc(sizes[k], 2));
+		ck_assert_uint_eq(xalloc_count(), 1);
 		for (i = 0; i < 2 * sizes[k]; i += 997)
 			ck_assert_uint_eq(p[i], 0);
 		ck_assert_uint_eq(p[2 * sizes[k] - 1], 0);

@@ -1740,8 +1740,9 @@ START_TEST(bulk_new_file_grows)
 END_TEST
 
 /* bulk mode looks tokens up ahead of learning them: every token of a
- * long list, and of lists shorter than that look-ahead (empty, one
- * token), counts under its own key, however the pending table grows */
+ * long list (an empty one among them), and of lists shorter than that
+ * look-ahead (empty, one token), counts under its own key, however the
+ * pending table grows */
 START_TEST(bulk_every_token_its_own)
 {
 	struct toklist *all = toklist_new(100000), *half = toklist_new(100000);
@@ -1754,6 +1755,8 @@ START_TEST(bulk_every_token_its_own)
 	for (i = 0; i < n; i++) {
 		snprintf(tok, sizeof(tok), "w%ld", i);
 		ck_assert_int_eq(toklist_add(all, tok, strlen(tok)), 1);
+		if (i == 3)	/* an empty token: skipped, its key unused */
+			ck_assert_int_eq(toklist_add(all, "", 0), 1);
 		if (i % 3 == 1)
 			ck_assert_int_eq(toklist_add(half, tok, strlen(tok)),
 			    1);

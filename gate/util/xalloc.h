@@ -18,12 +18,13 @@ char *xstrndup(const char *s, size_t n);	/* NULL on failure */
 void xfree(void *p);
 
 /*
- * A large zeroed table that is filled at once, as a hash table is.  Its
- * pages are made present by the one mmap call (MAP_POPULATE) instead of
- * a page fault each on first touch, which on a virtual machine cost a
- * third of bulk training's main thread, and huge pages are advised.
- * Counted and failed like any allocation; below 256 KiB it is xcalloc.
- * Give it back with xbigfree and the same nmemb and size.
+ * A zeroed table that is filled at once, as a hash table is.  From 256
+ * KiB on, it is mapped with huge pages advised and its pages made
+ * present by one system call, instead of a page fault each on first
+ * touch, which on a virtual machine cost a third of bulk training's
+ * main thread; smaller (and under AddressSanitizer) it is xcalloc.
+ * Counted and failed like any allocation.  Give it back with xbigfree
+ * and the same nmemb and size.
  */
 void *xbigcalloc(size_t nmemb, size_t size);	/* NULL on failure */
 void xbigfree(void *p, size_t nmemb, size_t size);
