@@ -12,7 +12,9 @@
 # test runs there, under the sanitizers.  The optimised build is what
 # the rest checks: as root, the Debian package built from that tarball,
 # installed and tested (tests/package.sh); the unit suites again, and
-# the memory bounds (tests/queue_bigpost.sh); then a subset of the
+# the memory bounds (tests/queue_bigpost.sh); the trainer's worker
+# threads under ThreadSanitizer (tests/tsan.sh, a build of its own in
+# _build-tsan/); then a subset of the
 # command-line tests with listgate under valgrind's memcheck (zero
 # errors, zero leaks); then every libFuzzer target for 30 seconds
 # (tests/fuzz/run-all-targets.sh).  Fetches the SpamAssassin public
@@ -239,6 +241,20 @@ if [ "$san" = 1 ]; then
 	fi
 	no_skips _build/test-suite.log _build/tests
 	echo "run-all: optimised build: $(grep -c '^PASS' _build/optimised.out) suites passed, $(( $(date +%s) - opstart )) s"
+fi
+
+# --- ThreadSanitizer: the trainer's worker threads ---------------------------
+# (a build of its own in _build-tsan/: the pool's unit suite and a
+# training with 4 workers; any report fails)
+if [ "$san" = 1 ]; then
+	echo "run-all: ThreadSanitizer on the trainer's threads in _build-tsan/"
+	tsstart=$(date +%s)
+	mkdir -p _build-tsan
+	if ! sh tests/tsan.sh _build-tsan "$LISTGATE_CORPUS" > _build-tsan/tsan.out 2>&1; then
+		cat _build-tsan/tsan.out
+		exit 1
+	fi
+	echo "run-all: ThreadSanitizer: $(grep -c '^ok' _build-tsan/tsan.out) checks passed, $(( $(date +%s) - tsstart )) s"
 fi
 
 # --- listgate under valgrind: zero errors, zero leaks ------------------------
