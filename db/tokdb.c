@@ -2277,23 +2277,30 @@ pend_get(struct tokdb *db, uint64_t key, int *made_r)
 	return e;
 }
 
+/* a token looked up ahead: its key (when not empty) */
+struct ahead {
+	uint64_t key;
+	int empty;
+};
+
 /* the key of token i of tl, its slot in the pending table asked into
- * the cache; 0 for an empty token */
-static uint64_t
+ * the cache */
+static struct ahead
 pend_prefetch(const struct tokdb *db, const struct toklist *tl, size_t i)
 {
+	struct ahead a = { 0, 1 };
 	const char *k;
 	size_t len;
-	uint64_t key;
 
 	k = toklist_get(tl, i, &len);
 	if (len == 0)
-		return 0;
-	key = tokdb_key(k, len);
+		return a;
+	a.key = tokdb_key(k, len);
+	a.empty = 0;
 	if (db->cappend != 0)
-		__builtin_prefetch(&db->pend[(size_t)key & (db->cappend - 1)],
-		    1);
-	return key;
+		__builtin_prefetch(&db->pend[(size_t)a.key &
+		    (db->cappend - 1)], 1);
+	return a;
 }
 
 /* forget every pending change (they are written out) */
@@ -2657,8 +2664,8 @@ bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
 {
 	struct pend *e;
 	unsigned char key[KEYLEN];
-	uint64_t ahead[PF_AHEAD], k64;
-	size_t i, n, len;
+	struct ahead ahead[PF_AHEAD], t;
+	size_t i, n;
 	long changed = 0;
 	KCDB *base;
 	int made;
@@ -2666,19 +2673,17 @@ bulk_learn(struct tokdb *db, const struct toklist *tl, int spam, int dir,
 	n = toklist_count(tl);
 	base = base_kc(db);
 	/* the table soon outgrows the caches: each token's slot is
-	 * fetched PF_AHEAD tokens before it is needed (an empty token's key
-	 * is never used) */
+	 * fetched PF_AHEAD tokens before it is needed */
 	for (i = 0; i < PF_AHEAD && i < n; i++)
 		ahead[i] = pend_prefetch(db, tl, i);
 	for (i = 0; i < n; i++) {
-		k64 = ahead[i % PF_AHEAD];
+		t = ahead[i % PF_AHEAD];
 		if (i + PF_AHEAD < n)
 			ahead[i % PF_AHEAD] = pend_prefetch(db, tl,
 			    i + PF_AHEAD);
-		(void)toklist_get(tl, i, &len);
-		if (len == 0)
+		if (t.empty)
 			continue;
-		if ((e = pend_get(db, k64, &made)) == NULL) {
+		if ((e = pend_get(db, t.key, &made)) == NULL) {
 			db->poisoned = 1;
 			return plainerr(db, "out of memory");
 		}

@@ -150,6 +150,13 @@ xfree(void *p)
 #define BIG_MAPPED	1
 #endif
 
+/* huge pages, then the pages made, by advice (else by MAP_POPULATE) */
+#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
+#define BIG_ADVISE	1
+#else
+#define BIG_ADVISE	0
+#endif
+
 static int
 big_mapped(size_t len)
 {
@@ -169,21 +176,16 @@ xbigcalloc(size_t nmemb, size_t size)
 		return xcalloc(nmemb, size);
 	if (should_fail())
 		return NULL;
-#if defined(MADV_HUGEPAGE) && defined(MADV_POPULATE_WRITE)
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	    MAP_ANONYMOUS | (BIG_ADVISE ? 0 : MAP_POPULATE), -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#if BIG_ADVISE
 	/* huge pages advised before the pages are made: with transparent
 	 * huge pages on "madvise", 2 MiB at a time; a kernel before 5.14
 	 * refuses MADV_POPULATE_WRITE and the pages come on first touch */
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
 	(void)madvise(p, len, MADV_HUGEPAGE);
 	(void)madvise(p, len, MADV_POPULATE_WRITE);
-#else
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
 #endif
 	return p;
 }
