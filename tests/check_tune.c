@@ -186,6 +186,84 @@ START_TEST(roca)
 }
 END_TEST
 
+static struct cutoff_goal
+target_goal(double max_ham_held, double max_spam_passed)
+{
+	struct cutoff_goal g = cost_goal(1, 5);
+
+	g.max_ham_held = max_ham_held;
+	g.max_spam_passed = max_spam_passed;
+	return g;
+}
+
+/* the posts near a target: by hand, against 1-ROCA, K's size */
+START_TEST(tail)
+{
+	/* the 10 lowest spam 0.05 .. 0.95, two more above every ham, and
+	 * five ham: 0.1 beats 1 of the 10, 0.3 3, 0.5 5, 0.55 ties the
+	 * sixth (5.5), 0.98 is above all ten (the 0.97 spam is not among
+	 * them): 24.5 of 10 * 5 pairs */
+	double sc[] = { 0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75,
+	    0.85, 0.95, 0.97, 0.99, 0.1, 0.3, 0.5, 0.55, 0.98 };
+	int sp[17];
+	double *big;
+	int *bsp;
+	struct cutoff_set cs;
+	struct cutoff_goal g;
+	size_t i;
+
+	for (i = 0; i < 17; i++)
+		sp[i] = i < 12;
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 17), 0);
+	g = target_goal(CUTOFF_NONE, 0.005);
+	ck_assert_double_eq_tol(cutoff_tail(&cs, &g), 24.5 / 50, 1e-12);
+	/* K of at least every ham: the 5 ham against every spam is the
+	 * whole ranking */
+	g = target_goal(0.005, CUTOFF_NONE);
+	ck_assert_double_eq_tol(cutoff_tail(&cs, &g), cutoff_roca(&cs),
+	    1e-12);
+	/* a target's whole class: 1-ROCA too */
+	g = target_goal(CUTOFF_NONE, 1);
+	ck_assert_double_eq_tol(cutoff_tail(&cs, &g), cutoff_roca(&cs),
+	    1e-12);
+	/* no target, or two: not a one-target goal */
+	g = cost_goal(1, 5);
+	ck_assert_double_eq(cutoff_tail(&cs, &g), -1);
+	g = target_goal(0.01, 0.01);
+	ck_assert_double_eq(cutoff_tail(&cs, &g), -1);
+	cutoff_set_free(&cs);
+	/* no ham: 0 */
+	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 12), 0);
+	g = target_goal(CUTOFF_NONE, 0.005);
+	ck_assert_double_eq(cutoff_tail(&cs, &g), 0);
+	cutoff_set_free(&cs);
+
+	/* 1000 spam, 0.5% of them: K = 4 * 5 = 20, the lowest at 0.01 ..
+	 * 0.20; one ham at 0.155 is above 15 of them (K = 10 would say 10
+	 * of 10) */
+	big = calloc(1001, sizeof(double));
+	bsp = calloc(1001, sizeof(int));
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(bsp);
+	for (i = 0; i < 1000; i++) {
+		big[i] = i < 20 ? 0.01 * (double)(i + 1) : 0.5 +
+		    0.0004 * (double)i;
+		bsp[i] = 1;
+	}
+	big[1000] = 0.155;
+	ck_assert_int_eq(cutoff_set_init(&cs, big, bsp, 1001), 0);
+	g = target_goal(CUTOFF_NONE, 0.005);
+	ck_assert_double_eq_tol(cutoff_tail(&cs, &g), 15.0 / 20, 1e-12);
+	/* mirrored: the ham is the only one, so K = 1 ham against every
+	 * spam: it is above 15 of the 1000 */
+	g = target_goal(0.005, CUTOFF_NONE);
+	ck_assert_double_eq_tol(cutoff_tail(&cs, &g), 15.0 / 1000, 1e-12);
+	cutoff_set_free(&cs);
+	free(big);
+	free(bsp);
+}
+END_TEST
+
 START_TEST(bootstrap)
 {
 	int sp[200];
@@ -728,6 +806,7 @@ tune_suite(void)
 	tcase_add_test(tc, best_ends);
 	tcase_add_test(tc, round_and_above_ham);
 	tcase_add_test(tc, roca);
+	tcase_add_test(tc, tail);
 	tcase_add_test(tc, bootstrap);
 	tcase_add_test(tc, nested_calibrates);
 	tcase_add_test(tc, changes_text);

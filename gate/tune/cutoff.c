@@ -333,6 +333,57 @@ cutoff_roca(const struct cutoff_set *cs)
 	return bad / ((double)cs->nham * cs->nspam);
 }
 
+double
+cutoff_tail(const struct cutoff_set *cs, const struct cutoff_goal *g)
+{
+	int sp = g->max_spam_passed >= 0, th = g->max_ham_held >= 0;
+	size_t i, j, h, s, k, in, seen = 0, nk, nother;
+	double t, want, bad = 0;
+
+	if (sp == th)
+		return -1;
+	nk = sp ? cs->nspam : cs->nham;
+	nother = sp ? cs->nham : cs->nspam;
+	if (nk == 0 || nother == 0)
+		return 0;
+	t = sp ? g->max_spam_passed : g->max_ham_held;
+	want = ceil(CUTOFF_TAIL_MULT * t * (double)nk);
+	k = want < CUTOFF_TAIL_MIN ? CUTOFF_TAIL_MIN :
+	    want >= (double)nk ? nk : (size_t)want;
+	if (k > nk)
+		k = nk;
+	/*
+	 * Runs of equal scores, from the target's end: upwards from the
+	 * lowest score for spam (a spam passes below the cutoff), downwards
+	 * from the highest for ham.  Each post of the other class is
+	 * misranked against the hard posts already passed (seen) and half
+	 * of those in its own run.
+	 */
+	for (i = 0; i < cs->n; i = j) {
+		size_t at = sp ? i : cs->n - 1 - i;
+		double v = cs->pt[at].score;
+
+		h = s = 0;
+		for (j = i; j < cs->n; j++) {
+			const struct cutoff_pt *p =
+			    &cs->pt[sp ? j : cs->n - 1 - j];
+
+			if (p->score != v)
+				break;
+			if (p->spam)
+				s++;
+			else
+				h++;
+		}
+		in = sp ? s : h;
+		if (in > k - seen)
+			in = k - seen;
+		bad += (double)(sp ? h : s) * ((double)seen + 0.5 * in);
+		seen += in;
+	}
+	return bad / ((double)k * (double)nother);
+}
+
 /* splitmix64: a small fixed-seed generator, so runs repeat */
 static uint64_t
 mix(uint64_t *s)

@@ -97,6 +97,23 @@ double cutoff_above_ham(const struct cutoff_set *cs, double floor);
  * ranking); 0 when a class is empty */
 double cutoff_roca(const struct cutoff_set *cs);
 
+/*
+ * For a goal with one target, how well the posts near it are ranked:
+ * 1-ROCA of the K posts of the target's class that are hardest to keep
+ * within it against every post of the other class (0: perfect, a tie
+ * counting one half).  With max_spam_passed t alone: the K lowest
+ * scoring spam, each against every ham; with max_ham_held t alone: the
+ * K highest scoring ham, each against every spam.  K is the larger of
+ * CUTOFF_TAIL_MIN and CUTOFF_TAIL_MULT * t * (posts of the class),
+ * rounded up, and at most all of them.  Unlike the errors at one
+ * cutoff, which rest on the one or two posts next to it in a young
+ * list, this counts every post in the target's neighbourhood.  -1 for
+ * a goal with no target or with both; 0 when a class is empty.
+ */
+#define CUTOFF_TAIL_MIN		10
+#define CUTOFF_TAIL_MULT	4
+double cutoff_tail(const struct cutoff_set *cs, const struct cutoff_goal *g);
+
 /* the value with fewest significant digits in (lo, hi] nearest want
  * (want must be in (lo, hi]) */
 double cutoff_round(double lo, double hi, double want);

@@ -3,11 +3,15 @@
  * standard input, without a journal (a developer's tool for timing and
  * for the benchmark's checks; not installed)
  *
- *	tunefiles [-k FOLDS] [-P MAX_SPAM_PASSED] [-n] < list
+ *	tunefiles [-k FOLDS] [-P MAX_SPAM_PASSED] [-H MAX_HAM_HELD] [-n] [-w]
+ *	    < list
  *
  * Reads "S PATH" or "H PATH" lines; prints the current and recommended
  * settings with their cross-validated errors and the time each step
- * took.  -n: cutoffs only (no parameter search).
+ * took.  -n: cutoffs only (no parameter search).  -w: word pairs (the
+ * feature family) searched too, as `listgate tune` does; the last line
+ * is then "list-conf: KEY=VALUE ..." with the keys a list's
+ * configuration would get (tests/bench/tunerule.py reads it).
  */
 #include "config.h"
 
@@ -39,7 +43,9 @@ main(int argc, char **argv)
 	struct tok_opts to;
 	struct tune_opts o;
 	struct tune_result r;
-	struct tset *ts;
+	struct tset *ts, *ts2 = NULL;
+	struct tok_opts to2;
+	int pairs = 0;
 	char line[4096], err[1024];
 	double t0, c0, t1, c1;
 	int ch;
@@ -51,12 +57,13 @@ main(int argc, char **argv)
 	o.goal.w_spam = 5;
 	o.goal.max_ham_held = CUTOFF_NONE;
 	o.goal.max_spam_passed = CUTOFF_NONE;
-	while ((ch = getopt(argc, argv, "k:P:H:n")) != -1) {
+	while ((ch = getopt(argc, argv, "k:P:H:nw")) != -1) {
 		switch (ch) {
 		case 'k': o.folds = (unsigned)atoi(optarg); break;
 		case 'P': o.goal.max_spam_passed = strtod(optarg, NULL); break;
 		case 'H': o.goal.max_ham_held = strtod(optarg, NULL); break;
 		case 'n': o.search = 0; break;
+		case 'w': pairs = 1; break;
 		default: return 2;
 		}
 	}
@@ -65,7 +72,11 @@ main(int argc, char **argv)
 	o.spam_cutoff = LG_DEFAULT_SPAM_CUTOFF;
 	o.discard_cutoff = LG_OFF;
 	tok_opts_default(&to);
-	if ((ts = tset_new(&to)) == NULL)
+	to2 = to;
+	to2.bigrams = !to.bigrams;
+	o.word_pairs = to.bigrams;
+	if ((ts = tset_new(&to)) == NULL ||
+	    (pairs && (ts2 = tset_new(&to2)) == NULL))
 		return 1;
 	t0 = clock_now_s();
 	c0 = cpu_s();
@@ -84,12 +95,15 @@ main(int argc, char **argv)
 		}
 		while (source_next(src, &sp, err, sizeof(err)) == 1)
 			if (tset_event(ts, sp.data, sp.len, line[0] == 'S',
-			    1) < 0)
+			    1) < 0 || (ts2 != NULL && tset_event(ts2, sp.data,
+			    sp.len, line[0] == 'S', 1) < 0))
 				return 1;
 		source_close(src);
 	}
-	if (tset_finish(ts, o.folds) < 0)
+	if (tset_finish(ts, o.folds) < 0 ||
+	    (ts2 != NULL && tset_finish(ts2, o.folds) < 0))
 		return 1;
+	o.alt = ts2;
 	t1 = clock_now_s();
 	c1 = cpu_s();
 	printf("read+tokenize: %zu ham %zu spam, %zu tokens: %.2f s wall, "
@@ -115,7 +129,16 @@ main(int argc, char **argv)
 	printf("bootstrap: ham held [%.4f, %.4f] spam passed [%.4f, %.4f] "
 	    "better %.3f (%s)\n", r.boot.hh_lo, r.boot.hh_hi, r.boot.sp_lo,
 	    r.boot.sp_hi, r.boot.better, tune_rating(&r));
+	if (pairs)
+		printf("list-conf: robs=%.17g robx=%.17g min_dev=%.17g "
+		    "max_tokens=%u word_pairs=%s ham_cutoff=%.17g "
+		    "spam_cutoff=%.17g\n", r.rec.bp.robs, r.rec.bp.robx,
+		    r.rec.bp.min_dev, r.rec.bp.max_tokens,
+		    r.word_pairs ? "yes" : "no", r.rec.ham_cutoff,
+		    r.rec.spam_cutoff);
 	tune_result_free(&r);
 	tset_free(ts);
+	if (ts2 != NULL)
+		tset_free(ts2);
 	return 0;
 }
