@@ -232,6 +232,41 @@ START_TEST(tail)
 	g = target_goal(0.01, 0.01);
 	ck_assert_double_eq(cutoff_tail(&cs, &g), -1);
 	cutoff_set_free(&cs);
+	/* the same mirrored (1 - score, classes swapped), a ham target:
+	 * the 10 highest of 12 ham against 5 spam, 24.5 again (taking the
+	 * lowest ham instead would not be) */
+	{
+		double m[17];
+
+		for (i = 0; i < 17; i++) {
+			m[i] = 1 - sc[i];
+			sp[i] = i >= 12;
+		}
+		ck_assert_int_eq(cutoff_set_init(&cs, m, sp, 17), 0);
+		g = target_goal(0.005, CUTOFF_NONE);
+		ck_assert_double_eq_tol(cutoff_tail(&cs, &g), 24.5 / 50,
+		    1e-12);
+	}
+	cutoff_set_free(&cs);
+	/* a run of equal scores across the K-th spam: nine spam 0.01 ..
+	 * 0.09, then three spam and a ham at 0.5 (one of the three is the
+	 * tenth), a ham at 0.6.  The ham at 0.5: 9 + half of 1 = 9.5; the
+	 * ham at 0.6: 10.  19.5 of 10 * 2 */
+	{
+		double r[14] = { 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07,
+		    0.08, 0.09, 0.5, 0.5, 0.5, 0.5, 0.6 };
+		int rs[14];
+
+		for (i = 0; i < 14; i++)
+			rs[i] = i < 12;
+		ck_assert_int_eq(cutoff_set_init(&cs, r, rs, 14), 0);
+		g = target_goal(CUTOFF_NONE, 0.005);
+		ck_assert_double_eq_tol(cutoff_tail(&cs, &g), 19.5 / 20,
+		    1e-12);
+	}
+	cutoff_set_free(&cs);
+	for (i = 0; i < 17; i++)
+		sp[i] = i < 12;
 	/* no ham: 0 */
 	ck_assert_int_eq(cutoff_set_init(&cs, sc, sp, 12), 0);
 	g = target_goal(CUTOFF_NONE, 0.005);

@@ -84,7 +84,7 @@ same_params(const struct bayes_params *a, const struct bayes_params *b)
  * a - b: strictly better (<0), equal (0) or worse.  With one target, by
  * how the posts near it rank (cutoff_tail) first: the errors at one
  * cutoff rest on a post or two at a young list's edge, and choosing
- * among some 370 settings by them picks the luckiest (judged on the
+ * among some 180 settings by them picks the luckiest (judged on the
  * training half's own lists, tests/bench/tunerule.py).
  */
 static int

@@ -7,17 +7,21 @@
  * (gate/tune/cv.h), under the list's current parameters and under each
  * candidate of a search like bogotune's: a coarse grid of robs by
  * min_dev, then robx, then max_tokens, then a fine grid around the best.
- * A candidate is rated by what choosing a cutoff from its scores gives
- * on posts the choice did not see (cutoff_nested over TUNE_PARTS
- * partitions), then by its 1-ROCA; it replaces the current parameters
- * only when it rates strictly better, so ties keep them.  The final
+ * With one target (max_spam_passed or max_ham_held alone), a candidate
+ * is rated first by how it ranks the posts near the target
+ * (cutoff_tail); then, and for the cost or both targets, by what
+ * choosing a cutoff from its scores gives on posts the choice did not
+ * see (cutoff_nested over TUNE_PARTS partitions), then by its 1-ROCA.
+ * It replaces the current parameters only when it rates strictly
+ * better, so ties keep them (with one target, a tie of cutoff_tail is
+ * rare: the bootstrap's "better" says how sure a change is).  The final
  * cutoff is the goal's best over all posts, with the targets tightened
  * until choosing that way meets them on posts left out (tune.c
  * calibrate).  With o->alt (the posts tokenized with word_pairs the
  * other way) the whole search runs again over those; the other setting
- * wins only when its best rates strictly better.  The estimate's spread and the chance that the
- * recommendation is an improvement come from bootstrap resamples of the
- * posts (cutoff_bootstrap).  Memory is the cv's and a few arrays per
+ * wins only when its best rates strictly better.  The estimate's spread
+ * and the chance that the recommendation is an improvement come from
+ * bootstrap resamples of the posts (cutoff_bootstrap).  Memory is the cv's and a few arrays per
  * post; -1 only when out of memory.  Never prints.
  */
 #ifndef LG_TUNE_H

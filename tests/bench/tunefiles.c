@@ -129,6 +129,8 @@ main(int argc, char **argv)
 	printf("bootstrap: ham held [%.4f, %.4f] spam passed [%.4f, %.4f] "
 	    "better %.3f (%s)\n", r.boot.hh_lo, r.boot.hh_hi, r.boot.sp_lo,
 	    r.boot.sp_hi, r.boot.better, tune_rating(&r));
+	if (pairs && !r.alt_tried)
+		printf("word pairs not tried (the two tokenizations differ)\n");
 	if (pairs)
 		printf("list-conf: robs=%.17g robx=%.17g min_dev=%.17g "
 		    "max_tokens=%u word_pairs=%s ham_cutoff=%.17g "

@@ -2,14 +2,16 @@
 """tunerule.py - judge `listgate tune`'s choices on the TRAINING half only
 
     python3 tests/bench/tunerule.py [--listgate PATH] [--tunefiles PATH]
-        [--corpus DIR] [--size young|half] [-P 0.005] [--work DIR]
+        [--corpus DIR] [--size young|half] [-P FRACTION|none]
+        [-H FRACTION|none] [--work DIR]
 
 The benchmark's test half is never read.  Within the training half of
 bench.sh's split (sha1(name)[0] < 128), replicates stand in for lists:
 
-  young  four samples of sha1[0] in [0,38), [30,68), [60,98), [90,128)
-         (888 to 900 posts each, the size of the 15% split)
-  half   two samples, sha1[0] < 64 and >= 64
+  young  eight windows of sha1[0], [0,38), [13,51), ... [90,128)
+         (about 890 posts each, the size of the 15% split; they
+         overlap)
+  half   four samples, sha1[0] < 64 and >= 64, sha1[2] < 128 and >= 128
 
 For each replicate, tune (tests/bench/tunefiles -w, the search and the
 word-pair family as `listgate tune` does them) picks the settings from
