@@ -24,21 +24,16 @@ tuner's selection rules; see tests/bench/README.md.
 """
 import argparse, hashlib, os, re, shutil, subprocess, sys
 
-HAM = ["easy-ham-1", "easy-ham-2", "hard-ham-1"]
-SPAM = ["spam-1", "spam-2"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tunelib  # noqa: E402  (the corpus and its split, as tune_bench)
 
 
 def posts(corpus):
-    out = []
-    for label, dirs in (("H", HAM), ("S", SPAM)):
-        for d in dirs:
-            for name in sorted(os.listdir(os.path.join(corpus, d))):
-                if not name.endswith(".txt"):
-                    continue
-                h = hashlib.sha1(name.encode()).digest()
-                if h[0] < 128:
-                    out.append((label, h, os.path.join(corpus, d, name)))
-    return out
+    """the training half: [(H|S, sha1 of the bare name, path)]"""
+    return [("H" if cls == "ham" else "S",
+             hashlib.sha1(os.path.basename(rel).encode()).digest(),
+             os.path.join(corpus, rel))
+            for cls, rel, b in tunelib.posts(corpus) if b < 128]
 
 
 def evaluate(lg, work, tag, conf, train, test):
