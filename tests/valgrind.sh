@@ -6,16 +6,19 @@
 #   make check TESTS="..." LISTGATE_WRAP=$top_srcdir/tests/valgrind.sh \
 #       VG_LOGDIR=DIR
 #
-# Every run writes DIR/vg.PID.log; a clean run leaves it empty (-q:
+# Every run writes its own DIR/vg.PID.XXXXXX.log (a PID alone is reused
+# in a long run, and a reused name would overwrite a log); a clean run
+# leaves it empty (-q:
 # valgrind prints only errors and leaks).  An error or a leak (definite,
 # indirect or possible) also makes the run exit 97, so the test sees
 # it.  Configured commands (deliver, release) are not traced.  The real
 # binary is $LISTGATE_BIN (make check sets it).
 : "${LISTGATE_BIN:?set by make check}"
 : "${VG_LOGDIR:=${TMPDIR:-/tmp}}"
+log=$(mktemp --suffix=.log "$VG_LOGDIR/vg.$$.XXXXXX") || exit 1
 exec valgrind -q --tool=memcheck --error-exitcode=97 \
 	--leak-check=full --show-leak-kinds=definite,indirect,possible \
 	--errors-for-leak-kinds=definite,indirect,possible \
 	--trace-children=no --child-silent-after-fork=yes \
 	--suppressions="$(dirname "$0")/valgrind.supp" \
-	--log-file="$VG_LOGDIR/vg.%p.log" "$LISTGATE_BIN" "$@"
+	--log-file="$log" "$LISTGATE_BIN" "$@"
