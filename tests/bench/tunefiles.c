@@ -4,14 +4,16 @@
  * for the benchmark's checks; not installed)
  *
  *	tunefiles [-k FOLDS] [-P MAX_SPAM_PASSED] [-H MAX_HAM_HELD] [-n] [-w]
- *	    < list
+ *	    [-c KEY=VALUE,...] < list
  *
  * Reads "S PATH" or "H PATH" lines; prints the current and recommended
  * settings with their cross-validated errors and the time each step
  * took.  -n: cutoffs only (no parameter search).  -w: word pairs (the
  * feature family) searched too, as `listgate tune` does; the last line
  * is then "list-conf: KEY=VALUE ..." with the keys a list's
- * configuration would get (tests/bench/tunerule.py reads it).
+ * configuration would get (tests/bench/tunerule.py reads it).  -c: the
+ * list's settings now, in those keys (default: the defaults), as a list
+ * tuned before would have them (tests/bench/nightly.py).
  */
 #include "config.h"
 
@@ -27,6 +29,35 @@
 #include "gate/tune/tune.h"
 #include "gate/util/clock.h"
 #include "listcfg/listcfg.h"
+
+/* one KEY=VALUE of -c into the current settings: 0, or -1 */
+static int
+set_cur(struct tune_opts *o, struct tok_opts *to, const char *kv)
+{
+	const char *v = strchr(kv, '=');
+	size_t n;
+
+	if (v == NULL)
+		return -1;
+	n = (size_t)(v++ - kv);
+	if (n == 4 && strncmp(kv, "robs", n) == 0)
+		o->cur.robs = strtod(v, NULL);
+	else if (n == 4 && strncmp(kv, "robx", n) == 0)
+		o->cur.robx = strtod(v, NULL);
+	else if (n == 7 && strncmp(kv, "min_dev", n) == 0)
+		o->cur.min_dev = strtod(v, NULL);
+	else if (n == 10 && strncmp(kv, "max_tokens", n) == 0)
+		o->cur.max_tokens = (unsigned)strtoul(v, NULL, 10);
+	else if (n == 10 && strncmp(kv, "word_pairs", n) == 0)
+		to->bigrams = strcmp(v, "yes") == 0;
+	else if (n == 10 && strncmp(kv, "ham_cutoff", n) == 0)
+		o->ham_cutoff = strtod(v, NULL);
+	else if (n == 11 && strncmp(kv, "spam_cutoff", n) == 0)
+		o->spam_cutoff = strtod(v, NULL);
+	else
+		return -1;
+	return 0;
+}
 
 static double
 cpu_s(void)
@@ -49,6 +80,7 @@ main(int argc, char **argv)
 	char line[4096], err[1024];
 	double t0, c0, t1, c1;
 	int ch;
+	char *cur = NULL, *kv, *next;
 
 	memset(&o, 0, sizeof(o));
 	o.folds = 5;
@@ -57,13 +89,14 @@ main(int argc, char **argv)
 	o.goal.w_spam = 5;
 	o.goal.max_ham_held = CUTOFF_NONE;
 	o.goal.max_spam_passed = CUTOFF_NONE;
-	while ((ch = getopt(argc, argv, "k:P:H:nw")) != -1) {
+	while ((ch = getopt(argc, argv, "k:P:H:nwc:")) != -1) {
 		switch (ch) {
 		case 'k': o.folds = (unsigned)atoi(optarg); break;
 		case 'P': o.goal.max_spam_passed = strtod(optarg, NULL); break;
 		case 'H': o.goal.max_ham_held = strtod(optarg, NULL); break;
 		case 'n': o.search = 0; break;
 		case 'w': pairs = 1; break;
+		case 'c': cur = optarg; break;
 		default: return 2;
 		}
 	}
@@ -72,6 +105,14 @@ main(int argc, char **argv)
 	o.spam_cutoff = LG_DEFAULT_SPAM_CUTOFF;
 	o.discard_cutoff = LG_OFF;
 	tok_opts_default(&to);
+	for (kv = cur; kv != NULL; kv = next) {
+		if ((next = strchr(kv, ',')) != NULL)
+			*next++ = '\0';
+		if (set_cur(&o, &to, kv) < 0) {
+			fprintf(stderr, "tunefiles: -c: bad setting %s\n", kv);
+			return 2;
+		}
+	}
 	to2 = to;
 	to2.bigrams = !to.bigrams;
 	o.word_pairs = to.bigrams;

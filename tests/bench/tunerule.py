@@ -79,6 +79,8 @@ def main():
     ap.add_argument("-H", default="none",
                     help="--max-ham-held as a fraction, or none")
     ap.add_argument("--work", default="/tmp/tunerule")
+    ap.add_argument("--tunefiles-opt", action="append", default=[],
+                    help="one more option for tunefiles (e.g. -n: cutoffs only)")
     a = ap.parse_args()
     allp = posts(a.corpus)
     reps = ([(0, lo, lo + 38) for lo in (0, 13, 26, 38, 51, 64, 77, 90)]
@@ -93,7 +95,8 @@ def main():
         inp = "".join("%s %s\n" % (c, p) for c, _, p in train)
         goal = (["-P", a.P] if a.P != "none" else []) + \
             (["-H", a.H] if a.H != "none" else [])
-        r = subprocess.run([a.tunefiles, "-w"] + goal, input=inp,
+        r = subprocess.run([a.tunefiles, "-w"] + a.tunefiles_opt + goal,
+                           input=inp,
                            capture_output=True, text=True, check=True)
         conf = dict(kv.split("=", 1) for kv in
                     r.stdout.strip().splitlines()[-1].split()[1:])
