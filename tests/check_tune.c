@@ -792,6 +792,55 @@ END_TEST
 
 /* the keys a recommendation writes read back as the table's types:
  * max_tokens a whole number (50 once came out as "5e+01") */
+/* the rating: the intervals' widths, and a target its class's interval
+ * reaches past (a young list's 0.5% spam target, 1 of 281 passed) */
+START_TEST(rating)
+{
+	struct tune_result r;
+
+	memset(&r, 0, sizeof(r));
+	r.goal = cost_goal(1, 5);
+	r.boot.hh_lo = 0.0049;
+	r.boot.hh_hi = 0.0198;
+	r.boot.sp_lo = 0;
+	r.boot.sp_hi = 0.0107;
+	/* no target: by the widths alone (1.5 and 1.1 points) */
+	ck_assert_str_eq(tune_rating(&r), "high");
+	r.boot.hh_hi = 0.04;
+	ck_assert_str_eq(tune_rating(&r), "medium");
+	r.boot.hh_hi = 0.08;
+	ck_assert_str_eq(tune_rating(&r), "low");
+	r.boot.hh_hi = 0.0198;
+	/* 0.5% spam passed asked, the interval up to 1.07%: not high */
+	r.goal.max_spam_passed = 0.005;
+	ck_assert_str_eq(tune_rating(&r), "medium");
+	/* up to the target, and no further: high */
+	r.boot.sp_hi = 0.005;
+	ck_assert_str_eq(tune_rating(&r), "high");
+	/* past three times the target: low, however narrow */
+	r.boot.sp_hi = 0.0151;
+	ck_assert_str_eq(tune_rating(&r), "low");
+	r.boot.sp_hi = 0.015;
+	ck_assert_str_eq(tune_rating(&r), "medium");
+	/* widths still count: 6 points wide is low even within target */
+	r.goal.max_spam_passed = 0.1;
+	r.boot.sp_hi = 0.06;
+	ck_assert_str_eq(tune_rating(&r), "low");
+	/* a ham target, the ham interval past it; a target of 0 */
+	r.goal = cost_goal(1, 5);
+	r.boot.sp_hi = 0.0107;
+	r.goal.max_ham_held = 0.01;
+	ck_assert_str_eq(tune_rating(&r), "medium");
+	r.goal.max_ham_held = 0.005;
+	ck_assert_str_eq(tune_rating(&r), "low");
+	r.goal.max_ham_held = 0;
+	r.boot.hh_lo = r.boot.hh_hi = 0;
+	ck_assert_str_eq(tune_rating(&r), "high");
+	r.boot.hh_hi = 0.001;
+	ck_assert_str_eq(tune_rating(&r), "low");
+}
+END_TEST
+
 START_TEST(changes_text)
 {
 	struct tune_result r;
@@ -844,6 +893,7 @@ tune_suite(void)
 	tcase_add_test(tc, tail);
 	tcase_add_test(tc, bootstrap);
 	tcase_add_test(tc, nested_calibrates);
+	tcase_add_test(tc, rating);
 	tcase_add_test(tc, changes_text);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("posts");

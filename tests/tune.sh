@@ -144,9 +144,13 @@ check "... no progress lines off a terminal" sh -c "! grep -q \"\$(printf '\r')\
 run lg tune --list dev --json --max-spam-passed 0.5% --folds 4
 check "a target and 4 folds" \
     js "d['goal']['max_spam_passed'] == 0.005 and d['folds'] == 4 and d['recommended']['spam_passed'] <= 0.005"
+check "... its interval within the target: the advice does not doubt it" \
+    js "d['confidence']['spam_passed'][1] <= 0.005 and 'cannot assure' not in d['advice']"
 run lg tune --list dev --json --max-ham-held 0.02 --cost-spam-passed 2
 check "a ham target and a cost" \
     js "d['goal']['max_ham_held'] == 0.02 and d['goal']['cost_spam_passed'] == 2"
+check "... 50 ham cannot show 2%: the interval reaches past it, the rating is not high, the advice says how far" \
+    js "d['confidence']['ham_held'][1] > 0.02 and d['confidence']['rating'] != 'high' and 'the journal\\'s 50 ham cannot assure 2%% ham held, which may be up to %g%% (90%% interval)' % (100 * d['confidence']['ham_held'][1]) in d['advice']"
 
 # --- --apply: only the recommended keys change ------------------------------
 run lg tune --list dev --json --apply

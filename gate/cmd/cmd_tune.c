@@ -273,20 +273,49 @@ pct(char *buf, size_t sz, size_t k, size_t n)
 	return buf;
 }
 
+/* "confidence R" (tune_rating), and for each target the journal is too
+ * small to assure (its class's interval reaches past it), how far */
+static const char *
+confidence(char *out, size_t sz, const struct tune_result *r)
+{
+	static const char *const what[] = { "ham held", "spam passed" };
+	double t[2], hi[2];
+	size_t n, cnt[2];
+	int i;
+
+	snprintf(out, sz, "confidence %s", tune_rating(r));
+	t[0] = r->goal.max_ham_held;
+	t[1] = r->goal.max_spam_passed;
+	hi[0] = r->boot.hh_hi;
+	hi[1] = r->boot.sp_hi;
+	cnt[0] = r->nham;
+	cnt[1] = r->nspam;
+	for (i = 0; i < 2; i++) {
+		if (t[i] < 0 || hi[i] <= t[i])
+			continue;
+		n = strlen(out);
+		snprintf(out + n, sz - n, "; the journal's %zu %s cannot assure "
+		    "%.2g%% %s, which may be up to %.2g%% (%.0f%% interval)",
+		    cnt[i], i ? "spam" : "ham", 100 * t[i], what[i],
+		    100 * hi[i], 100 * r->boot.level);
+	}
+	return out;
+}
+
 /* the one sentence of advice */
 static void
 advice(char *out, size_t sz, const char *list, const struct tune_result *r,
     int same)
 {
-	char a[64], b[64];
-	const char *rating = tune_rating(r);
+	char a[64], b[64], conf[512];
 
+	confidence(conf, sizeof(conf), r);
 	if (same) {
 		snprintf(out, sz, "Keep the current settings: no other setting "
 		    "did better on list %s's journal (cross-validated: %.1f%% "
-		    "of ham held, %.1f%% of spam passed; confidence %s).",
+		    "of ham held, %.1f%% of spam passed; %s).",
 		    list, 100 * frac(r->cur.e.ham_held, r->nham),
-		    100 * frac(r->cur.e.spam_passed, r->nspam), rating);
+		    100 * frac(r->cur.e.spam_passed, r->nspam), conf);
 		return;
 	}
 	snprintf(a, sizeof(a), "%.1f%%", 100 * frac(r->rec.e.ham_held,
@@ -296,26 +325,26 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 	if (r->infeasible)
 		snprintf(out, sz, "No cutoff meets both targets on this "
 		    "journal; the recommendation comes closest (%s of ham held, "
-		    "%s of spam passed): apply it with `listgate tune --list %s "
-		    "--apply` only if that will do.", a, b, list);
+		    "%s of spam passed; %s): apply it with `listgate tune "
+		    "--list %s --apply` only if that will do.", a, b, conf, list);
 	else if (r->boot.better >= 0.8)
 		snprintf(out, sz, "Apply the recommendation (`listgate tune "
 		    "--list %s --apply`): cross-validated it holds %s of ham and "
 		    "passes %s of spam, against %.1f%% and %.1f%% now, and it "
 		    "does better in %.0f%% of %u resamples of the journal "
-		    "(confidence %s).", list, a, b,
+		    "(%s).", list, a, b,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
-		    100 * r->boot.better, r->boot.resamples, rating);
+		    100 * r->boot.better, r->boot.resamples, conf);
 	else
 		snprintf(out, sz, "The recommendation (%s of ham held, %s of "
 		    "spam passed, against %.1f%% and %.1f%% now) does better in "
-		    "only %.0f%% of %u resamples of the journal: keep the "
+		    "only %.0f%% of %u resamples of the journal (%s): keep the "
 		    "current settings unless the goal has changed, and tune "
 		    "again when the journal has grown.", a, b,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
-		    100 * r->boot.better, r->boot.resamples);
+		    100 * r->boot.better, r->boot.resamples, conf);
 	if (r->changed & TUNE_WORD_PAIRS) {
 		size_t n = strlen(out);
 
@@ -677,7 +706,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
-	char path[4096], err[1024], adv[1024], *end;
+	char path[4096], err[1024], adv[2048], *end;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
 	int final;

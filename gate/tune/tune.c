@@ -367,6 +367,7 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	memset(&own, 0, sizeof(own));
 	memset(&alt, 0, sizeof(alt));
 	r->n = ts->n;
+	r->goal = o->goal;
 	r->nham = ts->nham;
 	r->nspam = ts->nspam;
 	if (!tune_enough(ts->nham, ts->nspam, o->folds, err, errsz))
@@ -500,16 +501,29 @@ tune_result_free(struct tune_result *r)
 	r->spam = NULL;
 }
 
+/* how far an interval's upper end hi reaches past target t: 0 not past
+ * it (or no target), 1 past it, 2 past TUNE_TARGET_LOW times it */
+static int
+past_target(double hi, double t)
+{
+	if (t < 0 || hi <= t)
+		return 0;
+	return hi > TUNE_TARGET_LOW * t ? 2 : 1;
+}
+
 const char *
 tune_rating(const struct tune_result *r)
 {
 	double w = r->boot.hh_hi - r->boot.hh_lo;
+	int past = past_target(r->boot.sp_hi, r->goal.max_spam_passed), p;
 
+	if ((p = past_target(r->boot.hh_hi, r->goal.max_ham_held)) > past)
+		past = p;
 	if (r->boot.sp_hi - r->boot.sp_lo > w)
 		w = r->boot.sp_hi - r->boot.sp_lo;
-	if (w <= 0.02)
+	if (w <= 0.02 && past == 0)
 		return "high";
-	if (w <= 0.05)
+	if (w <= 0.05 && past <= 1)
 		return "medium";
 	return "low";
 }

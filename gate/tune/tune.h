@@ -84,6 +84,7 @@ struct tune_setting {
 
 struct tune_result {
 	size_t n, nham, nspam;
+	struct cutoff_goal goal;		/* asked for (o->goal) */
 	struct tune_setting cur, rec;
 	double *cur_scores, *rec_scores;	/* n each, per post */
 	int *spam;				/* n */
@@ -132,8 +133,14 @@ size_t tune_changes(const struct tune_result *r, struct tune_change *ch);
 /* the shortest decimal text that reads back (strtod) as v, into buf */
 const char *tune_num(char *buf, size_t sz, double v);
 
-/* "high", "medium" or "low": how narrow the intervals of r->boot are
- * (both within 2 points: high; within 5: medium) */
+/*
+ * "high", "medium" or "low": how sure r->boot is.  By the intervals'
+ * widths: both within 2 points high, within 5 medium.  And by a target
+ * of r->goal: when its class's interval reaches above it, at most
+ * medium, and low past TUNE_TARGET_LOW times it (a young list's few
+ * hundred spam cannot show a rate of 0.5%: one post more is 0.4%).
+ */
+#define TUNE_TARGET_LOW	3
 const char *tune_rating(const struct tune_result *r);
 
 #endif
