@@ -790,8 +790,6 @@ START_TEST(run_family)
 }
 END_TEST
 
-/* the keys a recommendation writes read back as the table's types:
- * max_tokens a whole number (50 once came out as "5e+01") */
 /* the rating: the intervals' widths, and a target its class's interval
  * reaches past (a young list's 0.5% spam target, 1 of 281 passed) */
 START_TEST(rating)
@@ -841,6 +839,8 @@ START_TEST(rating)
 }
 END_TEST
 
+/* the keys a recommendation writes read back as the table's types:
+ * max_tokens a whole number (50 once came out as "5e+01") */
 START_TEST(changes_text)
 {
 	struct tune_result r;

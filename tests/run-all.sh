@@ -277,18 +277,33 @@ if [ "$vg" = 1 ]; then
 	mkdir -p "$vglogs"
 	vgstart=$(date +%s)
 	# the wrapper names each run's log afresh: two runs with the same
-	# PID (each the first process of a new PID namespace) leave two
-	vgself=$(mktemp -d)
-	for i in 1 2; do
-		unshare --pid --fork sh -c "LISTGATE_BIN=/bin/true \
-		    VG_LOGDIR=$vgself exec sh '$top/tests/valgrind.sh'"
-	done
-	if [ "$(find "$vgself" -type f -name 'vg.*.log' | wc -l)" -ne 2 ]; then
-		echo "run-all: tests/valgrind.sh: two runs with one PID left" \
-		    "$(find "$vgself" -type f -name 'vg.*.log' | wc -l) logs, not 2" >&2
-		exit 1
+	# PID (each the first process of a new PID namespace) leave two.
+	# A new PID namespace needs root, or a user namespace around it.
+	if unshare --pid --fork true 2>/dev/null; then
+		pidns="unshare --pid --fork"
+	elif unshare --user --map-root-user --pid --fork true 2>/dev/null; then
+		pidns="unshare --user --map-root-user --pid --fork"
+	else
+		pidns=
+		echo "run-all: no PID namespace here (unshare refused):" \
+		    "tests/valgrind.sh's log names not checked"
+		[ -n "${CI:-}" ] && { echo "run-all: under CI nothing may skip" >&2; exit 1; }
 	fi
-	rm -rf "$vgself"
+	if [ -n "$pidns" ]; then
+		vgself=$(mktemp -d)
+		for i in 1 2; do
+			# shellcheck disable=SC2086
+			LISTGATE_BIN=/bin/true VG_LOGDIR="$vgself" \
+			    $pidns sh "$top/tests/valgrind.sh"
+		done
+		nself=$(find "$vgself" -type f -name 'vg.*.log' | wc -l)
+		rm -rf "$vgself"
+		if [ "$nself" -ne 2 ]; then
+			echo "run-all: tests/valgrind.sh: two runs with one PID" \
+			    "left $nself logs, not 2" >&2
+			exit 1
+		fi
+	fi
 	# make check reruns only tests whose logs are older than the test
 	for t in $VG_TESTS; do
 		rm -f "_build/${t%.sh}.log" "_build/${t%.sh}.trs"

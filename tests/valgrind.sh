@@ -15,7 +15,10 @@
 # binary is $LISTGATE_BIN (make check sets it).
 : "${LISTGATE_BIN:?set by make check}"
 : "${VG_LOGDIR:=${TMPDIR:-/tmp}}"
-log=$(mktemp --suffix=.log "$VG_LOGDIR/vg.$$.XXXXXX") || exit 1
+# no valgrind, or no log: say so and fail as a memcheck error would (97),
+# leaving no empty log to be counted as a clean run
+command -v valgrind >/dev/null 2>&1 || { echo "valgrind.sh: no valgrind" >&2; exit 97; }
+log=$(mktemp --suffix=.log "$VG_LOGDIR/vg.$$.XXXXXX") || exit 97
 exec valgrind -q --tool=memcheck --error-exitcode=97 \
 	--leak-check=full --show-leak-kinds=definite,indirect,possible \
 	--errors-for-leak-kinds=definite,indirect,possible \

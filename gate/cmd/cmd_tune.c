@@ -96,7 +96,7 @@ parse_frac(const char *s, double *v_r)
 	}
 	if (*end != '\0' || v < 0 || v > 1)
 		return -1;
-	*v_r = v;
+	*v_r = v + 0.0;		/* "-0" is 0, not a negative zero */
 	return 0;
 }
 
@@ -291,13 +291,24 @@ confidence(char *out, size_t sz, const struct tune_result *r)
 	cnt[0] = r->nham;
 	cnt[1] = r->nspam;
 	for (i = 0; i < 2; i++) {
+		char tb[32], hb[32];
+		int p;
+
 		if (t[i] < 0 || hi[i] <= t[i])
 			continue;
+		/* the target as asked (shortest exact text), the upper end
+		 * with one decimal, or as many as show it above the target */
+		tune_num(tb, sizeof(tb), 100 * t[i]);
+		for (p = 1; p < 6; p++) {
+			snprintf(hb, sizeof(hb), "%.*f", p, 100 * hi[i]);
+			if (strtod(hb, NULL) > strtod(tb, NULL))
+				break;
+		}
 		n = strlen(out);
 		snprintf(out + n, sz - n, "; the journal's %zu %s cannot assure "
-		    "%.2g%% %s, which may be up to %.2g%% (%.0f%% interval)",
-		    cnt[i], i ? "spam" : "ham", 100 * t[i], what[i],
-		    100 * hi[i], 100 * r->boot.level);
+		    "%s%% %s, which may be up to %s%% by its %.0f%% interval",
+		    cnt[i], i ? "spam" : "ham", tb, what[i], hb,
+		    100 * r->boot.level);
 	}
 	return out;
 }

@@ -84,7 +84,9 @@ struct tune_setting {
 
 struct tune_result {
 	size_t n, nham, nspam;
-	struct cutoff_goal goal;		/* asked for (o->goal) */
+	struct cutoff_goal goal;		/* asked for (o->goal; a result
+					 * zeroed by hand has targets of 0,
+					 * not CUTOFF_NONE) */
 	struct tune_setting cur, rec;
 	double *cur_scores, *rec_scores;	/* n each, per post */
 	int *spam;				/* n */

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,30 +31,49 @@
 #include "gate/util/clock.h"
 #include "listcfg/listcfg.h"
 
+/* a number for -c: finite, in [lo, hi]: 0, or -1 */
+static int
+num(const char *v, double lo, double hi, double *r)
+{
+	char *e;
+
+	*r = strtod(v, &e);
+	return e == v || *e != '\0' || !isfinite(*r) || *r < lo || *r > hi ?
+	    -1 : 0;
+}
+
 /* one KEY=VALUE of -c into the current settings: 0, or -1 */
 static int
 set_cur(struct tune_opts *o, struct tok_opts *to, const char *kv)
 {
 	const char *v = strchr(kv, '=');
+	double d;
 	size_t n;
 
 	if (v == NULL)
 		return -1;
 	n = (size_t)(v++ - kv);
-	if (n == 4 && strncmp(kv, "robs", n) == 0)
-		o->cur.robs = strtod(v, NULL);
-	else if (n == 4 && strncmp(kv, "robx", n) == 0)
-		o->cur.robx = strtod(v, NULL);
-	else if (n == 7 && strncmp(kv, "min_dev", n) == 0)
-		o->cur.min_dev = strtod(v, NULL);
-	else if (n == 10 && strncmp(kv, "max_tokens", n) == 0)
-		o->cur.max_tokens = (unsigned)strtoul(v, NULL, 10);
-	else if (n == 10 && strncmp(kv, "word_pairs", n) == 0)
+	if (n == 10 && strncmp(kv, "word_pairs", n) == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return -1;
 		to->bigrams = strcmp(v, "yes") == 0;
-	else if (n == 10 && strncmp(kv, "ham_cutoff", n) == 0)
-		o->ham_cutoff = strtod(v, NULL);
-	else if (n == 11 && strncmp(kv, "spam_cutoff", n) == 0)
-		o->spam_cutoff = strtod(v, NULL);
+		return 0;
+	}
+	if (num(v, 0, 1000, &d) < 0)
+		return -1;
+	if (n == 4 && strncmp(kv, "robs", n) == 0)
+		o->cur.robs = d;
+	else if (n == 4 && strncmp(kv, "robx", n) == 0 && d <= 1)
+		o->cur.robx = d;
+	else if (n == 7 && strncmp(kv, "min_dev", n) == 0 && d < 0.5)
+		o->cur.min_dev = d;
+	else if (n == 10 && strncmp(kv, "max_tokens", n) == 0 &&
+	    d == (unsigned)d)
+		o->cur.max_tokens = (unsigned)d;
+	else if (n == 10 && strncmp(kv, "ham_cutoff", n) == 0 && d <= 1)
+		o->ham_cutoff = d;
+	else if (n == 11 && strncmp(kv, "spam_cutoff", n) == 0 && d <= 1)
+		o->spam_cutoff = d;
 	else
 		return -1;
 	return 0;
