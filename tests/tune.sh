@@ -152,6 +152,10 @@ check "a ham target and a cost" \
 check "... 50 ham cannot show 2%: the interval reaches past it, the rating is not high, the advice says how far" \
     js "d['confidence']['ham_held'][1] > 0.02 and d['confidence']['rating'] != 'high' and abs(float(__import__('re').search(r'the journal.s 50 ham cannot assure 2% ham held, which may be up to ([0-9.]+)% by its 90% interval', d['advice']).group(1)) - 100 * d['confidence']['ham_held'][1]) < 0.05"
 
+run lg tune --list dev --json --max-ham-held -0
+check "--max-ham-held -0 is a target of 0, not a negative zero" \
+    sh -c "test $rc -eq 0 && grep -q '\"max_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]\\|[^e]-0%' '$T/out'"
+
 # --- --apply: only the recommended keys change ------------------------------
 run lg tune --list dev --json --apply
 check "tune --apply exits 0" test "$rc" -eq 0
