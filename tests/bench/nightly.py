@@ -19,7 +19,6 @@ and the next day's ham held and spam passed (every post is scored once,
 by settings chosen without it).  A developer's tool: deterministic, about
 25 s a seed.
 """
-import argparse
 import os
 import random
 import subprocess
@@ -27,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tunelib import posts  # noqa: E402
-from tunerule import evaluate  # noqa: E402
+from tunerule import evaluate, goal_args, tune_args  # noqa: E402
 
 PARAMS = ("robs", "robx", "min_dev", "max_tokens")
 # the classifier's defaults (gate/bayes.c), what a new list starts with
@@ -36,30 +35,18 @@ DEFAULTS = {"robs": "0.3", "robx": "0.6", "min_dev": "0.05",
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--listgate", default="build/listgate")
-    ap.add_argument("--tunefiles", default="build/tests/bench/tunefiles")
-    ap.add_argument("--corpus", default=os.environ.get(
-        "LISTGATE_CORPUS", "cache/spam-assassin/package/data"))
+    ap = tune_args("/tmp/nightly")
     ap.add_argument("--seeds", default="1,2,3,4")
     ap.add_argument("--start", type=int, default=200)
     ap.add_argument("--step", type=int, default=50)
     ap.add_argument("--nights", type=int, default=16)
-    ap.add_argument("-P", default="0.005",
-                    help="--max-spam-passed as a fraction, or none")
-    ap.add_argument("-H", default="none",
-                    help="--max-ham-held as a fraction, or none")
-    ap.add_argument("--work", default="/tmp/nightly")
     ap.add_argument("--no-tune", action="store_true",
                     help="never tune: the defaults every night (the "
                     "reference)")
-    ap.add_argument("--tunefiles-opt", action="append", default=[],
-                    help="one more option for tunefiles (e.g. -n: cutoffs only)")
     a = ap.parse_args()
     half = [("H" if c == "ham" else "S", b, os.path.join(a.corpus, p))
             for c, p, b in posts(a.corpus) if b < 128]
-    goal = (["-P", a.P] if a.P != "none" else []) + \
-        (["-H", a.H] if a.H != "none" else [])
+    goal = goal_args(a)
     os.makedirs(a.work, exist_ok=True)
     tot = {"flips": 0, "pchanges": 0, "held": 0, "passed": 0, "ham": 0,
            "spam": 0, "nights": 0}

@@ -67,20 +67,34 @@ def evaluate(lg, work, tag, conf, train, test):
             sum(1 for c, _, _ in test if c == "S"))
 
 
-def main():
+def tune_args(work):
+    """the options tunerule.py and nightly.py share: the programs, the
+    corpus, tune's targets, tunefiles' extra options, the work directory"""
     ap = argparse.ArgumentParser()
     ap.add_argument("--listgate", default="build/listgate")
     ap.add_argument("--tunefiles", default="build/tests/bench/tunefiles")
     ap.add_argument("--corpus", default=os.environ.get(
         "LISTGATE_CORPUS", "cache/spam-assassin/package/data"))
-    ap.add_argument("--size", default="young", choices=["young", "half"])
     ap.add_argument("-P", default="0.005",
                     help="--max-spam-passed as a fraction, or none")
     ap.add_argument("-H", default="none",
                     help="--max-ham-held as a fraction, or none")
-    ap.add_argument("--work", default="/tmp/tunerule")
+    ap.add_argument("--work", default=work)
     ap.add_argument("--tunefiles-opt", action="append", default=[],
-                    help="one more option for tunefiles (e.g. -n: cutoffs only)")
+                    help="one more option for tunefiles (e.g. -n: cutoffs "
+                    "only)")
+    return ap
+
+
+def goal_args(a):
+    """tunefiles' target options from -P and -H"""
+    return (["-P", a.P] if a.P != "none" else []) + \
+        (["-H", a.H] if a.H != "none" else [])
+
+
+def main():
+    ap = tune_args("/tmp/tunerule")
+    ap.add_argument("--size", default="young", choices=["young", "half"])
     a = ap.parse_args()
     allp = posts(a.corpus)
     reps = ([(0, lo, lo + 38) for lo in (0, 13, 26, 38, 51, 64, 77, 90)]
@@ -93,8 +107,7 @@ def main():
         train = [x for x in allp if lo <= x[1][byte] < hi]
         test = [x for x in allp if not lo <= x[1][byte] < hi]
         inp = "".join("%s %s\n" % (c, p) for c, _, p in train)
-        goal = (["-P", a.P] if a.P != "none" else []) + \
-            (["-H", a.H] if a.H != "none" else [])
+        goal = goal_args(a)
         r = subprocess.run([a.tunefiles, "-w"] + a.tunefiles_opt + goal,
                            input=inp,
                            capture_output=True, text=True, check=True)
