@@ -33,6 +33,7 @@
 #include "config.h"
 
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <dirent.h>
@@ -1704,7 +1705,8 @@ tokdb_check(struct tokdb *db, long *ntokens_r, char *err, size_t errsz)
 
 static int hold_for_replace(const char *path, unsigned wait_ms,
     struct tokdb **src_r, int *fd_r, char *err, size_t errsz);
-static int close_synced(struct tokdb *db, char *err, size_t errsz);
+static int close_synced(struct tokdb *db, const char *final, char *err,
+    size_t errsz);
 
 /* what rewrite() is asked to do */
 #define RW_IF_FULL	0	/* only when the buckets are overfull */
@@ -1734,7 +1736,8 @@ kc_bnum(KCDB *kc)
 
 /* the kinds of private copy a process builds beside a token file (see
  * tokdb_tmp_name); what a killed one left of each is cleaned up */
-static const char *const tmp_kinds[] = { "compact", "new", "rebuild" };
+static const char *const tmp_kinds[] = { "compact", "new", "rebuild",
+    "relay" };
 
 int
 tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
@@ -1980,7 +1983,7 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 		snprintf(err, errsz, "%s", dst->emsg);
 		goto out;
 	}
-	if (close_synced(dst, err, errsz) < 0)
+	if (close_synced(dst, dst_path, err, errsz) < 0)
 		goto out;
 	/* another file goes in place of dst_path: hold that one as well,
 	 * so that no writer has it open (inside a transaction, its
@@ -2096,8 +2099,86 @@ hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
 
 /* close db's Kyoto Cabinet file and make it durable (fsync): 0, or -1
  * with err */
+/*
+ * Write the file at path out again, with writes of RELAY_CHUNK bytes,
+ * into a new file that takes its name (the private copy, not yet
+ * published), synced.  Kyoto Cabinet wrote it page by page through its
+ * mapping, so the page cache holds it in 4 KiB pages; written in large
+ * pieces it is held in large folios (2 MiB where the kernel and the
+ * file system can), and a reader's mapping of it then costs a few page
+ * faults instead of one for every 64 KiB it touches.  Where a page
+ * fault costs 10 us or more (a virtual machine), that was a tenth of a
+ * filter run.  The old file's pages go with it unwritten.  0, or -1
+ * when this could not be done (the file at path is then untouched);
+ * final names the relay's temporary file, which clean_stale knows.
+ */
+#define RELAY_CHUNK	(4L << 20)
+
 static int
-close_synced(struct tokdb *db, char *err, size_t errsz)
+relay_file(const char *path, const char *final)
+{
+	char tmp[4200];
+	struct stat st;
+	unsigned char *map = MAP_FAILED;
+	off_t off;
+	ssize_t k;
+	size_t len;
+	int in, out = -1, made = 0;
+
+	if ((in = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(in, &st) < 0 || st.st_size <= 0 ||
+	    tokdb_tmp_name(final, "relay", (long)getpid(), tmp,
+	    sizeof(tmp)) < 0)
+		goto fail;
+	unlink(tmp);		/* a process of this pid before us */
+	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    st.st_mode & 0666)) < 0)
+		goto fail;
+	made = 1;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, in, 0);
+	if (map == MAP_FAILED)
+		goto fail;
+	for (off = 0; off < st.st_size; off += k) {
+		len = st.st_size - off < RELAY_CHUNK ?
+		    (size_t)(st.st_size - off) : (size_t)RELAY_CHUNK;
+		if ((k = pwrite(out, map + off, len, off)) <= 0) {
+			if (k < 0 && errno == EINTR) {
+				k = 0;
+				continue;
+			}
+			goto fail;
+		}
+	}
+	munmap(map, (size_t)st.st_size);
+	map = MAP_FAILED;
+	if (fsync(out) < 0 || close(out) < 0) {
+		out = -1;
+		goto fail;
+	}
+	out = -1;
+	if (rename(tmp, path) < 0)
+		goto fail;
+	close(in);
+	return 0;
+fail:
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	if (out >= 0)
+		close(out);
+	if (made)
+		unlink(tmp);
+	close(in);
+	return -1;
+}
+
+/* close db's file and put it on disk: 0, or -1 with err.  final: where
+ * a private copy will be published, and it is written out afresh in
+ * large pieces (relay_file) where that can be done; NULL: db's file is
+ * not known to be private (a new file may be the live one, which others
+ * may already wait to lock), and it is synced as it is. */
+static int
+close_synced(struct tokdb *db, const char *final, char *err, size_t errsz)
 {
 	int ok, fd;
 
@@ -2109,6 +2190,8 @@ close_synced(struct tokdb *db, char *err, size_t errsz)
 	db->kc = NULL;
 	if (!ok)
 		return -1;
+	if (final != NULL && relay_file(db->path, final) == 0)
+		return 0;
 	if ((fd = open(db->path, O_RDONLY | O_CLOEXEC)) < 0 || fsync(fd) < 0) {
 		snprintf(err, errsz, "token file %s: cannot sync: %s",
 		    db->path, strerror(errno));
@@ -2620,7 +2703,7 @@ tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz)
 		db->poisoned = 1;
 		return -1;
 	}
-	if (close_synced(db, err, errsz) < 0) {
+	if (close_synced(db, db->dest, err, errsz) < 0) {
 		db->poisoned = 1;
 		return -1;
 	}

@@ -48,7 +48,8 @@ struct tokcount {
  * The name of a private copy of token file path that process pid builds
  * beside it: DIR/.BASE.KIND-PID.kch, BASE the file name without ".kch"
  * (a dot name no list can have; the extension tells Kyoto Cabinet the
- * type), KIND "compact", "new" or "rebuild".  A writer opening path
+ * type), KIND "compact", "new", "rebuild" or "relay" (the copy written out
+ * again in large pieces before it is published).  A writer opening path
  * removes those whose process is gone (killed mid-way).  0, or -1 when
  * the name does not fit outsz.
  */

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
@@ -1495,15 +1496,16 @@ END_TEST
 
 
 /* what a killed rewrite, new file or rebuild left beside the file
- * (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch and
- * their .wal, of a process that is gone) is removed by the next writer to
+ * (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch,
+ * .list.relay-PID.kch and their .wal, of a process that is gone) is removed by the next writer to
  * open it, even one that then changes nothing; a reader leaves them, and
  * so does a writer while that process lives; another list's are left */
 START_TEST(writer_removes_stale_rewrite)
 {
-	static const char *const kinds[] = { "compact", "new", "rebuild" };
+	static const char *const kinds[] = { "compact", "new", "rebuild",
+	    "relay" };
 	struct tokdb *db;
-	char err[1024], stale[3][600], wal[3][1900], live[3][600];
+	char err[1024], stale[4][600], wal[4][2500], live[4][600];
 	char other[2100];
 	int status, fd;
 	pid_t pid;
@@ -1516,7 +1518,7 @@ START_TEST(writer_removes_stale_rewrite)
 	if (pid == 0)
 		_exit(0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
 		ck_assert_int_eq(tokdb_tmp_name(dbpath, kinds[k], (long)pid,
 		    stale[k], sizeof(stale[k])), 0);
 		snprintf(wal[k], sizeof(wal[k]), "%s.wal", stale[k]);
@@ -1539,11 +1541,11 @@ START_TEST(writer_removes_stale_rewrite)
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
 	    sizeof(err)), 0);
 	tokdb_close(db);
-	for (k = 0; k < 3; k++)
+	for (k = 0; k < 4; k++)
 		ck_assert_int_eq(access(stale[k], F_OK), 0);
 	db = open_w(dbpath);
 	tokdb_close(db);
-	for (k = 0; k < 3; k++) {
+	for (k = 0; k < 4; k++) {
 		ck_assert_msg(access(stale[k], F_OK) == -1, "%s is left",
 		    stale[k]);
 		ck_assert_msg(access(wal[k], F_OK) == -1, "%s is left",
@@ -1705,6 +1707,129 @@ START_TEST(bulk_excludes_writers)
 	close(up[0]);
 	close(up[1]);
 	toklist_free(a);
+}
+END_TEST
+
+/* kB of path's mapping that the kernel maps with huge pages (smaps'
+ * FilePmdMapped) once every page of it is read: -1 when unknown */
+static long
+pmd_mapped_kb(const char *path)
+{
+	char line[512], head[64];
+	unsigned char *m;
+	struct stat st;
+	volatile unsigned sum = 0;
+	long kb = -1;
+	int fd, in = 0;
+	off_t i;
+	FILE *f;
+
+	if ((fd = open(path, O_RDONLY)) < 0 || fstat(fd, &st) < 0)
+		return -1;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	for (i = 0; i < st.st_size; i += 4096)
+		sum += m[i];
+	snprintf(head, sizeof(head), "%lx-", (unsigned long)m);
+	if ((f = fopen("/proc/self/smaps", "r")) != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			if (strncmp(line, head, strlen(head)) == 0)
+				in = 1;
+			else if (in && strncmp(line, "FilePmdMapped:", 14) == 0) {
+				kb = strtol(line + 14, NULL, 10);
+				break;
+			}
+		}
+		fclose(f);
+	}
+	munmap(m, (size_t)st.st_size);
+	return kb;
+}
+
+/* a file of n bytes (of buf) written with one write, or in 4 KiB
+ * pieces */
+static void
+write_file(const char *path, const unsigned char *buf, size_t n, int whole)
+{
+	size_t off, k;
+	int fd;
+
+	unlink(path);
+	ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600),
+	    0);
+	for (off = 0; off < n; off += k) {
+		k = whole ? n - off : n - off < 4096 ? n - off : 4096;
+		ck_assert_int_eq(pwrite(fd, buf + off, k, (off_t)off),
+		    (ssize_t)k);
+	}
+	ck_assert_int_eq(close(fd), 0);
+}
+
+/* a bulk writer's published copy is written out in large pieces, so
+ * that the page cache holds it in large folios and a reader maps it with
+ * few page faults: wherever the kernel maps a file written with one
+ * write by huge pages, it maps the published file so too (and neither
+ * when it cannot: 4 KiB writes show which) */
+START_TEST(bulk_published_in_large_pieces)
+{
+	struct toklist *tl = toklist_new(200000);
+	struct tokdb *db;
+	char tok[32], err[1024], ctl[600];
+	unsigned char *buf;
+	long i, n = 150000, got, whole, pieces;
+	struct stat st;
+	int fd;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	for (i = 0; i < n; i++) {
+		snprintf(tok, sizeof(tok), "token%ld", i);
+		ck_assert_int_eq(toklist_add(tl, tok, strlen(tok)), 1);
+	}
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, tl, 1, 1, 20000), n);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(others_in_dir(), 0);
+	ck_assert_int_eq(stat(dbpath, &st), 0);
+	ck_assert_int_gt(st.st_size, 4L << 20);
+	got = pmd_mapped_kb(dbpath);
+	/* the same bytes, written once whole and once in 4 KiB pieces */
+	buf = malloc((size_t)st.st_size);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_ge(fd = open(dbpath, O_RDONLY), 0);
+	ck_assert_int_eq(pread(fd, buf, (size_t)st.st_size, 0),
+	    (ssize_t)st.st_size);
+	close(fd);
+	snprintf(ctl, sizeof(ctl), "%s/control", tmpdir);
+	write_file(ctl, buf, (size_t)st.st_size, 1);
+	whole = pmd_mapped_kb(ctl);
+	write_file(ctl, buf, (size_t)st.st_size, 0);
+	pieces = pmd_mapped_kb(ctl);
+	unlink(ctl);
+	free(buf);
+	if (whole > 0 && pieces == 0)
+		ck_assert_msg(got >= 2048, "published file: %ld kB mapped by "
+		    "huge pages; written whole: %ld kB", got, whole);
+	else if (getenv("CI") != NULL && *getenv("CI") != 0)
+		ck_abort_msg("under CI the kernel must show large folios: a "
+		    "file written whole is mapped by %ld kB of huge pages, in "
+		    "4 KiB pieces by %ld", whole, pieces);
+	else
+		printf("# note: this kernel and file system map a file written "
+		    "whole by %ld kB of huge pages, in 4 KiB pieces by %ld: "
+		    "the published file's %ld kB are not compared\n", whole,
+		    pieces, got);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_uint_eq(cnt(db, "token149999").spam, 1);
+	tokdb_close(db);
+	toklist_free(tl);
 }
 END_TEST
 
@@ -1944,6 +2069,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);
+	tcase_add_test(tc, bulk_published_in_large_pieces);
 	tcase_add_test(tc, bulk_every_token_its_own);
 	tcase_add_loop_test(tc, bulk_equals_steps, 0, 8);
 	suite_add_tcase(s, tc);
