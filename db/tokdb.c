@@ -2097,20 +2097,19 @@ hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
 	}
 }
 
-/* close db's Kyoto Cabinet file and make it durable (fsync): 0, or -1
- * with err */
 /*
  * Write the file at path out again, with writes of RELAY_CHUNK bytes,
  * into a new file that takes its name (the private copy, not yet
- * published), synced.  Kyoto Cabinet wrote it page by page through its
- * mapping, so the page cache holds it in 4 KiB pages; written in large
- * pieces it is held in large folios (2 MiB where the kernel and the
- * file system can), and a reader's mapping of it then costs a few page
- * faults instead of one for every 64 KiB it touches.  Where a page
- * fault costs 10 us or more (a virtual machine), that was a tenth of a
- * filter run.  The old file's pages go with it unwritten.  0, or -1
- * when this could not be done (the file at path is then untouched);
- * final names the relay's temporary file, which clean_stale knows.
+ * published), synced, with the copy's mode.  Kyoto Cabinet wrote it page
+ * by page through its mapping, so the page cache holds it in 4 KiB
+ * pages; written in large pieces it is held in large folios (2 MiB
+ * where the kernel and the file system can), and a reader's mapping of
+ * it then costs a few page faults instead of one for every 64 KiB it
+ * touches.  Where a page fault costs 10 us or more (a virtual machine),
+ * that was a tenth of a filter run.  The copy's own pages go unwritten.
+ * 0, or -1 when this could not be done (the file at path is then
+ * untouched); final names the relay's temporary file, which clean_stale
+ * knows.
  */
 #define RELAY_CHUNK	(4L << 20)
 
@@ -2119,11 +2118,11 @@ relay_file(const char *path, const char *final)
 {
 	char tmp[4200];
 	struct stat st;
-	unsigned char *map = MAP_FAILED;
+	unsigned char *buf = NULL;
+	size_t bufsz = 0;
 	off_t off;
-	ssize_t k;
-	size_t len;
-	int in, out = -1, made = 0;
+	ssize_t n, k, w;
+	int in, out = -1, made = 0, ok;
 
 	if ((in = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
@@ -2131,43 +2130,52 @@ relay_file(const char *path, const char *final)
 	    tokdb_tmp_name(final, "relay", (long)getpid(), tmp,
 	    sizeof(tmp)) < 0)
 		goto fail;
+	bufsz = st.st_size < RELAY_CHUNK ? (size_t)st.st_size :
+	    (size_t)RELAY_CHUNK;
+	/* huge pages for the buffer too: 4 MiB of small ones would cost a
+	 * thousand page faults */
+	if ((buf = xbigcalloc(1, bufsz)) == NULL)
+		goto fail;
 	unlink(tmp);		/* a process of this pid before us */
 	if ((out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    st.st_mode & 0666)) < 0)
+	    0600)) < 0)
 		goto fail;
 	made = 1;
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, in, 0);
-	if (map == MAP_FAILED)
+	if (fchmod(out, st.st_mode & 0777) < 0)
 		goto fail;
-	for (off = 0; off < st.st_size; off += k) {
-		len = st.st_size - off < RELAY_CHUNK ?
-		    (size_t)(st.st_size - off) : (size_t)RELAY_CHUNK;
-		if ((k = pwrite(out, map + off, len, off)) <= 0) {
-			if (k < 0 && errno == EINTR) {
-				k = 0;
+	for (off = 0; off < st.st_size; off += n) {
+		if ((n = pread(in, buf, bufsz, off)) <= 0) {
+			if (n < 0 && errno == EINTR) {
+				n = 0;
 				continue;
 			}
-			goto fail;
+			goto fail;	/* an error, or the file shrank */
 		}
+		for (w = 0; w < n; w += k)
+			if ((k = pwrite(out, buf + w, (size_t)(n - w),
+			    off + w)) <= 0) {
+				if (k < 0 && errno == EINTR) {
+					k = 0;
+					continue;
+				}
+				goto fail;
+			}
 	}
-	munmap(map, (size_t)st.st_size);
-	map = MAP_FAILED;
-	if (fsync(out) < 0 || close(out) < 0) {
-		out = -1;
-		goto fail;
-	}
+	ok = fsync(out) == 0;
+	if (close(out) < 0)
+		ok = 0;
 	out = -1;
-	if (rename(tmp, path) < 0)
+	if (!ok || rename(tmp, path) < 0)
 		goto fail;
+	xbigfree(buf, 1, bufsz);
 	close(in);
 	return 0;
 fail:
-	if (map != MAP_FAILED)
-		munmap(map, (size_t)st.st_size);
 	if (out >= 0)
 		close(out);
 	if (made)
 		unlink(tmp);
+	xbigfree(buf, 1, bufsz);
 	close(in);
 	return -1;
 }
@@ -2215,10 +2223,13 @@ copy_file(int in, const char *dst, char *err, size_t errsz)
 	int out, plain = 0;
 
 	if (fstat(in, &st) < 0 || (out = open(dst, O_WRONLY | O_CREAT |
-	    O_EXCL | O_CLOEXEC, st.st_mode & 0666)) < 0) {
+	    O_EXCL | O_CLOEXEC, 0600)) < 0) {
 		snprintf(err, errsz, "token file %s: %s", dst, strerror(errno));
 		return -1;
 	}
+	/* the same mode exactly, whatever the umask */
+	if (fchmod(out, st.st_mode & 0777) < 0)
+		goto fail;
 	while (off < st.st_size) {
 		if (!plain) {
 			n = copy_file_range(in, &off, out, NULL,

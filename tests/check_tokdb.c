@@ -459,6 +459,46 @@ START_TEST(file_mode)
 }
 END_TEST
 
+static int others_in_dir(void);
+
+/* a bulk writer's published file and a compaction keep the file's mode
+ * exactly, whatever the umask: their private copies (and the copy
+ * written out again in large pieces) are not left to it */
+START_TEST(rewrites_keep_mode)
+{
+	static const mode_t masks[] = { 0, 022, 077, 0277 };
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	char err[1024];
+	mode_t old;
+	size_t i;
+
+	unlink(dbpath);
+	db = open_w(dbpath);
+	tokdb_close(db);
+	for (i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		old = umask(masks[i]);
+		ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK,
+		    100, &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 100 + (int)i), 0);
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+		umask(old);
+		ck_assert_msg(mode_of(dbpath) == 0640, "bulk, umask %03o: "
+		    "mode %03o", (unsigned)masks[i], mode_of(dbpath));
+		old = umask(masks[i]);
+		ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err,
+		    sizeof(err)), 1);
+		umask(old);
+		ck_assert_msg(mode_of(dbpath) == 0640, "compaction, umask "
+		    "%03o: mode %03o", (unsigned)masks[i], mode_of(dbpath));
+	}
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(a);
+}
+END_TEST
+
 /* the record key of a token: tokdb_key, 8 bytes big-endian */
 static const char *
 keyof(const char *tok, char *out)
@@ -1495,11 +1535,12 @@ START_TEST(compact_into_waits_for_writers)
 END_TEST
 
 
-/* what a killed rewrite, new file or rebuild left beside the file
- * (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch,
- * .list.relay-PID.kch and their .wal, of a process that is gone) is removed by the next writer to
- * open it, even one that then changes nothing; a reader leaves them, and
- * so does a writer while that process lives; another list's are left */
+/* what a killed rewrite, new file, rebuild or relay left beside the
+ * file (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch,
+ * .list.relay-PID.kch and their .wal, of a process that is gone) is
+ * removed by the next writer to open it, even one that then changes
+ * nothing; a reader leaves them, and so does a writer while that process
+ * lives; another list's are left */
 START_TEST(writer_removes_stale_rewrite)
 {
 	static const char *const kinds[] = { "compact", "new", "rebuild",
@@ -1774,13 +1815,13 @@ write_file(const char *path, const unsigned char *buf, size_t n, int whole)
  * when it cannot: 4 KiB writes show which) */
 START_TEST(bulk_published_in_large_pieces)
 {
-	struct toklist *tl = toklist_new(200000);
+	struct toklist *tl = toklist_new(200000), *one;
 	struct tokdb *db;
 	char tok[32], err[1024], ctl[600];
 	unsigned char *buf;
-	long i, n = 150000, got, whole, pieces;
+	long i, n = 150000, got = -1, whole, pieces;
 	struct stat st;
-	int fd;
+	int fd, try;
 
 	db = open_w(dbpath);
 	tokdb_close(db);
@@ -1797,8 +1838,8 @@ START_TEST(bulk_published_in_large_pieces)
 	ck_assert_int_eq(others_in_dir(), 0);
 	ck_assert_int_eq(stat(dbpath, &st), 0);
 	ck_assert_int_gt(st.st_size, 4L << 20);
-	got = pmd_mapped_kb(dbpath);
-	/* the same bytes, written once whole and once in 4 KiB pieces */
+	/* the same bytes, written once whole and once in 4 KiB pieces:
+	 * what this kernel and file system do with each */
 	buf = malloc((size_t)st.st_size);
 	ck_assert_ptr_nonnull(buf);
 	ck_assert_int_ge(fd = open(dbpath, O_RDONLY), 0);
@@ -1812,9 +1853,26 @@ START_TEST(bulk_published_in_large_pieces)
 	pieces = pmd_mapped_kb(ctl);
 	unlink(ctl);
 	free(buf);
+	/* the published file, and up to two publishes more (a huge page the
+	 * kernel could not find at once is no fault of the writer's) */
+	for (try = 0; try < 3; try++) {
+		if ((got = pmd_mapped_kb(dbpath)) >= 2048)
+			break;
+		one = toklist_new(10);
+		snprintf(tok, sizeof(tok), "again%d", try);
+		ck_assert_int_eq(toklist_add(one, tok, strlen(tok)), 1);
+		ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK,
+		    100, &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		ck_assert_int_eq(tokdb_learn(db, one, 1, 1, 20000), 1);
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+		toklist_free(one);
+	}
 	if (whole > 0 && pieces == 0)
 		ck_assert_msg(got >= 2048, "published file: %ld kB mapped by "
-		    "huge pages; written whole: %ld kB", got, whole);
+		    "huge pages in 3 publishes; written whole: %ld kB", got,
+		    whole);
 	else if (getenv("CI") != NULL && *getenv("CI") != 0)
 		ck_abort_msg("under CI the kernel must show large folios: a "
 		    "file written whole is mapped by %ld kB of huge pages, in "
@@ -1824,9 +1882,10 @@ START_TEST(bulk_published_in_large_pieces)
 		    "whole by %ld kB of huge pages, in 4 KiB pieces by %ld: "
 		    "the published file's %ld kB are not compared\n", whole,
 		    pieces, got);
+	ck_assert_int_eq(others_in_dir(), 0);
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
 	    sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_ntokens(db), n);
+	ck_assert_int_eq(tokdb_ntokens(db), n + try);
 	ck_assert_uint_eq(cnt(db, "token149999").spam, 1);
 	tokdb_close(db);
 	toklist_free(tl);
@@ -2029,6 +2088,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, iterate_tokens);
 	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);
+	tcase_add_test(tc, rewrites_keep_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
 
