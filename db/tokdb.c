@@ -33,7 +33,6 @@
 #include "config.h"
 
 #include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <dirent.h>
