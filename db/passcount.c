@@ -4,16 +4,20 @@
  * See passcount.h.  The file is trusted no more than any file on disk:
  * its header (magic, slot count, byte order) is checked before a slot
  * is touched, and a short or foreign file is an error, never a crash.
- * Cheap on purpose: open, fstat, mmap, one compare-and-swap, munmap,
- * close.  -1 with a message on every failure; never prints or exits.
+ * Cheap on purpose: open, flock, two preads, a pwrite, close.  No
+ * mapping is written: a store into a mapped page that the file system
+ * has no block for raises SIGBUS when the disk is full, where pwrite
+ * returns ENOSPC.  -1 with a message on every failure; never prints or
+ * exits.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,15 +69,47 @@ hdr_ok(const void *map)
 	    h.slots == want.slots && h.order == want.order;
 }
 
-/* open the counter at path for writing, created with mode (less the
- * umask) and its header and slots written when missing: the descriptor,
- * or -1 with err */
+/* lock fd (how: LOCK_SH or LOCK_EX), waiting through signals: 0 or -1 */
+static int
+lock_fd(int fd, int how)
+{
+	int r;
+
+	while ((r = flock(fd, how)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+/* the header at the start of fd is ours: 1, 0 when not, -1 on a read
+ * error */
+static int
+hdr_read_ok(int fd)
+{
+	char have[HDR];
+	ssize_t n = pread(fd, have, HDR, 0);
+
+	if (n < 0)
+		return -1;
+	return n == HDR && hdr_ok(have);
+}
+
+/*
+ * Open the counter at path for writing, created with mode (less the
+ * umask) when missing, and lock it (LOCK_EX, released by close or by
+ * the death of the process).  A new or short file is completed under
+ * the lock: the header when missing, then zeros up to FILE_BYTES
+ * written out, so that every slot has its block on disk (a file grown
+ * with ftruncate has none, and its first count on a full disk would
+ * fail).  Bytes that are there are never written over.  The
+ * descriptor, or -1 with err.
+ */
 static int
 counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 {
+	static const char zeros[FILE_BYTES];
 	struct stat st;
 	struct hdr h;
-	int fd;
+	int fd, ok;
 
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 	    O_NOCTTY, mode)) < 0) {
@@ -85,34 +121,43 @@ counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 		close(fd);
 		return -1;
 	}
+	if (lock_fd(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0) {
+		snprintf(err, errsz, "%s: cannot lock: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (st.st_size >= HDR && (ok = hdr_read_ok(fd)) != 1) {
+		if (ok < 0)
+			snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		else
+			snprintf(err, errsz, "%s: not a listgate pass counter",
+			    path);
+		close(fd);
+		return -1;
+	}
 	if (st.st_size < FILE_BYTES) {
-		/*
-		 * New (or never finished): the header, then the slots as
-		 * zeros.  Two first posts at once write the same header
-		 * bytes and grow the file to the same size; neither can
-		 * undo a count, since a file is only ever grown.
-		 */
-		hdr_init(&h);
-		if (st.st_size >= HDR) {
-			/* a header there already: grow only our own file */
-			char have[HDR];
+		off_t at = st.st_size;
 
-			if (pread(fd, have, HDR, 0) != HDR || !hdr_ok(have)) {
-				snprintf(err, errsz, "%s: not a listgate pass "
-				    "counter", path);
-				close(fd);
-				return -1;
-			}
+		hdr_init(&h);
+		errno = 0;
+		if (at < HDR) {
+			/* nothing of ours yet (a creator killed before its
+			 * header was whole leaves a few bytes of it) */
+			if (pwrite(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+				goto fail;
+			at = HDR;
 		}
-		if ((st.st_size < HDR && pwrite(fd, &h, sizeof(h), 0) !=
-		    (ssize_t)sizeof(h)) || ftruncate(fd, FILE_BYTES) < 0) {
-			snprintf(err, errsz, "%s: cannot create: %s", path,
-			    strerror(errno));
-			close(fd);
-			return -1;
-		}
+		if (pwrite(fd, zeros, (size_t)(FILE_BYTES - at), at) !=
+		    (ssize_t)(FILE_BYTES - at))
+			goto fail;
 	}
 	return fd;
+fail:
+	snprintf(err, errsz, "%s: cannot create: %s", path,
+	    errno != 0 ? strerror(errno) : "short write");
+	close(fd);
+	return -1;
 }
 
 int
@@ -137,39 +182,36 @@ passcount_prepare(const char *path, char *err, size_t errsz)
 int
 passcount_add(const char *path, uint32_t day, char *err, size_t errsz)
 {
-	uint64_t *slot, old, nv;
-	void *map;
+	off_t at = HDR + (off_t)(day % PASSCOUNT_DAYS) * 8;
+	uint64_t old, nv;
 	int fd;
 
 	if ((fd = counter_open(path, PASSCOUNT_FILE_MODE, err, errsz)) < 0)
 		return -1;
-	map = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(err, errsz, "%s: cannot map: %s", path,
-		    strerror(errno));
+	/* under the lock: read, add, write back */
+	errno = 0;
+	if (pread(fd, &old, sizeof(old), at) != (ssize_t)sizeof(old)) {
+		snprintf(err, errsz, "%s: cannot read: %s", path,
+		    errno != 0 ? strerror(errno) : "short read");
+		close(fd);
 		return -1;
 	}
-	if (!hdr_ok(map)) {
-		munmap(map, FILE_BYTES);
-		snprintf(err, errsz, "%s: not a listgate pass counter", path);
-		return -1;
-	}
-	slot = (uint64_t *)((char *)map + HDR) + day % PASSCOUNT_DAYS;
-	old = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	do {
-		uint32_t od = (uint32_t)(old >> 32), oc = (uint32_t)old;
-
-		if (od == day)
-			nv = oc == UINT32_MAX ? old : old + 1;
-		else if (od < day)
-			nv = (uint64_t)day << 32 | 1;
-		else
-			break;	/* a later day: the clock went back a long
+	if ((uint32_t)(old >> 32) == day)
+		nv = (uint32_t)old == UINT32_MAX ? old : old + 1;
+	else if ((uint32_t)(old >> 32) < day)
+		nv = (uint64_t)day << 32 | 1;
+	else
+		nv = old;	/* a later day: the clock went back a long
 				 * way; this post is not counted */
-	} while (!__atomic_compare_exchange_n(slot, &old, nv, 0,
-	    __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-	munmap(map, FILE_BYTES);
+	errno = 0;
+	if (nv != old && pwrite(fd, &nv, sizeof(nv), at) !=
+	    (ssize_t)sizeof(nv)) {
+		snprintf(err, errsz, "%s: cannot count: %s", path,
+		    errno != 0 ? strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 
@@ -178,10 +220,12 @@ passcount_read(const char *path, uint32_t from, uint32_t to,
     uint64_t *counts, char *err, size_t errsz)
 {
 	struct stat st;
-	const uint64_t *slots;
+	struct hdr want;
+	unsigned char *file;
 	uint64_t v;
 	uint32_t d;
-	void *map;
+	ssize_t n;
+	size_t have;
 	int fd;
 
 	if (to < from || to - from >= PASSCOUNT_DAYS) {
@@ -202,37 +246,50 @@ passcount_read(const char *path, uint32_t from, uint32_t to,
 		close(fd);
 		return -1;
 	}
-	if (st.st_size == 0) {
-		close(fd);
-		return 1;	/* being created */
-	}
-	if (st.st_size < FILE_BYTES) {
-		snprintf(err, errsz, "%s: too short for a listgate pass "
-		    "counter", path);
+	if ((file = malloc(FILE_BYTES)) == NULL) {
+		snprintf(err, errsz, "out of memory");
 		close(fd);
 		return -1;
 	}
-	map = mmap(NULL, FILE_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+	/* a shared lock: no count is half written while it is read */
+	if (lock_fd(fd, LOCK_SH) < 0 ||
+	    (n = pread(fd, file, FILE_BYTES, 0)) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
 	close(fd);
-	if (map == MAP_FAILED) {
-		snprintf(err, errsz, "%s: cannot map: %s", path,
-		    strerror(errno));
-		return -1;
+	fd = -1;
+	hdr_init(&want);
+	if (n < HDR) {
+		/* being created, or its creator was killed before the
+		 * header was whole (the next count completes it) */
+		if (memcmp(file, &want, (size_t)n) != 0)
+			goto foreign;
+		free(file);
+		return 1;
 	}
-	if (!hdr_ok(map)) {
-		munmap(map, FILE_BYTES);
-		snprintf(err, errsz, "%s: not a listgate pass counter", path);
-		return -1;
-	}
-	slots = (const uint64_t *)((const char *)map + HDR);
+	if (!hdr_ok(file))
+		goto foreign;
+	/* the slots there (a file whose creation stopped short, on a full
+	 * disk, has fewer: the rest count 0) */
+	have = ((size_t)n - HDR) / 8;
 	for (d = from;; d++) {
-		v = __atomic_load_n(&slots[d % PASSCOUNT_DAYS],
-		    __ATOMIC_RELAXED);
-		if ((uint32_t)(v >> 32) == d)
-			counts[d - from] = (uint32_t)v;
+		if (d % PASSCOUNT_DAYS < have) {
+			memcpy(&v, file + HDR + (size_t)(d % PASSCOUNT_DAYS) *
+			    8, sizeof(v));
+			if ((uint32_t)(v >> 32) == d)
+				counts[d - from] = (uint32_t)v;
+		}
 		if (d == to)
 			break;
 	}
-	munmap(map, FILE_BYTES);
+	free(file);
 	return 0;
+foreign:
+	snprintf(err, errsz, "%s: not a listgate pass counter", path);
+fail:
+	if (fd >= 0)
+		close(fd);
+	free(file);
+	return -1;
 }

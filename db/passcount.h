@@ -6,13 +6,17 @@
  * only to hold a post, so the posts it passes are counted here, for
  * `listgate stats`.  The file (tokens_dir/L.passed, 8 KiB) is a header
  * and PASSCOUNT_DAYS slots of 64 bits: slot day % PASSCOUNT_DAYS holds
- * day << 32 | count.  Adding one is a compare-and-swap on a shared
- * mapping of the file: no lock to wait for, and nothing a killed
- * process can leave half done; the first post of a day takes its slot
- * over from the day PASSCOUNT_DAYS before.  Days are UTC days since
- * 1970-01-01.  The counts are kept by the page cache, not fsynced: a
- * machine crash may lose the last few seconds of them.  Local files
- * only: the atomics do not work across NFS.  Every function returns -1
+ * day << 32 | count.  Adding one reads and writes back the day's slot
+ * (pread, pwrite) under flock(LOCK_EX), which the kernel releases when
+ * a process is killed; a count is one 8-byte write, never half done.
+ * The first post of a day takes its slot over from the day
+ * PASSCOUNT_DAYS before.  The file is written out whole when it is
+ * made, so that a full disk fails no count later; a count that fails
+ * (a file made sparse by an older listgate, on a full disk) is an
+ * error, never a signal.  Days are UTC days since 1970-01-01.  The
+ * counts are kept by the page cache, not fsynced: a machine crash may
+ * lose the last few seconds of them.  Local files only: flock does
+ * not lock across NFS.  Every function returns -1
  * with a message in err; nothing prints or exits.
  */
 #ifndef LG_PASSCOUNT_H

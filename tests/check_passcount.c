@@ -1,7 +1,7 @@
 /*
  * check_passcount.c - the filter's counter of posts passed: counts per
- * day, the ring of days, concurrent filters, foreign files, and what
- * one count costs (it is on the pass path: under 0.1 ms)
+ * day, the ring of days, concurrent filters, foreign files, a full
+ * disk, and what one count costs (it is on the pass path: under 0.1 ms)
  */
 #include "config.h"
 
@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -175,6 +178,95 @@ START_TEST(prepare)
 }
 END_TEST
 
+/* fill the file system of dir: a file written until it is full */
+static void
+fill(const char *d)
+{
+	static const char block[4096];
+	char f[400];
+	int fd;
+
+	snprintf(f, sizeof(f), "%s/filler", d);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert(fd >= 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	ck_assert_msg(errno == ENOSPC, "filling: %s", strerror(errno));
+	/* and the last partial block */
+	while (write(fd, block, 1) > 0)
+		;
+	close(fd);
+}
+
+/*
+ * A full disk: the counts go on in a counter made before it filled up
+ * (its slots were written out when it was made), and one that needs a
+ * block the disk cannot give fails with a message.  Before, the counter
+ * was grown with ftruncate and written through a mapping, and the first
+ * count of a day whose slot had no block killed the filter with SIGBUS.
+ * Needs root, for a small tmpfs in a mount namespace of this test's own.
+ */
+START_TEST(full_disk)
+{
+	char mnt[300], p2[400], err[256], hdr[64];
+	uint64_t c[PASSCOUNT_DAYS];
+	uint32_t d;
+	int fd;
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
+	ck_assert_int_eq(mkdir(mnt, 0700), 0);
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("lg-passcount", mnt, "tmpfs", 0, "size=64k") < 0) {
+		rmdir(mnt);
+		if (getenv("CI") != NULL && *getenv("CI") != 0)
+			ck_abort_msg("under CI this runs as root: cannot mount "
+			    "a tmpfs in a mount namespace: %s",
+			    strerror(errno));
+		printf("# SKIP full_disk: needs root (a tmpfs in a mount "
+		    "namespace of its own)\n");
+		return;
+	}
+	snprintf(p2, sizeof(p2), "%s/dev.passed", mnt);
+	ck_assert_int_eq(passcount_prepare(p2, err, sizeof(err)), 0);
+	fill(mnt);
+	/* every day's slot, on the full disk */
+	for (d = D0; d < D0 + PASSCOUNT_DAYS; d++)
+		ck_assert_msg(passcount_add(p2, d, err, sizeof(err)) == 0,
+		    "day %u on a full disk: %s", (unsigned)d, err);
+	ck_assert_int_eq(passcount_read(p2, D0, D0 + PASSCOUNT_DAYS - 1, c,
+	    err, sizeof(err)), 0);
+	for (d = 0; d < PASSCOUNT_DAYS; d++)
+		ck_assert_uint_eq(c[d], 1);
+	/* a counter as older listgates left it: the header, then
+	 * ftruncate (no blocks behind the slots); the full disk gives
+	 * none */
+	fd = open(p2, O_RDONLY);
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(read(fd, hdr, sizeof(hdr)), sizeof(hdr));
+	close(fd);
+	ck_assert_int_eq(unlink(p2), 0);
+	snprintf(p2, sizeof(p2), "%s/sparse.passed", mnt);
+	fd = open(p2, O_WRONLY | O_CREAT | O_EXCL, 0660);
+	ck_assert(fd >= 0);
+	ck_assert_int_eq(write(fd, hdr, sizeof(hdr)), sizeof(hdr));
+	ck_assert_int_eq(ftruncate(fd, sizeof(hdr) + PASSCOUNT_DAYS * 8),
+	    0);
+	close(fd);
+	fill(mnt);
+	for (d = D0; d < D0 + PASSCOUNT_DAYS; d += 100)
+		if (passcount_add(p2, d, err, sizeof(err)) < 0)
+			break;
+	ck_assert_msg(d < D0 + PASSCOUNT_DAYS, "no count failed on a full "
+	    "disk with a sparse counter");
+	ck_assert_msg(strstr(err, "No space left") != NULL, "%s", err);
+	/* what it counted reads back */
+	ck_assert_int_eq(passcount_read(p2, D0, D0, c, err, sizeof(err)), 0);
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
+}
+END_TEST
+
 static double
 cpu_us(void)
 {
@@ -229,6 +321,7 @@ passcount_suite(void)
 	tcase_add_test(tc, concurrent);
 	tcase_add_test(tc, foreign_file);
 	tcase_add_test(tc, prepare);
+	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, cost);
 	suite_add_tcase(s, tc);
 	return s;
