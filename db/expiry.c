@@ -67,16 +67,43 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 }
 
 int
-expiry_reminded(struct queue *q, int64_t id, char *err, size_t errsz)
+expiry_claim_remind(struct queue *q, int64_t id, unsigned days, char *err,
+    size_t errsz)
+{
+	char idbuf[32], dbuf[16];
+	const char *vals[2] = { idbuf, dbuf };
+	PGresult *res;
+	int n;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(dbuf, sizeof(dbuf), "%u", days);
+	/* the row lock makes a second run wait for the first's claim, then
+	 * see its reminded_at */
+	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
+	    "now() WHERE id = $1::int8 AND status = 'held' AND (reminded_at "
+	    "IS NULL OR reminded_at <= now() - make_interval(days => "
+	    "$2::int4)) RETURNING id", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	n = PQntuples(res);
+	PQclear(res);
+	return n > 0;
+}
+
+int
+expiry_unclaim_remind(struct queue *q, int64_t id, char *err, size_t errsz)
 {
 	char idbuf[32];
 	const char *vals[1] = { idbuf };
 	PGresult *res;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
-	    "now() WHERE id = $1::int8 AND status = 'held'", 1, NULL, vals,
-	    NULL, NULL, 0);
+	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = NULL "
+	    "WHERE id = $1::int8 AND status = 'held'", 1, NULL, vals, NULL,
+	    NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

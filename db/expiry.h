@@ -37,7 +37,18 @@ typedef int (*expiry_post_fn)(int64_t id, void *ctx);
 int expiry_due(struct queue *q, const char *list, unsigned days,
     int reminders, expiry_post_fn fn, void *ctx, char *err, size_t errsz);
 
-/* post id was just reminded of (if still held): 0, or -1 */
-int expiry_reminded(struct queue *q, int64_t id, char *err, size_t errsz);
+/*
+ * Claim the reminder of post id before it is sent: reminded_at set to
+ * now when the post is still held and not reminded of in the last days
+ * days, in one statement, so that of two runs at once only one reminds.
+ * 1 claimed, 0 not (decided, or claimed by another run meanwhile), -1.
+ */
+int expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
+    char *err, size_t errsz);
+
+/* give back the claim of a reminder that could not be queued: the next
+ * run reminds again.  0, or -1 */
+int expiry_unclaim_remind(struct queue *q, int64_t id, char *err,
+    size_t errsz);
 
 #endif

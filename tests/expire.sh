@@ -149,5 +149,61 @@ check "... by whom --by says" \
 run lg expire --list nolist
 check "a list without held posts is fine" test "$rc" -eq 0
 
+# runs at once: each reminder is queued once (the claim), and a post a
+# moderator decides while expire waits for it is skipped, not an error
+printf 'sleep 0.3; cat > "%s/mail/$(date +%%s%%N).$1.$2"\n' "$T" \
+    > "$T/slow.sh"
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = carol@example.org\n'
+	printf 'moderation_address = rc-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/slow.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/rc.conf"
+rc_ids=
+for f in ham1 ham2 ham3 spam1 spam2; do
+	id=$("$QHOLD" rc "$DATA/$f.eml") || exit 99
+	age "$id" '5 days'
+	rc_ids="$rc_ids $id"
+done
+for i in 1 2 3; do
+	lg expire --list rc > "$T/out.$i" 2> "$T/err.$i" &
+done
+wait
+check "three remind runs at once: each post's reminder queued once" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.list = 'rc' AND o.kind = 'remind'")" -eq 5
+check "... and their summaries add up to 5" \
+    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/.*, \([0-9]*\) reminders\{0,1\} sent$/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+check "... each run exits 0" \
+    sh -c "! grep -q . '$T/err.1' '$T/err.2' '$T/err.3'"
+
+printf 'hold_expiry_days = 3\nexpire_action = discard-learn\n' \
+    > "$CONF/lists/race.conf"
+race_ids=
+for f in spam1 spam2 spam3 ham1 ham2 ham3; do
+	id=$("$QHOLD" race "$DATA/$f.eml") || exit 99
+	age "$id" '5 days'
+	race_ids="$race_ids $id"
+done
+set -- $race_ids
+first=$1
+# a moderator holds the first post's row while expire starts, and
+# approves it
+psql -X -q -v ON_ERROR_STOP=1 -c "BEGIN" -c "SELECT 1 FROM held_posts WHERE id = $first FOR UPDATE" -c "SELECT pg_sleep(1.5)" -c "UPDATE held_posts SET status = 'approved', decided_at = now(), decided_by = 'mod' WHERE id = $first" -c "COMMIT" > /dev/null &
+sleep 0.5
+for i in 1 2 3; do
+	lg expire --list race > "$T/out.$i" 2> "$T/err.$i" &
+done
+wait
+check "a post approved while expire waits for it stays approved" \
+    test "$(status "$first")" = approved
+check "... and no run fails for it" \
+    sh -c "! grep -q . '$T/err.1' '$T/err.2' '$T/err.3'"
+check "... three runs at once expire the other five posts, once each" \
+    test "$(sql "SELECT count(*) FROM held_posts WHERE list = 'race' AND status = 'expired'")" -eq 5
+check "... learnt once each" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'race' AND class = 'spam' AND op = 'learn'")" -eq 5
+check "... and their summaries add up to 5" \
+    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/^\([0-9]*\) posts\{0,1\} expired.*/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

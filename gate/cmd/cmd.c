@@ -256,11 +256,11 @@ cmd_sync_touched(const char *name, struct queue *q,
 	return nfail;
 }
 
-/* decide one post and report: 0 done (or already so), -1 not done */
+/* decide one post and report: 0 done, 1 already so, -1 not done */
 int
 cmd_decide_one(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct decide_req *rq,
-    struct cmd_touched *t, int quiet)
+    struct cmd_touched *t, int quiet, int meanwhile_ok)
 {
 	struct queue_decided res;
 	char err[1024];
@@ -291,11 +291,11 @@ cmd_decide_one(const char *name, struct queue *q,
 		cmd_err(name, "no post %lld", (long long)id);
 		return -1;
 	case QUEUE_ALREADY:
-		if (strcmp(old, status) == 0) {
+		if (strcmp(old, status) == 0 || meanwhile_ok) {
 			if (!quiet)
 				printf("post %lld is already %s: nothing "
 				    "changed\n", (long long)id, old);
-			return 0;
+			return 1;
 		}
 		cmd_err(name, "post %lld is already %s: nothing changed "
 		    "(--force changes the decision)", (long long)id, old);

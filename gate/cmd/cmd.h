@@ -160,12 +160,14 @@ int cmd_sync_touched(const char *name, struct queue *q,
 /*
  * Decide one post through decide_post and report it as name: a line
  * on stdout unless quiet ("post 12 approved (list dev)"), an error on
- * stderr for a decision not made.  Its list goes into t.  0 decided
- * (or already so), -1 not.
+ * stderr for a decision not made.  Its list goes into t.  0 decided, 1
+ * already so (nothing changed: a line unless quiet), -1 not.  A post
+ * decided otherwise already is an error, or with meanwhile_ok (expire:
+ * a moderator was quicker) a line unless quiet and 1.
  */
 int cmd_decide_one(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct decide_req *rq,
-    struct cmd_touched *t, int quiet);
+    struct cmd_touched *t, int quiet, int meanwhile_ok);
 struct sync_stats;
 /*
  * Report the journal events a sync or rebuild of list skipped: one

@@ -193,7 +193,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		rq.by = who;
 		rq.note = note;
 		rq.flags = flags;
-		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet) < 0)
+		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet, 0) < 0)
 			nfail++;
 	}
 	nfail += cmd_sync_touched(d->name, q, &g, t, quiet);

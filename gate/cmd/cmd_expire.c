@@ -117,19 +117,30 @@ add_id(int64_t id, void *vctx)
  * of moderation by mail (gate/moderate/notify.c notify_remind: a
  * "remind" notice per moderator, queued in the outbox and sent within
  * NOTIFY_RUN_S; what does not go out stays there for `notify
- * --pending`).  1 queued, 0 the post is no longer held, -1 with err.
+ * --pending`).  The reminder is claimed first (reminded_at), so that of
+ * two runs at once only one reminds; a reminder that cannot be queued
+ * gives its claim back.  1 queued, 0 the post is no longer held or
+ * another run reminds, -1 with err.
  */
 static int
 remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
-    char *err, size_t errsz)
+    unsigned days, char *err, size_t errsz)
 {
 	struct notify_stats st;
+	char uerr[512];
 	int r;
 
+	if ((r = expiry_claim_remind(q, id, days, err, errsz)) <= 0)
+		return r;
 	r = notify_remind(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
 	    &st, err, errsz);
-	if (r < 0)
+	if (r < 0) {
+		if (expiry_unclaim_remind(q, id, uerr, sizeof(uerr)) < 0)
+			cmd_err(NAME, "warning: post %lld: %s: the next run "
+			    "reminds only %u days from now", (long long)id,
+			    uerr, days);
 		return -1;
+	}
 	if (r == 1)
 		return 0;
 	if (st.failed > 0)
@@ -203,11 +214,11 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 			continue;
 		}
 		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
-			r = remind_post(q, g, ids.v[i], err, sizeof(err));
+			r = remind_post(q, g, ids.v[i], days, err,
+			    sizeof(err));
 			if (r == 0)
-				continue;	/* decided meanwhile */
-			if (r < 0 || expiry_reminded(q, ids.v[i], err,
-			    sizeof(err)) < 0) {
+				continue;	/* decided, or another run's */
+			if (r < 0) {
 				cmd_err(NAME, "post %lld (list %s): %s",
 				    (long long)ids.v[i], list, err);
 				tot->nfail++;
@@ -227,10 +238,14 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		rq.note = note;
 		rq.flags = l.expire_action == LISTCFG_EXPIRE_DISCARD_LEARN ?
 		    QUEUE_LEARN_SPAM : 0;
-		if (cmd_decide_one(NAME, q, g, &rq, t, quiet) < 0) {
+		r = cmd_decide_one(NAME, q, g, &rq, t, quiet, 1);
+		if (r < 0) {
 			tot->nfail++;
 			continue;
 		}
+		if (r == 1)
+			continue;	/* decided meanwhile (a moderator, or
+					 * another run): not counted */
 		tot->expired++;
 		if (rq.flags & QUEUE_LEARN_SPAM)
 			tot->learnt++;
