@@ -222,6 +222,30 @@ expect 75 "deliver hangs: the watchdog defers"
 [ "$took" -le 12 ] && ok "within the timeout, long before the hang ends (${took}s)" ||
     bad "within the timeout, long before the hang ends (${took}s)"
 
+# --- told to stop (SIGTERM) while deliver runs: deliver, in a process group
+# of its own, is stopped with the filter, or the MTA's retry would make
+# the list get the post twice
+printf 'deliver = /bin/sh -c "touch %s.started; sleep 3; cat > %s.term"\n' \
+    "$SINK" "$SINK" > "$CONF/lists/slow.conf"
+rm -f "$SINK.started" "$SINK.term"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
+    --mta postfix --list slow -f s@x -- slow@l > "$T/out" 2> "$T/err" &
+fpid=$!
+i=0
+while [ ! -e "$SINK.started" ] && [ $i -lt 200 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+kill -TERM "$fpid"
+wait "$fpid"
+rc=$?
+expect 75 "SIGTERM while deliver runs: deferred"
+grep -q "terminated by a signal, deferring" "$T/err" &&
+    ok "... saying why" || bad "... saying why"
+sleep 3.5
+[ -e "$SINK.started" ] && [ ! -e "$SINK.term" ] &&
+    ok "... and deliver stopped with it: nothing delivered" ||
+    bad "... and deliver stopped with it: nothing delivered"
+
 # --- configuration and environment failures --------------------------------------
 cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$T/nonexistent" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
@@ -393,6 +417,14 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mt
     --list demo --help -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "--help with a post on stdin is not a delivery"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --help \
+    --mta postfix --list demo > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "--help before --mta postfix"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --help \
+    --list demo > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "--help, the dialect from listgate.conf"
 
 # --- memory exhaustion: every allocation failure is 0 or 75 ------------------------
 worst=0

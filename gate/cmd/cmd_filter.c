@@ -74,27 +74,36 @@
 /* seconds a post about to pass waits for the database to say whether a
  * moderator decided it already */
 
-/* the exit code the watchdog uses: the current dialect's "defer", or
- * "held" once the hold committed (only notices are left to send) */
+/* the exit code the watchdog uses: the current dialect's "defer",
+ * "held" once the hold committed (only notices are left to send), or
+ * "delivered" once `deliver` has (only the pass count is left) */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
-static volatile sig_atomic_t wd_held;
+static volatile sig_atomic_t wd_held, wd_delivered;
 
-/* SIGALRM: too slow; kill what we started and leave it to the MTA */
+/* SIGALRM: too slow; SIGTERM, SIGINT, SIGHUP: told to stop (a service
+ * stop, a person).  Either way, kill what we started (a `deliver` runs
+ * in a process group of its own and would go on delivering a post the
+ * MTA then retries) and leave the post to the MTA */
 static void
 watchdog(int sig)
 {
-	static const char msg[] = "listgate filter: timed out, deferring\n";
-	static const char hmsg[] = "listgate filter: timed out sending hold "
-	    "notices; the post is held (notify --pending sends the rest)\n";
+	static const char *const msg[2][3] = {
+		{ "listgate filter: timed out, deferring\n",
+		  "listgate filter: timed out sending hold notices; the post "
+		  "is held (notify --pending sends the rest)\n",
+		  "listgate filter: timed out after the post was delivered\n" },
+		{ "listgate filter: terminated by a signal, deferring\n",
+		  "listgate filter: terminated by a signal while sending hold "
+		  "notices; the post is held (notify --pending sends the "
+		  "rest)\n",
+		  "listgate filter: terminated by a signal after the post was "
+		  "delivered\n" },
+	};
+	const char *m;
 
-	(void)sig;
 	run_kill_active();
-	if (wd_held) {
-		if (write(STDERR_FILENO, hmsg, sizeof(hmsg) - 1) < 0)
-			_exit(wd_code);
-		_exit(wd_code);
-	}
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+	m = msg[sig != SIGALRM][wd_delivered ? 2 : wd_held ? 1 : 0];
+	if (write(STDERR_FILENO, m, strlen(m)) < 0)
 		_exit(wd_code);
 	_exit(wd_code);
 }
@@ -371,6 +380,10 @@ do_pass(struct filter *f, int *delivered_r)
 		    sanitize_str(lnote, sizeof(lnote), note, strlen(note), 250,
 		    SANITIZE_LOG, 0));
 	*delivered_r = 1;
+	/* from here a watchdog or a signal must not make the MTA deliver
+	 * it again */
+	wd_code = outcome_exit(OUT_PASS, f->mta);
+	wd_delivered = 1;
 	return OUT_PASS;
 }
 
@@ -685,8 +698,9 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 			envelope = 1;
 			break;
 		case 'h':
+			/* the options after it still give the dialect */
 			*help_r = 1;
-			return 0;
+			break;
 		default:
 			if (!bad)
 				failure(f, "usage: unknown option");
@@ -697,6 +711,11 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 	if (optind < argc) {
 		f->recipient = argv[optind++];
 		envelope = 1;
+	}
+	if (*help_r) {
+		if (!f->mta_known && envelope)
+			set_mta(f, MTA_POSTFIX);
+		return 0;
 	}
 	if (optind < argc && !bad) {
 		failure(f, "usage: more than one recipient");
@@ -758,7 +777,14 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = watchdog;
 	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGALRM);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGHUP);
 	sigaction(SIGALRM, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	arm_watchdog(LG_DEFAULT_TIMEOUT_S);
 	/* a closed stderr or log socket must not kill us between the
 	 * committed INSERT and the exit code that reports it */
@@ -792,6 +818,11 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (help) {
 		usage(stdout);
 		alarm(0);
+		if (!f.mta_known && listcfg_load_global(
+		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
+			set_mta(&f, settings_mta(&f.g));
+			listcfg_free_global(&f.g);
+		}
 		/* exit 0 would tell an MTA the post was delivered: only a
 		 * person at a terminal gets it */
 		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
