@@ -545,13 +545,15 @@ create_file(const char *path)
 }
 
 /* a writer takes away what TOKDB_FILE_MODE does not allow (files made
- * 0644 by earlier versions): a failure (not the owner) changes nothing */
+ * 0644 by earlier versions), in st too: a failure (not the owner)
+ * changes nothing */
 static void
-tighten_mode(const char *path, const struct stat *st)
+tighten_mode(const char *path, struct stat *st)
 {
-	if ((st->st_mode & 0777 & ~(mode_t)TOKDB_FILE_MODE) != 0)
-		(void)chmod(path, st->st_mode & 07777 &
-		    ~(0777 & ~(mode_t)TOKDB_FILE_MODE));
+	mode_t m = st->st_mode & 07777 & ~(0777 & ~(mode_t)TOKDB_FILE_MODE);
+
+	if ((st->st_mode & 07777) != m && chmod(path, m) == 0)
+		st->st_mode = (st->st_mode & ~(mode_t)07777) | m;
 }
 
 int
@@ -616,6 +618,41 @@ same_file(const struct stat *a, const struct stat *b)
 	return a->st_ino == b->st_ino && a->st_dev == b->st_dev;
 }
 
+/* 1 when Kyoto Cabinet's write-ahead log of path is there, not empty */
+static int
+wal_left(const char *path)
+{
+	char wal[4300];
+	struct stat st;
+	int n = snprintf(wal, sizeof(wal), "%s.wal", path);
+
+	return n > 0 && (size_t)n < sizeof(wal) && stat(wal, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+/*
+ * Kyoto Cabinet, opening a file that a writer left in a transaction
+ * (killed, crashed), rolls it back and may rebuild it (reorganize_file:
+ * a new file renamed over it), created with our group and the umask:
+ * filters in the token files' group could no longer read it.  Give the
+ * file at path the group and mode it had before (was), when it is
+ * another file now and ours to change; failures are left alone (a
+ * reader is seldom its owner).
+ */
+static void
+keep_group_mode(const char *path, const struct stat *was)
+{
+	struct stat now;
+
+	if (stat(path, &now) < 0 || same_file(was, &now) ||
+	    (now.st_uid != geteuid() && geteuid() != 0))
+		return;
+	if (now.st_gid != was->st_gid && chown(path, (uid_t)-1, was->st_gid) < 0)
+		return;
+	if ((now.st_mode & 07777) != (was->st_mode & 07777))
+		(void)chmod(path, was->st_mode & 07777);
+}
+
 /*
  * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
  * writer also makes sure the file it locked is still the one at path
@@ -672,6 +709,8 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			return TOKDB_ERR;
 		}
 		if (kcdbopen(db->kc, kpath, kmode)) {
+			if (!created)
+				keep_group_mode(path, &st);
 			/* a writer must hold the lock of the file at path */
 			if (!writer || created || (stat(path, &st2) == 0 &&
 			    same_file(&st, &st2)))
@@ -700,6 +739,18 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 		} else if (kcdbecode(db->kc) == KCENOREPOS) {
 			missing(path, db->list, err, errsz);
 			r = TOKDB_ENOENT;
+		} else if (!writer && wal_left(path)) {
+			/* a writer died inside a transaction: its undo log
+			 * is there, and only the file's owner may roll it
+			 * back (any writer does, when it opens the file) */
+			snprintf(err, errsz, "token file %s cannot be opened "
+			    "(%s): a writer died in a transaction and left "
+			    "%s.wal; the owner of the token files rolls it "
+			    "back by opening it: `listgate sync --list %s`, or "
+			    "without a database `listgate score --list %s "
+			    "--db-dump > /dev/null`", path, kcdbemsg(db->kc),
+			    path, db->list, db->list);
+			r = TOKDB_ERR;
 		} else {
 			snprintf(err, errsz, "token file %s cannot be opened "
 			    "(%s); if it is damaged, run `listgate rebuild "

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,6 +461,63 @@ START_TEST(file_mode)
 END_TEST
 
 static int others_in_dir(void);
+
+/*
+ * A writer killed inside a transaction leaves the file for the next
+ * writer's open to roll back, which Kyoto Cabinet may do by rebuilding
+ * the file under a new inode, made with the umask and the opener's
+ * group: the file keeps its mode (and, as root, its group), or the
+ * filters, reading it through the group, defer every post.  A reader
+ * that cannot roll it back says what to run.
+ */
+START_TEST(crashed_writer_keeps_mode)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	struct stat st;
+	char err[1024], wal[600];
+	gid_t gid = geteuid() == 0 ? 65534 : getegid();
+	mode_t old;
+	pid_t pid;
+	int status;
+
+	unlink(dbpath);
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 100), 4);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(chown(dbpath, (uid_t)-1, gid), 0);
+	ck_assert_int_eq(chmod(dbpath, 0640), 0);
+	if ((pid = fork()) == 0) {
+		KCDB *kc = kcdbnew();
+
+		if (!kcdbopen(kc, dbpath, KCOWRITER) || !kcdbbegintran(kc, 0) ||
+		    !kcdbset(kc, "crashed", 7, "x", 1))
+			_exit(1);
+		kill(getpid(), SIGKILL);
+		_exit(2);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	snprintf(wal, sizeof(wal), "%s.wal", dbpath);
+	ck_assert_int_eq(stat(wal, &st), 0);
+	old = umask(077);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 101), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	umask(old);
+	ck_assert_int_eq(stat(dbpath, &st), 0);
+	ck_assert_msg((st.st_mode & 07777) == 0640, "mode %03o after the "
+	    "roll-back", (unsigned)(st.st_mode & 07777));
+	ck_assert_msg(st.st_gid == gid, "group %u after the roll-back, was "
+	    "%u", (unsigned)st.st_gid, (unsigned)gid);
+	toklist_free(a);
+}
+END_TEST
 
 /* a bulk writer's published file and a compaction keep the file's mode
  * exactly, whatever the umask: their private copies (and the copy
@@ -2089,6 +2147,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, rewrites_keep_mode);
+	tcase_add_test(tc, crashed_writer_keeps_mode);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
 
