@@ -310,6 +310,47 @@ START_TEST(digest_and_answer)
 }
 END_TEST
 
+/* a Subject that decodes once to a literal encoded word stays that
+ * text: a reader that decodes the notice's header sees the word, never
+ * the bidi override and the line break it hides; answers alike */
+START_TEST(double_encoded_subject)
+{
+	static const char word[] =
+	    "=?utf-8?b?4oCuIGducC5leGUNClgtRXZpbDogMQ==?=";
+	struct notice_post p;
+	struct notice_links ln;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000 };
+	struct buf out = BUF_INIT(1 << 22);
+	struct seen s;
+	const char *e;
+
+	post_for(&p);
+	links_for(&ln);
+	p.subject = word;
+	ck_assert_int_eq(notice_hold(&p, &ln, &h, 0, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_str_eq(buf_str(&s.subject), "[dev] held: "
+	    "=?utf-8?b?4oCuIGducC5leGUNClgtRXZpbDogMQ==?= (score 0.9999)");
+	e = strstr((const char *)out.data, "\n\n");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_ptr_null(memmem(out.data, (size_t)(e - (const char *)
+	    out.data), word, sizeof(word) - 1));
+	seen_free(&s);
+
+	buf_reset(&out);
+	ck_assert_int_eq(notice_answer("dev", word, NULL, "t\n", &h, &out),
+	    0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_str_eq(buf_str(&s.subject), "[dev] "
+	    "=?utf-8?b?4oCuIGducC5leGUNClgtRXZpbDogMQ==?=");
+	seen_free(&s);
+	buf_free(&out);
+}
+END_TEST
+
 /* any bytes as the post and its fields: a well-formed notice, no
  * failure */
 START_TEST(hostile_bytes)
@@ -368,6 +409,7 @@ notice_suite(void)
 	tcase_add_test(tc, hold_notice_parses_back);
 	tcase_add_test(tc, held_as_note);
 	tcase_add_test(tc, digest_and_answer);
+	tcase_add_test(tc, double_encoded_subject);
 	tcase_add_test(tc, hostile_bytes);
 	suite_add_tcase(s, tc);
 	return s;

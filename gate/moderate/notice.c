@@ -4,8 +4,9 @@
  * Everything from the post is hostile: header text, envelope, tokens
  * and the decoded preview pass through sanitize_buf (controls and bidi
  * controls masked, cut at a character count) before they are put into
- * a header (RFC 2047 B-encoded when not plain ASCII) or into the text
- * part (quoted-printable, each preview line quoted).  The attached
+ * a header (RFC 2047 B-encoded when not plain ASCII or when it holds
+ * "=?", which a reader would decode) or into the text part
+ * (quoted-printable, each preview line quoted).  The attached
  * original is copied byte for byte under a random boundary that it is
  * checked not to contain.  Allocation failure is the only error; no
  * logging, no exits.
@@ -148,8 +149,9 @@ u8len(unsigned char c)
 
 /*
  * "Name: value\n" with value (sanitized UTF-8) as it is when it is
- * plain ASCII, else as RFC 2047 encoded words of whole characters,
- * folded one word a line.
+ * plain ASCII without "=?", else as RFC 2047 encoded words of whole
+ * characters, folded one word a line: a literal encoded word in the
+ * value would be decoded by the reader, past the sanitizer.
  */
 static int
 hdr_text(struct buf *b, const char *name, const char *v, size_t n)
@@ -161,7 +163,7 @@ hdr_text(struct buf *b, const char *name, const char *v, size_t n)
 
 	if (put(b, "%s: ", name) < 0)
 		return -1;
-	if (plain_ascii(v, n) && n < 900)
+	if (plain_ascii(v, n) && n < 900 && memmem(v, n, "=?", 2) == NULL)
 		return buf_add(b, v, n) < 0 || buf_addc(b, '\n') < 0 ? -1 : 0;
 	for (i = 0; i < n; i += take) {
 		/* at most 45 bytes of whole characters: 60 of base64 */

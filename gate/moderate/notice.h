@@ -7,12 +7,12 @@
  * hostile and reach a message only through the one sanitizer
  * (gate/util/sanitize.h: controls, bidi controls and bad UTF-8 masked,
  * lengths cut), header text RFC 2047-encoded when it is not plain
- * ASCII, the text part quoted-printable with short lines; the preview
- * is the post's decoded text (gate/mail: HTML already turned to text),
- * each line quoted with "| ".  The original is attached byte for byte
- * as message/rfc822 under a boundary it does not contain.  Output is
- * bounded (the post plus NOTICE_MAX_TEXT); the only failure is out of
- * memory.  Nothing here logs or exits.
+ * ASCII or holds "=?", the text part quoted-printable with short lines;
+ * the preview is the post's decoded text (gate/mail: HTML already
+ * turned to text), each line quoted with "| ".  The original is
+ * attached byte for byte as message/rfc822 under a boundary it does
+ * not contain.  Output is bounded (the post plus NOTICE_MAX_TEXT); the
+ * only failure is out of memory.  Nothing here logs or exits.
  */
 #ifndef LG_NOTICE_H
 #define LG_NOTICE_H
