@@ -351,6 +351,40 @@ START_TEST(double_encoded_subject)
 }
 END_TEST
 
+/* a "." or "From " that a soft line break moves to a line's start is
+ * encoded there too: a lone "." ends a message for sendmail without
+ * -i, and mbox delivery turns "From " into ">From " */
+START_TEST(qp_soft_break_line_start)
+{
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000 };
+	struct buf out = BUF_INIT(1 << 20);
+	struct seen s;
+	char text[512];
+	const char *b, *l;
+
+	memset(text, 'a', 75);
+	snprintf(text + 75, sizeof(text) - 75, ".\n");
+	memset(text + 77, 'b', 75);
+	snprintf(text + 152, sizeof(text) - 152, "From x\n");
+	ck_assert_int_eq(notice_answer("dev", "s", NULL, text, &h, &out), 0);
+	b = strstr((const char *)out.data, "\n\n");
+	ck_assert_ptr_nonnull(b);
+	for (l = b + 2; *l != '\0'; l += strcspn(l, "\n") + (l[strcspn(l,
+	    "\n")] != '\0')) {
+		ck_assert_msg(l[0] != '.' && strncmp(l, "From ", 5) != 0,
+		    "a line starts with \"%.5s\" in\n%s", l, b + 2);
+		ck_assert_int_le(strcspn(l, "\n"), 76);
+	}
+	/* decoded, the text is what was written */
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_str_eq(buf_str(&s.text), text);
+	seen_free(&s);
+	buf_free(&out);
+}
+END_TEST
+
 /* any bytes as the post and its fields: a well-formed notice, no
  * failure */
 START_TEST(hostile_bytes)
@@ -410,6 +444,7 @@ notice_suite(void)
 	tcase_add_test(tc, held_as_note);
 	tcase_add_test(tc, digest_and_answer);
 	tcase_add_test(tc, double_encoded_subject);
+	tcase_add_test(tc, qp_soft_break_line_start);
 	tcase_add_test(tc, hostile_bytes);
 	suite_add_tcase(s, tc);
 	return s;

@@ -214,17 +214,20 @@ qp_encode(struct buf *b, const unsigned char *t, size_t n)
 			continue;
 		}
 		/* a blank before a line end, "From " and "." at a line's
-		 * start, '=' and every non-printable byte are encoded */
+		 * start (after a soft break too), '=' and every
+		 * non-printable byte are encoded */
 		lit = (c >= 33 && c <= 126 && c != '=') ||
 		    ((c == ' ' || c == '\t') && i + 1 < n && t[i + 1] != '\n');
-		if (col == 0 && (c == '.' || (c == 'F' && n - i >= 5 &&
-		    memcmp(t + i, "From ", 5) == 0)))
-			lit = 0;
 		need = lit ? 1 : 3;
 		if (col + need > 75) {
 			if (buf_adds(b, "=\n") < 0)
 				return -1;
 			col = 0;
+		}
+		if (col == 0 && (c == '.' || (c == 'F' && n - i >= 5 &&
+		    memcmp(t + i, "From ", 5) == 0))) {
+			lit = 0;
+			need = 3;
 		}
 		if (lit) {
 			if (buf_addc(b, c) < 0)
