@@ -21,6 +21,9 @@
 
 /* longest error text kept with a row */
 #define ERR_MAX		1000
+/* the moderators of one post as a text[] literal: a list's fit in one
+ * configuration value (4 KiB), quoted and escaped */
+#define MODS_MAX	(1024u * 1024u)
 
 /* run a parameterised statement expecting success: 0 or -1 */
 static int
@@ -51,24 +54,47 @@ moddb_queue(struct queue *q, const char *list, int64_t post_id,
     char *const *moderators, const char *kind, int digest, char *err,
     size_t errsz)
 {
+	struct buf arr = BUF_INIT(MODS_MAX);
 	char idbuf[32];
-	const char *vals[5];
+	const char *vals[5], *s;
 	size_t i;
+	int r;
 
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
-	for (i = 0; moderators != NULL && moderators[i] != NULL; i++) {
-		vals[0] = list;
-		vals[1] = idbuf;
-		vals[2] = moderators[i];
-		vals[3] = kind;
-		vals[4] = digest ? "t" : "f";
-		if (exec_p(q, "INSERT INTO notice_outbox (list, post_id, "
-		    "moderator, kind, digest) VALUES ($1, $2::int8, $3, $4, "
-		    "$5::bool) ON CONFLICT (post_id, moderator) WHERE kind = "
-		    "'hold' DO NOTHING", 5, vals, NULL, NULL, err, errsz) < 0)
-			return -1;
+	if (moderators == NULL || moderators[0] == NULL)
+		return 0;
+	/* the addresses as one text[] parameter, each quoted: the rows go
+	 * in with one statement, all or none */
+	r = buf_addc(&arr, '{');
+	for (i = 0; r == 0 && moderators[i] != NULL; i++) {
+		r = buf_adds(&arr, i > 0 ? ",\"" : "\"");
+		for (s = moderators[i]; r == 0 && *s != '\0'; s++) {
+			if (*s == '"' || *s == '\\')
+				r = buf_addc(&arr, '\\');
+			if (r == 0)
+				r = buf_addc(&arr, *s);
+		}
+		if (r == 0)
+			r = buf_addc(&arr, '"');
 	}
-	return 0;
+	if (r < 0 || buf_addc(&arr, '}') < 0) {
+		snprintf(err, errsz, "out of memory (or moderators' addresses "
+		    "past %u bytes)", MODS_MAX);
+		buf_free(&arr);
+		return -1;
+	}
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)post_id);
+	vals[0] = list;
+	vals[1] = idbuf;
+	vals[2] = buf_str(&arr);
+	vals[3] = kind;
+	vals[4] = digest ? "t" : "f";
+	r = exec_p(q, "INSERT INTO notice_outbox (list, post_id, moderator, "
+	    "kind, digest) SELECT $1, $2::int8, m.a, $4, $5::bool FROM "
+	    "unnest($3::text[]) WITH ORDINALITY AS m (a, n) ORDER BY m.n "
+	    "ON CONFLICT (post_id, moderator) WHERE kind = 'hold' DO NOTHING",
+	    5, vals, NULL, NULL, err, errsz);
+	buf_free(&arr);
+	return r;
 }
 
 int

@@ -38,7 +38,8 @@ typedef int (*moddb_notice_fn)(const struct moddb_notice *n, void *ctx);
  * Queue a notice of kind ("hold" or "remind") about post_id of list for
  * each address of the NULL-terminated moderators, waiting for a digest
  * when digest is 1.  A "hold" notice is queued once per post and
- * moderator (a retried delivery adds nothing).  0, or -1.
+ * moderator (a retried delivery adds nothing).  One statement: all the
+ * rows or, on an error, none.  0, or -1.
  */
 int moddb_queue(struct queue *q, const char *list, int64_t post_id,
     char *const *moderators, const char *kind, int digest, char *err,

@@ -571,8 +571,10 @@ parse_enum(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	    k->what != NULL ? k->what : "value", val, list);
 }
 
-/* a mail address: printable, no blanks, one '@' with text on both
- * sides */
+/* a mail address a notice may go to or come from: printable ASCII, no
+ * blanks and none of <>()[],;:\" (it goes into a header between < and
+ * >, as notice_addr_ok wants), one '@' with text on both sides; its
+ * length is checked apart (address_long) */
 static int
 address_ok(const char *a)
 {
@@ -582,9 +584,22 @@ address_ok(const char *a)
 	if (at == NULL || at == a || at[1] == '\0' || strchr(at + 1, '@'))
 		return 0;
 	for (p = (const unsigned char *)a; *p; p++)
-		if (*p <= ' ' || *p == 0x7f || *p == ',' || *p == '"')
+		if (*p <= ' ' || *p >= 0x7f || strchr("<>()[],;:\\\"", *p))
 			return 0;
 	return 1;
+}
+
+/* an error naming an address longer than LG_MAX_ADDR_BYTES (the notice
+ * outbox refuses it), when a is: -1; else 0 */
+static int
+address_long(const struct keys_row *k, struct cfgfile *cf, const char *a)
+{
+	size_t n = strlen(a);
+
+	if (n <= LG_MAX_ADDR_BYTES)
+		return 0;
+	return cfgfile_error(cf, "%s: `%.40s...' is too long (%zu bytes; at "
+	    "most %u)", k->name, a, n, (unsigned)LG_MAX_ADDR_BYTES);
 }
 
 /* "a@b, c@d" or "a@b c@d": commas, blanks or both between addresses */
@@ -622,6 +637,10 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 				p++;
 		} else if (*p == ',')
 			*p++ = '\0';
+		if (address_long(k, cf, s) < 0) {
+			tmpl_free(addrs);
+			return -1;
+		}
 		if (!address_ok(s)) {
 			cfgfile_error(cf, "%s: `%s' is not an address", k->name,
 			    s);
@@ -656,7 +675,8 @@ parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 {
 	char val[LG_MAX_CONF_VALUE + 1];
 
-	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0)
+	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0 ||
+	    address_long(k, cf, val) < 0)
 		return -1;
 	if (!address_ok(val))
 		return cfgfile_error(cf, "%s: `%s' is not an address (want one "

@@ -907,6 +907,58 @@ START_TEST(moderation_keys)
 }
 END_TEST
 
+/* an address a notice could not go to is refused where it is written:
+ * longer than the outbox keeps (320 bytes), or with a character that
+ * means something in a header */
+START_TEST(moderator_addresses_checked)
+{
+	static const char *const bad[] = {
+		"moderators = a@b.example, <c@d.example>\n",
+		"moderators = c:d@e.example\n",
+		"moderators = c;d@e.example\n",
+		"moderators = c(d)@e.example\n",
+		"moderators = c[d]@e.example\n",
+		"moderators = c\\d@e.example\n",
+		"moderators = \xc3\xa9@e.example\n",
+		"moderators = c\x7f@e.example\n",
+		"moderation_address = dev-moderate@lists.example.org>\n",
+	};
+	struct buf b = BUF_INIT(4096);
+	struct listcfg_list l;
+	char err[1024];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ck_assert_msg(load_list_text(bad[i], strlen(bad[i]), &l, err,
+		    sizeof(err)) == -1, "loaded: %s", bad[i]);
+		ck_assert_msg(strstr(err, "t.conf:1: ") != NULL &&
+		    strstr(err, "' is not an address") != NULL, "%s: %s",
+		    bad[i], err);
+	}
+	/* 320 bytes load, 321 do not: the file, the line, the key */
+	buf_adds(&b, "moderators = a@b.example, ");
+	for (i = 0; i < 308; i++)
+		buf_addc(&b, 'x');
+	buf_adds(&b, "@example.org\n");
+	ck_assert_msg(load_list_text(buf_str(&b), b.len, &l, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(strlen(l.moderators[1]), 320);
+	listcfg_free_list(&l);
+	buf_reset(&b);
+	buf_adds(&b, "moderators = a@b.example, ");
+	for (i = 0; i < 309; i++)
+		buf_addc(&b, 'x');
+	buf_adds(&b, "@example.org\n");
+	ck_assert_int_eq(load_list_text(buf_str(&b), b.len, &l, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: moderators: `xxxx") != NULL &&
+	    strstr(err, "is too long (321 bytes; at most 320)") != NULL, "%s",
+	    err);
+	ck_assert_ptr_null(l.moderators);
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(print_reads_back)
 {
 	static const char text[] =
@@ -1434,6 +1486,7 @@ listcfg_suite(void)
 	tcase_add_loop_test(tc, protected_placeholders_load, 0,
 	    sizeof(protected_ok) / sizeof(protected_ok[0]));
 	tcase_add_test(tc, moderation_keys);
+	tcase_add_test(tc, moderator_addresses_checked);
 	tcase_add_test(tc, lmtp_templates);
 	suite_add_tcase(s, tc);
 	return s;

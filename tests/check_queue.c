@@ -20,6 +20,7 @@
 #include <libpq-fe.h>
 
 #include "db/journal.h"
+#include "db/moddb.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
 #include "db/qview.h"
@@ -632,6 +633,67 @@ count_row(const struct queue_row *r, void *ctx)
 	(*(int *)ctx)++;
 	return 0;
 }
+
+/* the moderators of the outbox of post id, in queue order, "a,b,..." */
+static void
+outbox_of(PGconn *c, int64_t id, char *out, size_t outsz)
+{
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *r;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	r = PQexecParams(c, "SELECT coalesce(string_agg(moderator, ',' ORDER "
+	    "BY id), '') FROM notice_outbox WHERE post_id = $1::int8", 1,
+	    NULL, vals, NULL, NULL, 0);
+	ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+	snprintf(out, outsz, "%s", PQgetvalue(r, 0, 0));
+	PQclear(r);
+}
+
+/* a post's notices are queued all or none: one address the outbox
+ * refuses queues no one; text that means something in an array
+ * literal is stored as it is; a hold notice is queued once per
+ * moderator */
+START_TEST(moddb_queue_all_or_none)
+{
+	static const unsigned char raw[] = "Subject: x\n\nbody\n";
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	char err[1024], got[2048], longaddr[400];
+	char *bad[4], *odd[5];
+	int64_t id;
+
+	id = hold(q, "moddb-q", raw, sizeof(raw) - 1, "x");
+	memset(longaddr, 'x', 310);
+	snprintf(longaddr + 310, sizeof(longaddr) - 310, "@example.org");
+	bad[0] = "alice@example.org";
+	bad[1] = longaddr;
+	bad[2] = "bob@example.org";
+	bad[3] = NULL;
+	ck_assert_int_eq(moddb_queue(q, "moddb-q", id, bad, "hold", 0, err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "notice_outbox_moderator_check") != NULL,
+	    "%s", err);
+	outbox_of(c, id, got, sizeof(got));
+	ck_assert_msg(got[0] == '\0', "queued: %s", got);
+
+	odd[0] = "a\"b\\c,{d} NULL@example.org";
+	odd[1] = "bob@example.org";
+	odd[2] = "NULL";
+	odd[3] = "bob@example.org";
+	odd[4] = NULL;
+	ck_assert_int_eq(moddb_queue(q, "moddb-q", id, odd, "hold", 0, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(moddb_queue(q, "moddb-q", id, odd, "hold", 0, err,
+	    sizeof(err)), 0);
+	outbox_of(c, id, got, sizeof(got));
+	ck_assert_str_eq(got, "a\"b\\c,{d} NULL@example.org,bob@example.org,"
+	    "NULL");
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
 
 START_TEST(hold_list_and_discarded)
 {
@@ -2095,6 +2157,7 @@ queue_suite(void)
 
 	tc = tcase_create("hold");
 	tcase_add_test(tc, hold_roundtrip);
+	tcase_add_test(tc, moddb_queue_all_or_none);
 	tcase_add_test(tc, hold_list_and_discarded);
 	tcase_add_test(tc, hold_retry_stored_once);
 	tcase_add_test(tc, hold_remembers_decisions);

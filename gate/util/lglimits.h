@@ -50,6 +50,9 @@
 #define LG_MAX_RECEIVED_HOPS	40
 /* DNSBL zones asked per post, all at once */
 #define LG_MAX_DNSBL_ZONES	8
+/* a moderator's or the moderation address (RFC 5321: 64 + 1 + 255; the
+ * notice outbox's CHECK, and the cookie's COOKIE_MAX_ADDR) */
+#define LG_MAX_ADDR_BYTES	320
 /* a sender handed to member_check: RFC 5321 paths are 256 bytes */
 #define LG_MAX_SENDER_BYTES	256
 /* journal events tune reads (the newest): bounds its memory and its
