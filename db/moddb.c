@@ -183,6 +183,33 @@ moddb_pending(struct queue *q, const char *list, int64_t post_id,
 }
 
 int
+moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
+    size_t errsz)
+{
+	char idbuf[32], lbuf[32];
+	const char *vals[2];
+	PGresult *res;
+	int r;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(lbuf, sizeof(lbuf), "%u", lease_s);
+	vals[0] = idbuf;
+	vals[1] = lbuf;
+	res = PQexecParams(q->conn, "UPDATE notice_outbox SET claimed_until = "
+	    "now() + make_interval(secs => $2::int4) WHERE id = $1::int8 AND "
+	    "state = 'pending' AND (claimed_until IS NULL OR claimed_until < "
+	    "now()) RETURNING id", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	r = PQntuples(res) == 1;
+	PQclear(res);
+	return r;
+}
+
+int
 moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
     char *err, size_t errsz)
 {
@@ -201,8 +228,8 @@ moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
 	vals[2] = why != NULL ? buf_str(&w) : NULL;
 	r = exec_p(q, "UPDATE notice_outbox SET state = $2, tries = tries + "
 	    "CASE WHEN $2 = 'dropped' THEN 0 ELSE 1 END, last_error = $3, "
-	    "done_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END "
-	    "WHERE id = $1::int8 AND state = 'pending'", 3, vals, NULL, NULL,
+	    "done_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END, "
+	    "claimed_until = NULL WHERE id = $1::int8 AND state = 'pending'", 3, vals, NULL, NULL,
 	    err, errsz);
 	buf_free(&w);
 	return r;

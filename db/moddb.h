@@ -59,8 +59,19 @@ int moddb_sent_last_hour(struct queue *q, const char *list, long *n_r,
 int moddb_pending(struct queue *q, const char *list, int64_t post_id,
     size_t max, moddb_notice_fn fn, void *ctx, char *err, size_t errsz);
 
+/*
+ * Claim pending row id for lease_s seconds before sending it: one
+ * UPDATE that takes the row only if it is pending and no other
+ * sender's lease on it is running (migrations/0011_outbox_claim.sql).
+ * 1 claimed (send it), 0 not (sent, dropped or claimed by another), -1
+ * error.
+ */
+int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
+    size_t errsz);
+
 /* mark row id: state "sent", "digest" or "dropped" (why may be NULL),
- * or a failed try ("pending" with why): 0, or -1 */
+ * or a failed try ("pending" with why); the claim is released: 0, or
+ * -1 */
 int moddb_mark(struct queue *q, int64_t id, const char *state,
     const char *why, char *err, size_t errsz);
 

@@ -25,7 +25,10 @@
 #   - qmail's $EXT/$HOST with the '-' delimiter;
 #   - a notice that could not be sent stays in the outbox and `notify
 #     --pending` sends it; past notify_max_per_hour notices wait for one
-#     digest; a post decided meanwhile is dropped from the outbox.
+#     digest; a post decided meanwhile is dropped from the outbox;
+#   - two senders at once (the filter and notify --pending, or two
+#     --pending runs) send each notice once; a row another sender
+#     claimed waits until its claim ran out.
 # Never reads /etc.
 set -u
 
@@ -94,6 +97,8 @@ cat > "$T/notify.sh" <<EOF
 #!/bin/sh
 # notify.sh MODERATOR ID: one file per message, named after its recipient
 test -e "$T/notify-fail" && exit 75
+# a slow MTA: says it started, then takes 2 s
+test -e "$T/notify-slow" && { touch "$T/notify-busy"; sleep 2; }
 n=\$(date +%s%N).\$\$
 cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
 echo "\$2" > "$MAIL/\$n.\$1.id"
@@ -417,6 +422,54 @@ check "notify --pending: exit 0" test $? -eq 0
 check "... bob got the notice" test "$(nmail bob@example.org)" -eq $((nbefore + 1))
 check "... nothing pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE state = 'pending'")" -eq 0
 check "... it says so" grep -q "2 notices sent" "$T/np.out"
+
+# --- two senders at once: each notice goes out once --------------------------------
+# notify --pending (cron) while the filter still sends the post's notices
+touch "$T/notify-slow"
+rm -f "$T/notify-busy"
+na=$(nmail alice@example.org)
+nb=$(nmail bob@example.org)
+( hold spam3.eml mm11@test y@example.net > "$T/id11" ) &
+i=0
+while [ ! -e "$T/notify-busy" ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+lg notify --pending > "$T/np.out" 2>&1
+wait
+id11=$(cat "$T/id11")
+check "notify --pending while the filter sends: one notice to alice" \
+    test "$(nmail alice@example.org)" -eq $((na + 1))
+check "... one to bob" test "$(nmail bob@example.org)" -eq $((nb + 1))
+check "... both rows sent, each once" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id11 AND state = 'sent' AND tries = 1")" -eq 2
+# two notify --pending runs at once
+touch "$T/notify-fail"
+id12=$(hold spam4.eml mm12@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+na=$(nmail alice@example.org)
+nb=$(nmail bob@example.org)
+lg notify --pending > "$T/np1.out" 2>&1 &
+lg notify --pending > "$T/np2.out" 2>&1
+wait
+check "two notify --pending runs at once: one notice to alice" \
+    test "$(nmail alice@example.org)" -eq $((na + 1))
+check "... one to bob" test "$(nmail bob@example.org)" -eq $((nb + 1))
+rm -f "$T/notify-slow"
+# a row another sender claimed waits; once its claim ran out (a sender
+# killed mid-send), the next run sends it
+touch "$T/notify-fail"
+id13=$(hold spam1.eml mm13@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+sql "UPDATE notice_outbox SET claimed_until = now() + interval '1 hour' WHERE post_id = $id13"
+na=$(nmail alice@example.org)
+lg notify --pending > "$T/np.out" 2>&1
+check "a claimed row: notify --pending leaves it" test "$(nmail alice@example.org)" -eq "$na"
+check "... pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id13 AND state = 'pending'")" -eq 2
+sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE post_id = $id13"
+lg notify --pending > "$T/np.out" 2>&1
+check "a claim that ran out: notify --pending sends the row" \
+    test "$(nmail alice@example.org)" -eq $((na + 1))
+check "... and marks it, claim released" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id13 AND state = 'sent' AND claimed_until IS NULL")" -eq 2
 
 # --- a notify command that hangs: the post's outcome and time are kept --------------------
 sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \

@@ -137,9 +137,10 @@ row_post(const struct queue_row *r, struct notice_post *p)
 }
 
 /*
- * Send outbox row n, a notice about p, within timeout_s, and mark the
- * row: 0 sent, -1 not (the row stays pending, st says why), -2 the
- * outbox could not be written (err).
+ * Claim outbox row n, send it, a notice about p, within timeout_s, and
+ * mark the row: 0 sent, 1 another sender has it (or it is no longer
+ * pending), -1 not sent (the row stays pending, st says why), -2 the
+ * outbox could not be read or written (err).
  */
 static int
 send_one(struct queue *q, const struct listcfg_list *l,
@@ -152,8 +153,13 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	struct buf msg = BUF_INIT((p->raw_len < NOTICE_MAX_ATTACH ?
 	    p->raw_len : NOTICE_MAX_ATTACH) + NOTICE_MAX_TEXT + 65536);
 	char why[1024];
-	int rc = -1;
+	int rc = -1, c;
 
+	if ((c = moddb_claim(q, n->id, timeout_s + NOTIFY_CLAIM_SLACK_S, err,
+	    errsz)) <= 0) {
+		buf_free(&msg);
+		return c < 0 ? -2 : 1;
+	}
 	h.from = l->moderation_address;
 	h.to = n->moderator;
 	h.now = time(NULL);
@@ -442,7 +448,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	const struct held *hp;
 	size_t i, k = 0, *which = NULL;
 	char why[1024];
-	int rc = -1, ok = 0;
+	int rc = -1, ok = 0, c;
 
 	posts = xcalloc(NOTICE_MAX_DIGEST, sizeof(*posts));
 	ln = xcalloc(NOTICE_MAX_DIGEST, sizeof(*ln));
@@ -475,6 +481,14 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 			snprintf(err, errsz, "moderation_address %s is too "
 			    "long for action addresses", l->moderation_address);
 			goto out;
+		}
+		/* only the rows this run claimed: another sender has the rest */
+		if ((c = moddb_claim(q, pd->rows[i].id, NOTIFY_RUN_S +
+		    NOTIFY_CLAIM_SLACK_S, err, errsz)) < 0)
+			goto out;
+		if (c == 0) {
+			pd->rows[i].tries = -1;
+			continue;
 		}
 		which[k++] = i;
 	}

@@ -33,6 +33,10 @@ struct queue;
 #define NOTIFY_WAIT_S		20
 /* seconds one notify command may take outside the filter */
 #define NOTIFY_RUN_S		60
+/* seconds a sender's claim on an outbox row outlasts its notify
+ * command's time limit: no other sender takes the row meanwhile, and
+ * one killed mid-send leaves it to the next run once the claim ran out */
+#define NOTIFY_CLAIM_SLACK_S	60
 /* outbox rows one `notify --pending` run handles per list */
 #define NOTIFY_MAX_PENDING	5000
 

@@ -1,0 +1,18 @@
+-- 0011_outbox_claim.sql - a notice in the outbox is sent by one sender
+--
+-- The filter sends a held post's notices right after the hold, while
+-- `listgate notify --pending` (from cron), a second --pending run or
+-- `listgate expire` may read the same pending rows: each sent them, and
+-- a moderator got the same notice twice, with two valid cookies.  A
+-- sender now claims a row before it sends it: one UPDATE sets
+-- claimed_until (a lease longer than the send may take) where the row
+-- is pending and unclaimed or its lease ran out, and only the sender
+-- whose UPDATE returned the row sends it.  Marking the row (sent,
+-- digest, dropped, or a failed try) clears the lease; a sender killed
+-- mid-send leaves the row to be sent again once its lease ran out.  No
+-- session state: it works through pgbouncer in transaction pooling.
+-- The roles keep their table-wide rights of 0005, which cover the new
+-- column.
+--
+-- Applied by `listgate migrate` in one transaction.
+ALTER TABLE notice_outbox ADD COLUMN claimed_until timestamptz;
