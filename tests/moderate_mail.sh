@@ -28,7 +28,9 @@
 #     digest; a post decided meanwhile is dropped from the outbox;
 #   - two senders at once (the filter and notify --pending, or two
 #     --pending runs) send each notice once; a row another sender
-#     claimed waits until its claim ran out.
+#     claimed waits until its claim ran out;
+#   - the pending notices of a moderator removed from the list's
+#     moderators are dropped, never sent.
 # Never reads /etc.
 set -u
 
@@ -470,6 +472,29 @@ check "a claim that ran out: notify --pending sends the row" \
     test "$(nmail alice@example.org)" -eq $((na + 1))
 check "... and marks it, claim released" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id13 AND state = 'sent' AND claimed_until IS NULL")" -eq 2
+
+# --- a moderator removed: the notices still pending for him are dropped -------------
+touch "$T/notify-fail"
+id14=$(hold spam2.eml mm14@test y@example.net) || exit 1
+id15=$(hold spam3.eml mm15@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+cp "$CONF/lists/dev.conf" "$T/dev.conf.orig"
+sed -i 's/^moderators = .*/moderators = alice@example.org/' "$CONF/lists/dev.conf"
+na=$(nmail alice@example.org)
+nb=$(nmail bob@example.org)
+lg notify --remind "$id15" > "$T/rm.out" 2>&1
+check "bob removed: notify --remind exits 0" test $? -eq 0
+check "... bob gets nothing" test "$(nmail bob@example.org)" -eq "$nb"
+check "... alice her notice and the reminder" test "$(nmail alice@example.org)" -eq $((na + 2))
+lg notify --pending > "$T/np.out" 2>&1
+check "bob removed: notify --pending exits 0" test $? -eq 0
+check "... bob gets nothing" test "$(nmail bob@example.org)" -eq "$nb"
+check "... alice her notice" test "$(nmail alice@example.org)" -eq $((na + 3))
+check "... bob's rows dropped, saying why" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id IN ($id14, $id15) AND moderator = 'bob@example.org' AND state = 'dropped' AND last_error = 'the moderator is no longer in moderators'")" -eq 2
+check "... nothing pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id IN ($id14, $id15) AND state = 'pending'")" -eq 0
+mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
 # --- a notify command that hangs: the post's outcome and time are kept --------------------
 sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "db/moddb.h"
@@ -106,6 +107,22 @@ left_s(double deadline_ms)
 		return 0;
 	return (unsigned)(ms / 1000);
 }
+
+/* 1 if address a is one of l's moderators now, in any case */
+static int
+still_moderator(const struct listcfg_list *l, const char *a)
+{
+	size_t i;
+
+	for (i = 0; l->moderators != NULL && l->moderators[i] != NULL; i++)
+		if (strcasecmp(l->moderators[i], a) == 0)
+			return 1;
+	return 0;
+}
+
+/* the reason a row of a moderator no longer in l's moderators is
+ * dropped with */
+#define NOT_MODERATOR	"the moderator is no longer in moderators"
 
 /* remember a failure */
 static void
@@ -205,6 +222,16 @@ post_row(const struct moddb_notice *n, void *vctx)
 	struct post_ctx *c = vctx;
 	unsigned t;
 
+	if (!still_moderator(c->l, n->moderator)) {
+		/* an older row of a moderator removed since */
+		if (moddb_mark(c->q, n->id, "dropped", NOT_MODERATOR, c->err,
+		    c->errsz) < 0) {
+			c->dberr = 1;
+			return -1;
+		}
+		c->st->dropped++;
+		return 0;
+	}
 	if (n->digest) {
 		c->st->waiting++;
 		return 0;
@@ -556,17 +583,22 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	    queue_list(q, "held", name, collect_held, &pd, err, errsz) < 0 ||
 	    moddb_sent_last_hour(q, name, &nsent, err, errsz) < 0)
 		goto out;
-	/* notices of posts no longer held are dropped; the others go out
-	 * one by one while the hour allows, else into the digest */
+	/* notices of posts no longer held, or to moderators no longer in
+	 * the list's moderators, are dropped; the others go out one by one
+	 * while the hour allows, else into the digest */
 	for (i = 0; i < pd.n; i++) {
 		struct moddb_notice *n = &pd.rows[i];
 
 		if (strcmp(n->post_status, "held") != 0 ||
-		    find_held(&pd, n->post_id) == NULL) {
+		    find_held(&pd, n->post_id) == NULL ||
+		    !still_moderator(&l, n->moderator)) {
 			char why[64];
 
-			snprintf(why, sizeof(why), "the post is %s", n->post_status[0]
-			    ? n->post_status : "gone");
+			if (!still_moderator(&l, n->moderator))
+				snprintf(why, sizeof(why), "%s", NOT_MODERATOR);
+			else
+				snprintf(why, sizeof(why), "the post is %s",
+				    n->post_status[0] ? n->post_status : "gone");
 			if (moddb_mark(q, n->id, "dropped", why, err, errsz) < 0)
 				goto out;
 			st->dropped++;
