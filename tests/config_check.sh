@@ -1,6 +1,6 @@
 #!/bin/sh
 # config_check.sh - `listgate config check`: effective settings, FILE:LINE
-# errors, exit status
+# errors, exit status, one moderation address per list
 #
 # Works in a private temporary configuration directory removed at the
 # end; never reads /etc.
@@ -116,6 +116,23 @@ run lg config check
 check "a list file with a bad name fails the check" test "$rc" -eq 1
 check "and is named" grep -q "UPPER.conf: bad list name" "$T/err"
 rm -f "$CONF/lists/UPPER.conf"
+# two lists with one moderation address and delimiter: the replies to it
+# reach one list only, so the check fails, naming both files
+printf 'moderation_address = dev-moderate@lists.example.org\n' > "$CONF/lists/shared1.conf"
+printf '# ops\nmoderation_address = Dev-Moderate@Lists.Example.org\n' > "$CONF/lists/shared2.conf"
+run lg config check
+check "a moderation_address shared by two lists fails the check" test "$rc" -eq 1
+check "naming both files, the address and the delimiter" grep -q \
+    "lists/shared1.conf and .*/lists/shared2.conf: both lists have moderation_address dev-moderate@lists.example.org with recipient_delimiter +" "$T/err"
+run lg config check --list shared2
+check "... with --list too" test "$rc" -eq 1
+check "... naming the other list's file" grep -q "lists/shared1.conf and .*/lists/shared2.conf" "$T/err"
+run lg config check --list good
+check "... the other lists still check fine" test "$rc" -eq 0
+echo 'recipient_delimiter = -' >> "$CONF/lists/shared2.conf"
+run lg config check
+check "the same address with another delimiter is fine" test "$rc" -eq 0
+rm -f "$CONF/lists/shared1.conf" "$CONF/lists/shared2.conf"
 echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1

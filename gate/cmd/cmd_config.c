@@ -5,9 +5,10 @@
  * lists/NAME.conf), prints the effective settings, defaults included, as
  * `key = value` lines, and reports each error as FILE:LINE on stderr;
  * each list's token file, when there is one, gets the integrity check
- * (tokdb_check).  Reads only the configuration directory and the token
- * files; a file name under lists/ becomes a list name only after
- * listcfg_name_ok.  keys prints the table of keys and reads nothing.
+ * (tokdb_check); two lists with one moderation_address and
+ * recipient_delimiter are an error.  Reads only the configuration
+ * directory and the token files; a file name under lists/ becomes a
+ * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
@@ -178,6 +180,70 @@ check_list(const struct listcfg_global *g, const char *name)
 	return check_tokens(g, name);
 }
 
+/* a list's moderation address and delimiter, as reply.c routes by them */
+struct modaddr {
+	const char *name;
+	char *addr;		/* NULL: none, or the file did not load */
+	int delim;
+};
+
+/*
+ * Two lists with one moderation_address and recipient_delimiter: the
+ * replies of both reach the first list reply.c finds, and the other's
+ * are all refused.  Each such pair of names (only those with only, when
+ * it is not NULL) gets an error naming both files: 0 none, 1 some.  A
+ * file that does not load is left out (check_list said why).
+ */
+static int
+check_shared(const struct listcfg_global *g, char **names, size_t n,
+    const char *only)
+{
+	struct modaddr *m;
+	struct listcfg_list l;
+	char err[1024];
+	size_t i, j;
+	int bad = 0;
+
+	if (n < 2)
+		return 0;
+	if ((m = xcalloc(n, sizeof(*m))) == NULL) {
+		cmd_err(NAME, "out of memory");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		m[i].name = names[i];
+		if (!listcfg_name_ok(names[i]) ||
+		    listcfg_load_list(g, names[i], &l, err, sizeof(err)) < 0)
+			continue;
+		if (l.moderation_address != NULL &&
+		    (m[i].addr = xstrdup(l.moderation_address)) == NULL) {
+			cmd_err(NAME, "out of memory");
+			bad = 1;
+		}
+		m[i].delim = l.recipient_delimiter;
+		listcfg_free_list(&l);
+	}
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++) {
+			if (m[i].addr == NULL || m[j].addr == NULL ||
+			    m[i].delim != m[j].delim ||
+			    strcasecmp(m[i].addr, m[j].addr) != 0 ||
+			    (only != NULL && strcmp(only, m[i].name) != 0 &&
+			    strcmp(only, m[j].name) != 0))
+				continue;
+			cmd_err(NAME, "%s/lists/%s.conf and %s/lists/%s.conf: "
+			    "both lists have moderation_address %s with "
+			    "recipient_delimiter %c: replies to it reach one of "
+			    "them only (give each list its own address)", g->dir,
+			    m[i].name, g->dir, m[j].name, m[i].addr, m[i].delim);
+			bad = 1;
+		}
+	for (i = 0; i < n; i++)
+		xfree(m[i].addr);
+	xfree(m);
+	return bad;
+}
+
 /* getopt over argv from optind: -1 to go on, else the exit status */
 static int
 parse_opts(int argc, char **argv, const char *optstring, const char **list)
@@ -262,14 +328,18 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (list != NULL)
 		bad = check_list(&g, list);
-	else if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		bad = 1;
-	} else {
-		for (i = 0; i < n; i++) {
-			bad |= check_list(&g, names[i]);
-			xfree(names[i]);
+	if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
+		if (list == NULL) {
+			cmd_err(NAME, "%s", err);
+			bad = 1;
 		}
+	} else {
+		for (i = 0; list == NULL && i < n; i++)
+			bad |= check_list(&g, names[i]);
+		/* and against the other lists: one moderation address each */
+		bad |= check_shared(&g, names, n, list);
+		for (i = 0; i < n; i++)
+			xfree(names[i]);
 		xfree(names);
 	}
 	listcfg_free_global(&g);
