@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,8 +271,9 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 {
 	struct buf in = BUF_INIT(CFGEDIT_MAX_BYTES);
 	struct buf out = BUF_INIT(CFGEDIT_MAX_BYTES);
-	struct stat st;
-	char tmp[4200];
+	struct stat st, lst;
+	char tmp[4200], real[PATH_MAX];
+	const char *target = path;
 	unsigned changed = 0;
 	mode_t mode = 0644;
 	int fd = -1, missing, rc = -1, made = 0;
@@ -279,6 +281,16 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	if (changed_r != NULL)
 		*changed_r = 0;
 	memset(&st, 0, sizeof(st));
+	/* a symbolic link stays: the file it points to is edited, the
+	 * temporary file made beside that one */
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if (realpath(path, real) == NULL) {
+			snprintf(err, errsz, "%s: a symbolic link that cannot "
+			    "be followed: %s", path, strerror(errno));
+			goto out;
+		}
+		target = real;
+	}
 	if ((missing = read_file(path, &in, &st, err, errsz)) < 0)
 		goto out;
 	if (!missing)
@@ -289,7 +301,7 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		rc = 0;
 		goto out;
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s.tune-%ld.tmp", path,
+	if (snprintf(tmp, sizeof(tmp), "%s.tune-%ld.tmp", target,
 	    (long)getpid()) >= (int)sizeof(tmp)) {
 		snprintf(err, errsz, "%s: path too long", path);
 		goto out;
@@ -328,7 +340,7 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		    "it again", path);
 		goto out;
 	}
-	if (rename(tmp, path) < 0) {
+	if (rename(tmp, target) < 0) {
 		snprintf(err, errsz, "%s: cannot replace it: %s", path,
 		    strerror(errno));
 		goto out;
@@ -336,7 +348,7 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	made = 0;
 	if (changed_r != NULL)
 		*changed_r = changed;
-	if (sync_dir(path) < 0) {
+	if (sync_dir(target) < 0) {
 		snprintf(err, errsz, "%s: replaced, but its directory could not "
 		    "be synced: %s", path, strerror(errno));
 		goto out;

@@ -301,6 +301,51 @@ START_TEST(edit_meanwhile_kept)
 }
 END_TEST
 
+/* lists/L.conf as a symbolic link: the link stays, the file it points
+ * to gets the change, its mode kept, no temporary file left */
+START_TEST(symlink_target_edited)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	char err[512], real[600], l[600];
+	struct stat st;
+	ssize_t n;
+
+	snprintf(real, sizeof(real), "%s/real.conf", dir);
+	ck_assert_int_eq(symlink("real.conf", path), 0);
+	put(before, sizeof(before) - 1, 0640);	/* through the link */
+	ck_assert_int_eq(cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert_msg(S_ISLNK(st.st_mode), "dev.conf is no longer a link");
+	n = readlink(path, l, sizeof(l) - 1);
+	ck_assert(n > 0);
+	l[n] = 0;
+	ck_assert_str_eq(l, "real.conf");
+	ck_assert_str_eq(get(NULL), "# S: was: ham_cutoff = 0.3\n"
+	    "ham_cutoff = 0.05\n");
+	ck_assert_int_eq(stat(real, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(others(), 1);		/* real.conf only */
+}
+END_TEST
+
+/* a link to nothing is refused, not replaced by a file */
+START_TEST(dangling_symlink_refused)
+{
+	char err[512];
+	struct stat st;
+
+	ck_assert_int_eq(symlink("gone.conf", path), 0);
+	ck_assert_int_eq(cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "dev.conf: a symbolic link that cannot be "
+	    "followed") != NULL, "%s", err);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
 START_TEST(not_a_file)
 {
 	char err[512];
@@ -328,6 +373,8 @@ cfgedit_suite(void)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, check_refuses);
 	tcase_add_test(tc, not_a_file);
+	tcase_add_test(tc, symlink_target_edited);
+	tcase_add_test(tc, dangling_symlink_refused);
 	tcase_add_test(tc, edit_meanwhile_kept);
 	suite_add_tcase(s, tc);
 	return s;
