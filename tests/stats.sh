@@ -47,6 +47,11 @@ run lg stats --by month
 check "--by month is a usage error" test "$rc" -eq 2
 run lg stats --since 2026-13-01
 check "a bad --since is a usage error" test "$rc" -eq 2
+for bad in 2026-02-30 2026-11-31 2023-02-29 2026-04-31; do
+	run lg stats --json --since "$bad"
+	check "--since $bad (no such day) is a usage error naming it" \
+	    sh -c "test $rc -eq 2 && grep -q -- \"--since '$bad'\" '$T/err'"
+done
 run lg stats --since 2999-01-01
 check "a --since in the future is a usage error" test "$rc" -eq 2
 run lg stats --list ../x
@@ -168,6 +173,10 @@ check "--since: from that day on" \
     js "d['since'] == '$d2' and (L['passed'], L['held'], L['approved'], L['rejected'], L['discarded'], L['expired']) == (8, 4, 1, 1, 1, 1)"
 check "... delays 3600 7200 14400: median 7200, 90th percentile 12960" \
     js "L['delay_median_s'] == 7200 and L['delay_p90_s'] == 12960"
+
+run lg stats --json --list dev --since 2024-02-29
+check "--since a leap day is that day" \
+    sh -c "test $rc -eq 0 && grep -q '\"since\":\"2024-02-29\"' '$T/out'"
 
 run lg stats --json --list dev --by week --since "$d20"
 check "--by week: weeks from Monday, the first cut at --since" \

@@ -66,11 +66,12 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n", DEFAULT_DAYS);
 }
 
-/* "YYYY-MM-DD" as a UTC day number: 0, or -1 */
+/* "YYYY-MM-DD" as a UTC day number: 0, or -1 (a day the month does
+ * not have, 2026-02-30, too) */
 static int
 parse_date(const char *s, long *day_r)
 {
-	struct tm tm;
+	struct tm tm, want, back;
 	char *end;
 	time_t t;
 
@@ -78,7 +79,12 @@ parse_date(const char *s, long *day_r)
 	if (strlen(s) != 10 || (end = strptime(s, "%Y-%m-%d", &tm)) == NULL ||
 	    *end != '\0')
 		return -1;
+	want = tm;		/* timegm normalises tm in place */
 	if ((t = timegm(&tm)) == (time_t)-1 || t < 0)
+		return -1;
+	/* strptime takes day 1-31 in any month and timegm moves it on */
+	if (gmtime_r(&t, &back) == NULL || back.tm_year != want.tm_year ||
+	    back.tm_mon != want.tm_mon || back.tm_mday != want.tm_mday)
 		return -1;
 	*day_r = (long)(t / DAY);
 	return 0;
