@@ -178,6 +178,18 @@ run lg stats --json --list dev --since 2024-02-29
 check "--since a leap day is that day" \
     sh -c "test $rc -eq 0 && grep -q '\"since\":\"2024-02-29\"' '$T/out'"
 
+# the cap on periods counts weeks under --by week, days under --by day
+run lg stats --json --list dev --by week --since 2000-01-01
+check "--by week since 2000 (some 1400 weeks) exits 0, a period a week" \
+    sh -c "test $rc -eq 0 && python3 -c \"
+import datetime, json, sys
+L = json.load(open('$T/out'))['lists'][0]
+s, t = datetime.date(2000, 1, 1), datetime.datetime.now(datetime.timezone.utc).date()
+sys.exit(len(L['periods']) != 1 + sum(1 for i in range(1, (t - s).days + 1) if (s + datetime.timedelta(i)).weekday() == 0))\""
+run lg stats --json --list dev --by day --since 2000-01-01
+check "--by day since 2000 (some 9800 days) is a usage error" \
+    sh -c "test $rc -eq 2 && grep -q 'at most 3998' '$T/err'"
+
 run lg stats --json --list dev --by week --since "$d20"
 check "--by week: weeks from Monday, the first cut at --since" \
     js "all(__import__('datetime').date.fromisoformat(p['start']).weekday() == 0 for p in L['periods'][1:]) and L['periods'][0]['start'] == '$d20' and all(sum(p[k] for p in L['periods']) == L[k] for k in ('passed', 'held', 'approved', 'rejected', 'discarded', 'expired'))"

@@ -597,13 +597,18 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* the periods: days, or weeks from Monday (1970-01-01 was a
 	 * Thursday: day d is a Monday when (d + 3) % 7 == 0) */
 	if (by != NULL) {
-		size_t cap = (size_t)(today - since) + 3;
+		size_t cap = 1;		/* the periods, counted per --by */
 
-		if (cap > QSTATS_MAX_PERIODS) {
-			cmd_err(NAME, "--since %s: at most %u periods", date_of(a,
-			    sizeof(a), since), (unsigned)QSTATS_MAX_PERIODS - 2);
+		for (d = since + 1; d <= today; d++)
+			if (!by_week || (d + 3) % 7 == 0)
+				cap++;
+		if (cap > QSTATS_MAX_PERIODS - 2) {
+			cmd_err(NAME, "--since %s --by %s: %zu periods, at most "
+			    "%u", date_of(a, sizeof(a), since), by, cap,
+			    (unsigned)QSTATS_MAX_PERIODS - 2);
 			return EXIT_CMD_USAGE;
 		}
+		cap += 2;
 		if ((bounds = xcalloc(cap, sizeof(*bounds))) == NULL ||
 		    (per = xcalloc(cap, sizeof(*per))) == NULL) {
 			xfree(bounds);
