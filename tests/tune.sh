@@ -48,6 +48,9 @@ run lg tune --list dev --max-ham-held 120%
 check "a percentage over 100 is a usage error" test "$rc" -eq 2
 run lg tune --list dev --cost-ham-held 0 --cost-spam-passed 0
 check "two zero costs are a usage error" test "$rc" -eq 2
+run lg tune --list dev --cost-spam-passed 2000000
+check "a cost over 1000000 is a usage error naming the range" \
+    sh -c "test $rc -eq 2 && grep -q -- \"--cost-spam-passed '2000000' (a number from 0 to 1000000)\" '$T/err'"
 run lg tune --list ../x
 check "a bad list name is a usage error" test "$rc" -eq 2
 
@@ -155,6 +158,9 @@ check "... 50 ham cannot show 2%: the interval reaches past it, the rating is no
 run lg tune --list dev --json --max-ham-held -0
 check "--max-ham-held -0 is a target of 0, not a negative zero" \
     sh -c "test $rc -eq 0 && grep -q '\"max_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]\\|[^e]-0%' '$T/out'"
+run lg tune --list dev --json --cost-ham-held -0
+check "--cost-ham-held -0 is a cost of 0, not a negative zero" \
+    sh -c "test $rc -eq 0 && grep -q '\"cost_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]' '$T/out'"
 
 # --- --apply: only the recommended keys change ------------------------------
 run lg tune --list dev --json --apply

@@ -73,6 +73,7 @@ usage(FILE *f)
 	    "  -S, --max-spam-passed P   at most this much spam passed (0.005 or 0.5%%)\n"
 	    "  -c, --cost-ham-held W     cost of a ham held (default 1)\n"
 	    "  -C, --cost-spam-passed W  cost of a spam passed (default 5)\n"
+	    "                            (a cost is 0 to 1000000)\n"
 	    "  -h, --help                this help\n"
 	    "\n"
 	    "Exit status: 0 a recommendation, 1 failure or too little data,\n"
@@ -100,7 +101,7 @@ parse_frac(const char *s, double *v_r)
 	return 0;
 }
 
-/* a weight: a finite number >= 0: 0, or -1 */
+/* a weight: a finite number from 0 to 1e6: 0, or -1 */
 static int
 parse_weight(const char *s, double *v_r)
 {
@@ -112,7 +113,7 @@ parse_weight(const char *s, double *v_r)
 	if (end == s || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 ||
 	    v > 1e6)
 		return -1;
-	*v_r = v;
+	*v_r = v + 0.0;		/* "-0" is 0, not a negative zero */
 	return 0;
 }
 
@@ -772,8 +773,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		case 'C':
 			if (parse_weight(optarg, ch_ == 'c' ? &o.goal.w_ham :
 			    &o.goal.w_spam) < 0) {
-				cmd_err(NAME, "bad --%s '%s' (a number, 0 or "
-				    "more)", ch_ == 'c' ? "cost-ham-held" :
+				cmd_err(NAME, "bad --%s '%s' (a number from 0 "
+				    "to 1000000)", ch_ == 'c' ? "cost-ham-held" :
 				    "cost-spam-passed", optarg);
 				return EXIT_CMD_USAGE;
 			}
