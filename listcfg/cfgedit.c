@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gate/util/buf.h"
+#include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/cfgedit.h"
 #include "listcfg/cfgfile.h"
@@ -53,12 +54,12 @@ line_key(const char *s, size_t n, size_t *k, size_t *kn, size_t *v)
 	return 1;
 }
 
-/* 1 when the value text at s[v..n) (up to a comment, blanks trimmed)
- * is exactly want */
-static int
-same_value(const char *s, size_t n, size_t v, const char *want)
+/* the end of the value text at s[v..n): up to a comment, blanks
+ * trimmed */
+static size_t
+value_end(const char *s, size_t n, size_t v)
 {
-	size_t e = v, w = strlen(want);
+	size_t e = v;
 	int q = 0;
 
 	for (; e < n; e++) {
@@ -70,6 +71,16 @@ same_value(const char *s, size_t n, size_t v, const char *want)
 	}
 	while (e > v && cfgfile_blank((unsigned char)s[e - 1]))
 		e--;
+	return e;
+}
+
+/* 1 when the value text at s[v..n) (up to a comment, blanks trimmed)
+ * is exactly want */
+static int
+same_value(const char *s, size_t n, size_t v, const char *want)
+{
+	size_t e = value_end(s, n, v), w = strlen(want);
+
 	return e - v == w && memcmp(s + v, want, w) == 0;
 }
 
@@ -150,7 +161,7 @@ edit(const char *path, const struct buf *in, const struct cfgedit_change *ch,
 	const char *s = in->len ? (const char *)in->data : "";
 	const char *eol = "\n", *nl;
 	unsigned *found = NULL, line = 0;
-	size_t pos = 0, i, end, cl, k, kn, v, ind;
+	size_t pos = 0, i, end, cl, k, kn, v, ind, pre, room, on, cut;
 	int rc = -1;
 
 	*changed_r = 0;
@@ -190,12 +201,39 @@ edit(const char *path, const struct buf *in, const struct cfgedit_change *ch,
 			continue;
 		}
 		/* the old line as a comment, then the new setting, at its
-		 * indentation and with its own line ending */
+		 * indentation and with its own line ending; each within
+		 * the loader's line limit (a CR counts) */
 		ind = k;
+		room = LG_MAX_CONF_LINE - (eol[0] == '\r');
+		pre = ind + strlen("# ") + strlen(stamp) + strlen(": was: ");
+		if (pre + strlen(" ...") > room ||
+		    ind + kn + 3 + strlen(ch[i].value) + (cl < end - pos &&
+		    s[pos + cl] == '\r') > LG_MAX_CONF_LINE) {
+			snprintf(err, errsz, "%s:%u: %s: the edited line would "
+			    "pass %u bytes", path, line, ch[i].key,
+			    (unsigned)LG_MAX_CONF_LINE);
+			goto out;
+		}
+		room -= pre;
+		/* an old line too long for the comment: without its own
+		 * comment, else cut (at a character) and marked " ..." */
+		on = cl - ind;
+		cut = 0;
+		if (on > room) {
+			on = value_end(s + pos, cl, v) - ind;
+			if (on > room) {
+				on = room - 4;
+				while (on > 0 && ((unsigned char)s[pos + ind +
+				    on] & 0xc0) == 0x80)
+					on--;
+				cut = 1;
+			}
+		}
 		if (buf_add(out, s + pos, ind) < 0 ||
 		    buf_adds(out, "# ") < 0 || buf_adds(out, stamp) < 0 ||
 		    buf_adds(out, ": was: ") < 0 ||
-		    buf_add(out, s + pos + ind, cl - ind) < 0 ||
+		    buf_add(out, s + pos + ind, on) < 0 ||
+		    (cut && buf_adds(out, " ...") < 0) ||
 		    buf_adds(out, eol) < 0 ||
 		    buf_add(out, s + pos, ind) < 0 ||
 		    buf_adds(out, ch[i].key) < 0 || buf_adds(out, " = ") < 0 ||

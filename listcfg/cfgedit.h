@@ -38,7 +38,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * Set each change's key in the file at path.  A line setting the key
  * becomes two: a comment holding the old line after the stamp,
  *	# STAMP: was: ham_cutoff = 0.3
- * then `key = value`, both at the old line's indentation.  A key the
+ * then `key = value`, both at the old line's indentation; an old line
+ * too long for the comment within LG_MAX_CONF_LINE is kept without its
+ * own comment, or cut at a character and ended with " ...".  A key the
  * file does not set is appended at the end, after
  *	# STAMP: was: the default (0.3)
  * A change whose value the file already holds (the same text) changes
@@ -49,7 +51,8 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * owner, where allowed); check (when not NULL) sees it before the
  * rename, and its failure leaves the old file untouched.  *changed_r
  * (may be NULL) gets the number of keys set.  0, or -1 with err (a key
- * set twice in the file, a NUL byte, a file over CFGEDIT_MAX_BYTES, an
+ * set twice in the file, a line whose edit cannot fit the line limit
+ * (file:line), a NUL byte, a file over CFGEDIT_MAX_BYTES, an
  * I/O error; nothing is changed then).
  */
 int cfgedit_apply(const char *path, const struct cfgedit_change *ch,

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gate/util/lglimits.h"
 #include "listcfg/cfgedit.h"
 
 static char dir[256], path[300];
@@ -301,6 +302,104 @@ START_TEST(edit_meanwhile_kept)
 }
 END_TEST
 
+/* the longest line of b as the loader counts it (a CR included) */
+static size_t
+longest(const char *b)
+{
+	size_t m = 0, n;
+	const char *nl;
+
+	for (; *b != '\0'; b = nl + 1) {
+		if ((nl = strchr(b, '\n')) == NULL)
+			nl = b + strlen(b);
+		n = (size_t)(nl - b);
+		if (n > m)
+			m = n;
+		if (*nl == '\0')
+			break;
+	}
+	return m;
+}
+
+/* an old line near the loader's line limit: its comment is kept within
+ * the limit (the old setting without its own comment), so the edited
+ * file loads */
+START_TEST(long_line_comment_shortened)
+{
+	static char before[LG_MAX_CONF_LINE + 2];
+	static const char after[] =
+	    "# 2026-12-05 listgate tune: was: ham_cutoff = 0.3\n"
+	    "ham_cutoff = 0.05\n";
+	static const char head[] = "ham_cutoff = 0.3   # ";
+	char err[512];
+	const char *b;
+
+	memset(before, 'x', LG_MAX_CONF_LINE);
+	memcpy(before, head, sizeof(head) - 1);
+	before[LG_MAX_CONF_LINE] = '\n';	/* a line of the most it may be */
+	put(before, LG_MAX_CONF_LINE + 1, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two, 1,
+	    "2026-12-05 listgate tune", NULL, NULL, NULL, err, sizeof(err)),
+	    0);
+	b = get(NULL);
+	ck_assert_uint_le(longest(b), LG_MAX_CONF_LINE);
+	ck_assert_str_eq(b, after);
+}
+END_TEST
+
+/* an old value itself too long for the comment is cut at a character
+ * and marked; under CRLF the CR counts */
+START_TEST(long_value_comment_cut)
+{
+	static char before[LG_MAX_CONF_LINE + 2];
+	static const char head[] = "robs = 12";
+	static const char was[] = "# 2026-12-05 listgate tune: was: robs = 12";
+	char err[512];
+	const char *b, *nl;
+	size_t i;
+
+	/* "robs = 12" and two-byte characters up to the limit, CR
+	 * included: the cut falls inside a character, and backs off */
+	memcpy(before, head, sizeof(head) - 1);
+	for (i = sizeof(head) - 1; i + 2 <= LG_MAX_CONF_LINE - 1; i += 2)
+		memcpy(before + i, "\xc3\xa9", 2);		/* e acute */
+	memcpy(before + i, "\r\n", 2);
+	put(before, i + 2, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two + 1, 1,
+	    "2026-12-05 listgate tune", NULL, NULL, NULL, err, sizeof(err)),
+	    0);
+	b = get(NULL);
+	ck_assert_uint_le(longest(b), LG_MAX_CONF_LINE);
+	ck_assert(strncmp(b, was, sizeof(was) - 1) == 0);
+	nl = strchr(b, '\n');
+	ck_assert(nl != NULL);
+	ck_assert_msg(memcmp(nl - 5, " ...\r", 5) == 0 &&
+	    (unsigned char)nl[-6] == 0xa9, "not cut at a character, marked");
+	ck_assert_str_eq(nl + 1, "robs = 0.1\r\n");
+}
+END_TEST
+
+/* an edit that cannot fit the limit at all (the indentation alone
+ * nearly fills it) is refused, naming the user's file and line */
+START_TEST(long_indent_refused)
+{
+	static char before[LG_MAX_CONF_LINE + 16];
+	char err[512];
+	size_t n = LG_MAX_CONF_LINE - 20;
+
+	memcpy(before, "# x\n", 4);
+	memset(before + 4, ' ', n);
+	memcpy(before + 4 + n, "robs = 1\n", 9);
+	put(before, 4 + n + 9, 0644);
+	ck_assert_int_eq(cfgedit_apply(path, two + 1, 1,
+	    "2026-12-05 listgate tune", NULL, NULL, NULL, err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, "/dev.conf:2: robs: the edited line would "
+	    "pass 16384 bytes") != NULL, "%s", err);
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
 /* lists/L.conf as a symbolic link: the link stays, the file it points
  * to gets the change, its mode kept, no temporary file left */
 START_TEST(symlink_target_edited)
@@ -374,6 +473,9 @@ cfgedit_suite(void)
 	tcase_add_test(tc, check_refuses);
 	tcase_add_test(tc, not_a_file);
 	tcase_add_test(tc, symlink_target_edited);
+	tcase_add_test(tc, long_line_comment_shortened);
+	tcase_add_test(tc, long_value_comment_cut);
+	tcase_add_test(tc, long_indent_refused);
 	tcase_add_test(tc, dangling_symlink_refused);
 	tcase_add_test(tc, edit_meanwhile_kept);
 	suite_add_tcase(s, tc);

@@ -231,6 +231,23 @@ check "tune --apply again exits 0" test "$rc" -eq 0
 check "... and keeps what it applied (the current settings are the best now)" \
     sh -c "grep -q '^Keep the current settings' '$T/out' && cmp -s '$T/dev.conf.applied' '$CONF/lists/dev.conf'"
 
+# the old ham_cutoff line with a comment to the loader's line limit
+# (16384 bytes): the dated comment that keeps it stays within the limit
+python3 - "$T/dev.conf.before" "$CONF/lists/dev.conf" <<'EOF' || exit 99
+import sys
+out = []
+for l in open(sys.argv[1], 'rb').read().split(b'\n'):
+    if l.lstrip().startswith(b'ham_cutoff'):
+        l = l + b' ' + b'x' * (16384 - len(l) - 1)
+    out.append(l)
+open(sys.argv[2], 'wb').write(b'\n'.join(out))
+EOF
+run lg tune --list dev --apply
+check "tune --apply over a line of 16384 bytes exits 0" test "$rc" -eq 0
+check "... its lines within the limit, the old value kept, the file loads" \
+    sh -c "! grep -q '.\{16385\}' '$CONF/lists/dev.conf' && grep -q '^  # [0-9-]* listgate tune: was: ham_cutoff   =  0.000001\$' '$CONF/lists/dev.conf' && '$LISTGATE' --allow-root --config '$CONF' config check --list dev > /dev/null"
+cp "$T/dev.conf.applied" "$CONF/lists/dev.conf"
+
 # --- word pairs, a feature family: 30 ham and 30 spam with the same words,
 # in another order (each pair of ham's neighbouring words reversed in
 # spam), so that only the pairs of neighbouring words tell them apart ---------
