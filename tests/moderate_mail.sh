@@ -20,8 +20,9 @@
 #     action, an expired and a malformed cookie are each refused with
 #     an answer that says why, and change nothing;
 #   - a post decided already is answered with who decided and when;
-#   - an automatic reply decides nothing; a database that is down is a
-#     temporary failure (75 / 111);
+#   - an automatic reply decides nothing; a database that is down, a
+#     lists/ directory missing or unreadable are temporary failures
+#     (75 / 111);
 #   - qmail's $EXT/$HOST with the '-' delimiter;
 #   - a notice that could not be sent stays in the outbox and `notify
 #     --pending` sends it; past notify_max_per_hour notices wait for one
@@ -382,6 +383,36 @@ check "database down: Postfix exit 75" test "$rc" -eq 75
 lg moderate --mta qmail -f alice@example.org -- "$a4" < "$T/r1.eml" > /dev/null 2>&1
 check "database down: qmail exit 111" test $? -eq 111
 $PG_CTL_START
+check "... nothing changed" test "$(status "$id4")" = held
+
+# --- lists/ missing or unreadable: the MTA retries -----------------------------------------------
+# (a configuration problem, not "no list has this address": the reply
+# would be refused, unanswered, and lost)
+mv "$CONF/lists" "$CONF/lists.away"
+moderate "$a4" alice@example.org < "$T/r1.eml"
+mv "$CONF/lists.away" "$CONF/lists"
+check "lists/ missing: Postfix exit 75" test "$rc" -eq 75
+check "... the error names the directory" \
+    grep -q "temporary failure: cannot read the list directory $CONF/lists: No such file" "$T/mod.out"
+check "... nothing changed" test "$(status "$id4")" = held
+# unreadable by the user the MTA runs moderate as (root reads anything:
+# then that user is nobody)
+chmod 755 "$T" "$CONF"
+if [ "$(id -u)" -eq 0 ]; then
+	chmod 700 "$CONF/lists"
+	asuser="runuser -u nobody -- env ASAN_OPTIONS=${ASAN_OPTIONS:-}"
+else
+	chmod 000 "$CONF/lists"
+	asuser=
+fi
+$asuser "$LISTGATE" --config "$CONF" moderate --mta qmail -f alice@example.org \
+    -- "$a4" < "$T/r1.eml" > "$T/mod.out" 2>&1
+rc=$?
+chmod 755 "$CONF/lists"
+chmod 700 "$T"
+check "lists/ unreadable: qmail exit 111" test "$rc" -eq 111
+check "... the error names the directory" \
+    grep -q "temporary failure: cannot read the list directory $CONF/lists: Permission denied" "$T/mod.out"
 check "... nothing changed" test "$(status "$id4")" = held
 
 # --- decided already: who and when -----------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,8 +76,8 @@ near_address(const char *m, int delim, const char *c)
 
 /*
  * The list whose moderation address is a's (or, when a is NULL, near
- * address c): 1 found (r->l), 0 none, -1 a list could not be read
- * (r->why)
+ * address c): 1 found (r->l), 0 none, -1 lists/ or a list could not be
+ * read (r->why)
  */
 static int
 find_list(struct reply *r, const struct listcfg_global *g,
@@ -89,8 +90,13 @@ find_list(struct reply *r, const struct listcfg_global *g,
 	int found = 0, bad = 0;
 
 	snprintf(dir, sizeof(dir), "%s/lists", g->dir);
-	if ((d = opendir(dir)) == NULL)
-		return 0;
+	/* missing or unreadable, it is a configuration problem: no list
+	 * can be ruled out, so the MTA keeps the reply */
+	if ((d = opendir(dir)) == NULL) {
+		snprintf(r->why, sizeof(r->why), "cannot read the list "
+		    "directory %.900s: %s", dir, strerror(errno));
+		return -1;
+	}
 	while (!found && (de = readdir(d)) != NULL) {
 		n = strlen(de->d_name);
 		if (n <= 5 || n - 5 > LG_MAX_LIST_NAME ||
