@@ -1543,6 +1543,12 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto fail;
 	}
 	snprintf(res_r->list, sizeof(res_r->list), "%s", r.list);
+	/* the caller's list, checked under the lock: nothing of another
+	 * list's post is told or changed */
+	if (d->list != NULL && strcmp(r.list, d->list) != 0) {
+		rc = QUEUE_OTHER_LIST;
+		goto fail;
+	}
 	snprintf(res_r->old, sizeof(res_r->old), "%s", r.status);
 	snprintf(res_r->by, sizeof(res_r->by), "%s", r.decided_by ?
 	    r.decided_by : "");

@@ -191,6 +191,9 @@ int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 #define QUEUE_UNRECORDED 6	/* released, but recording the approval
 				 * failed (err says why): the post stays
 				 * 'releasing' */
+#define QUEUE_OTHER_LIST 7	/* the post is not d->list's (its id was
+				 * reused, say after a restore): nothing
+				 * done */
 
 /* flags of queue_decide */
 #define QUEUE_FORCE	1	/* change an earlier decision; release a
@@ -220,6 +223,8 @@ struct queue_decision {
 	queue_release_fn release;	/* for an approval: hand the post to
 					 * the list (NULL: record only) */
 	void *ctx;		/* for release */
+	const char *list;	/* the list the post must be of (NULL:
+				 * any) */
 };
 
 /* what queue_decide found and did */
@@ -239,9 +244,10 @@ struct queue_decided {
  * the same database, opened on first use and kept until queue_close.
  * Nothing outlives a transaction, so every path works through a
  * connection pooler in transaction mode (pgbouncer).  With
- * the row locked (SELECT ... FOR UPDATE): a post already decided is left
- * alone (QUEUE_ALREADY) unless QUEUE_FORCE is set and the decision
- * differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
+ * the row locked (SELECT ... FOR UPDATE): a post of another list than
+ * d->list (when set) is left alone (QUEUE_OTHER_LIST, *res says only
+ * its list); a post already decided is left alone (QUEUE_ALREADY)
+ * unless QUEUE_FORCE is set and the decision differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
  * QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a release callback
  * commits 'releasing' first, then calls release, then commits the
  * approval with its training (release failed: the old state back,

@@ -1328,6 +1328,56 @@ START_TEST(approve_releases_exact_bytes_once)
 }
 END_TEST
 
+/* the list the decider expects is checked under the post's lock: a post
+ * of another list under that id (reused after a restore) is left alone,
+ * released by nobody, and nothing of it is told but its list */
+START_TEST(decide_refuses_another_lists_post)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct queue_decision d;
+	struct queue_decided res;
+	struct queue_row r;
+	struct rel x;
+	char err[1024];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-ol", (const unsigned char *)"a\n\nb\n", 5, "s");
+	memset(&d, 0, sizeof(d));
+	d.id = id;
+	d.status = "approved";
+	d.by = "tester";
+	d.release = rel_fn;
+	d.ctx = &x;
+	d.list = "dec-ol2";
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_OTHER_LIST);
+	ck_assert_str_eq(res.list, "dec-ol");
+	ck_assert_str_eq(res.old, "");
+	ck_assert_int_eq(x.ncalls, 0);
+	d.status = "rejected";
+	d.release = NULL;
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_OTHER_LIST);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "held");
+	queue_row_free(&r);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "dec-ol"), 0);
+	/* its own list decides it */
+	d.status = "approved";
+	d.release = rel_fn;
+	d.list = "dec-ol";
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_DECIDED);
+	ck_assert_int_eq(x.ncalls, 1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 START_TEST(release_failure_keeps_post_held)
 {
 	struct queue *q = qopen();
@@ -2169,6 +2219,7 @@ queue_suite(void)
 	tc = tcase_create("decide");
 	tcase_add_test(tc, approve_releases_exact_bytes_once);
 	tcase_add_test(tc, release_failure_keeps_post_held);
+	tcase_add_test(tc, decide_refuses_another_lists_post);
 	tcase_add_test(tc, force_changes_training);
 	tcase_add_test(tc, interrupted_approve_not_released_twice);
 	tcase_add_test(tc, interrupted_approve_force_releases_again);

@@ -20,6 +20,8 @@
 #     action, an expired and a malformed cookie are each refused with
 #     an answer that says why, and change nothing;
 #   - a post decided already is answered with who decided and when;
+#   - a cookie whose post number is now another list's post (reused
+#     after a restore) is refused and decides nothing;
 #   - an automatic reply decides nothing; a database that is down, a
 #     lists/ directory missing or unreadable are temporary failures
 #     (75 / 111);
@@ -425,6 +427,27 @@ check "... the answer says by whom and when" \
     grep -Eq "the post was already approved by carol at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC" "$T/ans.txt"
 moderate "$exp" alice@example.org < "$T/r1.eml"
 check "not an action address at all: exit 0" test "$rc" -eq 0
+
+# --- a post number reused (the database restored from a backup) ------------------------------------
+# an ops cookie for a number that is now a dev post: refused for good
+# and answered; the dev post is neither decided nor released
+id10=$(hold spam1.eml mm11@test r@example.net ops) || exit 1
+a10=$(addr_of "$(last_to alice@example.org)" approve)
+sql "UPDATE held_posts SET list = 'dev' WHERE id = $id10"
+rm -f "$T/released.dev"
+moderate "$a10" alice@example.org < "$T/r1.eml"
+check "another list's post under the cookie's number: exit 0" test "$rc" -eq 0
+check "... not decided" test "$(status "$id10")" = held
+check "... not released" test ! -e "$T/released.dev"
+check "... no training" test "$(events "$id10")" -eq 0
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... answered: refused, no such post" \
+    grep -q "was refused: there is no such post" "$T/ans.txt"
+check "... the answer does not name the other list" sh -c "! grep -qw dev '$T/ans.txt'"
+moderate "$a10" alice@example.org < "$T/r1.eml"
+check "... the MTA's retry (were there one): exit 0, still held" \
+    test "$rc" -eq 0 -a "$(status "$id10")" = held
+sql "DELETE FROM held_posts WHERE id = $id10"
 
 # --- qmail: $EXT and $HOST, the '-' delimiter --------------------------------------------------------
 id5=$(hold spam1.eml mm5@test x@example.net q) || exit 1

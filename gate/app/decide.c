@@ -82,6 +82,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 	d.by = rq->by;
 	d.note = rq->note;
 	d.flags = rq->flags;
+	d.list = rq->list;
 	if (strcmp(rq->status, "approved") == 0) {
 		d.release = release;
 		d.ctx = (void *)g;

@@ -27,6 +27,9 @@ struct decide_req {
 	const char *by;		/* who decides (recorded, never proof) */
 	const char *note;	/* or NULL */
 	int flags;		/* QUEUE_FORCE, QUEUE_MARK_ONLY */
+	const char *list;	/* the list the post must be of, checked
+				 * under the post's lock (QUEUE_OTHER_LIST);
+				 * NULL: any */
 };
 
 /*

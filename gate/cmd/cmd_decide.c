@@ -193,6 +193,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		rq.by = who;
 		rq.note = note;
 		rq.flags = flags;
+		rq.list = NULL;
 		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet, 0) < 0)
 			nfail++;
 	}

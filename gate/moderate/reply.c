@@ -574,18 +574,14 @@ reply_apply(struct reply *r, struct queue *q,
 	rq.by = by;
 	rq.note = note;
 	rq.flags = 0;
+	/* the cookie names the list; a post of another list under its id
+	 * (the id reused, say after a restore) is neither decided nor told
+	 * of */
+	rq.list = r->l.name;
 	d = decide_post(q, g, &rq, &res, err, sizeof(err));
 	snprintf(r->old, sizeof(r->old), "%s", res.old);
 	snprintf(r->by, sizeof(r->by), "%s", res.by);
 	r->at = res.at;
-	if (d >= 0 && d != QUEUE_NOENT && strcmp(res.list, r->l.name) != 0 &&
-	    res.list[0] != '\0') {
-		/* cannot happen: the cookie names the list; but never answer
-		 * about another list's post */
-		snprintf(r->why, sizeof(r->why), "post %lld belongs to list %s",
-		    (long long)r->addr.id, res.list);
-		return REPLY_TEMP;
-	}
 	switch (d) {
 	case QUEUE_DECIDED:
 		if (moddb_cookie_use(q, sha, r->l.name, r->addr.id,
@@ -608,6 +604,17 @@ reply_apply(struct reply *r, struct queue *q,
 		return REPLY_DONE;
 	case QUEUE_NOENT:
 		return refuse(r, "there is no such post (any more)");
+	case QUEUE_OTHER_LIST: {
+		/* the answer as for no post; the log names the list */
+		size_t n;
+
+		refuse(r, "there is no such post (any more)");
+		n = strlen(r->why);
+		snprintf(r->why + n, sizeof(r->why) - n, " (post %lld is "
+		    "list %s's now: its number was reused)",
+		    (long long)r->addr.id, res.list);
+		return REPLY_REFUSED;
+	}
 	case QUEUE_ALREADY: {
 		char reason[600], ob[260];
 

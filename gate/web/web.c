@@ -1268,6 +1268,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.by = who;
 	rq.note = note != NULL && *note ? note : NULL;
 	rq.flags = 0;
+	rq.list = NULL;
 	rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
 	web_iso_time(res->at, when, sizeof(when));
 	switch (rc) {
