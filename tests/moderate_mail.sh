@@ -22,6 +22,8 @@
 #   - a post decided already is answered with who decided and when;
 #   - a cookie whose post number is now another list's post (reused
 #     after a restore) is refused and decides nothing;
+#   - a release that hangs ends before moderate's watchdog: the post
+#     is held again and the MTA's retry releases it;
 #   - an automatic reply decides nothing; a database that is down, a
 #     lists/ directory missing or unreadable are temporary failures
 #     (75 / 111);
@@ -448,6 +450,33 @@ moderate "$a10" alice@example.org < "$T/r1.eml"
 check "... the MTA's retry (were there one): exit 0, still held" \
     test "$rc" -eq 0 -a "$(status "$id10")" = held
 sql "DELETE FROM held_posts WHERE id = $id10"
+
+# --- a release that hangs: it ends before moderate's watchdog ------------------------------------
+# (the global timeout; the list inherits it): the post is held again and
+# the MTA's retry of the reply releases it
+id11=$(hold spam3.eml mm12@test r@example.net) || exit 1
+a11=$(addr_of "$(last_to alice@example.org)" approve)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
+sed -i 's|^release = .*|release = /bin/sleep 30|' "$CONF/lists/dev.conf"
+echo "timeout = 4" >> "$CONF/listgate.conf"
+t0=$(date +%s%N)
+moderate "$a11" alice@example.org < "$T/r1.eml"
+ms=$((($(date +%s%N) - t0) / 1000000))
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+check "a release that hangs: exit 75" test "$rc" -eq 75
+check "... before the watchdog (took $ms ms)" test "$ms" -lt 3900
+check "... the post is held again, not left 'releasing'" \
+    test "$(status "$id11")" = held
+check "... the error says the release timed out" \
+    grep -q "temporary failure: post $id11: release command /bin/sleep: .*timed out after" "$T/mod.out"
+check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep 30$' >/dev/null"
+rm -f "$T/released.dev"
+moderate "$a11" alice@example.org < "$T/r1.eml"
+check "... the MTA's retry approves it: exit 0" test "$rc" -eq 0
+check "... approved" test "$(status "$id11")" = approved
+check "... released" cmp -s "$T/released.dev" "$T/mm12@test.eml"
 
 # --- qmail: $EXT and $HOST, the '-' delimiter --------------------------------------------------------
 id5=$(hold spam1.eml mm5@test x@example.net q) || exit 1

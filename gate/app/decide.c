@@ -16,18 +16,28 @@
 #include "db/queue.h"
 #include "gate/app/decide.h"
 #include "gate/app/handoff.h"
+#include "gate/util/clock.h"
 #include "listcfg/listcfg.h"
 #include "listcfg/tmpl.h"
 
+/* what release needs */
+struct release_ctx {
+	const struct listcfg_global *g;
+	double deadline;	/* decide_req's (0: none) */
+};
+
 /* queue_release_fn: run the list's release command with the post on
- * standard input */
+ * standard input, within the list's timeout and the deadline */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
-	const struct listcfg_global *g = vctx;
+	const struct release_ctx *c = vctx;
+	const struct listcfg_global *g = c->g;
 	struct listcfg_list l;
 	struct tmpl_vars v;
 	char **argv = NULL, lerr[1024];
+	double left;
+	unsigned ms;
 	int st, rc = -1;
 
 	if (listcfg_load_list(g, r->list, &l, lerr, sizeof(lerr)) < 0) {
@@ -56,8 +66,22 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 			    (unsigned)LG_MAX_ARG_BYTES);
 		goto out;
 	}
-	st = handoff_post(argv, r->env_sender, r->raw, r->raw_len, -1,
-	    l.timeout_s * 1000u, NULL, 0, lerr, sizeof(lerr));
+	ms = l.timeout_s * 1000u;
+	if (c->deadline > 0) {
+		/* whole seconds, as a program's time-out is rounded up to
+		 * them: the caller's watchdog must not end the release */
+		left = (c->deadline - clock_now_ms()) / 1000.0;
+		if (left < 1.0) {
+			snprintf(err, errsz, "release command not run: less "
+			    "than a second left before the watchdog (timeout "
+			    "in listgate.conf)");
+			goto out;
+		}
+		if (ms == 0 || (unsigned)left * 1000u < ms)
+			ms = (unsigned)left * 1000u;
+	}
+	st = handoff_post(argv, r->env_sender, r->raw, r->raw_len, -1, ms,
+	    NULL, 0, lerr, sizeof(lerr));
 	if (st == HANDOFF_OK)
 		rc = 0;
 	else
@@ -75,6 +99,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
     size_t errsz)
 {
 	struct queue_decision d;
+	struct release_ctx c;
 
 	memset(&d, 0, sizeof(d));
 	d.id = rq->id;
@@ -84,8 +109,10 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 	d.flags = rq->flags;
 	d.list = rq->list;
 	if (strcmp(rq->status, "approved") == 0) {
+		c.g = g;
+		c.deadline = rq->deadline;
 		d.release = release;
-		d.ctx = (void *)g;
+		d.ctx = &c;
 	}
 	return queue_decide(q, &d, res, err, errsz);
 }

@@ -4,7 +4,8 @@
  * decide through decide_post
  *
  * An approval hands the post, byte for byte, to the list's `release`
- * command (argv template, no shell, the list's timeout); every decision
+ * command (argv template, no shell, the list's timeout or the caller's
+ * deadline, whichever comes first); every decision
  * and its training commit in PostgreSQL (db/queue.h queue_decide).  The
  * token files follow with sync.  Returns -1 with a message in err;
  * nothing here prints or exits.
@@ -30,6 +31,9 @@ struct decide_req {
 	const char *list;	/* the list the post must be of, checked
 				 * under the post's lock (QUEUE_OTHER_LIST);
 				 * NULL: any */
+	double deadline;	/* clock_now_ms() time a release must end
+				 * by (a watchdog's, less a margin); 0: the
+				 * list's timeout alone */
 };
 
 /*

@@ -194,6 +194,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		rq.note = note;
 		rq.flags = flags;
 		rq.list = NULL;
+		rq.deadline = 0;
 		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet, 0) < 0)
 			nfail++;
 	}

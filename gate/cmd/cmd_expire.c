@@ -239,6 +239,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		rq.flags = l.expire_action == LISTCFG_EXPIRE_DISCARD_LEARN ?
 		    QUEUE_LEARN_SPAM : 0;
 		rq.list = NULL;
+		rq.deadline = 0;
 		r = cmd_decide_one(NAME, q, g, &rq, t, quiet, 1);
 		if (r < 0) {
 			tot->nfail++;

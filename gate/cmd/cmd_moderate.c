@@ -40,12 +40,17 @@
 #include "gate/moderate/reply.h"
 #include "gate/outcome.h"
 #include "gate/util/buf.h"
+#include "gate/util/clock.h"
 #include "gate/util/log.h"
 #include "gate/util/sanitize.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 #define NAME	"moderate"
+
+/* how long before the watchdog a release must end: time to set the
+ * post back to held when it ran out (as filter's notices) */
+#define RELEASE_MARGIN_MS	1000.0
 
 /* the watchdog's exit code: defer until the decision is made, then 0 */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
@@ -188,6 +193,9 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	wd_code = outcome_exit(OUT_DEFER, mta);
 	log_setup("listgate", g.log_facility, 1);
 	alarm(g.timeout_s);
+	if (g.timeout_s > 0)
+		r.deadline = clock_now_ms() + g.timeout_s * 1000.0 -
+		    RELEASE_MARGIN_MS;
 
 	/* the envelope: options first, then qmail's environment */
 	if (sender == NULL)

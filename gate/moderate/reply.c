@@ -578,6 +578,7 @@ reply_apply(struct reply *r, struct queue *q,
 	 * (the id reused, say after a restore) is neither decided nor told
 	 * of */
 	rq.list = r->l.name;
+	rq.deadline = r->deadline;
 	d = decide_post(q, g, &rq, &res, err, sizeof(err));
 	snprintf(r->old, sizeof(r->old), "%s", res.old);
 	snprintf(r->by, sizeof(r->by), "%s", res.by);

@@ -1269,6 +1269,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.note = note != NULL && *note ? note : NULL;
 	rq.flags = 0;
 	rq.list = NULL;
+	rq.deadline = 0;
 	rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
 	web_iso_time(res->at, when, sizeof(when));
 	switch (rc) {
