@@ -458,7 +458,9 @@ id11=$(hold spam3.eml mm12@test r@example.net) || exit 1
 a11=$(addr_of "$(last_to alice@example.org)" approve)
 cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
 cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
-sed -i 's|^release = .*|release = /bin/sleep 30|' "$CONF/lists/dev.conf"
+# (a sleep of its own length: tests running beside this one sleep too)
+hang="30.$$"
+sed -i "s|^release = .*|release = /bin/sleep $hang|" "$CONF/lists/dev.conf"
 echo "timeout = 4" >> "$CONF/listgate.conf"
 t0=$(date +%s%N)
 moderate "$a11" alice@example.org < "$T/r1.eml"
@@ -471,7 +473,7 @@ check "... the post is held again, not left 'releasing'" \
     test "$(status "$id11")" = held
 check "... the error says the release timed out" \
     grep -q "temporary failure: post $id11: release command /bin/sleep: .*timed out after" "$T/mod.out"
-check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep 30$' >/dev/null"
+check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep $hang\$' >/dev/null"
 rm -f "$T/released.dev"
 moderate "$a11" alice@example.org < "$T/r1.eml"
 check "... the MTA's retry approves it: exit 0" test "$rc" -eq 0
@@ -581,7 +583,7 @@ mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
 # --- a notify command that hangs: the post's outcome and time are kept --------------------
 sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \
-    -e 's|^notify = .*|notify = /bin/sleep 30|' "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"
+    -e "s|^notify = .*|notify = /bin/sleep $hang|" "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"
 echo "timeout = 4" >> "$CONF/lists/slow.conf"
 cp "$T/tokens/dev.kch" "$T/tokens/slow.kch"
 t0=$(date +%s%N)
@@ -595,7 +597,7 @@ check "... its notices wait in the outbox" \
     test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.state = 'pending'")" -eq 2
 check "... the one that ran was killed at the deadline" \
     test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.message_id = '<mm10@test>' AND o.last_error LIKE '%timed out%'")" -eq 1
-check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep 30$' >/dev/null"
+check "... and no sleep is left running" sh -c "! pgrep -f '^/bin/sleep $hang\$' >/dev/null"
 rm -f "$CONF/lists/slow.conf"
 sql "DELETE FROM held_posts WHERE message_id = '<mm10@test>'"
 
