@@ -98,6 +98,13 @@ run_help() { lg "$1" --help > "$T/help" 2>&1; grep -q "usage: listgate" "$T/help
 for c in init moderate notify; do
 	check "$c --help" run_help "$c"
 done
+# a reply on stdin: --help is no answer to it; the dialect is the one
+# the options after it give
+echo x | lg moderate --help --mta postfix > /dev/null 2>&1
+check "moderate --help before --mta postfix, a reply on stdin: exit 75" \
+    test $? -eq 75
+echo x | lg moderate --help > /dev/null 2>&1
+check "moderate --help, a reply on stdin, qmail: exit 111" test $? -eq 111
 
 # --- lists ------------------------------------------------------------------
 cat > "$T/notify.sh" <<EOF

@@ -135,6 +135,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], answer[1100] = "";
 	enum mta mta = MTA_QMAIL;
 	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a, proven = 0;
+	int help = 0;
 	enum outcome o = OUT_DEFER;
 
 	memset(&r, 0, sizeof(r));
@@ -165,15 +166,26 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 			sender = optarg;
 			break;
 		case 'h':
-			usage(stdout);
-			alarm(0);
-			/* 0 would tell an MTA the reply was handled */
-			return isatty(STDIN_FILENO) ? EXIT_CMD_OK :
-			    outcome_exit(OUT_DEFER, mta);
+			/* the options after it still give the dialect */
+			help = 1;
+			break;
 		default:
 			usage(stderr);
 			goto done;
 		}
+	}
+	if (help) {
+		usage(stdout);
+		alarm(0);
+		if (!mta_known && listcfg_load_global(listcfg_dir(
+		    ctx->config_dir), &g, err, sizeof(err)) == 0) {
+			mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
+			    MTA_QMAIL;
+			listcfg_free_global(&g);
+		}
+		/* 0 would tell an MTA the reply was handled */
+		return isatty(STDIN_FILENO) ? EXIT_CMD_OK :
+		    outcome_exit(OUT_DEFER, mta);
 	}
 	if (optind < argc)
 		rcpt = argv[optind++];
