@@ -39,6 +39,7 @@ static char pq_err[256];
 	    (keywords, values, expand_dbname)) \
 	X(PostgresPollingStatusType, PQconnectPoll, (PGconn *conn), (conn)) \
 	X(int, PQsocket, (const PGconn *conn), (conn)) \
+	X(int, PQconsumeInput, (PGconn *conn), (conn)) \
 	X(PQconninfoOption *, PQconninfo, (PGconn *conn), (conn)) \
 	X(void, PQfinish, (PGconn *conn), (conn)) \
 	X(ConnStatusType, PQstatus, (const PGconn *conn), (conn)) \
@@ -243,6 +244,7 @@ FWD(PGTransactionStatusType, PQtransactionStatus, (const PGconn *conn),
     (conn))
 FWD(PostgresPollingStatusType, PQconnectPoll, (PGconn *conn), (conn))
 FWD(int, PQsocket, (const PGconn *conn), (conn))
+FWD(int, PQconsumeInput, (PGconn *conn), (conn))
 FWD(PQconninfoOption *, PQconninfo, (PGconn *conn), (conn))
 FWD(PGresult *, PQexec, (PGconn *conn, const char *query), (conn, query))
 FWD(PGresult *, PQexecParams, (PGconn *conn, const char *command,

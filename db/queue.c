@@ -274,6 +274,36 @@ queue_close(struct queue *q)
 	xfree(q);
 }
 
+/* an idle connection's input read without waiting: 1 when it still
+ * stands, 0 when the server closed it (a restart ends each connection
+ * with a FATAL and the end of the stream, which libpq sees only when it
+ * next reads) */
+static int
+conn_alive(PGconn *c)
+{
+	struct pollfd pfd;
+	int i;
+
+	/* a few reads: the FATAL, then the end (each poll returns at once) */
+	for (i = 0; i < 4 && PQstatus(c) == CONNECTION_OK; i++) {
+		if ((pfd.fd = PQsocket(c)) < 0)
+			return 0;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 0) <= 0)
+			break;
+		if (!PQconsumeInput(c))
+			return 0;
+	}
+	return PQstatus(c) == CONNECTION_OK;
+}
+
+int
+queue_alive(struct queue *q)
+{
+	return q != NULL && q->conn != NULL && conn_alive(q->conn);
+}
+
 int
 queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz)
 {
@@ -1408,7 +1438,7 @@ post_lock(struct queue *q, int64_t id, char *err, size_t errsz)
 static int
 lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
 {
-	if (q->lockq != NULL && PQstatus(q->lockq->conn) != CONNECTION_OK) {
+	if (q->lockq != NULL && !queue_alive(q->lockq)) {
 		queue_close(q->lockq);
 		q->lockq = NULL;
 	}

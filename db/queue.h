@@ -44,6 +44,11 @@ int queue_open(const char *conninfo, struct queue **q_r, char *err,
 int queue_open_within(const char *conninfo, unsigned secs,
     struct queue **q_r, char *err, size_t errsz);
 void queue_close(struct queue *q);
+/* 1 when q's connection still stands as far as can be told without a
+ * round trip (what the server sent meanwhile is read, never waited
+ * for: a restart's FATAL and the end of the stream show); else 0, and
+ * q is fit only for queue_close */
+int queue_alive(struct queue *q);
 
 /* refuse a database whose schema is missing or newer than this binary
  * knows: 0 ok, -1 with err */

@@ -465,6 +465,31 @@ read n401 n429 nall < "$T/race"
 check "30 guesses at once for one account: at most 5 checked ($n401 401, $n429 429)" \
     test "$nall" = 30 -a "$n401" -le 5 -a $((n401 + n429)) -eq 30
 
+# --- a PostgreSQL restart ---------------------------------------------------------
+# it ends every connection; the idle ones in the pool are dropped when
+# next taken, not failed on (a decision once got 500, and each of a
+# read's first few tries too)
+idR1=$("$QHOLD" dev "$DATA/spam3.eml" 0.97) || exit 99
+idR2=$("$QHOLD" dev "$DATA/spam4.eml" 0.97) || exit 99
+pids=
+for i in 1 2 3 4 5 6; do
+	curl -s -o /dev/null $B "$URL/api/lists/dev/held" &
+	pids="$pids $!"
+done
+wait $pids
+sh "$PG_SH" stop && sh "$PG_SH" start ||
+    { echo "Bail out! PostgreSQL did not restart"; exit 99; }
+req POST "/api/lists/dev/held/$idR1" $B -d action=reject
+check "after a PostgreSQL restart a decision is made (200, not $code)" \
+    test "$code" = 200
+codes=
+for i in 1 2 3 4 5 6 7 8; do
+	req GET /api/lists/dev/held $B
+	codes="$codes $code"
+done
+check "... and reads after it answer 200 ($codes)" \
+    test "$codes" = " 200 200 200 200 200 200 200 200"
+
 # --- users.conf changes reach the running server ------------------------------------
 lg user del alice > /dev/null
 sleep 1.1

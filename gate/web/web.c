@@ -222,22 +222,32 @@ web_db(struct web_req *r, int json)
 	struct web_srv *s = r->srv;
 	struct queue *q = NULL;
 	char err[1024];
-	int open_new = 0;
 
 	if (r->q != NULL)
 		return r->q;
 	pthread_mutex_lock(&s->pool_mu);
-	while (s->npool == 0 && s->nopen >= WEB_DB_POOL)
-		pthread_cond_wait(&s->pool_cv, &s->pool_mu);
-	if (s->npool > 0)
+	for (;;) {
+		while (s->npool == 0 && s->nopen >= WEB_DB_POOL)
+			pthread_cond_wait(&s->pool_cv, &s->pool_mu);
+		if (s->npool == 0) {
+			s->nopen++;
+			break;
+		}
 		q = s->pool[--s->npool];
-	else {
-		s->nopen++;
-		open_new = 1;
+		pthread_mutex_unlock(&s->pool_mu);
+		if (queue_alive(q))
+			return r->q = q;
+		/* an idle connection the server ended (a restart): closed
+		 * here, not failed on by this request; the next is tried */
+		log_info("web: an idle database connection was closed by the "
+		    "server; opening another");
+		queue_close(q);
+		q = NULL;
+		pthread_mutex_lock(&s->pool_mu);
+		s->nopen--;
 	}
 	pthread_mutex_unlock(&s->pool_mu);
-	if (open_new && queue_open(s->g->conninfo, &q, err,
-	    sizeof(err)) < 0) {
+	if (queue_open(s->g->conninfo, &q, err, sizeof(err)) < 0) {
 		pthread_mutex_lock(&s->pool_mu);
 		s->nopen--;
 		pthread_cond_signal(&s->pool_cv);

@@ -158,8 +158,9 @@ const char *web_cookie(struct web_req *r, const char *name);
 
 /* a database connection for r, borrowed from the pool until r ends
  * (opened when none is idle and fewer than WEB_DB_POOL are open, else
- * waited for): NULL (and a 503 answer made, JSON when json) when it
- * cannot be had */
+ * waited for; an idle one the server has closed, as at its restart, is
+ * dropped and another taken): NULL (and a 503 answer made, JSON when
+ * json) when it cannot be had */
 struct queue *web_db(struct web_req *r, int json);
 /* a query on it failed: close it (a later request opens another) and
  * answer 500 with err (JSON when json) */
