@@ -567,45 +567,64 @@ web_dirty(struct web_srv *s, const char *list)
 /* sync one list's token file, errors logged; through the primary
  * (database), not sync_database: the decisions to apply were committed
  * there a moment ago, and a standby may not have them yet (as after
- * listgate approve) */
-static void
+ * listgate approve).  0; -1 when the database or the sync failed (worth
+ * another try); a list whose file does not load is not (0: the error
+ * names the file and line, and the next decision tries again) */
+static int
 sync_one(struct web_srv *s, const char *list)
 {
 	struct listcfg_list l;
 	struct sync_stats st;
 	char err[1024];
+	int rc = 0;
 
 	if (!listcfg_name_ok(list))
-		return;
+		return 0;
 	if (s->sync_q == NULL && queue_open(s->g->conninfo, &s->sync_q, err,
 	    sizeof(err)) < 0) {
 		log_error("web: sync of list %s: %s", list, err);
-		return;
+		return -1;
 	}
 	if (listcfg_load_list(s->g, list, &l, err, sizeof(err)) < 0) {
 		log_error("web: sync of list %s: %s", list, err);
-		return;
+		return 0;
 	}
 	if (sync_list(s->sync_q, s->g, &l, &st, err, sizeof(err)) < 0) {
 		log_error("web: %s", err);
 		/* a broken connection is opened afresh next time */
 		queue_close(s->sync_q);
 		s->sync_q = NULL;
+		rc = -1;
 	} else if (sync_pairs_warning(&st, list, err, sizeof(err)) != NULL)
 		log_warn("web: %s", err);
 	listcfg_free_list(&l);
+	return rc;
 }
 
-/* journal_lists callback for an overflowed dirty set */
+/* journal_lists callback for an overflowed dirty set: a list that
+ * fails is put back, to be tried again, and c->failed set */
+struct sync_named_ctx {
+	struct web_srv *s;
+	int failed;
+};
+
 static int
-sync_named(const char *list, void *ctx)
+sync_named(const char *list, void *vctx)
 {
-	sync_one(ctx, list);
+	struct sync_named_ctx *c = vctx;
+
+	if (sync_one(c->s, list) < 0) {
+		c->failed = 1;
+		web_dirty(c->s, list);
+	}
 	return 0;
 }
 
 /* the sync thread: applies the journal to the token files of the lists
- * decided on, until told to stop (then once more) */
+ * decided on, until told to stop (then once more).  A list whose sync
+ * fails (the database restarting) goes back in the dirty set and is
+ * tried again after a pause, WEB_SYNC_RETRY_MIN_S doubling up to
+ * WEB_SYNC_RETRY_MAX_S, on a new connection. */
 static void *
 sync_main(void *arg)
 {
@@ -613,6 +632,9 @@ sync_main(void *arg)
 	char (*todo)[LG_MAX_LIST_NAME + 1];
 	size_t n, i;
 	int all, stop;
+	struct sync_named_ctx c;
+	unsigned pause = 0;	/* seconds: after failures in a row */
+	struct timespec until = { 0, 0 };
 	char err[1024];
 
 	todo = xcalloc(WEB_MAX_DIRTY, sizeof(*todo));
@@ -620,6 +642,11 @@ sync_main(void *arg)
 	for (;;) {
 		while (s->ndirty == 0 && !s->dirty_all && !s->stopping)
 			pthread_cond_wait(&s->sync_cv, &s->mu);
+		/* after a failure the pause is waited out (not by a stop) */
+		while (pause > 0 && !s->stopping &&
+		    pthread_cond_timedwait(&s->sync_cv, &s->mu, &until) !=
+		    ETIMEDOUT)
+			;
 		stop = s->stopping;
 		n = s->ndirty;
 		all = s->dirty_all;
@@ -628,19 +655,47 @@ sync_main(void *arg)
 		s->ndirty = 0;
 		s->dirty_all = 0;
 		pthread_mutex_unlock(&s->mu);
+		c.s = s;
+		c.failed = 0;
 		if (todo == NULL)
 			all = all || n > 0;
 		else
 			for (i = 0; i < n; i++)
-				sync_one(s, todo[i]);
-		if (all && (s->sync_q != NULL || queue_open(s->g->conninfo,
-		    &s->sync_q, err, sizeof(err)) == 0) &&
-		    journal_lists(s->sync_q, sync_named, s, err,
-		    sizeof(err)) < 0)
+				if (sync_one(s, todo[i]) < 0) {
+					c.failed = 1;
+					web_dirty(s, todo[i]);
+				}
+		if (all && ((s->sync_q == NULL && queue_open(s->g->conninfo,
+		    &s->sync_q, err, sizeof(err)) < 0) ||
+		    journal_lists(s->sync_q, sync_named, &c, err,
+		    sizeof(err)) < 0)) {
 			log_error("web: sync of every list: %s", err);
+			queue_close(s->sync_q);
+			s->sync_q = NULL;
+			c.failed = 1;
+			pthread_mutex_lock(&s->mu);
+			s->dirty_all = 1;
+			pthread_mutex_unlock(&s->mu);
+		}
 		pthread_mutex_lock(&s->mu);
+		/* at the stop, what failed is left to the next sync */
+		if (stop && c.failed) {
+			log_warn("web: token files left behind the journal "
+			    "(listgate sync brings them up to date)");
+			break;
+		}
 		if (stop && s->ndirty == 0 && !s->dirty_all)
 			break;
+		if (c.failed) {
+			pause = pause == 0 ? WEB_SYNC_RETRY_MIN_S :
+			    pause * 2 > WEB_SYNC_RETRY_MAX_S ?
+			    WEB_SYNC_RETRY_MAX_S : pause * 2;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += pause;
+			log_warn("web: token files behind the journal: next "
+			    "try in %u s", pause);
+		} else
+			pause = 0;
 	}
 	pthread_mutex_unlock(&s->mu);
 	xfree(todo);

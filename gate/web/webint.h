@@ -53,6 +53,10 @@ struct queue;
 #define WEB_DEFAULT_PAGE	50
 /* lists waiting for their token files to be synced */
 #define WEB_MAX_DIRTY		256
+/* seconds before a failed sync is tried again, first and most (the
+ * pause doubles with each failure in a row: a restarting database) */
+#define WEB_SYNC_RETRY_MIN_S	1
+#define WEB_SYNC_RETRY_MAX_S	30
 /* trusted proxies */
 #define WEB_MAX_PROXIES		32
 /* seconds between rereads of lists/ and checks of users.conf */
