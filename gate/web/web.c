@@ -717,6 +717,9 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 
 	if ((r = xcalloc(1, sizeof(*r))) == NULL)
 		return NULL;
+	pthread_mutex_lock(&s->mu);
+	s->inflight++;
+	pthread_mutex_unlock(&s->mu);
 	r->srv = s;
 	r->conn = c;
 	r->method = "-";
@@ -776,12 +779,18 @@ req_client(struct web_srv *s, struct web_req *r)
 static void
 req_free(struct web_req *r)
 {
+	struct web_srv *s = r->srv;
+
 	db_return(r);
 	auth_done(r);
 	buf_free(&r->body);
 	buf_free(&r->out);
 	explicit_bzero(r->sid, sizeof(r->sid));
 	xfree(r);
+	pthread_mutex_lock(&s->mu);
+	if (--s->inflight == 0)
+		pthread_cond_broadcast(&s->idle_cv);
+	pthread_mutex_unlock(&s->mu);
 }
 
 /* send r's answer: MHD_YES, or MHD_NO (the connection is closed) */
@@ -1083,6 +1092,41 @@ listen_addr(const char *listen, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/* at the stop, after the daemon stopped accepting: wait until the
+ * requests in progress have completed (their answers sent), at most the
+ * longest list's timeout (a release) and WEB_STOP_SLACK_S */
+static void
+wait_requests(struct web_srv *s)
+{
+	struct listcfg_list l;
+	struct timespec until;
+	char **names, err[1024];
+	size_t n, i;
+	unsigned secs = s->g->timeout_s;
+
+	if (known_copy(s, &names, &n) == 0) {
+		for (i = 0; i < n; i++)
+			if (listcfg_load_list(s->g, names[i], &l, err,
+			    sizeof(err)) == 0) {
+				if (l.timeout_s > secs)
+					secs = l.timeout_s;
+				listcfg_free_list(&l);
+			}
+		web_names_free(names, n);
+	}
+	secs += WEB_STOP_SLACK_S;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += secs;
+	pthread_mutex_lock(&s->mu);
+	while (s->inflight > 0 && pthread_cond_timedwait(&s->idle_cv, &s->mu,
+	    &until) != ETIMEDOUT)
+		;
+	if (s->inflight > 0)
+		log_warn("web: %d requests still in progress after %u s: "
+		    "stopping without their answers", s->inflight, secs);
+	pthread_mutex_unlock(&s->mu);
+}
+
 int
 web_run(struct listcfg_global *g, const char *listen, char *err,
     size_t errsz)
@@ -1112,6 +1156,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	pthread_cond_init(&s->pool_cv, NULL);
 	pthread_cond_init(&s->hash_cv, NULL);
 	pthread_cond_init(&s->sync_cv, NULL);
+	pthread_cond_init(&s->idle_cv, NULL);
 	if (listcfg_addrs_parse(g->web_trusted_proxies ?
 	    g->web_trusted_proxies : "", s->proxy, WEB_MAX_PROXIES,
 	    &s->nproxy, why, sizeof(why)) < 0) {
@@ -1174,8 +1219,10 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 			    "reread by themselves; nothing to do");
 	} while (sig == SIGHUP);
 	log_info("web: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
-	/* stop accepting; then wait for the requests in progress */
+	/* stop accepting; then wait for the requests in progress to be
+	 * answered (MHD_stop_daemon shuts every connection's socket) */
 	MHD_quiesce_daemon(s->d);
+	wait_requests(s);
 	MHD_stop_daemon(s->d);
 	s->d = NULL;
 	rc = 0;
@@ -1200,6 +1247,7 @@ out:
 	pthread_cond_destroy(&s->pool_cv);
 	pthread_cond_destroy(&s->hash_cv);
 	pthread_cond_destroy(&s->sync_cv);
+	pthread_cond_destroy(&s->idle_cv);
 	xfree(s);
 	if (rc == 0)
 		log_info("web: stopped");

@@ -57,6 +57,9 @@ struct queue;
  * pause doubles with each failure in a row: a restarting database) */
 #define WEB_SYNC_RETRY_MIN_S	1
 #define WEB_SYNC_RETRY_MAX_S	30
+/* seconds the stop waits for the requests in progress past the longest
+ * list's timeout (the most a release may take): their answers go out */
+#define WEB_STOP_SLACK_S	5
 /* trusted proxies */
 #define WEB_MAX_PROXIES		32
 /* seconds between rereads of lists/ and checks of users.conf */
@@ -108,6 +111,9 @@ struct web_srv {
 	size_t ndirty;
 	int dirty_all, stopping;
 	struct queue *sync_q;
+	/* requests begun and not yet completed (mu), and their end */
+	int inflight;
+	pthread_cond_t idle_cv;
 };
 
 /* the outcome of authentication */
