@@ -341,12 +341,15 @@ watchdog_like(int sig)
  * post after the MTA had been told to try again.  Alarms at 0 to 1.2 ms
  * into run_argv, each in a process of its own; a command that escaped
  * writes the marker 0.3 s later. */
-START_TEST(watchdog_never_misses_a_starting_command)
+static void
+never_misses(int signo)
 {
 	char marker[4200], cmd[4400];
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
-	struct itimerval it;
+	struct itimerspec it;
+	struct sigevent sev;
 	struct sigaction sa;
+	timer_t tm;
 	char err[256];
 	int i, st;
 	pid_t pid;
@@ -363,18 +366,38 @@ START_TEST(watchdog_never_misses_a_starting_command)
 		if (pid == 0) {
 			memset(&sa, 0, sizeof(sa));
 			sa.sa_handler = watchdog_like;
-			sigaction(SIGALRM, &sa, NULL);
+			sigaction(signo, &sa, NULL);
+			memset(&sev, 0, sizeof(sev));
+			sev.sigev_notify = SIGEV_SIGNAL;
+			sev.sigev_signo = signo;
+			if (timer_create(CLOCK_MONOTONIC, &sev, &tm) < 0)
+				_exit(3);
 			memset(&it, 0, sizeof(it));
-			it.it_value.tv_usec = 1 + (i % 30) * 40;
-			setitimer(ITIMER_REAL, &it, NULL);
+			it.it_value.tv_nsec = 1000 + (i % 30) * 40000;
+			timer_settime(tm, 0, &it, NULL);
 			run(argv, "post\n", 10, err, sizeof(err));
 			_exit(0);
 		}
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	usleep(700 * 1000);
-	ck_assert_msg(access(marker, F_OK) != 0,
-	    "a command outlived the watchdog that should have killed it");
+	ck_assert_msg(access(marker, F_OK) != 0, "a command outlived the "
+	    "handler of signal %d that should have killed it", signo);
+}
+
+START_TEST(watchdog_never_misses_a_starting_command)
+{
+	never_misses(SIGALRM);
+}
+END_TEST
+
+/* nor does a stop (SIGTERM, SIGINT, SIGHUP), which the filter handles
+ * as the watchdog */
+START_TEST(stop_never_misses_a_starting_command)
+{
+	never_misses(SIGTERM);
+	never_misses(SIGHUP);
 }
 END_TEST
 
@@ -484,6 +507,7 @@ spool_suite(void)
 	tcase_add_test(tc, child_signals_are_reset);
 	tcase_add_test(tc, post_reaches_a_command_when_our_stdin_was_closed);
 	tcase_add_test(tc, watchdog_never_misses_a_starting_command);
+	tcase_add_test(tc, stop_never_misses_a_starting_command);
 	suite_add_tcase(s, tc);
 	return s;
 }

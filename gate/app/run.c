@@ -125,7 +125,25 @@ run_child_env(void)
 }
 
 /* the running child's pid (its process group), 0 when none */
-static volatile sig_atomic_t active_pid;
+static volatile sig_atomic_t active_pid, last_ok;
+
+int
+run_last_ok(void)
+{
+	return last_ok;
+}
+
+/* the signals that end a single-threaded caller (the watchdog, a stop):
+ * blocked while active_pid and last_ok change */
+static void
+stop_signals(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGALRM);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGHUP);
+}
 
 void
 run_kill_active(void)
@@ -255,12 +273,13 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	/* posix_spawn, not fork: a server with many threads (listgate
 	 * web) would copy its page tables and stop every other thread's
 	 * page faults and allocations while it forked */
-	/* the watchdog (SIGALRM) waits until active_pid names the child:
-	 * an alarm while posix_spawn runs would otherwise find no child to
-	 * kill, and the command would go on after we deferred */
-	sigemptyset(&alrm);
-	sigaddset(&alrm, SIGALRM);
+	/* the watchdog (SIGALRM) and a stop (SIGTERM, SIGINT, SIGHUP)
+	 * wait until active_pid names the child: one while posix_spawn
+	 * runs would otherwise find no child to kill, and the command
+	 * would go on after we deferred */
+	stop_signals(&alrm);
 	pthread_sigmask(SIG_BLOCK, &alrm, &omask);
+	last_ok = 0;
 	e = run_spawn(argv, envp, fd, 0, &pid);
 	if (e == 0)
 		active_pid = pid;
@@ -273,7 +292,15 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	pidfd = pidfd_of(pid);
 	/* wait within the deadline */
 	for (;;) {
+		/* reaped with those signals blocked: a handler finds the
+		 * child to kill, or last_ok saying what it did */
+		pthread_sigmask(SIG_BLOCK, &alrm, &omask);
 		wp = waitpid(pid, &st, WNOHANG);
+		if (wp == pid) {
+			last_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+			active_pid = 0;
+		}
+		pthread_sigmask(SIG_SETMASK, &omask, NULL);
 		if (wp == pid)
 			break;
 		if (wp < 0 && errno != EINTR) {

@@ -53,4 +53,14 @@ char **run_child_env(void);
  * signal-safe: meant for a watchdog's signal handler. */
 void run_kill_active(void);
 
+/*
+ * 1 when the last command run_argv started has exited with status 0,
+ * 0 while it runs or when it failed (for a single-threaded caller).
+ * run_argv starts the command and reaps it with SIGALRM, SIGTERM,
+ * SIGINT and SIGHUP blocked, so a handler of those sees either a
+ * command it can kill (run_kill_active) or this: a `deliver` that has
+ * delivered, whose post must not be deferred.  Async-signal-safe.
+ */
+int run_last_ok(void);
+
 #endif

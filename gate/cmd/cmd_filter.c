@@ -79,6 +79,9 @@
  * "delivered" once `deliver` has (only the pass count is left) */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
 static volatile sig_atomic_t wd_held, wd_delivered;
+/* while `deliver` runs: the exit code should it have delivered
+ * (run_last_ok) by the time the watchdog or a stop comes */
+static volatile sig_atomic_t wd_delivering, wd_pass_code;
 
 /* SIGALRM: too slow; SIGTERM, SIGINT, SIGHUP: told to stop (a service
  * stop, a person).  Either way, kill what we started (a `deliver` runs
@@ -102,6 +105,11 @@ watchdog(int sig)
 	const char *m;
 
 	run_kill_active();
+	if (wd_delivering && run_last_ok()) {
+		/* it exited 0 before we could note it: delivered */
+		wd_code = wd_pass_code;
+		wd_delivered = 1;
+	}
 	m = msg[sig != SIGALRM][wd_delivered ? 2 : wd_held ? 1 : 0];
 	if (write(STDERR_FILENO, m, strlen(m)) < 0)
 		_exit(wd_code);
@@ -363,8 +371,17 @@ do_pass(struct filter *f, int *delivered_r)
 	left = f->t0 + f->l.timeout_s * 1000.0 - 1000.0 - clock_now_ms();
 	if (left < 1)
 		left = 1;
+	wd_pass_code = outcome_exit(OUT_PASS, f->mta);
+	wd_delivering = !handoff_is_lmtp(argv);
 	rc = handoff_post(argv, v.sender, f->sp.data, f->sp.len, f->sp.fd,
 	    (unsigned)left, note, sizeof(note), err, sizeof(err));
+	if (rc == HANDOFF_OK) {
+		/* from here a watchdog or a signal must not make the MTA
+		 * deliver it again */
+		wd_code = outcome_exit(OUT_PASS, f->mta);
+		wd_delivered = 1;
+	}
+	wd_delivering = 0;
 	tmpl_free(argv);
 	if (rc != HANDOFF_OK) {
 		failure(f, "deliver: %s", err);
@@ -380,10 +397,6 @@ do_pass(struct filter *f, int *delivered_r)
 		    sanitize_str(lnote, sizeof(lnote), note, strlen(note), 250,
 		    SANITIZE_LOG, 0));
 	*delivered_r = 1;
-	/* from here a watchdog or a signal must not make the MTA deliver
-	 * it again */
-	wd_code = outcome_exit(OUT_PASS, f->mta);
-	wd_delivered = 1;
 	return OUT_PASS;
 }
 
