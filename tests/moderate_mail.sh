@@ -487,6 +487,33 @@ check "... the MTA's retry approves it: exit 0" test "$rc" -eq 0
 check "... approved" test "$(status "$id11")" = approved
 check "... released" cmp -s "$T/released.dev" "$T/mm12@test.eml"
 
+# --- SIGTERM while the release runs: the release is stopped and the post
+# held again for the MTA's retry (not left 'releasing')
+id16=$(hold spam2.eml mm16@test r@example.net) || exit 1
+a16=$(addr_of "$(last_to alice@example.org)" approve)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+rm -f "$T/rel.started"
+sed -i "s|^release = .*|release = /bin/sh -c \"touch $T/rel.started; exec /bin/sleep $hang\"|" \
+    "$CONF/lists/dev.conf"
+"$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
+    -f alice@example.org -- "$a16" < "$T/r1.eml" > "$T/mod.out" 2>&1 &
+mpid=$!
+i=0
+while [ ! -e "$T/rel.started" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM "$mpid"
+wait "$mpid"
+rc=$?
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+check "SIGTERM while the release runs: exit 75" test "$rc" -eq 75
+check "... the post is held again, not left 'releasing'" \
+    test "$(status "$id16")" = held
+check "... and the release is stopped" \
+    sh -c "! pgrep -f '^/bin/sleep $hang\$' >/dev/null"
+rm -f "$T/released.dev"
+moderate "$a16" alice@example.org < "$T/r1.eml"
+check "... the MTA's retry approves and releases it" \
+    sh -c "test $rc -eq 0 && test \"\$(psql -X -A -t -c 'SELECT status FROM held_posts WHERE id = $id16')\" = approved && cmp -s '$T/released.dev' '$T/mm16@test.eml'"
+
 # --- qmail: $EXT and $HOST, the '-' delimiter --------------------------------------------------------
 id5=$(hold spam1.eml mm5@test x@example.net q) || exit 1
 a5=$(addr_of "$(last_to alice@example.org)" approve)

@@ -67,6 +67,19 @@ watchdog(int sig)
 	_exit(wd_code);
 }
 
+/*
+ * SIGTERM, SIGINT, SIGHUP: stop the release running now, if any, and
+ * let the reply end as a failed release does (the post held again, the
+ * MTA told to retry); ending here could leave a post 'releasing' with
+ * its release still running.  The watchdog bounds the rest.
+ */
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	run_kill_active();
+}
+
 static void
 usage(FILE *f)
 {
@@ -145,6 +158,11 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	sa.sa_handler = watchdog;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGALRM, &sa, NULL);
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	alarm(LG_DEFAULT_TIMEOUT_S);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
