@@ -571,12 +571,19 @@ parse_enum(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	    k->what != NULL ? k->what : "value", val, list);
 }
 
-/* a mail address a notice may go to or come from: printable ASCII, no
- * blanks and none of <>()[],;:\" (it goes into a header between < and
- * >, as notice_addr_ok wants), one '@' with text on both sides; its
- * length is checked apart (address_long) */
+/*
+ * A mail address: one '@' with text on both sides, no blanks, controls,
+ * commas or double quotes; its length is checked apart (address_long).
+ * strict (the list's moderation_address, which every notice comes from
+ * and every action address is made of): also ASCII and none of
+ * <>()[];:\ (it goes into a header between < and >, as notice_addr_ok
+ * wants).  A moderator's address is not held to that: lists had
+ * address literals and UTF-8 in them before, and refusing the file
+ * would defer all of a list's mail; a notice to such an address fails
+ * alone, and waits in the outbox.
+ */
 static int
-address_ok(const char *a)
+address_ok(const char *a, int strict)
 {
 	const char *at = strchr(a, '@');
 	const unsigned char *p;
@@ -584,7 +591,8 @@ address_ok(const char *a)
 	if (at == NULL || at == a || at[1] == '\0' || strchr(at + 1, '@'))
 		return 0;
 	for (p = (const unsigned char *)a; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || strchr("<>()[],;:\\\"", *p))
+		if (*p <= ' ' || *p == 0x7f || *p == ',' || *p == '"' ||
+		    (strict && (*p > 0x7f || strchr("<>()[];:\\", *p))))
 			return 0;
 	return 1;
 }
@@ -641,7 +649,7 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 			tmpl_free(addrs);
 			return -1;
 		}
-		if (!address_ok(s)) {
+		if (!address_ok(s, 0)) {
 			cfgfile_error(cf, "%s: `%s' is not an address", k->name,
 			    s);
 			tmpl_free(addrs);
@@ -678,7 +686,7 @@ parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0 ||
 	    address_long(k, cf, val) < 0)
 		return -1;
-	if (!address_ok(val))
+	if (!address_ok(val, 1))
 		return cfgfile_error(cf, "%s: `%s' is not an address (want one "
 		    "address such as dev-moderate@lists.example.org)", k->name,
 		    val);
