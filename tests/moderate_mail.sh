@@ -105,6 +105,15 @@ check "moderate --help before --mta postfix, a reply on stdin: exit 75" \
     test $? -eq 75
 echo x | lg moderate --help > /dev/null 2>&1
 check "moderate --help, a reply on stdin, qmail: exit 111" test $? -eq 111
+# usage errors under mta = postfix in listgate.conf: 75, never 111 (a
+# bounce of the moderator's reply)
+mkdir -p "$T/pfconf/lists" || exit 99
+echo 'mta = postfix' > "$T/pfconf/listgate.conf"
+for args in "--bogus a@b" "a@b c@d" "--mta bogus a@b" "--help --bogus"; do
+	echo x | "$LISTGATE" --allow-root --config "$T/pfconf" moderate $args \
+	    > /dev/null 2>&1
+	check "moderate $args under mta = postfix: exit 75" test $? -eq 75
+done
 
 # --- lists ------------------------------------------------------------------
 cat > "$T/notify.sh" <<EOF

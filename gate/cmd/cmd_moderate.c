@@ -148,7 +148,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], answer[1100] = "";
 	enum mta mta = MTA_QMAIL;
 	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a, proven = 0;
-	int help = 0;
+	int help = 0, bad = 0;
 	enum outcome o = OUT_DEFER;
 
 	memset(&r, 0, sizeof(r));
@@ -174,8 +174,8 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		case 'm':
 			if (mta_parse(optarg, &mta) < 0) {
 				cmd_err(NAME, "--mta wants qmail or postfix");
-				usage(stderr);
-				goto done;
+				bad = 1;
+				break;
 			}
 			mta_known = 1;
 			wd_code = outcome_exit(OUT_DEFER, mta);
@@ -188,28 +188,30 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 			help = 1;
 			break;
 		default:
-			usage(stderr);
-			goto done;
+			bad = 1;
+			break;
 		}
 	}
-	if (help) {
-		usage(stdout);
-		alarm(0);
+	if (!help && optind < argc)
+		rcpt = argv[optind++];
+	if (!help && !bad && optind < argc) {
+		cmd_err(NAME, "more than one recipient");
+		bad = 1;
+	}
+	if (help || bad) {
+		/* the dialect, where no --mta gave it: listgate.conf's */
 		if (!mta_known && listcfg_load_global(listcfg_dir(
 		    ctx->config_dir), &g, err, sizeof(err)) == 0) {
 			mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
 			    MTA_QMAIL;
 			listcfg_free_global(&g);
 		}
+		usage(help ? stdout : stderr);
+		alarm(0);
 		/* 0 would tell an MTA the reply was handled */
-		return isatty(STDIN_FILENO) ? EXIT_CMD_OK :
-		    outcome_exit(OUT_DEFER, mta);
-	}
-	if (optind < argc)
-		rcpt = argv[optind++];
-	if (optind < argc) {
-		cmd_err(NAME, "more than one recipient");
-		goto done;
+		if (help && isatty(STDIN_FILENO))
+			return EXIT_CMD_OK;
+		return outcome_exit(OUT_DEFER, mta);
 	}
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
 	    sizeof(err)) < 0) {
