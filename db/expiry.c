@@ -72,11 +72,14 @@ expiry_claim_remind(struct queue *q, int64_t id, unsigned days, char *err,
 {
 	char idbuf[32], dbuf[16];
 	const char *vals[2] = { idbuf, dbuf };
+	char rb[256];
 	PGresult *res;
 	int n;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	snprintf(dbuf, sizeof(dbuf), "%u", days);
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
 	/* the row lock makes a second run wait for the first's claim, then
 	 * see its reminded_at */
 	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
@@ -86,29 +89,25 @@ expiry_claim_remind(struct queue *q, int64_t id, unsigned days, char *err,
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
+		queue_cmd(q, "ROLLBACK", rb, sizeof(rb));
 		return -1;
 	}
 	n = PQntuples(res);
 	PQclear(res);
+	if (n == 0 && queue_cmd(q, "ROLLBACK", err, errsz) < 0)
+		return -1;
 	return n > 0;
 }
 
 int
-expiry_unclaim_remind(struct queue *q, int64_t id, char *err, size_t errsz)
+expiry_claim_end(struct queue *q, int commit, char *err, size_t errsz)
 {
-	char idbuf[32];
-	const char *vals[1] = { idbuf };
-	PGresult *res;
+	char rb[256];
 
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = NULL "
-	    "WHERE id = $1::int8 AND status = 'held'", 1, NULL, vals, NULL,
-	    NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
+	if (queue_cmd(q, commit ? "COMMIT" : "ROLLBACK", err, errsz) < 0) {
+		if (commit)
+			queue_cmd(q, "ROLLBACK", rb, sizeof(rb));
 		return -1;
 	}
-	PQclear(res);
 	return 0;
 }

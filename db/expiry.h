@@ -38,17 +38,19 @@ int expiry_due(struct queue *q, const char *list, unsigned days,
     int reminders, expiry_post_fn fn, void *ctx, char *err, size_t errsz);
 
 /*
- * Claim the reminder of post id before it is sent: reminded_at set to
- * now when the post is still held and not reminded of in the last days
- * days, in one statement, so that of two runs at once only one reminds.
- * 1 claimed, 0 not (decided, or claimed by another run meanwhile), -1.
+ * Claim the reminder of post id: in a transaction begun here,
+ * reminded_at set to now when the post is still held and not reminded
+ * of in the last days days (the row stays locked), so that of two runs
+ * at once only one reminds.  1 claimed: the caller queues the reminder
+ * in the same transaction and ends it with expiry_claim_end, so that a
+ * run that dies in between leaves the post as it was; 0 not (decided,
+ * or claimed by another run meanwhile; no transaction left open); -1.
  */
 int expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
     char *err, size_t errsz);
 
-/* give back the claim of a reminder that could not be queued: the next
- * run reminds again.  0, or -1 */
-int expiry_unclaim_remind(struct queue *q, int64_t id, char *err,
-    size_t errsz);
+/* end the claim's transaction: commit (the reminder queued) or roll it
+ * back.  0, or -1 (then nothing of it is kept) */
+int expiry_claim_end(struct queue *q, int commit, char *err, size_t errsz);
 
 #endif

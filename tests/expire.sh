@@ -176,6 +176,31 @@ check "... and their summaries add up to 5" \
 check "... each run exits 0" \
     sh -c "! grep -q . '$T/err.1' '$T/err.2' '$T/err.3'"
 
+# a run killed after it claimed a reminder, before the reminder was
+# queued (the outbox locked meanwhile), leaves the post to the next run
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = dave@example.org\n'
+	printf 'moderation_address = rk-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/rk.conf"
+rk=$("$QHOLD" rk "$DATA/ham1.eml") || exit 99
+age "$rk" '5 days'
+psql -X -q -v ON_ERROR_STOP=1 -c "BEGIN" -c "LOCK TABLE notice_outbox IN EXCLUSIVE MODE" -c "SELECT pg_sleep(3)" -c "COMMIT" > /dev/null &
+lockpid=$!
+sleep 0.5
+"$LISTGATE" --allow-root --config "$CONF" expire --list rk > "$T/out" 2>&1 &
+epid=$!
+sleep 1.5
+kill -9 "$epid"
+wait "$epid"
+wait "$lockpid"
+check "a run killed before its reminder was queued: the post is not marked reminded" \
+    test "$(sql "SELECT reminded_at IS NULL FROM held_posts WHERE id = $rk")" = t
+run lg expire --list rk
+check "... and the next run reminds" \
+    sh -c "test $rc -eq 0 && grep -q ', 1 reminder sent' '$T/out' && test \$(ls '$T/mail' | grep -c 'dave@example.org.$rk\$') -eq 1"
+
 printf 'hold_expiry_days = 3\nexpire_action = discard-learn\n' \
     > "$CONF/lists/race.conf"
 race_ids=

@@ -117,32 +117,38 @@ add_id(int64_t id, void *vctx)
  * of moderation by mail (gate/moderate/notify.c notify_remind: a
  * "remind" notice per moderator, queued in the outbox and sent within
  * NOTIFY_RUN_S; what does not go out stays there for `notify
- * --pending`).  The reminder is claimed first (reminded_at), so that of
- * two runs at once only one reminds; a reminder that cannot be queued
- * gives its claim back.  1 queued, 0 the post is no longer held or
- * another run reminds, -1 with err.
+ * --pending`).  The reminder is claimed (reminded_at) and queued in one
+ * transaction, then sent: of two runs at once only one reminds, and a
+ * run that dies before the commit leaves the post to the next.  1
+ * queued, 0 the post is no longer held or another run reminds, -1 with
+ * err.
  */
 static int
 remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
     unsigned days, char *err, size_t errsz)
 {
 	struct notify_stats st;
-	char uerr[512];
+	char rb[256];
 	int r;
 
 	if ((r = expiry_claim_remind(q, id, days, err, errsz)) <= 0)
 		return r;
-	r = notify_remind(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
-	    &st, err, errsz);
+	/* queued, nothing sent yet (no time given): sent after the commit */
+	r = notify_remind(q, g, id, clock_now_ms(), &st, err, errsz);
 	if (r < 0) {
-		if (expiry_unclaim_remind(q, id, uerr, sizeof(uerr)) < 0)
-			cmd_err(NAME, "warning: post %lld: %s: the next run "
-			    "reminds only %u days from now", (long long)id,
-			    uerr, days);
+		expiry_claim_end(q, 0, rb, sizeof(rb));
 		return -1;
 	}
+	if (expiry_claim_end(q, r == 0, err, errsz) < 0)
+		return -1;
 	if (r == 1)
 		return 0;
+	r = notify_send_post(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
+	    &st, err, errsz);
+	if (r < 0)
+		return -1;
+	if (r == 1)
+		return 0;	/* decided meanwhile: its notices wait */
 	if (st.failed > 0)
 		/* queued: notify --pending sends it again */
 		cmd_err(NAME, "warning: post %lld: a reminder could not be "

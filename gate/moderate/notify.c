@@ -259,7 +259,8 @@ nmods(const struct listcfg_list *l)
 	return n;
 }
 
-/* queue kind notices of p and send them until deadline_ms */
+/* queue kind notices of p (none when kind is NULL) and send its pending
+ * ones until deadline_ms */
 static int
 queue_and_send(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const struct notice_post *p,
@@ -271,10 +272,12 @@ queue_and_send(struct queue *q, const struct listcfg_global *g,
 	char kerr[1024];
 	int r;
 
-	if (moddb_queue(q, l->name, p->id, l->moderators, kind, digest, err,
-	    errsz) < 0)
-		return -1;
-	st->queued += nmods(l);
+	if (kind != NULL) {
+		if (moddb_queue(q, l->name, p->id, l->moderators, kind, digest,
+		    err, errsz) < 0)
+			return -1;
+		st->queued += nmods(l);
+	}
 	if (digest) {
 		st->waiting += nmods(l);
 		return 0;
@@ -325,9 +328,11 @@ notify_held(struct queue *q, const struct listcfg_global *g,
 	    errsz);
 }
 
-int
-notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
-    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+/* notify_remind (kind "remind") and notify_send_post (kind NULL) */
+static int
+remind(struct queue *q, const struct listcfg_global *g, int64_t id,
+    const char *kind, double deadline_ms, struct notify_stats *st,
+    char *err, size_t errsz)
 {
 	struct queue_row r;
 	struct listcfg_list l;
@@ -353,12 +358,26 @@ notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 		rc = -1;
 	} else {
 		row_post(&r, &p);
-		rc = queue_and_send(q, g, &l, &p, "remind", 0, deadline_ms, st,
+		rc = queue_and_send(q, g, &l, &p, kind, 0, deadline_ms, st,
 		    err, errsz);
 	}
 	listcfg_free_list(&l);
 	queue_row_free(&r);
 	return rc;
+}
+
+int
+notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
+    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+{
+	return remind(q, g, id, "remind", deadline_ms, st, err, errsz);
+}
+
+int
+notify_send_post(struct queue *q, const struct listcfg_global *g, int64_t id,
+    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+{
+	return remind(q, g, id, NULL, deadline_ms, st, err, errsz);
 }
 
 /* --- notify --pending ----------------------------------------------------- */

@@ -92,6 +92,15 @@ int notify_remind(struct queue *q, const struct listcfg_global *g,
     size_t errsz);
 
 /*
+ * Send the pending notices of held post id (those queued by
+ * notify_remind inside a transaction since committed) until
+ * deadline_ms.  0 (1 when the post is not held), or -1 with err.
+ */
+int notify_send_post(struct queue *q, const struct listcfg_global *g,
+    int64_t id, double deadline_ms, struct notify_stats *st, char *err,
+    size_t errsz);
+
+/*
  * `notify --pending`: for list (NULL: every list with pending rows),
  * send the pending notices, drop those of posts no longer held, and
  * send each moderator one digest of the rows waiting for one (and of
