@@ -1,6 +1,8 @@
 #!/bin/sh
 # child_input.sh - a deliver or release command gets the whole post even
-# when the listgate process that started it dies first
+# when the listgate process that started it dies first (SIGKILL; and
+# approve's SIGTERM and SIGINT), and filter's SIGTERM and SIGINT stop
+# the deliver command with it: nothing delivered, never a part
 #
 # The command says it started, waits (before reading a byte) until the
 # test has killed its parent with SIGKILL, SIGTERM or SIGINT, then
@@ -95,7 +97,9 @@ wait_for() {
 # kill_parent WHAT TAG SIG FEED CMD...: run CMD (a listgate command that
 # starts slow.sh TAG; the post on its input when FEED is 1), kill it with
 # SIG once slow.sh runs, let slow.sh read, and check what reached the
-# sink
+# sink: the whole post when SIG killed listgate, nothing when listgate
+# handles SIG by stopping the command with it (filter's SIGTERM and
+# SIGINT: a deliver that went on would deliver a post the MTA retries)
 kill_parent() {
 	what=$1 tag=$2 sig=$3
 	shift 3
@@ -110,7 +114,15 @@ kill_parent() {
 	kill -"$sig" "$(cat "$T/pid")"
 	wait "$bgpid" 2>/dev/null
 	st=$?
-	check "$what: listgate died of SIG$sig (status $st)" test "$st" -gt 128
+	stops=
+	[ "$what" = filter ] && [ "$sig" != KILL ] && stops=1
+	if [ -n "$stops" ]; then
+		check "$what: SIG$sig ends it with a temporary failure (status $st)" \
+		    test "$st" -eq 75
+	else
+		check "$what: listgate died of SIG$sig (status $st)" \
+		    test "$st" -gt 128
+	fi
 	: > "$T/go"
 	cpid=$(cat "$T/started.$tag")
 	i=0
@@ -118,7 +130,10 @@ kill_parent() {
 		sleep 0.05
 		i=$((i + 1))
 	done
-	if [ -e "$T/sink.$tag" ] && cmp -s "$T/sink.$tag" "$T/big.eml"; then
+	if [ -n "$stops" ]; then
+		check "$what after SIG$sig: the command was stopped with it, nothing delivered" \
+		    test ! -e "$T/sink.$tag" -a ! -e "$T/sink.$tag.tmp"
+	elif [ -e "$T/sink.$tag" ] && cmp -s "$T/sink.$tag" "$T/big.eml"; then
 		ok "$what after SIG$sig: the command read the whole post"
 	else
 		got=$(cat "$T/sink.$tag" 2>/dev/null | wc -c)
