@@ -246,6 +246,34 @@ sleep 3.5
     ok "... and deliver stopped with it: nothing delivered" ||
     bad "... and deliver stopped with it: nothing delivered"
 
+# --- a stop after deliver exited 0, before the filter reaped it (the
+# filter stopped meanwhile, to hold that moment): delivered, exit 0, or
+# the MTA would deliver the post again
+printf '#!/bin/sh\ncat > %s.zombie\nkill -STOP $PPID\nexit 0\n' "$SINK" \
+    > "$T/zombie.sh"
+printf 'deliver = /bin/sh %s/zombie.sh\n' "$T" > "$CONF/lists/slow.conf"
+rm -f "$SINK.zombie"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
+    --mta postfix --list slow -f s@x -- slow@l > "$T/out" 2> "$T/err" &
+fpid=$!
+i=0
+while [ "$(awk '{print $3}' "/proc/$fpid/stat" 2>/dev/null)" != T ] &&
+    [ $i -lt 200 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+# and its deliver has exited (a zombie, not reaped)
+i=0
+while [ -n "$(ps -o stat= --ppid "$fpid" | grep -v Z)" ] && [ $i -lt 100 ]; do
+	sleep 0.05; i=$((i + 1))
+done
+kill -TERM "$fpid"
+kill -CONT "$fpid"
+wait "$fpid"
+rc=$?
+expect 0 "SIGTERM after deliver exited 0, not yet reaped: delivered"
+cmp -s "$SINK.zombie" "$DATA/ham-test.eml" && grep -q "after the post was delivered" "$T/err" &&
+    ok "... once, and saying so" || bad "... once, and saying so"
+
 # --- configuration and environment failures --------------------------------------
 cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$T/nonexistent" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"

@@ -130,7 +130,19 @@ static volatile sig_atomic_t active_pid, last_ok;
 int
 run_last_ok(void)
 {
-	return last_ok;
+	siginfo_t si;
+	pid_t pid = (pid_t)active_pid;
+
+	if (last_ok)
+		return 1;
+	/* exited but not reaped yet (we were woken by the signal, not by
+	 * its exit): ask without reaping it */
+	if (pid <= 0)
+		return 0;
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 && si.si_pid == pid && si.si_code == CLD_EXITED &&
+	    si.si_status == 0;
 }
 
 /* the signals that end a single-threaded caller (the watchdog, a stop):

@@ -59,7 +59,9 @@ void run_kill_active(void);
  * run_argv starts the command and reaps it with SIGALRM, SIGTERM,
  * SIGINT and SIGHUP blocked, so a handler of those sees either a
  * command it can kill (run_kill_active) or this: a `deliver` that has
- * delivered, whose post must not be deferred.  Async-signal-safe.
+ * delivered, whose post must not be deferred; a command that exited 0
+ * and is not reaped yet counts too (waitid with WNOWAIT).
+ * Async-signal-safe.
  */
 int run_last_ok(void);
 
