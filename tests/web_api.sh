@@ -522,6 +522,20 @@ check "no password, hash or session id in the log" \
 # (the answer was lost: the post released, the client told nothing);
 # slow's release takes 4 s
 idT=$("$QHOLD" slow "$DATA/ham4.eml" 0.6) || exit 99
+# and a client that never ends its headers (one more every second): it
+# must not hold the stop up (it once did for the timeout and 5 s)
+python3 - "$port" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"GET /api/lists HTTP/1.1\r\nHost: x\r\n")
+for i in range(60):
+    time.sleep(1)
+    try:
+        s.sendall(b"X-a: b\r\n")
+    except OSError:
+        break
+PY
+tpid=$!
 curl -s -o /dev/null -w '%{http_code}' $B -d action=approve \
     "$URL/api/lists/slow/held/$idT" > "$T/stop.code" 2>&1 &
 cpid=$!
@@ -531,8 +545,22 @@ while [ "$(sql "SELECT status FROM held_posts WHERE id = $idT")" != releasing ] 
 	sleep 0.1
 	i=$((i + 1))
 done
-web_stop
+t0=$(date +%s)
+kill -TERM "$webpid"
+sleep 0.5
+# a new connection meanwhile is refused, not left in the backlog
+curl -s -m 3 -o /dev/null "$URL/style.css"
+crc=$?
+wait "$webpid"
+webrc=$?
+took=$(($(date +%s) - t0))
+kill "$tpid" 2>/dev/null
+wait "$tpid" 2>/dev/null
 wait "$cpid"
+check "a connection made while the server stops is refused (curl exit $crc)" \
+    test "$crc" -eq 7 -o "$crc" -eq 52 -o "$crc" -eq 56
+check "a client that never ends its headers does not hold the stop up (${took} s)" \
+    test "$took" -le 20
 check "a decision in progress at SIGTERM is answered ($(cat "$T/stop.code"))" \
     test "$(cat "$T/stop.code")" = 200
 check "... and recorded" \

@@ -717,9 +717,6 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 
 	if ((r = xcalloc(1, sizeof(*r))) == NULL)
 		return NULL;
-	pthread_mutex_lock(&s->mu);
-	s->inflight++;
-	pthread_mutex_unlock(&s->mu);
 	r->srv = s;
 	r->conn = c;
 	r->method = "-";
@@ -786,11 +783,13 @@ req_free(struct web_req *r)
 	buf_free(&r->body);
 	buf_free(&r->out);
 	explicit_bzero(r->sid, sizeof(r->sid));
+	if (r->counted) {
+		pthread_mutex_lock(&s->mu);
+		if (--s->inflight == 0)
+			pthread_cond_broadcast(&s->idle_cv);
+		pthread_mutex_unlock(&s->mu);
+	}
 	xfree(r);
-	pthread_mutex_lock(&s->mu);
-	if (--s->inflight == 0)
-		pthread_cond_broadcast(&s->idle_cv);
-	pthread_mutex_unlock(&s->mu);
 }
 
 /* send r's answer: MHD_YES, or MHD_NO (the connection is closed) */
@@ -997,6 +996,12 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (r->too_big)
 		return too_big(r);
+	/* a stop waits for it from here: whole requests only, so that a
+	 * client that never ends its headers or body holds no stop up */
+	pthread_mutex_lock(&s->mu);
+	s->inflight++;
+	r->counted = 1;
+	pthread_mutex_unlock(&s->mu);
 	dispatch(r);
 	return answer(r);
 }
@@ -1139,6 +1144,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	char why[256], host[64];
 	unsigned port;
 	int sig, rc = -1, sync_started = 0;
+	MHD_socket lfd;
 	unsigned flags;
 
 	if (listen_addr(listen, &ss, &sslen, err, errsz) < 0)
@@ -1221,10 +1227,17 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	log_info("web: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
 	/* stop accepting; then wait for the requests in progress to be
 	 * answered (MHD_stop_daemon shuts every connection's socket) */
-	MHD_quiesce_daemon(s->d);
+	lfd = MHD_quiesce_daemon(s->d);
+	/* refuse new connections meanwhile, rather than leave them in the
+	 * listening socket's backlog unanswered (closed after the stop, as
+	 * libmicrohttpd wants) */
+	if (lfd != MHD_INVALID_SOCKET)
+		shutdown(lfd, SHUT_RDWR);
 	wait_requests(s);
 	MHD_stop_daemon(s->d);
 	s->d = NULL;
+	if (lfd != MHD_INVALID_SOCKET)
+		close(lfd);
 	rc = 0;
 out_sync:
 	if (sync_started) {

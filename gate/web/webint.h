@@ -136,6 +136,8 @@ struct web_req {
 	int from_proxy;			/* the peer is a trusted proxy */
 	size_t urilen;			/* the target, query included */
 	int started;			/* the access handler has seen it */
+	int counted;			/* dispatched: in s->inflight until
+					 * it completes */
 	struct buf body;
 	int too_big;
 	size_t drained;			/* body bytes dropped after too_big */
