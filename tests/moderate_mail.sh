@@ -624,6 +624,23 @@ check "... nothing pending" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id IN ($id14, $id15) AND state = 'pending'")" -eq 0
 mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
+# --- a moderator at an address a notice's To: cannot carry (an address
+# literal loads, as it did before): the others get theirs, and that row
+# is dropped, saying why, not sent with a raw header or retried for ever
+cp "$CONF/lists/dev.conf" "$T/dev.conf.orig"
+sed -i 's/^moderators = .*/moderators = alice@example.org, carol@[192.0.2.1]/' \
+    "$CONF/lists/dev.conf"
+na=$(nmail alice@example.org)
+id17=$(hold spam1.eml mm17@test y@example.net) || exit 1
+check "a moderator at an address literal: the list loads and holds" \
+    test -n "$id17"
+check "... alice gets her notice" test "$(nmail alice@example.org)" -eq $((na + 1))
+check "... no notice goes to the literal" \
+    test "$(ls "$MAIL" | grep -c -F 'carol@')" -eq 0
+check "... its row dropped, saying why" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id17 AND moderator = 'carol@[192.0.2.1]' AND state = 'dropped' AND last_error LIKE 'a notice cannot go to this address%'")" -eq 1
+mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
+
 # --- a notify command that hangs: the post's outcome and time are kept --------------------
 sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \
     -e "s|^notify = .*|notify = /bin/sleep $hang|" "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"

@@ -124,6 +124,24 @@ still_moderator(const struct listcfg_list *l, const char *a)
  * dropped with */
 #define NOT_MODERATOR	"the moderator is no longer in moderators"
 
+/*
+ * Why a pending row to moderator a is dropped instead of sent: NULL to
+ * send it; a moderator no longer in l's moderators; or an address a
+ * notice's To: header cannot carry (moderators load with address
+ * literals and UTF-8, which notice_addr_ok refuses: such a row would
+ * fail for ever).
+ */
+static const char *
+drop_reason(const struct listcfg_list *l, const char *a)
+{
+	if (!still_moderator(l, a))
+		return NOT_MODERATOR;
+	if (!notice_addr_ok(a))
+		return "a notice cannot go to this address (ASCII without "
+		    "<>()[],;:\\\" only)";
+	return NULL;
+}
+
 /* remember a failure */
 static void
 failed(struct notify_stats *st, const char *err)
@@ -220,11 +238,13 @@ static int
 post_row(const struct moddb_notice *n, void *vctx)
 {
 	struct post_ctx *c = vctx;
+	const char *why;
 	unsigned t;
 
-	if (!still_moderator(c->l, n->moderator)) {
-		/* an older row of a moderator removed since */
-		if (moddb_mark(c->q, n->id, "dropped", NOT_MODERATOR, c->err,
+	if ((why = drop_reason(c->l, n->moderator)) != NULL) {
+		/* an older row of a moderator removed since, or one no
+		 * notice can go to */
+		if (moddb_mark(c->q, n->id, "dropped", why, c->err,
 		    c->errsz) < 0) {
 			c->dberr = 1;
 			return -1;
@@ -610,11 +630,12 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 
 		if (strcmp(n->post_status, "held") != 0 ||
 		    find_held(&pd, n->post_id) == NULL ||
-		    !still_moderator(&l, n->moderator)) {
-			char why[64];
+		    drop_reason(&l, n->moderator) != NULL) {
+			char why[128];
 
-			if (!still_moderator(&l, n->moderator))
-				snprintf(why, sizeof(why), "%s", NOT_MODERATOR);
+			if (drop_reason(&l, n->moderator) != NULL)
+				snprintf(why, sizeof(why), "%s",
+				    drop_reason(&l, n->moderator));
 			else
 				snprintf(why, sizeof(why), "the post is %s",
 				    n->post_status[0] ? n->post_status : "gone");
