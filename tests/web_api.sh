@@ -524,10 +524,11 @@ check "no password, hash or session id in the log" \
 idT=$("$QHOLD" slow "$DATA/ham4.eml" 0.6) || exit 99
 # and a client that never ends its headers (one more every second): it
 # must not hold the stop up (it once did for the timeout and 5 s)
-python3 - "$port" <<'PY' &
+python3 - "$port" "$T/trickling" <<'PY' > "$T/trickle.out" 2>&1 &
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
 s.sendall(b"GET /api/lists HTTP/1.1\r\nHost: x\r\n")
+open(sys.argv[2], "w").close()
 for i in range(60):
     time.sleep(1)
     try:
@@ -536,6 +537,8 @@ for i in range(60):
         break
 PY
 tpid=$!
+i=0
+while [ ! -e "$T/trickling" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
 curl -s -o /dev/null -w '%{http_code}' $B -d action=approve \
     "$URL/api/lists/slow/held/$idT" > "$T/stop.code" 2>&1 &
 cpid=$!
@@ -556,6 +559,7 @@ webrc=$?
 took=$(($(date +%s) - t0))
 kill "$tpid" 2>/dev/null
 wait "$tpid" 2>/dev/null
+sed 's/^/# trickler: /' "$T/trickle.out"
 wait "$cpid"
 check "a connection made while the server stops is refused (curl exit $crc)" \
     test "$crc" -eq 7 -o "$crc" -eq 52 -o "$crc" -eq 56
