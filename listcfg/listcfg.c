@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,17 @@ listcfg_dir(const char *opt)
 	if ((e = getenv("LISTGATE_CONFIG")) != NULL && *e != '\0')
 		return e;
 	return LG_SYSCONFDIR;
+}
+
+int
+listcfg_is_moderator(const struct listcfg_list *l, const char *a)
+{
+	size_t i;
+
+	for (i = 0; l->moderators != NULL && l->moderators[i] != NULL; i++)
+		if (strcasecmp(l->moderators[i], a) == 0)
+			return 1;
+	return 0;
 }
 
 int

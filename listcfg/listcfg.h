@@ -155,6 +155,9 @@ const char *listcfg_dir(const char *opt);
  * bytes, and no ".."), else 0 */
 int listcfg_name_ok(const char *name);
 
+/* 1 if address a is one of l's moderators (any case), else 0 */
+int listcfg_is_moderator(const struct listcfg_list *l, const char *a);
+
 /* load DIR/listgate.conf (defaults when the file is missing, error when
  * DIR itself is missing or unreadable, or when DIR or the file could be
  * changed by another user: see cfgfile_trusted): 0, or -1 with err */

@@ -108,18 +108,6 @@ left_s(double deadline_ms)
 	return (unsigned)(ms / 1000);
 }
 
-/* 1 if address a is one of l's moderators now, in any case */
-static int
-still_moderator(const struct listcfg_list *l, const char *a)
-{
-	size_t i;
-
-	for (i = 0; l->moderators != NULL && l->moderators[i] != NULL; i++)
-		if (strcasecmp(l->moderators[i], a) == 0)
-			return 1;
-	return 0;
-}
-
 /* the reason a row of a moderator no longer in l's moderators is
  * dropped with */
 #define NOT_MODERATOR	"the moderator is no longer in moderators"
@@ -134,7 +122,7 @@ still_moderator(const struct listcfg_list *l, const char *a)
 static const char *
 drop_reason(const struct listcfg_list *l, const char *a)
 {
-	if (!still_moderator(l, a))
+	if (!listcfg_is_moderator(l, a))
 		return NOT_MODERATOR;
 	if (!notice_addr_ok(a))
 		return "a notice cannot go to this address (ASCII without "
@@ -627,15 +615,14 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	 * while the hour allows, else into the digest */
 	for (i = 0; i < pd.n; i++) {
 		struct moddb_notice *n = &pd.rows[i];
+		const char *dr = drop_reason(&l, n->moderator);
 
 		if (strcmp(n->post_status, "held") != 0 ||
-		    find_held(&pd, n->post_id) == NULL ||
-		    drop_reason(&l, n->moderator) != NULL) {
+		    find_held(&pd, n->post_id) == NULL || dr != NULL) {
 			char why[128];
 
-			if (drop_reason(&l, n->moderator) != NULL)
-				snprintf(why, sizeof(why), "%s",
-				    drop_reason(&l, n->moderator));
+			if (dr != NULL)
+				snprintf(why, sizeof(why), "%s", dr);
 			else
 				snprintf(why, sizeof(why), "the post is %s",
 				    n->post_status[0] ? n->post_status : "gone");

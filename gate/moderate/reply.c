@@ -652,18 +652,6 @@ reply_apply(struct reply *r, struct queue *q,
 	}
 }
 
-/* 1 if address a is one of the list's moderators, in any case */
-static int
-is_moderator(const struct listcfg_list *l, const char *a)
-{
-	size_t i;
-
-	for (i = 0; l->moderators != NULL && l->moderators[i] != NULL; i++)
-		if (strcasecmp(l->moderators[i], a) == 0)
-			return 1;
-	return 0;
-}
-
 int
 reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 {
@@ -678,7 +666,7 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	}
 	/* the envelope sender of a refused reply proved nothing: anyone
 	 * could have it answered to any address (backscatter) */
-	if (refused && (!r->have_l || !is_moderator(&r->l, r->sender))) {
+	if (refused && (!r->have_l || !listcfg_is_moderator(&r->l, r->sender))) {
 		snprintf(why, whysz, "no answer: a refusal is answered only "
 		    "to the list's moderators");
 		return 1;
