@@ -49,6 +49,7 @@
 #include <kclangc.h>
 
 #include "gate/util/clock.h"
+#include "db/fgrow.h"
 #include "db/tokdb.h"
 #include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
 #include "gate/util/siphash.h"
@@ -192,9 +193,18 @@ struct rcache {
 static void
 seterr(struct tokdb *db, const char *what)
 {
-	snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s; if the "
-	    "file is damaged, `listgate rebuild --list %s` recreates it from "
-	    "the journal", db->path, what, kcdbemsg(db->kc), db->list);
+	int e = fgrow_last_error();
+
+	if (e != 0)
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s: "
+		    "%s (the file keeps what was committed; free space on "
+		    "its disk and try again)", db->path, what,
+		    kcdbemsg(db->kc), strerror(e));
+	else
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s; "
+		    "if the file is damaged, `listgate rebuild --list %s` "
+		    "recreates it from the journal", db->path, what,
+		    kcdbemsg(db->kc), db->list);
 }
 
 /* remember an error of our own (no Kyoto Cabinet message): -1 */
@@ -668,7 +678,7 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 	char kpath[4200], tune[128];
 	uint32_t kmode;
 	double start, delay = 1.0, left;
-	int writer = (mode & TOKDB_WRITE) != 0, created, r;
+	int writer = (mode & TOKDB_WRITE) != 0, created, r, e;
 
 	if (strcmp(path, ":") != 0 && dir_trusted(path, err, errsz) < 0)
 		return TOKDB_ERR;
@@ -750,6 +760,11 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			    "without a database `listgate score --list %s "
 			    "--db-dump > /dev/null`", path, kcdbemsg(db->kc),
 			    path, db->list, db->list);
+			r = TOKDB_ERR;
+		} else if ((e = fgrow_last_error()) != 0) {
+			snprintf(err, errsz, "token file %s cannot be opened "
+			    "(%s: %s); free space on its disk and try again",
+			    path, kcdbemsg(db->kc), strerror(e));
 			r = TOKDB_ERR;
 		} else {
 			snprintf(err, errsz, "token file %s cannot be opened "

@@ -7,11 +7,14 @@
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -516,6 +519,116 @@ START_TEST(crashed_writer_keeps_mode)
 	ck_assert_msg(st.st_gid == gid, "group %u after the roll-back, was "
 	    "%u", (unsigned)st.st_gid, (unsigned)gid);
 	toklist_free(a);
+}
+END_TEST
+
+/* fresh tokens for batch b: 400 of them, none seen in another batch */
+static struct toklist *
+fresh_batch(unsigned b)
+{
+	struct toklist *tl = toklist_new(1000);
+	char t[64];
+	int i;
+
+	ck_assert_ptr_nonnull(tl);
+	for (i = 0; i < 400; i++) {
+		snprintf(t, sizeof(t), "batch%u-token%d-padding-padding", b, i);
+		ck_assert_int_ge(toklist_add(tl, t, strlen(t)), 0);
+	}
+	return tl;
+}
+
+/*
+ * A writer on a full disk fails with a message, and the file keeps what
+ * was committed: transactions, a bulk writer's private copy and a
+ * compaction alike.  Kyoto Cabinet grows a file with ftruncate and
+ * writes through its mapping, so the first write into a page the disk
+ * had no block for killed the writer with SIGBUS (sync, train, the web
+ * server's sync).  Needs root, for a small tmpfs in a mount namespace.
+ */
+START_TEST(full_disk)
+{
+	char mnt[300], p2[400], err[1024];
+	struct toklist *tl;
+	struct tokdb *db;
+	struct dirent *de;
+	uint32_t ns, nh;
+	unsigned b, ok = 0;
+	int failed = 0;
+	DIR *d;
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
+	ck_assert_int_eq(mkdir(mnt, 0700), 0);
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("lg-tokdb", mnt, "tmpfs", 0, "size=1m,mode=0750") < 0) {
+		rmdir(mnt);
+		if (getenv("CI") != NULL && *getenv("CI") != 0)
+			ck_abort_msg("under CI this runs as root: cannot mount "
+			    "a tmpfs in a mount namespace: %s",
+			    strerror(errno));
+		printf("# SKIP full_disk: needs root (a tmpfs in a mount "
+		    "namespace of its own)\n");
+		return;
+	}
+	snprintf(p2, sizeof(p2), "%s/full.kch", mnt);
+	db = open_w(p2);
+	/* transactions until the disk is full */
+	for (b = 0; b < 1000 && !failed; b++) {
+		tl = fresh_batch(b);
+		if (tokdb_begin(db) < 0 || tokdb_learn(db, tl, 1, 1, 100) < 0 ||
+		    tokdb_commit(db) < 0) {
+			snprintf(err, sizeof(err), "%s", tokdb_errmsg(db));
+			tokdb_abort(db);
+			failed = 1;
+		} else
+			ok++;
+		toklist_free(tl);
+	}
+	ck_assert_msg(failed, "the disk never filled");
+	ck_assert_msg(ok > 0, "no batch fit: %s", err);
+	ck_assert_msg(strstr(err, "No space left") != NULL, "%s", err);
+	tokdb_close(db);
+	/* what was committed is there, and a reader opens it */
+	ck_assert_int_eq(tokdb_open(p2, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, ok);
+	tokdb_close(db);
+	/* a bulk writer's private copy, and a compaction, fail alike and
+	 * leave the file as it was */
+	ck_assert_int_eq(tokdb_open(p2, TOKDB_WRITE | TOKDB_BULK, 100, &db,
+	    err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	for (b = 1000, failed = 0; b < 1100 && !failed; b++) {
+		tl = fresh_batch(b);
+		if (tokdb_learn(db, tl, 1, 1, 100) < 0)
+			failed = 1;
+		toklist_free(tl);
+	}
+	if (!failed && tokdb_commit(db) == 0) {
+		ck_assert_msg(tokdb_publish(db, err, sizeof(err)) < 0,
+		    "a bulk copy was published on a full disk");
+		ck_assert_msg(strstr(err, "No space left") != NULL, "%s", err);
+	} else
+		tokdb_close(db);
+	ck_assert_int_lt(tokdb_compact(p2, 100, 1, err, sizeof(err)), 0);
+	ck_assert_msg(strstr(err, "No space left") != NULL, "%s", err);
+	ck_assert_int_eq(tokdb_open(p2, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, ok);
+	tokdb_close(db);
+	/* and no private copy is left behind */
+	ck_assert_ptr_nonnull(d = opendir(mnt));
+	while ((de = readdir(d)) != NULL)
+		ck_assert_msg(strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, "full.kch") == 0, "%s left behind",
+		    de->d_name);
+	closedir(d);
+	umount2(mnt, MNT_DETACH);
+	rmdir(mnt);
 }
 END_TEST
 
@@ -2148,6 +2261,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, rewrites_keep_mode);
 	tcase_add_test(tc, crashed_writer_keeps_mode);
+	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, today);
 	suite_add_tcase(s, tc);
 
