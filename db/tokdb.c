@@ -2774,8 +2774,7 @@ tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz)
 	if (db->ready || bulk_unchanged(db))
 		return 0;
 	if (bulk_flush(db) < 0) {
-		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
-		    db->path, db->emsg);
+		snprintf(err, errsz, "%s", db->emsg);	/* names the file */
 		db->poisoned = 1;
 		return -1;
 	}
