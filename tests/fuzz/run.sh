@@ -18,6 +18,10 @@
 #   received the Received chain reader and its src: tokens (gate/received.c;
 #            the first line of an input names trusted relays)
 #   holder   the holder's requests and answers (gate/holder/holder.c)
+#   notice   hold notices, digests and answers built from a hostile post
+#            (gate/moderate/notice.c): well-formed, sanitized
+#   web      the web server's form bodies and JSON (gate/web/form.c,
+#            gate/web/json.c)
 # Seeds come from the fixtures (tests/data/mail, tests/data/train, the
 # configuration tests) and from tests/data/fuzz/TARGET/, the named
 # fixtures of earlier crashes.  The corpus grows in $FUZZ_WORK/TARGET
@@ -30,7 +34,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORK:-/tmp/listgate-fuzz}
 CC=${CC_FUZZ:-clang}
-TARGETS="mail tok source listcfg tmpl cookie received holder"
+TARGETS="mail tok source listcfg tmpl cookie received holder notice web"
 obj=$work/obj
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
@@ -51,7 +55,8 @@ build() {
 	# listcfg itself); rebuilt when any source or header changed
 	srcs=$(cd "$top" && ls gate/util/*.c gate/mail/*.c gate/tok.c \
 	    gate/tok_post.c gate/received.c gate/toklist.c gate/bayes.c gate/outcome.c \
-	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c gate/holder/holder.c)
+	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c gate/holder/holder.c \
+	    gate/moderate/notice.c gate/web/form.c gate/web/json.c)
 	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
 	    tests/fuzz/*.c | cksum | tr ' ' _)
 	if [ ! -f "$obj/libfuzzgate.a" ] || [ "$(cat "$obj/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -120,6 +125,23 @@ open(sys.argv[1], "wb").write(b"LGH1" + struct.pack(">I", len(body)) + body +
                               b"OK 0 812 1")
 PY
 		printf 'ER database: no connection' > "$d/seed-error"
+		;;
+	notice)
+		# sender, Subject, envelope sender, note, clues, then a post
+		for f in "$top"/tests/data/mail/*.eml; do
+			{
+				printf 'A <a@example.org>\000=?utf-8?b?4oCu?= x\000'
+				printf '<1@example.org>\000deliver refused\000'
+				printf 'cheap 0.99 3 0\nhello 0.01 0 9\n\000'
+				cat "$f"
+			} > "$d/$(basename "$f")"
+		done
+		;;
+	web)
+		printf 'Aaction=approve&id=812&csrf=0a1b2c' > "$d/seed-form"
+		printf '@user=mod%%40example.org&password=a+b%%20c' > "$d/seed-login"
+		printf '\001{"action": "reject", "note": "spam \\u00e9\\ud83d\\ude00"}' > "$d/seed-json"
+		printf '\100{"list":"dev","id":"812","nested":{"a":[1,2,{"b":null}]}}' > "$d/seed-nested"
 		;;
 	cookie)
 		printf 'dev-moderate+approve-812-0abcdefg0123456789abcdefghij@lists.example.org' > "$d/seed-approve"

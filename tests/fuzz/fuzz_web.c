@@ -1,0 +1,94 @@
+/*
+ * fuzz_web.c - libFuzzer target for the request bodies of `listgate
+ * web` (gate/web/form.c, gate/web/json.c): form bodies, query strings
+ * and the API's JSON, all from anyone who can reach the port
+ *
+ * The first byte of an input picks the size of the caller's buffers
+ * (1 to 64, or 4096 bytes), the rest is the body.  Every pair form_next
+ * gives must fit its buffers, NUL-terminated, with no NUL inside;
+ * form_get must find the value the iteration found first for the same
+ * key; json_get_str must give valid UTF-8 without NUL that fits, the
+ * same on a second call, and nothing is read past the body (the
+ * sanitizers see to that).  Build as tests/fuzz/run.sh does.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate/util/utf8.h"
+#include "gate/web/form.h"
+#include "gate/web/json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static const char *const keys[] = { "action", "csrf", "id", "user",
+    "password", "note", "list", "", NULL };
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct form_iter it;
+	char *k, *v, *v2, *body;
+	size_t bsz, n, i, j, len;
+	uint32_t cp;
+	int r, r2, ns, ns2;
+
+	if (size == 0)
+		return 0;
+	bsz = data[0] % 65 == 0 ? 4096 : data[0] % 65;
+	/* the body in a buffer of its own size: a read past it is seen */
+	n = size - 1;
+	if ((body = malloc(n > 0 ? n : 1)) == NULL ||
+	    (k = malloc(bsz)) == NULL || (v = malloc(bsz)) == NULL ||
+	    (v2 = malloc(bsz)) == NULL)
+		abort();
+	memcpy(body, data + 1, n);
+
+	/* form: every pair up to the end or the first malformed one */
+	form_init(&it, body, n);
+	while ((r = form_next(&it, k, bsz, v, bsz)) == 1)
+		if (strlen(k) >= bsz || strlen(v) >= bsz)
+			__builtin_trap();
+	if (r != 0 && r != -1)
+		__builtin_trap();
+	/* form_get agrees with the iteration on each fixed key */
+	for (i = 0; keys[i] != NULL && keys[i][0] != 0; i++) {
+		form_init(&it, body, n);
+		while ((r = form_next(&it, k, bsz, v, bsz)) == 1 &&
+		    strcmp(k, keys[i]) != 0)
+			;
+		r2 = form_get(body, n, keys[i], v2, bsz);
+		if (r2 < -1 || r2 > 1)
+			__builtin_trap();
+		if (r == 1 && (r2 != 1 || strcmp(v, v2) != 0))
+			__builtin_trap();	/* found, but not by form_get */
+		if (r2 == 1 && strlen(v2) >= bsz)
+			__builtin_trap();
+	}
+
+	/* JSON: each fixed key, twice */
+	for (i = 0; keys[i] != NULL; i++) {
+		ns = ns2 = 0;
+		r = json_get_str(body, n, keys[i], v, bsz, &ns);
+		r2 = json_get_str(body, n, keys[i], v2, bsz, &ns2);
+		if (r < -1 || r > 1 || r != r2 || ns != ns2)
+			__builtin_trap();
+		if (r != 1)
+			continue;
+		len = strlen(v);
+		if (len >= bsz || strcmp(v, v2) != 0)
+			__builtin_trap();
+		for (j = 0; j < len; j += utf8_decode((const unsigned char *)v +
+		    j, len - j, &cp))
+			if (utf8_len((const unsigned char *)v + j, len - j) ==
+			    0)
+				__builtin_trap();	/* invalid UTF-8 */
+	}
+	free(body);
+	free(k);
+	free(v);
+	free(v2);
+	return 0;
+}
