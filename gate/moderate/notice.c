@@ -335,7 +335,7 @@ preview(struct buf *b, const struct notice_post *p)
 	    SANITIZE_NO_LIMIT, SANITIZE_TEXT, SANITIZE_KEEP_NL) < 0)
 		goto out;
 	s = clean.data;
-	e = s + clean.len;
+	e = clean.len > 0 ? s + clean.len : s;	/* (no text: s is NULL) */
 	while (s != NULL && s < e && lines < NOTICE_PREVIEW_LINES) {
 		nl = memchr(s, '\n', (size_t)(e - s));
 		if (nl == NULL)
