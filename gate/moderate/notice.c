@@ -400,9 +400,11 @@ tokens(struct buf *b, const char *clues)
 			if (q[-1] == ' ')
 				sp[nsp++] = q - 1;
 		if (nsp == 3 && sp[2] > s) {
+			/* (F is listgate's number, but the line comes back
+			 * from the database: through the sanitizer too) */
 			if (buf_adds(b, "  ") < 0 ||
-			    buf_add(b, sp[2] + 1, (size_t)(sp[1] - sp[2] - 1)) <
-			    0 || buf_adds(b, "  ") < 0 ||
+			    notice_clean(b, sp[2] + 1, (size_t)(sp[1] - sp[2] -
+			    1), 12) < 0 || buf_adds(b, "  ") < 0 ||
 			    notice_clean(b, s, (size_t)(sp[2] - s),
 			    TOKEN_CHARS) < 0 || buf_addc(b, '\n') < 0)
 				return -1;
