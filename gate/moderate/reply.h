@@ -80,6 +80,17 @@ int reply_may_notify(const char *env_sender, const unsigned char *raw,
 /* r->from and r->msgid from the reply's header, sanitized */
 void reply_headers(struct reply *r);
 
+/* 1 if the envelope address a is null, not a plain address, or a
+ * bounce or list robot's (mailer-daemon, owner-, -request, ...): never
+ * answered; why says which.  Else 0 */
+int reply_robot_address(const char *a, char *why, size_t whysz);
+
+/* the first header field name of msg (len bytes, the first 64 KiB
+ * looked at), its value trimmed and sanitized for the log (no controls,
+ * quotes or backslashes), into out (outsz bytes): 1 found, 0 not */
+int reply_field(const unsigned char *msg, size_t len, const char *name,
+    char *out, size_t outsz);
+
 /*
  * Check r's cookie with key at now, then (q open) refuse a cookie used
  * before, decide through decide_post as r->from, and record the cookie.
