@@ -22,6 +22,8 @@
 #            (gate/moderate/notice.c): well-formed, sanitized
 #   web      the web server's form bodies and JSON (gate/web/form.c,
 #            gate/web/json.c)
+#   reply    the robot and list rules of moderation by mail, a reply's
+#            From and Message-ID (gate/moderate/robot.c)
 # Seeds come from the fixtures (tests/data/mail, tests/data/train, the
 # configuration tests) and from tests/data/fuzz/TARGET/, the named
 # fixtures of earlier crashes.  The corpus grows in $FUZZ_WORK/TARGET
@@ -34,7 +36,7 @@ set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=${FUZZ_WORK:-/tmp/listgate-fuzz}
 CC=${CC_FUZZ:-clang}
-TARGETS="mail tok source listcfg tmpl cookie received holder notice web"
+TARGETS="mail tok source listcfg tmpl cookie received holder notice web reply"
 obj=$work/obj
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 
@@ -56,7 +58,8 @@ build() {
 	srcs=$(cd "$top" && ls gate/util/*.c gate/mail/*.c gate/tok.c \
 	    gate/tok_post.c gate/received.c gate/toklist.c gate/bayes.c gate/outcome.c \
 	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c gate/holder/holder.c \
-	    gate/moderate/notice.c gate/web/form.c gate/web/json.c)
+	    gate/moderate/notice.c gate/moderate/robot.c gate/web/form.c \
+	    gate/web/json.c)
 	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
 	    tests/fuzz/*.c | cksum | tr ' ' _)
 	if [ ! -f "$obj/libfuzzgate.a" ] || [ "$(cat "$obj/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -136,6 +139,14 @@ PY
 				cat "$f"
 			} > "$d/$(basename "$f")"
 		done
+		;;
+	reply)
+		# an envelope sender, then a message
+		for f in "$top"/tests/data/mail/*.eml; do
+			{ echo 'mod@example.org'; cat "$f"; } > "$d/$(basename "$f")"
+		done
+		printf '\nFrom: x\nAuto-Submitted: auto-replied\n\nhi\n' > "$d/seed-null"
+		printf 'owner-dev@example.org\nPrecedence: (c) bulk\nList-Id: <dev>\n\n' > "$d/seed-list"
 		;;
 	web)
 		printf 'Aaction=approve&id=812&csrf=0a1b2c' > "$d/seed-form"
