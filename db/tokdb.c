@@ -664,6 +664,31 @@ keep_group_mode(const char *path, const struct stat *was)
 }
 
 /*
+ * A file about to be renamed over the token file at dest (a bulk
+ * writer's copy, a compaction, a rebuilt file) was made with this
+ * process's group: give it dest's group, and no more of a mode than
+ * dest had (within TOKDB_FILE_MODE), or filters reading the token file
+ * through its group defer every post once it is in place.  Nothing when
+ * dest is missing; failures (not in dest's group) are left alone, as
+ * in keep_group_mode.
+ */
+static void
+take_group_mode(const char *path, const char *dest)
+{
+	struct stat was, now;
+	mode_t m;
+
+	if (stat(dest, &was) < 0 || stat(path, &now) < 0 ||
+	    same_file(&was, &now))
+		return;
+	if (now.st_gid != was.st_gid && chown(path, (uid_t)-1, was.st_gid) < 0)
+		return;
+	m = was.st_mode & 07777 & (mode_t)TOKDB_FILE_MODE;
+	if ((now.st_mode & 07777) != m)
+		(void)chmod(path, m);
+}
+
+/*
  * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
  * writer also makes sure the file it locked is still the one at path
  * (a compaction may have renamed a new file over it meanwhile) and
@@ -2063,6 +2088,7 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 			goto out;
 		r = TOKDB_ERR;
 	}
+	take_group_mode(tmp, dst_path);
 	if (rename(tmp, dst_path) < 0) {
 		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp,
 		    dst_path, strerror(errno));
@@ -2802,6 +2828,7 @@ tokdb_publish(struct tokdb *db, char *err, size_t errsz)
 		return -1;
 	}
 	if (db->dest != NULL) {
+		take_group_mode(db->path, db->dest);
 		if (rename(db->path, db->dest) < 0) {
 			snprintf(err, errsz, "cannot rename %s to %s: %s",
 			    db->path, db->dest, strerror(errno));

@@ -670,6 +670,90 @@ START_TEST(rewrites_keep_mode)
 }
 END_TEST
 
+/* a group other than the process's own that it may give its files
+ * (as root any; else a supplementary one), or -1 when it has none */
+static gid_t
+other_group(void)
+{
+	gid_t g[64];
+	int i, n;
+
+	if (geteuid() == 0)
+		return getegid() == 65534 ? 65533 : 65534;
+	if ((n = getgroups(64, g)) < 0)
+		return (gid_t)-1;
+	for (i = 0; i < n; i++)
+		if (g[i] != getegid())
+			return g[i];
+	return (gid_t)-1;
+}
+
+/*
+ * A file put in place of a token file (a bulk writer's copy, a
+ * compaction, a rebuilt file) takes the group and mode of the one it
+ * replaces: filters read the token files through their group, and a
+ * copy made with the writer's group left them deferring every post.
+ */
+START_TEST(rewrites_keep_group)
+{
+	struct toklist *a = mklist(post_a), *b = mklist(post_b);
+	struct tokdb *db;
+	struct stat st;
+	char err[1024], fresh[600];
+	gid_t gid = other_group();
+	int i;
+
+	if (gid == (gid_t)-1) {
+		/* no group to give: only under CI is that a failure */
+		ck_assert_msg(getenv("CI") == NULL, "no other group to test "
+		    "with");
+		return;
+	}
+	unlink(dbpath);
+	db = open_w(dbpath);
+	tokdb_close(db);
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(chown(dbpath, (uid_t)-1, gid), 0);
+		ck_assert_int_eq(chmod(dbpath, i == 2 ? 0600 : 0640), 0);
+		if (i == 0) {
+			/* a bulk writer's copy, published */
+			ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE |
+			    TOKDB_BULK, 100, &db, err, sizeof(err)), 0);
+			ck_assert_int_eq(tokdb_begin(db), 0);
+			ck_assert_int_ge(tokdb_learn(db, a, 1, 1, 100), 0);
+			ck_assert_int_eq(tokdb_commit(db), 0);
+			ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)),
+			    0);
+		} else if (i == 1) {
+			/* a compaction */
+			ck_assert_int_eq(tokdb_compact(dbpath, 100, 1, err,
+			    sizeof(err)), 1);
+		} else {
+			/* a file built afresh put in its place (rebuild) */
+			snprintf(fresh, sizeof(fresh), "%s/fresh.kch", tmpdir);
+			unlink(fresh);
+			db = open_w(fresh);
+			ck_assert_int_eq(tokdb_begin(db), 0);
+			ck_assert_int_ge(tokdb_learn(db, b, 0, 1, 100), 0);
+			ck_assert_int_eq(tokdb_commit(db), 0);
+			tokdb_close(db);
+			ck_assert_int_eq(tokdb_compact_into(fresh, dbpath, 100,
+			    err, sizeof(err)), 1);
+			unlink(fresh);
+		}
+		ck_assert_int_eq(stat(dbpath, &st), 0);
+		ck_assert_msg(st.st_gid == gid, "%s: group %u, was %u",
+		    i == 0 ? "bulk" : i == 1 ? "compaction" : "rebuilt file",
+		    (unsigned)st.st_gid, (unsigned)gid);
+		ck_assert_msg((st.st_mode & 07777) == (i == 2 ? 0600u : 0640u),
+		    "mode %03o", (unsigned)(st.st_mode & 07777));
+	}
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(a);
+	toklist_free(b);
+}
+END_TEST
+
 /* the record key of a token: tokdb_key, 8 bytes big-endian */
 static const char *
 keyof(const char *tok, char *out)
@@ -2260,6 +2344,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, decisions_by_digest);
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, rewrites_keep_mode);
+	tcase_add_test(tc, rewrites_keep_group);
 	tcase_add_test(tc, crashed_writer_keeps_mode);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, today);
