@@ -38,6 +38,11 @@ run lg train --list dev --spam
 check "train without PATH is a usage error" test "$rc" -eq 2
 run lg score
 check "score without --list is a usage error" test "$rc" -eq 2
+# standard input is read once: a second - would learn an empty post
+run lg train --list dev --spam - "$DATA/spam1.eml" - < "$DATA/spam2.eml"
+check "train with - twice is a usage error" test "$rc" -eq 2
+check "... that says - is read once" grep -q -- "- (standard input) may be given only once" "$T/err"
+check "... and trains nothing" test ! -e "$CONF/tokens/dev.kch"
 
 # --- bad list names: refused before any path is built -------------------
 for name in ../x ../../tmp/x 'a/b' '.hidden' 'UPPER'; do
