@@ -1847,8 +1847,9 @@ tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
-/* remove the private copies of path (and their .wal) that a process
- * now gone left behind (killed mid-way) */
+/* remove the private copies of path (with their .wal, and the copy one
+ * moved aside to grow) that a process now gone left behind (killed
+ * mid-way) */
 static void
 clean_stale(const char *path)
 {
@@ -1886,7 +1887,8 @@ clean_stale(const char *path)
 		if (errno || pid <= 0 || end == de->d_name + pl ||
 		    de->d_name[pl] < '0' || de->d_name[pl] > '9' ||
 		    strncmp(end, ".kch", 4) != 0 ||
-		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0 &&
+		    strcmp(end + 4, TOKDB_GROW_SUFFIX) != 0))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;	/* still at work (or not ours) */
@@ -2746,7 +2748,7 @@ bulk_grow(struct tokdb *db)
 	int ok;
 
 	/* the file moves aside; a fresh one takes its name and records */
-	if (snprintf(tmp, sizeof(tmp), "%s.grow.kch", db->path) >=
+	if (snprintf(tmp, sizeof(tmp), "%s" TOKDB_GROW_SUFFIX, db->path) >=
 	    (int)sizeof(tmp))
 		return plainerr(db, "path too long");
 	ok = kcdbclose(db->kc);

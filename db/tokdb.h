@@ -56,6 +56,11 @@ struct tokcount {
 int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
     size_t outsz);
 
+/* where a private copy moves aside while it is rewritten larger (bulk
+ * mode): the copy's name with this added; removed with the copy's
+ * leftovers when its process is gone */
+#define TOKDB_GROW_SUFFIX	".grow.kch"
+
 /*
  * May the token files of directory dir be trusted?  Not when anyone but
  * its owner may create files in it (a shared /tmp, a group-writable

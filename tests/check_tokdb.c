@@ -1792,7 +1792,8 @@ END_TEST
 
 /* what a killed rewrite, new file, rebuild or relay left beside the
  * file (.list.compact-PID.kch, .list.new-PID.kch, .list.rebuild-PID.kch,
- * .list.relay-PID.kch and their .wal, of a process that is gone) is
+ * .list.relay-PID.kch, their .wal and the .grow.kch a bulk copy moves
+ * aside to while it grows, of a process that is gone) is
  * removed by the next writer to open it, even one that then changes
  * nothing; a reader leaves them, and so does a writer while that process
  * lives; another list's are left */
@@ -1802,6 +1803,7 @@ START_TEST(writer_removes_stale_rewrite)
 	    "relay" };
 	struct tokdb *db;
 	char err[1024], stale[4][600], wal[4][2500], live[4][600];
+	char grow[4][2500];
 	char other[2100];
 	int status, fd;
 	pid_t pid;
@@ -1818,6 +1820,11 @@ START_TEST(writer_removes_stale_rewrite)
 		ck_assert_int_eq(tokdb_tmp_name(dbpath, kinds[k], (long)pid,
 		    stale[k], sizeof(stale[k])), 0);
 		snprintf(wal[k], sizeof(wal[k]), "%s.wal", stale[k]);
+		/* a bulk copy moved aside while it grew */
+		snprintf(grow[k], sizeof(grow[k]), "%s.grow.kch", stale[k]);
+		ck_assert_int_ge(fd = open(grow[k], O_WRONLY | O_CREAT, 0600),
+		    0);
+		close(fd);
 		ck_assert_int_eq(tokdb_tmp_name(dbpath, kinds[k],
 		    (long)getpid(), live[k], sizeof(live[k])), 0);
 		ck_assert_int_ge(fd = open(stale[k], O_WRONLY | O_CREAT, 0600),
@@ -1846,6 +1853,8 @@ START_TEST(writer_removes_stale_rewrite)
 		    stale[k]);
 		ck_assert_msg(access(wal[k], F_OK) == -1, "%s is left",
 		    wal[k]);
+		ck_assert_msg(access(grow[k], F_OK) == -1, "%s is left",
+		    grow[k]);
 		ck_assert_int_eq(access(live[k], F_OK), 0);
 		unlink(live[k]);
 	}

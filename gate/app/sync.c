@@ -433,7 +433,8 @@ sync_apply_site(struct queue *q, const char *site_list, const char *path,
 }
 
 /* remove the temporary files of fresh builds of list whose process is
- * gone (killed mid-build): .LIST.rebuild-PID.kch and its .wal */
+ * gone (killed mid-build): .LIST.rebuild-PID.kch, its .wal and the copy
+ * it moved aside to grow (TOKDB_GROW_SUFFIX) */
 static void
 clean_stale(const struct listcfg_global *g, const char *list)
 {
@@ -452,7 +453,8 @@ clean_stale(const struct listcfg_global *g, const char *list)
 		errno = 0;
 		pid = strtol(de->d_name + pl, &end, 10);
 		if (errno || pid <= 0 || strncmp(end, ".kch", 4) != 0 ||
-		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0))
+		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0 &&
+		    strcmp(end + 4, TOKDB_GROW_SUFFIX) != 0))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;	/* still building (or not ours) */
