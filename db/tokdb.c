@@ -774,6 +774,16 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 		} else if (kcdbecode(db->kc) == KCENOREPOS) {
 			missing(path, db->list, err, errsz);
 			r = TOKDB_ENOENT;
+		} else if (kcdbecode(db->kc) == KCENOPERM) {
+			/* not damaged: run by the wrong user (rebuilding or
+			 * moving it away, standalone, would lose its training) */
+			snprintf(err, errsz, "token file %s cannot be opened for "
+			    "%s (%s): %s", path, writer ? "writing" : "reading",
+			    kcdbemsg(db->kc), writer ? "the commands that write "
+			    "token files run as their owner (the user of "
+			    "listgate.conf)" : "its reader needs the token "
+			    "files' group");
+			r = TOKDB_ERR;
 		} else if (!writer && wal_left(path)) {
 			/* a writer died inside a transaction: its undo log
 			 * is there, and only the file's owner may roll it

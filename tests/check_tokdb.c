@@ -9,7 +9,9 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <fcntl.h>
 #include <check.h>
 #include <dirent.h>
@@ -751,6 +753,64 @@ START_TEST(rewrites_keep_group)
 	ck_assert_int_eq(others_in_dir(), 0);
 	toklist_free(a);
 	toklist_free(b);
+}
+END_TEST
+
+/*
+ * A token file its user may not open (train run by another user than
+ * the files' owner, a filter outside their group) is not damaged: the
+ * message says whose it is to open, and never to rebuild it or move it
+ * away (standalone, that loses its training).
+ */
+START_TEST(no_permission_not_damaged)
+{
+	struct tokdb *db;
+	char err[1024];
+	int k, status, fd[2];
+	ssize_t n;
+	pid_t pid;
+
+	unlink(dbpath);
+	db = open_w(dbpath);
+	tokdb_close(db);
+	ck_assert_int_eq(chmod(dbpath, 0), 0);
+	for (k = 0; k < 2; k++) {
+		ck_assert_int_eq(pipe(fd), 0);
+		if ((pid = fork()) == 0) {
+			/* root opens anything: not without these two */
+			struct __user_cap_header_struct h = {
+				_LINUX_CAPABILITY_VERSION_3, 0 };
+			struct __user_cap_data_struct c[2];
+
+			close(fd[0]);
+			if (syscall(SYS_capget, &h, c) < 0)
+				_exit(3);
+			c[0].effective &= ~((1u << CAP_DAC_OVERRIDE) |
+			    (1u << CAP_DAC_READ_SEARCH));
+			if (syscall(SYS_capset, &h, c) < 0)
+				_exit(3);
+			snprintf(err, sizeof(err), "opened");
+			(void)tokdb_open(dbpath, k ? TOKDB_READ : TOKDB_WRITE,
+			    100, &db, err, sizeof(err));
+			if (write(fd[1], err, strlen(err)) < 0)
+				_exit(4);
+			_exit(0);
+		}
+		close(fd[1]);
+		ck_assert_int_gt(pid, 0);
+		memset(err, 0, sizeof(err));
+		n = read(fd[0], err, sizeof(err) - 1);
+		close(fd[0]);
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		ck_assert_int_gt(n, 0);
+		ck_assert_msg(strstr(err, "rebuild") == NULL &&
+		    strstr(err, "damaged") == NULL, "%s", err);
+		ck_assert_msg(strstr(err, k ? "group" : "owner") != NULL, "%s",
+		    err);
+		ck_assert_ptr_nonnull(strstr(err, dbpath));
+	}
+	ck_assert_int_eq(chmod(dbpath, 0640), 0);
 }
 END_TEST
 
@@ -2354,6 +2414,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, file_mode);
 	tcase_add_test(tc, rewrites_keep_mode);
 	tcase_add_test(tc, rewrites_keep_group);
+	tcase_add_test(tc, no_permission_not_damaged);
 	tcase_add_test(tc, crashed_writer_keeps_mode);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, today);
