@@ -460,6 +460,38 @@ START_TEST(unreadable_entry)
 }
 END_TEST
 
+/*
+ * A directory entry that is no longer a regular file when its turn
+ * comes (a FIFO put in place of a listed post by whoever may write the
+ * folder) is reported and skipped: opening it waited for a writer for
+ * ever, and a train through the journal held the list's journal lock,
+ * which every decision of the list waits for, meanwhile.
+ */
+START_TEST(entry_replaced_by_fifo)
+{
+	struct source *s;
+	struct source_post p;
+	char err[1024], path[600];
+
+	put("a", "Subject: a\n\n");
+	put("b", "Subject: b\n\n");
+	put("c", "Subject: c\n\n");
+	s = open_rel("");
+	snprintf(path, sizeof(path), "%s/b", tmpdir);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	expect(s, "Subject: a\n\n", "/a");
+	alarm(5);	/* before the fix: blocked in open */
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -1);
+	alarm(0);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
+	expect(s, "Subject: c\n\n", "/c");
+	expect_end(s);
+	source_close(s);
+}
+END_TEST
+
 /* feed text to stdin through a pipe from a child, then read "-" */
 static struct source *
 open_stdin_pipe(const char *text, size_t len, pid_t *pid_r)
@@ -613,6 +645,7 @@ source_suite(void)
 	tcase_add_test(tc, maildir_empty_folder);
 	tcase_add_test(tc, plain_dir);
 	tcase_add_test(tc, unreadable_entry);
+	tcase_add_test(tc, entry_replaced_by_fifo);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stdin");

@@ -249,16 +249,22 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 	return 0;
 }
 
-/* load a file (or stdin for "-") into the current region: 0 or -1 */
+/* load a file (or stdin for "-") into the current region: 0 or -1.
+ * entry: a directory's entry, listed as a regular file; whoever may
+ * write the directory may have put something else there since (a FIFO,
+ * whose open would wait for a writer for ever): opened without waiting,
+ * and only a regular file is read */
 static int
-load_file(struct source *s, const char *path, char *err, size_t errsz)
+load_file(struct source *s, const char *path, int entry, char *err,
+    size_t errsz)
 {
 	struct stat st;
 	int fd;
 
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | (entry ?
+	    O_NONBLOCK | O_NOCTTY : 0))) < 0) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -266,6 +272,12 @@ load_file(struct source *s, const char *path, char *err, size_t errsz)
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		if (fd != STDIN_FILENO)
 			close(fd);
+		return -1;
+	}
+	if (entry && !S_ISREG(st.st_mode)) {
+		snprintf(err, errsz, "%s: not a regular file (any more): "
+		    "skipped", path);
+		close(fd);
 		return -1;
 	}
 	return load_fd(s, fd, &st, path, err, errsz);
@@ -406,7 +418,7 @@ source_open(const char *path, struct source **src_r, char *err,
 			r = -2;
 			goto fail;
 		}
-		if ((fd < 0 ? load_file(s, path, err, errsz) :
+		if ((fd < 0 ? load_file(s, path, 0, err, errsz) :
 		    load_fd(s, fd, &st, path, err, errsz)) < 0)
 			goto fail;
 	}
@@ -545,7 +557,7 @@ source_next(struct source *s, struct source_post *p, char *err,
 			snprintf(err, errsz, "%s: out of memory", fpath);
 			return -2;
 		}
-		if (load_file(s, fpath, err, errsz) < 0)
+		if (load_file(s, fpath, 1, err, errsz) < 0)
 			return -1;
 	}
 }
