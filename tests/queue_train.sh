@@ -129,6 +129,19 @@ check "train under statement_timeout = 100 ms exits 0" test $? -eq 0
 sed 's/^/# /' "$T/err-st"
 check "... and journals every post" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'slow'")" -eq $((2 * N))
+# a post larger than the journal keeps (1 GiB; a sparse file here) is
+# named and skipped: the others are journaled and learnt
+mkdir -p "$T/huge" || exit 99
+cp "$DATA/spam1.eml" "$T/huge/a" && cp "$DATA/spam2.eml" "$T/huge/c" &&
+    truncate -s 1073741825 "$T/huge/b" || exit 99
+lgdb train -q --list huge --spam "$T/huge" 2> "$T/err-huge"
+check "a post over 1 GiB: train exits 1" test $? -eq 1
+check "... naming it" grep -q "huge/b: post of 1073741825 bytes is larger than the journal keeps" "$T/err-huge"
+check "... and journals the others" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'huge'")" -eq 2
+lgdb score --list huge --db-stats > "$T/stats-huge" 2>&1
+check "... which the token file learnt" grep -qx "spam_posts 2" "$T/stats-huge"
+rm -f "$T/huge/b"
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
 	printf "# train %d posts (%d KiB each): through the journal + sync %.0f posts/s, token file only %.0f posts/s\n",
 	    n, 2, n / (b - a), n / (c - b) }'

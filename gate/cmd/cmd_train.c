@@ -36,6 +36,7 @@
 #include "gate/mail/source.h"
 #include "gate/tok.h"
 #include "gate/util/clock.h"
+#include "gate/util/lglimits.h"
 #include "listcfg/listcfg.h"
 
 #define NAME		"train"
@@ -217,6 +218,16 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			}
 			if (r < 0) {
 				cmd_err(NAME, "list %s: %s", list, err);
+				nerr++;
+				continue;
+			}
+			if (q != NULL && p.len > LG_MAX_POST_BYTES) {
+				/* more than the journal keeps: this post
+				 * only, not the run */
+				cmd_err(NAME, "list %s: %s: post of %zu bytes is "
+				    "larger than the journal keeps (%u): "
+				    "skipped", list, p.name, p.len,
+				    LG_MAX_POST_BYTES);
 				nerr++;
 				continue;
 			}
