@@ -84,6 +84,16 @@ run lg score --list dev --db-stats
 check "stats: 4 spam posts" grep -qx "spam_posts 4" "$T/out"
 check "stats: 4 ham posts" grep -qx "ham_posts 4" "$T/out"
 
+# standard error closed (a cron line's 2>&-): the messages must not go
+# into the token file, which took the free descriptor 2
+cp "$CONF/tokens/dev.kch" "$T/dev.kch.keep" || exit 99
+missing=$T/no/$(printf '%0200d' 0)
+lg train -q --list dev --spam "$DATA/spam1.eml" "$missing" 2>&-
+check "train with stderr closed: exit 1 (a path is missing)" test $? -eq 1
+check "... and the message is not written into the token file" \
+    test "$(grep -a -c "No such file" "$CONF/tokens/dev.kch")" -eq 0
+cp "$T/dev.kch.keep" "$CONF/tokens/dev.kch" || exit 99
+
 # --- score ------------------------------------------------------------
 run lg score --list dev "$DATA/spam-test.eml" "$DATA/ham-test.eml"
 check "score two files exits 0" test "$rc" -eq 0

@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +100,28 @@ help_only(int argc, char **argv)
 	    strcmp(argv[1], "--help") == 0);
 }
 
+/*
+ * Standard input, output and error open, on /dev/null when they were
+ * not (a cron line's >&-, a careless parent): a closed one is the
+ * number the next open gets, so a token file (or the database's socket)
+ * would take it, and the messages written to standard error would go
+ * into the token file, a post read from "-" would come out of it.
+ */
+static void
+std_fds_open(void)
+{
+	int fd, n;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free number: fd itself, those below are open */
+		if ((n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY)) >= 0 &&
+		    n != fd)
+			close(n);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -113,6 +137,7 @@ main(int argc, char **argv)
 	const struct cmd_def *c;
 	int ch;
 
+	std_fds_open();
 	memset(&ctx, 0, sizeof(ctx));
 	/* what listgate creates (token files, Kyoto Cabinet's write-ahead
 	 * logs, rebuilt files, directories) is never for others, nor
