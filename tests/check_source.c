@@ -438,6 +438,25 @@ START_TEST(missing_path)
 }
 END_TEST
 
+/* a device given as a path is refused: /dev/null is no post, and
+ * /dev/zero or a disk was spooled to a temporary file until the disk
+ * was full */
+START_TEST(device_refused)
+{
+	struct source *s;
+	char err[1024];
+
+	ck_assert_int_eq(source_open("/dev/null", &s, err, sizeof(err)), -1);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(err, "/dev/null: is a device") != NULL, "%s",
+	    err);
+	alarm(5);	/* before the fix: spooled for ever */
+	ck_assert_int_eq(source_open("/dev/zero", &s, err, sizeof(err)), -1);
+	alarm(0);
+	ck_assert_ptr_nonnull(strstr(err, "/dev/zero: is a device"));
+}
+END_TEST
+
 /* an unreadable entry is reported and skipped */
 START_TEST(unreadable_entry)
 {
@@ -627,6 +646,7 @@ source_suite(void)
 	tcase_add_test(tc, single_file);
 	tcase_add_test(tc, empty_file);
 	tcase_add_test(tc, missing_path);
+	tcase_add_test(tc, device_refused);
 	tcase_add_test(tc, read_or_map);
 	suite_add_tcase(s, tc);
 

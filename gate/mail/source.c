@@ -235,6 +235,14 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 	} else if (S_ISDIR(st->st_mode)) {
 		snprintf(err, errsz, "%s: is a directory", path);
 		r = -1;
+	} else if ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
+	    fd != STDIN_FILENO) {
+		/* no post (/dev/null), or one without end that was spooled
+		 * until the disk was full (/dev/zero, a disk); standard
+		 * input may be a terminal */
+		snprintf(err, errsz, "%s: is a device, not a message file, "
+		    "mbox or directory", path);
+		r = -1;
 	} else
 		r = region_read(fd, &s->r, err, errsz, path);
 	if (fd != STDIN_FILENO)
