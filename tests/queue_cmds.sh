@@ -208,6 +208,27 @@ check "... and no temporary file" \
     test -z "$(find "$T/tokens" -name '.*' -print)"
 rm -f "$CONF/lists/quiet.conf" "$T/tokens/quiet.kch"
 
+# a list trained without the database (position 0, posts counted): its
+# training is not in the journal, and a rebuild would drop it
+printf 'release = /bin/true\n' > "$CONF/lists/solo.conf"
+env -u PGHOST -u PGPORT -u PGDATABASE -u PGUSER -u PGHOSTADDR -u PGSERVICE \
+    "$LISTGATE" --allow-root --config "$CONF" train -q --list solo --spam \
+    "$DATA/spam1.eml" "$DATA/spam2.eml" || exit 99
+dump "$T/tokens/solo.kch" "$CONF" solo > "$T/solo.before"
+run lg rebuild --list solo
+check "rebuild refuses a token file trained without the journal" \
+    test "$rc" -eq 1
+check "... naming its posts and --force" grep -q \
+    "holds 2 spam and 0 ham posts trained without the journal.*--force" \
+    "$T/err"
+dump "$T/tokens/solo.kch" "$CONF" solo > "$T/solo.after"
+check "... and leaves it as it was" cmp -s "$T/solo.before" "$T/solo.after"
+run lg rebuild --list solo --force
+check "rebuild --force replaces it with the journal's (empty) view" \
+    test "$rc" -eq 0 -a "$(lg score --list solo --db-stats | tr '\n' ' ')" = \
+    "spam_posts 0 ham_posts 0 tokens 0 journal_pos 0 "
+rm -f "$CONF/lists/solo.conf" "$T/tokens/solo.kch"
+
 rm -f "$T/tokens/dev.kch"
 run lg sync --list dev
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"

@@ -284,7 +284,8 @@ static void
 rebuild_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate [--config DIR] rebuild --list L [--quiet]\n"
+	    "usage: listgate [--config DIR] rebuild --list L [--force] "
+	    "[--quiet]\n"
 	    "\n"
 	    "Recreate the list's token file from the training journal alone:\n"
 	    "built beside the old file in tokens_dir, then renamed over it\n"
@@ -294,12 +295,39 @@ rebuild_usage(FILE *f)
 	    "of an older format is converted to the current one, a current one\n"
 	    "is compacted; a file of another tokenizer cannot be converted (its\n"
 	    "tokens differ): move it away and retrain the list.\n"
+	    "A token file trained without the journal (journal position 0,\n"
+	    "posts counted) is left alone: a rebuild would drop that\n"
+	    "training; --force drops it.\n"
 	    "\n"
 	    "  -l, --list L   the list\n"
+	    "  -f, --force    rebuild over training the journal does not have\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* 1 when the token file at path holds posts trained without the journal
+ * (position 0, posts counted: `train` run without a database), which a
+ * rebuild from the journal would drop; their counts in *nspam, *nham.
+ * A file that cannot be read (missing, damaged, an older format) is
+ * rebuild's to replace: 0 */
+static int
+trained_outside(const char *path, unsigned wait_ms, uint32_t *nspam,
+    uint32_t *nham)
+{
+	struct tokdb *db;
+	char err[1024];
+	int64_t pos;
+	int r;
+
+	*nspam = *nham = 0;
+	if (tokdb_open(path, TOKDB_READ, wait_ms, &db, err, sizeof(err)) != 0)
+		return 0;
+	r = tokdb_get_pos(db, &pos) == 0 && pos == 0 &&
+	    tokdb_msgcounts(db, nspam, nham) == 0 && *nspam + *nham > 0;
+	tokdb_close(db);
+	return r;
 }
 
 /* rebuild without a database: convert or compact the token file itself */
@@ -341,6 +369,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "list", required_argument, NULL, 'l' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -351,12 +380,16 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct sync_stats st;
 	const char *list = NULL;
 	char err[1024], path[4096], skip[64];
-	int ch, quiet = 0, r, rc = EXIT_CMD_FAIL;
+	uint32_t ns, nh;
+	int ch, quiet = 0, force = 0, r, rc = EXIT_CMD_FAIL;
 
-	while ((ch = getopt_long(argc, argv, "l:qh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "l:fqh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			list = optarg;
+			break;
+		case 'f':
+			force = 1;
 			break;
 		case 'q':
 			quiet = 1;
@@ -401,6 +434,16 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto out_l;
 	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
 		cmd_err("rebuild", "list %s: token file path too long", list);
+		goto out_l;
+	}
+	if (!force && trained_outside(path, sync_writer_wait(&g), &ns, &nh)) {
+		cmd_err("rebuild", "list %s: the token file %s holds %lu spam "
+		    "and %lu ham posts trained without the journal (journal "
+		    "position 0: `train` without a database), which a rebuild "
+		    "from the journal would drop; `listgate sync --list %s` "
+		    "adds the journal's events to them instead, and `listgate "
+		    "rebuild --list %s --force` drops them", list, path,
+		    (unsigned long)ns, (unsigned long)nh, list, list);
 		goto out_l;
 	}
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
