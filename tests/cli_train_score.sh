@@ -43,6 +43,9 @@ run lg train --list dev --spam - "$DATA/spam1.eml" - < "$DATA/spam2.eml"
 check "train with - twice is a usage error" test "$rc" -eq 2
 check "... that says - is read once" grep -q -- "- (standard input) may be given only once" "$T/err"
 check "... and trains nothing" test ! -e "$CONF/tokens/dev.kch"
+run lg score --list dev - - < "$DATA/spam2.eml"
+check "score with - twice is a usage error" test "$rc" -eq 2
+check "... that says - is read once" grep -q -- "- (standard input) may be given only once" "$T/err"
 
 # --- bad list names: refused before any path is built -------------------
 for name in ../x ../../tmp/x 'a/b' '.hidden' 'UPPER'; do

@@ -95,6 +95,21 @@ cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))
 	return EXIT_CMD_OK;
 }
 
+int
+cmd_stdin_once(const char *name, int argc, char **argv, void (*usage)(FILE *))
+{
+	int i, n = 0;
+
+	for (i = optind; i < argc; i++)
+		if (strcmp(argv[i], "-") == 0 && n++ > 0) {
+			cmd_err(name, "- (standard input) may be given only "
+			    "once");
+			usage(stderr);
+			return EXIT_CMD_USAGE;
+		}
+	return EXIT_CMD_OK;
+}
+
 /* list's settings and token file path, errors reported */
 int
 cmd_list_config(const char *name, const struct listcfg_global *g,

@@ -107,6 +107,15 @@ int cmd_no_args(const char *name, int argc, char **argv,
     void (*usage)(FILE *));
 
 /*
+ * The PATH arguments (argv[optind] on) name "-" (standard input) at most
+ * once: read to its end by the first, a second would find it used up
+ * and read an empty post.  EXIT_CMD_OK, or EXIT_CMD_USAGE after the
+ * message and usage on stderr.
+ */
+int cmd_stdin_once(const char *name, int argc, char **argv,
+    void (*usage)(FILE *));
+
+/*
  * Load list's settings into l and put its token file's path into path
  * (pathsz bytes).  0, or -1 with the error reported as name (l is then
  * freed).  list must have passed listcfg_name_ok.

@@ -266,6 +266,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
+	if (cmd_stdin_once(NAME, argc, argv, usage) != EXIT_CMD_OK)
+		return EXIT_CMD_USAGE;
 	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;

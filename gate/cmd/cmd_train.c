@@ -157,15 +157,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	/* standard input holds one run's posts: read twice, the second
-	 * read finds it used up and would learn an empty post */
-	for (i = optind, r = 0; i < argc; i++)
-		if (strcmp(argv[i], "-") == 0 && r++ > 0) {
-			cmd_err(NAME, "- (standard input) may be given only "
-			    "once");
-			usage(stderr);
-			return EXIT_CMD_USAGE;
-		}
+	if (cmd_stdin_once(NAME, argc, argv, usage) != EXIT_CMD_OK)
+		return EXIT_CMD_USAGE;
 	if ((rc = cmd_load_list(NAME, ctx, list, &g, &l, path,
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;
