@@ -27,6 +27,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
@@ -70,11 +71,14 @@ struct srv {
 	const char *refuse_after;	/* with close_after: send this
 					 * reply first */
 	int stall_data;			/* DATA: stop reading */
+	int split_crlf;			/* every reply: its last CR and LF
+					 * in two writes, 100 ms apart */
 };
 
 /* the defaults everywhere */
 static const struct srv no_script;
 
+static int split_crlf;		/* the server's copy of sv->split_crlf */
 static char dir[64];		/* the test's temporary directory */
 static char dest[256];		/* "lmtp:..." of the server */
 static pid_t child = -1;
@@ -174,6 +178,15 @@ srv_say(int fd, const char *reply)
 		_exit(0);
 	}
 	n = snprintf(line, sizeof(line), "%s\r\n", reply);
+	if (split_crlf) {
+		/* the client reads the CR before the LF comes */
+		if (write(fd, line, (size_t)n - 1) != n - 1)
+			_exit(5);
+		usleep(100 * 1000);
+		if (write(fd, "\n", 1) != 1)
+			_exit(5);
+		return;
+	}
 	if (write(fd, line, (size_t)n) != n)
 		_exit(5);
 }
@@ -283,9 +296,10 @@ listen_on(int unix_sock, int backlog)
 static void
 start(const struct srv *sv, int unix_sock)
 {
-	int fd;
+	int fd, one = 1;
 
 	listen_on(unix_sock, 4);
+	split_crlf = sv->split_crlf;
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
@@ -293,6 +307,9 @@ start(const struct srv *sv, int unix_sock)
 		if ((fd = accept(lfd, NULL, NULL)) < 0)
 			_exit(2);
 		close(lfd);
+		if (!unix_sock)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+			    sizeof(one));
 		slen = 0;
 		serve(fd, sv);
 		_exit(0);
@@ -1163,6 +1180,36 @@ START_TEST(too_many_reply_lines)
 }
 END_TEST
 
+/* a reply whose CR and LF arrive in two reads is one line: a bare "250"
+ * after the data delivers (it is no "not a reply", which would defer a
+ * post the server has, and deliver it twice), and 8BITMIME on the last
+ * line of the LHLO reply counts */
+START_TEST(crlf_split_across_reads)
+{
+	static const char post8[] = "From: a@example.org\nSubject: caf\xc3\xa9"
+	    "\n\nhello\n";
+	struct srv sv = no_script;
+	char err[1024], *cmds;
+	size_t n;
+	unsigned notes = 99;
+	int r;
+
+	sv.split_crlf = 1;
+	sv.reply[S_LHLO] = "250-test.example\r\n250 8BITMIME";
+	sv.reply[S_END] = "250";
+	start(&sv, 0);
+	r = deliver("a@example.org", "d@example.org", post8, strlen(post8),
+	    &notes, err, sizeof(err));
+	finish();
+	ck_assert_msg(r == LMTP_OK, "%d %s", r, err);
+	ck_assert_uint_eq(notes, 0);
+	cmds = slurp("cmds", &n);
+	ck_assert_msg(strstr(cmds, "MAIL FROM:<a@example.org> BODY=8BITMIME"
+	    "\r\n") != NULL, "%s", cmds);
+	free(cmds);
+}
+END_TEST
+
 /* --- the dispatch -------------------------------------------------------- */
 
 START_TEST(handoff_chooses)
@@ -1261,6 +1308,7 @@ lmtp_suite(void)
 	tcase_add_loop_test(tc, bad_replies, 0, 5);
 	tcase_add_test(tc, long_reply_line);
 	tcase_add_test(tc, too_many_reply_lines);
+	tcase_add_test(tc, crlf_split_across_reads);
 	tcase_add_test(tc, handoff_chooses);
 	suite_add_tcase(s, tc);
 	return s;

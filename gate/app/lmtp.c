@@ -291,22 +291,25 @@ read_line(struct lmtp *c, char *line, double deadline)
 		n = lf != NULL ? (size_t)(lf - c->rbuf) : c->rlen;
 		if (!cut) {
 			take = n;
-			if (lf != NULL && take > 0 && c->rbuf[take - 1] == '\r')
-				take--;
-			if (keep + take > LG_MAX_LMTP_LINE)
+			if (keep + take > LG_MAX_LMTP_LINE) {
+				/* the rest of the line is dropped */
 				take = LG_MAX_LMTP_LINE - keep;
+				cut = 1;
+			}
 			memcpy(line + keep, c->rbuf, take);
 			keep += take;
 		}
 		if (lf != NULL) {
 			c->rlen -= n + 1;
 			memmove(c->rbuf, lf + 1, c->rlen);
+			/* the CR of CRLF, which may have come in the read
+			 * before its LF */
+			if (!cut && keep > 0 && line[keep - 1] == '\r')
+				keep--;
 			line[keep] = '\0';
 			return (long)keep;
 		}
 		/* no line end yet: what we have is taken (or dropped) */
-		if (keep >= LG_MAX_LMTP_LINE)
-			cut = 1;
 		c->rlen = 0;
 		w = sock_wait(c->fd, POLLIN, deadline);
 		if (w <= 0) {
