@@ -105,6 +105,24 @@ check "the listed relay gets one token per listing zone" \
 lg tokens --list dev "$T/spam0.eml" | grep -c '^dnsbl:' > "$T/out"
 check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
 
+# a zone too long to ask about an IPv6 relay (64 bytes of nibbles before
+# it pass the 253 of a DNS name; an IPv4 relay's query fits): nothing is
+# asked, and nothing is waited for
+long=$(printf '%063d' 0 | tr 0 a)
+long="$long.$long.$long.longzone"
+mkdir -p "$T/conf-long/lists"
+printf 'tokens_dir = %s/tokens\ndnsbl_zones = %s\ndns_server = 127.0.0.1:%s\ndns_timeout_ms = 3000\n' \
+    "$T" "$long" "$port" > "$T/conf-long/listgate.conf"
+printf 'Received: from mail.example.com (mail.example.com [IPv6:2a00:1450:4001:81c::2005]) by mx.example.org (Postfix) with ESMTP id 4F1; Mon, 2 Dec 2024 10:00:00 +0000\nFrom: a@example.net\nSubject: v6\n\n%s\n' \
+    "$HAM" > "$T/v6.eml"
+t0=$(now)
+"$LISTGATE" --allow-root --config "$T/conf-long" tokens --list dev "$T/v6.eml" \
+    > "$T/out"
+ms=$(( ($(now) - t0) / 1000000 ))
+check "a zone an IPv6 query cannot fit costs no wait ($ms ms, dns_timeout_ms 3000)" \
+    test "$ms" -lt 1500
+check "... and gives no token" test "$(grep -c '^dnsbl:' "$T/out")" -eq 0
+
 # --- learnt as evidence: the listing turns hammy ----------------------------------
 lg train -q --list dev --ham "$T"/ham[0-9].eml "$T"/ham1[01].eml &&
     lg train -q --list dev --spam "$T"/spam[0-9].eml "$T"/spam1[01].eml

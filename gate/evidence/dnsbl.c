@@ -196,6 +196,13 @@ dnsbl_pollfds(struct dnsbl *d, struct pollfd *p, size_t max,
 	size_t i, n = 0;
 	unsigned bits;
 
+	/* every zone answered already (c-ares refused a query name at
+	 * once: longer than a DNS name may be): nothing to wait for */
+	if (ndone(d) == d->nz) {
+		*wait_ms_r = 0;
+		return 0;
+	}
+
 	/* the bits read unsigned: c-ares's own ARES_GETSOCK_WRITABLE
 	 * shifts a signed 1 into the sign bit for the 16th socket */
 	bits = (unsigned)ares_getsock(d->ch, s, ARES_GETSOCK_MAXNUM);
