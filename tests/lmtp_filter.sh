@@ -10,7 +10,8 @@
 # server's reply as its note, shown by `listgate show`; approve releases
 # it through LMTP once the server takes it, and a 5xx on release leaves
 # it held; a server that does not answer defers within the list's
-# timeout (our own time-out, not the watchdog); no server at all
+# timeout (our own time-out, not the watchdog); a stop (SIGTERM) after
+# the server took the post, while QUIT waits, exits 0; no server at all
 # defers; without a database a 5xx defers; under qmail deliver is not
 # used.
 set -u
@@ -124,6 +125,30 @@ check "... released through LMTP" test "$(nmsg)" -eq $((n0 + 1))
 last_msg | cmp -s - "$T/p550.eml" && ok "... byte for byte" ||
     bad "... byte for byte"
 check "... approved" test "$(sql "SELECT status FROM held_posts WHERE id = $id")" = approved
+
+# --- stopped after the server took the post, while QUIT is still said ----------------
+# (SIGTERM: a service stop) the post is delivered; deferring it would
+# have the MTA deliver it again
+echo "quit HANG" > "$S/script"
+post ham-test.eml lmtp-quit@test > "$T/quit.eml"
+n0=$(nmsg)
+# (not through the shell functions: the signal is for listgate itself)
+"$LISTGATE" --allow-root --config "$T/conf" filter --list dev --mta postfix \
+    -f sender@example.org -- dev@lists.example.org < "$T/quit.eml" \
+    > "$T/out" 2>&1 &
+fpid=$!
+i=0
+while [ "$(nmsg)" -eq "$n0" ] && [ $i -lt 200 ]; do sleep 0.02; i=$((i + 1)); done
+sleep 0.2
+kill -TERM $fpid
+wait $fpid
+rc=$?
+check "SIGTERM while QUIT waits, after the server took the post: exit 0 ($rc)" \
+    test $rc -eq 0
+check "... the server has it once" test "$(nmsg)" -eq $((n0 + 1))
+grep -q "after the post was delivered" "$T/out" &&
+    ok "... and says it was delivered" ||
+    { bad "... and says it was delivered"; sed 's/^/# /' "$T/out"; }
 
 # --- a server that stops answering: deferred within the list's timeout --------------
 echo "end HANG" > "$S/script"

@@ -10,7 +10,8 @@
 # un-stuffing (CRLF line ends), its envelope to DIR/env.N ("MAIL FROM:<...>
 # PARAMS" and "RCPT TO:<...>" lines).  DIR/script, read at each new
 # connection, changes the replies: lines "STAGE REPLY" with STAGE one of
-# greeting, lhlo, mail, rcpt, data, end (the reply after the data);
+# greeting, lhlo, mail, rcpt, data, end (the reply after the data),
+# quit;
 # REPLY "HANG" stops answering.  With --smtp it is an SMTP sink
 # instead (EHLO or HELO, any number of RCPT, one reply after the data,
 # several posts per connection): the list manager's outgoing mail in
@@ -28,6 +29,7 @@ DEFAULT = {
     "rcpt": "250 2.1.5 ok",
     "data": "354 go ahead",
     "end": "250 2.0.0 delivered",
+    "quit": "221 bye",
 }
 
 
@@ -103,7 +105,7 @@ def serve(conn, d):
                           os.path.join(d, "msg.%d" % n))
             say("end")
         elif verb == b"QUIT":
-            conn.sendall(b"221 bye\r\n")
+            say("quit")
             return
         elif verb in (b"RSET", b"NOOP"):
             env = []

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +17,15 @@
 #include "gate/app/lmtp.h"
 #include "gate/app/run.h"
 #include "listcfg/tmpl.h"
+
+/* the running or last handoff_post goes through LMTP */
+static volatile sig_atomic_t via_lmtp;
+
+int
+handoff_last_ok(void)
+{
+	return via_lmtp ? lmtp_last_ok() : run_last_ok();
+}
 
 int
 handoff_is_lmtp(char *const *argv)
@@ -51,7 +61,8 @@ handoff_post(char *const *argv, const char *sender,
 		note[0] = '\0';
 	if (errsz > 0)
 		err[0] = '\0';
-	if (handoff_is_lmtp(argv)) {
+	via_lmtp = handoff_is_lmtp(argv);
+	if (via_lmtp) {
 		if (argv[1] == NULL) {
 			snprintf(err, errsz, "%s: no recipient address",
 			    argv[0]);

@@ -25,6 +25,15 @@
 int handoff_is_lmtp(char *const *argv);
 
 /*
+ * 1 once the post of the running (or the last) handoff_post is handed
+ * on: its program exited 0 (run_last_ok), or its LMTP server answered
+ * 2xx after the data (lmtp_last_ok), even before handoff_post returns.
+ * For a handler of the watchdog or of a stop signal, which must not
+ * defer a post handed on.  Async-signal-safe.
+ */
+int handoff_last_ok(void);
+
+/*
  * Hand the post on as argv (an expanded template) says.  A program gets
  * the post on its standard input (run_argv: fd when >= 0, else
  * data/len); an LMTP server gets data/len from sender for the address

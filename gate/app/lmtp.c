@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,6 +66,15 @@ struct lmtp {
 	char *err;
 	size_t errsz;
 };
+
+/* the server has the post of the running or last lmtp_deliver */
+static volatile sig_atomic_t delivered;
+
+int
+lmtp_last_ok(void)
+{
+	return delivered != 0;
+}
 
 void
 lmtp_limits_default(struct lmtp_limits *lim)
@@ -596,6 +606,7 @@ lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
 	size_t sent = 0;
 	int s8, r8, rc, e, eight;
 
+	delivered = 0;
 	if (notes_r != NULL)
 		*notes_r = 0;
 	if (errsz > 0)
@@ -696,7 +707,9 @@ lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
 		    "end of data: %s", reply_str(c, shown, sizeof(shown)));
 		goto out;
 	}
-	/* delivered: a polite QUIT, its reply not awaited for long */
+	/* delivered: a polite QUIT, its reply not awaited for long (a stop
+	 * meanwhile finds the post delivered) */
+	delivered = 1;
 	rc = LMTP_OK;
 	if (send_all(c, "QUIT\r\n", 6, stage_end(c, QUIT_WAIT_MS)) == 0)
 		(void)read_reply(c, "QUIT", stage_end(c, QUIT_WAIT_MS), 0);

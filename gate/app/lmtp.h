@@ -78,6 +78,14 @@ int lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
     size_t errsz);
 
 /*
+ * 1 once the running (or the last) lmtp_deliver has the server's 2xx
+ * after the data, 0 before (for a single-threaded caller): a handler of
+ * a stop signal that comes while QUIT is still said sees a post the
+ * server has, which must not be deferred.  Async-signal-safe.
+ */
+int lmtp_last_ok(void);
+
+/*
  * Write addr as the path of MAIL FROM or RCPT TO (without the angle
  * brackets) into out: as it is, or with the local part quoted.  Returns
  * 0 (plain ASCII), 1 (needs SMTPUTF8: UTF-8 in it), or -1 when it

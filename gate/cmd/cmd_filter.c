@@ -80,7 +80,7 @@
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
 static volatile sig_atomic_t wd_held, wd_delivered;
 /* while `deliver` runs: the exit code should it have delivered
- * (run_last_ok) by the time the watchdog or a stop comes */
+ * (handoff_last_ok) by the time the watchdog or a stop comes */
 static volatile sig_atomic_t wd_delivering, wd_pass_code;
 
 /* SIGALRM: too slow; SIGTERM, SIGINT, SIGHUP: told to stop (a service
@@ -105,8 +105,9 @@ watchdog(int sig)
 	const char *m;
 
 	run_kill_active();
-	if (wd_delivering && run_last_ok()) {
-		/* it exited 0 before we could note it: delivered */
+	if (wd_delivering && handoff_last_ok()) {
+		/* it exited 0, or the LMTP server took the post, before
+		 * we could note it: delivered */
 		wd_code = wd_pass_code;
 		wd_delivered = 1;
 	}
@@ -372,7 +373,7 @@ do_pass(struct filter *f, int *delivered_r)
 	if (left < 1)
 		left = 1;
 	wd_pass_code = outcome_exit(OUT_PASS, f->mta);
-	wd_delivering = !handoff_is_lmtp(argv);
+	wd_delivering = 1;
 	rc = handoff_post(argv, v.sender, f->sp.data, f->sp.len, f->sp.fd,
 	    (unsigned)left, note, sizeof(note), err, sizeof(err));
 	if (rc == HANDOFF_OK) {
