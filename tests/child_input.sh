@@ -2,7 +2,8 @@
 # child_input.sh - a deliver or release command gets the whole post even
 # when the listgate process that started it dies first (SIGKILL; and
 # approve's SIGTERM and SIGINT), and filter's SIGTERM and SIGINT stop
-# the deliver command with it: nothing delivered, never a part
+# the deliver command with it: nothing delivered, never a part; and
+# filter's SIGTERM or watchdog (SIGALRM) stops its member_check too
 #
 # The command says it started, waits (before reading a byte) until the
 # test has killed its parent with SIGKILL, SIGTERM or SIGINT, then
@@ -177,6 +178,49 @@ for sig in KILL TERM INT; do
 	kill_parent "filter" "$l" "$sig" 1 "$LISTGATE" --allow-root --config "$CONF" \
 	    filter --mta postfix --list "$l" -f a@example.org -- \
 	    "$l@example.org"
+done
+
+# --- filter's member_check: stopped with the filter too --------------------
+# (it runs in a process group of its own; left alone it would go on
+# after the post was deferred, for as long as it takes)
+cat > "$T/member.sh" <<END
+#!/bin/sh
+echo \$\$ > "$T/member.pid"
+exec sleep 30
+END
+chmod +x "$T/member.sh"
+for sig in TERM ALRM; do
+	l=m-$(echo "$sig" | tr A-Z a-z)
+	printf 'ham_cutoff = 1\nspam_cutoff = 1\ndeliver = /bin/true\nmember_check = %s/member.sh {sender}\nmember_check_ms = 5000\n' \
+	    "$T" > "$CONF/lists/$l.conf"
+	cp "$CONF/tokens/base.kch" "$CONF/tokens/$l.kch"
+	rm -f "$T/member.pid" "$T/pid"
+	bg 1 "$LISTGATE" --allow-root --config "$CONF" filter --mta postfix \
+	    --list "$l" -f a@example.org -- "$l@example.org"
+	if ! wait_for "$T/member.pid" "$bgpid"; then
+		bad "filter: member_check started"
+		kill -KILL "$(cat "$T/pid")" 2>/dev/null
+		wait "$bgpid" 2>/dev/null
+		continue
+	fi
+	kill -"$sig" "$(cat "$T/pid")"
+	wait "$bgpid" 2>/dev/null
+	st=$?
+	check "filter in member_check: SIG$sig defers (status $st)" test "$st" -eq 75
+	mpid=$(cat "$T/member.pid")
+	# gone, or a zombie nobody reaps in a container without an init
+	i=0
+	while [ $i -lt 40 ]; do
+		case $(ps -o stat= -p "$mpid" 2>/dev/null) in
+		''|Z*) break ;;
+		esac
+		sleep 0.05
+		i=$((i + 1))
+	done
+	s=$(ps -o stat= -p "$mpid" 2>/dev/null)
+	kill -KILL "$mpid" 2>/dev/null
+	check "... and member_check was stopped with it (state '$s')" \
+	    test -z "$s" -o "${s#Z}" != "$s"
 done
 
 pg_part

@@ -124,8 +124,9 @@ run_child_env(void)
 	return env;
 }
 
-/* the running child's pid (its process group), 0 when none */
-static volatile sig_atomic_t active_pid, last_ok;
+/* the running child's pid (its process group), 0 when none; the same
+ * for the helper (run_spawn_helper) */
+static volatile sig_atomic_t active_pid, last_ok, helper_pid;
 
 int
 run_last_ok(void)
@@ -160,10 +161,12 @@ stop_signals(sigset_t *s)
 void
 run_kill_active(void)
 {
-	pid_t pid = (pid_t)active_pid;
+	pid_t pid = (pid_t)active_pid, h = (pid_t)helper_pid;
 
 	if (pid > 0)
 		kill(-pid, SIGKILL);
+	if (h > 0)
+		kill(-h, SIGKILL);
 }
 
 /*
@@ -250,6 +253,27 @@ run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
 	return e;
+}
+
+int
+run_spawn_helper(char *const *argv, char *const *envp, pid_t *pid_r)
+{
+	sigset_t stop, omask;
+	int e;
+
+	stop_signals(&stop);
+	pthread_sigmask(SIG_BLOCK, &stop, &omask);
+	e = run_spawn(argv, envp, -1, 1, pid_r);
+	if (e == 0)
+		helper_pid = *pid_r;
+	pthread_sigmask(SIG_SETMASK, &omask, NULL);
+	return e;
+}
+
+void
+run_helper_done(void)
+{
+	helper_pid = 0;
 }
 
 int

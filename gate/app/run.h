@@ -43,13 +43,27 @@ int run_argv(char *const *argv, const unsigned char *data, size_t len,
 int run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
     pid_t *pid_r);
 
+/*
+ * run_spawn a helper (quiet, standard input /dev/null) that
+ * run_kill_active kills too until run_helper_done: the list's
+ * member_check, which runs while filter's watchdog or a stop may come
+ * (it would otherwise go on after filter deferred, as long as it
+ * takes).  Started with the stop signals blocked, so a handler finds it.
+ * 0 with *pid_r, or an errno value.  One helper at a time.
+ */
+int run_spawn_helper(char *const *argv, char *const *envp, pid_t *pid_r);
+
+/* the helper ended (reaped) or was stopped: no longer killed */
+void run_helper_done(void);
+
 /* the environment a configured command gets: the kept entries of ours
  * (pointers into environ: xfree the array only, and use it before the
  * environment changes), or NULL when out of memory */
 char **run_child_env(void);
 
-/* kill the process group of the command running now, if any (for a
- * single-threaded caller: the filter's watchdog).  Async-
+/* kill the process group of the command running now, if any, and of
+ * the helper (run_spawn_helper) (for a single-threaded caller: the
+ * filter's watchdog).  Async-
  * signal-safe: meant for a watchdog's signal handler. */
 void run_kill_active(void);
 

@@ -104,6 +104,8 @@ member_sender(const unsigned char *msg, size_t len, const char *envelope,
 static void
 settle(struct member_run *m, enum member_answer a, const char *why)
 {
+	if (m->pid > 0)
+		run_helper_done();
 	m->answer = a;
 	snprintf(m->why, sizeof(m->why), "%s", why);
 	if (m->pidfd >= 0)
@@ -138,7 +140,8 @@ member_start(struct member_run *m, char *const *tmpl, const char *sender,
 		settle(m, MEMBER_NONE, "out of memory");
 		return;
 	}
-	e = run_spawn(argv, envp, -1, 1, &pid);
+	/* a stop of filter (its watchdog, SIGTERM) kills it too */
+	e = run_spawn_helper(argv, envp, &pid);
 	tmpl_free(argv);
 	xfree(envp);
 	if (e != 0) {
