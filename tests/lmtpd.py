@@ -11,11 +11,11 @@
 # PARAMS" and "RCPT TO:<...>" lines).  DIR/script, read at each new
 # connection, changes the replies: lines "STAGE REPLY" with STAGE one of
 # greeting, lhlo, mail, rcpt, data, end (the reply after the data),
-# quit;
-# REPLY "HANG" stops answering.  With --smtp it is an SMTP sink
-# instead (EHLO or HELO, any number of RCPT, one reply after the data,
-# several posts per connection): the list manager's outgoing mail in
-# tests/mailman3_e2e.sh.  Standard library only.
+# quit; REPLY "HANG" stops answering.  DIR/quit appears when a client
+# says QUIT.  With --smtp it is an SMTP sink instead (EHLO or HELO, any
+# number of RCPT, one reply after the data, several posts per
+# connection): the list manager's outgoing mail in tests/mailman3_e2e.sh.
+# Standard library only.
 import os
 import socket
 import sys
@@ -105,6 +105,8 @@ def serve(conn, d):
                           os.path.join(d, "msg.%d" % n))
             say("end")
         elif verb == b"QUIT":
+            # (DIR/quit says a client reached QUIT)
+            open(os.path.join(d, "quit"), "w").close()
             say("quit")
             return
         elif verb in (b"RSET", b"NOOP"):
