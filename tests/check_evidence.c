@@ -2,12 +2,19 @@
  * check_evidence.c - the pieces of gate/evidence that need no process
  * or server: which sender member_check is asked about, the answer
  * cache (hit, TTL, a torn record, a foreign file), which addresses a
- * DNSBL is asked about
+ * DNSBL is asked about, and the name asked (against a forked UDP server
+ * that says what it was asked and answers "no such name")
  */
 #include "config.h"
 
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <check.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +174,108 @@ START_TEST(public_addresses)
 }
 END_TEST
 
+/* the name a DNSBL is asked for the address addr in zone "bl.test",
+ * into name: a forked server on loopback writes each name it is asked to
+ * a pipe, dotted, and answers NXDOMAIN */
+static void
+asked_name(const char *addr, char *name, size_t namesz)
+{
+	struct sockaddr_in sin, from;
+	socklen_t sl = sizeof(sin);
+	struct netlist zones;
+	struct dnsbl *d = NULL;
+	struct pollfd p[DNSBL_MAX_FDS];
+	unsigned char a[16], q[512];
+	char server[64], why[128];
+	int fd, pfd[2], fam, wait_ms, st;
+	ssize_t n, k;
+	size_t np, i, o;
+	pid_t pid;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_ge(fd, 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&sin, &sl), 0);
+	ck_assert_int_eq(pipe(pfd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(pfd[0]);
+		for (;;) {
+			sl = sizeof(from);
+			n = recvfrom(fd, q, sizeof(q), 0,
+			    (struct sockaddr *)&from, &sl);
+			if (n < 12)
+				_exit(0);
+			/* the question's name, dotted */
+			for (i = 12, o = 0; i < (size_t)n && q[i] != 0 &&
+			    o + q[i] + 1 < (size_t)namesz;
+			    i += (size_t)q[i] + 1) {
+				if (o > 0)
+					name[o++] = '.';
+				memcpy(name + o, q + i + 1, q[i]);
+				o += q[i];
+			}
+			name[o++] = '\n';
+			if (write(pfd[1], name, o) < 0)
+				_exit(1);
+			q[2] = 0x81;	/* a response, recursion desired */
+			q[3] = 0x83;	/* recursion available, NXDOMAIN */
+			q[6] = q[7] = q[8] = q[9] = q[10] = q[11] = 0;
+			(void)sendto(fd, q, (size_t)i + 5, 0,
+			    (struct sockaddr *)&from, sl);
+		}
+	}
+	close(fd);
+	close(pfd[1]);
+	snprintf(server, sizeof(server), "127.0.0.1:%u",
+	    (unsigned)ntohs(sin.sin_port));
+	ck_assert_int_eq(netlist_parse("bl.test", &zones, why, sizeof(why)),
+	    0);
+	fam = netlist_addr(addr, strlen(addr), a);
+	ck_assert_int_ne(fam, 0);
+	ck_assert_int_eq(dnsbl_start(&d, server, &zones, a, fam, 2000, why,
+	    sizeof(why)), 0);
+	ck_assert_msg(d != NULL, "%s", why);
+	do {
+		np = dnsbl_pollfds(d, p, DNSBL_MAX_FDS, &wait_ms);
+		poll(p, np, wait_ms);
+	} while (!dnsbl_step(d, p, np));
+	dnsbl_free(d);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	n = 0;
+	while ((size_t)n + 1 < namesz && (k = read(pfd[0], name + n,
+	    namesz - 1 - (size_t)n)) > 0)
+		n += k;
+	close(pfd[0]);
+	name[n] = '\0';
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = '\0';
+}
+
+/* an IPv4 address is asked as reversed octets, written as IPv4 or as
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d, a relay on a dual-stack socket):
+ * zones list it that way only; an IPv6 address as nibbles */
+START_TEST(query_names)
+{
+	static const char *const cases[][2] = {
+		{ "66.187.233.211", "211.233.187.66.bl.test" },
+		{ "::ffff:66.187.233.211", "211.233.187.66.bl.test" },
+		{ "IPv6:::FFFF:66.187.233.211", "211.233.187.66.bl.test" },
+		{ "2a00:1450:4001:81c::2005", "5.0.0.2.0.0.0.0.0.0.0.0.0.0.0.0."
+		  "c.1.8.0.1.0.0.4.0.5.4.1.0.0.a.2.bl.test" },
+	};
+	char name[600];
+
+	asked_name(cases[_i][0], name, sizeof(name));
+	ck_assert_str_eq(name, cases[_i][1]);
+}
+END_TEST
+
 static Suite *
 evidence_suite(void)
 {
@@ -181,6 +290,7 @@ evidence_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dnsbl");
 	tcase_add_test(tc, public_addresses);
+	tcase_add_loop_test(tc, query_names, 0, 4);
 	suite_add_tcase(s, tc);
 	return s;
 }

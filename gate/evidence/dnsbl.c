@@ -38,11 +38,13 @@ struct dnsbl {
 	size_t nz, ndone;
 };
 
+/* the first 12 bytes of an IPv4 address in 16 (::ffff:0:0/96) */
+static const unsigned char v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
+    0xff };
+
 int
 dnsbl_public(const unsigned char a[16])
 {
-	static const unsigned char v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	    0, 0xff, 0xff };
 	const unsigned char *b;
 
 	if (memcmp(a, v4map, 12) == 0) {
@@ -66,7 +68,9 @@ dnsbl_public(const unsigned char a[16])
 }
 
 /* the query name: the address reversed (IPv4 octets, IPv6 nibbles)
- * before the zone */
+ * before the zone.  An IPv4 address written as IPv6 (::ffff:a.b.c.d, as
+ * a relay on a dual-stack socket is logged) is asked as IPv4: that is
+ * how zones list it */
 static int
 query_name(char *q, size_t qsz, const unsigned char a[16], int family,
     const char *zone)
@@ -75,7 +79,7 @@ query_name(char *q, size_t qsz, const unsigned char a[16], int family,
 	size_t k = 0;
 	int i, r;
 
-	if (family == 4) {
+	if (family == 4 || memcmp(a, v4map, 12) == 0) {
 		r = snprintf(q, qsz, "%u.%u.%u.%u.%s", a[15], a[14], a[13],
 		    a[12], zone);
 		return r > 0 && (size_t)r < qsz ? 0 : -1;
