@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -189,6 +190,29 @@ START_TEST(regular_file_is_mapped_in_place)
 }
 END_TEST
 
+/*
+ * The monotonic clock as exit_at_the_deadline wants it: when armed, the
+ * second look (run_argv's first at its deadline) waits until the
+ * command has ended by itself, then says the deadline is long past.
+ * Every other call is the kernel's clock.
+ */
+static volatile int skew_armed;
+static int skew_calls;
+
+int
+clock_gettime(clockid_t id, struct timespec *ts)
+{
+	int r = (int)syscall(SYS_clock_gettime, id, ts);
+
+	if (r == 0 && skew_armed && id == CLOCK_MONOTONIC) {
+		if (++skew_calls == 2)
+			usleep(400000);
+		if (skew_calls >= 2)
+			ts->tv_sec += 3600;
+	}
+	return r;
+}
+
 /* run argv with data, return the status */
 static int
 run(char *const *argv, const char *data, unsigned timeout, char *err,
@@ -207,6 +231,27 @@ START_TEST(exit_status_and_input)
 	ck_assert_int_eq(run(sh_ok, "hello", 10, err, sizeof(err)), 0);
 	ck_assert_int_eq(run(sh_ok, "other", 10, err, sizeof(err)), 1);
 	ck_assert_int_eq(run(sh_67, "", 10, err, sizeof(err)), 67);
+}
+END_TEST
+
+/* a command that ends by itself between run_argv's last wait and its
+ * look at the deadline did what it did: a deliver that exited 0 had
+ * delivered the post, and "timed out" deferred it for the MTA to
+ * deliver again */
+START_TEST(exit_at_the_deadline)
+{
+	char *slow_ok[] = { "/bin/sh", "-c", "sleep 0.05", NULL };
+	char err[256] = "";
+	int r;
+
+	skew_calls = 0;
+	skew_armed = 1;
+	r = run(slow_ok, "", 10, err, sizeof(err));
+	skew_armed = 0;
+	ck_assert_msg(skew_calls >= 2, "the deadline was never looked at");
+	ck_assert_msg(r == 0, "exited 0 at its deadline, run_argv said %d "
+	    "(%s)", r, err);
+	ck_assert_int_eq(run_last_ok(), 1);
 }
 END_TEST
 
@@ -498,6 +543,7 @@ spool_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, exit_status_and_input);
+	tcase_add_test(tc, exit_at_the_deadline);
 	tcase_add_test(tc, input_from_a_file_descriptor);
 	tcase_add_test(tc, child_that_does_not_read);
 	tcase_add_test(tc, failures_are_errors);

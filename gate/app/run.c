@@ -348,9 +348,17 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 		left = -1;
 		if (deadline) {
 			if ((ms = deadline - clock_now_ms()) <= 0) {
-				timed_out = 1;
 				kill(-pid, SIGKILL);
+				pthread_sigmask(SIG_BLOCK, &alrm, &omask);
 				waitpid(pid, &st, 0);
+				/* it may have ended by itself after the look
+				 * above, before the kill: then what it did
+				 * stands (a post it delivered is not to be
+				 * deferred, the MTA would deliver it again) */
+				timed_out = !WIFEXITED(st);
+				last_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+				active_pid = 0;
+				pthread_sigmask(SIG_SETMASK, &omask, NULL);
 				break;
 			}
 			left = ms > 60000 ? 60000 : (int)ms + 1;
