@@ -598,12 +598,24 @@ address_ok(const char *a, int strict)
 }
 
 /* an error naming an address longer than LG_MAX_ADDR_BYTES (the notice
- * outbox refuses it), when a is: -1; else 0 */
+ * outbox refuses it), when a is: -1; else 0.  modaddr (the list's
+ * moderation_address): longer than LG_MAX_MODADDR_BYTES, the longest
+ * whose action addresses all fit in LG_MAX_ADDR_BYTES, whatever the
+ * delimiter (one character each) */
 static int
-address_long(const struct keys_row *k, struct cfgfile *cf, const char *a)
+address_long(const struct keys_row *k, struct cfgfile *cf, const char *a,
+    int modaddr)
 {
 	size_t n = strlen(a);
 
+	if (modaddr && n > LG_MAX_MODADDR_BYTES)
+		return cfgfile_error(cf, "%s: `%.40s...' is too long (%zu "
+		    "bytes; at most %u, whatever the recipient_delimiter: an "
+		    "action address LOCAL{delim}approve-ID-COOKIE@DOMAIN adds "
+		    "up to %u bytes and must fit in the %u that listgate "
+		    "moderate takes)",
+		    k->name, a, n, (unsigned)LG_MAX_MODADDR_BYTES,
+		    (unsigned)LG_MAX_ACTION_PART, (unsigned)LG_MAX_ADDR_BYTES);
 	if (n <= LG_MAX_ADDR_BYTES)
 		return 0;
 	return cfgfile_error(cf, "%s: `%.40s...' is too long (%zu bytes; at "
@@ -645,7 +657,7 @@ parse_addrs(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 				p++;
 		} else if (*p == ',')
 			*p++ = '\0';
-		if (address_long(k, cf, s) < 0) {
+		if (address_long(k, cf, s, 0) < 0) {
 			tmpl_free(addrs);
 			return -1;
 		}
@@ -684,7 +696,7 @@ parse_addr(const struct keys_row *k, struct cfgfile *cf, const char *raw,
 	char val[LG_MAX_CONF_VALUE + 1];
 
 	if (cfgfile_value(cf, k->name, raw, val, sizeof(val)) < 0 ||
-	    address_long(k, cf, val) < 0)
+	    address_long(k, cf, val, 1) < 0)
 		return -1;
 	if (!address_ok(val, 1))
 		return cfgfile_error(cf, "%s: `%s' is not an address (want one "

@@ -20,6 +20,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "gate/moderate/cookie.h"
 #include "gate/util/buf.h"
 #include "listcfg/cfgfile.h"
 #include "listcfg/keys.h"
@@ -968,6 +969,80 @@ START_TEST(moderator_addresses_checked)
 }
 END_TEST
 
+/*
+ * moderation_address: every action address made of it
+ * (LOCAL{delim}ACTION-ID-COOKIE@DOMAIN) has to fit in the 320 bytes
+ * `listgate moderate' takes, for the longest action and post number and
+ * whatever the delimiter.  264 bytes load, and their action addresses
+ * parse back; 265 (or the 320 a moderator may have) are refused where
+ * they are written, with the limit that works.  Before, 320 loaded and
+ * every reply to a notice was dropped as "not an action address".
+ */
+START_TEST(moderation_address_fits_action_addresses)
+{
+	static const char delims[] = "+-=_.";
+	static const size_t lens[] = { 264, 265, 320 };
+	static const enum cookie_action acts[] = { COOKIE_APPROVE,
+	    COOKIE_REJECT, COOKIE_DISCARD };
+	struct cookie_key key;
+	struct cookie_addr a;
+	struct buf b = BUF_INIT(4096);
+	struct listcfg_list l;
+	char err[1024], c[COOKIE_CHARS + 1], addr[COOKIE_MAX_ADDR + 1];
+	char want[128];
+	size_t i, j, k;
+
+	memset(&key, 0, sizeof(key));
+	for (i = 0; i < COOKIE_MIN_KEY; i++)
+		key.k[i] = (unsigned char)(i * 7 + 1);
+	key.len = COOKIE_MIN_KEY;
+	for (i = 0; delims[i] != '\0'; i++)
+		for (j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+			buf_reset(&b);
+			buf_adds(&b, "recipient_delimiter = ");
+			buf_addc(&b, delims[i]);
+			buf_adds(&b, "\nmoderation_address = ");
+			for (k = 0; k < lens[j] - strlen("@lists.example.org");
+			    k++)
+				buf_addc(&b, 'm');
+			buf_adds(&b, "@lists.example.org\n");
+			if (j > 0) {
+				ck_assert_msg(load_list_text(buf_str(&b), b.len,
+				    &l, err, sizeof(err)) == -1,
+				    "%zu bytes loaded", lens[j]);
+				ck_assert_msg(strstr(err, "t.conf:2: "
+				    "moderation_address: `mmmm") != NULL, "%s",
+				    err);
+				snprintf(want, sizeof(want), "is too long (%zu "
+				    "bytes; at most 264", lens[j]);
+				ck_assert_msg(strstr(err, want) != NULL, "%s",
+				    err);
+				ck_assert_ptr_null(l.moderation_address);
+				continue;
+			}
+			ck_assert_msg(load_list_text(buf_str(&b), b.len, &l,
+			    err, sizeof(err)) == 0, "%s", err);
+			ck_assert_uint_eq(strlen(l.moderation_address), 264);
+			/* the longest: every action, the largest post number */
+			for (k = 0; k < 3; k++) {
+				cookie_make(&key, "t", INT64_MAX, acts[k],
+				    (time_t)0x7fffffff, c);
+				ck_assert_int_eq(cookie_address(
+				    l.moderation_address, l.recipient_delimiter,
+				    acts[k], INT64_MAX, c, addr, sizeof(addr)),
+				    0);
+				ck_assert_int_eq(cookie_parse(addr, strlen(addr),
+				    &a), COOKIE_OK);
+				ck_assert(a.id == INT64_MAX);
+				ck_assert_int_eq(a.action, acts[k]);
+				ck_assert_int_eq(a.delim, delims[i]);
+			}
+			listcfg_free_list(&l);
+		}
+	buf_free(&b);
+}
+END_TEST
+
 START_TEST(print_reads_back)
 {
 	static const char text[] =
@@ -1495,6 +1570,7 @@ listcfg_suite(void)
 	tcase_add_loop_test(tc, protected_placeholders_load, 0,
 	    sizeof(protected_ok) / sizeof(protected_ok[0]));
 	tcase_add_test(tc, moderation_keys);
+	tcase_add_test(tc, moderation_address_fits_action_addresses);
 	tcase_add_test(tc, moderator_addresses_checked);
 	tcase_add_test(tc, lmtp_templates);
 	suite_add_tcase(s, tc);

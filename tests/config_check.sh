@@ -133,6 +133,20 @@ echo 'recipient_delimiter = -' >> "$CONF/lists/shared2.conf"
 run lg config check
 check "the same address with another delimiter is fine" test "$rc" -eq 0
 rm -f "$CONF/lists/shared1.conf" "$CONF/lists/shared2.conf"
+# a moderation_address whose action addresses (LOCAL+approve-ID-COOKIE@
+# DOMAIN) would outgrow the 320 bytes `listgate moderate' takes: 264
+# bytes check fine, 300 fail, naming the file, the line and the limit
+long=$(printf '%0246d' 0 | tr 0 m)@lists.example.org
+printf '# long\nmoderation_address = %s\n' "$long" > "$CONF/lists/long.conf"
+run lg config check --list long
+check "a moderation_address of 264 bytes checks fine" test "$rc" -eq 0
+long=$(printf '%0282d' 0 | tr 0 m)@lists.example.org
+printf '# long\nmoderation_address = %s\n' "$long" > "$CONF/lists/long.conf"
+run lg config check --list long
+check "one of 300 bytes fails the check" test "$rc" -eq 1
+check "naming the file, the line and the longest that works" grep -q \
+    "lists/long.conf:2: moderation_address: \`m*\.\.\.' is too long (300 bytes; at most 264, whatever the recipient_delimiter: an action address" "$T/err"
+rm -f "$CONF/lists/long.conf"
 echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1

@@ -641,6 +641,38 @@ check "... its row dropped, saying why" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id17 AND moderator = 'carol@[192.0.2.1]' AND state = 'dropped' AND last_error LIKE 'a notice cannot go to this address%'")" -eq 1
 mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 
+# --- a moderation_address at its longest: LOCAL{delim}approve-ID-COOKIE@DOMAIN
+# must fit in the 320 bytes moderate takes.  264 bytes work end to end; a
+# longer one (which loaded before, sent notices, and had every reply
+# dropped as "not an action address") is refused with the file and line
+long=$(printf '%0246d' 0 | tr 0 m)@lists.example.org
+sed -e "s/^moderation_address = .*/moderation_address = $long/" \
+    "$CONF/lists/dev.conf" > "$CONF/lists/long.conf"
+echo "recipient_delimiter = -" >> "$CONF/lists/long.conf"
+cp "$T/tokens/dev.kch" "$T/tokens/long.kch"
+na=$(nmail alice@example.org)
+id18=$(hold spam1.eml mm18@test y@example.net long) || exit 1
+check "a moderation_address of 264 bytes: the post is held" test -n "$id18"
+check "... alice gets a notice" test "$(nmail alice@example.org)" -eq $((na + 1))
+a18=$(addr_of "$(last_to alice@example.org)" approve)
+check "... its approve address fits in 320 bytes" test "${#a18}" -le 320
+moderate "$a18" alice@example.org < "$T/r1.eml"
+check "... a reply to it approves" test "$(status "$id18")" = approved
+long=$(printf '%0282d' 0 | tr 0 m)@lists.example.org
+sed -i "s/^moderation_address = .*/moderation_address = $long/" \
+    "$CONF/lists/long.conf"
+post spam2.eml mm19@test > "$T/mm19.eml"
+lg filter --list long --mta qmail -f y@example.net < "$T/mm19.eml" \
+    > "$T/filter.out" 2>&1
+check "a moderation_address of 300 bytes: the post is left with the MTA (111)" \
+    test $? -eq 111
+check "... nothing held" \
+    test "$(sql "SELECT count(*) FROM held_posts WHERE message_id = '<mm19@test>'")" -eq 0
+check "... the error names the file, the line and the limit" grep -q \
+    "lists/long.conf:5: moderation_address: .* is too long (300 bytes; at most 264" \
+    "$T/filter.out"
+rm -f "$CONF/lists/long.conf" "$T/tokens/long.kch"
+
 # --- a notify command that hangs: the post's outcome and time are kept --------------------
 sed -e 's/^moderation_address = .*/moderation_address = slow-moderate@lists.example.org/' \
     -e "s|^notify = .*|notify = /bin/sleep $hang|" "$CONF/lists/dev.conf" > "$CONF/lists/slow.conf"

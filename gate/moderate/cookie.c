@@ -22,6 +22,15 @@
 #include <nettle/memops.h>
 
 #include "gate/moderate/cookie.h"
+#include "gate/util/lglimits.h"
+
+/* listcfg refuses a moderation_address whose action addresses could
+ * outgrow what cookie_parse takes: its sum must be this file's */
+_Static_assert(LG_MAX_ACTION_PART == 1 + sizeof("approve") - 1 + 1 + 19 +
+    1 + COOKIE_CHARS && sizeof("discard") == sizeof("approve") &&
+    sizeof("reject") < sizeof("approve") &&
+    LG_MAX_ADDR_BYTES == COOKIE_MAX_ADDR,
+    "LG_MAX_ACTION_PART is not the action part of an action address");
 
 static const char *const action_names[] = { "approve", "reject",
     "discard" };

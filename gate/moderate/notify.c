@@ -53,7 +53,7 @@ notify_links(const struct cookie_key *key, const struct listcfg_list *l,
 		    c);
 		if (cookie_address(l->moderation_address,
 		    l->recipient_delimiter, (enum cookie_action)i, id, c, dst[i],
-		    NOTICE_MAX_ADDR) < 0)
+		    COOKIE_MAX_ADDR + 1) < 0)
 			return -1;
 	}
 	return 0;

@@ -56,7 +56,9 @@ struct notify_stats {
 int notify_ready(const struct listcfg_list *l);
 
 /* the three action addresses of post id, valid for the list's
- * cookie_days from now: 0, or -1 (an address too long) */
+ * cookie_days from now: 0, or -1 (an address longer than the
+ * COOKIE_MAX_ADDR bytes `listgate moderate' takes; listcfg refuses a
+ * moderation_address that could make one) */
 int notify_links(const struct cookie_key *key, const struct listcfg_list *l,
     int64_t id, time_t now, struct notice_links *ln);
 

@@ -53,6 +53,14 @@
 /* a moderator's or the moderation address (RFC 5321: 64 + 1 + 255; the
  * notice outbox's CHECK, and the cookie's COOKIE_MAX_ADDR) */
 #define LG_MAX_ADDR_BYTES	320
+/* what an action address adds to the moderation address: the
+ * delimiter, the longest action (approve, discard: 7), '-', the longest
+ * post number (19 digits), '-' and the cookie (27 characters);
+ * gate/moderate/cookie.c checks the sum */
+#define LG_MAX_ACTION_PART	(1 + 7 + 1 + 19 + 1 + 27)
+/* a moderation_address whose action addresses all stay within
+ * LG_MAX_ADDR_BYTES, the longest `listgate moderate' takes */
+#define LG_MAX_MODADDR_BYTES	(LG_MAX_ADDR_BYTES - LG_MAX_ACTION_PART)
 /* a sender handed to member_check: RFC 5321 paths are 256 bytes */
 #define LG_MAX_SENDER_BYTES	256
 /* journal events tune reads (the newest): bounds its memory and its
