@@ -1,7 +1,7 @@
 /*
  * check_users.c - listcfg/users: users.conf is read strictly (FILE:LINE
  * errors, mode 0600 enforced), written atomically, and an account sees
- * only its lists
+ * only its lists; every password pwhash takes hashes
  */
 #include "config.h"
 
@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gate/web/pwhash.h"
 #include "listcfg/users.h"
 
 #define HASH "$y$j9T$abcdefghijklmnopqrstu.$ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdef"
@@ -185,6 +186,31 @@ START_TEST(test_names)
 }
 END_TEST
 
+/* the longest password pwhash takes hashes and checks (at 1024 bytes
+ * crypt_r refused everything over 511, and `listgate user add` said
+ * only "yescrypt hashing failed"); one byte more is refused, saying so */
+START_TEST(test_pwhash_longest)
+{
+	char pw[PWHASH_MAX_PASSWORD + 2], hash[PWHASH_MAX], err[256];
+
+	memset(pw, 'p', sizeof(pw));
+	pw[PWHASH_MAX_PASSWORD] = '\0';
+	err[0] = '\0';
+	ck_assert_msg(pwhash_make(pw, hash, sizeof(hash), err,
+	    sizeof(err)) == 0, "%u bytes: %s", (unsigned)PWHASH_MAX_PASSWORD,
+	    err);
+	ck_assert_int_eq(users_hash_ok(hash), 1);
+	ck_assert_int_eq(pwhash_check(pw, hash), 1);
+	pw[PWHASH_MAX_PASSWORD - 1] = 'q';
+	ck_assert_int_eq(pwhash_check(pw, hash), 0);
+	pw[PWHASH_MAX_PASSWORD] = 'p';
+	pw[PWHASH_MAX_PASSWORD + 1] = '\0';
+	ck_assert_int_eq(pwhash_make(pw, hash, sizeof(hash), err,
+	    sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "password longer than") != NULL, "%s", err);
+}
+END_TEST
+
 static Suite *
 users_suite(void)
 {
@@ -199,6 +225,7 @@ users_suite(void)
 	    (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_set_save);
 	tcase_add_test(tc, test_names);
+	tcase_add_test(tc, test_pwhash_longest);
 	suite_add_tcase(s, tc);
 	return s;
 }

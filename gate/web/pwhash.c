@@ -15,6 +15,10 @@
 #include "gate/util/xalloc.h"
 #include "gate/web/pwhash.h"
 
+/* a longer password is one crypt_r refuses ("yescrypt hashing failed") */
+_Static_assert(PWHASH_MAX_PASSWORD < CRYPT_MAX_PASSPHRASE_SIZE,
+    "PWHASH_MAX_PASSWORD is longer than crypt_r hashes");
+
 int
 pwhash_equal(const void *a, const void *b, size_t n)
 {

@@ -10,8 +10,9 @@
 
 #include <stddef.h>
 
-/* longest password accepted (hashing cost is per byte too) */
-#define PWHASH_MAX_PASSWORD	1024
+/* longest password accepted: libxcrypt's crypt_r fails on a longer one
+ * (CRYPT_MAX_PASSPHRASE_SIZE, 512 with its NUL; pwhash.c checks) */
+#define PWHASH_MAX_PASSWORD	511
 /* shortest password `listgate user add` accepts */
 #define PWHASH_MIN_PASSWORD	8
 /* room for a hash */
