@@ -40,12 +40,16 @@ check "user list names each account and its lists" \
 printf 'x\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
 check "a short password is refused" grep -q "shorter than" "$T/err"
 # the longest password is hashed (511 bytes: libxcrypt's crypt_r takes
-# no more); a longer one is refused saying so
+# no more); a longer one, or one with a NUL byte, is refused saying so
 head -c 511 /dev/zero | tr '\0' p | lg user add long --lists dev > /dev/null 2> "$T/err"
 check "a password of 511 bytes is taken" grep -q '^long:\$y\$' "$CONF/users.conf"
 head -c 512 /dev/zero | tr '\0' p | lg user add long2 --lists dev > /dev/null 2> "$T/err"
 check "one of 512 bytes is refused, saying the limit" \
     grep -q "password longer than 511 bytes" "$T/err"
+printf 'eve-secret-12\000more\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
+check "a password with a NUL byte is refused, saying so" \
+    grep -q "the password holds a NUL byte" "$T/err"
+check "... and no account is made" sh -c "! grep -q '^eve:' '$CONF/users.conf'"
 lg user del long > /dev/null
 printf 'eve-secret-12\n' | lg user add alice --lists dev > /dev/null 2> "$T/err"
 check "adding an existing user is refused" grep -q "exists" "$T/err"

@@ -48,22 +48,31 @@ user_usage(FILE *f)
 }
 
 /* read one line of at most PWHASH_MAX_PASSWORD bytes from f into pw
- * (newline and CR dropped): 0, or -1 with a message printed */
+ * (newline and CR dropped): 0, or -1 with a message printed.  A NUL
+ * byte is refused: it would end the password there. */
 static int
 read_line(FILE *f, char *pw, size_t pwsz)
 {
-	size_t n;
+	size_t n = 0;
+	int c, nul = 0;
 
-	if (fgets(pw, (int)pwsz, f) == NULL) {
+	while ((c = getc(f)) != EOF && c != '\n') {
+		if (n + 1 >= pwsz) {
+			cmd_err("user", "password longer than %u bytes",
+			    (unsigned)PWHASH_MAX_PASSWORD);
+			return -1;
+		}
+		nul |= c == '\0';
+		pw[n++] = (char)c;
+	}
+	pw[n] = '\0';
+	if (c == EOF && (n == 0 || ferror(f))) {
 		cmd_err("user", "no password on standard input");
 		return -1;
 	}
-	n = strlen(pw);
-	if (n > 0 && pw[n - 1] == '\n')
-		pw[--n] = '\0';
-	else if (!feof(f)) {
-		cmd_err("user", "password longer than %u bytes",
-		    (unsigned)PWHASH_MAX_PASSWORD);
+	if (nul) {
+		explicit_bzero(pw, pwsz);
+		cmd_err("user", "the password holds a NUL byte");
 		return -1;
 	}
 	if (n > 0 && pw[n - 1] == '\r')
