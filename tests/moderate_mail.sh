@@ -8,8 +8,9 @@
 # given (stdin) to a file named after {moderator}; `release` saves the
 # released post.  Notices are read back with tests/mailtext (the
 # project's own parser, gate/mail).  Checks:
-#   - init creates the directories and a 0600 secret, and changes
-#     nothing when run again;
+#   - init creates the directories and a 0600 secret, whole or not at
+#     all, and changes nothing when run again (warning of a secret
+#     listgate would refuse);
 #   - a held post produces one notice per moderator (From, Reply-To,
 #     Subject, the deciding tokens, three links, the post attached);
 #   - a reply to the approve address releases the post byte for byte,
@@ -94,6 +95,23 @@ lg init > "$T/init.out" 2>&1
 check "init again exits 0" test $? -eq 0
 check "init again changes nothing" cmp -s "$T/secret.before" "$T/var/secret"
 check "... and says so" grep -q "secret $T/var/secret exists: unchanged" "$T/init.out"
+# an init killed while it writes the secret (here by SIGXFSZ: no file
+# may grow) leaves none, never an empty one that the next init keeps;
+# one that exists and listgate would refuse gets a warning
+mkdir -p "$T/iconf" || exit 99
+printf 'tokens_dir = %s/itokens\nsecret_file = %s/ivar/secret\n' "$T" "$T" \
+    > "$T/iconf/listgate.conf"
+(ulimit -f 0; exec "$LISTGATE" --allow-root --config "$T/iconf" init) \
+    > /dev/null 2>&1
+check "init killed while writing the secret leaves no secret" \
+    test ! -e "$T/ivar/secret"
+"$LISTGATE" --allow-root --config "$T/iconf" init > "$T/init.out" 2>&1
+check "... the next init makes it whole" grep -Eqx '[0-9a-f]{64}' "$T/ivar/secret"
+: > "$T/ivar/secret"
+"$LISTGATE" --allow-root --config "$T/iconf" init > "$T/init.out" 2>&1
+check "init warns of an empty secret, naming it" \
+    grep -q "warning: listgate refuses it: secret_file $T/ivar/secret: 0 bytes, want at least 32" "$T/init.out"
+check "... and leaves it" test ! -s "$T/ivar/secret"
 run_help() { lg "$1" --help > "$T/help" 2>&1; grep -q "usage: listgate" "$T/help"; }
 for c in init moderate notify; do
 	check "$c --help" run_help "$c"

@@ -6,8 +6,9 @@
  * Creates the configuration directory (with lists/), the tokens
  * directory (tokens_dir) and the secret of moderation by mail
  * (secret_file: 32 random bytes from getrandom(2), written as 64
- * hexadecimal digits, mode 0600), each only when it is missing; nothing
- * that exists is changed.  Idempotent; says what it did.  Run it as the
+ * hexadecimal digits, mode 0600, whole or not at all), each only when it
+ * is missing; nothing that exists is changed (a secret listgate would
+ * refuse gets a warning).  Idempotent; says what it did.  Run it as the
  * user that runs listgate: the secret must be readable by that user
  * alone.  Exit 0, 1 on failure, 2 on usage errors.
  */
@@ -19,6 +20,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,16 +73,41 @@ dir(const char *path, mode_t mode, const char *what)
 	return 0;
 }
 
-/* the secret: created when missing: 0 or -1 */
+/* write all n bytes of p to fd: 0 or -1 (errno) */
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		if ((w = write(fd, p, n)) < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * The secret: created when missing, whole or not at all (written to a
+ * temporary file beside it, synced, then linked to its name, which
+ * fails if another init made it meanwhile): 0 or -1.  One that exists
+ * is left alone, with a warning when listgate would refuse it (a
+ * mode others may read, too short: an init killed mid-write before
+ * this one left an empty file).
+ */
 static int
 secret(const char *path)
 {
+	struct cookie_key key;
 	unsigned char r[SECRET_BYTES];
-	char hex[2 * SECRET_BYTES + 2], parent[4096], *sl;
+	char hex[2 * SECRET_BYTES + 2], parent[4096], tmp[4096], err[1024];
+	char *sl;
 	struct stat st;
-	size_t i, off = 0;
-	ssize_t w;
-	int fd;
+	size_t i;
+	int fd, dfd, e;
 
 	if (lstat(path, &st) == 0) {
 		printf("secret %s exists: unchanged\n", path);
@@ -89,6 +116,11 @@ secret(const char *path)
 			    "(want a regular file of mode 0600)", path,
 			    S_ISREG(st.st_mode) ? "readable by others" :
 			    "not a regular file");
+		else if (cookie_load_key(path, &key, err, sizeof(err)) < 0)
+			cmd_err(NAME, "warning: listgate refuses it: %s (remove "
+			    "it and run `listgate init` again; action addresses "
+			    "in notices sent so far stop working)", err);
+		explicit_bzero(&key, sizeof(key));
 		return 0;
 	}
 	snprintf(parent, sizeof(parent), "%s", path);
@@ -97,6 +129,14 @@ secret(const char *path)
 		if (access(parent, F_OK) < 0 && dir(parent, 0755,
 		    "directory") < 0)
 			return -1;
+	} else
+		snprintf(parent, sizeof(parent), "%s", sl == parent ? "/" :
+		    ".");
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", path) >=
+	    sizeof(tmp)) {
+		cmd_err(NAME, "cannot create the secret %s: name too long",
+		    path);
+		return -1;
 	}
 	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
 		cmd_err(NAME, "no random bytes for the secret: %s",
@@ -108,29 +148,41 @@ secret(const char *path)
 		hex[2 * i + 1] = "0123456789abcdef"[r[i] & 15];
 	}
 	hex[2 * sizeof(r)] = '\n';
-	memset(r, 0, sizeof(r));
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0) {
+	explicit_bzero(r, sizeof(r));
+	/* mkostemp makes it 0600 */
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		explicit_bzero(hex, sizeof(hex));
+		cmd_err(NAME, "cannot create the secret %s: %s", tmp,
+		    strerror(errno));
+		return -1;
+	}
+	e = write_all(fd, hex, 2 * sizeof(r) + 1) < 0 || fchmod(fd, 0600) < 0 ||
+	    fsync(fd) < 0;
+	explicit_bzero(hex, sizeof(hex));
+	if (close(fd) < 0)
+		e = 1;
+	if (e) {
+		cmd_err(NAME, "cannot write the secret %s: %s", tmp,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	/* link, not rename: a secret another init made meanwhile stays */
+	if (link(tmp, path) < 0) {
+		e = errno;
+		unlink(tmp);
+		if (e == EEXIST) {
+			printf("secret %s exists: unchanged\n", path);
+			return 0;
+		}
 		cmd_err(NAME, "cannot create the secret %s: %s", path,
-		    strerror(errno));
+		    strerror(e));
 		return -1;
 	}
-	while (off < 2 * sizeof(r) + 1) {
-		w = write(fd, hex + off, 2 * sizeof(r) + 1 - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	memset(hex, 0, sizeof(hex));
-	if (off != 2 * sizeof(r) + 1 || fchmod(fd, 0600) < 0 ||
-	    fsync(fd) < 0 || close(fd) < 0) {
-		cmd_err(NAME, "cannot write the secret %s: %s", path,
-		    strerror(errno));
-		unlink(path);
-		return -1;
+	unlink(tmp);
+	if ((dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		(void)fsync(dfd);
+		close(dfd);
 	}
 	printf("created secret %s (%d random bytes, mode 0600)\n", path,
 	    SECRET_BYTES);
