@@ -168,6 +168,69 @@ connect_wait(PGconn *c, int secs)
 	return 0;
 }
 
+/* 1 when the n bytes at p are safe to show from a libpq parse error:
+ * one character ("=", "]") or the name of an option that is not secret */
+static int
+shown_piece(const PQconninfoOption *defs, const char *p, size_t n)
+{
+	const PQconninfoOption *d;
+
+	if (n == 1)
+		return 1;
+	for (d = defs; d != NULL && d->keyword != NULL; d++)
+		if (strlen(d->keyword) == n && memcmp(d->keyword, p, n) == 0)
+			return d->dispchar == NULL || *d->dispchar != '*';
+	return 0;
+}
+
+int
+queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
+{
+	PQconninfoOption *o, *defs;
+	char *m = NULL, line[512];
+	const char *q, *e;
+	size_t n = 0, len;
+
+	if ((o = PQconninfoParse(conninfo, &m)) != NULL) {
+		PQconninfoFree(o);
+		return 0;
+	}
+	if (m == NULL) {
+		q = pq_load_error();
+		snprintf(err, errsz, "%.*s", q != NULL ? (int)strcspn(q, "\n") :
+		    13, q != NULL ? q : "out of memory");
+		return -1;
+	}
+	/* the first line, what libpq put between double quotes masked
+	 * unless it is a character or a non-secret option's name (an
+	 * empty string parses to every option, with its dispchar) */
+	defs = PQconninfoParse("", NULL);
+	for (q = m; *q != '\0' && *q != '\n' && n + 12 < sizeof(line); q++) {
+		if (*q != '"') {
+			line[n++] = *q;
+			continue;
+		}
+		e = strchr(q + 1, '"');
+		len = e != NULL ? (size_t)(e - q - 1) : 0;
+		if (e != NULL && memchr(q + 1, '\n', len) == NULL &&
+		    shown_piece(defs, q + 1, len) && n + len + 14 < sizeof(line)) {
+			memcpy(line + n, q, len + 2);
+			n += len + 2;
+		} else {
+			memcpy(line + n, "\"" "********" "\"", 10);
+			n += 10;
+		}
+		if (e == NULL)
+			break;
+		q = e;
+	}
+	line[n] = '\0';
+	snprintf(err, errsz, "the connection string does not parse: %s", line);
+	PQconninfoFree(defs);
+	PQfreemem(m);
+	return -1;
+}
+
 int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
@@ -188,7 +251,7 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 	const char *vals[] = { "10", "listgate", conninfo, NULL, "UTF8",
 	    NULL };
 	const char *m;
-	char tbuf[16];
+	char tbuf[16], m2[600];
 	struct queue *q;
 	int multi, rc, ct;
 
@@ -202,6 +265,12 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 	}
 
 	*q_r = NULL;
+	/* before libpq: its parse errors quote the password */
+	if (conninfo != NULL && queue_conninfo_check(conninfo, m2,
+	    sizeof(m2)) < 0) {
+		snprintf(err, errsz, "cannot connect to the database: %s", m2);
+		return -1;
+	}
 	if ((q = xcalloc(1, sizeof(*q))) == NULL ||
 	    (conninfo != NULL && (q->conninfo = xstrdup(conninfo)) == NULL)) {
 		snprintf(err, errsz, "out of memory");

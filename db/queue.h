@@ -36,7 +36,16 @@ extern const int queue_schema_latest;
  * variables (PGHOST, PGHOSTADDR, PGDATABASE, PGSERVICE, PGPORT, PGUSER) */
 int queue_configured(const char *conninfo);
 
-/* connect (conninfo may be NULL: libpq's environment then): 0 or -1 */
+/*
+ * 0 when libpq parses conninfo (a key=value list or a URI), else -1
+ * with err saying why in libpq's words, each of its quoted pieces
+ * masked: libpq quotes the offending text, which may be the password
+ * (`invalid percent-encoded token: "secret%zz"`, or the whole URI).
+ */
+int queue_conninfo_check(const char *conninfo, char *err, size_t errsz);
+
+/* connect (conninfo may be NULL: libpq's environment then): 0 or -1;
+ * a conninfo libpq cannot parse fails as queue_conninfo_check says */
 int queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz);
 /* the same, giving up after secs seconds (whatever the conninfo says)

@@ -147,6 +147,27 @@ check "one of 300 bytes fails the check" test "$rc" -eq 1
 check "naming the file, the line and the longest that works" grep -q \
     "lists/long.conf:2: moderation_address: \`m*\.\.\.' is too long (300 bytes; at most 264, whatever the recipient_delimiter: an action address" "$T/err"
 rm -f "$CONF/lists/long.conf"
+# a database libpq cannot parse: config check says so, naming the file
+# and the key; neither it nor a command that connects shows the
+# password, which libpq's parse errors quote
+mkdir -p "$T/pwconf/lists" || exit 99
+printf 'database = postgresql://u:hunter2%%zz@db.example.org/lg\nsync_database = "host=db2 password=hunter3 dbname"\n' \
+    > "$T/pwconf/listgate.conf"
+run "$LISTGATE" --allow-root --config "$T/pwconf" config check
+check "a database that does not parse fails the check" test "$rc" -eq 1
+check "... naming listgate.conf and the key" grep -q \
+    "pwconf/listgate.conf: database: the connection string does not parse: invalid percent-encoded token" "$T/err"
+check "... and sync_database" grep -q \
+    "pwconf/listgate.conf: sync_database: the connection string does not parse: missing \"=\" after" "$T/err"
+check "... never showing the passwords" \
+    sh -c "! grep -q hunter '$T/out' && ! grep -q hunter '$T/err'"
+for c in "migrate" "migrate --status" "held" "approve 1" "show 1" "sync"; do
+	run "$LISTGATE" --allow-root --config "$T/pwconf" $c
+	check "$c with it: fails (exit 1) saying why" sh -c \
+	    "test $rc -eq 1 && grep -q 'does not parse' '$T/err'"
+	check "... without the password" sh -c "! grep -q hunter '$T/err'"
+done
+
 echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
 check "a bad listgate.conf fails" test "$rc" -eq 1

@@ -6,7 +6,8 @@
  * `key = value` lines, and reports each error as FILE:LINE on stderr;
  * each list's token file, when there is one, gets the integrity check
  * (tokdb_check); two lists with one moderation_address and
- * recipient_delimiter are an error.  Reads only the configuration
+ * recipient_delimiter are an error, and so is a database or
+ * sync_database that libpq cannot parse (said without the password).  Reads only the configuration
  * directory and the token files; a file name under lists/ becomes a
  * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
 #include "listcfg/listcfg.h"
@@ -326,8 +328,19 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		listcfg_free_global(&g);
 		return EXIT_CMD_FAIL;
 	}
+	/* what every connection would fail on, said without the password */
+	if (g.conninfo != NULL && queue_conninfo_check(g.conninfo, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s/listgate.conf: database: %s", g.dir, err);
+		bad = 1;
+	}
+	if (g.sync_conninfo != NULL && queue_conninfo_check(g.sync_conninfo,
+	    err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s/listgate.conf: sync_database: %s", g.dir, err);
+		bad = 1;
+	}
 	if (list != NULL)
-		bad = check_list(&g, list);
+		bad |= check_list(&g, list);
 	if (list_names(g.dir, &names, &n, err, sizeof(err)) < 0) {
 		if (list == NULL) {
 			cmd_err(NAME, "%s", err);
