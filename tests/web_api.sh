@@ -51,6 +51,36 @@ check "a password with a NUL byte is refused, saying so" \
     grep -q "the password holds a NUL byte" "$T/err"
 check "... and no account is made" sh -c "! grep -q '^eve:' '$CONF/users.conf'"
 lg user del long > /dev/null
+# on a terminal the password is read without echo: ^C, a hangup or a
+# kill at the prompt turn echo back on before the run ends by the signal
+command -v python3 > /dev/null 2>&1 || { echo "Bail out! python3 is needed"; exit 99; }
+tty_stop() {	# tty_stop int|term|hup: "echo signal=N" or what went wrong
+	python3 - "$LISTGATE" "$CONF" "$1" <<'PY'
+import os, pty, signal, sys, termios, time
+lg, conf, how = sys.argv[1:4]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(lg, [lg, "--allow-root", "--config", conf, "user", "add",
+        "ttyuser", "--lists", "dev"])
+buf, end = b"", time.time() + 10
+while b"Password:" not in buf and time.time() < end:
+    buf += os.read(fd, 100)
+time.sleep(0.3)
+if how == "int":
+    os.write(fd, b"\x03")
+else:
+    os.kill(pid, getattr(signal, "SIG" + how.upper()))
+_, st = os.waitpid(pid, 0)
+print("echo" if termios.tcgetattr(fd)[3] & termios.ECHO else "noecho",
+    "signal=%d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else
+    "exit=%d" % os.WEXITSTATUS(st))
+PY
+}
+check "^C at the password prompt: echo is back, the run ends by SIGINT" \
+    test "$(tty_stop int)" = "echo signal=2"
+check "SIGTERM there: the same" test "$(tty_stop term)" = "echo signal=15"
+check "SIGHUP there: the same" test "$(tty_stop hup)" = "echo signal=1"
+check "... and no account is made" sh -c "! grep -q '^ttyuser:' '$CONF/users.conf'"
 printf 'eve-secret-12\n' | lg user add alice --lists dev > /dev/null 2> "$T/err"
 check "adding an existing user is refused" grep -q "exists" "$T/err"
 printf 'eve-secret-12\n' | lg user add eve --lists '../etc' > /dev/null 2> "$T/err"

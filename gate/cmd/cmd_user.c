@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,19 @@ user_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
+/* the signal that interrupted a read without echo, or 0 */
+static volatile sig_atomic_t got_sig;
+
+/* the signals that end a run, caught while echo is off */
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+#define NSTOP	(sizeof(stop_sigs) / sizeof(stop_sigs[0]))
+
+static void
+on_stop(int sig)
+{
+	got_sig = sig;
+}
+
 /* read one line of at most PWHASH_MAX_PASSWORD bytes from f into pw
  * (newline and CR dropped): 0, or -1 with a message printed.  A NUL
  * byte is refused: it would end the password there. */
@@ -66,6 +80,8 @@ read_line(FILE *f, char *pw, size_t pwsz)
 		pw[n++] = (char)c;
 	}
 	pw[n] = '\0';
+	if (c == EOF && ferror(f) && got_sig)
+		return -1;	/* read_tty ends the run by the signal */
 	if (c == EOF && (n == 0 || ferror(f))) {
 		cmd_err("user", "no password on standard input");
 		return -1;
@@ -80,25 +96,50 @@ read_line(FILE *f, char *pw, size_t pwsz)
 	return 0;
 }
 
-/* on a terminal: prompt on stderr without echo */
+/*
+ * On a terminal: prompt on stderr without echo.  A signal that ends the
+ * run (^C, a hangup, kill) while echo is off turns it back on first:
+ * the read stops (no SA_RESTART), the terminal is restored, and the
+ * signal is raised again with its old disposition.
+ */
 static int
 read_tty(const char *prompt, char *pw, size_t pwsz)
 {
 	struct termios old, quiet;
-	int r, echo_off;
+	struct sigaction sa, prev[NSTOP];
+	size_t i;
+	int r, echo_off, sig;
 
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	/* (a signal ignored, as under nohup, stays ignored) */
+	for (i = 0; i < NSTOP; i++)
+		if (sigaction(stop_sigs[i], &sa, &prev[i]) == 0 &&
+		    prev[i].sa_handler == SIG_IGN)
+			sigaction(stop_sigs[i], &prev[i], NULL);
 	fputs(prompt, stderr);
 	fflush(stderr);
-	echo_off = tcgetattr(0, &old) == 0;
+	echo_off = !got_sig && tcgetattr(0, &old) == 0;
 	if (echo_off) {
 		quiet = old;
 		quiet.c_lflag &= ~(tcflag_t)ECHO;
 		tcsetattr(0, TCSAFLUSH, &quiet);
 	}
-	r = read_line(stdin, pw, pwsz);
+	r = got_sig ? -1 : read_line(stdin, pw, pwsz);
 	if (echo_off)
 		tcsetattr(0, TCSAFLUSH, &old);
 	fputs("\n", stderr);
+	for (i = 0; i < NSTOP; i++)
+		sigaction(stop_sigs[i], &prev[i], NULL);
+	if ((sig = got_sig) != 0) {
+		explicit_bzero(pw, pwsz);
+		raise(sig);
+		/* a disposition that did not end the run (ignored) */
+		got_sig = 0;
+		cmd_err("user", "interrupted");
+		return -1;
+	}
 	return r;
 }
 
