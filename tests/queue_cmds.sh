@@ -58,6 +58,13 @@ run lg show
 check "show without ID is a usage error" test "$rc" -eq 2
 run lg approve x12
 check "approve with a bad ID is a usage error" test "$rc" -eq 2
+# an ID past the largest post number is no number, not "no post
+# 9223372036854775807" (strtoll's clamp)
+for c in show approve; do
+	run lg "$c" 99999999999999999999
+	check "$c with an ID too large is a usage error naming it" sh -c \
+	    "test $rc -eq 2 && grep -q \"bad post ID '99999999999999999999'\" '$T/err'"
+done
 run lg rebuild
 check "rebuild without --list is a usage error" test "$rc" -eq 2
 

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,8 +303,9 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		show_usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
+	errno = 0;
 	id = strtoll(argv[optind], &end, 10);
-	if (*argv[optind] == 0 || *end != 0 || id <= 0) {
+	if (*argv[optind] == 0 || *end != 0 || errno != 0 || id <= 0) {
 		cmd_err("show", "bad post ID '%s'", argv[optind]);
 		return EXIT_CMD_USAGE;
 	}
