@@ -72,14 +72,24 @@ check "rebuild without --list is a usage error" test "$rc" -eq 2
 run lg held
 check "held before migrate fails" test "$rc" -eq 1
 check "... and says to run migrate" grep -q "listgate migrate" "$T/err"
+nmig=$(ls "$top_srcdir"/migrations/[0-9]*.sql | wc -l)
+first=$(cd "$top_srcdir/migrations" && ls [0-9]*.sql | head -1 | sed 's/\.sql$//')
+last=$(cd "$top_srcdir/migrations" && ls [0-9]*.sql | tail -1 | sed 's/\.sql$//')
+run lg migrate --status
+check "migrate --status on an empty database exits 0" test "$rc" -eq 0
+check "... says version 0" grep -q "^schema version 0, " "$T/out"
+check "... and names every migration pending, in order" sh -c \
+    "test \"\$(grep -c '^pending ' '$T/out')\" -eq $nmig && grep -A$nmig '^schema' '$T/out' | sed -n '2p' | grep -qx 'pending $first' && tail -1 '$T/out' | grep -qx 'pending $last'"
 run lg migrate
 check "migrate exits 0" test "$rc" -eq 0
 check "migrate names what it applied" grep -q "applied 0001_queue" "$T/out"
 check "... 0002_hold_once too" grep -q "applied 0002_hold_once" "$T/out"
+run lg migrate --status
+check "migrate --status afterwards: nothing pending" \
+    sh -c "test $rc -eq 0 && ! grep -q '^pending' '$T/out'"
 run lg migrate
 check "migrate again exits 0" test "$rc" -eq 0
 check "migrate again applies nothing" grep -q "(0 migrations applied)" "$T/out"
-nmig=$(ls "$top_srcdir"/migrations/[0-9]*.sql | wc -l)
 check "schema_migrations has one row per migration" \
     test "$(sql 'SELECT count(*) FROM schema_migrations')" -eq "$nmig"
 sql "INSERT INTO schema_migrations (version, name) VALUES (9999, 'future')"

@@ -29,7 +29,8 @@ usage(FILE *f)
 	    "environment variables).  Each migration runs in its own\n"
 	    "transaction; running it again changes nothing.\n"
 	    "\n"
-	    "  -s, --status   only print the schema version and what is pending\n"
+	    "  -s, --status   only print the schema version and the migrations\n"
+	    "                 pending, one \"pending NNNN_NAME\" line each\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
@@ -55,6 +56,7 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct listcfg_global g;
+	const struct queue_migration *m;
 	struct queue *q;
 	char err[1024];
 	int ch, status = 0, quiet = 0, n, v, rc = EXIT_CMD_OK;
@@ -94,6 +96,11 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 			    "");
 			if (v > queue_schema_latest)
 				rc = EXIT_CMD_FAIL;
+			/* what migrate would apply, in order */
+			for (m = queue_migrations; m->name != NULL; m++)
+				if (m->version > v)
+					printf("pending %04d_%s\n", m->version,
+					    m->name);
 		}
 	} else if (queue_migrate(q, &n, report, &quiet, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
