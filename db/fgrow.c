@@ -19,8 +19,8 @@
  * reports "ftruncate failed" and the transaction is rolled back, and
  * fgrow_last_error() tells tokdb why.  A file system without fallocate
  * gets the plain ftruncate, as before; shrinking and non-regular files
- * are passed through.  On a copy-on-write file system (btrfs) even an
- * overwrite needs a new block, and there a full disk can still end a
+ * are passed through.  Where a file system copies on write (btrfs), even
+ * an overwrite needs a new block, and there a full disk can still end a
  * writer with SIGBUS.
  *
  * The linker takes these definitions only when the object is part of
