@@ -511,48 +511,6 @@ START_TEST(entry_replaced_by_fifo)
 }
 END_TEST
 
-/* a symbolic link in a directory is not followed, listed or read
- * later: it could point at any file the trainer may read (its secrets),
- * which would then be stored whole in the journal */
-START_TEST(symlink_entry_not_followed)
-{
-	struct source *s;
-	struct source_post p;
-	char err[1024], path[600], secret[600];
-
-	snprintf(secret, sizeof(secret), "%s.secret", tmpdir);
-	{
-		FILE *f = fopen(secret, "w");
-
-		ck_assert_ptr_nonnull(f);
-		fputs("Subject: the secret\n\nkey\n", f);
-		fclose(f);
-	}
-	put("a", "Subject: a\n\n");
-	put("c", "Subject: c\n\n");
-	snprintf(path, sizeof(path), "%s/b", tmpdir);
-	ck_assert_int_eq(symlink(secret, path), 0);
-	s = open_rel("");
-	expect(s, "Subject: a\n\n", "/a");
-	expect(s, "Subject: c\n\n", "/c");
-	expect_end(s);
-	source_close(s);
-	/* listed as a file, then made a link */
-	ck_assert_int_eq(unlink(path), 0);
-	put("b", "Subject: b\n\n");
-	s = open_rel("");
-	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(symlink(secret, path), 0);
-	expect(s, "Subject: a\n\n", "/a");
-	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "symbolic link"));
-	expect(s, "Subject: c\n\n", "/c");
-	expect_end(s);
-	source_close(s);
-	unlink(secret);
-}
-END_TEST
-
 /* feed text to stdin through a pipe from a child, then read "-" */
 static struct source *
 open_stdin_pipe(const char *text, size_t len, pid_t *pid_r)
@@ -708,7 +666,6 @@ source_suite(void)
 	tcase_add_test(tc, plain_dir);
 	tcase_add_test(tc, unreadable_entry);
 	tcase_add_test(tc, entry_replaced_by_fifo);
-	tcase_add_test(tc, symlink_entry_not_followed);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stdin");

@@ -260,9 +260,8 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 /* load a file (or stdin for "-") into the current region: 0 or -1.
  * entry: a directory's entry, listed as a regular file; whoever may
  * write the directory may have put something else there since (a FIFO,
- * whose open would wait for a writer for ever, a symbolic link to a
- * file of listgate's): opened without waiting or following a link, and
- * only a regular file is read */
+ * whose open would wait for a writer for ever): opened without waiting,
+ * and only a regular file is read */
 static int
 load_file(struct source *s, const char *path, int entry, char *err,
     size_t errsz)
@@ -273,10 +272,8 @@ load_file(struct source *s, const char *path, int entry, char *err,
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | (entry ?
-	    O_NONBLOCK | O_NOCTTY | O_NOFOLLOW : 0))) < 0) {
-		snprintf(err, errsz, "%s: %s", path, entry && errno == ELOOP ?
-		    "a symbolic link now (not followed): skipped" :
-		    strerror(errno));
+	    O_NONBLOCK | O_NOCTTY : 0))) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -330,11 +327,7 @@ scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
 		n = snprintf(fpath, sizeof(fpath), "%s/%s", dpath, de->d_name);
 		if (n < 0 || (size_t)n >= sizeof(fpath))
 			continue;
-		/* (lstat: a symbolic link is not followed, or whoever may
-		 * write the directory could have a trainer running as
-		 * listgate store any file it can read, its secrets
-		 * included, in the journal) */
-		if (lstat(fpath, &st) < 0 || !S_ISREG(st.st_mode))
+		if (stat(fpath, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		if (s->nnames == cap) {
 			cap = cap ? cap * 2 : 64;
