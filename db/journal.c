@@ -1061,3 +1061,19 @@ journal_site_is_feed(struct queue *q, int64_t pos, int *is_r, char *err,
 	*is_r = v > 0;
 	return 0;
 }
+
+int
+journal_is_event(struct queue *q, int64_t pos, int *is_r, char *err,
+    size_t errsz)
+{
+	char posbuf[32];
+	const char *vals[1] = { posbuf };
+	int64_t v;
+
+	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
+	if (one_i64(q, "SELECT count(*) FROM train_journal WHERE id = "
+	    "$1::int8", 1, vals, &v, err, errsz) < 0)
+		return -1;
+	*is_r = v > 0;
+	return 0;
+}

@@ -184,6 +184,11 @@ int journal_site_last(struct queue *q, int64_t *seq_r, char *err,
 int journal_site_is_feed(struct queue *q, int64_t pos, int *is_r,
     char *err, size_t errsz);
 
+/* whether pos is the id of a journal event (of any list): *is_r 1 or
+ * 0; 0, or -1 */
+int journal_is_event(struct queue *q, int64_t pos, int *is_r, char *err,
+    size_t errsz);
+
 /* like journal_fetch_open, the fed events with feed numbers > after, in
  * feed order: each event's id is its feed number (event_id its journal
  * id), and a moderator's decision carries its digest only when it is of

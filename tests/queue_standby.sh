@@ -19,7 +19,8 @@
 # behind, and left alone; that a standby that is down makes B's
 # sync fail naming the problem, with the token file untouched; and that
 # B's sync --site feeds the site store through the primary and reads
-# the feed from the standby, ending equal to A's.
+# the feed from the standby, ending equal to A's; and that a site store
+# ahead of the standby is refused as the standby being behind.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -252,6 +253,33 @@ check "host B's site store = host A's, record for record and position" \
     cmp -s "$T/sA" "$T/sB"
 check "... holding all $nj events" \
     test "$(awk '$1 ~ /_posts$/ { n += $2 } END { print n }' "$T/sB")" = "$nj"
+
+# a site store further on than the standby (host C has host A's file):
+# refused as for a list, saying the standby is behind, not that the file
+# was built from a list's own journal
+printf 'site_list = site\n' >> "$T/C/listgate.conf"
+sqls "SELECT pg_wal_replay_pause()" > /dev/null || exit 99
+i=0
+while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
+    [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+lgA train -q --list dev --ham "$DATA/ham1.eml" || exit 99
+lgA sync -q --site || exit 99
+cp "$T/tokens-A/site.kch" "$T/tokens-C/site.kch"
+cp "$T/tokens-C/site.kch" "$T/c.before"
+run lgC sync --site
+check "a site store ahead of the standby: sync --site exits 1" test "$rc" -eq 1
+check "... saying the standby is behind" grep -q "standby is behind" "$T/err"
+check "... not that it was built from its own journal" \
+    sh -c "! grep -q 'built from its own journal' '$T/err'"
+check "... and leaves the file alone" cmp -s "$T/tokens-C/site.kch" "$T/c.before"
+sqls "SELECT pg_wal_replay_resume()" > /dev/null || exit 99
+catchup || exit 99
+run lgC sync --site
+check "replay resumed: host C's site store syncs, nothing applied twice" \
+    sh -c "test $rc -eq 0 && grep -q '0 events newly fed, 0 applied' '$T/out'"
 
 echo "# queue_standby: $(($(date +%s) - start)) s with the standby"
 echo "1..$n"

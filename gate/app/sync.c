@@ -132,11 +132,20 @@ static int
 other_kind(struct queue *q, const struct src *sr, int64_t pos, char *err,
     size_t errsz)
 {
-	int is;
+	int64_t last;
+	int is, ev;
 	char e[256];
 
 	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
 	    is == sr->site)
+		return 0;
+	/* a site store's position past the end of this database's feed
+	 * that is no journal event's id either was built from more of the
+	 * feed than this database has (a standby behind, another or a
+	 * restored database): ahead() says which, not this */
+	if (sr->site && journal_site_last(q, &last, e, sizeof(e)) == 0 &&
+	    pos > last && journal_is_event(q, pos, &ev, e, sizeof(e)) == 0 &&
+	    !ev)
 		return 0;
 	if (sr->site)
 		snprintf(err, errsz, "the token file of list %s (the site "
