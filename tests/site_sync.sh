@@ -2,9 +2,10 @@
 # site_sync.sh - the site store: `listgate sync --site` applies every
 # list's journal events to it exactly once (late commits of one list
 # behind another's newer events included, unlearning too, killed runs
-# resumed), rebuild agrees, a file of the wrong kind is refused; and a
-# list scores with it (score -v shows the site's part, a list without a
-# token file of its own scores with the site's alone, filter passes)
+# resumed), rebuild agrees, a file of the wrong kind is refused (by sync
+# --check too); and a list scores with it (score -v shows the site's
+# part, a list without a token file of its own scores with the site's
+# alone, filter passes)
 #
 # Runs under tests/pg.sh (a private PostgreSQL); temporary files in a
 # mktemp -d directory.
@@ -176,9 +177,19 @@ check "sync --site refuses a list's file made the site store" test $? -eq 1
 check "... saying to rebuild it" \
     grep -q "built from its own journal, not from the site feed.*rebuild --list dev" \
     "$T/out"
+lg c sync --check --site > "$T/out" 2>&1
+check "sync --check finds the list's file made the site store at fault" \
+    test $? -eq 1
+check "... saying to rebuild it" \
+    grep -q "built from its own journal, not from the site feed.*rebuild --list dev" \
+    "$T/out"
 printf 'tokens_dir = %s/tokens-a\n' "$T" > "$T/conf-c/listgate.conf"
 lg c sync --list site > "$T/out" 2>&1
 check "a list's sync refuses the site store's file" test $? -eq 1
+check "... saying so" grep -q "built from the site feed" "$T/out"
+lg c sync --check --list site > "$T/out" 2>&1
+check "sync --check finds the site store's file at fault for a list" \
+    test $? -eq 1
 check "... saying so" grep -q "built from the site feed" "$T/out"
 
 # --- scoring with the site store -------------------------------------------

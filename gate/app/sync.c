@@ -375,6 +375,15 @@ out:
 	return n;
 }
 
+int
+sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
+    char *err, size_t errsz)
+{
+	struct src sr = { list, site };
+
+	return other_kind(q, &sr, pos, err, errsz);
+}
+
 /* sync_apply from either source */
 static int
 apply_from(struct queue *q, const struct src *sr, const char *path,

@@ -61,6 +61,13 @@ struct sync_stats {
 const char *sync_pairs_warning(const struct sync_stats *st,
     const char *list, char *buf, size_t bufsz);
 
+/* 1 (with err, naming `listgate rebuild`) when a token file at journal
+ * position pos is of the other kind than list's (site: it is the site
+ * store): a list's file built from the site feed, or a site store built
+ * from its own journal; else 0 (also when it cannot be told) */
+int sync_other_kind(struct queue *q, const char *list, int site,
+    int64_t pos, char *err, size_t errsz);
+
 /* list l's token file is the site store (it follows the site feed, not
  * l's journal) */
 int sync_is_site(const struct listcfg_global *g,

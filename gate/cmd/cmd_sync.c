@@ -137,7 +137,13 @@ check_one(struct sync_all *s, const char *list)
 		cmd_err("sync", "list %s: %s", list, err);
 		return -1;
 	}
-	/* the site store's position is a feed number */
+	/* the site store's position is a feed number, a list's a journal
+	 * id: a file of the other kind is refused as sync refuses it */
+	if (sync_other_kind(s->q, list, is_site(s->g, list), pos, err,
+	    sizeof(err))) {
+		cmd_err("sync", "list %s: %s", list, err);
+		return -1;
+	}
 	if ((is_site(s->g, list) ? journal_site_last(s->q, &last, err,
 	    sizeof(err)) : journal_last_id(s->q, list, &last, err,
 	    sizeof(err))) < 0) {
