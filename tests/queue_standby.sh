@@ -181,6 +181,11 @@ run lgC sync --list dev
 check "a token file ahead of the standby: sync exits 1" test "$rc" -eq 1
 check "... saying the standby is behind" grep -q "standby is behind" "$T/err"
 check "... and leaves the file alone" cmp -s "$T/tokens-C/dev.kch" "$T/c.before"
+run lgC sync --check --list dev
+check "sync --check of that file exits 1" test "$rc" -eq 1
+check "... saying the standby is behind, not to rebuild" sh -c \
+    "grep -q 'standby is behind' '$T/err' &&
+     ! grep -q 'another (or a restored) database' '$T/err'"
 sqls "SELECT pg_wal_replay_resume()" > /dev/null || exit 99
 catchup || exit 99
 run lgB sync --list dev
@@ -275,6 +280,9 @@ check "... saying the standby is behind" grep -q "standby is behind" "$T/err"
 check "... not that it was built from its own journal" \
     sh -c "! grep -q 'built from its own journal' '$T/err'"
 check "... and leaves the file alone" cmp -s "$T/tokens-C/site.kch" "$T/c.before"
+run lgC sync --check --site
+check "sync --check of that site store exits 1, the standby behind" \
+    sh -c "test $rc -eq 1 && grep -q 'standby is behind' '$T/err'"
 sqls "SELECT pg_wal_replay_resume()" > /dev/null || exit 99
 catchup || exit 99
 run lgC sync --site

@@ -376,6 +376,15 @@ out:
 }
 
 int
+sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
+    char *err, size_t errsz)
+{
+	struct src sr = { list, site };
+
+	return ahead(q, &sr, pos, err, errsz);
+}
+
+int
 sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
     char *err, size_t errsz)
 {

@@ -61,6 +61,14 @@ struct sync_stats {
 const char *sync_pairs_warning(const struct sync_stats *st,
     const char *list, char *buf, size_t bufsz);
 
+/* 1 (with err) when a token file of list (site: the site store) at
+ * journal position pos is further on than the journal (the site feed)
+ * of q: the message says whether q is a standby that is behind or
+ * another (or a restored) database; else 0 (also when it cannot be
+ * told) */
+int sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
+    char *err, size_t errsz);
+
 /* 1 (with err, naming `listgate rebuild`) when a token file at journal
  * position pos is of the other kind than list's (site: it is the site
  * store): a list's file built from the site feed, or a site store built

@@ -151,11 +151,16 @@ check_one(struct sync_all *s, const char *list)
 		return -1;
 	}
 	if (pos > last) {
-		cmd_err("sync", "list %s: the token file %s is at journal "
-		    "position %lld but the journal ends at %lld: it was built "
-		    "from another (or a restored) database; run `listgate "
-		    "rebuild --list %s`", list, path, (long long)pos,
-		    (long long)last, list);
+		/* a standby that is behind is said so, as sync says it */
+		if (sync_ahead(s->q, list, is_site(s->g, list), pos, err,
+		    sizeof(err)))
+			cmd_err("sync", "list %s: %s: %s", list, path, err);
+		else
+			cmd_err("sync", "list %s: the token file %s is at "
+			    "journal position %lld but the journal ends at "
+			    "%lld: it was built from another (or a restored) "
+			    "database; run `listgate rebuild --list %s`", list,
+			    path, (long long)pos, (long long)last, list);
 		return -1;
 	}
 	if (!s->quiet)
