@@ -948,8 +948,17 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 		snprintf(err, errsz, "site feed: a journal batch is open");
 		return -1;
 	}
+	/* the transaction waits for another feeder and reads the journal:
+	 * a statement_timeout set for the filter's hold path (the
+	 * conninfo's options) must not cut it, so it has none (SET LOCAL,
+	 * a statement of its own: a timeout already runs for the statement
+	 * that sets it) */
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
+	if (queue_cmd(q, "SET LOCAL statement_timeout = 0", err, errsz) < 0) {
+		queue_cmd(q, "ROLLBACK", e, sizeof(e));
+		return -1;
+	}
 	/* one feeder at a time: each reads what the last one committed */
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_SITE);
 	vals[0] = lockkey;

@@ -237,5 +237,25 @@ lg a score --list site -v "$T/ham" > "$T/out" 2>&1
 check "the site list itself scores with its own file alone" \
     sh -c "! grep -q 'site store' '$T/out' && ! grep -q ' site [0-9]' '$T/out'"
 
+# --- fed under a statement_timeout (one set in the database conninfo's
+# options for the filter's hold path) while another feeder holds the
+# feed's lock: the feed waits for it, as a journal batch does ------------
+mkdir -p "$T/conf-d/lists" || exit 99
+printf 'tokens_dir = %s/tokens-a\nsite_list = site\ndatabase = "options='"'"'-c statement_timeout=100'"'"'"\n' \
+    "$T" > "$T/conf-d/listgate.conf"
+gen "$T/p5" 5 3 0 2000
+"$QHOLD" -j dev ham "$T/p5" > /dev/null || exit 99
+psql -X -q -c "BEGIN; SELECT pg_advisory_xact_lock(x'4c53'::int, 0);
+    SELECT pg_sleep(2); COMMIT;" > /dev/null 2>&1 &
+holder=$!
+sleep 0.5
+lg d sync --site > "$T/out" 2>&1
+rc=$?
+wait "$holder"
+check "sync --site under statement_timeout = 100 ms waits for another feeder" \
+    test "$rc" -eq 0
+check "... then feeds and applies the 3 new events" \
+    grep -q "3 events newly fed, 3 applied" "$T/out"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
