@@ -259,6 +259,24 @@ check "host B's site store = host A's, record for record and position" \
 check "... holding all $nj events" \
     test "$(awk '$1 ~ /_posts$/ { n += $2 } END { print n }' "$T/sB")" = "$nj"
 
+# the primary down: host B cannot feed, but applies what the standby
+# has been fed (and says what failed)
+lgA train -q --list dev --spam "$DATA/spam2.eml" || exit 99
+lgA sync -q --site || exit 99
+catchup || exit 99
+$PG_CTL_STOP
+run lgB sync --site
+check "the primary down: host B's sync --site exits 1" test "$rc" -eq 1
+check "... saying it cannot feed through the primary" \
+    grep -q "cannot feed it through the primary" "$T/err"
+check "... but applies the event the standby has been fed" \
+    grep -q "^list site (the site store): 0 events newly fed, 1 applied" \
+    "$T/out"
+$PG_CTL_START
+sdump A > "$T/sA"
+sdump B > "$T/sB"
+check "... ending equal to host A's" cmp -s "$T/sA" "$T/sB"
+
 # a site store further on than the standby (host C has host A's file):
 # refused as for a list, saying the standby is behind, not that the file
 # was built from a list's own journal

@@ -183,7 +183,7 @@ check_one(struct sync_all *s, const char *list)
 
 
 /* sync (or check) the site store: fed (not for --check), then applied
- * from s->q */
+ * from s->q, fed or not */
 static void
 sync_site_store(struct sync_all *s)
 {
@@ -192,8 +192,11 @@ sync_site_store(struct sync_all *s)
 			s->nfail++;
 		return;
 	}
-	if (feed_primary("sync", s->g, s->quiet) < 0 ||
-	    cmd_sync_list("sync", s->q, s->g, s->g->site_list, s->quiet) < 0)
+	/* the primary out of reach: the feed the standby has is still
+	 * applied (the failure counts all the same) */
+	if (feed_primary("sync", s->g, s->quiet) < 0)
+		s->nfail++;
+	if (cmd_sync_list("sync", s->q, s->g, s->g->site_list, s->quiet) < 0)
 		s->nfail++;
 }
 
