@@ -257,5 +257,29 @@ check "sync --site under statement_timeout = 100 ms waits for another feeder" \
 check "... then feeds and applies the 3 new events" \
     grep -q "3 events newly fed, 3 applied" "$T/out"
 
+# --- a feed with nothing new reads each list's newest journal events
+# through its index, not the whole journal: 20000 events more, fed, then
+# one more sync --site reads at most a few rows per list -------------
+psql -X -q -c "INSERT INTO train_journal (list, class, op, source, size,
+    message_z) SELECT 'bulk' || (g % 8), 'ham', 'learn', 'cli', size,
+    message_z FROM train_journal, generate_series(1, 20000) g
+    WHERE id = (SELECT min(id) FROM train_journal)" || exit 99
+lg a sync -q --site || exit 99
+jreads() {	# rows of train_journal read so far (sequential and by index)
+	psql -X -A -t -c "SELECT pg_stat_force_next_flush()" > /dev/null 2>&1
+	psql -X -A -t -c "SELECT pg_stat_clear_snapshot();
+	    SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)
+	    FROM pg_stat_user_tables WHERE relname = 'train_journal'" | tail -n 1
+}
+sleep 1		# the statistics of the feeding sync reach the server
+r0=$(jreads)
+lg a sync --site > "$T/out" 2>&1
+sleep 1
+r1=$(jreads)
+echo "# a feed with nothing new read $((r1 - r0)) journal rows"
+check "a sync --site with nothing new reads few journal rows" \
+    sh -c "grep -q '0 events newly fed, 0 applied' '$T/out' &&
+    test $((r1 - r0)) -lt 2000"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
