@@ -107,6 +107,10 @@ check "... nothing learnt as ham" test "$(events "$dl_old" ham)" -eq 0
 check "... remembered as discarded for a retry of its bytes" \
     test "$(sql "SELECT status FROM decided_posts WHERE post_id = $dl_old")" = discarded
 check "... its token file synced" sh -c "test -f '$T/tokens/dl.kch'"
+# so the unit that runs it daily must leave the token files writable
+# (debian/units/listgate-expire.service: ProtectSystem=strict)
+check "... which listgate-expire.service lets it write" grep -qx \
+    'ReadWritePaths=/var/lib/listgate' "$top_srcdir/debian/units/listgate-expire.service"
 check "... the young post stays held" test "$(status "$dl_new")" = held
 check "remind: the post stays held" test "$(status "$rm_old")" = held
 check "... its moderator got a reminder through the hold notices" \
