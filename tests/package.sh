@@ -157,6 +157,9 @@ check "/etc/listgate/lists: 0750 root:listgate" \
     test "$(perm /etc/listgate/lists)" = "0750 root listgate"
 check "/etc/listgate/listgate.conf: 0640 root:listgate" \
     test "$(perm /etc/listgate/listgate.conf)" = "0640 root listgate"
+check "/etc/listgate/users.conf: empty, 0600 listgate:listgate (listgate web reads it)" \
+    sh -c "test ! -s /etc/listgate/users.conf &&
+	test \"\$(stat -c '%04a %U %G' /etc/listgate/users.conf)\" = '0600 listgate listgate'"
 check "listgate.conf is the package's commented file" \
     cmp -s /etc/listgate/listgate.conf /usr/share/listgate/listgate.conf
 check "listgate.conf sets user, group and tokens_dir" sh -c \
@@ -206,6 +209,17 @@ check "reinstalling leaves the secret as it was" \
     cmp -s /var/lib/listgate/secret "$T/secret.before"
 chmod 0640 /etc/listgate/listgate.conf
 chgrp listgate /etc/listgate/listgate.conf
+
+# --- an account of the web page, added as root as the guides say ----------
+printf 'package-test-pw\n' | /usr/bin/listgate --allow-root user add pkg \
+    --lists all > "$T/useradd.out" 2>&1
+urc=$?
+check "listgate --allow-root user add exits 0" test $urc -eq 0
+[ $urc -eq 0 ] || sed 's/^/# user add: /' "$T/useradd.out"
+check "... users.conf stays 0600 listgate:listgate" \
+    test "$(perm /etc/listgate/users.conf)" = "0600 listgate listgate"
+check "... and the user listgate (listgate web) reads the account" \
+    sh -c "runuser -u listgate -- /usr/bin/listgate user list | grep -qx 'pkg all'"
 
 # --- the installed program, as the user listgate --------------------------
 mkdir -p "$T/data" && cp "$top_srcdir"/tests/data/train/*.eml "$T/data/" &&
