@@ -294,6 +294,17 @@ for u in listgate-web listgate-holder listgate-sync listgate-expire; do
 	check "$u.service: ProtectSystem=strict, NoNewPrivileges, PrivateTmp" sh -c \
 	    "grep -qx 'ProtectSystem=strict' $f && grep -qx 'NoNewPrivileges=yes' $f &&
 	     grep -qx 'PrivateTmp=yes' $f"
+	# the rest of the sandbox of the units that run no setuid program
+	miss=
+	for k in PrivateDevices=yes ProtectKernelTunables=yes \
+	    ProtectKernelModules=yes ProtectControlGroups=yes \
+	    ProtectKernelLogs=yes ProtectClock=yes ProtectHostname=yes \
+	    RestrictSUIDSGID=yes RestrictNamespaces=yes LockPersonality=yes \
+	    RestrictRealtime=yes CapabilityBoundingSet= \
+	    SystemCallArchitectures=native 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK'; do
+		grep -qx "$k" $f || miss="$miss $k"
+	done
+	check "$u.service: the whole sandbox (missing:${miss:- none})" test -z "$miss"
 done
 systemd-analyze security --offline=true \
     /lib/systemd/system/listgate-web.service 2>/dev/null | tail -n 1 |
