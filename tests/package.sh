@@ -311,6 +311,11 @@ systemd-analyze security --offline=true \
     sed 's/^/# listgate-web.service: systemd-analyze security: /'
 
 # --- purge ---------------------------------------------------------------------
+# token files in the default tokens_dir, /etc/listgate/tokens (a source
+# install's layout that the package found and kept)
+install -d -o listgate -g listgate -m 0750 /etc/listgate/tokens &&
+    cp -p /var/lib/listgate/tokens/dev.kch /etc/listgate/tokens/old.kch ||
+    exit 99
 apt-get purge -y -qq listgate > "$T/purge.log" 2>&1
 prc=$?
 quiet_log purge "$T/purge.log"
@@ -336,7 +341,11 @@ for p in $(LC_ALL=C comm -13 "$T/files.before" "$T/files.after"); do
 done
 check "no new file outside /etc and /var/lib but a dependency's" test -z "$new"
 [ -z "$new" ] || echo "# new:$new" | cut -c 1-2000
-check "purge removed /etc/listgate" test ! -e /etc/listgate
+check "purge kept the token files under /etc/listgate" \
+    cmp -s /etc/listgate/tokens/old.kch /var/lib/listgate/tokens/dev.kch
+check "... and removed the rest of /etc/listgate" \
+    test "$(ls -A /etc/listgate)" = tokens
+rm -rf /etc/listgate
 check "purge kept /var/lib/listgate (the token files, the secret)" \
     sh -c "test -s /var/lib/listgate/tokens/dev.kch && test -s /var/lib/listgate/secret"
 check "purge kept the user listgate (it owns what is kept)" \
