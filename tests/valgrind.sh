@@ -18,6 +18,12 @@
 # no valgrind, or no log: say so and fail as a memcheck error would (97),
 # leaving no empty log to be counted as a clean run
 command -v valgrind >/dev/null 2>&1 || { echo "valgrind.sh: no valgrind" >&2; exit 97; }
+# a descriptor 0, 1 or 2 the caller closed (a test's 2>&-) is opened on
+# /dev/null first: valgrind's log file would take its number, and what
+# listgate writes there would read as an error in the log
+[ -e /proc/$$/fd/0 ] || exec 0</dev/null
+[ -e /proc/$$/fd/1 ] || exec 1>/dev/null
+[ -e /proc/$$/fd/2 ] || exec 2>/dev/null
 log=$(mktemp --suffix=.log "$VG_LOGDIR/vg.$$.XXXXXX") || exit 97
 exec valgrind -q --tool=memcheck --error-exitcode=97 \
 	--leak-check=full --show-leak-kinds=definite,indirect,possible \
