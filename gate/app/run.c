@@ -286,7 +286,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	pid_t pid, wp;
 	char **envp = NULL;
 	int copy = -1;
-	int st, e, timed_out = 0, rc = -1, pidfd = -1, left;
+	int st = 0, e, timed_out, killed = 0, rc = -1, pidfd = -1, left;
 
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
@@ -346,20 +346,16 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			goto done;
 		}
 		left = -1;
-		if (deadline) {
+		if (deadline && !killed) {
 			if ((ms = deadline - clock_now_ms()) <= 0) {
-				kill(-pid, SIGKILL);
-				pthread_sigmask(SIG_BLOCK, &alrm, &omask);
-				waitpid(pid, &st, 0);
-				/* it may have ended by itself after the look
-				 * above, before the kill: then what it did
+				/* reaped at the top, as any end: it may have
+				 * ended by itself after the wait there and
+				 * before this kill, and then what it did
 				 * stands (a post it delivered is not to be
 				 * deferred, the MTA would deliver it again) */
-				timed_out = !WIFEXITED(st);
-				last_ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
-				active_pid = 0;
-				pthread_sigmask(SIG_SETMASK, &omask, NULL);
-				break;
+				killed = 1;
+				kill(-pid, SIGKILL);
+				continue;
 			}
 			left = ms > 60000 ? 60000 : (int)ms + 1;
 		}
@@ -373,6 +369,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 			poll(NULL, 0, left < 0 || left > RUN_POLL_MS ?
 			    RUN_POLL_MS : left);
 	}
+	timed_out = killed && !WIFEXITED(st);
 	if (timed_out)
 		snprintf(err, errsz, "%s: timed out after %u s (killed)",
 		    argv[0], timeout_s);
