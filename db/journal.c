@@ -1070,8 +1070,9 @@ journal_site_last(struct queue *q, int64_t *seq_r, char *err, size_t errsz)
 	    NULL, seq_r, err, errsz);
 }
 
-int
-journal_site_is_feed(struct queue *q, int64_t pos, int *is_r, char *err,
+/* *is_r: whether sql (a count with pos as $1) counts a row: 0, or -1 */
+static int
+has_row(struct queue *q, const char *sql, int64_t pos, int *is_r, char *err,
     size_t errsz)
 {
 	char posbuf[32];
@@ -1079,25 +1080,24 @@ journal_site_is_feed(struct queue *q, int64_t pos, int *is_r, char *err,
 	int64_t v;
 
 	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
-	if (one_i64(q, "SELECT count(*) FROM site_feed WHERE seq = $1::int8",
-	    1, vals, &v, err, errsz) < 0)
+	if (one_i64(q, sql, 1, vals, &v, err, errsz) < 0)
 		return -1;
 	*is_r = v > 0;
 	return 0;
 }
 
 int
+journal_site_is_feed(struct queue *q, int64_t pos, int *is_r, char *err,
+    size_t errsz)
+{
+	return has_row(q, "SELECT count(*) FROM site_feed WHERE seq = $1::int8",
+	    pos, is_r, err, errsz);
+}
+
+int
 journal_is_event(struct queue *q, int64_t pos, int *is_r, char *err,
     size_t errsz)
 {
-	char posbuf[32];
-	const char *vals[1] = { posbuf };
-	int64_t v;
-
-	snprintf(posbuf, sizeof(posbuf), "%lld", (long long)pos);
-	if (one_i64(q, "SELECT count(*) FROM train_journal WHERE id = "
-	    "$1::int8", 1, vals, &v, err, errsz) < 0)
-		return -1;
-	*is_r = v > 0;
-	return 0;
+	return has_row(q, "SELECT count(*) FROM train_journal WHERE id = "
+	    "$1::int8", pos, is_r, err, errsz);
 }
