@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "db/passcount.h"
+#include "tests/smalldisk.h"
 
 static char dir[256], path[300];
 
@@ -213,20 +214,9 @@ START_TEST(full_disk)
 	uint32_t d;
 	int fd;
 
-	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
-	ck_assert_int_eq(mkdir(mnt, 0700), 0);
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("lg-passcount", mnt, "tmpfs", 0, "size=64k") < 0) {
-		rmdir(mnt);
-		if (getenv("CI") != NULL && *getenv("CI") != 0)
-			ck_abort_msg("under CI this runs as root: cannot mount "
-			    "a tmpfs in a mount namespace: %s",
-			    strerror(errno));
-		printf("# SKIP full_disk: needs root (a tmpfs in a mount "
-		    "namespace of its own)\n");
+	if (!smalldisk_mount("full_disk", dir, "size=64k", mnt,
+	    sizeof(mnt)))
 		return;
-	}
 	snprintf(p2, sizeof(p2), "%s/dev.passed", mnt);
 	ck_assert_int_eq(passcount_prepare(p2, err, sizeof(err)), 0);
 	fill(mnt);

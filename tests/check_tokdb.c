@@ -29,6 +29,7 @@
 
 #include "db/tokdb.h"
 #include "gate/tok.h"
+#include "tests/smalldisk.h"
 
 static char tmpdir[256];
 static char dbpath[512];
@@ -559,20 +560,9 @@ START_TEST(full_disk)
 	int failed = 0;
 	DIR *d;
 
-	snprintf(mnt, sizeof(mnt), "%s/mnt", tmpdir);
-	ck_assert_int_eq(mkdir(mnt, 0700), 0);
-	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    mount("lg-tokdb", mnt, "tmpfs", 0, "size=1m,mode=0750") < 0) {
-		rmdir(mnt);
-		if (getenv("CI") != NULL && *getenv("CI") != 0)
-			ck_abort_msg("under CI this runs as root: cannot mount "
-			    "a tmpfs in a mount namespace: %s",
-			    strerror(errno));
-		printf("# SKIP full_disk: needs root (a tmpfs in a mount "
-		    "namespace of its own)\n");
+	if (!smalldisk_mount("full_disk", tmpdir, "size=1m,mode=0750", mnt,
+	    sizeof(mnt)))
 		return;
-	}
 	snprintf(p2, sizeof(p2), "%s/full.kch", mnt);
 	db = open_w(p2);
 	/* transactions until the disk is full */
