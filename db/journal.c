@@ -30,19 +30,22 @@
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
 
-/* the list's newest event id and the day of the transaction, inside
- * it (not while a COPY is open): 0, or -1 with err */
+/* the list's newest event id and its mark, and the day of the
+ * transaction, inside it (not while a COPY is open): 0, or -1 with err */
 static int
 last_and_day(struct queue *q, const char *list, int64_t *last_r,
-    uint32_t *day_r, char *err, size_t errsz)
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
 {
 	const char *vals[1] = { list };
 	PGresult *res;
 	int64_t day;
 
-	res = PQexecParams(q->conn, "SELECT coalesce(max(id), 0)::int8, "
-	    "(floor(extract(epoch FROM now()) / 86400))::int8 FROM "
-	    "train_journal WHERE list = $1", 1, NULL, vals, NULL, NULL, 1);
+	res = PQexecParams(q->conn, "SELECT coalesce(l.id, 0)::int8, "
+	    "(floor(extract(epoch FROM now()) / 86400))::int8, "
+	    "coalesce(l.mark, 0)::int8 FROM (SELECT 1) o LEFT JOIN LATERAL "
+	    "(SELECT id, " JOURNAL_MARK_SQL("created_at") " AS mark FROM "
+	    "train_journal WHERE list = $1 ORDER BY id DESC LIMIT 1) l ON "
+	    "true", 1, NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
@@ -50,6 +53,8 @@ last_and_day(struct queue *q, const char *list, int64_t *last_r,
 		return -1;
 	}
 	*last_r = queue_col_i64(res, 0, 0);
+	if (mark_r != NULL)
+		*mark_r = queue_col_i64(res, 0, 2);
 	day = queue_col_i64(res, 0, 1);
 	if (day_r != NULL)
 		*day_r = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
@@ -60,12 +65,12 @@ last_and_day(struct queue *q, const char *list, int64_t *last_r,
 int
 journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 {
-	return journal_begin_at(q, list, NULL, NULL, err, errsz);
+	return journal_begin_at(q, list, NULL, NULL, NULL, err, errsz);
 }
 
 int
 journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
-    uint32_t *day_r, char *err, size_t errsz)
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
 {
 	char lockkey[16];
 	const char *vals[2] = { lockkey, list };
@@ -92,7 +97,7 @@ journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
 		return -1;
 	}
 	PQclear(res);
-	if (last_r != NULL && last_and_day(q, list, last_r, day_r, err,
+	if (last_r != NULL && last_and_day(q, list, last_r, mark_r, day_r, err,
 	    errsz) < 0) {
 		queue_cmd(q, "ROLLBACK", lockkey, sizeof(lockkey));
 		return -1;
@@ -366,21 +371,21 @@ journal_add_z(struct queue *q, const char *list, int spam, int dir,
 int
 journal_commit(struct queue *q, char *err, size_t errsz)
 {
-	return journal_commit_last(q, NULL, NULL, err, errsz);
+	return journal_commit_last(q, NULL, NULL, NULL, err, errsz);
 }
 
 int
 journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
-    char *err, size_t errsz)
+    int64_t *mark_r, char *err, size_t errsz)
 {
-	if (journal_commit_send(q, list, last_r, err, errsz) < 0)
+	if (journal_commit_send(q, list, last_r, mark_r, err, errsz) < 0)
 		return -1;
 	return journal_commit_wait(q, err, errsz);
 }
 
 int
 journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
-    char *err, size_t errsz)
+    int64_t *mark_r, char *err, size_t errsz)
 {
 	char e[512];
 
@@ -393,7 +398,7 @@ journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
 		return -1;
 	}
 	q->intx = 0;
-	if (last_r != NULL && last_and_day(q, list, last_r, NULL, err,
+	if (last_r != NULL && last_and_day(q, list, last_r, mark_r, NULL, err,
 	    errsz) < 0) {
 		queue_cmd(q, "ROLLBACK", e, sizeof(e));
 		return -1;
@@ -600,7 +605,7 @@ head_zbytes(size_t k)
 #define FETCH_SQL(inner) \
 	"SELECT id, spam, dir, size, day, " \
 	"CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR " \
-	"($4::int8)::int4) END, q, reason, zlen, raw_sha256, jid " \
+	"($4::int8)::int4) END, q, reason, zlen, raw_sha256, jid, mark " \
 	"FROM (SELECT *, sum(CASE WHEN q " \
 	"THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run " \
 	"FROM (" inner ") l) w " \
@@ -613,7 +618,8 @@ head_zbytes(size_t k)
 	"(floor(extract(epoch FROM j.created_at) / 86400))::int8 AS day, " \
 	"j.message_z, j.quarantined_at IS NOT NULL AS q, " \
 	"coalesce(j.quarantine_reason, '') AS reason, " \
-	"octet_length(j.message_z)::int8 AS zlen, "
+	"octet_length(j.message_z)::int8 AS zlen, " \
+	JOURNAL_MARK_SQL("j.created_at") " AS mark, "
 
 /* open a fetch of sql with key ($1), after ($2) and max ($3): 0, or -1 */
 static int
@@ -811,6 +817,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	zlen = queue_col_i64(res, 0, 8);
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
 	ev->event_id = queue_col_i64(res, 0, 10);
+	ev->mark = queue_col_i64(res, 0, 11);
 	ev->size = size;
 	ev->raw = NULL;
 	ev->len = 0;
@@ -1083,6 +1090,33 @@ has_row(struct queue *q, const char *sql, int64_t pos, int *is_r, char *err,
 	if (one_i64(q, sql, 1, vals, &v, err, errsz) < 0)
 		return -1;
 	*is_r = v > 0;
+	return 0;
+}
+
+int
+journal_event_mark(struct queue *q, int site, int64_t id, int64_t *mark_r,
+    char *err, size_t errsz)
+{
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+
+	*mark_r = 0;
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	res = PQexecParams(q->conn, site ? "SELECT " JOURNAL_MARK_SQL(
+	    "j.created_at") " FROM site_feed f JOIN train_journal j ON "
+	    "j.id = f.event_id WHERE f.seq = $1::int8" : "SELECT "
+	    JOURNAL_MARK_SQL("created_at") " FROM train_journal WHERE id = "
+	    "$1::int8", 1, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) > 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 1)
+		*mark_r = queue_col_i64(res, 0, 0);
+	PQclear(res);
 	return 0;
 }
 

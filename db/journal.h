@@ -53,21 +53,46 @@ int journal_add_z(struct queue *q, const char *list, int spam, int dir,
     size_t zlen, char *err, size_t errsz);
 
 /*
+ * An event's mark: the time its row was written, in microseconds since
+ * 1970 (never 0), computed in integers (extract gives floating point
+ * before PostgreSQL 14, and a mark must not change with an upgrade) and
+ * in UTC (nor with the session's time zone).
+ * A token file records the mark of the event at its position beside the
+ * position, so that a database whose ids came round again (a failover to
+ * a standby that lost the last commits, a restored backup), where the
+ * same id names another event or none, is told from the one the file
+ * was built from.
+ */
+#define JOURNAL_MARK_SQL(col) \
+	"greatest(floor(extract(epoch FROM " col "))::int8 * 1000000 + " \
+	"round(extract(microseconds FROM (" col ") AT TIME ZONE 'UTC'))" \
+	"::int8 % 1000000, 1)"
+
+/*
+ * The mark of the journal's event id, of whichever list (site: of the
+ * event the site feed's number id names), in *mark_r, or 0 when there
+ * is no such event.  0, or -1 with err.
+ */
+int journal_event_mark(struct queue *q, int site, int64_t id,
+    int64_t *mark_r, char *err, size_t errsz);
+
+/*
  * For a writer that also learns its events into the list's token file
  * (the trainer's follower): journal_begin, and, read under the lock
  * before any event of the batch, the list's newest event id (*last_r,
- * 0 when none) and the day every event of the batch is stamped with
- * (*day_r, days since 1970-01-01 of the transaction's start, as a
- * fetch gives it).  journal_commit_last is journal_commit that first
- * reads the list's newest event id again (*last_r: the batch's last).
- * Since every writer of the list's events holds its journal lock, the
- * batch's events are then exactly the list's events after the first
- * *last_r up to the second.
+ * 0 when none) with its mark (*mark_r, 0 when none) and the day every
+ * event of the batch is stamped with (*day_r, days since 1970-01-01 of
+ * the transaction's start, as a fetch gives it).  journal_commit_last is
+ * journal_commit that first reads the list's newest event id and its
+ * mark again (*last_r, *mark_r: the batch's last).  Since every writer
+ * of the list's events holds its journal lock, the batch's events are
+ * then exactly the list's events after the first *last_r up to the
+ * second.
  */
 int journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
-    uint32_t *day_r, char *err, size_t errsz);
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz);
 int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
-    char *err, size_t errsz);
+    int64_t *mark_r, char *err, size_t errsz);
 /* journal_commit_last in halves, for a writer with work to do while the
  * server commits (makes the WAL durable): the first sends the COMMIT
  * (*last_r known by then), the second waits for its answer; after the
@@ -77,7 +102,7 @@ int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
  * not be journaled.  Either way, publish nothing that depends on it */
 #define JOURNAL_EUNKNOWN	(-2)
 int journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
-    char *err, size_t errsz);
+    int64_t *mark_r, char *err, size_t errsz);
 int journal_commit_wait(struct queue *q, char *err, size_t errsz);
 
 /* called with each list name by journal_lists; 0 to go on */
@@ -114,6 +139,7 @@ struct journal_event {
 	int64_t id;			/* the journal's id (the site feed:
 					 * the feed number) */
 	int64_t event_id;		/* the journal's id, always */
+	int64_t mark;			/* its mark (above) */
 	int spam;			/* learnt as: 1 spam, 0 ham */
 	int dir;			/* +1 learn, -1 unlearn */
 	uint32_t day;			/* days since 1970-01-01 when journaled */

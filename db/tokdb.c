@@ -74,6 +74,9 @@
 #define K_TOKVER	"\0tokver"
 #define K_NSPAM		"\0nspam"
 #define K_NHAM		"\0nham"
+/* the journal position: the last event applied (8 bytes), then that
+ * event's mark (8 more, journal.h; absent: not recorded, a file from
+ * before listgate recorded it, or set without one) */
 #define K_POS		"\0pos"
 /* "\0dec" and a post's SHA-256: a moderator's decision on it */
 #define K_DEC		"\0dec"
@@ -165,7 +168,7 @@ struct tokdb {
 	struct pstep msg[2];	/* pending message counts: ham, spam */
 	struct pdec *pdec;	/* pending decisions, in order */
 	size_t npdec, cappdec;
-	int64_t pos;		/* pending journal position ... */
+	int64_t pos, pmark;	/* pending journal position, mark ... */
 	int setpos;		/* ... when set */
 	uint32_t feats;		/* pending feature families ... */
 	int setfeats;		/* ... when set */
@@ -232,6 +235,19 @@ get_u32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	    (uint32_t)p[3] << 24;
+}
+
+static void
+put_le64(unsigned char *p, uint64_t v)
+{
+	put_u32(p, (uint32_t)v);
+	put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint64_t
+get_le64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
 }
 
 /* append a LEB128 varint; returns the bytes written (at most 5) */
@@ -502,7 +518,7 @@ damaged(struct tokdb *db, const char *what, char *err, size_t errsz)
 static int
 check_counts(struct tokdb *db, char *err, size_t errsz)
 {
-	unsigned char b[16];
+	unsigned char b[24];
 	uint32_t v;
 	int32_t n;
 
@@ -510,7 +526,8 @@ check_counts(struct tokdb *db, char *err, size_t errsz)
 	    meta_u32(db, K_NHAM, KLEN(K_NHAM), &v) < 0)
 		return damaged(db, "malformed message counts", err, errsz);
 	n = kcdbgetbuf(db->kc, K_POS, KLEN(K_POS), (char *)b, sizeof(b));
-	if ((n < 0 && kcdbecode(db->kc) != KCENOREC) || (n >= 0 && n != 8))
+	if ((n < 0 && kcdbecode(db->kc) != KCENOREC) ||
+	    (n >= 0 && n != 8 && n != 16))
 		return damaged(db, "malformed journal position", err, errsz);
 	return 0;
 }
@@ -1275,14 +1292,22 @@ tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 int
 tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 {
-	unsigned char b[8];
-	uint64_t v = 0;
+	int64_t mark;
+
+	return tokdb_get_pos_mark(db, pos_r, &mark);
+}
+
+int
+tokdb_get_pos_mark(struct tokdb *db, int64_t *pos_r, int64_t *mark_r)
+{
+	unsigned char b[24];
 	int32_t n;
-	int i;
 
 	*pos_r = 0;
+	*mark_r = 0;
 	if (db->bulk && db->setpos) {
 		*pos_r = db->pos;
+		*mark_r = db->pmark;
 		return 0;
 	}
 	if (db->bulk && base_kc(db) == NULL)
@@ -1295,40 +1320,53 @@ tokdb_get_pos(struct tokdb *db, int64_t *pos_r)
 		seterr(db, "cannot read the journal position");
 		return -1;
 	}
-	if (n != 8) {
+	if (n != 8 && n != 16) {
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
 		    "journal position; the file is damaged: `listgate rebuild "
 		    "--list %s` recreates it from the journal", db->path,
 		    db->list);
 		return -1;
 	}
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | b[i];
-	*pos_r = (int64_t)v;
+	*pos_r = (int64_t)get_le64(b);
+	if (n == 16)
+		*mark_r = (int64_t)get_le64(b + 8);
 	return 0;
 }
 
 int
 tokdb_set_pos(struct tokdb *db, int64_t pos)
 {
-	unsigned char b[8];
-	uint64_t v = (uint64_t)pos;
-	int i;
+	return tokdb_set_pos_mark(db, pos, 0);
+}
 
-	if (!db->intran)
-		return plainerr(db, "journal position set outside a transaction");
-	if (db->bulk) {
-		db->pos = pos;
-		db->setpos = 1;
-		return 0;
-	}
-	for (i = 0; i < 8; i++, v >>= 8)
-		b[i] = v & 0xff;
-	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
+/* write the position record: 8 bytes, 16 with a mark */
+static int
+put_pos(struct tokdb *db, int64_t pos, int64_t mark)
+{
+	unsigned char b[16];
+
+	put_le64(b, (uint64_t)pos);
+	put_le64(b + 8, (uint64_t)mark);
+	if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, mark != 0 ?
+	    16 : 8)) {
 		seterr(db, "cannot write the journal position");
 		return -1;
 	}
 	return 0;
+}
+
+int
+tokdb_set_pos_mark(struct tokdb *db, int64_t pos, int64_t mark)
+{
+	if (!db->intran)
+		return plainerr(db, "journal position set outside a transaction");
+	if (db->bulk) {
+		db->pos = pos;
+		db->pmark = mark;
+		db->setpos = 1;
+		return 0;
+	}
+	return put_pos(db, pos, mark);
 }
 
 int
@@ -1610,7 +1648,8 @@ check_record(const char *k, size_t ks, const char *v, size_t vs)
 	for (i = 0; i < NMETA; i++)
 		if (ks == meta_keys[i].klen && memcmp(k, meta_keys[i].k,
 		    ks) == 0)
-			return vs == meta_keys[i].vlen ? NULL :
+			return vs == meta_keys[i].vlen || (ks == KLEN(K_POS) &&
+			    memcmp(k, K_POS, ks) == 0 && vs == 16) ? NULL :
 			    "a meta record of the wrong size";
 	if ((ks == KLEN(K_NDEC) && memcmp(k, K_NDEC, ks) == 0) ||
 	    (ks == KLEN(K_FEATS) && memcmp(k, K_FEATS, ks) == 0))
@@ -2667,17 +2706,8 @@ bulk_flush(struct tokdb *db)
 	if (db->setfeats && set_u32(db, K_FEATS, KLEN(K_FEATS),
 	    db->feats) < 0)
 		goto fail;
-	if (db->setpos) {
-		unsigned char b[8];
-		uint64_t v = (uint64_t)db->pos;
-
-		for (k = 0; k < 8; k++, v >>= 8)
-			b[k] = v & 0xff;
-		if (!kcdbset(db->kc, K_POS, KLEN(K_POS), (const char *)b, 8)) {
-			seterr(db, "cannot write the journal position");
-			goto fail;
-		}
-	}
+	if (db->setpos && put_pos(db, db->pos, db->pmark) < 0)
+		goto fail;
 	pend_clear(db);
 	return 0;
 fail:

@@ -160,8 +160,12 @@ long tokdb_learn(struct tokdb *db, const struct toklist *tl, int spam,
 
 /* journal position applied so far (0 when none): 0, or -1 */
 int tokdb_get_pos(struct tokdb *db, int64_t *pos_r);
-/* set it; inside the same transaction as the counts it covers */
+/* and the mark of the event there (journal.h; 0: none recorded) */
+int tokdb_get_pos_mark(struct tokdb *db, int64_t *pos_r, int64_t *mark_r);
+/* set them (tokdb_set_pos: no mark); inside the same transaction as
+ * the counts they cover */
 int tokdb_set_pos(struct tokdb *db, int64_t pos);
+int tokdb_set_pos_mark(struct tokdb *db, int64_t pos, int64_t mark);
 
 /*
  * The feature families the file's tokens were made with (TOKDB_FEAT_*),

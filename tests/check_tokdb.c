@@ -394,6 +394,58 @@ START_TEST(journal_pos)
 }
 END_TEST
 
+/* the position's mark: kept beside it (in transactions and in bulk),
+ * dropped by a position set without one, and a file with none reads
+ * 0; both sizes of the record pass the full check */
+START_TEST(journal_pos_mark)
+{
+	struct tokdb *db = open_w(dbpath);
+	char err[1024];
+	int64_t pos, mark;
+
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 0 && mark == 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_pos_mark(db, 77, 0x1234567890123LL), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 77 && mark == 0x1234567890123LL);
+	ck_assert_int_eq(tokdb_get_pos(db, &pos), 0);
+	ck_assert(pos == 77);
+	ck_assert_msg(tokdb_check(db, NULL, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(tokdb_ntokens(db), 0);
+	tokdb_close(db);
+	/* a bulk writer keeps and publishes its own */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 77 && mark == 0x1234567890123LL);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_pos_mark(db, 78, 5), 0);
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 78 && mark == 5);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 78 && mark == 5);
+	tokdb_close(db);
+	/* a position without a mark (an older writer's) has none */
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_set_pos(db, 79), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_get_pos_mark(db, &pos, &mark), 0);
+	ck_assert(pos == 79 && mark == 0);
+	ck_assert_msg(tokdb_check(db, NULL, err, sizeof(err)) == 0, "%s", err);
+	tokdb_close(db);
+}
+END_TEST
+
 /* missing file: readers and plain writers get ENOENT, nothing created */
 START_TEST(missing_file)
 {
@@ -2411,6 +2463,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, abort_mem);
 	tcase_add_test(tc, close_in_transaction);
 	tcase_add_test(tc, journal_pos);
+	tcase_add_test(tc, journal_pos_mark);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");

@@ -18,6 +18,9 @@
 #                                     once it streams
 #   sh tests/pg.sh standby-stop | standby-start
 #                                     inside CMD: stop or restart it
+#   sh tests/pg.sh standby-promote    inside CMD: make it a primary (a
+#                                     failover); returns once it takes
+#                                     writes
 #
 # Inside CMD the environment also has PG_TEST_DIR, PG_SH (this script's
 # path), PG_CTL_STOP and PG_CTL_START (ready-made command lines), PG_BIN
@@ -103,6 +106,13 @@ standby_stop() {
 	    stop >/dev/null
 }
 
+# the standby becomes a primary (pg_ctl promote waits for the end of
+# recovery)
+standby_promote() {
+	as_owner "$pgbin/pg_ctl" -D "$PG_TEST_DIR/standby" -w -t 60 promote \
+	    >/dev/null
+}
+
 # a hot standby of the cluster: a base backup over the Unix socket
 # (initdb -A trust lets local replication connections in), its
 # primary_conninfo and standby.signal written by -R; returns once the
@@ -180,7 +190,7 @@ pgbouncer_start() {
 
 bouncer=0
 case ${1:-} in
-stop | start | standby-create | standby-stop | standby-start)
+stop | start | standby-create | standby-stop | standby-start | standby-promote)
 	: "${PG_TEST_DIR:?pg.sh $1: not inside pg.sh run}"
 	case $1 in
 	stop) pg_stop ;;
@@ -188,6 +198,7 @@ stop | start | standby-create | standby-stop | standby-start)
 	standby-create) standby_create ;;
 	standby-stop) standby_stop ;;
 	standby-start) standby_start ;;
+	standby-promote) standby_promote ;;
 	esac
 	exit $?
 	;;
@@ -200,7 +211,7 @@ run)
 	;;
 *)
 	echo "usage: sh pg.sh run [--pgbouncer] CMD [ARG...] | stop | start |" \
-	    "standby-create | standby-stop | standby-start" >&2
+	    "standby-create | standby-stop | standby-start | standby-promote" >&2
 	exit 2
 	;;
 esac

@@ -19,8 +19,13 @@
 # behind, and left alone; that a standby that is down makes B's
 # sync fail naming the problem, with the token file untouched; and that
 # B's sync --site feeds the site store through the primary and reads
-# the feed from the standby, ending equal to A's; and that a site store
-# ahead of the standby is refused as the standby being behind.
+# the feed from the standby, ending equal to A's; that a site store
+# ahead of the standby is refused as the standby being behind; and that
+# after a failover to a standby that lost the last commits, where the
+# promoted standby's journal ids come round again, host A's sync
+# refuses its token file (built from the lost events) and names
+# `listgate rebuild`, instead of skipping the new events that took the
+# ids it has.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -306,6 +311,57 @@ catchup || exit 99
 run lgC sync --site
 check "replay resumed: host C's site store syncs, nothing applied twice" \
     sh -c "test $rc -eq 0 && grep -q '0 events newly fed, 0 applied' '$T/out'"
+
+# --- a failover to a standby that lost the last commits ------------------
+# The standby stops; the primary takes 40 events (more than the 32 ids a
+# sequence logs ahead, so the standby never hears of the last ids handed
+# out) and host A learns them; the primary dies and the standby is
+# promoted.  Its journal ends before those 40, and the ids it hands out
+# next are some of the same.
+catchup || exit 99
+sh "$PG_SH" standby-stop || exit 99
+mkdir "$T/lost" "$T/new" || exit 99
+for i in $(seq 40); do
+	{ printf 'X-Lost: %s\n' "$i"; cat "$DATA/ham1.eml"; } > "$T/lost/$i.eml"
+done
+for i in $(seq 50); do
+	{ printf 'X-New: %s\n' "$i"; cat "$DATA/spam1.eml"; } > "$T/new/$i.eml"
+done
+lgA train -q --list dev --ham "$T"/lost/*.eml || exit 99
+lgA sync -q --list dev || exit 99
+posA=$(pos A)
+check "host A learnt the 40 events on the primary" test "$posA" = \
+    "$(sqlp "SELECT max(id) FROM train_journal WHERE list = 'dev'")"
+$PG_CTL_STOP
+{ sh "$PG_SH" standby-start && sh "$PG_SH" standby-promote; } || exit 99
+check "the standby is promoted" test "$(sqls 'SELECT pg_is_in_recovery()')" = f
+check "... and lost the 40 events" test "$(sqls \
+    "SELECT count(*) FROM train_journal WHERE list = 'dev' AND id > $posA - 40")" -eq 0
+sed "s/port=$PGPORT /port=$PG_STANDBY_PORT /" "$T/A/listgate.conf" > "$T/A.conf" &&
+    mv "$T/A.conf" "$T/A/listgate.conf" || exit 99
+run lgA train -q --list dev --spam "$T"/new/*.eml
+check "host A trains 50 new events on the promoted standby" \
+    test "$(sqls "SELECT count(*) FROM train_journal WHERE list = 'dev' AND
+        id > $posA - 40")" -eq 50
+check "... whose ids reach host A's position again" test "$(sqls \
+    "SELECT count(*) FROM train_journal WHERE list = 'dev' AND id = $posA")" -eq 1
+cp "$T/tokens-A/dev.kch" "$T/a.before"
+run lgA sync --list dev
+check "host A's sync exits 1" test "$rc" -eq 1
+check "... saying the file has events the database does not, and to rebuild" \
+    grep -q "journal position $posA is an event written at .*this database does not have.*listgate rebuild --list dev" "$T/err"
+check "... and leaves the file alone" cmp -s "$T/tokens-A/dev.kch" "$T/a.before"
+run lgA sync --check --list dev
+check "sync --check says so too (exit 1)" \
+    sh -c "test $rc -eq 1 && grep -q 'this database does not have' '$T/err'"
+run lgA rebuild --list dev
+check "rebuild from the promoted standby exits 0" test "$rc" -eq 0
+run lgA sync --list dev
+check "... and sync is content again, applying nothing" \
+    test "$rc" -eq 0 -a "$(applied)" = 0
+check "... the file holding the promoted journal's posts" test "$(lgA score \
+    --list dev --db-stats | awk '$1 ~ /_posts$/ { n += $2 } END { print n }')" = \
+    "$(sqls "SELECT count(*) FROM train_journal WHERE list = 'dev'")"
 
 echo "# queue_standby: $(($(date +%s) - start)) s with the standby"
 echo "1..$n"

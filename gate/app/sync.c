@@ -119,6 +119,69 @@ ahead(struct queue *q, const struct src *sr, int64_t pos, char *err,
 	return 1;
 }
 
+/* a mark (journal.h) as UTC time, to the microsecond */
+static void
+mark_time(int64_t mark, char *buf, size_t bufsz)
+{
+	time_t t = (time_t)(mark / 1000000);
+	struct tm tm;
+
+	if (mark <= 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, bufsz, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, bufsz, "mark %lld", (long long)mark);
+	else
+		snprintf(buf + strlen(buf), bufsz - strlen(buf), ".%06d UTC",
+		    (int)(mark % 1000000));
+}
+
+/*
+ * 1 (with err) when the event at the token file's position pos is not
+ * the one whose mark (fmark) the file recorded: the database's ids came
+ * round again (a failover to a standby that lost the last commits, a
+ * backup restored and written since), so the file holds events this
+ * journal does not have, and going on from pos would skip events it
+ * does.  The event may be another list's (a file copied from that list:
+ * the same history, as before marks).  0 when it is the same event,
+ * when the file recorded no mark (a file from before listgate recorded
+ * them), when the event is missing but may yet come (the list's journal
+ * does not reach pos, which ahead() reports, or a standby that has not
+ * replayed another list's commit yet), or when it cannot be told
+ * (applying then fails on its own if the database is gone).
+ */
+static int
+diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
+    char *err, size_t errsz)
+{
+	char e[256], was[64], now[320];
+	int64_t mark, last;
+	int standby;
+
+	if (pos <= 0 || fmark == 0 || journal_event_mark(q, sr->site, pos,
+	    &mark, e, sizeof(e)) < 0 || mark == fmark)
+		return 0;
+	if (mark == 0 && ((sr->site ? journal_site_last(q, &last, e,
+	    sizeof(e)) : journal_last_id(q, sr->list, &last, e,
+	    sizeof(e))) < 0 || last < pos || queue_in_recovery(q, &standby,
+	    e, sizeof(e)) < 0 || standby))
+		return 0;
+	mark_time(fmark, was, sizeof(was));
+	if (mark == 0)
+		snprintf(now, sizeof(now), "%s has no such event",
+		    sr->site ? "the site feed" : "the journal");
+	else {
+		mark_time(mark, e, sizeof(e));
+		snprintf(now, sizeof(now), "%s's is one written at %s",
+		    sr->site ? "the site feed" : "the journal", e);
+	}
+	snprintf(err, errsz, "the token file's journal position %lld is an "
+	    "event written at %s, but %s: the file was built from events "
+	    "this database does not have (a failover to a standby that lost "
+	    "the last commits, or a restored backup), and would skip some it "
+	    "has; nothing applied: run `listgate rebuild --list %s`",
+	    (long long)pos, was, now, sr->list);
+	return 1;
+}
+
 /*
  * 1 (with err) when the token file's position belongs to the other kind
  * of source: a list's file whose position is a feed number (it was the
@@ -228,7 +291,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	struct journal_event ev;
 	struct pending pend[MAX_PENDING];
 	struct tokdb *db;
-	int64_t pos;
+	int64_t pos, mark;
 	long n = -1, rows = 0, applied = 0, skipped = 0, got;
 	unsigned npend = 0, report0 = st->nreported;
 	int r, intx = 0;
@@ -237,12 +300,13 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0) |
 	    (bulk ? TOKDB_BULK : 0), wait_ms, &db, err, errsz) != 0)
 		return -1;
-	if (tokdb_get_pos(db, &pos) < 0) {
+	if (tokdb_get_pos_mark(db, &pos, &mark) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
 	st->pos = pos;
-	if (st->nbatches == 0 && other_kind(q, sr, pos, err, errsz))
+	if (st->nbatches == 0 && (other_kind(q, sr, pos, err, errsz) ||
+	    diverged(q, sr, pos, mark, err, errsz)))
 		goto out;
 	/* learnt as the file was built (a new one: as the list says) */
 	if ((r = posttok_follow_file(pt, db)) < 0) {
@@ -315,6 +379,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 				goto out;
 			}
 			pos = ev.id;
+			mark = ev.mark;
 			rows++;
 			got++;
 			/* the rest waits for the next batch: readers get in
@@ -349,7 +414,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	/* marked before the position passes them: a crash in between
 	 * only marks them twice (the second mark is a no-op) */
 	quarantine_pending(q, sr->list, pend, npend, st, report0);
-	if (tokdb_set_pos(db, pos) < 0 || tokdb_commit(db) < 0) {
+	if (tokdb_set_pos_mark(db, pos, mark) < 0 || tokdb_commit(db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
 	}
@@ -382,6 +447,15 @@ sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
 	struct src sr = { list, site };
 
 	return ahead(q, &sr, pos, err, errsz);
+}
+
+int
+sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
+    int64_t mark, char *err, size_t errsz)
+{
+	struct src sr = { list, site };
+
+	return diverged(q, &sr, pos, mark, err, errsz);
 }
 
 int

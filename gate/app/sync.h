@@ -76,6 +76,13 @@ int sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
 int sync_other_kind(struct queue *q, const char *list, int site,
     int64_t pos, char *err, size_t errsz);
 
+/* 1 (with err, naming `listgate rebuild`) when the event at a token
+ * file's journal position pos is not the one whose mark the file
+ * recorded (a failover that lost commits, a restored backup); else 0
+ * (also when the file recorded none, or it cannot be told) */
+int sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
+    int64_t mark, char *err, size_t errsz);
+
 /* list l's token file is the site store (it follows the site feed, not
  * l's journal) */
 int sync_is_site(const struct listcfg_global *g,

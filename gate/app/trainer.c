@@ -142,12 +142,13 @@ follow_drop(struct trainer *t)
 }
 
 /* begin following the token file at t->path, whose list's newest event
- * is last (nothing done when it is not there) */
+ * is last, with its mark (nothing done when the file is not there, or
+ * at another position or event: sync says what is wrong with it) */
 static void
-follow_open(struct trainer *t, int64_t last)
+follow_open(struct trainer *t, int64_t last, int64_t mark)
 {
 	char err[1024];
-	int64_t pos;
+	int64_t pos, fmark;
 
 	unsigned wait_ms = t->wait_ms < FOLLOW_WAIT_MS ? t->wait_ms :
 	    FOLLOW_WAIT_MS;
@@ -173,22 +174,23 @@ follow_open(struct trainer *t, int64_t last)
 		}
 	}
 	t->batch_start = clock_now_s();
-	if (tokdb_get_pos(t->db, &pos) < 0 || pos != last ||
-	    tokdb_begin(t->db) < 0 || posttok_follow_file(t->pt, t->db) < 0 ||
+	if (tokdb_get_pos_mark(t->db, &pos, &fmark) < 0 || pos != last ||
+	    (fmark != 0 && fmark != mark) || tokdb_begin(t->db) < 0 || posttok_follow_file(t->pt, t->db) < 0 ||
 	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
 		follow_drop(t);
 }
 
-/* set down what was learnt, with last as its position, while the
- * journal commits up to there: the private copy is written out and
- * synced (both sides' fsyncs at once), not yet in place.  A failure is
- * a warning: sync applies the posts */
+/* set down what was learnt, with last (and its mark) as its position,
+ * while the journal commits up to there: the private copy is written out
+ * and synced (both sides' fsyncs at once), not yet in place.  A failure
+ * is a warning: sync applies the posts */
 static void
-follow_ready(struct trainer *t, int64_t last)
+follow_ready(struct trainer *t, int64_t last, int64_t mark)
 {
 	char err[1024];
 
-	if (tokdb_set_pos(t->db, last) < 0 || tokdb_commit(t->db) < 0)
+	if (tokdb_set_pos_mark(t->db, last, mark) < 0 ||
+	    tokdb_commit(t->db) < 0)
 		snprintf(err, sizeof(err), "%s", tokdb_errmsg(t->db));
 	else if (tokdb_publish_ready(t->db, err, sizeof(err)) == 0)
 		return;
@@ -277,7 +279,7 @@ journal_post(struct trainer *t, const unsigned char *msg, size_t len,
 static int
 journal_finish(struct trainer *t, char *err, size_t errsz)
 {
-	int64_t last;
+	int64_t last, mark;
 	int r;
 
 	if (t->db == NULL) {
@@ -286,10 +288,11 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 			return -1;
 		}
 	} else {
-		if (journal_commit_send(t->q, t->list, &last, err, errsz) < 0)
+		if (journal_commit_send(t->q, t->list, &last, &mark, err,
+		    errsz) < 0)
 			return -1;
 		if (t->nbatch > 0)
-			follow_ready(t, last);
+			follow_ready(t, last, mark);
 		else
 			follow_drop(t);	/* nothing learnt: no copy */
 		if ((r = journal_commit_wait(t->q, err, errsz)) < 0) {
@@ -320,7 +323,7 @@ trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
     struct posttok *pt, char *err, size_t errsz)
 {
 	struct trainer *t;
-	int64_t last;
+	int64_t last, mark;
 
 	*t_r = NULL;
 	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
@@ -337,12 +340,12 @@ trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
 	if (path != NULL && dir > 0 && (size_t)snprintf(t->path,
 	    sizeof(t->path), "%s", path) >= sizeof(t->path))
 		path = NULL;
-	if (journal_begin_at(q, list, &last, &t->day, err, errsz) < 0) {
+	if (journal_begin_at(q, list, &last, &mark, &t->day, err, errsz) < 0) {
 		xfree(t);
 		return -1;
 	}
 	if (path != NULL && dir > 0)
-		follow_open(t, last);
+		follow_open(t, last, mark);
 	*t_r = t;
 	return 0;
 }

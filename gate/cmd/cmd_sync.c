@@ -107,7 +107,7 @@ check_one(struct sync_all *s, const char *list)
 	struct listcfg_list l;
 	struct sync_stats st;
 	char path[4096], err[1024];
-	int64_t pos, last;
+	int64_t pos, mark, last;
 	uint32_t feats = 0;
 	long ntok;
 	int r, fr = 0;
@@ -127,7 +127,7 @@ check_one(struct sync_all *s, const char *list)
 		return -1;
 	}
 	r = tokdb_check(db, &ntok, err, sizeof(err));
-	if (r == 0 && (tokdb_get_pos(db, &pos) < 0 ||
+	if (r == 0 && (tokdb_get_pos_mark(db, &pos, &mark) < 0 ||
 	    (fr = tokdb_get_feats(db, &feats)) < 0)) {
 		snprintf(err, sizeof(err), "%s", tokdb_errmsg(db));
 		r = -1;
@@ -140,7 +140,8 @@ check_one(struct sync_all *s, const char *list)
 	/* the site store's position is a feed number, a list's a journal
 	 * id: a file of the other kind is refused as sync refuses it */
 	if (sync_other_kind(s->q, list, is_site(s->g, list), pos, err,
-	    sizeof(err))) {
+	    sizeof(err)) || sync_diverged(s->q, list, is_site(s->g, list),
+	    pos, mark, err, sizeof(err))) {
 		cmd_err("sync", "list %s: %s", list, err);
 		return -1;
 	}
