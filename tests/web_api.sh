@@ -327,6 +327,18 @@ check "a page POST with its token: 303 back to the list" \
 check "... decided" test "$(sql "SELECT status FROM held_posts WHERE id = $id5")" = rejected
 req GET /lists/dev -b "$J"
 check "... and the next page says so" grep -q "post $id5 rejected" "$T/body"
+# a bulk form is read whole before anything is decided: one with a bad
+# pair after the first id once rejected that post and answered 400 "the
+# form could not be read"
+printf 'From: b@example.org\nSubject: bulk\nMessage-ID: <bulk@x>\n\nbulk\n' > "$T/bulk.eml"
+idB=$("$QHOLD" dev "$T/bulk.eml" 0.9) || exit 99
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idB&id=%zz"
+check "a bulk form that cannot be read: 400" test "$code" = 400
+check "... and nothing of it was decided" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idB")" = held
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idB"
+check "the same bulk form without the bad pair: 303, decided" \
+    sh -c "test $code = 303 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idB\")\" = rejected"
 req GET "/lists/other" -b "$J"
 check "a page of a list the user may not see: 403" test "$code" = 403
 req GET "/lists/dev/held/$id3" -b "$J"

@@ -663,8 +663,20 @@ post_bulk(struct web_req *r, const char *list)
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, bad = 0, fr;
 
-	if (!post_ok(r) || (st = form_action(r)) == NULL ||
-	    (q = web_db(r, 0)) == NULL)
+	if (!post_ok(r) || (st = form_action(r)) == NULL)
+		return;
+	/* the whole form is read before anything is decided: one that
+	 * cannot be read is a 400 with nothing decided, never one that
+	 * has decided the posts before its bad part */
+	form_init(&it, b, r->body.len);
+	while ((fr = form_next(&it, k, sizeof(k), val, sizeof(val))) == 1)
+		;
+	if (fr < 0) {
+		page_error(r, 400, "the form could not be read (nothing was "
+		    "decided)");
+		return;
+	}
+	if ((q = web_db(r, 0)) == NULL)
 		return;
 	first[0] = '\0';
 	form_init(&it, b, r->body.len);
@@ -691,10 +703,6 @@ post_bulk(struct web_req *r, const char *list)
 			if ((q = web_db(r, 0)) == NULL)
 				return;
 		}
-	}
-	if (fr < 0) {
-		page_error(r, 400, "the form could not be read");
-		return;
 	}
 	{
 		size_t l;
