@@ -207,6 +207,16 @@ big_hdr=$(head -c 40000 /dev/zero | tr '\0' 'h')
 req GET /api/lists $A -H "X-Big: $big_hdr"
 check "headers past the connection's memory are refused (4xx)" \
     sh -c "test $code -ge 400 && test $code -lt 500"
+# refused before its headers were in, it is logged with the address it
+# came from (it said addr=?: an attacker's requests named nobody)
+big_line='addr=127\.0\.0\.1 user=- method=- path="/api/lists" status=0 '
+i=0
+while ! grep -q "$big_line" "$T/web.log" && [ $i -lt 30 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "... and its log line names the client's address" \
+    grep -q "$big_line" "$T/web.log"
 
 # 200 approve: the post released byte for byte, trained once
 nj=$(sql 'SELECT count(*) FROM train_journal')

@@ -713,6 +713,8 @@ static struct web_req *
 req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 {
 	struct web_req *r;
+	const union MHD_ConnectionInfo *ci;
+	unsigned char a[16];
 	size_t n;
 
 	if ((r = xcalloc(1, sizeof(*r))) == NULL)
@@ -734,7 +736,13 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 		n = sizeof(r->path) - 1;
 	memcpy(r->path, uri, n);
 	r->path[n] = '\0';
-	snprintf(r->addr, sizeof(r->addr), "?");
+	/* the peer, until the headers say more (req_client): a request
+	 * refused before its headers are in (too large, never finished)
+	 * is logged with the address it came from too */
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci == NULL || sa_addr(ci->client_addr, a, r->addr,
+	    sizeof(r->addr)) < 0)
+		snprintf(r->addr, sizeof(r->addr), "?");
 	return r;
 }
 
