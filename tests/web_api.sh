@@ -349,6 +349,18 @@ check "... and nothing of it was decided" \
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idB"
 check "the same bulk form without the bad pair: 303, decided" \
     sh -c "test $code = 303 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idB\")\" = rejected"
+# a page's approval whose release command fails is answered 502 with
+# the reason, the post still held (it was a 303 back to the list, as
+# for a success: the log said status=303 for the failure)
+printf 'From: c@example.org\nSubject: fails\nMessage-ID: <fails@x>\n\nfails\n' > "$T/fails.eml"
+idF=$("$QHOLD" dev "$T/fails.eml" 0.9) || exit 99
+touch "$T/fail"
+req POST "/lists/dev/held/$idF" -b "$J" -d "action=approve&csrf=$csrf"
+rm -f "$T/fail"
+check "a page approval whose release command fails: 502 ($code), saying why" \
+    sh -c "test $code = 502 && grep -q 'not approved: release command' '$T/body'"
+check "... the post stays held" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idF")" = held
 req GET "/lists/other" -b "$J"
 check "a page of a list the user may not see: 403" test "$code" = 403
 req GET "/lists/dev/held/$id3" -b "$J"

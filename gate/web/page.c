@@ -642,8 +642,12 @@ post_decide(struct web_req *r, const char *list, int64_t id)
 	    (q = web_db(r, 0)) == NULL)
 		return;
 	code = web_decide(r, q, list, id, st, NULL, &res, msg, sizeof(msg));
-	if (code == 404) {
-		page_error(r, 404, msg);
+	/* a decision that failed is answered as one, with its status (no
+	 * such post 404, the release command 502, the database 500), not
+	 * as the way back to the list a success takes; a post decided
+	 * before (409) is said on the list's page */
+	if (code != 200 && code != 409) {
+		page_error(r, code, msg);
 		return;
 	}
 	auth_flash(r, msg);
