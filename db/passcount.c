@@ -111,8 +111,9 @@ counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 	struct hdr h;
 	int fd, ok;
 
+	/* O_NONBLOCK: a FIFO in its place is refused below, not waited on */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY, mode)) < 0) {
+	    O_NOCTTY | O_NONBLOCK, mode)) < 0) {
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -234,8 +235,10 @@ passcount_read(const char *path, uint32_t from, uint32_t to,
 		return -1;
 	}
 	memset(counts, 0, ((size_t)(to - from) + 1) * sizeof(*counts));
+	/* O_NONBLOCK: a FIFO in its place must not wait for a writer
+	 * (no effect on a regular file's reads or on flock) */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY)) < 0) {
+	    O_NOCTTY | O_NONBLOCK)) < 0) {
 		if (errno == ENOENT)
 			return 1;
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));

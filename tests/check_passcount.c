@@ -150,6 +150,22 @@ START_TEST(foreign_file)
 }
 END_TEST
 
+/* a FIFO in the counter's place (stats reads every *.passed of the
+ * tokens directory) is refused at once, never waited on for a writer */
+START_TEST(fifo_refused)
+{
+	uint64_t c[1];
+	char err[256];
+
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    -1);
+	ck_assert(strstr(err, "not a regular file") != NULL);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "not a regular file") != NULL);
+}
+END_TEST
+
 /* the owner of the tokens directory prepares the counter for the
  * filter: group-writable whatever the umask, kept as it is */
 START_TEST(prepare)
@@ -311,6 +327,7 @@ passcount_suite(void)
 	tcase_add_test(tc, ring_of_days);
 	tcase_add_test(tc, concurrent);
 	tcase_add_test(tc, foreign_file);
+	tcase_add_test(tc, fifo_refused);
 	tcase_add_test(tc, prepare);
 	tcase_add_test(tc, full_disk);
 	tcase_add_test(tc, cost);
