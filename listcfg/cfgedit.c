@@ -93,7 +93,10 @@ read_file(const char *path, struct buf *b, struct stat *st, char *err,
 	ssize_t r;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0) {
+	/* O_NONBLOCK: a FIFO in its place is refused below, not waited on
+	 * for a writer (no effect on a regular file) */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) < 0) {
 		if (errno == ENOENT)
 			return 1;
 		snprintf(err, errsz, "%s: cannot open: %s", path,

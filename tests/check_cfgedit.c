@@ -454,6 +454,13 @@ START_TEST(not_a_file)
 	    err, sizeof(err)), -1);
 	ck_assert(strstr(err, "not a regular file") != NULL);
 	rmdir(path);
+	/* a FIFO: refused at once, not waited on for a writer */
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL, NULL,
+	    err, sizeof(err)), -1);
+	ck_assert(strstr(err, "not a regular file") != NULL);
+	ck_assert_int_eq(others(), 0);
+	unlink(path);
 }
 END_TEST
 
