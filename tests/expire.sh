@@ -90,6 +90,9 @@ check "... and nothing of the young posts" \
     sh -c "! grep -q -e \"post $d_new \" -e \"post $dl_new \" -e \"post $keep_old \" '$T/out'"
 check "... and changes nothing" \
     test "$(sql "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 7
+lg expire --dry-run > /dev/full 2> "$T/err"; rc=$?
+check "a dry run whose answer cannot be written exits 1, saying so" \
+    sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"
 
 run lg expire
 check "expire with no options exits 1 (list rmx cannot remind)" test "$rc" -eq 1

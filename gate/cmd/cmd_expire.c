@@ -351,6 +351,11 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		printf("%lu post%s expired (%lu learnt as spam), %lu "
 		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :
 		    "s", tot.learnt, tot.reminded, tot.reminded == 1 ? "" : "s");
+	/* a dry run's answer is what it prints: unwritten, it failed */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_err(NAME, "cannot write the standard output");
+		tot.nfail++;
+	}
 	xfree(nm.v);
 	queue_close(q);
 	listcfg_free_global(&g);
