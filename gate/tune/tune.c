@@ -242,16 +242,20 @@ search(struct search *s, struct cand *best)
  * the edge of what they allow), so the targets are tightened step by
  * step until cutoffs chosen by them fold by fold meet the real targets
  * on the folds left out (cutoff_nested); the cost alone needs nothing.
- * *pick gets the goal, *nest what it gave.  0, or -1 out of memory.
+ * A tightened goal that no cutoff meets on all the posts (cs) is not
+ * taken, nor any tighter: its cutoff would only come closest to it, and
+ * could miss the real targets where another cutoff meets them.  *pick
+ * gets the goal, *nest what it gave.  0, or -1 out of memory.
  */
 static int
 calibrate(const struct tune_opts *o, const struct cv *cv,
-    const unsigned *part, const double *scores, struct cutoff_goal *pick,
-    struct cutoff_eval *nest)
+    const unsigned *part, const double *scores, const struct cutoff_set *cs,
+    struct cutoff_goal *pick, struct cutoff_eval *nest)
 {
 	static const double tight[] = { 1, 0.8, 0.6, 0.4, 0.2, 0 };
 	struct cutoff_goal g, bestg = o->goal;
 	struct cutoff_eval e, beste;
+	struct cutoff_pick pk;
 	size_t i;
 
 	for (i = 0; i < NELEM(tight); i++) {
@@ -260,6 +264,11 @@ calibrate(const struct tune_opts *o, const struct cv *cv,
 			g.max_spam_passed *= tight[i];
 		if (g.max_ham_held >= 0)
 			g.max_ham_held *= tight[i];
+		if (i > 0) {
+			cutoff_best(cs, &g, o->ham_cutoff, &pk);
+			if (pk.e.excess > 0)
+				break;
+		}
 		if (cutoff_nested(scores, cv->spam, cv->n, part, TUNE_PARTS,
 		    cv->folds, &g, &o->goal, &e) < 0)
 			return -1;
@@ -424,7 +433,7 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	    cutoff_set_init(&cs, r->rec_scores, own.cv.spam, ts->n) < 0)
 		goto oom;
 	have_cs = 1;
-	if (calibrate(o, &use->cv, use->s->part, r->rec_scores, &r->pick,
+	if (calibrate(o, &use->cv, use->s->part, r->rec_scores, &cs, &r->pick,
 	    &r->nest) < 0)
 		goto oom;
 	cutoff_best(&cs, &r->pick, o->ham_cutoff, &pk);
