@@ -155,6 +155,9 @@ check "a ham target and a cost" \
 check "... 50 ham cannot show 2%: the interval reaches past it, the rating is not high, the advice says how far" \
     js "d['confidence']['ham_held'][1] > 0.02 and d['confidence']['rating'] != 'high' and abs(float(__import__('re').search(r'the journal.s 50 ham cannot assure 2% ham held, which may be up to ([0-9.]+)% by its 90% interval', d['advice']).group(1)) - 100 * d['confidence']['ham_held'][1]) < 0.05"
 
+run lg tune --list dev --json --max-ham-held 7%
+check "... a target says itself as asked (7%, not 7.000000000000001%)" \
+    js "'cannot assure 7% ham held' in d['advice']"
 run lg tune --list dev --json --max-ham-held -0
 check "--max-ham-held -0 is a target of 0, not a negative zero" \
     sh -c "test $rc -eq 0 && grep -q '\"max_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]\\|[^e]-0%' '$T/out'"

@@ -297,9 +297,10 @@ confidence(char *out, size_t sz, const struct tune_result *r)
 
 		if (t[i] < 0 || hi[i] <= t[i])
 			continue;
-		/* the target as asked (shortest exact text), the upper end
-		 * with one decimal, or as many as show it above the target */
-		tune_num(tb, sizeof(tb), 100 * t[i]);
+		/* the target as asked (12 digits: 100 * 0.07 is
+		 * 7.000000000000001 in binary), the upper end with one
+		 * decimal, or as many as show it above the target */
+		snprintf(tb, sizeof(tb), "%.12g", 100 * t[i]);
 		for (p = 1; p < 6; p++) {
 			snprintf(hb, sizeof(hb), "%.*f", p, 100 * hi[i]);
 			if (strtod(hb, NULL) > strtod(tb, NULL))
