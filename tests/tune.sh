@@ -251,6 +251,18 @@ check "... its lines within the limit, the old value kept, the file loads" \
     sh -c "! grep -q '.\{16385\}' '$CONF/lists/dev.conf' && grep -q '^  # [0-9-]* listgate tune: was: ham_cutoff   =  0.000001\$' '$CONF/lists/dev.conf' && '$LISTGATE' --allow-root --config '$CONF' config check --list dev > /dev/null"
 cp "$T/dev.conf.applied" "$CONF/lists/dev.conf"
 
+# the histogram marks a current cutoff at either end: 1 (nothing held)
+# after the last bin, 0 (everything held) before the first
+printf 'ham_cutoff = 1\nspam_cutoff = 1\n' > "$CONF/lists/dev.conf"
+run lg tune --list dev
+check "a current ham_cutoff of 1 is marked in the histogram, after the last bin" \
+    sh -c "test $rc -eq 0 && tail -n +4 '$T/out' | grep -A1 '^\[0.999999, 1\]' | grep -q '^---- current ham_cutoff 1: held from here on'"
+printf 'ham_cutoff = 0\n' > "$CONF/lists/dev.conf"
+run lg tune --list dev
+check "... one of 0 before the first" \
+    sh -c "test $rc -eq 0 && grep -A1 '^---- current ham_cutoff 0: held from here on' '$T/out' | grep -q '^\[0, 1e-06)'"
+cp "$T/dev.conf.applied" "$CONF/lists/dev.conf"
+
 # --- word pairs, a feature family: 30 ham and 30 spam with the same words,
 # in another order (each pair of ham's neighbouring words reversed in
 # spam), so that only the pairs of neighbouring words tell them apart ---------

@@ -237,13 +237,17 @@ histogram(FILE *f, const struct tune_result *r)
 	}
 	fprintf(f, "%-20s %-*s %-*s\n", "score", BAR + 6, "ham", BAR + 6,
 	    "spam");
-	for (i = 0; i < ne; i++) {
-		if (e[i] > 0 && e[i] == r->cur.ham_cutoff)
+	for (i = 0; i <= ne; i++) {
+		/* a cutoff of 0 (every post held) before the first bin, one
+		 * of 1 (only a score of 1 held) after the last */
+		if (i < ne ? e[i] == r->cur.ham_cutoff : r->cur.ham_cutoff >= 1)
 			fprintf(f, "---- current ham_cutoff %s: held from here "
 			    "on ----\n", NUM(a, r->cur.ham_cutoff));
-		if (e[i] > 0 && e[i] == r->rec.ham_cutoff)
+		if (i < ne ? e[i] == r->rec.ham_cutoff : r->rec.ham_cutoff >= 1)
 			fprintf(f, "==== recommended ham_cutoff %s: held from "
 			    "here on ====\n", NUM(a, r->rec.ham_cutoff));
+		if (i == ne)
+			break;
 		snprintf(lab, sizeof(lab), "[%s, %s%c", NUM(a, e[i]),
 		    i + 1 < ne ? NUM(b, e[i + 1]) : "1",
 		    i + 1 < ne ? ')' : ']');
