@@ -143,6 +143,9 @@ check "... trained: the token file and the journal" \
 check "... the other list: one held, no token file" \
     js "[l for l in d['lists'] if l['list'] == 'other'][0]['held'] == 1 and [l for l in d['lists'] if l['list'] == 'other'][0]['trained']['token_file'] is None and [l for l in d['lists'] if l['list'] == 'other'][0]['delay_median_s'] is None"
 
+lg stats --json --list dev --by day > /dev/full 2> "$T/err"; rc=$?
+check "an output that cannot be written exits 1, saying so" \
+    sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"
 run lg stats --json --list dev --by day
 check "stats --by day exits 0" test "$rc" -eq 0
 check "... 30 days, one period each, oldest first" \

@@ -155,6 +155,9 @@ check "a ham target and a cost" \
 check "... 50 ham cannot show 2%: the interval reaches past it, the rating is not high, the advice says how far" \
     js "d['confidence']['ham_held'][1] > 0.02 and d['confidence']['rating'] != 'high' and abs(float(__import__('re').search(r'the journal.s 50 ham cannot assure 2% ham held, which may be up to ([0-9.]+)% by its 90% interval', d['advice']).group(1)) - 100 * d['confidence']['ham_held'][1]) < 0.05"
 
+lg tune --list dev > /dev/full 2> "$T/err"; rc=$?
+check "an output that cannot be written exits 1, saying so" \
+    sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"
 run lg tune --list dev --json --max-ham-held 7%
 check "... a target says itself as asked (7%, not 7.000000000000001%)" \
     js "'cannot assure 7% ham held' in d['advice']"

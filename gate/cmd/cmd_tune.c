@@ -953,7 +953,11 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    nrebuilt == 1 ? "" : "s", final ? "with" :
 			    "without");
 	}
-	rc = fflush(stdout) == 0 ? EXIT_CMD_OK : EXIT_CMD_FAIL;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cmd_err(NAME, "cannot write the standard output");
+		goto out;
+	}
+	rc = EXIT_CMD_OK;
 out:
 	progress_end(&pr);
 	tune_result_free(&r);
