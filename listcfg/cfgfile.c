@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,7 +104,7 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 	FILE *fp;
 	size_t n, k;
 	char *p, *e;
-	int c, eof = 0, rc = -1;
+	int c, eof = 0, rc = -1, fd;
 	unsigned first;
 
 	memset(cf, 0, sizeof(*cf));
@@ -111,16 +112,23 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 	cf->err = err;
 	cf->errsz = errsz;
 	*missing_r = 0;
-	if ((fp = fopen(cf->path, "r")) == NULL) {
+	/* O_NONBLOCK: a FIFO in the file's place is refused below, not
+	 * waited on for a writer (no effect on a regular file) */
+	if ((fd = open(cf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) < 0) {
 		if (errno == ENOENT) {
 			*missing_r = 1;
 			return 0;
 		}
 		return cfgfile_error(cf, "cannot open: %s", strerror(errno));
 	}
-	if (fstat(fileno(fp), &st) < 0 || !S_ISREG(st.st_mode)) {
-		fclose(fp);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
 		return cfgfile_error(cf, "not a regular file");
+	}
+	if ((fp = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return cfgfile_error(cf, "cannot open: %s", strerror(errno));
 	}
 	if (cfgfile_trusted(cf->path, &st, err, errsz) < 0) {
 		fclose(fp);

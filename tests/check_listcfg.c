@@ -515,6 +515,11 @@ START_TEST(global_errors)
 	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "listgate.conf: not a regular file"));
 	ck_assert_int_eq(rmdir(p), 0);
+	/* a FIFO: refused at once, not waited on for a writer */
+	ck_assert_int_eq(mkfifo(p, 0600), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "listgate.conf: not a regular file"));
+	ck_assert_int_eq(unlink(p), 0);
 }
 END_TEST
 
