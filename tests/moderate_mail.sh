@@ -735,6 +735,24 @@ check "... the digest rows marked" \
 a8=$(sed -n "s/^  approve: mailto:\\(ops-moderate+approve-$id8-.*\\)\$/\\1/p" "$T/dg.txt")
 moderate "$a8" alice@example.org < "$T/r1.eml"
 check "a digest's link approves" test "$(status "$id8")" = approved
+# the oldest waiting post decided meanwhile: its rows are dropped, and
+# each moderator's digest of the others still goes out in this run (the
+# dropped row once stood for "that moderator's digest went already")
+id20=$(hold spam2.eml mm20@test z@example.net ops) || exit 1
+id21=$(hold spam4.eml mm21@test z@example.net ops) || exit 1
+lg reject --by carol "$id20" > /dev/null 2>&1
+na=$(nmail alice@example.org)
+nb=$(nmail bob@example.org)
+lg notify --pending --list ops > "$T/np.out" 2>&1
+check "the oldest waiting post decided: notify --pending exits 0" test $? -eq 0
+check "... alice gets her digest in the same run" \
+    test "$(nmail alice@example.org)" -eq $((na + 1))
+check "... bob his" test "$(nmail bob@example.org)" -eq $((nb + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/dg.txt"
+check "... listing the post still held" \
+    grep -q "^  approve: mailto:ops-moderate+approve-$id21-" "$T/dg.txt"
+check "... its rows marked, the decided post's dropped" \
+    test "$(sql "SELECT string_agg(state, ',' ORDER BY post_id, moderator) FROM notice_outbox WHERE post_id IN ($id20, $id21)")" = dropped,dropped,digest,digest
 
 # --- a reminder ---------------------------------------------------------------------------------------
 nbefore=$(nmail bob@example.org)

@@ -585,6 +585,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	struct queue_row r;
 	struct notice_post p;
 	int64_t loaded = 0, lastpost = 0;
+	unsigned char *first = NULL;
 	long nsent;
 	size_t i, j;
 	int rc = -1, have_row = 0, got;
@@ -660,16 +661,23 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			goto out;
 		n->tries = -1;
 	}
-	/* one digest per moderator */
+	/* one digest per moderator: the first row still waiting for one
+	 * (not a row dropped above, which says nothing of the others)
+	 * sends that moderator's, and is remembered */
+	if (pd.n > 0 && (first = xcalloc(pd.n, 1)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
 	for (i = 0; i < pd.n; i++) {
 		if (!pd.rows[i].digest || pd.rows[i].tries < 0)
 			continue;
 		for (j = 0; j < i; j++)
-			if (pd.rows[j].digest && strcmp(pd.rows[j].moderator,
+			if (first[j] && strcmp(pd.rows[j].moderator,
 			    pd.rows[i].moderator) == 0)
 				break;
 		if (j < i)
 			continue;	/* that moderator's digest went already */
+		first[i] = 1;
 		if (send_digest(q, &l, key, &pd, pd.rows[i].moderator, st, err,
 		    errsz) < 0)
 			goto out;
@@ -679,6 +687,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			st->waiting++;
 	rc = 0;
 out:
+	xfree(first);
 	if (have_row)
 		queue_row_free(&r);
 	if (key != NULL) {
