@@ -195,10 +195,15 @@ moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
 	snprintf(lbuf, sizeof(lbuf), "%u", lease_s);
 	vals[0] = idbuf;
 	vals[1] = lbuf;
-	res = PQexecParams(q->conn, "UPDATE notice_outbox SET claimed_until = "
-	    "now() + make_interval(secs => $2::int4) WHERE id = $1::int8 AND "
-	    "state = 'pending' AND (claimed_until IS NULL OR claimed_until < "
-	    "now()) RETURNING id", 2, NULL, vals, NULL, NULL, 0);
+	/* (and only while its post is held: a run reads its pending rows
+	 * once, then sends them one by one, and a post decided meanwhile
+	 * gets no "held" notice; the next run drops its rows) */
+	res = PQexecParams(q->conn, "UPDATE notice_outbox o SET claimed_until "
+	    "= now() + make_interval(secs => $2::int4) WHERE o.id = $1::int8 "
+	    "AND o.state = 'pending' AND (o.claimed_until IS NULL OR "
+	    "o.claimed_until < now()) AND EXISTS (SELECT 1 FROM held_posts p "
+	    "WHERE p.id = o.post_id AND p.status = 'held') RETURNING o.id", 2,
+	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

@@ -61,10 +61,10 @@ int moddb_pending(struct queue *q, const char *list, int64_t post_id,
 
 /*
  * Claim pending row id for lease_s seconds before sending it: one
- * UPDATE that takes the row only if it is pending and no other
- * sender's lease on it is running (migrations/0011_outbox_claim.sql).
- * 1 claimed (send it), 0 not (sent, dropped or claimed by another), -1
- * error.
+ * UPDATE that takes the row only if it is pending, no other sender's
+ * lease on it is running (migrations/0011_outbox_claim.sql) and its
+ * post is still held.  1 claimed (send it), 0 not (sent, dropped,
+ * claimed by another, or the post decided since), -1 error.
  */
 int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
     size_t errsz);

@@ -618,6 +618,27 @@ check "a claim that ran out: notify --pending sends the row" \
     test "$(nmail alice@example.org)" -eq $((na + 1))
 check "... and marks it, claim released" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id13 AND state = 'sent' AND claimed_until IS NULL")" -eq 2
+# a post decided while notify --pending sends the notices before it:
+# no "held" notice goes out for it (the run read its rows as pending,
+# then took seconds per notice), and the next run drops its rows
+touch "$T/notify-fail"
+id22=$(hold spam1.eml mm22@test y@example.net) || exit 1
+id23=$(hold spam3.eml mm23@test y@example.net) || exit 1
+rm -f "$T/notify-fail" "$T/notify-busy"
+touch "$T/notify-slow"
+lg notify --pending > "$T/np.out" 2>&1 &
+i=0
+while [ ! -e "$T/notify-busy" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+lg reject --by carol "$id23" > /dev/null 2>&1
+wait
+rm -f "$T/notify-slow"
+check "a post decided while notify --pending sends: its notices do not go out" \
+    test "$(cat "$MAIL"/*.id | grep -cx "$id23")" -eq 0
+check "... the post before it gets its two" \
+    test "$(cat "$MAIL"/*.id | grep -cx "$id22")" -eq 2
+lg notify --pending > "$T/np.out" 2>&1
+check "... the next run drops its rows" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id23 AND state = 'dropped'")" -eq 2
 
 # --- a moderator removed: the notices still pending for him are dropped -------------
 touch "$T/notify-fail"
