@@ -662,6 +662,30 @@ check "... bob's rows dropped, saying why" \
 check "... nothing pending" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id IN ($id14, $id15) AND state = 'pending'")" -eq 0
 mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
+# every moderator removed (moderation by mail turned off), or the list's
+# file removed: the rows are dropped like those of one removed moderator,
+# not kept pending with notify --pending failing on every run
+touch "$T/notify-fail"
+id24=$(hold spam1.eml mm24@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+cp "$CONF/lists/dev.conf" "$T/dev.conf.orig"
+sed -i '/^moderators = /d' "$CONF/lists/dev.conf"
+lg notify --pending > "$T/np.out" 2>&1
+check "no moderators left: notify --pending exits 0" test $? -eq 0
+check "... the rows dropped, saying why" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id24 AND state = 'dropped' AND last_error = 'the moderator is no longer in moderators'")" -eq 2
+check "... it says so" grep -q "2 dropped" "$T/np.out"
+mv "$T/dev.conf.orig" "$CONF/lists/dev.conf"
+touch "$T/notify-fail"
+id25=$(hold spam3.eml mm25@test y@example.net ops) || exit 1
+rm -f "$T/notify-fail"
+mv "$CONF/lists/ops.conf" "$T/ops.conf.orig"
+lg notify --pending > "$T/np.out" 2>&1
+check "the list's file removed: notify --pending exits 0" test $? -eq 0
+check "... its rows dropped" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id25 AND state = 'dropped'")" -eq 2
+mv "$T/ops.conf.orig" "$CONF/lists/ops.conf"
+sql "DELETE FROM held_posts WHERE id IN ($id24, $id25)"
 
 # --- a moderator at an address a notice's To: cannot carry (an address
 # literal loads, as it did before): the others get theirs, and that row

@@ -574,6 +574,27 @@ out:
 	return rc;
 }
 
+/* what dropping a list's rows carries */
+struct drop_ctx {
+	struct queue *q;
+	struct notify_stats *st;
+	char *err;
+	size_t errsz;
+};
+
+/* moddb_notice_fn: drop a row of a list without moderators */
+static int
+drop_row(const struct moddb_notice *n, void *vctx)
+{
+	struct drop_ctx *c = vctx;
+
+	if (moddb_mark(c->q, n->id, "dropped", NOT_MODERATOR, c->err,
+	    c->errsz) < 0)
+		return -1;
+	c->st->dropped++;
+	return 0;
+}
+
 /* notify --pending for one list */
 static int
 pending_list(struct queue *q, const struct listcfg_global *g,
@@ -594,6 +615,19 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	memset(&r, 0, sizeof(r));
 	if (listcfg_load_list(g, name, &l, err, errsz) < 0)
 		return -1;
+	if (l.moderators == NULL || l.moderators[0] == NULL) {
+		/* no moderators left (or no lists/L.conf any more): each row
+		 * is a moderator's who is no longer in moderators */
+		struct drop_ctx dc;
+
+		dc.q = q;
+		dc.st = st;
+		dc.err = err;
+		dc.errsz = errsz;
+		rc = moddb_pending(q, name, 0, NOTIFY_MAX_PENDING, drop_row, &dc,
+		    err, errsz);
+		goto out;
+	}
 	if (!notify_ready(&l)) {
 		snprintf(err, errsz, "list %s has pending notices but cannot "
 		    "send them: set moderators, moderation_address and notify "

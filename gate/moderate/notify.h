@@ -106,9 +106,10 @@ int notify_send_post(struct queue *q, const struct listcfg_global *g,
  * `notify --pending`: for list (NULL: every list with pending rows),
  * send the pending notices, drop those of posts no longer held, and
  * send each moderator one digest of the rows waiting for one (and of
- * the notices past notify_max_per_hour).  0, or -1 with err (what was
- * done is in st; a list that cannot send is an error, the others go
- * on).
+ * the notices past notify_max_per_hour); drop every row of a list
+ * without moderators (or without a file).  0, or -1 with err (what was
+ * done is in st; a list with moderators that cannot send is an error,
+ * the others go on).
  */
 int notify_pending(struct queue *q, const struct listcfg_global *g,
     const char *list, struct notify_stats *st, char *err, size_t errsz);
