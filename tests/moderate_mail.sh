@@ -387,6 +387,13 @@ robot "the second Precedence" alice@example.org "$T/robot.eml"
   done
   printf 'Auto-Submitted: auto-replied\n\nok\n'; } > "$T/robot.eml"
 robot "Auto-Submitted past 64 KiB" alice@example.org "$T/robot.eml"
+# (and one past the first MiB, which the walk stopped at: the robot
+# rules read the whole header)
+awk 'BEGIN { printf "From: Alice <alice@example.org>\nSubject: x\n"
+	for (i = 0; i < 13000; i++)
+		printf "Received: from relay%d.example.org by mx.example.org; a line of some eighty characters\n", i
+	printf "Auto-Submitted: auto-replied\n\nok\n" }' > "$T/robot.eml"
+robot "Auto-Submitted past 1 MiB" alice@example.org "$T/robot.eml"
 # a refusal goes to the list's moderators only: anyone may put any
 # envelope sender on a mail to an action address (backscatter)
 nbefore=$(ls "$MAIL" | wc -l)

@@ -24,6 +24,11 @@
 
 /* bytes of the reply's (or post's) header looked at */
 #define HEADER_SCAN	(64u * 1024u)
+/* bytes of a message the robot rules walk: its whole header (the walk
+ * ends there), however long, up to more than any MTA's message size
+ * limit by default; bounded, since the walk copies what it scans of a
+ * message with a bare CR */
+#define ROBOT_SCAN	(64u * 1024u * 1024u)
 
 int
 reply_field(const unsigned char *msg, size_t len, const char *name,
@@ -157,6 +162,7 @@ robot_header(const unsigned char *msg, size_t len, int list_too, char *why,
 	mail_limits_default(&lim);
 	lim.max_header = (size_t)-1;	/* a robot's field may come late */
 	lim.max_fields = (size_t)-1;
+	lim.max_scan = len < ROBOT_SCAN ? len : ROBOT_SCAN;
 	memset(&rs, 0, sizeof(rs));
 	rs.list_too = list_too;
 	rs.why = why;
