@@ -36,7 +36,12 @@
 #     --pending runs) send each notice once; a row another sender
 #     claimed waits until its claim ran out;
 #   - the pending notices of a moderator removed from the list's
-#     moderators are dropped, never sent.
+#     moderators are dropped, never sent (all of them when no moderator
+#     is left, or the list's file is gone);
+#   - a post decided while notify --pending sends the notices before it
+#     gets none; a decided post's dropped rows do not hold back the
+#     digest of the others;
+#   - a robot's field past the first MiB of a reply's header counts.
 # Never reads /etc.
 set -u
 
