@@ -139,8 +139,8 @@ moddb_pending(struct queue *q, const char *list, int64_t post_id,
 	    "coalesce(p.status, '') FROM notice_outbox o LEFT JOIN held_posts "
 	    "p ON p.id = o.post_id WHERE o.state = 'pending' AND "
 	    "($1::int8 <= 0 OR o.post_id = $1::int8) AND ($2::text IS NULL "
-	    "OR o.list = $2::text) ORDER BY o.id LIMIT $3::int8", 3, NULL,
-	    vals, NULL, NULL, 0);
+	    "OR o.list = $2::text) ORDER BY o.tries, o.id LIMIT $3::int8", 3,
+	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

@@ -51,10 +51,11 @@ int moddb_sent_last_hour(struct queue *q, const char *list, long *n_r,
     char *err, size_t errsz);
 
 /*
- * The pending rows, oldest first: of post_id when it is above 0, else
- * of list (NULL: every list); at most max rows.  fn is called for each
- * after the result is read (it may run other statements).  0, or -1
- * (also when fn returned -1).
+ * The pending rows, those tried least first, then the oldest (a row
+ * that keeps failing does not hold back the others): of post_id when
+ * it is above 0, else of list (NULL: every list); at most max rows.  fn
+ * is called for each after the result is read (it may run other
+ * statements).  0, or -1 (also when fn returned -1).
  */
 int moddb_pending(struct queue *q, const char *list, int64_t post_id,
     size_t max, moddb_notice_fn fn, void *ctx, char *err, size_t errsz);

@@ -41,7 +41,9 @@
 #   - a post decided while notify --pending sends the notices before it
 #     gets none; a decided post's dropped rows do not hold back the
 #     digest of the others;
-#   - a robot's field past the first MiB of a reply's header counts.
+#   - a robot's field past the first MiB of a reply's header counts;
+#   - a notify command that hangs ends the run's sending after one time
+#     limit, the rest left for the next run.
 # Never reads /etc.
 set -u
 
@@ -145,6 +147,8 @@ cat > "$T/notify.sh" <<EOF
 test -e "$T/notify-fail" && exit 75
 # a slow MTA: says it started, then takes 2 s
 test -e "$T/notify-slow" && { touch "$T/notify-busy"; sleep 2; }
+# a stuck MTA: hangs past notify's time limit
+test -e "$T/notify-hang" && exec /bin/sleep 120
 n=\$(date +%s%N).\$\$
 cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
 echo "\$2" > "$MAIL/\$n.\$1.id"
@@ -651,6 +655,26 @@ check "... the post before it gets its two" \
 lg notify --pending > "$T/np.out" 2>&1
 check "... the next run drops its rows" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id23 AND state = 'dropped'")" -eq 2
+# a notify command that hangs (the MTA stuck): the run stops after the
+# first one killed at its time limit, instead of taking that long for
+# every pending notice (runs from cron piled up); the next run sends the
+# one left, then the one that hung
+touch "$T/notify-fail"
+id26=$(hold spam1.eml mm26@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+touch "$T/notify-hang"
+t0=$(date +%s)
+lg notify --pending > "$T/np.out" 2>&1
+nrc=$?
+secs=$(($(date +%s) - t0))
+rm -f "$T/notify-hang"
+check "a notify command that hangs: notify --pending exits 1" test "$nrc" -eq 1
+check "... after one command's time limit, not one per notice (took $secs s)" \
+    test "$secs" -lt 100
+check "... the other notice waits" grep -q " 1 failed, 0 dropped, 1 waiting" "$T/np.out"
+lg notify --pending > "$T/np.out" 2>&1
+check "... the next run sends both" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id26 AND state = 'sent'")" -eq 2
 
 # --- a moderator removed: the notices still pending for him are dropped -------------
 touch "$T/notify-fail"

@@ -159,23 +159,33 @@ row_post(const struct queue_row *r, struct notice_post *p)
 	p->arrived = r->arrived;
 }
 
+/* 1 when a notify command that failed after started_ms used up its
+ * timeout_s: it hung (killed at its time limit) */
+static int
+hung(double started_ms, unsigned timeout_s)
+{
+	return clock_now_ms() - started_ms >= timeout_s * 1000.0 - 500.0;
+}
+
 /*
  * Claim outbox row n, send it, a notice about p, within timeout_s, and
  * mark the row: 0 sent, 1 another sender has it (or it is no longer
- * pending), -1 not sent (the row stays pending, st says why), -2 the
- * outbox could not be read or written (err).
+ * pending), -1 not sent (the row stays pending, st says why; *hung_r
+ * set when the notify command hung), -2 the outbox could not be read
+ * or written (err).
  */
 static int
 send_one(struct queue *q, const struct listcfg_list *l,
     const struct cookie_key *key, const struct notice_post *p,
     const struct moddb_notice *n, unsigned timeout_s,
-    struct notify_stats *st, char *err, size_t errsz)
+    struct notify_stats *st, int *hung_r, char *err, size_t errsz)
 {
 	struct notice_links ln;
 	struct notice_to h;
 	struct buf msg = BUF_INIT((p->raw_len < NOTICE_MAX_ATTACH ?
 	    p->raw_len : NOTICE_MAX_ATTACH) + NOTICE_MAX_TEXT + 65536);
 	char why[1024];
+	double t0;
 	int rc = -1, c;
 
 	if ((c = moddb_claim(q, n->id, timeout_s + NOTIFY_CLAIM_SLACK_S, err,
@@ -186,6 +196,7 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	h.from = l->moderation_address;
 	h.to = n->moderator;
 	h.now = time(NULL);
+	t0 = clock_now_ms();
 	if (notify_links(key, l, p->id, h.now, &ln) < 0) {
 		snprintf(why, sizeof(why), "moderation_address %s is too long "
 		    "for action addresses", l->moderation_address);
@@ -197,6 +208,8 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	} else if (notify_run(l, n->moderator, p->env_sender, p->id, &msg,
 	    timeout_s, why, sizeof(why)) < 0) {
 		failed(st, why);
+		if (hung_r != NULL && hung(t0, timeout_s))
+			*hung_r = 1;
 	} else
 		rc = 0;
 	buf_free(&msg);
@@ -248,7 +261,7 @@ post_row(const struct moddb_notice *n, void *vctx)
 		c->st->waiting++;
 		return 0;
 	}
-	if (send_one(c->q, c->l, c->key, c->p, n, t, c->st, c->err,
+	if (send_one(c->q, c->l, c->key, c->p, n, t, c->st, NULL, c->err,
 	    c->errsz) == -2) {
 		c->dberr = 1;
 		return -1;
@@ -493,7 +506,7 @@ find_held(const struct pend *pd, int64_t id)
 static int
 send_digest(struct queue *q, const struct listcfg_list *l,
     const struct cookie_key *key, struct pend *pd, const char *mod,
-    struct notify_stats *st, char *err, size_t errsz)
+    struct notify_stats *st, int *hung_r, char *err, size_t errsz)
 {
 	struct notice_post *posts = NULL;
 	struct notice_links *ln = NULL;
@@ -502,6 +515,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	const struct held *hp;
 	size_t i, k = 0, *which = NULL;
 	char why[1024];
+	double t0;
 	int rc = -1, ok = 0, c;
 
 	posts = xcalloc(NOTICE_MAX_DIGEST, sizeof(*posts));
@@ -549,13 +563,16 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	rc = 0;
 	if (k == 0)
 		goto out;
+	t0 = clock_now_ms();
 	if (notice_digest(l->name, posts, ln, k, &h, &msg) < 0) {
 		snprintf(why, sizeof(why), "out of memory building a digest");
 		failed(st, why);
 	} else if (notify_run(l, mod, "", 0, &msg, NOTIFY_RUN_S, why,
-	    sizeof(why)) < 0)
+	    sizeof(why)) < 0) {
 		failed(st, why);
-	else
+		if (hung(t0, NOTIFY_RUN_S))
+			*hung_r = 1;
+	} else
 		ok = 1;
 	if (ok)
 		st->digests++;
@@ -609,7 +626,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	unsigned char *first = NULL;
 	long nsent;
 	size_t i, j;
-	int rc = -1, have_row = 0, got;
+	int rc = -1, have_row = 0, got, stuck = 0;
 
 	memset(&pd, 0, sizeof(pd));
 	memset(&r, 0, sizeof(r));
@@ -674,6 +691,11 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			n->digest = 1;
 			continue;
 		}
+		/* a notify command that hung (the MTA stuck): the rest
+		 * waits for the next run, or each row would take the whole
+		 * time limit, and runs from cron would pile up */
+		if (stuck)
+			continue;
 		if (n->post_id != lastpost) {
 			lastpost = n->post_id;
 			nsent++;
@@ -690,7 +712,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			loaded = n->post_id;
 			row_post(&r, &p);
 		}
-		if (send_one(q, &l, key, &p, n, NOTIFY_RUN_S, st, err,
+		if (send_one(q, &l, key, &p, n, NOTIFY_RUN_S, st, &stuck, err,
 		    errsz) == -2)
 			goto out;
 		n->tries = -1;
@@ -702,7 +724,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < pd.n; i++) {
+	for (i = 0; i < pd.n && !stuck; i++) {
 		if (!pd.rows[i].digest || pd.rows[i].tries < 0)
 			continue;
 		for (j = 0; j < i; j++)
@@ -712,8 +734,8 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 		if (j < i)
 			continue;	/* that moderator's digest went already */
 		first[i] = 1;
-		if (send_digest(q, &l, key, &pd, pd.rows[i].moderator, st, err,
-		    errsz) < 0)
+		if (send_digest(q, &l, key, &pd, pd.rows[i].moderator, st,
+		    &stuck, err, errsz) < 0)
 			goto out;
 	}
 	for (i = 0; i < pd.n; i++)
