@@ -25,7 +25,10 @@
 # promoted standby's journal ids come round again, host A's sync
 # refuses its token file (built from the lost events) and names
 # `listgate rebuild`, instead of skipping the new events that took the
-# ids it has.
+# ids it has; and that its site store, which learnt the lost events
+# through feed numbers the promoted standby hands out again as journal
+# ids, is refused as built from another database and named for a
+# rebuild, not as a site store built from its own journal.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -329,7 +332,9 @@ for i in $(seq 50); do
 done
 lgA train -q --list dev --ham "$T"/lost/*.eml || exit 99
 lgA sync -q --list dev || exit 99
+lgA sync -q --site || exit 99	# its site store learns them too
 posA=$(pos A)
+siteA=$(lgA score --list site --db-stats | sed -n 's/^journal_pos //p')
 check "host A learnt the 40 events on the primary" test "$posA" = \
     "$(sqlp "SELECT max(id) FROM train_journal WHERE list = 'dev'")"
 $PG_CTL_STOP
@@ -362,6 +367,34 @@ check "... and sync is content again, applying nothing" \
 check "... the file holding the promoted journal's posts" test "$(lgA score \
     --list dev --db-stats | awk '$1 ~ /_posts$/ { n += $2 } END { print n }')" = \
     "$(sqls "SELECT count(*) FROM train_journal WHERE list = 'dev'")"
+
+# host A's site store learnt the lost events through feed numbers that
+# the promoted standby hands out again as journal ids: that is not a
+# site store built from its own journal (the other kind), but one built
+# from events this database does not have
+for i in $(seq 51 100); do
+	{ printf 'X-New: %s\n' "$i"; cat "$DATA/spam1.eml"; } > "$T/new/$i.eml"
+done
+lgA train -q --list dev --spam "$T"/new/5[1-9].eml "$T"/new/[6-9]?.eml \
+    "$T/new/100.eml" || exit 99
+check "host A's site store position is a journal id on the promoted standby" \
+    test "$(sqls "SELECT count(*) FROM train_journal WHERE id = $siteA")" -eq 1
+cp "$T/tokens-A/site.kch" "$T/s.before"
+run lgA sync --list site
+check "host A's sync of its site store exits 1" test "$rc" -eq 1
+check "... naming the database, not the file's kind, and to rebuild" sh -c \
+    "grep -q 'position $siteA .*this database does not have.*rebuild --list site' '$T/err' &&
+     ! grep -q 'its own journal' '$T/err'"
+check "... and leaves the file alone" cmp -s "$T/tokens-A/site.kch" "$T/s.before"
+run lgA sync --check --list site
+check "sync --check of it says so too (exit 1)" sh -c "test $rc -eq 1 &&
+    grep -q 'this database does not have' '$T/err' &&
+    ! grep -q 'its own journal' '$T/err'"
+run lgA rebuild --list site
+check "rebuild of the site store from the promoted standby exits 0" \
+    test "$rc" -eq 0
+run lgA sync --site
+check "... and sync --site is content again" test "$rc" -eq 0
 
 echo "# queue_standby: $(($(date +%s) - start)) s with the standby"
 echo "1..$n"

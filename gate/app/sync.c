@@ -189,18 +189,25 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
  * number (it was built from its own journal before site_list named it).
  * Feed numbers come from the journal's id sequence, so the two never
  * meet.  0 when it fits (or the check could not be made: applying then
- * fails on its own if the database is gone).
+ * fails on its own if the database is gone), and when the file recorded
+ * the mark of its position's event (fmark) and the other kind's event
+ * there is not that one: the database's ids came round again (a
+ * failover, a restored backup), handing the number out as the other
+ * kind, which diverged() and ahead() report, not this.
  */
 static int
-other_kind(struct queue *q, const struct src *sr, int64_t pos, char *err,
-    size_t errsz)
+other_kind(struct queue *q, const struct src *sr, int64_t pos,
+    int64_t fmark, char *err, size_t errsz)
 {
-	int64_t last;
+	int64_t last, mark;
 	int is, ev;
 	char e[256];
 
 	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
 	    is == sr->site)
+		return 0;
+	if (fmark != 0 && journal_event_mark(q, !sr->site, pos, &mark, e,
+	    sizeof(e)) == 0 && mark != fmark)
 		return 0;
 	/* a site store's position past the end of this database's feed
 	 * that is no journal event's id either was built from more of the
@@ -305,7 +312,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 		goto out;
 	}
 	st->pos = pos;
-	if (st->nbatches == 0 && (other_kind(q, sr, pos, err, errsz) ||
+	if (st->nbatches == 0 && (other_kind(q, sr, pos, mark, err, errsz) ||
 	    diverged(q, sr, pos, mark, err, errsz)))
 		goto out;
 	/* learnt as the file was built (a new one: as the list says) */
@@ -460,11 +467,11 @@ sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
 
 int
 sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
-    char *err, size_t errsz)
+    int64_t mark, char *err, size_t errsz)
 {
 	struct src sr = { list, site };
 
-	return other_kind(q, &sr, pos, err, errsz);
+	return other_kind(q, &sr, pos, mark, err, errsz);
 }
 
 /* sync_apply from either source */

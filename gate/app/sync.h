@@ -72,9 +72,11 @@ int sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
 /* 1 (with err, naming `listgate rebuild`) when a token file at journal
  * position pos is of the other kind than list's (site: it is the site
  * store): a list's file built from the site feed, or a site store built
- * from its own journal; else 0 (also when it cannot be told) */
+ * from its own journal; else 0 (also when it cannot be told, and when
+ * the other kind's event there is not the one whose mark the file
+ * recorded: sync_diverged's or sync_ahead's case) */
 int sync_other_kind(struct queue *q, const char *list, int site,
-    int64_t pos, char *err, size_t errsz);
+    int64_t pos, int64_t mark, char *err, size_t errsz);
 
 /* 1 (with err, naming `listgate rebuild`) when the event at a token
  * file's journal position pos is not the one whose mark the file

@@ -139,7 +139,7 @@ check_one(struct sync_all *s, const char *list)
 	}
 	/* the site store's position is a feed number, a list's a journal
 	 * id: a file of the other kind is refused as sync refuses it */
-	if (sync_other_kind(s->q, list, is_site(s->g, list), pos, err,
+	if (sync_other_kind(s->q, list, is_site(s->g, list), pos, mark, err,
 	    sizeof(err)) || sync_diverged(s->q, list, is_site(s->g, list),
 	    pos, mark, err, sizeof(err))) {
 		cmd_err("sync", "list %s: %s", list, err);
