@@ -28,7 +28,8 @@
 # ids it has; and that its site store, which learnt the lost events
 # through feed numbers the promoted standby hands out again as journal
 # ids, is refused as built from another database and named for a
-# rebuild, not as a site store built from its own journal.
+# rebuild, not as a site store built from its own journal; and that a
+# sync that cannot check the position (lock_timeout) refuses too.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -359,6 +360,34 @@ check "... and leaves the file alone" cmp -s "$T/tokens-A/dev.kch" "$T/a.before"
 run lgA sync --check --list dev
 check "sync --check says so too (exit 1)" \
     sh -c "test $rc -eq 1 && grep -q 'this database does not have' '$T/err'"
+# a check that cannot be made refuses too: its statement waits past
+# lock_timeout behind an administrator's VACUUM FULL of the journal
+# (going on would apply past the position, record the next event's
+# mark, and hide the failover from every later sync).  The lock is held
+# for 3 s: the check's statement gives up after 2, the next one gets in
+cp "$T/A/listgate.conf" "$T/A.conf.save" || exit 99
+sed "s/^database = .*/& options='-c lock_timeout=2000'/" "$T/A.conf.save" \
+    > "$T/A/listgate.conf" || exit 99
+psql -X -q -p "$PG_STANDBY_PORT" -c "BEGIN" \
+    -c "LOCK TABLE train_journal IN ACCESS EXCLUSIVE MODE" \
+    -c "SELECT pg_sleep(3)" -c "COMMIT" > /dev/null &
+locker=$!
+i=0
+while [ "$(sqls "SELECT count(*) FROM pg_locks WHERE granted AND
+    relation = 'train_journal'::regclass AND
+    mode = 'AccessExclusiveLock'")" != 1 ] && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+run lgA sync --list dev
+wait "$locker"
+cp "$T/A.conf.save" "$T/A/listgate.conf" || exit 99
+check "a sync whose check of the position times out exits 1" \
+    test "$rc" -eq 1
+check "... saying it cannot check the position" grep -q \
+    "cannot check that the token file's journal position $posA .*lock timeout.*nothing applied" \
+    "$T/err"
+check "... and leaves the file alone" cmp -s "$T/tokens-A/dev.kch" "$T/a.before"
 run lgA rebuild --list dev
 check "rebuild from the promoted standby exits 0" test "$rc" -eq 0
 run lgA sync --list dev

@@ -145,8 +145,11 @@ mark_time(int64_t mark, char *buf, size_t bufsz)
  * when the file recorded no mark (a file from before listgate recorded
  * them), when the event is missing but may yet come (the list's journal
  * does not reach pos, which ahead() reports, or a standby that has not
- * replayed another list's commit yet), or when it cannot be told
- * (applying then fails on its own if the database is gone).
+ * replayed another list's commit yet).  When it cannot be told (a
+ * query failed: a lock_timeout behind an administrator's VACUUM FULL,
+ * a statement cancelled on a standby), 1 too, saying so: going on would
+ * apply past pos, record the next event's mark, and hide a divergence
+ * for good, where a refusal only waits for the next sync.
  */
 static int
 diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
@@ -156,14 +159,23 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 	int64_t mark, last;
 	int standby;
 
-	if (pos <= 0 || fmark == 0 || journal_event_mark(q, sr->site, pos,
-	    &mark, e, sizeof(e)) < 0 || mark == fmark)
+	if (pos <= 0 || fmark == 0)
 		return 0;
-	if (mark == 0 && ((sr->site ? journal_site_last(q, &last, e,
-	    sizeof(e)) : journal_last_id(q, sr->list, &last, e,
-	    sizeof(e))) < 0 || last < pos || queue_in_recovery(q, &standby,
-	    e, sizeof(e)) < 0 || standby))
+	if (journal_event_mark(q, sr->site, pos, &mark, e, sizeof(e)) < 0)
+		goto unknown;
+	if (mark == fmark)
 		return 0;
+	if (mark == 0) {
+		if ((sr->site ? journal_site_last(q, &last, e, sizeof(e)) :
+		    journal_last_id(q, sr->list, &last, e, sizeof(e))) < 0)
+			goto unknown;
+		if (last < pos)
+			return 0;
+		if (queue_in_recovery(q, &standby, e, sizeof(e)) < 0)
+			goto unknown;
+		if (standby)
+			return 0;
+	}
 	mark_time(fmark, was, sizeof(was));
 	if (mark == 0)
 		snprintf(now, sizeof(now), "%s has no such event",
@@ -179,6 +191,11 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 	    "the last commits, or a restored backup), and would skip some it "
 	    "has; nothing applied: run `listgate rebuild --list %s`",
 	    (long long)pos, was, now, sr->list);
+	return 1;
+unknown:
+	snprintf(err, errsz, "cannot check that the token file's journal "
+	    "position %lld is still the event it was built from (%s); "
+	    "nothing applied: sync again", (long long)pos, e);
 	return 1;
 }
 

@@ -80,8 +80,9 @@ int sync_other_kind(struct queue *q, const char *list, int site,
 
 /* 1 (with err, naming `listgate rebuild`) when the event at a token
  * file's journal position pos is not the one whose mark the file
- * recorded (a failover that lost commits, a restored backup); else 0
- * (also when the file recorded none, or it cannot be told) */
+ * recorded (a failover that lost commits, a restored backup), or when
+ * that cannot be checked (a query failed); else 0 (also when the file
+ * recorded none) */
 int sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz);
 
