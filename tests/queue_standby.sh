@@ -29,7 +29,10 @@
 # through feed numbers the promoted standby hands out again as journal
 # ids, is refused as built from another database and named for a
 # rebuild, not as a site store built from its own journal; and that a
-# sync that cannot check the position (lock_timeout) refuses too.
+# sync that cannot check the position (lock_timeout) refuses too.  And
+# that a host syncing from a standby whose database lost the event at
+# its token file's position, though its journal goes on past it, is
+# refused, not applied past it.
 # Unix sockets in the cluster's directory only; never reads /etc.
 set -u
 
@@ -315,6 +318,45 @@ catchup || exit 99
 run lgC sync --site
 check "replay resumed: host C's site store syncs, nothing applied twice" \
     sh -c "test $rc -eq 0 && grep -q '0 events newly fed, 0 applied' '$T/out'"
+
+# --- a standby of a database that lost the token file's position --------
+# Host D syncs database r2 from the standby.  r2 is restored from a dump
+# taken before D's last 4 events, with its id sequence further on (as a
+# failover that loses fewer than 32 ids leaves it): the event at D's
+# position is missing for good, and the new events are past it.  The
+# standby cannot tell that from a commit it has not replayed yet, but
+# going on would hide it from every later sync.
+mkdir -p "$T/D/lists" || exit 99
+cp "$T/A/lists/dev.conf" "$T/D/lists/" || exit 99
+printf 'tokens_dir = %s/tokens-D\ndatabase = %s\nsync_database = %s\n' \
+    "$T" "host=$PGHOST port=$PGPORT dbname=r2" \
+    "host=$PGHOST port=$PG_STANDBY_PORT dbname=r2" > "$T/D/listgate.conf"
+lgD() { "$LISTGATE" --allow-root --config "$T/D" "$@"; }
+"$PG_BIN/createdb" r2 || exit 99
+lgD migrate -q || exit 99
+lgD train -q --list dev --spam "$DATA"/spam[0-9].eml || exit 99
+"$PG_BIN/pg_dump" -Fc -f "$T/r2.dump" r2 || exit 99
+lgD train -q --list dev --ham "$DATA"/ham[0-9].eml || exit 99
+catchup || exit 99
+lgD sync -q --list dev || exit 99
+"$PG_BIN/dropdb" r2 && "$PG_BIN/createdb" r2 &&
+    "$PG_BIN/pg_restore" -d r2 "$T/r2.dump" &&
+    psql -X -q -d r2 -c "SELECT setval('train_journal_id_seq', 30)" \
+    > /dev/null || exit 99
+lgD train -q --list dev --ham "$DATA/ham1.eml" "$DATA/ham2.eml" 2> /dev/null
+catchup || exit 99
+check "r2 on the standby lacks host D's position 8 but goes on to 32" test \
+    "$(psql -X -A -t -p "$PG_STANDBY_PORT" -d r2 -c "SELECT count(*) FILTER
+        (WHERE id = 8) || ' ' || max(id) FROM train_journal")" = "0 32"
+cp "$T/tokens-D/dev.kch" "$T/d.before"
+run lgD sync --list dev
+check "host D's sync from that standby exits 1" test "$rc" -eq 1
+check "... saying the standby lacks the event, and to rebuild if it was lost" \
+    grep -q "position 8 is an event written at .*on this standby does not have although it goes on to 32.*listgate rebuild --list dev" "$T/err"
+check "... and leaves the file alone" cmp -s "$T/tokens-D/dev.kch" "$T/d.before"
+run lgD sync --check --list dev
+check "sync --check says so too (exit 1)" sh -c \
+    "test $rc -eq 1 && grep -q 'on this standby does not have' '$T/err'"
 
 # --- a failover to a standby that lost the last commits ------------------
 # The standby stops; the primary takes 40 events (more than the 32 ids a

@@ -143,9 +143,12 @@ mark_time(int64_t mark, char *buf, size_t bufsz)
  * does.  The event may be another list's (a file copied from that list:
  * the same history, as before marks).  0 when it is the same event,
  * when the file recorded no mark (a file from before listgate recorded
- * them), when the event is missing but may yet come (the list's journal
- * does not reach pos, which ahead() reports, or a standby that has not
- * replayed another list's commit yet).  When it cannot be told (a
+ * them), or when the event is missing but the journal does not reach
+ * pos (ahead() reports that).  A standby whose journal reaches past a
+ * missing event may not have replayed its commit yet (another list's,
+ * in a file copied from that list), or serve a database that lost it
+ * (a standby of the new primary after a failover): 1 saying both, for
+ * going on would hide the second for good.  When it cannot be told (a
  * query failed: a lock_timeout behind an administrator's VACUUM FULL,
  * a statement cancelled on a standby), 1 too, saying so: going on would
  * apply past pos, record the next event's mark, and hide a divergence
@@ -157,7 +160,7 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 {
 	char e[256], was[64], now[320];
 	int64_t mark, last;
-	int standby;
+	int standby = 0;
 
 	if (pos <= 0 || fmark == 0)
 		return 0;
@@ -173,10 +176,20 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 			return 0;
 		if (queue_in_recovery(q, &standby, e, sizeof(e)) < 0)
 			goto unknown;
-		if (standby)
-			return 0;
 	}
 	mark_time(fmark, was, sizeof(was));
+	if (mark == 0 && standby) {
+		snprintf(err, errsz, "the token file's journal position %lld "
+		    "is an event written at %s, which %s on this standby "
+		    "does not have although it goes on to %lld: the standby "
+		    "has not replayed it yet (nothing applied; sync again "
+		    "once it has caught up), or the database lost it (a "
+		    "failover to a standby that lost the last commits, or a "
+		    "restored backup: then run `listgate rebuild --list %s`)",
+		    (long long)pos, was, sr->site ? "the site feed" :
+		    "the journal", (long long)last, sr->list);
+		return 1;
+	}
 	if (mark == 0)
 		snprintf(now, sizeof(now), "%s has no such event",
 		    sr->site ? "the site feed" : "the journal");
