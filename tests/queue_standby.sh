@@ -96,6 +96,17 @@ catchup() {
 	echo "# the standby did not catch up with $lsn" >&2
 	return 1
 }
+# pause replay on the standby and wait (at most 10 s) until it has;
+# the caller checks the state when it matters
+pause_replay() {
+	sqls "SELECT pg_wal_replay_pause()" > /dev/null || return 1
+	i=0
+	while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
+	    [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
 # "list dev: N journal events applied, ..." -> N
 applied() { sed -n 's/^list dev: \([0-9]*\) journal event.* applied.*/\1/p' "$T/out"; }
 
@@ -163,13 +174,7 @@ dump B > "$T/dB"
 check "host B = host A after the primary restarts" cmp -s "$T/dA" "$T/dB"
 
 # --- a standby that is behind ------------------------------------------------------
-sqls "SELECT pg_wal_replay_pause()" > /dev/null || exit 99
-i=0
-while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
-    [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+pause_replay || exit 99
 check "replay on the standby is paused" \
     test "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" = paused
 posB=$(pos B)
@@ -293,13 +298,7 @@ check "... ending equal to host A's" cmp -s "$T/sA" "$T/sB"
 # refused as for a list, saying the standby is behind, not that the file
 # was built from a list's own journal
 printf 'site_list = site\n' >> "$T/C/listgate.conf"
-sqls "SELECT pg_wal_replay_pause()" > /dev/null || exit 99
-i=0
-while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
-    [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+pause_replay || exit 99
 lgA train -q --list dev --ham "$DATA/ham1.eml" || exit 99
 lgA sync -q --site || exit 99
 cp "$T/tokens-A/site.kch" "$T/tokens-C/site.kch"
