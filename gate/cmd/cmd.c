@@ -85,6 +85,20 @@ cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
 
 /* refuse arguments left after the options */
 int
+cmd_stdout_done(const char *name)
+{
+	int e;
+
+	errno = 0;		/* (an earlier write's error has none left) */
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	e = errno;
+	cmd_err(name, "cannot write the standard output%s%s", e != 0 ?
+	    ": " : "", e != 0 ? strerror(e) : "");
+	return -1;
+}
+
+int
 cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))
 {
 	if (optind < argc) {

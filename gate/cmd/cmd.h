@@ -88,6 +88,11 @@ int cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* standard output flushed and written whole: 0, or -1 after saying
+ * "cannot write the standard output" as name (what a command printed is
+ * its answer: unwritten, the command failed) */
+int cmd_stdout_done(const char *name);
+
 /* most bytes cmd_put_clean writes for one piece of text */
 #define CMD_PUT_MAX	(16u * 1024u)
 

@@ -357,9 +357,7 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	listcfg_free_global(&g);
 out:
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		cmd_err(NAME, "write error: %s", strerror(errno));
+	if (cmd_stdout_done(NAME) < 0)
 		return EXIT_CMD_FAIL;
-	}
 	return bad ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }

@@ -352,10 +352,8 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :
 		    "s", tot.learnt, tot.reminded, tot.reminded == 1 ? "" : "s");
 	/* a dry run's answer is what it prints: unwritten, it failed */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cmd_err(NAME, "cannot write the standard output");
+	if (cmd_stdout_done(NAME) < 0)
 		tot.nfail++;
-	}
 	xfree(nm.v);
 	queue_close(q);
 	listcfg_free_global(&g);

@@ -363,10 +363,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		source_close(src);
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cmd_err(NAME, "cannot write the results");
+	if (cmd_stdout_done(NAME) < 0)
 		failed = 1;
-	}
 out:
 	if (cinit)
 		classify_free(&c);

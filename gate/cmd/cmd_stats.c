@@ -687,9 +687,7 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	xfree(nm.v);
 	xfree(bounds);
 	xfree(per);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cmd_err(NAME, "cannot write the standard output");
+	if (cmd_stdout_done(NAME) < 0)
 		nfail++;
-	}
 	return nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }

@@ -152,10 +152,8 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	source_close(src);
 	toklist_free(tl);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cmd_err(NAME, "cannot write the tokens");
+	if (cmd_stdout_done(NAME) < 0)
 		failed = 1;
-	}
 out:
 	if (loaded) {
 		listcfg_free_list(&l);

@@ -953,10 +953,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    nrebuilt == 1 ? "" : "s", final ? "with" :
 			    "without");
 	}
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		cmd_err(NAME, "cannot write the standard output");
+	if (cmd_stdout_done(NAME) < 0)
 		goto out;
-	}
 	rc = EXIT_CMD_OK;
 out:
 	progress_end(&pr);
