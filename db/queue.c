@@ -925,6 +925,13 @@ int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
 {
+	return queue_hold_sha(q, p, id_r, NULL, err, errsz);
+}
+
+int
+queue_hold_sha(struct queue *q, const struct queue_post *p, int64_t *id_r,
+    unsigned char *sha_r, char *err, size_t errsz)
+{
 	/*
 	 * One round trip for a new post (of up to a chunk compressed):
 	 * insert unless these bytes are already pending for the list, or
@@ -982,6 +989,8 @@ queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	    p->raw_fd : -1, err, errsz) < 0 ||
 	    deflate_post(&in, &z, digest, err, errsz) < 0)
 		goto out;
+	if (sha_r != NULL)
+		memcpy(sha_r, digest, SHA256_DIGEST_SIZE);
 	txt[0] = pg_text(p->env_sender, FIELD_MAX);
 	txt[1] = pg_text(p->env_recipient, FIELD_MAX);
 	txt[2] = pg_text(p->from, FIELD_MAX);
@@ -1156,7 +1165,8 @@ queue_decided(struct queue *q, const char *list, const unsigned char *raw,
 	"id, list, env_sender, env_recipient, from_hdr, subject, " \
 	"message_id, verdict, clues, status, coalesce(decided_by, ''), " \
 	"coalesce(note, ''), extract(epoch FROM arrived_at)::int8, " \
-	"coalesce(extract(epoch FROM decided_at)::int8, 0), size, score"
+	"coalesce(extract(epoch FROM decided_at)::int8, 0), size, score, " \
+	"raw_sha256"
 
 void
 queue_row_free(struct queue_row *r)
@@ -1199,6 +1209,9 @@ row_fill(const PGresult *res, int i, struct queue_row *r)
 	r->decided = (time_t)queue_col_i64(res, i, 13);
 	r->size = queue_col_i64(res, i, 14);
 	r->score = queue_col_f64(res, i, 15);
+	if (PQgetlength(res, i, 16) == (int)sizeof(r->raw_sha256))
+		memcpy(r->raw_sha256, PQgetvalue(res, i, 16),
+		    sizeof(r->raw_sha256));
 	if (!r->list || !r->env_sender || !r->env_recipient || !r->from ||
 	    !r->subject || !r->msgid || !r->verdict || !r->clues ||
 	    !r->status || !r->decided_by || !r->note) {
@@ -1296,7 +1309,7 @@ queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 
 	memset(r, 0, sizeof(*r));
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z "
 	    "FROM held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL,
 	    1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -1313,13 +1326,46 @@ queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 		PQclear(res);
 		return -1;
 	}
-	if (row_raw(res, 0, 16, 17, r, err, errsz) < 0) {
+	if (row_raw(res, 0, 17, 16, r, err, errsz) < 0) {
 		queue_row_free(r);
 		PQclear(res);
 		return -1;
 	}
 	PQclear(res);
 	return 1;
+}
+
+int
+queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
+    unsigned char sha[32], char *err, size_t errsz)
+{
+	char idbuf[32];
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+	int rc = 0;
+
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	res = PQexecParams(q->conn, "SELECT list, raw_sha256 FROM held_posts "
+	    "WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 1) {
+		if (PQgetlength(res, 0, 1) != SHA256_DIGEST_SIZE) {
+			snprintf(err, errsz, "post %lld: its SHA-256 is not 32 "
+			    "bytes", (long long)id);
+			PQclear(res);
+			return -1;
+		}
+		snprintf(list, listsz, "%.*s", PQgetlength(res, 0, 0),
+		    PQgetvalue(res, 0, 0));
+		memcpy(sha, PQgetvalue(res, 0, 1), SHA256_DIGEST_SIZE);
+		rc = 1;
+	}
+	PQclear(res);
+	return rc;
 }
 
 /* --- decisions --------------------------------------------------------- */
@@ -1626,7 +1672,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	} else if (post_lock(q, id, err, errsz) < 0)
 		goto out;
 	vals[0] = idbuf;
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z, raw_sha256 "
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z "
 	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1, NULL, vals,
 	    NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
@@ -1646,6 +1692,13 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	 * list's post is told or changed */
 	if (d->list != NULL && strcmp(r.list, d->list) != 0) {
 		rc = QUEUE_OTHER_LIST;
+		goto fail;
+	}
+	/* and the caller's post: a moderation cookie's, whose number a
+	 * failover or a restore may have given to another */
+	if (d->raw_sha256 != NULL && memcmp(r.raw_sha256, d->raw_sha256,
+	    sizeof(r.raw_sha256)) != 0) {
+		rc = QUEUE_OTHER_POST;
 		goto fail;
 	}
 	snprintf(res_r->old, sizeof(res_r->old), "%s", r.status);
@@ -1689,7 +1742,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	 * connection lost between (1) and (3) leaves 'releasing' behind,
 	 * and the next approve says so instead of releasing again.
 	 */
-	if (row_raw(res, 0, 16, 17, &r, err, errsz) < 0)
+	if (row_raw(res, 0, 17, 16, &r, err, errsz) < 0)
 		goto fail;
 	PQclear(res);
 	res = NULL;

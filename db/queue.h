@@ -128,6 +128,10 @@ struct queue_post {
  */
 int queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz);
+/* queue_hold, and the post's SHA-256 into sha_r (32 bytes) once it is
+ * read */
+int queue_hold_sha(struct queue *q, const struct queue_post *p,
+    int64_t *id_r, unsigned char *sha_r, char *err, size_t errsz);
 
 /*
  * Was a post with exactly these bytes (raw, or when fd >= 0 the len
@@ -165,6 +169,8 @@ struct queue_row {
 	time_t arrived, decided;	/* decided 0 when undecided */
 	int64_t size;
 	double score;
+	unsigned char raw_sha256[32];	/* the post's SHA-256 (a moderation
+					 * cookie is bound to it) */
 	unsigned char *raw;		/* decompressed post (queue_get only) */
 	size_t raw_len;
 };
@@ -185,6 +191,11 @@ int queue_list(struct queue *q, const char *status, const char *list,
  * stored SHA-256: 1 found, 0 no such id, -1 error */
 int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
     size_t errsz);
+
+/* the list and SHA-256 of post id (a moderation cookie's binding),
+ * without its bytes: 1 found, 0 no such id, -1 error */
+int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
+    unsigned char sha[32], char *err, size_t errsz);
 
 /* --- decisions --------------------------------------------------------- */
 
@@ -208,6 +219,9 @@ int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 #define QUEUE_OTHER_LIST 7	/* the post is not d->list's (its id was
 				 * reused, say after a restore): nothing
 				 * done */
+#define QUEUE_OTHER_POST 8	/* the post's SHA-256 is not
+				 * d->raw_sha256 (its id was reused):
+				 * nothing done */
 
 /* flags of queue_decide */
 #define QUEUE_FORCE	1	/* change an earlier decision; release a
@@ -239,6 +253,8 @@ struct queue_decision {
 	void *ctx;		/* for release */
 	const char *list;	/* the list the post must be of (NULL:
 				 * any) */
+	const unsigned char *raw_sha256;	/* the SHA-256 the post must
+						 * have (NULL: any) */
 };
 
 /* what queue_decide found and did */
@@ -260,7 +276,8 @@ struct queue_decided {
  * connection pooler in transaction mode (pgbouncer).  With
  * the row locked (SELECT ... FOR UPDATE): a post of another list than
  * d->list (when set) is left alone (QUEUE_OTHER_LIST, *res says only
- * its list); a post already decided is left alone (QUEUE_ALREADY)
+ * its list), and so is a post whose SHA-256 is not d->raw_sha256 (when
+ * set: QUEUE_OTHER_POST); a post already decided is left alone (QUEUE_ALREADY)
  * unless QUEUE_FORCE is set and the decision differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
  * QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a release callback
  * commits 'releasing' first, then calls release, then commits the

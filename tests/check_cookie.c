@@ -4,7 +4,9 @@
  *
  * A cookie made for a list, post, action and expiry checks; every
  * single changed character, another list, post or action, an expired
- * one and malformed addresses are refused with their reason; the
+ * one and malformed addresses are refused with their reason; a cookie
+ * is bound to its post's SHA-256, and one made before it was (a known
+ * answer of listgate 0.1's code) is still taken; the
  * secret file is refused when others may read it or when it is short.
  */
 #include "config.h"
@@ -20,6 +22,8 @@
 #include "gate/moderate/cookie.h"
 
 static struct cookie_key key;
+/* the SHA-256 of the post a cookie is made for, and of another */
+static unsigned char sha_a[32], sha_b[32];
 
 static void
 setup(void)
@@ -29,6 +33,9 @@ setup(void)
 	for (i = 0; i < 32; i++)
 		key.k[i] = (unsigned char)(i * 7 + 1);
 	key.len = 32;
+	memset(sha_a, 0xa0, sizeof(sha_a));
+	memset(sha_b, 0xa0, sizeof(sha_b));
+	sha_b[31] = 0xa1;
 }
 
 /* the action address for list "dev", post id, action, expiry */
@@ -38,7 +45,7 @@ make_addr(int64_t id, enum cookie_action act, time_t exp, char *out,
 {
 	char c[COOKIE_CHARS + 1];
 
-	cookie_make(&key, "dev", id, act, exp, c);
+	cookie_make(&key, "dev", id, act, exp, sha_a, c);
 	ck_assert_int_eq(cookie_address("dev-moderate@lists.example.org", '+',
 	    act, id, c, out, outsz), 0);
 }
@@ -50,7 +57,7 @@ verdict(const char *addr, const char *list, time_t now)
 	struct cookie_addr a;
 	int r = cookie_parse(addr, strlen(addr), &a);
 
-	return r != COOKIE_OK ? r : cookie_check(&key, list, &a, now);
+	return r != COOKIE_OK ? r : cookie_check(&key, list, &a, sha_a, now);
 }
 
 START_TEST(round_trip)
@@ -72,9 +79,11 @@ START_TEST(round_trip)
 	for (i = 0; a.cookie[i]; i++)
 		ck_assert(strchr("abcdefghijklmnopqrstuvwxyz0123456789",
 		    a.cookie[i]) != NULL);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, 1999999999), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, 2000000000), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, 2000000001),
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1999999999),
+	    COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000000),
+	    COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000001),
 	    COOKIE_EEXPIRED);
 	/* an MTA that folds the local part to upper case */
 	for (i = 0; addr[i]; i++)
@@ -85,19 +94,22 @@ START_TEST(round_trip)
 	{
 		char c[COOKIE_CHARS + 1], q[400];
 
-		cookie_make(&key, "dev", 9, COOKIE_APPROVE, 2000000000, c);
+		cookie_make(&key, "dev", 9, COOKIE_APPROVE, 2000000000, sha_a,
+		    c);
 		snprintf(q, sizeof(q), "<dev-moderate-approve-9-%s@x.example>",
 		    c);
 		ck_assert_int_eq(cookie_parse(q, strlen(q), &a), COOKIE_OK);
 		ck_assert_int_eq(a.delim, '-');
 		ck_assert_str_eq(a.local, "dev-moderate");
-		ck_assert_int_eq(cookie_check(&key, "dev", &a, 1), COOKIE_OK);
+		ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+		    COOKIE_OK);
 	}
 }
 END_TEST
 
 /* every character of the cookie, the id and the action, changed to each
- * other allowed character: never accepted */
+ * other allowed character: never accepted (one of the last
+ * COOKIE_BIND_CHARS of the cookie: refused as made for another post) */
 START_TEST(any_changed_character_is_refused)
 {
 	static const char alpha[] = "abcdefghijklmnopqrstuvwxyz0123456789";
@@ -116,7 +128,9 @@ START_TEST(any_changed_character_is_refused)
 			memcpy(t, addr, sizeof(t));
 			t[i] = alpha[j];
 			r = verdict(t, "dev", 1);
-			ck_assert_msg(r == COOKIE_EMISMATCH, "%s: %d", t, r);
+			ck_assert_msg(r == (i < (size_t)(at - addr) -
+			    COOKIE_BIND_CHARS ? COOKIE_EMISMATCH : COOKIE_EPOST),
+			    "%s: %d", t, r);
 		}
 	/* the id's digits */
 	at = strstr(addr, "-4711-");
@@ -143,7 +157,7 @@ START_TEST(another_list_post_or_action_is_refused)
 	ck_assert_int_eq(verdict(addr, "dev2", 1), COOKIE_EMISMATCH);
 	ck_assert_int_eq(verdict(addr, "de", 1), COOKIE_EMISMATCH);
 	/* the same cookie under another action or post */
-	cookie_make(&key, "dev", 5, COOKIE_DISCARD, 2000000000, c);
+	cookie_make(&key, "dev", 5, COOKIE_DISCARD, 2000000000, sha_a, c);
 	snprintf(t, sizeof(t), "dev-moderate+approve-5-%s@lists.example.org",
 	    c);
 	ck_assert_int_eq(verdict(t, "dev", 1), COOKIE_EMISMATCH);
@@ -156,6 +170,70 @@ START_TEST(another_list_post_or_action_is_refused)
 	/* another key */
 	key.k[0] ^= 1;
 	ck_assert_int_eq(verdict(addr, "dev", 1), COOKIE_EMISMATCH);
+}
+END_TEST
+
+/* a cookie decides only the post it was made for; one made before
+ * cookies were bound is taken for any post under its number */
+START_TEST(bound_to_the_post)
+{
+	/* made by listgate 0.1 (4cd0e7c) with this key: "dev", post 812,
+	 * reject, expiry 2000000000 */
+	static const char old[] = "0x2qxvk7zi5gecoxqg25wrq446c";
+	struct cookie_addr a;
+	char addr[400], c[COOKIE_CHARS + 1];
+
+	make_addr(812, COOKIE_REJECT, 2000000000, addr, sizeof(addr));
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 1),
+	    COOKIE_EPOST);
+	/* another post is named before the expiry */
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 2000000001),
+	    COOKIE_EPOST);
+	/* without the post (before the database is asked): the rest */
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 1), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev2", &a, NULL, 1),
+	    COOKIE_EMISMATCH);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 2000000001),
+	    COOKIE_EEXPIRED);
+	/* the cookie of the same parts for another post differs in its
+	 * last characters only */
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_b, c);
+	ck_assert(memcmp(c, a.cookie, COOKIE_CHARS - COOKIE_BIND_CHARS) == 0);
+	ck_assert(memcmp(c + COOKIE_CHARS - COOKIE_BIND_CHARS,
+	    a.cookie + COOKIE_CHARS - COOKIE_BIND_CHARS, COOKIE_BIND_CHARS) !=
+	    0);
+	/* and shares the rest with the old format */
+	ck_assert(memcmp(c, old, COOKIE_CHARS - COOKIE_BIND_CHARS) == 0);
+
+	/* the old cookie: taken for any post, until it expires */
+	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
+	    old);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 1), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 1), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000001),
+	    COOKIE_EEXPIRED);
+	ck_assert_int_eq(cookie_check(&key, "dev3", &a, sha_a, 1),
+	    COOKIE_EMISMATCH);
+	/* but not with its last character changed */
+	addr[strlen(addr) - strlen("@x.example") - 1] = 'a';
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	    COOKIE_EPOST);
+	/* nor for another post number or action */
+	snprintf(addr, sizeof(addr), "dev-moderate+reject-813-%s@x.example",
+	    old);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	    COOKIE_EMISMATCH);
+	snprintf(addr, sizeof(addr), "dev-moderate+approve-812-%s@x.example",
+	    old);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	    COOKIE_EMISMATCH);
 }
 END_TEST
 
@@ -303,6 +381,7 @@ cookie_suite(void)
 	tcase_add_test(tc, round_trip);
 	tcase_add_test(tc, any_changed_character_is_refused);
 	tcase_add_test(tc, another_list_post_or_action_is_refused);
+	tcase_add_test(tc, bound_to_the_post);
 	tcase_add_test(tc, malformed_is_refused);
 	tcase_add_test(tc, secret_file_rules);
 	suite_add_tcase(s, tc);

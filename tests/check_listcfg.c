@@ -991,6 +991,7 @@ START_TEST(moderation_address_fits_action_addresses)
 	    COOKIE_REJECT, COOKIE_DISCARD };
 	struct cookie_key key;
 	struct cookie_addr a;
+	static const unsigned char sha[32] = { 1 };
 	struct buf b = BUF_INIT(4096);
 	struct listcfg_list l;
 	char err[1024], c[COOKIE_CHARS + 1], addr[COOKIE_MAX_ADDR + 1];
@@ -1031,7 +1032,7 @@ START_TEST(moderation_address_fits_action_addresses)
 			/* the longest: every action, the largest post number */
 			for (k = 0; k < 3; k++) {
 				cookie_make(&key, "t", INT64_MAX, acts[k],
-				    (time_t)0x7fffffff, c);
+				    (time_t)0x7fffffff, sha, c);
 				ck_assert_int_eq(cookie_address(
 				    l.moderation_address, l.recipient_delimiter,
 				    acts[k], INT64_MAX, c, addr, sizeof(addr)),

@@ -1378,6 +1378,66 @@ START_TEST(decide_refuses_another_lists_post)
 }
 END_TEST
 
+/* the post the decider expects (a moderation cookie's: its SHA-256) is
+ * checked under the post's lock too: another post under that id is left
+ * alone; the post's own SHA-256, as queue_post_sha and queue_list give
+ * it, decides it */
+START_TEST(decide_refuses_another_post)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct queue_decision d;
+	struct queue_decided res;
+	struct queue_row r;
+	struct rel x;
+	unsigned char sha[32], other[32];
+	char err[1024], list[80];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-op", (const unsigned char *)"a\n\nc\n", 5, "s");
+	ck_assert_int_eq(queue_post_sha(q, id, list, sizeof(list), sha, err,
+	    sizeof(err)), 1);
+	ck_assert_str_eq(list, "dec-op");
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert(memcmp(r.raw_sha256, sha, 32) == 0);
+	queue_row_free(&r);
+	ck_assert_int_eq(queue_post_sha(q, id + 1000000, list, sizeof(list),
+	    other, err, sizeof(err)), 0);
+	memcpy(other, sha, 32);
+	other[0] ^= 1;
+	memset(&d, 0, sizeof(d));
+	d.id = id;
+	d.status = "approved";
+	d.by = "tester";
+	d.release = rel_fn;
+	d.ctx = &x;
+	d.list = "dec-op";
+	d.raw_sha256 = other;
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_OTHER_POST);
+	ck_assert_int_eq(x.ncalls, 0);
+	d.status = "rejected";
+	d.release = NULL;
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_OTHER_POST);
+	ck_assert_int_eq(queue_get(q, id, &r, err, sizeof(err)), 1);
+	ck_assert_str_eq(r.status, "held");
+	queue_row_free(&r);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "dec-op"), 0);
+	d.status = "approved";
+	d.release = rel_fn;
+	d.raw_sha256 = sha;
+	ck_assert_int_eq(queue_decide(q, &d, &res, err, sizeof(err)),
+	    QUEUE_DECIDED);
+	ck_assert_int_eq(x.ncalls, 1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 START_TEST(release_failure_keeps_post_held)
 {
 	struct queue *q = qopen();
@@ -2220,6 +2280,7 @@ queue_suite(void)
 	tcase_add_test(tc, approve_releases_exact_bytes_once);
 	tcase_add_test(tc, release_failure_keeps_post_held);
 	tcase_add_test(tc, decide_refuses_another_lists_post);
+	tcase_add_test(tc, decide_refuses_another_post);
 	tcase_add_test(tc, force_changes_training);
 	tcase_add_test(tc, interrupted_approve_not_released_twice);
 	tcase_add_test(tc, interrupted_approve_force_releases_again);

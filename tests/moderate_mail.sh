@@ -22,7 +22,9 @@
 #     an answer that says why, and change nothing;
 #   - a post decided already is answered with who decided and when;
 #   - a cookie whose post number is now another list's post (reused
-#     after a restore) is refused and decides nothing;
+#     after a restore) is refused and decides nothing; so is one whose
+#     number is now another post of its own list (its cookie is bound to
+#     the post's SHA-256), while one made before that binding is taken;
 #   - a release that hangs ends before moderate's watchdog: the post
 #     is held again and the MTA's retry releases it;
 #   - an automatic reply decides nothing; a database that is down, a
@@ -500,6 +502,38 @@ moderate "$a10" alice@example.org < "$T/r1.eml"
 check "... the MTA's retry (were there one): exit 0, still held" \
     test "$rc" -eq 0 -a "$(status "$id10")" = held
 sql "DELETE FROM held_posts WHERE id = $id10"
+
+# --- a post number reused within the list (a failover or a restore) ------------------------------------
+# the cookie is bound to the post it was made for: the dev post that has
+# the number now is neither decided nor released by it
+id27=$(hold spam1.eml mm27@test r@example.net) || exit 1
+a27=$(addr_of "$(last_to alice@example.org)" approve)
+id28=$(hold spam2.eml mm28@test r@example.net) || exit 1
+# the first post is lost, and the second takes its number
+sql "DELETE FROM held_posts WHERE id = $id27"
+sql "DELETE FROM notice_outbox WHERE post_id = $id28"
+sql "UPDATE held_posts SET id = $id27 WHERE id = $id28"
+rm -f "$T/released.dev"
+moderate_log "$a27" alice@example.org "$T/r1.eml"
+check "a cookie of the post that had the number before: exit 0" test "$rc" -eq 0
+check "... the post under it now is not decided" test "$(status "$id27")" = held
+check "... not released" test ! -e "$T/released.dev"
+check "... no training" test "$(events "$id27")" -eq 0
+check "... the log says why" grep -q "is another post than the cookie was made for" "$T/mod.out"
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... answered: refused, made for another post" \
+    grep -q "was refused: the cookie does not match the post that has this number now" "$T/ans.txt"
+# a cookie made before cookies were bound to their post (listgate
+# before 0.2.0: the MAC over list, number, action and expiry whole) is
+# taken until it expires, for the post under its number
+exp=$(b36 $(($(date +%s) + 3600)))
+mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id27" "$exp" |
+    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
+    base32 | tr A-Z a-z | cut -c1-20)
+moderate "dev-moderate+approve-$id27-$exp$mac@lists.example.org" alice@example.org < "$T/r1.eml"
+check "a cookie from before the binding: exit 0" test "$rc" -eq 0
+check "... approves the post under its number" test "$(status "$id27")" = approved
+check "... released" cmp -s "$T/released.dev" "$T/mm28@test.eml"
 
 # --- a release that hangs: it ends before moderate's watchdog ------------------------------------
 # (the global timeout; the list inherits it): the post is held again and

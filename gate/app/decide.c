@@ -108,6 +108,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 	d.note = rq->note;
 	d.flags = rq->flags;
 	d.list = rq->list;
+	d.raw_sha256 = rq->raw_sha256;
 	if (strcmp(rq->status, "approved") == 0) {
 		c.g = g;
 		c.deadline = rq->deadline;

@@ -31,6 +31,10 @@ struct decide_req {
 	const char *list;	/* the list the post must be of, checked
 				 * under the post's lock (QUEUE_OTHER_LIST);
 				 * NULL: any */
+	const unsigned char *raw_sha256;	/* the SHA-256 the post must
+						 * have, checked with it
+						 * (QUEUE_OTHER_POST); NULL:
+						 * any */
 	double deadline;	/* clock_now_ms() time a release must end
 				 * by (a watchdog's, less a margin); 0: the
 				 * list's timeout alone */

@@ -188,6 +188,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	app_who(by, who, sizeof(who));
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
+		memset(&rq, 0, sizeof(rq));
 		rq.id = id;
 		rq.status = d->status;
 		rq.by = who;

@@ -238,6 +238,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		}
 		snprintf(note, sizeof(note), "held %u days or more: expired "
 		    "(expire_action %s)", days, action_name(l.expire_action));
+		memset(&rq, 0, sizeof(rq));
 		rq.id = ids.v[i];
 		rq.status = "expired";
 		rq.by = who;

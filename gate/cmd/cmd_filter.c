@@ -132,6 +132,8 @@ struct filter {
 	const char *sender, *recipient;
 	struct spool sp;
 	int have_spool;
+	unsigned char sha[32];	/* the held post's SHA-256 (the notices'
+				 * cookies are bound to it) */
 	struct buf msgid, from, subject;
 	double score;
 	size_t ntok;
@@ -578,7 +580,8 @@ hold_post(struct filter *f, struct classify *c, const char *status,
 		return 0;
 	/* (queue_hold checks the schema: no round trip of its own) */
 	if (queue_open(f->g.conninfo, &q, err, sizeof(err)) < 0 ||
-	    (f->held = queue_hold(q, &qp, &f->id, err, sizeof(err))) < 0) {
+	    (f->held = queue_hold_sha(q, &qp, &f->id, f->sha, err,
+	    sizeof(err))) < 0) {
 		failure(f, "%s", err);
 		goto out;
 	}
@@ -643,6 +646,7 @@ send_notices(struct filter *f)
 	p.raw = f->sp.data;
 	p.raw_len = f->sp.len;
 	p.arrived = time(NULL);
+	p.raw_sha256 = f->sha;
 	if (notify_held(f->q, &f->g, &f->l, &p, deadline, &st, err,
 	    sizeof(err)) < 0) {
 		snprintf(f->notices, sizeof(f->notices), " notices=failed "

@@ -48,6 +48,8 @@ struct holder_ctx {
 	struct queue *q;		/* opened at the first request */
 	struct listcfg_list l;		/* the list of the request */
 	int have_l;
+	unsigned char sha[32];		/* its post's SHA-256 (the notices'
+					 * cookies are bound to it) */
 };
 
 static void
@@ -196,7 +198,8 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 		if (h->q == NULL && queue_open(h->g.conninfo, &h->q, err,
 		    errsz) < 0)
 			break;
-		if ((r = queue_hold(h->q, &rq->post, &a->id, err, errsz)) < 0) {
+		if ((r = queue_hold_sha(h->q, &rq->post, &a->id, h->sha, err,
+		    errsz)) < 0) {
 			log_warn("holder: list %s: %s", rq->post.list, err);
 			queue_close(h->q);
 			h->q = NULL;
@@ -237,6 +240,7 @@ do_after(const struct holder_req *rq, const struct holder_ans *a,
 	p.raw = rq->post.raw;
 	p.raw_len = rq->post.raw_len;
 	p.arrived = time(NULL);
+	p.raw_sha256 = h->sha;
 	if (notify_held(h->q, &h->g, &h->l, &p, clock_now_ms() +
 	    NOTIFY_WAIT_S * 1000.0, &st, err, sizeof(err)) < 0)
 		log_warn("holder: list %s post %lld: notices: %s (notify "

@@ -4,7 +4,7 @@
  * Trusts only the secret (loaded with cookie_load_key from a file only
  * its owner may read).  Addresses are hostile: cookie_parse reads at
  * most COOKIE_MAX_ADDR bytes, allocates nothing and refuses anything
- * that is not exactly an action address.  The MAC is GNU Nettle's
+ * that is not exactly an action address.  The MACs are GNU Nettle's
  * HMAC-SHA256, compared with memeql_sec (constant time).  Nothing here
  * logs or exits.
  */
@@ -38,9 +38,12 @@ static const char *const action_names[] = { "approve", "reject",
 static const char delims[] = "+-=_.";
 /* base 32 in lower-case letters and digits */
 static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
-/* what the MAC is over: a version word first, so a later format never
- * collides with this one */
+/* what the MACs are over: a version word first, so a later format never
+ * collides with these; the first MAC is the whole of a cookie made
+ * before posts were bound (its last COOKIE_BIND_CHARS characters are
+ * still taken in place of the second's) */
 static const char mac_tag[] = "listgate-moderate-1";
+static const char bind_tag[] = "listgate-moderate-post-1";
 
 const char *
 cookie_action_name(enum cookie_action action)
@@ -69,6 +72,10 @@ cookie_why(int code)
 		    "(changed, or made for another)";
 	case COOKIE_EEXPIRED:
 		return "the cookie has expired";
+	case COOKIE_EPOST:
+		return "the cookie does not match the post that has this "
+		    "number now (changed, or made for an earlier post under "
+		    "the same number)";
 	}
 	return "refused";
 }
@@ -194,11 +201,13 @@ cookie_parse(const char *addr, size_t n, struct cookie_addr *a)
 	return COOKIE_OK;
 }
 
-/* the MAC's COOKIE_MAC_CHARS characters for list, id, action and the
- * expiry's characters */
+/* n characters (at most COOKIE_MAC_CHARS) of the MAC under tag for
+ * list, id, action, the expiry's characters and, when sha is set, a
+ * post's SHA-256 */
 static void
-mac_chars(const struct cookie_key *key, const char *list, int64_t id,
-    enum cookie_action action, const char *exp, char *out)
+mac_chars(const struct cookie_key *key, const char *tag, const char *list,
+    int64_t id, enum cookie_action action, const char *exp,
+    const unsigned char *sha, char *out, size_t n)
 {
 	struct hmac_sha256_ctx h;
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -210,16 +219,18 @@ mac_chars(const struct cookie_key *key, const char *list, int64_t id,
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	hmac_sha256_set_key(&h, key->len, key->k);
 	/* each field with its NUL: no two inputs share a byte string */
-	hmac_sha256_update(&h, sizeof(mac_tag), (const uint8_t *)mac_tag);
+	hmac_sha256_update(&h, strlen(tag) + 1, (const uint8_t *)tag);
 	hmac_sha256_update(&h, strlen(list) + 1, (const uint8_t *)list);
 	hmac_sha256_update(&h, strlen(idbuf) + 1, (const uint8_t *)idbuf);
 	hmac_sha256_update(&h, strlen(an) + 1, (const uint8_t *)an);
 	hmac_sha256_update(&h, COOKIE_EXPIRY_CHARS, (const uint8_t *)exp);
+	if (sha != NULL)
+		hmac_sha256_update(&h, SHA256_DIGEST_SIZE, sha);
 	hmac_sha256_digest(&h, sizeof(d), d);
-	for (i = 0; i < sizeof(d) && o < COOKIE_MAC_CHARS; i++) {
+	for (i = 0; i < sizeof(d) && o < n; i++) {
 		acc = (acc << 8) | d[i];
 		nbits += 8;
-		while (nbits >= 5 && o < COOKIE_MAC_CHARS) {
+		while (nbits >= 5 && o < n) {
 			out[o++] = b32[(acc >> (nbits - 5)) & 31];
 			nbits -= 5;
 		}
@@ -230,7 +241,8 @@ mac_chars(const struct cookie_key *key, const char *list, int64_t id,
 
 void
 cookie_make(const struct cookie_key *key, const char *list, int64_t id,
-    enum cookie_action action, time_t expiry, char *out)
+    enum cookie_action action, time_t expiry,
+    const unsigned char post_sha256[32], char *out)
 {
 	static const char b36d[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 	uint64_t v = expiry > 0 ? (uint64_t)expiry : 0;
@@ -240,20 +252,37 @@ cookie_make(const struct cookie_key *key, const char *list, int64_t id,
 		out[i] = b36d[v % 36];
 		v /= 36;
 	}
-	mac_chars(key, list, id, action, out, out + COOKIE_EXPIRY_CHARS);
+	mac_chars(key, mac_tag, list, id, action, out, NULL,
+	    out + COOKIE_EXPIRY_CHARS, COOKIE_MAC_CHARS - COOKIE_BIND_CHARS);
+	mac_chars(key, bind_tag, list, id, action, out, post_sha256,
+	    out + COOKIE_CHARS - COOKIE_BIND_CHARS, COOKIE_BIND_CHARS);
 	out[COOKIE_CHARS] = '\0';
 }
 
 int
 cookie_check(const struct cookie_key *key, const char *list,
-    const struct cookie_addr *a, time_t now)
+    const struct cookie_addr *a, const unsigned char *post_sha256,
+    time_t now)
 {
-	char want[COOKIE_MAC_CHARS];
+	char want[COOKIE_MAC_CHARS], bind[COOKIE_BIND_CHARS];
+	const char *tail = a->cookie + COOKIE_CHARS - COOKIE_BIND_CHARS;
+	int bound, old;
 
-	mac_chars(key, list, a->id, a->action, a->cookie, want);
+	mac_chars(key, mac_tag, list, a->id, a->action, a->cookie, NULL, want,
+	    COOKIE_MAC_CHARS);
 	if (!memeql_sec(want, a->cookie + COOKIE_EXPIRY_CHARS,
-	    COOKIE_MAC_CHARS))
+	    COOKIE_MAC_CHARS - COOKIE_BIND_CHARS))
 		return COOKIE_EMISMATCH;
+	if (post_sha256 != NULL) {
+		mac_chars(key, bind_tag, list, a->id, a->action, a->cookie,
+		    post_sha256, bind, COOKIE_BIND_CHARS);
+		bound = memeql_sec(bind, tail, COOKIE_BIND_CHARS);
+		/* a cookie from before posts were bound: the first MAC whole */
+		old = memeql_sec(want + COOKIE_MAC_CHARS - COOKIE_BIND_CHARS,
+		    tail, COOKIE_BIND_CHARS);
+		if (!bound && !old)
+			return COOKIE_EPOST;
+	}
 	if (a->expiry < now)
 		return COOKIE_EEXPIRED;
 	return COOKIE_OK;

@@ -7,9 +7,17 @@
  * reject or discard, ID the held post's number, and COOKIE
  * COOKIE_EXPIRY_CHARS characters of expiry (Unix seconds in base 36)
  * followed by COOKIE_MAC_CHARS characters of HMAC-SHA256 (GNU Nettle)
- * under the site's secret over the list, the id, the action and the
- * expiry.  Lower-case letters and digits only: an MTA may fold the case
- * of a local part, so parsing folds it back.
+ * under the site's secret: the first COOKIE_MAC_CHARS - COOKIE_BIND_CHARS
+ * over the list, the id, the action and the expiry, the last
+ * COOKIE_BIND_CHARS over those and the post's SHA-256, so that a cookie
+ * made for a post decides no other post that later took its number (a
+ * failover or a restore hands ids out again).  Lower-case letters and
+ * digits only: an MTA may fold the case of a local part, so parsing
+ * folds it back.
+ *
+ * A cookie made before posts were bound (before listgate 0.2.0) has the
+ * first MAC's COOKIE_MAC_CHARS characters whole; it is still taken, for
+ * any post under its number, until it expires (cookie_days).
  *
  * The address comes from the MTA's envelope and is hostile:
  * cookie_parse is a pure function (no allocation, no state, bounded by
@@ -26,9 +34,12 @@
 
 /* characters of the expiry: base 36 up to the year 4400 */
 #define COOKIE_EXPIRY_CHARS	7
-/* characters of the MAC, 5 bits each: 100 bits, and each guess costs
- * the guesser a mail */
+/* characters of the MACs, 5 bits each: 60 over the list, number,
+ * action and expiry (checked before the database is asked) and 40 that
+ * bind the post; a forgery must match all 100 (99: the last 40 may be
+ * either MAC's), and each guess costs the guesser a mail */
 #define COOKIE_MAC_CHARS	20
+#define COOKIE_BIND_CHARS	8
 #define COOKIE_CHARS		(COOKIE_EXPIRY_CHARS + COOKIE_MAC_CHARS)
 /* a longer recipient is not an action address (RFC 5321: 64 + 1 + 255) */
 #define COOKIE_MAX_ADDR		320
@@ -52,6 +63,10 @@ enum cookie_action {
 #define COOKIE_EMISMATCH	5	/* changed, or made for another list,
 					 * post or action */
 #define COOKIE_EEXPIRED		6	/* genuine but past its expiry */
+#define COOKIE_EPOST		7	/* genuine for the list and number,
+					 * but made for another post (the
+					 * number reused) or changed in its
+					 * last characters */
 
 /* an action address taken apart; the strings are NUL-terminated and
  * point nowhere else */
@@ -78,19 +93,25 @@ struct cookie_key {
  */
 int cookie_parse(const char *addr, size_t n, struct cookie_addr *a);
 
-/* the cookie for list, id, action and expiry under key, into out
+/* the cookie for list, id, action and expiry under key, bound to the
+ * post whose SHA-256 (held_posts.raw_sha256) is post_sha256, into out
  * (COOKIE_CHARS + 1 bytes) */
 void cookie_make(const struct cookie_key *key, const char *list, int64_t id,
-    enum cookie_action action, time_t expiry, char *out);
+    enum cookie_action action, time_t expiry,
+    const unsigned char post_sha256[32], char *out);
 
 /*
- * Check a parsed address's cookie for list at time now: COOKIE_OK,
- * COOKIE_EMISMATCH (the MAC, compared in constant time, does not match:
- * a changed character, another list, post or action) or COOKIE_EEXPIRED
- * (genuine, but expired).
+ * Check a parsed address's cookie for list at time now, the MACs
+ * compared in constant time: COOKIE_EMISMATCH (a changed character,
+ * another list, number or action), else with post_sha256 set
+ * COOKIE_EPOST (not made for the post with that SHA-256, nor a cookie
+ * from before posts were bound), else COOKIE_EEXPIRED (genuine, but
+ * expired) or COOKIE_OK.  post_sha256 NULL checks all but the post, a
+ * check that needs no database: the full one must follow.
  */
 int cookie_check(const struct cookie_key *key, const char *list,
-    const struct cookie_addr *a, time_t now);
+    const struct cookie_addr *a, const unsigned char *post_sha256,
+    time_t now);
 
 /*
  * The action address for moderation address modaddr (LOCAL@DOMAIN),

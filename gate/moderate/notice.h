@@ -56,6 +56,8 @@ struct notice_post {
 	size_t raw_len;
 	size_t size;			/* its size when raw is NULL */
 	time_t arrived;
+	const unsigned char *raw_sha256;	/* the SHA-256 of its bytes
+						 * (the cookies' binding) */
 };
 
 /* a notice's three action addresses and their expiry */

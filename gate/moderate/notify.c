@@ -38,7 +38,8 @@ notify_ready(const struct listcfg_list *l)
 
 int
 notify_links(const struct cookie_key *key, const struct listcfg_list *l,
-    int64_t id, time_t now, struct notice_links *ln)
+    int64_t id, const unsigned char sha[32], time_t now,
+    struct notice_links *ln)
 {
 	char c[COOKIE_CHARS + 1];
 	char *dst[3];
@@ -50,7 +51,7 @@ notify_links(const struct cookie_key *key, const struct listcfg_list *l,
 	ln->expiry = now + (time_t)l->cookie_days * 86400;
 	for (i = 0; i < 3; i++) {
 		cookie_make(key, l->name, id, (enum cookie_action)i, ln->expiry,
-		    c);
+		    sha, c);
 		if (cookie_address(l->moderation_address,
 		    l->recipient_delimiter, (enum cookie_action)i, id, c, dst[i],
 		    COOKIE_MAX_ADDR + 1) < 0)
@@ -157,6 +158,7 @@ row_post(const struct queue_row *r, struct notice_post *p)
 	p->raw_len = r->raw_len;
 	p->size = r->size > 0 ? (size_t)r->size : 0;
 	p->arrived = r->arrived;
+	p->raw_sha256 = r->raw_sha256;
 }
 
 /* 1 when a notify command that failed after started_ms used up its
@@ -197,7 +199,7 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	h.to = n->moderator;
 	h.now = time(NULL);
 	t0 = clock_now_ms();
-	if (notify_links(key, l, p->id, h.now, &ln) < 0) {
+	if (notify_links(key, l, p->id, p->raw_sha256, h.now, &ln) < 0) {
 		snprintf(why, sizeof(why), "moderation_address %s is too long "
 		    "for action addresses", l->moderation_address);
 		failed(st, why);
@@ -406,6 +408,7 @@ notify_send_post(struct queue *q, const struct listcfg_global *g, int64_t id,
 /* a held post without its bytes, for a digest */
 struct held {
 	int64_t id;
+	unsigned char raw_sha256[32];
 	char *env_sender, *from, *subject, *verdict;
 	double score;
 	size_t size;
@@ -460,6 +463,7 @@ collect_held(const struct queue_row *r, void *vctx)
 	h->score = r->score;
 	h->size = r->size > 0 ? (size_t)r->size : 0;
 	h->arrived = r->arrived;
+	memcpy(h->raw_sha256, r->raw_sha256, sizeof(h->raw_sha256));
 	if ((h->env_sender = xstrdup(r->env_sender)) == NULL ||
 	    (h->from = xstrdup(r->from)) == NULL ||
 	    (h->subject = xstrdup(r->subject)) == NULL ||
@@ -545,7 +549,9 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 		posts[k].clues = "";
 		posts[k].size = hp->size;
 		posts[k].arrived = hp->arrived;
-		if (notify_links(key, l, hp->id, h.now, &ln[k]) < 0) {
+		posts[k].raw_sha256 = hp->raw_sha256;
+		if (notify_links(key, l, hp->id, hp->raw_sha256, h.now,
+		    &ln[k]) < 0) {
 			snprintf(err, errsz, "moderation_address %s is too "
 			    "long for action addresses", l->moderation_address);
 			goto out;

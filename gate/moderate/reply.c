@@ -230,11 +230,29 @@ refuse(struct reply *r, const char *reason)
 	return REPLY_REFUSED;
 }
 
-int
-reply_check(struct reply *r, const struct cookie_key *key, time_t now)
+/* refuse a cookie that is not the post's under its number now: changed
+ * in its last characters, or made for a post whose number a failover or
+ * a restore gave to this one */
+static int
+other_post(struct reply *r)
+{
+	size_t n;
+
+	refuse(r, cookie_why(COOKIE_EPOST));
+	n = strlen(r->why);
+	snprintf(r->why + n, sizeof(r->why) - n, " (post %lld is another "
+	    "post than the cookie was made for: its number was reused, or "
+	    "the cookie changed)", (long long)r->addr.id);
+	return REPLY_REFUSED;
+}
+
+/* the cookie check with the post's SHA-256 (NULL: all but the post) */
+static int
+check(struct reply *r, const struct cookie_key *key,
+    const unsigned char *sha, time_t now)
 {
 	char reason[300], until[64];
-	int c = cookie_check(key, r->l.name, &r->addr, now);
+	int c = cookie_check(key, r->l.name, &r->addr, sha, now);
 
 	if (c == COOKIE_OK)
 		return REPLY_DONE;
@@ -244,7 +262,15 @@ reply_check(struct reply *r, const struct cookie_key *key, time_t now)
 		    "(cookie_days)", until);
 		return refuse(r, reason);
 	}
+	if (c == COOKIE_EPOST)
+		return other_post(r);
 	return refuse(r, cookie_why(c));
+}
+
+int
+reply_check(struct reply *r, const struct cookie_key *key, time_t now)
+{
+	return check(r, key, NULL, now);
 }
 
 /* what the decision trains */
@@ -261,11 +287,12 @@ reply_apply(struct reply *r, struct queue *q,
 	struct sha256_ctx sc;
 	struct decide_req rq;
 	struct queue_decided res;
-	unsigned char sha[SHA256_DIGEST_SIZE];
+	unsigned char sha[SHA256_DIGEST_SIZE], post[SHA256_DIGEST_SIZE];
 	char err[1024], usedby[256], at[64], by[300], note[400];
+	char plist[LG_MAX_LIST_NAME + 1];
 	const char *status = decide_status(cookie_action_name(r->addr.action));
 	time_t usedat;
-	int u, d;
+	int u, d, got;
 
 	r->old[0] = r->by[0] = '\0';
 	r->at = 0;
@@ -292,6 +319,19 @@ reply_apply(struct reply *r, struct queue *q,
 		    "(by %s at %s); each works once", ub[0] ? ub : "?", at);
 		return refuse(r, reason);
 	}
+	/* the cookie is bound to the post it was made for: the post under
+	 * its number now must be that one (a failover or a restore hands
+	 * numbers out again).  No such post, or another list's: the
+	 * decision below refuses it. */
+	got = queue_post_sha(q, r->addr.id, plist, sizeof(plist), post, err,
+	    sizeof(err));
+	if (got < 0) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return REPLY_TEMP;
+	}
+	if (got == 1 && strcmp(plist, r->l.name) == 0 &&
+	    check(r, key, post, now) != REPLY_DONE)
+		return REPLY_REFUSED;
 
 	/* who decides: the From address, recorded, never proof */
 	if (r->from[0] != '\0')
@@ -317,6 +357,8 @@ reply_apply(struct reply *r, struct queue *q,
 	 * (the id reused, say after a restore) is neither decided nor told
 	 * of */
 	rq.list = r->l.name;
+	/* and decides only the post it was checked against */
+	rq.raw_sha256 = got == 1 ? post : NULL;
 	rq.deadline = r->deadline;
 	d = decide_post(q, g, &rq, &res, err, sizeof(err));
 	snprintf(r->old, sizeof(r->old), "%s", res.old);
@@ -344,6 +386,8 @@ reply_apply(struct reply *r, struct queue *q,
 		return REPLY_DONE;
 	case QUEUE_NOENT:
 		return refuse(r, "there is no such post (any more)");
+	case QUEUE_OTHER_POST:
+		return other_post(r);
 	case QUEUE_OTHER_LIST: {
 		/* the answer as for no post; the log names the list */
 		size_t n;

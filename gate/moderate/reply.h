@@ -93,7 +93,10 @@ int reply_field(const unsigned char *msg, size_t len, const char *name,
 
 /*
  * Check r's cookie with key at now, then (q open) refuse a cookie used
- * before, decide through decide_post as r->from, and record the cookie.
+ * before or made for another post than the one its number names now (a
+ * failover or a restore gave the number again; checked once more under
+ * the decision's row lock), decide through decide_post as r->from, and
+ * record the cookie.
  * Fills r->subject, r->text (the answer) and r->why.  REPLY_DONE,
  * REPLY_REFUSED or REPLY_TEMP (database down, the release command
  * failed: the MTA retries the reply).
@@ -101,8 +104,8 @@ int reply_field(const unsigned char *msg, size_t len, const char *name,
 int reply_apply(struct reply *r, struct queue *q,
     const struct listcfg_global *g, const struct cookie_key *key, time_t now);
 
-/* the cookie check alone (before connecting): REPLY_DONE, or
- * REPLY_REFUSED with the answer and why filled */
+/* the cookie check alone, all but its post (before connecting):
+ * REPLY_DONE, or REPLY_REFUSED with the answer and why filled */
 int reply_check(struct reply *r, const struct cookie_key *key, time_t now);
 
 /*

@@ -1397,6 +1397,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		return 404;
 	}
 	snprintf(who, sizeof(who), "web:%s", r->user->name);
+	memset(&rq, 0, sizeof(rq));
 	rq.id = id;
 	rq.status = status;
 	rq.by = who;

@@ -6,7 +6,8 @@
  * reason for it and never crash; what it accepts must check without
  * crashing, must rebuild (cookie_address) into an address that parses
  * to the same parts, and must never pass the check unless its cookie
- * was made under the key (a random input that does is a finding).
+ * was made under the key (a random input that does is a finding): for
+ * the post, or (its last characters) before cookies were bound.
  * Build like fuzz_mail.c:
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -I. -Itop \
  *     tests/fuzz/fuzz_cookie.c gate/moderate/cookie.c -lnettle
@@ -24,6 +25,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct cookie_key key;
+	static const unsigned char sha[32] = { 0x5a };
 	struct cookie_addr a, b;
 	char mod[2 * COOKIE_MAX_ADDR + 8], addr[3 * COOKIE_MAX_ADDR];
 	char made[COOKIE_CHARS + 1];
@@ -40,10 +42,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (a.id <= 0 || strlen(a.cookie) != COOKIE_CHARS)
 		__builtin_trap();
-	r = cookie_check(&key, "dev", &a, 0);
-	/* the right cookie for these parts: it must check */
-	cookie_make(&key, "dev", a.id, a.action, a.expiry, made);
-	if (r == COOKIE_OK && strcmp(made, a.cookie) != 0)
+	r = cookie_check(&key, "dev", &a, sha, 0);
+	if (r < COOKIE_OK || r > COOKIE_EPOST || cookie_why(r) == NULL)
+		__builtin_trap();
+	/* the right cookie for these parts: one that checks is it, or
+	 * shares all but its last characters with it (made before cookies
+	 * were bound); the check without the post takes it too */
+	cookie_make(&key, "dev", a.id, a.action, a.expiry, sha, made);
+	if (r == COOKIE_OK && memcmp(made, a.cookie, COOKIE_CHARS -
+	    COOKIE_BIND_CHARS) != 0)
+		__builtin_trap();
+	if (r == COOKIE_OK && cookie_check(&key, "dev", &a, NULL, 0) !=
+	    COOKIE_OK)
+		__builtin_trap();
+	if (strcmp(made, a.cookie) == 0 && r != COOKIE_OK)
 		__builtin_trap();
 	/* rebuild the address and parse it again: the same parts */
 	memcpy(mod, a.local, strlen(a.local));
