@@ -24,7 +24,9 @@
 #   - a cookie whose post number is now another list's post (reused
 #     after a restore) is refused and decides nothing; so is one whose
 #     number is now another post of its own list (its cookie is bound to
-#     the post's SHA-256), while one made before that binding is taken;
+#     the post's SHA-256), also when that post took the number while
+#     moderate checked the cookie, while one made before that binding
+#     is taken;
 #   - a release that hangs ends before moderate's watchdog: the post
 #     is held again and the MTA's retry releases it;
 #   - an automatic reply decides nothing; a database that is down, a
@@ -534,6 +536,36 @@ moderate "dev-moderate+approve-$id27-$exp$mac@lists.example.org" alice@example.o
 check "a cookie from before the binding: exit 0" test "$rc" -eq 0
 check "... approves the post under its number" test "$(status "$id27")" = approved
 check "... released" cmp -s "$T/released.dev" "$T/mm28@test.eml"
+
+# the post that takes the number commits after moderate looked for it
+# and before the decision locks it: moderate saw no post to check the
+# cookie against, and the decision must not take the one it finds then
+# (another session moves it onto the number, holding the decision's
+# lock on it until it commits)
+id31=$(hold spam3.eml mm31@test r@example.net) || exit 1
+a31=$(addr_of "$(last_to alice@example.org)" approve)
+id32=$(hold spam4.eml mm32@test r@example.net) || exit 1
+sql "DELETE FROM held_posts WHERE id = $id31"
+sql "DELETE FROM notice_outbox WHERE post_id = $id32"
+psql -X -q -A -t -v ON_ERROR_STOP=1 -c "BEGIN; UPDATE held_posts SET id = $id31 WHERE id = $id32; SELECT pg_advisory_xact_lock($((0x4c50)), $id31); SELECT pg_sleep(4); COMMIT" \
+    > /dev/null 2>&1 &
+mover=$!
+waited=0
+while [ "$(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $((0x4c50)) AND objid = $id31 AND granted")" -ne 1 ] &&
+    [ $waited -lt 100 ]; do
+	sleep 0.1
+	waited=$((waited + 1))
+done
+rm -f "$T/released.dev"
+moderate "$a31" alice@example.org < "$T/r1.eml"
+wait $mover
+check "a cookie whose post is gone, its number taken meanwhile: exit 0" test "$rc" -eq 0
+check "... the post that took the number is not decided" test "$(status "$id31")" = held
+check "... not released" test ! -e "$T/released.dev"
+check "... no training" test "$(events "$id31")" -eq 0
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... answered: refused, no such post" \
+    grep -q "was refused: there is no such post" "$T/ans.txt"
 
 # --- a release that hangs: it ends before moderate's watchdog ------------------------------------
 # (the global timeout; the list inherits it): the post is held again and

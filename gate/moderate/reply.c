@@ -321,16 +321,20 @@ reply_apply(struct reply *r, struct queue *q,
 	}
 	/* the cookie is bound to the post it was made for: the post under
 	 * its number now must be that one (a failover or a restore hands
-	 * numbers out again).  No such post, or another list's: the
-	 * decision below refuses it. */
+	 * numbers out again).  Another list's: the decision below refuses
+	 * it.  No such post: refused here, for a post that took the number
+	 * since (committed before the decision locks it) was never checked
+	 * against the cookie. */
 	got = queue_post_sha(q, r->addr.id, plist, sizeof(plist), post, err,
 	    sizeof(err));
 	if (got < 0) {
 		snprintf(r->why, sizeof(r->why), "%s", err);
 		return REPLY_TEMP;
 	}
-	if (got == 1 && strcmp(plist, r->l.name) == 0 &&
-	    check(r, key, post, now) != REPLY_DONE)
+	if (got == 0)
+		return refuse(r, "there is no such post (any more)");
+	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, now) !=
+	    REPLY_DONE)
 		return REPLY_REFUSED;
 
 	/* who decides: the From address, recorded, never proof */
@@ -358,7 +362,7 @@ reply_apply(struct reply *r, struct queue *q,
 	 * of */
 	rq.list = r->l.name;
 	/* and decides only the post it was checked against */
-	rq.raw_sha256 = got == 1 ? post : NULL;
+	rq.raw_sha256 = post;
 	rq.deadline = r->deadline;
 	d = decide_post(q, g, &rq, &res, err, sizeof(err));
 	snprintf(r->old, sizeof(r->old), "%s", res.old);
