@@ -9,7 +9,9 @@
 #   - a spam post goes through the holder: qmail exit 99, one row with
 #     exactly the bytes received, the log says holder=yes, and the
 #     filter process never loaded libpq (LD_DEBUG=files); the holder
-#     sends the hold notices (notices=holder) and they carry the id;
+#     sends the hold notices (notices=holder) and they carry the id,
+#     and a reply to the notice approves the post (its cookie bound to
+#     the bytes stored);
 #   - the same bytes again: the same id, still one row; a discarded
 #     post is stored as discarded, without notices, and once when the
 #     holder answers too late and the filter stores it too;
@@ -191,8 +193,16 @@ filter "$T/post1.eml" "$T/f1b"
 check "the same bytes again: exit 99" test $? -eq 99
 check "... the same id" test "$(logged_id "$T/f1b")" = "$id1"
 check "... still one row" test "$(nrows)" -eq 1
-lg approve -q "$id1" > /dev/null 2>&1
-check "the stored bytes are the bytes received (released by approve)" \
+# the notice's approve address is bound to the post the holder stored
+# (its SHA-256): a reply to it approves
+a1=$("$top_builddir/tests/mailtext" "$MAIL/$id1.alice@example.org" |
+    sed -n 's/^Reply-To: <\(.*\)>$/\1/p')
+printf 'From: alice@example.org\nTo: x\nSubject: Re\nMessage-ID: <r1@example.org>\n\nok\n' |
+    lg moderate --mta postfix -f alice@example.org -- "$a1" > "$T/m1" 2>&1
+check "a reply to the holder's notice: exit 0" test $? -eq 0
+check "... approves the post" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id1")" = approved
+check "the stored bytes are the bytes received (released by the reply)" \
     cmp -s "$T/released" "$T/post1.eml"
 # discarded: a list that discards everything it holds
 cp "$CONF/lists/dev.conf" "$T/dev.conf.orig"
