@@ -908,6 +908,10 @@ check "notify --remind: exit 0" test $? -eq 0
 check "... bob reminded" test "$(nmail bob@example.org)" -eq $((nbefore + 1))
 "$MAILTEXT" "$(last_to bob@example.org)" > "$T/rm.txt"
 check "... a 'still held' notice" grep -q "^Subject: \[ops\] still held: " "$T/rm.txt"
+a7=$(addr_of "$(last_to bob@example.org)" approve)
+moderate "$a7" bob@example.org < "$T/r1.eml"
+check "... whose approve address approves the post (bound to it)" \
+    test "$rc" -eq 0 -a "$(status "$id7")" = approved
 lg notify --remind "$id8" > "$T/rm.out" 2>&1
 check "notify --remind of a decided post: exit 1" test $? -eq 1
 
