@@ -414,6 +414,11 @@ moderate_log "dev-moderate+approve-$id4-$(flip 3)@lists.example.org" victim@vict
 check "a refused reply from a stranger: exit 0" test "$rc" -eq 0
 check "... no answer to the stranger" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
 check "... the log says why" grep -q "answered only to the list's moderators" "$T/mod.out"
+# so does one whose last characters (those bound to the post) changed
+moderate_log "dev-moderate+approve-$id4-$(flip 27)@lists.example.org" victim@victim.example "$T/r1.eml"
+check "a stranger's cookie changed in its last character: exit 0" test "$rc" -eq 0
+check "... no answer to the stranger" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
+check "... the log says why" grep -q "answered only to the list's moderators" "$T/mod.out"
 moderate "dev-moderate+WIN-A-PRIZE@lists.example.org" dev@lists.example.org < "$T/r1.eml"
 check "... nor to the list's own address" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
 # the bare moderation address (a reply to a digest or to an answer):

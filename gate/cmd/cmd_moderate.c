@@ -326,9 +326,11 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 answer:
 	wd_code = outcome_exit(OUT_PASS, mta);
 	/* a refusal before the cookie proved anything goes to moderators
-	 * only; once it did (a post decided already, a release that
+	 * only (so does one of its last characters, checked against the
+	 * post); once it did (a post decided already, a release that
 	 * failed), the sender is answered as for a decision */
-	a = reply_answer(&r, rc != REPLY_DONE && !proven, err, sizeof(err));
+	a = reply_answer(&r, rc != REPLY_DONE && (!proven ||
+	    r.cookie_refused), err, sizeof(err));
 	{
 		size_t n = strlen(answer);
 

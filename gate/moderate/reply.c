@@ -256,6 +256,7 @@ check(struct reply *r, const struct cookie_key *key,
 
 	if (c == COOKIE_OK)
 		return REPLY_DONE;
+	r->cookie_refused = 1;
 	if (c == COOKIE_EEXPIRED) {
 		when(r->addr.expiry, until, sizeof(until));
 		snprintf(reason, sizeof(reason), "the address expired on %s "

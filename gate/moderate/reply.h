@@ -48,6 +48,9 @@ struct reply {
 	char subject[128];		/* of the answer */
 	char text[2048];		/* of the answer */
 	char why[1024];			/* for the log */
+	int cookie_refused;		/* the cookie itself was refused (it
+					 * proved nothing: answered to
+					 * moderators only) */
 };
 
 /*
