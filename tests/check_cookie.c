@@ -5,8 +5,8 @@
  * A cookie made for a list, post, action and expiry checks; every
  * single changed character, another list, post or action, an expired
  * one and malformed addresses are refused with their reason; a cookie
- * is bound to its post's SHA-256, and one made before it was (a known
- * answer of listgate 0.1's code) is still taken; the
+ * is bound to its post's SHA-256 and its moderator, and one made before
+ * it was (a known answer of listgate 0.1's code) is still taken; the
  * secret file is refused when others may read it or when it is short.
  */
 #include "config.h"
@@ -24,6 +24,17 @@
 static struct cookie_key key;
 /* the SHA-256 of the post a cookie is made for, and of another */
 static unsigned char sha_a[32], sha_b[32];
+/* the list's moderators (the notices in these tests go to alice) */
+#define ALICE	"alice@example.org"
+static const char *const mods[] = { ALICE, "Bob@Example.ORG", NULL };
+
+/* cookie_check with those moderators */
+static int
+chk(const char *list, const struct cookie_addr *a, const unsigned char *sha,
+    time_t now)
+{
+	return cookie_check(&key, list, a, sha, mods, NULL, now);
+}
 
 static void
 setup(void)
@@ -45,7 +56,7 @@ make_addr(int64_t id, enum cookie_action act, time_t exp, char *out,
 {
 	char c[COOKIE_CHARS + 1];
 
-	cookie_make(&key, "dev", id, act, exp, sha_a, c);
+	cookie_make(&key, "dev", id, act, exp, sha_a, ALICE, c);
 	ck_assert_int_eq(cookie_address("dev-moderate@lists.example.org", '+',
 	    act, id, c, out, outsz), 0);
 }
@@ -57,7 +68,7 @@ verdict(const char *addr, const char *list, time_t now)
 	struct cookie_addr a;
 	int r = cookie_parse(addr, strlen(addr), &a);
 
-	return r != COOKIE_OK ? r : cookie_check(&key, list, &a, sha_a, now);
+	return r != COOKIE_OK ? r : chk(list, &a, sha_a, now);
 }
 
 START_TEST(round_trip)
@@ -79,11 +90,11 @@ START_TEST(round_trip)
 	for (i = 0; a.cookie[i]; i++)
 		ck_assert(strchr("abcdefghijklmnopqrstuvwxyz0123456789",
 		    a.cookie[i]) != NULL);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1999999999),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1999999999),
 	    COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000000),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 2000000000),
 	    COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000001),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 2000000001),
 	    COOKIE_EEXPIRED);
 	/* an MTA that folds the local part to upper case */
 	for (i = 0; addr[i]; i++)
@@ -95,13 +106,13 @@ START_TEST(round_trip)
 		char c[COOKIE_CHARS + 1], q[400];
 
 		cookie_make(&key, "dev", 9, COOKIE_APPROVE, 2000000000, sha_a,
-		    c);
+		    ALICE, c);
 		snprintf(q, sizeof(q), "<dev-moderate-approve-9-%s@x.example>",
 		    c);
 		ck_assert_int_eq(cookie_parse(q, strlen(q), &a), COOKIE_OK);
 		ck_assert_int_eq(a.delim, '-');
 		ck_assert_str_eq(a.local, "dev-moderate");
-		ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+		ck_assert_int_eq(chk("dev", &a, sha_a, 1),
 		    COOKIE_OK);
 	}
 }
@@ -157,7 +168,8 @@ START_TEST(another_list_post_or_action_is_refused)
 	ck_assert_int_eq(verdict(addr, "dev2", 1), COOKIE_EMISMATCH);
 	ck_assert_int_eq(verdict(addr, "de", 1), COOKIE_EMISMATCH);
 	/* the same cookie under another action or post */
-	cookie_make(&key, "dev", 5, COOKIE_DISCARD, 2000000000, sha_a, c);
+	cookie_make(&key, "dev", 5, COOKIE_DISCARD, 2000000000, sha_a, ALICE,
+	    c);
 	snprintf(t, sizeof(t), "dev-moderate+approve-5-%s@lists.example.org",
 	    c);
 	ck_assert_int_eq(verdict(t, "dev", 1), COOKIE_EMISMATCH);
@@ -185,21 +197,22 @@ START_TEST(bound_to_the_post)
 
 	make_addr(812, COOKIE_REJECT, 2000000000, addr, sizeof(addr));
 	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 1),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1), COOKIE_OK);
+	ck_assert_int_eq(chk("dev", &a, sha_b, 1),
 	    COOKIE_EPOST);
 	/* another post is named before the expiry */
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 2000000001),
+	ck_assert_int_eq(chk("dev", &a, sha_b, 2000000001),
 	    COOKIE_EPOST);
 	/* without the post (before the database is asked): the rest */
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 1), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev2", &a, NULL, 1),
+	ck_assert_int_eq(chk("dev", &a, NULL, 1), COOKIE_OK);
+	ck_assert_int_eq(chk("dev2", &a, NULL, 1),
 	    COOKIE_EMISMATCH);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 2000000001),
+	ck_assert_int_eq(chk("dev", &a, NULL, 2000000001),
 	    COOKIE_EEXPIRED);
 	/* the cookie of the same parts for another post differs in its
 	 * last characters only */
-	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_b, c);
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_b, ALICE,
+	    c);
 	ck_assert(memcmp(c, a.cookie, COOKIE_CHARS - COOKIE_BIND_CHARS) == 0);
 	ck_assert(memcmp(c + COOKIE_CHARS - COOKIE_BIND_CHARS,
 	    a.cookie + COOKIE_CHARS - COOKIE_BIND_CHARS, COOKIE_BIND_CHARS) !=
@@ -211,29 +224,78 @@ START_TEST(bound_to_the_post)
 	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
 	    old);
 	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_b, 1), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, NULL, 1), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 2000000001),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1), COOKIE_OK);
+	ck_assert_int_eq(chk("dev", &a, sha_b, 1), COOKIE_OK);
+	ck_assert_int_eq(chk("dev", &a, NULL, 1), COOKIE_OK);
+	ck_assert_int_eq(chk("dev", &a, sha_a, 2000000001),
 	    COOKIE_EEXPIRED);
-	ck_assert_int_eq(cookie_check(&key, "dev3", &a, sha_a, 1),
+	ck_assert_int_eq(chk("dev3", &a, sha_a, 1),
 	    COOKIE_EMISMATCH);
 	/* but not with its last character changed */
 	addr[strlen(addr) - strlen("@x.example") - 1] = 'a';
 	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1),
 	    COOKIE_EPOST);
 	/* nor for another post number or action */
 	snprintf(addr, sizeof(addr), "dev-moderate+reject-813-%s@x.example",
 	    old);
 	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1),
 	    COOKIE_EMISMATCH);
 	snprintf(addr, sizeof(addr), "dev-moderate+approve-812-%s@x.example",
 	    old);
 	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
-	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, 1),
+	ck_assert_int_eq(chk("dev", &a, sha_a, 1),
 	    COOKIE_EMISMATCH);
+}
+END_TEST
+
+/* a cookie is bound to the moderator its notice went to: it works while
+ * that address (in any case) is among the list's moderators, and says
+ * which; the old format names nobody */
+START_TEST(bound_to_the_moderator)
+{
+	static const char *const without_bob[] = { ALICE, NULL };
+	static const char *const none[] = { NULL };
+	static const char old[] = "0x2qxvk7zi5gecoxqg25wrq446c";
+	struct cookie_addr a;
+	char addr[400], c[COOKIE_CHARS + 1], alice[COOKIE_CHARS + 1];
+	int which = 7;
+
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_a,
+	    "bob@example.org", c);
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_a, ALICE,
+	    alice);
+	ck_assert_str_ne(c, alice);
+	ck_assert(memcmp(c, alice, COOKIE_CHARS - COOKIE_BIND_CHARS) == 0);
+	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
+	    c);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, mods, &which,
+	    1), COOKIE_OK);
+	ck_assert_int_eq(which, 1);
+	/* bob removed: his notice decides nothing any more */
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, without_bob,
+	    &which, 1), COOKIE_EPOST);
+	ck_assert_int_eq(which, -1);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, none, NULL, 1),
+	    COOKIE_EPOST);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, NULL, NULL, 1),
+	    COOKIE_EPOST);
+	/* alice's own */
+	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
+	    alice);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, without_bob,
+	    &which, 1), COOKIE_OK);
+	ck_assert_int_eq(which, 0);
+	/* a cookie of the old format: any moderators, or none */
+	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
+	    old);
+	ck_assert_int_eq(cookie_parse(addr, strlen(addr), &a), COOKIE_OK);
+	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, none, &which,
+	    1), COOKIE_OK);
+	ck_assert_int_eq(which, -1);
 }
 END_TEST
 
@@ -382,6 +444,7 @@ cookie_suite(void)
 	tcase_add_test(tc, any_changed_character_is_refused);
 	tcase_add_test(tc, another_list_post_or_action_is_refused);
 	tcase_add_test(tc, bound_to_the_post);
+	tcase_add_test(tc, bound_to_the_moderator);
 	tcase_add_test(tc, malformed_is_refused);
 	tcase_add_test(tc, secret_file_rules);
 	suite_add_tcase(s, tc);

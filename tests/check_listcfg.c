@@ -1032,7 +1032,7 @@ START_TEST(moderation_address_fits_action_addresses)
 			/* the longest: every action, the largest post number */
 			for (k = 0; k < 3; k++) {
 				cookie_make(&key, "t", INT64_MAX, acts[k],
-				    (time_t)0x7fffffff, sha, c);
+				    (time_t)0x7fffffff, sha, "m@x.example", c);
 				ck_assert_int_eq(cookie_address(
 				    l.moderation_address, l.recipient_delimiter,
 				    acts[k], INT64_MAX, c, addr, sizeof(addr)),

@@ -572,6 +572,25 @@ check "... no training" test "$(events "$id31")" -eq 0
 check "... answered: refused, no such post" \
     grep -q "was refused: there is no such post" "$T/ans.txt"
 
+# --- a moderator removed: the notices sent to that address decide nothing ------------------------------------
+id29=$(hold spam3.eml mm29@test r@example.net) || exit 1
+a29b=$(addr_of "$(last_to bob@example.org)" approve)
+a29a=$(addr_of "$(last_to alice@example.org)" approve)
+check "each moderator's notice has its own cookie" test "$a29a" != "$a29b"
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+sed -i "s/^moderators = .*/moderators = Alice@Example.ORG/" "$CONF/lists/dev.conf"
+moderate_log "$a29b" bob@example.org "$T/r1.eml"
+check "bob removed from moderators: his notice's reply exits 0" test "$rc" -eq 0
+check "... decides nothing" test "$(status "$id29")" = held
+check "... the log says why" grep -q "no longer among the moderators" "$T/mod.out"
+moderate "$a29a" alice@example.org < "$T/r1.eml"
+check "... alice's (her address in another case) approves it" \
+    test "$rc" -eq 0 -a "$(status "$id29")" = approved
+check "... recording whose notice it was" \
+    test "$(sql "SELECT note FROM held_posts WHERE id = $id29")" = \
+    "by mail (envelope sender <alice@example.org>, the notice sent to <Alice@Example.ORG>)"
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+
 # --- a release that hangs: it ends before moderate's watchdog ------------------------------------
 # (the global timeout; the list inherits it): the post is held again and
 # the MTA's retry of the reply releases it

@@ -74,8 +74,9 @@ cookie_why(int code)
 		return "the cookie has expired";
 	case COOKIE_EPOST:
 		return "the cookie does not match the post that has this "
-		    "number now (changed, or made for an earlier post under "
-		    "the same number)";
+		    "number now and a moderator of the list (changed, made "
+		    "for an earlier post under the same number, or sent to an "
+		    "address no longer among the moderators)";
 	}
 	return "refused";
 }
@@ -203,11 +204,11 @@ cookie_parse(const char *addr, size_t n, struct cookie_addr *a)
 
 /* n characters (at most COOKIE_MAC_CHARS) of the MAC under tag for
  * list, id, action, the expiry's characters and, when sha is set, a
- * post's SHA-256 */
+ * post's SHA-256 and the moderator mod (ASCII case folded) */
 static void
 mac_chars(const struct cookie_key *key, const char *tag, const char *list,
     int64_t id, enum cookie_action action, const char *exp,
-    const unsigned char *sha, char *out, size_t n)
+    const unsigned char *sha, const char *mod, char *out, size_t n)
 {
 	struct hmac_sha256_ctx h;
 	uint8_t d[SHA256_DIGEST_SIZE];
@@ -224,8 +225,18 @@ mac_chars(const struct cookie_key *key, const char *tag, const char *list,
 	hmac_sha256_update(&h, strlen(idbuf) + 1, (const uint8_t *)idbuf);
 	hmac_sha256_update(&h, strlen(an) + 1, (const uint8_t *)an);
 	hmac_sha256_update(&h, COOKIE_EXPIRY_CHARS, (const uint8_t *)exp);
-	if (sha != NULL)
+	if (sha != NULL) {
+		uint8_t c;
+		size_t k;
+
 		hmac_sha256_update(&h, SHA256_DIGEST_SIZE, sha);
+		/* the address as listcfg_is_moderator compares it */
+		for (k = 0; mod[k] != '\0'; k++) {
+			c = (uint8_t)lower((unsigned char)mod[k]);
+			hmac_sha256_update(&h, 1, &c);
+		}
+		hmac_sha256_update(&h, 1, (const uint8_t *)"");
+	}
 	hmac_sha256_digest(&h, sizeof(d), d);
 	for (i = 0; i < sizeof(d) && o < n; i++) {
 		acc = (acc << 8) | d[i];
@@ -242,7 +253,7 @@ mac_chars(const struct cookie_key *key, const char *tag, const char *list,
 void
 cookie_make(const struct cookie_key *key, const char *list, int64_t id,
     enum cookie_action action, time_t expiry,
-    const unsigned char post_sha256[32], char *out)
+    const unsigned char post_sha256[32], const char *moderator, char *out)
 {
 	static const char b36d[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 	uint64_t v = expiry > 0 ? (uint64_t)expiry : 0;
@@ -252,9 +263,9 @@ cookie_make(const struct cookie_key *key, const char *list, int64_t id,
 		out[i] = b36d[v % 36];
 		v /= 36;
 	}
-	mac_chars(key, mac_tag, list, id, action, out, NULL,
+	mac_chars(key, mac_tag, list, id, action, out, NULL, NULL,
 	    out + COOKIE_EXPIRY_CHARS, COOKIE_MAC_CHARS - COOKIE_BIND_CHARS);
-	mac_chars(key, bind_tag, list, id, action, out, post_sha256,
+	mac_chars(key, bind_tag, list, id, action, out, post_sha256, moderator,
 	    out + COOKIE_CHARS - COOKIE_BIND_CHARS, COOKIE_BIND_CHARS);
 	out[COOKIE_CHARS] = '\0';
 }
@@ -262,26 +273,36 @@ cookie_make(const struct cookie_key *key, const char *list, int64_t id,
 int
 cookie_check(const struct cookie_key *key, const char *list,
     const struct cookie_addr *a, const unsigned char *post_sha256,
-    time_t now)
+    const char *const *moderators, int *which_r, time_t now)
 {
 	char want[COOKIE_MAC_CHARS], bind[COOKIE_BIND_CHARS];
 	const char *tail = a->cookie + COOKIE_CHARS - COOKIE_BIND_CHARS;
-	int bound, old;
+	int i, which = -1, old;
 
-	mac_chars(key, mac_tag, list, a->id, a->action, a->cookie, NULL, want,
-	    COOKIE_MAC_CHARS);
+	if (which_r != NULL)
+		*which_r = -1;
+	mac_chars(key, mac_tag, list, a->id, a->action, a->cookie, NULL, NULL,
+	    want, COOKIE_MAC_CHARS);
 	if (!memeql_sec(want, a->cookie + COOKIE_EXPIRY_CHARS,
 	    COOKIE_MAC_CHARS - COOKIE_BIND_CHARS))
 		return COOKIE_EMISMATCH;
 	if (post_sha256 != NULL) {
-		mac_chars(key, bind_tag, list, a->id, a->action, a->cookie,
-		    post_sha256, bind, COOKIE_BIND_CHARS);
-		bound = memeql_sec(bind, tail, COOKIE_BIND_CHARS);
+		/* every moderator is tried, the first match kept */
+		for (i = 0; moderators != NULL && moderators[i] != NULL; i++) {
+			mac_chars(key, bind_tag, list, a->id, a->action,
+			    a->cookie, post_sha256, moderators[i], bind,
+			    COOKIE_BIND_CHARS);
+			if (memeql_sec(bind, tail, COOKIE_BIND_CHARS) &&
+			    which < 0)
+				which = i;
+		}
 		/* a cookie from before posts were bound: the first MAC whole */
 		old = memeql_sec(want + COOKIE_MAC_CHARS - COOKIE_BIND_CHARS,
 		    tail, COOKIE_BIND_CHARS);
-		if (!bound && !old)
+		if (which < 0 && !old)
 			return COOKIE_EPOST;
+		if (which_r != NULL)
+			*which_r = which;
 	}
 	if (a->expiry < now)
 		return COOKIE_EEXPIRED;

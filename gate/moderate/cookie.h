@@ -9,9 +9,11 @@
  * followed by COOKIE_MAC_CHARS characters of HMAC-SHA256 (GNU Nettle)
  * under the site's secret: the first COOKIE_MAC_CHARS - COOKIE_BIND_CHARS
  * over the list, the id, the action and the expiry, the last
- * COOKIE_BIND_CHARS over those and the post's SHA-256, so that a cookie
- * made for a post decides no other post that later took its number (a
- * failover or a restore hands ids out again).  Lower-case letters and
+ * COOKIE_BIND_CHARS over those, the post's SHA-256 and the moderator the
+ * notice went to, so that a cookie made for a post decides no other post
+ * that later took its number (a failover or a restore hands ids out
+ * again), and a notice stops working once its moderator is removed from
+ * the list's moderators.  Lower-case letters and
  * digits only: an MTA may fold the case of a local part, so parsing
  * folds it back.
  *
@@ -36,8 +38,9 @@
 #define COOKIE_EXPIRY_CHARS	7
 /* characters of the MACs, 5 bits each: 60 over the list, number,
  * action and expiry (checked before the database is asked) and 40 that
- * bind the post; a forgery must match all 100 (99: the last 40 may be
- * either MAC's), and each guess costs the guesser a mail */
+ * bind the post and the moderator; a forgery must match all 100 (a
+ * little less: the last 40 may be any moderator's or the old MAC's),
+ * and each guess costs the guesser a mail */
 #define COOKIE_MAC_CHARS	20
 #define COOKIE_BIND_CHARS	8
 #define COOKIE_CHARS		(COOKIE_EXPIRY_CHARS + COOKIE_MAC_CHARS)
@@ -94,24 +97,27 @@ struct cookie_key {
 int cookie_parse(const char *addr, size_t n, struct cookie_addr *a);
 
 /* the cookie for list, id, action and expiry under key, bound to the
- * post whose SHA-256 (held_posts.raw_sha256) is post_sha256, into out
- * (COOKIE_CHARS + 1 bytes) */
+ * post whose SHA-256 (held_posts.raw_sha256) is post_sha256 and to the
+ * moderator the notice goes to, into out (COOKIE_CHARS + 1 bytes) */
 void cookie_make(const struct cookie_key *key, const char *list, int64_t id,
     enum cookie_action action, time_t expiry,
-    const unsigned char post_sha256[32], char *out);
+    const unsigned char post_sha256[32], const char *moderator, char *out);
 
 /*
  * Check a parsed address's cookie for list at time now, the MACs
  * compared in constant time: COOKIE_EMISMATCH (a changed character,
  * another list, number or action), else with post_sha256 set
- * COOKIE_EPOST (not made for the post with that SHA-256, nor a cookie
- * from before posts were bound), else COOKIE_EEXPIRED (genuine, but
- * expired) or COOKIE_OK.  post_sha256 NULL checks all but the post, a
- * check that needs no database: the full one must follow.
+ * COOKIE_EPOST (made neither for the post with that SHA-256 and one of
+ * the NULL-terminated moderators, nor before cookies were bound), else
+ * COOKIE_EEXPIRED (genuine, but expired) or COOKIE_OK.  *which_r (when
+ * which_r is set) is the index in moderators of the moderator it was
+ * made for, or -1 (a cookie from before, or post_sha256 NULL).
+ * post_sha256 NULL checks all but the post and the moderator, a check
+ * that needs no database: the full one must follow.
  */
 int cookie_check(const struct cookie_key *key, const char *list,
     const struct cookie_addr *a, const unsigned char *post_sha256,
-    time_t now);
+    const char *const *moderators, int *which_r, time_t now);
 
 /*
  * The action address for moderation address modaddr (LOCAL@DOMAIN),

@@ -38,7 +38,7 @@ notify_ready(const struct listcfg_list *l)
 
 int
 notify_links(const struct cookie_key *key, const struct listcfg_list *l,
-    int64_t id, const unsigned char sha[32], time_t now,
+    int64_t id, const unsigned char sha[32], const char *mod, time_t now,
     struct notice_links *ln)
 {
 	char c[COOKIE_CHARS + 1];
@@ -51,7 +51,7 @@ notify_links(const struct cookie_key *key, const struct listcfg_list *l,
 	ln->expiry = now + (time_t)l->cookie_days * 86400;
 	for (i = 0; i < 3; i++) {
 		cookie_make(key, l->name, id, (enum cookie_action)i, ln->expiry,
-		    sha, c);
+		    sha, mod, c);
 		if (cookie_address(l->moderation_address,
 		    l->recipient_delimiter, (enum cookie_action)i, id, c, dst[i],
 		    COOKIE_MAX_ADDR + 1) < 0)
@@ -199,7 +199,8 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	h.to = n->moderator;
 	h.now = time(NULL);
 	t0 = clock_now_ms();
-	if (notify_links(key, l, p->id, p->raw_sha256, h.now, &ln) < 0) {
+	if (notify_links(key, l, p->id, p->raw_sha256, n->moderator, h.now,
+	    &ln) < 0) {
 		snprintf(why, sizeof(why), "moderation_address %s is too long "
 		    "for action addresses", l->moderation_address);
 		failed(st, why);
@@ -550,7 +551,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 		posts[k].size = hp->size;
 		posts[k].arrived = hp->arrived;
 		posts[k].raw_sha256 = hp->raw_sha256;
-		if (notify_links(key, l, hp->id, hp->raw_sha256, h.now,
+		if (notify_links(key, l, hp->id, hp->raw_sha256, mod, h.now,
 		    &ln[k]) < 0) {
 			snprintf(err, errsz, "moderation_address %s is too "
 			    "long for action addresses", l->moderation_address);

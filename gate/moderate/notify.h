@@ -55,13 +55,14 @@ struct notify_stats {
  * notify are set; else 0 */
 int notify_ready(const struct listcfg_list *l);
 
-/* the three action addresses of post id, whose SHA-256 is sha (its
- * cookies decide no other post under that number), valid for the
+/* the three action addresses of post id, whose SHA-256 is sha, for
+ * moderator mod (its cookies decide no other post under that number,
+ * and none once mod is no longer among l's moderators), valid for the
  * list's cookie_days from now: 0, or -1 (an address longer than the
  * COOKIE_MAX_ADDR bytes `listgate moderate' takes; listcfg refuses a
  * moderation_address that could make one) */
 int notify_links(const struct cookie_key *key, const struct listcfg_list *l,
-    int64_t id, const unsigned char sha[32], time_t now,
+    int64_t id, const unsigned char sha[32], const char *mod, time_t now,
     struct notice_links *ln);
 
 /*

@@ -246,13 +246,15 @@ other_post(struct reply *r)
 	return REPLY_REFUSED;
 }
 
-/* the cookie check with the post's SHA-256 (NULL: all but the post) */
+/* the cookie check with the post's SHA-256 and the list's moderators
+ * (sha NULL: all but those); *which_r as cookie_check sets it */
 static int
 check(struct reply *r, const struct cookie_key *key,
-    const unsigned char *sha, time_t now)
+    const unsigned char *sha, int *which_r, time_t now)
 {
 	char reason[300], until[64];
-	int c = cookie_check(key, r->l.name, &r->addr, sha, now);
+	int c = cookie_check(key, r->l.name, &r->addr, sha,
+	    (const char *const *)r->l.moderators, which_r, now);
 
 	if (c == COOKIE_OK)
 		return REPLY_DONE;
@@ -271,7 +273,7 @@ check(struct reply *r, const struct cookie_key *key,
 int
 reply_check(struct reply *r, const struct cookie_key *key, time_t now)
 {
-	return check(r, key, NULL, now);
+	return check(r, key, NULL, NULL, now);
 }
 
 /* what the decision trains */
@@ -289,11 +291,11 @@ reply_apply(struct reply *r, struct queue *q,
 	struct decide_req rq;
 	struct queue_decided res;
 	unsigned char sha[SHA256_DIGEST_SIZE], post[SHA256_DIGEST_SIZE];
-	char err[1024], usedby[256], at[64], by[300], note[400];
+	char err[1024], usedby[256], at[64], by[300], note[700];
 	char plist[LG_MAX_LIST_NAME + 1];
 	const char *status = decide_status(cookie_action_name(r->addr.action));
 	time_t usedat;
-	int u, d, got;
+	int u, d, got, which = -1;
 
 	r->old[0] = r->by[0] = '\0';
 	r->at = 0;
@@ -334,8 +336,8 @@ reply_apply(struct reply *r, struct queue *q,
 	}
 	if (got == 0)
 		return refuse(r, "there is no such post (any more)");
-	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, now) !=
-	    REPLY_DONE)
+	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, &which,
+	    now) != REPLY_DONE)
 		return REPLY_REFUSED;
 
 	/* who decides: the From address, recorded, never proof */
@@ -346,10 +348,17 @@ reply_apply(struct reply *r, struct queue *q,
 	sanitize_str(note, sizeof(note), r->sender, strlen(r->sender), 200,
 	    SANITIZE_LOG, 0);
 	{
-		char tmp[400];
+		char tmp[sizeof(note)], mod[200];
 
-		snprintf(tmp, sizeof(tmp), "by mail (envelope sender <%.300s>)",
-		    note);
+		/* the moderator the notice went to: the cookie proves it */
+		mod[0] = '\0';
+		if (which >= 0)
+			sanitize_str(mod, sizeof(mod), r->l.moderators[which],
+			    strlen(r->l.moderators[which]), 150, SANITIZE_LOG,
+			    0);
+		snprintf(tmp, sizeof(tmp), "by mail (envelope sender <%.300s>%s"
+		    "%s%s)", note, mod[0] ? ", the notice sent to <" : "", mod,
+		    mod[0] ? ">" : "");
 		snprintf(note, sizeof(note), "%s", tmp);
 	}
 	memset(&rq, 0, sizeof(rq));

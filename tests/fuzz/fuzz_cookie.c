@@ -69,6 +69,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct cookie_key key;
 	static const unsigned char sha[32] = { 0x5a }, sha2[32] = { 0xa5 };
+	/* the list's moderators; the notices go to the first */
+	static const char *const mods[] = { "m@x.example", "n@x.example",
+	    NULL };
+	static const char *const others[] = { "n@x.example", NULL };
 	struct cookie_addr a, b;
 	char mod[2 * COOKIE_MAX_ADDR + 8], addr[3 * COOKIE_MAX_ADDR];
 	char made[COOKIE_CHARS + 1], old[COOKIE_BIND_CHARS];
@@ -86,18 +90,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (a.id <= 0 || strlen(a.cookie) != COOKIE_CHARS)
 		__builtin_trap();
-	r = cookie_check(&key, "dev", &a, sha, 0);
+	r = cookie_check(&key, "dev", &a, sha, mods, NULL, 0);
 	if (r < COOKIE_OK || r > COOKIE_EPOST || cookie_why(r) == NULL)
 		__builtin_trap();
 	/* the right cookie for these parts: one that checks is it, or
 	 * shares all but its last characters with it (made before cookies
 	 * were bound); the check without the post takes it too */
-	cookie_make(&key, "dev", a.id, a.action, a.expiry, sha, made);
+	cookie_make(&key, "dev", a.id, a.action, a.expiry, sha, mods[0],
+	    made);
 	if (r == COOKIE_OK && memcmp(made, a.cookie, COOKIE_CHARS -
 	    COOKIE_BIND_CHARS) != 0)
 		__builtin_trap();
-	if (r == COOKIE_OK && cookie_check(&key, "dev", &a, NULL, 0) !=
-	    COOKIE_OK)
+	if (r == COOKIE_OK && cookie_check(&key, "dev", &a, NULL, mods, NULL,
+	    0) != COOKIE_OK)
 		__builtin_trap();
 	if (strcmp(made, a.cookie) == 0 && r != COOKIE_OK)
 		__builtin_trap();
@@ -111,17 +116,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	old_tail(&key, &b, old);
 	ok = memcmp(tail, made + COOKIE_CHARS - COOKIE_BIND_CHARS,
 	    COOKIE_BIND_CHARS) == 0 || memcmp(tail, old, COOKIE_BIND_CHARS) == 0;
-	if (cookie_check(&key, "dev", &b, sha, 0) != (ok ? COOKIE_OK :
-	    COOKIE_EPOST) || cookie_check(&key, "dev", &b, NULL, 0) !=
-	    COOKIE_OK)
+	if (cookie_check(&key, "dev", &b, sha, mods, NULL, 0) != (ok ?
+	    COOKIE_OK : COOKIE_EPOST) || cookie_check(&key, "dev", &b, NULL,
+	    mods, NULL, 0) != COOKIE_OK)
 		__builtin_trap();
 	memcpy(b.cookie, made, COOKIE_CHARS);
-	if (cookie_check(&key, "dev", &b, sha2, 0) != COOKIE_EPOST)
+	if (cookie_check(&key, "dev", &b, sha2, mods, NULL, 0) != COOKIE_EPOST)
+		__builtin_trap();
+	/* nor another moderator's, nor one no longer a moderator's */
+	if (cookie_check(&key, "dev", &b, sha, others, NULL, 0) !=
+	    COOKIE_EPOST)
 		__builtin_trap();
 	/* 0.1's cookie is taken for any post */
 	memcpy(b.cookie + COOKIE_CHARS - COOKIE_BIND_CHARS, old,
 	    COOKIE_BIND_CHARS);
-	if (cookie_check(&key, "dev", &b, sha2, 0) != COOKIE_OK)
+	if (cookie_check(&key, "dev", &b, sha2, mods, NULL, 0) != COOKIE_OK)
 		__builtin_trap();
 	/* rebuild the address and parse it again: the same parts */
 	memcpy(mod, a.local, strlen(a.local));
