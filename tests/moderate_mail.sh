@@ -583,6 +583,8 @@ moderate_log "$a29b" bob@example.org "$T/r1.eml"
 check "bob removed from moderators: his notice's reply exits 0" test "$rc" -eq 0
 check "... decides nothing" test "$(status "$id29")" = held
 check "... the log says why" grep -q "no longer among the moderators" "$T/mod.out"
+check "... and the log gives the removed moderator as a cause, not only a reused number" \
+    grep -q "(the notice went to an address no longer in moderators, or post $id29 is another post" "$T/mod.out"
 moderate "$a29a" alice@example.org < "$T/r1.eml"
 check "... alice's (her address in another case) approves it" \
     test "$rc" -eq 0 -a "$(status "$id29")" = approved

@@ -232,17 +232,27 @@ refuse(struct reply *r, const char *reason)
 
 /* refuse a cookie that is not the post's under its number now: changed
  * in its last characters, or made for a post whose number a failover or
- * a restore gave to this one */
+ * a restore gave to this one; mods set when the cookie's moderator was
+ * checked with the post (cookie_check cannot tell which of the two did
+ * not match: a moderator removed since is as likely) */
 static int
-other_post(struct reply *r)
+other_post(struct reply *r, int mods)
 {
 	size_t n;
 
 	refuse(r, cookie_why(COOKIE_EPOST));
 	n = strlen(r->why);
-	snprintf(r->why + n, sizeof(r->why) - n, " (post %lld is another "
-	    "post than the cookie was made for: its number was reused, or "
-	    "the cookie changed)", (long long)r->addr.id);
+	if (mods)
+		snprintf(r->why + n, sizeof(r->why) - n, " (the notice went "
+		    "to an address no longer in moderators, or post %lld is "
+		    "another post than the cookie was made for: its number "
+		    "was reused, or the cookie changed)",
+		    (long long)r->addr.id);
+	else
+		snprintf(r->why + n, sizeof(r->why) - n, " (post %lld is "
+		    "another post than the cookie was made for: its number "
+		    "was reused, or the cookie changed)",
+		    (long long)r->addr.id);
 	return REPLY_REFUSED;
 }
 
@@ -266,7 +276,7 @@ check(struct reply *r, const struct cookie_key *key,
 		return refuse(r, reason);
 	}
 	if (c == COOKIE_EPOST)
-		return other_post(r);
+		return other_post(r, 1);
 	return refuse(r, cookie_why(c));
 }
 
@@ -401,7 +411,7 @@ reply_apply(struct reply *r, struct queue *q,
 	case QUEUE_NOENT:
 		return refuse(r, "there is no such post (any more)");
 	case QUEUE_OTHER_POST:
-		return other_post(r);
+		return other_post(r, 0);
 	case QUEUE_OTHER_LIST: {
 		/* the answer as for no post; the log names the list */
 		size_t n;
