@@ -509,6 +509,13 @@ moderate "$a10" alice@example.org < "$T/r1.eml"
 check "... the MTA's retry (were there one): exit 0, still held" \
     test "$rc" -eq 0 -a "$(status "$id10")" = held
 sql "DELETE FROM held_posts WHERE id = $id10"
+# a notice of a post that is gone proves nothing of its post or its
+# moderator: a stranger with it gets no answer (no backscatter)
+nbefore=$(ls "$MAIL" | wc -l)
+moderate_log "$a10" victim@victim.example "$T/r1.eml"
+check "a post that is gone, a stranger's reply: exit 0" test "$rc" -eq 0
+check "... no answer to the stranger" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
+check "... the log says why" grep -q "answered only to the list's moderators" "$T/mod.out"
 
 # --- a post number reused within the list (a failover or a restore) ------------------------------------
 # the cookie is bound to the post it was made for: the dev post that has

@@ -327,8 +327,9 @@ answer:
 	wd_code = outcome_exit(OUT_PASS, mta);
 	/* a refusal before the cookie proved anything goes to moderators
 	 * only (so does one of its last characters, checked against the
-	 * post); once it did (a post decided already, a release that
-	 * failed), the sender is answered as for a decision */
+	 * post and its moderator, or one whose post is gone); once it did
+	 * (a post decided already, a release that failed), the sender is
+	 * answered as for a decision */
 	a = reply_answer(&r, rc != REPLY_DONE && (!proven ||
 	    r.cookie_refused), err, sizeof(err));
 	{

@@ -230,6 +230,16 @@ refuse(struct reply *r, const char *reason)
 	return REPLY_REFUSED;
 }
 
+/* refuse a cookie whose number names no post of its list (any more):
+ * the cookie's binding to its post and moderator could not be checked,
+ * so it proved nothing and is answered to moderators only */
+static int
+no_post(struct reply *r)
+{
+	r->cookie_refused = 1;
+	return refuse(r, "there is no such post (any more)");
+}
+
 /* refuse a cookie that is not the post's under its number now: changed
  * in its last characters, or made for a post whose number a failover or
  * a restore gave to this one; mods set when the cookie's moderator was
@@ -345,7 +355,7 @@ reply_apply(struct reply *r, struct queue *q,
 		return REPLY_TEMP;
 	}
 	if (got == 0)
-		return refuse(r, "there is no such post (any more)");
+		return no_post(r);
 	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, &which,
 	    now) != REPLY_DONE)
 		return REPLY_REFUSED;
@@ -409,14 +419,14 @@ reply_apply(struct reply *r, struct queue *q,
 		    " and was released to the list" : "", trains(status));
 		return REPLY_DONE;
 	case QUEUE_NOENT:
-		return refuse(r, "there is no such post (any more)");
+		return no_post(r);
 	case QUEUE_OTHER_POST:
 		return other_post(r, 0);
 	case QUEUE_OTHER_LIST: {
 		/* the answer as for no post; the log names the list */
 		size_t n;
 
-		refuse(r, "there is no such post (any more)");
+		no_post(r);
 		n = strlen(r->why);
 		snprintf(r->why + n, sizeof(r->why) - n, " (post %lld is "
 		    "list %s's now: its number was reused)",

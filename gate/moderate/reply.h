@@ -48,7 +48,8 @@ struct reply {
 	char subject[128];		/* of the answer */
 	char text[2048];		/* of the answer */
 	char why[1024];			/* for the log */
-	int cookie_refused;		/* the cookie itself was refused (it
+	int cookie_refused;		/* the cookie was refused, or names
+					 * no post to check it against (it
 					 * proved nothing: answered to
 					 * moderators only) */
 };
