@@ -336,25 +336,29 @@ b36() {	# b36 N: 7 base-36 digits
 	done
 	printf %s "$s"
 }
-exp=$(b36 $(($(date +%s) - 3600)))
-mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id4" "$exp" |
-    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
-    base32 | tr A-Z a-z | cut -c1-20)
+# old_cookie ID ACTION EXPIRY: a dev cookie in the format of listgate
+# before 0.2.0 (the MAC over list, number, action and expiry whole, not
+# bound to a post or a moderator), made here with the secret
+old_cookie() {
+	e=$(b36 "$3")
+	printf '%s' "$e"
+	printf 'listgate-moderate-1\000dev\000%s\000%s\000%s' "$1" "$2" "$e" |
+	    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary |
+	    head -c 13 | base32 | tr A-Z a-z | cut -c1-20
+}
 refused "an expired cookie" \
-    "dev-moderate+approve-$id4-$exp$mac@lists.example.org" "the address expired"
+    "dev-moderate+approve-$id4-$(old_cookie "$id4" approve $(($(date +%s) - 3600)))@lists.example.org" \
+    "the address expired"
 # the same computation with a future expiry is accepted: the expired
 # refusal above is about the expiry alone
-exp=$(b36 $(($(date +%s) + 3600)))
-mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id4" "$exp" |
-    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
-    base32 | tr A-Z a-z | cut -c1-20)
+ck4old=$(old_cookie "$id4" approve $(($(date +%s) + 3600)))
 reply "x" "Auto-Submitted: auto-replied" > "$T/auto.eml"
 nbefore=$(ls "$MAIL" | wc -l)
-moderate "dev-moderate+approve-$id4-$exp$mac@lists.example.org" alice@example.org < "$T/auto.eml"
+moderate "dev-moderate+approve-$id4-$ck4old@lists.example.org" alice@example.org < "$T/auto.eml"
 check "an automatic reply: exit 0" test "$rc" -eq 0
 check "... decides nothing" test "$(status "$id4")" = held
 check "... and gets no answer" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
-moderate "dev-moderate+approve-$id4-$exp$mac@lists.example.org" "" < "$T/r1.eml"
+moderate "dev-moderate+approve-$id4-$ck4old@lists.example.org" "" < "$T/r1.eml"
 check "a null envelope sender decides nothing" test "$(status "$id4")" = held
 # what other responders and bounces say of themselves: each decides
 # nothing and gets no answer
@@ -369,7 +373,7 @@ moderate_log() {
 }
 robot() {	# robot DESCRIPTION SENDER FILE
 	nbefore=$(ls "$MAIL" | wc -l)
-	moderate_log "dev-moderate+approve-$id4-$exp$mac@lists.example.org" "$2" "$3"
+	moderate_log "dev-moderate+approve-$id4-$ck4old@lists.example.org" "$2" "$3"
 	if [ "$rc" -eq 0 ] && [ "$(status "$id4")" = held ] &&
 	    [ "$(ls "$MAIL" | wc -l)" -eq "$nbefore" ] &&
 	    grep -q "never decides" "$T/mod.out"; then
@@ -486,7 +490,7 @@ check "... still approved" test "$(status "$id4")" = approved
 "$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
 check "... the answer says by whom and when" \
     grep -Eq "the post was already approved by carol at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC" "$T/ans.txt"
-moderate "$exp" alice@example.org < "$T/r1.eml"
+moderate "$ck4old" alice@example.org < "$T/r1.eml"
 check "not an action address at all: exit 0" test "$rc" -eq 0
 
 # --- a post number reused (the database restored from a backup) ------------------------------------
@@ -540,11 +544,8 @@ check "... answered: refused, made for another post" \
 # a cookie made before cookies were bound to their post (listgate
 # before 0.2.0: the MAC over list, number, action and expiry whole) is
 # taken until it expires, for the post under its number
-exp=$(b36 $(($(date +%s) + 3600)))
-mac=$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id27" "$exp" |
-    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary | head -c 13 |
-    base32 | tr A-Z a-z | cut -c1-20)
-moderate "dev-moderate+approve-$id27-$exp$mac@lists.example.org" alice@example.org < "$T/r1.eml"
+moderate "dev-moderate+approve-$id27-$(old_cookie "$id27" approve $(($(date +%s) + 3600)))@lists.example.org" \
+    alice@example.org < "$T/r1.eml"
 check "a cookie from before the binding: exit 0" test "$rc" -eq 0
 check "... approves the post under its number" test "$(status "$id27")" = approved
 check "... released" cmp -s "$T/released.dev" "$T/mm28@test.eml"
