@@ -46,6 +46,7 @@ struct qview_row {
 	const char *clues;	/* the first deciding-token lines */
 	double score;
 	time_t arrived;
+	const char *sha_hex;	/* its SHA-256, 64 hex digits */
 };
 
 /* called per row by qview_page: 0 to go on, -1 to stop (failure) */

@@ -361,6 +361,44 @@ check "a page approval whose release command fails: 502 ($code), saying why" \
     sh -c "test $code = 502 && grep -q 'not approved: release command' '$T/body'"
 check "... the post stays held" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idF")" = held
+# a page names the post it shows, and a decision from it takes no
+# other post under that number (a failover or a restore gave the number
+# to another post since the page was read)
+printf 'From: d@example.org\nSubject: shown\nMessage-ID: <shown@x>\n\nshown\n' > "$T/shown.eml"
+printf 'From: e@example.org\nSubject: later\nMessage-ID: <later@x>\n\nlater\n' > "$T/later.eml"
+idS=$("$QHOLD" dev "$T/shown.eml" 0.9) || exit 99
+idL=$("$QHOLD" dev "$T/later.eml" 0.9) || exit 99
+shaS=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
+req GET "/lists/dev/held/$idS" -b "$J"
+check "a post's page names the post it shows" \
+    grep -q "name=\"post\" value=\"$shaS\"" "$T/body"
+req GET "/lists/dev" -b "$J"
+check "... and so does each row of the list's page" \
+    grep -q "name=\"post-$idS\" value=\"$shaS\"" "$T/body"
+sql "DELETE FROM held_posts WHERE id = $idS"
+sql "UPDATE held_posts SET id = $idS WHERE id = $idL"
+req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=$shaS"
+check "the page's decision, another post under its number now: back to the list ($code)" \
+    test "$code" = 303
+check "... nothing decided" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = held
+req GET /lists/dev -b "$J"
+check "... the list's page says why" grep -q "post $idS is not the post this page showed" "$T/body"
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaS"
+check "... nor by the list page's bulk form" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = held
+req GET /lists/dev -b "$J"
+check "... which says why" grep -q "is not the post this page showed" "$T/body"
+req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=zz"
+check "a page's post that is not a SHA-256: 400, nothing decided" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=zz"
+check "... in a bulk form too" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
+shaL=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
+req POST "/lists/dev/bulk" -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL"
+check "the post's own page decides it" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = rejected
 req GET "/lists/other" -b "$J"
 check "a page of a list the user may not see: 403" test "$code" = 403
 req GET "/lists/dev/held/$id3" -b "$J"

@@ -355,8 +355,8 @@ api_decide(struct web_req *r, const char *list, int64_t id)
 		return;
 	if ((q = web_db(r, 1)) == NULL)
 		return;
-	st = web_decide(r, q, list, id, decide_status(action), note, &res,
-	    msg, sizeof(msg));
+	st = web_decide(r, q, list, id, NULL, decide_status(action), note,
+	    &res, msg, sizeof(msg));
 	if (st != 200 && st != 409) {
 		web_json_error(r, st, "%s", msg);
 		return;

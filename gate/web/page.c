@@ -60,6 +60,46 @@
 #define PAGE_STATS_DAYS		14
 /* ids in one bulk form */
 #define PAGE_MAX_BULK		WEB_MAX_PAGE
+/* a post's SHA-256, in bytes */
+#define PAGE_SHA_BYTES		32
+
+/* 1 when s is a SHA-256 in 64 lower-case hex digits, else 0 */
+static int
+sha_hex_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < 2 * PAGE_SHA_BYTES; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return 0;
+	return s != NULL && s[i] == '\0';
+}
+
+/* the post a form names under key (the SHA-256 of the post its page
+ * showed) into sha: 1, 0 when absent (a page of a listgate before),
+ * -1 when malformed */
+static int
+form_sha(const char *b, size_t n, const char *key,
+    unsigned char sha[PAGE_SHA_BYTES])
+{
+	char v[2 * PAGE_SHA_BYTES + 2];
+	unsigned hi, lo;
+	int r, i;
+
+	if ((r = form_get(b, n, key, v, sizeof(v))) <= 0)
+		return r;
+	if (!sha_hex_ok(v))
+		return -1;
+	for (i = 0; i < PAGE_SHA_BYTES; i++) {
+		hi = (unsigned)(v[2 * i] <= '9' ? v[2 * i] - '0' :
+		    v[2 * i] - 'a' + 10);
+		lo = (unsigned)(v[2 * i + 1] <= '9' ? v[2 * i + 1] - '0' :
+		    v[2 * i + 1] - 'a' + 10);
+		sha[i] = (unsigned char)(hi << 4 | lo);
+	}
+	return 1;
+}
 
 /* --- the frame of every page ---------------------------------------------- */
 
@@ -331,9 +371,14 @@ held_row(const struct qview_row *row, void *vctx)
 
 	fmt_age(c->now, row->arrived, age, sizeof(age));
 	web_printf(r, "<tr id=\"post-%lld\"><td><input type=\"checkbox\" "
-	    "name=\"id\" value=\"%lld\" aria-label=\"select post %lld\"></td>"
-	    "<td class=\"num\">%s</td><td>", (long long)row->id,
-	    (long long)row->id, (long long)row->id, age);
+	    "name=\"id\" value=\"%lld\" aria-label=\"select post %lld\">",
+	    (long long)row->id, (long long)row->id, (long long)row->id);
+	/* the post this row shows: the decision takes no other under its
+	 * number */
+	if (sha_hex_ok(row->sha_hex))
+		web_printf(r, "<input type=\"hidden\" name=\"post-%lld\" "
+		    "value=\"%s\">", (long long)row->id, row->sha_hex);
+	web_printf(r, "</td><td class=\"num\">%s</td><td>", age);
 	web_html(r, *row->from ? row->from : row->env_sender,
 	    strlen(*row->from ? row->from : row->env_sender),
 	    PAGE_CELL_CHARS / 2, 0);
@@ -535,9 +580,18 @@ page_post(struct web_req *r, const char *list, int64_t id)
 	web_htmls(r, row.verdict);
 	web_printf(r, "), %lld bytes.</p>\n", (long long)row.size);
 	if (strcmp(row.status, "held") == 0) {
+		char hex[2 * PAGE_SHA_BYTES + 1];
+		int i;
+
+		for (i = 0; i < PAGE_SHA_BYTES; i++)
+			snprintf(hex + 2 * i, 3, "%02x", row.raw_sha256[i]);
 		web_printf(r, "<form method=\"post\" action=\"/lists/%s/held/"
 		    "%lld\" id=\"decide\">", list, (long long)id);
 		csrf_field(r);
+		/* the post shown: the decision takes no other under its
+		 * number */
+		web_printf(r, "<input type=\"hidden\" name=\"post\" "
+		    "value=\"%s\">", hex);
 		web_printf(r, "<button name=\"action\" value=\"approve\" "
 		    "id=\"approve\">approve</button><button name=\"action\" "
 		    "value=\"reject\" id=\"reject\">reject</button><button "
@@ -638,10 +692,21 @@ post_decide(struct web_req *r, const char *list, int64_t id)
 	char msg[1200], back[LG_MAX_LIST_NAME + 16];
 	int code;
 
-	if (!post_ok(r) || (st = form_action(r)) == NULL ||
-	    (q = web_db(r, 0)) == NULL)
+	const char *b = r->body.data ? (const char *)r->body.data : "";
+	unsigned char sha[PAGE_SHA_BYTES];
+	int got;
+
+	if (!post_ok(r) || (st = form_action(r)) == NULL)
 		return;
-	code = web_decide(r, q, list, id, st, NULL, &res, msg, sizeof(msg));
+	if ((got = form_sha(b, r->body.len, "post", sha)) < 0) {
+		page_error(r, 400, "the form could not be read (nothing was "
+		    "decided)");
+		return;
+	}
+	if ((q = web_db(r, 0)) == NULL)
+		return;
+	code = web_decide(r, q, list, id, got ? sha : NULL, st, NULL, &res,
+	    msg, sizeof(msg));
 	/* a decision that failed is answered as one, with its status (no
 	 * such post 404, the release command 502, the database 500), not
 	 * as the way back to the list a success takes; a post decided
@@ -664,8 +729,9 @@ post_bulk(struct web_req *r, const char *list)
 	struct view v;
 	const char *st, *b = r->body.data ? (const char *)r->body.data : "";
 	char k[32], val[256], msg[1400], first[1200], back[300];
+	unsigned char sha[PAGE_SHA_BYTES];
 	int64_t id;
-	int code, n = 0, ok = 0, conflict = 0, bad = 0, fr;
+	int code, n = 0, ok = 0, conflict = 0, bad = 0, fr, got;
 
 	if (!post_ok(r) || (st = form_action(r)) == NULL)
 		return;
@@ -674,7 +740,11 @@ post_bulk(struct web_req *r, const char *list)
 	 * has decided the posts before its bad part */
 	form_init(&it, b, r->body.len);
 	while ((fr = form_next(&it, k, sizeof(k), val, sizeof(val))) == 1)
-		;
+		if (strncmp(k, "post-", 5) == 0 && form_sha(b, r->body.len, k,
+		    sha) < 0) {
+			fr = -1;
+			break;
+		}
 	if (fr < 0) {
 		page_error(r, 400, "the form could not be read (nothing was "
 		    "decided)");
@@ -691,8 +761,10 @@ post_bulk(struct web_req *r, const char *list)
 			bad++;
 			continue;
 		}
-		code = web_decide(r, q, list, id, st, NULL, &res, msg,
-		    sizeof(msg));
+		snprintf(k, sizeof(k), "post-%lld", (long long)id);
+		got = form_sha(b, r->body.len, k, sha);
+		code = web_decide(r, q, list, id, got == 1 ? sha : NULL, st,
+		    NULL, &res, msg, sizeof(msg));
 		if (code == 200)
 			ok++;
 		else {

@@ -1378,8 +1378,8 @@ web_headers(const unsigned char *raw, size_t len,
 
 int
 web_decide(struct web_req *r, struct queue *q, const char *list,
-    int64_t id, const char *status, const char *note,
-    struct queue_decided *res, char *msg, size_t msgsz)
+    int64_t id, const unsigned char *sha, const char *status,
+    const char *note, struct queue_decided *res, char *msg, size_t msgsz)
 {
 	struct decide_req rq;
 	char err[1024], who[USERS_MAX_NAME + 8], plist[LG_MAX_LIST_NAME + 1];
@@ -1403,7 +1403,11 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.by = who;
 	rq.note = note != NULL && *note ? note : NULL;
 	rq.flags = 0;
-	rq.list = NULL;
+	/* checked again under the post's lock: its list, and the post the
+	 * page showed (a failover or a restore may have given its number
+	 * to another since) */
+	rq.list = list;
+	rq.raw_sha256 = sha;
 	rq.deadline = 0;
 	rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
 	web_iso_time(res->at, when, sizeof(when));
@@ -1413,9 +1417,15 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		snprintf(msg, msgsz, "post %lld %s", (long long)id, status);
 		return 200;
 	case QUEUE_NOENT:
+	case QUEUE_OTHER_LIST:
 		snprintf(msg, msgsz, "no post %lld in list %s", (long long)id,
 		    list);
 		return 404;
+	case QUEUE_OTHER_POST:
+		snprintf(msg, msgsz, "post %lld is not the post this page "
+		    "showed (its number went to another post since): nothing "
+		    "was decided; reload the page", (long long)id);
+		return 409;
 	case QUEUE_ALREADY:
 		snprintf(msg, msgsz, "post %lld was already %s by %s at %s",
 		    (long long)id, res->old, res->by, when);

@@ -260,16 +260,17 @@ void page_handle(struct web_req *r, char **seg, int nseg);
 
 /*
  * Decide post id of list as r's user (by "web:NAME") through
- * decide_post: the HTTP status (200 decided, 404 no such post in list,
- * 409 already decided or being released, 502 the release command
- * failed, 500 the database failed: the thread's connection is then
- * closed) with a sentence for people in msg, and what the post was in
- * *res.
+ * decide_post, only while its SHA-256 is sha (the post a page showed;
+ * NULL: any): the HTTP status (200 decided, 404 no such post in list,
+ * 409 already decided, being released, or not the post with sha any
+ * more, 502 the release command failed, 500 the database failed: the
+ * thread's connection is then closed) with a sentence for people in
+ * msg, and what the post was in *res.
  */
 struct queue_decided;
 int web_decide(struct web_req *r, struct queue *q, const char *list,
-    int64_t id, const char *status, const char *note,
-    struct queue_decided *res, char *msg, size_t msgsz);
+    int64_t id, const unsigned char *sha, const char *status,
+    const char *note, struct queue_decided *res, char *msg, size_t msgsz);
 
 /* shared by both: the id in s (digits only, 1..2^63-1): 0, or -1 */
 int web_parse_id(const char *s, int64_t *id_r);
