@@ -389,6 +389,9 @@ check "... nor by the list page's bulk form" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = held
 req GET /lists/dev -b "$J"
 check "... which says why" grep -q "is not the post this page showed" "$T/body"
+# (it once counted the post as "1 already decided")
+check "... and counts it as not the post shown, not as decided" \
+    sh -c "grep -q '0 posts rejected; 1 not the post the page showed (' '$T/body' && ! grep -q 'already decided' '$T/body'"
 req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=zz"
 check "a page's post that is not a SHA-256: 400, nothing decided" \
     sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"

@@ -731,7 +731,8 @@ post_bulk(struct web_req *r, const char *list)
 	char k[32], val[256], msg[1400], first[1200], back[300];
 	unsigned char sha[PAGE_SHA_BYTES];
 	int64_t id;
-	int code, n = 0, ok = 0, conflict = 0, bad = 0, fr, got;
+	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
+	int got;
 
 	if (!post_ok(r) || (st = form_action(r)) == NULL)
 		return;
@@ -768,7 +769,11 @@ post_bulk(struct web_req *r, const char *list)
 		if (code == 200)
 			ok++;
 		else {
-			if (code == 409)
+			/* a 409 without the post's status is one whose number
+			 * went to another post: not decided at all */
+			if (code == 409 && res.old[0] == '\0')
+				moved++;
+			else if (code == 409)
 				conflict++;
 			else
 				bad++;
@@ -788,6 +793,10 @@ post_bulk(struct web_req *r, const char *list)
 		if (conflict && l < sizeof(msg))
 			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
 			    "; %d already decided", conflict);
+		if (moved && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
+			    "; %d not the post%s the page showed", moved,
+			    moved == 1 ? "" : "s");
 		if (bad && l < sizeof(msg))
 			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
 			    "; %d failed", bad);

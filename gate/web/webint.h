@@ -265,7 +265,8 @@ void page_handle(struct web_req *r, char **seg, int nseg);
  * 409 already decided, being released, or not the post with sha any
  * more, 502 the release command failed, 500 the database failed: the
  * thread's connection is then closed) with a sentence for people in
- * msg, and what the post was in *res.
+ * msg, and what the post was in *res (res->old "" for a 409 that is not
+ * the post with sha).
  */
 struct queue_decided;
 int web_decide(struct web_req *r, struct queue *q, const char *list,
