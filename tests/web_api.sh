@@ -398,6 +398,9 @@ check "a page's post that is not a SHA-256: 400, nothing decided" \
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=zz"
 check "... in a bulk form too" \
     sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaS&post-$idS=zz"
+check "... and as a second copy after a good one" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
 shaL=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
 req POST "/lists/dev/bulk" -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL"
 check "the post's own page decides it" \

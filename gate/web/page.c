@@ -76,19 +76,13 @@ sha_hex_ok(const char *s)
 	return s != NULL && s[i] == '\0';
 }
 
-/* the post a form names under key (the SHA-256 of the post its page
- * showed) into sha: 1, 0 when absent (a page of a listgate before),
- * -1 when malformed */
+/* the SHA-256 in 64 lower-case hex digits v into sha: 0, or -1 */
 static int
-form_sha(const char *b, size_t n, const char *key,
-    unsigned char sha[PAGE_SHA_BYTES])
+sha_parse(const char *v, unsigned char sha[PAGE_SHA_BYTES])
 {
-	char v[2 * PAGE_SHA_BYTES + 2];
 	unsigned hi, lo;
-	int r, i;
+	int i;
 
-	if ((r = form_get(b, n, key, v, sizeof(v))) <= 0)
-		return r;
 	if (!sha_hex_ok(v))
 		return -1;
 	for (i = 0; i < PAGE_SHA_BYTES; i++) {
@@ -98,7 +92,22 @@ form_sha(const char *b, size_t n, const char *key,
 		    v[2 * i + 1] - 'a' + 10);
 		sha[i] = (unsigned char)(hi << 4 | lo);
 	}
-	return 1;
+	return 0;
+}
+
+/* the post a form names under key (the SHA-256 of the post its page
+ * showed) into sha: 1, 0 when absent (a page of a listgate before),
+ * -1 when malformed */
+static int
+form_sha(const char *b, size_t n, const char *key,
+    unsigned char sha[PAGE_SHA_BYTES])
+{
+	char v[2 * PAGE_SHA_BYTES + 2];
+	int r;
+
+	if ((r = form_get(b, n, key, v, sizeof(v))) <= 0)
+		return r;
+	return sha_parse(v, sha) < 0 ? -1 : 1;
 }
 
 /* --- the frame of every page ---------------------------------------------- */
@@ -729,30 +738,45 @@ post_bulk(struct web_req *r, const char *list)
 	struct view v;
 	const char *st, *b = r->body.data ? (const char *)r->body.data : "";
 	char k[32], val[256], msg[1400], first[1200], back[300];
-	unsigned char sha[PAGE_SHA_BYTES];
+	struct shown {
+		int64_t id;
+		unsigned char sha[PAGE_SHA_BYTES];
+	} *shown;
+	size_t i, nshown = 0;
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
-	int got;
 
 	if (!post_ok(r) || (st = form_action(r)) == NULL)
 		return;
 	/* the whole form is read before anything is decided: one that
 	 * cannot be read is a 400 with nothing decided, never one that
 	 * has decided the posts before its bad part */
+	/* and its post-ID pairs kept, each one checked (the posts the page
+	 * showed: one pass, however long the form) */
+	if ((shown = xcalloc(PAGE_MAX_BULK, sizeof(*shown))) == NULL) {
+		page_error(r, 500, "out of memory");
+		return;
+	}
 	form_init(&it, b, r->body.len);
-	while ((fr = form_next(&it, k, sizeof(k), val, sizeof(val))) == 1)
-		if (strncmp(k, "post-", 5) == 0 && form_sha(b, r->body.len, k,
-		    sha) < 0) {
+	while ((fr = form_next(&it, k, sizeof(k), val, sizeof(val))) == 1) {
+		if (strncmp(k, "post-", 5) != 0)
+			continue;
+		if (nshown == PAGE_MAX_BULK || web_parse_id(k + 5,
+		    &shown[nshown].id) < 0 || sha_parse(val,
+		    shown[nshown].sha) < 0) {
 			fr = -1;
 			break;
 		}
+		nshown++;
+	}
 	if (fr < 0) {
 		page_error(r, 400, "the form could not be read (nothing was "
 		    "decided)");
+		xfree(shown);
 		return;
 	}
 	if ((q = web_db(r, 0)) == NULL)
-		return;
+		goto out;
 	first[0] = '\0';
 	form_init(&it, b, r->body.len);
 	while ((fr = form_next(&it, k, sizeof(k), val, sizeof(val))) == 1) {
@@ -762,10 +786,11 @@ post_bulk(struct web_req *r, const char *list)
 			bad++;
 			continue;
 		}
-		snprintf(k, sizeof(k), "post-%lld", (long long)id);
-		got = form_sha(b, r->body.len, k, sha);
-		code = web_decide(r, q, list, id, got == 1 ? sha : NULL, st,
-		    NULL, &res, msg, sizeof(msg));
+		/* the first post-ID of the id, as form_get would take */
+		for (i = 0; i < nshown && shown[i].id != id; i++)
+			;
+		code = web_decide(r, q, list, id, i < nshown ?
+		    shown[i].sha : NULL, st, NULL, &res, msg, sizeof(msg));
 		if (code == 200)
 			ok++;
 		else {
@@ -782,7 +807,7 @@ post_bulk(struct web_req *r, const char *list)
 			if (code == 500)
 				break;
 			if ((q = web_db(r, 0)) == NULL)
-				return;
+				goto out;
 		}
 	}
 	{
@@ -813,6 +838,8 @@ post_bulk(struct web_req *r, const char *list)
 	    list, v.by_score ? "score" : "age", v.desc ? "desc" : "asc",
 	    (long long)v.limit);
 	web_redirect(r, back);
+out:
+	xfree(shown);
 }
 
 /* --- routing -------------------------------------------------------------------- */
