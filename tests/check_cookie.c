@@ -289,6 +289,12 @@ START_TEST(bound_to_the_moderator)
 	ck_assert_int_eq(cookie_check(&key, "dev", &a, sha_a, without_bob,
 	    &which, 1), COOKIE_OK);
 	ck_assert_int_eq(which, 0);
+	/* no moderator named: made as for the empty address, no crash */
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_a, NULL,
+	    c);
+	cookie_make(&key, "dev", 812, COOKIE_REJECT, 2000000000, sha_a, "",
+	    alice);
+	ck_assert_str_eq(c, alice);
 	/* a cookie of the old format: any moderators, or none */
 	snprintf(addr, sizeof(addr), "dev-moderate+reject-812-%s@x.example",
 	    old);

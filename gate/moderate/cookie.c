@@ -231,7 +231,7 @@ mac_chars(const struct cookie_key *key, const char *tag, const char *list,
 
 		hmac_sha256_update(&h, SHA256_DIGEST_SIZE, sha);
 		/* the address as listcfg_is_moderator compares it */
-		for (k = 0; mod[k] != '\0'; k++) {
+		for (k = 0; mod != NULL && mod[k] != '\0'; k++) {
 			c = (uint8_t)lower((unsigned char)mod[k]);
 			hmac_sha256_update(&h, 1, &c);
 		}
