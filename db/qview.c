@@ -148,29 +148,6 @@ qview_page(struct queue *q, const char *list, enum qview_sort sort,
 }
 
 int
-qview_post_list(struct queue *q, int64_t id, char *list, char *err,
-    size_t errsz)
-{
-	char idbuf[32];
-	const char *vals[1] = { idbuf };
-	PGresult *res;
-	int r = 0;
-
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(q->conn, "SELECT list FROM held_posts WHERE id = "
-	    "$1::int8", 1, NULL, vals, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-		return fail(q, res, err, errsz);
-	if (PQntuples(res) == 1) {
-		snprintf(list, LG_MAX_LIST_NAME + 1, "%s",
-		    PQgetvalue(res, 0, 0));
-		r = 1;
-	}
-	PQclear(res);
-	return r;
-}
-
-int
 qview_daily(struct queue *q, const char *list, int ndays,
     struct qview_day *days, char *err, size_t errsz)
 {

@@ -64,11 +64,6 @@ int qview_page(struct queue *q, const char *list, enum qview_sort sort,
  * the limit and $3 the offset (for a test of its plan) */
 void qview_page_sql(enum qview_sort sort, char *sql, size_t size);
 
-/* the list of post id into list (LG_MAX_LIST_NAME + 1 bytes): 1 found,
- * 0 no such post, -1 error */
-int qview_post_list(struct queue *q, int64_t id, char *list, char *err,
-    size_t errsz);
-
 /* one day of qview_daily (UTC) */
 struct qview_day {
 	time_t day;		/* midnight UTC */

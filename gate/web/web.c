@@ -1382,20 +1382,11 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
     const char *note, struct queue_decided *res, char *msg, size_t msgsz)
 {
 	struct decide_req rq;
-	char err[1024], who[USERS_MAX_NAME + 8], plist[LG_MAX_LIST_NAME + 1];
+	char err[1024], who[USERS_MAX_NAME + 8];
 	char when[40];
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	rc = qview_post_list(q, id, plist, err, sizeof(err));
-	if (rc < 0)
-		goto dbfail;
-	/* another list's post does not exist here */
-	if (rc == 0 || strcmp(plist, list) != 0) {
-		snprintf(msg, msgsz, "no post %lld in list %s", (long long)id,
-		    list);
-		return 404;
-	}
 	snprintf(who, sizeof(who), "web:%s", r->user->name);
 	memset(&rq, 0, sizeof(rq));
 	rq.id = id;
@@ -1417,7 +1408,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		snprintf(msg, msgsz, "post %lld %s", (long long)id, status);
 		return 200;
 	case QUEUE_NOENT:
-	case QUEUE_OTHER_LIST:
+	case QUEUE_OTHER_LIST:	/* another list's post does not exist here */
 		snprintf(msg, msgsz, "no post %lld in list %s", (long long)id,
 		    list);
 		return 404;
@@ -1451,10 +1442,9 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		snprintf(msg, msgsz, "post %lld: database error", (long long)id);
 		break;
 	}
-dbfail:
 	log_error("web: %s", err);
 	web_db_drop(r);
-	if (rc < 0 || rc == 0)
+	if (rc < 0)
 		snprintf(msg, msgsz, "database error");
 	return 500;
 }
