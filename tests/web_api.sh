@@ -139,8 +139,10 @@ check "carol sees only other" \
 req GET "/api/lists/dev/held?offset=0&limit=1" $A
 check "GET held: 200 with total 2 and one entry" \
     sh -c "test $code = 200 && grep -q '\"total\": 2' '$T/body' && test \$(grep -c '\"id\"' '$T/body') -eq 1"
-check "... entries carry id, sender, subject, score, held_at" \
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["entries"][0]; sys.exit(sorted(e) != ["held_at","id","score","sender","subject"])' "$T/body"
+check "... entries carry id, sender, subject, score, held_at, sha256" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); e=d["entries"][0]; sys.exit(sorted(e) != ["held_at","id","score","sender","sha256","subject"])' "$T/body"
+check "... sha256 is the post's" \
+    has "\"sha256\": \"$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $id1")\""
 req GET "/api/lists/dev/held/$id1" $A
 check "GET one post: 200" test "$code" = 200
 check "... its headers, decoded" has '"name": "Subject", "value": "Cheap pills, huge discount, buy now"'
@@ -405,6 +407,37 @@ shaL=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
 req POST "/lists/dev/bulk" -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL"
 check "the post's own page decides it" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = rejected
+# the API names a post by its SHA-256 too: a script that lists, then
+# decides across a failover that gave the number to another post, took
+# that post (it decided by number only)
+printf 'From: f@example.org\nSubject: listed\nMessage-ID: <listed@x>\n\nlisted\n' > "$T/listed.eml"
+printf 'From: g@example.org\nSubject: after\nMessage-ID: <after@x>\n\nafter\n' > "$T/after.eml"
+idP=$("$QHOLD" dev "$T/listed.eml" 0.9) || exit 99
+idQ=$("$QHOLD" dev "$T/after.eml" 0.9) || exit 99
+shaP=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idP")
+req GET "/api/lists/dev/held/$idP" $A
+check "the API's post names its sha256" has "\"sha256\": \"$shaP\""
+sql "DELETE FROM held_posts WHERE id = $idP"
+sql "UPDATE held_posts SET id = $idP WHERE id = $idQ"
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaP"
+check "an API decision naming the listed post, another under its number now: 409" \
+    sh -c "test $code = 409 && grep -q 'is not the post with that sha256' '$T/body'"
+check "... nothing decided" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idP")" = held
+req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
+    -d "{\"action\": \"reject\", \"sha256\": \"$shaP\"}"
+check "... nor as JSON" sh -c "test $code = 409 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$(echo "$shaP" | tr a-f A-F)"
+check "an API sha256 that is not 64 lower-case hex digits: 400, nothing decided" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
+    -d '{"action": "reject", "sha256": 7}'
+check "... nor one that is not a JSON string" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+shaQ=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idP")
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ"
+check "the post's own sha256 decides it" \
+    sh -c "test $code = 200 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = rejected"
 req GET "/lists/other" -b "$J"
 check "a page of a list the user may not see: 403" test "$code" = 403
 req GET "/lists/dev/held/$id3" -b "$J"

@@ -5,18 +5,21 @@
  *   GET  /api/lists/L/held?offset=&limit=
  *                                    {"total": N, "entries": [{"id",
  *                                    "sender", "subject", "score",
- *                                    "held_at"}, ...]}
- *   GET  /api/lists/L/held/ID        one post: headers, deciding tokens,
- *                                    a sanitised text preview
+ *                                    "held_at", "sha256"}, ...]}
+ *   GET  /api/lists/L/held/ID        one post: its SHA-256, headers,
+ *                                    deciding tokens, a sanitised text
+ *                                    preview
  *   POST /api/lists/L/held/ID        action=approve|reject|discard (form
- *                                    or JSON): 200 {"id", "list",
- *                                    "status"}
+ *                                    or JSON), optionally sha256=HEX (the
+ *                                    post listed: no other is decided
+ *                                    under its number): 200 {"id",
+ *                                    "list", "status"}
  *
  * Errors are {"error": "..."}: 401 without credentials (or wrong ones),
  * 403 for a list the user may not see (and a POST without its session's
  * CSRF token, or from another site), 404 for an unknown list, id or
- * path, 409 for a post already decided (who and when), 400 for a bad
- * action or argument, 413 for a body too large (web.c), 405 for a wrong
+ * path, 409 for a post already decided (who and when) or not the post
+ * sha256 named, 400 for a bad action, sha256 or argument, 413 for a body too large (web.c), 405 for a wrong
  * method, 429 after too many failed logins, 5xx when the database or
  * the release command fails.  A post is found by id and must belong to
  * the list in the path: another list's post is "no such post", whatever
@@ -140,8 +143,11 @@ held_entry(const struct qview_row *row, void *vctx)
 	web_printf(c->r, ", \"subject\": ");
 	web_json_str(c->r, row->subject ? row->subject : "",
 	    row->subject ? strlen(row->subject) : 0, API_ENTRY_CHARS);
-	web_printf(c->r, ", \"score\": %.6f, \"held_at\": \"%s\"}",
+	web_printf(c->r, ", \"score\": %.6f, \"held_at\": \"%s\"",
 	    row->score, when);
+	if (web_sha_hex_ok(row->sha_hex))
+		web_printf(c->r, ", \"sha256\": \"%s\"", row->sha_hex);
+	web_printf(c->r, "}");
 	c->n++;
 	return 0;
 }
@@ -213,7 +219,7 @@ api_post(struct web_req *r, const char *list, int64_t id)
 	struct web_clue cl;
 	struct buf text = BUF_INIT(API_PREVIEW_CHARS * 4);
 	const char *p;
-	char err[1024], when[40];
+	char err[1024], when[40], hex[WEB_SHA_HEX + 1];
 	int found, nt = 0;
 
 	if ((q = web_db(r, 1)) == NULL)
@@ -251,8 +257,9 @@ api_post(struct web_req *r, const char *list, int64_t id)
 	web_json_strs(r, row.msgid);
 	web_printf(r, ", \"score\": %.6f, \"verdict\": ", row.score);
 	web_json_strs(r, row.verdict);
-	web_printf(r, ", \"size\": %lld, \"held_at\": \"%s\"",
-	    (long long)row.size, when);
+	web_sha_hex(row.raw_sha256, hex);
+	web_printf(r, ", \"size\": %lld, \"held_at\": \"%s\", \"sha256\": "
+	    "\"%s\"", (long long)row.size, when, hex);
 	if (row.decided) {
 		web_iso_time(row.decided, when, sizeof(when));
 		web_printf(r, ", \"decided_by\": ");
@@ -287,16 +294,18 @@ api_post(struct web_req *r, const char *list, int64_t id)
 
 /* --- POST /api/lists/L/held/ID ------------------------------------------ */
 
-/* the action (and note) of a POST body, form or JSON: 0, or -1 after a
- * 400 answer */
+/* the action, note and post (sha256, the post a script listed: *has_sha
+ * 0 when absent) of a POST body, form or JSON: 0, or -1 after a 400
+ * answer */
 static int
 body_action(struct web_req *r, char *action, size_t asz, char *note,
-    size_t nsz)
+    size_t nsz, unsigned char sha[WEB_SHA_BYTES], int *has_sha)
 {
 	const char *ct = web_header(r, "Content-Type");
 	const char *body = r->body.data ? (const char *)r->body.data : "";
 	int json = ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
-	int notstr = 0, rc;
+	char hex[WEB_SHA_HEX + 2];
+	int notstr = 0, shanotstr = 0, rc, hs = 0;
 
 	note[0] = '\0';
 	if (json) {
@@ -305,10 +314,16 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 		if (rc >= 0 && json_get_str(body, r->body.len, "note", note,
 		    nsz, NULL) < 0)
 			rc = -1;
+		if (rc >= 0 && (hs = json_get_str(body, r->body.len, "sha256",
+		    hex, sizeof(hex), &shanotstr)) < 0)
+			rc = -1;
 	} else {
 		rc = form_get(body, r->body.len, "action", action, asz);
 		if (rc >= 0 && form_get(body, r->body.len, "note", note,
 		    nsz) < 0)
+			rc = -1;
+		if (rc >= 0 && (hs = form_get(body, r->body.len, "sha256",
+		    hex, sizeof(hex))) < 0)
 			rc = -1;
 	}
 	if (rc < 0) {
@@ -321,6 +336,12 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 		    "discard");
 		return -1;
 	}
+	if (shanotstr || (hs && web_sha_parse(hex, sha) < 0)) {
+		web_json_error(r, 400, "bad sha256: want the post's SHA-256 in "
+		    "64 lower-case hex digits, as the listing gives it");
+		return -1;
+	}
+	*has_sha = hs;
 	return 0;
 }
 
@@ -332,7 +353,8 @@ api_decide(struct web_req *r, const char *list, int64_t id)
 	char action[32], note[1024], msg[1200], when[40];
 	char t[SESSION_HEX + 1];
 	const char *token, *b = r->body.data ? (const char *)r->body.data : "";
-	int st;
+	unsigned char sha[WEB_SHA_BYTES];
+	int st, has_sha = 0;
 
 	if (!auth_same_origin(r)) {
 		web_json_error(r, 403, "a POST from another site");
@@ -351,14 +373,23 @@ api_decide(struct web_req *r, const char *list, int64_t id)
 			return;
 		}
 	}
-	if (body_action(r, action, sizeof(action), note, sizeof(note)) < 0)
+	if (body_action(r, action, sizeof(action), note, sizeof(note), sha,
+	    &has_sha) < 0)
 		return;
 	if ((q = web_db(r, 1)) == NULL)
 		return;
-	st = web_decide(r, q, list, id, NULL, decide_status(action), note,
-	    &res, msg, sizeof(msg));
+	st = web_decide(r, q, list, id, has_sha ? sha : NULL,
+	    decide_status(action), note, &res, msg, sizeof(msg));
 	if (st != 200 && st != 409) {
 		web_json_error(r, st, "%s", msg);
+		return;
+	}
+	if (st == 409 && res.old[0] == '\0') {
+		/* not the post sha256 named (a failover or a restore gave
+		 * its number to another post since the script listed) */
+		web_json_error(r, 409, "post %lld is not the post with that "
+		    "sha256 (its number went to another post since): nothing "
+		    "was decided", (long long)id);
 		return;
 	}
 	r->status = st;

@@ -60,54 +60,20 @@
 #define PAGE_STATS_DAYS		14
 /* ids in one bulk form */
 #define PAGE_MAX_BULK		WEB_MAX_PAGE
-/* a post's SHA-256, in bytes */
-#define PAGE_SHA_BYTES		32
-
-/* 1 when s is a SHA-256 in 64 lower-case hex digits, else 0 */
-static int
-sha_hex_ok(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s != NULL && i < 2 * PAGE_SHA_BYTES; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
-		    s[i] <= 'f')))
-			return 0;
-	return s != NULL && s[i] == '\0';
-}
-
-/* the SHA-256 in 64 lower-case hex digits v into sha: 0, or -1 */
-static int
-sha_parse(const char *v, unsigned char sha[PAGE_SHA_BYTES])
-{
-	unsigned hi, lo;
-	int i;
-
-	if (!sha_hex_ok(v))
-		return -1;
-	for (i = 0; i < PAGE_SHA_BYTES; i++) {
-		hi = (unsigned)(v[2 * i] <= '9' ? v[2 * i] - '0' :
-		    v[2 * i] - 'a' + 10);
-		lo = (unsigned)(v[2 * i + 1] <= '9' ? v[2 * i + 1] - '0' :
-		    v[2 * i + 1] - 'a' + 10);
-		sha[i] = (unsigned char)(hi << 4 | lo);
-	}
-	return 0;
-}
 
 /* the post a form names under key (the SHA-256 of the post its page
  * showed) into sha: 1, 0 when absent (a page of a listgate before),
  * -1 when malformed */
 static int
 form_sha(const char *b, size_t n, const char *key,
-    unsigned char sha[PAGE_SHA_BYTES])
+    unsigned char sha[WEB_SHA_BYTES])
 {
-	char v[2 * PAGE_SHA_BYTES + 2];
+	char v[WEB_SHA_HEX + 2];
 	int r;
 
 	if ((r = form_get(b, n, key, v, sizeof(v))) <= 0)
 		return r;
-	return sha_parse(v, sha) < 0 ? -1 : 1;
+	return web_sha_parse(v, sha) < 0 ? -1 : 1;
 }
 
 /* --- the frame of every page ---------------------------------------------- */
@@ -384,7 +350,7 @@ held_row(const struct qview_row *row, void *vctx)
 	    (long long)row->id, (long long)row->id, (long long)row->id);
 	/* the post this row shows: the decision takes no other under its
 	 * number */
-	if (sha_hex_ok(row->sha_hex))
+	if (web_sha_hex_ok(row->sha_hex))
 		web_printf(r, "<input type=\"hidden\" name=\"post-%lld\" "
 		    "value=\"%s\">", (long long)row->id, row->sha_hex);
 	web_printf(r, "</td><td class=\"num\">%s</td><td>", age);
@@ -589,11 +555,9 @@ page_post(struct web_req *r, const char *list, int64_t id)
 	web_htmls(r, row.verdict);
 	web_printf(r, "), %lld bytes.</p>\n", (long long)row.size);
 	if (strcmp(row.status, "held") == 0) {
-		char hex[2 * PAGE_SHA_BYTES + 1];
-		int i;
+		char hex[WEB_SHA_HEX + 1];
 
-		for (i = 0; i < PAGE_SHA_BYTES; i++)
-			snprintf(hex + 2 * i, 3, "%02x", row.raw_sha256[i]);
+		web_sha_hex(row.raw_sha256, hex);
 		web_printf(r, "<form method=\"post\" action=\"/lists/%s/held/"
 		    "%lld\" id=\"decide\">", list, (long long)id);
 		csrf_field(r);
@@ -702,7 +666,7 @@ post_decide(struct web_req *r, const char *list, int64_t id)
 	int code;
 
 	const char *b = r->body.data ? (const char *)r->body.data : "";
-	unsigned char sha[PAGE_SHA_BYTES];
+	unsigned char sha[WEB_SHA_BYTES];
 	int got;
 
 	if (!post_ok(r) || (st = form_action(r)) == NULL)
@@ -740,7 +704,7 @@ post_bulk(struct web_req *r, const char *list)
 	char k[32], val[256], msg[1400], first[1200], back[300];
 	struct shown {
 		int64_t id;
-		unsigned char sha[PAGE_SHA_BYTES];
+		unsigned char sha[WEB_SHA_BYTES];
 	} *shown;
 	size_t i, nshown = 0;
 	int64_t id;
@@ -762,7 +726,7 @@ post_bulk(struct web_req *r, const char *list)
 		if (strncmp(k, "post-", 5) != 0)
 			continue;
 		if (nshown == PAGE_MAX_BULK || web_parse_id(k + 5,
-		    &shown[nshown].id) < 0 || sha_parse(val,
+		    &shown[nshown].id) < 0 || web_sha_parse(val,
 		    shown[nshown].sha) < 0) {
 			fr = -1;
 			break;

@@ -1374,6 +1374,53 @@ web_headers(const unsigned char *raw, size_t len,
 	return 0;
 }
 
+/* --- a post's SHA-256 ---------------------------------------------------- */
+
+int
+web_sha_hex_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < WEB_SHA_HEX; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'f')))
+			return 0;
+	return s != NULL && s[i] == '\0';
+}
+
+/* the value of lower-case hex digit c */
+static unsigned
+hex_digit(char c)
+{
+	return (unsigned)(c <= '9' ? c - '0' : c - 'a' + 10);
+}
+
+int
+web_sha_parse(const char *v, unsigned char sha[WEB_SHA_BYTES])
+{
+	int i;
+
+	if (!web_sha_hex_ok(v))
+		return -1;
+	for (i = 0; i < WEB_SHA_BYTES; i++)
+		sha[i] = (unsigned char)(hex_digit(v[2 * i]) << 4 |
+		    hex_digit(v[2 * i + 1]));
+	return 0;
+}
+
+void
+web_sha_hex(const unsigned char sha[WEB_SHA_BYTES], char hex[WEB_SHA_HEX + 1])
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < WEB_SHA_BYTES; i++) {
+		hex[2 * i] = digits[sha[i] >> 4];
+		hex[2 * i + 1] = digits[sha[i] & 15];
+	}
+	hex[WEB_SHA_HEX] = '\0';
+}
+
 /* --- deciding ------------------------------------------------------------- */
 
 int

@@ -276,6 +276,18 @@ int web_decide(struct web_req *r, struct queue *q, const char *list,
 /* shared by both: the id in s (digits only, 1..2^63-1): 0, or -1 */
 int web_parse_id(const char *s, int64_t *id_r);
 
+/* a post's SHA-256 (held_posts.raw_sha256), in bytes and in hex digits:
+ * forms and the API name the post they mean by it */
+#define WEB_SHA_BYTES	32
+#define WEB_SHA_HEX	(2 * WEB_SHA_BYTES)
+/* 1 when s is a SHA-256 in 64 lower-case hex digits, else 0 */
+int web_sha_hex_ok(const char *s);
+/* the SHA-256 in 64 lower-case hex digits v into sha: 0, or -1 */
+int web_sha_parse(const char *v, unsigned char sha[WEB_SHA_BYTES]);
+/* sha in 64 lower-case hex digits, and a NUL, into hex */
+void web_sha_hex(const unsigned char sha[WEB_SHA_BYTES],
+    char hex[WEB_SHA_HEX + 1]);
+
 /* one deciding token of a held post: a line "TOKEN PROB SPAM HAM" of
  * its clues (prob < 0 when the line is not of that form) */
 struct web_clue {
