@@ -103,7 +103,7 @@ journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
 		return -1;
 	}
 	q->intx = 1;
-	q->copy = 0;
+	q->copy = QCOPY_NONE;
 	return 0;
 }
 
@@ -157,7 +157,7 @@ copy_begin(struct queue *q, char *err, size_t errsz)
 		return -1;
 	}
 	PQclear(res);
-	q->copy = 1;
+	q->copy = QCOPY_OPEN;
 	if (PQputCopyData(q->conn, (const char *)copy_header,
 	    sizeof(copy_header)) != 1) {
 		snprintf(err, errsz, "database: cannot journal the post: %s",
@@ -167,23 +167,39 @@ copy_begin(struct queue *q, char *err, size_t errsz)
 	return 0;
 }
 
-/* end the COPY, with abort (a reason) or without: 0 when the server
- * stored every row, else -1 with err */
+/* send the COPY's end, with abort (a reason) or without: 0, or -1 with
+ * err */
 static int
-copy_end(struct queue *q, const char *abort, char *err, size_t errsz)
+copy_end_send(struct queue *q, const char *abort, char *err, size_t errsz)
 {
 	static const unsigned char trailer[2] = { 0xff, 0xff };
-	PGresult *res;
-	int r = 0;
 
-	if (!q->copy)
-		return 0;
-	q->copy = 0;
 	if ((abort == NULL && PQputCopyData(q->conn, (const char *)trailer,
 	    sizeof(trailer)) != 1) || PQputCopyEnd(q->conn, abort) != 1) {
 		snprintf(err, errsz, "%s", queue_pgerr(q, NULL));
+		return -1;
+	}
+	return 0;
+}
+
+/* end the COPY, with abort (a reason) or without (its end may have been
+ * sent: journal_end_send): 0 when the server stored every row, else -1
+ * with err */
+static int
+copy_end(struct queue *q, const char *abort, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = 0;
+
+	if (q->copy == QCOPY_NONE)
+		return 0;
+	if (q->copy == QCOPY_OPEN)
+		r = copy_end_send(q, abort, err, errsz);
+	else if (q->copy == QCOPY_FAILED) {
+		snprintf(err, errsz, "%s", q->copy_err);
 		r = -1;
 	}
+	q->copy = QCOPY_NONE;
 	while ((res = PQgetResult(q->conn)) != NULL) {
 		if (PQresultStatus(res) == PGRES_COPY_IN) {
 			/* the end could not be sent (libpq out of memory):
@@ -204,6 +220,15 @@ copy_end(struct queue *q, const char *abort, char *err, size_t errsz)
 		r = -1;
 	}
 	return r;
+}
+
+void
+journal_end_send(struct queue *q)
+{
+	if (q->copy != QCOPY_OPEN)
+		return;
+	q->copy = copy_end_send(q, NULL, q->copy_err, sizeof(q->copy_err)) <
+	    0 ? QCOPY_FAILED : QCOPY_SENT;
 }
 
 /*
@@ -322,8 +347,13 @@ journal_add_z(struct queue *q, const char *list, int spam, int dir,
 			    "post: list or source name too long");
 			return -1;
 		}
-		if (!q->copy && copy_begin(q, err, errsz) < 0)
+		if (q->copy == QCOPY_NONE && copy_begin(q, err, errsz) < 0)
 			return -1;
+		if (q->copy != QCOPY_OPEN) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: the batch's events were ended");
+			return -1;
+		}
 		b = put_be(row, JOURNAL_COLUMNS, 2);
 		b = put_field(b, list, strlen(list));
 		b = put_field(b, cls, strlen(cls));

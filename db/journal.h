@@ -104,6 +104,12 @@ int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
 int journal_commit_send(struct queue *q, const char *list, int64_t *last_r,
     int64_t *mark_r, char *err, size_t errsz);
 int journal_commit_wait(struct queue *q, char *err, size_t errsz);
+/* before journal_commit_send (or journal_commit_last), for a writer
+ * with work to do while the server stores the batch's last rows: end
+ * the batch's stream of events without waiting for the server; add no
+ * event after it.  A failure is kept for journal_commit_send (or
+ * journal_commit_last) to report */
+void journal_end_send(struct queue *q);
 
 /* called with each list name by journal_lists; 0 to go on */
 typedef int (*journal_name_fn)(const char *list, void *ctx);

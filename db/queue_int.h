@@ -20,7 +20,7 @@ struct queue {
 				 * decision lock across its release (opened
 				 * when first needed) */
 	int intx;		/* a journal transaction is open */
-	int copy;		/* ... and its COPY of events */
+	int copy;		/* ... and its COPY of events (QCOPY_*) */
 	int committing;		/* its COMMIT is sent, not yet read */
 	/* the journal's compressor and its output, kept from post to post
 	 * (a zlib stream made for each cost its 256 KiB of state in page
@@ -28,7 +28,14 @@ struct queue {
 	struct journal_z *jz;	/* NULL until the first post */
 	unsigned char *jzbuf;
 	size_t jzcap;
+	char copy_err[256];	/* why QCOPY_FAILED */
 };
+
+/* the state of a journal transaction's COPY (journal.c) */
+#define QCOPY_NONE	0	/* none */
+#define QCOPY_OPEN	1	/* rows are being sent */
+#define QCOPY_SENT	2	/* its end is sent, its answer not read */
+#define QCOPY_FAILED	3	/* sending its end failed (copy_err) */
 
 /* why libpq could not be loaded (db/pqload.c), or NULL when it is */
 const char *pq_load_error(void);

@@ -2855,6 +2855,26 @@ tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz)
 }
 
 int
+tokdb_bulk_write(struct tokdb *db, char *err, size_t errsz)
+{
+	if (!db->bulk || db->poisoned || db->ready) {
+		snprintf(err, errsz, "token file %s: %s", db->dest ? db->dest :
+		    db->path, !db->bulk ? "not a bulk writer" : db->ready ?
+		    "already written out" : "a batch was rolled back or "
+		    "failed, nothing is published");
+		return -1;
+	}
+	if (bulk_unchanged(db))
+		return 0;
+	if (bulk_flush(db) < 0) {
+		snprintf(err, errsz, "%s", db->emsg);	/* names the file */
+		db->poisoned = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int
 tokdb_publish(struct tokdb *db, char *err, size_t errsz)
 {
 	if (bulk_publishable(db, err, errsz) < 0) {

@@ -148,6 +148,16 @@ int tokdb_publish(struct tokdb *db, char *err, size_t errsz);
 int tokdb_publish_ready(struct tokdb *db, char *err, size_t errsz);
 
 /*
+ * For a bulk writer with time to spend before it can publish (the
+ * trainer, while the server stores its journal's last rows): write the
+ * changes pending so far into the private file now, so that
+ * tokdb_publish_ready has only what comes after them left to write.
+ * Nothing becomes visible before tokdb_publish.  0, or -1 with err
+ * (then nothing can be published).
+ */
+int tokdb_bulk_write(struct tokdb *db, char *err, size_t errsz);
+
+/*
  * Learn (dir = +1) or unlearn (dir = -1) one post's tokens as spam or ham,
  * with the message count; counts never go below zero.  Inside a
  * transaction.  Returns the number of tokens that were new, or -1.

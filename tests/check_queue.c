@@ -2176,6 +2176,69 @@ START_TEST(journal_batch_error_stores_nothing)
 }
 END_TEST
 
+/* a batch whose events were ended early (journal_end_send, as the
+ * trainer does before its token file's work) commits them all, takes no
+ * event more, and is reported as before when a row was refused; rolled
+ * back after the end, it stores nothing */
+START_TEST(journal_ended_early)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	char err[1024];
+	int64_t last, mark, last2, mark2;
+	uint32_t day;
+	int i;
+
+	ck_assert_int_eq(journal_begin_at(q, "jend", &last, &mark, &day, err,
+	    sizeof(err)), 0);
+	for (i = 0; i < 200; i++)
+		ck_assert_int_eq(journal_add(q, "jend", i % 2, 1, "manual", 0,
+		    (const unsigned char *)"a\n\nb\n", 5, err, sizeof(err)), 0);
+	journal_end_send(q);
+	journal_end_send(q);	/* once is enough; a second does nothing */
+	ck_assert_int_eq(journal_add(q, "jend", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "ended"));
+	ck_assert_int_eq(journal_commit_send(q, "jend", &last2, &mark2, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit_wait(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jend"), 200);
+	ck_assert_int_eq(pg_long(c, "SELECT max(id) FROM train_journal WHERE "
+	    "list = $1", "jend"), last2);
+
+	/* a refused row is reported at the commit, nothing stored */
+	ck_assert_int_eq(journal_begin_at(q, "jend", &last, &mark, &day, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "jend", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "Bad/Name", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	journal_end_send(q);
+	ck_assert_int_eq(journal_commit_send(q, "jend", &last2, &mark2, err,
+	    sizeof(err)), -1);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jend"), 200);
+
+	/* ended, then rolled back: nothing stored, the connection works */
+	ck_assert_int_eq(journal_begin(q, "jend", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "jend", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	journal_end_send(q);
+	journal_rollback(q);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jend"), 200);
+	ck_assert_int_eq(journal_begin(q, "jend", err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_add(q, "jend", 0, 1, "manual", 0,
+	    (const unsigned char *)"x", 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(journal_commit(q, err, sizeof(err)), 0);
+	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM train_journal WHERE "
+	    "list = $1", "jend"), 201);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 /* run a statement on c, asserting success */
 static void
 pg_ok(PGconn *c, const char *sql)
@@ -2293,6 +2356,7 @@ queue_suite(void)
 	tcase_add_test(tc, writers_follow_the_files_word_pairs);
 	tcase_add_test(tc, train_follows_token_file);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
+	tcase_add_test(tc, journal_ended_early);
 	tcase_add_test(tc, journal_commit_answer_lost);
 	tcase_add_test(tc, journal_file_ahead);
 	tcase_add_test(tc, queue_page_reads_only_waiting_posts);

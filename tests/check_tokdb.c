@@ -2017,6 +2017,83 @@ START_TEST(bulk_copy_published)
 }
 END_TEST
 
+/* changes written into the private file early (tokdb_bulk_write, as
+ * the trainer does while the journal's last rows are stored) and those
+ * after them are published together with the position, and only then;
+ * closed without publishing, nothing of them is left */
+START_TEST(bulk_written_early)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db, *rd;
+	char err[1024];
+	uint32_t ns, nh;
+	int64_t pos, mark;
+
+	file_with_b();
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), 0);
+	/* a reader meanwhile: the old counts */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
+	tokdb_close(rd);
+	/* the writer reads what it wrote, and goes on */
+	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
+	ck_assert_int_eq(tokdb_set_pos_mark(db, 7, 9), 0);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	ck_assert_int_eq(tokdb_publish_ready(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "already written out"));
+	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_uint_eq(nh, 1);
+	ck_assert_int_eq(tokdb_get_pos_mark(rd, &pos, &mark), 0);
+	ck_assert_int_eq(pos, 7);
+	ck_assert_int_eq(mark, 9);
+	tokdb_close(rd);
+	ck_assert_int_eq(others_in_dir(), 0);
+
+	/* written early, never published: nothing changed, nothing left */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 0, 1, 20003), 0);
+	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").ham, 0);
+	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
+	ck_assert_uint_eq(nh, 1);
+	tokdb_close(rd);
+
+	/* nor after a rolled-back batch */
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
+	    &db, err, sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 0, 1, 20003), 0);
+	ck_assert_int_eq(tokdb_abort(db), 0);
+	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "rolled back"));
+	tokdb_close(db);
+	ck_assert_int_eq(others_in_dir(), 0);
+	toklist_free(a);
+}
+END_TEST
+
 /* a bulk writer closed without publishing, or with a rolled-back batch,
  * changes nothing and leaves nothing */
 START_TEST(bulk_discarded)
@@ -2493,6 +2570,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, writer_removes_stale_rewrite);
 	tcase_add_test(tc, tmp_names);
 	tcase_add_test(tc, bulk_discarded);
+	tcase_add_test(tc, bulk_written_early);
 	tcase_add_test(tc, bulk_excludes_writers);
 	tcase_add_test(tc, bulk_new_file_grows);
 	tcase_add_test(tc, bulk_published_in_large_pieces);
