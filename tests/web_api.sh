@@ -434,6 +434,12 @@ req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
     -d '{"action": "reject", "sha256": 7}'
 check "... nor one that is not a JSON string" \
     sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+req POST "/api/lists/dev/held/$idP?sha256=$shaP" $A -d "action=reject"
+check "... nor one in the URL (it was ignored, and the post decided)" \
+    sh -c "test $code = 400 && grep -q 'sha256 goes in the body' '$T/body' && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=${shaP}00"
+check "... and a long one is named as such" \
+    sh -c "test $code = 400 && grep -q 'bad sha256' '$T/body' && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
 shaQ=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idP")
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ"
 check "the post's own sha256 decides it" \

@@ -19,9 +19,10 @@
  * 403 for a list the user may not see (and a POST without its session's
  * CSRF token, or from another site), 404 for an unknown list, id or
  * path, 409 for a post already decided (who and when) or not the post
- * sha256 named, 400 for a bad action, sha256 or argument, 413 for a body too large (web.c), 405 for a wrong
- * method, 429 after too many failed logins, 5xx when the database or
- * the release command fails.  A post is found by id and must belong to
+ * sha256 named, 400 for a bad action, sha256 or argument (sha256 in the
+ * URL too: it belongs in the body), 413 for a body too large (web.c),
+ * 405 for a wrong method, 429 after too many failed logins, 5xx when
+ * the database or the release command fails.  A post is found by id and must belong to
  * the list in the path: another list's post is "no such post", whatever
  * the user may see.  Every string from a post or a request is written
  * through the sanitizer (SANITIZE_JSON).
@@ -304,7 +305,7 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 	const char *ct = web_header(r, "Content-Type");
 	const char *body = r->body.data ? (const char *)r->body.data : "";
 	int json = ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
-	char hex[WEB_SHA_HEX + 2];
+	char hex[256];		/* longer than a SHA-256: "bad sha256" */
 	int notstr = 0, shanotstr = 0, rc, hs = 0;
 
 	note[0] = '\0';
@@ -372,6 +373,12 @@ api_decide(struct web_req *r, const char *list, int64_t id)
 			    "X-CSRF-Token)");
 			return;
 		}
+	}
+	/* a script that puts the post in the URL would decide unchecked */
+	if (web_arg(r, "sha256") != NULL) {
+		web_json_error(r, 400, "sha256 goes in the body (a form or JSON "
+		    "field), not in the URL");
+		return;
 	}
 	if (body_action(r, action, sizeof(action), note, sizeof(note), sha,
 	    &has_sha) < 0)
