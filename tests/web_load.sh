@@ -8,9 +8,13 @@
 #
 #   sh tests/web_load.sh [SECONDS [READERS [READ_RATE [DECIDE_RATE]]]]
 #
-# READ_RATE 0 (the default) reads as fast as the server answers (a
-# closed loop: each reader sends its next request when the last one is
-# answered).  Run from the build directory (needs tests/webload and
+# READ_RATE reads per second in all (default 400, shared in turn among
+# the readers), and p99 under 50 ms for reads and for decisions is
+# checked.  READ_RATE 0 reads as fast as the server answers (a closed
+# loop: each reader sends its next request when the last one is
+# answered): that measures throughput, and the latency it prints is
+# about READERS / reads per second whatever the server does, so it is
+# not checked against 50 ms (docs/web.md).  Run from the build directory (needs tests/webload and
 # tests/qhold built: make tests/webload tests/qhold).  WEBLOAD_KEEP=DIR
 # keeps the server's log (one line per request, with its ms) and the
 # results there.
@@ -25,7 +29,7 @@ if [ -z "${PG_TEST_DIR:-}" ]; then
 fi
 SECS=${1:-30}
 READERS=${2:-200}
-RRATE=${3:-0}
+RRATE=${3:-400}
 DRATE=${4:-50}
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-webload.XXXXXX") || exit 99
 trap 'kill "$webpid" 2>/dev/null; rm -rf "$T"' EXIT INT TERM
@@ -57,11 +61,15 @@ check "listgate web stopped cleanly" test "$webrc" -eq 0
 check "no read errors" grep -q '^reads .* errors 0 ' "$T/result"
 check "no decision errors" grep -q '^decisions .* errors 0 ' "$T/result"
 p99=$(sed -n 's/^reads .* p99 \([0-9.]*\) ms.*/\1/p' "$T/result")
-check "read p99 under 50 ms ($p99 ms)" \
-    awk -v p="$p99" 'BEGIN { exit !(p < 50) }'
 dp99=$(sed -n 's/^decisions .* p99 \([0-9.]*\) ms.*/\1/p' "$T/result")
-check "decision p99 under 50 ms ($dp99 ms)" \
-    awk -v p="$dp99" 'BEGIN { exit !(p < 50) }'
+if [ "$RRATE" -gt 0 ]; then
+	check "read p99 under 50 ms ($p99 ms)" \
+	    awk -v p="$p99" 'BEGIN { exit !(p < 50) }'
+	check "decision p99 under 50 ms ($dp99 ms)" \
+	    awk -v p="$dp99" 'BEGIN { exit !(p < 50) }'
+else
+	echo "# closed loop: read p99 $p99 ms, decision p99 $dp99 ms (throughput, not checked)"
+fi
 nd=$(wc -l < "$T/decided")
 check "decisions made: $nd" test "$nd" -gt 0
 # each decision applied once
