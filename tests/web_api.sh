@@ -60,6 +60,11 @@ import os, pty, signal, sys, termios, time
 lg, conf, how = sys.argv[1:4]
 pid, fd = pty.fork()
 if pid == 0:
+    # the signals as a terminal's program gets them, whatever this test
+    # inherited (under nohup SIGHUP came ignored, and the run waited
+    # for a child that never ended)
+    for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
     os.execv(lg, [lg, "--allow-root", "--config", conf, "user", "add",
         "ttyuser", "--lists", "dev"])
 buf, end = b"", time.time() + 10
@@ -70,7 +75,17 @@ if how == "int":
     os.write(fd, b"\x03")
 else:
     os.kill(pid, getattr(signal, "SIG" + how.upper()))
-_, st = os.waitpid(pid, 0)
+end = time.time() + 10
+while True:
+    done, st = os.waitpid(pid, os.WNOHANG)
+    if done or time.time() > end:
+        break
+    time.sleep(0.02)
+if not done:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    print("still running 10 s after the signal")
+    sys.exit(0)
 print("echo" if termios.tcgetattr(fd)[3] & termios.ECHO else "noecho",
     "signal=%d" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else
     "exit=%d" % os.WEXITSTATUS(st))
