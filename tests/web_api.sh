@@ -378,32 +378,48 @@ check "a page approval whose release command fails: 502 ($code), saying why" \
     sh -c "test $code = 502 && grep -q 'not approved: release command' '$T/body'"
 check "... the post stays held" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idF")" = held
+# a post of list dev with subject $1 held: its id
+hold_named() {
+	printf 'From: %s@example.org\nSubject: %s\nMessage-ID: <%s@x>\n\n%s\n' \
+	    "$1" "$1" "$1" "$1" > "$T/$1.eml" && "$QHOLD" dev "$T/$1.eml" 0.9
+}
+sha_of() { sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $1"; }
+status_of() { sql "SELECT status FROM held_posts WHERE id = $1"; }
+# the answer was $1 and post $2 is still held
+answered_held() { decided_as "$1" "$2" held; }
+# the answer was $1 and post $2 is now $3
+decided_as() { test "$code" = "$1" && test "$(status_of "$2")" = "$3"; }
+# the answer was $1, post $2 is still held, and the answer says $3
+said_held() { answered_held "$1" "$2" && grep -q "$3" "$T/body"; }
+# post $1 takes post $2's number, $2 gone (a failover or a restore gave
+# the number to another post)
+move_onto() {
+	sql "DELETE FROM held_posts WHERE id = $2" &&
+	    sql "UPDATE held_posts SET id = $2 WHERE id = $1"
+}
 # a page names the post it shows, and a decision from it takes no
 # other post under that number (a failover or a restore gave the number
 # to another post since the page was read)
-printf 'From: d@example.org\nSubject: shown\nMessage-ID: <shown@x>\n\nshown\n' > "$T/shown.eml"
-printf 'From: e@example.org\nSubject: later\nMessage-ID: <later@x>\n\nlater\n' > "$T/later.eml"
-idS=$("$QHOLD" dev "$T/shown.eml" 0.9) || exit 99
-idL=$("$QHOLD" dev "$T/later.eml" 0.9) || exit 99
-shaS=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
+idS=$(hold_named shown) || exit 99
+idL=$(hold_named later) || exit 99
+shaS=$(sha_of "$idS")
 req GET "/lists/dev/held/$idS" -b "$J"
 check "a post's page names the post it shows" \
     grep -q "name=\"post\" value=\"$shaS\"" "$T/body"
 req GET "/lists/dev" -b "$J"
 check "... and so does each row of the list's page" \
     grep -q "name=\"post-$idS\" value=\"$shaS\"" "$T/body"
-sql "DELETE FROM held_posts WHERE id = $idS"
-sql "UPDATE held_posts SET id = $idS WHERE id = $idL"
+move_onto "$idL" "$idS"
 req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=$shaS"
 check "the page's decision, another post under its number now: back to the list ($code)" \
     test "$code" = 303
 check "... nothing decided" \
-    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = held
+    test "$(status_of "$idS")" = held
 req GET /lists/dev -b "$J"
 check "... the list's page says why" grep -q "post $idS is not the post this page showed" "$T/body"
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaS"
 check "... nor by the list page's bulk form" \
-    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = held
+    test "$(status_of "$idS")" = held
 req GET /lists/dev -b "$J"
 check "... which says why" grep -q "is not the post this page showed" "$T/body"
 # (it once counted the post as "1 already decided")
@@ -411,54 +427,51 @@ check "... and counts it as not the post shown, not as decided" \
     sh -c "grep -q '0 posts rejected; 1 not the post the page showed (' '$T/body' && ! grep -q 'already decided' '$T/body'"
 req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=zz"
 check "a page's post that is not a SHA-256: 400, nothing decided" \
-    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
+    answered_held 400 "$idS"
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=zz"
 check "... in a bulk form too" \
-    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
+    answered_held 400 "$idS"
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaS&post-$idS=zz"
 check "... and as a second copy after a good one" \
-    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idS\")\" = held"
-shaL=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idS")
+    answered_held 400 "$idS"
+shaL=$(sha_of "$idS")
 req POST "/lists/dev/bulk" -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL"
 check "the post's own page decides it" \
-    test "$(sql "SELECT status FROM held_posts WHERE id = $idS")" = rejected
+    test "$(status_of "$idS")" = rejected
 # the API names a post by its SHA-256 too: a script that lists, then
 # decides across a failover that gave the number to another post, took
 # that post (it decided by number only)
-printf 'From: f@example.org\nSubject: listed\nMessage-ID: <listed@x>\n\nlisted\n' > "$T/listed.eml"
-printf 'From: g@example.org\nSubject: after\nMessage-ID: <after@x>\n\nafter\n' > "$T/after.eml"
-idP=$("$QHOLD" dev "$T/listed.eml" 0.9) || exit 99
-idQ=$("$QHOLD" dev "$T/after.eml" 0.9) || exit 99
-shaP=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idP")
+idP=$(hold_named listed) || exit 99
+idQ=$(hold_named after) || exit 99
+shaP=$(sha_of "$idP")
 req GET "/api/lists/dev/held/$idP" $A
 check "the API's post names its sha256" has "\"sha256\": \"$shaP\""
-sql "DELETE FROM held_posts WHERE id = $idP"
-sql "UPDATE held_posts SET id = $idP WHERE id = $idQ"
+move_onto "$idQ" "$idP"
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaP"
 check "an API decision naming the listed post, another under its number now: 409" \
-    sh -c "test $code = 409 && grep -q 'is not the post with that sha256' '$T/body'"
+    said_held 409 "$idP" 'is not the post with that sha256'
 check "... nothing decided" \
-    test "$(sql "SELECT status FROM held_posts WHERE id = $idP")" = held
+    test "$(status_of "$idP")" = held
 req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
     -d "{\"action\": \"reject\", \"sha256\": \"$shaP\"}"
-check "... nor as JSON" sh -c "test $code = 409 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+check "... nor as JSON" answered_held 409 "$idP"
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$(echo "$shaP" | tr a-f A-F)"
 check "an API sha256 that is not 64 lower-case hex digits: 400, nothing decided" \
-    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+    answered_held 400 "$idP"
 req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
     -d '{"action": "reject", "sha256": 7}'
 check "... nor one that is not a JSON string" \
-    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+    answered_held 400 "$idP"
 req POST "/api/lists/dev/held/$idP?sha256=$shaP" $A -d "action=reject"
 check "... nor one in the URL (it was ignored, and the post decided)" \
-    sh -c "test $code = 400 && grep -q 'sha256 goes in the body' '$T/body' && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
+    said_held 400 "$idP" 'sha256 goes in the body'
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=${shaP}00"
 check "... and a long one is named as such" \
-    sh -c "test $code = 400 && grep -q 'bad sha256' '$T/body' && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = held"
-shaQ=$(sql "SELECT encode(raw_sha256, 'hex') FROM held_posts WHERE id = $idP")
+    said_held 400 "$idP" 'bad sha256'
+shaQ=$(sha_of "$idP")
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ"
 check "the post's own sha256 decides it" \
-    sh -c "test $code = 200 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idP\")\" = rejected"
+    decided_as 200 "$idP" rejected
 req GET "/lists/other" -b "$J"
 check "a page of a list the user may not see: 403" test "$code" = 403
 req GET "/lists/dev/held/$id3" -b "$J"
