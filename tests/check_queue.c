@@ -2022,6 +2022,123 @@ file_feats(const char *path)
 	return r > 0 ? (long)f : -1;
 }
 
+/* n posts of list, spam, numbered from first, through a trainer that
+ * connects by itself (trainer_open_journal_conn) to conninfo: 0, or -1
+ * with err from whichever call failed */
+static int
+train_conn(const char *conninfo, const char *list, const char *path,
+    struct posttok *pt, int first, int n, char *err, size_t errsz)
+{
+	struct trainer *t;
+	char post[200];
+	int i, r = 0;
+
+	if (trainer_open_journal_conn(&t, conninfo, list, 1, 1, path, 10000,
+	    pt, err, errsz) < 0) {
+		ck_assert_ptr_null(t);
+		return -1;
+	}
+	for (i = first; i < first + n && r == 0; i++) {
+		snprintf(post, sizeof(post), "Subject: post %d\n\nword%d "
+		    "common spammy words\n", i, i);
+		r = trainer_post(t, "post-name", (const unsigned char *)post,
+		    strlen(post), err, errsz);
+	}
+	if (r == 0)
+		r = trainer_finish(t, err, errsz);
+	ck_assert(r < 0 ? trainer_queue(t) == NULL :
+	    trainer_queue(t) != NULL);
+	if (r == 0)
+		ck_assert_msg(trainer_warning(t) == NULL, "%s",
+		    trainer_warning(t));
+	trainer_free(t);
+	return r;
+}
+
+/*
+ * A trainer that connects by itself does it in a thread while the pool
+ * tokenizes the first posts (more than the pool's usual 16 wait): it
+ * journals and follows as one given a connection, whatever the number
+ * of posts; a database it cannot reach fails the training with the
+ * connection's error (not a post's), and nothing is journaled; a file
+ * built with word pairs the pool does not make is left to sync.
+ */
+START_TEST(train_connects_meanwhile)
+{
+	struct queue *q = qopen();
+	struct sync_stats st;
+	struct posttok pt, on;
+	const char *bad = "host=/nonexistent-socket-dir port=1";
+	char dir[256], path[300], rpath[300], err[1024], *a, *b;
+	int64_t last, last2;
+	int threads;
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/cw.kch", dir);
+	snprintf(rpath, sizeof(rpath), "%s/rebuilt.kch", dir);
+	ck_assert_int_eq(posttok_init(&pt, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(posttok_init(&on, NULL, NULL, err, sizeof(err)), 0);
+	on.to.bigrams = on.list_bigrams = 1;
+	for (threads = 0; threads <= 2; threads += 2) {
+		setenv("LISTGATE_TRAIN_THREADS", threads ? "2" : "0", 1);
+		/* a new file, then an old one; 1, 3 and 300 posts */
+		ck_assert_msg(train_conn(NULL, "cw", path, &pt, 0, 300, err,
+		    sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(train_conn(NULL, "cw", path, &pt, 300, 1, err,
+		    sizeof(err)) == 0, "%s", err);
+		ck_assert_msg(train_conn(NULL, "cw", path, &pt, 301, 3, err,
+		    sizeof(err)) == 0, "%s", err);
+		ck_assert_int_eq(sync_apply(q, "cw", path, 1, 1000, &pt, &st,
+		    err, sizeof(err)), 0);
+		ck_assert_uint_eq(st.nevents, 0);	/* followed */
+		ck_assert_int_eq(sync_apply(q, "cw", rpath, 1, 1000, &pt, &st,
+		    err, sizeof(err)), 0);
+		ck_assert_uint_eq(st.nevents, 304 * (threads ? 2 : 1));
+		a = dump_file(path);
+		b = dump_file(rpath);
+		ck_assert_str_eq(a, b);
+		ck_assert_ptr_nonnull(strstr(a, threads ? "spam 608 ham 0 " :
+		    "spam 304 ham 0 "));
+		free(a);
+		free(b);
+		rm_kch(rpath);
+		/* no database: its error, no post's; nothing journaled */
+		ck_assert_int_eq(journal_last_id(q, "cw", &last, err,
+		    sizeof(err)), 0);
+		ck_assert_int_eq(train_conn(bad, "cw", path, &pt, 0, 3, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, "cannot connect", 14) == 0, "%s",
+		    err);
+		ck_assert_int_eq(train_conn(bad, "cw", path, &pt, 0, 300, err,
+		    sizeof(err)), -1);
+		ck_assert_msg(strncmp(err, "cannot connect", 14) == 0, "%s",
+		    err);
+		ck_assert_int_eq(journal_last_id(q, "cw", &last2, err,
+		    sizeof(err)), 0);
+		ck_assert_int_eq(last, last2);
+	}
+	/* a file with word pairs: the pool made none, so the file is left
+	 * to sync, which learns them as the file was built */
+	ck_assert_int_eq(sync_apply(q, "cp", rpath, 1, 1000, &on, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(file_feats(rpath), TOKDB_FEAT_PAIRS);
+	ck_assert_msg(train_conn(NULL, "cp", rpath, &pt, 0, 40, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(file_count(rpath, "common").spam, 0);
+	ck_assert_int_eq(sync_apply(q, "cp", rpath, 1, 1000, &pt, &st, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(st.nevents, 40);
+	ck_assert_uint_eq(file_count(rpath, "bi:common spammy").spam, 40);
+	unsetenv("LISTGATE_TRAIN_THREADS");
+	rm_kch(path);
+	rm_kch(rpath);
+	ck_assert_int_eq(rmdir(dir), 0);
+	queue_close(q);
+}
+END_TEST
+
 /* journal one post "Subject: s\n\nbody\n" of list as spam */
 static void
 journal_one(struct queue *q, const char *list, const char *body)
@@ -2355,6 +2472,7 @@ queue_suite(void)
 	tcase_add_test(tc, sync_apply_exactly_once);
 	tcase_add_test(tc, writers_follow_the_files_word_pairs);
 	tcase_add_test(tc, train_follows_token_file);
+	tcase_add_test(tc, train_connects_meanwhile);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
 	tcase_add_test(tc, journal_ended_early);
 	tcase_add_test(tc, journal_commit_answer_lost);

@@ -171,7 +171,8 @@ START_TEST(test_cut_for_tokens_whole_compressed)
 }
 END_TEST
 
-/* a full pool takes no more: 16 posts, or 16 MiB past the oldest */
+/* a full pool takes no more: 16 posts (128 made deeper), or 16 MiB past
+ * the oldest */
 START_TEST(test_bounded)
 {
 	struct posttok pt;
@@ -180,7 +181,9 @@ START_TEST(test_bounded)
 	unsigned char small[] = "Subject: x\n\nbody\n";
 	unsigned char *big;
 	size_t bigsz = 6u * 1024 * 1024;
-	int i;
+	struct tokpool_post *pp;
+	char name[32];
+	int i, last = 0;
 
 	ck_assert_int_eq(posttok_init_words(&pt, NULL, NULL, err,
 	    sizeof(err)), 0);
@@ -210,6 +213,47 @@ START_TEST(test_bounded)
 	ck_assert_ptr_nonnull(tokpool_take(p));
 	tokpool_done(p);
 	ck_assert(tokpool_room(p, bigsz));
+	ck_assert_ptr_nonnull(tokpool_take(p));
+	tokpool_done(p);
+	/* deeper: 128 posts, then none; shallower again: none until fewer
+	 * than 16 are in flight, and the order is kept throughout */
+	tokpool_set_depth(p, 1000);
+	for (i = 0; i < 128; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		ck_assert(tokpool_room(p, sizeof(small)));
+		ck_assert_int_eq(tokpool_put(p, small, sizeof(small), name),
+		    0);
+	}
+	ck_assert(!tokpool_room(p, sizeof(small)));
+	ck_assert_int_eq(tokpool_put(p, small, sizeof(small), NULL), -1);
+	tokpool_set_depth(p, 0);
+	for (i = 0; i < 128; i++) {
+		ck_assert_int_eq(tokpool_room(p, sizeof(small)), 128 - i < 16);
+		ck_assert_ptr_nonnull(pp = tokpool_take(p));
+		snprintf(name, sizeof(name), "%d", i);
+		ck_assert_str_eq(pp->name, name);
+		tokpool_done(p);
+	}
+	/* the slots come back in another order than they went: the posts
+	 * do not */
+	for (i = 0; i < 40; i++) {
+		if (!tokpool_room(p, sizeof(small))) {
+			ck_assert_ptr_nonnull(pp = tokpool_take(p));
+			ck_assert_int_eq(atoi(pp->name), last++);
+			ck_assert_uint_gt(toklist_count(pp->tl), 0);
+			tokpool_done(p);
+		}
+		snprintf(name, sizeof(name), "%d", i);
+		ck_assert_int_eq(tokpool_put(p, small, sizeof(small), name),
+		    0);
+	}
+	while (tokpool_pending(p) > 0) {
+		ck_assert_ptr_nonnull(pp = tokpool_take(p));
+		ck_assert_int_eq(atoi(pp->name), last++);
+		tokpool_done(p);
+	}
+	ck_assert_int_eq(last, 40);
+	ck_assert_int_eq(tokpool_put(p, big, bigsz, "c"), 0);
 	/* stopped with a post in flight: it is dropped, nothing hangs */
 	tokpool_stop(p);
 	free(big);

@@ -60,6 +60,22 @@ posttok_follow_file(struct posttok *pt, struct tokdb *db)
 }
 
 int
+posttok_file_agrees(const struct posttok *pt, struct tokdb *db)
+{
+	uint32_t feats;
+	int r;
+
+	if (tokdb_created(db))
+		return tokdb_set_feats(db, pt->to.bigrams ? TOKDB_FEAT_PAIRS :
+		    0) < 0 ? -1 : 1;
+	if ((r = tokdb_get_feats(db, &feats)) < 0)
+		return -1;
+	if (r == 0)	/* from before they were recorded: the list's */
+		return pt->to.bigrams == pt->list_bigrams;
+	return pt->to.bigrams == ((feats & TOKDB_FEAT_PAIRS) != 0);
+}
+
+int
 posttok_init(struct posttok *pt, const struct listcfg_global *g,
     const struct listcfg_list *l, char *err, size_t errsz)
 {

@@ -29,9 +29,10 @@
 #include "gate/toklist.h"
 #include "gate/util/xalloc.h"
 
-/* posts in flight at most, and their bytes (a larger post is taken
- * alone) */
-#define TOKPOOL_SLOTS	16
+/* posts in flight at most (tokpool_set_depth: up to TOKPOOL_SLOTS), and
+ * their bytes (a larger post is taken alone) */
+#define TOKPOOL_DEPTH	16
+#define TOKPOOL_SLOTS	TOKPOOL_DEPTH_MAX
 #define TOKPOOL_BYTES	(16u * 1024u * 1024u)
 #define TOKPOOL_MAX_WORKERS	4
 /* a slot's buffers larger than this are given back after use */
@@ -61,9 +62,15 @@ struct tokpool {
 	pthread_cond_t work;	/* a slot was queued, or stop */
 	pthread_cond_t done;	/* a slot is done */
 	struct slot slot[TOKPOOL_SLOTS];
-	/* sequence numbers (slot = number mod TOKPOOL_SLOTS): the oldest in
-	 * flight, the next for a worker, the next to fill */
+	/* the slots in flight by sequence number (ring[number mod
+	 * TOKPOOL_SLOTS]): the oldest, the next for a worker, the next to
+	 * fill; and the free ones, the last used on top (a shallow pool
+	 * keeps reusing the same few, warm in the caches) */
+	struct slot *ring[TOKPOOL_SLOTS];
 	uint64_t head, next, tail;
+	struct slot *free[TOKPOOL_SLOTS];
+	size_t nfree;
+	size_t depth;		/* posts in flight at most */
 	size_t bytes;		/* of the posts in flight */
 	int stop;
 	int what;
@@ -140,7 +147,7 @@ worker_main(void *arg)
 			pthread_cond_wait(&p->work, &p->mu);
 		if (p->stop)
 			break;
-		s = &p->slot[p->next++ % TOKPOOL_SLOTS];
+		s = p->ring[p->next++ % TOKPOOL_SLOTS];
 		s->state = SLOT_BUSY;
 		pthread_mutex_unlock(&p->mu);
 		work(p, w, s);
@@ -205,12 +212,9 @@ tokpool_start(struct tokpool **p_r, const struct posttok *pt,
 	p->what = what;
 	p->toklen = toklen;
 	p->pt = pt;
-	for (k = 0; k < TOKPOOL_SLOTS; k++)
-		if ((what & TOKPOOL_WORDS) && (p->slot[k].out.tl =
-		    toklist_new(pt->to.max_tokens)) == NULL) {
-			pool_free(p);
-			goto oom_nolock;
-		}
+	p->depth = TOKPOOL_DEPTH;
+	for (k = TOKPOOL_SLOTS; k > 0; k--)
+		p->free[p->nfree++] = &p->slot[k - 1];
 	/* the workers take no signal: the program's handlers stay in the
 	 * program's thread */
 	sigfillset(&all);
@@ -240,8 +244,14 @@ tokpool_room(const struct tokpool *p, size_t len)
 {
 	size_t n = (size_t)(p->tail - p->head);
 
-	return n == 0 || (n < TOKPOOL_SLOTS && p->bytes + len <=
-	    TOKPOOL_BYTES);
+	return n == 0 || (n < p->depth && p->bytes + len <= TOKPOOL_BYTES);
+}
+
+void
+tokpool_set_depth(struct tokpool *p, size_t depth)
+{
+	p->depth = depth == 0 ? TOKPOOL_DEPTH : depth > TOKPOOL_SLOTS ?
+	    TOKPOOL_SLOTS : depth;
 }
 
 size_t
@@ -258,10 +268,13 @@ tokpool_put(struct tokpool *p, const unsigned char *msg, size_t len,
 	unsigned char *b;
 	size_t n;
 
-	if (p->tail - p->head >= TOKPOOL_SLOTS)
+	if (p->tail - p->head >= p->depth || p->nfree == 0)
 		return -1;	/* the caller did not ask tokpool_room */
 	/* a free slot is the program thread's alone: no lock needed */
-	s = &p->slot[p->tail % TOKPOOL_SLOTS];
+	s = p->free[p->nfree - 1];
+	if ((p->what & TOKPOOL_WORDS) && s->out.tl == NULL &&
+	    (s->out.tl = toklist_new(p->pt->to.max_tokens)) == NULL)
+		return -1;
 	if (s->cap < len || s->msg == NULL) {
 		if ((b = xrealloc(s->msg, len > 0 ? len : 1)) == NULL)
 			return -1;
@@ -279,9 +292,10 @@ tokpool_put(struct tokpool *p, const unsigned char *msg, size_t len,
 	s->out.name = s->name;
 	s->out.z = NULL;
 	s->out.zlen = 0;
+	p->nfree--;
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_QUEUED;
-	p->tail++;
+	p->ring[p->tail++ % TOKPOOL_SLOTS] = s;
 	pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->mu);
 	p->bytes += len;
@@ -295,7 +309,7 @@ tokpool_take(struct tokpool *p)
 
 	if (p->tail == p->head)
 		return NULL;
-	s = &p->slot[p->head % TOKPOOL_SLOTS];
+	s = p->ring[p->head % TOKPOOL_SLOTS];
 	pthread_mutex_lock(&p->mu);
 	while (s->state != SLOT_DONE)
 		pthread_cond_wait(&p->done, &p->mu);
@@ -310,11 +324,12 @@ tokpool_done(struct tokpool *p)
 
 	if (p->tail == p->head)
 		return;
-	s = &p->slot[p->head % TOKPOOL_SLOTS];
+	s = p->ring[p->head % TOKPOOL_SLOTS];
 	pthread_mutex_lock(&p->mu);
 	s->state = SLOT_FREE;
 	p->head++;
 	pthread_mutex_unlock(&p->mu);
+	p->free[p->nfree++] = s;
 	p->bytes -= s->out.len;
 	if (s->cap > TOKPOOL_KEEP) {
 		xfree(s->msg);

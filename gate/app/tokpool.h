@@ -9,8 +9,8 @@
  * tok_post (the words; the evidence, which does I/O, is added by the
  * program's thread: posttok_evidence) and compress it with their own
  * journal compressor, and the trainer takes them back oldest first.
- * What is in flight is bounded: 16 posts, and 16 MiB of them unless
- * one alone is larger; a caller keeps posts over TOKPOOL_POST_MAX out
+ * What is in flight is bounded: 16 posts (tokpool_set_depth: up to 128),
+ * and 16 MiB of them unless one alone is larger; a caller keeps posts over TOKPOOL_POST_MAX out
  * (copying them would double the memory a large post takes).  Never
  * prints, never exits.
  */
@@ -61,6 +61,14 @@ int tokpool_start(struct tokpool **p_r, const struct posttok *pt,
 /* 1 when a post of len bytes can be put now; 0 when the oldest must be
  * taken first (tokpool_take, tokpool_done) */
 int tokpool_room(const struct tokpool *p, size_t len);
+
+#define TOKPOOL_DEPTH_MAX	128
+
+/* posts in flight at most from now on: up to TOKPOOL_DEPTH_MAX (0: the
+ * default, 16).
+ * A deeper pool lets the workers go on while its user cannot take
+ * posts yet; made shallower, it lets no post in until enough are out */
+void tokpool_set_depth(struct tokpool *p, size_t depth);
 
 /* put a copy of the post (and of its name, cut to 1 KiB) in: 0, or -1
  * when out of memory (nothing was put) */

@@ -19,12 +19,15 @@
 
 #include <sys/stat.h>
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "db/journal.h"
+#include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/app/posttok.h"
 #include "gate/app/tokpool.h"
@@ -68,6 +71,16 @@ struct trainer {
 	/* journal */
 	struct queue *q;
 	char list[256];
+	/* ... opened by a thread of its own (trainer_open_journal_conn)
+	 * while the first posts are tokenized: running until joined */
+	pthread_t opener;
+	int opening;
+	int own_q;			/* q is the trainer's to close */
+	int follow_pending;		/* follow_open once it is open */
+	const char *conninfo;
+	int open_rc;			/* the opener's result: 0, or -1 */
+	char open_err[1024];
+	int64_t open_last, open_mark;
 	/* direct */
 	char path[4200];		/* token file */
 	char tmppath[4200];		/* the new file until its first
@@ -146,9 +159,11 @@ follow_drop(struct trainer *t)
 
 /* begin following the token file at t->path, whose list's newest event
  * is last, with its mark (nothing done when the file is not there, or
- * at another position or event: sync says what is wrong with it) */
+ * at another position or event: sync says what is wrong with it).
+ * fixed: the pool is tokenizing with t->pt as it is, so the file must
+ * be built that way too */
 static void
-follow_open(struct trainer *t, int64_t last, int64_t mark)
+follow_open(struct trainer *t, int64_t last, int64_t mark, int fixed)
 {
 	char err[1024];
 	int64_t pos, fmark;
@@ -178,7 +193,9 @@ follow_open(struct trainer *t, int64_t last, int64_t mark)
 	}
 	t->batch_start = clock_now_s();
 	if (tokdb_get_pos_mark(t->db, &pos, &fmark) < 0 || pos != last ||
-	    (fmark != 0 && fmark != mark) || tokdb_begin(t->db) < 0 || posttok_follow_file(t->pt, t->db) < 0 ||
+	    (fmark != 0 && fmark != mark) || tokdb_begin(t->db) < 0 ||
+	    (fixed ? posttok_file_agrees(t->pt, t->db) != 1 :
+	    posttok_follow_file(t->pt, t->db) < 0) ||
 	    (t->tl = toklist_new(t->pt->to.max_tokens)) == NULL)
 		follow_drop(t);
 }
@@ -282,12 +299,65 @@ post_tokens(struct trainer *t, const unsigned char *msg, size_t len,
 	    NULL : t->tl;
 }
 
+/*
+ * The opener (trainer_open_journal_conn): connecting costs a process
+ * about 8 ms before its first post (loading libpq and its libraries, the
+ * server starting a backend, the round trips that check the schema and
+ * begin the batch), which the pool's workers spend tokenizing the first
+ * posts instead.  The thread touches nothing but its own connection and
+ * its results in t, read only after it is joined.
+ */
+static void *
+opener_main(void *arg)
+{
+	struct trainer *t = arg;
+	struct queue *q = NULL;
+
+	if (queue_open(t->conninfo, &q, t->open_err,
+	    sizeof(t->open_err)) < 0 ||
+	    queue_check_schema(q, t->open_err, sizeof(t->open_err)) < 0 ||
+	    journal_begin_at(q, t->list, &t->open_last, &t->open_mark,
+	    &t->day, t->open_err, sizeof(t->open_err)) < 0) {
+		queue_close(q);
+		t->open_rc = -1;
+		return NULL;
+	}
+	t->q = q;
+	return NULL;
+}
+
+/* the opener's end, waited for: 0, or -1 with its err.  The follower
+ * opens here, learning as the pool tokenizes (fixed) */
+static int
+opened(struct trainer *t, char *err, size_t errsz)
+{
+	if (t->opening) {
+		pthread_join(t->opener, NULL);
+		t->opening = 0;
+		if (t->pool != NULL)
+			tokpool_set_depth(t->pool, 0);
+	}
+	if (t->open_rc < 0) {
+		snprintf(err, errsz, "%s", t->open_err);
+		return -1;
+	}
+	if (t->follow_pending) {
+		t->follow_pending = 0;
+		if (t->path[0] != 0)
+			follow_open(t, t->open_last, t->open_mark,
+			    t->pool != NULL);
+	}
+	return 0;
+}
+
 static int
 journal_post(struct trainer *t, const unsigned char *msg, size_t len,
     struct tokpool_post *pp, char *err, size_t errsz)
 {
 	struct toklist *tl;
 
+	if (opened(t, err, errsz) < 0)
+		return -1;
 	if ((pp != NULL && pp->z != NULL ? journal_add_z(t->q, t->list,
 	    t->spam, t->dir, "manual", 0, len, pp->z, pp->zlen, err, errsz) :
 	    journal_add(t->q, t->list, t->spam, t->dir, "manual", 0, msg, len,
@@ -314,6 +384,8 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 	int64_t last, mark;
 	int r;
 
+	if (opened(t, err, errsz) < 0)
+		return -1;
 	if (t->db == NULL) {
 		if ((r = journal_commit(t->q, err, errsz)) < 0) {
 			t->st.unknown = r == JOURNAL_EUNKNOWN;
@@ -351,6 +423,10 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 static void
 journal_abort(struct trainer *t)
 {
+	char err[1024];
+
+	if (opened(t, err, sizeof(err)) < 0)
+		return;
 	follow_drop(t);
 	journal_rollback(t->q);
 }
@@ -359,37 +435,95 @@ static const struct trainer_ops journal_ops = {
 	journal_post, journal_finish, journal_abort
 };
 
+/* a journal trainer with nothing open yet, or NULL with err */
+static struct trainer *
+journal_new(const char *list, int spam, int dir, const char *path,
+    unsigned wait_ms, struct posttok *pt, char *err, size_t errsz)
+{
+	struct trainer *t;
+
+	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	t->ops = &journal_ops;
+	snprintf(t->list, sizeof(t->list), "%s", list);
+	t->spam = spam;
+	t->dir = dir;
+	t->wait_ms = wait_ms;
+	t->pt = pt;
+	/* t->path: the file to follow, or "" */
+	if (path != NULL && dir > 0 && (size_t)snprintf(t->path,
+	    sizeof(t->path), "%s", path) >= sizeof(t->path))
+		t->path[0] = 0;
+	return t;
+}
+
 int
 trainer_open_journal(struct trainer **t_r, struct queue *q, const char *list,
     int spam, int dir, const char *path, unsigned wait_ms,
     struct posttok *pt, char *err, size_t errsz)
 {
 	struct trainer *t;
-	int64_t last, mark;
 
-	*t_r = NULL;
-	if ((t = xcalloc(1, sizeof(*t))) == NULL) {
-		snprintf(err, errsz, "out of memory");
+	if ((*t_r = t = journal_new(list, spam, dir, path, wait_ms, pt, err,
+	    errsz)) == NULL)
 		return -1;
-	}
-	t->ops = &journal_ops;
 	t->q = q;
-	snprintf(t->list, sizeof(t->list), "%s", list);
-	t->spam = spam;
-	t->dir = dir;
-	t->wait_ms = wait_ms;
-	t->pt = pt;
-	if (path != NULL && dir > 0 && (size_t)snprintf(t->path,
-	    sizeof(t->path), "%s", path) >= sizeof(t->path))
-		path = NULL;
-	if (journal_begin_at(q, list, &last, &mark, &t->day, err, errsz) < 0) {
+	if (journal_begin_at(q, list, &t->open_last, &t->open_mark, &t->day,
+	    err, errsz) < 0) {
 		xfree(t);
+		*t_r = NULL;
 		return -1;
 	}
-	if (path != NULL && dir > 0)
-		follow_open(t, last, mark);
-	*t_r = t;
+	if (t->path[0] != 0)
+		follow_open(t, t->open_last, t->open_mark, 0);
 	return 0;
+}
+
+int
+trainer_open_journal_conn(struct trainer **t_r, const char *conninfo,
+    const char *list, int spam, int dir, const char *path,
+    unsigned wait_ms, struct posttok *pt, char *err, size_t errsz)
+{
+	struct trainer *t;
+	sigset_t all, old;
+	int r;
+
+	if ((*t_r = t = journal_new(list, spam, dir, path, wait_ms, pt, err,
+	    errsz)) == NULL)
+		return -1;
+	t->own_q = 1;
+	t->conninfo = conninfo;
+	t->follow_pending = 1;
+	/* without workers, nothing would go on meanwhile */
+	if (tokpool_workers() > 0) {
+		/* the opener takes no signal: the program's handlers stay
+		 * in the program's thread */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		r = pthread_create(&t->opener, NULL, opener_main, t);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (r == 0) {
+			t->opening = 1;
+			return 0;
+		}
+	}
+	opener_main(t);
+	if (opened(t, err, errsz) < 0) {
+		trainer_free(t);
+		*t_r = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct queue *
+trainer_queue(struct trainer *t)
+{
+	char err[1024];
+
+	return opened(t, err, sizeof(err)) < 0 ? NULL : t->q;
 }
 
 /* --- direct ------------------------------------------------------------ */
@@ -632,13 +766,14 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 
 /* --- either ------------------------------------------------------------ */
 
-/* err = "name: err" */
+/* err = "name: err", unless it is the database's (trainer_open_journal_conn:
+ * no post of its own) */
 static void
-name_err(const char *name, char *err, size_t errsz)
+name_err(const struct trainer *t, const char *name, char *err, size_t errsz)
 {
 	char e[1024];
 
-	if (name == NULL || name[0] == 0)
+	if (name == NULL || name[0] == 0 || t->open_rc < 0)
 		return;
 	snprintf(e, sizeof(e), "%s", err);
 	snprintf(err, errsz, "%s: %s", name, e);
@@ -659,7 +794,7 @@ pool_learn_oldest(struct trainer *t, char *err, size_t errsz)
 	} else
 		r = t->ops->post(t, pp->msg, pp->len, pp, err, errsz);
 	if (r < 0)
-		name_err(pp->name, err, errsz);
+		name_err(t, pp->name, err, errsz);
 	tokpool_done(t->pool);
 	return r;
 }
@@ -700,21 +835,23 @@ pool_begin(struct trainer *t)
 		return;
 	}
 	if (t->ops == &journal_ops)
-		what = TOKPOOL_DEFLATE | (t->db != NULL ? TOKPOOL_WORDS : 0);
+		what = TOKPOOL_DEFLATE | (t->db != NULL || (t->opening &&
+		    t->path[0] != 0) ? TOKPOOL_WORDS : 0);
 	else
 		what = TOKPOOL_WORDS;
 	if (tokpool_start(&t->pool, t->pt, n, what, t->ops == &journal_ops ?
 	    t->pt->to.lim.max_scan + 1 : 0, err, sizeof(err)) < 0) {
 		t->pool = NULL;
 		t->nopool = 1;
-	}
+	} else if (t->opening)
+		tokpool_set_depth(t->pool, TOKPOOL_DEPTH_MAX);
 }
 
 int
 trainer_post(struct trainer *t, const char *name, const unsigned char *msg,
     size_t len, char *err, size_t errsz)
 {
-	if (t->pool == NULL && !t->nopool && t->ntaken > 0)
+	if (t->pool == NULL && !t->nopool && (t->ntaken > 0 || t->opening))
 		pool_begin(t);
 	t->ntaken++;
 	if (t->pool != NULL && len > TOKPOOL_POST_MAX) {
@@ -734,7 +871,7 @@ trainer_post(struct trainer *t, const char *name, const unsigned char *msg,
 			return -1;
 	}
 	if (t->ops->post(t, msg, len, NULL, err, errsz) < 0) {
-		name_err(name, err, errsz);
+		name_err(t, name, err, errsz);
 		return -1;
 	}
 	return 0;
@@ -784,11 +921,16 @@ trainer_warning(const struct trainer *t)
 void
 trainer_free(struct trainer *t)
 {
+	char err[1024];
+
 	if (t == NULL)
 		return;
 	trainer_abort(t);
+	(void)opened(t, err, sizeof(err));
 	if (t->db != NULL)
 		tokdb_close(t->db);
 	toklist_free(t->tl);
+	if (t->own_q)
+		queue_close(t->q);
 	xfree(t);
 }

@@ -59,6 +59,23 @@ int trainer_open_journal(struct trainer **t_r, struct queue *q,
     struct posttok *pt, char *err, size_t errsz);
 
 /*
+ * The same, connecting to conninfo itself (which must outlive the
+ * trainer): a thread of its own opens the database, checks its schema
+ * and begins the batch while the workers tokenize and compress the
+ * first posts, and the first post learnt (or trainer_finish) waits for
+ * it.  So a failure to connect may come from trainer_post or
+ * trainer_finish, with the connection's err.  The connection is the
+ * trainer's, closed by trainer_free.  0, or -1 with err.
+ */
+int trainer_open_journal_conn(struct trainer **t_r, const char *conninfo,
+    const char *list, int spam, int dir, const char *path, unsigned wait_ms,
+    struct posttok *pt, char *err, size_t errsz);
+
+/* the journal trainer's connection, once open (waited for), or NULL when
+ * it could not be opened; NULL for the direct back end */
+struct queue *trainer_queue(struct trainer *t);
+
+/*
  * The direct back end: learn into the token file at path (":" for an
  * in-memory store), created when missing if create is
  * set: a missing file is built under a temporary name beside it

@@ -119,6 +119,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], path[4096];
 	double start, last = 0;
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
+	int journal = 0;
 	unsigned long nerr = 0;
 	int fatal = 0, rc;
 
@@ -175,9 +176,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		 * cannot be made, sync says so after the journal's commit) */
 		if (!unlearn)
 			(void)sync_tokens_dir(&g, err, sizeof(err));
-		if (queue_open(g.conninfo, &q, err, sizeof(err)) < 0 ||
-		    queue_check_schema(q, err, sizeof(err)) < 0 ||
-		    trainer_open_journal(&t, q, list, spam, dir,
+		journal = 1;
+		if (trainer_open_journal_conn(&t, g.conninfo, list, spam, dir,
 		    sync_is_site(&g, &l) ? NULL : path, sync_writer_wait(&g),
 		    &pt, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
@@ -214,7 +214,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				nerr++;
 				continue;
 			}
-			if (q != NULL && p.len > LG_MAX_POST_BYTES) {
+			if (journal && p.len > LG_MAX_POST_BYTES) {
 				/* more than the journal keeps: this post
 				 * only, not the run */
 				cmd_err(NAME, "list %s: %s: post of %zu bytes is "
@@ -242,8 +242,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	else if (trainer_finish(t, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		fatal = 1;
-	} else if (q != NULL && train_sync(q, &g, &l, &ss, err,
-	    sizeof(err)) < 0) {
+	} else if (journal && (q = trainer_queue(t)) != NULL &&
+	    train_sync(q, &g, &l, &ss, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
 		cmd_err(NAME, "list %s: the posts are in the journal; run "
 		    "`listgate sync --list %s`", list, list);
@@ -254,7 +254,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		progress(t, dir, start, 1);
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
-	if (!quiet && !fatal && q != NULL)
+	if (!quiet && !fatal && journal)
 		printf("%s %lu posts as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,
 		    spam ? "spam" : "ham", clock_now_s() - start);
@@ -264,16 +264,16 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		    spam ? "spam" : "ham",
 		    st.nchanged, unlearn ? "tokens removed" : "new tokens",
 		    clock_now_s() - start);
-	if (fatal && q != NULL && st.unknown)
+	if (fatal && journal && st.unknown)
 		cmd_err(NAME, "list %s: stopped; the database did not answer "
 		    "the commit, so the posts may or may not be journaled: "
 		    "`listgate sync --list %s` applies them if they are; "
 		    "count the list's journal before training them again",
 		    list, list);
-	else if (fatal && q != NULL && st.ndone == 0)
+	else if (fatal && journal && st.ndone == 0)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);
-	else if (fatal && q == NULL)
+	else if (fatal && !journal)
 		cmd_err(NAME, "list %s: stopped: %lu post%s %s, the unfinished "
 		    "batch was rolled back", list, st.ndone,
 		    st.ndone == 1 ? "" : "s",
@@ -282,8 +282,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
 		    nerr, nerr == 1 ? "" : "s");
 out:
-	trainer_free(t);
-	queue_close(q);
+	trainer_free(t);	/* and its connection */
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
 	return fatal || nerr ? EXIT_CMD_FAIL : EXIT_CMD_OK;
