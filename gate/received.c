@@ -73,7 +73,10 @@ copy_name(char *out, size_t outsz, const unsigned char *p, size_t n)
 }
 
 /* the IP of a literal [p, p+n): "1.2.3.4", "IPv6:...", with a ":port"
- * after an IPv4 tolerated: its family, or 0 */
+ * after an IPv4 tolerated: its family, or 0.  An IPv4 address written
+ * as IPv6 (::ffff:1.2.3.4, as a dual-stack socket logs an IPv4 client)
+ * is IPv4: its tokens are the IPv4 address and networks, not a /64
+ * and a /48 that every such address shares */
 static int
 read_ip(const unsigned char *p, size_t n, unsigned char ip[16])
 {
@@ -85,7 +88,7 @@ read_ip(const unsigned char *p, size_t n, unsigned char ip[16])
 	while (n > 0 && is_space(p[n - 1]))
 		n--;
 	if ((f = netlist_addr((const char *)p, n, ip)) != 0)
-		return f;
+		return netlist_v4mapped(ip) ? 4 : f;
 	/* 1.2.3.4:25 */
 	for (k = 0; k < n && p[k] != ':'; k++)
 		;

@@ -226,6 +226,64 @@ START_TEST(walk_real_chains)
 }
 END_TEST
 
+/* 1 if some token of tl begins with prefix */
+static int
+has_prefix(const struct toklist *tl, const char *prefix)
+{
+	size_t i, len, n = strlen(prefix);
+	const char *t;
+
+	for (i = 0; i < toklist_count(tl); i++) {
+		t = toklist_get(tl, i, &len);
+		if (len >= n && memcmp(t, prefix, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * An IPv4 client logged as IPv6 (::ffff:a.b.c.d, a dual-stack socket)
+ * gives the IPv4 tokens, as it would written as IPv4: not "::/64" and
+ * "::/48", which every such client shared.  Its HELO literal, either
+ * way written, is its own.
+ */
+START_TEST(v4mapped_relay_is_ipv4)
+{
+	static const char *const forms[] = {
+		"from helo.example (mx.example.net [IPv6:::ffff:198.51.100.7]) "
+		"by b\n",
+		"from helo.example (mx.example.net [::ffff:198.51.100.7]) by b\n",
+		"from [IPv6:::ffff:198.51.100.7] (mx.example.net "
+		"[198.51.100.7]) by b\n",
+		"from [198.51.100.7] (mx.example.net "
+		"[IPv6:::FFFF:c633:6407]) by b\n",
+	};
+	struct tok_opts o;
+	struct toklist *tl;
+	char m[512];
+	size_t i;
+
+	tok_opts_default(&o);
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		snprintf(m, sizeof(m), "Received: %s\nhi there\n", forms[i]);
+		tl = toklist_new(o.max_tokens);
+		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
+		    &o, tl), 0);
+		ck_assert_msg(has(tl, "src:ip:198.51.100.7"), "%s", forms[i]);
+		ck_assert_msg(has(tl, "src:net:198.51.100.0/24"), "%s",
+		    forms[i]);
+		ck_assert_msg(has(tl, "src:net:198.51.0.0/16"), "%s",
+		    forms[i]);
+		ck_assert_msg(!has_prefix(tl, "src:ip:::"), "%s", forms[i]);
+		ck_assert_msg(!has_prefix(tl, "src:net:::"), "%s", forms[i]);
+		if (i >= 2)
+			ck_assert_msg(has(tl, "src:helo:literal"), "%s",
+			    forms[i]);
+		toklist_free(tl);
+	}
+}
+END_TEST
+
 START_TEST(src_option_off)
 {
 	struct tok_opts o;
@@ -387,6 +445,7 @@ received_suite(void)
 	tcase_add_loop_test(tc, walk_real_chains, 0,
 	    (int)(sizeof(chains) / sizeof(chains[0])));
 	tcase_add_test(tc, src_option_off);
+	tcase_add_test(tc, v4mapped_relay_is_ipv4);
 	tcase_add_test(tc, nested_received_ignored);
 	tcase_add_test(tc, deep_chain);
 	suite_add_tcase(s, tc);

@@ -38,16 +38,12 @@ struct dnsbl {
 	size_t nz, ndone;
 };
 
-/* the first 12 bytes of an IPv4 address in 16 (::ffff:0:0/96) */
-static const unsigned char v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff,
-    0xff };
-
 int
 dnsbl_public(const unsigned char a[16])
 {
 	const unsigned char *b;
 
-	if (memcmp(a, v4map, 12) == 0) {
+	if (netlist_v4mapped(a)) {
 		b = a + 12;
 		return !(b[0] == 0 || b[0] == 10 || b[0] == 127 ||
 		    (b[0] == 100 && (b[1] & 0xc0) == 64) ||
@@ -79,7 +75,7 @@ query_name(char *q, size_t qsz, const unsigned char a[16], int family,
 	size_t k = 0;
 	int i, r;
 
-	if (family == 4 || memcmp(a, v4map, 12) == 0) {
+	if (family == 4 || netlist_v4mapped(a)) {
 		r = snprintf(q, qsz, "%u.%u.%u.%u.%s", a[15], a[14], a[13],
 		    a[12], zone);
 		return r > 0 && (size_t)r < qsz ? 0 : -1;

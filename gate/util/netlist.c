@@ -202,13 +202,20 @@ netlist_has_name(const struct netlist *nl, const char *name, size_t n)
 }
 
 int
-netlist_loopback(const unsigned char a[16])
+netlist_v4mapped(const unsigned char a[16])
 {
 	static const unsigned char v4map[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	    0, 0xff, 0xff };
+
+	return memcmp(a, v4map, 12) == 0;
+}
+
+int
+netlist_loopback(const unsigned char a[16])
+{
 	static const unsigned char one[16] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	    0, 0, 0, 0, 0, 1 };
 
-	return (memcmp(a, v4map, 12) == 0 && a[12] == 127) ||
+	return (netlist_v4mapped(a) && a[12] == 127) ||
 	    memcmp(a, one, 16) == 0;
 }

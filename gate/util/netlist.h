@@ -54,4 +54,8 @@ int netlist_has_name(const struct netlist *nl, const char *name, size_t n);
 /* 1 if a is a loopback address (127.0.0.0/8, ::1) */
 int netlist_loopback(const unsigned char a[16]);
 
+/* 1 if the 16-byte address is an IPv4 one (::ffff:0:0/96), however it
+ * was written */
+int netlist_v4mapped(const unsigned char a[16]);
+
 #endif
