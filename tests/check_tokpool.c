@@ -260,6 +260,73 @@ START_TEST(test_bounded)
 }
 END_TEST
 
+/* a pool made deeper takes small posts past its usual 16, large ones
+ * only while they stay under 2 MiB in all: each slot keeps its token
+ * list (here 9000 tokens) until the pool stops, and 128 posts of 64 KiB
+ * fit the usual 16 MiB */
+START_TEST(test_deeper_only_small)
+{
+	struct posttok pt;
+	struct tokpool *p;
+	struct tokpool_post *pp;
+	char err[256], name[32];
+	unsigned char *post, small[] = "Subject: x\n\nbody\n";
+	size_t len = 64u * 1024, n = 0;
+	int i, last = 0;
+
+	ck_assert_int_eq(posttok_init_words(&pt, NULL, NULL, err,
+	    sizeof(err)), 0);
+	ck_assert_ptr_nonnull(post = malloc(len + 16));
+	n = (size_t)snprintf((char *)post, len, "Subject: many\n\n");
+	for (i = 0; n + 8 < len; i++)
+		n += (size_t)snprintf((char *)post + n, len - n, "w%05x ", i);
+	while (n < len)
+		post[n++] = '\n';
+	ck_assert_int_eq(tokpool_start(&p, &pt, 2, TOKPOOL_WORDS |
+	    TOKPOOL_DEFLATE, 0, err, sizeof(err)), 0);
+	tokpool_set_depth(p, TOKPOOL_DEPTH_MAX);
+	for (i = 0; i < TOKPOOL_DEPTH_MAX && tokpool_room(p, len); i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		ck_assert_int_eq(tokpool_put(p, post, len, name), 0);
+	}
+	ck_assert_int_eq(i, 32);	/* 2 MiB */
+	while (tokpool_pending(p) > 0) {
+		ck_assert_ptr_nonnull(pp = tokpool_take(p));
+		ck_assert_int_eq(atoi(pp->name), last++);
+		ck_assert_uint_gt(toklist_count(pp->tl), 5000);
+		tokpool_done(p);
+	}
+	/* small posts: 128 */
+	for (i = 0; i < TOKPOOL_DEPTH_MAX; i++) {
+		ck_assert(tokpool_room(p, sizeof(small)));
+		snprintf(name, sizeof(name), "%d", last + i);
+		ck_assert_int_eq(tokpool_put(p, small, sizeof(small), name),
+		    0);
+	}
+	ck_assert(!tokpool_room(p, sizeof(small)));
+	/* shallower again: the slots freed past 16 are given up, and
+	 * every post still comes back in order, tokenized */
+	tokpool_set_depth(p, 0);
+	while (tokpool_pending(p) > 0) {
+		ck_assert_ptr_nonnull(pp = tokpool_take(p));
+		ck_assert_int_eq(atoi(pp->name), last++);
+		ck_assert_uint_gt(toklist_count(pp->tl), 0);
+		tokpool_done(p);
+	}
+	for (i = 0; i < 40; i++) {
+		while (!tokpool_room(p, len)) {
+			ck_assert_ptr_nonnull(pp = tokpool_take(p));
+			ck_assert_uint_gt(toklist_count(pp->tl), 5000);
+			ck_assert_uint_gt(pp->zlen, 0);
+			tokpool_done(p);
+		}
+		ck_assert_int_eq(tokpool_put(p, post, len, NULL), 0);
+	}
+	tokpool_stop(p);
+	free(post);
+}
+END_TEST
+
 /* 80 charsets in which byte 0xe9 is not e-acute (glibc's iconv knows
  * them all), more than a post's budget (CS_OPEN_BUDGET) and the cache */
 static const char *const many[80] = {
@@ -390,6 +457,7 @@ main(void)
 	tcase_add_loop_test(tc, test_in_order_same_tokens, 1, 5);
 	tcase_add_test(tc, test_cut_for_tokens_whole_compressed);
 	tcase_add_test(tc, test_bounded);
+	tcase_add_test(tc, test_deeper_only_small);
 	tcase_add_test(tc, test_tokens_do_not_depend_on_history);
 	tcase_add_test(tc, test_workers_from_environment);
 	suite_add_tcase(s, tc);

@@ -34,6 +34,12 @@
 #define TOKPOOL_DEPTH	16
 #define TOKPOOL_SLOTS	TOKPOOL_DEPTH_MAX
 #define TOKPOOL_BYTES	(16u * 1024u * 1024u)
+/* a pool made deeper takes posts past TOKPOOL_DEPTH only while those in
+ * flight stay under this many bytes: every slot keeps its token list
+ * (up to LG_MAX_TOKENS_PER_POST tokens, about 0.9 MB for 120 KB of
+ * short words) until the pool stops, and 128 slots of posts that fit
+ * TOKPOOL_BYTES took 110 MB more than 16 */
+#define TOKPOOL_DEEP_BYTES	(2u * 1024u * 1024u)
 #define TOKPOOL_MAX_WORKERS	4
 /* a slot's buffers larger than this are given back after use */
 #define TOKPOOL_KEEP	(1024u * 1024u)
@@ -244,7 +250,8 @@ tokpool_room(const struct tokpool *p, size_t len)
 {
 	size_t n = (size_t)(p->tail - p->head);
 
-	return n == 0 || (n < p->depth && p->bytes + len <= TOKPOOL_BYTES);
+	return n == 0 || (n < p->depth && p->bytes + len <= (n <
+	    TOKPOOL_DEPTH ? TOKPOOL_BYTES : TOKPOOL_DEEP_BYTES));
 }
 
 void
@@ -331,6 +338,20 @@ tokpool_done(struct tokpool *p)
 	pthread_mutex_unlock(&p->mu);
 	p->free[p->nfree++] = s;
 	p->bytes -= s->out.len;
+	if (p->tail - p->head >= p->depth) {
+		/* more are in flight than the depth the pool was made
+		 * shallower to: a slot it will not need again (only the top
+		 * of the free stack is), so its buffers go */
+		toklist_free(s->out.tl);
+		s->out.tl = NULL;
+		xfree(s->msg);
+		s->msg = NULL;
+		s->cap = 0;
+		xfree(s->z);
+		s->z = NULL;
+		s->zcap = 0;
+		return;
+	}
 	if (s->cap > TOKPOOL_KEEP) {
 		xfree(s->msg);
 		s->msg = NULL;

@@ -9,8 +9,10 @@
  * tok_post (the words; the evidence, which does I/O, is added by the
  * program's thread: posttok_evidence) and compress it with their own
  * journal compressor, and the trainer takes them back oldest first.
- * What is in flight is bounded: 16 posts (tokpool_set_depth: up to 128),
- * and 16 MiB of them unless one alone is larger; a caller keeps posts over TOKPOOL_POST_MAX out
+ * What is in flight is bounded: 16 posts (tokpool_set_depth: up to 128,
+ * those past 16 only while all in flight stay under 2 MiB), and 16 MiB
+ * of them unless one alone is larger; a caller keeps posts over
+ * TOKPOOL_POST_MAX out
  * (copying them would double the memory a large post takes).  Never
  * prints, never exits.
  */
@@ -65,7 +67,7 @@ int tokpool_room(const struct tokpool *p, size_t len);
 #define TOKPOOL_DEPTH_MAX	128
 
 /* posts in flight at most from now on: up to TOKPOOL_DEPTH_MAX (0: the
- * default, 16).
+ * default, 16; past 16, only while they stay under 2 MiB in all).
  * A deeper pool lets the workers go on while its user cannot take
  * posts yet; made shallower, it lets no post in until enough are out */
 void tokpool_set_depth(struct tokpool *p, size_t depth);
