@@ -9,6 +9,8 @@
 #include "config.h"
 
 #include <check.h>
+#include <sys/file.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 #include "gate/app/posttok.h"
 #include "gate/app/sync.h"
 #include "gate/app/trainer.h"
+#include "gate/util/clock.h"
 
 /* --- helpers ------------------------------------------------------------- */
 
@@ -2139,6 +2142,56 @@ START_TEST(train_connects_meanwhile)
 }
 END_TEST
 
+/*
+ * A trainer that connects by itself and is aborted before anything
+ * waited for its connection does not begin following the token file
+ * on its way out (a private copy made only to be dropped): here the
+ * file is held by a replacer (its flock), which the follower would have
+ * waited a second for.  Nothing is journaled.
+ */
+START_TEST(train_abort_before_connection_follows_nothing)
+{
+	struct queue *q = qopen();
+	struct trainer *t;
+	struct posttok pt;
+	char dir[256], path[300], err[1024];
+	int64_t last, last2;
+	double start;
+	int fd, i;
+
+	snprintf(dir, sizeof(dir), "%s/check_queue.XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/ab.kch", dir);
+	ck_assert_int_eq(posttok_init(&pt, NULL, NULL, err, sizeof(err)), 0);
+	setenv("LISTGATE_TRAIN_THREADS", "2", 1);
+	ck_assert_msg(train_conn(NULL, "ab", path, &pt, 0, 3, err,
+	    sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(journal_last_id(q, "ab", &last, err, sizeof(err)),
+	    0);
+	ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	ck_assert_int_eq(trainer_open_journal_conn(&t, NULL, "ab", 1, 1,
+	    path, 10000, &pt, err, sizeof(err)), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(trainer_post(t, "p", (const unsigned char *)
+		    "Subject: s\n\nbody\n", 18, err, sizeof(err)), 0);
+	start = clock_now_s();
+	trainer_abort(t);
+	ck_assert_msg(clock_now_s() - start < 0.5, "aborting took %.2f s",
+	    clock_now_s() - start);
+	trainer_free(t);
+	close(fd);
+	ck_assert_int_eq(journal_last_id(q, "ab", &last2, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(last, last2);
+	unsetenv("LISTGATE_TRAIN_THREADS");
+	rm_kch(path);
+	ck_assert_int_eq(rmdir(dir), 0);
+	queue_close(q);
+}
+END_TEST
+
 /* journal one post "Subject: s\n\nbody\n" of list as spam */
 static void
 journal_one(struct queue *q, const char *list, const char *body)
@@ -2473,6 +2526,7 @@ queue_suite(void)
 	tcase_add_test(tc, writers_follow_the_files_word_pairs);
 	tcase_add_test(tc, train_follows_token_file);
 	tcase_add_test(tc, train_connects_meanwhile);
+	tcase_add_test(tc, train_abort_before_connection_follows_nothing);
 	tcase_add_test(tc, journal_batch_error_stores_nothing);
 	tcase_add_test(tc, journal_ended_early);
 	tcase_add_test(tc, journal_commit_answer_lost);

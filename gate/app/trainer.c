@@ -425,6 +425,9 @@ journal_abort(struct trainer *t)
 {
 	char err[1024];
 
+	/* the follower is not begun only to be dropped (it may wait a
+	 * second for the file, and copy it) */
+	t->follow_pending = 0;
 	if (opened(t, err, sizeof(err)) < 0)
 		return;
 	follow_drop(t);
