@@ -770,13 +770,14 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 /* --- either ------------------------------------------------------------ */
 
 /* err = "name: err", unless it is the database's (trainer_open_journal_conn:
- * no post of its own) */
+ * no post of its own; open_rc is the opener's until it is joined, and a
+ * worker's failure can come before that) */
 static void
 name_err(const struct trainer *t, const char *name, char *err, size_t errsz)
 {
 	char e[1024];
 
-	if (name == NULL || name[0] == 0 || t->open_rc < 0)
+	if (name == NULL || name[0] == 0 || (!t->opening && t->open_rc < 0))
 		return;
 	snprintf(e, sizeof(e), "%s", err);
 	snprintf(err, errsz, "%s: %s", name, e);
