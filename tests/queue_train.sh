@@ -74,6 +74,21 @@ check "the unlearn is journaled" \
 $PG_CTL_STOP
 lgdb train -q --list dev --spam "$DATA/spam2.eml" > "$T/out" 2>&1
 check "train with the database down exits 1" test $? -eq 1
+# with worker threads the database is opened meanwhile: the same words
+# as without, naming the list, the connection's error, and what became
+# of the posts
+LISTGATE_TRAIN_THREADS=0 lgdb train -q --list dev --spam \
+    "$DATA"/spam[0-9].eml > "$T/out0" 2>&1
+r0=$?
+LISTGATE_TRAIN_THREADS=2 lgdb train -q --list dev --spam \
+    "$DATA"/spam[0-9].eml > "$T/out2" 2>&1
+check "... with or without worker threads" test $? -eq 1 -a "$r0" -eq 1
+check "... saying the same" cmp -s "$T/out0" "$T/out2"
+check "... naming the list and the connection's failure" \
+    grep -q "^listgate train: list dev: cannot connect to the database" "$T/out2"
+check "... and that nothing was journaled" \
+    grep -qx "listgate train: list dev: stopped; none of the posts were journaled" "$T/out2"
+sed 's/^/# /' "$T/out0" "$T/out2"
 $PG_CTL_START
 dump db > "$T/d-db2"
 check "... and trained nothing" cmp -s "$T/d-db" "$T/d-db2"

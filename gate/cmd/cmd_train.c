@@ -180,7 +180,10 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (trainer_open_journal_conn(&t, g.conninfo, list, spam, dir,
 		    sync_is_site(&g, &l) ? NULL : path, sync_writer_wait(&g),
 		    &pt, err, sizeof(err)) < 0) {
-			cmd_err(NAME, "%s", err);
+			/* as when the thread's connection fails later */
+			cmd_err(NAME, "list %s: %s", list, err);
+			cmd_err(NAME, "list %s: stopped; none of the posts "
+			    "were journaled", list);
 			fatal = 1;
 			goto out;
 		}
