@@ -299,6 +299,24 @@ post_tokens(struct trainer *t, const unsigned char *msg, size_t len,
 	    NULL : t->tl;
 }
 
+/* before the pool starts (the workers share t->pt): tokenize as the
+ * token file to follow was built, its recorded word pairs, as the
+ * follower would once open (posttok_follow_file); what it finds is
+ * checked again then (posttok_file_agrees).  A file busy or unreadable
+ * now: the list's setting */
+static void
+follow_peek(struct trainer *t)
+{
+	struct tokdb *db;
+	char err[512];
+
+	if (t->path[0] == 0 || access(t->path, F_OK) < 0 ||
+	    tokdb_open(t->path, TOKDB_READ, 0, &db, err, sizeof(err)) != 0)
+		return;
+	(void)posttok_follow_file(t->pt, db);
+	tokdb_close(db);
+}
+
 /*
  * The opener (trainer_open_journal_conn): connecting costs a process
  * about 8 ms before its first post (loading libpq and its libraries, the
@@ -509,6 +527,7 @@ trainer_open_journal_conn(struct trainer **t_r, const char *conninfo,
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		if (r == 0) {
 			t->opening = 1;
+			follow_peek(t);
 			return 0;
 		}
 	}
