@@ -293,6 +293,20 @@ $PG_CTL_START
 sdump A > "$T/sA"
 sdump B > "$T/sB"
 check "... ending equal to host A's" cmp -s "$T/sA" "$T/sB"
+# and rebuilding it then (its file gone): built from what the standby
+# has been fed, still exit 1 for the feed
+rm -f "$T/tokens-B/site.kch"
+$PG_CTL_STOP
+run lgB rebuild --list site
+check "the primary down: host B's rebuild of the site store exits 1" \
+    test "$rc" -eq 1
+check "... saying it cannot feed through the primary" \
+    grep -q "cannot feed it through the primary" "$T/err"
+check "... but rebuilds it from the standby's feed" \
+    grep -q "^list site: rebuilt .* from $((nj + 1)) journal events" "$T/out"
+$PG_CTL_START
+sdump B > "$T/sB"
+check "... equal to host A's" cmp -s "$T/sA" "$T/sB"
 
 # a site store further on than the standby (host C has host A's file):
 # refused as for a list, saying the standby is behind, not that the file
