@@ -105,6 +105,11 @@ starts() { case $1 in "$2"*) return 0 ;; esac; echo "# $1"; return 1; }
 loaded_libpq() { cat "$1".ld.* 2>/dev/null | grep -q 'file=libpq\.so'; }
 logged_id() { sed -n 's/.* id=\([0-9]*\) .*/\1/p' "$1" | head -n 1; }
 start_holder() {
+	# the last holder's log goes first: its "listening on" line (the
+	# same socket) could be read before this one's shell truncates the
+	# file, and the check after the wait then found it empty (seen in
+	# CI: "did not say it listens", an empty log, a holder 0 s old)
+	rm -f "$T/holder.log"
 	"$LISTGATE" --allow-root --config "$C" holder --workers 2 \
 	    > "$T/holder.log" 2>&1 &
 	hpid=$!
@@ -121,8 +126,7 @@ start_holder() {
 	holder_stuck "$hpid"
 	return 1
 }
-# holder_stuck PID: what a holder that never came up is doing (seen once
-# in CI and never again: the log was empty), for the next time
+# holder_stuck PID: what a holder that never came up is doing
 holder_stuck() {
 	echo "# its processes, and what they wait in:"
 	ps -o pid,ppid,stat,wchan:32,etime,args -p "$1" 2>&1 | sed 's/^/# /'
