@@ -1979,12 +1979,47 @@ END_TEST
 
 /* bulk mode works on a copy: readers see the old file until it is
  * published, then the new one; nothing is left beside it */
+/* a reader of the file at dbpath sees file_with_b()'s counts only */
+static void
+old_counts_seen(void)
+{
+	struct tokdb *rd;
+	char err[1024];
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
+	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
+	tokdb_close(rd);
+}
+
+/* the file at dbpath as published after file_with_b() and post_a
+ * learnt twice as spam (days 20001, 20002): checked, and open for more
+ * (the caller closes it) */
+static struct tokdb *
+published_a_twice(void)
+{
+	struct tokdb *rd;
+	char err[1024];
+	uint32_t ns, nh;
+
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
+	    sizeof(err)), 0);
+	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
+	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
+	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
+	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 2);
+	ck_assert_uint_eq(nh, 1);
+	return rd;
+}
+
 START_TEST(bulk_copy_published)
 {
 	struct toklist *a = mklist(post_a);
-	struct tokdb *db, *rd;
+	struct tokdb *db;
 	char err[1024];
-	uint32_t ns, nh;
 
 	file_with_b();
 	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
@@ -1995,23 +2030,9 @@ START_TEST(bulk_copy_published)
 	ck_assert_int_eq(tokdb_begin(db), 0);
 	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
 	ck_assert_int_eq(tokdb_commit(db), 0);
-	/* a reader meanwhile: the old counts, at once */
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
-	    sizeof(err)), 0);
-	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
-	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
-	tokdb_close(rd);
+	old_counts_seen();	/* a reader meanwhile, at once */
 	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
-	    sizeof(err)), 0);
-	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
-	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
-	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
-	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
-	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
-	ck_assert_uint_eq(ns, 2);
-	ck_assert_uint_eq(nh, 1);
-	tokdb_close(rd);
+	tokdb_close(published_a_twice());
 	ck_assert_int_eq(others_in_dir(), 0);
 	toklist_free(a);
 }
@@ -2035,12 +2056,7 @@ START_TEST(bulk_written_early)
 	ck_assert_int_eq(tokdb_begin(db), 0);
 	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
 	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), 0);
-	/* a reader meanwhile: the old counts */
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
-	    sizeof(err)), 0);
-	ck_assert_uint_eq(cnt(rd, "cheap").spam, 0);
-	ck_assert_int_eq(tokdb_get(rd, "viagra", 6, &(struct tokcount){0}), 0);
-	tokdb_close(rd);
+	old_counts_seen();	/* a reader meanwhile */
 	/* the writer reads what it wrote, and goes on */
 	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
 	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
@@ -2050,15 +2066,7 @@ START_TEST(bulk_written_early)
 	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "already written out"));
 	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &rd, err,
-	    sizeof(err)), 0);
-	ck_assert_uint_eq(cnt(rd, "viagra").spam, 2);
-	ck_assert_uint_eq(cnt(rd, "viagra").day, 20002);
-	ck_assert_uint_eq(cnt(rd, "cheap").spam, 2);
-	ck_assert_uint_eq(cnt(rd, "cheap").ham, 1);
-	ck_assert_int_eq(tokdb_msgcounts(rd, &ns, &nh), 0);
-	ck_assert_uint_eq(ns, 2);
-	ck_assert_uint_eq(nh, 1);
+	rd = published_a_twice();
 	ck_assert_int_eq(tokdb_get_pos_mark(rd, &pos, &mark), 0);
 	ck_assert_int_eq(pos, 7);
 	ck_assert_int_eq(mark, 9);
