@@ -43,36 +43,38 @@ posttok_init_words(struct posttok *pt, const struct listcfg_global *g,
 	return 0;
 }
 
-int
-posttok_follow_file(struct posttok *pt, struct tokdb *db)
+/* the word pairs the file at db learns with, 1 or 0: its record; a
+ * file this open created is recorded with pt's list setting, and one
+ * from before the record follows the list.  -1 with tokdb's error */
+static int
+file_pairs(const struct posttok *pt, struct tokdb *db)
 {
 	uint32_t feats;
 	int r;
 
-	pt->to.bigrams = pt->list_bigrams;
 	if (tokdb_created(db))
-		return tokdb_set_feats(db, pt->to.bigrams ? TOKDB_FEAT_PAIRS :
-		    0) < 0 ? -1 : 0;
-	if ((r = tokdb_get_feats(db, &feats)) <= 0)
-		return r;
-	pt->to.bigrams = (feats & TOKDB_FEAT_PAIRS) != 0;
-	return pt->to.bigrams != pt->list_bigrams;
+		return tokdb_set_feats(db, pt->list_bigrams ?
+		    TOKDB_FEAT_PAIRS : 0) < 0 ? -1 : pt->list_bigrams;
+	if ((r = tokdb_get_feats(db, &feats)) < 0)
+		return -1;
+	return r == 0 ? pt->list_bigrams : (feats & TOKDB_FEAT_PAIRS) != 0;
+}
+
+int
+posttok_follow_file(struct posttok *pt, struct tokdb *db)
+{
+	int p = file_pairs(pt, db);
+
+	pt->to.bigrams = p < 0 ? pt->list_bigrams : p;
+	return p < 0 ? -1 : p != pt->list_bigrams;
 }
 
 int
 posttok_file_agrees(const struct posttok *pt, struct tokdb *db)
 {
-	uint32_t feats;
-	int r;
+	int p = file_pairs(pt, db);
 
-	if (tokdb_created(db))
-		return tokdb_set_feats(db, pt->to.bigrams ? TOKDB_FEAT_PAIRS :
-		    0) < 0 ? -1 : 1;
-	if ((r = tokdb_get_feats(db, &feats)) < 0)
-		return -1;
-	if (r == 0)	/* from before they were recorded: the list's */
-		return pt->to.bigrams == pt->list_bigrams;
-	return pt->to.bigrams == ((feats & TOKDB_FEAT_PAIRS) != 0);
+	return p < 0 ? -1 : p == pt->to.bigrams;
 }
 
 int

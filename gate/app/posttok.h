@@ -81,7 +81,8 @@ struct tokdb;
 int posttok_follow_file(struct posttok *pt, struct tokdb *db);
 /* the same question without changing pt (threads may be tokenizing with
  * it): 1 when the file learns as pt tokenizes now (a file this open
- * created is marked so), 0 when it does not, -1 with tokdb's error */
+ * created is recorded with the list's setting), 0 when it does not, -1
+ * with tokdb's error */
 int posttok_file_agrees(const struct posttok *pt, struct tokdb *db);
 
 /*
