@@ -32,9 +32,33 @@ START_TEST(test_pairs)
 	ck_assert_int_eq(form_next(&it, k, sizeof(k), v, sizeof(v)), 1);
 	ck_assert_str_eq(v, "2");
 	ck_assert_int_eq(form_next(&it, k, sizeof(k), v, sizeof(v)), 0);
-	ck_assert_int_eq(form_get(body, strlen(body), "a", v, sizeof(v)), 1);
-	ck_assert_str_eq(v, "1");
+	ck_assert_int_eq(form_get(body, strlen(body), "b", v, sizeof(v)), 1);
+	ck_assert_str_eq(v, "x y+z");
 	ck_assert_int_eq(form_get(body, strlen(body), "zz", v, sizeof(v)), 0);
+}
+END_TEST
+
+/* a key given twice is neither its first value nor its last: two
+ * readers of one request (a proxy, a script, listgate) must not differ
+ * on which post or which action it names */
+START_TEST(test_get_twice)
+{
+	static const char *const twice[] = {
+		"a=1&b=2&a=2", "a=1&a=1", "a=&a", "a=1&%61=2", "a=x&b=y&a=%zz",
+	};
+	static const char once[] = "a=1&ab=2&b=3&A=4&aa=5";
+	size_t i;
+	char v[16];
+
+	for (i = 0; i < sizeof(twice) / sizeof(twice[0]); i++) {
+		ck_assert_msg(form_get(twice[i], strlen(twice[i]), "a", v,
+		    sizeof(v)) == FORM_TWICE, "%s", twice[i]);
+		ck_assert_str_eq(v, "");
+	}
+	ck_assert_int_eq(form_get(once, strlen(once), "a", v, sizeof(v)), 1);
+	ck_assert_str_eq(v, "1");
+	/* a bad first value is malformed before any second one */
+	ck_assert_int_eq(form_get("a=%zz&a=1", 9, "a", v, sizeof(v)), -1);
 }
 END_TEST
 
@@ -92,6 +116,7 @@ form_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_pairs);
+	tcase_add_test(tc, test_get_twice);
 	tcase_add_test(tc, test_get_only_asked);
 	tcase_add_loop_test(tc, test_malformed, 0,
 	    (int)(sizeof(bad) / sizeof(bad[0])));

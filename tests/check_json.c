@@ -30,9 +30,20 @@ static const struct {
 	{ "{}", "action", "", 0 },
 	{ "{\"other\": \"approve\"}", "action", "", 0 },
 	{ "{\"action\": 1}", "action", "", 0 },
-	/* the first of two is taken */
+	/* two of one name are neither the first nor the last, whatever
+	 * the second's value; the object must still be valid */
 	{ "{\"action\": \"approve\", \"action\": \"reject\"}", "action",
-	  "approve", 1 },
+	  "", JSON_TWICE },
+	{ "{\"action\": \"approve\", \"action\": \"approve\"}", "action",
+	  "", JSON_TWICE },
+	{ "{\"action\": \"approve\", \"x\": 1, \"action\": [1]}", "action",
+	  "", JSON_TWICE },
+	{ "{\"action\": 1, \"action\": \"reject\"}", "action", "",
+	  JSON_TWICE },
+	{ "{\"action\": \"approve\", \"action\": \"reject\"", "action",
+	  "", -1 },
+	{ "{\"note\": \"a\", \"note\": \"b\", \"action\": \"reject\"}",
+	  "action", "reject", 1 },
 	/* malformed */
 	{ "", "action", "", -1 },
 	{ "[\"action\"]", "action", "", -1 },
@@ -57,7 +68,7 @@ START_TEST(test_cases)
 
 	ck_assert_int_eq(get(cases[_i].in, cases[_i].key, out, sizeof(out)),
 	    cases[_i].rc);
-	if (cases[_i].rc == 1)
+	if (cases[_i].rc == 1 || cases[_i].rc == JSON_TWICE)
 		ck_assert_str_eq(out, cases[_i].want);
 }
 END_TEST

@@ -435,6 +435,18 @@ req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=
 check "... and as a second copy after a good one" \
     answered_held 400 "$idS"
 shaL=$(sha_of "$idS")
+# a field given twice is refused whatever its values, not read as its
+# first (it was: the post's own sha256 first decided it, whatever came
+# after)
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL&post-$idS=$shaS"
+check "a bulk form naming a post twice: 400, nothing decided" \
+    answered_held 400 "$idS"
+req POST "/lists/dev/held/$idS" -b "$J" -d "action=reject&csrf=$csrf&post=$shaL&post=$shaS"
+check "... nor a post's page form" \
+    answered_held 400 "$idS"
+req POST "/lists/dev/held/$idS" -b "$J" -d "action=reject&action=approve&csrf=$csrf&post=$shaL"
+check "... nor one with two actions, which says so" \
+    said_held 400 "$idS" 'gives its action twice'
 req POST "/lists/dev/bulk" -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=$shaL"
 check "the post's own page decides it" \
     test "$(status_of "$idS")" = rejected
@@ -469,6 +481,17 @@ req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=${shaP}00"
 check "... and a long one is named as such" \
     said_held 400 "$idP" 'bad sha256'
 shaQ=$(sha_of "$idP")
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ&sha256=$shaP"
+check "an API sha256 given twice: 400, nothing decided (the first decided it)" \
+    said_held 400 "$idP" 'sha256 is given twice'
+req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
+    -d "{\"action\": \"reject\", \"sha256\": \"$shaQ\", \"sha256\": \"$shaP\"}"
+check "... nor as JSON" said_held 400 "$idP" 'sha256 is given twice'
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&action=approve&sha256=$shaQ"
+check "... nor two actions" said_held 400 "$idP" 'action is given twice'
+req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
+    -d "{\"action\": \"reject\", \"note\": \"a\", \"note\": \"b\", \"sha256\": \"$shaQ\"}"
+check "... nor two notes" said_held 400 "$idP" 'note is given twice'
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ"
 check "the post's own sha256 decides it" \
     decided_as 200 "$idP" rejected

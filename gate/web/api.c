@@ -20,7 +20,8 @@
  * CSRF token, or from another site), 404 for an unknown list, id or
  * path, 409 for a post already decided (who and when) or not the post
  * sha256 named, 400 for a bad action, sha256 or argument (sha256 in the
- * URL too: it belongs in the body), 413 for a body too large (web.c),
+ * URL too: it belongs in the body; action, note or sha256 given
+ * twice), 413 for a body too large (web.c),
  * 405 for a wrong method, 429 after too many failed logins, 5xx when
  * the database or the release command fails.  A post is found by id and must belong to
  * the list in the path: another list's post is "no such post", whatever
@@ -306,27 +307,40 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 	const char *body = r->body.data ? (const char *)r->body.data : "";
 	int json = ct != NULL && strncasecmp(ct, "application/json", 16) == 0;
 	char hex[256];		/* longer than a SHA-256: "bad sha256" */
-	int notstr = 0, shanotstr = 0, rc, hs = 0;
+	const char *twice = NULL;
+	int notstr = 0, shanotstr = 0, rc, nr = 0, hs = 0, tw;
 
 	note[0] = '\0';
+	/* a field given twice is refused, not read as its first (or last)
+	 * value: two programs reading one request must not differ on the
+	 * post or the action */
 	if (json) {
 		rc = json_get_str(body, r->body.len, "action", action, asz,
 		    &notstr);
-		if (rc >= 0 && json_get_str(body, r->body.len, "note", note,
-		    nsz, NULL) < 0)
-			rc = -1;
-		if (rc >= 0 && (hs = json_get_str(body, r->body.len, "sha256",
-		    hex, sizeof(hex), &shanotstr)) < 0)
-			rc = -1;
+		if (rc >= 0)
+			nr = json_get_str(body, r->body.len, "note", note,
+			    nsz, NULL);
+		if (rc >= 0 && nr >= 0)
+			hs = json_get_str(body, r->body.len, "sha256", hex,
+			    sizeof(hex), &shanotstr);
 	} else {
 		rc = form_get(body, r->body.len, "action", action, asz);
-		if (rc >= 0 && form_get(body, r->body.len, "note", note,
-		    nsz) < 0)
-			rc = -1;
-		if (rc >= 0 && (hs = form_get(body, r->body.len, "sha256",
-		    hex, sizeof(hex))) < 0)
-			rc = -1;
+		if (rc >= 0)
+			nr = form_get(body, r->body.len, "note", note, nsz);
+		if (rc >= 0 && nr >= 0)
+			hs = form_get(body, r->body.len, "sha256", hex,
+			    sizeof(hex));
 	}
+	tw = json ? JSON_TWICE : FORM_TWICE;
+	if (rc == tw || nr == tw || hs == tw)
+		twice = rc == tw ? "action" : nr == tw ? "note" : "sha256";
+	if (twice != NULL) {
+		web_json_error(r, 400, "%s is given twice: nothing was "
+		    "decided", twice);
+		return -1;
+	}
+	if (nr < 0 || hs < 0)
+		rc = -1;
 	if (rc < 0) {
 		web_json_error(r, 400, json ? "the body is not a JSON object "
 		    "with string members" : "the body is not a valid form");

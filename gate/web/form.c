@@ -83,6 +83,7 @@ form_get(const void *data, size_t n, const char *key, char *v, size_t vsz)
 {
 	const char *p = data, *end = p + n, *amp, *eq;
 	char k[64];
+	int found = 0;
 
 	if (vsz > 0)
 		v[0] = '\0';
@@ -97,9 +98,17 @@ form_get(const void *data, size_t n, const char *key, char *v, size_t vsz)
 		eq = memchr(p, '=', (size_t)(amp - p));
 		if (decode(p, eq ? eq : amp, k, sizeof(k)) < 0)
 			continue;	/* a key too long to be ours */
-		if (strcmp(k, key) == 0)
-			return decode(eq ? eq + 1 : amp, amp, v, vsz) < 0 ?
-			    -1 : 1;
+		if (strcmp(k, key) != 0)
+			continue;
+		/* a second one: which the sender meant is anyone's guess */
+		if (found) {
+			if (vsz > 0)
+				v[0] = '\0';
+			return FORM_TWICE;
+		}
+		if (decode(eq ? eq + 1 : amp, amp, v, vsz) < 0)
+			return -1;
+		found = 1;
 	}
-	return 0;
+	return found;
 }

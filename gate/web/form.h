@@ -26,9 +26,13 @@ void form_init(struct form_iter *it, const void *data, size_t n);
 int form_next(struct form_iter *it, char *k, size_t ksz, char *v,
     size_t vsz);
 
-/* the value of the first pair called key into v: 1 found, 0 absent, -1
- * when that value is malformed or does not fit (other pairs are not
- * decoded) */
+/* form_get's answer for a key given twice */
+#define FORM_TWICE	(-2)
+
+/* the value of the pair called key into v: 1 found, 0 absent, -1 when
+ * that value is malformed or does not fit (other pairs are not
+ * decoded), FORM_TWICE when two pairs are called key (v then empty:
+ * which one the sender meant is anyone's guess) */
 int form_get(const void *data, size_t n, const char *key, char *v,
     size_t vsz);
 

@@ -291,7 +291,7 @@ json_get_str(const char *s, size_t n, const char *key, char *out,
 	struct jp j;
 	const unsigned char *at;
 	char k[128];
-	int found = 0, first = 1, match, kr;
+	int found = 0, first = 1, match, kr, seen = 0, twice = 0;
 
 	if (notstr_r != NULL)
 		*notstr_r = 0;
@@ -320,8 +320,14 @@ json_get_str(const char *s, size_t n, const char *key, char *out,
 			if (string(&j, NULL, 0) < 0)
 				return -1;
 			match = 0;
+		} else if (strcmp(k, key) == 0) {
+			/* a second one is ambiguous (RFC 8259 4): the
+			 * body is still read to its end */
+			twice |= seen;
+			match = !seen;
+			seen = 1;
 		} else
-			match = strcmp(k, key) == 0 && !found;
+			match = 0;
 		ws(&j);
 		if (j.p >= j.end || *j.p != ':')
 			return -1;
@@ -351,5 +357,12 @@ json_get_str(const char *s, size_t n, const char *key, char *out,
 		break;
 	}
 	ws(&j);
-	return j.p == j.end ? found : -1;
+	if (j.p != j.end)
+		return -1;
+	if (twice) {
+		if (outsz > 0)
+			out[0] = '\0';
+		return JSON_TWICE;
+	}
+	return found;
 }

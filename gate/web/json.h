@@ -15,12 +15,16 @@
 
 #define JSON_MAX_DEPTH	32
 
+/* json_get_str's answer for a member given twice */
+#define JSON_TWICE	(-2)
+
 /*
  * The string value of member key of the object that is the n bytes at
  * s, decoded to UTF-8 into out (outsz bytes, NUL-terminated).  Returns
  * 1 found, 0 the object has no such member (or it is not a string:
  * *notstr_r is then set, when not NULL), -1 the body is not one valid
- * JSON object, or a string does not fit.
+ * JSON object, or a string does not fit, JSON_TWICE when the object has
+ * two members called key (whatever their values; out then empty).
  */
 int json_get_str(const char *s, size_t n, const char *key, char *out,
     size_t outsz, int *notstr_r);

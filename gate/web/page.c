@@ -646,9 +646,14 @@ form_action(struct web_req *r)
 {
 	char action[32];
 	const char *b = r->body.data ? (const char *)r->body.data : "", *st;
+	int got = form_get(b, r->body.len, "action", action, sizeof(action));
 
-	if (form_get(b, r->body.len, "action", action, sizeof(action)) != 1 ||
-	    (st = decide_status(action)) == NULL) {
+	if (got == FORM_TWICE) {
+		page_error(r, 400, "the form gives its action twice (nothing "
+		    "was decided)");
+		return NULL;
+	}
+	if (got != 1 || (st = decide_status(action)) == NULL) {
 		page_error(r, 400, "bad action: want approve, reject or "
 		    "discard");
 		return NULL;
@@ -731,6 +736,14 @@ post_bulk(struct web_req *r, const char *list)
 			fr = -1;
 			break;
 		}
+		/* a post named twice: which one the page showed is
+		 * anyone's guess */
+		for (i = 0; i < nshown && shown[i].id != shown[nshown].id; i++)
+			;
+		if (i < nshown) {
+			fr = -1;
+			break;
+		}
 		nshown++;
 	}
 	if (fr < 0) {
@@ -750,7 +763,7 @@ post_bulk(struct web_req *r, const char *list)
 			bad++;
 			continue;
 		}
-		/* the first post-ID of the id, as form_get would take */
+		/* the post-ID of the id (one at most, checked above) */
 		for (i = 0; i < nshown && shown[i].id != id; i++)
 			;
 		code = web_decide(r, q, list, id, i < nshown ?

@@ -6,9 +6,11 @@
  * The first byte of an input picks the size of the caller's buffers
  * (1 to 64, or 4096 bytes), the rest is the body.  Every pair form_next
  * gives must fit its buffers, NUL-terminated, with no NUL inside;
- * form_get must find the value the iteration found first for the same
- * key; json_get_str must give valid UTF-8 without NUL that fits, the
- * same on a second call, and nothing is read past the body (the
+ * form_get must find the value the iteration found for the same key,
+ * or say FORM_TWICE (with nothing in its buffer) when the iteration
+ * finds the key again; json_get_str must give valid UTF-8 without NUL
+ * that fits (nothing on JSON_TWICE), the same on a second call, and
+ * nothing is read past the body (the
  * sanitizers see to that).  Build as tests/fuzz/run.sh does.
  */
 #include "config.h"
@@ -33,7 +35,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *k, *v, *v2, *body;
 	size_t bsz, n, i, j, len;
 	uint32_t cp;
-	int r, r2, ns, ns2;
+	int r, r2, r3, ns, ns2, again;
 
 	if (size == 0)
 		return 0;
@@ -59,11 +61,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		while ((r = form_next(&it, k, bsz, v, bsz)) == 1 &&
 		    strcmp(k, keys[i]) != 0)
 			;
+		/* and again later, before anything malformed? */
+		again = 0;
+		r3 = r;
+		if (r == 1)
+			while ((r3 = form_next(&it, k, bsz, v2, bsz)) == 1)
+				if (strcmp(k, keys[i]) == 0) {
+					again = 1;
+					break;
+				}
 		r2 = form_get(body, n, keys[i], v2, bsz);
-		if (r2 < -1 || r2 > 1)
+		if (r2 != FORM_TWICE && (r2 < -1 || r2 > 1))
 			__builtin_trap();
-		if (r == 1 && (r2 != 1 || strcmp(v, v2) != 0))
+		if (again && r2 != FORM_TWICE)
+			__builtin_trap();	/* twice, but not said */
+		if (r == 1 && r2 != 1 && r2 != FORM_TWICE)
 			__builtin_trap();	/* found, but not by form_get */
+		if (r == 1 && r2 == 1 && strcmp(v, v2) != 0)
+			__builtin_trap();	/* another value */
+		if (r == 1 && !again && r3 == 0 && r2 != 1)
+			__builtin_trap();	/* once to the end, but not 1 */
+		if (r2 == FORM_TWICE && v2[0] != '\0')
+			__builtin_trap();
 		if (r2 == 1 && strlen(v2) >= bsz)
 			__builtin_trap();
 	}
@@ -73,7 +92,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ns = ns2 = 0;
 		r = json_get_str(body, n, keys[i], v, bsz, &ns);
 		r2 = json_get_str(body, n, keys[i], v2, bsz, &ns2);
-		if (r < -1 || r > 1 || r != r2 || ns != ns2)
+		if ((r != JSON_TWICE && (r < -1 || r > 1)) || r != r2 ||
+		    ns != ns2)
+			__builtin_trap();
+		if (r == JSON_TWICE && (v[0] != '\0' || v2[0] != '\0'))
 			__builtin_trap();
 		if (r != 1)
 			continue;
