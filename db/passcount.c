@@ -80,17 +80,24 @@ lock_fd(int fd, int how)
 	return r;
 }
 
-/* the header at the start of fd is ours: 1, 0 when not, -1 on a read
- * error */
+/* the header at the start of fd, size bytes long, is ours (or, shorter
+ * than a header, the start of ours: a creator killed before its header
+ * was whole): 1, 0 when not, -1 on a read error */
 static int
-hdr_read_ok(int fd)
+hdr_read_ok(int fd, off_t size)
 {
 	char have[HDR];
-	ssize_t n = pread(fd, have, HDR, 0);
+	struct hdr want;
+	ssize_t n;
 
-	if (n < 0)
+	if (size <= 0)
+		return 1;
+	if ((n = pread(fd, have, HDR, 0)) < 0)
 		return -1;
-	return n == HDR && hdr_ok(have);
+	if (size >= HDR)
+		return n == HDR && hdr_ok(have);
+	hdr_init(&want);
+	return n == size && memcmp(have, &want, (size_t)n) == 0;
 }
 
 /*
@@ -128,7 +135,7 @@ counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 		close(fd);
 		return -1;
 	}
-	if (st.st_size >= HDR && (ok = hdr_read_ok(fd)) != 1) {
+	if ((ok = hdr_read_ok(fd, st.st_size)) != 1) {
 		if (ok < 0)
 			snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		else

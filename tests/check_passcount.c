@@ -143,6 +143,31 @@ START_TEST(foreign_file)
 	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
 	    -1);
 	unlink(path);
+	/* one shorter than a header, and not the start of ours: refused
+	 * as well, never written over (it was taken for a counter whose
+	 * creator was killed, and made one) */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, "a note\n", 7) == 7);
+	close(fd);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	ck_assert(strstr(err, "not a listgate pass counter") != NULL);
+	ck_assert_int_eq(passcount_prepare(path, err, sizeof(err)), -1);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 7);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    -1);
+	unlink(path);
+	/* the start of a header (its creator killed): completed, counted */
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert(fd >= 0);
+	ck_assert(write(fd, "LGPASS", 6) == 6);
+	close(fd);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 1);
+	unlink(path);
 	/* a directory in its place */
 	ck_assert_int_eq(mkdir(path, 0700), 0);
 	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
