@@ -217,6 +217,21 @@ if command -v script >/dev/null 2>&1; then
 else
 	echo "# SKIP the terminal checks: script(1) is not installed"
 fi
+
+# a decision 1234567 s (14 days 6h 56m 7s) after its post arrived: the
+# JSON has the delay to the second
+sql "
+INSERT INTO held_posts (id, list, arrived_at, size, score, verdict, raw_z,
+    raw_sha256, status, decided_by, decided_at)
+SELECT 301, 'slow', d0 - interval '15 days', 10, 0.9, 'spam', '\\x00'::bytea,
+    decode(lpad(to_hex(301), 64, '0'), 'hex'), 'approved', 'mod',
+    d0 - interval '15 days' + interval '1234567 seconds'
+  FROM (SELECT date_trunc('day', now() AT TIME ZONE 'UTC')
+      AT TIME ZONE 'UTC' AS d0) z;
+" || exit 99
+run lg stats --json --list slow
+check "a delay of 1234567 s is 1234567 in the JSON, not 1.23457e+06" \
+    sh -c "test $rc -eq 0 && grep -q '\"delay_median_s\":1234567,\"delay_p90_s\":1234567,' '$T/out'"
 cat "$T/js.err" 2>/dev/null | head -40
 
 echo "1..$n"

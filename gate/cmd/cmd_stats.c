@@ -309,13 +309,15 @@ trained_of(struct queue *q, const struct listcfg_global *g,
 
 /* --- output --------------------------------------------------------------- */
 
+/* a figure, or null when negative (none); 15 digits: a delay of weeks
+ * to the microsecond (6 digits rounded 1234567 s to 1.23457e+06) */
 static void
 json_num(FILE *f, const char *key, double v)
 {
 	if (v < 0)
 		fprintf(f, ",\"%s\":null", key);
 	else
-		fprintf(f, ",\"%s\":%.6g", key, v);
+		fprintf(f, ",\"%s\":%.15g", key, v);
 }
 
 /* the keys of one period (or of the whole span) */
