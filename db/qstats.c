@@ -66,6 +66,9 @@ qstats_periods(struct queue *q, const char *list, const time_t *bounds,
 	    "'" QUEUE_FILTER_BY "' AND status = 'discarded') FROM held_posts "
 	    "WHERE list = $1 AND arrived_at >= to_timestamp($3::float8) AND "
 	    "arrived_at < to_timestamp($4::float8) GROUP BY 1";
+	/* a decision stamped before its post arrived (the server's clock
+	 * set back between the two) took no time: a delay below 0 would
+	 * read as "none" (-1) */
 	static const char decisions[] =
 	    "SELECT width_bucket(extract(epoch FROM decided_at), $2::float8[]), "
 	    "count(*) FILTER (WHERE status = 'approved'), "
@@ -73,10 +76,12 @@ qstats_periods(struct queue *q, const char *list, const time_t *bounds,
 	    "count(*) FILTER (WHERE status = 'discarded'), "
 	    "count(*) FILTER (WHERE status = 'expired'), "
 	    "count(*) FILTER (WHERE status <> 'expired'), "
-	    "percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM "
-	    "decided_at - arrived_at)) FILTER (WHERE status <> 'expired'), "
-	    "percentile_cont(0.9) WITHIN GROUP (ORDER BY extract(epoch FROM "
-	    "decided_at - arrived_at)) FILTER (WHERE status <> 'expired') "
+	    "percentile_cont(0.5) WITHIN GROUP (ORDER BY greatest(extract("
+	    "epoch FROM decided_at - arrived_at), 0)) FILTER (WHERE status "
+	    "<> 'expired'), "
+	    "percentile_cont(0.9) WITHIN GROUP (ORDER BY greatest(extract("
+	    "epoch FROM decided_at - arrived_at), 0)) FILTER (WHERE status "
+	    "<> 'expired') "
 	    "FROM held_posts WHERE list = $1 AND decided_at >= "
 	    "to_timestamp($3::float8) AND decided_at < to_timestamp($4::float8) "
 	    "AND status IN ('approved', 'rejected', 'discarded', 'expired') AND "

@@ -232,6 +232,25 @@ SELECT 301, 'slow', d0 - interval '15 days', 10, 0.9, 'spam', '\\x00'::bytea,
 run lg stats --json --list slow
 check "a delay of 1234567 s is 1234567 in the JSON, not 1.23457e+06" \
     sh -c "test $rc -eq 0 && grep -q '\"delay_median_s\":1234567,\"delay_p90_s\":1234567,' '$T/out'"
+
+# decisions stamped before their posts arrived (the server's clock set
+# back between the two): a delay of 0, not "no decision"
+sql "
+INSERT INTO held_posts (id, list, arrived_at, size, score, verdict, raw_z,
+    raw_sha256, status, decided_by, decided_at)
+SELECT id, 'skew', d0 - interval '1 day', 10, 0.9, 'spam', '\\x00'::bytea,
+    decode(lpad(to_hex(id), 64, '0'), 'hex'), 'rejected', 'mod',
+    d0 - interval '1 day' - interval '300 seconds'
+  FROM generate_series(401, 402) id,
+      (SELECT date_trunc('day', now() AT TIME ZONE 'UTC')
+      AT TIME ZONE 'UTC' AS d0) z;
+" || exit 99
+run lg stats --json --list skew
+check "delays below 0 (a clock set back) count as 0, not as none" \
+    sh -c "test $rc -eq 0 && grep -q '\"delay_median_s\":0,\"delay_p90_s\":0,\"filter_discarded\":0,\"decisions\":2,' '$T/out'"
+run lg stats --list skew
+check "... in the text as well" \
+    grep -q "moderators' delay: median 0s, 90th percentile 0s (2 decisions)" "$T/out"
 cat "$T/js.err" 2>/dev/null | head -40
 
 echo "1..$n"
