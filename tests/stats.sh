@@ -208,12 +208,21 @@ check "... the rates and the drift" \
 check "... a row per day" grep -q "^  $d2  *5  *2  *1  *1  *0  *0  *1h 30m  *1h 54m$" "$T/out"
 check "... no sparkline off a terminal" sh -c "! grep -q '^  passed  *|' '$T/out'"
 if command -v script >/dev/null 2>&1; then
-	script -qec "'$LISTGATE' --allow-root --config '$CONF' stats --list dev --by day" /dev/null > "$T/tty" 2>&1
+	# (COLUMNS: the charts fit the terminal, whichever runs the tests)
+	script -qec "COLUMNS=80 '$LISTGATE' --allow-root --config '$CONF' stats --list dev --by day" /dev/null > "$T/tty" 2>&1
 	check "on a terminal: sparklines per period" \
 	    sh -c "grep -q '^  passed  *|.*| max 5' '$T/tty' && grep -q '^  held  *|.*| max 2' '$T/tty'"
-	script -qec "'$LISTGATE' --allow-root --config '$CONF' stats --list dev" /dev/null > "$T/tty" 2>&1
+	script -qec "COLUMNS=80 '$LISTGATE' --allow-root --config '$CONF' stats --list dev" /dev/null > "$T/tty" 2>&1
 	check "... and a bar chart without --by" \
 	    grep -q '^  passed  *|########################################| 8' "$T/tty"
+	# 30 days in 40 columns; 6 counts in 30 columns: the charts fit
+	# (they wrapped, a line of 30 marks or a bar of 40 on any terminal)
+	script -qec "COLUMNS=40 '$LISTGATE' --allow-root --config '$CONF' stats --list dev --by day" /dev/null > "$T/tty" 2>&1
+	check "... in 40 columns: 4 sparklines of 40 at most, the peaks kept" \
+	    sh -c "awk '/^  (passed|held|spam|delay) +\|/ { sub(/\r\$/, \"\"); if (length(\$0) > 40) bad = 1; n++ } END { exit !(n == 4 && !bad) }' '$T/tty' && grep -q '^  passed  *|[^|]*@[^|]*| max 5' '$T/tty' && grep -q '^  held  *|[^|]*@[^|]*| max 2' '$T/tty'"
+	script -qec "COLUMNS=30 '$LISTGATE' --allow-root --config '$CONF' stats --list dev" /dev/null > "$T/tty" 2>&1
+	check "... and a bar chart of 30 columns at most" \
+	    sh -c "awk '/^  [a-z]+ +\|[# ]*\| [0-9]/ { sub(/\r\$/, \"\"); if (length(\$0) > 30) bad = 1; n++ } END { exit !(n == 6 && !bad) }' '$T/tty' && grep -q '^  passed  *|#*| 8' '$T/tty'"
 else
 	echo "# SKIP the terminal checks: script(1) is not installed"
 fi

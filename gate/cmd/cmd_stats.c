@@ -12,7 +12,7 @@
  * decisions show, and how they drifted (the last 7 days against the 30
  * before); what the token file and the journal hold.  Days are UTC.
  * On a terminal each list gets a sparkline per period (--by) or a small
- * bar chart.  List names from the database and the directories are
+ * bar chart, fitted to the terminal's width.  List names from the database and the directories are
  * checked before a path is built; nothing untrusted is printed but
  * list names so checked.  Exit 0, 1 on failure, 2 on usage errors.
  */
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,21 +412,54 @@ rate(char *buf, size_t sz, double r)
 	return buf;
 }
 
-/* a sparkline of n values, one character each */
-static void
-spark(FILE *f, const char *label, const double *v, size_t n)
+/* the width of the terminal on standard output: COLUMNS, else what the
+ * terminal says, else 80 */
+static size_t
+term_cols(void)
 {
-	static const char lv[] = " .:-=+*#%@";
+	const char *s = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long v;
+
+	if (s != NULL && *s >= '0' && *s <= '9') {
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (*end == '\0' && errno == 0 && v > 0 && v <= 100000)
+			return (size_t)v;
+	}
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* the highest of v[0 .. n - 1] (0 when none is above it) */
+static double
+vmax(const double *v, size_t n)
+{
 	double max = 0;
 	size_t i;
-	int k;
 
 	for (i = 0; i < n; i++)
 		if (v[i] > max)
 			max = v[i];
+	return max;
+}
+
+/* a sparkline of n values, a mark for each g of them (the highest: a
+ * peak stays one) */
+static void
+spark(FILE *f, const char *label, const double *v, size_t n, size_t g)
+{
+	static const char lv[] = " .:-=+*#%@";
+	double max = vmax(v, n), m;
+	size_t i;
+	int k;
+
 	fprintf(f, "  %-9s |", label);
-	for (i = 0; i < n; i++) {
-		k = v[i] <= 0 || max <= 0 ? 0 : 1 + (int)(v[i] * 8 / max);
+	for (i = 0; i < n; i += g) {
+		m = vmax(v + i, n - i < g ? n - i : g);
+		k = m <= 0 || max <= 0 ? 0 : 1 + (int)(m * 8 / max);
 		fputc(lv[k > 9 ? 9 : k], f);
 	}
 	fprintf(f, "| max %.0f\n", max);
@@ -485,22 +519,35 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 			    dur(c, sizeof(c), per[i].q.delay_p90_s));
 	}
 	if (tty && per != NULL && np > 0) {
-		double *v = xcalloc(np, sizeof(*v));
+		double *v = xcalloc(4 * np, sizeof(*v));
+		size_t room, g, w = 0;
+		int j, n;
 
 		if (v != NULL) {
-			for (i = 0; i < np; i++)
+			for (i = 0; i < np; i++) {
 				v[i] = (double)per[i].passed;
-			spark(f, "passed", v, np);
-			for (i = 0; i < np; i++)
-				v[i] = (double)per[i].q.held;
-			spark(f, "held", v, np);
-			for (i = 0; i < np; i++)
-				v[i] = (double)(per[i].q.rejected +
+				v[np + i] = (double)per[i].q.held;
+				v[2 * np + i] = (double)(per[i].q.rejected +
 				    per[i].q.discarded);
-			spark(f, "spam", v, np);
-			for (i = 0; i < np; i++)
-				v[i] = per[i].q.delay_median_s;
-			spark(f, "delay", v, np);
+				v[3 * np + i] = per[i].q.delay_median_s;
+			}
+			/* the marks fit the terminal beside the label (13)
+			 * and the widest "| max N" */
+			for (j = 0; j < 4; j++) {
+				n = snprintf(a, sizeof(a), "| max %.0f",
+				    vmax(v + j * np, np));
+				if (n > 0 && (size_t)n > w)
+					w = (size_t)n;
+			}
+			room = term_cols() > 13 + w ? term_cols() - 13 - w : 1;
+			g = (np + room - 1) / room;
+			if (g > 1)
+				fprintf(f, "  (each mark: the highest of %zu "
+				    "%s)\n", g, by_week ? "weeks" : "days");
+			spark(f, "passed", v, np, g);
+			spark(f, "held", v + np, np, g);
+			spark(f, "spam", v + 2 * np, np, g);
+			spark(f, "delay", v + 3 * np, np, g);
 			xfree(v);
 		}
 	} else if (tty) {
@@ -508,7 +555,8 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 		static const char *const lab[] = { "passed", "held",
 		    "approved", "rejected", "discarded", "expired" };
 		double v[6], max = 0;
-		int j, w;
+		size_t cols;
+		int j, w, bw, n;
 
 		v[0] = (double)tot->passed;
 		v[1] = (double)tot->q.held;
@@ -519,11 +567,17 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 		for (j = 0; j < 6; j++)
 			if (v[j] > max)
 				max = v[j];
+		/* 40 marks at most, fewer when the terminal is narrower
+		 * than the label (13), the bar and "| N" */
+		cols = term_cols();
+		n = snprintf(a, sizeof(a), "| %.0f", max);
+		bw = n > 0 && cols > 13 + (size_t)n + 40 ? 40 :
+		    n > 0 && cols > 13 + (size_t)n ? (int)(cols - 13 - n) : 1;
 		for (j = 0; j < 6; j++) {
-			w = max > 0 ? (int)(v[j] * 40 / max + 0.5) : 0;
+			w = max > 0 ? (int)(v[j] * bw / max + 0.5) : 0;
 			if (v[j] > 0 && w == 0)
 				w = 1;
-			fprintf(f, "  %-9s |%-40.*s| %.0f\n", lab[j], w,
+			fprintf(f, "  %-9s |%-*.*s| %.0f\n", lab[j], bw, w,
 			    "########################################", v[j]);
 		}
 	}
