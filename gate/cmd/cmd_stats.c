@@ -12,9 +12,9 @@
  * decisions show, and how they drifted (the last 7 days against the 30
  * before); what the token file and the journal hold.  Days are UTC.
  * On a terminal each list gets a sparkline per period (--by) or a small
- * bar chart, fitted to the terminal's width.  List names from the database and the directories are
- * checked before a path is built; nothing untrusted is printed but
- * list names so checked.  Exit 0, 1 on failure, 2 on usage errors.
+ * bar chart, fitted to the terminal's width.  List names from the
+ * database and the directories are checked before a path is built;
+ * nothing untrusted is printed but list names so checked.  Exit 0, 1 on failure, 2 on usage errors.
  */
 #include "config.h"
 
