@@ -69,15 +69,42 @@ hdr_ok(const void *map)
 	    h.slots == want.slots && h.order == want.order;
 }
 
-/* lock fd (how: LOCK_SH or LOCK_EX), waiting through signals: 0 or -1 */
+/* milliseconds since an arbitrary start (CLOCK_MONOTONIC) */
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * lock fd (how: LOCK_SH or LOCK_EX) within PASSCOUNT_LOCK_MS: 0, or -1
+ * (errno EWOULDBLOCK when the time ran out).  A holder keeps the lock
+ * for microseconds; one that keeps it longer (a filter stopped with
+ * SIGSTOP, someone's flock(1)) must not make every passing post wait
+ * for its watchdog.  Polled: a short sleep, doubling to 2 ms.
+ */
 static int
 lock_fd(int fd, int how)
 {
-	int r;
+	struct timespec nap = { 0, 50000 };
+	int64_t end = mono_ms() + PASSCOUNT_LOCK_MS;
 
-	while ((r = flock(fd, how)) < 0 && errno == EINTR)
-		;
-	return r;
+	for (;;) {
+		if (flock(fd, how | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (mono_ms() >= end) {
+			errno = EWOULDBLOCK;
+			return -1;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 2000000)
+			nap.tv_nsec *= 2;
+	}
 }
 
 /* the header at the start of fd, size bytes long, is ours (or, shorter
@@ -131,6 +158,7 @@ counter_open(const char *path, mode_t mode, char *err, size_t errsz)
 	}
 	if (lock_fd(fd, LOCK_EX) < 0 || fstat(fd, &st) < 0) {
 		snprintf(err, errsz, "%s: cannot lock: %s", path,
+		    errno == EWOULDBLOCK ? "another process holds the lock" :
 		    strerror(errno));
 		close(fd);
 		return -1;
@@ -264,7 +292,8 @@ passcount_read(const char *path, uint32_t from, uint32_t to,
 	/* a shared lock: no count is half written while it is read */
 	if (lock_fd(fd, LOCK_SH) < 0 ||
 	    (n = pread(fd, file, FILE_BYTES, 0)) < 0) {
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		snprintf(err, errsz, "%s: %s", path, errno == EWOULDBLOCK ?
+		    "another process holds the lock" : strerror(errno));
 		goto fail;
 	}
 	close(fd);

@@ -8,7 +8,8 @@
  * and PASSCOUNT_DAYS slots of 64 bits: slot day % PASSCOUNT_DAYS holds
  * day << 32 | count.  Adding one reads and writes back the day's slot
  * (pread, pwrite) under flock(LOCK_EX), which the kernel releases when
- * a process is killed; a count is one 8-byte write, never half done.
+ * a process is killed, waited for PASSCOUNT_LOCK_MS at most; a count is
+ * one 8-byte write, never half done.
  * The first post of a day takes its slot over from the day
  * PASSCOUNT_DAYS before.  The file is written out whole when it is
  * made, so that a full disk fails no count later; a count that fails
@@ -27,6 +28,10 @@
 
 /* days a counter file remembers (older days read as 0) */
 #define PASSCOUNT_DAYS	1024
+/* milliseconds a count or a read waits for the file's lock, at most:
+ * then it fails ("another process holds the lock"), and the filter
+ * passes the post uncounted (passcount=failed) */
+#define PASSCOUNT_LOCK_MS	500
 /* the mode the owner of the token files gives a counter: the filter
  * runs as the MTA's user, in the token files' group, and must add to it */
 #define PASSCOUNT_FILE_MODE	0660

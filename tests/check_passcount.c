@@ -12,6 +12,7 @@
 #include <string.h>
 #include <errno.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -117,6 +118,52 @@ START_TEST(concurrent)
 	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(c[0], 2000);
+}
+END_TEST
+
+/*
+ * A lock kept by someone else (a filter stopped with SIGSTOP, an
+ * administrator's flock(1)) makes a count or a read fail after
+ * PASSCOUNT_LOCK_MS, not wait as long as the lock is kept: it made
+ * every passing post wait for its watchdog.
+ */
+START_TEST(lock_kept)
+{
+	struct timespec a, b;
+	uint64_t c[1];
+	char err[256];
+	double ms;
+	int fd;
+
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	/* another open file description: its lock conflicts with ours */
+	ck_assert((fd = open(path, O_RDONLY)) >= 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "another process holds the lock") != NULL,
+	    "%s", err);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    -1);
+	ck_assert_msg(strstr(err, "another process holds the lock") != NULL,
+	    "%s", err);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	ms = (double)(b.tv_sec - a.tv_sec) * 1000 +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+	ck_assert_msg(ms >= 2 * PASSCOUNT_LOCK_MS - 50 &&
+	    ms < 2 * PASSCOUNT_LOCK_MS + 1500, "waited %.0f ms", ms);
+	/* a shared lock (stats reading) lets no count in either, but
+	 * another read */
+	ck_assert_int_eq(flock(fd, LOCK_SH), 0);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), -1);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 1);
+	close(fd);
+	ck_assert_int_eq(passcount_add(path, D0, err, sizeof(err)), 0);
+	ck_assert_int_eq(passcount_read(path, D0, D0, c, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(c[0], 2);
 }
 END_TEST
 
@@ -351,6 +398,7 @@ passcount_suite(void)
 	tcase_add_test(tc, counts_per_day);
 	tcase_add_test(tc, ring_of_days);
 	tcase_add_test(tc, concurrent);
+	tcase_add_test(tc, lock_kept);
 	tcase_add_test(tc, foreign_file);
 	tcase_add_test(tc, fifo_refused);
 	tcase_add_test(tc, prepare);

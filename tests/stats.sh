@@ -71,6 +71,20 @@ for i in 1 2 3; do
 	lg filter --list dev --mta qmail < "$DATA/ham3.eml" > /dev/null 2>&1
 done
 check "the filter passed and counted" test -f "$T/tokens/dev.passed"
+# a counter whose lock someone keeps (here flock(1); a filter stopped
+# with SIGSTOP does the same) costs a post half a second, uncounted: it
+# waited for the watchdog
+# (on a terminal, for the filter's summary line on stderr)
+t0=$(date +%s%N)
+script -qec "flock '$T/tokens/dev.passed' '$LISTGATE' --allow-root \
+    --config '$CONF' filter --list dev --mta qmail < '$DATA/ham3.eml'" \
+    /dev/null > "$T/locked.log" 2>&1
+rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "a filter with the pass counter's lock kept passes ($rc) in ${ms} ms, < 5 s" \
+    sh -c "test $rc -eq 0 && test $ms -lt 5000"
+check "... and notes it uncounted" \
+    grep -q 'action=pass .*passcount=failed' "$T/locked.log"
 python3 - "$T/tokens/dev.passed" <<'EOF' || exit 99
 import struct, sys, time
 day = int(time.time() // 86400) - 2
