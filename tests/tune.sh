@@ -356,6 +356,23 @@ check "... tune --apply keeps word_pairs = no and rebuilds the file to match" \
 check "... which holds no pairs again" \
     test "$(lg score --list np --db-dump 2>/dev/null | wc -l)" -eq "$(wc -l < "$T/np.after")"
 
+# an edit by hand while tune works (here: by its member_check, after the
+# list's file was read, before --apply writes) is not written over
+printf '#!/bin/sh\nif [ -f %s/edit.go ]; then rm -f %s/edit.go; sed "s/^ham_cutoff = .*/ham_cutoff = 0.2/" %s/lists/mid.conf > %s/mid.hand && cat %s/mid.hand > %s/lists/mid.conf; fi\nexit 1\n' \
+    "$T" "$T" "$CONF" "$T" "$T" "$CONF" > "$T/edit.sh"
+printf 'ham_cutoff = 0.000001\nmember_check = /bin/sh %s/edit.sh {sender}\n' \
+    "$T" > "$CONF/lists/mid.conf"
+run lg train --quiet --list mid --ham "$DATA/ham"
+run lg train --quiet --list mid --spam "$DATA/spam"
+: > "$T/edit.go"
+run lg tune --list mid --apply
+check "an edit by hand while tune --apply works: tune fails, saying so" \
+    sh -c "test $rc -eq 1 && test ! -f '$T/edit.go' && grep -q 'lists/mid.conf changed since tune read it' '$T/err'"
+check "... and the edit stays as it was made" \
+    cmp -s "$T/mid.hand" "$CONF/lists/mid.conf"
+check "... no temporary file left beside it" \
+    sh -c "! ls '$CONF/lists' | grep -q tmp"
+
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there
 printf 'site_list = np\n' >> "$CONF/listgate.conf"

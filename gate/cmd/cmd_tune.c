@@ -592,17 +592,56 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 	return 0;
 }
 
-/* cfgedit's check: the rewritten file must load as the list's */
+/* lists/L.conf as tune read it, before its settings were loaded */
+struct conf_seen {
+	int missing;		/* 1 no file, -1 no stat (never the same) */
+	struct stat st;
+};
+
+static void
+conf_snap(const char *path, struct conf_seen *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (stat(path, &s->st) < 0)
+		s->missing = errno == ENOENT ? 1 : -1;
+}
+
+/* 1 when the file is still the one tune read */
+static int
+conf_same(const struct conf_seen *a, const struct conf_seen *b)
+{
+	if (a->missing < 0 || b->missing < 0 || a->missing != b->missing)
+		return 0;
+	return a->missing || (a->st.st_dev == b->st.st_dev &&
+	    a->st.st_ino == b->st.st_ino && a->st.st_size == b->st.st_size &&
+	    a->st.st_mtim.tv_sec == b->st.st_mtim.tv_sec &&
+	    a->st.st_mtim.tv_nsec == b->st.st_mtim.tv_nsec);
+}
+
+/* cfgedit's check: the rewritten file must load as the list's, and the
+ * file it was made from must be the one whose settings tune started
+ * with (an edit by hand during the run is not written over; cfgedit
+ * itself sees edits only from its own reading on) */
 struct check_ctx {
 	const struct listcfg_global *g;
 	const char *list;
+	const char *conf;
+	const struct conf_seen *seen;
 };
 
 static int
 check_file(void *vctx, const char *path, char *err, size_t errsz)
 {
 	const struct check_ctx *c = vctx;
+	struct conf_seen now;
 
+	conf_snap(c->conf, &now);
+	if (!conf_same(c->seen, &now)) {
+		snprintf(err, errsz, "%s changed since tune read it (an edit "
+		    "by hand, another tune at the same time?): nothing "
+		    "written; run it again", c->conf);
+		return -1;
+	}
 	return listcfg_check_list_file(c->g, c->list, path, err, errsz);
 }
 
@@ -659,10 +698,11 @@ file_pairs(const struct listcfg_global *g, const char *path)
 	return r > 0 ? (f & TOKDB_FEAT_PAIRS) != 0 : -1;
 }
 
-/* write the changes into lists/L.conf: 0, or -1 reported */
+/* write the changes into lists/L.conf, still as seen: 0, or -1
+ * reported */
 static int
 apply(const struct listcfg_global *g, const char *list,
-    const struct changes *ch)
+    const struct changes *ch, const struct conf_seen *seen)
 {
 	char path[4096], stamp[64], err[1024];
 	struct check_ctx cc;
@@ -678,6 +718,8 @@ apply(const struct listcfg_global *g, const char *list,
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d listgate tune", &tm);
 	cc.g = g;
 	cc.list = list;
+	cc.conf = path;
+	cc.seen = seen;
 	if (ch->n == 0)
 		return 0;
 	{
@@ -723,7 +765,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
-	char path[4096], err[1024], adv[2048], *end;
+	char path[4096], cpath[4096], err[1024], adv[2048], *end;
+	struct conf_seen seen;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
 	int final;
@@ -813,6 +856,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (cmd_connect(NAME, ctx, &g, &q, APP_CHECK_SCHEMA |
 	    APP_JOURNAL_READS) < 0)
 		return EXIT_CMD_FAIL;
+	/* the file as read, for --apply */
+	if (listcfg_list_path(&g, list, cpath, sizeof(cpath)) < 0)
+		cpath[0] = '\0';
+	conf_snap(cpath, &seen);
 	if (cmd_list_config(NAME, &g, list, &l, path, sizeof(path)) < 0) {
 		queue_close(q);
 		listcfg_free_global(&g);
@@ -922,7 +969,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
 	}
-	if (do_apply && apply(&g, list, &ch) < 0) {
+	if (do_apply && apply(&g, list, &ch, &seen) < 0) {
 		if (pairs && final != o.word_pairs)
 			cmd_err(NAME, "list %s: the token file was rebuilt "
 			    "%s word pairs and learns so (the list still says "
