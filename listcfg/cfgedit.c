@@ -354,8 +354,12 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		goto out;
 	}
 	made = 1;
-	/* the old file's owner (allowed to root only) and mode */
-	if (!missing && fchown(fd, st.st_uid, st.st_gid) < 0 && errno != EPERM) {
+	/* the old file's owner (allowed to root only) and mode; without
+	 * the owner, its group where we belong to it (those who read the
+	 * file through it go on reading it) */
+	if (!missing && fchown(fd, st.st_uid, st.st_gid) < 0 && (errno !=
+	    EPERM || (fchown(fd, (uid_t)-1, st.st_gid) < 0 &&
+	    errno != EPERM))) {
 		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}

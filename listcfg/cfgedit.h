@@ -47,8 +47,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * nothing.  Lines end as the file's first line ends (LF or CRLF).  A
  * missing file is created.  A symbolic link stays a link: the file it
  * points to is replaced (its temporary file beside it); a link that
- * cannot be followed is an error.  The new file keeps the old one's mode (and
- * owner, where allowed); check (when not NULL) sees it before the
+ * cannot be followed is an error.  The new file keeps the old one's mode
+ * and, where allowed, its owner (root only) and group (one we belong
+ * to, when the owner cannot be kept); check (when not NULL) sees it before the
  * rename, and its failure leaves the old file untouched.  *changed_r
  * (may be NULL) gets the number of keys set.  0, or -1 with err (a key
  * set twice in the file, a line whose edit cannot fit the line limit

@@ -9,10 +9,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gate/util/lglimits.h"
@@ -211,6 +213,45 @@ START_TEST(missing_file_created)
 	    "ham_cutoff = 0.05\n");
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+}
+END_TEST
+
+/* a file another user owns (root, say) in a directory the list user
+ * may write: its owner cannot be kept, but its group is, where the
+ * user belongs to it (a group that reads the file must go on reading
+ * it); set up as root, run as nobody with that group (skipped unless
+ * root) */
+START_TEST(group_kept_without_owner)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	const gid_t grp = 4242, nobody = 65534;
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		return;
+	put(before, sizeof(before) - 1, 0640);
+	ck_assert_int_eq(chown(path, 0, grp), 0);
+	ck_assert_int_eq(chown(dir, nobody, nobody), 0);
+	ck_assert((pid = fork()) >= 0);
+	if (pid == 0) {
+		char err[512];
+
+		if (setgroups(1, &grp) < 0 || setgid(nobody) < 0 ||
+		    setuid(nobody) < 0)
+			_exit(2);
+		_exit(cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL, err,
+		    sizeof(err)) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_str_eq(get(NULL), "# S: was: ham_cutoff = 0.3\n"
+	    "ham_cutoff = 0.05\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_uid, nobody);
+	ck_assert_uint_eq(st.st_gid, grp);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
 }
 END_TEST
 
@@ -476,6 +517,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, crlf);
 	tcase_add_test(tc, same_value_changes_nothing);
 	tcase_add_test(tc, missing_file_created);
+	tcase_add_test(tc, group_kept_without_owner);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, check_refuses);
 	tcase_add_test(tc, not_a_file);
