@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -290,6 +291,30 @@ sync_dir(const char *path)
 	return r;
 }
 
+/* lock the directory holding path against other edits (flock, released
+ * when the descriptor is closed): the descriptor, or -1 when it cannot
+ * be locked (unreadable, or NFS, where flock becomes a lock a directory
+ * cannot take): then changed_since alone guards the edit */
+static int
+lock_dir(const char *path)
+{
+	char d[4096];
+	int fd;
+
+	if (strlen(path) >= sizeof(d))
+		return -1;
+	memcpy(d, path, strlen(path) + 1);
+	if ((fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
 /* has the file at path changed since read_file saw it (st; missing:
  * there was none)? */
 static int
@@ -317,7 +342,7 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	const char *target = path;
 	unsigned changed = 0;
 	mode_t mode = 0644;
-	int fd = -1, missing, rc = -1, made = 0;
+	int fd = -1, lockfd = -1, missing, rc = -1, made = 0;
 
 	if (changed_r != NULL)
 		*changed_r = 0;
@@ -332,6 +357,10 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		}
 		target = real;
 	}
+	/* one edit at a time: of two at once (two tunes), the second
+	 * reads the file once the first has replaced it; the check below
+	 * (changed_since) cannot close the gap before the rename */
+	lockfd = lock_dir(target);
 	if ((missing = read_file(path, &in, &st, err, errsz)) < 0)
 		goto out;
 	if (!missing)
@@ -404,6 +433,8 @@ out:
 		close(fd);
 	if (made)
 		unlink(tmp);
+	if (lockfd >= 0)
+		close(lockfd);
 	buf_free(&in);
 	buf_free(&out);
 	return rc;

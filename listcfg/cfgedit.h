@@ -8,8 +8,10 @@
  * of a list's tuning reads in the file itself.  The file is replaced
  * atomically (a temporary file beside it, written, fsynced, checked,
  * renamed, the directory fsynced): a reader sees the old file or the
- * new one, never a part.  Knows the line format of listcfg/cfgfile.c
- * (a `key = value` line; `#` comments), not the keys.  Every function
+ * new one, never a part.  Edits at once take turns (a flock on the
+ * file's directory), each reading the file the last one left.  Knows
+ * the line format of listcfg/cfgfile.c (a `key = value` line; `#`
+ * comments), not the keys.  Every function
  * returns -1 with a message naming the file; nothing prints or exits.
  */
 #ifndef LG_CFGEDIT_H

@@ -343,6 +343,61 @@ START_TEST(edit_meanwhile_kept)
 }
 END_TEST
 
+/* one of two edits at once: started when the barrier's pipe closes;
+ * exits 0 applied, 1 refused */
+static void
+edit_at_once(int barrier, const struct cfgedit_change *c)
+{
+	char err[512], b;
+
+	while (read(barrier, &b, 1) < 0 && errno == EINTR)
+		;
+	_exit(cfgedit_apply(path, c, 1, "S", NULL, NULL, NULL, err,
+	    sizeof(err)) == 0 ? 0 : 1);
+}
+
+/* two edits at once (two tunes of the file): both are applied, one
+ * after the other; never both said done with one of them lost (the
+ * check before the rename cannot close the gap between the two) */
+START_TEST(edits_at_once_both_kept)
+{
+	static const struct cfgedit_change a[] = { { "ham_cutoff", "0.05",
+	    "0.3" } }, b[] = { { "robs", "0.1", "0.3" } };
+	const char *got;
+	pid_t p1, p2;
+	int i, s1, s2, pfd[2], refused = 0;
+
+	for (i = 0; i < 300; i++) {
+		put("x = 1\n", 6, 0644);
+		ck_assert_int_eq(pipe(pfd), 0);
+		ck_assert((p1 = fork()) >= 0);
+		if (p1 == 0) {
+			close(pfd[1]);
+			edit_at_once(pfd[0], a);
+		}
+		ck_assert((p2 = fork()) >= 0);
+		if (p2 == 0) {
+			close(pfd[1]);
+			edit_at_once(pfd[0], b);
+		}
+		close(pfd[0]);
+		close(pfd[1]);
+		ck_assert_int_eq(waitpid(p1, &s1, 0), p1);
+		ck_assert_int_eq(waitpid(p2, &s2, 0), p2);
+		ck_assert(WIFEXITED(s1) && WIFEXITED(s2));
+		got = get(NULL);
+		if (WEXITSTATUS(s1) == 0 && WEXITSTATUS(s2) == 0)
+			ck_assert_msg(strstr(got, "\nham_cutoff = 0.05\n") !=
+			    NULL && strstr(got, "\nrobs = 0.1\n") != NULL,
+			    "round %d: both applied, one lost:\n%s", i, got);
+		else
+			refused++;
+		ck_assert_int_eq(others(), 0);
+	}
+	ck_assert_int_eq(refused, 0);
+}
+END_TEST
+
 /* the longest line of b as the loader counts it (a CR included) */
 static size_t
 longest(const char *b)
@@ -527,6 +582,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, long_indent_refused);
 	tcase_add_test(tc, dangling_symlink_refused);
 	tcase_add_test(tc, edit_meanwhile_kept);
+	tcase_add_test(tc, edits_at_once_both_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
