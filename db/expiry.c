@@ -38,6 +38,11 @@ expiry_lists(struct queue *q, expiry_list_fn fn, void *ctx, char *err,
 	return rc < 0 ? -1 : 0;
 }
 
+/* reminded_at as expiry_post_fn gives it: the same expression in the
+ * claim compares equal to what expiry_due saw */
+#define REMINDED_US	"coalesce((extract(epoch FROM reminded_at) * " \
+	"1000000)::int8, -1)"
+
 int
 expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
     expiry_post_fn fn, void *ctx, char *err, size_t errsz)
@@ -48,7 +53,8 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 	int i, rc = 0;
 
 	snprintf(dbuf, sizeof(dbuf), "%u", days);
-	res = PQexecParams(q->conn, "SELECT id FROM held_posts WHERE list = $1 "
+	res = PQexecParams(q->conn, "SELECT id, " REMINDED_US " FROM "
+	    "held_posts WHERE list = $1 "
 	    "AND status = 'held' AND arrived_at <= now() - make_interval(days "
 	    "=> $2::int4) AND (NOT $3::bool OR reminded_at IS NULL OR "
 	    "reminded_at <= now() - make_interval(days => $2::int4)) "
@@ -59,7 +65,8 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 		return -1;
 	}
 	for (i = 0; i < PQntuples(res) && rc == 0; i++)
-		rc = fn(strtoll(PQgetvalue(res, i, 0), NULL, 10), ctx);
+		rc = fn(strtoll(PQgetvalue(res, i, 0), NULL, 10),
+		    strtoll(PQgetvalue(res, i, 1), NULL, 10), ctx);
 	PQclear(res);
 	if (rc < 0)
 		snprintf(err, errsz, "stopped");
@@ -67,25 +74,28 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 }
 
 int
-expiry_claim_remind(struct queue *q, int64_t id, unsigned days, char *err,
-    size_t errsz)
+expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
+    int64_t reminded, char *err, size_t errsz)
 {
-	char idbuf[32], dbuf[16];
-	const char *vals[2] = { idbuf, dbuf };
+	char idbuf[32], dbuf[16], rbuf[32];
+	const char *vals[3] = { idbuf, dbuf, rbuf };
 	char rb[256];
 	PGresult *res;
 	int n;
 
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	snprintf(dbuf, sizeof(dbuf), "%u", days);
+	snprintf(rbuf, sizeof(rbuf), "%lld", (long long)reminded);
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
 	/* the row lock makes a second run wait for the first's claim, then
-	 * see its reminded_at */
+	 * see its reminded_at: no longer the one it saw (with days 0 the
+	 * age alone would let it remind again) */
 	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
 	    "now() WHERE id = $1::int8 AND status = 'held' AND (reminded_at "
 	    "IS NULL OR reminded_at <= now() - make_interval(days => "
-	    "$2::int4)) RETURNING id", 2, NULL, vals, NULL, NULL, 0);
+	    "$2::int4)) AND " REMINDED_US " = $3::int8 RETURNING id", 3,
+	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

@@ -26,8 +26,13 @@ typedef int (*expiry_list_fn)(const char *list, void *ctx);
 int expiry_lists(struct queue *q, expiry_list_fn fn, void *ctx, char *err,
     size_t errsz);
 
-/* called with each post due: 0 to go on, -1 to stop (failure) */
-typedef int (*expiry_post_fn)(int64_t id, void *ctx);
+/* called with each post due and its last reminder as seen
+ * (EXPIRY_NEVER: none; else microseconds since the epoch): 0 to go on,
+ * -1 to stop (failure) */
+typedef int (*expiry_post_fn)(int64_t id, int64_t reminded, void *ctx);
+
+/* no reminder yet */
+#define EXPIRY_NEVER	(-1)
 
 /*
  * The posts of list held for days days or more (0: every held post),
@@ -39,15 +44,17 @@ int expiry_due(struct queue *q, const char *list, unsigned days,
 
 /*
  * Claim the reminder of post id: in a transaction begun here,
- * reminded_at set to now when the post is still held and not reminded
- * of in the last days days (the row stays locked), so that of two runs
- * at once only one reminds.  1 claimed: the caller queues the reminder
- * in the same transaction and ends it with expiry_claim_end, so that a
- * run that dies in between leaves the post as it was; 0 not (decided,
- * or claimed by another run meanwhile; no transaction left open); -1.
+ * reminded_at set to now when the post is still held, not reminded of
+ * in the last days days, and its last reminder still the one
+ * expiry_due saw (reminded; the row stays locked), so that of two runs
+ * at once only one reminds, whatever days (0 too).  1 claimed: the
+ * caller queues the reminder in the same transaction and ends it with
+ * expiry_claim_end, so that a run that dies in between leaves the post
+ * as it was; 0 not (decided, or claimed by another run meanwhile; no
+ * transaction left open); -1.
  */
 int expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
-    char *err, size_t errsz);
+    int64_t reminded, char *err, size_t errsz);
 
 /* end the claim's transaction: commit (the reminder queued) or roll it
  * back.  0, or -1 (then nothing of it is kept) */

@@ -183,6 +183,32 @@ check "... and their summaries add up to 5" \
 check "... each run exits 0" \
     sh -c "! grep -q . '$T/err.1' '$T/err.2' '$T/err.3'"
 
+# ... also with --older-than 0 (every held post, whenever last reminded):
+# the three runs see the posts while a moderator holds their rows, then
+# claim them one after the other
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = erin@example.org\n'
+	printf 'moderation_address = r0-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/slow.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/r0.conf"
+for f in ham1 ham2 ham3 spam1 spam2; do
+	"$QHOLD" r0 "$DATA/$f.eml" > /dev/null || exit 99
+done
+psql -X -q -v ON_ERROR_STOP=1 -c "BEGIN" -c "SELECT 1 FROM held_posts WHERE list = 'r0' FOR UPDATE" -c "SELECT pg_sleep(1.5)" -c "COMMIT" > /dev/null &
+sleep 0.3
+for i in 1 2 3; do
+	lg expire --list r0 --older-than 0 > "$T/out.$i" 2> "$T/err.$i" &
+done
+wait
+check "three remind runs at once with --older-than 0: each post's reminder queued once" \
+    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.list = 'r0' AND o.kind = 'remind'")" -eq 5
+check "... and their summaries add up to 5" \
+    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/.*, \([0-9]*\) reminders\{0,1\} sent$/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+run lg expire --list r0 --older-than 0
+check "... and a run after them reminds again" \
+    sh -c "test $rc -eq 0 && grep -q ', 5 reminders sent' '$T/out'"
+
 # a run killed after it claimed a reminder, before the reminder was
 # queued (the outbox locked meanwhile), leaves the post to the next run
 {

@@ -88,14 +88,14 @@ add_name(const char *list, void *vctx)
 	return 0;
 }
 
-/* the ids of one list's posts due */
+/* the ids of one list's posts due, and their last reminders as seen */
 struct ids {
-	int64_t *v;
+	int64_t *v, *rem;
 	size_t n, cap;
 };
 
 static int
-add_id(int64_t id, void *vctx)
+add_id(int64_t id, int64_t reminded, void *vctx)
 {
 	struct ids *ids = vctx;
 
@@ -106,8 +106,12 @@ add_id(int64_t id, void *vctx)
 		if (p == NULL)
 			return -1;
 		ids->v = p;
+		if ((p = xrealloc(ids->rem, nc * sizeof(*p))) == NULL)
+			return -1;
+		ids->rem = p;
 		ids->cap = nc;
 	}
+	ids->rem[ids->n] = reminded;
 	ids->v[ids->n++] = id;
 	return 0;
 }
@@ -125,13 +129,13 @@ add_id(int64_t id, void *vctx)
  */
 static int
 remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
-    unsigned days, char *err, size_t errsz)
+    unsigned days, int64_t reminded, char *err, size_t errsz)
 {
 	struct notify_stats st;
 	char rb[256];
 	int r;
 
-	if ((r = expiry_claim_remind(q, id, days, err, errsz)) <= 0)
+	if ((r = expiry_claim_remind(q, id, days, reminded, err, errsz)) <= 0)
 		return r;
 	/* queued, nothing sent yet (no time given): sent after the commit */
 	r = notify_remind(q, g, id, clock_now_ms(), &st, err, errsz);
@@ -220,7 +224,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 			continue;
 		}
 		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
-			r = remind_post(q, g, ids.v[i], days, err,
+			r = remind_post(q, g, ids.v[i], days, ids.rem[i], err,
 			    sizeof(err));
 			if (r == 0)
 				continue;	/* decided, or another run's */
@@ -261,6 +265,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	}
 out:
 	xfree(ids.v);
+	xfree(ids.rem);
 	listcfg_free_list(&l);
 }
 
