@@ -176,10 +176,15 @@ for i in 1 2 3; do
 	lg expire --list rc > "$T/out.$i" 2> "$T/err.$i" &
 done
 wait
-check "three remind runs at once: each post's reminder queued once" \
-    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.list = 'rc' AND o.kind = 'remind'")" -eq 5
-check "... and their summaries add up to 5" \
-    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/.*, \([0-9]*\) reminders\{0,1\} sent$/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+# list $1's five posts were reminded of once, by the three runs
+# out.1 .. out.3 together ($2: what the check is)
+reminded_once() {
+	check "$2: each post's reminder queued once" \
+	    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.list = '$1' AND o.kind = 'remind'")" -eq 5
+	check "... and their summaries add up to 5" \
+	    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/.*, \([0-9]*\) reminders\{0,1\} sent$/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+}
+reminded_once rc "three remind runs at once"
 check "... each run exits 0" \
     sh -c "! grep -q . '$T/err.1' '$T/err.2' '$T/err.3'"
 
@@ -201,10 +206,7 @@ for i in 1 2 3; do
 	lg expire --list r0 --older-than 0 > "$T/out.$i" 2> "$T/err.$i" &
 done
 wait
-check "three remind runs at once with --older-than 0: each post's reminder queued once" \
-    test "$(sql "SELECT count(*) FROM notice_outbox o JOIN held_posts p ON p.id = o.post_id WHERE p.list = 'r0' AND o.kind = 'remind'")" -eq 5
-check "... and their summaries add up to 5" \
-    test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/.*, \([0-9]*\) reminders\{0,1\} sent$/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
+reminded_once r0 "three remind runs at once with --older-than 0"
 run lg expire --list r0 --older-than 0
 check "... and a run after them reminds again" \
     sh -c "test $rc -eq 0 && grep -q ', 5 reminders sent' '$T/out'"
