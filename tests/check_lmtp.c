@@ -1105,6 +1105,25 @@ START_TEST(smtputf8)
 }
 END_TEST
 
+/* a last LHLO line of the bare code ("250") offers nothing: the text of
+ * the line before it (here the server's name) is no extension */
+START_TEST(bare_last_lhlo_line)
+{
+	struct srv sv = no_script;
+	char err[1024];
+	unsigned notes = 99;
+	int r;
+
+	sv.reply[S_LHLO] = "250-SMTPUTF8 test.example\r\n250";
+	start(&sv, 0);
+	r = deliver("a@example.org", "d\xc3\xb6@example.org", post,
+	    strlen(post), &notes, err, sizeof(err));
+	finish();
+	ck_assert_msg(r == LMTP_PERM, "%d %s", r, err);
+	ck_assert_ptr_nonnull(strstr(err, "SMTPUTF8"));
+}
+END_TEST
+
 /* --- replies that are not ---------------------------------------------------- */
 
 START_TEST(bad_replies)
@@ -1301,6 +1320,7 @@ lmtp_suite(void)
 	tcase_add_test(tc, path_length);
 	tcase_add_test(tc, unwritable_addresses);
 	tcase_add_test(tc, smtputf8);
+	tcase_add_test(tc, bare_last_lhlo_line);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("replies");

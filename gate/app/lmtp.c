@@ -380,7 +380,9 @@ read_reply(struct lmtp *c, const char *stage, double deadline, int lhlo)
 			if (c->textlen > 0)
 				memcpy(c->text, line + 4, c->textlen);
 			c->text[c->textlen] = '\0';
-		} else if (lhlo) {
+		} else if (lhlo && n > 4) {
+			/* (a bare "250" names none: what follows its NUL
+			 * is the line before's) */
 			kw = line + 4;
 			if (strncasecmp(kw, "8BITMIME", 8) == 0 &&
 			    (kw[8] == '\0' || kw[8] == ' '))
