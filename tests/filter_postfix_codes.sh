@@ -298,6 +298,19 @@ pf lenient "$DATA/ham-test.eml"
 expect 0 "missing token file with on_error = pass: delivered"
 cmp -s "$SINK" "$DATA/ham-test.eml" && ok "on_error = pass delivered the post" ||
     bad "on_error = pass delivered the post"
+# a deliver that fails is not tried again in the same run because
+# on_error = pass: passing is delivering (it ran twice, and a deliver
+# that failed after taking the post delivered it twice)
+cp "$CONF/lists/demo.conf" "$T/demo.saved"
+{ printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\non_error = pass\n'
+  printf 'deliver = /bin/sh -c "echo x >> %s.tries; exit 75"\n' "$T/flaky"; } \
+    > "$CONF/lists/demo.conf"
+pf demo "$DATA/ham-test.eml"
+expect 75 "a ham post whose deliver fails, on_error = pass: deferred"
+check_tries=$(wc -l < "$T/flaky.tries" 2>/dev/null || echo 0)
+[ "$check_tries" -eq 1 ] && ok "... deliver ran once" ||
+    bad "... deliver ran once (ran $check_tries times)"
+cp "$T/demo.saved" "$CONF/lists/demo.conf"
 pf demo "$DATA/spam-test.eml"
 expect 75 "a spam post with no database configured"
 [ ! -e "$SINK" ] && ok "and it was not delivered" || bad "and it was not delivered"

@@ -156,6 +156,8 @@ struct filter {
 	char refusal[1024];	/* why, stored with the held post */
 	char dnote[400];	/* a delivery's note, for the log */
 	char hnote[300];	/* what the holder did, for the log */
+	int deliver_tried;	/* deliver ran (on_error = pass never
+				 * runs it again) */
 	int host_failed;	/* why is the host's failure (on_error may
 				 * pass the post), not the post's doing */
 };
@@ -376,6 +378,7 @@ do_pass(struct filter *f, int *delivered_r)
 		left = 1;
 	wd_pass_code = outcome_exit(OUT_PASS, f->mta);
 	wd_delivering = 1;
+	f->deliver_tried = 1;
 	rc = handoff_post(argv, v.sender, f->sp.data, f->sp.len, f->sp.fd,
 	    (unsigned)left, note, sizeof(note), err, sizeof(err));
 	if (rc == HANDOFF_OK) {
@@ -672,9 +675,12 @@ on_failure(struct filter *f, int *delivered_r)
 	*delivered_r = 0;
 	/* only the host's own failures: never a post the sender made fail
 	 * (its size, an empty post), whatever failed after that; nor a
-	 * post deliver refused for good (not offered again) */
+	 * post deliver refused for good (not offered again); nor one
+	 * deliver failed to take: passing is delivering, and a second
+	 * try in the same run would deliver twice a post the first one
+	 * handed over before it failed (a time-out after the data) */
 	if (!f->have_l || f->l.on_error != ON_ERROR_PASS || !f->host_failed ||
-	    f->oversize || f->refused)
+	    f->oversize || f->refused || f->deliver_tried)
 		return OUT_DEFER;
 	memcpy(why, f->why, sizeof(why));
 	f->why[0] = '\0';
