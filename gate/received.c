@@ -124,8 +124,9 @@ int
 received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
+	unsigned char ip[16];
 	size_t e, i, k, nw1, cn, pn;
-	int gotip = 0, qmail = 0, paren_ip = 0;
+	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam;
 
 	memset(h, 0, sizeof(*h));
 	if (n > RECEIVED_MAX_SCAN)
@@ -146,19 +147,33 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	for (nw1 = 0; i + nw1 < cn && !is_space(w1[nw1]) && w1[nw1] != '(';
 	    nw1++)
 		;
-	/* the client address: a [literal] first, else "(1.2.3.4)" or
-	 * "(user@1.2.3.4)" */
-	for (i = 0; i < cn && !gotip; i++) {
-		if (c[i] != '[')
+	/* the client address: the last [literal], else "(1.2.3.4)" or
+	 * "(user@1.2.3.4)".  What the client said comes before the address
+	 * its receiver saw, or is tagged: the HELO (Postfix, sendmail:
+	 * "from [10.0.0.1] (unknown [IP])"; Exim "helo=[...]"; qmail
+	 * "(HELO ...)"), the ident user ("user@", Exim "ident=").  None of
+	 * it may stand for the client: a HELO of [127.0.0.1] would make
+	 * the hop trusted */
+	for (i = 0, incomment = 0; i < cn; i++) {
+		if (c[i] == '(')
+			incomment = word_is(c + i + 1, cn - i - 1, "helo") ||
+			    word_is(c + i + 1, cn - i - 1, "ehlo");
+		else if (c[i] == ')')
+			incomment = 0;
+		if (c[i] != '[' || incomment || (i > 0 && c[i - 1] == '='))
 			continue;
 		for (k = i + 1; k < cn && c[k] != ']' && k - i < 64; k++)
 			;
 		if (k < cn && c[k] == ']' &&
-		    (h->family = read_ip(c + i + 1, k - i - 1, h->ip)) != 0)
+		    (fam = read_ip(c + i + 1, k - i - 1, ip)) != 0) {
+			h->family = fam;
+			memcpy(h->ip, ip, 16);
 			gotip = 1;
+		}
 	}
 	for (i = 0; i < cn && !gotip; i++) {
-		if (c[i] != '(')
+		if (c[i] != '(' || word_is(c + i + 1, cn - i - 1, "helo") ||
+		    word_is(c + i + 1, cn - i - 1, "ehlo"))
 			continue;
 		for (k = i + 1; k < cn && c[k] != ')' && k - i < 128; k++)
 			;
@@ -166,10 +181,11 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			continue;
 		p = c + i + 1;
 		pn = k - i - 1;
-		if ((q = memchr(p, '@', pn)) != NULL) {
-			pn -= (size_t)(q + 1 - p);
-			p = q + 1;
-		}
+		/* the last '@': an ident user may hold one too */
+		for (q = p + pn; q > p && q[-1] != '@'; q--)
+			;
+		pn -= (size_t)(q - p);
+		p = q;
 		if ((h->family = read_ip(p, pn, h->ip)) != 0)
 			gotip = paren_ip = 1;
 	}

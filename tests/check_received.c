@@ -79,6 +79,26 @@ static const struct line_case lines[] = {
 	{ "from helo.example (unknown [198.51.100.7]) by mail.example.org "
 	  "(Postfix) with ESMTP id 4F1", 1, "198.51.100.7", "helo.example", "",
 	  0 },
+	/* what the client said is never its address: a HELO literal
+	 * (Postfix, sendmail, Exim), a HELO or ident user with an '@'
+	 * (qmail writes both as given) */
+	{ "from [127.0.0.1] (unknown [203.0.113.9]) by mx.example.org "
+	  "(Postfix) with ESMTP id 4F1", 1, "203.0.113.9", "[127.0.0.1]", "",
+	  0 },
+	{ "from [10.1.1.1] (mail.example.com [203.0.113.9]) by "
+	  "mx.example.org (8.14.7/8.14.7) with ESMTP id x1", 1, "203.0.113.9",
+	  "[10.1.1.1]", "mail.example.com", 0 },
+	{ "from [203.0.113.9] (helo=[127.0.0.1]) by mx.example.org with "
+	  "esmtp (Exim 4.96)", 1, "203.0.113.9", "[127.0.0.1]", "", 0 },
+	{ "from unknown (HELO x@127.0.0.1) (203.0.113.9) by mx.example.org "
+	  "with SMTP; 2 Dec 2024 10:00:00 -0000", 1, "203.0.113.9",
+	  "x@127.0.0.1", "", 0 },
+	{ "from unknown (HELO [127.0.0.1]) (203.0.113.9) by mx.example.org "
+	  "with SMTP; 2 Dec 2024 10:00:00 -0000", 1, "203.0.113.9",
+	  "[127.0.0.1]", "", 0 },
+	{ "from unknown (HELO mx.example.net) (x@127.0.0.1@203.0.113.9) by "
+	  "mx.example.org with SMTP", 1, "203.0.113.9", "mx.example.net", "",
+	  0 },
 	/* no network hop: local submissions */
 	{ "(qmail 10626 invoked from network); 1 Aug 2001 08:15:47 +0900", 0,
 	  NULL, NULL, NULL, 0 },
@@ -323,6 +343,39 @@ START_TEST(nested_received_ignored)
 }
 END_TEST
 
+/* a client that says HELO [127.0.0.1] to our MTA is not trusted: the
+ * lines below it, its own, are not believed */
+START_TEST(helo_literal_not_trusted)
+{
+	static const char *const ours[] = {
+		"from [127.0.0.1] (unknown [203.0.113.9]) by mx.example.org "
+		"(Postfix) with ESMTP id 4F1",
+		"from unknown (HELO x@127.0.0.1) (203.0.113.9) by "
+		"mx.example.org with SMTP",
+		"from [IPv6:::1] (unknown [203.0.113.9]) by mx.example.org "
+		"(Postfix) with ESMTP id 4F1",
+	};
+	struct tok_opts o;
+	struct toklist *tl;
+	char m[1024];
+	size_t i;
+
+	tok_opts_default(&o);
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		snprintf(m, sizeof(m), "Received: %s\nReceived: from "
+		    "listman.example.com (listman.example.com [66.187.233.211])"
+		    " by forged.example\n\nbody\n", ours[i]);
+		tl = toklist_new(o.max_tokens);
+		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
+		    &o, tl), 0);
+		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", ours[i]);
+		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", ours[i]);
+		ck_assert_msg(!has(tl, "src:local"), "%s", ours[i]);
+		toklist_free(tl);
+	}
+}
+END_TEST
+
 /* more lines than LG_MAX_RECEIVED_HOPS, all trusted */
 START_TEST(deep_chain)
 {
@@ -448,6 +501,7 @@ received_suite(void)
 	tcase_add_test(tc, v4mapped_relay_is_ipv4);
 	tcase_add_test(tc, nested_received_ignored);
 	tcase_add_test(tc, deep_chain);
+	tcase_add_test(tc, helo_literal_not_trusted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pieces");
 	tcase_add_test(tc, registered_domains);
