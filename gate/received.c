@@ -125,7 +125,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
 	unsigned char ip[16];
-	size_t e, i, k, nw1, cn, pn;
+	size_t e, i, k, nw1, cn, pn, lit = 0;
 	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam;
 
 	memset(h, 0, sizeof(*h));
@@ -140,12 +140,14 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	e = clause_end(v, n);
 	c = v;
 	cn = e;
-	/* the first word: the HELO name (qmail, Exim: the rDNS name) */
+	/* the first word: the HELO name (qmail, Exim: the rDNS name).  Up
+	 * to a blank: every MTA writes one before its comment, and a '('
+	 * glued to the word is the client's HELO ("mx.trusted.org(HELO"),
+	 * never a name for a trusted_relays entry to match */
 	for (i = 0; i < cn && is_space(c[i]); i++)
 		;
 	w1 = c + i;
-	for (nw1 = 0; i + nw1 < cn && !is_space(w1[nw1]) && w1[nw1] != '(';
-	    nw1++)
+	for (nw1 = 0; i + nw1 < cn && !is_space(w1[nw1]); nw1++)
 		;
 	/* the client address: the last [literal], else "(1.2.3.4)" or
 	 * "(user@1.2.3.4)".  What the client said comes before the address
@@ -169,6 +171,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			h->family = fam;
 			memcpy(h->ip, ip, 16);
 			gotip = 1;
+			lit = i;
 		}
 	}
 	for (i = 0; i < cn && !gotip; i++) {
@@ -249,10 +252,13 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			h->helo[k] = (char)lower(w1[k]);
 		h->helo[nw1] = '\0';
 	}
-	for (i = 0; i < cn && c[i] != '('; i++)
+	/* the comment that holds the client's address, opened after a
+	 * blank: a '(' in the HELO before it is the client's own */
+	for (i = lit; i > 0 && !(c[i - 1] == '(' && i >= 2 &&
+	    is_space(c[i - 2])); i--)
 		;
-	if (i < cn) {
-		p = c + i + 1;
+	if (i > 0) {
+		p = c + i;
 		for (pn = 0; p + pn < c + cn && p[pn] != '[' && p[pn] != ')' &&
 		    !is_space(p[pn]); pn++)
 			;

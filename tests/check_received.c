@@ -376,6 +376,53 @@ START_TEST(helo_literal_not_trusted)
 }
 END_TEST
 
+/* a '(' in the client's HELO does not open the comment our MTA wrote:
+ * "from mx.trusted.org(HELO (unknown [IP])" names no trusted host */
+START_TEST(helo_paren_not_trusted_name)
+{
+	static const char *const ours[] = {
+		"from a(mx.trusted.org (unknown [203.0.113.9]) by "
+		"mx.example.org (Postfix) with ESMTP id 4F1",
+		"from mx.trusted.org(HELO (unknown [203.0.113.9]) by "
+		"mx.example.org (Postfix) with ESMTP id 4F1",
+		"from mx.trusted.org(helo=x (unknown [203.0.113.9]) by "
+		"mx.example.org (Postfix) with ESMTP id 4F1",
+	};
+	struct netlist nl;
+	struct tok_opts o;
+	struct toklist *tl;
+	char m[1024], why[256];
+	size_t i;
+
+	ck_assert_int_eq(netlist_parse("trusted.org", &nl, why, sizeof(why)),
+	    0);
+	tok_opts_default(&o);
+	o.trust = &nl;
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		snprintf(m, sizeof(m), "Received: %s\nReceived: from "
+		    "listman.example.com (listman.example.com [66.187.233.211])"
+		    " by forged.example\n\nbody\n", ours[i]);
+		tl = toklist_new(o.max_tokens);
+		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
+		    &o, tl), 0);
+		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", ours[i]);
+		ck_assert_msg(has(tl, "src:rdns:none"), "%s", ours[i]);
+		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", ours[i]);
+		toklist_free(tl);
+	}
+	/* the name our MTA verified still counts */
+	snprintf(m, sizeof(m), "Received: from x (mx.trusted.org "
+	    "[192.0.2.1]) by mx.example.org (Postfix)\nReceived: from "
+	    "listman.example.com (listman.example.com [66.187.233.211]) by "
+	    "mx.trusted.org\n\nbody\n");
+	tl = toklist_new(o.max_tokens);
+	ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m), &o, tl),
+	    0);
+	ck_assert(has(tl, "src:ip:66.187.233.211"));
+	toklist_free(tl);
+}
+END_TEST
+
 /* more lines than LG_MAX_RECEIVED_HOPS, all trusted */
 START_TEST(deep_chain)
 {
@@ -502,6 +549,7 @@ received_suite(void)
 	tcase_add_test(tc, nested_received_ignored);
 	tcase_add_test(tc, deep_chain);
 	tcase_add_test(tc, helo_literal_not_trusted);
+	tcase_add_test(tc, helo_paren_not_trusted_name);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pieces");
 	tcase_add_test(tc, registered_domains);
