@@ -99,25 +99,29 @@ read_ip(const unsigned char *p, size_t n, unsigned char ip[16])
 
 /* ---- one line ------------------------------------------------------- */
 
-/* the end of the from-clause: " by " outside parentheses, ';', or n */
+/* the end of the from-clause: " by " outside parentheses, else the
+ * last ';' (the date's), or n.  The client's HELO is written as given
+ * (Postfix, sendmail): a '(' glued to it opens no comment, and a ';'
+ * in it ends nothing, or "HELO x(((" or "HELO x;" would hide the
+ * receiver's own comment with the client's address */
 static size_t
 clause_end(const unsigned char *v, size_t n)
 {
-	size_t i;
+	size_t i, semi = n;
 	int depth = 0;
 
 	for (i = 0; i < n; i++) {
-		if (v[i] == '(')
+		if (v[i] == '(' && (i == 0 || is_space(v[i - 1])))
 			depth++;
 		else if (v[i] == ')' && depth > 0)
 			depth--;
 		else if (depth == 0 && v[i] == ';')
-			return i;
+			semi = i;
 		else if (depth == 0 && is_space(v[i]) && word_is(v + i + 1,
 		    n - i - 1, "by"))
 			return i;
 	}
-	return n;
+	return semi;
 }
 
 int

@@ -99,6 +99,16 @@ static const struct line_case lines[] = {
 	{ "from unknown (HELO mx.example.net) (x@127.0.0.1@203.0.113.9) by "
 	  "mx.example.org with SMTP", 1, "203.0.113.9", "mx.example.net", "",
 	  0 },
+	/* nor does a ';' or an unclosed '(' in a HELO end or hide our
+	 * MTA's comment (the for-clause's literal is not the client's) */
+	{ "from x; (unknown [203.0.113.9]) by mx.example.org (Postfix) with "
+	  "ESMTP id 4F1; Mon, 2 Dec 2024 10:00:00 +0000", 1, "203.0.113.9",
+	  "x;", "", 0 },
+	{ "from x((( (unknown [203.0.113.9]) by mx.example.org (Postfix) with "
+	  "ESMTP id 4F1 for <list@[127.0.0.1]>; Mon, 2 Dec 2024 10:00:00 +0000",
+	  1, "203.0.113.9", "x(((", "", 0 },
+	{ "from x (unknown [203.0.113.9]); Mon, 2 Dec 2024 10:00:00 +0000", 1,
+	  "203.0.113.9", "x", "", 0 },
 	/* no network hop: local submissions */
 	{ "(qmail 10626 invoked from network); 1 Aug 2001 08:15:47 +0900", 0,
 	  NULL, NULL, NULL, 0 },
