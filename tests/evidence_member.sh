@@ -145,6 +145,21 @@ st=$(sed 's/^[0-9]* ([^)]*) \(.\).*/\1/' "/proc/$(cat "$T/sleep.pid")/stat" 2>/d
 check "... and the check's whole process group was killed (state '$st')" \
     test -z "$st" -o "$st" = Z
 
+# --- started with SIGCHLD ignored -------------------------------------------
+# (a parent's SIG_IGN is kept across exec: the children would reap
+# themselves, and the check's answer be lost)
+if command -v python3 > /dev/null 2>&1; then
+	post yes@example.org
+	python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$LISTGATE" --allow-root --config "$CONF" \
+	    tokens --list m "$T/post.eml" | grep '^member:' > "$T/out"
+	check "started with SIGCHLD ignored: member:yes all the same" \
+	    test "$(cat "$T/out")" = "member:yes"
+else
+	echo "# SKIP SIGCHLD ignored: no python3"
+fi
+
 # --- a program that cannot start ----------------------------------------
 cat > "$CONF/lists/gone.conf" <<EOF2
 member_check = $T/no-such-program {sender}

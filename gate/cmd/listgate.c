@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,12 @@ main(int argc, char **argv)
 	int ch;
 
 	std_fds_open();
+	/* SIGCHLD ignored by whoever started us (an MTA's or a wrapper's
+	 * setting, kept across exec) makes our children reap themselves:
+	 * waitpid then finds none, and a deliver that delivered looks
+	 * failed (the post deferred, delivered again), a member_check's
+	 * answer is lost */
+	signal(SIGCHLD, SIG_DFL);
 	memset(&ctx, 0, sizeof(ctx));
 	/* what listgate creates (token files, Kyoto Cabinet's write-ahead
 	 * logs, rebuilt files, directories) is never for others, nor
