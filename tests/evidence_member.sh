@@ -5,7 +5,9 @@
 # fail the post; the sender is the envelope's (filter -f), else the
 # post's Return-Path, else its From; answers are cached for
 # member_cache_s; score -v shows the token, train learns it, and (under
-# PostgreSQL) sync replays the journal with it.
+# PostgreSQL) sync replays the journal with it; the filter's watchdog
+# kills a check still running, and neither a SIGCHLD ignored nor a
+# SIGALRM blocked by whoever started listgate changes any of it.
 #
 # Works in a private temporary configuration directory; needs $LISTGATE
 # and $top_srcdir (set by make).
@@ -159,6 +161,42 @@ os.execv(sys.argv[1], sys.argv[1:])' "$LISTGATE" --allow-root --config "$CONF" \
 else
 	echo "# SKIP SIGCHLD ignored: no python3"
 fi
+
+# --- the filter's watchdog during a check -------------------------------------
+# (timeout 1 s, member_check_ms 3000: the watchdog comes first, defers
+# the post and kills the check's group; also when whoever started the
+# filter blocked SIGALRM, a mask exec keeps)
+printf 'member_check = %s/check.sh {sender} {list}\nmember_check_ms = 3000\ntimeout = 1\n' \
+    "$T" > "$CONF/lists/wd.conf"
+post slow@example.org
+for how in plain blocked; do
+	if [ $how = blocked ]; then
+		command -v python3 > /dev/null 2>&1 || {
+			echo "# SKIP watchdog with SIGALRM blocked: no python3"
+			break
+		}
+		set -- python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
+os.execv(sys.argv[1], sys.argv[1:])'
+	else
+		set --
+	fi
+	rm -f "$T/sleep.pid"
+	t0=$(now)
+	"$@" "$LISTGATE" --allow-root --config "$CONF" filter --list wd \
+	    --mta qmail < "$T/post.eml" 2> "$T/err"
+	rc=$?
+	ms=$(( ($(now) - t0) / 1000000 ))
+	check "watchdog ($how) during member_check: deferred (exit $rc, $ms ms)" \
+	    test "$rc" -eq 111 -a "$ms" -lt 2500
+	check "... by the watchdog" grep -q "timed out, deferring" "$T/err"
+	sleep 0.2
+	st=$(sed 's/^[0-9]* ([^)]*) \(.\).*/\1/' \
+	    "/proc/$(cat "$T/sleep.pid" 2>/dev/null)/stat" 2>/dev/null)
+	check "... and the check's group was killed (state '$st')" \
+	    test -s "$T/sleep.pid" -a \( -z "$st" -o "$st" = Z \)
+done
+set --
 
 # --- a program that cannot start ----------------------------------------
 cat > "$CONF/lists/gone.conf" <<EOF2

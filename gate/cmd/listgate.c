@@ -136,6 +136,7 @@ main(int argc, char **argv)
 	static char refused[2048];
 	struct cmd_ctx ctx;
 	const struct cmd_def *c;
+	sigset_t none;
 	int ch;
 
 	std_fds_open();
@@ -145,6 +146,10 @@ main(int argc, char **argv)
 	 * failed (the post deferred, delivered again), a member_check's
 	 * answer is lost */
 	signal(SIGCHLD, SIG_DFL);
+	/* and signals it blocked stay blocked across exec: SIGALRM
+	 * would never fire filter's watchdog, SIGTERM never stop it */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	memset(&ctx, 0, sizeof(ctx));
 	/* what listgate creates (token files, Kyoto Cabinet's write-ahead
 	 * logs, rebuilt files, directories) is never for others, nor
