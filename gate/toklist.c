@@ -244,3 +244,15 @@ toklist_add(struct toklist *tl, const void *tok, size_t len)
 	tl->n++;
 	return 1;
 }
+
+int
+toklist_add_over(struct toklist *tl, const void *tok, size_t len)
+{
+	size_t max = tl->max;
+	int r;
+
+	tl->max = tl->n + 1;	/* room for this one */
+	r = toklist_add(tl, tok, len);
+	tl->max = max;
+	return r;
+}

@@ -23,6 +23,10 @@ const char *toklist_get(const struct toklist *tl, size_t i, size_t *len_r);
 /* add one token: 1 added, 0 already there, set full or token longer than
  * TOKLIST_MAX_BYTES, -1 out of memory */
 int toklist_add(struct toklist *tl, const void *tok, size_t len);
+/* the same, also when the set is full: for the few tokens of the
+ * evidence beyond words (gate/evidence, which bounds their number), that
+ * a post must not crowd out with words of its own */
+int toklist_add_over(struct toklist *tl, const void *tok, size_t len);
 /* the index of a token in the set, or -1 when absent */
 long toklist_find(const struct toklist *tl, const void *tok, size_t len);
 

@@ -105,6 +105,16 @@ check "the listed relay gets one token per listing zone" \
 lg tokens --list dev "$T/spam0.eml" | grep -c '^dnsbl:' > "$T/out"
 check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
 
+# a post padded past the token cap (20000 a post) keeps the listings:
+# words of its own do not crowd them out
+{
+	post listman.example.com 66.187.233.211 "padded" pad
+	awk 'BEGIN { for (i = 0; i < 21000; i++) printf "w%dq ", i; print "" }'
+} > "$T/padded.eml"
+lg tokens --list dev "$T/padded.eml" | grep '^dnsbl:' > "$T/out"
+check "a post with more words than the token cap keeps its listings" \
+    test "$(tr '\n' ' ' < "$T/out")" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
+
 # a zone too long to ask about an IPv6 relay (64 bytes of nibbles before
 # it pass the 253 of a DNS name; an IPv4 relay's query fits): nothing is
 # asked, and nothing is waited for

@@ -198,6 +198,16 @@ os.execv(sys.argv[1], sys.argv[1:])'
 done
 set --
 
+# --- a post padded past the token cap ------------------------------------------
+# (20000 tokens a post: the answer still counts, not crowded out by
+# thousands of words of the post's own)
+{
+	printf 'From: <yes@example.org>\nSubject: padded\n\n'
+	awk 'BEGIN { for (i = 0; i < 21000; i++) printf "w%dq ", i; print "" }'
+} > "$T/padded.eml"
+check "a post with more words than the token cap: member:yes all the same" \
+    test "$(mtoks "$T/padded.eml")" = "member:yes "
+
 # --- a program that cannot start ----------------------------------------
 cat > "$CONF/lists/gone.conf" <<EOF2
 member_check = $T/no-such-program {sender}

@@ -276,8 +276,10 @@ dnsbl_tokens(struct dnsbl *d, struct toklist *tl, unsigned *nlisted_r,
 			r = snprintf(t, sizeof(t), "dnsbl:%s:%u.%u.%u.%u",
 			    z->name, z->addr[k][0], z->addr[k][1],
 			    z->addr[k][2], z->addr[k][3]);
+			/* past the post's token cap if need be (at most
+			 * LG_MAX_DNSBL_ZONES * DNSBL_MAX_ADDRS) */
 			if (r > 0 && (size_t)r < sizeof(t) &&
-			    toklist_add(tl, t, (size_t)r) < 0)
+			    toklist_add_over(tl, t, (size_t)r) < 0)
 				return -1;
 		}
 	}

@@ -180,7 +180,9 @@ gather(void *ctx, const struct listcfg_global *g,
 		note_add(note, notesz, ans == MEMBER_YES ? "member=cached-yes" :
 		    "member=cached-no");
 	}
-	if (ans != MEMBER_NONE && toklist_add(tl, ans == MEMBER_YES ?
+	/* past the post's token cap if need be: a post padded with
+	 * thousands of words of its own must not push the answer out */
+	if (ans != MEMBER_NONE && toklist_add_over(tl, ans == MEMBER_YES ?
 	    "member:yes" : "member:no", ans == MEMBER_YES ? 10 : 9) < 0) {
 		dnsbl_free(d);
 		return -1;
