@@ -442,6 +442,17 @@ check "a reply from envelope sender postmaster@ decides" test "$(status "$idp")"
 moderate "$ap" prvs=1234abcdef=alice@example.org < "$T/r1.eml"
 check "... the same cookie again from a tagged sender: answered (decided already)" \
     test -n "$(last_to prvs=1234abcdef=alice@example.org)"
+# a From: that is the name the filter stores its own discards under is
+# no name to record a moderator's decision under: the envelope sender
+# is recorded, and the reply decides (it is not deferred for days)
+idf=$(hold spam2.eml mmfb@test y@example.net) || exit 1
+af=$(addr_of "$(last_to alice@example.org)" approve)
+printf 'From: listgate filter\nTo: x\nSubject: Re: held\n\nok\n' > "$T/rf.eml"
+moderate "$af" alice@example.org < "$T/rf.eml"
+check "a reply From: listgate filter: exit 0" test "$rc" -eq 0
+check "... it decides" test "$(status "$idf")" = approved
+check "... recorded under the envelope sender" \
+    test "$(sql "SELECT decided_by FROM held_posts WHERE id = $idf")" = alice@example.org
 
 # --- database down: the MTA retries -------------------------------------------------------------
 $PG_CTL_STOP

@@ -360,8 +360,11 @@ reply_apply(struct reply *r, struct queue *q,
 	    now) != REPLY_DONE)
 		return REPLY_REFUSED;
 
-	/* who decides: the From address, recorded, never proof */
-	if (r->from[0] != '\0')
+	/* who decides: the From address, recorded, never proof (not the
+	 * name the filter's own discards are stored under, which
+	 * decide_post refuses for good: the MTA would retry the reply for
+	 * days) */
+	if (r->from[0] != '\0' && strcmp(r->from, QUEUE_FILTER_BY) != 0)
 		snprintf(by, sizeof(by), "%s", r->from);
 	else
 		snprintf(by, sizeof(by), "%.250s", r->sender);
