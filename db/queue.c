@@ -1620,7 +1620,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	struct queue_row r;
 	struct queue *lq = NULL;	/* holds the lock across a release */
 	PGresult *res = NULL;
-	int rc = -1, approve, releasing, release_now;
+	int rc = -1, approve, releasing, release_now, rel;
 	int force = (flags & QUEUE_FORCE) != 0;
 	int mark = (flags & QUEUE_MARK_ONLY) != 0;
 
@@ -1755,8 +1755,9 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto fail;
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
-	if (release(&r, ctx, err, errsz) < 0) {
+	if ((rel = release(&r, ctx, err, errsz)) < 0) {
 		rc = QUEUE_RELEASE_FAILED;
+		res_r->refused = rel == -2;
 		if (unmark_releasing(lq, idbuf, &r, e2, sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) {
 			size_t n = strlen(err);

@@ -234,7 +234,8 @@ int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
 /*
  * Called by queue_decide for an approval, with no transaction open and
  * the post marked 'releasing': hand r->raw to the list.  0 on success;
- * else fill err and return -1.
+ * else fill err and return -1, or -2 when the list refused the post for
+ * good (trying again would not help).
  */
 typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
     char *err, size_t errsz);
@@ -263,6 +264,8 @@ struct queue_decided {
 	char old[16];		/* its status before */
 	char by[256];		/* who decided it before ("" if nobody) */
 	time_t at;		/* and when (0 if never) */
+	int refused;		/* QUEUE_RELEASE_FAILED: the release
+				 * callback returned -2 (refused for good) */
 };
 
 /*

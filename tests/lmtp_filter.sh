@@ -61,12 +61,16 @@ filter() {	# filter FILE: Postfix's pipe command line
 
 start_server
 [ -n "${PORT:-}" ] || { echo "# lmtpd did not start"; exit 99; }
-printf 'tokens_dir = %s/tokens\n' "$T" > "$T/conf/listgate.conf"
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\n' "$T" "$T" \
+    > "$T/conf/listgate.conf"
 cat > "$T/conf/lists/dev.conf" <<EOF
 deliver = lmtp:127.0.0.1:$PORT dev@lists.example.org
 release = lmtp:127.0.0.1:$PORT dev@lists.example.org
 timeout = 4
+moderators = alice@example.org
+moderation_address = dev-moderate@lists.example.org
 EOF
+lg init > /dev/null 2>&1 || exit 99
 lg config check --list dev > "$T/out" 2>&1
 check "config check takes deliver = lmtp:127.0.0.1:PORT ADDRESS" test $? -eq 0
 lg migrate -q || exit 99
@@ -117,6 +121,38 @@ lg approve "$id" > "$T/out" 2>&1
 check "approve while the server refuses: fails" test $? -ne 0
 grep -q "release to lmtp:127.0.0.1:$PORT: end of data: 554 5.6.0 still no" "$T/out" &&
     ok "... and says why" || bad "... and says why"
+check "... the post stays held" test "$(nheld)" -eq 1
+# approve by mail while the server refuses for good: refused (exit 0),
+# not deferred for the MTA to retry the reply for days; a 4xx defers.
+# The cookie is in the format before 0.2.0 (taken for any post under
+# its number), made here with the secret
+b36() {	# b36 N: 7 base-36 digits
+	v=$1 s=
+	for i in 1 2 3 4 5 6 7; do
+		s=$(printf %s "0123456789abcdefghijklmnopqrstuvwxyz" | cut -c$((v % 36 + 1)))$s
+		v=$((v / 36))
+	done
+	printf %s "$s"
+}
+e=$(b36 $(($(date +%s) + 3600)))
+ck=$e$(printf 'listgate-moderate-1\000dev\000%s\000approve\000%s' "$id" "$e" |
+    openssl dgst -sha256 -hmac "$(cat "$T/secret")" -binary |
+    head -c 13 | base32 | tr A-Z a-z | cut -c1-20)
+by_mail() {
+	printf 'From: alice@example.org\nSubject: Re: held\n\nok\n' |
+	    lg moderate --mta postfix -f alice@example.org -- \
+	    "dev-moderate+approve-$id-$ck@lists.example.org" > "$T/out" 2>&1
+}
+n1=$(nmsg)
+by_mail
+check "approve by mail while the server refuses for good: exit 0 (refused)" \
+    test $? -eq 0
+check "... the post stays held" test "$(nheld)" -eq 1
+check "... not released" test "$(nmsg)" -eq "$n1"
+echo "end 451 4.3.0 later" > "$S/script"
+by_mail
+check "approve by mail while the server says later: exit 75 (retried)" \
+    test $? -eq 75
 check "... the post stays held" test "$(nheld)" -eq 1
 rm -f "$S/script"
 lg approve "$id" > "$T/out" 2>&1

@@ -27,7 +27,8 @@ struct release_ctx {
 };
 
 /* queue_release_fn: run the list's release command with the post on
- * standard input, within the list's timeout and the deadline */
+ * standard input, within the list's timeout and the deadline (-2 when
+ * its LMTP server refused the post for good) */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
@@ -84,9 +85,13 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	    NULL, 0, lerr, sizeof(lerr));
 	if (st == HANDOFF_OK)
 		rc = 0;
-	else
+	else {
 		snprintf(err, errsz, "release %s%s", handoff_is_lmtp(argv) ?
 		    "to " : "command ", lerr);
+		/* an LMTP server's 5xx: it will refuse the post again */
+		if (st == HANDOFF_PERM)
+			rc = -2;
+	}
 out:
 	tmpl_free(argv);
 	listcfg_free_list(&l);

@@ -461,6 +461,16 @@ reply_apply(struct reply *r, struct queue *q,
 		return refuse(r, reason);
 	}
 	case QUEUE_RELEASE_FAILED:
+		if (res.refused) {
+			/* refused for good: a retry of the reply by the MTA
+			 * would be refused again, for days */
+			char reason[1200];
+
+			snprintf(reason, sizeof(reason), "the list refused the "
+			    "post for good when it was released (%.900s): it "
+			    "was not released", err);
+			return refuse(r, reason);
+		}
 		snprintf(r->why, sizeof(r->why), "post %lld: %.900s (the post stays "
 		    "held; the MTA retries the reply)", (long long)r->addr.id,
 		    err);

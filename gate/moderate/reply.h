@@ -102,8 +102,9 @@ int reply_field(const unsigned char *msg, size_t len, const char *name,
  * the decision's row lock), decide through decide_post as r->from, and
  * record the cookie.
  * Fills r->subject, r->text (the answer) and r->why.  REPLY_DONE,
- * REPLY_REFUSED or REPLY_TEMP (database down, the release command
- * failed: the MTA retries the reply).
+ * REPLY_REFUSED (also when the list's LMTP server refused the release
+ * for good: the post stays held) or REPLY_TEMP (database down, the
+ * release command failed: the MTA retries the reply).
  */
 int reply_apply(struct reply *r, struct queue *q,
     const struct listcfg_global *g, const struct cookie_key *key, time_t now);
