@@ -153,6 +153,14 @@ test -e "$T/notify-fail" && exit 75
 test -e "$T/notify-slow" && { touch "$T/notify-busy"; sleep 2; }
 # a stuck MTA: hangs past notify's time limit
 test -e "$T/notify-hang" && exec /bin/sleep 120
+# an administrator's purge (or a failover) while the run sends: the post
+# numbered in notify-delete is gone
+if test -e "$T/notify-delete"; then
+	PGHOST='$PGHOST' PGPORT='$PGPORT' PGUSER='$PGUSER' PGDATABASE='$PGDATABASE' \
+	    psql -X -q -c "DELETE FROM held_posts WHERE id = \$(cat "$T/notify-delete")" \
+	    > /dev/null 2>&1
+	rm -f "$T/notify-delete"
+fi
 n=\$(date +%s%N).\$\$
 cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
 echo "\$2" > "$MAIL/\$n.\$1.id"
@@ -945,6 +953,40 @@ check "... listing the post still held" \
     grep -q "^  approve: mailto:ops-moderate+approve-$id21-" "$T/dg.txt"
 check "... its rows marked, the decided post's dropped" \
     test "$(sql "SELECT string_agg(state, ',' ORDER BY post_id, moderator) FROM notice_outbox WHERE post_id IN ($id20, $id21)")" = dropped,dropped,digest,digest
+
+# a post deleted while notify --pending sends (a purge, a failover):
+# the rows after it of another post are sent about that post, built
+# from it again (the run had freed it when it found the deleted one
+# gone, and then took the freed one for it)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+echo "notify_max_per_hour = 100000" >> "$CONF/lists/dev.conf"
+touch "$T/notify-fail"
+id40=$(hold spam1.eml mm40@test y@example.net) || exit 1
+id41=$(hold spam3.eml mm41@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+# bob's row of the first post tried once more: the run sends alice's,
+# then the second post's two (deleted meanwhile), then bob's
+sql "UPDATE notice_outbox SET tries = tries + 1 WHERE post_id = $id40 AND moderator = 'bob@example.org'"
+echo "$id41" > "$T/notify-delete"
+lg notify --pending --list dev > "$T/np.out" 2>&1
+check "a post deleted while notify --pending sends: exit 0" test $? -eq 0
+check "... the post deleted" test -z "$(status "$id41")"
+notice_of() {	# notice_of ID MODERATOR: the notice file
+	for f in "$MAIL"/*."$2".id; do
+		grep -qx "$1" "$f" && { echo "${f%.id}"; return; }
+	done
+}
+f40a=$(notice_of "$id40" alice@example.org)
+f40b=$(notice_of "$id40" bob@example.org)
+check "... alice's notice of the other post" test -n "$f40a"
+check "... and bob's" test -n "$f40b"
+"$MAILTEXT" "$f40a" 2>/dev/null | grep "^Subject: " > "$T/s40a"
+"$MAILTEXT" "$f40b" 2>/dev/null | grep "^Subject: " > "$T/s40b"
+check "... bob's says what alice's says (built from the post)" \
+    sh -c "test -s '$T/s40a' && cmp -s '$T/s40a' '$T/s40b'"
+check "... with the post attached byte for byte" \
+    sh -c "grep -qF \"\$(head -c 300 '$T/mm40@test.eml' | tail -n 3 | head -1)\" '$f40b'"
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
 
 # --- a reminder ---------------------------------------------------------------------------------------
 nbefore=$(nmail bob@example.org)

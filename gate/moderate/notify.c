@@ -710,7 +710,10 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 		if (loaded != n->post_id) {
 			if (have_row)
 				queue_row_free(&r);
+			/* (p pointed into r: a post gone now must not leave
+			 * the freed one standing for a later row of its own) */
 			have_row = 0;
+			loaded = 0;
 			if ((got = queue_get(q, n->post_id, &r, err, errsz)) < 0)
 				goto out;
 			if (got == 0)
