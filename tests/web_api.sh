@@ -617,6 +617,19 @@ req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:d
 check "20 failures from one IPv6 /64: another address in it must wait (429)" test "$code" = 429
 req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:db8:1:3::1"
 check "... the next /64 is not held up" test "$code" = 303
+# a client's own X-Forwarded-For line comes before the one a proxy adds
+# (HAProxy's option forwardfor): the last line is the proxy's
+for i in $(seq 1 20); do
+	req POST /login -d "user=x$i&password=x" \
+	    -H "X-Forwarded-For: 192.0.2.$((100 + i))" \
+	    -H "X-Forwarded-For: 198.51.100.20"
+done
+req POST /login -d "user=bob&password=bob-secret-12" \
+    -H "X-Forwarded-For: 192.0.2.150" -H "X-Forwarded-For: 198.51.100.20"
+check "20 failures with X-Forwarded-For lines of the client's own before the proxy's: the proxy's address must wait (429, not $code)" \
+    test "$code" = 429
+check "... and the log names the proxy's address" \
+    sh -c "grep -q 'addr=198.51.100.20 ' '$T/web.log' && ! grep -q 'addr=192.0.2.150 ' '$T/web.log'"
 # a new password ends the sessions of the old one
 printf 'dave-secret-1\n' | lg user add dave --lists dev,other > /dev/null
 sleep 1.1

@@ -45,6 +45,9 @@ static char mhd_err[256];
 	X(const char *, MHD_lookup_connection_value, \
 	    (struct MHD_Connection *connection, enum MHD_ValueKind kind, \
 	    const char *key)) \
+	X(int, MHD_get_connection_values, \
+	    (struct MHD_Connection *connection, enum MHD_ValueKind kind, \
+	    MHD_KeyValueIterator iterator, void *iterator_cls)) \
 	X(struct MHD_Response *, MHD_create_response_from_buffer, \
 	    (size_t size, void *buffer, enum MHD_ResponseMemoryMode mode)) \
 	X(enum MHD_Result, MHD_add_response_header, \
@@ -140,6 +143,15 @@ MHD_lookup_connection_value(struct MHD_Connection *connection,
     enum MHD_ValueKind kind, const char *key)
 {
 	return p_MHD_lookup_connection_value(connection, kind, key);
+}
+
+int
+MHD_get_connection_values(struct MHD_Connection *connection,
+    enum MHD_ValueKind kind, MHD_KeyValueIterator iterator,
+    void *iterator_cls)
+{
+	return p_MHD_get_connection_values(connection, kind, iterator,
+	    iterator_cls);
 }
 
 struct MHD_Response *

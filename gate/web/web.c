@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -746,6 +747,20 @@ req_new(struct web_srv *s, struct MHD_Connection *c, const char *uri)
 	return r;
 }
 
+/* MHD_KeyValueIterator: the last X-Forwarded-For header (a proxy that
+ * adds its own header line, as HAProxy does, puts it after the ones the
+ * client sent) */
+static enum MHD_Result
+last_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	(void)kind;
+	if (key != NULL && value != NULL &&
+	    strcasecmp(key, "X-Forwarded-For") == 0)
+		*(const char **)cls = value;
+	return MHD_YES;
+}
+
 /* who the client is: the peer, or what a trusted proxy says of it (the
  * headers are in by the access handler's first call) */
 static void
@@ -762,7 +777,10 @@ req_client(struct web_srv *s, struct web_req *r)
 	    sizeof(r->addr)) == 0 && is_proxy(s, a)) {
 		r->from_proxy = 1;
 		/* the proxy appends the address it saw: the last one */
-		if ((xff = web_header(r, "X-Forwarded-For")) != NULL) {
+		xff = NULL;
+		MHD_get_connection_values(r->conn, MHD_HEADER_KIND, last_xff,
+		    &xff);
+		if (xff != NULL) {
 			last = strrchr(xff, ',');
 			last = last ? last + 1 : xff;
 			while (*last == ' ' || *last == '\t')
