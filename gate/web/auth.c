@@ -68,8 +68,9 @@ static void
 users_unref(struct web_users *w)
 {
 	if (w != NULL && --w->refs == 0) {
-		users_free(&w->u);
+		/* (before users_free, which sets u.n to 0) */
 		explicit_bzero(w->basic, (w->u.n + 1) * sizeof(*w->basic));
+		users_free(&w->u);
 		xfree(w->basic);
 		xfree(w);
 	}
