@@ -353,6 +353,24 @@ START_TEST(nested_received_ignored)
 }
 END_TEST
 
+/* the tokens of a post whose last Received line is ours (line), with a
+ * line below it that the sender wrote (a forged relay 66.187.233.211) */
+static struct toklist *
+under_forged(const struct tok_opts *o, const char *line)
+{
+	struct toklist *tl;
+	char m[1024];
+
+	snprintf(m, sizeof(m), "Received: %s\nReceived: from "
+	    "listman.example.com (listman.example.com [66.187.233.211])"
+	    " by forged.example\n\nbody\n", line);
+	tl = toklist_new(o->max_tokens);
+	ck_assert(tl != NULL);
+	ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m), o,
+	    tl), 0);
+	return tl;
+}
+
 /* a client that says HELO [127.0.0.1] to our MTA is not trusted: the
  * lines below it, its own, are not believed */
 START_TEST(helo_literal_not_trusted)
@@ -367,17 +385,11 @@ START_TEST(helo_literal_not_trusted)
 	};
 	struct tok_opts o;
 	struct toklist *tl;
-	char m[1024];
 	size_t i;
 
 	tok_opts_default(&o);
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
-		snprintf(m, sizeof(m), "Received: %s\nReceived: from "
-		    "listman.example.com (listman.example.com [66.187.233.211])"
-		    " by forged.example\n\nbody\n", ours[i]);
-		tl = toklist_new(o.max_tokens);
-		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
-		    &o, tl), 0);
+		tl = under_forged(&o, ours[i]);
 		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", ours[i]);
 		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", ours[i]);
 		ck_assert_msg(!has(tl, "src:local"), "%s", ours[i]);
@@ -409,12 +421,7 @@ START_TEST(helo_paren_not_trusted_name)
 	tok_opts_default(&o);
 	o.trust = &nl;
 	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
-		snprintf(m, sizeof(m), "Received: %s\nReceived: from "
-		    "listman.example.com (listman.example.com [66.187.233.211])"
-		    " by forged.example\n\nbody\n", ours[i]);
-		tl = toklist_new(o.max_tokens);
-		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
-		    &o, tl), 0);
+		tl = under_forged(&o, ours[i]);
 		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", ours[i]);
 		ck_assert_msg(has(tl, "src:rdns:none"), "%s", ours[i]);
 		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", ours[i]);
