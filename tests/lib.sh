@@ -68,3 +68,20 @@ journal_train() {
 		"$QHOLD" -j "$1" "$c" "$T/$c.posts" > /dev/null || return 1
 	done
 }
+
+# lib_old_cookie SECRET_FILE LIST ID ACTION EXPIRY: a moderation cookie in
+# the format of listgate before 0.2.0 (the MAC over list, number, action and
+# expiry whole, not bound to a post or a moderator; expiry in seconds
+# since the epoch, written as 7 base-36 digits), made with the secret
+lib_old_cookie() {
+	_v=$5 _e=
+	for _i in 1 2 3 4 5 6 7; do
+		_e=$(printf %s "0123456789abcdefghijklmnopqrstuvwxyz" |
+		    cut -c$((_v % 36 + 1)))$_e
+		_v=$((_v / 36))
+	done
+	printf '%s' "$_e"
+	printf 'listgate-moderate-1\000%s\000%s\000%s\000%s' "$2" "$3" "$4" \
+	    "$_e" | openssl dgst -sha256 -hmac "$(cat "$1")" -binary |
+	    head -c 13 | base32 | tr A-Z a-z | cut -c1-20
+}

@@ -336,24 +336,7 @@ refused "a malformed cookie" \
 refused "a malformed post number" \
     "dev-moderate+approve-0$id4-$ck4@lists.example.org" "malformed post number"
 # a genuine cookie that expired an hour ago, made with the secret
-b36() {	# b36 N: 7 base-36 digits
-	v=$1 s=
-	for i in 1 2 3 4 5 6 7; do
-		s=$(printf %s "0123456789abcdefghijklmnopqrstuvwxyz" | cut -c$((v % 36 + 1)))$s
-		v=$((v / 36))
-	done
-	printf %s "$s"
-}
-# old_cookie ID ACTION EXPIRY: a dev cookie in the format of listgate
-# before 0.2.0 (the MAC over list, number, action and expiry whole, not
-# bound to a post or a moderator), made here with the secret
-old_cookie() {
-	e=$(b36 "$3")
-	printf '%s' "$e"
-	printf 'listgate-moderate-1\000dev\000%s\000%s\000%s' "$1" "$2" "$e" |
-	    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary |
-	    head -c 13 | base32 | tr A-Z a-z | cut -c1-20
-}
+old_cookie() { lib_old_cookie "$T/var/secret" dev "$@"; }
 refused "an expired cookie" \
     "dev-moderate+approve-$id4-$(old_cookie "$id4" approve $(($(date +%s) - 3600)))@lists.example.org" \
     "the address expired"
