@@ -641,12 +641,13 @@ head_zbytes(size_t k)
 	"FROM (" inner ") l) w " \
 	"WHERE run - CASE WHEN q THEN 0 ELSE least(zlen, $4::int8) END " \
 	"< $5::int8 ORDER BY id"
-/* the columns of one journal row j the inner queries give */
-#define FETCH_COLS \
+/* the columns of one journal row j the inner queries give; q: whether
+ * the row is passed as quarantined before, unread */
+#define FETCH_COLS(q) \
 	"j.class = 'spam' AS spam, CASE j.op WHEN 'learn' " \
 	"THEN 1 ELSE -1 END::int4 AS dir, j.size, " \
 	"(floor(extract(epoch FROM j.created_at) / 86400))::int8 AS day, " \
-	"j.message_z, j.quarantined_at IS NOT NULL AS q, " \
+	"j.message_z, " q " AS q, " \
 	"coalesce(j.quarantine_reason, '') AS reason, " \
 	"octet_length(j.message_z)::int8 AS zlen, " \
 	JOURNAL_MARK_SQL("j.created_at") " AS mark, "
@@ -708,7 +709,8 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 
 	snprintf(what, sizeof(what), "of list %s", list);
 	return fetch_open(q, what, FETCH_SQL("SELECT j.id, j.id AS jid, "
-	    FETCH_COLS "j.raw_sha256 FROM train_journal j WHERE j.list = $1 "
+	    FETCH_COLS("j.quarantined_at IS NOT NULL") "j.raw_sha256 FROM "
+	    "train_journal j WHERE j.list = $1 "
 	    "AND j.id > $2::int8 ORDER BY j.id LIMIT $3::int8"), list, after,
 	    max, scan, f_r, err, errsz);
 }
@@ -719,10 +721,15 @@ journal_site_fetch_open(struct queue *q, const char *site_list,
     char *err, size_t errsz)
 {
 	/* a decision's digest only for the site list's own posts: the
-	 * token file answers its own filter's retries */
+	 * token file answers its own filter's retries.  A quarantined
+	 * event is read all the same: the list's sync judged it with the
+	 * list's max_scan_bytes, and may do so after the site store learnt
+	 * the head it reads with the site list's (a post damaged past
+	 * it), so the site store judges every event by its own reading,
+	 * and its syncs and rebuilds agree */
 	return fetch_open(q, "of the site feed", FETCH_SQL("SELECT f.seq AS "
-	    "id, j.id AS jid, " FETCH_COLS "CASE WHEN j.list = $1 THEN "
-	    "j.raw_sha256 END AS raw_sha256 FROM site_feed f JOIN "
+	    "id, j.id AS jid, " FETCH_COLS("false") "CASE WHEN j.list = $1 "
+	    "THEN j.raw_sha256 END AS raw_sha256 FROM site_feed f JOIN "
 	    "train_journal j ON j.id = f.event_id WHERE f.seq > $2::int8 "
 	    "ORDER BY f.seq LIMIT $3::int8"), site_list, after, max, scan,
 	    f_r, err, errsz);

@@ -224,7 +224,9 @@ int journal_is_event(struct queue *q, int64_t pos, int *is_r, char *err,
 /* like journal_fetch_open, the fed events with feed numbers > after, in
  * feed order: each event's id is its feed number (event_id its journal
  * id), and a moderator's decision carries its digest only when it is of
- * site_list's own posts */
+ * site_list's own posts; a quarantined event is read and judged as any
+ * other (never JOURNAL_QUARANTINED: the list's sync marked it by its
+ * own max_scan_bytes, maybe after the site store learnt its head) */
 int journal_site_fetch_open(struct queue *q, const char *site_list,
     int64_t after, unsigned max, size_t scan, struct journal_fetch **f_r,
     char *err, size_t errsz);

@@ -9,7 +9,11 @@
 # the two, say so, and leave a token file equal (counts, not position)
 # to one built from the good events alone (list r).  Later syncs, a
 # rebuild and a second host skip the marked events without reading
-# them.  Runs under tests/pg.sh; files in a mktemp -d directory.
+# them.  The site store, which reads only the head of a post larger
+# than the site list's max_scan_bytes, learns one damaged past its head
+# in its syncs and its rebuild alike, although the list's own sync
+# quarantines it.  Runs under tests/pg.sh; files in a mktemp -d
+# directory.
 set -u
 
 : "${LISTGATE:?set by make check}"
@@ -124,6 +128,36 @@ check "with the database down sync still fails (exit 1)" test "$rc" -eq 1
 $PG_CTL_START
 check "... and quarantines nothing more" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE quarantined_at IS NOT NULL")" -eq 2
+
+# --- the site store judges an event by what it reads itself --------------------
+# A post larger than the site list's max_scan_bytes is read by the site
+# store only as far as its head, whose bytes are sound; list big's own
+# sync reads it whole, finds that it lies about its size and
+# quarantines it.  The site store must not learn it in one run and skip
+# it (as quarantined) in the next: sync --site and rebuild agree.
+mkdir -p "$T/conf-s/lists" || exit 99
+printf 'tokens_dir = %s/tokens-s\nsite_list = site\n' "$T" > "$T/conf-s/listgate.conf"
+printf 'max_scan_bytes = 1024\n' > "$T/conf-s/lists/site.conf"
+lgs() { "$LISTGATE" --allow-root --config "$T/conf-s" "$@"; }
+awk 'BEGIN { srand(3); printf "From: a@example.org\nSubject: big\n\n";
+	for (k = 0; k < 12000; k++)
+		printf "w%d%s", int(rand() * 50000), k % 12 == 11 ? "\n" : " " }' \
+    > "$T/big.eml"
+big=$(journal big spam "$T/big.eml")
+journal big ham "$DATA/ham1.eml" > /dev/null
+sql "UPDATE train_journal SET size = size + 1 WHERE id = $big"
+run lgs sync --site
+check "sync --site with a post damaged past its head exits 0" test "$rc" -eq 0
+run lgs sync --list big
+check "... list big's sync quarantines it" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE id = $big AND quarantined_at IS NOT NULL")" -eq 1
+run lgs sync --site
+dump s site > "$T/site-sync"
+run lgs rebuild --list site
+check "... a rebuild of the site store exits 0" test "$rc" -eq 0
+dump s site > "$T/site-rebuilt"
+check "... and makes the file the syncs made" \
+    cmp -s "$T/site-sync" "$T/site-rebuilt"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
