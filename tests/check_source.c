@@ -457,6 +457,31 @@ START_TEST(device_refused)
 }
 END_TEST
 
+/* so is a device on standard input (< /dev/zero was spooled until the
+ * disk was full; a closed standard input, opened on /dev/null, gave an
+ * empty post); a terminal is still read */
+START_TEST(stdin_device_refused)
+{
+	struct source *s;
+	char err[1024];
+	int fd;
+
+	ck_assert_int_ge(fd = open("/dev/zero", O_RDONLY), 0);
+	ck_assert_int_ge(dup2(fd, STDIN_FILENO), 0);
+	close(fd);
+	alarm(5);	/* before the fix: spooled for ever */
+	ck_assert_int_eq(source_open("-", &s, err, sizeof(err)), -1);
+	alarm(0);
+	ck_assert_ptr_null(s);
+	ck_assert_msg(strstr(err, "-: is a device") != NULL, "%s", err);
+	ck_assert_int_ge(fd = open("/dev/null", O_RDONLY), 0);
+	ck_assert_int_ge(dup2(fd, STDIN_FILENO), 0);
+	close(fd);
+	ck_assert_int_eq(source_open("-", &s, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "-: is a device") != NULL, "%s", err);
+}
+END_TEST
+
 /* an unreadable entry is reported and skipped */
 START_TEST(unreadable_entry)
 {
@@ -647,6 +672,7 @@ source_suite(void)
 	tcase_add_test(tc, empty_file);
 	tcase_add_test(tc, missing_path);
 	tcase_add_test(tc, device_refused);
+	tcase_add_test(tc, stdin_device_refused);
 	tcase_add_test(tc, read_or_map);
 	suite_add_tcase(s, tc);
 

@@ -236,10 +236,11 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 		snprintf(err, errsz, "%s: is a directory", path);
 		r = -1;
 	} else if ((S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) &&
-	    fd != STDIN_FILENO) {
-		/* no post (/dev/null), or one without end that was spooled
-		 * until the disk was full (/dev/zero, a disk); standard
-		 * input may be a terminal */
+	    (fd != STDIN_FILENO || !isatty(fd))) {
+		/* no post (/dev/null, also a closed standard input), or one
+		 * without end that was spooled until the disk was full
+		 * (/dev/zero, a disk), by name or on standard input (which
+		 * may be a terminal) */
 		snprintf(err, errsz, "%s: is a device, not a message file, "
 		    "mbox or directory", path);
 		r = -1;
