@@ -612,6 +612,55 @@ START_TEST(stdin_pipe_spooled)
 }
 END_TEST
 
+/* a mapped file that shrinks while it is read (another process
+ * truncates it) is no SIGBUS: the pages gone read as zeros, and the
+ * next call names the file and skips the rest of it */
+START_TEST(mapped_file_shrinks)
+{
+	static const char post[] = "From a\nSubject: x\n\nbody body body\n\n";
+	char err[1024], path[600];
+	struct source_post p;
+	struct source *s;
+	size_t i, n = 20000, sum = 0;
+	FILE *f;
+	int r;
+
+	/* an mbox of 20000 posts (about 700 KiB: mapped) */
+	snprintf(path, sizeof(path), "%s/mbox", tmpdir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(fwrite(post, 1, strlen(post), f),
+		    strlen(post));
+	fclose(f);
+	s = open_rel("mbox");
+	expect(s, "Subject: x\n\nbody body body\n", "mbox:1");
+	ck_assert_int_eq(truncate(path, 4096), 0);
+	for (i = 1; (r = source_next(s, &p, err, sizeof(err))) == 1; i++)
+		ck_assert_uint_lt(i, n);
+	ck_assert_int_eq(r, -1);
+	ck_assert_msg(strstr(err, path) != NULL && strstr(err, "shrank") !=
+	    NULL, "%s", err);
+	expect_end(s);
+	source_close(s);
+
+	/* one large post, cut while it is looked at */
+	put_pattern("big", 700001, 5);
+	snprintf(path, sizeof(path), "%s/big", tmpdir);
+	s = open_rel("big");
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(truncate(path, 100), 0);
+	for (i = 0; i < p.len; i += 4096)
+		sum += p.data[i];
+	ck_assert_uint_eq(p.data[p.len - 1], 0);
+	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, path) != NULL && strstr(err, "shrank") !=
+	    NULL, "%s", err);
+	expect_end(s);
+	source_close(s);
+	(void)sum;
+}
+END_TEST
+
 /* random mixes of separators and text: posts stay inside the file */
 START_TEST(mbox_random)
 {
@@ -683,6 +732,7 @@ source_suite(void)
 	tcase_add_test(tc, mbox_crlf_and_edges);
 	tcase_add_test(tc, mbox_random);
 	tcase_add_test(tc, mbox_out_of_memory);
+	tcase_add_test(tc, mapped_file_shrinks);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("directories");

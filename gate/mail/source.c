@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,11 +52,108 @@ struct source {
 	struct buf name;	/* the current post's name */
 };
 
+/*
+ * A mapped file that another process truncates while it is read would
+ * raise SIGBUS on the pages gone (a mailbox compacted by the MUA, a
+ * maildir entry rewritten in place).  The mappings of open sources are
+ * listed here; a SIGBUS inside one puts zeros over the rest of it (an
+ * anonymous mapping, as systemd's journal reader does) and marks it, and
+ * file_next then names the file and skips what is left of it.  A SIGBUS
+ * anywhere else gets the action there was before.  Only the program's
+ * thread reads mapped posts (tokpool copies them; its workers block
+ * every signal).
+ */
+#define MAPS_MAX	8
+static struct {
+	unsigned char *volatile p;
+	volatile size_t len;
+	volatile sig_atomic_t hit;
+} maps[MAPS_MAX];
+static struct sigaction bus_old;
+static int bus_installed;
+static long bus_page;		/* the page size, read before */
+
+/* SIGBUS: zeros over the rest of a listed mapping, else the old action */
+static void
+bus_handler(int sig, siginfo_t *si, void *ctx)
+{
+	unsigned char *a = si->si_addr, *page;
+	long pg = bus_page;
+	int i;
+
+	(void)sig;
+	(void)ctx;
+	for (i = 0; i < MAPS_MAX; i++) {
+		unsigned char *p = maps[i].p;
+
+		if (p == NULL || a < p || a >= p + maps[i].len || pg <= 0)
+			continue;
+		page = p + ((size_t)(a - p) & ~((size_t)pg - 1));
+		if (mmap(page, (size_t)(p + maps[i].len - page), PROT_READ,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			break;
+		maps[i].hit = 1;
+		return;
+	}
+	/* not ours: the fault comes again under the old action */
+	sigaction(SIGBUS, &bus_old, NULL);
+}
+
+/* list a mapping (unlisted, it is as before: SIGBUS if it shrinks) */
+static void
+bus_watch(unsigned char *p, size_t len)
+{
+	struct sigaction sa;
+	int i;
+
+	if (!bus_installed) {
+		if ((bus_page = sysconf(_SC_PAGESIZE)) <= 0)
+			return;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = bus_handler;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, &bus_old) < 0)
+			return;
+		bus_installed = 1;
+	}
+	for (i = 0; i < MAPS_MAX; i++)
+		if (maps[i].p == NULL) {
+			maps[i].hit = 0;
+			maps[i].len = len;
+			maps[i].p = p;
+			return;
+		}
+}
+
+/* did r's file shrink while it was read?  Said once: 1 or 0 */
+static int
+region_shrank(const struct region *r)
+{
+	int i;
+
+	if (!r->mapped)
+		return 0;
+	for (i = 0; i < MAPS_MAX; i++)
+		if (maps[i].p == r->p && maps[i].hit) {
+			maps[i].hit = 0;
+			return 1;
+		}
+	return 0;
+}
+
 /* release the current file's bytes */
 static void
 region_free(struct region *r)
 {
+	int i;
+
 	if (r->p != NULL) {
+		if (r->mapped)
+			for (i = 0; i < MAPS_MAX; i++)
+				if (maps[i].p == r->p)
+					maps[i].p = NULL;
 		if (r->mapped)
 			munmap(r->p, r->len);
 		else
@@ -125,6 +223,7 @@ region_map(int fd, size_t len, struct region *r)
 		return -1;
 	r->p = p;
 	r->mapped = 1;
+	bus_watch(r->p, len);
 	return 0;
 }
 
@@ -486,7 +585,8 @@ next_from(const unsigned char *p, size_t len, size_t off, size_t *end_r)
 	return len;
 }
 
-/* the next post of the current file: 1, 0 when it is used up, or -2
+/* the next post of the current file: 1, 0 when it is used up, -1 when
+ * the file shrank while it was read (the rest of it is skipped), or -2
  * when out of memory (err names the post: FILE, or FILE:N in an mbox) */
 static int
 file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
@@ -495,6 +595,20 @@ file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 	size_t start, end, nxt;
 	char num[32];
 
+	if (region_shrank(&s->r)) {
+		/* the post handed out last may have had zeros in it */
+		if (s->mbox && !s->single)
+			snprintf(err, errsz, "%s:%lu: the file shrank while it "
+			    "was read: this post may have been cut short, and "
+			    "the rest of the file is skipped", s->fname,
+			    s->npost);
+		else
+			snprintf(err, errsz, "%s: the file shrank while it was "
+			    "read: the post may have been cut short", s->fname);
+		s->off = s->r.len;
+		s->npost = s->npost > 0 ? s->npost : 1;
+		return -1;
+	}
 	if (!s->mbox) {
 		if (s->npost > 0)
 			return 0;
@@ -517,6 +631,17 @@ file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 		end = start;
 	s->off = nxt;
 	s->npost++;
+	if (region_shrank(&s->r)) {
+		if (s->single)
+			snprintf(err, errsz, "%s: the file shrank while it was "
+			    "read: the post is skipped", s->fname);
+		else
+			snprintf(err, errsz, "%s:%lu: the file shrank while it "
+			    "was read: the rest of the file is skipped",
+			    s->fname, s->npost);
+		s->off = s->r.len;
+		return -1;
+	}
 	if (s->single)
 		num[0] = 0;
 	else

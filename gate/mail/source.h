@@ -39,8 +39,10 @@ int source_open(const char *path, struct source **src_r, char *err,
 
 /*
  * The next post: 1 (in *p), 0 at the end, -1 when one entry of a
- * directory or maildir could not be read (err names it; calling again
- * goes on with the next entry), or -2 when out of memory (err names the
+ * directory or maildir could not be read, or when a mapped file shrank
+ * while it was read (its pages gone read as zeros; the post handed out
+ * last may have been cut short, and the rest of the file is skipped)
+ * (err names it; calling again goes on with the next entry), or -2 when out of memory (err names the
  * post as its name would be: FILE:N for post N of an mbox; calling again
  * goes on with the next post).
  */
