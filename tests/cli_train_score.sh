@@ -297,5 +297,17 @@ run lg train --list dev --spam "$T/nonexistent"
 check "train of a missing file exits 1" test "$rc" -eq 1
 check "... naming it" grep -q "nonexistent" "$T/err"
 
+# on a terminal, a message starts a line of its own: the progress line
+# is cleared first (it was glued to the end of the progress line)
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$LISTGATE' --allow-root --config '$CONF' train --list tty --spam '$DATA/spam1.eml' '$T/nonexistent' '$DATA/spam2.eml'" /dev/null > "$T/tty" 2>&1
+	check "on a terminal: the progress line is drawn" grep -q "trained 1 posts" "$T/tty"
+	check "... and a message starts a line of its own" sh -c \
+	    "tr '\\r' '\\n' < '$T/tty' | sed 's/$(printf '\033')\\[K//g' | grep -q '^listgate train: list tty: .*nonexistent'"
+else
+	ok "# SKIP no script(1): the progress line"
+	ok "# SKIP no script(1): the progress line"
+fi
+
 echo "1..$n"
 test "$fails" -eq 0

@@ -43,6 +43,9 @@
 /* progress line updates per second at most */
 #define PROGRESS_HZ	4.0
 
+/* the progress line is on the terminal */
+static int progress_shown;
+
 /* the progress line on a terminal */
 static void
 progress(const struct trainer *t, int dir, double start, int done)
@@ -55,9 +58,22 @@ progress(const struct trainer *t, int dir, double start, int done)
 	    dir > 0 ? "trained" : "unlearned", st.nposts, st.nchanged,
 	    dir > 0 ? "new" : "removed",
 	    dt > 0 ? (double)st.nposts / dt : 0.0);
+	progress_shown = !done;
 	if (done)
 		fputs("\r\033[K", stderr);
 	fflush(stderr);
+}
+
+/* before a message: the progress line is cleared, so that the message
+ * starts a line of its own (the progress is drawn again at its next
+ * update) */
+static void
+progress_break(void)
+{
+	if (progress_shown) {
+		fputs("\r\033[K", stderr);
+		progress_shown = 0;
+	}
 }
 
 static void
@@ -198,6 +214,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	start = clock_now_s();
 	for (i = optind; i < argc && !fatal; i++) {
 		if ((r = source_open(argv[i], &src, err, sizeof(err))) < 0) {
+			progress_break();
 			cmd_err(NAME, "list %s: %s", list, err);
 			if (r == -2) {
 				fatal = 1;	/* out of memory: stop */
@@ -208,11 +225,13 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
 			if (r == -2) {
+				progress_break();
 				cmd_err(NAME, "list %s: %s", list, err);
 				fatal = 1;	/* out of memory: stop */
 				break;
 			}
 			if (r < 0) {
+				progress_break();
 				cmd_err(NAME, "list %s: %s", list, err);
 				nerr++;
 				continue;
@@ -220,6 +239,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			if (journal && p.len > LG_MAX_POST_BYTES) {
 				/* more than the journal keeps: this post
 				 * only, not the run */
+				progress_break();
 				cmd_err(NAME, "list %s: %s: post of %zu bytes is "
 				    "larger than the journal keeps (%u): "
 				    "skipped", list, p.name, p.len,
@@ -229,6 +249,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			}
 			if (trainer_post(t, p.name, p.data, p.len, err,
 			    sizeof(err)) < 0) {
+				progress_break();
 				cmd_err(NAME, "list %s: %s", list, err);
 				fatal = 1;
 				break;
@@ -240,6 +261,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 		source_close(src);
 	}
+	progress_break();	/* finishing may have a message */
 	if (fatal)
 		trainer_abort(t);
 	else if (trainer_finish(t, err, sizeof(err)) < 0) {
