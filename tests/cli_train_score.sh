@@ -297,6 +297,26 @@ run lg train --list dev --spam "$T/nonexistent"
 check "train of a missing file exits 1" test "$rc" -eq 1
 check "... naming it" grep -q "nonexistent" "$T/err"
 
+# --- interrupted: it says what was learnt ------------------------------
+# SIGTERM while train waits on its next input (a FIFO with no writer
+# yet): it stops before that post, rolls back the unfinished batch and
+# says so (it died without a word, the batch rolled back or not)
+run lg train -q --list intr --spam "$DATA/spam1.eml"
+mkfifo "$T/fifo" || exit 99
+(exec "$LISTGATE" --allow-root --config "$CONF" train --list intr --spam \
+    "$DATA/spam2.eml" "$T/fifo") > "$T/out" 2> "$T/err" &
+tpid=$!
+sleep 1
+kill -TERM "$tpid"
+timeout 10 sh -c "printf 'Subject: late\n\nlate post\n' > '$T/fifo'"
+wait "$tpid"
+rc=$?
+check "train stopped by SIGTERM exits 1" test "$rc" -eq 1
+check "... says it was stopped, with what was learnt" \
+    grep -q "list intr: stopped: 0 posts learnt, the unfinished batch was rolled back" "$T/err"
+run lg score --list intr --db-stats
+check "... and learnt nothing more" grep -qx "spam_posts 1" "$T/out"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

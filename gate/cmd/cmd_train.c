@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,44 @@
 #define PROGRESS_HZ	4.0
 
 /* the progress line is on the terminal */
-static int progress_shown;
+static volatile sig_atomic_t progress_shown;
+
+/* the signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), or 0 */
+static volatile sig_atomic_t stop_sig;
+
+/* a stop: taken between posts.  A second one ends the run at once */
+static void
+on_stop(int sig)
+{
+	static const char msg[] = "listgate train: stopping at the next post "
+	    "(once more: at once)\n";
+	ssize_t n;
+
+	stop_sig = sig;
+	/* (it may be waiting on an input: a terminal, a FIFO) */
+	if (progress_shown) {
+		n = write(STDERR_FILENO, "\r\033[K", 4);
+		progress_shown = 0;
+	}
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
+}
+
+/* catch the signals that stop a run: once, then their default again */
+static void
+catch_stops(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
 
 /* the progress line on a terminal */
 static void
@@ -212,7 +250,14 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	tty = !quiet && isatty(STDERR_FILENO);
 	start = clock_now_s();
+	/* stopped, the run ends as after a failure: the unfinished batch
+	 * is rolled back and the message says what stays learnt (killed,
+	 * it said nothing) */
+	stop_sig = 0;
+	catch_stops();
 	for (i = optind; i < argc && !fatal; i++) {
+		if (stop_sig != 0)
+			break;
 		if ((r = source_open(argv[i], &src, err, sizeof(err))) < 0) {
 			progress_break();
 			cmd_err(NAME, "list %s: %s", list, err);
@@ -223,7 +268,10 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			nerr++;
 			continue;
 		}
-		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+		while (stop_sig == 0 &&
+		    (r = source_next(src, &p, err, sizeof(err))) != 0) {
+			if (stop_sig != 0)
+				break;	/* not this post either */
 			if (r == -2) {
 				progress_break();
 				cmd_err(NAME, "list %s: %s", list, err);
@@ -262,6 +310,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		source_close(src);
 	}
 	progress_break();	/* finishing may have a message */
+	if (stop_sig != 0 && !fatal) {
+		cmd_err(NAME, "list %s: signal %d (%s)", list, (int)stop_sig,
+		    strsignal(stop_sig));
+		fatal = 1;
+	}
 	if (fatal)
 		trainer_abort(t);
 	else if (trainer_finish(t, err, sizeof(err)) < 0) {
