@@ -135,6 +135,18 @@ check "a missing file makes score exit 1" test "$rc" -eq 1
 check "... naming the file" grep -q "nonexistent" "$T/err"
 check "... after scoring the others" test "$(wc -l < "$T/out")" -eq 1
 
+# output that cannot be written (a reader gone with SIGPIPE ignored, a
+# full disk) stops the run: it scored every post first (minutes for a
+# large corpus); here it would wait on the FIFO after the mbox
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "From x\nSubject: p%d\n\nbody\n\n", i }' \
+    > "$T/many.mbox"
+mkfifo "$T/never" || exit 99
+timeout 10 "$LISTGATE" --allow-root --config "$CONF" score --list dev \
+    "$T/many.mbox" "$T/never" > /dev/full 2> "$T/err"
+rc=$?
+check "score to a full output stops at once, exit 1" test "$rc" -eq 1
+check "... saying so" grep -q "cannot write the standard output" "$T/err"
+
 # --- mbox input -------------------------------------------------------
 MB=$T/posts.mbox
 for f in spam-test ham-test spam2; do

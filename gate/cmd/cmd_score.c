@@ -313,14 +313,18 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	files = nfiles > 0 ? argv + optind : stdin_args;
 	if (nfiles == 0)
 		nfiles = 1;
-	for (i = 0; i < nfiles; i++) {
+	/* output that cannot be written (a reader gone with SIGPIPE
+	 * ignored, a full disk) ends the run: the rest would be scored
+	 * for nothing */
+	for (i = 0; i < nfiles && !ferror(stdout); i++) {
 		if (source_open(files[i], &src, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
 			failed = 1;
 			continue;
 		}
 		show = nfiles > 1 || source_multi(src);
-		while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+		while (!ferror(stdout) &&
+		    (r = source_next(src, &p, err, sizeof(err))) != 0) {
 			if (r < 0) {
 				cmd_err(NAME, "%s", err);
 				failed = 1;
