@@ -661,6 +661,35 @@ START_TEST(mapped_file_shrinks)
 }
 END_TEST
 
+/* standard input on a regular file that was partly read already (a
+ * script read its first lines): the rest of it, whatever its size (a
+ * file over 256 KiB was mapped from its start) */
+START_TEST(stdin_file_offset)
+{
+	static const size_t sizes[] = { 5000, 700001 };
+	char err[1024], path[600];
+	struct source_post p;
+	struct source *s;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < 2; i++) {
+		put_pattern("big", sizes[i], 9);
+		snprintf(path, sizeof(path), "%s/big", tmpdir);
+		ck_assert_int_ge(fd = open(path, O_RDONLY), 0);
+		ck_assert_int_eq(lseek(fd, 1000, SEEK_SET), 1000);
+		ck_assert_int_ge(dup2(fd, STDIN_FILENO), 0);
+		close(fd);
+		ck_assert_msg(source_open("-", &s, err, sizeof(err)) == 0,
+		    "%s", err);
+		ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+		ck_assert_uint_eq(p.len, sizes[i] - 1000);
+		expect_end(s);
+		source_close(s);
+	}
+}
+END_TEST
+
 /* random mixes of separators and text: posts stay inside the file */
 START_TEST(mbox_random)
 {
@@ -748,6 +777,7 @@ source_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, stdin_pipe_mbox);
 	tcase_add_test(tc, stdin_pipe_spooled);
+	tcase_add_test(tc, stdin_file_offset);
 	suite_add_tcase(s, tc);
 	return s;
 }

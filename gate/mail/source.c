@@ -323,7 +323,10 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 			r = -1;
 		} else
 			r = 0;
-	} else if (S_ISREG(st->st_mode)) {
+	} else if (S_ISREG(st->st_mode) && (fd != STDIN_FILENO ||
+	    lseek(fd, 0, SEEK_CUR) <= 0)) {
+		/* (a map starts at the file's start: standard input that
+		 * was partly read already is read on from where it is) */
 		if ((uintmax_t)st->st_size > SIZE_MAX ||
 		    region_map(fd, (size_t)st->st_size, &s->r) < 0) {
 			snprintf(err, errsz, "%s: cannot map: %s", path,
