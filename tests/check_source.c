@@ -661,6 +661,40 @@ START_TEST(mapped_file_shrinks)
 }
 END_TEST
 
+/* standard input left non-blocking by whoever started us (the flag is
+ * the pipe's, shared): waited on, not "Resource temporarily
+ * unavailable" at once */
+START_TEST(stdin_nonblocking)
+{
+	static const char text[] = "Subject: late\n\nbody\n";
+	struct source *s;
+	char err[1024];
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		usleep(200000);		/* nothing to read meanwhile */
+		if (write(fds[1], text, strlen(text)) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) |
+	    O_NONBLOCK), 0);
+	ck_assert_int_ge(dup2(fds[0], STDIN_FILENO), 0);
+	close(fds[0]);
+	ck_assert_msg(source_open("-", &s, err, sizeof(err)) == 0, "%s", err);
+	expect(s, text, "-");
+	expect_end(s);
+	source_close(s);
+	waitpid(pid, NULL, 0);
+}
+END_TEST
+
 /* standard input on a regular file that was partly read already (a
  * script read its first lines): the rest of it, whatever its size (a
  * file over 256 KiB was mapped from its start) */
@@ -778,6 +812,7 @@ source_suite(void)
 	tcase_add_test(tc, stdin_pipe_mbox);
 	tcase_add_test(tc, stdin_pipe_spooled);
 	tcase_add_test(tc, stdin_file_offset);
+	tcase_add_test(tc, stdin_nonblocking);
 	suite_add_tcase(s, tc);
 	return s;
 }

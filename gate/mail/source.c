@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,6 +244,14 @@ region_read(int fd, struct region *r, char *err, size_t errsz,
 		n = read(fd, chunk, sizeof(chunk));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* left non-blocking by whoever started us (the flag
+			 * is the shared open file's): wait for more */
+			struct pollfd pfd = { fd, POLLIN, 0 };
+
+			if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
+				continue;
+		}
 		if (n < 0) {
 			snprintf(err, errsz, "%s: read: %s", what,
 			    strerror(errno));
