@@ -108,6 +108,50 @@ START_TEST(small_post_stays_in_memory)
 }
 END_TEST
 
+/*
+ * Standard input left non-blocking by whoever started the filter (the
+ * flag belongs to the open file, shared with the parent): the post is
+ * waited for, not refused with EAGAIN (the filter deferred it, every
+ * time the MTA offered it again).
+ */
+START_TEST(nonblocking_input_is_waited_for)
+{
+	struct spool s;
+	char err[256];
+	int p[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	ck_assert_int_eq(fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) |
+	    O_NONBLOCK), 0);
+	if ((pid = fork()) == 0) {
+		char buf[1000];
+		int i, j;
+
+		close(p[0]);
+		usleep(200000);	/* nothing to read at first */
+		for (i = 0; i < 5; i++) {
+			for (j = 0; j < 1000; j++)
+				buf[j] = (char)('a' + (i * 1000 + j) % 26);
+			if (write(p[1], buf, sizeof(buf)) != sizeof(buf))
+				_exit(1);
+			usleep(20000);
+		}
+		_exit(0);
+	}
+	ck_assert(pid > 0);
+	close(p[1]);
+	ck_assert_msg(spool_read(&s, p[0], 4096, 1 << 20, err,
+	    sizeof(err)) == 0, "%s", err);
+	close(p[0]);
+	ck_assert_uint_eq(s.len, 5000);
+	ck_assert(pattern_ok(&s));
+	spool_free(&s);
+	while (wait(NULL) > 0)
+		;
+}
+END_TEST
+
 START_TEST(exactly_mem_max_in_memory_one_more_to_file)
 {
 	struct spool s;
@@ -535,6 +579,7 @@ spool_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, small_post_stays_in_memory);
 	tcase_add_test(tc, exactly_mem_max_in_memory_one_more_to_file);
+	tcase_add_test(tc, nonblocking_input_is_waited_for);
 	tcase_add_test(tc, too_big_and_unwritable);
 	tcase_add_test(tc, regular_file_is_mapped_in_place);
 	suite_add_tcase(s, tc);

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,15 @@ spool_read(struct spool *s, int fd, size_t mem_max, size_t max,
 	}
 	for (;;) {
 		r = read(fd, chunk, CHUNK);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* left non-blocking by whoever started us (the flag
+			 * is the shared open file's): wait for more, as long
+			 * as the watchdog lets us */
+			struct pollfd pfd = { fd, POLLIN, 0 };
+
+			if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
+				continue;
+		}
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
