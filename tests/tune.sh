@@ -383,6 +383,20 @@ run lg tune --list np
 check "... and the text report says so" \
     grep -q "word_pairs = yes not tried: the site store" "$T/out"
 
+# posts with no tokens at all: every one scores alike, the highest a
+# ham, and a spam_cutoff already above every ham is kept (not raised to
+# one in the gap above them), so nothing is to change
+mkdir -p "$T/blank/ham" "$T/blank/spam" || exit 99
+for i in $(seq 1 20); do
+	printf 'Message-ID: <h%d@blank>\n\n' "$i" > "$T/blank/ham/$i.eml"
+	printf 'Message-ID: <s%d@blank>\n\n' "$i" > "$T/blank/spam/$i.eml"
+done
+run lg train --quiet --list blank --ham "$T/blank/ham"
+run lg train --quiet --list blank --spam "$T/blank/spam"
+run lg tune --list blank --json
+check "empty posts: the spam_cutoff above every ham is kept" \
+    js "d['posts'] == {'ham': 20, 'spam': 20} and d['recommended']['spam_cutoff'] == d['current']['spam_cutoff'] == 0.9999 and d['advice'].startswith('Keep the current settings')"
+
 # a list file that does not load: tune names the file and line
 printf 'ham_cutoff = 2\n' > "$CONF/lists/bad.conf"
 run lg tune --list bad

@@ -452,7 +452,10 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	{
 		double need = cutoff_above_ham(&cs, r->rec.ham_cutoff);
 
-		if (r->rec.spam_cutoff < need)
+		/* (a spam_cutoff above every ham stays: need, chosen in the
+		 * gap above the highest ham, may lie past it) */
+		if (r->rec.spam_cutoff < need && cutoff_above_ham(&cs,
+		    r->rec.spam_cutoff) > r->rec.spam_cutoff)
 			r->rec.spam_cutoff = need;
 		if (r->rec.spam_cutoff > lim)
 			r->rec.spam_cutoff = lim;
