@@ -27,34 +27,47 @@
 --                       training and reads the journal (sync, rebuild)
 --   listgate_admin      owns the tables: migrates
 
+-- (A migrate of another database of the cluster may create them in the
+-- same moment, unseen until it commits: its role is then a duplicate
+-- here, and the role is there all the same.)
 DO $$
+DECLARE
+	r text;
 BEGIN
-	IF NOT EXISTS (SELECT 1 FROM pg_roles
-	    WHERE rolname = 'listgate_filter') THEN
-		CREATE ROLE listgate_filter NOLOGIN;
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM pg_roles
-	    WHERE rolname = 'listgate_moderator') THEN
-		CREATE ROLE listgate_moderator NOLOGIN;
-	END IF;
-	IF NOT EXISTS (SELECT 1 FROM pg_roles
-	    WHERE rolname = 'listgate_admin') THEN
-		CREATE ROLE listgate_admin NOLOGIN;
-	END IF;
+	FOREACH r IN ARRAY ARRAY['listgate_filter', 'listgate_moderator',
+	    'listgate_admin'] LOOP
+		IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = r) THEN
+			BEGIN
+				EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+			EXCEPTION WHEN duplicate_object OR unique_violation THEN
+				NULL;
+			END;
+		END IF;
+	END LOOP;
 END
 $$;
 
 -- the role that migrates becomes a member of listgate_admin, so that it
 -- may hand the tables over (and run later migrations as their owner)
+-- (the same role migrating another database in the same moment may
+-- have granted it too: a duplicate, and the membership is there)
 DO $$
 BEGIN
 	IF current_setting('server_version_num')::int >= 160000 THEN
 		IF NOT pg_has_role(current_user, 'listgate_admin', 'SET') THEN
-			EXECUTE 'GRANT listgate_admin TO CURRENT_USER '
-			    'WITH INHERIT TRUE, SET TRUE';
+			BEGIN
+				EXECUTE 'GRANT listgate_admin TO CURRENT_USER '
+				    'WITH INHERIT TRUE, SET TRUE';
+			EXCEPTION WHEN unique_violation THEN
+				NULL;
+			END;
 		END IF;
 	ELSIF NOT pg_has_role(current_user, 'listgate_admin', 'MEMBER') THEN
-		GRANT listgate_admin TO CURRENT_USER;
+		BEGIN
+			GRANT listgate_admin TO CURRENT_USER;
+		EXCEPTION WHEN unique_violation THEN
+			NULL;
+		END;
 	END IF;
 END
 $$;

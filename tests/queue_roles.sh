@@ -43,6 +43,24 @@ denied() {
 # --- migrate as a role with CREATEROLE that owns its database ---------------
 sql "CREATE ROLE dba LOGIN CREATEROLE" || exit 99
 createdb -O dba lg_dba || exit 99
+
+# --- two migrates at once, of two databases of one cluster -------------------
+# The roles belong to the cluster, the migrate lock to one database: a
+# migrate of another database (another site's, run by the same
+# playbook) creates them in the same moment.  Here its transaction is
+# held open at that point, so that the race is met each time.
+createdb -O dba lg_race || exit 99
+PGUSER=dba psql -X -q -v ON_ERROR_STOP=1 -c "BEGIN;
+    CREATE ROLE listgate_filter NOLOGIN; SELECT pg_sleep(2); COMMIT;" \
+    > /dev/null 2>&1 &
+racer=$!
+sleep 0.5
+PGDATABASE=lg_race PGUSER=dba run lg migrate
+wait $racer
+[ "$rc" -eq 0 ] || sed 's/^/# /' "$T/err"
+check "migrate while another database's migrate creates the roles" \
+    test "$rc" -eq 0
+check "... and 0003_roles applied there" grep -q "applied 0003_roles" "$T/out"
 PGDATABASE=lg_dba PGUSER=dba run lg migrate
 check "migrate 0001-0003 as a CREATEROLE database owner (not a superuser)" \
     test "$rc" -eq 0
