@@ -564,9 +564,14 @@ migrate_next(struct queue *q, const struct queue_migration **m_r,
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
-	 * is up to date, and be told so */
-	res = PQexecParams(q->conn, "SELECT to_regclass('schema_migrations') "
-	    "IS NULL", 0, NULL, NULL, NULL, NULL, 0);
+	 * is up to date, and be told so.  Missing where the migrations
+	 * create their tables (the first schema of search_path): another
+	 * program's schema_migrations in a schema later in the path is
+	 * not listgate's */
+	res = PQexecParams(q->conn, "SELECT CASE WHEN current_schema() IS "
+	    "NULL THEN true ELSE to_regclass(quote_ident(current_schema()) "
+	    "|| '.schema_migrations') IS NULL END", 0, NULL, NULL, NULL, NULL,
+	    0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));

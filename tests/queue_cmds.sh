@@ -100,6 +100,29 @@ run lg held
 check "held refuses a newer schema" test "$rc" -eq 1
 sql "DELETE FROM schema_migrations WHERE version = 9999"
 
+# --- a schema of its own, in a database another program migrates too ---------
+# listgate's schema first in search_path, public (with the other
+# program's schema_migrations, golang-migrate's columns, at its version
+# 20) after it: migrate makes listgate's tables in listgate's schema and
+# leaves the other table alone
+createdb lg_shared || exit 99
+PGDATABASE=lg_shared sql "CREATE SCHEMA lg;
+    CREATE TABLE public.schema_migrations (version bigint PRIMARY KEY,
+        dirty boolean NOT NULL);
+    INSERT INTO public.schema_migrations VALUES (20, false)" || exit 99
+PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg migrate
+[ "$rc" -eq 0 ] || sed 's/^/# /' "$T/err"
+check "migrate into its own schema beside another program's schema_migrations" \
+    test "$rc" -eq 0
+check "... its tables in that schema" test "$(PGDATABASE=lg_shared sql \
+    "SELECT count(*) FROM pg_tables WHERE schemaname = 'lg'
+        AND tablename IN ('schema_migrations', 'held_posts')")" -eq 2
+check "... the other program's table as it was" test "$(PGDATABASE=lg_shared \
+    sql "SELECT string_agg(version || ' ' || dirty, ',')
+        FROM public.schema_migrations")" = "20 false"
+PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg held
+check "... and held works there" test "$rc" -eq 0
+
 # --- holding and listing -----------------------------------------------------
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
 id2=$("$QHOLD" dev "$DATA/ham1.eml" 0.71) || exit 99
