@@ -509,6 +509,50 @@ queue_schema_version(struct queue *q, int *version_r, char *err,
 	return r;
 }
 
+/*
+ * No schema_migrations where this connection looks: when a schema this
+ * connection does not see has one, and held_posts beside it (listgate's,
+ * not another program's), say so in err and return 1 (migrate would apply
+ * nothing), else 0.  Only on that error path: no cost to a hold.
+ */
+static int
+schema_unseen(struct queue *q, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = 0;
+
+	res = PQexecParams(q->conn, "SELECT quote_ident(n.nspname), "
+	    "has_schema_privilege(n.oid, 'USAGE'), "
+	    "current_setting('search_path'), current_user "
+	    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+	    "ON n.oid = c.relnamespace WHERE c.relname = 'schema_migrations' "
+	    "AND c.relkind IN ('r', 'p') AND EXISTS (SELECT 1 FROM "
+	    "pg_catalog.pg_class h WHERE h.relnamespace = n.oid AND "
+	    "h.relname = 'held_posts') AND n.nspname !~ '[[:cntrl:]]' "
+	    "AND current_setting('search_path') !~ '[[:cntrl:]]' "
+	    "AND current_user !~ '[[:cntrl:]]' ORDER BY 2 DESC, 1 LIMIT 1",
+	    0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1)
+		;
+	else if (strcmp(PQgetvalue(res, 0, 1), "t") != 0) {
+		snprintf(err, errsz, "the listgate schema is in schema %s, "
+		    "which the role %s may not use: grant it listgate_filter, "
+		    "listgate_moderator or listgate_admin (migration 0003)",
+		    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 3));
+		r = 1;
+	} else {
+		snprintf(err, errsz, "the listgate schema is in schema %s, "
+		    "not in this connection's search_path (%s): add "
+		    "options='-c search_path=%s' to database in listgate.conf",
+		    PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 2),
+		    PQgetvalue(res, 0, 0));
+		r = 1;
+	}
+	PQclear(res);
+	return r;
+}
+
 int
 queue_check_schema(struct queue *q, char *err, size_t errsz)
 {
@@ -523,8 +567,9 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 		return -1;
 	}
 	if (v == 0) {
-		snprintf(err, errsz, "the database has no listgate schema: "
-		    "run `listgate migrate`");
+		if (schema_unseen(q, err, errsz) == 0)
+			snprintf(err, errsz, "the database has no listgate "
+			    "schema: run `listgate migrate`");
 		return -1;
 	}
 	if (v < queue_schema_latest) {

@@ -122,6 +122,27 @@ check "... the other program's table as it was" test "$(PGDATABASE=lg_shared \
         FROM public.schema_migrations")" = "20 false"
 PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg held
 check "... and held works there" test "$rc" -eq 0
+# a connection that does not see that schema is not told to migrate
+# (which would apply nothing) but why it does not see it
+PGDATABASE=lg_shared sql "DROP TABLE public.schema_migrations" || exit 99
+PGDATABASE=lg_shared run lg held
+check "held with listgate's schema not in search_path fails" test "$rc" -eq 1
+check "... naming the schema and search_path" \
+    grep -q 'schema lg.*search_path' "$T/err"
+sql "CREATE ROLE outsider LOGIN" || exit 99
+PGUSER=outsider PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' \
+    run lg held
+check "held as a role that may not use listgate's schema fails" \
+    test "$rc" -eq 1
+check "... saying which roles to grant" grep -q 'grant.*listgate_moderator' \
+    "$T/err"
+# another program's schema_migrations elsewhere is not listgate's
+createdb lg_app || exit 99
+PGDATABASE=lg_app sql "CREATE SCHEMA app; CREATE TABLE app.schema_migrations
+    (version bigint PRIMARY KEY, dirty boolean NOT NULL)" || exit 99
+PGDATABASE=lg_app run lg held
+check "held on a database without listgate's schema says to migrate" \
+    grep -q 'no listgate schema: run `listgate migrate`' "$T/err"
 
 # --- holding and listing -----------------------------------------------------
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
