@@ -1214,9 +1214,9 @@ queue_decided(struct queue *q, const char *list, const unsigned char *raw,
 #define ROW_COLS \
 	"id, list, env_sender, env_recipient, from_hdr, subject, " \
 	"message_id, verdict, clues, status, coalesce(decided_by, ''), " \
-	"coalesce(note, ''), extract(epoch FROM arrived_at)::int8, " \
-	"coalesce(extract(epoch FROM decided_at)::int8, 0), size, score, " \
-	"raw_sha256"
+	"coalesce(note, ''), floor(extract(epoch FROM arrived_at))::int8, " \
+	"coalesce(floor(extract(epoch FROM decided_at))::int8, 0), size, " \
+	"score, raw_sha256"
 
 void
 queue_row_free(struct queue_row *r)

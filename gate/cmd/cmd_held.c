@@ -148,7 +148,7 @@ held_row(const struct queue_row *r, void *vctx)
 		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
 		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
 		    (long long)r->size, (long long)r->arrived,
-		    (long long)(c->now - r->arrived));
+		    (long long)(c->now > r->arrived ? c->now - r->arrived : 0));
 		if (buf_adds(b, num) < 0)
 			return -1;
 	} else {
