@@ -178,6 +178,19 @@ run env TZ=UTC "$LISTGATE" --allow-root --config "$CONF" show "$id2"
 check "show: Arrived is the second the post arrived in" \
     grep -q "^Arrived: *2024-01-01 00:00:00 +0000" "$T/out"
 sql "UPDATE held_posts SET arrived_at = now() WHERE id IN ($id2, $id3)"
+# output that cannot be written (a full disk) is a failure, said so, not
+# exit 0 with a file cut short
+if [ -w /dev/full ]; then
+	for a in held "held --json" "show $id1"; do
+		lg $a > /dev/full 2> "$T/err"
+		rc=$?
+		check "$a to a full disk exits 1" test "$rc" -eq 1
+		check "... saying so" grep -q "cannot write the standard output" \
+		    "$T/err"
+	done
+else
+	echo "# SKIP the full disk checks: no /dev/full"
+fi
 run lg held --list ../etc
 check "held refuses a bad list name" test "$rc" -eq 2
 run lg show "$id1"

@@ -236,6 +236,8 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 	else if (c.n == 0 && rc == EXIT_CMD_OK)
 		printf("(no held posts%s%s)\n", list ? " for list " : "",
 		    list ? list : "");
+	if (rc == EXIT_CMD_OK && cmd_stdout_done("held") < 0)
+		rc = EXIT_CMD_FAIL;
 	buf_free(&c.out);
 	queue_close(q);
 	listcfg_free_global(&g);
@@ -383,6 +385,8 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		    id);
 		goto out;
 	}
+	if (cmd_stdout_done("show") < 0)
+		goto out;
 	rc = EXIT_CMD_OK;
 out:
 	queue_close(q);
