@@ -206,6 +206,7 @@ touch "$T/fail"
 run lg approve "$id1"
 check "approve with a failing release exits 1" test "$rc" -eq 1
 check "... saying the post stays held" grep -q "stays held" "$T/err"
+check "... naming the post and its list" grep -q "post $id1 (list dev): release command" "$T/err"
 check "... and records nothing" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $id1")" = held
 check "... and journals nothing" \
@@ -238,6 +239,8 @@ check "reject exits 0" test "$rc" -eq 0
 run lg approve "$id2"
 check "approve of a rejected post without --force exits 1" test "$rc" -eq 1
 check "... saying it is already rejected" grep -q "already rejected" "$T/err"
+check "... naming the post and its list" \
+    grep -q "post $id2 (list dev) is already rejected" "$T/err"
 run lg approve --force "$id2"
 check "approve --force exits 0" test "$rc" -eq 0
 check "... released it" cmp -s "$T/released.dev" "$DATA/ham1.eml"
@@ -384,7 +387,7 @@ check "held --json gives its status" grep -q '"status": "releasing"' "$T/out"
 run lg approve "$d1"
 check "approve again exits 1" test "$rc" -eq 1
 check "... saying a previous approve was interrupted" grep -q \
-    "post $d1 was being released when a previous approve was interrupted; check the list archive, then use approve --force to release it again or --mark-approved to record it without releasing" \
+    "post $d1 (list dev) was being released when a previous approve was interrupted; check the list archive, then use approve --force to release it again or --mark-approved to record it without releasing" \
     "$T/err"
 check "... and does not release it again" \
     cmp -s "$T/released.drop" "$DATA/ham3.eml"

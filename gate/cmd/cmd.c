@@ -322,44 +322,48 @@ cmd_decide_one(const char *name, struct queue *q,
 	case QUEUE_ALREADY:
 		if (strcmp(old, status) == 0 || meanwhile_ok) {
 			if (!quiet)
-				printf("post %lld is already %s: nothing "
-				    "changed\n", (long long)id, old);
+				printf("post %lld (list %s) is already %s: "
+				    "nothing changed\n", (long long)id, list,
+				    old);
 			return 1;
 		}
-		cmd_err(name, "post %lld is already %s: nothing changed "
-		    "(--force changes the decision)", (long long)id, old);
+		cmd_err(name, "post %lld (list %s) is already %s: nothing "
+		    "changed (--force changes the decision)", (long long)id,
+		    list, old);
 		return -1;
 	case QUEUE_RELEASE_FAILED:
 		if (strstr(err, "stays 'releasing'") != NULL)
-			cmd_err(name, "post %lld: %s", (long long)id, err);
+			cmd_err(name, "post %lld (list %s): %s",
+			    (long long)id, list, err);
 		else
-			cmd_err(name, "post %lld: %s; the post stays %s",
-			    (long long)id, err, old);
+			cmd_err(name, "post %lld (list %s): %s; the post "
+			    "stays %s", (long long)id, list, err, old);
 		return -1;
 	case QUEUE_INTERRUPTED:
 		if (strcmp(name, "approve") == 0)
-			cmd_err(name, "post %lld was being released when a "
-			    "previous approve was interrupted; check the list "
-			    "archive, then use approve --force to release it "
-			    "again or --mark-approved to record it without "
-			    "releasing", (long long)id);
+			cmd_err(name, "post %lld (list %s) was being released "
+			    "when a previous approve was interrupted; check "
+			    "the list archive, then use approve --force to "
+			    "release it again or --mark-approved to record it "
+			    "without releasing", (long long)id, list);
 		else
-			cmd_err(name, "post %lld was being released when a "
-			    "previous approve was interrupted; check the list "
-			    "archive, then use approve --mark-approved if it "
-			    "reached the list, or %s --force", (long long)id,
-			    name);
+			cmd_err(name, "post %lld (list %s) was being released "
+			    "when a previous approve was interrupted; check "
+			    "the list archive, then use approve --mark-approved "
+			    "if it reached the list, or %s --force",
+			    (long long)id, list, name);
 		return -1;
 	case QUEUE_NOT_INTERRUPTED:
-		cmd_err(name, "post %lld is %s, not 'releasing': "
+		cmd_err(name, "post %lld (list %s) is %s, not 'releasing': "
 		    "--mark-approved only records an interrupted release "
-		    "(nothing changed)", (long long)id, old);
+		    "(nothing changed)", (long long)id, list, old);
 		return -1;
 	case QUEUE_UNRECORDED:
-		cmd_err(name, "post %lld was released, but the approval could "
-		    "not be recorded: %s; it stays 'releasing': once the "
-		    "database is back, run approve --mark-approved %lld",
-		    (long long)id, err, (long long)id);
+		cmd_err(name, "post %lld (list %s) was released, but the "
+		    "approval could not be recorded: %s; it stays "
+		    "'releasing': once the database is back, run approve "
+		    "--mark-approved %lld", (long long)id, list, err,
+		    (long long)id);
 		return -1;
 	default:
 		cmd_err(name, "post %lld: %s", (long long)id, err);
