@@ -444,6 +444,15 @@ check "a failed release: approve exits 1" test "$rc" -eq 1
 check "... the post is held again, undecided" test \
     "$(sql "SELECT status || coalesce(decided_by, '-') FROM held_posts WHERE id = $f1")" = "held-"
 
+# (4) its reports and its errors in the order of the posts, also when
+# both go to one file (a cron job's mail, 2>&1 | less)
+o1=$("$QHOLD" dev "$DATA/spam1.eml" 0.5) || exit 99
+o2=$("$QHOLD" dev "$DATA/spam2.eml" 0.5) || exit 99
+lg reject "$o1" 999999 "$o2" > "$T/both" 2>&1
+check "reports and errors in one file come in the order of the posts" \
+    test "$(sed -n 's/.*post \([0-9]*\).*/\1/p' "$T/both" | tr '\n' ' ')" = \
+    "$o1 999999 $o2 "
+
 # --- the database down ---------------------------------------------------------------
 $PG_CTL_STOP
 run lg held

@@ -58,16 +58,21 @@ cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
 }
 
 /* print "listgate NAME: " and the message to stderr, sanitized (an
- * error may quote a post, a file name or the database) */
+ * error may quote a post, a file name or the database); what stdout
+ * holds goes out first, so that both in one file keep their order (a
+ * failed write stays in stdout's error flag for cmd_stdout_done) */
 void
 cmd_err(const char *name, const char *fmt, ...)
 {
 	char raw[4096], msg[4096];
 	va_list ap;
+	int e = errno;
 
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	(void)fflush(stdout);
+	errno = e;
 	fprintf(stderr, "listgate %s: %s\n", name, sanitize_str(msg,
 	    sizeof(msg), raw, strlen(raw), SANITIZE_NO_LIMIT, SANITIZE_TEXT,
 	    0));
