@@ -2015,6 +2015,21 @@ published_a_twice(void)
 	return rd;
 }
 
+/* a bulk writer of the file, in a batch that has learnt a as event
+ * 20001 (its three tokens new) */
+static struct tokdb *
+bulk_learning_a(struct toklist *a)
+{
+	struct tokdb *db;
+	char err[1024];
+
+	ck_assert_msg(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100, &db,
+	    err, sizeof(err)) == 0, "%s", err);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	return db;
+}
+
 START_TEST(bulk_copy_published)
 {
 	struct toklist *a = mklist(post_a);
@@ -2022,10 +2037,7 @@ START_TEST(bulk_copy_published)
 	char err[1024];
 
 	file_with_b();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
-	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_begin(db), 0);
-	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	db = bulk_learning_a(a);
 	ck_assert_int_eq(tokdb_commit(db), 0);
 	ck_assert_int_eq(tokdb_begin(db), 0);
 	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20002), 0);
@@ -2051,10 +2063,7 @@ START_TEST(bulk_written_early)
 	int64_t pos, mark;
 
 	file_with_b();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
-	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_begin(db), 0);
-	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	db = bulk_learning_a(a);
 	ck_assert_int_eq(tokdb_bulk_write(db, err, sizeof(err)), 0);
 	old_counts_seen();	/* a reader meanwhile */
 	/* the writer reads what it wrote, and goes on */
@@ -2111,18 +2120,12 @@ START_TEST(bulk_discarded)
 	char err[1024];
 
 	file_with_b();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
-	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_begin(db), 0);
-	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	db = bulk_learning_a(a);
 	ck_assert_int_eq(tokdb_commit(db), 0);
 	tokdb_close(db);
 	ck_assert_int_eq(others_in_dir(), 0);
 
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
-	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_begin(db), 0);
-	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	db = bulk_learning_a(a);
 	ck_assert_int_eq(tokdb_abort(db), 0);
 	ck_assert_int_eq(tokdb_begin(db), -1);	/* spoilt */
 	ck_assert_int_eq(tokdb_publish(db, err, sizeof(err)), -1);
@@ -2150,10 +2153,7 @@ START_TEST(bulk_excludes_writers)
 	pid_t pid;
 
 	file_with_b();
-	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_WRITE | TOKDB_BULK, 100,
-	    &db, err, sizeof(err)), 0);
-	ck_assert_int_eq(tokdb_begin(db), 0);
-	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 20001), 3);
+	db = bulk_learning_a(a);
 	ck_assert_int_eq(tokdb_commit(db), 0);
 	ck_assert_int_eq(pipe(up), 0);
 	pid = fork();
