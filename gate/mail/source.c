@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "gate/util/buf.h"
+#include "gate/util/fs.h"
 #include "gate/util/lglimits.h"
 #include "gate/mail/source.h"
 #include "gate/mail/spool.h"
@@ -241,17 +241,8 @@ region_read(int fd, struct region *r, char *err, size_t errsz,
 	int tfd = -1;
 
 	for (;;) {
-		n = read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			/* left non-blocking by whoever started us (the flag
-			 * is the shared open file's): wait for more */
-			struct pollfd pfd = { fd, POLLIN, 0 };
-
-			if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
-				continue;
-		}
+		/* (waiting on a descriptor left non-blocking) */
+		n = fs_read_wait(fd, chunk, sizeof(chunk));
 		if (n < 0) {
 			snprintf(err, errsz, "%s: read: %s", what,
 			    strerror(errno));

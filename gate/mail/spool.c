@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <unistd.h>
 
 #include "gate/util/buf.h"
+#include "gate/util/fs.h"
 #include "gate/mail/spool.h"
 #include "gate/util/xalloc.h"
 
@@ -119,19 +119,10 @@ spool_read(struct spool *s, int fd, size_t mem_max, size_t max,
 		return SPOOL_ERR;
 	}
 	for (;;) {
-		r = read(fd, chunk, CHUNK);
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			/* left non-blocking by whoever started us (the flag
-			 * is the shared open file's): wait for more, as long
-			 * as the watchdog lets us */
-			struct pollfd pfd = { fd, POLLIN, 0 };
-
-			if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
-				continue;
-		}
+		/* (waiting on a descriptor left non-blocking, as long as
+		 * the watchdog lets us) */
+		r = fs_read_wait(fd, chunk, CHUNK);
 		if (r < 0) {
-			if (errno == EINTR)
-				continue;
 			snprintf(err, errsz, "spool: read error: %s",
 			    strerror(errno));
 			goto out;

@@ -5,7 +5,9 @@
 
 #include <sys/stat.h>
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate/util/fs.h"
 
@@ -33,4 +35,25 @@ fs_mkdir_p(const char *dir, mode_t mode)
 		p[i] = i < n ? '/' : 0;
 	}
 	return 0;
+}
+
+ssize_t
+fs_read_wait(int fd, void *buf, size_t n)
+{
+	struct pollfd pfd;
+	ssize_t r;
+
+	for (;;) {
+		if ((r = read(fd, buf, n)) >= 0)
+			return r;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		pfd.fd = fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return -1;
+	}
 }

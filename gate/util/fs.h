@@ -11,4 +11,10 @@
  * with errno */
 int fs_mkdir_p(const char *dir, mode_t mode);
 
+/* read(2) from fd, through EINTR, and through EAGAIN by waiting for
+ * input: a descriptor left non-blocking by whoever started us (the flag
+ * is the shared open file's) reads as a blocking one.  What read
+ * returns: bytes, 0 at the end, or -1 with errno */
+ssize_t fs_read_wait(int fd, void *buf, size_t n);
+
 #endif
