@@ -985,5 +985,25 @@ check "... whose approve address approves the post (bound to it)" \
 lg notify --remind "$id8" > "$T/rm.out" 2>&1
 check "notify --remind of a decided post: exit 1" test $? -eq 1
 
+# --- a moderator whose address looks like a list robot's --------------------------------------
+# (lists-admin@, owner-x@: names people use) is answered like any other
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+sed -i "s/^moderators = .*/moderators = lists-admin@example.org owner-jo@example.org/" \
+    "$CONF/lists/dev.conf"
+id50=$(hold spam3.eml mm50@test r@example.net) || exit 1
+for m in lists-admin@example.org owner-jo@example.org; do
+	nbefore=$(nmail "$m")
+	a50=$(addr_of "$(last_to "$m")" approve)
+	moderate "$a50" "$m" < "$T/r1.eml"
+	check "$m approves by reply" test "$rc" -eq 0 -a "$(status "$id50")" = approved
+	check "... and gets an answer" test "$(nmail "$m")" -eq $((nbefore + 1))
+done
+# a stranger at such an address, a moderator of no list, gets none
+nbefore=$(ls "$MAIL" | wc -l)
+moderate "$a50" dev-bounces@example.org < "$T/r1.eml"
+check "a list's bounce address with a moderator's cookie: no answer" \
+    test "$rc" -eq 0 -a "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+
 echo "1..$n"
 [ $fails -eq 0 ]

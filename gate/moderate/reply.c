@@ -490,7 +490,14 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	char w[300];
 	int rc;
 
-	if (reply_robot_address(r->sender, w, sizeof(w))) {
+	/* a moderator's own address may look like a list robot's
+	 * (lists-admin@, owner-jo@): the configuration says a person reads
+	 * it; a null sender is never answered */
+	if (reply_robot_address(r->sender, w, sizeof(w)) &&
+	    (r->sender == NULL || r->sender[0] == '\0' ||
+	    strcmp(r->sender, "<>") == 0 ||
+	    strncasecmp(r->sender, "mailer-daemon", 13) == 0 ||
+	    !r->have_l || !listcfg_is_moderator(&r->l, r->sender))) {
 		snprintf(why, whysz, "no answer: the envelope sender is %s", w);
 		return 1;
 	}
