@@ -5,8 +5,12 @@
 # with `groff -man -ww` and print nothing on stderr; listgate(1) must
 # have a section for every subcommand in gate/cmd/listgate.c and the limits
 # of gate/util/lglimits.h; listgate.conf(5) must describe every key of the
-# table `listgate config keys` prints ($LISTGATE), each with its default,
-# and no other.  Skips (77) when groff is not installed.
+# table `listgate config keys` prints ($LISTGATE), each with its default
+# and both ends of its range, and no other; each command's section of
+# listgate(1) must describe every option of `listgate COMMAND --help`
+# (with the same short letter), and that help every option the section
+# tags or its SYNOPSIS line names.  Skips (77) when groff is not
+# installed.
 set -u
 
 : "${top_srcdir:?set by make check}"
@@ -121,10 +125,148 @@ else
 			bad "listgate.conf.5: $s key '$k' is in the table"
 		fi
 	done <"$T/described"
+	# a number's range: both ends stated in the key's entry ("from 1
+	# to 3600", "above 0 and at most 1000"), as config keys prints them
+	while IFS=$tab read -r k file type def range doc; do
+		case $k in "#"*) continue ;; esac
+		case $range in [[\(]*,*[]\)]) ;; *) continue ;; esac
+		case $range in *" or "*) continue ;; esac
+		e=$(awk -v s="$file" -v k="$k" \
+		    '$1 == "entry" && $2 == s && $3 == k' "$T/entries")
+		[ -n "$e" ] || continue
+		lo=${range#?}; lo=${lo%%,*}
+		hi=${range#*, }; hi=${hi%?}
+		for v in "$lo" "$hi"; do
+			re=$(printf '%s\n' "$v" | sed 's/\./\\./g')
+			if printf '%s\n' "$e" |
+			    grep -Eq "(^|[^0-9.])$re([^0-9]|\$)"; then
+				ok "listgate.conf.5: $file $k range $range states $v"
+			else
+				bad "listgate.conf.5: $file $k range $range states $v"
+			fi
+		done
+	done <"$T/keys"
 	awk '$1 == "badtag" { $1 = ""; print }' "$T/entries" >"$T/badtags"
 	while read -r s tag; do
 		bad "listgate.conf.5: a .TP in the $s settings that is no key: $tag"
 	done <"$T/badtags"
+fi
+
+# listgate(1) against each command's --help: every option the help
+# lists is in the command's section (its short letter with it, where
+# the section tags the option), every option a section tags in a .TP
+# paragraph is in the help unless the entry says it is not, and every
+# option of the command's SYNOPSIS line is in the help.
+if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ] && [ -n "$cmds" ]; then
+	# the SYNOPSIS, "CMD --opt" per option of each command's line
+	awk '
+	/^\.SH SYNOPSIS/ { on = 1; next }
+	/^\.SH / { on = 0 }
+	!on { next }
+	/^\.ti / { c = ""; first = 1; next }
+	first && /^\.B listgate/ {
+		n = split($0, w, " ")
+		if (n >= 3) { c = w[3]; first = 0 }
+	}
+	first && /^\.BR [a-z]+ \| [a-z]+$/ { c = $2 " " $4; first = 0; next }
+	c != "" {
+		line = $0
+		while (match(line, /\\-\\-[a-z][a-z\\-]*/)) {
+			o = substr(line, RSTART, RLENGTH); gsub(/\\/, "", o)
+			nc = split(c, cs, " ")
+			for (i = 1; i <= nc; i++) print cs[i], o
+			line = substr(line, RSTART + RLENGTH)
+		}
+	}' "$man1" | sort -u >"$T/synopsis"
+	for c in $cmds; do
+		"$LISTGATE" --allow-root "$c" --help </dev/null >"$T/help" 2>&1
+		# the helps of the commands that share the section (approve,
+		# reject, discard), for options the section tags for one of them
+		grep "^\.SS .*\b$c\b" "$man1" | tr ', ' '\n\n' | sort -u |
+		    while read -r w; do
+			case " $(echo $cmds) " in *" $w "*) ;; *) continue ;; esac
+			"$LISTGATE" --allow-root "$w" --help </dev/null 2>&1
+		done >"$T/helps"
+		# the command's sections: approve, reject, discard share one,
+		# config has two
+		awk -v c="$c" '
+		/^\.SH / { on = 0; cmds = $0 ~ /^\.SH COMMANDS/ }
+		/^\.SS / { on = 0 }
+		cmds && /^\.SS / {
+			t = substr($0, 5); gsub(/,/, " ", t)
+			n = split(t, w, " ")
+			for (i = 1; i <= n; i++) if (w[i] == c) on = 1
+			next
+		}
+		on' "$man1" | sed 's/\\-/-/g; s/\\f[BIRP]//g' >"$T/sec"
+		# the help: "-x --long" or "- --long" per option
+		sed -n 's/^ *\(-[A-Za-z]\), \(--[a-z][a-z-]*\).*/\1 \2/p
+		    s/^ *\(--[a-z][a-z-]*\).*/- \1/p' "$T/help" |
+		    grep -v -e ' --help$' >"$T/hopts"
+		while read -r s l; do
+			if grep -q -e "$l\([^a-z-]\|\$\)" "$T/sec"; then
+				ok "listgate.1 documents $c $l"
+			else
+				bad "listgate.1 documents $c $l (in $c --help)"
+			fi
+			[ "$s" = - ] && continue
+			# where the section tags the long option, the same letter
+			t=$(awk -v l="$l" 'p == ".TP" && index($0, l " ") ||
+			    p == ".TP" && index($0, l "\"") { print } { p = $0 }' \
+			    "$T/sec" | head -n 1)
+			if [ -z "$t" ]; then
+				:	# described in the text, not tagged
+			elif printf '%s\n' "$t" | grep -q -e '-[A-Za-z] ", "'; then
+				case $t in
+				*"$s \", \""*) ok "listgate.1: $c $l is $s" ;;
+				*) bad "listgate.1: $c $l is $s, as $c --help says" ;;
+				esac
+			# a tag without the short option: the entry names it
+			elif awk -v l="$l" -v s="$s" '
+			    p == ".TP" && index($0, l) { on = 1; next }
+			    /^\.(TP|SS|SH)/ { on = 0 }
+			    on && index($0 " ", s " ") { f = 1 }
+			    { p = $0 }
+			    END { exit !f }' "$T/sec"; then
+				ok "listgate.1: $c $l is $s"
+			else
+				bad "listgate.1: $c $l is $s, as $c --help says"
+			fi
+		done <"$T/hopts"
+		# the section's tagged options, and the synopsis's, in the help
+		{
+			awk 'p == ".TP" {
+				line = $0
+				while (match(line, /--[a-z][a-z-]*/)) {
+					print substr(line, RSTART, RLENGTH)
+					line = substr(line, RSTART + RLENGTH)
+				}
+			}
+			{ p = $0 }' "$T/sec" | sort -u | while read -r l; do
+				# "Not in --help" in the entry: a debugging option
+				awk -v l="$l" '
+				p == ".TP" && index($0, l) { on = 1; next }
+				/^\.(TP|SS|SH|PP)/ { on = 0 }
+				on && /Not in/ { f = 1 }
+				{ p = $0 }
+				END { exit !f }' "$T/sec" || echo "$l"
+			done
+			awk -v c="$c" '$1 == c { print $2 }' "$T/synopsis"
+		} | sort -u | while read -r l; do
+			case $l in --config|--allow-root|--help|--version) continue ;; esac
+			if grep -q -e "$l\([^a-z-]\|\$\)" "$T/help" "$T/helps"; then
+				echo "ok - listgate $c --help lists $l (listgate.1)"
+			else
+				echo "not ok - listgate $c --help lists $l (listgate.1)"
+			fi
+		done >"$T/rev"
+		while read -r r; do
+			case $r in
+			"ok - "*) ok "${r#ok - }" ;;
+			*) bad "${r#not ok - }" ;;
+			esac
+		done <"$T/rev"
+	done
 fi
 
 echo "1..$n"
