@@ -64,6 +64,9 @@ run lg tune --list dev
 check "tune on 2 posts exits 1" test "$rc" -eq 1
 check "... saying it needs more data, how much and why" \
     grep -q "needs more data: the journal has 2 ham and 0 spam.*at least 20 of each.*5 points" "$T/out"
+lg tune --list dev --apply > /dev/null 2> "$T/err"
+check "... --apply, its report to /dev/null (the nightly cron line): the reason on standard error" \
+    grep -q "list dev: nothing applied: needs more data: the journal has 2 ham" "$T/err"
 run lg tune --list dev --json
 check "... and in JSON too, with no recommendation" \
     sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['recommended'] is None and d['posts'] == {'ham': 2, 'spam': 0} and 'needs more data' in d['advice']\""

@@ -937,8 +937,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			fputs("}\n", stdout);
 		} else
 			printf("list %s: %s.\n", list, err);
+		/* (the reason too: a nightly --apply sends its report to
+		 * /dev/null) */
 		if (do_apply)
-			cmd_err(NAME, "list %s: nothing applied", list);
+			cmd_err(NAME, "list %s: nothing applied: %s", list, err);
 		goto out;
 	}
 	o.alt = ts2;
