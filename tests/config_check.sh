@@ -111,6 +111,7 @@ check "after -f and after -- it is accepted" test "$rc" -eq 0
 rm -f "$CONF/lists/bad.conf"
 run lg config check --list ../x
 check "a bad list name fails" test "$rc" -eq 1
+check "... naming it" grep -q "listgate config: bad list name '../x' (want" "$T/err"
 : > "$CONF/lists/UPPER.conf"
 run lg config check
 check "a list file with a bad name fails the check" test "$rc" -eq 1
