@@ -44,7 +44,9 @@ usage(FILE *f)
 	    "(global or list), type, default, range, description.\n"
 	    "\n"
 	    "  -l, --list L  check only this list (it needs no file of its own)\n"
-	    "  -h, --help    this help\n");
+	    "  -h, --help    this help\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 an error (named), 2 usage error.\n");
 }
 
 /* qsort: by name */

@@ -175,7 +175,7 @@ usage(FILE *f)
 	    "\n"
 	    "  -l, --list L     the list (its lists/L.conf and tokens/L.kch)\n"
 	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
-	    "  -f SENDER        envelope sender (default $SENDER under qmail)\n"
+	    "  -f, --sender S   envelope sender (default $SENDER under qmail)\n"
 	    "  RECIPIENT        envelope recipient (default $RECIPIENT)\n"
 	    "  -h, --help       this help\n");
 }

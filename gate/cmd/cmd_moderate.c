@@ -93,7 +93,7 @@ usage(FILE *f)
 	    "moderation address (Postfix pipe(8), qmail .qmail-L-moderate-default).\n"
 	    "\n"
 	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
-	    "  -f SENDER        envelope sender (default $SENDER under qmail)\n"
+	    "  -f, --sender S   envelope sender (default $SENDER under qmail)\n"
 	    "  RECIPIENT        the action address (Postfix ${recipient}; under\n"
 	    "                   qmail $EXT@$HOST, $RECIPIENT or $LOCAL@$HOST)\n"
 	    "  -h, --help       this help\n"
