@@ -73,7 +73,7 @@ emit(struct toklist *tl, const char *prefix, const void *a, size_t na,
 
 /* ---- characters ----------------------------------------------------- */
 
-enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK };
+enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK, C_INVIS };
 
 /* decode one UTF-8 character at p (n > 0 bytes): its length; *cp gets
  * the code point, or the byte itself with *bad set when invalid */
@@ -114,6 +114,27 @@ is_cjk(uint32_t c)
 	    (c >= 0x20000 && c <= 0x2ffff);	/* Han ext. B.. */
 }
 
+/*
+ * Characters that are never shown (Unicode's Default_Ignorable_Code_Point:
+ * soft hyphen, zero-width space and joiners, bidirectional marks, word
+ * joiner, variation selectors, byte order mark, tags).  A word is read
+ * as if they were not there: "V<ZWSP>i<ZWSP>a<ZWSP>g<ZWSP>r<ZWSP>a" is
+ * the word a reader sees, not six letters.
+ */
+static int
+is_invisible(uint32_t c)
+{
+	return c == 0xad || c == 0x34f || c == 0x61c ||
+	    (c >= 0x115f && c <= 0x1160) || (c >= 0x17b4 && c <= 0x17b5) ||
+	    (c >= 0x180b && c <= 0x180f) || (c >= 0x200b && c <= 0x200f) ||
+	    (c >= 0x202a && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) ||
+	    c == 0x3164 || (c >= 0xfe00 && c <= 0xfe0f) || c == 0xfeff ||
+	    c == 0xffa0 || (c >= 0xfff0 && c <= 0xfff8) ||
+	    (c >= 0x1bca0 && c <= 0x1bca3) ||
+	    (c >= 0x1d173 && c <= 0x1d17a) ||
+	    (c >= 0xe0000 && c <= 0xe0fff);
+}
+
 /* the class of one character */
 static enum cclass
 char_class(uint32_t c, int bad)
@@ -131,6 +152,8 @@ char_class(uint32_t c, int bad)
 	}
 	if (is_cjk(c))
 		return C_CJK;
+	if (is_invisible(c))
+		return C_INVIS;
 	if ((c >= 0x80 && c <= 0xbf && c != 0xaa && c != 0xb5 &&
 	    c != 0xba) || c == 0xd7 || c == 0xf7 ||
 	    (c >= 0x2000 && c <= 0x2bff) ||	/* punctuation, symbols */
@@ -159,14 +182,26 @@ struct wstate {
 	size_t nprev;
 };
 
+/* the skip token of a word of n bytes starting with byte first */
+static int
+skip(struct wstate *w, unsigned char first, size_t n)
+{
+	char sk[40];
+	int c = first < 0x80 ? first : '8', r;
+
+	if (w->o->fold_case && c >= 'A' && c <= 'Z')
+		c = c - 'A' + 'a';
+	r = snprintf(sk, sizeof(sk), "skip:%c %zu", c, n / 10 * 10);
+	w->nprev = 0;
+	return emit(w->tl, w->prefix, sk, (size_t)r, 0);
+}
+
 /* one word [p, p+n): length rules, skip tokens, numbers: 0 or -1 */
 static int
 word(struct wstate *w, const unsigned char *p, size_t n)
 {
 	const struct tok_opts *o = w->o;
 	size_t i, digits = 0;
-	char sk[40];
-	int c, r;
 
 	/* joiners only inside a word (a leading '$' is kept: "$100") */
 	while (n > 0 && (p[0] == '.' || p[0] == '-' || p[0] == '\'' ||
@@ -179,14 +214,8 @@ word(struct wstate *w, const unsigned char *p, size_t n)
 		n--;
 	if (n < o->min_len || n == 0)
 		return 0;
-	if (n > o->max_token) {
-		c = p[0] < 0x80 ? p[0] : '8';
-		if (o->fold_case && c >= 'A' && c <= 'Z')
-			c = c - 'A' + 'a';
-		r = snprintf(sk, sizeof(sk), "skip:%c %zu", c, n / 10 * 10);
-		w->nprev = 0;
-		return emit(w->tl, w->prefix, sk, (size_t)r, 0);
-	}
+	if (n > o->max_token)
+		return skip(w, p[0], n);
 	for (i = 0; i < n; i++)
 		if ((p[i] >= '0' && p[i] <= '9') || p[i] == '.' ||
 		    p[i] == '-' || p[i] == ',' || p[i] == '$')
@@ -223,14 +252,34 @@ tok_is_pair(const void *t, size_t len)
 	return len > 3 && memcmp(t, TOK_PAIR, 3) == 0;
 }
 
-/* cut a run of CJK text [p, p+n) (whole characters) into bigrams */
+/* cut a run of CJK text [p, p+n) (whole characters, the first one
+ * CJK) into bigrams, skipping invisible characters (ninv: whether there
+ * are any) */
 static int
-cjk_run(struct wstate *w, const unsigned char *p, size_t n)
+cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
 {
-	size_t a = 0, b, c;
+	unsigned char bg[8];
+	size_t a = 0, b, c, la, lb;
 	uint32_t cp;
-	int bad;
+	int bad, pairs = 0;
 
+	if (ninv) {
+		/* (the bigram of the previous character and this one) */
+		la = utf8_next(p, n, &cp, &bad);
+		for (b = la; b < n; b += lb) {
+			lb = utf8_next(p + b, n - b, &cp, &bad);
+			if (!bad && is_invisible(cp))
+				continue;
+			memcpy(bg, p + a, la);
+			memcpy(bg + la, p + b, lb);
+			if (emit(w->tl, w->prefix, bg, la + lb, 0) < 0)
+				return -1;
+			a = b;
+			la = lb;
+			pairs = 1;
+		}
+		return pairs ? 0 : emit(w->tl, w->prefix, p, la, 0);
+	}
 	b = utf8_next(p, n, &cp, &bad);
 	if (b >= n)	/* a lone character is a token of its own */
 		return emit(w->tl, w->prefix, p, n, 0);
@@ -244,11 +293,41 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n)
 	return 0;
 }
 
-/* split a chunk with no URL or address into words and CJK bigrams */
+/* the longest word read without its invisible characters; a longer one
+ * is a skip token anyway (max_token is at most LG_MAX_TOKEN_BYTES) */
+#define TOK_VISIBLE_MAX	256
+
+/* a word [p, p+n) with invisible characters in it (ninv bytes of them):
+ * the word without them, and once "anomaly:invisible" */
+static int
+word_visible(struct wstate *w, const unsigned char *p, size_t n, size_t ninv)
+{
+	unsigned char v[TOK_VISIBLE_MAX];
+	size_t i = 0, k, m = 0;
+	uint32_t cp;
+	int bad;
+
+	if (emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
+		return -1;
+	if (n - ninv > sizeof(v))
+		return skip(w, p[0], n - ninv);
+	while (i < n) {
+		k = utf8_next(p + i, n - i, &cp, &bad);
+		if (bad || !is_invisible(cp)) {
+			memcpy(v + m, p + i, k);
+			m += k;
+		}
+		i += k;
+	}
+	return word(w, v, m);
+}
+
+/* split a chunk with no URL or address into words and CJK bigrams;
+ * invisible characters neither begin nor end a word */
 static int
 words(struct wstate *w, const unsigned char *s, size_t n)
 {
-	size_t i = 0, k, ws = 0, cs = 0;
+	size_t i = 0, k, ws = 0, cs = 0, ninv = 0;
 	int inw = 0, inc = 0, bad;
 	uint32_t cp;
 	enum cclass cl;
@@ -256,28 +335,38 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 	while (i < n) {
 		k = utf8_next(s + i, n - i, &cp, &bad);
 		cl = char_class(cp, bad);
+		if (cl == C_INVIS) {
+			if (inw || inc)
+				ninv += k;
+			i += k;
+			continue;
+		}
 		if (inc && cl != C_CJK) {
-			if (cjk_run(w, s + cs, i - cs) < 0)
+			if (cjk_run(w, s + cs, i - cs, ninv > 0) < 0)
 				return -1;
 			inc = 0;
 		}
 		if (inw && (cl == C_SEP || cl == C_CJK)) {
-			if (word(w, s + ws, i - ws) < 0)
+			if ((ninv > 0 ? word_visible(w, s + ws, i - ws, ninv) :
+			    word(w, s + ws, i - ws)) < 0)
 				return -1;
 			inw = 0;
 		}
 		if (cl == C_CJK && !inc) {
 			inc = 1;
 			cs = i;
+			ninv = 0;
 		} else if ((cl == C_WORD || cl == C_JOIN) && !inw) {
 			inw = 1;
 			ws = i;
+			ninv = 0;
 		}
 		i += k;
 	}
-	if (inc && cjk_run(w, s + cs, n - cs) < 0)
+	if (inc && cjk_run(w, s + cs, n - cs, ninv > 0) < 0)
 		return -1;
-	if (inw && word(w, s + ws, n - ws) < 0)
+	if (inw && (ninv > 0 ? word_visible(w, s + ws, n - ws, ninv) :
+	    word(w, s + ws, n - ws)) < 0)
 		return -1;
 	return 0;
 }

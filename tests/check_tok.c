@@ -325,6 +325,68 @@ START_TEST(cjk_bigrams)
 }
 END_TEST
 
+/* zero-width space, soft hyphen, word joiner, byte order mark, left-to-
+ * right mark, zero-width non-joiner: never shown, so never splitting */
+#define ZWSP	"\xe2\x80\x8b"
+#define SHY	"\xc2\xad"
+#define WJ	"\xe2\x81\xa0"
+#define BOM	"\xef\xbb\xbf"
+#define LRM	"\xe2\x80\x8e"
+#define ZWNJ	"\xe2\x80\x8c"
+
+START_TEST(invisible_characters)
+{
+	struct toklist *tl = text("", 0,
+	    "V" ZWSP "i" ZWSP "a" ZWSP "g" ZWSP "r" ZWSP "a cheap pay" SHY
+	    "pal pre" WJ "scription " BOM "refill" LRM ", end." ZWSP
+	    " " ZWSP ZWSP " m" ZWNJ "i" ZWNJ "x", NULL);
+
+	ck_assert(has(tl, "Viagra"));		/* the word a reader sees */
+	ck_assert(has(tl, "paypal"));
+	ck_assert(has(tl, "prescription"));
+	ck_assert(has(tl, "refill"));		/* nothing around it kept */
+	ck_assert(has(tl, "end"));		/* the joiner still trimmed */
+	ck_assert(has(tl, "mix"));
+	ck_assert(has(tl, "cheap"));
+	ck_assert(has(tl, "anomaly:invisible"));	/* said, once */
+	ck_assert(!has(tl, "pay"));
+	ck_assert(!has(tl, "pal"));
+	ck_assert_uint_eq(toklist_count(tl), 8);
+	toklist_free(tl);
+	/* in CJK text: the bigrams of the visible characters */
+	tl = text("", 0, "\xe4\xb8\xad" ZWSP "\xe6\x96\x87" ZWSP
+	    "\xe5\xad\x97" ZWSP " \xe6\x97\xa5" ZWSP, NULL);
+	ck_assert(has(tl, "\xe4\xb8\xad\xe6\x96\x87"));
+	ck_assert(has(tl, "\xe6\x96\x87\xe5\xad\x97"));
+	ck_assert(has(tl, "\xe6\x97\xa5"));	/* a lone one */
+	ck_assert_uint_eq(toklist_count(tl), 3);
+	toklist_free(tl);
+	/* a word that is long only with its invisible characters is a word;
+	 * one long without them a skip token, bounded */
+	tl = text("", 0, "a" ZWSP "b" ZWSP "c" ZWSP "d" ZWSP "e" ZWSP "f"
+	    ZWSP "g" ZWSP "h" ZWSP "i" ZWSP "j" ZWSP "k" ZWSP "l" ZWSP "m"
+	    ZWSP "n" ZWSP "o", NULL);
+	ck_assert(has(tl, "abcdefghijklmno"));
+	toklist_free(tl);
+	{
+		char big[3 * 4000 + 1];
+		size_t i;
+
+		for (i = 0; i < 3000; i++)
+			memcpy(big + 4 * i, "x" ZWSP, 4);
+		big[4 * 3000] = '\0';
+		tl = text("", 0, big, NULL);
+		ck_assert(has(tl, "skip:x 3000"));
+		ck_assert_uint_eq(toklist_count(tl), 2);
+		toklist_free(tl);
+	}
+	/* no invisible character: no anomaly */
+	tl = text("", 0, "plain words", NULL);
+	ck_assert(!has(tl, "anomaly:invisible"));
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(hostile_bytes)
 {
 	struct tok_opts o;
@@ -558,6 +620,7 @@ tok_suite(void)
 	tcase_add_test(tc, addresses);
 	tcase_add_test(tc, cjk_bigrams);
 	tcase_add_test(tc, hostile_bytes);
+	tcase_add_test(tc, invisible_characters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
