@@ -11,7 +11,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +63,31 @@ on_stop(int sig)
 	got_sig = sig;
 }
 
+/* getc, waiting through a descriptor left non-blocking by whoever
+ * started us (the flag is the shared open file's: a pipe whose writer
+ * is slower than we are gave EAGAIN, read as "no password").  EOF with
+ * f's error flag set on a failure, or when a signal ended the wait */
+static int
+getc_wait(FILE *f)
+{
+	struct pollfd pfd;
+	int c;
+
+	for (;;) {
+		errno = 0;
+		c = getc(f);
+		if (c != EOF || !ferror(f) || (errno != EAGAIN &&
+		    errno != EWOULDBLOCK) || got_sig)
+			return c;
+		pfd.fd = fileno(f);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, -1) < 0 && (errno != EINTR || got_sig))
+			return c;	/* (the error flag still set) */
+		clearerr(f);
+	}
+}
+
 /* read one line of at most PWHASH_MAX_PASSWORD bytes from f into pw
  * (newline and CR dropped): 0, or -1 with a message printed.  A NUL
  * byte is refused: it would end the password there. */
@@ -70,7 +97,7 @@ read_line(FILE *f, char *pw, size_t pwsz)
 	size_t n = 0;
 	int c, nul = 0;
 
-	while ((c = getc(f)) != EOF && c != '\n') {
+	while ((c = getc_wait(f)) != EOF && c != '\n') {
 		if (n + 1 >= pwsz) {
 			cmd_err("user", "password longer than %u bytes",
 			    (unsigned)PWHASH_MAX_PASSWORD);

@@ -1,0 +1,62 @@
+#!/bin/sh
+# user_stdin.sh - `listgate user add` reads the password from a standard
+# input left non-blocking by whoever started it
+#
+# The O_NONBLOCK flag belongs to the open pipe, shared by every process
+# holding it: a shell, a process manager or a program that set it on
+# its end leaves it set for listgate too.  A password written a moment
+# later (a slow decrypting pipe, a script) must be waited for, not read
+# as "no password on standard input", as filter and train already do.
+# Needs python3 (skipped without).  Works in a mktemp -d directory.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+command -v python3 > /dev/null 2>&1 || { echo "1..0 # SKIP no python3"; exit 77; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-userstdin.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" "$T/tokens"
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+
+# slow_nb TEXT CMD...: CMD with standard input a non-blocking pipe, TEXT
+# written to it half a second after CMD started; CMD's exit status
+slow_nb() {
+	python3 - "$@" <<'PY'
+import os, subprocess, sys, time
+text = sys.argv[1].encode()
+r, w = os.pipe()
+os.set_blocking(r, False)
+p = subprocess.Popen(sys.argv[2:], stdin=r)
+os.close(r)
+time.sleep(0.5)
+try:
+    os.write(w, text)
+except BrokenPipeError:
+    pass
+os.close(w)
+sys.exit(p.wait())
+PY
+}
+
+slow_nb 'alice-secret-1
+' "$LISTGATE" --allow-root --config "$CONF" user add alice --lists dev \
+    > "$T/out" 2> "$T/err"
+rc=$?
+check "user add waits for a password on a non-blocking pipe (exit $rc)" \
+    test $rc -eq 0
+check "and says the user was added" grep -q "user alice added" "$T/out"
+check "and nothing on standard error" test ! -s "$T/err"
+check "the account is in users.conf" grep -q "^alice" "$CONF/users.conf"
+
+# an empty pipe at its end is still no password
+slow_nb '' "$LISTGATE" --allow-root --config "$CONF" user add bob \
+    --lists dev > "$T/out" 2> "$T/err"
+rc=$?
+check "an empty non-blocking pipe: no password (exit $rc)" test $rc -eq 1
+check "which it says" grep -q "no password on standard input" "$T/err"
+
+echo "1..$n"
+[ $fails -eq 0 ]
