@@ -329,6 +329,27 @@ check "... says it was stopped, with what was learnt" \
 run lg score --list intr --db-stats
 check "... and learnt nothing more" grep -qx "spam_posts 1" "$T/out"
 
+# a signal ignored by whoever started train stays ignored: under nohup
+# (SIGHUP), or started in the background of a script (SIGINT), the
+# terminal closing or a ^C for the foreground stopped the run and
+# rolled it back
+mkfifo "$T/fifo2" || exit 99
+(trap '' HUP INT; exec "$LISTGATE" --allow-root --config "$CONF" train \
+    --list nohup --spam "$DATA/spam2.eml" "$T/fifo2") > "$T/out" \
+    2> "$T/err" &
+tpid=$!
+sleep 1
+kill -HUP "$tpid"
+kill -INT "$tpid"
+timeout 10 sh -c "printf 'Subject: late\n\nlate post\n' > '$T/fifo2'"
+wait "$tpid"
+rc=$?
+check "train with SIGHUP and SIGINT ignored goes on through them (exit $rc)" \
+    test "$rc" -eq 0
+check "... and says nothing of them" sh -c "! grep -q 'stop' '$T/err'"
+run lg score --list nohup --db-stats
+check "... and learnt both posts" grep -qx "spam_posts 2" "$T/out"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

@@ -68,12 +68,14 @@ on_stop(int sig)
 	(void)n;
 }
 
-/* catch the signals that stop a run: once, then their default again */
+/* catch the signals that stop a run: once, then their default again.
+ * A signal ignored stays ignored: a run under nohup (SIGHUP), or in
+ * the background of a script (SIGINT), was started not to stop by it */
 static void
 catch_stops(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	struct sigaction sa;
+	struct sigaction sa, old;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
@@ -81,7 +83,9 @@ catch_stops(void)
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+		if (sigaction(sigs[i], &sa, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			sigaction(sigs[i], &old, NULL);
 }
 
 /* the progress line on a terminal */
