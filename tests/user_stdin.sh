@@ -58,5 +58,15 @@ rc=$?
 check "an empty non-blocking pipe: no password (exit $rc)" test $rc -eq 1
 check "which it says" grep -q "no password on standard input" "$T/err"
 
+# user list whose output cannot be written (a full disk) says so
+if [ -w /dev/full ]; then
+	"$LISTGATE" --allow-root --config "$CONF" user list > /dev/full 2> "$T/err"
+	rc=$?
+	check "user list to a full disk: exit 1 (exit $rc)" test $rc -eq 1
+	check "... saying it" grep -q "listgate user: cannot write the standard output" "$T/err"
+else
+	echo "# SKIP user list to a full disk: no /dev/full"
+fi
+
 echo "1..$n"
 [ $fails -eq 0 ]

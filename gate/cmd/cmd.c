@@ -88,7 +88,7 @@ cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
 	    f);
 }
 
-/* refuse arguments left after the options */
+/* flush the standard output: 0, or -1 said (a full disk, a closed pipe) */
 int
 cmd_stdout_done(const char *name)
 {
@@ -103,6 +103,7 @@ cmd_stdout_done(const char *name)
 	return -1;
 }
 
+/* refuse arguments left after the options */
 int
 cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))
 {

@@ -307,7 +307,7 @@ user_list(const char *path)
 	if (u.n == 0)
 		printf("(no users%s)\n", missing ? ": no users.conf" : "");
 	users_free(&u);
-	return EXIT_CMD_OK;
+	return cmd_stdout_done("user") < 0 ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }
 
 int
