@@ -73,7 +73,9 @@ emit(struct toklist *tl, const char *prefix, const void *a, size_t na,
 
 /* ---- characters ----------------------------------------------------- */
 
-enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK, C_INVIS };
+/* (C_STYLED: a letter or digit of a word, written with a styled form of
+ * an ASCII one) */
+enum cclass { C_SEP, C_WORD, C_JOIN, C_CJK, C_INVIS, C_STYLED };
 
 /* decode one UTF-8 character at p (n > 0 bytes): its length; *cp gets
  * the code point, or the byte itself with *bad set when invalid */
@@ -135,6 +137,43 @@ is_invisible(uint32_t c)
 	    (c >= 0xe0000 && c <= 0xe0fff);
 }
 
+/*
+ * The ASCII letter or digit that a styled form stands for, or 0:
+ * full-width forms, the mathematical alphanumerics (bold, italic,
+ * script, fraktur, double-struck, sans-serif, monospace), circled,
+ * squared and negative letters.  A reader sees FREE in each; so does
+ * the tokenizer (NFKC would fold the first two likewise).
+ */
+static int
+styled_ascii(uint32_t c)
+{
+	unsigned r;
+
+	if (c < 0x24b6)
+		return 0;
+	if (c <= 0x24cf)
+		return 'A' + (int)(c - 0x24b6);	/* circled */
+	if (c <= 0x24e9)
+		return 'a' + (int)(c - 0x24d0);
+	if (c >= 0xff10 && c <= 0xff19)		/* full-width */
+		return '0' + (int)(c - 0xff10);
+	if (c >= 0xff21 && c <= 0xff3a)
+		return 'A' + (int)(c - 0xff21);
+	if (c >= 0xff41 && c <= 0xff5a)
+		return 'a' + (int)(c - 0xff41);
+	if (c >= 0x1d400 && c <= 0x1d6a3) {	/* 13 styles of 52 */
+		r = (unsigned)(c - 0x1d400) % 52;
+		return r < 26 ? 'A' + (int)r : 'a' + (int)r - 26;
+	}
+	if (c >= 0x1d7ce && c <= 0x1d7ff)	/* 5 styles of 10 digits */
+		return '0' + (int)((c - 0x1d7ce) % 10);
+	if (c >= 0x1f130 && c <= 0x1f189) {	/* squared, negative */
+		r = (unsigned)(c - 0x1f130) % 0x20;
+		return r < 26 ? 'A' + (int)r : 0;
+	}
+	return 0;
+}
+
 /* the class of one character */
 static enum cclass
 char_class(uint32_t c, int bad)
@@ -154,6 +193,8 @@ char_class(uint32_t c, int bad)
 		return C_CJK;
 	if (is_invisible(c))
 		return C_INVIS;
+	if (styled_ascii(c))
+		return C_STYLED;
 	if ((c >= 0x80 && c <= 0xbf && c != 0xaa && c != 0xb5 &&
 	    c != 0xba) || c == 0xd7 || c == 0xf7 ||
 	    (c >= 0x2000 && c <= 0x2bff) ||	/* punctuation, symbols */
@@ -293,32 +334,41 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
 	return 0;
 }
 
-/* the longest word read without its invisible characters; a longer one
- * is a skip token anyway (max_token is at most LG_MAX_TOKEN_BYTES) */
-#define TOK_VISIBLE_MAX	256
+/* the longest word read as shown, in bytes before styled letters are
+ * made ASCII (4 bytes to 1); a longer one is a skip token anyway
+ * (max_token is at most LG_MAX_TOKEN_BYTES) */
+#define TOK_VISIBLE_MAX	1024
 
-/* a word [p, p+n) with invisible characters in it (ninv bytes of them):
- * the word without them, and once "anomaly:invisible" */
+/* a word [p, p+n) as a reader sees it: without its invisible characters
+ * (ninv bytes of them), styled letters and digits as ASCII (nsty bytes of
+ * them; the word is shorter then); once "anomaly:invisible" and once
+ * "anomaly:styled" (not for full-width forms, everyday in Japanese) */
 static int
-word_visible(struct wstate *w, const unsigned char *p, size_t n, size_t ninv)
+word_shown(struct wstate *w, const unsigned char *p, size_t n, size_t ninv,
+    size_t nsty)
 {
 	unsigned char v[TOK_VISIBLE_MAX];
 	size_t i = 0, k, m = 0;
 	uint32_t cp;
-	int bad;
+	int bad, a, styled = 0;
 
-	if (emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
+	if (ninv > 0 && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
 		return -1;
 	if (n - ninv > sizeof(v))
 		return skip(w, p[0], n - ninv);
 	while (i < n) {
 		k = utf8_next(p + i, n - i, &cp, &bad);
-		if (bad || !is_invisible(cp)) {
+		if (!bad && nsty > 0 && (a = styled_ascii(cp)) != 0) {
+			v[m++] = (unsigned char)a;
+			styled |= cp < 0xff00 || cp > 0xffef;
+		} else if (bad || !is_invisible(cp)) {
 			memcpy(v + m, p + i, k);
 			m += k;
 		}
 		i += k;
 	}
+	if (styled && emit(w->tl, "", "anomaly:styled", 14, 0) < 0)
+		return -1;
 	return word(w, v, m);
 }
 
@@ -327,14 +377,16 @@ word_visible(struct wstate *w, const unsigned char *p, size_t n, size_t ninv)
 static int
 words(struct wstate *w, const unsigned char *s, size_t n)
 {
-	size_t i = 0, k, ws = 0, cs = 0, ninv = 0;
-	int inw = 0, inc = 0, bad;
+	size_t i = 0, k, ws = 0, cs = 0, ninv = 0, nsty = 0;
+	int inw = 0, inc = 0, bad, sty;
 	uint32_t cp;
 	enum cclass cl;
 
 	while (i < n) {
 		k = utf8_next(s + i, n - i, &cp, &bad);
 		cl = char_class(cp, bad);
+		if ((sty = cl == C_STYLED))
+			cl = C_WORD;
 		if (cl == C_INVIS) {
 			if (inw || inc)
 				ninv += k;
@@ -347,8 +399,8 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			inc = 0;
 		}
 		if (inw && (cl == C_SEP || cl == C_CJK)) {
-			if ((ninv > 0 ? word_visible(w, s + ws, i - ws, ninv) :
-			    word(w, s + ws, i - ws)) < 0)
+			if ((ninv + nsty > 0 ? word_shown(w, s + ws, i - ws,
+			    ninv, nsty) : word(w, s + ws, i - ws)) < 0)
 				return -1;
 			inw = 0;
 		}
@@ -359,14 +411,16 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 		} else if ((cl == C_WORD || cl == C_JOIN) && !inw) {
 			inw = 1;
 			ws = i;
-			ninv = 0;
+			ninv = nsty = 0;
 		}
+		if (sty)
+			nsty += k;
 		i += k;
 	}
 	if (inc && cjk_run(w, s + cs, n - cs, ninv > 0) < 0)
 		return -1;
-	if (inw && (ninv > 0 ? word_visible(w, s + ws, n - ws, ninv) :
-	    word(w, s + ws, n - ws)) < 0)
+	if (inw && (ninv + nsty > 0 ? word_shown(w, s + ws, n - ws, ninv,
+	    nsty) : word(w, s + ws, n - ws)) < 0)
 		return -1;
 	return 0;
 }
@@ -498,7 +552,8 @@ letter_at(const unsigned char *p, size_t n)
 	int bad;
 
 	len = utf8_next(p, n, &cp, &bad);
-	if (bad || cp < 0x80 || char_class(cp, 0) == C_SEP)
+	if (bad || cp < 0x80 || char_class(cp, 0) == C_SEP ||
+	    char_class(cp, 0) == C_INVIS)
 		return 0;
 	return len;
 }

@@ -387,6 +387,42 @@ START_TEST(invisible_characters)
 }
 END_TEST
 
+/* styled letters and digits read as the ASCII ones a reader sees */
+START_TEST(styled_letters)
+{
+	struct toklist *tl = text("", 0,
+	    /* mathematical bold FREE, sans-serif bold italic Cash */
+	    "\xf0\x9d\x90\x85\xf0\x9d\x90\x91\xf0\x9d\x90\x84"
+	    "\xf0\x9d\x90\x84 \xf0\x9d\x98\xbe\xf0\x9d\x99\x96"
+	    "\xf0\x9d\x99\xa8\xf0\x9d\x99\x9d "
+	    /* circled, negative squared: loan, BIG */
+	    "\xe2\x93\x9b\xe2\x93\x9e\xe2\x93\x90\xe2\x93\x9d "
+	    "\xf0\x9f\x85\xb1\xf0\x9f\x85\xb8\xf0\x9f\x85\xb6 "
+	    /* double-struck digits 100, a styled letter among plain ones */
+	    "\xf0\x9d\x9f\x99\xf0\x9d\x9f\x98\xf0\x9d\x9f\x98 "
+	    "pri\xf0\x9d\x90\x9cing", NULL);
+
+	ck_assert(has(tl, "FREE"));
+	ck_assert(has(tl, "Cash"));
+	ck_assert(has(tl, "loan"));
+	ck_assert(has(tl, "BIG"));
+	ck_assert(has(tl, "100"));
+	ck_assert(has(tl, "pricing"));
+	ck_assert(has(tl, "anomaly:styled"));
+	ck_assert_uint_eq(toklist_count(tl), 7);
+	toklist_free(tl);
+	/* full-width forms, everyday in Japanese text: the word, no anomaly;
+	 * the symbols of the squared block are no letters */
+	tl = text("", 0, "\xef\xbc\xb0\xef\xbd\x83\xef\xbc\x91\xef"
+	    "\xbc\x90 \xf0\x9f\x85\x8a\xf0\x9f\x85\x8b\xf0\x9f\x85\x8c",
+	    NULL);
+	ck_assert(has(tl, "Pc10"));
+	ck_assert(!has(tl, "anomaly:styled"));
+	ck_assert_uint_eq(toklist_count(tl), 1);
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(hostile_bytes)
 {
 	struct tok_opts o;
@@ -621,6 +657,7 @@ tok_suite(void)
 	tcase_add_test(tc, cjk_bigrams);
 	tcase_add_test(tc, hostile_bytes);
 	tcase_add_test(tc, invisible_characters);
+	tcase_add_test(tc, styled_letters);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
