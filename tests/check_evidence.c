@@ -152,14 +152,36 @@ START_TEST(cache)
 }
 END_TEST
 
+/* the IANA special-purpose registries (RFC 6890 and after): only what
+ * they call globally reachable, or do not list, is asked about */
 START_TEST(public_addresses)
 {
 	static const char *const yes[] = { "66.187.233.211", "8.8.8.8",
-	    "2a00:1450:4001::1", NULL };
+	    "2a00:1450:4001::1", "::ffff:8.8.8.8", "192.0.0.9",
+	    "192.0.0.10", "192.0.1.1", "192.88.98.1", "192.88.100.1",
+	    "198.20.0.1", "223.255.255.254", "64:ff9b::66.187.233.211",
+	    "2002:4255:e9d3::1", "2001:1::1", "2001:1::2", "2001:3::1",
+	    "2001:4:112::1", "2001:20::1", "2001:30::1", "2001:200::1",
+	    "2001:db9::1", "2003::1", "2620:4f:8000::1", "3ffe::1",
+	    "3fff:1000::1", NULL };
 	static const char *const no[] = { "10.1.2.3", "127.0.0.1",
 	    "172.16.52.254", "192.168.0.1", "169.254.1.1", "100.64.0.1",
 	    "192.0.2.1", "198.51.100.7", "203.0.113.5", "224.0.0.1", "0.1.2.3",
-	    "::1", "fe80::1", "fc00::1", "2001:db8::1", NULL };
+	    "::1", "fe80::1", "fc00::1", "2001:db8::1",
+	    /* 192.0.0.0/24, IETF protocol assignments */
+	    "192.0.0.1", "192.0.0.8", "192.0.0.170", "192.0.0.255",
+	    "192.88.99.1", "198.18.0.1", "198.19.255.255", "240.0.0.1",
+	    "255.255.255.255", "100.127.255.255", "172.31.0.1",
+	    "::", "::ffff:10.0.0.1", "::ffff:192.0.0.1", "::10.0.0.1",
+	    /* NAT64: the IPv4 address decides */
+	    "64:ff9b::10.0.0.1", "64:ff9b::192.168.1.1", "64:ff9b:1::1",
+	    "64:ff9b:1::8.8.8.8", "100::1", "5f00::1", "fd00::1", "ff02::1",
+	    /* 2001::/23 */
+	    "2001::1", "2001:0:4136:e378::1", "2001:1::4", "2001:2::1",
+	    "2001:10::1", "2001:40::1", "2001:1ff::1", "2001:db8:ffff::1",
+	    /* 6to4 of an address that is not public */
+	    "2002:0a00:0001::1", "2002:c0a8:0101::1", "2002:7f00:1::1",
+	    "3fff::1", "3fff:fff::1", NULL };
 	unsigned char a[16];
 	size_t i;
 
@@ -258,21 +280,26 @@ asked_name(const char *addr, char *name, size_t namesz)
 }
 
 /* an IPv4 address is asked as reversed octets, written as IPv4 or as
- * IPv4-mapped IPv6 (::ffff:a.b.c.d, a relay on a dual-stack socket):
- * zones list it that way only; an IPv6 address as nibbles */
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d, a relay on a dual-stack socket) or
+ * NAT64 (64:ff9b::a.b.c.d): zones list it that way only; an IPv6
+ * address, 6to4 included, as nibbles */
+static const char *const query_cases[][2] = {
+	{ "66.187.233.211", "211.233.187.66.bl.test" },
+	{ "::ffff:66.187.233.211", "211.233.187.66.bl.test" },
+	{ "IPv6:::FFFF:66.187.233.211", "211.233.187.66.bl.test" },
+	{ "64:ff9b::66.187.233.211", "211.233.187.66.bl.test" },
+	{ "2a00:1450:4001:81c::2005", "5.0.0.2.0.0.0.0.0.0.0.0.0.0.0.0."
+	  "c.1.8.0.1.0.0.4.0.5.4.1.0.0.a.2.bl.test" },
+	{ "2002:4255:e9d3::1", "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+	  "3.d.9.e.5.5.2.4.2.0.0.2.bl.test" },
+};
+
 START_TEST(query_names)
 {
-	static const char *const cases[][2] = {
-		{ "66.187.233.211", "211.233.187.66.bl.test" },
-		{ "::ffff:66.187.233.211", "211.233.187.66.bl.test" },
-		{ "IPv6:::FFFF:66.187.233.211", "211.233.187.66.bl.test" },
-		{ "2a00:1450:4001:81c::2005", "5.0.0.2.0.0.0.0.0.0.0.0.0.0.0.0."
-		  "c.1.8.0.1.0.0.4.0.5.4.1.0.0.a.2.bl.test" },
-	};
 	char name[600];
 
-	asked_name(cases[_i][0], name, sizeof(name));
-	ck_assert_str_eq(name, cases[_i][1]);
+	asked_name(query_cases[_i][0], name, sizeof(name));
+	ck_assert_str_eq(name, query_cases[_i][1]);
 }
 END_TEST
 
@@ -290,7 +317,8 @@ evidence_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dnsbl");
 	tcase_add_test(tc, public_addresses);
-	tcase_add_loop_test(tc, query_names, 0, 4);
+	tcase_add_loop_test(tc, query_names, 0,
+	    (int)(sizeof(query_cases) / sizeof(query_cases[0])));
 	suite_add_tcase(s, tc);
 	return s;
 }

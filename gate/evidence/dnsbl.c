@@ -38,35 +38,93 @@ struct dnsbl {
 	size_t nz, ndone;
 };
 
+/*
+ * The IANA special-purpose address registries (RFC 6890 and the RFCs
+ * that added to them): an address is public when the registry calls it
+ * globally reachable, or is not in it at all.  A DNSBL lists only such
+ * addresses; asking about others is wasted time at best, and a private
+ * address leaked to a zone at worst.
+ */
+
+/* 1 if the IPv4 address b (4 bytes) is public */
+static int
+v4_public(const unsigned char b[4])
+{
+	/* 192.0.0.0/24, IETF protocol assignments: only the PCP and TURN
+	 * anycast addresses, 192.0.0.9 and .10, are globally reachable */
+	if (b[0] == 192 && b[1] == 0 && b[2] == 0)
+		return b[3] == 9 || b[3] == 10;
+	return !(b[0] == 0 || b[0] == 10 || b[0] == 127 ||
+	    (b[0] == 100 && (b[1] & 0xc0) == 64) ||
+	    (b[0] == 169 && b[1] == 254) ||
+	    (b[0] == 172 && (b[1] & 0xf0) == 16) ||
+	    (b[0] == 192 && b[1] == 168) ||
+	    (b[0] == 192 && b[1] == 0 && b[2] == 2) ||
+	    (b[0] == 192 && b[1] == 88 && b[2] == 99) ||	/* 6to4 relay */
+	    (b[0] == 198 && (b[1] & 0xfe) == 18) ||
+	    (b[0] == 198 && b[1] == 51 && b[2] == 100) ||
+	    (b[0] == 203 && b[1] == 0 && b[2] == 113) ||
+	    b[0] >= 224);	/* multicast, 240.0.0.0/4, broadcast */
+}
+
+/* 1 if a is in 64:ff9b::/96, NAT64's well-known prefix: an IPv4 host
+ * seen through a translator (RFC 6052) */
+static int
+nat64(const unsigned char a[16])
+{
+	static const unsigned char wkp[12] = { 0, 0x64, 0xff, 0x9b };
+
+	return memcmp(a, wkp, 12) == 0;
+}
+
 int
 dnsbl_public(const unsigned char a[16])
 {
-	const unsigned char *b;
-
-	if (netlist_v4mapped(a)) {
-		b = a + 12;
-		return !(b[0] == 0 || b[0] == 10 || b[0] == 127 ||
-		    (b[0] == 100 && (b[1] & 0xc0) == 64) ||
-		    (b[0] == 169 && b[1] == 254) ||
-		    (b[0] == 172 && (b[1] & 0xf0) == 16) ||
-		    (b[0] == 192 && b[1] == 168) ||
-		    (b[0] == 192 && b[1] == 0 && b[2] == 2) ||
-		    (b[0] == 198 && (b[1] & 0xfe) == 18) ||
-		    (b[0] == 198 && b[1] == 51 && b[2] == 100) ||
-		    (b[0] == 203 && b[1] == 0 && b[2] == 113) ||
-		    b[0] >= 224);
-	}
-	/* IPv6: global unicast 2000::/3, less documentation 2001:db8::/32 */
+	/* an IPv4 host, written as IPv6: its IPv4 address decides */
+	if (netlist_v4mapped(a) || nat64(a))
+		return v4_public(a + 12);
+	/* beyond global unicast 2000::/3: ::, ::1, 64:ff9b:1::/48,
+	 * 100::/64, 5f00::/16, fc00::/7, fe80::/10, ff00::/8 */
 	if ((a[0] & 0xe0) != 0x20)
 		return 0;
-	return !(a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d &&
-	    a[3] == 0xb8);
+	if (a[0] == 0x20 && a[1] == 0x01) {
+		/* 2001:db8::/32, documentation */
+		if (a[2] == 0x0d && a[3] == 0xb8)
+			return 0;
+		/* 2001::/23, IETF protocol assignments (Teredo 2001::/32,
+		 * benchmarking 2001:2::/48, ORCHID 2001:10::/28 ...): only
+		 * these are globally reachable */
+		if ((a[2] & 0xfe) == 0) {
+			static const unsigned char any[13] = { 0x20, 0x01,
+			    0, 0x01 };
+
+			if (memcmp(a, any, 13) == 0 && a[13] == 0 &&
+			    a[14] == 0 && a[15] >= 1 && a[15] <= 3)
+				return 1;	/* 2001:1::1-3, anycast */
+			if (a[2] != 0)
+				return 0;
+			return a[3] == 0x03 ||	/* AMT 2001:3::/32 */
+			    (a[3] == 0x04 && a[4] == 0x01 &&
+			    a[5] == 0x12) ||	/* AS112 2001:4:112::/48 */
+			    (a[3] & 0xf0) == 0x20 ||	/* ORCHIDv2 */
+			    (a[3] & 0xf0) == 0x30;	/* drone DETs */
+		}
+		return 1;
+	}
+	/* 2002::/16, 6to4: the router's IPv4 address follows the prefix;
+	 * one that is not public makes a bogus address */
+	if (a[0] == 0x20 && a[1] == 0x02)
+		return v4_public(a + 2);
+	/* 3fff::/20, documentation */
+	if (a[0] == 0x3f && a[1] == 0xff && (a[2] & 0xf0) == 0)
+		return 0;
+	return 1;
 }
 
 /* the query name: the address reversed (IPv4 octets, IPv6 nibbles)
  * before the zone.  An IPv4 address written as IPv6 (::ffff:a.b.c.d, as
- * a relay on a dual-stack socket is logged) is asked as IPv4: that is
- * how zones list it */
+ * a relay on a dual-stack socket is logged, or 64:ff9b::a.b.c.d, through
+ * a NAT64 translator) is asked as IPv4: that is how zones list it */
 static int
 query_name(char *q, size_t qsz, const unsigned char a[16], int family,
     const char *zone)
@@ -75,7 +133,7 @@ query_name(char *q, size_t qsz, const unsigned char a[16], int family,
 	size_t k = 0;
 	int i, r;
 
-	if (family == 4 || netlist_v4mapped(a)) {
+	if (family == 4 || netlist_v4mapped(a) || nat64(a)) {
 		r = snprintf(q, qsz, "%u.%u.%u.%u.%s", a[15], a[14], a[13],
 		    a[12], zone);
 		return r > 0 && (size_t)r < qsz ? 0 : -1;

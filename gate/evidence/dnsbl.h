@@ -6,8 +6,8 @@
  * per address answered; 127.255.255.x, the error codes some zones give
  * to resolvers they refuse, is ignored).  No such domain, a time-out or
  * any error gives no token: a listing is evidence each list weighs by
- * what it learnt, never a block.  Private, loopback and link-local
- * addresses are never asked about.  Never logs, never exits; only
+ * what it learnt, never a block.  Addresses that are not globally
+ * reachable (IANA's special-purpose registries) are never asked about.  Never logs, never exits; only
  * out-of-memory fails.
  */
 #ifndef LG_DNSBL_H
@@ -24,8 +24,12 @@ struct dnsbl;
 /* sockets one lookup may poll at once (c-ares's ARES_GETSOCK_MAXNUM) */
 #define DNSBL_MAX_FDS	16
 
-/* 1 if a (16 bytes, IPv4 mapped) is an address DNSBLs list: not
- * private, loopback, link-local, shared, multicast or reserved */
+/* 1 if a (16 bytes, IPv4 mapped) is an address DNSBLs list: globally
+ * reachable by the IANA IPv4 and IPv6 special-purpose registries, so
+ * not private, loopback, link-local, shared, documentation,
+ * benchmarking, protocol assignments, multicast or reserved.  An IPv4
+ * address behind ::ffff:0:0/96 or NAT64's 64:ff9b::/96, and a 6to4
+ * router's behind 2002::/16, decides for the IPv6 address */
 int dnsbl_public(const unsigned char a[16]);
 
 /*
