@@ -43,7 +43,8 @@
 #     moderators are dropped, never sent (all of them when no moderator
 #     is left, or the list's file is gone);
 #   - a post decided while notify --pending sends the notices before it
-#     gets none; a decided post's dropped rows do not hold back the
+#     gets none; one being released keeps its notices pending, sent
+#     when a failed release holds it again, dropped once approved; a decided post's dropped rows do not hold back the
 #     digest of the others;
 #   - a robot's field past the first MiB of a reply's header counts;
 #   - a notify command that hangs ends the run's sending after one time
@@ -168,6 +169,16 @@ EOF
 cat > "$T/release.sh" <<EOF
 #!/bin/sh
 cat > "$T/released.\$1"
+# a release that fails after a while: says it started, then waits for
+# release-go and exits 1
+if test -e "$T/release-fail"; then
+	touch "$T/release-busy"
+	i=0
+	while ! test -e "$T/release-go" && test \$i -lt 300; do
+		sleep 0.1; i=\$((i + 1))
+	done
+	exit 1
+fi
 EOF
 for l in dev ops; do
 	cat > "$CONF/lists/$l.conf" <<EOF
@@ -757,6 +768,47 @@ check "... the post before it gets its two" \
 lg notify --pending > "$T/np.out" 2>&1
 check "... the next run drops its rows" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id23 AND state = 'dropped'")" -eq 2
+# a post being released while notify --pending runs: its notices are
+# neither sent nor dropped; the release fails, the post is held again,
+# and the next run sends them (the moderators were never told of it)
+touch "$T/notify-fail"
+id51=$(hold spam2.eml mm51@test y@example.net) || exit 1
+rm -f "$T/notify-fail" "$T/release-busy" "$T/release-go"
+touch "$T/release-fail"
+lg approve --by carol "$id51" > "$T/ap51.out" 2>&1 &
+i=0
+while [ ! -e "$T/release-busy" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+check "a post being released: it is releasing" test "$(status "$id51")" = releasing
+lg notify --pending > "$T/np.out" 2>&1
+check "... notify --pending exits 0" test $? -eq 0
+check "... its notices are not sent" \
+    test "$(cat "$MAIL"/*.id | grep -cx "$id51")" -eq 0
+check "... nor dropped: both still pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id51 AND state = 'pending'")" -eq 2
+check "... counted as waiting" grep -q " 0 dropped, 2 waiting" "$T/np.out"
+touch "$T/release-go"
+wait
+rm -f "$T/release-fail" "$T/release-busy" "$T/release-go"
+check "... the release fails: held again" test "$(status "$id51")" = held
+lg notify --pending > "$T/np.out" 2>&1
+check "... the next run sends its two notices" \
+    test "$(cat "$MAIL"/*.id | grep -cx "$id51")" -eq 2
+# a release interrupted (the approving process killed): the notices wait
+# while the post stays releasing, and are dropped once it is approved
+touch "$T/notify-fail"
+id52=$(hold spam3.eml mm52@test y@example.net) || exit 1
+rm -f "$T/notify-fail"
+sql "UPDATE held_posts SET status = 'releasing', decided_by = 'carol', decided_at = now() WHERE id = $id52"
+lg notify --pending > "$T/np.out" 2>&1
+check "an interrupted release: notify --pending keeps its notices" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id52 AND state = 'pending'")" -eq 2
+lg approve --mark-approved --by carol "$id52" > /dev/null 2>&1
+check "... approve --mark-approved" test "$(status "$id52")" = approved
+lg notify --pending > "$T/np.out" 2>&1
+check "... then the next run drops them, sending nothing" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $id52 AND state = 'dropped' AND last_error = 'the post is approved'")" -eq 2
+check "... nothing sent for it" \
+    test "$(cat "$MAIL"/*.id | grep -cx "$id52")" -eq 0
 # a notify command that hangs (the MTA stuck): the run stops after the
 # first one killed at its time limit, instead of taking that long for
 # every pending notice (runs from cron piled up); the next run sends the

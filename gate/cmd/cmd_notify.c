@@ -5,7 +5,8 @@
  *   listgate [--config DIR] notify --remind ID...
  *
  * --pending (a cron line) sends the notices the filter could not send,
- * drops those of posts no longer held, and sends each moderator one
+ * drops those of posts decided, keeps those of a post being released
+ * (a release that fails holds it again), and sends each moderator one
  * digest of the posts held past a list's notify_max_per_hour.
  * --remind notifies the moderators of held posts again.  Both go
  * through gate/moderate/notify.c.  Exit 0, 1 when anything failed (it
@@ -36,8 +37,10 @@ usage(FILE *f)
 	    "\n"
 	    "--pending sends the hold notices still in the outbox (the filter\n"
 	    "sends them at once; these failed or waited), drops those of posts\n"
-	    "no longer held, and sends each moderator one digest of the posts\n"
-	    "held past the list's notify_max_per_hour.  Run it from cron.\n"
+	    "decided, keeps those of a post being released (until it is held\n"
+	    "again or approved), and sends each moderator one digest of the\n"
+	    "posts held past the list's notify_max_per_hour.  Run it from\n"
+	    "cron.\n"
 	    "--remind notifies the moderators of held posts again.\n"
 	    "\n"
 	    "  -p, --pending    send what the outbox holds\n"

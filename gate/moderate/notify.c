@@ -669,15 +669,23 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	    queue_list(q, "held", name, collect_held, &pd, err, errsz) < 0 ||
 	    moddb_sent_last_hour(q, name, &nsent, err, errsz) < 0)
 		goto out;
-	/* notices of posts no longer held, or to moderators no longer in
-	 * the list's moderators, are dropped; the others go out one by one
-	 * while the hour allows, else into the digest */
+	/* notices of posts decided (or gone), or to moderators no longer
+	 * in the list's moderators, are dropped; the others go out one by
+	 * one while the hour allows, else into the digest */
 	for (i = 0; i < pd.n; i++) {
 		struct moddb_notice *n = &pd.rows[i];
 		const char *dr = drop_reason(&l, n->moderator);
 
-		if (strcmp(n->post_status, "held") != 0 ||
-		    find_held(&pd, n->post_id) == NULL || dr != NULL) {
+		/* a post being released (or whose release was interrupted)
+		 * is not decided yet: a release that fails puts it back to
+		 * held, and its moderators must still hear of it.  Its
+		 * notices wait for the next run, as do those of a post that
+		 * was held when the rows were read and is not now */
+		if (dr == NULL && (strcmp(n->post_status, "releasing") == 0 ||
+		    (strcmp(n->post_status, "held") == 0 &&
+		    find_held(&pd, n->post_id) == NULL)))
+			continue;
+		if (strcmp(n->post_status, "held") != 0 || dr != NULL) {
 			char why[128];
 
 			if (dr != NULL)

@@ -46,8 +46,9 @@ struct notify_stats {
 	unsigned sent;		/* notices sent */
 	unsigned digests;	/* digests sent */
 	unsigned failed;	/* sends that failed (left pending) */
-	unsigned dropped;	/* rows of posts no longer held */
-	unsigned waiting;	/* rows left for a digest or a later run */
+	unsigned dropped;	/* rows of posts decided or gone */
+	unsigned waiting;	/* rows left for a digest or a later run
+				 * (a post being released among them) */
 	char lasterr[512];	/* the last failure, "" if none */
 };
 
@@ -107,8 +108,10 @@ int notify_send_post(struct queue *q, const struct listcfg_global *g,
 
 /*
  * `notify --pending`: for list (NULL: every list with pending rows),
- * send the pending notices, drop those of posts no longer held, and
- * send each moderator one digest of the rows waiting for one (and of
+ * send the pending notices, drop those of posts decided (approved,
+ * rejected, discarded, expired) or gone, keep those of a post being
+ * released (it is held again if the release fails), and send each
+ * moderator one digest of the rows waiting for one (and of
  * the notices past notify_max_per_hour); drop every row of a list
  * without moderators (or without a file).  0, or -1 with err (what was
  * done is in st; a list with moderators that cannot send is an error,
