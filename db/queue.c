@@ -581,22 +581,91 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 	return 0;
 }
 
+/* SQLSTATE lock_not_available: lock_timeout ran out */
+#define SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
+
+/*
+ * After migration m gave up waiting secs seconds for a lock (its
+ * transaction rolled back): say which table of listgate's schema
+ * another session has held locked since before the wait began (the
+ * oldest such transaction), and what to do, in err.
+ */
+static void
+lock_holder(struct queue *q, const struct queue_migration *m,
+    unsigned secs, char *err, size_t errsz)
+{
+	PGresult *res;
+	char sbuf[16];
+	const char *params[1];
+	size_t k;
+
+	snprintf(sbuf, sizeof(sbuf), "%u", secs);
+	params[0] = sbuf;
+	k = (size_t)snprintf(err, errsz, "migration %04d_%s waited %u s for "
+	    "a lock (lock_timeout) and was not applied: ", m->version, m->name,
+	    secs);
+	if (k >= errsz)
+		return;
+	/* (the activity of another role's session reads as NULL to a
+	 * role without pg_read_all_stats: such a lock still counts) */
+	res = PQexecParams(q->conn, "SELECT c.relname, l.mode, l.pid, "
+	    "coalesce(a.usename::text, '?'), "
+	    "regexp_replace(coalesce(a.application_name, ''), "
+	    "'[^[:print:]]', '?', 'g'), coalesce(a.state, '?'), "
+	    "coalesce((extract(epoch FROM now() - a.xact_start))::int8::text, "
+	    "'?') FROM pg_catalog.pg_locks l JOIN pg_catalog.pg_class c ON "
+	    "c.oid = l.relation LEFT JOIN pg_catalog.pg_stat_activity a ON "
+	    "a.pid = l.pid WHERE l.locktype = 'relation' AND l.granted AND "
+	    "l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM "
+	    "pg_catalog.pg_database WHERE datname = current_database()) AND "
+	    "c.relkind IN ('r', 'p') AND c.relnamespace = (SELECT oid FROM "
+	    "pg_catalog.pg_namespace WHERE nspname = current_schema()) AND "
+	    "c.relname !~ '[^[:print:]]' AND (a.xact_start IS NULL OR "
+	    "a.xact_start <= now() - make_interval(secs => $1::int4)) "
+	    "ORDER BY a.xact_start NULLS LAST, c.relname LIMIT 1", 1, NULL,
+	    params, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1)
+		snprintf(err + k, errsz - k, "table %s is locked (%s) by the "
+		    "session of pid %s (user %s, application '%s', %s), its "
+		    "transaction open for %s s, and every other client of the "
+		    "table would have queued behind migrate.  Run migrate "
+		    "again once that transaction has ended (or end it: SELECT "
+		    "pg_terminate_backend(%s)), or give a longer "
+		    "--lock-timeout", PQgetvalue(res, 0, 0),
+		    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+		    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
+		    PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
+		    PQgetvalue(res, 0, 2));
+	else
+		snprintf(err + k, errsz - k, "another session's transaction "
+		    "holds a table it needs, and every other client of that "
+		    "table would have queued behind migrate.  Run migrate "
+		    "again when the database is quieter, or give a longer "
+		    "--lock-timeout");
+	PQclear(res);
+}
+
 /*
  * Apply one migration, the next one the database lacks, in a
  * transaction that holds the migrate lock: 1 applied (*m_r says which),
  * 0 nothing left to apply, -1 error (rolled back).  The lock is a
  * transaction lock, gone with the COMMIT: a connection pooler in
  * transaction mode may hand each transaction to another server
- * connection, where a session lock would stay behind.
+ * connection, where a session lock would stay behind.  Once it is
+ * held, lock_timeout_s (when above 0) bounds each wait for a table
+ * lock (SET LOCAL: the transaction's own, through a pooler too); the
+ * migrate lock itself is waited for as long as the other run takes,
+ * for that wait blocks no other client.
  */
 static int
-migrate_next(struct queue *q, const struct queue_migration **m_r,
-    char *err, size_t errsz)
+migrate_next(struct queue *q, unsigned lock_timeout_s,
+    const struct queue_migration **m_r, char *err, size_t errsz)
 {
 	const struct queue_migration *m;
 	PGresult *res;
-	char lockkey[32], vbuf[16], scratch[64], e2[512];
-	const char *params[2];
+	char lockkey[32], vbuf[16], scratch[64], e2[512], set[64];
+	const char *params[2], *state;
 	int v, missing;
 
 	*m_r = NULL;
@@ -606,6 +675,10 @@ migrate_next(struct queue *q, const struct queue_migration **m_r,
 	params[0] = lockkey;
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
+		goto fail;
+	snprintf(set, sizeof(set), "SET LOCAL lock_timeout = '%us'",
+	    lock_timeout_s);
+	if (lock_timeout_s > 0 && queue_cmd(q, set, err, errsz) < 0)
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
@@ -647,6 +720,14 @@ migrate_next(struct queue *q, const struct queue_migration **m_r,
 	 * statements in one string, hence PQexec */
 	res = PQexec(q->conn, m->sql);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
+		if (lock_timeout_s > 0 && res != NULL && (state =
+		    PQresultErrorField(res, PG_DIAG_SQLSTATE)) != NULL &&
+		    strcmp(state, SQLSTATE_LOCK_NOT_AVAILABLE) == 0) {
+			PQclear(res);
+			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+			lock_holder(q, m, lock_timeout_s, err, errsz);
+			return -1;
+		}
 		snprintf(err, errsz, "migration %04d_%s failed: %s",
 		    m->version, m->name, queue_pgerr(q, res));
 		PQclear(res);
@@ -691,7 +772,7 @@ queue_in_recovery(struct queue *q, int *standby_r, char *err, size_t errsz)
 }
 
 int
-queue_migrate(struct queue *q, int *napplied_r,
+queue_migrate(struct queue *q, unsigned lock_timeout_s, int *napplied_r,
     void (*report)(int version, const char *name, void *ctx), void *ctx,
     char *err, size_t errsz)
 {
@@ -699,7 +780,7 @@ queue_migrate(struct queue *q, int *napplied_r,
 	int r;
 
 	*napplied_r = 0;
-	while ((r = migrate_next(q, &m, err, errsz)) > 0) {
+	while ((r = migrate_next(q, lock_timeout_s, &m, err, errsz)) > 0) {
 		(*napplied_r)++;
 		if (report)
 			report(m->version, m->name, ctx);

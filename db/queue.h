@@ -144,15 +144,26 @@ int queue_decided(struct queue *q, const char *list,
     const unsigned char *raw, size_t len, int fd, unsigned days,
     int64_t *id_r, char *err, size_t errsz);
 
+/* how long, by default, a migration waits for each table lock it needs
+ * (lock_timeout): while it waits for an ACCESS EXCLUSIVE lock, every
+ * other client of that table (the filter's pass path) queues behind it */
+#define QUEUE_MIGRATE_LOCK_S	5
+/* the longest wait migrate --lock-timeout takes */
+#define QUEUE_MIGRATE_LOCK_MAX_S 3600
+
 /*
  * Apply the migrations the database lacks, each in its own transaction
  * recorded in schema_migrations (created when missing) and holding an
  * advisory transaction lock, so two runs cannot race (through a pooler
- * in transaction mode too).  *napplied_r gets how many ran;
- * when report is not NULL it is called with each one applied.  Refuses
- * (-1) a database whose schema is newer than this binary knows.
+ * in transaction mode too).  Past that lock, each lock a migration
+ * takes is waited for at most lock_timeout_s seconds (0: the session's
+ * lock_timeout); a migration that waited longer is rolled back and err
+ * names the table and the session holding it.  *napplied_r gets how
+ * many ran; when report is not NULL it is called with each one
+ * applied.  Refuses (-1) a database whose schema is newer than this
+ * binary knows.
  */
-int queue_migrate(struct queue *q, int *napplied_r,
+int queue_migrate(struct queue *q, unsigned lock_timeout_s, int *napplied_r,
     void (*report)(int version, const char *name, void *ctx), void *ctx,
     char *err, size_t errsz);
 

@@ -45,7 +45,8 @@ qopen(void)
 
 	if (queue_open(NULL, &q, err, sizeof(err)) < 0)
 		ck_abort_msg("queue_open: %s", err);
-	if (queue_migrate(q, &n, NULL, NULL, err, sizeof(err)) < 0)
+	if (queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL, NULL, err,
+	    sizeof(err)) < 0)
 		ck_abort_msg("queue_migrate: %s", err);
 	return q;
 }
@@ -403,8 +404,8 @@ START_TEST(counts_in_byte_order_whatever_the_collation)
 	PQfinish(c);
 	ck_assert_int_eq(queue_open("dbname=lg_icu_test", &q, err,
 	    sizeof(err)), 0);
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	c = pg("lg_icu_test");
 	r = PQexec(c, "INSERT INTO held_posts (list, size, score, verdict, "
 	    "raw_z, raw_sha256) SELECT l, 1, 0.9, 'spam', 'x', "
@@ -474,7 +475,8 @@ START_TEST(migrate_idempotent)
 	char err[1024];
 	int n, v;
 
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, 0);
 	ck_assert_int_eq(queue_schema_version(q, &v, err, sizeof(err)), 0);
 	ck_assert_int_eq(v, queue_schema_latest);
@@ -539,7 +541,8 @@ START_TEST(schema_missing_and_newer)
 	ck_assert_ptr_nonnull(strstr(err, "listgate migrate"));
 	/* the hold checks the schema itself */
 	hold_refused(q, "listgate migrate");
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)), 0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, nmigrations());
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	/* a later listgate migrated this database */
@@ -556,8 +559,8 @@ START_TEST(schema_missing_and_newer)
 	ck_assert_str_eq(PQgetvalue(res, 0, 0), "0");
 	PQclear(res);
 	PQfinish(c);
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
-	    -1);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "newer"));
 	queue_close(q);
 }
@@ -1204,8 +1207,8 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 	ck_assert_int_eq(queue_schema_version(q, &v, err, sizeof(err)), 0);
 	ck_assert_int_eq(v, 1);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), -1);
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, nmigrations() - 1);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	ck_assert_int_eq(pg_long(c, "SELECT count(*) FROM held_posts WHERE "
@@ -1216,8 +1219,8 @@ START_TEST(migrate_0002_sets_duplicates_aside)
 	    "status = 'expired' AND decided_at IS NOT NULL AND note LIKE "
 	    "'the same bytes as post 1 %'", NULL), 2);
 	/* again: nothing to do */
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, 0);
 	/* the new state is accepted, and the retry finds the kept post */
 	ck_assert_int_eq(hold_raw(q, "up", "x", 1, "held", &id), 1);
@@ -1262,8 +1265,8 @@ START_TEST(migrate_0010_discards_once)
 	    PQresultErrorMessage(res));
 	PQclear(res);
 	ck_assert_int_eq(queue_open(ci, &q, err, sizeof(err)), 0);
-	ck_assert_int_eq(queue_migrate(q, &n, NULL, NULL, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(queue_migrate(q, QUEUE_MIGRATE_LOCK_S, &n, NULL,
+	    NULL, err, sizeof(err)), 0);
 	ck_assert_int_eq(n, nmigrations() - i);
 	ck_assert_int_eq(queue_check_schema(q, err, sizeof(err)), 0);
 	res = PQexec(c, "SELECT string_agg(id::text, ',' ORDER BY id) FROM "

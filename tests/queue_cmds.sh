@@ -99,6 +99,63 @@ check "... saying so" grep -q "newer than this listgate" "$T/err"
 run lg held
 check "held refuses a newer schema" test "$rc" -eq 1
 sql "DELETE FROM schema_migrations WHERE version = 9999"
+run lg migrate --lock-timeout 0
+check "migrate --lock-timeout 0 is a usage error" test "$rc" -eq 2
+
+# --- a migration behind a long transaction gives up within its lock timeout ---
+# 0011 alters notice_outbox (ACCESS EXCLUSIVE).  While a session keeps
+# the table in a long transaction, migrate waits for it, and every
+# query of the table that comes after (the filter's, moderators')
+# queues behind migrate: it gives up after its lock timeout (5 s by
+# default, --lock-timeout), rolls back,
+# names the table and the session, and the queued query goes on.  (The
+# test undoes 0011 to make it pending again.)
+createdb lg_lock || exit 99
+PGDATABASE=lg_lock run lg migrate -q || exit 99
+PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
+    DELETE FROM schema_migrations WHERE version = 11" || exit 99
+ms() { echo $(($(date +%s%N) / 1000000)); }
+PGDATABASE=lg_lock PGAPPNAME=longtx psql -X -q -c "BEGIN;
+    SELECT count(*) FROM notice_outbox; SELECT pg_sleep(30); COMMIT" \
+    > /dev/null 2>&1 &
+hpid=$!
+locked() {	# locked GRANTED: rows of pg_locks on notice_outbox
+	PGDATABASE=lg_lock sql "SELECT count(*) FROM pg_locks
+	    WHERE relation = 'notice_outbox'::regclass AND granted = $1"
+}
+i=0
+while [ "$(locked true)" -eq 0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+m0=$(ms)
+( PGDATABASE=lg_lock "$LISTGATE" --allow-root --config "$CONF" migrate \
+    > "$T/mig.out" 2> "$T/mig.err"
+  echo $? > "$T/mig.rc"; ms > "$T/mig.end" ) &
+mpid=$!
+i=0
+while [ "$(locked false)" -eq 0 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+q0=$(ms)
+PGDATABASE=lg_lock sql "SELECT count(*) FROM notice_outbox" > /dev/null
+q1=$(ms)
+wait $mpid
+mrc=$(cat "$T/mig.rc")
+mms=$(($(cat "$T/mig.end") - m0))
+check "migrate behind a long transaction exits 1" test "$mrc" -eq 1
+check "... within its default lock timeout of 5 s (took $mms ms)" \
+    test "$mms" -lt 6500
+check "... a query of the table meanwhile waited no longer (took $((q1 - q0)) ms)" \
+    test $((q1 - q0)) -lt 6500
+check "... it names the migration, the table, the session and what to do" \
+    grep -q "migration 0011_outbox_claim waited 5 s for a lock (lock_timeout) and was not applied: table notice_outbox is locked (AccessShareLock) by the session of pid [0-9]* (user [^,]*, application 'longtx', active).*Run migrate again once that transaction has ended.*--lock-timeout" "$T/mig.err"
+[ "$mrc" -eq 1 ] || sed "s/^/# /" "$T/mig.err"
+check "... and applied nothing" test "$(PGDATABASE=lg_lock sql \
+    "SELECT count(*) FROM schema_migrations WHERE version = 11") $(PGDATABASE=lg_lock \
+    sql "SELECT count(*) FROM pg_attribute WHERE attrelid = 'notice_outbox'::regclass
+        AND attname = 'claimed_until'")" = "0 0"
+PGDATABASE=lg_lock sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    WHERE application_name = 'longtx'" > /dev/null
+wait $hpid
+PGDATABASE=lg_lock run lg migrate --lock-timeout 3600
+check "... once that transaction ended, migrate applies it" \
+    sh -c "test $rc -eq 0 && grep -q 'applied 0011_outbox_claim' '$T/out'"
 
 # --- a schema of its own, in a database another program migrates too ---------
 # listgate's schema first in search_path, public (with the other

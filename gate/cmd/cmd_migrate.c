@@ -5,12 +5,17 @@
  * Trusts the configuration and the compiled-in SQL.  Each migration runs
  * in its own transaction and is recorded in schema_migrations; running
  * again is a no-op; a schema newer than this binary knows is refused.
+ * Each table lock a migration takes is waited for at most --lock-timeout
+ * seconds: a migration queued for an ACCESS EXCLUSIVE lock behind a long
+ * transaction would queue every other client of that table behind it.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "db/queue.h"
 #include "gate/cmd/cmd.h"
@@ -22,20 +27,28 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate [--config DIR] migrate [--status]\n"
+	    "usage: listgate [--config DIR] migrate [--status] "
+	    "[--lock-timeout SECONDS]\n"
 	    "\n"
 	    "Create or upgrade the moderation queue's PostgreSQL schema (the\n"
 	    "database named by conninfo in listgate.conf, else the PG*\n"
 	    "environment variables).  Each migration runs in its own\n"
-	    "transaction; running it again changes nothing.\n"
+	    "transaction; running it again changes nothing.  A migration that\n"
+	    "waits longer than the lock timeout for a table another session\n"
+	    "holds is rolled back (it would hold up every other client of the\n"
+	    "table meanwhile) and named with that session: run it again.\n"
 	    "\n"
 	    "  -s, --status   only print the schema version and the migrations\n"
 	    "                 pending, one \"pending NNNN_NAME\" line each\n"
+	    "  -t, --lock-timeout SECONDS\n"
+	    "                 wait at most this long for each table lock,\n"
+	    "                 1 to %d (default %d)\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure (also: the schema is newer than this\n"
-	    "listgate), 2 usage error.\n");
+	    "listgate), 2 usage error.\n", QUEUE_MIGRATE_LOCK_MAX_S,
+	    QUEUE_MIGRATE_LOCK_S);
 }
 
 /* print one applied migration */
@@ -51,6 +64,7 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 {
 	static const struct option opts[] = {
 		{ "status", no_argument, NULL, 's' },
+		{ "lock-timeout", required_argument, NULL, 't' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -58,13 +72,27 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	const struct queue_migration *m;
 	struct queue *q;
-	char err[1024];
+	char err[2048], *end;
+	unsigned lock_s = QUEUE_MIGRATE_LOCK_S;
+	long l;
 	int ch, status = 0, quiet = 0, n, v, rc = EXIT_CMD_OK;
 
-	while ((ch = getopt_long(argc, argv, "sqh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "st:qh", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			status = 1;
+			break;
+		case 't':
+			errno = 0;
+			l = strtol(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || errno || l < 1 ||
+			    l > QUEUE_MIGRATE_LOCK_MAX_S) {
+				cmd_err(NAME, "bad --lock-timeout '%s': "
+				    "seconds from 1 to %d", optarg,
+				    QUEUE_MIGRATE_LOCK_MAX_S);
+				return EXIT_CMD_USAGE;
+			}
+			lock_s = (unsigned)l;
 			break;
 		case 'q':
 			quiet = 1;
@@ -102,7 +130,8 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 					printf("pending %04d_%s\n", m->version,
 					    m->name);
 		}
-	} else if (queue_migrate(q, &n, report, &quiet, err, sizeof(err)) < 0) {
+	} else if (queue_migrate(q, lock_s, &n, report, &quiet, err,
+	    sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
 		rc = EXIT_CMD_FAIL;
 	} else if (!quiet)
