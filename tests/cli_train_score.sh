@@ -71,6 +71,33 @@ check "summary says 4 posts as spam" \
     grep -q "^trained 4 posts as spam ([0-9]* new tokens) in [0-9.]* s$" "$T/out"
 check "the token file exists" test -f "$CONF/tokens/dev.kch"
 
+# the same post twice in one run (a path given twice, a post saved twice
+# in an mbox) is learnt once, the duplicate counted: the token file is
+# the one of each post once
+run lg train --list dup --spam "$DATA/spam1.eml" "$DATA/spam2.eml" \
+    "$DATA/spam1.eml"
+check "train FILE FILE2 FILE exits 0" test "$rc" -eq 0
+check "... learns 2 posts" grep -q "^trained 2 posts as spam" "$T/out"
+check "... and says the third was the same post, learnt once" grep -qx \
+    "skipped 1 duplicate post (the same bytes as a post before it in this run, learnt once): $DATA/spam1.eml" \
+    "$T/out"
+run lg train --list once --spam "$DATA/spam1.eml" "$DATA/spam2.eml"
+check "... the same token file as each post once" sh -c \
+    "'$LISTGATE' --allow-root --config '$CONF' score --list dup --db-dump | LC_ALL=C sort > '$T/d-dup' && '$LISTGATE' --allow-root --config '$CONF' score --list once --db-dump | LC_ALL=C sort > '$T/d-once' && cmp -s '$T/d-dup' '$T/d-once'"
+{ printf 'From a@example.org Mon Jan  5 10:00:00 2026\n'; cat "$DATA/spam3.eml"
+  printf '\nFrom a@example.org Mon Jan  5 10:00:00 2026\n'; cat "$DATA/spam3.eml"
+  printf '\n'; } > "$T/dup.mbox"
+run lg train --list dup --spam "$T/dup.mbox"
+check "an mbox with a post saved twice: learnt once" \
+    grep -q "^trained 1 posts as spam" "$T/out"
+check "... the copy named" grep -q "^skipped 1 duplicate post .*: $T/dup.mbox:2\$" "$T/out"
+run lg train --list dup --spam --unlearn "$DATA/spam1.eml" "$DATA/spam1.eml"
+check "unlearn FILE FILE: unlearned once" sh -c \
+    "grep -q '^unlearned 1 posts as spam' '$T/out' && grep -q '^skipped 1 duplicate post (the same bytes as a post before it in this run, unlearned once)' '$T/out'"
+run lg train --list dup --spam --quiet "$DATA/spam4.eml" "$DATA/spam4.eml"
+check "--quiet: a duplicate is not an error, nothing printed" \
+    sh -c "test $rc -eq 0 && test ! -s '$T/out' && test ! -s '$T/err'"
+
 MD=$T/maildir
 mkdir -p "$MD/new" "$MD/cur" "$MD/tmp"
 cp "$DATA/ham1.eml" "$MD/new/1.host"

@@ -53,12 +53,14 @@ cat > "$CONF/lists/m.conf" <<EOF2
 member_check = $T/check.sh {sender} {list}
 member_check_ms = 300
 EOF2
-# a post from $1 (From), with a Return-Path when $2 is given
+# a post from $1 (From), with a Return-Path when $2 is given (and not
+# empty), into $T/post.eml; $3 makes its Message-ID (and so the post)
+# one of its own: train learns a post given twice in one run once
 post() {
 	{
-		[ $# -ge 2 ] && printf 'Return-Path: %s\n' "$2"
+		[ -n "${2:-}" ] && printf 'Return-Path: %s\n' "$2"
 		printf 'From: Someone <%s>\nSubject: about the meeting\n' "$1"
-		printf 'Message-ID: <%s.%s@example.org>\n\n' "$1" "$$"
+		printf 'Message-ID: <%s%s.%s@example.org>\n\n' "${3:-}" "$1" "$$"
 		printf 'Hello all, the meeting agenda is attached below.\n'
 	} > "$T/post.eml"
 }
@@ -69,8 +71,9 @@ if [ "${1:-}" = pg ]; then
 	lg migrate -q || exit 99
 	i=0
 	while [ $i -lt 4 ]; do
-		post yes@example.org; cp "$T/post.eml" "$T/jham$i.eml"
-		post no@example.org "<no@example.org>"; cp "$T/post.eml" "$T/jspam$i.eml"
+		post yes@example.org "" "$i."; cp "$T/post.eml" "$T/jham$i.eml"
+		post no@example.org "<no@example.org>" "$i."
+		cp "$T/post.eml" "$T/jspam$i.eml"
 		i=$((i + 1))
 	done
 	lg train -q --list m --ham "$T"/jham?.eml &&
@@ -241,9 +244,9 @@ check "... and the command never saw it" \
 # --- learnt and shown like any other token ----------------------------------
 i=0
 while [ $i -lt 8 ]; do
-	post yes@example.org
+	post yes@example.org "" "$i."
 	cp "$T/post.eml" "$T/ham$i.eml"
-	post no@example.org
+	post no@example.org "" "$i."
 	cp "$T/post.eml" "$T/spam$i.eml"
 	i=$((i + 1))
 done

@@ -70,6 +70,12 @@ check "unlearning through the journal = unlearning directly" \
     cmp -s "$T/d-db" "$T/d-solo"
 check "the unlearn is journaled" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE op = 'unlearn'")" -eq 1
+# the same post twice in one run is journaled once
+lgdb train --list dupj --spam "$DATA/spam1.eml" "$DATA/spam1.eml" > "$T/out" 2>&1
+check "train FILE FILE with a database: one journal event" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'dupj'")" -eq 1
+check "... the other counted as a duplicate" \
+    grep -q "^skipped 1 duplicate post" "$T/out"
 
 $PG_CTL_STOP
 lgdb train -q --list dev --spam "$DATA/spam2.eml" > "$T/out" 2>&1
@@ -138,8 +144,12 @@ check "... which journaled the same events in the same order" \
 mkdir -p "$T/conf-st" || exit 99
 printf 'tokens_dir = %s/tokens-st\ndatabase = "options='"'"'-c statement_timeout=100'"'"'"\n' \
     "$T" > "$T/conf-st/listgate.conf"
+# (twice as many posts: a second mbox of the same posts with other
+# Message-IDs; the same mbox twice would be learnt once)
+sed 's/^Message-ID: <\(.*\)>$/Message-ID: <b.\1>/' "$T/mbox" > "$T/mbox2" ||
+    exit 99
 LISTGATE_TRAIN_THREADS=0 "$LISTGATE" --allow-root --config "$T/conf-st" \
-    train -q --list slow --ham "$T/mbox" "$T/mbox" 2> "$T/err-st"
+    train -q --list slow --ham "$T/mbox" "$T/mbox2" 2> "$T/err-st"
 check "train under statement_timeout = 100 ms exits 0" test $? -eq 0
 sed 's/^/# /' "$T/err-st"
 check "... and journals every post" \

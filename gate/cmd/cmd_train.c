@@ -10,6 +10,9 @@
  * memory stops the run and rolls back the unfinished batch (the
  * committed batches stay, and the message says how many posts they
  * hold).  Posts are named FILE, DIR/NAME or FILE:N (post N of an mbox).
+ * A post whose bytes (SHA-256) were already taken in this run (a file
+ * named twice, a post saved twice in an mbox) is learnt once: the
+ * others are counted and skipped.
  * A missing token file is built under a temporary name in the same
  * directory (.NAME.new-PID.kch: a dot name no list can have, and the
  * extension tells Kyoto Cabinet the type) and linked into place when its first batch
@@ -28,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <nettle/sha2.h>
+
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/app/sync.h"
@@ -38,6 +43,7 @@
 #include "gate/tok.h"
 #include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 #define NAME		"train"
@@ -86,6 +92,64 @@ catch_stops(void)
 		if (sigaction(sigs[i], &sa, &old) == 0 &&
 		    old.sa_handler == SIG_IGN)
 			sigaction(sigs[i], &old, NULL);
+}
+
+/* the posts taken in this run, by the first 16 bytes of their SHA-256
+ * (an open-addressing set, at most half full; an all-zero key is
+ * stored with its last bit set, the empty slot being all zero) */
+#define SEEN_KEY	16
+struct seen {
+	unsigned char (*k)[SEEN_KEY];
+	size_t n, cap;
+};
+
+/* put key into the table s->k of s->cap slots: 1 there already, 0 put */
+static int
+seen_put(struct seen *s, const unsigned char *key)
+{
+	static const unsigned char zero[SEEN_KEY];
+	size_t i = 0;
+	int b;
+
+	for (b = 0; b < 8; b++)
+		i = i << 8 | key[b];
+	for (i &= s->cap - 1; memcmp(s->k[i], zero, SEEN_KEY) != 0;
+	    i = (i + 1) & (s->cap - 1))
+		if (memcmp(s->k[i], key, SEEN_KEY) == 0)
+			return 1;
+	memcpy(s->k[i], key, SEEN_KEY);
+	s->n++;
+	return 0;
+}
+
+/* remember the post [p, p+len): 1 taken before in this run, 0 not, -1
+ * out of memory */
+static int
+seen_add(struct seen *s, const unsigned char *p, size_t len)
+{
+	static const unsigned char zero[SEEN_KEY];
+	struct sha256_ctx c;
+	unsigned char d[SHA256_DIGEST_SIZE];
+	struct seen g;
+	size_t i;
+
+	sha256_init(&c);
+	sha256_update(&c, len, p);
+	sha256_digest(&c, sizeof(d), d);
+	if (memcmp(d, zero, SEEN_KEY) == 0)
+		d[SEEN_KEY - 1] = 1;
+	if ((s->n + 1) * 2 > s->cap) {
+		g.cap = s->cap ? s->cap * 2 : 1024;
+		g.n = 0;
+		if ((g.k = xcalloc(g.cap, SEEN_KEY)) == NULL)
+			return -1;
+		for (i = 0; i < s->cap; i++)
+			if (memcmp(s->k[i], zero, SEEN_KEY) != 0)
+				seen_put(&g, s->k[i]);
+		xfree(s->k);
+		*s = g;
+	}
+	return seen_put(s, d);
 }
 
 /* the progress line on a terminal */
@@ -173,12 +237,13 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct source *src;
 	struct source_post p;
 	struct posttok pt;
+	struct seen seen = { NULL, 0, 0 };
 	const char *list = NULL;
-	char err[1024], path[4096];
+	char err[1024], path[4096], firstdup[1024] = "";
 	double start, last = 0;
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
 	int journal = 0;
-	unsigned long nerr = 0;
+	unsigned long nerr = 0, ndup = 0;
 	int fatal = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:sguqh", opts, NULL)) != -1) {
@@ -299,6 +364,20 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				nerr++;
 				continue;
 			}
+			/* the same post again (a path given twice): it
+			 * would weigh twice in the list's counts */
+			if ((r = seen_add(&seen, p.data, p.len)) < 0) {
+				progress_break();
+				cmd_err(NAME, "list %s: out of memory", list);
+				fatal = 1;
+				break;
+			}
+			if (r == 1) {
+				if (ndup++ == 0)
+					snprintf(firstdup, sizeof(firstdup),
+					    "%s", p.name);
+				continue;
+			}
 			if (trainer_post(t, p.name, p.data, p.len, err,
 			    sizeof(err)) < 0) {
 				progress_break();
@@ -346,6 +425,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		    spam ? "spam" : "ham",
 		    st.nchanged, unlearn ? "tokens removed" : "new tokens",
 		    clock_now_s() - start);
+	if (!quiet && !fatal && ndup > 0)
+		printf("skipped %lu duplicate post%s (the same bytes as a post "
+		    "before it in this run, %s once): %s%s\n", ndup,
+		    ndup == 1 ? "" : "s", unlearn ? "unlearned" : "learnt",
+		    firstdup, ndup > 1 ? ", ..." : "");
 	if (fatal && journal && st.unknown)
 		cmd_err(NAME, "list %s: stopped; the database did not answer "
 		    "the commit, so the posts may or may not be journaled: "
@@ -364,6 +448,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
 		    nerr, nerr == 1 ? "" : "s");
 out:
+	xfree(seen.k);
 	trainer_free(t);	/* and its connection */
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
