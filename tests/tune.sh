@@ -158,6 +158,35 @@ check "a ham target and a cost" \
 check "... 50 ham cannot show 2%: the interval reaches past it, the rating is not high, the advice says how far" \
     js "d['confidence']['ham_held'][1] > 0.02 and d['confidence']['rating'] != 'high' and abs(float(__import__('re').search(r'the journal.s 50 ham cannot assure 2% ham held, which may be up to ([0-9.]+)% by its 90% interval', d['advice']).group(1)) - 100 * d['confidence']['ham_held'][1]) < 0.05"
 
+# both targets, and no cutoff meets them: the advice names them as asked,
+# how the recommendation stands to each, what each alone costs in the
+# other, and what to loosen
+run lg tune --list dev --json --max-ham-held 0 --max-spam-passed 0
+check "two targets no cutoff meets: the advice names them, the figures, what to loosen" \
+    python3 - "$T/out" "$T/loosen" <<'EOF'
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+a = d['advice']
+m = re.match(r"No cutoff meets both targets on list dev's journal, at most 0% of ham held and at most 0% of spam passed \(cross-validated\): "
+    r"the recommendation comes closest \(confidence (low|medium|high)[^)]*\), "
+    r"holding ([0-9.]+)% of ham \(([0-9.]+) points over the target\) and passing ([0-9.]+)% of spam \(([0-9.]+) points over the target\); "
+    r"passing at most 0% of spam takes holding ([0-9.]+)% of ham, and holding at most 0% of ham takes passing ([0-9.]+)% of spam, "
+    r"so loosen the target that can give \(--max-ham-held ([0-9.]+)% or --max-spam-passed ([0-9.]+)%\) and tune again, "
+    r"or apply the recommendation \(`listgate tune --list dev --apply`\) if its figures will do\.$", a)
+assert m, a
+r = d['recommended']
+assert abs(float(m.group(2)) - 100 * r['ham_held']) < 0.05, a
+assert abs(float(m.group(4)) - 100 * r['spam_passed']) < 0.05, a
+assert m.group(2) == m.group(3) and m.group(4) == m.group(5), a
+# each target alone costs more of the other than the closest does
+assert float(m.group(6)) >= float(m.group(2)) and float(m.group(7)) >= float(m.group(4)), a
+assert float(m.group(8)) == float(m.group(6)) and float(m.group(9)) == float(m.group(7)), a
+open(sys.argv[2], 'w').write(m.group(8) + '%\n')
+EOF
+[ $? -eq 0 ] || python3 -c "import json; print('# ' + json.load(open('$T/out'))['advice'])"
+run lg tune --list dev --json --max-ham-held "$(cat "$T/loosen")" --max-spam-passed 0
+check "... loosening the ham target as it says gives a cutoff that meets both" \
+    js "not d['advice'].startswith('No cutoff') and d['recommended']['spam_passed'] == 0 and d['recommended']['ham_held'] <= float(open('$T/loosen').read().strip()[:-1]) / 100 + 1e-9"
 lg tune --list dev > /dev/full 2> "$T/err"; rc=$?
 check "an output that cannot be written exits 1, saying so" \
     sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"

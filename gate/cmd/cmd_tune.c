@@ -319,6 +319,67 @@ confidence(char *out, size_t sz, const struct tune_result *r)
 	return out;
 }
 
+/* how a figure k of n stands to target t: "met", or how far past */
+static const char *
+against(char *buf, size_t sz, size_t k, size_t n, double t)
+{
+	double f = frac(k, n);
+
+	if (f <= t)
+		snprintf(buf, sz, "the target met");
+	else
+		snprintf(buf, sz, "%.1f points over the target",
+		    100 * (f - t));
+	return buf;
+}
+
+/* a share k of n as a target that it meets: a percentage rounded up
+ * to one decimal ("4%" for 2 of 50, "0.4%" for 1 of 281) */
+static const char *
+target_of(char *buf, size_t sz, size_t k, size_t n)
+{
+	double v = ceil(1000 * frac(k, n) - 1e-9) / 10;
+
+	snprintf(buf, sz, "%.12g%%", v < 0 ? 0 : v);
+	return buf;
+}
+
+/*
+ * The advice when no cutoff meets both targets: which targets (as
+ * asked), how the recommendation stands to each, what meeting each one
+ * alone costs in the other, and so what to loosen, in one sentence.
+ */
+static void
+infeasible(char *out, size_t sz, const char *list,
+    const struct tune_result *r, const char *conf)
+{
+	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32];
+
+	snprintf(th, sizeof(th), "%.12g%%", 100 * r->goal.max_ham_held);
+	snprintf(ts, sizeof(ts), "%.12g%%", 100 * r->goal.max_spam_passed);
+	snprintf(out, sz, "No cutoff meets both targets on list %s's "
+	    "journal, at most %s of ham held and at most %s of spam passed "
+	    "(cross-validated): the recommendation comes closest (%s), "
+	    "holding %.1f%% of ham (%s) and passing %.1f%% of spam (%s); "
+	    "passing at most %s of spam takes holding %.1f%% of ham, and "
+	    "holding at most %s of ham takes passing %.1f%% of spam, so "
+	    "loosen the target that can give (--max-ham-held %s or "
+	    "--max-spam-passed %s) and tune again, or apply the "
+	    "recommendation (`listgate tune --list %s --apply`) if its "
+	    "figures will do.", list, th, ts,
+	    conf, 100 * frac(r->rec.e.ham_held, r->nham),
+	    against(mh, sizeof(mh), r->rec.e.ham_held, r->nham,
+	    r->goal.max_ham_held),
+	    100 * frac(r->rec.e.spam_passed, r->nspam),
+	    against(ms, sizeof(ms), r->rec.e.spam_passed, r->nspam,
+	    r->goal.max_spam_passed), ts,
+	    100 * frac(r->alone_spam.ham_held, r->nham), th,
+	    100 * frac(r->alone_ham.spam_passed, r->nspam),
+	    target_of(lh, sizeof(lh), r->alone_spam.ham_held, r->nham),
+	    target_of(ls, sizeof(ls), r->alone_ham.spam_passed, r->nspam),
+	    list);
+}
+
 /* the one sentence of advice */
 static void
 advice(char *out, size_t sz, const char *list, const struct tune_result *r,
@@ -340,10 +401,7 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 	snprintf(b, sizeof(b), "%.1f%%", 100 * frac(r->rec.e.spam_passed,
 	    r->nspam));
 	if (r->infeasible)
-		snprintf(out, sz, "No cutoff meets both targets on this "
-		    "journal; the recommendation comes closest (%s of ham held, "
-		    "%s of spam passed; %s): apply it with `listgate tune "
-		    "--list %s --apply` only if that will do.", a, b, conf, list);
+		infeasible(out, sz, list, r, conf);
 	else if (r->boot.better >= 0.8)
 		snprintf(out, sz, "Apply the recommendation (`listgate tune "
 		    "--list %s --apply`): cross-validated it holds %s of ham and "

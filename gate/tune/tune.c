@@ -440,6 +440,20 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	r->rec.bp = best.bp;
 	r->rec.ham_cutoff = pk.cutoff;
 	r->infeasible = pk.e.excess > 0;
+	if (r->infeasible) {
+		/* what meeting each target alone costs in the other: how far
+		 * the administrator would have to loosen one */
+		struct cutoff_goal g1 = o->goal;
+		struct cutoff_pick p1;
+
+		g1.max_ham_held = CUTOFF_NONE;
+		cutoff_best(&cs, &g1, o->ham_cutoff, &p1);
+		r->alone_spam = p1.e;
+		g1 = o->goal;
+		g1.max_spam_passed = CUTOFF_NONE;
+		cutoff_best(&cs, &g1, o->ham_cutoff, &p1);
+		r->alone_ham = p1.e;
+	}
 	/* ham_cutoff <= spam_cutoff <= discard_cutoff must still hold */
 	lim = o->discard_cutoff <= 1 ? o->discard_cutoff : 1;
 	if (r->rec.ham_cutoff > lim)

@@ -94,6 +94,11 @@ struct tune_result {
 	unsigned nsettings;		/* parameter sets scored */
 	int changed;			/* TUNE_* */
 	int infeasible;			/* no cutoff meets the targets */
+	struct cutoff_eval alone_spam;	/* infeasible: the best cutoff by
+					 * the spam target alone (its ham
+					 * held is the least that target
+					 * allows) */
+	struct cutoff_eval alone_ham;	/* and by the ham target alone */
 	size_t ham_discarded;		/* ham at or above discard_cutoff */
 	struct cutoff_goal pick;	/* the goal the cutoff was chosen by
 					 * (targets tightened, see tune.c) */
