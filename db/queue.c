@@ -676,9 +676,12 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
 		goto fail;
-	snprintf(set, sizeof(set), "SET LOCAL lock_timeout = '%us'",
-	    lock_timeout_s);
-	if (lock_timeout_s > 0 && queue_cmd(q, set, err, errsz) < 0)
+	/* (set_config with is_local: SET LOCAL, its value a parameter) */
+	snprintf(set, sizeof(set), "%us", lock_timeout_s);
+	params[0] = set;
+	if (lock_timeout_s > 0 && exec_params(q, "SELECT pg_catalog."
+	    "set_config('lock_timeout', $1, true)", 1, params, err,
+	    errsz) < 0)
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
