@@ -174,6 +174,43 @@ styled_ascii(uint32_t c)
 	return 0;
 }
 
+/*
+ * The ASCII letter that a Cyrillic or Greek letter looks like, or 0:
+ * "p\u0430yp\u0430l" (Cyrillic a) is the word a reader sees as paypal
+ */
+static int
+confusable_ascii(uint32_t c)
+{
+	static const struct { uint16_t cp; char a; } t[] = {
+		{ 0x391, 'A' }, { 0x392, 'B' }, { 0x395, 'E' }, { 0x396, 'Z' },
+		{ 0x397, 'H' }, { 0x399, 'I' }, { 0x39a, 'K' }, { 0x39c, 'M' },
+		{ 0x39d, 'N' }, { 0x39f, 'O' }, { 0x3a1, 'P' }, { 0x3a4, 'T' },
+		{ 0x3a5, 'Y' }, { 0x3a7, 'X' }, { 0x3b1, 'a' }, { 0x3b9, 'i' },
+		{ 0x3bd, 'v' }, { 0x3bf, 'o' }, { 0x3c1, 'p' }, { 0x3c5, 'u' },
+		{ 0x405, 'S' }, { 0x406, 'I' }, { 0x408, 'J' }, { 0x410, 'A' },
+		{ 0x412, 'B' }, { 0x415, 'E' }, { 0x41a, 'K' }, { 0x41c, 'M' },
+		{ 0x41d, 'H' }, { 0x41e, 'O' }, { 0x420, 'P' }, { 0x421, 'C' },
+		{ 0x422, 'T' }, { 0x425, 'X' }, { 0x430, 'a' }, { 0x435, 'e' },
+		{ 0x43e, 'o' }, { 0x440, 'p' }, { 0x441, 'c' }, { 0x443, 'y' },
+		{ 0x445, 'x' }, { 0x455, 's' }, { 0x456, 'i' }, { 0x458, 'j' },
+		{ 0x4bb, 'h' }, { 0x501, 'd' }, { 0x51b, 'q' }, { 0x51d, 'w' },
+	};
+	size_t lo = 0, hi = sizeof(t) / sizeof(t[0]), mid;
+
+	if (c < 0x391 || c > 0x51d)
+		return 0;
+	while (lo < hi) {		/* (t is sorted) */
+		mid = (lo + hi) / 2;
+		if (t[mid].cp == c)
+			return t[mid].a;
+		if (t[mid].cp < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 /* the class of one character */
 static enum cclass
 char_class(uint32_t c, int bad)
@@ -339,28 +376,51 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
  * (max_token is at most LG_MAX_TOKEN_BYTES) */
 #define TOK_VISIBLE_MAX	1024
 
-/* a word [p, p+n) as a reader sees it: without its invisible characters
- * (ninv bytes of them), styled letters and digits as ASCII (nsty bytes of
- * them; the word is shorter then); once "anomaly:invisible" and once
- * "anomaly:styled" (not for full-width forms, everyday in Japanese) */
+/* what a word holds besides plain text (words() counts it) */
+struct wshape {
+	size_t ninv;	/* bytes of invisible characters */
+	size_t nsty;	/* bytes of styled letters and digits */
+	int ascii;	/* ASCII (or styled) letters */
+	int conf;	/* Cyrillic or Greek letters that look like ASCII ones */
+	int other;	/* other letters of other scripts */
+};
+
+/* 1 if a word of shape h is written as it is shown */
 static int
-word_shown(struct wstate *w, const unsigned char *p, size_t n, size_t ninv,
-    size_t nsty)
+plain_word(const struct wshape *h)
+{
+	return h->ninv == 0 && h->nsty == 0 && (!h->conf || !h->ascii ||
+	    h->other);
+}
+
+/* a word [p, p+n) of shape h as a reader sees it: without its invisible
+ * characters, styled letters and digits as ASCII (the word is shorter
+ * then), and, in a word of ASCII letters whose others all look like ASCII
+ * ones, those as ASCII too; once each "anomaly:invisible",
+ * "anomaly:styled" (not for full-width forms, everyday in Japanese) and
+ * "anomaly:mixed-script" */
+static int
+word_shown(struct wstate *w, const unsigned char *p, size_t n,
+    const struct wshape *h)
 {
 	unsigned char v[TOK_VISIBLE_MAX];
 	size_t i = 0, k, m = 0;
 	uint32_t cp;
-	int bad, a, styled = 0;
+	int bad, a, styled = 0, latin = h->ascii && h->conf && !h->other;
 
-	if (ninv > 0 && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
+	if (h->ninv > 0 && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
 		return -1;
-	if (n - ninv > sizeof(v))
-		return skip(w, p[0], n - ninv);
+	if (latin && emit(w->tl, "", "anomaly:mixed-script", 20, 0) < 0)
+		return -1;
+	if (n - h->ninv > sizeof(v))
+		return skip(w, p[0], n - h->ninv);
 	while (i < n) {
 		k = utf8_next(p + i, n - i, &cp, &bad);
-		if (!bad && nsty > 0 && (a = styled_ascii(cp)) != 0) {
+		if (!bad && h->nsty > 0 && (a = styled_ascii(cp)) != 0) {
 			v[m++] = (unsigned char)a;
 			styled |= cp < 0xff00 || cp > 0xffef;
+		} else if (!bad && latin && (a = confusable_ascii(cp)) != 0) {
+			v[m++] = (unsigned char)a;
 		} else if (bad || !is_invisible(cp)) {
 			memcpy(v + m, p + i, k);
 			m += k;
@@ -377,7 +437,8 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n, size_t ninv,
 static int
 words(struct wstate *w, const unsigned char *s, size_t n)
 {
-	size_t i = 0, k, ws = 0, cs = 0, ninv = 0, nsty = 0;
+	struct wshape h = { 0, 0, 0, 0, 0 };
+	size_t i = 0, k, ws = 0, cs = 0;
 	int inw = 0, inc = 0, bad, sty;
 	uint32_t cp;
 	enum cclass cl;
@@ -389,38 +450,48 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			cl = C_WORD;
 		if (cl == C_INVIS) {
 			if (inw || inc)
-				ninv += k;
+				h.ninv += k;
 			i += k;
 			continue;
 		}
 		if (inc && cl != C_CJK) {
-			if (cjk_run(w, s + cs, i - cs, ninv > 0) < 0)
+			if (cjk_run(w, s + cs, i - cs, h.ninv > 0) < 0)
 				return -1;
 			inc = 0;
 		}
 		if (inw && (cl == C_SEP || cl == C_CJK)) {
-			if ((ninv + nsty > 0 ? word_shown(w, s + ws, i - ws,
-			    ninv, nsty) : word(w, s + ws, i - ws)) < 0)
+			if ((plain_word(&h) ? word(w, s + ws, i - ws) :
+			    word_shown(w, s + ws, i - ws, &h)) < 0)
 				return -1;
 			inw = 0;
 		}
 		if (cl == C_CJK && !inc) {
 			inc = 1;
 			cs = i;
-			ninv = 0;
+			h.ninv = 0;
 		} else if ((cl == C_WORD || cl == C_JOIN) && !inw) {
 			inw = 1;
 			ws = i;
-			ninv = nsty = 0;
+			memset(&h, 0, sizeof(h));
 		}
-		if (sty)
-			nsty += k;
+		if (sty) {
+			h.nsty += k;
+			h.ascii = 1;
+		} else if (cl == C_WORD && !bad) {
+			if (cp < 0x80) {
+				if (cp > '9')	/* (C_WORD: a letter) */
+					h.ascii = 1;
+			} else if (confusable_ascii(cp))
+				h.conf = 1;
+			else
+				h.other = 1;
+		}
 		i += k;
 	}
-	if (inc && cjk_run(w, s + cs, n - cs, ninv > 0) < 0)
+	if (inc && cjk_run(w, s + cs, n - cs, h.ninv > 0) < 0)
 		return -1;
-	if (inw && (ninv + nsty > 0 ? word_shown(w, s + ws, n - ws, ninv,
-	    nsty) : word(w, s + ws, n - ws)) < 0)
+	if (inw && (plain_word(&h) ? word(w, s + ws, n - ws) :
+	    word_shown(w, s + ws, n - ws, &h)) < 0)
 		return -1;
 	return 0;
 }

@@ -423,6 +423,36 @@ START_TEST(styled_letters)
 }
 END_TEST
 
+/* Cyrillic and Greek letters that look like Latin ones, in a word of
+ * Latin letters, read as the Latin ones */
+START_TEST(mixed_scripts)
+{
+	struct toklist *tl = text("", 0,
+	    /* paypal with two Cyrillic a; PAYPAL with Cyrillic P and A */
+	    "p\xd0\xb0yp\xd0\xb0l \xd0\xa0\xd0\x90Y\xd0\xa0\xd0\x90L "
+	    /* Greek omicron in "bonus" */
+	    "b\xce\xbfnus", NULL);
+
+	ck_assert(has(tl, "paypal"));
+	ck_assert(has(tl, "PAYPAL"));
+	ck_assert(has(tl, "bonus"));
+	ck_assert(has(tl, "anomaly:mixed-script"));
+	ck_assert_uint_eq(toklist_count(tl), 4);
+	toklist_free(tl);
+	/* Russian and Greek words stay as written, even where every letter
+	 * has a Latin look-alike (pac); so does a compound whose Cyrillic
+	 * part is no Latin look-alike (Web-сайт: й) */
+	tl = text("", 0, "\xd1\x80\xd0\xb0\xd1\x81 \xce\xbf\xce\xbd"
+	    "\xce\xbf Web-\xd1\x81\xd0\xb0\xd0\xb9\xd1\x82", NULL);
+	ck_assert(has(tl, "\xd1\x80\xd0\xb0\xd1\x81"));
+	ck_assert(has(tl, "\xce\xbf\xce\xbd\xce\xbf"));
+	ck_assert(has(tl, "Web-\xd1\x81\xd0\xb0\xd0\xb9\xd1\x82"));
+	ck_assert(!has(tl, "anomaly:mixed-script"));
+	ck_assert_uint_eq(toklist_count(tl), 3);
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(hostile_bytes)
 {
 	struct tok_opts o;
@@ -658,6 +688,7 @@ tok_suite(void)
 	tcase_add_test(tc, hostile_bytes);
 	tcase_add_test(tc, invisible_characters);
 	tcase_add_test(tc, styled_letters);
+	tcase_add_test(tc, mixed_scripts);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
