@@ -211,21 +211,27 @@ confusable_ascii(uint32_t c)
 	return 0;
 }
 
+/* the class of an ASCII character */
+static inline enum cclass
+ascii_class(unsigned c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9'))
+		return C_WORD;
+	if (c == '.' || c == '-' || c == '\'' || c == '!' || c == '$' ||
+	    c == '_')
+		return C_JOIN;
+	return C_SEP;
+}
+
 /* the class of one character */
 static enum cclass
 char_class(uint32_t c, int bad)
 {
 	if (bad)
 		return C_WORD;
-	if (c < 0x80) {
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9'))
-			return C_WORD;
-		if (c == '.' || c == '-' || c == '\'' || c == '!' ||
-		    c == '$' || c == '_')
-			return C_JOIN;
-		return C_SEP;
-	}
+	if (c < 0x80)
+		return ascii_class(c);
 	if (is_cjk(c))
 		return C_CJK;
 	if (is_invisible(c))
@@ -376,19 +382,25 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
  * (max_token is at most LG_MAX_TOKEN_BYTES) */
 #define TOK_VISIBLE_MAX	1024
 
-/* what a word holds besides plain text (words() counts it) */
+/* what a word holds besides ASCII (words() counts it) */
 struct wshape {
 	size_t ninv;	/* bytes of invisible characters */
 	size_t nsty;	/* bytes of styled letters and digits */
-	int ascii;	/* ASCII (or styled) letters */
 	int conf;	/* Cyrillic or Greek letters that look like ASCII ones */
-	int other;	/* other letters of other scripts */
+	int other;	/* other non-ASCII letters */
+	int ascii;	/* ASCII (or styled) letters: set by plain_word */
 };
 
-/* 1 if a word of shape h is written as it is shown */
+/* 1 if the word [p, p+n) of shape h is written as it is shown; the
+ * ASCII letters are looked for only in a word with look-alikes */
 static int
-plain_word(const struct wshape *h)
+plain_word(const unsigned char *p, size_t n, struct wshape *h)
 {
+	size_t i;
+
+	if (h->conf && !h->other && !h->ascii)
+		for (i = 0; i < n && !h->ascii; i++)
+			h->ascii = ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z');
 	return h->ninv == 0 && h->nsty == 0 && (!h->conf || !h->ascii ||
 	    h->other);
 }
@@ -439,15 +451,21 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 {
 	struct wshape h = { 0, 0, 0, 0, 0 };
 	size_t i = 0, k, ws = 0, cs = 0;
-	int inw = 0, inc = 0, bad, sty;
-	uint32_t cp;
+	int inw = 0, inc = 0, bad = 0, sty = 0;
+	uint32_t cp = 0;
 	enum cclass cl;
 
 	while (i < n) {
-		k = utf8_next(s + i, n - i, &cp, &bad);
-		cl = char_class(cp, bad);
-		if ((sty = cl == C_STYLED))
-			cl = C_WORD;
+		if (s[i] < 0x80) {	/* (most of the text) */
+			k = 1;
+			cl = ascii_class(s[i]);
+			sty = 0;
+		} else {
+			k = utf8_next(s + i, n - i, &cp, &bad);
+			cl = char_class(cp, bad);
+			if ((sty = cl == C_STYLED))
+				cl = C_WORD;
+		}
 		if (cl == C_INVIS) {
 			if (inw || inc)
 				h.ninv += k;
@@ -460,8 +478,8 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			inc = 0;
 		}
 		if (inw && (cl == C_SEP || cl == C_CJK)) {
-			if ((plain_word(&h) ? word(w, s + ws, i - ws) :
-			    word_shown(w, s + ws, i - ws, &h)) < 0)
+			if ((plain_word(s + ws, i - ws, &h) ? word(w, s + ws,
+			    i - ws) : word_shown(w, s + ws, i - ws, &h)) < 0)
 				return -1;
 			inw = 0;
 		}
@@ -474,23 +492,22 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			ws = i;
 			memset(&h, 0, sizeof(h));
 		}
-		if (sty) {
-			h.nsty += k;
-			h.ascii = 1;
-		} else if (cl == C_WORD && !bad) {
-			if (cp < 0x80) {
-				if (cp > '9')	/* (C_WORD: a letter) */
-					h.ascii = 1;
-			} else if (confusable_ascii(cp))
-				h.conf = 1;
-			else
-				h.other = 1;
+		if (k > 1) {		/* (bad is a byte alone) */
+			if (sty) {
+				h.nsty += k;
+				h.ascii = 1;
+			} else if (cl == C_WORD) {
+				if (confusable_ascii(cp))
+					h.conf = 1;
+				else
+					h.other = 1;
+			}
 		}
 		i += k;
 	}
 	if (inc && cjk_run(w, s + cs, n - cs, h.ninv > 0) < 0)
 		return -1;
-	if (inw && (plain_word(&h) ? word(w, s + ws, n - ws) :
+	if (inw && (plain_word(s + ws, n - ws, &h) ? word(w, s + ws, n - ws) :
 	    word_shown(w, s + ws, n - ws, &h)) < 0)
 		return -1;
 	return 0;
