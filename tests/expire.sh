@@ -265,5 +265,26 @@ check "... learnt once each" \
 check "... and their summaries add up to 5" \
     test "$(cat "$T/out.1" "$T/out.2" "$T/out.3" | sed -n 's/^\([0-9]*\) posts\{0,1\} expired.*/\1/p' | awk '{n += $1} END {print n + 0}')" -eq 5
 
+# --- a release interrupted: never expired, warned of ---------------------------
+printf 'hold_expiry_days = 1\nexpire_action = discard\n' > "$CONF/lists/stuck.conf"
+s_old=$("$QHOLD" stuck "$DATA/spam1.eml") || exit 99
+s_new=$("$QHOLD" stuck "$DATA/spam2.eml") || exit 99
+age "$s_old" '5 days'
+age "$s_new" '5 days'
+sql "UPDATE held_posts SET status = 'releasing', decided_by = 'alice',
+    decided_at = now() - interval '2 hours' WHERE id = $s_old" || exit 99
+sql "UPDATE held_posts SET status = 'releasing', decided_by = 'bob',
+    decided_at = now() - interval '10 minutes' WHERE id = $s_new" || exit 99
+run lg expire --list stuck --quiet
+check "a post left releasing: expire exits 0" test "$rc" -eq 0
+check "... warns of the one releasing for two hours, with --quiet too" \
+    grep -q "listgate expire: warning: post $s_old (list stuck) has been releasing since .* (approved by alice): the approval stopped while the release command ran" "$T/err"
+check "... saying what to run" \
+    grep -q "approve --mark-approved $s_old\` if it is there, or \`listgate approve --force $s_old\`" "$T/err"
+check "... not of the one releasing for ten minutes (it may still run)" \
+    sh -c "! grep -q 'post $s_new ' '$T/err'"
+check "... and expires neither" \
+    test "$(status "$s_old") $(status "$s_new")" = "releasing releasing"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -13,7 +13,10 @@
  * through the hold notices of moderation by mail, gate/moderate/notify.c;
  * again every hold_expiry_days).  Expiries go through the one decision path
  * (gate/app/decide.c); the lists whose training changed are synced
- * afterwards.  Meant for cron or a systemd timer, once a day.  Trusts
+ * afterwards.  A post left 'releasing' for an hour or more (an approval
+ * killed while its release command ran) is never expired: expire warns
+ * of it, so that the daily run's mail tells the administrator what to
+ * check.  Meant for cron or a systemd timer, once a day.  Trusts
  * the configuration; list names from the database are checked before
  * a path is built.  Exit 0, 1 on any failure, 2 on usage errors.
  */
@@ -24,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db/expiry.h"
 #include "db/queue.h"
@@ -60,6 +64,35 @@ usage(FILE *f)
 	    "  -h, --help              this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
+}
+
+/* a post releasing this long was left so by an approval that died */
+#define STUCK_RELEASE_S	3600
+
+/* queue_row_fn: warn of a post whose release was interrupted */
+static int
+stuck_release(const struct queue_row *r, void *vctx)
+{
+	unsigned long *nstuck = vctx;
+	time_t now = time(NULL);
+	char when[32];
+	struct tm tm;
+
+	if (r->decided == 0 || now - r->decided < STUCK_RELEASE_S)
+		return 0;
+	if (gmtime_r(&r->decided, &tm) == NULL ||
+	    strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm) == 0)
+		snprintf(when, sizeof(when), "?");
+	(*nstuck)++;
+	cmd_err(NAME, "warning: post %lld (list %s) has been releasing since "
+	    "%s (approved by %s): the approval stopped while the release "
+	    "command ran, so the post may or may not be on the list.  Check "
+	    "the list's archive, then run `listgate approve --mark-approved "
+	    "%lld` if it is there, or `listgate approve --force %lld` to "
+	    "release it", (long long)r->id, r->list, when,
+	    r->decided_by != NULL ? r->decided_by : "?", (long long)r->id,
+	    (long long)r->id);
+	return 0;
 }
 
 /* the names of the lists to expire */
@@ -289,6 +322,7 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *list = NULL, *by = NULL;
 	char err[1024], who[256], *end;
 	long older_than = -1;
+	unsigned long nstuck = 0;
 	size_t i;
 	int ch, dry = 0, quiet = 0;
 
@@ -353,6 +387,12 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		expire_list(q, &g, nm.v[i], older_than, who, dry, quiet, t,
 		    &tot);
 	tot.nfail += cmd_sync_touched(NAME, q, &g, t, quiet);
+	/* (warnings: with --quiet too, and they fail nothing) */
+	if (queue_list(q, "releasing", list, stuck_release, &nstuck, err,
+	    sizeof(err)) < 0) {
+		cmd_err(NAME, "%s", err);
+		tot.nfail++;
+	}
 	if (!quiet && !dry)
 		printf("%lu post%s expired (%lu learnt as spam), %lu "
 		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :
