@@ -648,10 +648,15 @@ START_TEST(mapped_file_shrinks)
 	snprintf(path, sizeof(path), "%s/big", tmpdir);
 	s = open_rel("big");
 	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), 1);
+	ck_assert_int_eq(source_cut(s), 0);	/* whole so far */
 	ck_assert_int_eq(truncate(path, 100), 0);
 	for (i = 0; i < p.len; i += 4096)
 		sum += p.data[i];
 	ck_assert_uint_eq(p.data[p.len - 1], 0);
+	/* a caller that copied the post learns that the copy has zeros,
+	 * and asking again does not take the report from source_next */
+	ck_assert_int_eq(source_cut(s), 1);
+	ck_assert_int_eq(source_cut(s), 1);
 	ck_assert_int_eq(source_next(s, &p, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, path) != NULL && strstr(err, "shrank") !=
 	    NULL, "%s", err);

@@ -385,6 +385,17 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				fatal = 1;
 				break;
 			}
+			/* the file shrank while the post was copied: zeros
+			 * in it, which must not be learnt (the unfinished
+			 * batch is rolled back) */
+			if (source_cut(src)) {
+				progress_break();
+				cmd_err(NAME, "list %s: %s: the file shrank while "
+				    "the post was read: stopped before learning "
+				    "a post cut short", list, p.name);
+				fatal = 1;
+				break;
+			}
 			if (tty && clock_now_s() - last >= 1.0 / PROGRESS_HZ) {
 				last = clock_now_s();
 				progress(t, dir, start, 0);

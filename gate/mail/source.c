@@ -48,6 +48,7 @@ struct source {
 	int mbox;
 	int single;		/* an mbox holding one post: named like a file */
 	size_t off;		/* where the next post starts */
+	int cut;		/* the file shrank: source_cut said so */
 	unsigned long npost;
 	char *fname;		/* the current file's name for posts */
 	struct buf name;	/* the current post's name */
@@ -598,8 +599,9 @@ file_next(struct source *s, struct source_post *p, char *err, size_t errsz)
 	size_t start, end, nxt;
 	char num[32];
 
-	if (region_shrank(&s->r)) {
+	if (s->cut || region_shrank(&s->r)) {
 		/* the post handed out last may have had zeros in it */
+		s->cut = 0;
 		if (s->mbox && !s->single)
 			snprintf(err, errsz, "%s:%lu: the file shrank while it "
 			    "was read: this post may have been cut short, and "
@@ -697,6 +699,14 @@ source_next(struct source *s, struct source_post *p, char *err,
 		if (load_file(s, fpath, 1, err, errsz) < 0)
 			return -1;
 	}
+}
+
+int
+source_cut(struct source *s)
+{
+	if (s->open && !s->cut && region_shrank(&s->r))
+		s->cut = 1;
+	return s->cut;
 }
 
 int

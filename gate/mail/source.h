@@ -49,6 +49,12 @@ int source_open(const char *path, struct source **src_r, char *err,
 int source_next(struct source *s, struct source_post *p, char *err,
     size_t errsz);
 
+/* 1 when the file of the post handed out last shrank since it was
+ * mapped (its pages gone read as zeros): the post as read so far may
+ * have been cut short.  A caller that copies a post checks this after
+ * the copy; source_next then reports the file as for any shrink. */
+int source_cut(struct source *s);
+
 /* 1 when the source can yield more than one post (a directory, a
  * maildir, an mbox of several posts), else 0; known from source_open */
 int source_multi(const struct source *s);
