@@ -232,10 +232,11 @@ char_class(uint32_t c, int bad)
 		return C_WORD;
 	if (c < 0x80)
 		return ascii_class(c);
-	if (is_cjk(c))
-		return C_CJK;
+	/* (before CJK: the Hangul fillers are in both) */
 	if (is_invisible(c))
 		return C_INVIS;
+	if (is_cjk(c))
+		return C_CJK;
 	if (styled_ascii(c))
 		return C_STYLED;
 	if ((c >= 0x80 && c <= 0xbf && c != 0xaa && c != 0xb5 &&

@@ -380,6 +380,16 @@ START_TEST(invisible_characters)
 		ck_assert_uint_eq(toklist_count(tl), 2);
 		toklist_free(tl);
 	}
+	/* the Hangul fillers, invisible too, are no CJK characters that
+	 * split the word (nor a bigram of their own) */
+	tl = text("", 0, "Via\xe3\x85\xa4gra pay\xe1\x85\x9fpal "
+	    "\xe4\xb8\xad\xe3\x85\xa4\xe6\x96\x87", NULL);
+	ck_assert(has(tl, "Viagra"));
+	ck_assert(has(tl, "paypal"));
+	ck_assert(has(tl, "\xe4\xb8\xad\xe6\x96\x87"));
+	ck_assert(has(tl, "anomaly:invisible"));
+	ck_assert_uint_eq(toklist_count(tl), 4);
+	toklist_free(tl);
 	/* no invisible character: no anomaly */
 	tl = text("", 0, "plain words", NULL);
 	ck_assert(!has(tl, "anomaly:invisible"));
