@@ -378,9 +378,10 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
 	return 0;
 }
 
-/* the longest word read as shown, in bytes before styled letters are
- * made ASCII (4 bytes to 1); a longer one is a skip token anyway
- * (max_token is at most LG_MAX_TOKEN_BYTES) */
+/* the longest word read as shown on the stack, in bytes before styled
+ * letters are made ASCII (4 bytes to 1); a longer one (a skip token, or
+ * nothing when it is all joiners) is read into the heap, so that word()
+ * trims and measures it as it does a word written plainly */
 #define TOK_VISIBLE_MAX	1024
 
 /* what a word holds besides ASCII (words() counts it) */
@@ -416,17 +417,17 @@ static int
 word_shown(struct wstate *w, const unsigned char *p, size_t n,
     const struct wshape *h)
 {
-	unsigned char v[TOK_VISIBLE_MAX];
+	unsigned char sv[TOK_VISIBLE_MAX], *v = sv;
 	size_t i = 0, k, m = 0;
 	uint32_t cp;
-	int bad, a, styled = 0, latin = h->ascii && h->conf && !h->other;
+	int bad, a, r, styled = 0, latin = h->ascii && h->conf && !h->other;
 
 	if (h->ninv > 0 && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
 		return -1;
 	if (latin && emit(w->tl, "", "anomaly:mixed-script", 20, 0) < 0)
 		return -1;
-	if (n - h->ninv > sizeof(v))
-		return skip(w, p[0], n - h->ninv);
+	if (n - h->ninv > sizeof(sv) && (v = xmalloc(n - h->ninv)) == NULL)
+		return -1;
 	while (i < n) {
 		k = utf8_next(p + i, n - i, &cp, &bad);
 		if (!bad && h->nsty > 0 && (a = styled_ascii(cp)) != 0) {
@@ -440,9 +441,11 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 		}
 		i += k;
 	}
-	if (styled && emit(w->tl, "", "anomaly:styled", 14, 0) < 0)
-		return -1;
-	return word(w, v, m);
+	r = styled && emit(w->tl, "", "anomaly:styled", 14, 0) < 0 ? -1 :
+	    word(w, v, m);
+	if (v != sv)
+		xfree(v);
+	return r;
 }
 
 /* split a chunk with no URL or address into words and CJK bigrams;

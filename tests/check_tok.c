@@ -379,6 +379,23 @@ START_TEST(invisible_characters)
 		ck_assert(has(tl, "skip:x 3000"));
 		ck_assert_uint_eq(toklist_count(tl), 2);
 		toklist_free(tl);
+		/* however long, the word is trimmed and measured as shown:
+		 * the skip token of the word written plainly; joiners alone,
+		 * nothing */
+		memset(big, '.', 5);
+		memcpy(big + 5, ZWSP, 3);
+		memset(big + 8, 'a', 1100);
+		big[1108] = '\0';
+		tl = text("", 0, big, NULL);
+		ck_assert(has(tl, "skip:a 1100"));
+		ck_assert_uint_eq(toklist_count(tl), 2);
+		toklist_free(tl);
+		memset(big, '.', 1100);
+		memcpy(big + 1100, ZWSP, 4);	/* (with the '\0') */
+		tl = text("", 0, big, NULL);
+		ck_assert(has(tl, "anomaly:invisible"));
+		ck_assert_uint_eq(toklist_count(tl), 1);
+		toklist_free(tl);
 	}
 	/* the Hangul fillers, invisible too, are no CJK characters that
 	 * split the word (nor a bigram of their own) */
@@ -430,6 +447,21 @@ START_TEST(styled_letters)
 	ck_assert(!has(tl, "anomaly:styled"));
 	ck_assert_uint_eq(toklist_count(tl), 1);
 	toklist_free(tl);
+	/* a word of 300 styled letters is the skip token of 300 letters,
+	 * as one of 200 is of 200 */
+	{
+		char big[4 * 300 + 1];
+		size_t i;
+
+		for (i = 0; i < 300; i++)
+			memcpy(big + 4 * i, "\xf0\x9d\x90\x80", 4);	/* bold A */
+		big[4 * 300] = '\0';
+		tl = text("", 0, big, NULL);
+		ck_assert(has(tl, "skip:A 300"));
+		ck_assert(has(tl, "anomaly:styled"));
+		ck_assert_uint_eq(toklist_count(tl), 2);
+		toklist_free(tl);
+	}
 }
 END_TEST
 
