@@ -147,8 +147,18 @@ is_invisible(uint32_t c)
 static int
 styled_ascii(uint32_t c)
 {
+	/* the letters of those styles that Unicode had before (letterlike
+	 * symbols: double-struck C, script H, Planck's h...), left out of
+	 * the mathematical block as holes */
+	static const char letterlike[] =
+	    "C       gHHHh IIL  N   PQRRR      Z   Z   BC eEF Mo";
 	unsigned r;
 
+	if (c < 0x2102)
+		return 0;
+	if (c <= 0x2134)
+		return letterlike[c - 0x2102] == ' ' ? 0 :
+		    letterlike[c - 0x2102];
 	if (c < 0x24b6)
 		return 0;
 	if (c <= 0x24cf)

@@ -447,6 +447,19 @@ START_TEST(styled_letters)
 	ck_assert(!has(tl, "anomaly:styled"));
 	ck_assert_uint_eq(toklist_count(tl), 1);
 	toklist_free(tl);
+	/* double-struck FREE and Cash, script Hello, fraktur Cash: some of
+	 * their letters are in the letterlike symbols block */
+	tl = text("", 0, "\xf0\x9d\x94\xbd\xe2\x84\x9d\xf0\x9d\x94\xbc"
+	    "\xf0\x9d\x94\xbc \xe2\x84\x82\xf0\x9d\x95\x92\xf0\x9d\x95\xa4"
+	    "\xf0\x9d\x95\x99 \xe2\x84\x8b\xe2\x84\xaf\xf0\x9d\x93\x81"
+	    "\xf0\x9d\x93\x81\xe2\x84\xb4 \xe2\x84\xad\xf0\x9d\x94\x9e"
+	    "\xf0\x9d\x94\xb0\xf0\x9d\x94\xa5", NULL);
+	ck_assert(has(tl, "FREE"));
+	ck_assert(has(tl, "Cash"));
+	ck_assert(has(tl, "Hello"));
+	ck_assert(has(tl, "anomaly:styled"));
+	ck_assert_uint_eq(toklist_count(tl), 4);
+	toklist_free(tl);
 	/* a word of 300 styled letters is the skip token of 300 letters,
 	 * as one of 200 is of 200 */
 	{
