@@ -509,7 +509,9 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 		if (k > 1) {		/* (bad is a byte alone) */
 			if (sty) {
 				h.nsty += k;
-				h.ascii = 1;
+				/* (a styled digit is no Latin letter) */
+				if (styled_ascii(cp) > '9')
+					h.ascii = 1;
 			} else if (cl == C_WORD) {
 				if (confusable_ascii(cp))
 					h.conf = 1;

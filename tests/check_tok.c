@@ -505,6 +505,15 @@ START_TEST(mixed_scripts)
 	ck_assert(!has(tl, "anomaly:mixed-script"));
 	ck_assert_uint_eq(toklist_count(tl), 3);
 	toklist_free(tl);
+	/* a styled digit is no Latin letter: "1" in bold and Russian "oe"
+	 * read as "1" and the Russian letters, like an ASCII "1" */
+	tl = text("", 0, "\xf0\x9d\x9f\x8f\xd0\xbe\xd0\xb5 "
+	    "1\xd0\xbe\xd0\xb5", NULL);
+	ck_assert(has(tl, "1\xd0\xbe\xd0\xb5"));
+	ck_assert(has(tl, "anomaly:styled"));
+	ck_assert(!has(tl, "anomaly:mixed-script"));
+	ck_assert_uint_eq(toklist_count(tl), 2);
+	toklist_free(tl);
 }
 END_TEST
 
