@@ -347,34 +347,14 @@ tok_is_pair(const void *t, size_t len)
 	return len > 3 && memcmp(t, TOK_PAIR, 3) == 0;
 }
 
-/* cut a run of CJK text [p, p+n) (whole characters, the first one
- * CJK) into bigrams, skipping invisible characters (ninv: whether there
- * are any) */
+/* cut a run of CJK text [p, p+n) (whole characters) into bigrams */
 static int
-cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
+cjk_run(struct wstate *w, const unsigned char *p, size_t n)
 {
-	unsigned char bg[8];
-	size_t a = 0, b, c, la, lb;
+	size_t a = 0, b, c;
 	uint32_t cp;
-	int bad, pairs = 0;
+	int bad;
 
-	if (ninv) {
-		/* (the bigram of the previous character and this one) */
-		la = utf8_next(p, n, &cp, &bad);
-		for (b = la; b < n; b += lb) {
-			lb = utf8_next(p + b, n - b, &cp, &bad);
-			if (!bad && is_invisible(cp))
-				continue;
-			memcpy(bg, p + a, la);
-			memcpy(bg + la, p + b, lb);
-			if (emit(w->tl, w->prefix, bg, la + lb, 0) < 0)
-				return -1;
-			a = b;
-			la = lb;
-			pairs = 1;
-		}
-		return pairs ? 0 : emit(w->tl, w->prefix, p, la, 0);
-	}
 	b = utf8_next(p, n, &cp, &bad);
 	if (b >= n)	/* a lone character is a token of its own */
 		return emit(w->tl, w->prefix, p, n, 0);
@@ -396,7 +376,6 @@ cjk_run(struct wstate *w, const unsigned char *p, size_t n, int ninv)
 
 /* what a word holds besides ASCII (words() counts it) */
 struct wshape {
-	size_t ninv;	/* bytes of invisible characters */
 	size_t nsty;	/* bytes of styled letters and digits */
 	int conf;	/* Cyrillic or Greek letters that look like ASCII ones */
 	int other;	/* other non-ASCII letters */
@@ -413,16 +392,14 @@ plain_word(const unsigned char *p, size_t n, struct wshape *h)
 	if (h->conf && !h->other && !h->ascii)
 		for (i = 0; i < n && !h->ascii; i++)
 			h->ascii = ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z');
-	return h->ninv == 0 && h->nsty == 0 && (!h->conf || !h->ascii ||
-	    h->other);
+	return h->nsty == 0 && (!h->conf || !h->ascii || h->other);
 }
 
-/* a word [p, p+n) of shape h as a reader sees it: without its invisible
- * characters, styled letters and digits as ASCII (the word is shorter
- * then), and, in a word of ASCII letters whose others all look like ASCII
- * ones, those as ASCII too; once each "anomaly:invisible",
- * "anomaly:styled" (not for full-width forms, everyday in Japanese) and
- * "anomaly:mixed-script" */
+/* a word [p, p+n) of shape h as a reader sees it: styled letters and
+ * digits as ASCII (the word is shorter then), and, in a word of ASCII
+ * letters whose others all look like ASCII ones, those as ASCII too;
+ * once each "anomaly:styled" (not for full-width forms, everyday in
+ * Japanese) and "anomaly:mixed-script" */
 static int
 word_shown(struct wstate *w, const unsigned char *p, size_t n,
     const struct wshape *h)
@@ -432,11 +409,9 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 	uint32_t cp;
 	int bad, a, r, styled = 0, latin = h->ascii && h->conf && !h->other;
 
-	if (h->ninv > 0 && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0)
-		return -1;
 	if (latin && emit(w->tl, "", "anomaly:mixed-script", 20, 0) < 0)
 		return -1;
-	if (n - h->ninv > sizeof(sv) && (v = xmalloc(n - h->ninv)) == NULL)
+	if (n > sizeof(sv) && (v = xmalloc(n)) == NULL)
 		return -1;
 	while (i < n) {
 		k = utf8_next(p + i, n - i, &cp, &bad);
@@ -445,7 +420,7 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 			styled |= cp < 0xff00 || cp > 0xffef;
 		} else if (!bad && latin && (a = confusable_ascii(cp)) != 0) {
 			v[m++] = (unsigned char)a;
-		} else if (bad || !is_invisible(cp)) {
+		} else {
 			memcpy(v + m, p + i, k);
 			m += k;
 		}
@@ -458,12 +433,12 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 	return r;
 }
 
-/* split a chunk with no URL or address into words and CJK bigrams;
- * invisible characters neither begin nor end a word */
+/* split a chunk with no URL or address (and no invisible character:
+ * tok_text took them out) into words and CJK bigrams */
 static int
 words(struct wstate *w, const unsigned char *s, size_t n)
 {
-	struct wshape h = { 0, 0, 0, 0, 0 };
+	struct wshape h = { 0, 0, 0, 0 };
 	size_t i = 0, k, ws = 0, cs = 0;
 	int inw = 0, inc = 0, bad = 0, sty = 0;
 	uint32_t cp = 0;
@@ -480,14 +455,8 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			if ((sty = cl == C_STYLED))
 				cl = C_WORD;
 		}
-		if (cl == C_INVIS) {
-			if (inw || inc)
-				h.ninv += k;
-			i += k;
-			continue;
-		}
 		if (inc && cl != C_CJK) {
-			if (cjk_run(w, s + cs, i - cs, h.ninv > 0) < 0)
+			if (cjk_run(w, s + cs, i - cs) < 0)
 				return -1;
 			inc = 0;
 		}
@@ -500,7 +469,6 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 		if (cl == C_CJK && !inc) {
 			inc = 1;
 			cs = i;
-			h.ninv = 0;
 		} else if ((cl == C_WORD || cl == C_JOIN) && !inw) {
 			inw = 1;
 			ws = i;
@@ -521,7 +489,7 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 		}
 		i += k;
 	}
-	if (inc && cjk_run(w, s + cs, n - cs, h.ninv > 0) < 0)
+	if (inc && cjk_run(w, s + cs, n - cs) < 0)
 		return -1;
 	if (inw && (plain_word(s + ws, n - ws, &h) ? word(w, s + ws, n - ws) :
 	    word_shown(w, s + ws, n - ws, &h)) < 0)
@@ -787,12 +755,95 @@ chunk(struct wstate *w, int header, const unsigned char *s, size_t n)
 	return words(w, s + start, n - start);
 }
 
+/* the class of the character that ends at s[i] (i > 0), or C_SEP */
+static enum cclass
+class_before(const unsigned char *s, size_t i)
+{
+	size_t k = i - 1, len;
+	uint32_t cp;
+	int bad;
+
+	while (k > 0 && i - k < 4 && (s[k] & 0xC0) == 0x80)
+		k--;
+	len = utf8_next(s + k, i - k, &cp, &bad);
+	if (k + len != i)	/* a continuation byte alone */
+		return C_WORD;
+	return char_class(cp, bad);
+}
+
+/*
+ * A chunk with bytes above ASCII: as a reader sees it, without its
+ * invisible characters (they may hide a word, a URL or an address:
+ * "V<ZWSP>i<ZWSP>a...", "www.<ZWSP>spam.example"), and "anomaly:invisible"
+ * once when one stood between two letters or digits (not beside an
+ * emoji, whose joiners and variation selectors are everyday text)
+ */
+static int
+chunk_shown(struct wstate *w, int header, const unsigned char *s, size_t n)
+{
+	unsigned char sv[4096], *v = sv;
+	size_t i = 0, k, m = 0, inv = 0;
+	uint32_t cp;
+	int bad, r, hidden = 0;
+	enum cclass before, after;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		k = utf8_next(s + i, n - i, &cp, &bad);
+		if (!bad && is_invisible(cp)) {
+			inv = i;
+			break;
+		}
+		i += k;
+	}
+	if (i >= n)
+		return chunk(w, header, s, n);
+	if (n > sizeof(sv) && (v = xmalloc(n)) == NULL)
+		return -1;
+	memcpy(v, s, inv);
+	m = inv;
+	for (i = inv; i < n; i += k) {
+		k = utf8_next(s + i, n - i, &cp, &bad);
+		if (bad || !is_invisible(cp)) {
+			memcpy(v + m, s + i, k);
+			m += k;
+			continue;
+		}
+		/* a run of them: between two letters or digits? */
+		if (!hidden && m > 0) {
+			size_t j = i + k, kk;
+			uint32_t c2 = 0;
+			int b2 = 1;
+
+			while (j < n) {
+				kk = utf8_next(s + j, n - j, &c2, &b2);
+				if (b2 || !is_invisible(c2))
+					break;
+				j += kk;
+			}
+			before = class_before(v, m);
+			after = j < n ? char_class(c2, b2) : C_SEP;
+			hidden = (before == C_WORD || before == C_STYLED) &&
+			    (after == C_WORD || after == C_STYLED);
+		}
+	}
+	r = hidden && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0 ? -1 :
+	    m > 0 ? chunk(w, header, v, m) : 0;
+	if (v != sv)
+		xfree(v);
+	return r;
+}
+
 int
 tok_text(const struct tok_opts *o, const char *prefix, int header,
     const unsigned char *s, size_t n, struct toklist *tl)
 {
 	struct wstate w;
 	size_t i = 0, b;
+	unsigned char hi;
 
 	w.o = o;
 	w.tl = tl;
@@ -802,9 +853,11 @@ tok_text(const struct tok_opts *o, const char *prefix, int header,
 		while (i < n && chunk_sep(s[i]))
 			i++;
 		b = i;
+		hi = 0;
 		while (i < n && !chunk_sep(s[i]))
-			i++;
-		if (i > b && chunk(&w, header, s + b, i - b) < 0)
+			hi |= s[i++];
+		if (i > b && (hi & 0x80 ? chunk_shown(&w, header, s + b,
+		    i - b) : chunk(&w, header, s + b, i - b)) < 0)
 			return -1;
 	}
 	return 0;

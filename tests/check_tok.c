@@ -381,20 +381,19 @@ START_TEST(invisible_characters)
 		toklist_free(tl);
 		/* however long, the word is trimmed and measured as shown:
 		 * the skip token of the word written plainly; joiners alone,
-		 * nothing */
+		 * nothing (and no anomaly: no letters around it) */
 		memset(big, '.', 5);
 		memcpy(big + 5, ZWSP, 3);
 		memset(big + 8, 'a', 1100);
 		big[1108] = '\0';
 		tl = text("", 0, big, NULL);
 		ck_assert(has(tl, "skip:a 1100"));
-		ck_assert_uint_eq(toklist_count(tl), 2);
+		ck_assert_uint_eq(toklist_count(tl), 1);
 		toklist_free(tl);
 		memset(big, '.', 1100);
 		memcpy(big + 1100, ZWSP, 4);	/* (with the '\0') */
 		tl = text("", 0, big, NULL);
-		ck_assert(has(tl, "anomaly:invisible"));
-		ck_assert_uint_eq(toklist_count(tl), 1);
+		ck_assert_uint_eq(toklist_count(tl), 0);
 		toklist_free(tl);
 	}
 	/* the Hangul fillers, invisible too, are no CJK characters that
@@ -410,6 +409,28 @@ START_TEST(invisible_characters)
 	/* no invisible character: no anomaly */
 	tl = text("", 0, "plain words", NULL);
 	ck_assert(!has(tl, "anomaly:invisible"));
+	toklist_free(tl);
+	/* nor one beside an emoji: a family (zero-width joiners) and a
+	 * red heart (variation selector 16) are everyday text */
+	tl = text("", 0, "hello \xf0\x9f\x91\xa8" "\xe2\x80\x8d"
+	    "\xf0\x9f\x91\xa9 love\xe2\x9d\xa4\xef\xb8\x8f", NULL);
+	ck_assert(has(tl, "hello"));
+	ck_assert(has(tl, "love"));
+	ck_assert(!has(tl, "anomaly:invisible"));
+	ck_assert_uint_eq(toklist_count(tl), 2);
+	toklist_free(tl);
+	/* a URL or an address with one hidden in it is still one */
+	tl = text("", 0, "see www." ZWSP "pills.example.com/cheap or "
+	    "ht" ZWSP "tp://spam.example.net/x and bob" ZWSP
+	    "@mail.example.org", NULL);
+	ck_assert(has(tl, "url:www.pills.example.com"));
+	ck_assert(has(tl, "url:cheap"));
+	ck_assert(has(tl, "url:http"));
+	ck_assert(has(tl, "url:spam.example.net"));
+	ck_assert(has(tl, "addr:bob"));
+	ck_assert(has(tl, "addr:@mail.example.org"));
+	ck_assert(!has(tl, "cheap"));
+	ck_assert(has(tl, "anomaly:invisible"));
 	toklist_free(tl);
 }
 END_TEST
