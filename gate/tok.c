@@ -152,13 +152,52 @@ styled_ascii(uint32_t c)
 	 * the mathematical block as holes */
 	static const char letterlike[] =
 	    "C       gHHHh IIL  N   PQRRR      Z   Z   BC eEF Mo";
+	/* small capitals ("\ua730\u0280\u1d07\u1d07": free), sorted */
+	static const struct { uint16_t cp; char a; } small[] = {
+		{ 0x262, 'g' }, { 0x26a, 'i' }, { 0x274, 'n' }, { 0x280, 'r' },
+		{ 0x28f, 'y' }, { 0x299, 'b' }, { 0x29c, 'h' }, { 0x29f, 'l' },
+		{ 0x1d00, 'a' }, { 0x1d04, 'c' }, { 0x1d05, 'd' },
+		{ 0x1d07, 'e' }, { 0x1d0a, 'j' }, { 0x1d0b, 'k' },
+		{ 0x1d0d, 'm' }, { 0x1d0f, 'o' }, { 0x1d18, 'p' },
+		{ 0x1d1b, 't' }, { 0x1d1c, 'u' }, { 0x1d20, 'v' },
+		{ 0x1d21, 'w' }, { 0x1d22, 'z' }, { 0xa730, 'f' },
+		{ 0xa731, 's' }, { 0xa7af, 'q' },
+	};
+	size_t lo, hi, mid;
 	unsigned r;
 
+	if (c < 0x262)
+		return 0;
+	if (c <= 0x1d22 || (c >= 0xa730 && c <= 0xa7af)) {
+		lo = 0;
+		hi = sizeof(small) / sizeof(small[0]);
+		while (lo < hi) {
+			mid = (lo + hi) / 2;
+			if (small[mid].cp == c)
+				return small[mid].a;
+			if (small[mid].cp < c)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return 0;
+	}
 	if (c < 0x2102)
 		return 0;
 	if (c <= 0x2134)
 		return letterlike[c - 0x2102] == ' ' ? 0 :
 		    letterlike[c - 0x2102];
+	if (c >= 0x2460 && c <= 0x2468)		/* circled digits */
+		return '1' + (int)(c - 0x2460);
+	if (c >= 0x2474 && c <= 0x247c)		/* parenthesized */
+		return '1' + (int)(c - 0x2474);
+	if (c >= 0x249c && c <= 0x24b5)
+		return 'a' + (int)(c - 0x249c);
+	if (c == 0x24ea || c == 0x24ff)		/* circled zeros */
+		return '0';
+	if ((c >= 0x2776 && c <= 0x277e) || (c >= 0x2780 && c <= 0x2788) ||
+	    (c >= 0x278a && c <= 0x2792))	/* dingbat circled digits */
+		return '1' + (int)((c - 0x2776) % 10);
 	if (c < 0x24b6)
 		return 0;
 	if (c <= 0x24cf)
@@ -177,6 +216,8 @@ styled_ascii(uint32_t c)
 	}
 	if (c >= 0x1d7ce && c <= 0x1d7ff)	/* 5 styles of 10 digits */
 		return '0' + (int)((c - 0x1d7ce) % 10);
+	if (c >= 0x1f110 && c <= 0x1f129)	/* parenthesized capitals */
+		return 'A' + (int)(c - 0x1f110);
 	if (c >= 0x1f130 && c <= 0x1f189) {	/* squared, negative */
 		r = (unsigned)(c - 0x1f130) % 0x20;
 		return r < 26 ? 'A' + (int)r : 0;
@@ -197,13 +238,15 @@ confusable_ascii(uint32_t c)
 		{ 0x39d, 'N' }, { 0x39f, 'O' }, { 0x3a1, 'P' }, { 0x3a4, 'T' },
 		{ 0x3a5, 'Y' }, { 0x3a7, 'X' }, { 0x3b1, 'a' }, { 0x3b9, 'i' },
 		{ 0x3bd, 'v' }, { 0x3bf, 'o' }, { 0x3c1, 'p' }, { 0x3c5, 'u' },
+		{ 0x3f2, 'c' }, { 0x3f3, 'j' },
 		{ 0x405, 'S' }, { 0x406, 'I' }, { 0x408, 'J' }, { 0x410, 'A' },
 		{ 0x412, 'B' }, { 0x415, 'E' }, { 0x41a, 'K' }, { 0x41c, 'M' },
 		{ 0x41d, 'H' }, { 0x41e, 'O' }, { 0x420, 'P' }, { 0x421, 'C' },
 		{ 0x422, 'T' }, { 0x425, 'X' }, { 0x430, 'a' }, { 0x435, 'e' },
 		{ 0x43e, 'o' }, { 0x440, 'p' }, { 0x441, 'c' }, { 0x443, 'y' },
 		{ 0x445, 'x' }, { 0x455, 's' }, { 0x456, 'i' }, { 0x458, 'j' },
-		{ 0x4bb, 'h' }, { 0x501, 'd' }, { 0x51b, 'q' }, { 0x51d, 'w' },
+		{ 0x4ae, 'Y' }, { 0x4af, 'y' }, { 0x4bb, 'h' }, { 0x4cf, 'l' },
+		{ 0x501, 'd' }, { 0x51b, 'q' }, { 0x51d, 'w' },
 	};
 	size_t lo = 0, hi = sizeof(t) / sizeof(t[0]), mid;
 

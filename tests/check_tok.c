@@ -499,6 +499,34 @@ START_TEST(styled_letters)
 }
 END_TEST
 
+/* more styled forms: small capitals, circled, parenthesized and dingbat
+ * digits, parenthesized letters */
+START_TEST(styled_more)
+{
+	struct toklist *tl = text("", 0,
+	    "\xea\x9c\xb0\xca\x80\xe1\xb4\x87\xe1\xb4\x87 "	/* small caps */
+	    "\xe2\x91\xa0\xe2\x93\xaa\xe2\x93\xaa "		/* circled 100 */
+	    "\xe2\x92\xa1\xe2\x92\xad\xe2\x92\xa0\xe2\x92\xa0 "	/* (f)(r)(e)(e) */
+	    "\xf0\x9f\x84\x95\xf0\x9f\x84\xa1\xf0\x9f\x84\x94"
+	    "\xf0\x9f\x84\x94 "					/* (F)(R)(E)(E) */
+	    "\xe2\x9d\xb6\xe2\x9e\x81\xe2\x9e\x81", NULL);	/* 122 */
+
+	ck_assert(has(tl, "free"));
+	ck_assert(has(tl, "100"));
+	ck_assert(has(tl, "FREE"));
+	ck_assert(has(tl, "122"));
+	ck_assert(has(tl, "anomaly:styled"));
+	ck_assert_uint_eq(toklist_count(tl), 5);
+	toklist_free(tl);
+	/* more look-alikes: Cyrillic palochka for l, Greek lunate sigma
+	 * for c */
+	tl = text("", 0, "\xd3\x8f" "oan \xcf\xb2" "ash", NULL);
+	ck_assert(has(tl, "loan"));
+	ck_assert(has(tl, "cash"));
+	toklist_free(tl);
+}
+END_TEST
+
 /* Cyrillic and Greek letters that look like Latin ones, in a word of
  * Latin letters, read as the Latin ones */
 START_TEST(mixed_scripts)
@@ -774,6 +802,7 @@ tok_suite(void)
 	tcase_add_test(tc, invisible_characters);
 	tcase_add_test(tc, styled_letters);
 	tcase_add_test(tc, mixed_scripts);
+	tcase_add_test(tc, styled_more);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
