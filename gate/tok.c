@@ -137,12 +137,37 @@ is_invisible(uint32_t c)
 	    (c >= 0xe0000 && c <= 0xe0fff);
 }
 
+/* a code point and the ASCII character it reads as */
+struct cp_ascii {
+	uint16_t cp;
+	char a;
+};
+
+/* the ASCII character of c in t (n entries sorted by cp), or 0 */
+static int
+cp_lookup(const struct cp_ascii *t, size_t n, uint32_t c)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (t[mid].cp == c)
+			return t[mid].a;
+		if (t[mid].cp < c)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
 /*
  * The ASCII letter or digit that a styled form stands for, or 0:
  * full-width forms, the mathematical alphanumerics (bold, italic,
  * script, fraktur, double-struck, sans-serif, monospace), circled,
- * squared and negative letters.  A reader sees FREE in each; so does
- * the tokenizer (NFKC would fold the first two likewise).
+ * parenthesized, squared and negative letters and digits, small
+ * capitals.  A reader sees FREE in each; so does the tokenizer (NFKC
+ * would fold the first two likewise).
  */
 static int
 styled_ascii(uint32_t c)
@@ -153,7 +178,7 @@ styled_ascii(uint32_t c)
 	static const char letterlike[] =
 	    "C       gHHHh IIL  N   PQRRR      Z   Z   BC eEF Mo";
 	/* small capitals ("\ua730\u0280\u1d07\u1d07": free), sorted */
-	static const struct { uint16_t cp; char a; } small[] = {
+	static const struct cp_ascii small[] = {
 		{ 0x262, 'g' }, { 0x26a, 'i' }, { 0x274, 'n' }, { 0x280, 'r' },
 		{ 0x28f, 'y' }, { 0x299, 'b' }, { 0x29c, 'h' }, { 0x29f, 'l' },
 		{ 0x1d00, 'a' }, { 0x1d04, 'c' }, { 0x1d05, 'd' },
@@ -163,25 +188,12 @@ styled_ascii(uint32_t c)
 		{ 0x1d21, 'w' }, { 0x1d22, 'z' }, { 0xa730, 'f' },
 		{ 0xa731, 's' }, { 0xa7af, 'q' },
 	};
-	size_t lo, hi, mid;
 	unsigned r;
 
 	if (c < 0x262)
 		return 0;
-	if (c <= 0x1d22 || (c >= 0xa730 && c <= 0xa7af)) {
-		lo = 0;
-		hi = sizeof(small) / sizeof(small[0]);
-		while (lo < hi) {
-			mid = (lo + hi) / 2;
-			if (small[mid].cp == c)
-				return small[mid].a;
-			if (small[mid].cp < c)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		return 0;
-	}
+	if (c <= 0x1d22 || (c >= 0xa730 && c <= 0xa7af))
+		return cp_lookup(small, sizeof(small) / sizeof(small[0]), c);
 	if (c < 0x2102)
 		return 0;
 	if (c <= 0x2134)
@@ -232,7 +244,7 @@ styled_ascii(uint32_t c)
 static int
 confusable_ascii(uint32_t c)
 {
-	static const struct { uint16_t cp; char a; } t[] = {
+	static const struct cp_ascii t[] = {	/* sorted */
 		{ 0x391, 'A' }, { 0x392, 'B' }, { 0x395, 'E' }, { 0x396, 'Z' },
 		{ 0x397, 'H' }, { 0x399, 'I' }, { 0x39a, 'K' }, { 0x39c, 'M' },
 		{ 0x39d, 'N' }, { 0x39f, 'O' }, { 0x3a1, 'P' }, { 0x3a4, 'T' },
@@ -248,20 +260,9 @@ confusable_ascii(uint32_t c)
 		{ 0x4ae, 'Y' }, { 0x4af, 'y' }, { 0x4bb, 'h' }, { 0x4cf, 'l' },
 		{ 0x501, 'd' }, { 0x51b, 'q' }, { 0x51d, 'w' },
 	};
-	size_t lo = 0, hi = sizeof(t) / sizeof(t[0]), mid;
-
 	if (c < 0x391 || c > 0x51d)
 		return 0;
-	while (lo < hi) {		/* (t is sorted) */
-		mid = (lo + hi) / 2;
-		if (t[mid].cp == c)
-			return t[mid].a;
-		if (t[mid].cp < c)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return cp_lookup(t, sizeof(t) / sizeof(t[0]), c);
 }
 
 /* the class of an ASCII character */
