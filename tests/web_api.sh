@@ -428,6 +428,21 @@ check "... and counts it as not the post shown, not as decided" \
 req POST "/lists/dev/held/$idS" -b "$J" -d "action=approve&csrf=$csrf&post=zz"
 check "a page's post that is not a SHA-256: 400, nothing decided" \
     answered_held 400 "$idS"
+# a post left releasing by an approval that stopped: not in the table,
+# but named under it with what to do
+idR=$(hold_named stuckrelease) || exit 99
+sql "UPDATE held_posts SET status = 'releasing', decided_by = 'alice',
+    decided_at = now() - interval '3 hours' WHERE id = $idR" || exit 99
+req GET /lists/dev -b "$J"
+check "a post being released: not among the held posts of the list's page" \
+    sh -c "! grep -q 'id=\"post-$idR\"' '$T/body'"
+check "... named under them, who approved it and when" \
+    grep -q "<li id=\"releasing-$idR\">post <a href=\"/lists/dev/held/$idR\">$idR</a>: .*, approved by alice 3h ago</li>" "$T/body"
+check "... with what to do" grep -q "listgate approve --mark-approved ID" "$T/body"
+sql "UPDATE held_posts SET status = 'approved' WHERE id = $idR" || exit 99
+req GET /lists/dev -b "$J"
+check "... and gone once it is approved" \
+    sh -c "! grep -q 'Being released' '$T/body'"
 req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=reject&id=$idS&post-$idS=zz"
 check "... in a bulk form too" \
     answered_held 400 "$idS"

@@ -378,6 +378,41 @@ held_row(const struct qview_row *row, void *vctx)
 	return 0;
 }
 
+/* queue_row_fn: one post being released (or left so by an approval that
+ * stopped), under the list's table */
+static int
+releasing_row(const struct queue_row *row, void *vctx)
+{
+	struct rows_ctx *c = vctx;
+	struct web_req *r = c->r;
+	char age[32];
+
+	if (c->n++ == 0)
+		web_printf(r, "<h2>Being released</h2>\n<p>An approval runs "
+		    "the list's release command.  A post still here after a "
+		    "few minutes was being released when its approval "
+		    "stopped, and may be on the list already: check the "
+		    "list's archive, then run <code>listgate approve "
+		    "--mark-approved ID</code> on the server if it is there, "
+		    "or <code>listgate approve --force ID</code> to release "
+		    "it.</p>\n<ul id=\"releasing\">\n");
+	fmt_age(c->now, row->decided, age, sizeof(age));
+	web_printf(r, "<li id=\"releasing-%lld\">post <a href=\"/lists/%s/"
+	    "held/%lld\">%lld</a>: ", (long long)row->id, c->list,
+	    (long long)row->id, (long long)row->id);
+	if (*row->subject)
+		web_html(r, row->subject, strlen(row->subject),
+		    PAGE_CELL_CHARS, 0);
+	else
+		web_printf(r, "(no subject)");
+	web_printf(r, ", approved by ");
+	web_html(r, row->decided_by ? row->decided_by : "?",
+	    strlen(row->decided_by ? row->decided_by : "?"),
+	    PAGE_CELL_CHARS / 2, 0);
+	web_printf(r, " %s ago</li>\n", age);
+	return 0;
+}
+
 /* the stats panel: held, approved and rejected per day, as bars */
 static void
 stats_panel(struct web_req *r, struct queue *q, const char *list)
@@ -502,6 +537,15 @@ page_list(struct web_req *r, const char *list)
 		web_printf(r, " <a href=\"?%s\" rel=\"next\">next</a>", qs);
 	}
 	web_printf(r, "</p>\n");
+	/* the posts being released: not to decide here, but a moderator
+	 * must see one whose approval stopped */
+	c.n = 0;
+	if (queue_list(q, "releasing", list, releasing_row, &c, err,
+	    sizeof(err)) < 0)
+		web_printf(r, "<p>(the posts being released could not be "
+		    "read)</p>\n");
+	else if (c.n > 0)
+		web_printf(r, "</ul>\n");
 	page_end(r);
 }
 
