@@ -43,7 +43,6 @@
 #include "gate/tok.h"
 #include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
-#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 #define NAME		"train"
@@ -94,62 +93,23 @@ catch_stops(void)
 			sigaction(sigs[i], &old, NULL);
 }
 
-/* the posts taken in this run, by the first 16 bytes of their SHA-256
- * (an open-addressing set, at most half full; an all-zero key is
- * stored with its last bit set, the empty slot being all zero) */
-#define SEEN_KEY	16
-struct seen {
-	unsigned char (*k)[SEEN_KEY];
-	size_t n, cap;
-};
-
-/* put key into the table s->k of s->cap slots: 1 there already, 0 put */
-static int
-seen_put(struct seen *s, const unsigned char *key)
-{
-	static const unsigned char zero[SEEN_KEY];
-	size_t i = 0;
-	int b;
-
-	for (b = 0; b < 8; b++)
-		i = i << 8 | key[b];
-	for (i &= s->cap - 1; memcmp(s->k[i], zero, SEEN_KEY) != 0;
-	    i = (i + 1) & (s->cap - 1))
-		if (memcmp(s->k[i], key, SEEN_KEY) == 0)
-			return 1;
-	memcpy(s->k[i], key, SEEN_KEY);
-	s->n++;
-	return 0;
-}
-
-/* remember the post [p, p+len): 1 taken before in this run, 0 not, -1
+/* remember the post [p, p+len) in seen, a set of the first 16 bytes of
+ * the SHA-256 of each post taken in this run: 1 taken before, 0 not, -1
  * out of memory */
+#define SEEN_KEY	16
 static int
-seen_add(struct seen *s, const unsigned char *p, size_t len)
+seen_add(struct toklist *seen, const unsigned char *p, size_t len)
 {
-	static const unsigned char zero[SEEN_KEY];
 	struct sha256_ctx c;
 	unsigned char d[SHA256_DIGEST_SIZE];
-	struct seen g;
-	size_t i;
+	int r;
 
 	sha256_init(&c);
 	sha256_update(&c, len, p);
 	sha256_digest(&c, sizeof(d), d);
-	if (memcmp(d, zero, SEEN_KEY) == 0)
-		d[SEEN_KEY - 1] = 1;
-	if ((s->n + 1) * 2 > s->cap) {
-		g.cap = s->cap ? s->cap * 2 : 1024;
-		g.n = 0;
-		if ((g.k = xcalloc(g.cap, SEEN_KEY)) == NULL)
-			return -1;
-		for (i = 0; i < s->cap; i++)
-			if (memcmp(s->k[i], zero, SEEN_KEY) != 0)
-				seen_put(&g, s->k[i]);
-		xfree(s->k);
-		*s = g;
-	}
-	return seen_put(s, d);
+	if ((r = toklist_add(seen, d, SEEN_KEY)) < 0)
+		return -1;
+	return r == 0;
 }
 
 /* the progress line on a terminal */
@@ -237,7 +197,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct source *src;
 	struct source_post p;
 	struct posttok pt;
-	struct seen seen = { NULL, 0, 0 };
+	struct toklist *seen = NULL;
 	const char *list = NULL;
 	char err[1024], path[4096], firstdup[1024] = "";
 	double start, last = 0;
@@ -287,6 +247,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sizeof(path))) != EXIT_CMD_OK)
 		return rc;
 	dir = unlearn ? -1 : 1;
+	if ((seen = toklist_new((size_t)-1)) == NULL) {
+		cmd_err(NAME, "list %s: out of memory", list);
+		fatal = 1;
+		goto out;
+	}
 	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", err);
 		fatal = 1;
@@ -366,7 +331,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			}
 			/* the same post again (a path given twice): it
 			 * would weigh twice in the list's counts */
-			if ((r = seen_add(&seen, p.data, p.len)) < 0) {
+			if ((r = seen_add(seen, p.data, p.len)) < 0) {
 				progress_break();
 				cmd_err(NAME, "list %s: out of memory", list);
 				fatal = 1;
@@ -459,7 +424,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
 		    nerr, nerr == 1 ? "" : "s");
 out:
-	xfree(seen.k);
+	toklist_free(seen);
 	trainer_free(t);	/* and its connection */
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
