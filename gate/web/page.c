@@ -327,6 +327,15 @@ view_query(const struct view *v, int64_t offset, char *out, size_t outsz)
 	    (long long)v->limit);
 }
 
+/* a post's subject, at most max characters, or "(no subject)" */
+static void
+subject_html(struct web_req *r, const char *subject, size_t max)
+{
+	const char *sj = *subject ? subject : "(no subject)";
+
+	web_html(r, sj, strlen(sj), max, 0);
+}
+
 struct rows_ctx {
 	struct web_req *r;
 	time_t now;
@@ -359,11 +368,7 @@ held_row(const struct qview_row *row, void *vctx)
 	    PAGE_CELL_CHARS / 2, 0);
 	web_printf(r, "</td><td><a href=\"/lists/%s/held/%lld\">", c->list,
 	    (long long)row->id);
-	if (*row->subject)
-		web_html(r, row->subject, strlen(row->subject),
-		    PAGE_CELL_CHARS, 0);
-	else
-		web_printf(r, "(no subject)");
+	subject_html(r, row->subject, PAGE_CELL_CHARS);
 	web_printf(r, "</a><div class=\"why\">");
 	for (i = 0; i < PAGE_ROW_TOKENS && web_clue_next(&p, &cl); i++) {
 		web_printf(r, "%s", i ? ", " : "");
@@ -400,11 +405,7 @@ releasing_row(const struct queue_row *row, void *vctx)
 	web_printf(r, "<li id=\"releasing-%lld\">post <a href=\"/lists/%s/"
 	    "held/%lld\">%lld</a>: ", (long long)row->id, c->list,
 	    (long long)row->id, (long long)row->id);
-	if (*row->subject)
-		web_html(r, row->subject, strlen(row->subject),
-		    PAGE_CELL_CHARS, 0);
-	else
-		web_printf(r, "(no subject)");
+	subject_html(r, row->subject, PAGE_CELL_CHARS);
 	web_printf(r, ", approved by ");
 	web_html(r, row->decided_by ? row->decided_by : "?",
 	    strlen(row->decided_by ? row->decided_by : "?"),
@@ -590,8 +591,7 @@ page_post(struct web_req *r, const char *list, int64_t id)
 	snprintf(title, sizeof(title), "post %lld", (long long)id);
 	page_begin(r, title);
 	web_printf(r, "<h1>");
-	web_html(r, *row.subject ? row.subject : "(no subject)",
-	    strlen(*row.subject ? row.subject : "(no subject)"), 200, 0);
+	subject_html(r, row.subject, 200);
 	web_printf(r, "</h1>\n<p>Post %lld of list <a href=\"/lists/%s\">%s"
 	    "</a>, score ", (long long)id, list, list);
 	score_bar(r, row.score);
