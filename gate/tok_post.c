@@ -87,6 +87,12 @@ post_event(const struct mail_event *ev, void *vctx)
 		    ev->charset) < 0)
 			return -1;
 		return tok_text(c->o, "", 0, ev->data, ev->len, c->tl);
+	case MAIL_HIDDEN:
+		/* what the reader is not shown: words of its own, not
+		 * the shown words' votes (hidden ham words, hidden
+		 * letters inside a word) */
+		return tok_text(c->o, "hidden:", 0, ev->data, ev->len,
+		    c->tl);
 	case MAIL_PART:
 		if (ev->ctype != NULL && add_tag(c->tl, "part:", ev->ctype) < 0)
 			return -1;

@@ -56,6 +56,13 @@ log_cb(const struct mail_event *ev, void *ctx)
 		    buf_adds(b, ": ") < 0)
 			return -1;
 		break;
+	case MAIL_HIDDEN:
+		snprintf(pre, sizeof(pre), "X%u ", ev->depth);
+		if (buf_adds(b, pre) < 0 || buf_adds(b, ev->ctype) < 0 ||
+		    buf_addc(b, ' ') < 0 || buf_adds(b, ev->charset) < 0 ||
+		    buf_adds(b, ": ") < 0)
+			return -1;
+		break;
 	case MAIL_PART:
 		snprintf(pre, sizeof(pre), "P%u ", ev->depth);
 		if (buf_adds(b, pre) < 0 || buf_adds(b, ev->ctype) < 0 ||
@@ -1078,9 +1085,85 @@ START_TEST(html_table)
 	struct buf b = BUF_INIT(1000);
 
 	ck_assert_int_eq(html_to_text((const unsigned char *)
-	    html_cases[_i].in, strlen(html_cases[_i].in), &b), 0);
+	    html_cases[_i].in, strlen(html_cases[_i].in), &b, NULL), 0);
 	ck_assert_str_eq(buf_str(&b), html_cases[_i].out);
 	buf_free(&b);
+}
+END_TEST
+
+/* hidden elements: their text apart, the shown text read across them */
+static const struct {
+	const char *in, *out, *hid;
+	int r;
+} hidden_cases[] = {
+	/* the zero-font attack: hidden letters inside a word */
+	{ "Mi<span style=\"font-size:0px\">x</span>crosoft", "Microsoft",
+	    "\nx\n", HTML_HIDDEN },
+	{ "a<b style='FONT-SIZE : 0 !important'>b</b>c", "ac", "\nb\n",
+	    HTML_HIDDEN },
+	{ "a<i style=\"font-size:0.5pt\">b</i>c<i style=\"font-size:.9px\">"
+	    "d</i>e", "ace", "\nb\n\nd\n", HTML_HIDDEN },
+	/* visible sizes and values that hide nothing */
+	{ "a<i style=\"font-size:0.5em\">b</i>c<i style=\"font-size:1px\">d"
+	    "</i>e<i style=\"display:nonesuch\">f</i>", "abcdef", "", 0 },
+	{ "a<i style=\"opacity:0.5\">b</i><i style=\"opacity:0%\">c</i>",
+	    "ab", "\nc\n", HTML_HIDDEN },
+	/* a hidden block ends at its own end tag, counting nested ones */
+	{ "<div style=\"display:none\">p <div>q</div> r</div>s",
+	    "s", "\n\np \nq\n r\n", HTML_HIDDEN },
+	/* an inline one at a block's end too, as a browser closes it */
+	{ "<p><span style=\"visibility:hidden\">h<b>i</b></p>shown",
+	    "\n\nshown", "\nhi\n", HTML_HIDDEN },
+	{ "<p><span style=\"visibility:collapse\">h</span>t</p>",
+	    "\nt\n", "\nh\n", HTML_HIDDEN },
+	/* the hidden attribute; a void element hides only its attributes */
+	{ "<section hidden>s <a href=\"http://x/\">l</a></section>t",
+	    "t", "\n\ns  http://x/ l\n", HTML_HIDDEN },
+	{ "a<img alt=\"pic\" hidden>b", "ab", "\n pic \n", HTML_HIDDEN },
+	/* unclosed: to the end, as in a browser */
+	{ "a<span style=\"display:none\">b c", "a", "\nb c", HTML_HIDDEN },
+	/* empty, or only white space: nothing was hidden */
+	{ "<div style=\"display:none\"> </div>x", "x", "\n\n \n", 0 },
+	/* no style that hides: nothing */
+	{ "<p style=\"color:red\">x</p><input type=hidden value=v>",
+	    "\nx\n\n", "", 0 },
+	/* a style the reader is not shown: dropped, whatever it says */
+	{ "<style>p{display:none}</style>x", "x", "", 0 },
+};
+
+START_TEST(html_hidden)
+{
+	struct buf b = BUF_INIT(1000), h = BUF_INIT(1000);
+	int r;
+
+	r = html_to_text((const unsigned char *)hidden_cases[_i].in,
+	    strlen(hidden_cases[_i].in), &b, &h);
+	ck_assert_int_eq(r, hidden_cases[_i].r);
+	ck_assert_str_eq(buf_str(&b), hidden_cases[_i].out);
+	ck_assert_str_eq(buf_str(&h), hidden_cases[_i].hid);
+	/* without a hidden buffer, everything is text, as before */
+	buf_reset(&b);
+	ck_assert_int_eq(html_to_text((const unsigned char *)
+	    hidden_cases[_i].in, strlen(hidden_cases[_i].in), &b, NULL), 0);
+	buf_free(&b);
+	buf_free(&h);
+}
+END_TEST
+
+/* a full hidden buffer drops the rest of the hidden text, never the
+ * shown text */
+START_TEST(html_hidden_full)
+{
+	struct buf b = BUF_INIT(1000), h = BUF_INIT(4);
+	int r;
+
+	r = html_to_text((const unsigned char *)"a<span hidden>bcdefgh</span>"
+	    "i<span hidden>jk</span>l", 52, &b, &h);
+	ck_assert_int_eq(r, HTML_HIDDEN);
+	ck_assert_str_eq(buf_str(&b), "ail");
+	ck_assert_str_eq(buf_str(&h), "\nbcd");
+	buf_free(&b);
+	buf_free(&h);
 }
 END_TEST
 
@@ -1490,41 +1573,7 @@ END_TEST
 START_TEST(decoders_random)
 {
 	unsigned char in[512];
-	struct buf b = BUF_INIT(1u << 16);
-	int round;
-	size_t i, n;
-
-	for (round = 0; round < 2000; round++) {
-		n = rnd() % sizeof(in);
-		for (i = 0; i < n; i++)
-			in[i] = round & 1 ? (unsigned char)rnd() :
-			    (unsigned char)"<>&#;=?QBq\"' \n-abx09"[rnd() % 20];
-		buf_reset(&b);
-		ck_assert_int_ge(b64_decode(in, n, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_ge(qp_decode(in, n, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_ge(uu_decode(in, n, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_eq(html_to_text(in, n, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_eq(enriched_to_text(in, n, round & 2, &b), 0);
-		buf_reset(&b);
-		ck_assert_int_ge(charset_to_utf8(round % 3 ? "shift_jis" :
-		    "utf-7", in, n, &b), 0);
-	}
-	buf_free(&b);
-}
-END_TEST
-
-/* random bytes through every decoder into a tiny buffer: a full buffer
- * cuts (between characters for text) and is said, never a failure */
-START_TEST(decoders_cut)
-{
-	unsigned char in[512];
-	struct buf b = BUF_INIT(7);
+	struct buf b = BUF_INIT(1u << 16), h = BUF_INIT(1u << 16);
 	int round, r;
 	size_t i, n;
 
@@ -1542,7 +1591,51 @@ START_TEST(decoders_cut)
 		buf_reset(&b);
 		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
 		buf_reset(&b);
-		ck_assert_int_ge(html_to_text(in, n, &b), 0);
+		ck_assert_int_eq(html_to_text(in, n, &b, NULL), 0);
+		buf_reset(&b);
+		buf_reset(&h);
+		r = html_to_text(in, n, &b, &h);
+		ck_assert_int_ge(r, 0);
+		ck_assert_int_eq(r & HTML_CUT, 0);
+		buf_reset(&b);
+		ck_assert_int_eq(enriched_to_text(in, n, round & 2, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(charset_to_utf8(round % 3 ? "shift_jis" :
+		    "utf-7", in, n, &b), 0);
+	}
+	buf_free(&b);
+	buf_free(&h);
+}
+END_TEST
+
+/* random bytes through every decoder into a tiny buffer: a full buffer
+ * cuts (between characters for text) and is said, never a failure */
+START_TEST(decoders_cut)
+{
+	unsigned char in[512];
+	struct buf b = BUF_INIT(7), h = BUF_INIT(5);
+	int round, r;
+	size_t i, n;
+
+	for (round = 0; round < 2000; round++) {
+		n = rnd() % sizeof(in);
+		for (i = 0; i < n; i++)
+			in[i] = round & 1 ? (unsigned char)rnd() :
+			    (unsigned char)"<>&#;=?QBq\"' \n-abx09"[rnd() % 20];
+		buf_reset(&b);
+		ck_assert_int_ge(b64_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(qp_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(uu_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(rfc2047_decode(in, n, &b), 0);
+		buf_reset(&b);
+		ck_assert_int_ge(html_to_text(in, n, &b, NULL), 0);
+		buf_reset(&b);
+		buf_reset(&h);
+		ck_assert_int_ge(html_to_text(in, n, &b, &h), 0);
+		ck_assert_uint_le(h.len, 5);
 		buf_reset(&b);
 		ck_assert_int_ge(enriched_to_text(in, n, round & 2, &b), 0);
 		buf_reset(&b);
@@ -1565,10 +1658,11 @@ START_TEST(decoders_cut)
 	ck_assert_str_eq(buf_str(&b), "h\xc3\xa9llo ");
 	buf_reset(&b);
 	r = html_to_text((const unsigned char *)"<p>h&eacute;llo w</p>", 21,
-	    &b);
+	    &b, NULL);
 	ck_assert_int_eq(r, HTML_CUT);
 	ck_assert_str_eq(buf_str(&b), "\nh\xc3\xa9llo");
 	buf_free(&b);
+	buf_free(&h);
 }
 END_TEST
 
@@ -1712,6 +1806,9 @@ mail_suite(void)
 	tc = tcase_create("html");
 	tcase_add_loop_test(tc, html_table, 0,
 	    (int)(sizeof(html_cases) / sizeof(html_cases[0])));
+	tcase_add_loop_test(tc, html_hidden, 0,
+	    sizeof(hidden_cases) / sizeof(hidden_cases[0]));
+	tcase_add_test(tc, html_hidden_full);
 	tcase_add_test(tc, html_part);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");

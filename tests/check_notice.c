@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate/app/preview.h"
 #include "gate/mail/mail.h"
 #include "gate/moderate/notice.h"
 #include "gate/util/buf.h"
@@ -351,6 +352,25 @@ START_TEST(double_encoded_subject)
 }
 END_TEST
 
+/* a moderator's preview shows what a reader sees: not the text of
+ * hidden HTML elements */
+START_TEST(preview_no_hidden_text)
+{
+	static const char post[] = "Subject: s\nContent-Type: text/html\n\n"
+	    "<p>Mi<span style=\"font-size:0\">zzz</span>crosoft</p>"
+	    "<div style=\"display:none\">meeting agenda</div>shown\n";
+	struct buf out = BUF_INIT(4096);
+
+	ck_assert_int_eq(preview_text((const unsigned char *)post,
+	    sizeof(post) - 1, &out), 0);
+	ck_assert_ptr_nonnull(strstr(buf_str(&out), "Microsoft"));
+	ck_assert_ptr_nonnull(strstr(buf_str(&out), "shown"));
+	ck_assert_ptr_null(strstr(buf_str(&out), "zzz"));
+	ck_assert_ptr_null(strstr(buf_str(&out), "agenda"));
+	buf_free(&out);
+}
+END_TEST
+
 /* a "." or "From " that a soft line break moves to a line's start is
  * encoded there too: a lone "." ends a message for sendmail without
  * -i, and mbox delivery turns "From " into ">From " */
@@ -446,6 +466,7 @@ notice_suite(void)
 	tcase_add_test(tc, double_encoded_subject);
 	tcase_add_test(tc, qp_soft_break_line_start);
 	tcase_add_test(tc, hostile_bytes);
+	tcase_add_test(tc, preview_no_hidden_text);
 	suite_add_tcase(s, tc);
 	return s;
 }

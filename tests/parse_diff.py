@@ -13,7 +13,8 @@ so what differs is text listgate lost, not tokenizer policy.
 
 listgate's body words are the tokens `listgate tokens` prints without a
 prefix (no ':'; header tokens are "subj:", "from:", ... and URL,
-address, skip, part and anomaly tokens all hold a ':').
+address, skip, part and anomaly tokens all hold a ':'), and the words of
+hidden HTML elements ("hidden:WORD").
 
 recall = |oracle words found among listgate's| / |oracle words|, per post
 (a post whose oracle has no words counts as 1).  Printed: the
@@ -485,12 +486,18 @@ def lg_words(listgate, paths):
             if line.startswith("# ") and line[2:] in names:
                 cur = res.setdefault(names[line[2:]], set())
                 continue
+            # the words of hidden HTML elements are "hidden:WORD": words
+            # of the body all the same (the oracle keeps them as text)
+            if line.startswith("hidden:"):
+                line = line[7:]
             if cur is not None and line and ":" not in line:
                 cur.add(line)
         # a directory of one post prints no "# NAME" line
         if len(paths) == 1 and not res:
-            res[paths[0]] = {l for l in r.stdout.decode(
-                "utf-8", "surrogateescape").split("\n") if l and ":" not in l}
+            res[paths[0]] = {l for l in (
+                l[7:] if l.startswith("hidden:") else l
+                for l in r.stdout.decode("utf-8", "surrogateescape")
+                .split("\n")) if l and ":" not in l}
     return res
 
 

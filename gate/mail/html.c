@@ -6,9 +6,14 @@
  * decoded, href/src URLs and alt/title text kept as words, block tags
  * turned into newlines so words do not glue together.  Invisible
  * characters used to split words (soft hyphen, zero-width ones) are
- * dropped.  Unclosed constructs run to the end of the input.  Output
- * beyond the buffer's max is cut between characters (HTML_CUT).  Fails
- * (-1) only when memory runs out.
+ * dropped.  Text a reader never sees (an element hidden by its style,
+ * display:none, visibility:hidden, opacity:0 or a font size of 0, or by
+ * the hidden attribute) goes to a buffer of its own when the caller
+ * gives one, so that words split by hidden letters ("Mi", a hidden "x",
+ * "crosoft") read as shown and hidden words stay apart.  Unclosed
+ * constructs run to the end of the input.  Output beyond the buffer's
+ * max is cut between characters (HTML_CUT).  Fails (-1) only when memory
+ * runs out.
  */
 #include "config.h"
 
@@ -81,6 +86,37 @@ static const char *const blocks[] = {
 	"table", "tbody", "td", "tfoot", "th", "thead", "title", "tr", "ul",
 	"body", "button", "textarea", "frame", "area", "meta",
 };
+
+/* elements that never hold anything: a hidden one hides only its own
+ * attributes' text */
+static const char *const voids[] = {
+	"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
+	"meta", "param", "source", "track", "wbr",
+};
+
+/*
+ * Where the text goes: out, or hidden inside a hidden element (when the
+ * caller wants hidden text apart: hidden != NULL).  A hidden element
+ * ends at its own end tag (counting the elements of its name opened
+ * inside it) and, when it is an inline one (a span, a font), at the end
+ * tag of any block too, where a browser closes it.
+ */
+struct conv {
+	struct buf *out, *hidden;
+	struct buf *cur;		/* out, or hidden */
+	char htag[TAG_MAX + 1];		/* the hidden element, "" when none */
+	unsigned nest;			/* its name's elements open inside it */
+	int inl;			/* it is an inline element */
+	int any;			/* a hidden element was met */
+};
+
+/* r, the result of writing to c->cur: a full hidden buffer only drops
+ * the rest of the hidden text (the shown text goes on) */
+static int
+soft(const struct conv *c, int r)
+{
+	return r == HTML_CUT && c->cur == c->hidden ? 0 : r;
+}
 
 /* code point of a named entity, or -1 */
 static long
@@ -257,6 +293,102 @@ get_name(const unsigned char *in, size_t n, size_t p, char *name)
 	return p;
 }
 
+/* is name one of the n names of list */
+static int
+in_list(const char *const *list, size_t n, const char *name)
+{
+	size_t k;
+
+	/* the first letters before strcmp: a call for each of the 48 block
+	 * names was 3% of training */
+	for (k = 0; k < n; k++)
+		if (list[k][0] == name[0] && strcmp(list[k], name) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * A CSS number at s[0..n) ("0", "0.5", ".0", "00px"): 1 when it is one,
+ * with *zero (it is 0) and *below1 (it is below 1) set and *end at its
+ * unit.
+ */
+static int
+css_number(const char *s, size_t n, int *zero, int *below1, size_t *end)
+{
+	size_t i = 0;
+	int digits = 0, dot = 0;
+
+	*zero = *below1 = 1;
+	if (i < n && s[i] == '+')
+		i++;
+	for (; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			digits++;
+			if (s[i] != '0') {
+				*zero = 0;
+				if (!dot)
+					*below1 = 0;
+			}
+		} else if (s[i] == '.' && !dot)
+			dot = 1;
+		else
+			break;
+	}
+	*end = i;
+	return digits > 0;
+}
+
+/*
+ * Does a style attribute's value hide its element?  display:none,
+ * visibility:hidden or collapse, opacity:0, or a font size of 0 (any
+ * unit) or below 1px or 1pt.  Declarations are read as a browser reads
+ * them, property and value without case or white space, "!important"
+ * allowed; entities and comments in a style are not looked into (such
+ * an element's text stays shown text, as before).
+ */
+static int
+style_hides(const unsigned char *s, size_t n)
+{
+	char prop[TAG_MAX + 1], val[16];
+	size_t i = 0, k, e;
+	int zero, below1;
+
+	while (i < n) {
+		while (i < n && (is_space(s[i]) || s[i] == ';'))
+			i++;
+		for (k = 0; i < n && s[i] != ':' && s[i] != ';'; i++)
+			if (!is_space(s[i]) && k < TAG_MAX)
+				prop[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
+				    s[i] - 'A' + 'a' : s[i]);
+		prop[k] = '\0';
+		if (i >= n || s[i] == ';')
+			continue;
+		for (i++, k = 0; i < n && s[i] != ';' && s[i] != '!'; i++)
+			if (!is_space(s[i]) && k + 1 < sizeof(val))
+				val[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
+				    s[i] - 'A' + 'a' : s[i]);
+		val[k] = '\0';
+		while (i < n && s[i] != ';')
+			i++;
+		if (strcmp(prop, "display") == 0 && strcmp(val, "none") == 0)
+			return 1;
+		if (strcmp(prop, "visibility") == 0 &&
+		    (strcmp(val, "hidden") == 0 ||
+		    strcmp(val, "collapse") == 0))
+			return 1;
+		if (strcmp(prop, "opacity") == 0 &&
+		    css_number(val, k, &zero, &below1, &e) && zero &&
+		    (e == k || strcmp(val + e, "%") == 0))
+			return 1;
+		if (strcmp(prop, "font-size") == 0 &&
+		    css_number(val, k, &zero, &below1, &e) && (zero ||
+		    (below1 && (strcmp(val + e, "px") == 0 ||
+		    strcmp(val + e, "pt") == 0))))
+			return 1;
+	}
+	return 0;
+}
+
 /* position of the case-insensitive closing tag "</name" from p, or n */
 static size_t
 find_close(const unsigned char *in, size_t n, size_t p, const char *name)
@@ -277,16 +409,20 @@ find_close(const unsigned char *in, size_t n, size_t p, const char *name)
 	return n;
 }
 
-/* parse the tag at in[i] == '<' (a letter or '/' follows): 0, HTML_CUT
- * or -1; *end set to the position after it, *skip to the element whose
- * body is skipped */
+/* the kept attributes (href, src, alt, title, action) of one tag */
+#define KEEP_MAX	16
+
+/* parse the tag at in[i] == '<' (a letter or '/' follows), its words
+ * and line break going where c says: 0, HTML_CUT or -1; *end set to the
+ * position after it, *skip to the element whose body is skipped */
 static int
-tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
+tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
     size_t *end, const char **skip)
 {
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
-	size_t p = i + 1, v0, v1, k;
-	int closing = 0, r;
+	size_t p = i + 1, v0, v1, k, keep[KEEP_MAX][2], nkeep = 0;
+	int closing = 0, hides = 0, block, r;
+	struct buf *to;
 
 	*skip = NULL;
 	if (in[p] == '/') {
@@ -300,6 +436,8 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 		if (p >= n || in[p] == '>')
 			break;
 		p = get_name(in, n, p, aname);
+		if (strcmp(aname, "hidden") == 0)
+			hides = 1;
 		while (p < n && is_space(in[p]))
 			p++;
 		if (p >= n || in[p] != '=')
@@ -320,27 +458,64 @@ tag(const unsigned char *in, size_t n, size_t i, struct buf *out,
 				p++;
 			v1 = p;
 		}
-		if (!closing && v1 > v0 && aname[0] != 0 &&
-		    strchr("hsat", aname[0]) != NULL &&
-		    (strcmp(aname, "href") == 0 ||
+		if (closing || v1 <= v0 || aname[0] == 0 ||
+		    strchr("hsat", aname[0]) == NULL)
+			continue;
+		if (strcmp(aname, "style") == 0)
+			hides |= style_hides(in + v0, v1 - v0);
+		else if (nkeep < KEEP_MAX && (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
 		    strcmp(aname, "action") == 0)) {
-			if ((r = putc1(out, ' ')) != 0 ||
-			    (r = put_text(in + v0, v1 - v0, out)) != 0 ||
-			    (r = putc1(out, ' ')) != 0)
-				return r;
+			keep[nkeep][0] = v0;
+			keep[nkeep++][1] = v1;
 		}
 	}
 	*end = p < n ? p + 1 : n;
-	/* the first letters before strcmp: a call for each of the 48 was
-	 * 3% of training */
-	for (k = 0; k < sizeof(blocks) / sizeof(blocks[0]); k++)
-		if (blocks[k][0] == tname[0] && strcmp(blocks[k], tname) == 0) {
-			if ((r = putc1(out, '\n')) != 0)
-				return r;
-			break;
+	block = in_list(blocks, sizeof(blocks) / sizeof(blocks[0]), tname);
+	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && hides) {
+		/* a hidden element: its own words and line break, and (unless
+		 * it is void) all it holds, go to the hidden text */
+		c->any = 1;
+		c->cur = c->hidden;
+		if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
+			return r;
+		if (!in_list(voids, sizeof(voids) / sizeof(voids[0]),
+		    tname)) {
+			memcpy(c->htag, tname, sizeof(c->htag));
+			c->nest = 0;
+			c->inl = !block;
 		}
+	} else if (c->htag[0] != '\0' && strcmp(tname, c->htag) == 0) {
+		if (!closing)
+			c->nest++;
+		else if (c->nest > 0)
+			c->nest--;
+		else
+			c->htag[0] = '\0';	/* its own end: after its line
+						 * break, below */
+	} else if (c->htag[0] != '\0' && closing && c->inl && block) {
+		/* a block's end closes the hidden inline element in it */
+		c->htag[0] = '\0';
+		if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
+			return r;
+		c->cur = c->out;
+	}
+	to = c->cur;
+	for (k = 0; k < nkeep; k++)
+		if ((r = soft(c, putc1(to, ' '))) != 0 ||
+		    (r = soft(c, put_text(in + keep[k][0],
+		    keep[k][1] - keep[k][0], to))) != 0 ||
+		    (r = soft(c, putc1(to, ' '))) != 0)
+			return r;
+	if (block && (r = soft(c, putc1(to, '\n'))) != 0)
+		return r;
+	if (c->cur == c->hidden && c->htag[0] == '\0') {
+		/* a void hidden element, or the hidden element's end */
+		if (!block && (r = soft(c, putc1(to, '\n'))) != 0)
+			return r;
+		c->cur = c->out;
+	}
 	if (!closing && strcmp(tname, "script") == 0)
 		*skip = "script";
 	else if (!closing && strcmp(tname, "style") == 0)
@@ -434,27 +609,32 @@ html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 
 /* HTML to text in one pass */
 int
-html_to_text(const unsigned char *in, size_t n, struct buf *out)
+html_to_text(const unsigned char *in, size_t n, struct buf *out,
+    struct buf *hidden)
 {
-	size_t i = 0, run = 0, adv, end;
+	struct conv c;
+	size_t i = 0, run = 0, adv, end, h0 = hidden ? hidden->len : 0;
 	const char *skip;
 	int r, noend = 0;
 
+	memset(&c, 0, sizeof(c));
+	c.out = c.cur = out;
+	c.hidden = hidden;
 	while (i < n) {
-		unsigned char c = in[i];
+		unsigned char ch = in[i];
 
-		if (c != '<' && c != '&') {
+		if (ch != '<' && ch != '&') {
 			i++;
 			continue;
 		}
-		if ((r = put(out, in + run, i - run)) != 0)
-			return r;
-		if (c == '&') {
-			if ((r = entity(in, n, i, out, &adv)) != 0)
-				return r;
+		if ((r = soft(&c, put(c.cur, in + run, i - run))) != 0)
+			goto done;
+		if (ch == '&') {
+			if ((r = soft(&c, entity(in, n, i, c.cur, &adv))) != 0)
+				goto done;
 			if (adv == 0) {
-				if ((r = putc1(out, '&')) != 0)
-					return r;
+				if ((r = soft(&c, putc1(c.cur, '&'))) != 0)
+					goto done;
 				adv = 1;
 			}
 			run = i += adv;
@@ -479,8 +659,8 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		if (i + 1 < n && (is_alpha(in[i + 1]) || (in[i + 1] == '/' &&
 		    i + 2 < n && is_alpha(in[i + 2])))) {
-			if ((r = tag(in, n, i, out, &end, &skip)) != 0)
-				return r;
+			if ((r = tag(in, n, i, &c, &end, &skip)) != 0)
+				goto done;
 			i = end;
 			if (skip)
 				i = find_close(in, n, i, skip);
@@ -489,5 +669,14 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out)
 		}
 		run = i++;		/* a lone '<' is text */
 	}
-	return put(out, in + run, n - run);
+	r = soft(&c, put(c.cur, in + run, n - run));
+done:
+	if (r < 0)
+		return -1;
+	/* HTML_HIDDEN when what was hidden holds more than white space (an
+	 * empty hidden element hides nothing) */
+	for (i = h0; c.any && i < hidden->len; i++)
+		if (!is_space(hidden->data[i]))
+			return r | HTML_HIDDEN;
+	return r;
 }

@@ -8,14 +8,21 @@
 
 struct buf;
 
-/* html_to_text(): out was full, the text was cut there */
+/* html_to_text()'s result, bits: out was full, the text was cut there */
 #define HTML_CUT	1
+/* ... some text was in hidden elements (and went to hidden) */
+#define HTML_HIDDEN	2
 
 /* HTML (UTF-8) to text, appended to out: tags, script, style and
  * comments dropped, entities decoded, href/src URLs and alt/title text
- * kept as words.  0, HTML_CUT (cut between characters where out
- * reached its max), or -1 only when out of memory. */
-int html_to_text(const unsigned char *in, size_t n, struct buf *out);
+ * kept as words.  The text of elements a reader does not see (hidden by
+ * their style or the hidden attribute) is appended to hidden instead,
+ * each element's on a line of its own, when hidden is not NULL (when it
+ * is, it stays in out); a full hidden buffer drops the rest of it.
+ * 0, or the bits HTML_CUT (out was cut between characters where it
+ * reached its max) and HTML_HIDDEN; -1 only when out of memory. */
+int html_to_text(const unsigned char *in, size_t n, struct buf *out,
+    struct buf *hidden);
 
 /*
  * The charset an HTML document declares in its first 4 KiB:

@@ -41,7 +41,7 @@ enum anomaly {
 	AN_NO_BLANK, AN_HDR_TRUNC, AN_DEPTH, AN_BND_MISSING, AN_BND_LONG,
 	AN_PARTS, AN_B64, AN_QP, AN_SCAN, AN_DECODED, AN_CS_UNKNOWN,
 	AN_CS_INVALID, AN_BAD_CTYPE, AN_2047, AN_CT_DUP, AN_UU, AN_CR,
-	AN_CS_WRONG, AN_COUNT
+	AN_CS_WRONG, AN_HIDDEN, AN_COUNT
 };
 
 static const char *const anames[AN_COUNT] = {
@@ -50,7 +50,7 @@ static const char *const anames[AN_COUNT] = {
 	"qp-bad-escape", "scan-truncated", "decoded-truncated",
 	"charset-unknown", "charset-invalid", "bad-content-type",
 	"rfc2047-bad", "content-type-duplicate", "uu-garbage",
-	"line-ends-cr", "charset-mislabelled",
+	"line-ends-cr", "charset-mislabelled", "hidden-text",
 };
 
 struct bnd {
@@ -91,7 +91,7 @@ struct walk {
 	char hint[CHARSET_MAX + 1];
 	struct bnd *stack;
 	unsigned nstack;
-	struct buf name, field, hval, dec, conv, html, tmp, uu;
+	struct buf name, field, hval, dec, conv, html, hid, tmp, uu;
 	/* mail_header(): the field wanted and where it goes */
 	const char *want;
 	struct buf *wantout;
@@ -509,8 +509,8 @@ conv_room(const struct mail_limits *lim, size_t n)
 
 /* hand out one decoded text part, bounded by max_decoded */
 static int
-emit_text(struct walk *w, unsigned depth, const char *ctype,
-    const char *charset, struct buf *t)
+emit_text(struct walk *w, unsigned depth, enum mail_kind kind,
+    const char *ctype, const char *charset, struct buf *t)
 {
 	struct mail_event ev;
 	size_t room = w->lim->max_decoded - w->decoded, n = t->len;
@@ -526,7 +526,7 @@ emit_text(struct walk *w, unsigned depth, const char *ctype,
 	}
 	w->decoded += n;
 	memset(&ev, 0, sizeof(ev));
-	ev.kind = MAIL_TEXT;
+	ev.kind = kind;
 	ev.depth = depth;
 	ev.data = t->data;
 	ev.len = n;
@@ -703,10 +703,16 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	if (html) {
 		buf_reset(&w->html);
 		w->html.max = w->conv.len * 2 + 64;
-		if ((r = html_to_text(w->conv.data, w->conv.len,
-		    &w->html)) < 0 || buf_reserve(&w->html, 0) < 0)
+		/* (hidden text is at most what the part holds) */
+		buf_reset(&w->hid);
+		w->hid.max = w->conv.len + 64;
+		if ((r = html_to_text(w->conv.data, w->conv.len, &w->html,
+		    &w->hid)) < 0 || buf_reserve(&w->html, 0) < 0 ||
+		    buf_reserve(&w->hid, 0) < 0)
 			return -1;
-		if (r == HTML_CUT && anomaly(w, AN_DECODED, depth) < 0)
+		if ((r & HTML_CUT) && anomaly(w, AN_DECODED, depth) < 0)
+			return -1;
+		if ((r & HTML_HIDDEN) && anomaly(w, AN_HIDDEN, depth) < 0)
 			return -1;
 		t = &w->html;
 	} else if (strcmp(ctype, "text/enriched") == 0 ||
@@ -721,7 +727,10 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 			return -1;
 		t = &w->html;
 	}
-	return emit_text(w, depth, ctype, cs, t);
+	if (emit_text(w, depth, MAIL_TEXT, ctype, cs, t) < 0)
+		return -1;
+	return html && w->hid.len > 0 ? emit_text(w, depth, MAIL_HIDDEN,
+	    ctype, cs, &w->hid) : 0;
 }
 
 static int walk_entity(struct walk *, unsigned, int);
@@ -1062,6 +1071,7 @@ walk_init(struct walk *w, const unsigned char *msg, size_t len,
 	buf_init(&w->dec, 16);
 	buf_init(&w->conv, 16);
 	buf_init(&w->html, 16);
+	buf_init(&w->hid, 16);
 	buf_init(&w->tmp, lim->max_field + 16);
 	buf_init(&w->uu, 16);
 	skip_mbox_from(w);
@@ -1085,6 +1095,7 @@ walk_free(struct walk *w)
 	buf_free(&w->dec);
 	buf_free(&w->conv);
 	buf_free(&w->html);
+	buf_free(&w->hid);
 	buf_free(&w->tmp);
 	buf_free(&w->uu);
 	xfree(w->own);

@@ -32,7 +32,9 @@ enum mail_kind {
 	MAIL_HEADER,	/* one header field of an entity */
 	MAIL_TEXT,	/* decoded text of a text/ part, as UTF-8 */
 	MAIL_PART,	/* a non-text leaf part (attachment): type and name only */
-	MAIL_ANOMALY	/* something malformed or truncated was seen */
+	MAIL_ANOMALY,	/* something malformed or truncated was seen */
+	MAIL_HIDDEN	/* the text of an HTML part's hidden elements, after
+			 * its MAIL_TEXT: what a reader is not shown */
 };
 
 struct mail_event {
@@ -43,7 +45,9 @@ struct mail_event {
 	/*
 	 * MAIL_HEADER: the unfolded value with RFC 2047 words decoded, UTF-8;
 	 * MAIL_TEXT: the part's decoded text as UTF-8 (HTML already turned to
-	 * text, with link and image URLs and alt text kept as words);
+	 * text, with link and image URLs and alt text kept as words, and
+	 * the text of hidden elements left out);
+	 * MAIL_HIDDEN: that hidden text, each element's on a line;
 	 * MAIL_ANOMALY: a short lower-case name such as "b64-garbage",
 	 * "header-truncated", "boundary-missing", "depth-limit" (each name
 	 * is reported at most once per post; see mail.c for the full list).
@@ -51,9 +55,11 @@ struct mail_event {
 	 */
 	const unsigned char *data;
 	size_t len;
-	/* MAIL_TEXT, MAIL_PART: lower-case media type, e.g. "text/html" */
+	/* MAIL_TEXT, MAIL_HIDDEN, MAIL_PART: lower-case media type, e.g.
+	 * "text/html" */
 	const char *ctype;
-	/* MAIL_TEXT: the declared charset, lower case ("" when none) */
+	/* MAIL_TEXT, MAIL_HIDDEN: the declared charset, lower case ("" when
+	 * none) */
 	const char *charset;
 	/* MAIL_PART: the file name (RFC 2231 decoded, UTF-8) or "" */
 	const char *filename;

@@ -46,7 +46,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mail_limits lim;
-	struct buf b = BUF_INIT(1u << 20);
+	struct buf b = BUF_INIT(1u << 20), hid = BUF_INIT(1u << 14);
 
 	if (mail_walk(data, size, NULL, touch, NULL) != 0)
 		__builtin_trap();
@@ -69,7 +69,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		buf_reset(&b);
 		(void)rfc2047_decode(data, size, &b);
 		buf_reset(&b);
-		(void)html_to_text(data, size, &b);
+		(void)html_to_text(data, size, &b, NULL);
+		buf_reset(&b);
+		if (html_to_text(data, size, &b, &hid) < 0 ||
+		    hid.len > hid.max)
+			__builtin_trap();
 		buf_reset(&b);
 		if (enriched_to_text(data, size, size & 1, &b) < 0)
 			__builtin_trap();
@@ -82,5 +86,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			__builtin_trap();
 	}
 	buf_free(&b);
+	buf_free(&hid);
 	return 0;
 }
