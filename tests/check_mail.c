@@ -1111,9 +1111,28 @@ static const struct {
 	/* a hidden block ends at its own end tag, counting nested ones */
 	{ "<div style=\"display:none\">p <div>q</div> r</div>s",
 	    "s", "\n\np \nq\n r\n", HTML_HIDDEN },
-	/* an inline one at a block's end too, as a browser closes it */
-	{ "<p><span style=\"visibility:hidden\">h<b>i</b></p>shown",
+	/* ... or at the end of a block opened before it, which a browser
+	 * closes it with; blocks opened inside it end inside it */
+	{ "<p><span style=\"display:none\">h<b>i</b></p>shown",
 	    "\n\nshown", "\nhi\n", HTML_HIDDEN },
+	{ "<td><div style=\"display:none\">x<p>y</p>z</td><td>w</td>",
+	    "\n\n\nw\n", "\n\nx\ny\nz\n", HTML_HIDDEN },
+	/* the last declaration of a property wins, unless an earlier one
+	 * is important; a style that shows overrides the hidden attribute */
+	{ "<i style=\"display:none;display:inline\">a</i>b", "ab", "", 0 },
+	{ "<i style=\"display:none !important; display:inline\">a</i>b",
+	    "b", "\na\n", HTML_HIDDEN },
+	{ "<div hidden style=\"display:block\">a</div>", "\na\n", "", 0 },
+	/* a visibility or a font size that a descendant sets again, or
+	 * whose end is far or missing, hides nothing */
+	{ "<td style=\"font-size:0\"><div style=\"font-size:14px\">col</div>"
+	    "</td>", "\n\ncol\n\n", "", 0 },
+	{ "<i style=\"visibility:hidden\">a<b style=\"visibility:visible\">"
+	    "b</b></i>", "ab", "", 0 },
+	{ "<i style=\"font-size:0\">a", "a", "", 0 },
+	/* hidden by its font size: the text, not the addresses */
+	{ "<a href=\"http://u/\" style=\"font-size:0\">t<img src=\"http://"
+	    "i/\"></a>", " http://u/  http://i/ ", "\nt\n\n", HTML_HIDDEN },
 	{ "<p><span style=\"visibility:collapse\">h</span>t</p>",
 	    "\nt\n", "\nh\n", HTML_HIDDEN },
 	/* the hidden attribute; a void element hides only its attributes */

@@ -98,15 +98,17 @@ static const char *const voids[] = {
  * Where the text goes: out, or hidden inside a hidden element (when the
  * caller wants hidden text apart: hidden != NULL).  A hidden element
  * ends at its own end tag (counting the elements of its name opened
- * inside it) and, when it is an inline one (a span, a font), at the end
- * tag of any block too, where a browser closes it.
+ * inside it) or at the end tag of a block opened before it, which a
+ * browser closes it with.  An element hidden only by its font size
+ * hides its text, not its images' and links' addresses.
  */
 struct conv {
 	struct buf *out, *hidden;
 	struct buf *cur;		/* out, or hidden */
 	char htag[TAG_MAX + 1];		/* the hidden element, "" when none */
 	unsigned nest;			/* its name's elements open inside it */
-	int inl;			/* it is an inline element */
+	unsigned inner;			/* blocks opened inside it, open */
+	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 };
 
@@ -338,21 +340,35 @@ css_number(const char *s, size_t n, int *zero, int *below1, size_t *end)
 	return digits > 0;
 }
 
+/* what a style does to its element (style_hides) */
+#define HIDE_ALL	1	/* display:none, opacity:0: it and all in it */
+#define HIDE_VIS	2	/* visibility:hidden: unless a descendant
+				 * shows itself again */
+#define HIDE_FONT	4	/* a font size of (about) 0: its text, unless
+				 * a descendant sets a size again */
+#define SHOW_DISPLAY	8	/* display set to something shown: the hidden
+				 * attribute is overridden */
+
 /*
- * Does a style attribute's value hide its element?  display:none,
- * visibility:hidden or collapse, opacity:0, or a font size of 0 (any
- * unit) or below 1px or 1pt.  Declarations are read as a browser reads
- * them, property and value without case or white space, "!important"
- * allowed; entities and comments in a style are not looked into (such
- * an element's text stays shown text, as before).
+ * What a style attribute's value does: HIDE_* and SHOW_DISPLAY bits.
+ * display:none, visibility:hidden or collapse, opacity:0, a font size of
+ * 0 (any unit) or below 1px or 1pt.  Declarations are read as a browser
+ * reads them: property and value without case or white space, the last
+ * of a property winning unless an earlier one is "!important".
+ * Entities and comments in a style are not looked into (such an
+ * element's text stays shown text, as before).
  */
 static int
 style_hides(const unsigned char *s, size_t n)
 {
-	char prop[TAG_MAX + 1], val[16];
-	size_t i = 0, k, e;
-	int zero, below1;
+	static const char *const props[] = { "display", "visibility",
+	    "opacity", "font-size" };
+	struct { int set, imp, hides; } d[4];
+	char prop[TAG_MAX + 1], val[16], bang[12];
+	size_t i = 0, k, e, x;
+	int zero, below1, hides, imp, r;
 
+	memset(d, 0, sizeof(d));
 	while (i < n) {
 		while (i < n && (is_space(s[i]) || s[i] == ';'))
 			i++;
@@ -368,23 +384,94 @@ style_hides(const unsigned char *s, size_t n)
 				val[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
 				    s[i] - 'A' + 'a' : s[i]);
 		val[k] = '\0';
-		while (i < n && s[i] != ';')
-			i++;
-		if (strcmp(prop, "display") == 0 && strcmp(val, "none") == 0)
-			return 1;
-		if (strcmp(prop, "visibility") == 0 &&
-		    (strcmp(val, "hidden") == 0 ||
-		    strcmp(val, "collapse") == 0))
-			return 1;
-		if (strcmp(prop, "opacity") == 0 &&
-		    css_number(val, k, &zero, &below1, &e) && zero &&
-		    (e == k || strcmp(val + e, "%") == 0))
-			return 1;
-		if (strcmp(prop, "font-size") == 0 &&
-		    css_number(val, k, &zero, &below1, &e) && (zero ||
-		    (below1 && (strcmp(val + e, "px") == 0 ||
-		    strcmp(val + e, "pt") == 0))))
-			return 1;
+		for (e = 0; i < n && s[i] != ';'; i++)
+			if (s[i] != '!' && !is_space(s[i]) &&
+			    e + 1 < sizeof(bang))
+				bang[e++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
+				    s[i] - 'A' + 'a' : s[i]);
+		bang[e] = '\0';
+		imp = strcmp(bang, "important") == 0;
+		for (x = 0; x < 4 && strcmp(prop, props[x]) != 0; x++)
+			;
+		if (x == 4 || (d[x].set && d[x].imp && !imp))
+			continue;
+		switch (x) {
+		case 0:
+			hides = strcmp(val, "none") == 0;
+			break;
+		case 1:
+			hides = strcmp(val, "hidden") == 0 ||
+			    strcmp(val, "collapse") == 0;
+			break;
+		case 2:
+			hides = css_number(val, k, &zero, &below1, &e) &&
+			    zero && (e == k || strcmp(val + e, "%") == 0);
+			break;
+		default:
+			hides = css_number(val, k, &zero, &below1, &e) &&
+			    (zero || (below1 && (strcmp(val + e, "px") == 0 ||
+			    strcmp(val + e, "pt") == 0)));
+			break;
+		}
+		d[x].set = 1;
+		d[x].imp = imp;
+		d[x].hides = hides;
+	}
+	r = 0;
+	if (d[0].hides || d[2].hides)
+		r |= HIDE_ALL;
+	if (d[1].hides)
+		r |= HIDE_VIS;
+	if (d[3].hides)
+		r |= HIDE_FONT;
+	if (d[0].set && !d[0].hides)
+		r |= SHOW_DISPLAY;
+	return r;
+}
+
+/* a character of a tag name */
+static int
+name_char(int c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9') || c == '-';
+}
+
+/* how far ahead an element hidden in a way its descendants can undo is
+ * looked into */
+#define LOOK_MAX	512
+
+/*
+ * An element from p (after its start tag) hidden by a visibility or a
+ * font size, which a descendant can set again: is it hidden?  Only when
+ * its end tag comes within LOOK_MAX bytes with prop named nowhere before
+ * it.  The letters split by the zero-font trick are a few; a template's
+ * container of font size 0 (a common way to close the gaps between
+ * columns) is long and sets the size again inside: shown.  Bounded:
+ * LOOK_MAX bytes an element.
+ */
+static int
+soft_hidden(const unsigned char *in, size_t n, size_t p, const char *tname,
+    const char *prop)
+{
+	size_t e = n - p > LOOK_MAX ? p + LOOK_MAX : n, l = strlen(tname);
+	size_t lp = strlen(prop), k;
+	unsigned depth = 0;
+
+	for (; p < e; p++) {
+		if (in[p] == '<' && p + 1 < e) {
+			int cl = in[p + 1] == '/';
+
+			k = p + 1 + (size_t)cl + l;
+			if (k > e || strncasecmp((const char *)in + p + 1 +
+			    cl, tname, l) != 0 || (k < n && name_char(in[k])))
+				continue;
+			if (!cl)
+				depth++;
+			else if (depth-- == 0)
+				return 1;
+		} else if ((in[p] | 0x20) == prop[0] && p + lp <= e &&
+		    strncasecmp((const char *)in + p, prop, lp) == 0)
+			return 0;
 	}
 	return 0;
 }
@@ -421,7 +508,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 {
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
 	size_t p = i + 1, v0, v1, k, keep[KEEP_MAX][2], nkeep = 0;
-	int closing = 0, hides = 0, block, r;
+	int closing = 0, hidden_attr = 0, style = 0, hides, block, isvoid, r;
 	struct buf *to;
 
 	*skip = NULL;
@@ -436,8 +523,8 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		if (p >= n || in[p] == '>')
 			break;
 		p = get_name(in, n, p, aname);
-		if (strcmp(aname, "hidden") == 0)
-			hides = 1;
+		if (!closing && strcmp(aname, "hidden") == 0)
+			hidden_attr = 1;
 		while (p < n && is_space(in[p]))
 			p++;
 		if (p >= n || in[p] != '=')
@@ -462,7 +549,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		    strchr("hsat", aname[0]) == NULL)
 			continue;
 		if (strcmp(aname, "style") == 0)
-			hides |= style_hides(in + v0, v1 - v0);
+			style = style_hides(in + v0, v1 - v0);
 		else if (nkeep < KEEP_MAX && (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
@@ -473,18 +560,36 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	}
 	*end = p < n ? p + 1 : n;
 	block = in_list(blocks, sizeof(blocks) / sizeof(blocks[0]), tname);
-	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && hides) {
-		/* a hidden element: its own words and line break, and (unless
-		 * it is void) all it holds, go to the hidden text */
+	/* (looked up only where it matters: most tags have no style) */
+	isvoid = (style || hidden_attr || c->htag[0] != '\0') &&
+	    in_list(voids, sizeof(voids) / sizeof(voids[0]), tname);
+	/* the hidden attribute is a style display:none, which the
+	 * element's own style can override */
+	if (hidden_attr && !(style & SHOW_DISPLAY))
+		style |= HIDE_ALL;
+	hides = 0;
+	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style) {
+		if (style & HIDE_ALL)
+			hides = 1;
+		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
+		    *end, tname, "visibility"))
+			hides = 1;
+		else if (!isvoid && (style & HIDE_FONT) && soft_hidden(in, n,
+		    *end, tname, "font-size"))
+			hides = 2;
+	}
+	if (hides) {
+		/* a hidden element: its text (and, unless it is hidden by
+		 * its font size only, its addresses and line break) and all
+		 * it holds go to the hidden text */
 		c->any = 1;
 		c->cur = c->hidden;
+		c->text_only = hides == 2;
 		if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
 			return r;
-		if (!in_list(voids, sizeof(voids) / sizeof(voids[0]),
-		    tname)) {
+		if (!isvoid) {
 			memcpy(c->htag, tname, sizeof(c->htag));
-			c->nest = 0;
-			c->inl = !block;
+			c->nest = c->inner = 0;
 		}
 	} else if (c->htag[0] != '\0' && strcmp(tname, c->htag) == 0) {
 		if (!closing)
@@ -494,20 +599,29 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		else
 			c->htag[0] = '\0';	/* its own end: after its line
 						 * break, below */
-	} else if (c->htag[0] != '\0' && closing && c->inl && block) {
-		/* a block's end closes the hidden inline element in it */
-		c->htag[0] = '\0';
-		if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
-			return r;
-		c->cur = c->out;
+	} else if (c->htag[0] != '\0' && block && !isvoid) {
+		if (!closing)
+			c->inner++;
+		else if (c->inner > 0)
+			c->inner--;
+		else {
+			/* the end of a block opened before it closes it */
+			c->htag[0] = '\0';
+			if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
+				return r;
+			c->cur = c->out;
+		}
 	}
-	to = c->cur;
+	/* (an element hidden by its font size shows its addresses: an image
+	 * has no font size) */
+	to = c->cur == c->hidden && c->text_only ? c->out : c->cur;
 	for (k = 0; k < nkeep; k++)
 		if ((r = soft(c, putc1(to, ' '))) != 0 ||
 		    (r = soft(c, put_text(in + keep[k][0],
 		    keep[k][1] - keep[k][0], to))) != 0 ||
 		    (r = soft(c, putc1(to, ' '))) != 0)
 			return r;
+	to = c->cur;
 	if (block && (r = soft(c, putc1(to, '\n'))) != 0)
 		return r;
 	if (c->cur == c->hidden && c->htag[0] == '\0') {
