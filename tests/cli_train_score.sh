@@ -356,6 +356,19 @@ check "... says it was stopped, with what was learnt" \
 run lg score --list intr --db-stats
 check "... and learnt nothing more" grep -qx "spam_posts 1" "$T/out"
 
+# a stop while the last batch is committed: there is no next post to
+# stop at (it said "stopping at the next post"); the run finishes, and
+# says so (LISTGATE_TEST_TRAIN_STOP sends the SIGTERM at that stage)
+run env LISTGATE_TEST_TRAIN_STOP=commit "$LISTGATE" --allow-root \
+    --config "$CONF" train --list stopc --spam "$DATA/spam1.eml" \
+    "$DATA/spam2.eml"
+check "train stopped during its commit finishes it (exit $rc)" test "$rc" -eq 0
+check "... saying so" grep -qx "listgate train: finishing the commit of the posts read (once more: at once)" "$T/err"
+check "... and not that it stops at a next post" sh -c "! grep -q 'next post' '$T/err'"
+sed 's/^/# /' "$T/err"
+run lg score --list stopc --db-stats
+check "... and learnt both posts" grep -qx "spam_posts 2" "$T/out"
+
 # a signal ignored by whoever started train stays ignored: under nohup
 # (SIGHUP), or started in the background of a script (SIGINT), the
 # terminal closing or a ^C for the foreground stopped the run and

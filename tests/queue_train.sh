@@ -77,6 +77,22 @@ check "train FILE FILE with a database: one journal event" \
 check "... the other counted as a duplicate" \
     grep -q "^skipped 1 duplicate post" "$T/out"
 
+# a stop while the posts are committed, or synced into the token file:
+# no next post to stop at (it said "stopping at the next post"); the
+# run finishes and says so
+for st in commit sync; do
+	LISTGATE_TEST_TRAIN_STOP=$st lgdb train -q --list "stop$st" --spam \
+	    "$DATA/spam1.eml" "$DATA/spam2.eml" > "$T/out" 2>&1
+	check "train stopped at its $st finishes it (exit $?)" test $? -eq 0
+	sed 's/^/# /' "$T/out"
+	check "... and says so, not that it stops at a next post" sh -c \
+	    "grep -q '^listgate train: .*finishing the $st' '$T/out' && ! grep -q 'next post' '$T/out'"
+	check "... both posts journaled" \
+	    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'stop$st'")" -eq 2
+	lgdb score --list "stop$st" --db-stats > "$T/out" 2>&1
+	check "... and in the token file" grep -qx "spam_posts 2" "$T/out"
+done
+
 $PG_CTL_STOP
 lgdb train -q --list dev --spam "$DATA/spam2.eml" > "$T/out" 2>&1
 check "train with the database down exits 1" test $? -eq 1

@@ -55,23 +55,61 @@ static volatile sig_atomic_t progress_shown;
 /* the signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), or 0 */
 static volatile sig_atomic_t stop_sig;
 
-/* a stop: taken between posts.  A second one ends the run at once */
+/* what the run does when a stop comes: it decides what a stop does, and
+ * what the message says */
+enum stage {
+	STAGE_READ,	/* reading and learning posts: stop before the next */
+	STAGE_COMMIT,	/* the last batch is committed: that goes on */
+	STAGE_SYNC,	/* the journal's posts go into the token file */
+	STAGE_END	/* only the summary is left */
+};
+static volatile sig_atomic_t stage;
+
+/* a stop: taken between posts, and then it rolls the unfinished batch
+ * back.  Once the posts are being committed there is nothing left to
+ * stop: the run finishes, and the message says so.  A second stop ends
+ * the run at once */
 static void
 on_stop(int sig)
 {
-	static const char msg[] = "listgate train: stopping at the next post "
-	    "(once more: at once)\n";
+	static const char read_msg[] = "listgate train: stopping at the next "
+	    "post (once more: at once)\n";
+	static const char commit_msg[] = "listgate train: finishing the "
+	    "commit of the posts read (once more: at once)\n";
+	static const char sync_msg[] = "listgate train: the posts are "
+	    "journaled; finishing the sync of the token file (once more: at "
+	    "once; `listgate sync` finishes it)\n";
+	const char *msg;
+	size_t len;
 	ssize_t n;
 
 	stop_sig = sig;
+	switch (stage) {
+	case STAGE_READ:
+		msg = read_msg;
+		len = sizeof(read_msg) - 1;
+		break;
+	case STAGE_COMMIT:
+		msg = commit_msg;
+		len = sizeof(commit_msg) - 1;
+		break;
+	case STAGE_SYNC:
+		msg = sync_msg;
+		len = sizeof(sync_msg) - 1;
+		break;
+	default:
+		return;	/* the run ends anyway, as it would have */
+	}
 	/* (it may be waiting on an input: a terminal, a FIFO) */
 	if (progress_shown) {
 		n = write(STDERR_FILENO, "\r\033[K", 4);
 		progress_shown = 0;
 	}
-	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	n = write(STDERR_FILENO, msg, len);
 	(void)n;
 }
+
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
 /* catch the signals that stop a run: once, then their default again.
  * A signal ignored stays ignored: a run under nohup (SIGHUP), or in
@@ -79,7 +117,6 @@ on_stop(int sig)
 static void
 catch_stops(void)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa, old;
 	size_t i;
 
@@ -87,10 +124,38 @@ catch_stops(void)
 	sa.sa_handler = on_stop;
 	sa.sa_flags = SA_RESTART | SA_RESETHAND;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (sigaction(sigs[i], &sa, &old) == 0 &&
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		if (sigaction(stop_sigs[i], &sa, &old) == 0 &&
 		    old.sa_handler == SIG_IGN)
-			sigaction(sigs[i], &old, NULL);
+			sigaction(stop_sigs[i], &old, NULL);
+}
+
+/* go on to stage s: 0, or the signal of a stop that came before (then
+ * the stage is left as it was: the handler is spent, a second stop ends
+ * the run at once).  The stop signals wait meanwhile, so that a stop is
+ * either seen here or told of in the new stage's words.
+ * LISTGATE_TEST_TRAIN_STOP=commit or sync (for tests only) sends the
+ * run a SIGTERM as it starts that stage */
+static int
+stage_enter(enum stage s)
+{
+	static const char *const names[] = { "read", "commit", "sync", "end" };
+	sigset_t block, old;
+	const char *e;
+	size_t i;
+	int sig;
+
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaddset(&block, stop_sigs[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if ((sig = stop_sig) == 0)
+		stage = s;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (sig == 0 && (e = getenv("LISTGATE_TEST_TRAIN_STOP")) != NULL &&
+	    strcmp(e, names[s]) == 0)
+		raise(SIGTERM);
+	return sig;
 }
 
 /* remember the post [p, p+len) in seen, a set of the first 16 bytes of
@@ -288,6 +353,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * is rolled back and the message says what stays learnt (killed,
 	 * it said nothing) */
 	stop_sig = 0;
+	stage = STAGE_READ;
 	catch_stops();
 	for (i = optind; i < argc && !fatal; i++) {
 		if (stop_sig != 0)
@@ -369,23 +435,27 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		source_close(src);
 	}
 	progress_break();	/* finishing may have a message */
-	if (stop_sig != 0 && !fatal) {
+	if (!fatal && stage_enter(STAGE_COMMIT) != 0) {
 		cmd_err(NAME, "list %s: signal %d (%s)", list, (int)stop_sig,
 		    strsignal(stop_sig));
 		fatal = 1;
 	}
+	/* from here a stop changes nothing: the run finishes */
 	if (fatal)
 		trainer_abort(t);
 	else if (trainer_finish(t, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		fatal = 1;
-	} else if (journal && (q = trainer_queue(t)) != NULL &&
-	    train_sync(q, &g, &l, &ss, err, sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		cmd_err(NAME, "list %s: the posts are in the journal; run "
-		    "`listgate sync --list %s`", list, list);
-		fatal = 1;
+	} else if (journal && (q = trainer_queue(t)) != NULL) {
+		(void)stage_enter(STAGE_SYNC);
+		if (train_sync(q, &g, &l, &ss, err, sizeof(err)) < 0) {
+			cmd_err(NAME, "%s", err);
+			cmd_err(NAME, "list %s: the posts are in the journal; "
+			    "run `listgate sync --list %s`", list, list);
+			fatal = 1;
+		}
 	}
+	(void)stage_enter(STAGE_END);
 	trainer_stats(t, &st);
 	if (tty)
 		progress(t, dir, start, 1);
