@@ -585,25 +585,32 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 #define SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
 
 /*
- * After migration m gave up waiting secs seconds for a lock (its
+ * After migrate gave up waiting secs seconds for a lock (its
  * transaction rolled back): say which table of listgate's schema
  * another session has held locked since before the wait began (the
- * oldest such transaction), and what to do, in err.
+ * oldest such transaction; rel, when not NULL, the table waited for),
+ * and what to do, in err.  What waited: migration m, or (m NULL) the
+ * reading of the schema's version.
  */
 static void
 lock_holder(struct queue *q, const struct queue_migration *m,
-    unsigned secs, char *err, size_t errsz)
+    const char *rel, unsigned secs, char *err, size_t errsz)
 {
 	PGresult *res;
 	char sbuf[16];
-	const char *params[1];
+	const char *params[2];
 	size_t k;
 
 	snprintf(sbuf, sizeof(sbuf), "%u", secs);
 	params[0] = sbuf;
-	k = (size_t)snprintf(err, errsz, "migration %04d_%s waited %u s for "
-	    "a lock (lock_timeout) and was not applied: ", m->version, m->name,
-	    secs);
+	params[1] = rel;
+	if (m != NULL)
+		k = (size_t)snprintf(err, errsz, "migration %04d_%s waited %u "
+		    "s for a lock (lock_timeout) and was not applied: ",
+		    m->version, m->name, secs);
+	else
+		k = (size_t)snprintf(err, errsz, "migrate waited %u s for a "
+		    "lock (lock_timeout) to read the schema's version: ", secs);
 	if (k >= errsz)
 		return;
 	/* (the activity of another role's session reads as NULL to a
@@ -620,30 +627,79 @@ lock_holder(struct queue *q, const struct queue_migration *m,
 	    "pg_catalog.pg_database WHERE datname = current_database()) AND "
 	    "c.relkind IN ('r', 'p') AND c.relnamespace = (SELECT oid FROM "
 	    "pg_catalog.pg_namespace WHERE nspname = current_schema()) AND "
-	    "c.relname !~ '[^[:print:]]' AND (a.xact_start IS NULL OR "
+	    "c.relname !~ '[^[:print:]]' AND ($2::text IS NULL OR "
+	    "c.relname = $2::text) AND (a.xact_start IS NULL OR "
 	    "a.xact_start <= now() - make_interval(secs => $1::int4)) "
-	    "ORDER BY a.xact_start NULLS LAST, c.relname LIMIT 1", 1, NULL,
+	    "ORDER BY a.xact_start NULLS LAST, c.relname LIMIT 1", 2, NULL,
 	    params, NULL, NULL, 0);
 	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
 	    PQntuples(res) == 1)
 		snprintf(err + k, errsz - k, "table %s is locked (%s) by the "
 		    "session of pid %s (user %s, application '%s', %s), its "
-		    "transaction open for %s s, and every other client of the "
-		    "table would have queued behind migrate.  Run migrate "
+		    "transaction open for %s s%s.  Run migrate "
 		    "again once that transaction has ended (or end it: SELECT "
 		    "pg_terminate_backend(%s)), or give a longer "
 		    "--lock-timeout", PQgetvalue(res, 0, 0),
 		    PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
 		    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
 		    PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
+		    rel == NULL ? ", and every other client of the table "
+		    "would have queued behind migrate" : "",
 		    PQgetvalue(res, 0, 2));
 	else
 		snprintf(err + k, errsz - k, "another session's transaction "
-		    "holds a table it needs, and every other client of that "
-		    "table would have queued behind migrate.  Run migrate "
-		    "again when the database is quieter, or give a longer "
-		    "--lock-timeout");
+		    "holds a table it needs%s.  Run migrate again when the "
+		    "database is quieter, or give a longer --lock-timeout",
+		    rel == NULL ? ", and every other client of that table "
+		    "would have queued behind migrate" : "");
 	PQclear(res);
+}
+
+/* did res fail because lock_timeout ran out? */
+static int
+lock_timed_out(const PGresult *res)
+{
+	const char *state;
+
+	return res != NULL && (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) != NULL &&
+	    strcmp(state, SQLSTATE_LOCK_NOT_AVAILABLE) == 0;
+}
+
+/*
+ * One statement of migrate_next on schema_migrations, which another
+ * session may hold locked: its result (PQclear it), or NULL when it
+ * failed: then it is rolled back and err says why, naming the session
+ * that held the table when lock_timeout ran out (m: the migration it
+ * was for, NULL: the reading of the version).
+ */
+static PGresult *
+migrate_exec(struct queue *q, const struct queue_migration *m,
+    unsigned lock_timeout_s, const char *sql, int n,
+    const char *const *vals, char *err, size_t errsz)
+{
+	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL,
+	    0);
+	char scratch[64];
+
+	if (res != NULL && (PQresultStatus(res) == PGRES_COMMAND_OK ||
+	    PQresultStatus(res) == PGRES_TUPLES_OK))
+		return res;
+	if (lock_timeout_s > 0 && lock_timed_out(res)) {
+		PQclear(res);
+		queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+		lock_holder(q, m, "schema_migrations", lock_timeout_s, err,
+		    errsz);
+		return NULL;
+	}
+	if (m != NULL)
+		snprintf(err, errsz, "migration %04d_%s: database: %s",
+		    m->version, m->name, queue_pgerr(q, res));
+	else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+	return NULL;
 }
 
 /*
@@ -654,7 +710,9 @@ lock_holder(struct queue *q, const struct queue_migration *m,
  * transaction mode may hand each transaction to another server
  * connection, where a session lock would stay behind.  Once it is
  * held, lock_timeout_s (when above 0) bounds each wait for a table
- * lock (SET LOCAL: the transaction's own, through a pooler too); the
+ * lock (SET LOCAL: the transaction's own, through a pooler too), that
+ * of schema_migrations (read and written here) as those of the
+ * migrations' tables, each ending in lock_holder's message; the
  * migrate lock itself is waited for as long as the other run takes,
  * for that wait blocks no other client.
  */
@@ -664,8 +722,8 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 {
 	const struct queue_migration *m;
 	PGresult *res;
-	char lockkey[32], vbuf[16], scratch[64], e2[512], set[64];
-	const char *params[2], *state;
+	char lockkey[32], vbuf[16], scratch[64], set[64];
+	const char *params[2];
 	int v, missing;
 
 	*m_r = NULL;
@@ -701,14 +759,29 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	}
 	missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 	PQclear(res);
-	if (missing && queue_cmd(q, "CREATE TABLE IF NOT EXISTS "
-	    "schema_migrations ("
-	    "version integer PRIMARY KEY CHECK (version > 0), "
-	    "name text NOT NULL, "
-	    "applied_at timestamptz NOT NULL DEFAULT now())", err, errsz) < 0)
+	if (missing) {
+		if ((res = migrate_exec(q, NULL, lock_timeout_s, "CREATE TABLE "
+		    "IF NOT EXISTS schema_migrations ("
+		    "version integer PRIMARY KEY CHECK (version > 0), "
+		    "name text NOT NULL, "
+		    "applied_at timestamptz NOT NULL DEFAULT now())", 0, NULL,
+		    err, errsz)) == NULL)
+			return -1;
+		PQclear(res);
+	}
+	/* (a session that holds schema_migrations, an open transaction
+	 * that altered or locked it, is waited for within lock_timeout) */
+	if ((res = migrate_exec(q, NULL, lock_timeout_s, "SELECT "
+	    "coalesce(max(version), 0) FROM schema_migrations", 0, NULL, err,
+	    errsz)) == NULL)
+		return -1;
+	if (PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: schema_migrations: no version");
+		PQclear(res);
 		goto fail;
-	if (queue_schema_version(q, &v, err, errsz) < 0)
-		goto fail;
+	}
+	v = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
 	if (v > queue_schema_latest) {
 		snprintf(err, errsz, "the database schema is version %d, newer "
 		    "than this listgate knows (%d): refusing to touch it; "
@@ -723,12 +796,10 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	 * statements in one string, hence PQexec */
 	res = PQexec(q->conn, m->sql);
 	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK) {
-		if (lock_timeout_s > 0 && res != NULL && (state =
-		    PQresultErrorField(res, PG_DIAG_SQLSTATE)) != NULL &&
-		    strcmp(state, SQLSTATE_LOCK_NOT_AVAILABLE) == 0) {
+		if (lock_timeout_s > 0 && lock_timed_out(res)) {
 			PQclear(res);
 			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
-			lock_holder(q, m, lock_timeout_s, err, errsz);
+			lock_holder(q, m, NULL, lock_timeout_s, err, errsz);
 			return -1;
 		}
 		snprintf(err, errsz, "migration %04d_%s failed: %s",
@@ -740,12 +811,11 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	snprintf(vbuf, sizeof(vbuf), "%d", m->version);
 	params[0] = vbuf;
 	params[1] = m->name;
-	if (exec_params(q, "INSERT INTO schema_migrations (version, name) "
-	    "VALUES ($1, $2)", 2, params, e2, sizeof(e2)) < 0) {
-		snprintf(err, errsz, "migration %04d_%s: %s", m->version,
-		    m->name, e2);
-		goto fail;
-	}
+	if ((res = migrate_exec(q, m, lock_timeout_s, "INSERT INTO "
+	    "schema_migrations (version, name) VALUES ($1, $2)", 2, params,
+	    err, errsz)) == NULL)
+		return -1;
+	PQclear(res);
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		return -1;
 	*m_r = m;

@@ -157,6 +157,63 @@ PGDATABASE=lg_lock run lg migrate --lock-timeout 3600
 check "... once that transaction ended, migrate applies it" \
     sh -c "test $rc -eq 0 && grep -q 'applied 0011_outbox_claim' '$T/out'"
 
+# --- schema_migrations itself locked by another session ----------------------
+# migrate reads the schema's version from schema_migrations and records
+# each migration there: a session holding that table (an open
+# transaction that altered or locked it) made migrate wait too, bounded
+# by lock_timeout but failing with "canceling statement due to lock
+# timeout" and no word of who held it.  Both waits now end as the
+# migrations' own do: the table, the session, what to do.
+# holdmig MODE APP: a session holding schema_migrations locked in MODE
+# for 30 s (its psql's pid in $hpid); returns once the lock is granted
+holdmig() {
+	PGDATABASE=lg_lock PGAPPNAME=$2 psql -X -q -c "BEGIN;
+	    LOCK TABLE schema_migrations IN $1 MODE; SELECT pg_sleep(30);
+	    COMMIT" > /dev/null 2>&1 &
+	hpid=$!
+	i=0
+	while [ "$(PGDATABASE=lg_lock sql "SELECT count(*) FROM pg_locks l
+	    JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.granted AND
+	    a.application_name = '$2' AND
+	    l.relation = 'schema_migrations'::regclass")" -eq 0 ] &&
+	    [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+}
+endhold() {
+	PGDATABASE=lg_lock sql "SELECT pg_terminate_backend(pid) FROM
+	    pg_stat_activity WHERE application_name = '$1'" > /dev/null
+	wait $hpid
+}
+holdmig "ACCESS EXCLUSIVE" migx
+m0=$(ms)
+PGDATABASE=lg_lock run lg migrate --lock-timeout 1
+mms=$(($(ms) - m0))
+check "migrate with schema_migrations locked exits 1 (took $mms ms)" \
+    test "$rc" -eq 1 -a "$mms" -lt 4000
+check "... naming the table, the session and what to do" \
+    grep -q "migrate waited 1 s for a lock (lock_timeout) to read the schema's version: table schema_migrations is locked (AccessExclusiveLock) by the session of pid [0-9]* (user [^,]*, application 'migx', [^)]*).*Run migrate again once that transaction has ended.*--lock-timeout" "$T/err"
+sed "s/^/# /" "$T/err"
+endhold migx
+# a lock that lets the version be read but not a migration be recorded
+PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
+    DELETE FROM schema_migrations WHERE version = 11" || exit 99
+holdmig SHARE migs
+m0=$(ms)
+PGDATABASE=lg_lock run lg migrate --lock-timeout 1
+mms=$(($(ms) - m0))
+check "migrate that cannot record its migration exits 1 (took $mms ms)" \
+    test "$rc" -eq 1 -a "$mms" -lt 4000
+check "... naming the migration, the table and the session" \
+    grep -q "migration 0011_outbox_claim waited 1 s for a lock (lock_timeout) and was not applied: table schema_migrations is locked (ShareLock) by the session of pid [0-9]* (user [^,]*, application 'migs', [^)]*).*Run migrate again once that transaction has ended.*--lock-timeout" "$T/err"
+sed "s/^/# /" "$T/err"
+endhold migs
+check "... and applied nothing" test "$(PGDATABASE=lg_lock sql \
+    "SELECT count(*) FROM schema_migrations WHERE version = 11") $(PGDATABASE=lg_lock \
+    sql "SELECT count(*) FROM pg_attribute WHERE attrelid = 'notice_outbox'::regclass
+        AND attname = 'claimed_until'")" = "0 0"
+PGDATABASE=lg_lock run lg migrate
+check "... once that session ended, migrate applies it" \
+    sh -c "test $rc -eq 0 && grep -q 'applied 0011_outbox_claim' '$T/out'"
+
 # --- a schema of its own, in a database another program migrates too ---------
 # listgate's schema first in search_path, public (with the other
 # program's schema_migrations, golang-migrate's columns, at its version
