@@ -200,6 +200,34 @@ run lg tune --list dev --json --cost-ham-held -0
 check "--cost-ham-held -0 is a cost of 0, not a negative zero" \
     sh -c "test $rc -eq 0 && grep -q '\"cost_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]' '$T/out'"
 
+# a target the cutoff meeting it cannot have: ham_cutoff may go no higher
+# than the list's discard_cutoff, and lowered to it the recommendation
+# held more ham than --max-ham-held said, with nothing saying so (the
+# advice said "Apply the recommendation")
+cp "$CONF/lists/dev.conf" "$T/dev.conf.keep"
+printf 'ham_cutoff = 0.000001\nspam_cutoff = 0.01\ndiscard_cutoff = 0.01\n' \
+    > "$CONF/lists/dev.conf"
+run lg tune --list dev --json --max-ham-held 0
+check "a ham target past discard_cutoff: the recommendation stops there, and misses it" \
+    js "d['recommended']['ham_cutoff'] == 0.01 and d['recommended']['ham_held_posts'] > 0"
+check "... the JSON says the target is missed, and why" \
+    js "d['targets_met'] is False and d['targets_missed'] == ['max_ham_held'] and d['ham_cutoff_limit']['key'] == 'discard_cutoff' and d['ham_cutoff_limit']['value'] == 0.01 and d['ham_cutoff_limit']['wanted'] > 0.01"
+check "... and so does the advice" \
+    js "__import__('re').search(r\"It misses the target given: at most 0% of ham held \\(it holds [0-9.]+%\\); ham_cutoff may go no higher than the list's discard_cutoff \\(0.01\\), where the one meeting it would be [0-9.e-]+: raise discard_cutoff \\(or turn it off\\), or loosen the target, and tune again\\.\", d['advice'])"
+python3 -c "import json; print('# ' + json.load(open('$T/out'))['advice'])"
+run lg tune --list dev --max-ham-held 0
+check "... the text report too" grep -q "It misses the target given: at most 0% of ham held" "$T/out"
+# both targets no cutoff meets, and the closest is past discard_cutoff
+run lg tune --list dev --json --max-ham-held 0 --max-spam-passed 0
+check "... with both targets no cutoff meets: the advice says the bound too" \
+    js "d['advice'].startswith('No cutoff meets both') and 'But ham_cutoff may go no higher than the list' in d['advice'] and d['targets_met'] is False and 'max_ham_held' in d['targets_missed']"
+cat "$T/dev.conf.keep" > "$CONF/lists/dev.conf"
+run lg tune --list dev --json --max-ham-held 0
+check "... without the bound the target is met, and the JSON says so" \
+    js "d['targets_met'] is True and d['targets_missed'] == [] and d['ham_cutoff_limit'] is None and d['recommended']['ham_held_posts'] == 0 and 'misses' not in d['advice']"
+run lg tune --list dev --json
+check "... and without a target, targets_met is null" js "d['targets_met'] is None"
+
 # --- --apply: only the recommended keys change ------------------------------
 run lg tune --list dev --json --apply
 check "tune --apply exits 0" test "$rc" -eq 0

@@ -380,6 +380,55 @@ infeasible(char *out, size_t sz, const char *list,
 	    list);
 }
 
+/*
+ * After the advice: the targets the recommendation misses, unless the
+ * advice says so already (infeasible), and the bound that made it miss
+ * them (ham_cutoff lowered to the list's discard_cutoff).
+ */
+static void
+missed_note(char *out, size_t sz, const struct tune_result *r)
+{
+	char t[32], a[32], b[32];
+	size_t n = strlen(out);
+
+	if (r->missed == 0)
+		return;
+	if (!r->infeasible) {
+		snprintf(out + n, sz - n, " It misses the target%s given:",
+		    r->missed == (TUNE_MISS_HAM | TUNE_MISS_SPAM) ? "s" : "");
+		if (r->missed & TUNE_MISS_HAM) {
+			snprintf(t, sizeof(t), "%.12g%%",
+			    100 * r->goal.max_ham_held);
+			n = strlen(out);
+			snprintf(out + n, sz - n, " at most %s of ham held "
+			    "(it holds %.1f%%)%s", t, 100 *
+			    frac(r->rec.e.ham_held, r->nham),
+			    r->missed & TUNE_MISS_SPAM ? " and" : "");
+		}
+		if (r->missed & TUNE_MISS_SPAM) {
+			snprintf(t, sizeof(t), "%.12g%%",
+			    100 * r->goal.max_spam_passed);
+			n = strlen(out);
+			snprintf(out + n, sz - n, " at most %s of spam passed "
+			    "(it passes %.1f%%)", t, 100 *
+			    frac(r->rec.e.spam_passed, r->nspam));
+		}
+		n = strlen(out);
+		snprintf(out + n, sz - n, "%s", r->limited_from >= 0 ? ";" :
+		    ".");
+	}
+	if (r->limited_from >= 0) {
+		n = strlen(out);
+		snprintf(out + n, sz - n, "%sham_cutoff may go no higher than "
+		    "the list's discard_cutoff (%s), where %s would be %s: "
+		    "raise discard_cutoff (or turn it off), or loosen the "
+		    "target, and tune again.", r->infeasible ? " But " : " ",
+		    NUM(a, r->rec.ham_cutoff), r->infeasible ? "the cutoff "
+		    "coming closest" : "the one meeting it",
+		    NUM(b, r->limited_from));
+	}
+}
+
 /* the one sentence of advice */
 static void
 advice(char *out, size_t sz, const char *list, const struct tune_result *r,
@@ -394,6 +443,7 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 		    "of ham held, %.1f%% of spam passed; %s).",
 		    list, 100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam), conf);
+		missed_note(out, sz, r);
 		return;
 	}
 	snprintf(a, sizeof(a), "%.1f%%", 100 * frac(r->rec.e.ham_held,
@@ -420,6 +470,7 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
 		    100 * r->boot.better, r->boot.resamples, conf);
+	missed_note(out, sz, r);
 	if (r->changed & TUNE_WORD_PAIRS) {
 		size_t n = strlen(out);
 
@@ -509,6 +560,33 @@ json_setting(FILE *f, const struct tune_setting *t, int word_pairs,
 	fputc('}', f);
 }
 
+/* whether the recommendation meets the targets given: targets_met
+ * (null without a target), targets_missed (the goal's keys it misses)
+ * and ham_cutoff_limit (null, or the bound ham_cutoff was lowered to:
+ * key, value, and the cutoff the goal chose) */
+static void
+json_targets(FILE *f, const struct cutoff_goal *g,
+    const struct tune_result *r)
+{
+	char a[32], b[32];
+
+	if (g->max_ham_held < 0 && g->max_spam_passed < 0)
+		fputs(",\"targets_met\":null", f);
+	else
+		fprintf(f, ",\"targets_met\":%s", r->missed ? "false" :
+		    "true");
+	fprintf(f, ",\"targets_missed\":[%s%s%s]",
+	    r->missed & TUNE_MISS_HAM ? "\"max_ham_held\"" : "",
+	    r->missed == (TUNE_MISS_HAM | TUNE_MISS_SPAM) ? "," : "",
+	    r->missed & TUNE_MISS_SPAM ? "\"max_spam_passed\"" : "");
+	if (r->limited_from >= 0)
+		fprintf(f, ",\"ham_cutoff_limit\":{\"key\":\"discard_cutoff\","
+		    "\"value\":%s,\"wanted\":%s}", NUM(a, r->rec.ham_cutoff),
+		    NUM(b, r->limited_from));
+	else
+		fputs(",\"ham_cutoff_limit\":null", f);
+}
+
 /* a JSON string (the sanitizer writes the quotes) */
 static void
 json_string(FILE *f, const char *s)
@@ -546,6 +624,7 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	fputs(",\"recommended\":", f);
 	json_setting(f, &r->rec, r->word_pairs, r->nham, r->nspam, 1,
 	    r->changed);
+	json_targets(f, &o->goal, r);
 	fprintf(f, ",\"confidence\":{\"rating\":\"%s\",\"level\":%s,"
 	    "\"resamples\":%u,", tune_rating(r), NUM(a, r->boot.level), r->boot.resamples);
 	fprintf(f, "\"ham_held\":[%s,", NUM(a, r->boot.hh_lo));
@@ -985,7 +1064,9 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    NUM(a, l.ham_cutoff));
 			printf("\"spam_cutoff\":%s,\"ham_held\":null,"
 			    "\"spam_passed\":null,\"word_pairs\":%s},"
-			    "\"recommended\":null,\"confidence\":null,"
+			    "\"recommended\":null,\"targets_met\":null,"
+			    "\"targets_missed\":null,\"ham_cutoff_limit\":null,"
+			    "\"confidence\":null,"
 			    "\"word_pairs\":null,\"advice\":", tune_num(a,
 			    sizeof(a), l.spam_cutoff), o.word_pairs ? "true" :
 			    "false");

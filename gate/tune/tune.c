@@ -454,11 +454,24 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 		cutoff_best(&cs, &g1, o->ham_cutoff, &p1);
 		r->alone_ham = p1.e;
 	}
-	/* ham_cutoff <= spam_cutoff <= discard_cutoff must still hold */
+	/* ham_cutoff <= spam_cutoff <= discard_cutoff must still hold: a
+	 * cutoff lowered to it holds more ham, and may miss a ham target
+	 * the goal's cutoff met (missed says so) */
 	lim = o->discard_cutoff <= 1 ? o->discard_cutoff : 1;
-	if (r->rec.ham_cutoff > lim)
+	r->limited_from = -1;
+	if (r->rec.ham_cutoff > lim) {
+		r->limited_from = r->rec.ham_cutoff;
 		r->rec.ham_cutoff = lim;
+	}
 	cutoff_at(&cs, &o->goal, r->rec.ham_cutoff, &r->rec.e);
+	/* (as cutoff_rate counts a target missed) */
+	if (o->goal.max_ham_held >= 0 && (r->nham ? (double)r->rec.e.ham_held /
+	    r->nham : 0) > o->goal.max_ham_held)
+		r->missed |= TUNE_MISS_HAM;
+	if (o->goal.max_spam_passed >= 0 && (r->nspam ?
+	    (double)r->rec.e.spam_passed / r->nspam : 0) >
+	    o->goal.max_spam_passed)
+		r->missed |= TUNE_MISS_SPAM;
 	r->rec.roca = cutoff_roca(&cs);
 	/* spam_cutoff (a label): kept unless a ham scored at or above it
 	 * or it is below the new ham_cutoff */

@@ -75,6 +75,10 @@ struct tune_setting {
 	double roca;			/* 1-ROCA of its scores */
 };
 
+/* which targets the recommendation misses */
+#define TUNE_MISS_HAM	0x1	/* max_ham_held */
+#define TUNE_MISS_SPAM	0x2	/* max_spam_passed */
+
 /* which parameters the recommendation changes */
 #define TUNE_ROBS	0x1
 #define TUNE_ROBX	0x2
@@ -100,6 +104,14 @@ struct tune_result {
 					 * allows) */
 	struct cutoff_eval alone_ham;	/* and by the ham target alone */
 	size_t ham_discarded;		/* ham at or above discard_cutoff */
+	int missed;			/* TUNE_MISS_*: the targets of goal
+					 * the recommended cutoff misses on
+					 * the journal (with infeasible, or
+					 * when it was limited) */
+	double limited_from;		/* the cutoff that the goal chose,
+					 * when rec.ham_cutoff had to be
+					 * lowered to the list's
+					 * discard_cutoff; else -1 */
 	struct cutoff_goal pick;	/* the goal the cutoff was chosen by
 					 * (targets tightened, see tune.c) */
 	struct cutoff_eval nest;	/* cutoffs chosen by it on other folds,
