@@ -1770,13 +1770,15 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
 
 /*
  * After a failed release: put the row back as it was before the
- * approval marked it 'releasing' (r holds the old values), inside the
- * caller's transaction on q.  0, or -1 with err (the row stays
- * 'releasing').
+ * approval marked it 'releasing' (r holds the old values, a held
+ * post's note too: why the filter held it), inside the caller's
+ * transaction on q; a held post's note becomes why when not NULL (why
+ * the list refused it for good, for show and held to say).  0, or -1
+ * with err (the row stays 'releasing').
  */
 static int
 unmark_releasing(struct queue *q, const char *idbuf,
-    const struct queue_row *r, char *err, size_t errsz)
+    const struct queue_row *r, const char *why, char *err, size_t errsz)
 {
 	char when[32];
 	const char *vals[5];
@@ -1786,7 +1788,8 @@ unmark_releasing(struct queue *q, const char *idbuf,
 	vals[1] = r->status;
 	vals[2] = r->decided_by;
 	vals[3] = when;
-	vals[4] = r->note;
+	vals[4] = why != NULL && strcmp(r->status, "held") == 0 ? why :
+	    r->note;
 	/* a post the filter discarded whose bytes the filter discarded
 	 * again meanwhile (a retry: a post being released is not in
 	 * migration 0010's index) cannot be put back beside that copy:
@@ -1804,7 +1807,7 @@ unmark_releasing(struct queue *q, const char *idbuf,
 	    "to_timestamp($4::float8) END, note = CASE WHEN (SELECT id FROM "
 	    "dup) IS NOT NULL THEN 'the same bytes as post ' || (SELECT id "
 	    "FROM dup) || ' (discarded again while this one was being "
-	    "released)' WHEN $2 = 'held' THEN NULL ELSE nullif($5, '') END "
+	    "released)' ELSE nullif($5, '') END "
 	    "WHERE id = $1::int8 AND status = 'releasing'", 5, vals, err,
 	    errsz);
 }
@@ -1818,8 +1821,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	queue_release_fn release = d->release;
 	void *ctx = d->ctx;
 	int flags = d->flags;
-	char idbuf[32], *byc = NULL, *notec = NULL;
-	char e2[512];
+	char idbuf[32], *byc = NULL, *notec = NULL, *whyc = NULL;
+	char e2[512], why[1000];
 	const char *vals[4];
 	struct queue_row r;
 	struct queue *lq = NULL;	/* holds the lock across a release */
@@ -1962,7 +1965,15 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if ((rel = release(&r, ctx, err, errsz)) < 0) {
 		rc = QUEUE_RELEASE_FAILED;
 		res_r->refused = rel == -2;
-		if (unmark_releasing(lq, idbuf, &r, e2, sizeof(e2)) < 0 ||
+		/* refused for good: held again with why, which show and
+		 * held say (as the filter's note for a post deliver
+		 * refused) */
+		if (res_r->refused) {
+			snprintf(why, sizeof(why), "%s%.900s",
+			    QUEUE_RELEASE_REFUSED, err);
+			whyc = pg_text(why, FIELD_MAX);
+		}
+		if (unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) {
 			size_t n = strlen(err);
 
@@ -1991,6 +2002,7 @@ out:
 		rollback(lq);
 	xfree(byc);
 	xfree(notec);
+	xfree(whyc);
 	queue_row_free(&r);
 	return rc;
 }

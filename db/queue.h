@@ -217,7 +217,9 @@ int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
 				 * no force: nothing changed (*old_r says) */
 #define QUEUE_RELEASE_FAILED 3	/* the release callback failed: nothing
 				 * recorded, the post is back as it was
-				 * (unless err says it stays 'releasing') */
+				 * (unless err says it stays 'releasing');
+				 * refused for good, a held post's note
+				 * says why (QUEUE_RELEASE_REFUSED) */
 #define QUEUE_INTERRUPTED 4	/* the post is 'releasing': an earlier
 				 * approval started its release and never
 				 * recorded the outcome, so it may be on the
@@ -233,6 +235,10 @@ int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
 #define QUEUE_OTHER_POST 8	/* the post's SHA-256 is not
 				 * d->raw_sha256 (its id was reused):
 				 * nothing done */
+
+/* how the note of a post held again after the list refused its
+ * release for good begins (the refusal follows) */
+#define QUEUE_RELEASE_REFUSED	"release refused the post for good: "
 
 /* flags of queue_decide */
 #define QUEUE_FORCE	1	/* change an earlier decision; release a

@@ -1235,6 +1235,8 @@ START_TEST(handoff_chooses)
 {
 	char *prog_ok[] = { "/bin/true", NULL };
 	char *prog_bad[] = { "/bin/false", NULL };
+	char *prog_100[] = { "/bin/sh", "-c", "cat > /dev/null; exit 100",
+	    NULL };
 	char *lmtp[] = { dest, "d@example.org", NULL };
 	static const unsigned char latin1[] = "Subject: \xe9\n\n.";
 	struct srv sv = no_script;
@@ -1243,18 +1245,41 @@ START_TEST(handoff_chooses)
 
 	ck_assert_int_eq(handoff_is_lmtp(prog_ok), 0);
 	ck_assert_int_eq(handoff_post(prog_ok, "a@example.org",
-	    (const unsigned char *)post, strlen(post), -1, 5000, note,
-	    sizeof(note), err, sizeof(err)), HANDOFF_OK);
+	    (const unsigned char *)post, strlen(post), -1, 5000,
+	    HANDOFF_EXITS_QMAIL, note, sizeof(note), err, sizeof(err)),
+	    HANDOFF_OK);
 	ck_assert_int_eq(handoff_post(prog_bad, "a@example.org",
-	    (const unsigned char *)post, strlen(post), -1, 5000, note,
-	    sizeof(note), err, sizeof(err)), HANDOFF_TEMP);
+	    (const unsigned char *)post, strlen(post), -1, 5000,
+	    HANDOFF_EXITS_QMAIL, note, sizeof(note), err, sizeof(err)),
+	    HANDOFF_TEMP);
 	ck_assert_str_eq(err, "/bin/false exited with status 1");
+	/* a permanent failure by the dialect's codes; the rest temporary */
+	ck_assert_int_eq(handoff_post(prog_100, "a@example.org",
+	    (const unsigned char *)post, strlen(post), -1, 5000,
+	    HANDOFF_EXITS_QMAIL, note, sizeof(note), err, sizeof(err)),
+	    HANDOFF_PERM);
+	ck_assert_str_eq(err, "/bin/sh exited with status 100");
+	ck_assert_int_eq(handoff_post(prog_100, "a@example.org",
+	    (const unsigned char *)post, strlen(post), -1, 5000,
+	    HANDOFF_EXITS_TEMP, note, sizeof(note), err, sizeof(err)),
+	    HANDOFF_TEMP);
+	ck_assert_int_eq(handoff_post(prog_100, "a@example.org",
+	    (const unsigned char *)post, strlen(post), -1, 5000,
+	    HANDOFF_EXITS_POSTFIX, note, sizeof(note), err, sizeof(err)),
+	    HANDOFF_TEMP);
+	ck_assert_int_eq(handoff_exit_perm(100, HANDOFF_EXITS_QMAIL), 1);
+	ck_assert_int_eq(handoff_exit_perm(111, HANDOFF_EXITS_QMAIL), 0);
+	ck_assert_int_eq(handoff_exit_perm(69, HANDOFF_EXITS_POSTFIX), 1);
+	ck_assert_int_eq(handoff_exit_perm(77, HANDOFF_EXITS_POSTFIX), 1);
+	ck_assert_int_eq(handoff_exit_perm(75, HANDOFF_EXITS_POSTFIX), 0);
+	ck_assert_int_eq(handoff_exit_perm(100, HANDOFF_EXITS_POSTFIX), 0);
 
 	sv.reply[S_RCPT] = "550 5.1.1 no such list";
 	start(&sv, 0);
 	ck_assert_int_eq(handoff_is_lmtp(lmtp), 1);
 	r = handoff_post(lmtp, "a@example.org", (const unsigned char *)post,
-	    strlen(post), -1, 5000, note, sizeof(note), err, sizeof(err));
+	    strlen(post), -1, 5000, HANDOFF_EXITS_TEMP, note, sizeof(note),
+	    err, sizeof(err));
 	finish();
 	ck_assert_msg(r == HANDOFF_PERM, "%d %s", r, err);
 	ck_assert_ptr_nonnull(strstr(err, "RCPT TO: 550 5.1.1 no such list"));
@@ -1265,8 +1290,8 @@ START_TEST(handoff_chooses)
 	sv.reply[S_LHLO] = "250 x";
 	start(&sv, 0);
 	r = handoff_post(lmtp, "bad\x01@example.org", latin1,
-	    sizeof(latin1) - 1, -1, 5000, note, sizeof(note), err,
-	    sizeof(err));
+	    sizeof(latin1) - 1, -1, 5000, HANDOFF_EXITS_TEMP, note,
+	    sizeof(note), err, sizeof(err));
 	finish();
 	ck_assert_msg(r == HANDOFF_OK, "%d %s", r, err);
 	ck_assert_ptr_nonnull(strstr(note, "sent as <>"));

@@ -643,6 +643,28 @@ check "... the MTA's retry approves it: exit 0" test "$rc" -eq 0
 check "... approved" test "$(status "$id11")" = approved
 check "... released" cmp -s "$T/released.dev" "$T/mm12@test.eml"
 
+# --- a release refused for good (qmail's 100, ezmlm-send's permanent
+# failure): it was a temporary failure, 111, and qmail retried the reply
+# and the release for days; it is refused now, as an LMTP 5xx is: the
+# reply answered, exit 0, the post held with the refusal as its note
+id70=$(hold spam1.eml mm70@test r@example.net) || exit 1
+a70=$(addr_of "$(last_to alice@example.org)" approve)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+sed -i "s|^release = .*|release = /bin/sh -c \"cat > /dev/null; exit 100\"|" \
+    "$CONF/lists/dev.conf"
+lg moderate --mta qmail -f alice@example.org -- "$a70" < "$T/r1.eml" \
+    > "$T/mod.out" 2>&1
+rc=$?
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+check "a release refused for good (exit 100, qmail): the reply is not retried (exit $rc)" \
+    test "$rc" -eq 0
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... the answer says the list refused the post for good" \
+    grep -q "the list refused the post for good when it was released" "$T/ans.txt"
+check "... the post is held, the refusal its note" test \
+    "$(sql "SELECT status || ' ' || note FROM held_posts WHERE id = $id70")" = \
+    "held release refused the post for good: release command /bin/sh exited with status 100"
+
 # --- SIGTERM while the release runs: the release is stopped and the post
 # held again for the MTA's retry (not left 'releasing')
 id16=$(hold spam2.eml mm16@test r@example.net) || exit 1

@@ -558,6 +558,58 @@ check "a failed release: approve exits 1" test "$rc" -eq 1
 check "... the post is held again, undecided" test \
     "$(sql "SELECT status || coalesce(decided_by, '-') FROM held_posts WHERE id = $f1")" = "held-"
 
+# (3b) a release that fails for good (qmail's 100: ezmlm-send refusing
+# the post) was taken for a temporary failure, with nothing kept of why:
+# the post is held again, its note says why (show, held), and approve
+# says the list refused it for good
+printf 'release = /bin/sh -c "cat > /dev/null; echo refused >&2; exit 100"\n' \
+    > "$CONF/lists/dev.conf"
+f2=$("$QHOLD" dev "$DATA/spam2.eml" 0.5) || exit 99
+run lg approve "$f2"
+check "a release refused for good (exit 100 under qmail): approve exits 1" \
+    test "$rc" -eq 1
+check "... saying the list refused it for good" \
+    grep -q "post $f2 (list dev): release command /bin/sh exited with status 100: the list refused it for good; the post stays held, its note saying why" "$T/err"
+sed 's/^/# /' "$T/err"
+check "... the post is held again, undecided, the refusal its note" test \
+    "$(sql "SELECT status || coalesce(decided_by, '-') || ' ' || note FROM held_posts WHERE id = $f2")" = \
+    "held- release refused the post for good: release command /bin/sh exited with status 100"
+run lg show "$f2"
+check "... show says why" grep -q "^Note: *release refused the post for good: release command /bin/sh exited with status 100" "$T/out"
+run lg held --list dev
+check "... held marks it" grep -q "^$f2 .*RELEASE REFUSED (see show)" "$T/out"
+run lg held --list dev --json
+check "... and gives its note in JSON" python3 -c "
+import json; d = [p for p in json.load(open('$T/out')) if p['id'] == $f2][0]
+assert d['note'].startswith('release refused the post for good: ') and d['status'] == 'held'"
+# a temporary failure afterwards keeps the note (it was cleared)
+printf 'release = /bin/false\n' > "$CONF/lists/dev.conf"
+run lg approve "$f2"
+check "... a failed release then keeps its note" test \
+    "$(sql "SELECT status || ' ' || note FROM held_posts WHERE id = $f2")" = \
+    "held release refused the post for good: release command /bin/sh exited with status 100"
+# once what refused it is fixed, approve releases it
+printf 'release = /bin/sh %s/release.sh {list}\n' "$T" > "$CONF/lists/dev.conf"
+rm -f "$T/released.dev"
+run lg approve "$f2"
+check "... approved once the release takes it" sh -c \
+    "test $rc -eq 0 && test \"\$(psql -X -A -t -c 'SELECT status FROM held_posts WHERE id = $f2')\" = approved && cmp -s '$T/released.dev' '$DATA/spam2.eml'"
+# under Postfix (mta = postfix) 100 is no permanent code: a temporary
+# failure, as before; EX_UNAVAILABLE (69) is
+cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
+echo "mta = postfix" >> "$CONF/listgate.conf"
+printf 'release = /bin/sh -c "cat > /dev/null; exit 100"\n' > "$CONF/lists/dev.conf"
+f3=$("$QHOLD" dev "$DATA/spam3.eml" 0.5) || exit 99
+run lg approve "$f3"
+check "under mta = postfix, a release exiting 100 fails for now, no note" sh -c \
+    "test $rc -eq 1 && ! grep -q 'for good' '$T/err' && test -z \"\$(psql -X -A -t -c 'SELECT note FROM held_posts WHERE id = $f3')\""
+printf 'release = /bin/sh -c "cat > /dev/null; exit 69"\n' > "$CONF/lists/dev.conf"
+run lg approve "$f3"
+check "... exiting 69 (EX_UNAVAILABLE) is refused for good" sh -c \
+    "test $rc -eq 1 && grep -q 'status 69: the list refused it for good' '$T/err'"
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+printf 'release = /bin/false\n' > "$CONF/lists/dev.conf"
+
 # (4) its reports and its errors in the order of the posts, also when
 # both go to one file (a cron job's mail, 2>&1 | less)
 o1=$("$QHOLD" dev "$DATA/spam1.eml" 0.5) || exit 99

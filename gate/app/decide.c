@@ -28,7 +28,8 @@ struct release_ctx {
 
 /* queue_release_fn: run the list's release command with the post on
  * standard input, within the list's timeout and the deadline (-2 when
- * its LMTP server refused the post for good) */
+ * its LMTP server refused the post for good, or the program exited
+ * with a permanent failure) */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
@@ -81,14 +82,18 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 		if (ms == 0 || (unsigned)left * 1000u < ms)
 			ms = (unsigned)left * 1000u;
 	}
+	/* a program's permanent failure as the site's MTA dialect has it
+	 * (ezmlm-send's 100 under qmail) */
 	st = handoff_post(argv, r->env_sender, r->raw, r->raw_len, -1, ms,
-	    NULL, 0, lerr, sizeof(lerr));
+	    g->mta == LISTCFG_MTA_POSTFIX ? HANDOFF_EXITS_POSTFIX :
+	    HANDOFF_EXITS_QMAIL, NULL, 0, lerr, sizeof(lerr));
 	if (st == HANDOFF_OK)
 		rc = 0;
 	else {
 		snprintf(err, errsz, "release %s%s", handoff_is_lmtp(argv) ?
 		    "to " : "command ", lerr);
-		/* an LMTP server's 5xx: it will refuse the post again */
+		/* an LMTP server's 5xx, a program's permanent exit: it
+		 * will refuse the post again */
 		if (st == HANDOFF_PERM)
 			rc = -2;
 	}

@@ -49,9 +49,19 @@ notes_str(unsigned notes, char *out, size_t outsz)
 }
 
 int
+handoff_exit_perm(int st, int exits)
+{
+	if (exits == HANDOFF_EXITS_QMAIL)
+		return st == 100;
+	if (exits == HANDOFF_EXITS_POSTFIX)
+		return st == 69 || st == 77;
+	return 0;
+}
+
+int
 handoff_post(char *const *argv, const char *sender,
     const unsigned char *data, size_t len, int fd, unsigned timeout_ms,
-    char *note, size_t notesz, char *err, size_t errsz)
+    int exits, char *note, size_t notesz, char *err, size_t errsz)
 {
 	char lerr[1024];
 	unsigned notes = 0, secs;
@@ -86,5 +96,6 @@ handoff_post(char *const *argv, const char *sender,
 		snprintf(err, errsz, "%s exited with status %d", argv[0], st);
 	else
 		snprintf(err, errsz, "%s: %s", argv[0], lerr);
-	return HANDOFF_TEMP;
+	return st > 0 && handoff_exit_perm(st, exits) ? HANDOFF_PERM :
+	    HANDOFF_TEMP;
 }

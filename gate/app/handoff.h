@@ -18,8 +18,23 @@
 				 * program failed (any exit status, a signal,
 				 * its time-out, not started), or LMTP gave a
 				 * 4xx, no answer, a time-out */
-#define HANDOFF_PERM	(-2)	/* refused for good: an LMTP server's 5xx
-				 * (a program never gives this) */
+#define HANDOFF_PERM	(-2)	/* refused for good: an LMTP server's 5xx,
+				 * or a program's exit status that its
+				 * dialect (exits below) calls permanent */
+
+/* which exit statuses of a program are permanent failures (else every
+ * failure is temporary) */
+#define HANDOFF_EXITS_TEMP	0	/* none: any failure is temporary */
+#define HANDOFF_EXITS_QMAIL	1	/* 100, qmail's hard error
+					 * (qmail-command(8)) */
+#define HANDOFF_EXITS_POSTFIX	2	/* 69 (EX_UNAVAILABLE) and 77
+					 * (EX_NOPERM), sysexits(3): the codes
+					 * listgate's filter bounces with under
+					 * Postfix */
+
+/* 1 when a program's exit status st is a permanent failure by exits
+ * (HANDOFF_EXITS_*), else 0 */
+int handoff_exit_perm(int st, int exits);
 
 /* 1 if the template (or its expansion) names an LMTP server */
 int handoff_is_lmtp(char *const *argv);
@@ -38,7 +53,9 @@ int handoff_last_ok(void);
  * the post on its standard input (run_argv: fd when >= 0, else
  * data/len); an LMTP server gets data/len from sender for the address
  * argv[1].  All within timeout_ms (0: no limit; a program's time-out
- * is rounded up to whole seconds).  Returns HANDOFF_OK, HANDOFF_TEMP or HANDOFF_PERM;
+ * is rounded up to whole seconds).  A program's exit status is a
+ * permanent failure as exits (HANDOFF_EXITS_*) says, every other
+ * failure temporary.  Returns HANDOFF_OK, HANDOFF_TEMP or HANDOFF_PERM;
  * err says why for the failures, naming the program or the server
  * ("/usr/bin/x exited with status 1", "lmtp:127.0.0.1:8024: RCPT TO:
  * 550 ...").  note (may be NULL) gets, after HANDOFF_OK, what is worth
@@ -46,6 +63,6 @@ int handoff_last_ok(void);
  */
 int handoff_post(char *const *argv, const char *sender,
     const unsigned char *data, size_t len, int fd, unsigned timeout_ms,
-    char *note, size_t notesz, char *err, size_t errsz);
+    int exits, char *note, size_t notesz, char *err, size_t errsz);
 
 #endif

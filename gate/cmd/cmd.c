@@ -341,6 +341,14 @@ cmd_decide_one(const char *name, struct queue *q,
 		if (strstr(err, "stays 'releasing'") != NULL)
 			cmd_err(name, "post %lld (list %s): %s",
 			    (long long)id, list, err);
+		else if (res.refused)
+			/* trying again would be refused again */
+			cmd_err(name, "post %lld (list %s): %s: the list "
+			    "refused it for good; the post stays %s%s",
+			    (long long)id, list, err, old,
+			    strcmp(old, "held") == 0 ? ", its note saying "
+			    "why (listgate show); reject or discard it, or "
+			    "approve it once what refused it is fixed" : "");
 		else
 			cmd_err(name, "post %lld (list %s): %s; the post "
 			    "stays %s", (long long)id, list, err, old);

@@ -380,7 +380,8 @@ do_pass(struct filter *f, int *delivered_r)
 	wd_delivering = 1;
 	f->deliver_tried = 1;
 	rc = handoff_post(argv, v.sender, f->sp.data, f->sp.len, f->sp.fd,
-	    (unsigned)left, note, sizeof(note), err, sizeof(err));
+	    (unsigned)left, HANDOFF_EXITS_TEMP, note, sizeof(note), err,
+	    sizeof(err));
 	if (rc == HANDOFF_OK) {
 		/* from here a watchdog or a signal must not make the MTA
 		 * deliver it again */

@@ -44,7 +44,8 @@ held_usage(FILE *f)
 	    "sender, subject and score.  Decide with approve, reject, discard.\n"
 	    "A post whose approval was interrupted while its release command\n"
 	    "ran is listed too, marked RELEASING (status \"releasing\" in JSON):\n"
-	    "see `listgate approve --help`.\n"
+	    "see `listgate approve --help`.  A post whose release the list\n"
+	    "refused for good is marked RELEASE REFUSED (its note in JSON).\n"
 	    "\n"
 	    "  -l, --list L   only this list\n"
 	    "  -j, --json     one JSON array of objects instead of a table\n"
@@ -143,7 +144,9 @@ held_row(const struct queue_row *r, void *vctx)
 		    json_str(b, r->verdict) < 0)
 			return -1;
 		if (buf_adds(b, ", \"status\": ") < 0 ||
-		    json_str(b, r->status) < 0)
+		    json_str(b, r->status) < 0 ||
+		    buf_adds(b, ", \"note\": ") < 0 ||
+		    json_str(b, r->note) < 0)
 			return -1;
 		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
 		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
@@ -164,7 +167,10 @@ held_row(const struct queue_row *r, void *vctx)
 		else
 			snprintf(sc, sizeof(sc), "%.4f", r->score);
 		snprintf(num, sizeof(num), "%s%s\n", sc,
-		    strcmp(r->status, "held") == 0 ? "" :
+		    strcmp(r->status, "held") == 0 ?
+		    (strncmp(r->note, QUEUE_RELEASE_REFUSED,
+		    strlen(QUEUE_RELEASE_REFUSED)) == 0 ?
+		    "  RELEASE REFUSED (see show)" : "") :
 		    strcmp(r->status, "releasing") == 0 ?
 		    "  RELEASING (interrupted? see approve --help)" : "");
 		if (buf_adds(b, num) < 0)
