@@ -119,6 +119,44 @@ START_TEST(test_sessions_per_user)
 }
 END_TEST
 
+/* every lgsid of a Cookie line, each once, only those that could be
+ * session ids; more than the caller's room is an error, not a cut */
+START_TEST(test_cookie_ids)
+{
+	char ids[3][SESSION_HEX], a[SESSION_HEX], b[SESSION_HEX], h[600];
+	size_t n = 0;
+
+	memset(a, 'a', SESSION_HEX - 1);
+	a[SESSION_HEX - 1] = '\0';
+	memset(b, '0', SESSION_HEX - 1);
+	b[SESSION_HEX - 1] = '\0';
+	snprintf(h, sizeof(h), "x=1; lgsid=%s;lgsid = \"%s\" ; lgsid=%s; "
+	    "lgsid=short; lgsidx=%s; LGSID=%s; lgsid=%.63sA", a, b, a, b, b,
+	    a);
+	ck_assert_int_eq(session_cookie_ids(h, "lgsid", ids, 3, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(ids[0], a);
+	ck_assert_str_eq(ids[1], b);
+	/* a second line adds to the first */
+	snprintf(h, sizeof(h), "lgsid=%s", b);
+	ck_assert_int_eq(session_cookie_ids(h, "lgsid", ids, 3, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	a[0] = 'b';
+	snprintf(h, sizeof(h), "lgsid=%s", a);
+	ck_assert_int_eq(session_cookie_ids(h, "lgsid", ids, 3, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	a[0] = 'c';
+	snprintf(h, sizeof(h), ";;lgsid=%s;", a);
+	ck_assert_int_eq(session_cookie_ids(h, "lgsid", ids, 3, &n), -1);
+	ck_assert_uint_eq(n, 3);
+	n = 0;
+	ck_assert_int_eq(session_cookie_ids("", "lgsid", ids, 3, &n), 0);
+	ck_assert_int_eq(session_cookie_ids("lgsid", "lgsid", ids, 3, &n), 0);
+	ck_assert_int_eq(session_cookie_ids("lgsid=", "lgsid", ids, 3, &n), 0);
+	ck_assert_uint_eq(n, 0);
+}
+END_TEST
+
 static Suite *
 weblimit_suite(void)
 {
@@ -129,6 +167,7 @@ weblimit_suite(void)
 	tcase_add_test(tc, test_locked_key_keeps_its_slot);
 	tcase_add_test(tc, close_to_limit_outlives_a_flood);
 	tcase_add_test(tc, test_sessions_per_user);
+	tcase_add_test(tc, test_cookie_ids);
 	suite_add_tcase(s, tc);
 	return s;
 }

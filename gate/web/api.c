@@ -489,6 +489,13 @@ api_handle(struct web_req *r, char **seg, int nseg)
 		web_json_error(r, 500, "cannot check the credentials");
 		return;
 	}
+	if (a == AUTH_AMBIGUOUS) {
+		web_json_error(r, 400, "the request carries the cookies of two "
+		    "login sessions (lgsid), one perhaps set by another site "
+		    "under the same domain: nothing was done (send one, or "
+		    "HTTP Basic credentials)");
+		return;
+	}
 	if (a != AUTH_OK) {
 		r->www_auth = 1;
 		web_json_error(r, 401, a == AUTH_BAD ? "wrong user name or "

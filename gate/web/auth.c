@@ -418,34 +418,85 @@ auth_basic(struct web_req *r, const char *h)
 	return res;
 }
 
+/* the session ids of a request's lgsid cookies (every Cookie line) */
+struct sid_cands {
+	char ids[WEB_MAX_SID_COOKIES][SESSION_HEX];
+	size_t n;
+	int over;		/* more than WEB_MAX_SID_COOKIES */
+};
+
+/* web_header_lines: one Cookie line */
+static void
+cookie_line(const char *value, void *ctx)
+{
+	struct sid_cands *c = ctx;
+
+	if (!c->over && session_cookie_ids(value, WEB_COOKIE, c->ids,
+	    WEB_MAX_SID_COOKIES, &c->n) < 0)
+		c->over = 1;
+}
+
 enum auth_result
 auth_request(struct web_req *r, int basic)
 {
 	struct web_users *w;
-	const char *h, *sid;
+	struct sid_cands c;
+	struct session_view v;
+	const struct users_entry *e;
+	const char *h;
 	unsigned char tag[SESSION_TAG];
+	size_t i, live = 0;
+	enum auth_result res = AUTH_OK;
 
 	if (basic && (h = web_header(r, "Authorization")) != NULL)
 		return auth_basic(r, h);
-	if ((sid = web_cookie(r, WEB_COOKIE)) == NULL ||
-	    !session_find(r->srv->sess, sid, time(NULL), &r->sv))
-		return AUTH_NONE;
+	memset(&c, 0, sizeof(c));
+	web_header_lines(r, "Cookie", cookie_line, &c);
+	if (c.over) {
+		res = AUTH_AMBIGUOUS;
+		goto out;
+	}
+	if (c.n == 0) {
+		res = AUTH_NONE;
+		goto out;
+	}
 	/* the account must still exist, with the password it logged in
 	 * with */
-	if ((w = users_get(r->srv)) == NULL)
-		return AUTH_ERROR;
-	if ((r->user = users_find(&w->u, r->sv.user)) != NULL)
-		auth_account_tag(r->user, tag);
-	if (r->user == NULL || !pwhash_equal(tag, r->sv.tag, SESSION_TAG)) {
+	if ((w = users_get(r->srv)) == NULL) {
+		res = AUTH_ERROR;
+		goto out;
+	}
+	for (i = 0; i < c.n; i++) {
+		if (!session_find(r->srv->sess, c.ids[i], time(NULL), &v))
+			continue;
+		if ((e = users_find(&w->u, v.user)) != NULL)
+			auth_account_tag(e, tag);
+		if (e == NULL || !pwhash_equal(tag, v.tag, SESSION_TAG)) {
+			session_end(r->srv->sess, c.ids[i]);
+			continue;
+		}
+		if (live++ == 0) {
+			r->sv = v;
+			r->user = e;
+			snprintf(r->sid, sizeof(r->sid), "%s", c.ids[i]);
+		}
+	}
+	explicit_bzero(&v, sizeof(v));
+	if (live != 1) {
+		/* none; or two live sessions (a cookie tossed in by a site
+		 * under a parent domain, say): neither is taken */
 		r->user = NULL;
+		explicit_bzero(&r->sv, sizeof(r->sv));
+		explicit_bzero(r->sid, sizeof(r->sid));
 		users_put(r->srv, w);
-		session_end(r->srv->sess, sid);
-		return AUTH_NONE;
+		res = live == 0 ? AUTH_NONE : AUTH_AMBIGUOUS;
+		goto out;
 	}
 	r->users = w;
 	r->by_session = 1;
-	snprintf(r->sid, sizeof(r->sid), "%s", sid);
-	return AUTH_OK;
+out:
+	explicit_bzero(&c, sizeof(c));
+	return res;
 }
 
 /* the cookie that carries sid (or ends it when sid is NULL) */

@@ -124,6 +124,16 @@ page_error(struct web_req *r, int status, const char *msg)
 	page_end(r);
 }
 
+/* the answer to a request with two live sessions' cookies */
+static void
+page_ambiguous(struct web_req *r)
+{
+	page_error(r, 400, "this request carries the cookies of two login "
+	    "sessions (lgsid): one may have been set by another site under "
+	    "the same domain.  Nothing was done.  Delete this site's cookies "
+	    "(and its parent domain's) in the browser, then log in again.");
+}
+
 /* the CSRF field of a form */
 static void
 csrf_field(struct web_req *r)
@@ -890,8 +900,11 @@ page_handle(struct web_req *r, char **seg, int nseg)
 		if (post)
 			login_post(r);
 		else if (get) {
-			if (auth_request(r, 0) == AUTH_OK)
+			a = auth_request(r, 0);
+			if (a == AUTH_OK)
 				web_redirect(r, "/lists");
+			else if (a == AUTH_AMBIGUOUS)
+				page_ambiguous(r);
 			else
 				login_form(r, 200, NULL);
 		} else
@@ -904,7 +917,12 @@ page_handle(struct web_req *r, char **seg, int nseg)
 			not_allowed(r, "POST");
 			return;
 		}
-		if (auth_request(r, 0) == AUTH_OK && post_ok(r))
+		a = auth_request(r, 0);
+		if (a == AUTH_AMBIGUOUS) {
+			page_ambiguous(r);
+			return;
+		}
+		if (a == AUTH_OK && post_ok(r))
 			auth_logout(r);
 		else if (r->status == 403)
 			return;
@@ -932,6 +950,10 @@ page_handle(struct web_req *r, char **seg, int nseg)
 	a = auth_request(r, 0);
 	if (a == AUTH_ERROR) {
 		page_error(r, 500, "cannot check the session");
+		return;
+	}
+	if (a == AUTH_AMBIGUOUS) {
+		page_ambiguous(r);
 		return;
 	}
 	if (a != AUTH_OK) {

@@ -231,6 +231,61 @@ session_end(struct session_store *s, const char *sid)
 }
 
 int
+session_cookie_ids(const char *hdr, const char *name, char ids[][SESSION_HEX],
+    size_t max, size_t *n_r)
+{
+	const char *p = hdr, *e, *eq, *v, *ve;
+	size_t nl = strlen(name), i;
+
+	while (p != NULL && *p != '\0') {
+		while (*p == ' ' || *p == '\t' || *p == ';')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, ';');
+		if (e == NULL)
+			e = p + strlen(p);
+		eq = memchr(p, '=', (size_t)(e - p));
+		if (eq != NULL) {
+			/* the name, blanks before '=' dropped */
+			ve = eq;
+			while (ve > p && (ve[-1] == ' ' || ve[-1] == '\t'))
+				ve--;
+			v = eq + 1;
+			while (v < e && (*v == ' ' || *v == '\t'))
+				v++;
+			if ((size_t)(ve - p) == nl && memcmp(p, name, nl) == 0) {
+				ve = e;
+				while (ve > v && (ve[-1] == ' ' ||
+				    ve[-1] == '\t'))
+					ve--;
+				if (ve - v >= 2 && *v == '"' && ve[-1] == '"') {
+					v++;
+					ve--;
+				}
+				if ((size_t)(ve - v) == SESSION_HEX - 1) {
+					char id[SESSION_HEX];
+
+					memcpy(id, v, SESSION_HEX - 1);
+					id[SESSION_HEX - 1] = '\0';
+					for (i = 0; i < *n_r &&
+					    strcmp(ids[i], id) != 0; i++)
+						;
+					if (sid_ok(id) && i == *n_r) {
+						if (*n_r >= max)
+							return -1;
+						memcpy(ids[(*n_r)++], id,
+						    SESSION_HEX);
+					}
+				}
+			}
+		}
+		p = e;
+	}
+	return 0;
+}
+
+int
 session_csrf_ok(const char *csrf, const char *token)
 {
 	if (token == NULL || strlen(token) != SESSION_HEX - 1 ||

@@ -71,6 +71,15 @@ void session_end(struct session_store *s, const char *sid);
  * (constant time) */
 int session_csrf_ok(const char *csrf, const char *token);
 
+/* the distinct session ids a Cookie header value hdr gives the cookie
+ * name (pairs split at ';', blanks around them dropped, a value in
+ * double quotes unquoted), only those that could be ids (64 lower-case
+ * hex digits), added to ids[*n_r ...] up to max in all.  Returns 0, or
+ * -1 when there were more than max distinct ones (ids holds max).
+ * Pure: hostile input, never allocates. */
+int session_cookie_ids(const char *hdr, const char *name,
+    char ids[][SESSION_HEX], size_t max, size_t *n_r);
+
 /* fill out with n random bytes as hex (2n + 1 bytes): 0, or -1 */
 int session_random_hex(char *out, size_t n);
 

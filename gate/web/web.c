@@ -217,6 +217,35 @@ web_cookie(struct web_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, name);
 }
 
+/* the context of web_header_lines */
+struct header_lines {
+	const char *name;
+	void (*fn)(const char *, void *);
+	void *ctx;
+};
+
+/* MHD_KeyValueIterator: the lines called hl->name */
+static enum MHD_Result
+header_line(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct header_lines *hl = cls;
+
+	(void)kind;
+	if (key != NULL && value != NULL && strcasecmp(key, hl->name) == 0)
+		hl->fn(value, hl->ctx);
+	return MHD_YES;
+}
+
+void
+web_header_lines(struct web_req *r, const char *name,
+    void (*fn)(const char *value, void *ctx), void *ctx)
+{
+	struct header_lines hl = { name, fn, ctx };
+
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, header_line, &hl);
+}
+
 struct queue *
 web_db(struct web_req *r, int json)
 {

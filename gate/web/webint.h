@@ -66,6 +66,10 @@ struct queue;
 #define WEB_RESCAN_S		5
 /* the session cookie */
 #define WEB_COOKIE		"lgsid"
+/* session cookies looked at in one request: a browser sends one, or a
+ * few when another site under the same domain has set its own (cookie
+ * tossing); more are refused as ambiguous */
+#define WEB_MAX_SID_COOKIES	8
 
 /* one reading of users.conf, shared by the requests that use it */
 struct web_users {
@@ -122,6 +126,9 @@ enum auth_result {
 	AUTH_NONE,		/* no credentials, or no live session */
 	AUTH_BAD,		/* wrong name or password */
 	AUTH_LIMITED,		/* too many failures: r->retry_after */
+	AUTH_AMBIGUOUS,		/* session cookies of two live sessions
+				 * (or too many): which one is the
+				 * user's is anyone's guess */
 	AUTH_ERROR		/* out of memory, no random bytes */
 };
 
@@ -167,6 +174,10 @@ struct web_req {
 const char *web_arg(struct web_req *r, const char *name);
 const char *web_header(struct web_req *r, const char *name);
 const char *web_cookie(struct web_req *r, const char *name);
+/* call fn with the value of every header line called name (any case),
+ * in the order received */
+void web_header_lines(struct web_req *r, const char *name,
+    void (*fn)(const char *value, void *ctx), void *ctx);
 
 /* a database connection for r, borrowed from the pool until r ends
  * (opened when none is idle and fewer than WEB_DB_POOL are open, else
@@ -224,7 +235,11 @@ int auth_init(struct web_srv *s, char *err, size_t errsz);
 void auth_fini(struct web_srv *s);
 
 /* who sends r: HTTP Basic credentials (when basic is set) or the
- * session cookie */
+ * session cookie.  Of several lgsid cookies (every Cookie line), those
+ * that name no live session of a current account are ignored; two
+ * naming live sessions are AUTH_AMBIGUOUS, never the first taken: a
+ * site under a parent domain can set a cookie of its own (cookie
+ * tossing), and the browser may send it first. */
 enum auth_result auth_request(struct web_req *r, int basic);
 
 /* a login form: name and password; on AUTH_OK a session is started and
