@@ -73,6 +73,14 @@ check_proxies(const char *val, char *why, size_t whysz)
 }
 static const char *const oversize_names[] = { "hold", "defer", NULL };
 
+/* web_allowed_hosts: host names */
+static int
+check_hosts(const char *val, char *why, size_t whysz)
+{
+	return listcfg_hosts_parse(val, NULL, LG_MAX_WEB_HOSTS, NULL, why,
+	    whysz);
+}
+
 /* trusted_relays: networks and host names */
 static int
 check_relays(const char *val, char *why, size_t whysz)
@@ -145,6 +153,13 @@ const struct keys_row keys_table[] = {
 	  .def_s = "127.0.0.1,::1", .check = check_proxies,
 	  .doc = "addresses of the reverse proxies whose X-Forwarded-For and "
 	  "X-Forwarded-Proto listgate web believes" },
+	{ .name = "web_allowed_hosts",
+	  KEYS_FIELD(GLOBAL, STRING, web_allowed_hosts),
+	  .check = check_hosts,
+	  .doc = "host names listgate web is reached by: a request naming "
+	  "another in its Host header is refused (421), against DNS "
+	  "rebinding; IP addresses and localhost always pass (unset: any "
+	  "name)" },
 	{ .name = "user", KEYS_FIELD(GLOBAL, STRING, user),
 	  .doc = "the user listgate becomes when started as root (without "
 	  "it, root is refused unless --allow-root)" },
@@ -902,4 +917,112 @@ bad:
 	snprintf(why, whysz, "`%.*s' is not a numeric IP address",
 	    (int)(len < 100 ? len : 100), p);
 	return -1;
+}
+
+/* the host in [p, p + n) (no port) as listcfg_host_header describes,
+ * into out: 1 name, 2 address, 0 malformed */
+static int
+host_norm(const char *p, size_t n, char out[LG_MAX_HOST_NAME + 1])
+{
+	unsigned char a[16];
+	char w[INET6_ADDRSTRLEN];
+	size_t i, label = 0;
+
+	if (n > 0 && p[0] == '[') {
+		if (n < 3 || p[n - 1] != ']' || n - 2 >= sizeof(w))
+			return 0;
+		memcpy(w, p + 1, n - 2);
+		w[n - 2] = '\0';
+		if (inet_pton(AF_INET6, w, a) != 1 ||
+		    inet_ntop(AF_INET6, a, w, sizeof(w)) == NULL)
+			return 0;
+		out[0] = '[';
+		memcpy(out + 1, w, strlen(w));
+		out[strlen(w) + 1] = ']';
+		out[strlen(w) + 2] = '\0';
+		return 2;
+	}
+	if (n > 0 && p[n - 1] == '.')
+		n--;
+	if (n == 0 || n > LG_MAX_HOST_NAME)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char c = p[i];
+
+		if (c == '.') {
+			if (label == 0)
+				return 0;
+			label = 0;
+		} else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_') {
+			if (++label > 63)
+				return 0;
+			out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+			continue;
+		} else
+			return 0;
+		out[i] = c;
+	}
+	if (label == 0)
+		return 0;
+	out[n] = '\0';
+	if (inet_pton(AF_INET, out, a) == 1 || strcmp(out, "localhost") == 0)
+		return 2;
+	return 1;
+}
+
+int
+listcfg_host_header(const char *h, char out[LG_MAX_HOST_NAME + 1])
+{
+	const char *colon, *q;
+	size_t n = strlen(h);
+
+	/* the port: digits after the last ':' (past the ']' of IPv6) */
+	colon = strrchr(h, ':');
+	if (colon != NULL && (h[0] != '[' || colon > strrchr(h, ']'))) {
+		if (colon[1] == '\0' || strlen(colon + 1) > 5)
+			return 0;
+		for (q = colon + 1; *q; q++)
+			if (*q < '0' || *q > '9')
+				return 0;
+		n = (size_t)(colon - h);
+	}
+	return host_norm(h, n, out);
+}
+
+int
+listcfg_hosts_parse(const char *s, char (*out)[LG_MAX_HOST_NAME + 1],
+    size_t max, size_t *n_r, char *why, size_t whysz)
+{
+	char w[LG_MAX_HOST_NAME + 1];
+	const char *p = s, *e;
+	size_t n = 0, len = 0;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '\0')
+			break;
+		for (e = p; *e && *e != ' ' && *e != '\t' && *e != ','; e++)
+			;
+		len = (size_t)(e - p);
+		if (host_norm(p, len, w) == 0) {
+			snprintf(why, whysz, "`%.*s' is not a host name (a DNS "
+			    "name, a numeric IPv4 address or an IPv6 one in "
+			    "brackets, without a port)",
+			    (int)(len < 100 ? len : 100), p);
+			return -1;
+		}
+		if (n >= max) {
+			snprintf(why, whysz, "more than %zu host names", max);
+			return -1;
+		}
+		if (out != NULL)
+			memcpy(out[n], w, sizeof(w));
+		n++;
+		p = e;
+	}
+	if (n_r != NULL)
+		*n_r = n;
+	return 0;
 }

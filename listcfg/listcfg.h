@@ -74,6 +74,8 @@ struct listcfg_global {
 	unsigned timeout_s;	/* filter watchdog, default 300 */
 	char *web_listen;	/* ADDR:PORT of listgate web */
 	char *web_trusted_proxies; /* addresses whose X-Forwarded-* count */
+	char *web_allowed_hosts; /* the Host names listgate web answers;
+				 * NULL: any */
 	char *holder_socket;	/* listgate holder's socket, absolute; NULL:
 				 * filter holds posts itself */
 	char *user;		/* started as root: become this user; NULL
@@ -226,6 +228,25 @@ int listcfg_listen_parse(const char *s, char *host, size_t hostsz,
  */
 int listcfg_addrs_parse(const char *s, unsigned char (*out)[16], size_t max,
     size_t *n_r, char *why, size_t whysz);
+
+/*
+ * Parse host names separated by commas or blanks (web_allowed_hosts):
+ * each a DNS name (letters, digits, '-', '_', dots; a final dot
+ * dropped), a numeric IPv4 address or an IPv6 one in brackets, without
+ * a port, into out (lower case; IPv6 as inet_ntop writes it, in
+ * brackets; at most max; out may be NULL to check only), their number
+ * into *n_r (may be NULL).  0, or -1 with why.
+ */
+int listcfg_hosts_parse(const char *s, char (*out)[LG_MAX_HOST_NAME + 1],
+    size_t max, size_t *n_r, char *why, size_t whysz);
+
+/*
+ * The host of a Host header value h (the port, one final dot and the
+ * case dropped; an IPv6 address in brackets, as inet_ntop writes it)
+ * into out: 1 a name, 2 an IP address or "localhost" (which no other
+ * site can be reached by), 0 malformed.
+ */
+int listcfg_host_header(const char *h, char out[LG_MAX_HOST_NAME + 1]);
 
 /* print the effective settings (defaults included) as `key = value`
  * lines that load back to the same settings (the database's password

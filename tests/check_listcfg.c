@@ -1049,6 +1049,55 @@ START_TEST(moderation_address_fits_action_addresses)
 }
 END_TEST
 
+/* web_allowed_hosts: names as written, normalized; a Host header's
+ * name without its port, addresses and localhost told apart */
+START_TEST(allowed_hosts)
+{
+	char out[4][LG_MAX_HOST_NAME + 1], why[300], h[LG_MAX_HOST_NAME + 1];
+	size_t n = 0;
+
+	ck_assert_int_eq(listcfg_hosts_parse("Lists.Example.ORG., "
+	    "127.0.0.1 [0:0::1]\tx_y.example", out, 4, &n, why,
+	    sizeof(why)), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(out[0], "lists.example.org");
+	ck_assert_str_eq(out[1], "127.0.0.1");
+	ck_assert_str_eq(out[2], "[::1]");
+	ck_assert_str_eq(out[3], "x_y.example");
+	ck_assert_int_eq(listcfg_hosts_parse("a b c d e", out, 4, &n, why,
+	    sizeof(why)), -1);
+	ck_assert_int_eq(listcfg_hosts_parse("lists.example.org:443", out, 4,
+	    &n, why, sizeof(why)), -1);
+	ck_assert_ptr_nonnull(strstr(why, "without a port"));
+	ck_assert_int_eq(listcfg_hosts_parse("a..b", NULL, 4, NULL, why,
+	    sizeof(why)), -1);
+	ck_assert_int_eq(listcfg_hosts_parse("*.example.org", NULL, 4, NULL,
+	    why, sizeof(why)), -1);
+	ck_assert_int_eq(listcfg_hosts_parse("[::1", NULL, 4, NULL, why,
+	    sizeof(why)), -1);
+
+	ck_assert_int_eq(listcfg_host_header("LISTS.example.org.:8443", h), 1);
+	ck_assert_str_eq(h, "lists.example.org");
+	ck_assert_int_eq(listcfg_host_header("evil.example", h), 1);
+	ck_assert_str_eq(h, "evil.example");
+	ck_assert_int_eq(listcfg_host_header("127.0.0.1:8180", h), 2);
+	ck_assert_int_eq(listcfg_host_header("[0::1]:8180", h), 2);
+	ck_assert_str_eq(h, "[::1]");
+	ck_assert_int_eq(listcfg_host_header("[::1]", h), 2);
+	ck_assert_int_eq(listcfg_host_header("localhost:80", h), 2);
+	ck_assert_int_eq(listcfg_host_header("LocalHost.", h), 2);
+	ck_assert_int_eq(listcfg_host_header("", h), 0);
+	ck_assert_int_eq(listcfg_host_header(":80", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a.example:", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a.example:x", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a.example:123456", h), 0);
+	ck_assert_int_eq(listcfg_host_header("::1", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a example", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a.example/x", h), 0);
+	ck_assert_int_eq(listcfg_host_header("a@b.example", h), 0);
+}
+END_TEST
+
 START_TEST(print_reads_back)
 {
 	static const char text[] =
@@ -1557,6 +1606,7 @@ listcfg_suite(void)
 	tc = tcase_create("names");
 	tcase_add_loop_test(tc, name_table, 0, sizeof(names) / sizeof(names[0]));
 	tcase_add_test(tc, name_length);
+	tcase_add_test(tc, allowed_hosts);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("table");

@@ -37,6 +37,7 @@ login() {
 web_setup || { echo "Bail out! setup failed"; exit 99; }
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
 web_start || { echo "Bail out! listgate web did not start"; exit 99; }
+A="-u alice:alice-secret-1"
 
 # --- two session cookies (cookie tossing) ---------------------------------
 # carol (list other) has a site under the same parent domain set her
@@ -84,6 +85,64 @@ req POST "/lists/dev/held/$id1" -H "Cookie: lgsid=$sidA" \
     -d "action=reject&csrf=$csrfA"
 check "alice alone decides: 303 ($code), rejected" \
     sh -c "test $code = 303 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id1\")\" = rejected"
+
+# --- Host names (DNS rebinding) ------------------------------------------------
+# a page of evil.example whose name is made to point at 127.0.0.1 talks
+# to the server as evil.example: its Host header says so
+req GET /login -H "Host: evil.example:$port"
+check "without web_allowed_hosts any Host is answered, as before ($code)" \
+    test "$code" = 200
+web_stop
+printf 'web_allowed_hosts = Lists.Example.org, lists2.example.org\n' \
+    >> "$CONF/listgate.conf"
+lg config check > "$T/cc" 2>&1
+check "config check takes web_allowed_hosts" grep -q 'web_allowed_hosts = ' "$T/cc"
+if web_start; then
+	ok "the server starts with web_allowed_hosts"
+else
+	bad "the server starts with web_allowed_hosts"
+fi
+req GET /login -H "Host: evil.example:$port"
+check "with web_allowed_hosts, a page for another host name: 421 ($code)" \
+    test "$code" = 421
+check "... saying which name and why" \
+    grep -q 'does not answer for the host name <b>evil.example</b> (web_allowed_hosts)' "$T/body"
+req POST /login -H "Host: evil.example" -d "user=alice&password=alice-secret-1"
+check "... a login through it too ($code), no session" \
+    sh -c "test $code = 421 && ! grep -qi '^Set-Cookie' '$T/hdr'"
+req GET /api/lists -H "Host: evil.example" $A
+check "... and the API ($code), as JSON" \
+    sh -c "test $code = 421 && grep -q '\"error\": \"this server does not answer for the host name evil.example' '$T/body'"
+req GET /login -H "Host: lists.example.org.evil.example"
+check "... a name that only starts with an allowed one: 421 ($code)" \
+    test "$code" = 421
+req GET /login -H "Host: LISTS.example.ORG.:$port"
+check "an allowed name (any case, a final dot, a port): 200 ($code)" \
+    test "$code" = 200
+req GET /login -H "Host: lists2.example.org"
+check "... the second one too ($code)" test "$code" = 200
+req GET /login
+check "an address (127.0.0.1:PORT) always passes ($code)" test "$code" = 200
+req GET /login -H "Host: localhost:$port"
+check "... and localhost ($code)" test "$code" = 200
+req GET /login -H "Host: [::1]:$port"
+check "... and [::1] ($code)" test "$code" = 200
+req GET /login -H "Host: lists.example.org:x"
+check "a malformed Host: 400 ($code)" test "$code" = 400
+req GET /login -0 -H "Host:"
+check "no Host at all (HTTP/1.0): 400 ($code)" test "$code" = 400
+check "each refusal has its log line" \
+    grep -q 'method=GET path="/login" status=421' "$T/web.log"
+web_stop
+printf 'web_allowed_hosts = lists.example.org:443\n' > "$T/bad.conf"
+cp "$CONF/listgate.conf" "$T/good.conf"
+grep -v web_allowed_hosts "$T/good.conf" > "$CONF/listgate.conf"
+cat "$T/bad.conf" >> "$CONF/listgate.conf"
+lg config check > "$T/cc" 2>&1
+check "a name with a port is a configuration error naming the line" \
+    grep -q 'listgate.conf:[0-9]*: .*web_allowed_hosts.*without a port' "$T/cc"
+cp "$T/good.conf" "$CONF/listgate.conf"
+web_start || { echo "Bail out! listgate web did not start again"; exit 99; }
 
 web_stop
 webpid=

@@ -85,6 +85,10 @@
 #define LG_MAX_WEB_PER_ADDR	64
 /* seconds a connection may stay idle, mid-request included */
 #define LG_MAX_WEB_IDLE_S	30
+/* names in web_allowed_hosts (a site is reached by one or two), and
+ * the longest (RFC 1035, without the final dot; "[IPv6]" fits) */
+#define LG_MAX_WEB_HOSTS	16
+#define LG_MAX_HOST_NAME	253
 /* a line of an LMTP server's reply: RFC 5321 allows 512 bytes with CRLF;
  * longer ones are cut */
 #define LG_MAX_LMTP_LINE	512

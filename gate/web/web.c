@@ -929,6 +929,50 @@ static const char css[] =
     ".k1{fill:#d95}.k2{fill:#5a5}.k3{fill:#c44}"
     "label{display:block;margin:.5em 0}";
 
+/* 1 when r's Host header names this server (web_allowed_hosts: one
+ * of its names, an IP address or localhost), else 0 with the answer
+ * made: a page of a site whose name was made to point here (DNS
+ * rebinding) must not be the browser's way in */
+static int
+host_ok(struct web_req *r)
+{
+	const struct web_srv *s = r->srv;
+	const char *h = web_header(r, "Host");
+	char name[LG_MAX_HOST_NAME + 1];
+	size_t i;
+	int kind;
+
+	if (s->any_host)
+		return 1;
+	kind = h != NULL ? listcfg_host_header(h, name) : 0;
+	if (kind == 2)
+		return 1;
+	for (i = 0; kind == 1 && i < s->nhosts; i++)
+		if (strcmp(s->hosts[i], name) == 0)
+			return 1;
+	if (strncmp(r->path, "/api/", 5) == 0) {
+		if (kind == 0)
+			web_json_error(r, 400, "a Host header naming this "
+			    "server is needed (web_allowed_hosts is set)");
+		else
+			web_json_error(r, 421, "this server does not answer "
+			    "for the host name %s (web_allowed_hosts)", name);
+		return 0;
+	}
+	r->status = kind == 0 ? 400 : 421;
+	web_printf(r, "<!doctype html><title>%d</title><p>", r->status);
+	if (kind == 0)
+		web_printf(r, "A Host header naming this server is needed "
+		    "(web_allowed_hosts is set).");
+	else {
+		web_printf(r, "This server does not answer for the host name "
+		    "<b>");
+		web_htmls(r, name);
+		web_printf(r, "</b> (web_allowed_hosts).");
+	}
+	return 0;
+}
+
 /* route a complete request */
 static void
 dispatch(struct web_req *r)
@@ -942,6 +986,8 @@ dispatch(struct web_req *r)
 		    "long.");
 		return;
 	}
+	if (!host_ok(r))
+		return;
 	if (strcmp(r->path, css_path) == 0) {
 		if (strcmp(r->method, "GET") != 0 &&
 		    strcmp(r->method, "HEAD") != 0) {
@@ -1222,6 +1268,13 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	    g->web_trusted_proxies : "", s->proxy, WEB_MAX_PROXIES,
 	    &s->nproxy, why, sizeof(why)) < 0) {
 		snprintf(err, errsz, "web_trusted_proxies: %s", why);
+		goto out;
+	}
+	s->any_host = g->web_allowed_hosts == NULL;
+	if (listcfg_hosts_parse(g->web_allowed_hosts ?
+	    g->web_allowed_hosts : "", s->hosts, LG_MAX_WEB_HOSTS,
+	    &s->nhosts, why, sizeof(why)) < 0) {
+		snprintf(err, errsz, "web_allowed_hosts: %s", why);
 		goto out;
 	}
 	if (auth_init(s, err, errsz) < 0)

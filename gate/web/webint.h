@@ -101,6 +101,11 @@ struct web_srv {
 	char key[SESSION_HEX];		/* keys the Basic digests (random) */
 	unsigned char proxy[WEB_MAX_PROXIES][16];
 	size_t nproxy;
+	/* web_allowed_hosts: the names a Host header may give (any_host
+	 * when it is not set) */
+	char hosts[LG_MAX_WEB_HOSTS][LG_MAX_HOST_NAME + 1];
+	size_t nhosts;
+	int any_host;
 	pthread_mutex_t pool_mu;	/* the database connections */
 	pthread_cond_t pool_cv;
 	struct queue *pool[WEB_DB_POOL];	/* idle ones */
