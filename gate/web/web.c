@@ -1046,6 +1046,32 @@ too_big(struct web_req *r)
 	return answer(r);
 }
 
+/* web_header_lines: count a line */
+static void
+count_line(const char *value, void *ctx)
+{
+	(void)value;
+	(*(int *)ctx)++;
+}
+
+/* a request whose body cannot be told apart from the next request's
+ * (Content-Length twice, libmicrohttpd taking the first, a proxy in
+ * front perhaps the last: request smuggling): 400 at once, and the
+ * connection closed */
+static enum MHD_Result
+bad_framing(struct web_req *r)
+{
+	buf_reset(&r->out);
+	if (strncmp(r->path, "/api/", 5) == 0)
+		web_json_error(r, 400, "Content-Length is given twice");
+	else {
+		r->status = 400;
+		web_printf(r, "<!doctype html><title>400</title><p>"
+		    "Content-Length is given twice.");
+	}
+	return answer(r);
+}
+
 /* MHD_AccessHandlerCallback: called when the headers are in, for each
  * piece of the body, and once more at its end */
 static enum MHD_Result
@@ -1058,6 +1084,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	const char *cl;
 	char *end;
 	unsigned long long len;
+	int ncl = 0;
 
 	(void)version;
 	if (r == NULL) {
@@ -1070,6 +1097,9 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		/* the path as libmicrohttpd decoded it (%XX) */
 		snprintf(r->path, sizeof(r->path), "%s", url);
 		req_client(s, r);
+		web_header_lines(r, "Content-Length", count_line, &ncl);
+		if (ncl > 1)
+			return bad_framing(r);
 		cl = web_header(r, "Content-Length");
 		if (cl != NULL) {
 			errno = 0;
