@@ -86,6 +86,29 @@ req POST "/lists/dev/held/$id1" -H "Cookie: lgsid=$sidA" \
 check "alice alone decides: 303 ($code), rejected" \
     sh -c "test $code = 303 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id1\")\" = rejected"
 
+# a login ends the sessions its request's cookies named: the tossed one
+# dies (it once stayed, and every request after the login named two
+# live sessions), and so does the browser's own session from before the
+# login (a session id stolen before it kept working for hours)
+login carol carol-secret-1
+sidC=$sid
+req GET /login -H "Cookie: lgsid=$sidC; lgsid=$sidA"
+check "the login page with two live sessions' cookies: the form, saying why ($code)" \
+    sh -c "test $code = 200 && grep -q 'name=\"password\"' '$T/body' && grep -q 'cookies of two login sessions' '$T/body'"
+curl -s -o /dev/null -D "$T/lhdr" -H "Cookie: lgsid=$sidC; lgsid=$sidA" \
+    -d "user=alice&password=alice-secret-1" "$URL/login"
+sidA2=$(sed -n 's/^[Ss]et-[Cc]ookie: lgsid=\([0-9a-f]*\);.*/\1/p' "$T/lhdr")
+check "a login with a tossed session cookie starts a new session" \
+    test ${#sidA2} -eq 64 -a "$sidA2" != "$sidA"
+req GET /lists -H "Cookie: lgsid=$sidC; lgsid=$sidA2"
+check "... the browser's next request is alice's (200, not $code)" \
+    sh -c "test $code = 200 && grep -q alice '$T/body'"
+req GET /lists -H "Cookie: lgsid=$sidC"
+check "... the tossed session has ended ($code)" test "$code" = 303
+req GET /lists -H "Cookie: lgsid=$sidA"
+check "... and so has alice's session from before the login ($code)" \
+    test "$code" = 303
+
 # --- odd requests ----------------------------------------------------------------
 # raw HTTP/1.1 to the server: METHOD PATH EXTRA-HEADER-LINES BODY; the
 # answer's status line in $T/raw

@@ -512,11 +512,22 @@ enum auth_result
 auth_login(struct web_req *r, const char *name, const char *pw)
 {
 	enum auth_result res;
+	struct sid_cands c;
 	char sid[SESSION_HEX];
 	unsigned char tag[SESSION_TAG];
+	size_t i;
 
 	if ((res = check_password(r, name, pw, 0)) != AUTH_OK)
 		return res;
+	/* the sessions the browser had end: a login starts afresh, and a
+	 * session cookie another site under the same domain put in the
+	 * browser (cookie tossing) dies instead of making every request
+	 * after the login ambiguous */
+	memset(&c, 0, sizeof(c));
+	web_header_lines(r, "Cookie", cookie_line, &c);
+	for (i = 0; i < c.n; i++)
+		session_end(r->srv->sess, c.ids[i]);
+	explicit_bzero(&c, sizeof(c));
 	auth_account_tag(r->user, tag);
 	if (session_start(r->srv->sess, r->user->name, tag, time(NULL),
 	    sid) < 0)

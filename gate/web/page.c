@@ -130,8 +130,10 @@ page_ambiguous(struct web_req *r)
 {
 	page_error(r, 400, "this request carries the cookies of two login "
 	    "sessions (lgsid): one may have been set by another site under "
-	    "the same domain.  Nothing was done.  Delete this site's cookies "
-	    "(and its parent domain's) in the browser, then log in again.");
+	    "the same domain.  Nothing was done.  Log in again (that ends "
+	    "both), or delete this site's cookies (and its parent domain's) "
+	    "in the browser.");
+	web_printf(r, "<p><a href=\"/login\">log in</a></p>\n");
 }
 
 /* the CSRF field of a form */
@@ -904,7 +906,11 @@ page_handle(struct web_req *r, char **seg, int nseg)
 			if (a == AUTH_OK)
 				web_redirect(r, "/lists");
 			else if (a == AUTH_AMBIGUOUS)
-				page_ambiguous(r);
+				/* the login ends both */
+				login_form(r, 200, "this browser sent the "
+				    "cookies of two login sessions (one may "
+				    "have been set by another site under the "
+				    "same domain): log in again");
 			else
 				login_form(r, 200, NULL);
 		} else

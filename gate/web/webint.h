@@ -247,8 +247,9 @@ void auth_fini(struct web_srv *s);
  * tossing), and the browser may send it first. */
 enum auth_result auth_request(struct web_req *r, int basic);
 
-/* a login form: name and password; on AUTH_OK a session is started and
- * its cookie set on r */
+/* a login form: name and password; on AUTH_OK the sessions r's lgsid
+ * cookies name are ended, a session is started and its cookie set on
+ * r */
 enum auth_result auth_login(struct web_req *r, const char *name,
     const char *pw);
 
