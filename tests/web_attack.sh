@@ -109,6 +109,27 @@ req GET /lists -H "Cookie: lgsid=$sidA"
 check "... and so has alice's session from before the login ($code)" \
     test "$code" = 303
 
+# --- an http page of the same host (behind a TLS proxy) -------------------
+# port 80 is plain HTTP: whoever is on the network path can answer for
+# http://lists.example.org with a page that posts to the https site.
+# Its Origin named the right host, and only the host was compared.
+login alice alice-secret-1
+idO=$("$QHOLD" dev "$DATA/spam3.eml" 0.97) || exit 99
+req POST "/api/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
+    -H "X-CSRF-Token: $csrf" -H 'X-Forwarded-Proto: https' \
+    -H "Origin: http://127.0.0.1:$port" -d action=approve
+check "over https (the proxy says), a POST from the http origin of the same host: 403 ($code)" \
+    test "$code" = 403
+check "... nothing decided" test "$(status_of "$idO")" = held
+req POST "/api/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
+    -H "X-CSRF-Token: $csrf" -H 'X-Forwarded-Proto: https' \
+    -H "Origin: https://127.0.0.1:$port" -d action=reject
+check "... from the https origin: 200 ($code)" test "$code" = 200
+req POST "/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
+    -H "Origin: http://127.0.0.1:$port" -d "action=reject&csrf=$csrf"
+check "without the proxy saying https, an http Origin is the page's own (303 to the list, $code)" \
+    test "$code" = 303
+
 # --- odd requests ----------------------------------------------------------------
 # raw HTTP/1.1 to the server: METHOD PATH EXTRA-HEADER-LINES BODY; the
 # answer's status line in $T/raw

@@ -567,6 +567,11 @@ auth_same_origin(struct web_req *r)
 	 * the proxy passed on) */
 	if ((p = strstr(origin, "://")) == NULL || host == NULL)
 		return 0;
+	/* behind a proxy that says https, the pages are https: an http
+	 * page of the same host (served by whoever is on the network
+	 * path: port 80 is plain) is another origin */
+	if (r->tls && strncasecmp(origin, "https://", 8) != 0)
+		return 0;
 	return strcasecmp(p + 3, host) == 0;
 }
 

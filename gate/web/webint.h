@@ -260,7 +260,8 @@ void auth_logout(struct web_req *r);
 int auth_csrf_ok(struct web_req *r, const char *token);
 
 /* 1 when a POST's Origin (or Sec-Fetch-Site) does not say it came from
- * another site, else 0 */
+ * another site (an http Origin when a trusted proxy says the request
+ * came over https is another site), else 0 */
 int auth_same_origin(struct web_req *r);
 
 /* 1 when r's user may see and decide list */
