@@ -44,11 +44,16 @@ A="-u alice:alice-secret-1"
 # own session's cookie for it, with a longer path: alice's browser then
 # sends it first.  The server took the first lgsid: alice worked in
 # carol's session without knowing it.
-login carol carol-secret-1
-sidC=$sid
-login alice alice-secret-1
-sidA=$sid
-csrfA=$csrf
+# fresh sessions: carol's in $sidC, alice's in $sidA (her page's CSRF
+# token in $csrfA)
+two() {
+	login carol carol-secret-1
+	sidC=$sid
+	login alice alice-secret-1
+	sidA=$sid
+	csrfA=$csrf
+}
+two
 check "two logins give two sessions" \
     test ${#sidA} -eq 64 -a ${#sidC} -eq 64 -a "$sidA" != "$sidC"
 req GET /lists -H "Cookie: lgsid=$sidC; lgsid=$sidA"
@@ -56,15 +61,26 @@ check "a page with the cookies of two live sessions: 400 ($code)" \
     test "$code" = 400
 check "... saying why" has "cookies of two login sessions"
 check "... and it is nobody's page" sh -c "! grep -q 'carol\|alice' '$T/body'"
+# neither session lives on: the login page (which a cookie tossed for
+# a longer path does not reach) must not send the browser back into
+# them, and nobody works on in a session of another's choosing
+req GET /lists -H "Cookie: lgsid=$sidA"
+check "... and alice's session has ended ($code)" test "$code" = 303
+req GET /lists -H "Cookie: lgsid=$sidC"
+check "... and carol's ($code)" test "$code" = 303
+two
 req GET /api/lists -H "Cookie: lgsid=$sidC; lgsid=$sidA"
 check "the API too: 400 ($code)" test "$code" = 400
 check "... as JSON" has '"error": "the request carries the cookies of two'
+two
 req POST "/lists/dev/held/$id1" -H "Cookie: lgsid=$sidA; lgsid=$sidC" \
     -d "action=reject&csrf=$csrfA"
 check "a decision with them: 400 ($code), nothing decided" \
     sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id1\")\" = held"
+two
 req GET /lists -H "Cookie: lgsid=$sidC" -H "Cookie: lgsid=$sidA"
 check "two Cookie lines are read both: 400 ($code)" test "$code" = 400
+two
 dead=$(printf '%064d' 0)
 req GET /lists -H "Cookie: lgsid=$dead; other=1; lgsid=$sidA"
 check "a dead session's cookie before the live one: the live one counts (200, not $code)" \
@@ -81,8 +97,9 @@ done
 req GET /lists -H "Cookie:$many lgsid=$sidA"
 check "more session cookies than any browser sends: 400 ($code)" \
     test "$code" = 400
-req POST "/lists/dev/held/$id1" -H "Cookie: lgsid=$sidA" \
-    -d "action=reject&csrf=$csrfA"
+login alice alice-secret-1
+req POST "/lists/dev/held/$id1" -H "Cookie: lgsid=$sid" \
+    -d "action=reject&csrf=$csrf"
 check "alice alone decides: 303 ($code), rejected" \
     sh -c "test $code = 303 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id1\")\" = rejected"
 
@@ -90,11 +107,7 @@ check "alice alone decides: 303 ($code), rejected" \
 # dies (it once stayed, and every request after the login named two
 # live sessions), and so does the browser's own session from before the
 # login (a session id stolen before it kept working for hours)
-login carol carol-secret-1
-sidC=$sid
-req GET /login -H "Cookie: lgsid=$sidC; lgsid=$sidA"
-check "the login page with two live sessions' cookies: the form, saying why ($code)" \
-    sh -c "test $code = 200 && grep -q 'name=\"password\"' '$T/body' && grep -q 'cookies of two login sessions' '$T/body'"
+two
 curl -s -o /dev/null -D "$T/lhdr" -H "Cookie: lgsid=$sidC; lgsid=$sidA" \
     -d "user=alice&password=alice-secret-1" "$URL/login"
 sidA2=$(sed -n 's/^[Ss]et-[Cc]ookie: lgsid=\([0-9a-f]*\);.*/\1/p' "$T/lhdr")
@@ -108,6 +121,10 @@ check "... the tossed session has ended ($code)" test "$code" = 303
 req GET /lists -H "Cookie: lgsid=$sidA"
 check "... and so has alice's session from before the login ($code)" \
     test "$code" = 303
+two
+req GET /login -H "Cookie: lgsid=$sidC; lgsid=$sidA"
+check "the login page with two live sessions' cookies: the form, saying why ($code)" \
+    sh -c "test $code = 200 && grep -q 'name=\"password\"' '$T/body' && grep -q 'cookies of two login sessions' '$T/body'"
 
 # --- an http page of the same host (behind a TLS proxy) -------------------
 # port 80 is plain HTTP: whoever is on the network path can answer for

@@ -492,8 +492,9 @@ api_handle(struct web_req *r, char **seg, int nseg)
 	if (a == AUTH_AMBIGUOUS) {
 		web_json_error(r, 400, "the request carries the cookies of two "
 		    "login sessions (lgsid), one perhaps set by another site "
-		    "under the same domain: nothing was done (send one, or "
-		    "HTTP Basic credentials)");
+		    "under the same domain: nothing was done, and both "
+		    "sessions have ended (log in again, or send HTTP Basic "
+		    "credentials)");
 		return;
 	}
 	if (a != AUTH_OK) {

@@ -20,7 +20,11 @@
  * password); using them neither counts as an attempt nor clears the
  * account's count.  users.conf is
  * reread when it changes: a deleted account's sessions stop working at
- * its next request.  Nothing here logs a password, a hash or a session
+ * its next request.  A request's session cookies are hostile too (a
+ * site under the same parent domain can put its own in the browser):
+ * every lgsid is read, dead ones are ignored, and two that name live
+ * sessions are refused and both sessions ended; a login ends those its
+ * request names.  Nothing here logs a password, a hash or a session
  * id.
  */
 #include "config.h"
@@ -454,7 +458,7 @@ auth_request(struct web_req *r, int basic)
 	web_header_lines(r, "Cookie", cookie_line, &c);
 	if (c.over) {
 		res = AUTH_AMBIGUOUS;
-		goto out;
+		goto end_all;
 	}
 	if (c.n == 0) {
 		res = AUTH_NONE;
@@ -489,11 +493,23 @@ auth_request(struct web_req *r, int basic)
 		explicit_bzero(&r->sv, sizeof(r->sv));
 		explicit_bzero(r->sid, sizeof(r->sid));
 		users_put(r->srv, w);
-		res = live == 0 ? AUTH_NONE : AUTH_AMBIGUOUS;
-		goto out;
+		if (live == 0) {
+			res = AUTH_NONE;
+			goto out;
+		}
+		res = AUTH_AMBIGUOUS;
+		goto end_all;
 	}
 	r->users = w;
 	r->by_session = 1;
+	goto out;
+end_all:
+	/* and every session named ends: the browser's next request (the
+	 * login page, whose path a cookie tossed for a longer one may not
+	 * reach) names none, and the login that follows gets out of it;
+	 * nobody works on in a session of another's choosing */
+	for (i = 0; i < c.n; i++)
+		session_end(r->srv->sess, c.ids[i]);
 out:
 	explicit_bzero(&c, sizeof(c));
 	return res;

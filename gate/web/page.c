@@ -130,9 +130,8 @@ page_ambiguous(struct web_req *r)
 {
 	page_error(r, 400, "this request carries the cookies of two login "
 	    "sessions (lgsid): one may have been set by another site under "
-	    "the same domain.  Nothing was done.  Log in again (that ends "
-	    "both), or delete this site's cookies (and its parent domain's) "
-	    "in the browser.");
+	    "the same domain.  Nothing was done, and both sessions have "
+	    "ended: log in again.");
 	web_printf(r, "<p><a href=\"/login\">log in</a></p>\n");
 }
 

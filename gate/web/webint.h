@@ -242,9 +242,10 @@ void auth_fini(struct web_srv *s);
 /* who sends r: HTTP Basic credentials (when basic is set) or the
  * session cookie.  Of several lgsid cookies (every Cookie line), those
  * that name no live session of a current account are ignored; two
- * naming live sessions are AUTH_AMBIGUOUS, never the first taken: a
- * site under a parent domain can set a cookie of its own (cookie
- * tossing), and the browser may send it first. */
+ * naming live sessions are AUTH_AMBIGUOUS, never the first taken (a
+ * site under a parent domain can set a cookie of its own, cookie
+ * tossing, and the browser may send it first), and both sessions are
+ * ended. */
 enum auth_result auth_request(struct web_req *r, int basic);
 
 /* a login form: name and password; on AUTH_OK the sessions r's lgsid
