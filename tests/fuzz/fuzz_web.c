@@ -11,7 +11,9 @@
  * finds the key again; json_get_str must give valid UTF-8 without NUL
  * that fits (nothing on JSON_TWICE), the same on a second call, and
  * nothing is read past the body (the
- * sanitizers see to that).  Build as tests/fuzz/run.sh does.
+ * sanitizers see to that).  The body as a Cookie header gives only
+ * well-formed session ids, each once; as a Host header, a host name of
+ * host name characters that fits.  Build as tests/fuzz/run.sh does.
  */
 #include "config.h"
 
@@ -22,6 +24,8 @@
 #include "gate/util/utf8.h"
 #include "gate/web/form.h"
 #include "gate/web/json.h"
+#include "gate/web/session.h"
+#include "listcfg/listcfg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -107,6 +111,41 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (utf8_len((const unsigned char *)v + j, len - j) ==
 			    0)
 				__builtin_trap();	/* invalid UTF-8 */
+	}
+	/* a Cookie header: ids of 64 lower-case hex digits, each once, at
+	 * most the room given; a Host header: a name that fits, of the
+	 * characters a host name has */
+	{
+		char ids[3][SESSION_HEX], host[LG_MAX_HOST_NAME + 1];
+		char *z = malloc(n + 1);
+		size_t nid = 0, a, c;
+		int hr;
+
+		if (z == NULL)
+			abort();
+		memcpy(z, body, n);
+		z[n] = '\0';
+		r = session_cookie_ids(z, "lgsid", ids, 3, &nid);
+		if ((r != 0 && r != -1) || nid > 3)
+			__builtin_trap();
+		for (a = 0; a < nid; a++) {
+			if (strlen(ids[a]) != SESSION_HEX - 1 ||
+			    strspn(ids[a], "0123456789abcdef") !=
+			    SESSION_HEX - 1)
+				__builtin_trap();
+			for (c = 0; c < a; c++)
+				if (strcmp(ids[a], ids[c]) == 0)
+					__builtin_trap();
+		}
+		hr = listcfg_host_header(z, host);
+		if (hr < 0 || hr > 2)
+			__builtin_trap();
+		if (hr > 0 && (host[0] == '\0' || strlen(host) >
+		    LG_MAX_HOST_NAME || strspn(host,
+		    "abcdefghijklmnopqrstuvwxyz0123456789.-_[]:") !=
+		    strlen(host)))
+			__builtin_trap();
+		free(z);
 	}
 	free(body);
 	free(k);

@@ -21,7 +21,8 @@
 #   notice   hold notices, digests and answers built from a hostile post
 #            (gate/moderate/notice.c): well-formed, sanitized
 #   web      the web server's form bodies and JSON (gate/web/form.c,
-#            gate/web/json.c)
+#            gate/web/json.c), Cookie and Host headers
+#            (gate/web/session.c, listcfg/keys.c)
 #   reply    the robot and list rules of moderation by mail, a reply's
 #            From and Message-ID (gate/moderate/robot.c)
 # Seeds come from the fixtures (tests/data/mail, tests/data/train, the
@@ -59,7 +60,7 @@ build() {
 	    gate/tok_post.c gate/received.c gate/toklist.c gate/bayes.c gate/outcome.c \
 	    gate/verdict.c listcfg/*.c gate/moderate/cookie.c gate/holder/holder.c \
 	    gate/moderate/notice.c gate/moderate/robot.c gate/web/form.c \
-	    gate/web/json.c)
+	    gate/web/json.c gate/web/session.c gate/web/pwhash.c)
 	stamp=$(cd "$top" && cat $srcs gate/*.h gate/*/*.h listcfg/*.h \
 	    tests/fuzz/*.c | cksum | tr ' ' _)
 	if [ ! -f "$obj/libfuzzgate.a" ] || [ "$(cat "$obj/stamp" 2>/dev/null)" != "$stamp" ]; then
@@ -71,7 +72,8 @@ build() {
 		for tg in $TARGETS; do
 			[ -f "$top/tests/fuzz/fuzz_$tg.c" ] || continue
 			$CC $cflags -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$tg.c" \
-			    "$obj/libfuzzgate.a" -lpq -lz -lnettle -lm -o "$obj/fuzz_$tg"
+			    "$obj/libfuzzgate.a" -lpq -lz -lnettle -lcrypt -lm \
+			    -o "$obj/fuzz_$tg"
 		done
 		echo "$stamp" > "$obj/stamp"
 	fi
@@ -153,6 +155,9 @@ PY
 		printf '@user=mod%%40example.org&password=a+b%%20c' > "$d/seed-login"
 		printf '\001{"action": "reject", "note": "spam \\u00e9\\ud83d\\ude00"}' > "$d/seed-json"
 		printf '\100{"list":"dev","id":"812","nested":{"a":[1,2,{"b":null}]}}' > "$d/seed-nested"
+		printf '\001lgsid=%064d; x=1; lgsid="%064d"' 1 2 > "$d/seed-cookie"
+		printf '\002Lists.Example.ORG.:8443' > "$d/seed-host"
+		printf '\003[::1]:8180' > "$d/seed-host6"
 		;;
 	cookie)
 		printf 'dev-moderate+approve-812-0abcdefg0123456789abcdefghij@lists.example.org' > "$d/seed-approve"
