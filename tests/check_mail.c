@@ -1123,6 +1123,13 @@ static const struct {
 	{ "<i style=\"display:none !important; display:inline\">a</i>b",
 	    "b", "\na\n", HTML_HIDDEN },
 	{ "<div hidden style=\"display:block\">a</div>", "\na\n", "", 0 },
+	/* a repeated attribute is dropped: the first style counts */
+	{ "<i style=\"display:inline\" style=\"display:none\">a</i>b", "ab",
+	    "", 0 },
+	{ "<i style=\"display:none\" style=\"display:inline\">a</i>b", "b",
+	    "\na\n", HTML_HIDDEN },
+	{ "<i style=\"\" style=\"display:none\">a</i>b", "ab", "", 0 },
+	{ "<i style STYLE=\"display:none\">a</i>b", "ab", "", 0 },
 	/* a visibility or a font size that a descendant sets again, or
 	 * whose end is far or missing, hides nothing */
 	{ "<td style=\"font-size:0\"><div style=\"font-size:14px\">col</div>"

@@ -508,7 +508,8 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 {
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
 	size_t p = i + 1, v0, v1, k, keep[KEEP_MAX][2], nkeep = 0;
-	int closing = 0, hidden_attr = 0, style = 0, hides, block, isvoid, r;
+	int closing = 0, hidden_attr = 0, style = 0, have_style = 0, hides;
+	int first_style, block, isvoid, r;
 	struct buf *to;
 
 	*skip = NULL;
@@ -525,6 +526,11 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		p = get_name(in, n, p, aname);
 		if (!closing && strcmp(aname, "hidden") == 0)
 			hidden_attr = 1;
+		/* only the first style counts, even empty or without a
+		 * value: HTML5 drops every repeated attribute */
+		first_style = strcmp(aname, "style") == 0 && !have_style;
+		if (first_style)
+			have_style = 1;
 		while (p < n && is_space(in[p]))
 			p++;
 		if (p >= n || in[p] != '=')
@@ -548,8 +554,10 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		if (closing || v1 <= v0 || aname[0] == 0 ||
 		    strchr("hsat", aname[0]) == NULL)
 			continue;
-		if (strcmp(aname, "style") == 0)
-			style = style_hides(in + v0, v1 - v0);
+		if (strcmp(aname, "style") == 0) {
+			if (first_style)
+				style = style_hides(in + v0, v1 - v0);
+		}
 		else if (nkeep < KEEP_MAX && (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
