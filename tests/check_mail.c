@@ -1130,6 +1130,16 @@ static const struct {
 	    "\na\n", HTML_HIDDEN },
 	{ "<i style=\"\" style=\"display:none\">a</i>b", "ab", "", 0 },
 	{ "<i style STYLE=\"display:none\">a</i>b", "ab", "", 0 },
+	/* what a style sheet's !important may show again is not hidden;
+	 * a sheet setting display overrides the hidden attribute */
+	{ "<i style=\"display:none\">a</i><style>i{display:inline "
+	    "!important}</style>b", "ab", "", 0 },
+	{ "<STYLE>p{font-size:12px!IMPORTANT}</STYLE>M<b style=\"font-size:"
+	    "0\">x</b>y", "Mxy", "", 0 },
+	{ "<style>section{display:block}</style><section hidden>a</section>",
+	    "\na\n", "", 0 },
+	{ "<style>p{color:red}</style><section hidden>a</section>", "",
+	    "\n\na\n", HTML_HIDDEN },
 	/* a visibility or a font size that a descendant sets again, or
 	 * whose end is far or missing, hides nothing */
 	{ "<td style=\"font-size:0\"><div style=\"font-size:14px\">col</div>"

@@ -110,6 +110,8 @@ struct conv {
 	unsigned inner;			/* blocks opened inside it, open */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
+	int sheet;			/* sheet_overrides() of the part, -1
+					 * until wanted */
 };
 
 /* r, the result of writing to c->cur: a full hidden buffer only drops
@@ -341,13 +343,17 @@ css_number(const char *s, size_t n, int *zero, int *below1, size_t *end)
 }
 
 /* what a style does to its element (style_hides) */
-#define HIDE_ALL	1	/* display:none, opacity:0: it and all in it */
+#define HIDE_DISPLAY	1	/* display:none: it and all in it */
 #define HIDE_VIS	2	/* visibility:hidden: unless a descendant
 				 * shows itself again */
 #define HIDE_FONT	4	/* a font size of (about) 0: its text, unless
 				 * a descendant sets a size again */
 #define SHOW_DISPLAY	8	/* display set to something shown: the hidden
 				 * attribute is overridden */
+#define HIDE_OPACITY	16	/* opacity:0: it and all in it */
+/* ... and what a style sheet of the part may undo (sheet_overrides) */
+#define SHEET_DISPLAY	32	/* it sets display: the hidden attribute is
+				 * only the browser's own display:none */
 
 /*
  * What a style attribute's value does: HIDE_* and SHOW_DISPLAY bits.
@@ -418,8 +424,10 @@ style_hides(const unsigned char *s, size_t n)
 		d[x].hides = hides;
 	}
 	r = 0;
-	if (d[0].hides || d[2].hides)
-		r |= HIDE_ALL;
+	if (d[0].hides)
+		r |= HIDE_DISPLAY;
+	if (d[2].hides)
+		r |= HIDE_OPACITY;
 	if (d[1].hides)
 		r |= HIDE_VIS;
 	if (d[3].hides)
@@ -494,6 +502,61 @@ find_close(const unsigned char *in, size_t n, size_t p, const char *name)
 		p++;
 	}
 	return n;
+}
+
+/* does [s, s+n) hold word, case-insensitive */
+static int
+has_word(const unsigned char *s, size_t n, const char *word)
+{
+	size_t l = strlen(word), i;
+
+	for (i = 0; i + l <= n; i++)
+		if ((s[i] | 0x20) == word[0] &&
+		    strncasecmp((const char *)s + i, word, l) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * What the style sheets of a part (its <style> elements, wherever they
+ * are: CSS applies to the whole document) may undo of an element's own
+ * style: a declaration with "!important" beats it, so a property a
+ * sheet names beside "!important" hides nothing (HIDE_* bits), and any
+ * display set by a sheet (a reset's "section { display: block }")
+ * overrides the hidden attribute (SHEET_DISPLAY).  A spammer's sheet can
+ * thus only make hidden text count as shown, as it did before.  One
+ * pass over the part, and one over each sheet.
+ */
+static int
+sheet_overrides(const unsigned char *in, size_t n)
+{
+	size_t i = 0, b, e;
+	int r = 0, imp;
+
+	while (i + 6 < n) {
+		const unsigned char *lt = memchr(in + i, '<', n - i - 6);
+
+		if (lt == NULL)
+			break;
+		i = (size_t)(lt - in) + 1;
+		if ((in[i] | 0x20) != 's' ||
+		    strncasecmp((const char *)in + i, "style", 5) != 0 ||
+		    name_char(in[i + 5]))
+			continue;
+		b = i + 5;
+		e = find_close(in, n, b, "style");
+		imp = has_word(in + b, e - b, "important");
+		if (has_word(in + b, e - b, "display"))
+			r |= SHEET_DISPLAY | (imp ? HIDE_DISPLAY : 0);
+		if (imp && has_word(in + b, e - b, "visibility"))
+			r |= HIDE_VIS;
+		if (imp && has_word(in + b, e - b, "opacity"))
+			r |= HIDE_OPACITY;
+		if (imp && has_word(in + b, e - b, "font-size"))
+			r |= HIDE_FONT;
+		i = e;
+	}
+	return r;
 }
 
 /* the kept attributes (href, src, alt, title, action) of one tag */
@@ -573,11 +636,20 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	    in_list(voids, sizeof(voids) / sizeof(voids[0]), tname);
 	/* the hidden attribute is a style display:none, which the
 	 * element's own style can override */
-	if (hidden_attr && !(style & SHOW_DISPLAY))
-		style |= HIDE_ALL;
+	if (c->hidden != NULL && (hidden_attr || (style & ~SHOW_DISPLAY))) {
+		/* (the part's sheets read once, for the first element that
+		 * may be hidden: most parts have none) */
+		if (c->sheet < 0)
+			c->sheet = sheet_overrides(in, n);
+		if (hidden_attr && !(style & SHOW_DISPLAY) &&
+		    !(c->sheet & SHEET_DISPLAY))
+			style |= HIDE_DISPLAY;
+		/* what a sheet's "!important" may show again is not hidden */
+		style &= ~c->sheet;
+	}
 	hides = 0;
 	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style) {
-		if (style & HIDE_ALL)
+		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
 			hides = 1;
 		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
 		    *end, tname, "visibility"))
@@ -742,6 +814,7 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out,
 	memset(&c, 0, sizeof(c));
 	c.out = c.cur = out;
 	c.hidden = hidden;
+	c.sheet = -1;		/* sheet_overrides(), once it is wanted */
 	while (i < n) {
 		unsigned char ch = in[i];
 
