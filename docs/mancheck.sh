@@ -32,6 +32,14 @@ for page in "$man1" "$man5"; do
 		bad "$(basename "$page") formats without warnings"
 		sed 's/^/# /' "$T/out"
 	fi
+	# a control byte (a form feed typed for \f, say) formats without a
+	# warning, but prints as garbage
+	if LC_ALL=C tr -d '\t\n' <"$page" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+		bad "$(basename "$page") holds no control bytes"
+		LC_ALL=C grep -n '[[:cntrl:]]' "$page" | sed 's/^/# line /' | cut -c1-72
+	else
+		ok "$(basename "$page") holds no control bytes"
+	fi
 done
 
 # every subcommand of the command table has its own section
