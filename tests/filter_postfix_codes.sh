@@ -290,6 +290,9 @@ expect 75 "bad lists/L.conf"
 for name in ../demo DEMO .x a/b "$(printf 'a%.0s' $(seq 1 65))"; do
 	pf "$name" "$DATA/ham-test.eml"
 	expect 75 "bad list name '$(printf %.20s "$name")'"
+	grep -qF "bad list name '$name' (want" "$T/err" &&
+	    ok "... the message names '$(printf %.20s "$name")'" ||
+	    bad "... the message names '$(printf %.20s "$name")'"
 done
 pf untrained "$DATA/ham-test.eml"
 expect 75 "missing token file"

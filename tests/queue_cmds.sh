@@ -67,6 +67,15 @@ for c in show approve; do
 done
 run lg rebuild
 check "rebuild without --list is a usage error" test "$rc" -eq 2
+run lg rebuild --list dev extra
+check "rebuild with an extra argument is a usage error naming it" sh -c \
+    "test $rc -eq 2 && grep -q \"unexpected argument 'extra'\" '$T/err'"
+# a bad list name is named, with what a list name is, by every command
+for c in held stats expire sync rebuild "notify --pending"; do
+	run lg $c --list Dev
+	check "$c --list Dev: a usage error naming the name and the rule" \
+	    sh -c "test $rc -eq 2 && grep -qF \"bad list name 'Dev' (want [a-z0-9]\" '$T/err'"
+done
 
 # --- schema ----------------------------------------------------------------
 run lg held

@@ -78,6 +78,14 @@ cmd_err(const char *name, const char *fmt, ...)
 	    0));
 }
 
+/* say that list is no list name, and what one is */
+void
+cmd_bad_list(const char *name, const char *list)
+{
+	cmd_err(name, "bad list name '%.200s' (want [a-z0-9][a-z0-9._-]*, "
+	    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+}
+
 /* print untrusted text sanitized, on one line */
 void
 cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
@@ -158,8 +166,7 @@ cmd_load_list(const char *name, const struct cmd_ctx *ctx,
 	char err[1024];
 
 	if (!listcfg_name_ok(list)) {
-		cmd_err(name, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
-		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		cmd_bad_list(name, list);
 		return EXIT_CMD_USAGE;
 	}
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), g, err,

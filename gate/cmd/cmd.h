@@ -88,6 +88,10 @@ int cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* say that list is no list name, and what a list name is (the same
+ * words for every command) */
+void cmd_bad_list(const char *name, const char *list);
+
 /* standard output flushed and written whole: 0, or -1 after saying
  * "cannot write the standard output" as name (what a command printed is
  * its answer: unwritten, the command failed) */

@@ -864,8 +864,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	log_setup("listgate", f.g.log_facility, 1);
 	arm_watchdog(f.g.timeout_s);
 	if (!listcfg_name_ok(f.list)) {
-		failure(&f, "bad list name (want [a-z0-9][a-z0-9._-]*, at most "
-		    "%d bytes, no \"..\")", LG_MAX_LIST_NAME);
+		failure(&f, "bad list name '%.200s' (want [a-z0-9][a-z0-9._-]*, "
+		    "at most %d bytes, no \"..\")", f.list, LG_MAX_LIST_NAME);
 		f.list = "?";
 		goto decide;
 	}

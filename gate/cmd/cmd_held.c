@@ -220,7 +220,7 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	if (list != NULL && !listcfg_name_ok(list)) {
-		cmd_err("held", "bad list name '%s'", list);
+		cmd_bad_list("held", list);
 		return EXIT_CMD_USAGE;
 	}
 	if (cmd_connect("held", ctx, &g, &q, APP_CHECK_SCHEMA) < 0)

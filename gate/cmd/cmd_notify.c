@@ -123,7 +123,7 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 	}
 	if (list != NULL && !listcfg_name_ok(list)) {
-		cmd_err(NAME, "bad list name '%s'", list);
+		cmd_bad_list(NAME, list);
 		return EXIT_CMD_USAGE;
 	}
 	if (cmd_connect(NAME, ctx, &g, &q, 1) < 0)

@@ -639,7 +639,7 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (cmd_no_args(NAME, argc, argv, usage) != EXIT_CMD_OK)
 		return EXIT_CMD_USAGE;
 	if (list != NULL && !listcfg_name_ok(list)) {
-		cmd_err(NAME, "bad list name '%s'", list);
+		cmd_bad_list(NAME, list);
 		return EXIT_CMD_USAGE;
 	}
 	today = (long)(time(NULL) / DAY);

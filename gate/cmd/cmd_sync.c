@@ -266,7 +266,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	if (list != NULL && !listcfg_name_ok(list)) {
-		cmd_err("sync", "bad list name '%s'", list);
+		cmd_bad_list("sync", list);
 		return EXIT_CMD_USAGE;
 	}
 	memset(&s, 0, sizeof(s));
@@ -418,13 +418,16 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 	}
 	if (list == NULL || optind < argc) {
-		cmd_err("rebuild", "%s", list == NULL ? "--list is required" :
-		    "unexpected argument");
+		if (list == NULL)
+			cmd_err("rebuild", "--list is required");
+		else
+			cmd_err("rebuild", "unexpected argument '%s'",
+			    argv[optind]);
 		rebuild_usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
 	if (!listcfg_name_ok(list)) {
-		cmd_err("rebuild", "bad list name '%s'", list);
+		cmd_bad_list("rebuild", list);
 		return EXIT_CMD_USAGE;
 	}
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,

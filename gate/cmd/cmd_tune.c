@@ -984,8 +984,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	if (!listcfg_name_ok(list)) {
-		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
-		    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+		cmd_bad_list(NAME, list);
 		return EXIT_CMD_USAGE;
 	}
 	pr.on = isatty(STDERR_FILENO);
