@@ -97,6 +97,7 @@ lg init > "$T/init.out" 2>&1
 check "init exits 0" test $? -eq 0
 check "init creates lists/" test -d "$CONF/lists"
 check "init creates the tokens directory" test -d "$T/tokens"
+check "... mode 0750, as listgate.conf(5) says" test "$(stat -c %a "$T/tokens")" = 750
 check "init creates the secret" test -f "$T/var/secret"
 check "... mode 0600" test "$(stat -c %a "$T/var/secret")" = 600
 check "... 32 random bytes (64 hex digits)" \

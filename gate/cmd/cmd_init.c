@@ -222,7 +222,7 @@ cmd_init(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "%s", err);
 		return EXIT_CMD_FAIL;
 	}
-	if (dir(g.tokens_dir, 0755, "tokens directory") < 0)
+	if (dir(g.tokens_dir, 0750, "tokens directory") < 0)
 		nfail++;
 	if (secret(g.secret_file) < 0)
 		nfail++;
