@@ -53,6 +53,27 @@ if [ "${1:-}" = pg ]; then
 	grep -q "list dev: 1 journal event applied" "$T/out" &&
 	    ok "... one event applied by the owner's sync" ||
 	    bad "... one event applied by the owner's sync ($(cat "$T/out"))"
+	# tune --apply as a user who may not write lists/ (root's, as
+	# listgate.conf(5) lays it out): nothing applied and nothing
+	# rebuilt, the directory named, at once
+	TD=$top_srcdir/tests/data/tune
+	chown nobody "$T/tokens" "$T/tokens/dev.kch" || exit 99
+	runuser -u nobody -- "$LISTGATE" --config "$CONF" train -q --list dev \
+	    --ham "$TD/ham" || exit 99
+	runuser -u nobody -- "$LISTGATE" --config "$CONF" train -q --list dev \
+	    --spam "$TD/spam" || exit 99
+	cp "$CONF/lists/dev.conf" "$T/dev.conf.before"
+	cp "$T/tokens/dev.kch" "$T/dev.kch.before"
+	run runuser -u nobody -- "$LISTGATE" --config "$CONF" tune --list dev \
+	    --apply
+	check "tune --apply as a user who cannot write lists/ exits 1" \
+	    test "$rc" -eq 1
+	check "... naming the directory and what to do" says \
+	    "list dev: nothing applied: $CONF/lists/dev.conf cannot be written as user nobody: its directory $CONF/lists is not writable"
+	check "... the list's file unchanged" \
+	    cmp -s "$CONF/lists/dev.conf" "$T/dev.conf.before"
+	check "... the token file not rebuilt" \
+	    cmp -s "$T/tokens/dev.kch" "$T/dev.kch.before"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

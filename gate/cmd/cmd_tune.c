@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -835,6 +836,44 @@ file_pairs(const struct listcfg_global *g, const char *path)
 	return r > 0 ? (f & TOKDB_FEAT_PAIRS) != 0 : -1;
 }
 
+/*
+ * Can --apply replace lists/L.conf (a temporary file in the directory
+ * of the file, or of what its link points to, renamed over it)?  0, or
+ * -1 reported, before anything is rebuilt or written: a token file
+ * rebuilt for a key that then cannot be written would leave the file
+ * and the key at odds, and "apply again" would fail the same way.
+ */
+static int
+apply_writable(const struct listcfg_global *g, const char *list,
+    const char *conf)
+{
+	char real[4096], dir[4096], *sl;
+	struct passwd *pw;
+	int e;
+
+	if (realpath(conf, real) != NULL) {
+		snprintf(dir, sizeof(dir), "%s", real);
+		if ((sl = strrchr(dir, '/')) != NULL)
+			*(sl == dir ? sl + 1 : sl) = '\0';
+	} else {
+		/* no file yet: made in lists/, itself made when missing */
+		snprintf(dir, sizeof(dir), "%s/lists", g->dir);
+		if (access(dir, F_OK) < 0)
+			snprintf(dir, sizeof(dir), "%s", g->dir);
+	}
+	if (access(dir, W_OK | X_OK) == 0)
+		return 0;
+	e = errno;
+	pw = getpwuid(geteuid());
+	cmd_err(NAME, "list %s: nothing applied: %s cannot be written as "
+	    "user %s: its directory %s is not writable (%s).  --apply "
+	    "replaces the file from that directory: give the directory "
+	    "and the file to the user that runs tune (chown), or copy the "
+	    "recommended keys into the file by hand", list, conf,
+	    pw != NULL ? pw->pw_name : "?", dir, strerror(e));
+	return -1;
+}
+
 /* write the changes into lists/L.conf, still as seen: 0, or -1
  * reported */
 static int
@@ -1105,6 +1144,9 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * is rebuilt to match too) */
 	pairs = do_apply && ((r.changed & TUNE_WORD_PAIRS) || (!site &&
 	    file_pairs(&g, path) == !final));
+	if (do_apply && (ch.n > 0 || pairs) &&
+	    apply_writable(&g, list, cpath) < 0)
+		goto out;
 	if (pairs && rebuild_pairs(q, &g, &l, final, &nrebuilt) < 0) {
 		cmd_err(NAME, "list %s: nothing applied", list);
 		goto out;
