@@ -245,6 +245,13 @@ check "--allow-root with user set: a token file made as root" \
 # --- users.conf keeps its owner when root changes it --------------------------
 # (the web page runs as its user and must still read it; that user must
 # still take its lock)
+# root that becomes nobody may not write in the configuration
+# directory: told to run it with --allow-root, as the README says
+printf 'cat-secret-123\n' | lg user add cat --lists dev > "$T/out" 2> "$T/err"
+check "user add as root with user = nobody, in root's directory: exit 1" \
+    test $? -eq 1
+check "... saying who cannot write where, and to use --allow-root" says \
+    "listgate runs as user nobody, who may not write beside $CONF/users.conf: run it as the owner of that directory, or as root with \`listgate --allow-root user ...'"
 printf 'ann-secret-123\n' | lgr user add ann --lists dev > /dev/null 2>&1 || exit 99
 chown nobody "$CONF/users.conf" && rm -f "$CONF/users.conf.lock" || exit 99
 printf 'ben-secret-123\n' | lgr user add ben --lists dev > /dev/null 2>&1

@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -196,6 +197,25 @@ get_password(char *pw, size_t pwsz)
 	return 0;
 }
 
+/* say why users_lock failed (err, errno e); a user who may not write
+ * beside users.conf (root that became the `user' of listgate.conf, in
+ * a root-owned configuration directory) is told what to run instead */
+static void
+lock_failed(const char *path, const char *err, int e)
+{
+	struct passwd *pw;
+
+	if (e != EACCES && e != EPERM) {
+		cmd_err("user", "%s", err);
+		return;
+	}
+	pw = getpwuid(geteuid());
+	cmd_err("user", "%s: listgate runs as user %s, who may not write "
+	    "beside %s: run it as the owner of that directory, or as root "
+	    "with `listgate --allow-root user ...' (users.conf keeps its "
+	    "owner)", err, pw != NULL ? pw->pw_name : "?", path);
+}
+
 /* add or replace an account under the lock: exit status */
 static int
 user_add(const char *path, const char *name, const char *lists,
@@ -223,8 +243,10 @@ user_add(const char *path, const char *name, const char *lists,
 		return EXIT_CMD_FAIL;
 	}
 	if ((lockfd = users_lock(path, err, sizeof(err))) < 0) {
+		int e = errno;
+
 		explicit_bzero(pw, sizeof(pw));
-		cmd_err("user", "%s", err);
+		lock_failed(path, err, e);
 		return EXIT_CMD_FAIL;
 	}
 	if (users_load(path, &u, &missing, err, sizeof(err)) < 0) {
@@ -266,7 +288,7 @@ user_del(const char *path, const char *name)
 	int lockfd, missing, rc = EXIT_CMD_FAIL;
 
 	if ((lockfd = users_lock(path, err, sizeof(err))) < 0) {
-		cmd_err("user", "%s", err);
+		lock_failed(path, err, errno);
 		return EXIT_CMD_FAIL;
 	}
 	if (users_load(path, &u, &missing, err, sizeof(err)) < 0)
