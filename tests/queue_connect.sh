@@ -88,6 +88,8 @@ check "a server that never answers: the command fails ($rc)" test "$rc" -ne 0
 check "... after connect_timeout (2 s; took $((t1 - t0)) s)" \
     test $((t1 - t0)) -ge 1 -a $((t1 - t0)) -le 10
 check "... saying the time ran out" grep -q "cannot connect to the database: timeout expired" "$T/err2"
+check "... naming the setting and its file" \
+    grep -q "timeout expired.*(database in $CONF/listgate.conf)" "$T/err2"
 # two hosts, the first one that never answers: after its connect_timeout
 # libpq moves on to the second, as it always did
 sed -i '/^database = /d' "$CONF/listgate.conf"

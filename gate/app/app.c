@@ -43,7 +43,15 @@ app_connect(const char *config_dir, struct listcfg_global *g,
 		    g->dir);
 		listcfg_free_global(g);
 		return -1;
-	} else if (queue_open(conninfo, q_r, err, errsz) < 0) {
+	} else if (queue_open(conninfo, q_r, why, sizeof(why)) < 0) {
+		/* say which setting to mend, as for sync_database */
+		if (conninfo != NULL)
+			snprintf(err, errsz, "%s (database in %s/listgate.conf)",
+			    why, g->dir);
+		else
+			snprintf(err, errsz, "%s (the PG* environment "
+			    "variables: no database in %s/listgate.conf)", why,
+			    g->dir);
 		listcfg_free_global(g);
 		return -1;
 	}
