@@ -38,6 +38,12 @@ run lg train --list dev --spam
 check "train without PATH is a usage error" test "$rc" -eq 2
 run lg score
 check "score without --list is a usage error" test "$rc" -eq 2
+# getopt's own messages carry the prefix of every other message
+for c in train score tokens held tune user "config check"; do
+	run lg $c --bogus
+	check "$c --bogus: a usage error that begins 'listgate $c:'" sh -c \
+	    "test $rc -eq 2 && head -1 '$T/err' | grep -q \"^listgate $c: unrecognized option '--bogus'\""
+done
 # standard input is read once: a second - would learn an empty post
 run lg train --list dev --spam - "$DATA/spam1.eml" - < "$DATA/spam2.eml"
 check "train with - twice is a usage error" test "$rc" -eq 2

@@ -275,6 +275,8 @@ parse_opts(int argc, char **argv, const char *optstring, const char **list)
 	return -1;
 }
 
+static char check_prog[] = "listgate config check";
+
 int
 cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 {
@@ -311,6 +313,7 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 	argv += optind;
 	argc -= optind;
 	optind = 0;
+	argv[0] = check_prog;	/* getopt's messages name it */
 	if ((rc = parse_opts(argc, argv, "l:h", &list)) >= 0)
 		return rc;
 	if ((rc = cmd_no_args(NAME, argc, argv, usage)) != EXIT_CMD_OK)

@@ -134,6 +134,7 @@ main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	static char refused[2048];
+	static char prog[64];	/* "listgate COMMAND", argv[0] of the command */
 	struct cmd_ctx ctx;
 	const struct cmd_def *c;
 	sigset_t none;
@@ -200,6 +201,10 @@ main(int argc, char **argv)
 				}
 			}
 			optind = 0;	/* fresh getopt for the subcommand */
+			/* getopt names argv[0] in its messages ("unrecognized
+			 * option"): the same prefix as every other message */
+			snprintf(prog, sizeof(prog), "listgate %s", c->name);
+			sub_argv[0] = prog;
 			return c->fn(sub_argc, sub_argv, &ctx);
 		}
 	}
