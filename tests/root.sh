@@ -212,6 +212,13 @@ run lg train --quiet --list dev --ham "$DATA/ham1.eml"
 check "root with user = nobody: train works" test "$rc" -eq 0
 check "... and the token file it made is nobody's" \
     test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = "$nobody"
+cp "$DATA/ham2.eml" "$T/root-only.eml" && chmod 600 "$T/root-only.eml" ||
+    exit 99
+run lg train --quiet --list dev --ham "$T/root-only.eml"
+check "root with user = nobody: a file only root may read is refused" \
+    test "$rc" -eq 1
+check "... saying listgate left root for nobody" says \
+    "root-only.eml: Permission denied (listgate left root for user nobody, the \`user' of listgate.conf)"
 lg filter --list dev -f a@b -- dev@b < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 check "filter as root with user = nobody: delivered (0)" test $? -eq 0
 set -- $(cat "$T/tokens/id.dev" 2>/dev/null) x x x

@@ -26,6 +26,9 @@
 #include "listcfg/listcfg.h"
 
 /* leave root for the configured user before anything else is opened */
+/* the user cmd_leave_root became, "" when it stayed who it was */
+static char became[256];
+
 int
 cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
     size_t errsz)
@@ -50,8 +53,10 @@ cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
 	else if (priv_become(user, group, why, sizeof(why)) < 0)
 		snprintf(err, errsz, "running as root: cannot become user %s "
 		    "(user in %s/listgate.conf): %s", user, dir, why);
-	else
+	else {
+		snprintf(became, sizeof(became), "%s", user);
 		rc = 0;
+	}
 	xfree(user);
 	xfree(group);
 	return rc;
@@ -71,6 +76,14 @@ cmd_err(const char *name, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* started as root, refused a file: say who was refused, or the
+	 * administrator wonders how root could be */
+	if (became[0] != '\0' && strstr(raw, strerror(EACCES)) != NULL) {
+		size_t n = strlen(raw);
+
+		snprintf(raw + n, sizeof(raw) - n, " (listgate left root for "
+		    "user %s, the `user' of listgate.conf)", became);
+	}
 	(void)fflush(stdout);
 	errno = e;
 	fprintf(stderr, "listgate %s: %s\n", name, sanitize_str(msg,
