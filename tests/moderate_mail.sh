@@ -129,6 +129,10 @@ run_help() { lg "$1" --help > "$T/help" 2>&1; grep -q "usage: listgate" "$T/help
 for c in init moderate notify; do
 	check "$c --help" run_help "$c"
 done
+lg notify --pending --remind 1 > "$T/n.out" 2>&1
+check "notify --pending --remind: a usage error" test $? -eq 2
+check "... saying they exclude each other" \
+    grep -q "listgate notify: --pending and --remind exclude each other" "$T/n.out"
 # a reply on stdin: --help is no answer to it; the dialect is the one
 # the options after it give
 echo x | lg moderate --help --mta postfix > /dev/null 2>&1

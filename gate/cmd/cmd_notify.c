@@ -104,7 +104,9 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 	}
 	if (pending == remind) {
-		cmd_err(NAME, "give --pending or --remind");
+		cmd_err(NAME, "%s", pending ? "--pending and --remind exclude "
+		    "each other: give one of them" : "give --pending or "
+		    "--remind");
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
