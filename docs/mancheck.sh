@@ -274,6 +274,24 @@ if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ] && [ -n "$cmds" ]; then
 			*) bad "${r#not ok - }" ;;
 			esac
 		done <"$T/rev"
+		# and the help's usage lines (up to the first blank line)
+		# name every option of the command's SYNOPSIS line
+		sed '/^$/q' "$T/help" >"$T/husage"
+		awk -v c="$c" '$1 == c { print $2 }' "$T/synopsis" |
+		    while read -r l; do
+			case $l in --config|--allow-root|--help|--version) continue ;; esac
+			if grep -q -e "$l\([^a-z-]\|\$\)" "$T/husage"; then
+				echo "ok - listgate $c --help's usage names $l (listgate.1 SYNOPSIS)"
+			else
+				echo "not ok - listgate $c --help's usage names $l (listgate.1 SYNOPSIS)"
+			fi
+		done >"$T/rev"
+		while read -r r; do
+			case $r in
+			"ok - "*) ok "${r#ok - }" ;;
+			*) bad "${r#not ok - }" ;;
+			esac
+		done <"$T/rev"
 	done
 fi
 

@@ -58,7 +58,8 @@ decide_usage(FILE *f, const struct decision *d)
 
 	fprintf(f,
 	    "usage: listgate [--config DIR] %s [--note TEXT] [--by NAME] "
-	    "[--force]%s ID...\n"
+	    "[--force]%s\n"
+	    "                [--quiet] ID...\n"
 	    "\n"
 	    "%s\n"
 	    "Each decision and its training commit together; the list's token\n"

@@ -29,6 +29,7 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: listgate [--config DIR] migrate [--status] "
 	    "[--lock-timeout SECONDS]\n"
+	    "                [--quiet]\n"
 	    "\n"
 	    "Create or upgrade the moderation queue's PostgreSQL schema (the\n"
 	    "database named by conninfo in listgate.conf, else the PG*\n"

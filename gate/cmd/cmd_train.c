@@ -212,7 +212,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: listgate [--config DIR] train --list L (--spam|--ham) "
-	    "[--unlearn] PATH...\n"
+	    "[--unlearn]\n"
+	    "                [--quiet] PATH...\n"
 	    "\n"
 	    "Learn posts as spam or ham into the list's token file (created\n"
 	    "when missing).  PATH is a message file, an mbox (first line\n"
