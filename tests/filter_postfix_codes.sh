@@ -440,6 +440,9 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --mt
     --list demo -f s@x -- r@x > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "usage: unknown --mta, envelope options say Postfix"
+grep -q "bad --mta 'exim' (want qmail or postfix)" "$T/err" &&
+    ok "... the message names the value" ||
+    bad "... the message names the value"
 cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
     -f s@x -- r@x extra > "$T/out" 2> "$T/err"
 rc=$?

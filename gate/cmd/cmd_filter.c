@@ -713,7 +713,8 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 			break;
 		case 'm':
 			if (mta_parse(optarg, &m) < 0) {
-				failure(f, "usage: --mta wants qmail or postfix");
+				failure(f, "usage: bad --mta '%.40s' (want qmail or "
+				    "postfix)", optarg);
 				bad = 1;
 			} else
 				set_mta(f, m);

@@ -173,7 +173,8 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		switch (ch) {
 		case 'm':
 			if (mta_parse(optarg, &mta) < 0) {
-				cmd_err(NAME, "--mta wants qmail or postfix");
+				cmd_err(NAME, "bad --mta '%.40s' (want qmail or "
+				    "postfix)", optarg);
 				bad = 1;
 				break;
 			}
