@@ -173,8 +173,9 @@ C=$CONF S=$SOCK
 
 run_help() { lg holder --help > "$T/help" 2>&1; grep -q "usage: listgate .*holder" "$T/help"; }
 check "holder --help" run_help
-lg holder --workers 0 > /dev/null 2>&1
+lg holder --workers 0 > /dev/null 2> "$T/werr"
 check "holder --workers 0: usage error (2)" test $? -eq 2
+check "... naming the value" grep -q "bad --workers '0' (want 1 to 64)" "$T/werr"
 check "holder starts and creates its socket" start_holder
 check "... mode 0660" test "$(stat -c %a "$SOCK")" = 660
 

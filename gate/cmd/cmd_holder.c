@@ -278,7 +278,8 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 			workers = strtol(optarg, &end, 10);
 			if (*optarg == '\0' || *end != '\0' || workers < 1 ||
 			    workers > 64) {
-				cmd_err(NAME, "--workers wants 1 to 64");
+				cmd_err(NAME, "bad --workers '%.40s' (want 1 to 64)",
+				    optarg);
 				return EXIT_CMD_USAGE;
 			}
 			break;
