@@ -53,6 +53,14 @@ if [ "${1:-}" = pg ]; then
 	grep -q "list dev: 1 journal event applied" "$T/out" &&
 	    ok "... one event applied by the owner's sync" ||
 	    bad "... one event applied by the owner's sync ($(cat "$T/out"))"
+	# train as a user who may not write the token file: journaled,
+	# and told who syncs them
+	run runuser -u nobody -- "$LISTGATE" --config "$CONF" train --list dev \
+	    --ham "$DATA/ham2.eml"
+	check "train as a user who cannot write the token file: exit 1" \
+	    test "$rc" -eq 1
+	check "... told that the owner's sync learns the posts" says \
+	    "list dev: the posts are in the journal, but the token file is not yours to write: its owner's \`listgate sync --list dev\` learns them"
 	# tune --apply as a user who may not write lists/ (root's, as
 	# listgate.conf(5) lays it out): nothing applied and nothing
 	# rebuilt, the directory named, at once

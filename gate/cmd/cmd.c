@@ -268,8 +268,8 @@ cmd_touch(struct cmd_touched *t, const char *list)
  * files' group reads them and decides, their owner's next sync applies
  * the decisions
  */
-static int
-not_writable(const struct listcfg_global *g, const char *list)
+int
+cmd_tokens_not_writable(const struct listcfg_global *g, const char *list)
 {
 	char path[4096];
 
@@ -291,7 +291,7 @@ cmd_sync_touched(const char *name, struct queue *q,
 	int i, nfail = 0;
 
 	for (i = 0; i < t->n; i++) {
-		if (not_writable(g, t->names[i])) {
+		if (cmd_tokens_not_writable(g, t->names[i])) {
 			if (!quiet)
 				fprintf(stderr, "listgate %s: list %s: the "
 				    "token file is not yours to write; its "

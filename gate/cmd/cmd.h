@@ -88,6 +88,11 @@ int cmd_leave_root(const struct cmd_ctx *ctx, int *mta_r, char *err,
 void cmd_err(const char *name, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* 1 when list's token file (or, while it is missing, the tokens
+ * directory) is there but not this user's to write, else 0 */
+int cmd_tokens_not_writable(const struct listcfg_global *g,
+    const char *list);
+
 /* say that list is no list name, and what a list name is (the same
  * words for every command) */
 void cmd_bad_list(const char *name, const char *list);

@@ -451,8 +451,16 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		(void)stage_enter(STAGE_SYNC);
 		if (train_sync(q, &g, &l, &ss, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
-			cmd_err(NAME, "list %s: the posts are in the journal; "
-			    "run `listgate sync --list %s`", list, list);
+			if (cmd_tokens_not_writable(&g, list))
+				cmd_err(NAME, "list %s: the posts are in the "
+				    "journal, but the token file is not yours "
+				    "to write: its owner's `listgate sync "
+				    "--list %s` learns them (run train as that "
+				    "user)", list, list);
+			else
+				cmd_err(NAME, "list %s: the posts are in the "
+				    "journal; run `listgate sync --list %s`",
+				    list, list);
 			fatal = 1;
 		}
 	}
