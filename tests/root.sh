@@ -277,6 +277,18 @@ check "... and so does the lock file root made" \
     test "$(stat -c %u "$CONF/users.conf.lock")" = "$nobody"
 check "... with both accounts" test "$(grep -cE '^(ann|ben):' "$CONF/users.conf")" -eq 2
 
+# --- init as the list user, where root made the secret's directory
+# (install -d makes the parents of the tokens directory root's) ---------------
+mkdir -p "$T/iconf/lists" "$T/ivar/tokens" && chown nobody "$T/ivar/tokens" ||
+    exit 99
+printf 'tokens_dir = %s/ivar/tokens\nsecret_file = %s/ivar/secret\n' "$T" "$T" \
+    > "$T/iconf/listgate.conf"
+run runuser -u nobody -- "$LISTGATE" --config "$T/iconf" init
+check "init as a user who may not write the secret's directory: exit 1" \
+    test "$rc" -eq 1
+check "... naming the secret, the user, the directory and what to do" says \
+    "cannot create the secret $T/ivar/secret: nobody may not write in $T/ivar (Permission denied): give that directory to the user that runs listgate"
+
 pg_part
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -151,9 +152,19 @@ secret(const char *path)
 	explicit_bzero(r, sizeof(r));
 	/* mkostemp makes it 0600 */
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0) {
+		int en = errno;
+		struct passwd *pw = getpwuid(geteuid());
+
 		explicit_bzero(hex, sizeof(hex));
-		cmd_err(NAME, "cannot create the secret %s: %s", tmp,
-		    strerror(errno));
+		if (en == EACCES || en == EPERM)
+			cmd_err(NAME, "cannot create the secret %s: %s may not "
+			    "write in %s (%s): give that directory to the user "
+			    "that runs listgate (chown), then run init as that "
+			    "user", path, pw != NULL ? pw->pw_name : "this user",
+			    parent, strerror(en));
+		else
+			cmd_err(NAME, "cannot create the secret %s: %s", path,
+			    strerror(en));
 		return -1;
 	}
 	e = write_all(fd, hex, 2 * sizeof(r) + 1) < 0 || fchmod(fd, 0600) < 0 ||
