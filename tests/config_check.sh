@@ -117,6 +117,14 @@ run lg config check
 check "a list file with a bad name fails the check" test "$rc" -eq 1
 check "and is named" grep -q "UPPER.conf: bad list name" "$T/err"
 rm -f "$CONF/lists/UPPER.conf"
+# expire_action = remind without what notices need: expire would fail
+printf 'expire_action = remind\nmoderators = a@example.org\n' > "$CONF/lists/rem.conf"
+run lg config check --list rem
+check "expire_action = remind without moderation by mail: a warning (exit 0)" \
+    test "$rc" -eq 0
+check "... naming the file and the keys not set" grep -q \
+    "warning: $CONF/lists/rem.conf: expire_action = remind sends reminders through the hold notices, which need moderators, moderation_address and notify (not set: moderation_address notify)" "$T/err"
+rm -f "$CONF/lists/rem.conf"
 # two lists with one moderation address and delimiter: the replies to it
 # reach one list only, so the check fails, naming both files
 printf 'moderation_address = dev-moderate@lists.example.org\n' > "$CONF/lists/shared1.conf"

@@ -174,6 +174,18 @@ check_list(const struct listcfg_global *g, const char *name)
 		    "sent without %s", g->dir, name, l.moderators == NULL ?
 		    "moderators" : l.moderation_address == NULL ?
 		    "moderation_address" : "notify");
+	/* and expire's reminders need all three: without them the
+	 * daily expire fails on the list and leaves its posts held */
+	if (l.expire_action == LISTCFG_EXPIRE_REMIND && (l.moderators ==
+	    NULL || l.moderation_address == NULL || l.notify == NULL))
+		cmd_err(NAME, "warning: %s/lists/%s.conf: expire_action = "
+		    "remind sends reminders through the hold notices, which "
+		    "need moderators, moderation_address and notify (not "
+		    "set:%s%s%s): `listgate expire' fails on this list and "
+		    "leaves its posts held", g->dir, name, l.moderators ==
+		    NULL ? " moderators" : "", l.moderation_address == NULL ?
+		    " moderation_address" : "", l.notify == NULL ? " notify" :
+		    "");
 	printf("\n");
 	if (listcfg_print_list(stdout, &l) < 0) {
 		cmd_err(NAME, "out of memory");
