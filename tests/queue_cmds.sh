@@ -422,7 +422,20 @@ check "... making an empty token file at position 0" test "$(lg score \
     "spam_posts 0 ham_posts 0 tokens 0 journal_pos 0 "
 check "... and no temporary file" \
     test -z "$(find "$T/tokens" -name '.*' -print)"
+check "... and no warning: the list has a file" test ! -s "$T/err"
 rm -f "$CONF/lists/quiet.conf" "$T/tokens/quiet.kch"
+# a list with neither journal events nor a file (a misspelt name): the
+# empty token file made is warned of, by sync --list and by rebuild
+run lg sync --list devv
+check "sync --list of a list with nothing: exit 0" test "$rc" -eq 0
+check "... warning of the empty token file it made" grep -q \
+    "listgate sync: warning: list devv has no journal events and no $CONF/lists/devv.conf: its token file $T/tokens/devv.kch is empty (a misspelt list name?" "$T/err"
+run lg sync --list devv
+check "... once: a second sync of the file says nothing" test ! -s "$T/err"
+run lg rebuild --list devv
+check "rebuild of such a list warns too" grep -q \
+    "listgate rebuild: warning: list devv has no journal events and no" "$T/err"
+rm -f "$T/tokens/devv.kch" "$T/tokens/devv.passed"
 
 # a list trained without the database (position 0, posts counted): its
 # training is not in the journal, and a rebuild would drop it

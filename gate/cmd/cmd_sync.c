@@ -18,6 +18,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/journal.h"
 #include "db/queue.h"
@@ -64,6 +65,32 @@ static int
 is_site(const struct listcfg_global *g, const char *l)
 {
 	return g->site_list != NULL && strcmp(g->site_list, l) == 0;
+}
+
+/*
+ * sync --list or rebuild of a list that has nothing (no journal event,
+ * no lists/L.conf) has just made an empty token file: most likely for a
+ * misspelt list name (a filter deferring for a missing token file names
+ * sync and rebuild), which filter would then score every post with
+ * against nothing.  A warning, nothing more: a new list may well have
+ * neither yet.
+ */
+static void
+warn_empty(const char *name, struct queue *q, const struct listcfg_global *g,
+    const char *list)
+{
+	char conf[4096], path[4096], err[256];
+	int64_t last;
+
+	if (is_site(g, list) ||
+	    listcfg_list_path(g, list, conf, sizeof(conf)) < 0 ||
+	    listcfg_tokens_path(g, list, path, sizeof(path)) < 0 ||
+	    access(conf, F_OK) == 0 ||
+	    journal_last_id(q, list, &last, err, sizeof(err)) < 0 || last != 0)
+		return;
+	cmd_err(name, "warning: list %s has no journal events and no %s: "
+	    "its token file %s is empty (a misspelt list name? then remove "
+	    "that file)", list, conf, path);
 }
 
 /*
@@ -282,8 +309,16 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 		s.nfail++;
 	} else if (site || (list != NULL && is_site(&g, list)))
 		sync_site_store(&s);
-	else if (list != NULL)
+	else if (list != NULL) {
+		char path[4096];
+		int existed = listcfg_tokens_path(&g, list, path,
+		    sizeof(path)) < 0 || access(path, F_OK) == 0;
+		int nfail = s.nfail;
+
 		sync_one(list, &s);
+		if (!check && !existed && s.nfail == nfail)
+			warn_empty("sync", s.q, &g, list);
+	}
 	else if (journal_lists(s.q, sync_one, &s, err,
 	    sizeof(err)) < 0) {
 		cmd_err("sync", "%s", err);
@@ -479,6 +514,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		    st.nevents == 1 ? "" : "s",
 		    cmd_sync_skipped(&st, skip, sizeof(skip)),
 		    (long long)st.pos);
+	if (st.nevents == 0)
+		warn_empty("rebuild", q, &g, list);
 	rc = unfed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 out_l:
 	listcfg_free_list(&l);
