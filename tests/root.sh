@@ -158,6 +158,11 @@ check "... naming the key and --allow-root" says \
     "running as root, and $CONF/listgate.conf sets no \`user': set user (and group) to the unprivileged account listgate runs as, or pass --allow-root"
 run lg --help
 check "--help still works" test "$rc" -eq 0
+# --allow-root after the command: not "pass --allow-root", but where
+run lg held --allow-root
+check "held --allow-root (after the command): a usage error" test "$rc" -eq 2
+check "... saying it goes before the command" says \
+    "listgate held: --allow-root is an option of listgate itself, not of held: give it before the command (listgate --allow-root held ...)"
 for c in train sync approve web; do
 	run lg "$c" --help
 	check "$c --help still works (exit 0, its usage on stdout)" \

@@ -123,6 +123,24 @@ std_fds_open(void)
 	}
 }
 
+/* the index of --config or --allow-root among a command's arguments
+ * (before any --), 0 when none */
+static int
+global_after(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if (strcmp(argv[i], "--allow-root") == 0 ||
+		    strcmp(argv[i], "--config") == 0 ||
+		    strncmp(argv[i], "--config=", 9) == 0)
+			return i;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -138,7 +156,7 @@ main(int argc, char **argv)
 	struct cmd_ctx ctx;
 	const struct cmd_def *c;
 	sigset_t none;
-	int ch;
+	int ch, i;
 
 	std_fds_open();
 	/* SIGCHLD ignored by whoever started us (an MTA's or a wrapper's
@@ -187,6 +205,21 @@ main(int argc, char **argv)
 			int sub_argc = argc - optind;
 			char **sub_argv = argv + optind;
 
+			/* listgate's own options after the command are a
+			 * usage error of the command, and as root the refusal
+			 * below would ask for the --allow-root given there:
+			 * say where they go (not for filter and moderate,
+			 * whose usage errors speak the MTA's dialect) */
+			if (c->fn != cmd_filter && c->fn != cmd_moderate &&
+			    (i = global_after(sub_argc, sub_argv)) > 0) {
+				fprintf(stderr, "listgate %s: %s is an option "
+				    "of listgate itself, not of %s: give it "
+				    "before the command (listgate %s %s ...)\n",
+				    c->name, sub_argv[i], c->name,
+				    strncmp(sub_argv[i], "--config", 8) == 0 ?
+				    "--config DIR" : sub_argv[i], c->name);
+				return EXIT_CMD_USAGE;
+			}
 			/* root: become the configured user before anything
 			 * but listgate.conf is opened, or refuse */
 			ctx.refused_mta = -1;
