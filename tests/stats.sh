@@ -54,6 +54,9 @@ for bad in 2026-02-30 2026-11-31 2023-02-29 2026-04-31; do
 done
 run lg stats --since 2999-01-01
 check "a --since in the future is a usage error" test "$rc" -eq 2
+run lg stats --since 1969-12-31
+check "a --since before 1970 is a usage error that says what is wanted" \
+    sh -c "test $rc -eq 2 && grep -q -- \"bad --since '1969-12-31' (want a day of the calendar, YYYY-MM-DD, from 1970-01-01 on)\" '$T/err'"
 run lg stats --list ../x
 check "a bad list name is a usage error" test "$rc" -eq 2
 

@@ -615,8 +615,9 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 			break;
 		case 's':
 			if (parse_date(optarg, &since) < 0) {
-				cmd_err(NAME, "bad --since '%s' (want YYYY-MM-DD)",
-				    optarg);
+				cmd_err(NAME, "bad --since '%s' (want a day of "
+				    "the calendar, YYYY-MM-DD, from 1970-01-01 "
+				    "on)", optarg);
 				return EXIT_CMD_USAGE;
 			}
 			break;
