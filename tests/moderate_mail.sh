@@ -140,6 +140,14 @@ check "moderate --help before --mta postfix, a reply on stdin: exit 75" \
     test $? -eq 75
 echo x | lg moderate --help > /dev/null 2>&1
 check "moderate --help, a reply on stdin, qmail: exit 111" test $? -eq 111
+# no recipient at all (a master.cf line without -- ${recipient}): every
+# reply would be dropped, so the MTA keeps them
+reply "no recipient" | env -u EXT -u HOST -u RECIPIENT -u LOCAL \
+    "$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
+    -f alice@example.org > "$T/mod.out" 2>&1
+check "moderate without any recipient: a temporary failure (75)" test $? -eq 75
+check "... saying what the pipe command lacks" grep -q \
+    'temporary failure: no recipient: .*end the pipe command of master.cf with -- ${recipient}' "$T/mod.out"
 # usage errors under mta = postfix in listgate.conf: 75, never 111 (a
 # bounce of the moderator's reply)
 mkdir -p "$T/pfconf/lists" || exit 99

@@ -251,6 +251,17 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	cands[1] = extaddr.len ? buf_str(&extaddr) : NULL;
 	cands[2] = getenv("RECIPIENT");
 	cands[3] = localaddr.len ? buf_str(&localaddr) : NULL;
+	/* no recipient at all is the pipe command's fault (master.cf
+	 * without -- ${recipient}), not a reply's: dropping it would drop
+	 * every reply; the MTA keeps it until the command is mended */
+	if ((rcpt == NULL || *rcpt == '\0') && cands[1] == NULL &&
+	    (cands[2] == NULL || *cands[2] == '\0') && cands[3] == NULL) {
+		snprintf(r.why, sizeof(r.why), "no recipient: the command "
+		    "line gives none and neither do $EXT, $HOST, $RECIPIENT "
+		    "and $LOCAL (Postfix: end the pipe command of master.cf "
+		    "with -- ${recipient}; qmail sets them itself)");
+		goto done;
+	}
 
 	if (spool_read(&sp, STDIN_FILENO, LG_MAX_SPOOL_MEM, LG_MAX_POST_BYTES,
 	    err, sizeof(err)) < 0) {
