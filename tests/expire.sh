@@ -65,7 +65,7 @@ printf 'hold_expiry_days = 3\nexpire_action = discard-learn\n' > "$CONF/lists/dl
 	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
 } > "$CONF/lists/rm.conf"
 # remind, but no way to send a notice
-printf 'hold_expiry_days = 3\nexpire_action = remind\n' > "$CONF/lists/rmx.conf"
+printf 'hold_expiry_days = 3\nexpire_action = remind\nmoderators = mod@example.org\n' > "$CONF/lists/rmx.conf"
 printf 'hold_expiry_days = 30\n' > "$CONF/lists/keep.conf"
 d_old=$("$QHOLD" d "$DATA/spam1.eml") || exit 99
 d_new=$("$QHOLD" d "$DATA/spam2.eml") || exit 99
@@ -97,7 +97,7 @@ check "a dry run whose answer cannot be written exits 1, saying so" \
 run lg expire
 check "expire with no options exits 1 (list rmx cannot remind)" test "$rc" -eq 1
 check "... naming the list and what to set" \
-    grep -q "list rmx: expire_action = remind, but the list cannot send notices: set moderators, moderation_address and notify in lists/rmx.conf" "$T/err"
+    grep -q "list rmx: expire_action = remind, but the list cannot send notices: set moderation_address and notify in lists/rmx.conf" "$T/err"
 check "... and leaving its post held" test "$(status "$rmx_old")" = held
 check "discard: the old post is expired" test "$(status "$d_old")" = expired
 check "... with a note and who did it" \

@@ -222,7 +222,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	struct listcfg_list l;
 	struct decide_req rq;
 	struct ids ids;
-	char err[1024], note[128];
+	char err[1024], note[128], miss[64];
 	unsigned days;
 	size_t i;
 	int r;
@@ -237,8 +237,8 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	if (l.expire_action == LISTCFG_EXPIRE_REMIND && !dry &&
 	    !notify_ready(&l)) {
 		cmd_err(NAME, "list %s: expire_action = remind, but the list "
-		    "cannot send notices: set moderators, moderation_address "
-		    "and notify in lists/%s.conf (its posts stay held)", list,
+		    "cannot send notices: set %s in lists/%s.conf (its posts "
+		    "stay held)", list, notify_missing(&l, miss, sizeof(miss)),
 		    list);
 		tot->nfail++;
 		goto out;

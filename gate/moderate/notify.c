@@ -36,6 +36,24 @@ notify_ready(const struct listcfg_list *l)
 	    l->moderation_address != NULL && l->notify != NULL;
 }
 
+const char *
+notify_missing(const struct listcfg_list *l, char *out, size_t outsz)
+{
+	const char *k[3];
+	size_t n = 0;
+
+	if (l->moderators == NULL || l->moderators[0] == NULL)
+		k[n++] = "moderators";
+	if (l->moderation_address == NULL)
+		k[n++] = "moderation_address";
+	if (l->notify == NULL)
+		k[n++] = "notify";
+	snprintf(out, outsz, "%s%s%s%s%s", n > 0 ? k[0] : "",
+	    n == 2 ? " and " : n == 3 ? ", " : "", n > 1 ? k[1] : "",
+	    n == 3 ? " and " : "", n > 2 ? k[2] : "");
+	return out;
+}
+
 int
 notify_links(const struct cookie_key *key, const struct listcfg_list *l,
     int64_t id, const unsigned char sha[32], const char *mod, time_t now,
@@ -361,6 +379,7 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 	struct queue_row r;
 	struct listcfg_list l;
 	struct notice_post p;
+	char miss[64];
 	int rc, got;
 
 	memset(st, 0, sizeof(*st));
@@ -376,9 +395,9 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 		return -1;
 	}
 	if (!notify_ready(&l)) {
-		snprintf(err, errsz, "list %s cannot send notices: set "
-		    "moderators, moderation_address and notify in lists/%s.conf",
-		    l.name, l.name);
+		snprintf(err, errsz, "list %s cannot send notices: set %s in "
+		    "lists/%s.conf", l.name, notify_missing(&l, miss,
+		    sizeof(miss)), l.name);
 		rc = -1;
 	} else {
 		row_post(&r, &p);
@@ -626,6 +645,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 {
 	struct listcfg_list l;
 	struct cookie_key *key = NULL;
+	char miss[64];
 	struct pend pd;
 	struct queue_row r;
 	struct notice_post p;
@@ -654,8 +674,8 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 	}
 	if (!notify_ready(&l)) {
 		snprintf(err, errsz, "list %s has pending notices but cannot "
-		    "send them: set moderators, moderation_address and notify "
-		    "in lists/%s.conf", name, name);
+		    "send them: set %s in lists/%s.conf", name,
+		    notify_missing(&l, miss, sizeof(miss)), name);
 		goto out;
 	}
 	if ((key = xcalloc(1, sizeof(*key))) == NULL) {

@@ -56,6 +56,12 @@ struct notify_stats {
  * notify are set; else 0 */
 int notify_ready(const struct listcfg_list *l);
 
+/* the keys of those three the list lacks, for a message: "notify",
+ * "moderators and notify", "moderators, moderation_address and notify"
+ * ("" when none); returns out */
+const char *notify_missing(const struct listcfg_list *l, char *out,
+    size_t outsz);
+
 /* the three action addresses of post id, whose SHA-256 is sha, for
  * moderator mod (its cookies decide no other post under that number,
  * and none once mod is no longer among l's moderators), valid for the
