@@ -674,6 +674,11 @@ keep_group_mode(const char *path, const struct stat *was)
 	if (stat(path, &now) < 0 || same_file(was, &now) ||
 	    (now.st_uid != geteuid() && geteuid() != 0))
 		return;
+	/* root (--allow-root) gives it back to its owner too: a file left
+	 * root's would refuse that owner's next sync */
+	if (geteuid() == 0 && now.st_uid != was->st_uid &&
+	    chown(path, was->st_uid, was->st_gid) < 0)
+		return;
 	if (now.st_gid != was->st_gid && chown(path, (uid_t)-1, was->st_gid) < 0)
 		return;
 	if ((now.st_mode & 07777) != (was->st_mode & 07777))
@@ -685,7 +690,8 @@ keep_group_mode(const char *path, const struct stat *was)
  * writer's copy, a compaction, a rebuilt file) was made with this
  * process's group: give it dest's group, and no more of a mode than
  * dest had (within TOKDB_FILE_MODE), or filters reading the token file
- * through its group defer every post once it is in place.  Nothing when
+ * through its group defer every post once it is in place (and, made by
+ * root, dest's owner).  Nothing when
  * dest is missing; failures (not in dest's group) are left alone, as
  * in keep_group_mode.
  */
@@ -697,6 +703,12 @@ take_group_mode(const char *path, const char *dest)
 
 	if (stat(dest, &was) < 0 || stat(path, &now) < 0 ||
 	    same_file(&was, &now))
+		return;
+	/* root (--allow-root: a rebuild, tune --apply, a bulk train) gives
+	 * the new file dest's owner too, or that owner's next sync, the
+	 * token files' writer, could not write it */
+	if (geteuid() == 0 && now.st_uid != was.st_uid &&
+	    chown(path, was.st_uid, was.st_gid) < 0)
 		return;
 	if (now.st_gid != was.st_gid && chown(path, (uid_t)-1, was.st_gid) < 0)
 		return;

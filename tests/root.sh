@@ -225,6 +225,19 @@ run lg train --quiet --list dev --ham "$DATA/ham1.eml"
 check "root with user = nobody: train works" test "$rc" -eq 0
 check "... and the token file it made is nobody's" \
     test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = "$nobody"
+# root with --allow-root replacing that file (many posts: a new copy
+# renamed over it) leaves it nobody's, or nobody's sync could not write
+i=0
+: > "$T/many.mbox"
+while [ $i -lt 20 ]; do
+	printf 'From x@example.org Sat Jan  1 00:00:00 2000\nFrom: a%d@example.org\nSubject: post %d\n\nbody number %d\n\n' \
+	    $i $i $i >> "$T/many.mbox"
+	i=$((i + 1))
+done
+run lgr train --quiet --list dev --ham "$T/many.mbox"
+check "--allow-root: a train of many posts works" test "$rc" -eq 0
+check "... and leaves the token file nobody's" \
+    test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = "$nobody"
 cp "$DATA/ham2.eml" "$T/root-only.eml" && chmod 600 "$T/root-only.eml" ||
     exit 99
 run lg train --quiet --list dev --ham "$T/root-only.eml"
