@@ -24,6 +24,16 @@ fails=0
 n=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 bad() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+# count the "ok - ..." and "not ok - ..." lines of file $1 (written by a
+# pipeline's subshell, whose own counts would be lost)
+counted() {
+	while read -r r; do
+		case $r in
+		"ok - "*) ok "${r#ok - }" ;;
+		*) bad "${r#not ok - }" ;;
+		esac
+	done <"$1"
+}
 
 for page in "$man1" "$man5"; do
 	if groff -man -Tutf8 -ww -z "$page" >"$T/out" 2>&1 && [ ! -s "$T/out" ]; then
@@ -268,12 +278,7 @@ if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ] && [ -n "$cmds" ]; then
 				echo "not ok - listgate $c --help lists $l (listgate.1)"
 			fi
 		done >"$T/rev"
-		while read -r r; do
-			case $r in
-			"ok - "*) ok "${r#ok - }" ;;
-			*) bad "${r#not ok - }" ;;
-			esac
-		done <"$T/rev"
+		counted "$T/rev"
 		# and the help's usage lines (up to the first blank line)
 		# name every option of the command's SYNOPSIS line
 		sed '/^$/q' "$T/help" >"$T/husage"
@@ -286,12 +291,7 @@ if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ] && [ -n "$cmds" ]; then
 				echo "not ok - listgate $c --help's usage names $l (listgate.1 SYNOPSIS)"
 			fi
 		done >"$T/rev"
-		while read -r r; do
-			case $r in
-			"ok - "*) ok "${r#ok - }" ;;
-			*) bad "${r#not ok - }" ;;
-			esac
-		done <"$T/rev"
+		counted "$T/rev"
 	done
 fi
 

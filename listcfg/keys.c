@@ -872,6 +872,22 @@ bad:
 	return -1;
 }
 
+/* the next item of a list separated by blanks or commas: skips to it
+ * (*pp), sets *end after it and returns its length, 0 at the end */
+static size_t
+list_item(const char **pp, const char **end)
+{
+	const char *p = *pp, *e;
+
+	while (*p == ' ' || *p == '\t' || *p == ',')
+		p++;
+	for (e = p; *e && *e != ' ' && *e != '\t' && *e != ','; e++)
+		;
+	*pp = p;
+	*end = e;
+	return (size_t)(e - p);
+}
+
 int
 listcfg_addrs_parse(const char *s, unsigned char (*out)[16], size_t max,
     size_t *n_r, char *why, size_t whysz)
@@ -881,14 +897,7 @@ listcfg_addrs_parse(const char *s, unsigned char (*out)[16], size_t max,
 	const char *p = s, *e;
 	size_t n = 0, len = 0;
 
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (*p == '\0')
-			break;
-		for (e = p; *e && *e != ' ' && *e != '\t' && *e != ','; e++)
-			;
-		len = (size_t)(e - p);
+	while ((len = list_item(&p, &e)) > 0) {
 		if (len >= sizeof(w))
 			goto bad;
 		memcpy(w, p, len);
@@ -998,14 +1007,7 @@ listcfg_hosts_parse(const char *s, char (*out)[LG_MAX_HOST_NAME + 1],
 	const char *p = s, *e;
 	size_t n = 0, len = 0;
 
-	for (;;) {
-		while (*p == ' ' || *p == '\t' || *p == ',')
-			p++;
-		if (*p == '\0')
-			break;
-		for (e = p; *e && *e != ' ' && *e != '\t' && *e != ','; e++)
-			;
-		len = (size_t)(e - p);
+	while ((len = list_item(&p, &e)) > 0) {
 		if (host_norm(p, len, w) == 0) {
 			snprintf(why, whysz, "`%.*s' is not a host name (a DNS "
 			    "name, a numeric IPv4 address or an IPv6 one in "
