@@ -58,14 +58,15 @@ fi
 # --- dependencies: Debian packages only --------------------------------
 # (postfix and mailman3: the end-to-end tests tests/postfix_e2e.sh and
 # tests/mailman3_e2e.sh; installed here, before make check runs them side
-# by side, with no system instance set up or started)
+# by side, with no system instance set up or started; strace: the fault
+# injection of tests/fault_inject.sh)
 pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       kyotocabinet-utils libpq-dev zlib1g-dev libdeflate-dev nettle-dev check
       postgresql postgresql-client pgbouncer libc6-dev python3 procps openssl
       libmicrohttpd-dev libcrypt-dev curl chromium util-linux
       clang libclang-rt-dev valgrind postfix mailman3
       debhelper dpkg-dev fakeroot lintian systemd man-db
-      libc-ares-dev rbldnsd"
+      libc-ares-dev rbldnsd strace"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
