@@ -191,18 +191,37 @@ struct rcache {
 	int found;
 };
 
+/* the errno of the system call Kyoto Cabinet just saw fail (its
+ * KCESYSTEM), or 0: read before anything else may change errno */
+static int
+sys_errno(KCDB *kc)
+{
+	int e = errno;
+
+	return kcdbecode(kc) == KCESYSTEM ? e : 0;
+}
+
 /* remember a message for tokdb_errmsg: Kyoto Cabinet's error, and what
  * to do about a damaged file */
 static void
 seterr(struct tokdb *db, const char *what)
 {
-	int e = fgrow_last_error();
+	/* (first: errno is still the failed call's, Kyoto Cabinet keeps
+	 * only "mywrite failed") */
+	int e = sys_errno(db->kc), g = fgrow_last_error();
 
-	if (e != 0)
+	if (g != 0)
+		e = g;
+	if (e == ENOSPC || e == EDQUOT)
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s: "
 		    "%s (the file keeps what was committed; free space on "
 		    "its disk and try again)", db->path, what,
 		    kcdbemsg(db->kc), strerror(e));
+	else if (e != 0)
+		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s: "
+		    "%s; if the file is damaged, `listgate rebuild --list %s` "
+		    "recreates it from the journal", db->path, what,
+		    kcdbemsg(db->kc), strerror(e), db->list);
 	else
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s; "
 		    "if the file is damaged, `listgate rebuild --list %s` "
@@ -732,7 +751,7 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 	char kpath[4200], tune[128];
 	uint32_t kmode;
 	double start, delay = 1.0, left;
-	int writer = (mode & TOKDB_WRITE) != 0, created, r, e;
+	int writer = (mode & TOKDB_WRITE) != 0, created, r, e, se;
 
 	if (strcmp(path, ":") != 0 && dir_trusted(path, err, errsz) < 0)
 		return TOKDB_ERR;
@@ -787,6 +806,7 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			    path, wait_ms);
 			return TOKDB_ELOCK;
 		}
+		se = sys_errno(db->kc);
 		left = (double)wait_ms - (clock_now_ms() - start);
 		if (lock_busy(db->kc) && left > 0) {
 			sleep_ms(delay < left ? delay : left);
@@ -825,10 +845,20 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			    "--db-dump > /dev/null`", path, kcdbemsg(db->kc),
 			    path, db->list, db->list);
 			r = TOKDB_ERR;
-		} else if ((e = fgrow_last_error()) != 0) {
+		} else if ((e = fgrow_last_error()) != 0 || se == ENOSPC ||
+		    se == EDQUOT) {
 			snprintf(err, errsz, "token file %s cannot be opened "
 			    "(%s: %s); free space on its disk and try again",
-			    path, kcdbemsg(db->kc), strerror(e));
+			    path, kcdbemsg(db->kc), strerror(e ? e : se));
+			r = TOKDB_ERR;
+		} else if (se != 0) {
+			/* the system's reason: too many open files, out of
+			 * memory, a disk error */
+			snprintf(err, errsz, "token file %s cannot be opened "
+			    "(%s: %s); if it is damaged, run `listgate rebuild "
+			    "--list %s` to recreate it from the journal, or "
+			    "move it away and retrain the list",
+			    path, kcdbemsg(db->kc), strerror(se), db->list);
 			r = TOKDB_ERR;
 		} else {
 			snprintf(err, errsz, "token file %s cannot be opened "

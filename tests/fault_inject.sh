@@ -165,6 +165,14 @@ errtext() {
 	esac
 }
 
+# why: a failing command gave the system's reason (the injected error's
+# text), not only the operation that failed
+why() {
+	# (the dynamic loader's own words for a library it cannot map)
+	grep -q -e "$(errtext "$e")" -e "failed to map segment" "$T/err" ||
+	    fail "exit $rc, and the message does not say why ($(errtext "$e"))"
+}
+
 # unique N SRC DEST: SRC with a Message-ID and bytes of its own
 unique() {
 	sed "s/^Message-ID: .*/Message-ID: <fi-$1@fault.test>/" "$2" > "$3"
@@ -279,6 +287,7 @@ if [ "${1:-}" != pg ]; then
 				    fail "exit 0, and the token file is not what a clean run makes"
 			else
 				said
+				why
 				skipped=
 				for c in spam:ham ham:spam; do
 					grep -q "${c%:*}-test.eml: .*$(errtext "$e")" "$T/err" &&
@@ -544,7 +553,10 @@ for se in $(nomap "write:ENOSPC pwrite64:ENOSPC fsync:EIO openat:EMFILE
 		cp "$T/sync0.kch" "$T/tokens/demo.kch"
 		inject "$sc" "$e" "$w" "$LISTGATE" --allow-root --config "$CONF" \
 		    sync -q --list demo
-		[ "$rc" -eq 0 ] || said
+		if [ "$rc" -ne 0 ]; then
+			said
+			case $sc in recvfrom) ;; *) why ;; esac
+		fi
 		readable demo || continue
 		lg sync -q --list demo > /dev/null 2> "$T/err" ||
 		    { fail "a clean sync after it fails"; continue; }
