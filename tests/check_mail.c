@@ -1165,6 +1165,20 @@ static const struct {
 	    "\nx\n\n", "", 0 },
 	/* a style the reader is not shown: dropped, whatever it says */
 	{ "<style>p{display:none}</style>x", "x", "", 0 },
+	/* declarations a browser drops hide nothing: white space inside a
+	 * name or value, a number's bad unit, a bad "!"; semicolons inside
+	 * quotes and brackets end no declaration */
+	{ "<i style=\"display: no ne\">a</i><i style=\"dis play:none\">b</i>",
+	    "ab", "", 0 },
+	{ "<i style=\"font-size:0 px\">a</i><i style=\"font-size:0foo\">b"
+	    "</i><i style=\"font-size:0.px\">c</i><i style=\"opacity:0 0\">d"
+	    "</i>", "abcd", "", 0 },
+	{ "<i style=\"display:none !importantx\">a</i><i style=\"display:none"
+	    " !\">b</i>", "ab", "", 0 },
+	{ "<i style='font-family:\"x;display:none;\"'>a</i><i style=\""
+	    "background:url(x;display:none;)\">b</i>", "ab", "", 0 },
+	{ "<i style=\"display:none ! important;display:inline\">a</i>b",
+	    "b", "\na\n", HTML_HIDDEN },
 };
 
 START_TEST(html_hidden)

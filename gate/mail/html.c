@@ -333,8 +333,9 @@ css_number(const char *s, size_t n, int *zero, int *below1, size_t *end)
 				if (!dot)
 					*below1 = 0;
 			}
-		} else if (s[i] == '.' && !dot)
-			dot = 1;
+		} else if (s[i] == '.' && !dot && i + 1 < n &&
+		    s[i + 1] >= '0' && s[i + 1] <= '9')
+			dot = 1;	/* ("0." is no number) */
 		else
 			break;
 	}
@@ -355,14 +356,70 @@ css_number(const char *s, size_t n, int *zero, int *below1, size_t *end)
 #define SHEET_DISPLAY	32	/* it sets display: the hidden attribute is
 				 * only the browser's own display:none */
 
+/* units of a CSS length (and a percentage) a font size of 0 may have */
+static const char *const len_units[] = {
+	"", "%", "px", "pt", "pc", "in", "cm", "mm", "q", "em", "rem", "ex",
+	"rex", "ch", "rch", "cap", "ic", "lh", "rlh", "vw", "vh", "vi", "vb",
+	"vmin", "vmax", "svw", "svh", "lvw", "lvh", "dvw", "dvh", "cqw",
+	"cqh", "cqi", "cqb", "cqmin", "cqmax",
+};
+
+/*
+ * Copy the part of a declaration at s[*i..n) up to a ';' (or, with
+ * bang, a '!') that is outside quotes and brackets, lower-cased, white
+ * space cut at both ends and inside made one space, into v (at most vsz
+ * - 1 bytes; *over set when more did not fit).  *i ends at the stop.
+ */
+static void
+decl_part(const unsigned char *s, size_t n, size_t *i, int bang, char *v,
+    size_t vsz, int *over)
+{
+	size_t k = 0;
+	unsigned depth = 0;
+	int quote = 0, gap = 0;
+
+	for (; *i < n; (*i)++) {
+		int c = s[*i];
+
+		if (quote) {
+			if (c == '\\' && *i + 1 < n)
+				(*i)++;
+			else if (c == quote)
+				quote = 0;
+		} else if (c == '"' || c == '\'')
+			quote = c;
+		else if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if ((c == ')' || c == ']' || c == '}') && depth > 0)
+			depth--;
+		else if (depth == 0 && (c == ';' || (bang && c == '!')))
+			break;
+		if (is_space(c)) {
+			gap = k > 0;
+			continue;
+		}
+		if (k + 2 >= vsz) {
+			*over = 1;
+			continue;
+		}
+		if (gap)
+			v[k++] = ' ';
+		gap = 0;
+		v[k++] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	v[k] = '\0';
+}
+
 /*
  * What a style attribute's value does: HIDE_* and SHOW_DISPLAY bits.
  * display:none, visibility:hidden or collapse, opacity:0, a font size of
- * 0 (any unit) or below 1px or 1pt.  Declarations are read as a browser
- * reads them: property and value without case or white space, the last
- * of a property winning unless an earlier one is "!important".
- * Entities and comments in a style are not looked into (such an
- * element's text stays shown text, as before).
+ * 0 (a length or percentage) or below 1px or 1pt.  Declarations are read
+ * as a browser reads them: property and value without case, split at
+ * semicolons outside quotes and brackets, the last of a property winning
+ * unless an earlier one is "!important"; one a browser drops (white
+ * space inside a name or value, "0 px", "0foo", "!importantx") hides
+ * nothing.  Entities and comments in a style are not looked into (such
+ * an element's text stays shown text, as before).
  */
 static int
 style_hides(const unsigned char *s, size_t n)
@@ -370,38 +427,48 @@ style_hides(const unsigned char *s, size_t n)
 	static const char *const props[] = { "display", "visibility",
 	    "opacity", "font-size" };
 	struct { int set, imp, hides; } d[4];
-	char prop[TAG_MAX + 1], val[16], bang[12];
+	char prop[TAG_MAX + 1], val[16], bang[16];
 	size_t i = 0, k, e, x;
-	int zero, below1, hides, imp, r;
+	int zero, below1, hides, imp, r, over;
 
 	memset(d, 0, sizeof(d));
 	while (i < n) {
 		while (i < n && (is_space(s[i]) || s[i] == ';'))
 			i++;
+		if (i >= n)
+			break;
+		over = 0;
 		for (k = 0; i < n && s[i] != ':' && s[i] != ';'; i++)
-			if (!is_space(s[i]) && k < TAG_MAX)
+			if (k < TAG_MAX)
 				prop[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
 				    s[i] - 'A' + 'a' : s[i]);
+		/* (white space around the name only) */
+		while (k > 0 && is_space(prop[k - 1]))
+			k--;
 		prop[k] = '\0';
 		if (i >= n || s[i] == ';')
 			continue;
-		for (i++, k = 0; i < n && s[i] != ';' && s[i] != '!'; i++)
-			if (!is_space(s[i]) && k + 1 < sizeof(val))
-				val[k++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
-				    s[i] - 'A' + 'a' : s[i]);
-		val[k] = '\0';
-		for (e = 0; i < n && s[i] != ';'; i++)
-			if (s[i] != '!' && !is_space(s[i]) &&
-			    e + 1 < sizeof(bang))
-				bang[e++] = (char)(s[i] >= 'A' && s[i] <= 'Z' ?
-				    s[i] - 'A' + 'a' : s[i]);
-		bang[e] = '\0';
-		imp = strcmp(bang, "important") == 0;
+		i++;
+		decl_part(s, n, &i, 1, val, sizeof(val), &over);
+		k = strlen(val);
+		bang[0] = '\0';
+		if (i < n && s[i] == '!') {
+			i++;
+			decl_part(s, n, &i, 0, bang, sizeof(bang), &over);
+			/* "!" and anything but "important": dropped */
+			if (strcmp(bang, "important") != 0)
+				continue;
+		}
+		imp = bang[0] != '\0';
 		for (x = 0; x < 4 && strcmp(prop, props[x]) != 0; x++)
 			;
 		if (x == 4 || (d[x].set && d[x].imp && !imp))
 			continue;
-		switch (x) {
+		switch (over ? -1 : (int)x) {
+		case -1:
+			/* (a value too long to be looked at shows) */
+			hides = 0;
+			break;
 		case 0:
 			hides = strcmp(val, "none") == 0;
 			break;
@@ -415,7 +482,9 @@ style_hides(const unsigned char *s, size_t n)
 			break;
 		default:
 			hides = css_number(val, k, &zero, &below1, &e) &&
-			    (zero || (below1 && (strcmp(val + e, "px") == 0 ||
+			    ((zero && in_list(len_units, sizeof(len_units) /
+			    sizeof(len_units[0]), val + e)) ||
+			    (below1 && (strcmp(val + e, "px") == 0 ||
 			    strcmp(val + e, "pt") == 0)));
 			break;
 		}
