@@ -1179,6 +1179,9 @@ static const struct {
 	    "background:url(x;display:none;)\">b</i>", "ab", "", 0 },
 	{ "<i style=\"display:none ! important;display:inline\">a</i>b",
 	    "b", "\na\n", HTML_HIDDEN },
+	/* the hidden attribute of an SVG or MathML element hides nothing */
+	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
+	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },
 };
 
 START_TEST(html_hidden)

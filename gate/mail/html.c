@@ -110,6 +110,7 @@ struct conv {
 	unsigned inner;			/* blocks opened inside it, open */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
+	unsigned foreign;		/* <svg> and <math> open */
 	int sheet;			/* sheet_overrides() of the part, -1
 					 * until wanted */
 };
@@ -699,6 +700,17 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		}
 	}
 	*end = p < n ? p + 1 : n;
+	/* the hidden attribute is HTML's: an SVG or MathML element's hides
+	 * nothing (and inside one, when unsure, nothing either) */
+	if (strcmp(tname, "svg") == 0 || strcmp(tname, "math") == 0) {
+		hidden_attr = 0;
+		if (closing && c->foreign > 0)
+			c->foreign--;
+		else if (!closing && !(p < n && p > i && in[p - 1] == '/') &&
+		    c->foreign + 1 != 0)
+			c->foreign++;
+	} else if (c->foreign > 0)
+		hidden_attr = 0;
 	block = in_list(blocks, sizeof(blocks) / sizeof(blocks[0]), tname);
 	/* (looked up only where it matters: most tags have no style) */
 	isvoid = (style || hidden_attr || c->htag[0] != '\0') &&
