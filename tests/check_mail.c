@@ -1179,6 +1179,18 @@ static const struct {
 	    "background:url(x;display:none;)\">b</i>", "ab", "", 0 },
 	{ "<i style=\"display:none ! important;display:inline\">a</i>b",
 	    "b", "\na\n", HTML_HIDDEN },
+	/* a font size or visibility that a descendant may set again (by
+	 * a sheet, <font size>, the font shorthand, a form control) hides
+	 * nothing; a sheet's font-family alone does not matter */
+	{ "<style>b{font-size:14px}</style><i style=\"font-size:0\">a<b>b</b>"
+	    "</i><style>.v{visibility:visible}</style><u style=\"visibility:"
+	    "hidden\">c<b class=v>d</b></u>", "abcd", "", 0 },
+	{ "<i style=\"font-size:0\">a<font size=3>b</font></i><i style=\""
+	    "font-size:0\">c<button>d</button></i>", "abc\nd\n", "", 0 },
+	{ "<style>p{font : 12px serif}</style>M<b style=\"font-size:0\">x</b>"
+	    "y", "Mxy", "", 0 },
+	{ "<style>p{font-family:serif}</style>M<b style=\"font-size:0\">x</b>"
+	    "y", "My", "\nx\n", HTML_HIDDEN },
 	/* the hidden attribute of an SVG or MathML element hides nothing */
 	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
 	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },

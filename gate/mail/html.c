@@ -518,21 +518,29 @@ name_char(int c)
  * looked into */
 #define LOOK_MAX	512
 
+/* what may set a visibility again inside an element (soft_hidden) */
+static const char *const vis_stops[] = { "visibility" };
+/* ... and a font size: a style's font-size or font, a <font size>, and
+ * the form controls and (in quirks mode) tables that a browser gives a
+ * font size of their own */
+static const char *const font_stops[] = { "font", "button", "select",
+    "input", "textarea", "table" };
+
 /*
  * An element from p (after its start tag) hidden by a visibility or a
  * font size, which a descendant can set again: is it hidden?  Only when
- * its end tag comes within LOOK_MAX bytes with prop named nowhere before
- * it.  The letters split by the zero-font trick are a few; a template's
- * container of font size 0 (a common way to close the gaps between
- * columns) is long and sets the size again inside: shown.  Bounded:
- * LOOK_MAX bytes an element.
+ * its end tag comes within LOOK_MAX bytes with none of the nstops words
+ * stops anywhere before it.  The letters split by the zero-font trick
+ * are a few; a template's container of font size 0 (a common way to
+ * close the gaps between columns) is long and sets the size again
+ * inside: shown.  Bounded: LOOK_MAX bytes an element.
  */
 static int
 soft_hidden(const unsigned char *in, size_t n, size_t p, const char *tname,
-    const char *prop)
+    const char *const *stops, size_t nstops)
 {
 	size_t e = n - p > LOOK_MAX ? p + LOOK_MAX : n, l = strlen(tname);
-	size_t lp = strlen(prop), k;
+	size_t lp, k, x;
 	unsigned depth = 0;
 
 	for (; p < e; p++) {
@@ -547,9 +555,13 @@ soft_hidden(const unsigned char *in, size_t n, size_t p, const char *tname,
 				depth++;
 			else if (depth-- == 0)
 				return 1;
-		} else if ((in[p] | 0x20) == prop[0] && p + lp <= e &&
-		    strncasecmp((const char *)in + p, prop, lp) == 0)
-			return 0;
+		} else
+			for (x = 0; x < nstops; x++)
+				if ((in[p] | 0x20) == stops[x][0] &&
+				    p + (lp = strlen(stops[x])) <= e &&
+				    strncasecmp((const char *)in + p, stops[x],
+				    lp) == 0)
+					return 0;
 	}
 	return 0;
 }
@@ -587,11 +599,31 @@ has_word(const unsigned char *s, size_t n, const char *word)
 	return 0;
 }
 
+/* does [s, s+n) hold the shorthand "font:" (which sets a font size) */
+static int
+has_font(const unsigned char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i + 4 < n; i++) {
+		if ((s[i] | 0x20) != 'f' ||
+		    strncasecmp((const char *)s + i, "font", 4) != 0)
+			continue;
+		for (k = i + 4; k < n && is_space(s[k]); k++)
+			;
+		if (k < n && s[k] == ':')
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * What the style sheets of a part (its <style> elements, wherever they
  * are: CSS applies to the whole document) may undo of an element's own
  * style: a declaration with "!important" beats it, so a property a
- * sheet names beside "!important" hides nothing (HIDE_* bits), and any
+ * sheet names beside "!important" hides nothing (HIDE_* bits); a
+ * visibility or a font size (font-size, or font) that a sheet sets at
+ * all may be set again on a descendant, so hides nothing either; any
  * display set by a sheet (a reset's "section { display: block }")
  * overrides the hidden attribute (SHEET_DISPLAY).  A spammer's sheet can
  * thus only make hidden text count as shown, as it did before.  One
@@ -618,11 +650,14 @@ sheet_overrides(const unsigned char *in, size_t n)
 		imp = has_word(in + b, e - b, "important");
 		if (has_word(in + b, e - b, "display"))
 			r |= SHEET_DISPLAY | (imp ? HIDE_DISPLAY : 0);
-		if (imp && has_word(in + b, e - b, "visibility"))
+		/* (a visibility or font size may also be set again on a
+		 * descendant, important or not) */
+		if (has_word(in + b, e - b, "visibility"))
 			r |= HIDE_VIS;
 		if (imp && has_word(in + b, e - b, "opacity"))
 			r |= HIDE_OPACITY;
-		if (imp && has_word(in + b, e - b, "font-size"))
+		if (has_word(in + b, e - b, "font-size") ||
+		    has_font(in + b, e - b))
 			r |= HIDE_FONT;
 		i = e;
 	}
@@ -733,10 +768,11 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
 			hides = 1;
 		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
-		    *end, tname, "visibility"))
+		    *end, tname, vis_stops, 1))
 			hides = 1;
 		else if (!isvoid && (style & HIDE_FONT) && soft_hidden(in, n,
-		    *end, tname, "font-size"))
+		    *end, tname, font_stops, sizeof(font_stops) /
+		    sizeof(font_stops[0])))
 			hides = 2;
 	}
 	if (hides) {
