@@ -1179,6 +1179,29 @@ static const struct {
 	    "background:url(x;display:none;)\">b</i>", "ab", "", 0 },
 	{ "<i style=\"display:none ! important;display:inline\">a</i>b",
 	    "b", "\na\n", HTML_HIDDEN },
+	/* a hidden element ends where a browser closes it: at the end tag
+	 * of an element around it, at a start tag closing a <p>, <li>,
+	 * <dd>, cell or row, <option>, heading or <a> it is or is in */
+	{ "<b><span style=\"display:none\">h</b>s", "s", "\nh\n", HTML_HIDDEN },
+	{ "<p><span style=\"display:none\">h<div>s</div>", "\n\ns\n",
+	    "\nh\n", HTML_HIDDEN },
+	{ "<p style=\"display:none\">h<div>s</div>", "\ns\n", "\n\nh\n",
+	    HTML_HIDDEN },
+	{ "<p hidden>h<p>s", "\ns", "\n\nh\n", HTML_HIDDEN },
+	{ "<ul><li><i hidden>h<li>s</ul>", "\n\n\ns\n", "\nh\n",
+	    HTML_HIDDEN },
+	{ "<dl><dt hidden>h<dd>s</dl>", "\n\ns\n", "\n\nh\n", HTML_HIDDEN },
+	{ "<table><tr style=\"display:none\"><td>h<tr><td>s</table>",
+	    "\n\n\ns\n", "\n\n\nh\n", HTML_HIDDEN },
+	{ "<table><i style=\"display:none\">h<tr><td>s</table>",
+	    "\n\n\ns\n", "\nh\n", HTML_HIDDEN },
+	{ "<a href=\"http://x/\"><i hidden>h<a href=\"http://y/\">s</a>",
+	    " http://x/  http://y/ s", "\nh\n", HTML_HIDDEN },
+	{ "<h1 hidden>h<h2>s</h2>", "\ns\n", "\n\nh\n", HTML_HIDDEN },
+	/* ... and not at what it closes inside itself */
+	{ "<div hidden><p>a<div>b</div><ul><li>c<li>d</ul><table><tr><td>e"
+	    "<td>f</table></div>s", "s", "\n\n\na\nb\n\n\nc\nd\n\n\n\ne\n"
+	    "f\n\n", HTML_HIDDEN },
 	/* a font size or visibility that a descendant may set again (by
 	 * a sheet, <font size>, the font shorthand, a form control) hides
 	 * nothing; a sheet's font-family alone does not matter */

@@ -94,20 +94,30 @@ static const char *const voids[] = {
 	"meta", "param", "source", "track", "wbr",
 };
 
+/* elements followed inside a hidden element (struct conv): deeper, it
+ * ends, and what follows is shown */
+#define OPEN_MAX	32
+
 /*
  * Where the text goes: out, or hidden inside a hidden element (when the
  * caller wants hidden text apart: hidden != NULL).  A hidden element
- * ends at its own end tag (counting the elements of its name opened
- * inside it) or at the end tag of a block opened before it, which a
- * browser closes it with.  An element hidden only by its font size
- * hides its text, not its images' and links' addresses.
+ * ends where a browser closes it: at its own end tag or any end tag of
+ * an element not opened inside it (an ancestor's, or a stray one), and
+ * at a start tag that closes an element it may be in or be (a <div>
+ * closing a <p>, an <li> an <li>, a <td> a cell; closes()).  The
+ * elements opened inside it are followed, OPEN_MAX deep.  When unsure,
+ * it ends: its text then counts as shown, as before.  An element hidden
+ * only by its font size hides its text, not its images' and links'
+ * addresses.
  */
 struct conv {
 	struct buf *out, *hidden;
 	struct buf *cur;		/* out, or hidden */
 	char htag[TAG_MAX + 1];		/* the hidden element, "" when none */
-	unsigned nest;			/* its name's elements open inside it */
-	unsigned inner;			/* blocks opened inside it, open */
+	char open[OPEN_MAX][TAG_MAX + 1];	/* the elements open inside
+						 * it, innermost last */
+	unsigned nopen;
+	int popen, aopen;		/* a <p>, an <a> may be open outside */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -664,6 +674,161 @@ sheet_overrides(const unsigned char *in, size_t n)
 	return r;
 }
 
+/* start tags that close an open <p> (HTML5 "close a p element") */
+static const char *const p_closers[] = {
+	"address", "article", "aside", "blockquote", "center", "details",
+	"dialog", "dir", "div", "dl", "fieldset", "figcaption", "figure",
+	"footer", "form", "header", "hgroup", "h1", "h2", "h3", "h4", "h5",
+	"h6", "hr", "li", "dd", "dt", "listing", "main", "menu", "nav", "ol",
+	"p", "plaintext", "pre", "search", "section", "summary", "table",
+	"ul", "xmp",
+};
+
+/* what a <p> to close is not looked for beyond ("button scope") */
+static const char *const p_scope[] = {
+	"applet", "button", "caption", "html", "marquee", "object", "table",
+	"td", "th", "template",
+};
+
+/* what an <li>, <dd> or <dt> to close is not looked for beyond: HTML5's
+ * "special" elements but address, div and p */
+static const char *const li_scope[] = {
+	"applet", "article", "aside", "blockquote", "body", "button",
+	"caption", "center", "details", "dialog", "dir", "dl", "fieldset",
+	"figcaption", "figure", "footer", "form", "header", "hgroup", "h1",
+	"h2", "h3", "h4", "h5", "h6", "html", "iframe", "listing", "main",
+	"marquee", "menu", "nav", "object", "ol", "pre", "search", "section",
+	"select", "summary", "table", "tbody", "td", "template", "textarea",
+	"tfoot", "th", "thead", "tr", "ul", "xmp",
+};
+
+/* table parts: their start tag closes a cell, a row, a section */
+static const char *const cells[] = {
+	"caption", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr",
+};
+
+#define IN(list, name) in_list(list, sizeof(list) / sizeof(list[0]), name)
+
+/*
+ * Is there among the elements open inside the hidden element (from the
+ * innermost) one of the names a|b before one of scope: 1, and pops it
+ * and those inside it; 0 when a scope element comes first; -1 when
+ * neither (what it closes, if anything, is the hidden element or an
+ * element around it).
+ */
+static int
+open_inside(struct conv *c, const char *a, const char *b,
+    const char *const *scope, size_t nscope)
+{
+	size_t k;
+
+	for (k = c->nopen; k > 0; k--) {
+		if (strcmp(c->open[k - 1], a) == 0 ||
+		    (b != NULL && strcmp(c->open[k - 1], b) == 0)) {
+			c->nopen = (unsigned)k - 1;
+			return 1;
+		}
+		if (scope != NULL && in_list(scope, nscope, c->open[k - 1]))
+			return 0;
+	}
+	return -1;
+}
+
+/* which table parts a table part's start tag closes: those of a rank
+ * up to its own (start: as the start tag), -1 when not one */
+static int
+cell_rank(const char *name, int start)
+{
+	if (strcmp(name, "caption") == 0 || strcmp(name, "colgroup") == 0 ||
+	    strcmp(name, "col") == 0)
+		return start ? 3 : 0;
+	if (strcmp(name, "td") == 0 || strcmp(name, "th") == 0)
+		return 1;
+	if (strcmp(name, "tr") == 0)
+		return 2;
+	if (strcmp(name, "tbody") == 0 || strcmp(name, "thead") == 0 ||
+	    strcmp(name, "tfoot") == 0)
+		return 3;
+	return -1;
+}
+
+/*
+ * Does the start tag tname, met inside the hidden element, close it (or
+ * may it: 1)?  HTML5's implied ends: what closes a <p> (a <div>, a
+ * <table>, ...), an <li>, a <dd> or <dt>, a table cell or row, an
+ * <option>, a heading, an <a>.  What it closes inside the hidden element
+ * is popped (0).
+ */
+static int
+closes(struct conv *c, const char *tname)
+{
+	const char *h = c->htag;
+	int r;
+
+	if (IN(p_closers, tname)) {
+		r = open_inside(c, "p", NULL, p_scope, sizeof(p_scope) /
+		    sizeof(p_scope[0]));
+		if (r < 0 && (strcmp(h, "p") == 0 || (c->popen &&
+		    !IN(p_closers, h) && !IN(p_scope, h))))
+			return 1;
+	}
+	if (strcmp(tname, "li") == 0 || strcmp(tname, "dd") == 0 ||
+	    strcmp(tname, "dt") == 0) {
+		r = tname[0] == 'l' ? open_inside(c, "li", NULL, li_scope,
+		    sizeof(li_scope) / sizeof(li_scope[0])) : open_inside(c,
+		    "dd", "dt", li_scope, sizeof(li_scope) /
+		    sizeof(li_scope[0]));
+		if (r < 0 && !IN(li_scope, h))
+			return 1;
+	}
+	if (IN(cells, tname)) {
+		int t = cell_rank(tname, 1);
+		size_t k, low = c->nopen;
+
+		for (k = c->nopen; k > 0; k--) {
+			const char *o = c->open[k - 1];
+
+			if (strcmp(o, "table") == 0 ||
+			    strcmp(o, "template") == 0)
+				break;
+			if (cell_rank(o, 0) >= 0 && cell_rank(o, 0) <= t)
+				low = k - 1;
+		}
+		/* a table part outside a table opened inside it closes the
+		 * hidden element when it is a part this closes, or is in a
+		 * cell or foster-parented before a table */
+		if (k == 0 && strcmp(h, "table") != 0 &&
+		    strcmp(h, "template") != 0 && (cell_rank(h, 0) < 0 ||
+		    cell_rank(h, 0) <= t))
+			return 1;
+		c->nopen = (unsigned)low;
+	}
+	if (strcmp(tname, "option") == 0 || strcmp(tname, "optgroup") == 0) {
+		if (c->nopen > 0 && strcmp(c->open[c->nopen - 1],
+		    "option") == 0)
+			c->nopen--;
+		else if (c->nopen == 0 && (strcmp(h, "option") == 0 ||
+		    (strcmp(tname, "optgroup") == 0 &&
+		    strcmp(h, "optgroup") == 0)))
+			return 1;
+	}
+	if (tname[0] == 'h' && tname[1] >= '1' && tname[1] <= '6' &&
+	    tname[2] == '\0') {
+		const char *cur = c->nopen > 0 ? c->open[c->nopen - 1] : h;
+
+		if (cur[0] == 'h' && cur[1] >= '1' && cur[1] <= '6' &&
+		    cur[2] == '\0') {
+			if (c->nopen == 0)
+				return 1;
+			c->nopen--;
+		}
+	}
+	if (strcmp(tname, "a") == 0 && open_inside(c, "a", NULL, NULL, 0) < 0 &&
+	    (c->aopen || strcmp(h, "a") == 0))
+		return 1;
+	return 0;
+}
+
 /* the kept attributes (href, src, alt, title, action) of one tag */
 #define KEEP_MAX	16
 
@@ -763,6 +928,36 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		/* what a sheet's "!important" may show again is not hidden */
 		style &= ~c->sheet;
 	}
+	/* where the hidden element ends (before this tag's own text) */
+	if (c->htag[0] != '\0' && !isvoid) {
+		for (k = c->nopen; k > 0 && strcmp(c->open[k - 1], tname) != 0;
+		    k--)
+			;
+		if (closing && k > 0)
+			c->nopen = (unsigned)k - 1;	/* inside it */
+		else if (closing && strcmp(tname, c->htag) == 0)
+			c->htag[0] = '\0';	/* its own end: after its line
+						 * break, below */
+		else if (closing || closes(c, tname) ||
+		    c->nopen == OPEN_MAX) {
+			/* closed with an element it is in, or unsure */
+			c->htag[0] = '\0';
+			if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
+				return r;
+			c->cur = c->out;
+		} else
+			memcpy(c->open[c->nopen++], tname, TAG_MAX + 1);
+	}
+	if (c->hidden != NULL && c->htag[0] == '\0' && c->cur == c->out) {
+		/* (what may be open outside, for closes()) */
+		if (strcmp(tname, "p") == 0)
+			c->popen = !closing;
+		else if (!closing && in_list(p_closers, sizeof(p_closers) /
+		    sizeof(p_closers[0]), tname))
+			c->popen = 0;
+		if (strcmp(tname, "a") == 0)
+			c->aopen = !closing;
+	}
 	hides = 0;
 	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style) {
 		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
@@ -786,27 +981,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			return r;
 		if (!isvoid) {
 			memcpy(c->htag, tname, sizeof(c->htag));
-			c->nest = c->inner = 0;
-		}
-	} else if (c->htag[0] != '\0' && strcmp(tname, c->htag) == 0) {
-		if (!closing)
-			c->nest++;
-		else if (c->nest > 0)
-			c->nest--;
-		else
-			c->htag[0] = '\0';	/* its own end: after its line
-						 * break, below */
-	} else if (c->htag[0] != '\0' && block && !isvoid) {
-		if (!closing)
-			c->inner++;
-		else if (c->inner > 0)
-			c->inner--;
-		else {
-			/* the end of a block opened before it closes it */
-			c->htag[0] = '\0';
-			if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
-				return r;
-			c->cur = c->out;
+			c->nopen = 0;
 		}
 	}
 	/* (an element hidden by its font size shows its addresses: an image
