@@ -1198,6 +1198,14 @@ static const struct {
 	{ "<a href=\"http://x/\"><i hidden>h<a href=\"http://y/\">s</a>",
 	    " http://x/  http://y/ s", "\nh\n", HTML_HIDDEN },
 	{ "<h1 hidden>h<h2>s</h2>", "\ns\n", "\n\nh\n", HTML_HIDDEN },
+	/* text a browser moves out of a hidden table, in front of it, is
+	 * shown (and so is the rest of the table); a table part outside a
+	 * table is an ignored tag */
+	{ "<table style=\"display:none\">a<tr><td>h</table>s", "a\n\nh\ns",
+	    "\n\n\n", 0 },
+	{ "x<td hidden>a</td>", "x\na\n", "", 0 },
+	{ "<table><tr><td>x</td><td style=\"display:none\">h</td></tr></table>",
+	    "\n\n\nx\n\n\n", "\n\nh\n", HTML_HIDDEN },
 	/* ... and not at what it closes inside itself */
 	{ "<div hidden><p>a<div>b</div><ul><li>c<li>d</ul><table><tr><td>e"
 	    "<td>f</table></div>s", "s", "\n\n\na\nb\n\n\nc\nd\n\n\n\ne\n"

@@ -118,6 +118,7 @@ struct conv {
 						 * it, innermost last */
 	unsigned nopen;
 	int popen, aopen;		/* a <p>, an <a> may be open outside */
+	unsigned tables;		/* <table> elements open */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -752,6 +753,26 @@ cell_rank(const char *name, int start)
 	return -1;
 }
 
+/* is the hidden element a table, a table's section or row, with no
+ * cell open inside it: where a browser moves text and other elements
+ * out, in front of the table ("foster parenting") */
+static int
+table_ctx(const struct conv *c)
+{
+	static const char *const parts[] = { "table", "tbody", "tfoot",
+	    "thead", "tr" };
+	size_t k;
+
+	for (k = c->nopen; k > 0; k--) {
+		if (IN(parts, c->open[k - 1]))
+			return 1;
+		if (IN(cells, c->open[k - 1]) ||
+		    strcmp(c->open[k - 1], "template") == 0)
+			return 0;
+	}
+	return IN(parts, c->htag);
+}
+
 /*
  * Does the start tag tname, met inside the hidden element, close it (or
  * may it: 1)?  HTML5's implied ends: what closes a <p> (a <div>, a
@@ -765,6 +786,11 @@ closes(struct conv *c, const char *tname)
 	const char *h = c->htag;
 	int r;
 
+	/* in a table, what is no table part is moved in front of it */
+	if (table_ctx(c) && !IN(cells, tname) &&
+	    strcmp(tname, "template") != 0 && strcmp(tname, "style") != 0 &&
+	    strcmp(tname, "script") != 0)
+		return 1;
 	if (IN(p_closers, tname)) {
 		r = open_inside(c, "p", NULL, p_scope, sizeof(p_scope) /
 		    sizeof(p_scope[0]));
@@ -928,6 +954,12 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		/* what a sheet's "!important" may show again is not hidden */
 		style &= ~c->sheet;
 	}
+	if (strcmp(tname, "table") == 0) {
+		if (!closing && c->tables + 1 != 0)
+			c->tables++;
+		else if (closing && c->tables > 0)
+			c->tables--;
+	}
 	/* where the hidden element ends (before this tag's own text) */
 	if (c->htag[0] != '\0' && !isvoid) {
 		for (k = c->nopen; k > 0 && strcmp(c->open[k - 1], tname) != 0;
@@ -959,7 +991,9 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			c->aopen = !closing;
 	}
 	hides = 0;
-	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style) {
+	/* (a table part outside any table is an ignored tag) */
+	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style &&
+	    (c->tables > 0 || !IN(cells, tname))) {
 		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
 			hides = 1;
 		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
@@ -1093,6 +1127,27 @@ html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 	return 0;
 }
 
+/* text p[0..n) (with an entity: '&' last) in a hidden table outside
+ * its cells is moved in front of the table by a browser: shown, and the
+ * hidden element ends there.  0, HTML_CUT or -1 */
+static int
+fostered(struct conv *c, const unsigned char *p, size_t n)
+{
+	size_t k;
+	int r;
+
+	if (c->htag[0] == '\0' || c->cur != c->hidden || !table_ctx(c))
+		return 0;
+	for (k = 0; k < n && is_space(p[k]); k++)
+		;
+	if (k == n)
+		return 0;
+	c->htag[0] = '\0';
+	r = soft(c, putc1(c->hidden, '\n'));
+	c->cur = c->out;
+	return r;
+}
+
 /* HTML to text in one pass */
 int
 html_to_text(const unsigned char *in, size_t n, struct buf *out,
@@ -1114,7 +1169,8 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out,
 			i++;
 			continue;
 		}
-		if ((r = soft(&c, put(c.cur, in + run, i - run))) != 0)
+		if ((r = fostered(&c, in + run, i - run + (ch == '&'))) != 0 ||
+		    (r = soft(&c, put(c.cur, in + run, i - run))) != 0)
 			goto done;
 		if (ch == '&') {
 			if ((r = soft(&c, entity(in, n, i, c.cur, &adv))) != 0)
@@ -1156,7 +1212,8 @@ html_to_text(const unsigned char *in, size_t n, struct buf *out,
 		}
 		run = i++;		/* a lone '<' is text */
 	}
-	r = soft(&c, put(c.cur, in + run, n - run));
+	if ((r = fostered(&c, in + run, n - run)) == 0)
+		r = soft(&c, put(c.cur, in + run, n - run));
 done:
 	if (r < 0)
 		return -1;
