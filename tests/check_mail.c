@@ -1206,6 +1206,8 @@ static const struct {
 	{ "x<td hidden>a</td>", "x\na\n", "", 0 },
 	{ "<table><tr><td>x</td><td style=\"display:none\">h</td></tr></table>",
 	    "\n\n\nx\n\n\n", "\n\nh\n", HTML_HIDDEN },
+	{ "<table><table></table><tr style=\"display:none\"><td>x",
+	    "\n\n\n\n\nx", "", 0 },
 	/* ... and not at what it closes inside itself */
 	{ "<div hidden><p>a<div>b</div><ul><li>c<li>d</ul><table><tr><td>e"
 	    "<td>f</table></div>s", "s", "\n\n\na\nb\n\n\nc\nd\n\n\n\ne\n"

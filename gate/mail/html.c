@@ -118,7 +118,7 @@ struct conv {
 						 * it, innermost last */
 	unsigned nopen;
 	int popen, aopen;		/* a <p>, an <a> may be open outside */
-	unsigned tables;		/* <table> elements open */
+	int tables;			/* a <table> may be open */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -954,12 +954,10 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		/* what a sheet's "!important" may show again is not hidden */
 		style &= ~c->sheet;
 	}
-	if (strcmp(tname, "table") == 0) {
-		if (!closing && c->tables + 1 != 0)
-			c->tables++;
-		else if (closing && c->tables > 0)
-			c->tables--;
-	}
+	/* (a <table> in a table may close it, so after any </table> no
+	 * table may be open) */
+	if (strcmp(tname, "table") == 0)
+		c->tables = !closing;
 	/* where the hidden element ends (before this tag's own text) */
 	if (c->htag[0] != '\0' && !isvoid) {
 		for (k = c->nopen; k > 0 && strcmp(c->open[k - 1], tname) != 0;
@@ -993,7 +991,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	hides = 0;
 	/* (a table part outside any table is an ignored tag) */
 	if (c->hidden != NULL && c->htag[0] == '\0' && !closing && style &&
-	    (c->tables > 0 || !IN(cells, tname))) {
+	    (c->tables || !IN(cells, tname))) {
 		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
 			hides = 1;
 		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
