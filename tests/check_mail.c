@@ -1224,6 +1224,8 @@ static const struct {
 	    "y", "Mxy", "", 0 },
 	{ "<style>p{font-family:serif}</style>M<b style=\"font-size:0\">x</b>"
 	    "y", "My", "\nx\n", HTML_HIDDEN },
+	{ "<i style=\"font-size:0;font:12px serif\">a</i><i style=\"font-size:"
+	    ".5px\"><h1>b</h1></i>", "a\nb\n", "", 0 },
 	/* the hidden attribute of an SVG or MathML element hides nothing */
 	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
 	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },

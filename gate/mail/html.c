@@ -425,7 +425,8 @@ decl_part(const unsigned char *s, size_t n, size_t *i, int bang, char *v,
 /*
  * What a style attribute's value does: HIDE_* and SHOW_DISPLAY bits.
  * display:none, visibility:hidden or collapse, opacity:0, a font size of
- * 0 (a length or percentage) or below 1px or 1pt.  Declarations are read
+ * 0 (a length or percentage) or below 1px or 1pt (a later font
+ * shorthand sets it again).  Declarations are read
  * as a browser reads them: property and value without case, split at
  * semicolons outside quotes and brackets, the last of a property winning
  * unless an earlier one is "!important"; one a browser drops (white
@@ -437,7 +438,7 @@ static int
 style_hides(const unsigned char *s, size_t n)
 {
 	static const char *const props[] = { "display", "visibility",
-	    "opacity", "font-size" };
+	    "opacity", "font-size", "font" };
 	struct { int set, imp, hides; } d[4];
 	char prop[TAG_MAX + 1], val[16], bang[16];
 	size_t i = 0, k, e, x;
@@ -472,9 +473,17 @@ style_hides(const unsigned char *s, size_t n)
 				continue;
 		}
 		imp = bang[0] != '\0';
-		for (x = 0; x < 4 && strcmp(prop, props[x]) != 0; x++)
+		for (x = 0; x < 5 && strcmp(prop, props[x]) != 0; x++)
 			;
-		if (x == 4 || (d[x].set && d[x].imp && !imp))
+		if (x == 5)
+			continue;
+		/* (the font shorthand sets a font size: one it hides with is
+		 * not looked for) */
+		if (x == 4) {
+			over = 1;
+			x = 3;
+		}
+		if (d[x].set && d[x].imp && !imp)
 			continue;
 		switch (over ? -1 : (int)x) {
 		case -1:
@@ -533,9 +542,10 @@ name_char(int c)
 static const char *const vis_stops[] = { "visibility" };
 /* ... and a font size: a style's font-size or font, a <font size>, and
  * the form controls and (in quirks mode) tables that a browser gives a
- * font size of their own */
+ * font size of their own, and the headings and <big> that make a size
+ * below 1px larger */
 static const char *const font_stops[] = { "font", "button", "select",
-    "input", "textarea", "table" };
+    "input", "textarea", "table", "h1", "h2", "h3", "big" };
 
 /*
  * An element from p (after its start tag) hidden by a visibility or a
