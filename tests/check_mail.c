@@ -1208,6 +1208,10 @@ static const struct {
 	    "\n\n\nx\n\n\n", "\n\nh\n", HTML_HIDDEN },
 	{ "<table><table></table><tr style=\"display:none\"><td>x",
 	    "\n\n\n\n\nx", "", 0 },
+	/* a block in a hidden phrasing element in a formatting element,
+	 * which the latter's end tag moves out of the hidden one */
+	{ "<em><span style=\"opacity:0\"><blockquote>s</em>", "\ns", "\n\n",
+	    0 },
 	/* ... and not at what it closes inside itself */
 	{ "<div hidden><p>a<div>b</div><ul><li>c<li>d</ul><table><tr><td>e"
 	    "<td>f</table></div>s", "s", "\n\n\na\nb\n\n\nc\nd\n\n\n\ne\n"

@@ -119,6 +119,7 @@ struct conv {
 	unsigned nopen;
 	int popen, aopen;		/* a <p>, an <a> may be open outside */
 	int tables;			/* a <table> may be open */
+	unsigned fmt;			/* formatting elements open outside */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -718,6 +719,13 @@ static const char *const cells[] = {
 	"caption", "colgroup", "tbody", "td", "tfoot", "th", "thead", "tr",
 };
 
+/* formatting elements: the end tag of one may move the blocks opened in
+ * it out of the elements opened in it ("adoption agency") */
+static const char *const formatting[] = {
+	"a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small",
+	"strike", "strong", "tt", "u",
+};
+
 #define IN(list, name) in_list(list, sizeof(list) / sizeof(list[0]), name)
 
 /*
@@ -796,6 +804,11 @@ closes(struct conv *c, const char *tname)
 	const char *h = c->htag;
 	int r;
 
+	/* a block in a hidden phrasing element, in a formatting element
+	 * (<b>, <u>, ...) whose end tag may move the block out of it */
+	if (c->fmt > 0 && (IN(p_closers, tname) || IN(li_scope, tname)) &&
+	    !IN(p_closers, h) && !IN(li_scope, h))
+		return 1;
 	/* in a table, what is no table part is moved in front of it */
 	if (table_ctx(c) && !IN(cells, tname) &&
 	    strcmp(tname, "template") != 0 && strcmp(tname, "style") != 0 &&
@@ -997,6 +1010,12 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			c->popen = 0;
 		if (strcmp(tname, "a") == 0)
 			c->aopen = !closing;
+		if (IN(formatting, tname)) {
+			if (!closing && c->fmt + 1 != 0)
+				c->fmt++;
+			else if (closing && c->fmt > 0)
+				c->fmt--;
+		}
 	}
 	hides = 0;
 	/* (a table part outside any table is an ignored tag) */
