@@ -356,13 +356,13 @@ END_TEST
  * hidden HTML elements */
 START_TEST(preview_no_hidden_text)
 {
-	static const char post[] = "Subject: s\nContent-Type: text/html\n\n"
+	static const char raw[] = "Subject: s\nContent-Type: text/html\n\n"
 	    "<p>Mi<span style=\"font-size:0\">zzz</span>crosoft</p>"
 	    "<div style=\"display:none\">meeting agenda</div>shown\n";
 	struct buf out = BUF_INIT(4096);
 
-	ck_assert_int_eq(preview_text((const unsigned char *)post,
-	    sizeof(post) - 1, &out), 0);
+	ck_assert_int_eq(preview_text((const unsigned char *)raw,
+	    sizeof(raw) - 1, &out), 0);
 	ck_assert_ptr_nonnull(strstr(buf_str(&out), "Microsoft"));
 	ck_assert_ptr_nonnull(strstr(buf_str(&out), "shown"));
 	ck_assert_ptr_null(strstr(buf_str(&out), "zzz"));
