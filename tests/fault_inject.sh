@@ -203,6 +203,8 @@ conf_write() {
 	mkdir -p "$CONF/lists" || exit 99
 	{
 		printf 'tokens_dir = %s/tokens\n' "$T"
+		# (init makes the cookie secret here, not in /var/lib)
+		printf 'secret_file = %s/secret\n' "$T"
 		echo 'lock_wait_ms = 200'
 		[ -n "${1:-}" ] && printf 'database = %s\n' "$1"
 		[ -n "${2:-}" ] && printf 'holder_socket = %s\n' "$2"
