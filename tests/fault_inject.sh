@@ -158,6 +158,17 @@ said() {
 	    sed "s|^|$what: |" "$T/err" >> "$FAULT_MESSAGES"
 }
 
+# held_once TAG: filter under qmail (exit $rc) held the post tagged TAG
+# once (99), or deferred it (111) and held it at most once
+held_once() {
+	r=$(rows "$1")
+	case $rc in
+	99) [ "$r" = 1 ] || fail "exit 99, and $r rows held: LOST" ;;
+	111) said; [ "$r" -le 1 ] || fail "exit 111, and $r rows" ;;
+	*) fail "exit $rc: neither held nor a temporary failure" ;;
+	esac
+}
+
 # errtext ERRNO: its message
 errtext() {
 	case $1 in
@@ -448,12 +459,7 @@ for se in $(nomap "$HOLDER_CALLS"); do
 		lg filter --list demo --mta qmail -f s@example.net -- demo@l \
 		    < "$T/post" > "$T/out" 2> "$T/err"
 		rc=$?
-		r=$(rows "h$k")
-		case $rc in
-		99) [ "$r" = 1 ] || fail "exit 99, and $r rows held: LOST" ;;
-		111) said; [ "$r" -le 1 ] || fail "exit 111, and $r rows" ;;
-		*) fail "exit $rc: neither held nor a temporary failure" ;;
-		esac
+		held_once "h$k"
 		stop_holder
 	done
 done
@@ -473,12 +479,7 @@ for se in write:EPIPE read:ECONNRESET connect:EAGAIN socket:EMFILE \
 		unique "h$k" "$DATA/spam-test.eml" "$T/post"
 		inject "$sc" "$e" "$w" "$LISTGATE" --allow-root --config "$CONF" \
 		    filter --list demo --mta qmail -f s@example.net -- demo@l
-		r=$(rows "h$k")
-		case $rc in
-		99) [ "$r" = 1 ] || fail "exit 99, and $r rows held: LOST" ;;
-		111) said; [ "$r" -le 1 ] || fail "exit 111, and $r rows" ;;
-		*) fail "exit $rc: neither held nor a temporary failure" ;;
-		esac
+		held_once "h$k"
 	done
 done
 stop_holder
