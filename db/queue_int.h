@@ -76,6 +76,13 @@ char *queue_col_str(const PGresult *res, int row, int col);
 #define QUEUE_ZLEVEL_HELD	6
 #define QUEUE_ZLEVEL_JOURNAL	1
 
+/* TCP keepalives every connection asks for unless its conninfo says
+ * otherwise (queue_open_within): a server gone silent is given up on
+ * about 30 s (15 + 3 x 5) after its last word */
+#define QUEUE_KEEPALIVE_IDLE		"15"
+#define QUEUE_KEEPALIVE_INTERVAL	"5"
+#define QUEUE_KEEPALIVE_COUNT		"3"
+
 /* decompress exactly size bytes (at most LG_MAX_POST_BYTES) into out
  * (grown with xrealloc; *cap_r its size): 0; QUEUE_ECORRUPT when the
  * stored bytes are damaged (size out of range, not zlib, not exactly

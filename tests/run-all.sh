@@ -66,7 +66,7 @@ pkgs="gcc g++ make autoconf automake pkg-config libkyotocabinet-dev
       libmicrohttpd-dev libcrypt-dev curl chromium util-linux
       clang libclang-rt-dev valgrind postfix mailman3
       debhelper dpkg-dev fakeroot lintian systemd man-db
-      libc-ares-dev rbldnsd strace"
+      libc-ares-dev rbldnsd strace iproute2"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
