@@ -322,8 +322,8 @@ check "... its cookie is HttpOnly and SameSite=Strict, not Secure over plain HTT
     sh -c "grep -i '^Set-Cookie: lgsid=' '$T/hdr' | grep -q 'HttpOnly; SameSite=Strict' && ! grep -i '^Set-Cookie' '$T/hdr' | grep -q Secure"
 req POST /login -d "user=alice&password=alice-secret-1" \
     -H 'X-Forwarded-Proto: https' -H 'X-Forwarded-For: 192.0.2.7'
-check "... and Secure when the trusted proxy says https" \
-    grep -i '^Set-Cookie: lgsid=' "$T/hdr" | grep -q '; Secure'
+check "... and __Host-lgsid, Secure, when the trusted proxy says https" \
+    grep -i '^Set-Cookie: __Host-lgsid=' "$T/hdr" | grep -q '; Secure'
 req GET /lists/dev -b "$J"
 check "the list page with the session: 200" test "$code" = 200
 csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)

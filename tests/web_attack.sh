@@ -132,13 +132,13 @@ check "the login page with two live sessions' cookies: the form, saying why ($co
 # Its Origin named the right host, and only the host was compared.
 login alice alice-secret-1
 idO=$("$QHOLD" dev "$DATA/spam3.eml" 0.97) || exit 99
-req POST "/api/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
+req POST "/api/lists/dev/held/$idO" -H "Cookie: __Host-lgsid=$sid" \
     -H "X-CSRF-Token: $csrf" -H 'X-Forwarded-Proto: https' \
     -H "Origin: http://127.0.0.1:$port" -d action=approve
 check "over https (the proxy says), a POST from the http origin of the same host: 403 ($code)" \
     test "$code" = 403
 check "... nothing decided" test "$(status_of "$idO")" = held
-req POST "/api/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
+req POST "/api/lists/dev/held/$idO" -H "Cookie: __Host-lgsid=$sid" \
     -H "X-CSRF-Token: $csrf" -H 'X-Forwarded-Proto: https' \
     -H "Origin: https://127.0.0.1:$port" -d action=reject
 check "... from the https origin: 200 ($code)" test "$code" = 200
@@ -146,6 +146,38 @@ req POST "/lists/dev/held/$idO" -H "Cookie: lgsid=$sid" \
     -H "Origin: http://127.0.0.1:$port" -d "action=reject&csrf=$csrf"
 check "without the proxy saying https, an http Origin is the page's own (303 to the list, $code)" \
     test "$code" = 303
+
+# --- cookie tossing behind a TLS proxy: a __Host- cookie ------------------
+# A site under the same parent domain can set an lgsid cookie for the
+# whole domain; read beside the moderator's own, two live sessions
+# ended both (a way to log anyone out).  Over https the session cookie
+# is __Host-lgsid, which a browser takes only with Secure, Path=/ and
+# no Domain, so no other host can set it; plain lgsid is not read.
+curl -s -o /dev/null -D "$T/lhdr" -H 'X-Forwarded-Proto: https' \
+    -d "user=alice&password=alice-secret-1" "$URL/login"
+hsid=$(sed -n 's/^[Ss]et-[Cc]ookie: __Host-lgsid=\([0-9a-f]*\);.*/\1/p' "$T/lhdr")
+check "over https a login's cookie is __Host-lgsid" test ${#hsid} -eq 64
+check "... Secure, Path=/ and no Domain" sh -c \
+    "grep -i '^Set-Cookie: __Host-lgsid=' '$T/lhdr' | grep '; Secure' | grep '; Path=/;' | grep -qvi 'domain='"
+login carol carol-secret-1
+req GET /lists -H 'X-Forwarded-Proto: https' \
+    -H "Cookie: lgsid=$sid; __Host-lgsid=$hsid"
+check "over https, another site's lgsid cookie (a live session) beside alice's: alice's page ($code)" \
+    sh -c "test $code = 200 && grep -q alice '$T/body'"
+req GET /lists -H 'X-Forwarded-Proto: https' -H "Cookie: __Host-lgsid=$hsid"
+check "... and alice's session lives on ($code)" test "$code" = 200
+req GET /lists -H 'X-Forwarded-Proto: https' -H "Cookie: lgsid=$sid"
+check "over https a plain lgsid cookie alone is no session ($code)" \
+    test "$code" = 303
+req GET /lists -H "Cookie: lgsid=$sid"
+check "... and over plain HTTP it still is carol's ($code)" \
+    sh -c "test $code = 200 && grep -q carol '$T/body'"
+req GET /lists -H 'X-Forwarded-Proto: https' -H "Cookie: __Host-lgsid=$hsid"
+hcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)
+req POST /logout -H 'X-Forwarded-Proto: https' -H "Cookie: __Host-lgsid=$hsid" \
+    -H "Origin: https://127.0.0.1:$port" -d "csrf=$hcsrf"
+check "a logout over https ends the __Host- cookie (Max-Age=0)" \
+    grep -qi '^Set-Cookie: __Host-lgsid=;.*Max-Age=0' "$T/hdr"
 
 # --- odd requests ----------------------------------------------------------------
 # raw HTTP/1.1 to the server: METHOD PATH EXTRA-HEADER-LINES BODY; the

@@ -424,10 +424,18 @@ auth_basic(struct web_req *r, const char *h)
 
 /* the session ids of a request's lgsid cookies (every Cookie line) */
 struct sid_cands {
+	const char *name;	/* WEB_COOKIE, or WEB_COOKIE_TLS */
 	char ids[WEB_MAX_SID_COOKIES][SESSION_HEX];
 	size_t n;
 	int over;		/* more than WEB_MAX_SID_COOKIES */
 };
+
+/* the session cookie's name for this request */
+static const char *
+cookie_name(const struct web_req *r)
+{
+	return r->tls ? WEB_COOKIE_TLS : WEB_COOKIE;
+}
 
 /* web_header_lines: one Cookie line */
 static void
@@ -435,7 +443,7 @@ cookie_line(const char *value, void *ctx)
 {
 	struct sid_cands *c = ctx;
 
-	if (!c->over && session_cookie_ids(value, WEB_COOKIE, c->ids,
+	if (!c->over && session_cookie_ids(value, c->name, c->ids,
 	    WEB_MAX_SID_COOKIES, &c->n) < 0)
 		c->over = 1;
 }
@@ -455,6 +463,7 @@ auth_request(struct web_req *r, int basic)
 	if (basic && (h = web_header(r, "Authorization")) != NULL)
 		return auth_basic(r, h);
 	memset(&c, 0, sizeof(c));
+	c.name = cookie_name(r);
 	web_header_lines(r, "Cookie", cookie_line, &c);
 	if (c.over) {
 		res = AUTH_AMBIGUOUS;
@@ -520,7 +529,7 @@ static void
 set_cookie(struct web_req *r, const char *sid)
 {
 	snprintf(r->cookie, sizeof(r->cookie), "%s=%s; Path=/; HttpOnly; "
-	    "SameSite=Strict%s%s", WEB_COOKIE, sid ? sid : "",
+	    "SameSite=Strict%s%s", cookie_name(r), sid ? sid : "",
 	    sid ? "" : "; Max-Age=0", r->tls ? "; Secure" : "");
 }
 
@@ -540,6 +549,7 @@ auth_login(struct web_req *r, const char *name, const char *pw)
 	 * browser (cookie tossing) dies instead of making every request
 	 * after the login ambiguous */
 	memset(&c, 0, sizeof(c));
+	c.name = cookie_name(r);
 	web_header_lines(r, "Cookie", cookie_line, &c);
 	for (i = 0; i < c.n; i++)
 		session_end(r->srv->sess, c.ids[i]);

@@ -66,6 +66,11 @@ struct queue;
 #define WEB_RESCAN_S		5
 /* the session cookie */
 #define WEB_COOKIE		"lgsid"
+/* ... behind a proxy that says https: a browser takes a cookie of this
+ * name only with Secure, Path=/ and no Domain, so no other site (a
+ * sibling under the same parent domain) can set one for this host, and
+ * plain lgsid cookies are not read at all there (cookie tossing) */
+#define WEB_COOKIE_TLS		"__Host-lgsid"
 /* session cookies looked at in one request: a browser sends one, or a
  * few when another site under the same domain has set its own (cookie
  * tossing); more are refused as ambiguous */
