@@ -3,6 +3,7 @@
 # PostgreSQL (tests/pg.sh): `listgate init`, hold notices from `filter`,
 # replies through `listgate moderate`, refusals, sender notices,
 # `notify --pending` with the outbox and digests, `notify --remind`
+# (of a held post; of a decided one and of none, each said as it is)
 #
 # The list's notify command is a script that saves each message it is
 # given (stdin) to a file named after {moderator}; `release` saves the
@@ -1071,6 +1072,13 @@ check "... whose approve address approves the post (bound to it)" \
     test "$rc" -eq 0 -a "$(status "$id7")" = approved
 lg notify --remind "$id8" > "$T/rm.out" 2>&1
 check "notify --remind of a decided post: exit 1" test $? -eq 1
+check "... saying what it is instead of held" \
+    grep -qx "listgate notify: post $id8 (list ops) is approved, not held: no reminder" "$T/rm.out"
+nope=$(sql "SELECT max(id) + 1000 FROM held_posts")
+lg notify --remind "$nope" > "$T/rm.out" 2>&1
+check "notify --remind of a post that never was: exit 1" test $? -eq 1
+check "... saying there is no such post, not that it is not held" \
+    grep -qx "listgate notify: no post $nope: no reminder" "$T/rm.out"
 
 # --- a moderator whose address looks like a list robot's --------------------------------------
 # (lists-admin@, owner-x@: names people use) is answered like any other

@@ -152,7 +152,8 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 			continue;
 		}
 		if (r == 1) {
-			cmd_err(NAME, "post %lld is not held: no reminder", id);
+			/* no such post, or one decided or being released */
+			cmd_err(NAME, "%s: no reminder", err);
 			nfail++;
 			continue;
 		}

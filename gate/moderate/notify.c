@@ -385,9 +385,15 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 	memset(st, 0, sizeof(*st));
 	if ((got = queue_get(q, id, &r, err, errsz)) < 0)
 		return -1;
-	if (got == 0 || strcmp(r.status, "held") != 0) {
-		if (got)
-			queue_row_free(&r);
+	if (got == 0) {
+		snprintf(err, errsz, "no post %lld", (long long)id);
+		return 1;
+	}
+	if (strcmp(r.status, "held") != 0) {
+		snprintf(err, errsz, "post %lld (list %s) is %s, not held",
+		    (long long)id, r.list, strcmp(r.status, "releasing") == 0 ?
+		    "being released" : r.status);
+		queue_row_free(&r);
 		return 1;
 	}
 	if (listcfg_load_list(g, r.list, &l, err, errsz) < 0) {

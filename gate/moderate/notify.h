@@ -97,7 +97,8 @@ int notify_held(struct queue *q, const struct listcfg_global *g,
  * Notify the moderators of held post id again (a reminder, for
  * `expire_action = remind`): queue a "remind" notice per moderator and
  * send them until deadline_ms.  0 (1 when the post is not held: nothing
- * queued), or -1 with err.
+ * queued, err says why: "no post ID", or "post ID (list L) is approved,
+ * not held"), or -1 with err.
  */
 int notify_remind(struct queue *q, const struct listcfg_global *g,
     int64_t id, double deadline_ms, struct notify_stats *st, char *err,
@@ -106,7 +107,8 @@ int notify_remind(struct queue *q, const struct listcfg_global *g,
 /*
  * Send the pending notices of held post id (those queued by
  * notify_remind inside a transaction since committed) until
- * deadline_ms.  0 (1 when the post is not held), or -1 with err.
+ * deadline_ms.  0 (1 when the post is not held, err says why, as for
+ * notify_remind), or -1 with err.
  */
 int notify_send_post(struct queue *q, const struct listcfg_global *g,
     int64_t id, double deadline_ms, struct notify_stats *st, char *err,
