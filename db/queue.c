@@ -598,11 +598,13 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
  * another session has held locked since before the wait began (the
  * oldest such transaction; rel, when not NULL, the table waited for),
  * and what to do, in err.  What waited: migration m, or (m NULL) the
- * reading of the schema's version.
+ * reading of the schema's version by cmd ("migrate", or "migrate
+ * --status"), the command to run again.
  */
 static void
 lock_holder(struct queue *q, const struct queue_migration *m,
-    const char *rel, unsigned secs, char *err, size_t errsz)
+    const char *cmd, const char *rel, unsigned secs, char *err,
+    size_t errsz)
 {
 	PGresult *res;
 	char sbuf[16];
@@ -617,8 +619,9 @@ lock_holder(struct queue *q, const struct queue_migration *m,
 		    "s for a lock (lock_timeout) and was not applied: ",
 		    m->version, m->name, secs);
 	else
-		k = (size_t)snprintf(err, errsz, "migrate waited %u s for a "
-		    "lock (lock_timeout) to read the schema's version: ", secs);
+		k = (size_t)snprintf(err, errsz, "%s waited %u s for a "
+		    "lock (lock_timeout) to read the schema's version: ", cmd,
+		    secs);
 	if (k >= errsz)
 		return;
 	/* (the activity of another role's session reads as NULL to a
@@ -644,7 +647,7 @@ lock_holder(struct queue *q, const struct queue_migration *m,
 	    PQntuples(res) == 1)
 		snprintf(err + k, errsz - k, "table %s is locked (%s) by the "
 		    "session of pid %s (user %s, application '%s', %s), its "
-		    "transaction open for %s s%s.  Run migrate "
+		    "transaction open for %s s%s.  Run %s "
 		    "again once that transaction has ended (or end it: SELECT "
 		    "pg_terminate_backend(%s)), or give a longer "
 		    "--lock-timeout", PQgetvalue(res, 0, 0),
@@ -652,14 +655,14 @@ lock_holder(struct queue *q, const struct queue_migration *m,
 		    PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4),
 		    PQgetvalue(res, 0, 5), PQgetvalue(res, 0, 6),
 		    rel == NULL ? ", and every other client of the table "
-		    "would have queued behind migrate" : "",
+		    "would have queued behind migrate" : "", cmd,
 		    PQgetvalue(res, 0, 2));
 	else
 		snprintf(err + k, errsz - k, "another session's transaction "
-		    "holds a table it needs%s.  Run migrate again when the "
+		    "holds a table it needs%s.  Run %s again when the "
 		    "database is quieter, or give a longer --lock-timeout",
 		    rel == NULL ? ", and every other client of that table "
-		    "would have queued behind migrate" : "");
+		    "would have queued behind migrate" : "", cmd);
 	PQclear(res);
 }
 
@@ -696,8 +699,8 @@ migrate_exec(struct queue *q, const struct queue_migration *m,
 	if (lock_timeout_s > 0 && lock_timed_out(res)) {
 		PQclear(res);
 		queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
-		lock_holder(q, m, "schema_migrations", lock_timeout_s, err,
-		    errsz);
+		lock_holder(q, m, "migrate", "schema_migrations",
+		    lock_timeout_s, err, errsz);
 		return NULL;
 	}
 	if (m != NULL)
@@ -807,7 +810,8 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 		if (lock_timeout_s > 0 && lock_timed_out(res)) {
 			PQclear(res);
 			queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
-			lock_holder(q, m, NULL, lock_timeout_s, err, errsz);
+			lock_holder(q, m, "migrate", NULL, lock_timeout_s, err,
+			    errsz);
 			return -1;
 		}
 		snprintf(err, errsz, "migration %04d_%s failed: %s",
@@ -831,6 +835,50 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 fail:
 	queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
 	return -1;
+}
+
+int
+queue_schema_status(struct queue *q, unsigned lock_timeout_s,
+    int *version_r, char *err, size_t errsz)
+{
+	PGresult *res;
+	const char *params[1], *state;
+	char set[64], scratch[64];
+	int r = -1;
+
+	*version_r = 0;
+	/* a transaction of its own: SET LOCAL, through a pooler too */
+	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
+	snprintf(set, sizeof(set), "%us", lock_timeout_s);
+	params[0] = set;
+	if (lock_timeout_s > 0 && exec_params(q, "SELECT pg_catalog."
+	    "set_config('lock_timeout', $1, true)", 1, params, err,
+	    errsz) < 0)
+		goto done;
+	res = PQexecParams(q->conn, "SELECT coalesce(max(version), 0) FROM "
+	    "schema_migrations", 0, NULL, NULL, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+		r = 0;
+	} else if (res != NULL && (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) != NULL &&
+	    strcmp(state, SQLSTATE_UNDEFINED_TABLE) == 0)
+		r = 0;
+	else if (lock_timeout_s > 0 && lock_timed_out(res)) {
+		PQclear(res);
+		queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+		lock_holder(q, NULL, "migrate --status", "schema_migrations",
+		    lock_timeout_s, err, errsz);
+		return -1;
+	} else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+done:
+	/* it only read: a rollback ends it, failed or not */
+	queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
+	return r;
 }
 
 int

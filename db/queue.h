@@ -171,6 +171,17 @@ int queue_migrate(struct queue *q, unsigned lock_timeout_s, int *napplied_r,
 int queue_schema_version(struct queue *q, int *version_r, char *err,
     size_t errsz);
 
+/*
+ * The applied schema version for `migrate --status`, as
+ * queue_schema_version, but in a transaction of its own whose wait for
+ * schema_migrations (another session holding it locked: a migration
+ * running, an open transaction that locked it) lasts at most
+ * lock_timeout_s seconds (0: the session's lock_timeout); then -1 and
+ * err names the table and the session holding it, as queue_migrate's.
+ */
+int queue_schema_status(struct queue *q, unsigned lock_timeout_s,
+    int *version_r, char *err, size_t errsz);
+
 /* one held post as the moderator commands see it; strings are owned by
  * the row and freed with queue_row_free */
 struct queue_row {

@@ -202,6 +202,31 @@ check "... naming the table, the session and what to do" \
     grep -q "migrate waited 1 s for a lock (lock_timeout) to read the schema's version: table schema_migrations is locked (AccessExclusiveLock) by the session of pid [0-9]* (user [^,]*, application 'migx', [^)]*).*Run migrate again once that transaction has ended.*--lock-timeout" "$T/err"
 sed "s/^/# /" "$T/err"
 endhold migx
+# migrate --status reads the version from the same table: it waited for
+# such a session for as long as it lasted, without a word.  It now
+# gives up after the same lock timeout (its default, --lock-timeout),
+# naming the session.  (timeout bounds the old endless wait.)
+holdmig "ACCESS EXCLUSIVE" migx
+m0=$(ms)
+PGDATABASE=lg_lock run timeout 20 "$LISTGATE" --allow-root --config "$CONF" \
+    migrate --status
+mms=$(($(ms) - m0))
+check "migrate --status with schema_migrations locked exits 1 within its default lock timeout of 5 s (rc $rc, took $mms ms)" \
+    test "$rc" -eq 1 -a "$mms" -lt 6500
+check "... naming the table, the session and what to do" \
+    grep -q "migrate --status waited 5 s for a lock (lock_timeout) to read the schema's version: table schema_migrations is locked (AccessExclusiveLock) by the session of pid [0-9]* (user [^,]*, application 'migx', [^)]*).*Run migrate --status again once that transaction has ended.*--lock-timeout" "$T/err"
+check "... and prints no version" test ! -s "$T/out"
+sed "s/^/# /" "$T/err"
+m0=$(ms)
+PGDATABASE=lg_lock run timeout 20 "$LISTGATE" --allow-root --config "$CONF" \
+    migrate --status --lock-timeout 1
+mms=$(($(ms) - m0))
+check "migrate --status --lock-timeout 1 gives up after 1 s (rc $rc, took $mms ms)" \
+    sh -c "test $rc -eq 1 -a $mms -lt 4000 && grep -q 'migrate --status waited 1 s for a lock' '$T/err'"
+endhold migx
+PGDATABASE=lg_lock run lg migrate --status --lock-timeout 1
+check "... once that session ended, migrate --status answers" \
+    sh -c "test $rc -eq 0 && grep -q '^schema version ' '$T/out'"
 # a lock that lets the version be read but not a migration be recorded
 PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
     DELETE FROM schema_migrations WHERE version = 11" || exit 99

@@ -8,6 +8,8 @@
  * Each table lock a migration takes is waited for at most --lock-timeout
  * seconds: a migration queued for an ACCESS EXCLUSIVE lock behind a long
  * transaction would queue every other client of that table behind it.
+ * --status waits as long for schema_migrations (a migration running
+ * holds it), not for ever.
  * Exit 0, 1 on failure, 2 on usage errors.
  */
 #include "config.h"
@@ -42,8 +44,9 @@ usage(FILE *f)
 	    "  -s, --status   only print the schema version and the migrations\n"
 	    "                 pending, one \"pending NNNN_NAME\" line each\n"
 	    "  -t, --lock-timeout SECONDS\n"
-	    "                 wait at most this long for each table lock,\n"
-	    "                 1 to %d (default %d)\n"
+	    "                 wait at most this long for each table lock\n"
+	    "                 (--status: for schema_migrations), 1 to %d\n"
+	    "                 (default %d)\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
@@ -114,7 +117,7 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (cmd_connect(NAME, ctx, &g, &q, 0) < 0)
 		return EXIT_CMD_FAIL;
 	if (status) {
-		if (queue_schema_version(q, &v, err, sizeof(err)) < 0) {
+		if (queue_schema_status(q, lock_s, &v, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
 			rc = EXIT_CMD_FAIL;
 		} else {
