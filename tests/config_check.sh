@@ -109,9 +109,17 @@ printf 'release = /usr/sbin/sendmail -i -f {sender} -- {recipient}\n' > "$CONF/l
 run lg config check --list bad
 check "after -f and after -- it is accepted" test "$rc" -eq 0
 rm -f "$CONF/lists/bad.conf"
+# a bad name on the command line is a usage error (2), as for every
+# other command's --list (held, stats, sync, tune ...); it was 1, the
+# status of a configuration error
 run lg config check --list ../x
-check "a bad list name fails" test "$rc" -eq 1
+check "a bad list name is a usage error (2)" test "$rc" -eq 2
 check "... naming it" grep -q "listgate config: bad list name '../x' (want" "$T/err"
+run lg config --list Dev check
+check "... also given before the action" test "$rc" -eq 2
+run lg config check --list nosuch
+check "a good name without a file of its own is checked with the defaults (0)" \
+    test "$rc" -eq 0
 : > "$CONF/lists/UPPER.conf"
 run lg config check
 check "a list file with a bad name fails the check" test "$rc" -eq 1

@@ -330,10 +330,12 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		return rc;
 	if ((rc = cmd_no_args(NAME, argc, argv, usage)) != EXIT_CMD_OK)
 		return rc;
+	/* a usage error, as every command's --list: 1 is for what the
+	 * configuration says */
 	if (list != NULL && !listcfg_name_ok(list)) {
 		cmd_err(NAME, "bad list name '%s' (want [a-z0-9][a-z0-9._-]*, "
 		    "at most %d bytes, no \"..\")", list, LG_MAX_LIST_NAME);
-		return EXIT_CMD_FAIL;
+		return EXIT_CMD_USAGE;
 	}
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
 	    sizeof(err)) < 0) {
