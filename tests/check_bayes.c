@@ -118,7 +118,7 @@ score_counts(const struct bayes_params *p, const uint32_t (*cnt)[2],
     size_t n, struct bayes_result *r)
 {
 	struct bayes_tok *t = calloc(n ? n : 1, sizeof(*t));
-	char (*names)[16] = calloc(n ? n : 1, sizeof(*names));
+	char (*names)[24] = calloc(n ? n : 1, sizeof(*names));
 	size_t i;
 
 	ck_assert(t != NULL && names != NULL);
@@ -559,7 +559,7 @@ score_counts_n(const struct bayes_params *p, uint32_t nspam, uint32_t nham,
     const uint32_t (*cnt)[2], size_t n, struct bayes_result *r)
 {
 	struct bayes_tok *t = calloc(n ? n : 1, sizeof(*t));
-	char (*names)[16] = calloc(n ? n : 1, sizeof(*names));
+	char (*names)[24] = calloc(n ? n : 1, sizeof(*names));
 	size_t i;
 
 	ck_assert(t != NULL && names != NULL);
@@ -809,7 +809,7 @@ START_TEST(groups_match_tokens)
 	struct bayes_tok *t;
 	struct bayes_group *g;
 	struct bayes_result r1, r2;
-	char (*names)[16];
+	char (*names)[24];
 	uint32_t nspam = 37, nham = 53, s, h;
 	unsigned seed = 12345, post, pi;
 	size_t n, i, j, ng;
