@@ -1230,6 +1230,27 @@ static const struct {
 	    "y", "My", "\nx\n", HTML_HIDDEN },
 	{ "<i style=\"font-size:0;font:12px serif\">a</i><i style=\"font-size:"
 	    ".5px\"><h1>b</h1></i>", "a\nb\n", "", 0 },
+	/* a style as a browser reads it: character references decoded
+	 * (HTML's), then comments and escapes (CSS's); a character made so
+	 * that is no ASCII letter, digit, '-' or '_' matches nothing */
+	{ "M<b style=\"display&#58;none\">x</b>y<i style=\"font-size:&#48;"
+	    "\">z</i>", "My", "\nx\n\nz\n", HTML_HIDDEN },
+	{ "M<b style=\"d\\69 spl\\61y:n\\6f ne\">x</b>y<i style=\"di\\splay"
+	    ":/**/none\">z</i>", "My", "\nx\n\nz\n", HTML_HIDDEN },
+	{ "M<b style=\"display\\3a none\">x</b><b style=\"dis/**/play:none\">"
+	    "y</b><b style=\"display:&#8203;none\">z</b><b style=\"display:"
+	    "&nbsp;none\">w</b>", "Mxyzw", "", 0 },
+	{ "M<b style=\"display:none;display&#58;inline\">x</b><b style=\""
+	    "display:none;font-family:&quot;/*&quot;;display:inline;x:&quot;"
+	    "*/&quot;\">y</b><b style=\"display:none;font-family:&quot;a&#10;"
+	    ";display:inline\">z</b>", "Mxyz", "", 0 },
+	/* ... and what a descendant or a sheet may set again, spelt with a
+	 * character reference or an escape: shown */
+	{ "M<i style=\"font-size:0\">x<b style=\"f&#111;nt-size:9px\">y</b>"
+	    "</i><i style=\"visibility:hidden\">z<b style=\"visib\\69 lity:"
+	    "visible\">w</b></i>", "Mxyzw", "", 0 },
+	{ "<style>.x{displ\\61y:inline!important}</style>M<b class=x style="
+	    "\"display:none\">x</b>", "Mx", "", 0 },
 	/* the hidden attribute of an SVG or MathML element hides nothing */
 	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
 	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },

@@ -10,7 +10,10 @@
  * display:none, visibility:hidden, opacity:0 or a font size of 0, or by
  * the hidden attribute) goes to a buffer of its own when the caller
  * gives one, so that words split by hidden letters ("Mi", a hidden "x",
- * "crosoft") read as shown and hidden words stay apart.  Unclosed
+ * "crosoft") read as shown and hidden words stay apart.  A style is read
+ * as a browser reads it, character references, CSS comments and escapes
+ * included; when unsure (a style too long to decode, an escape in a
+ * sheet or in what a descendant may set again), text counts as shown.  Unclosed
  * constructs run to the end of the input.  Output beyond the buffer's
  * max is cut between characters (HTML_CUT).  Fails (-1) only when memory
  * runs out.
@@ -188,11 +191,10 @@ put_cp(struct buf *out, unsigned long cp)
 	return r > 0 ? HTML_CUT : r;
 }
 
-/* decode the entity at in[i] == '&': sets *adv (bytes used, 0 if not an
- * entity); 0, HTML_CUT or -1 */
-static int
-entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
-    size_t *adv)
+/* the code point of the character reference at in[i] == '&': sets *adv
+ * (bytes used, 0 if it is none) */
+static unsigned long
+entity_cp(const unsigned char *in, size_t n, size_t i, size_t *adv)
 {
 	size_t p = i + 1, s;
 	unsigned long cp = 0;
@@ -233,7 +235,7 @@ entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
 		else if (cp >= 0x80 && cp <= 0x9F)
 			cp = c1map[cp - 0x80];
 		*adv = p - i;
-		return put_cp(out, cp);
+		return cp;
 	}
 	s = p;
 	while (p < n && p - s <= ENT_MAX &&
@@ -245,7 +247,18 @@ entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
 	if (p < n && in[p] == ';')
 		p++;
 	*adv = p - i;
-	return put_cp(out, (unsigned long)v);
+	return (unsigned long)v;
+}
+
+/* decode the entity at in[i] == '&': sets *adv (bytes used, 0 if not an
+ * entity); 0, HTML_CUT or -1 */
+static int
+entity(const unsigned char *in, size_t n, size_t i, struct buf *out,
+    size_t *adv)
+{
+	unsigned long cp = entity_cp(in, n, i, adv);
+
+	return *adv == 0 ? 0 : put_cp(out, cp);
 }
 
 /* append text with entities decoded: 0, HTML_CUT or -1 */
@@ -432,8 +445,8 @@ decl_part(const unsigned char *s, size_t n, size_t *i, int bang, char *v,
  * semicolons outside quotes and brackets, the last of a property winning
  * unless an earlier one is "!important"; one a browser drops (white
  * space inside a name or value, "0 px", "0foo", "!importantx") hides
- * nothing.  Entities and comments in a style are not looked into (such
- * an element's text stays shown text, as before).
+ * nothing.  s is read as CSS after its character references, comments
+ * and escapes (style_of).
  */
 static int
 style_hides(const unsigned char *s, size_t n)
@@ -528,6 +541,143 @@ style_hides(const unsigned char *s, size_t n)
 	return r;
 }
 
+/* the longest style attribute decoded for style_hides: a longer one
+ * that needs decoding hides nothing */
+#define STYLE_MAX	1024
+/* stands for a character that a character reference or a CSS escape
+ * made and that no declaration looked at holds (anything but an ASCII
+ * letter, digit, '-' or '_'): it matches nothing, splits nothing */
+#define STYLE_ODD	'\001'
+
+/* CSS's newline (after its preprocessing: CR, LF, FF) */
+static int
+css_newline(int c)
+{
+	return c == '\n' || c == '\r' || c == '\f';
+}
+
+/* a hexadecimal digit's value, or -1 */
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* a character that stands for itself when a CSS escape makes it */
+static int
+css_plain(unsigned long cp)
+{
+	return cp < 0x80 && (is_alpha((int)cp) || (cp >= '0' && cp <= '9') ||
+	    cp == '-' || cp == '_');
+}
+
+/*
+ * CSS's reading of t[0..m) (a style attribute's value, its character
+ * references decoded) into out (cap bytes): comments become a space, an
+ * escape the character it makes (STYLE_ODD unless css_plain), and a
+ * string ends at a newline, as CSS ends one.  Its length, or cap when it
+ * does not fit.
+ */
+static size_t
+css_read(const char *t, size_t m, char *out, size_t cap)
+{
+	size_t i = 0, k = 0, j, d;
+	unsigned long cp;
+	int quote = 0, c;
+
+#define EMIT(ch) do { if (k >= cap) return cap; out[k++] = (char)(ch); } \
+	while (0)
+	while (i < m) {
+		c = (unsigned char)t[i];
+		if (!quote && c == '/' && i + 1 < m && t[i + 1] == '*') {
+			for (j = i + 2; j + 1 < m && !(t[j] == '*' &&
+			    t[j + 1] == '/'); j++)
+				;
+			i = j + 1 < m ? j + 2 : m;
+			EMIT(' ');
+			continue;
+		}
+		if (c == '\\') {
+			if (i + 1 >= m) {		/* (at the end: U+FFFD) */
+				EMIT(STYLE_ODD);
+				i++;
+			} else if (css_newline((unsigned char)t[i + 1])) {
+				/* a string goes on on the next line; outside
+				 * one, a backslash is itself */
+				if (quote)
+					i += t[i + 1] == '\r' && i + 2 < m &&
+					    t[i + 2] == '\n' ? 3 : 2;
+				else {
+					EMIT(STYLE_ODD);
+					i++;
+				}
+			} else if (hexval(t[i + 1]) >= 0) {
+				cp = 0;
+				for (j = i + 1, d = 0; j < m && d < 6 &&
+				    hexval(t[j]) >= 0; j++, d++)
+					cp = cp * 16 + (unsigned long)hexval(t[j]);
+				if (j < m && t[j] == '\r' && j + 1 < m &&
+				    t[j + 1] == '\n')
+					j += 2;
+				else if (j < m && is_space((unsigned char)t[j]))
+					j++;
+				EMIT(css_plain(cp) ? (int)cp : STYLE_ODD);
+				i = j;
+			} else {
+				c = (unsigned char)t[i + 1];
+				EMIT(css_plain((unsigned long)c) ? c :
+				    STYLE_ODD);
+				i += 2;
+			}
+			continue;
+		}
+		if (quote && css_newline(c)) {
+			EMIT(quote);
+			quote = 0;
+		} else if (quote && c == quote)
+			quote = 0;
+		else if (!quote && (c == '"' || c == '\''))
+			quote = c;
+		EMIT(c);
+		i++;
+	}
+#undef EMIT
+	return k;
+}
+
+/*
+ * What a style attribute's value does (style_hides), read as a browser
+ * reads it: HTML decodes its character references first (a character
+ * other than ASCII one made is STYLE_ODD), then CSS its comments and
+ * escapes.  One too long to decode hides nothing (and shows a display).
+ */
+static int
+style_of(const unsigned char *s, size_t n)
+{
+	char t[STYLE_MAX], css[STYLE_MAX];
+	size_t i, m = 0, adv;
+	unsigned long cp;
+
+	if (memchr(s, '&', n) == NULL && memchr(s, '\\', n) == NULL &&
+	    memchr(s, '/', n) == NULL)
+		return style_hides(s, n);
+	if (n > STYLE_MAX)
+		return SHOW_DISPLAY;
+	for (i = 0; i < n; ) {
+		if (s[i] == '&' && (cp = entity_cp(s, n, i, &adv), adv > 0)) {
+			t[m++] = cp > 0 && cp < 0x80 ? (char)cp : STYLE_ODD;
+			i += adv;
+		} else
+			t[m++] = (char)s[i++];
+	}
+	if ((m = css_read(t, m, css, sizeof(css))) >= sizeof(css))
+		return SHOW_DISPLAY;
+	return style_hides((const unsigned char *)css, m);
+}
+
 /* a character of a tag name */
 static int
 name_char(int c)
@@ -564,8 +714,18 @@ soft_hidden(const unsigned char *in, size_t n, size_t p, const char *tname,
 	size_t e = n - p > LOOK_MAX ? p + LOOK_MAX : n, l = strlen(tname);
 	size_t lp, k, x;
 	unsigned depth = 0;
+	int intag = 0;
 
 	for (; p < e; p++) {
+		/* a character reference or CSS escape in a tag (a style
+		 * that may set it again, spelt so that no stop is seen):
+		 * shown */
+		if (in[p] == '<')
+			intag = 1;
+		else if (in[p] == '>')
+			intag = 0;
+		else if (intag && (in[p] == '&' || in[p] == '\\'))
+			return 0;
 		if (in[p] == '<' && p + 1 < e) {
 			int cl = in[p + 1] == '/';
 
@@ -669,6 +829,11 @@ sheet_overrides(const unsigned char *in, size_t n)
 			continue;
 		b = i + 5;
 		e = find_close(in, n, b, "style");
+		/* a CSS escape may spell any property or "important"
+		 * (displ\61y): such a sheet may undo any hiding */
+		if (memchr(in + b, '\\', e - b) != NULL)
+			r |= SHEET_DISPLAY | HIDE_DISPLAY | HIDE_VIS |
+			    HIDE_OPACITY | HIDE_FONT;
 		imp = has_word(in + b, e - b, "important");
 		if (has_word(in + b, e - b, "display"))
 			r |= SHEET_DISPLAY | (imp ? HIDE_DISPLAY : 0);
@@ -938,7 +1103,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			continue;
 		if (strcmp(aname, "style") == 0) {
 			if (first_style)
-				style = style_hides(in + v0, v1 - v0);
+				style = style_of(in + v0, v1 - v0);
 		}
 		else if (nkeep < KEEP_MAX && (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
