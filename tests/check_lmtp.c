@@ -17,7 +17,8 @@
  * without 8BITMIME; every fixture of tests/data/mail arrives byte for
  * byte; the addresses MAIL FROM and RCPT TO get (quoting, SMTPUTF8, the
  * null sender for one that cannot be written); replies that are no
- * replies, too long or too many lines.
+ * replies, too long or too many lines, or whose lines have different
+ * codes.
  */
 #include "config.h"
 
@@ -1150,6 +1151,42 @@ START_TEST(bad_replies)
 }
 END_TEST
 
+/* the lines of one reply with different codes are no answer: after the
+ * data "550-..." then "250 ..." must not count as a delivery (the post
+ * stays with the MTA), nor may such a reply to RCPT let the data go */
+START_TEST(mixed_code_replies)
+{
+	static const struct {
+		enum stage stage;
+		const char *reply;
+	} t[] = {
+		{ S_END, "550-5.7.1 refused\r\n250 2.0.0 delivered" },
+		{ S_END, "450-4.2.0 busy\r\n250 2.0.0 delivered" },
+		{ S_END, "250-2.0.0 ok\r\n550 5.7.1 refused after all" },
+		{ S_RCPT, "550-5.1.1 no such user\r\n250 2.1.5 ok" },
+		{ S_DATA, "554-5.0.0 no\r\n354 go ahead" },
+	};
+	struct srv sv = no_script;
+	char err[1024], *raw;
+	size_t n;
+	int r;
+
+	sv.reply[t[_i].stage] = t[_i].reply;
+	start(&sv, 0);
+	r = deliver("a@example.org", "d@example.org", post, strlen(post),
+	    NULL, err, sizeof(err));
+	finish();
+	ck_assert_msg(r == LMTP_TEMP, "%s: %d %s", t[_i].reply, r, err);
+	ck_assert_int_eq(lmtp_last_ok(), 0);
+	ck_assert_msg(strstr(err, "different codes") != NULL, "%s", err);
+	if (t[_i].stage != S_END) {
+		raw = slurp("raw", &n);
+		ck_assert_uint_eq(n, 0);
+		free(raw);
+	}
+}
+END_TEST
+
 /* a reply line of 6000 bytes with control characters: cut, masked, and
  * the code still counts */
 START_TEST(long_reply_line)
@@ -1351,6 +1388,7 @@ lmtp_suite(void)
 	tc = tcase_create("replies");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, bad_replies, 0, 5);
+	tcase_add_loop_test(tc, mixed_code_replies, 0, 5);
 	tcase_add_test(tc, long_reply_line);
 	tcase_add_test(tc, too_many_reply_lines);
 	tcase_add_test(tc, crlf_split_across_reads);

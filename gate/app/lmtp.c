@@ -345,7 +345,8 @@ read_line(struct lmtp *c, char *line, double deadline)
 /*
  * Read one reply (all its lines) before deadline into c->code and
  * c->text; lhlo: note the extensions.  0, or LMTP_TEMP with err (no
- * reply, a time-out, a line that is no reply, too many lines).
+ * reply, a time-out, a line that is no reply, lines with different
+ * codes, too many lines).
  */
 static int
 read_reply(struct lmtp *c, const char *stage, double deadline, int lhlo)
@@ -353,6 +354,7 @@ read_reply(struct lmtp *c, const char *stage, double deadline, int lhlo)
 	char line[LG_MAX_LMTP_LINE + 1], shown[REPLY_TEXT * 4];
 	long n;
 	unsigned i;
+	int code;
 	const char *kw;
 
 	for (i = 0; i < LG_MAX_LMTP_REPLY_LINES; i++) {
@@ -373,8 +375,16 @@ read_reply(struct lmtp *c, const char *stage, double deadline, int lhlo)
 			return fail(c, LMTP_TEMP, "%s: not a reply: \"%s\"",
 			    stage, sanitize_str(shown, sizeof(shown), line,
 			    (size_t)n, REPLY_TEXT, SANITIZE_TEXT, 0));
-		c->code = (line[0] - '0') * 100 + (line[1] - '0') * 10 +
+		code = (line[0] - '0') * 100 + (line[1] - '0') * 10 +
 		    (line[2] - '0');
+		/* every line of a reply has the same code (RFC 5321
+		 * 4.2.1): "550-no" then "250 ok" is no answer to act on,
+		 * least of all as a delivery */
+		if (i > 0 && code != c->code)
+			return fail(c, LMTP_TEMP, "%s: a reply whose lines "
+			    "have different codes (%d, then %d)", stage,
+			    c->code, code);
+		c->code = code;
 		if (i == 0) {
 			c->textlen = n > 4 ? (size_t)n - 4 : 0;
 			if (c->textlen > 0)
