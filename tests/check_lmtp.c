@@ -18,7 +18,7 @@
  * byte; the addresses MAIL FROM and RCPT TO get (quoting, SMTPUTF8, the
  * null sender for one that cannot be written); replies that are no
  * replies, too long or too many lines, or whose lines have different
- * codes.
+ * codes; a server that answers ahead of the commands (out of step).
  */
 #include "config.h"
 
@@ -1187,6 +1187,36 @@ START_TEST(mixed_code_replies)
 }
 END_TEST
 
+/* a server that answers ahead is out of step: a "250" sent with the
+ * 354, before the post, by a server that then never reads the post,
+ * must not count as its delivery; nor may a greeting or a reply said
+ * twice shift every later reply onto the wrong command */
+START_TEST(replies_ahead)
+{
+	static const struct {
+		enum stage stage;
+		const char *reply;
+	} t[] = {
+		{ S_DATA, "354 go ahead\r\n250 2.0.0 delivered" },
+		{ S_GREET, "220 test.example\r\n250 ok" },
+		{ S_RCPT, "250 2.1.5 ok\r\n250 2.1.5 ok" },
+	};
+	struct srv sv = no_script;
+	char err[1024];
+	int r;
+
+	sv.reply[t[_i].stage] = t[_i].reply;
+	sv.stall_data = 1;		/* the post is never read */
+	start(&sv, 0);
+	r = deliver("a@example.org", "d@example.org", post, strlen(post),
+	    NULL, err, sizeof(err));
+	finish();
+	ck_assert_msg(r == LMTP_TEMP, "%s: %d %s", t[_i].reply, r, err);
+	ck_assert_int_eq(lmtp_last_ok(), 0);
+	ck_assert_msg(strstr(err, "out of step") != NULL, "%s", err);
+}
+END_TEST
+
 /* a reply line of 6000 bytes with control characters: cut, masked, and
  * the code still counts */
 START_TEST(long_reply_line)
@@ -1389,6 +1419,7 @@ lmtp_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, bad_replies, 0, 5);
 	tcase_add_loop_test(tc, mixed_code_replies, 0, 5);
+	tcase_add_loop_test(tc, replies_ahead, 0, 3);
 	tcase_add_test(tc, long_reply_line);
 	tcase_add_test(tc, too_many_reply_lines);
 	tcase_add_test(tc, crlf_split_across_reads);

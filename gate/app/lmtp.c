@@ -408,6 +408,24 @@ read_reply(struct lmtp *c, const char *stage, double deadline, int lhlo)
 	    (unsigned)LG_MAX_LMTP_REPLY_LINES);
 }
 
+/*
+ * Before a command or the post: the server has said nothing beyond its
+ * last reply.  A server that answers ahead (a reply to the data before
+ * the data was sent, a command answered twice) is out of step, and a
+ * 250 it already sent would later be taken as the delivery of a post it
+ * never read.  0, or LMTP_TEMP with err.
+ */
+static int
+in_step(struct lmtp *c, const char *stage)
+{
+	unsigned char b;
+
+	if (c->rlen > 0 || recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+		return fail(c, LMTP_TEMP, "%s: the server sent more than its "
+		    "reply to the last command (out of step)", stage);
+	return 0;
+}
+
 /* the last reply for err: "550 text" (sanitized, cut) */
 static const char *
 reply_str(const struct lmtp *c, char *out, size_t outsz)
@@ -434,6 +452,8 @@ command(struct lmtp *c, const char *cmd, const char *stage, int want,
 	n = snprintf(line, sizeof(line), "%s\r\n", cmd);
 	if (n < 0 || (size_t)n >= sizeof(line))
 		return fail(c, LMTP_TEMP, "%s: command too long", stage);
+	if (in_step(c, stage) < 0)
+		return LMTP_TEMP;
 	if (send_all(c, line, (size_t)n, stage_end(c, c->lim.reply_ms)) < 0)
 		return fail(c, LMTP_TEMP, "%s: %s", stage, errno == ETIMEDOUT ?
 		    "could not send in time" : errno == EPIPE ||
@@ -691,7 +711,8 @@ lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
 	snprintf(cmd, sizeof(cmd), "RCPT TO:<%s>", rpath);
 	if ((rc = command(c, cmd, "RCPT TO", 2, 0)) < 0)
 		goto out;
-	if ((rc = command(c, "DATA", "DATA", 3, 0)) < 0)
+	if ((rc = command(c, "DATA", "DATA", 3, 0)) < 0 ||
+	    (rc = in_step(c, "DATA")) < 0)
 		goto out;
 	if (send_post(c, data, len, &notes, stage_end(c, c->lim.data_ms),
 	    &sent) < 0) {

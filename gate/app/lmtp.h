@@ -30,8 +30,11 @@
 #define LMTP_OK		0	/* the server answered 250 after the data:
 				 * it has the post */
 #define LMTP_TEMP	(-1)	/* a 4xx reply, no connection, a time-out, a
-				 * connection lost, a reply that is no reply,
-				 * no memory: try again later */
+				 * connection lost, a reply that is no reply
+				 * (or whose lines have different codes), a
+				 * server out of step (more than a reply
+				 * before our next command or the post), no
+				 * memory: try again later */
 #define LMTP_PERM	(-2)	/* a 5xx reply at any stage: the server
 				 * refuses this post (or this recipient) for
 				 * good; a recipient that cannot be written
