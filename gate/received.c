@@ -99,6 +99,27 @@ read_ip(const unsigned char *p, size_t n, unsigned char ip[16])
 
 /* ---- one line ------------------------------------------------------- */
 
+/* 1 if the comment around position at in [c, c+n) closes, and no other
+ * comment opens after it */
+static int
+last_comment(const unsigned char *c, size_t n, size_t at)
+{
+	size_t i;
+	int depth = 1;
+
+	for (i = at; i < n && depth > 0; i++)
+		if (c[i] == '(')
+			depth++;
+		else if (c[i] == ')')
+			depth--;
+	if (depth > 0)
+		return 0;
+	for (; i < n; i++)
+		if (c[i] == '(')
+			return 0;
+	return 1;
+}
+
 /* the end of the from-clause: " by " outside parentheses, else the
  * last ';' (the date's), or n.  The client's HELO is written as given
  * (Postfix, sendmail): a '(' glued to it opens no comment, and a ';'
@@ -128,9 +149,10 @@ int
 received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
-	unsigned char ip[16];
-	size_t e, i, k, nw1, cn, pn, lit = 0;
-	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam;
+	unsigned char ip[16], hip[16];
+	size_t e, i, k, nw1, cn, pn, lit = 0, hlit = 0;
+	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam, hfam = 0;
+	int ours_helo = 0;
 
 	memset(h, 0, sizeof(*h));
 	if (n > RECEIVED_MAX_SCAN)
@@ -166,12 +188,20 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			    word_is(c + i + 1, cn - i - 1, "ehlo");
 		else if (c[i] == ')')
 			incomment = 0;
-		if (c[i] != '[' || incomment || (i > 0 && c[i - 1] == '='))
+		if (c[i] != '[' || (i > 0 && c[i - 1] == '='))
 			continue;
 		for (k = i + 1; k < cn && c[k] != ']' && k - i < 64; k++)
 			;
 		if (k < cn && c[k] == ']' &&
 		    (fam = read_ip(c + i + 1, k - i - 1, ip)) != 0) {
+			if (incomment) {
+				/* qmail's "(HELO [x])", unless it turns
+				 * out to be our MTA's own (below) */
+				hfam = fam;
+				memcpy(hip, ip, 16);
+				hlit = i;
+				continue;
+			}
 			h->family = fam;
 			memcpy(h->ip, ip, 16);
 			gotip = 1;
@@ -193,8 +223,25 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			;
 		pn -= (size_t)(q - p);
 		p = q;
-		if ((h->family = read_ip(p, pn, h->ip)) != 0)
+		if ((h->family = read_ip(p, pn, h->ip)) != 0) {
 			gotip = paren_ip = 1;
+			lit = i;
+		}
+	}
+	/* a client whose name is "helo" or "ehlo" (its own PTR record)
+	 * makes our MTA's comment "(helo [IP])", "(helo [IP] (may be
+	 * forged))" look like qmail's HELO comment: when that comment
+	 * holds the last literal and is the last comment, it is ours, and
+	 * what came before it (a HELO literal of the client's choosing)
+	 * is not the client */
+	if (hfam != 0 && (!gotip || hlit > lit) && last_comment(c, cn,
+	    hlit)) {
+		h->family = hfam;
+		memcpy(h->ip, hip, 16);
+		gotip = 1;
+		paren_ip = 0;
+		lit = hlit;
+		ours_helo = 1;
 	}
 	if (!gotip) {
 		/* fetchmail's "from host 1.2.3.4"-like forms are not guessed */
@@ -206,7 +253,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 			h->forged = 1;
 	/* qmail: "from RDNS (HELO name) (ip)", "unknown" when no name; the
 	 * HELO left out when it was the name: "from RDNS (ip)" */
-	for (i = 0; i + 6 <= cn; i++)
+	for (i = 0; i + 6 <= cn && !ours_helo; i++)
 		if (c[i] == '(' && (word_is(c + i + 1, cn - i - 1, "helo") ||
 		    word_is(c + i + 1, cn - i - 1, "ehlo"))) {
 			qmail = 1;

@@ -99,6 +99,14 @@ static const struct line_case lines[] = {
 	{ "from unknown (HELO mx.example.net) (x@127.0.0.1@203.0.113.9) by "
 	  "mx.example.org with SMTP", 1, "203.0.113.9", "mx.example.net", "",
 	  0 },
+	/* a client whose PTR record says "helo" or "ehlo": our MTA's
+	 * comment "(helo [IP])" is no qmail HELO comment, and the HELO
+	 * literal before it is not the client */
+	{ "from [8.8.8.8] (helo [203.0.113.9] (may be forged)) by "
+	  "mx.example.org (8.15.2/8.15.2) with ESMTP id x1", 1, "203.0.113.9",
+	  "[8.8.8.8]", "helo", 1 },
+	{ "from [10.0.0.1] (EHLO [203.0.113.9]) by mx.example.org (Postfix) "
+	  "with ESMTP id 4F1", 1, "203.0.113.9", "[10.0.0.1]", "ehlo", 0 },
 	/* nor does a ';' or an unclosed '(' in a HELO end or hide our
 	 * MTA's comment (the for-clause's literal is not the client's) */
 	{ "from x; (unknown [203.0.113.9]) by mx.example.org (Postfix) with "
@@ -381,6 +389,10 @@ START_TEST(helo_literal_not_trusted)
 		"from unknown (HELO x@127.0.0.1) (203.0.113.9) by "
 		"mx.example.org with SMTP",
 		"from [IPv6:::1] (unknown [203.0.113.9]) by mx.example.org "
+		"(Postfix) with ESMTP id 4F1",
+		"from [127.0.0.1] (helo [203.0.113.9] (may be forged)) by "
+		"mx.example.org (8.15.2/8.15.2) with ESMTP id x1",
+		"from [127.0.0.1] (ehlo [203.0.113.9]) by mx.example.org "
 		"(Postfix) with ESMTP id 4F1",
 	};
 	struct tok_opts o;

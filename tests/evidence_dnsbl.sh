@@ -5,6 +5,8 @@
 #     hammy, and then passes a ham post from that relay (the way a big
 #     list host was once listed by its neighbourhood);
 #   - every zone is asked at once: one answer per listing zone;
+#   - the relay asked about is the one our MTA saw, whatever the client
+#     said in HELO (a PTR record of "helo" included);
 #   - a slow (stopped) or dead server costs at most dns_timeout_ms, and
 #     the post's score and outcome are those without DNSBL.
 # Exits 77 without rbldnsd (tests/run-all.sh installs it).
@@ -104,6 +106,18 @@ check "the listed relay gets one token per listing zone" \
     test "$(tr '\n' ' ' < "$T/out")" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
 lg tokens --list dev "$T/spam0.eml" | grep -c '^dnsbl:' > "$T/out"
 check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
+
+# a listed relay whose own PTR record says "helo", and whose HELO is an
+# unlisted address: sendmail writes "from [HELO] (helo [IP] (may be
+# forged))", and the address asked about is the one our MTA saw, not
+# the one the client chose
+printf 'Received: from [66.60.167.66] (helo [66.187.233.211] (may be forged)) by mx.example.org (8.15.2/8.15.2) with ESMTP id x1; Mon, 2 Dec 2024 10:00:00 +0000\nFrom: a@example.net\nSubject: hi\n\n%s\n' \
+    "$HAM" > "$T/helo.eml"
+lg tokens --list dev "$T/helo.eml" > "$T/out"
+check "a relay named \"helo\" is asked about, not its HELO literal" \
+    grep -qx 'src:ip:66.187.233.211' "$T/out"
+check "... and its listings count" test "$(grep '^dnsbl:' "$T/out" |
+    tr '\n' ' ')" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
 
 # a post padded past the token cap (20000 a post) keeps the listings:
 # words of its own do not crowd them out
