@@ -1,9 +1,10 @@
 /*
  * check_evidence.c - the pieces of gate/evidence that need no process
  * or server: which sender member_check is asked about, the answer
- * cache (hit, TTL, a torn record, a foreign file), which addresses a
- * DNSBL is asked about, and the name asked (against a forked UDP server
- * that says what it was asked and answers "no such name")
+ * cache (hit, TTL, a torn record, a foreign file, a full disk), which
+ * addresses a DNSBL is asked about, and the name asked (against a
+ * forked UDP server that says what it was asked and answers "no such
+ * name")
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <check.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +26,7 @@
 #include "gate/evidence/mcache.h"
 #include "gate/evidence/member.h"
 #include "gate/util/netlist.h"
+#include "tests/smalldisk.h"
 
 struct sender_case {
 	const char *post, *envelope, *want;	/* want NULL: none */
@@ -148,6 +151,86 @@ START_TEST(cache)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/missing/l.members", dir);
 	ck_assert_ptr_null(mcache_open(path));
+	rmdir(dir);
+}
+END_TEST
+
+/* fill the file system of d: a file written until it is full */
+static void
+fill(const char *d)
+{
+	static const char block[4096];
+	char f[400];
+	int fd;
+
+	snprintf(f, sizeof(f), "%s/filler", d);
+	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert(fd >= 0);
+	while (write(fd, block, sizeof(block)) > 0)
+		;
+	ck_assert_msg(errno == ENOSPC, "filling: %s", strerror(errno));
+	while (write(fd, block, 1) > 0)
+		;
+	close(fd);
+}
+
+/*
+ * A full disk: a cache made before it filled up goes on (its blocks
+ * were allocated when it was made), and a cache file with holes (as a
+ * sparse copy or restore leaves it) is no cache.  Before, a file with
+ * holes was mapped as it was, and the first answer written into a hole
+ * killed the filter with SIGBUS.  Needs root, for a small tmpfs in a
+ * mount namespace of this test's own.
+ */
+START_TEST(cache_full_disk)
+{
+	static const unsigned char hdr[16] = "LGMEMBR1";
+	char dir[] = "/tmp/check_evidence.XXXXXX", mnt[300], path[400];
+	char sparse[400];
+	struct mcache *c;
+	int fd, i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	if (!smalldisk_mount("cache_full_disk", dir, "size=256k", mnt,
+	    sizeof(mnt))) {
+		rmdir(dir);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/l.members", mnt);
+	snprintf(sparse, sizeof(sparse), "%s/s.members", mnt);
+	/* a cache file with holes: its header, then nothing up to its
+	 * last byte */
+	fd = open(sparse, O_WRONLY | O_CREAT | O_EXCL, 0660);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, hdr, sizeof(hdr)), (int)sizeof(hdr));
+	ck_assert_int_eq(pwrite(fd, "", 1, 16 + (off_t)MCACHE_SLOTS * 16 - 1),
+	    1);
+	close(fd);
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	fill(mnt);
+	for (i = 0; i < MCACHE_SLOTS; i++) {
+		char s[64];
+
+		snprintf(s, sizeof(s), "u%d@example.org", i);
+		mcache_put(c, s, MEMBER_YES, 1000);
+	}
+	ck_assert_int_eq(mcache_get(c, "u7@example.org", 1001, 60),
+	    MEMBER_YES);
+	mcache_close(c);
+	c = mcache_open(sparse);
+	for (i = 0; i < MCACHE_SLOTS; i++) {
+		char s[64];
+
+		snprintf(s, sizeof(s), "u%d@example.org", i);
+		mcache_put(c, s, MEMBER_YES, 1000);
+	}
+	ck_assert_int_eq(mcache_get(c, "u7@example.org", 1001, 60),
+	    c != NULL ? MEMBER_YES : MEMBER_NONE);
+	mcache_close(c);
+	/* (the tmpfs goes with this test's mount namespace; its mount
+	 * point and directory stay behind without this) */
+	ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
+	rmdir(mnt);
 	rmdir(dir);
 }
 END_TEST
@@ -314,6 +397,7 @@ evidence_suite(void)
 	    (int)(sizeof(senders) / sizeof(senders[0])));
 	tcase_add_test(tc, sender_too_long);
 	tcase_add_test(tc, cache);
+	tcase_add_test(tc, cache_full_disk);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dnsbl");
 	tcase_add_test(tc, public_addresses);

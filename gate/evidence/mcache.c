@@ -3,7 +3,9 @@
  *
  * The file is ours but shared by concurrent processes without a lock:
  * every record carries a check value, so a torn or foreign record is
- * simply absent.  Senders are hostile: they are only hashed.  Never
+ * simply absent.  Its blocks are allocated before it is mapped, so a
+ * full disk means no cache, never SIGBUS (except where the file system
+ * copies on write).  Senders are hostile: they are only hashed.  Never
  * logs, never exits.
  */
 #include "config.h"
@@ -83,9 +85,14 @@ mcache_open(const char *path)
 
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660)) < 0)
 		return NULL;
+	/* every block of the file allocated before it is mapped, a new
+	 * file's and an old one's with holes (a sparse copy, a restore):
+	 * a full disk then fails here, where a write (or, on tmpfs, a
+	 * read) through the mapping into a hole would end the process
+	 * with SIGBUS */
 	if (fstat(fd, &st) < 0 || (st.st_size != 0 &&
-	    (size_t)st.st_size != FILE_BYTES) ||
-	    (st.st_size == 0 && ftruncate(fd, (off_t)FILE_BYTES) < 0)) {
+	    (size_t)st.st_size != FILE_BYTES) || !S_ISREG(st.st_mode) ||
+	    posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) {
 		close(fd);
 		return NULL;
 	}
