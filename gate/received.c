@@ -149,7 +149,7 @@ int
 received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
-	unsigned char ip[16], hip[16];
+	unsigned char ip[16], hip[16] = { 0 };
 	size_t e, i, k, nw1, cn, pn, lit = 0, hlit = 0;
 	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam, hfam = 0;
 	int ours_helo = 0;
