@@ -137,6 +137,20 @@ is_invisible(uint32_t c)
 	    (c >= 0xe0000 && c <= 0xe0fff);
 }
 
+/*
+ * Combining marks of the blocks that add to any letter (diacritics,
+ * their extensions and supplement, half marks): U+0332 under each
+ * letter of "viagra" underlines it, U+0336 strikes it through, and a
+ * pile of them on a letter is "Zalgo" text; the word a reader makes out
+ * is the letters underneath.
+ */
+static int
+is_comb_mark(uint32_t c)
+{
+	return (c >= 0x300 && c <= 0x36f) || (c >= 0x1ab0 && c <= 0x1aff) ||
+	    (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0xfe20 && c <= 0xfe2f);
+}
+
 /* a code point and the ASCII character it reads as */
 struct cp_ascii {
 	uint16_t cp;
@@ -424,6 +438,7 @@ struct wshape {
 	int conf;	/* Cyrillic or Greek letters that look like ASCII ones */
 	int other;	/* other non-ASCII letters */
 	int ascii;	/* ASCII (or styled) letters: set by plain_word */
+	size_t marks;	/* combining marks (is_comb_mark) */
 };
 
 /* 1 if the word [p, p+n) of shape h is written as it is shown; the
@@ -436,14 +451,47 @@ plain_word(const unsigned char *p, size_t n, struct wshape *h)
 	if (h->conf && !h->other && !h->ascii)
 		for (i = 0; i < n && !h->ascii; i++)
 			h->ascii = ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z');
-	return h->nsty == 0 && (!h->conf || !h->ascii || h->other);
+	return h->nsty == 0 && (!h->conf || !h->ascii || h->other) &&
+	    (h->marks == 0 || h->other);
+}
+
+/*
+ * Are the combining marks of a word [p, p+n) of letters that are ASCII
+ * or read as ASCII (no other letters) a disguise, to be read without?
+ * When there is one on every letter or more (each letter of "viagra"
+ * underlined, of 2 letters at least), or three on one letter: no
+ * language written in Latin letters piles more than two on one, and a
+ * word in decomposed form ("cafe" and U+0301) keeps its accent.
+ */
+static int
+marks_disguise(const unsigned char *p, size_t n)
+{
+	size_t i = 0, k, letters = 0, marks = 0, run = 0, maxrun = 0;
+	uint32_t cp;
+	int bad;
+
+	while (i < n) {
+		k = utf8_next(p + i, n - i, &cp, &bad);
+		if (!bad && is_comb_mark(cp)) {
+			marks++;
+			if (++run > maxrun)
+				maxrun = run;
+		} else {
+			letters++;
+			run = 0;
+		}
+		i += k;
+	}
+	return (letters >= 2 && marks >= letters) ||
+	    (letters >= 1 && maxrun >= 3);
 }
 
 /* a word [p, p+n) of shape h as a reader sees it: styled letters and
  * digits as ASCII (the word is shorter then), and, in a word of ASCII
  * letters whose others all look like ASCII ones, those as ASCII too;
+ * combining marks that disguise such a word (marks_disguise) left out;
  * once each "anomaly:styled" (not for full-width forms, everyday in
- * Japanese) and "anomaly:mixed-script" */
+ * Japanese), "anomaly:mixed-script" and "anomaly:combining" */
 static int
 word_shown(struct wstate *w, const unsigned char *p, size_t n,
     const struct wshape *h)
@@ -452,14 +500,19 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 	size_t i = 0, k, m = 0;
 	uint32_t cp;
 	int bad, a, r, styled = 0, latin = h->ascii && h->conf && !h->other;
+	int unmark = h->marks > 0 && !h->other && marks_disguise(p, n);
 
 	if (latin && emit(w->tl, "", "anomaly:mixed-script", 20, 0) < 0)
+		return -1;
+	if (unmark && emit(w->tl, "", "anomaly:combining", 17, 0) < 0)
 		return -1;
 	if (n > sizeof(sv) && (v = xmalloc(n)) == NULL)
 		return -1;
 	while (i < n) {
 		k = utf8_next(p + i, n - i, &cp, &bad);
-		if (!bad && h->nsty > 0 && (a = styled_ascii(cp)) != 0) {
+		if (!bad && unmark && is_comb_mark(cp)) {
+			/* (left out) */
+		} else if (!bad && h->nsty > 0 && (a = styled_ascii(cp)) != 0) {
 			v[m++] = (unsigned char)a;
 			styled |= cp < 0xff00 || cp > 0xffef;
 		} else if (!bad && latin && (a = confusable_ascii(cp)) != 0) {
@@ -471,7 +524,7 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 		i += k;
 	}
 	r = styled && emit(w->tl, "", "anomaly:styled", 14, 0) < 0 ? -1 :
-	    word(w, v, m);
+	    m == 0 ? 0 : word(w, v, m);
 	if (v != sv)
 		xfree(v);
 	return r;
@@ -482,7 +535,7 @@ word_shown(struct wstate *w, const unsigned char *p, size_t n,
 static int
 words(struct wstate *w, const unsigned char *s, size_t n)
 {
-	struct wshape h = { 0, 0, 0, 0 };
+	struct wshape h = { 0, 0, 0, 0, 0 };
 	size_t i = 0, k, ws = 0, cs = 0;
 	int inw = 0, inc = 0, bad = 0, sty = 0;
 	uint32_t cp = 0;
@@ -527,6 +580,8 @@ words(struct wstate *w, const unsigned char *s, size_t n)
 			} else if (cl == C_WORD) {
 				if (confusable_ascii(cp))
 					h.conf = 1;
+				else if (is_comb_mark(cp))
+					h.marks++;
 				else
 					h.other = 1;
 			}

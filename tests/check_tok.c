@@ -566,6 +566,46 @@ START_TEST(mixed_scripts)
 }
 END_TEST
 
+/* combining marks that disguise a word of Latin letters are read
+ * without; a word in decomposed form, and other scripts, keep theirs */
+START_TEST(combining_marks)
+{
+	struct toklist *tl = text("", 0,
+	    /* viagra, each letter underlined (U+0332) */
+	    "v\xcc\xb2i\xcc\xb2" "a\xcc\xb2g\xcc\xb2r\xcc\xb2" "a\xcc\xb2 "
+	    /* OFFER struck through (U+0336) */
+	    "O\xcc\xb6" "F\xcc\xb6" "F\xcc\xb6" "E\xcc\xb6R\xcc\xb6 "
+	    /* "meds" with three marks piled on its m (Zalgo) */
+	    "m\xcc\x80\xcc\x81\xcc\x82" "eds "
+	    /* p<Cyrillic a>ypal, each letter underlined */
+	    "p\xcc\xb2\xd0\xb0\xcc\xb2y\xcc\xb2p\xcc\xb2" "a\xcc\xb2l\xcc\xb2",
+	    NULL);
+
+	ck_assert(has(tl, "viagra"));
+	ck_assert(has(tl, "OFFER"));
+	ck_assert(has(tl, "meds"));
+	ck_assert(has(tl, "paypal"));
+	ck_assert(has(tl, "anomaly:combining"));
+	ck_assert(has(tl, "anomaly:mixed-script"));
+	ck_assert_uint_eq(toklist_count(tl), 6);
+	toklist_free(tl);
+	/* cafe + U+0301 and Vi<e + U+0323 U+0302>t (Vietnamese, decomposed)
+	 * keep their accents, and so does a word with a non-Latin letter:
+	 * Cyrillic "da" with a stress mark on each letter; marks alone are
+	 * a word as written */
+	tl = text("", 0, "cafe\xcc\x81 Vie\xcc\xa3\xcc\x82t "
+	    "\xd0\xb4\xcc\x81\xd0\xb0\xcc\x81 \xcc\xb2\xcc\xb2\xcc\xb2",
+	    NULL);
+	ck_assert(has(tl, "cafe\xcc\x81"));
+	ck_assert(has(tl, "Vie\xcc\xa3\xcc\x82t"));
+	ck_assert(has(tl, "\xd0\xb4\xcc\x81\xd0\xb0\xcc\x81"));
+	ck_assert(has(tl, "\xcc\xb2\xcc\xb2\xcc\xb2"));
+	ck_assert(!has(tl, "anomaly:combining"));
+	ck_assert_uint_eq(toklist_count(tl), 4);
+	toklist_free(tl);
+}
+END_TEST
+
 START_TEST(hostile_bytes)
 {
 	struct tok_opts o;
@@ -802,6 +842,7 @@ tok_suite(void)
 	tcase_add_test(tc, invisible_characters);
 	tcase_add_test(tc, styled_letters);
 	tcase_add_test(tc, mixed_scripts);
+	tcase_add_test(tc, combining_marks);
 	tcase_add_test(tc, styled_more);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
