@@ -13,10 +13,10 @@
  * "crosoft") read as shown and hidden words stay apart.  A style is read
  * as a browser reads it, character references, CSS comments and escapes
  * included; when unsure (a style too long to decode, an escape in a
- * sheet or in what a descendant may set again), text counts as shown.  Unclosed
- * constructs run to the end of the input.  Output beyond the buffer's
- * max is cut between characters (HTML_CUT).  Fails (-1) only when memory
- * runs out.
+ * sheet or in what a descendant may set again), text counts as shown.
+ * Unclosed constructs run to the end of the input.  Output beyond the
+ * buffer's max is cut between characters (HTML_CUT).  Fails (-1) only
+ * when memory runs out.
  */
 #include "config.h"
 
