@@ -1251,6 +1251,27 @@ static const struct {
 	    "visible\">w</b></i>", "Mxyzw", "", 0 },
 	{ "<style>.x{displ\\61y:inline!important}</style>M<b class=x style="
 	    "\"display:none\">x</b>", "Mx", "", 0 },
+	/* a <table> in a table closes that table and what a browser moved
+	 * out in front of it (a hidden <dd>); in a cell it is a table of
+	 * the hidden element's own */
+	{ "<table hidden><dd hidden><table></table>s</table>", "\n\ns\n",
+	    "\n\n\n\n\n\n", 0 },
+	{ "<table><tr><td><dd hidden>a<table><tr><td>b</table>c</dd>d</table>",
+	    "\n\n\nd\n", "\n\na\n\n\nb\nc\n", HTML_HIDDEN },
+	/* a formatting element a browser ends without its end tag stays
+	 * on its list of active formatting elements and is opened again
+	 * around what follows, with its attributes: an <a> so reopened is
+	 * closed by the next <a> (and a hidden element in it with it); one
+	 * that sets a font size, inside a block of font size 0 (which
+	 * reopens nothing at its start tag) shows the block's text; its
+	 * end tag ends that */
+	{ "<div style=\"display:none\"><u><a>h</u></div><span hidden><a>x",
+	    "x", "\n\nh\n\n\n", HTML_HIDDEN },
+	{ "<center><strong style=\"font-size:14px\"></center><pre style=\""
+	    "font-size:0.5pt\">x</pre>", "\n\n\nx\n", "", 0 },
+	{ "<a style=\"font-size:14px\" href=\"http://x/\">M<i style=\""
+	    "font-size:0\">h</i>y</a><i style=\"font-size:0\">z</i>",
+	    " http://x/ Mhy", "\nz\n", HTML_HIDDEN },
 	/* the hidden attribute of an SVG or MathML element hides nothing */
 	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
 	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },

@@ -100,6 +100,9 @@ static const char *const voids[] = {
 /* elements followed inside a hidden element (struct conv): deeper, it
  * ends, and what follows is shown */
 #define OPEN_MAX	32
+/* formatting elements that may show text again, followed (struct conv):
+ * more, and no font size or visibility hides anything any more */
+#define RISKY_MAX	8
 
 /*
  * Where the text goes: out, or hidden inside a hidden element (when the
@@ -120,9 +123,33 @@ struct conv {
 	char open[OPEN_MAX][TAG_MAX + 1];	/* the elements open inside
 						 * it, innermost last */
 	unsigned nopen;
+	unsigned char open_risk[OPEN_MAX];	/* ... each a formatting
+						 * element that sets a font
+						 * size or visibility
+						 * (fmt_risk) */
 	int popen, aopen;		/* a <p>, an <a> may be open outside */
 	int tables;			/* a <table> may be open */
+	int cell;			/* ... and a cell of it is open */
+	int hin_table;			/* a table with no cell open when
+					 * the hidden element (no table
+					 * part) began: it may have been
+					 * moved out in front of it */
 	unsigned fmt;			/* formatting elements open outside */
+	int hsurv_a;			/* an <a> opened inside the hidden
+					 * element ended without its end tag */
+	char risky[RISKY_MAX][TAG_MAX + 1];	/* formatting elements that
+						 * set a font size or
+						 * visibility (fmt_risk),
+						 * started and not ended by
+						 * their end tag: a browser
+						 * may reopen them (its list
+						 * of active formatting
+						 * elements) inside an
+						 * element whose zero font
+						 * size or visibility would
+						 * then not hide its text */
+	unsigned nrisky;
+	int risky_over;			/* ... more than RISKY_MAX */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -893,6 +920,51 @@ static const char *const formatting[] = {
 
 #define IN(list, name) in_list(list, sizeof(list) / sizeof(list[0]), name)
 
+/* a formatting element that may show text again starts (risky) */
+static void
+risky_add(struct conv *c, const char *name)
+{
+	if (c->nrisky == RISKY_MAX)
+		c->risky_over = 1;
+	else
+		memcpy(c->risky[c->nrisky++], name, TAG_MAX + 1);
+}
+
+/* ... ends with its end tag: the last of that name goes */
+static void
+risky_end(struct conv *c, const char *name)
+{
+	size_t k;
+
+	for (k = c->nrisky; k > 0 && strcmp(c->risky[k - 1], name) != 0; k--)
+		;
+	if (k == 0)
+		return;
+	memmove(c->risky[k - 1], c->risky[k], (c->nrisky - k) *
+	    sizeof(c->risky[0]));
+	c->nrisky--;
+}
+
+/*
+ * Pop the elements open inside the hidden element from the k-th (0:
+ * the outermost) on; own: the k-th ends with its own end tag.  A
+ * formatting element among the others ends without it and stays on a
+ * browser's list of active formatting elements (hidden_ends).
+ */
+static void
+pop_to(struct conv *c, size_t k, int own)
+{
+	size_t i;
+
+	for (i = k + (own ? 1 : 0); i < c->nopen; i++) {
+		if (c->open_risk[i])
+			risky_add(c, c->open[i]);
+		if (strcmp(c->open[i], "a") == 0)
+			c->hsurv_a = 1;
+	}
+	c->nopen = (unsigned)k;
+}
+
 /*
  * Is there among the elements open inside the hidden element (from the
  * innermost) one of the names a|b before one of scope: 1, and pops it
@@ -909,7 +981,7 @@ open_inside(struct conv *c, const char *a, const char *b,
 	for (k = c->nopen; k > 0; k--) {
 		if (strcmp(c->open[k - 1], a) == 0 ||
 		    (b != NULL && strcmp(c->open[k - 1], b) == 0)) {
-			c->nopen = (unsigned)k - 1;
+			pop_to(c, k - 1, 0);
 			return 1;
 		}
 		if (scope != NULL && in_list(scope, nscope, c->open[k - 1]))
@@ -974,6 +1046,18 @@ closes(struct conv *c, const char *tname)
 	if (c->fmt > 0 && (IN(p_closers, tname) || IN(li_scope, tname)) &&
 	    !IN(p_closers, h) && !IN(li_scope, h))
 		return 1;
+	/* a <table> in a table closes it (and all a browser moved out
+	 * in front of it): the hidden element may be such, unless a table
+	 * of its own is open inside it */
+	if (c->hin_table && strcmp(tname, "table") == 0) {
+		size_t k;
+
+		for (k = c->nopen; k > 0 && strcmp(c->open[k - 1], "table") !=
+		    0; k--)
+			;
+		if (k == 0)
+			return 1;
+	}
 	/* in a table, what is no table part is moved in front of it */
 	if (table_ctx(c) && !IN(cells, tname) &&
 	    strcmp(tname, "template") != 0 && strcmp(tname, "style") != 0 &&
@@ -1015,7 +1099,7 @@ closes(struct conv *c, const char *tname)
 		    strcmp(h, "template") != 0 && (cell_rank(h, 0) < 0 ||
 		    cell_rank(h, 0) <= t))
 			return 1;
-		c->nopen = (unsigned)low;
+		pop_to(c, low, 0);
 	}
 	if (strcmp(tname, "option") == 0 || strcmp(tname, "optgroup") == 0) {
 		if (c->nopen > 0 && strcmp(c->open[c->nopen - 1],
@@ -1043,6 +1127,42 @@ closes(struct conv *c, const char *tname)
 	return 0;
 }
 
+/* does a formatting element's style [s, s+n) set a font size or a
+ * visibility (or may it, spelt with a reference or an escape)? */
+static int
+fmt_risk(const unsigned char *s, size_t n)
+{
+	return has_word(s, n, "font") || has_word(s, n, "visib") ||
+	    memchr(s, '&', n) != NULL || memchr(s, '\\', n) != NULL;
+}
+
+/*
+ * The hidden element ends: the formatting elements it leaves open (and
+ * it, when it is one and did not end with its own end tag) stay on a
+ * browser's list of active formatting elements, to be reopened with
+ * their attributes around what follows; so an <a> may be open outside
+ * now, and a font size or visibility of theirs may show text again
+ * (risky_add: a zero font size or visibility then hides nothing).
+ */
+static void
+hidden_ends(struct conv *c, int own_end)
+{
+	/* (its start tag was counted, outside) */
+	if (own_end && IN(formatting, c->htag)) {
+		if (c->fmt > 0)
+			c->fmt--;
+		risky_end(c, c->htag);
+	}
+	pop_to(c, 0, 0);
+	if (!own_end && strcmp(c->htag, "a") == 0)
+		c->hsurv_a = 1;
+	if (c->hsurv_a)
+		c->aopen = 1;
+	c->hsurv_a = 0;
+	c->htag[0] = '\0';
+	c->nopen = 0;
+}
+
 /* the kept attributes (href, src, alt, title, action) of one tag */
 #define KEEP_MAX	16
 
@@ -1056,7 +1176,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	char tname[TAG_MAX + 1], aname[TAG_MAX + 1];
 	size_t p = i + 1, v0, v1, k, keep[KEEP_MAX][2], nkeep = 0;
 	int closing = 0, hidden_attr = 0, style = 0, have_style = 0, hides;
-	int first_style, block, isvoid, r;
+	int first_style, block, isvoid, r, fmt_style, risky = 0;
 	struct buf *to;
 
 	*skip = NULL;
@@ -1102,9 +1222,13 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		    strchr("hsat", aname[0]) == NULL)
 			continue;
 		if (strcmp(aname, "style") == 0) {
-			if (first_style)
+			if (first_style) {
 				style = style_of(in + v0, v1 - v0);
+				risky |= fmt_risk(in + v0, v1 - v0);
+			}
 		}
+		else if (strcmp(aname, "size") == 0)
+			risky = 1;
 		else if (nkeep < KEEP_MAX && (strcmp(aname, "href") == 0 ||
 		    strcmp(aname, "src") == 0 || strcmp(aname, "alt") == 0 ||
 		    strcmp(aname, "title") == 0 ||
@@ -1114,6 +1238,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		}
 	}
 	*end = p < n ? p + 1 : n;
+	risky = risky && !closing && IN(formatting, tname);
 	/* the hidden attribute is HTML's: an SVG or MathML element's hides
 	 * nothing (and inside one, when unsure, nothing either) */
 	if (strcmp(tname, "svg") == 0 || strcmp(tname, "math") == 0) {
@@ -1152,20 +1277,25 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		    k--)
 			;
 		if (closing && k > 0)
-			c->nopen = (unsigned)k - 1;	/* inside it */
+			pop_to(c, k - 1, 1);	/* inside it */
 		else if (closing && strcmp(tname, c->htag) == 0)
-			c->htag[0] = '\0';	/* its own end: after its line
-						 * break, below */
+			hidden_ends(c, 1);	/* its own end: after its
+						 * line break, below */
 		else if (closing || closes(c, tname) ||
 		    c->nopen == OPEN_MAX) {
 			/* closed with an element it is in, or unsure */
-			c->htag[0] = '\0';
+			hidden_ends(c, 0);
 			if ((r = soft(c, putc1(c->cur, '\n'))) != 0)
 				return r;
 			c->cur = c->out;
-		} else
+		} else {
+			c->open_risk[c->nopen] = (unsigned char)risky;
 			memcpy(c->open[c->nopen++], tname, TAG_MAX + 1);
+		}
 	}
+	/* (a formatting element's own style is not one a browser may
+	 * reopen inside it) */
+	fmt_style = c->nrisky > 0 || c->risky_over;
 	if (c->hidden != NULL && c->htag[0] == '\0' && c->cur == c->out) {
 		/* (what may be open outside, for closes()) */
 		if (strcmp(tname, "p") == 0)
@@ -1175,11 +1305,20 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			c->popen = 0;
 		if (strcmp(tname, "a") == 0)
 			c->aopen = !closing;
+		/* (a cell known open: when unsure, none) */
+		if (strcmp(tname, "td") == 0 || strcmp(tname, "th") == 0)
+			c->cell = !closing && c->tables;
+		else if (IN(cells, tname) || strcmp(tname, "table") == 0)
+			c->cell = 0;
 		if (IN(formatting, tname)) {
 			if (!closing && c->fmt + 1 != 0)
 				c->fmt++;
 			else if (closing && c->fmt > 0)
 				c->fmt--;
+			if (risky)
+				risky_add(c, tname);
+			else if (closing)
+				risky_end(c, tname);
 		}
 	}
 	hides = 0;
@@ -1188,10 +1327,11 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	    (c->tables || !IN(cells, tname))) {
 		if (style & (HIDE_DISPLAY | HIDE_OPACITY))
 			hides = 1;
-		else if (!isvoid && (style & HIDE_VIS) && soft_hidden(in, n,
-		    *end, tname, vis_stops, 1))
+		else if (!isvoid && (style & HIDE_VIS) && !fmt_style &&
+		    soft_hidden(in, n, *end, tname, vis_stops, 1))
 			hides = 1;
-		else if (!isvoid && (style & HIDE_FONT) && soft_hidden(in, n,
+		else if (!isvoid && (style & HIDE_FONT) && !fmt_style &&
+		    soft_hidden(in, n,
 		    *end, tname, font_stops, sizeof(font_stops) /
 		    sizeof(font_stops[0])))
 			hides = 2;
@@ -1208,6 +1348,8 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 		if (!isvoid) {
 			memcpy(c->htag, tname, sizeof(c->htag));
 			c->nopen = 0;
+			c->hin_table = c->tables && !c->cell &&
+			    strcmp(tname, "table") != 0 && !IN(cells, tname);
 		}
 	}
 	/* (an element hidden by its font size shows its addresses: an image
@@ -1334,7 +1476,7 @@ fostered(struct conv *c, const unsigned char *p, size_t n)
 		;
 	if (k == n)
 		return 0;
-	c->htag[0] = '\0';
+	hidden_ends(c, 0);
 	r = soft(c, putc1(c->hidden, '\n'));
 	c->cur = c->out;
 	return r;

@@ -126,6 +126,16 @@ const hand = [
   '<span hidden style="disp&#108;ay:block">@</span>@',
   '<span hidden style="display:bl\\6f ck">@</span>@',
   '<div style="font-size:0">@<a href="?a=1&amp;b=2">@</a></div>@',
+  // a <table> in a table closes it, and what was moved out in front
+  '<table hidden><dd hidden><table></table>@</table>@',
+  '<table><dd hidden>@<table></table>@</table>@',
+  '<table><tr><td><dd hidden>@<table><tr><td>@</table>@</dd>@</table>',
+  '<table><tr><td>@</td></tr><dd hidden>@<div><table></table>@</div></table>@',
+  // formatting elements a browser reopens (its list of active ones)
+  '<div style="display:none"><u><a>@</u></div><span hidden><a>@',
+  '<center><strong style="font-size:14px"></center><pre style="font-size:0.5pt">@</pre>',
+  '<CENTER><STRONG style="font-size:14px"></a></CENTER><pre style="font-size:0.5pt">@</pre>',
+  '<dd hidden><a style="display:none"></dd><span hidden><a>@',
   // and what stays hidden
   '<div style="display:none">@<p>@<div>@</div>@</div>@',
   '<span style="display:none">@<b>@</b>@</span>@',
