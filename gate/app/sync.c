@@ -82,7 +82,23 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 struct src {
 	const char *list;
 	int site;
+	/* a list's event that this connection committed and read the
+	 * mark of (sync_list_at), or 0 */
+	int64_t own_pos, own_mark;
 };
+
+/* whether a token file at pos with mark is at sr's own event: a list's
+ * event that this connection committed, whose mark it read in that
+ * commit.  Then what other_kind(), diverged() and ahead() ask the
+ * database is known: it is a journal event's id, so no feed number (the
+ * two come from one sequence); it is the event the file recorded; and
+ * the journal reaches it */
+static int
+at_own(const struct src *sr, int64_t pos, int64_t mark)
+{
+	return !sr->site && sr->own_pos > 0 && pos == sr->own_pos &&
+	    mark == sr->own_mark;
+}
 
 /* 1 (with err) when the token file claims events the journal does not
  * have: a token file from another or a restored database, or read from
@@ -342,7 +358,8 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 		goto out;
 	}
 	st->pos = pos;
-	if (st->nbatches == 0 && (other_kind(q, sr, pos, mark, err, errsz) ||
+	if (st->nbatches == 0 && !at_own(sr, pos, mark) &&
+	    (other_kind(q, sr, pos, mark, err, errsz) ||
 	    diverged(q, sr, pos, mark, err, errsz)))
 		goto out;
 	/* learnt as the file was built (a new one: as the list says) */
@@ -433,8 +450,8 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	} while (bulk && got == limit && npend < MAX_PENDING);
 	if (rows == 0) {
 		n = 0;
-		if (pos > 0 && st->nbatches == 0 && ahead(q, sr, pos, err,
-		    errsz))
+		if (pos > 0 && st->nbatches == 0 && !at_own(sr, pos, mark) &&
+		    ahead(q, sr, pos, err, errsz))
 			n = -1;
 		else if (bulk && access(path, F_OK) < 0 && errno == ENOENT) {
 			/* a new file with nothing to learn yet (a list
@@ -735,7 +752,15 @@ sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz)
 {
-	struct src sr = { l->name, sync_is_site(g, l) };
+	return sync_list_at(q, g, l, 0, 0, st, err, errsz);
+}
+
+int
+sync_list_at(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, int64_t pos, int64_t mark,
+    struct sync_stats *st, char *err, size_t errsz)
+{
+	struct src sr = { l->name, sync_is_site(g, l), pos, mark };
 	struct posttok pt;
 	char path[4096], why[1024];
 	unsigned long nfed;

@@ -160,4 +160,17 @@ int sync_list(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, struct sync_stats *st, char *err,
     size_t errsz);
 
+/*
+ * sync_list right after q's own commit of list l's events up to id pos
+ * (pos > 0; mark its mark, as read in that commit), which the caller
+ * put in l's token file: a file still at pos with that mark is not
+ * checked against the database for where it stands (another kind of
+ * source, a diverged or a restored database, a journal that ends
+ * before it), since the commit answered that; only the events after it
+ * are fetched.  A file elsewhere is synced as by sync_list.
+ */
+int sync_list_at(struct queue *q, const struct listcfg_global *g,
+    const struct listcfg_list *l, int64_t pos, int64_t mark,
+    struct sync_stats *st, char *err, size_t errsz);
+
 #endif

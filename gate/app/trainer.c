@@ -81,6 +81,10 @@ struct trainer {
 	int open_rc;			/* the opener's result: 0, or -1 */
 	char open_err[1024];
 	int64_t open_last, open_mark;
+	/* the batch's last event and its mark, read in its commit (the
+	 * follower's), once committed: trainer_committed_at */
+	int64_t last, last_mark;
+	int have_last;
 	/* direct */
 	char path[4200];		/* token file */
 	char tmppath[4200];		/* the new file until its first
@@ -431,6 +435,9 @@ journal_finish(struct trainer *t, char *err, size_t errsz)
 			t->warn[0] = 0;	/* the caller says what to do */
 			return -1;	/* (abort drops the copy) */
 		}
+		t->last = last;
+		t->last_mark = mark;
+		t->have_last = 1;
 		if (t->db != NULL)
 			follow_publish(t);
 	}
@@ -927,6 +934,17 @@ trainer_abort(struct trainer *t)
 		t->ops->abort(t);
 	t->finished = 1;
 	t->pt->to.bigrams = t->pt->list_bigrams;
+}
+
+int
+trainer_committed_at(const struct trainer *t, int64_t *last_r,
+    int64_t *mark_r)
+{
+	if (!t->finished || !t->have_last)
+		return 0;
+	*last_r = t->last;
+	*mark_r = t->last_mark;
+	return 1;
 }
 
 void

@@ -75,6 +75,12 @@ int trainer_open_journal_conn(struct trainer **t_r, const char *conninfo,
  * it could not be opened; NULL for the direct back end */
 struct queue *trainer_queue(struct trainer *t);
 
+/* after trainer_finish of a journal trainer that followed the token
+ * file: 1 with the list's newest event (the batch's last) and its mark,
+ * as read in the batch's commit (see sync_list_at); else 0 */
+int trainer_committed_at(const struct trainer *t, int64_t *last_r,
+    int64_t *mark_r);
+
 /*
  * The direct back end: learn into the token file at path (":" for an
  * in-memory store), created when missing if create is

@@ -230,14 +230,21 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
-/* sync the list after journaling, reporting what was skipped */
+/* sync the list after journaling, reporting what was skipped; the
+ * token file that learnt the posts alongside is at the batch's last
+ * event, which the commit read (t) */
 static int
-train_sync(struct queue *q, const struct listcfg_global *g,
-    const struct listcfg_list *l, struct sync_stats *ss, char *err,
-    size_t errsz)
+train_sync(struct queue *q, const struct trainer *t,
+    const struct listcfg_global *g, const struct listcfg_list *l,
+    struct sync_stats *ss, char *err, size_t errsz)
 {
-	int r = sync_list(q, g, l, ss, err, errsz);
+	int64_t last, mark;
+	int r;
 
+	if (trainer_committed_at(t, &last, &mark))
+		r = sync_list_at(q, g, l, last, mark, ss, err, errsz);
+	else
+		r = sync_list(q, g, l, ss, err, errsz);
 	cmd_sync_report(NAME, g, l->name, ss);
 	return r;
 }
@@ -449,7 +456,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		fatal = 1;
 	} else if (journal && (q = trainer_queue(t)) != NULL) {
 		(void)stage_enter(STAGE_SYNC);
-		if (train_sync(q, &g, &l, &ss, err, sizeof(err)) < 0) {
+		if (train_sync(q, t, &g, &l, &ss, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
 			if (cmd_tokens_not_writable(&g, list))
 				cmd_err(NAME, "list %s: the posts are in the "
