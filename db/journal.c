@@ -31,25 +31,25 @@
 #include "gate/util/xalloc.h"
 
 /* the list's newest event id and its mark, and the day of the
- * transaction, inside it (not while a COPY is open): 0, or -1 with err */
+ * transaction ($1: the list; binary results) */
+#define LAST_AND_DAY_SQL \
+	"SELECT coalesce(l.id, 0)::int8, " \
+	"(floor(extract(epoch FROM now()) / 86400))::int8, " \
+	"coalesce(l.mark, 0)::int8 FROM (SELECT 1) o LEFT JOIN LATERAL " \
+	"(SELECT id, " JOURNAL_MARK_SQL("created_at") " AS mark FROM " \
+	"train_journal WHERE list = $1 ORDER BY id DESC LIMIT 1) l ON true"
+
+/* LAST_AND_DAY_SQL's answer res (cleared by the caller): 0, or -1 with
+ * err */
 static int
-last_and_day(struct queue *q, const char *list, int64_t *last_r,
+last_and_day_res(struct queue *q, PGresult *res, int64_t *last_r,
     int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
 {
-	const char *vals[1] = { list };
-	PGresult *res;
 	int64_t day;
 
-	res = PQexecParams(q->conn, "SELECT coalesce(l.id, 0)::int8, "
-	    "(floor(extract(epoch FROM now()) / 86400))::int8, "
-	    "coalesce(l.mark, 0)::int8 FROM (SELECT 1) o LEFT JOIN LATERAL "
-	    "(SELECT id, " JOURNAL_MARK_SQL("created_at") " AS mark FROM "
-	    "train_journal WHERE list = $1 ORDER BY id DESC LIMIT 1) l ON "
-	    "true", 1, NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
 		return -1;
 	}
 	*last_r = queue_col_i64(res, 0, 0);
@@ -58,8 +58,24 @@ last_and_day(struct queue *q, const char *list, int64_t *last_r,
 	day = queue_col_i64(res, 0, 1);
 	if (day_r != NULL)
 		*day_r = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
-	PQclear(res);
 	return 0;
+}
+
+/* the list's newest event id and its mark, and the day of the
+ * transaction, inside it (not while a COPY is open): 0, or -1 with err */
+static int
+last_and_day(struct queue *q, const char *list, int64_t *last_r,
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+	int r;
+
+	res = PQexecParams(q->conn, LAST_AND_DAY_SQL, 1, NULL, vals, NULL,
+	    NULL, 1);
+	r = last_and_day_res(q, res, last_r, mark_r, day_r, err, errsz);
+	PQclear(res);
+	return r;
 }
 
 int
@@ -68,43 +84,174 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 	return journal_begin_at(q, list, NULL, NULL, NULL, err, errsz);
 }
 
-int
-journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
-    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
+/* the statements that begin a batch, after (BQ_SCHEMA) the schema's
+ * version: one pipeline */
+enum { BQ_SCHEMA, BQ_BEGIN, BQ_LOCK, BQ_LAST, BQ_N };
+
+/*
+ * Begin a batch (journal_begin_at), first reading the schema's version
+ * into *version_r when version_r is not NULL (0 when there is none).
+ * The statements go to the server together in a pipeline and come back
+ * in one round trip (one each cost a connecting trainer three more
+ * before its first post, on a backend that had to start and warm its
+ * caches meanwhile); the first to fail ends the pipeline, and the
+ * transaction is rolled back.  0, or -1 with err.
+ */
+static int
+begin_pipeline(struct queue *q, const char *list, int *version_r,
+    int64_t *last_r, int64_t *mark_r, uint32_t *day_r, char *err,
+    size_t errsz)
 {
-	char lockkey[16];
+	char lockkey[16], e[64];
 	const char *vals[2] = { lockkey, list };
-	PGresult *res;
+	PGresult *rs[BQ_N] = { NULL }, *x;
+	const char *state;
+	int k, sent = 1, synced = 0, prev_null = 0, r = -1;
 
 	if (q->intx) {
 		snprintf(err, errsz, "journal: a batch is already open");
 		return -1;
 	}
-	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
-		return -1;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	if (PQenterPipelineMode(q->conn) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
+		return -1;
+	}
 	/* the batch's COPY is one statement that lasts the run (reading,
 	 * tokenizing, gathering evidence): a statement_timeout set for
 	 * the filter's hold path (the conninfo's options) must not cut it,
 	 * so the transaction has none (SET LOCAL) */
-	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext($2)), set_config('statement_timeout', '0', true)", 2,
-	    NULL, vals, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
-		queue_cmd(q, "ROLLBACK", lockkey, sizeof(lockkey));
-		return -1;
+	if ((version_r != NULL && PQsendQueryParams(q->conn, QUEUE_SCHEMA_SQL,
+	    0, NULL, NULL, NULL, NULL, 0) != 1) ||
+	    PQsendQueryParams(q->conn, "BEGIN", 0, NULL, NULL, NULL, NULL,
+	    0) != 1 ||
+	    PQsendQueryParams(q->conn, "SELECT pg_advisory_xact_lock("
+	    "$1::int4, hashtext($2)), set_config('statement_timeout', '0', "
+	    "true)", 2, NULL, vals, NULL, NULL, 0) != 1 ||
+	    (last_r != NULL && PQsendQueryParams(q->conn, LAST_AND_DAY_SQL, 1,
+	    NULL, vals + 1, NULL, NULL, 1) != 1)) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
+		sent = 0;
 	}
-	PQclear(res);
-	if (last_r != NULL && last_and_day(q, list, last_r, mark_r, day_r, err,
-	    errsz) < 0) {
-		queue_cmd(q, "ROLLBACK", lockkey, sizeof(lockkey));
+	/* the end of the pipeline (after a failure too: what was sent
+	 * must be read back before the connection leaves pipeline mode) */
+	if (PQpipelineSync(q->conn) != 1) {
+		if (sent)
+			snprintf(err, errsz, "database: %s",
+			    queue_pgerr(q, NULL));
+		sent = 0;
+	} else {
+		/* each statement's results end with a NULL; the statements
+		 * not sent are skipped */
+		k = version_r != NULL ? BQ_SCHEMA : BQ_BEGIN;
+		for (;;) {
+			if ((x = PQgetResult(q->conn)) == NULL) {
+				if (prev_null)
+					break;	/* nothing more comes */
+				prev_null = 1;
+				if (++k == BQ_LAST && last_r == NULL)
+					k++;
+				continue;
+			}
+			prev_null = 0;
+			if (PQresultStatus(x) == PGRES_PIPELINE_SYNC) {
+				PQclear(x);
+				synced = 1;
+				break;
+			}
+			if (k < BQ_N && rs[k] == NULL)
+				rs[k] = x;
+			else
+				PQclear(x);
+		}
+	}
+	while (!synced && PQstatus(q->conn) == CONNECTION_OK &&
+	    (x = PQgetResult(q->conn)) != NULL)
+		PQclear(x);
+	if (PQexitPipelineMode(q->conn) != 1 && sent) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
+		sent = 0;
+	}
+	if (!sent)
+		goto out;
+	if (version_r != NULL) {
+		/* as queue_schema_version: a missing table is version 0 */
+		*version_r = 0;
+		x = rs[BQ_SCHEMA];
+		if (x != NULL && PQresultStatus(x) == PGRES_TUPLES_OK &&
+		    PQntuples(x) == 1)
+			*version_r = (int)strtol(PQgetvalue(x, 0, 0), NULL,
+			    10);
+		else if (x != NULL && (state = PQresultErrorField(x,
+		    PG_DIAG_SQLSTATE)) != NULL &&
+		    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0) {
+			snprintf(err, errsz, "database: no schema");
+			goto out;
+		} else {
+			snprintf(err, errsz, "database: %s", queue_pgerr(q, x));
+			goto out;
+		}
+	}
+	if (rs[BQ_BEGIN] == NULL ||
+	    PQresultStatus(rs[BQ_BEGIN]) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: %s",
+		    queue_pgerr(q, rs[BQ_BEGIN]));
+		goto out;
+	}
+	if (rs[BQ_LOCK] == NULL ||
+	    PQresultStatus(rs[BQ_LOCK]) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s",
+		    queue_pgerr(q, rs[BQ_LOCK]));
+		goto out;
+	}
+	if (last_r != NULL && last_and_day_res(q, rs[BQ_LAST], last_r, mark_r,
+	    day_r, err, errsz) < 0)
+		goto out;
+	r = 0;
+out:
+	for (k = 0; k < BQ_N; k++)
+		PQclear(rs[k]);
+	if (r < 0) {
+		if (PQstatus(q->conn) == CONNECTION_OK &&
+		    PQtransactionStatus(q->conn) != PQTRANS_IDLE)
+			queue_cmd(q, "ROLLBACK", e, sizeof(e));
 		return -1;
 	}
 	q->intx = 1;
 	q->copy = QCOPY_NONE;
 	return 0;
+}
+
+int
+journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
+{
+	return begin_pipeline(q, list, NULL, last_r, mark_r, day_r, err,
+	    errsz);
+}
+
+int
+journal_check_begin_at(struct queue *q, const char *list, int64_t *last_r,
+    int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz)
+{
+	char why[1024];
+	int v = 0;
+
+	if (begin_pipeline(q, list, &v, last_r, mark_r, day_r, why,
+	    sizeof(why)) == 0 && v == queue_schema_latest)
+		return 0;
+	if (q->intx)
+		journal_rollback(q);
+	/* a schema this listgate cannot use: queue_check_schema says
+	 * what is wrong with it (and, should a migration have finished
+	 * meanwhile, the batch is begun again) */
+	if (queue_check_schema(q, err, errsz) < 0)
+		return -1;
+	if (v == queue_schema_latest) {
+		snprintf(err, errsz, "%s", why);	/* not the schema */
+		return -1;
+	}
+	return journal_begin_at(q, list, last_r, mark_r, day_r, err, errsz);
 }
 
 /*

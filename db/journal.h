@@ -91,6 +91,13 @@ int journal_event_mark(struct queue *q, int site, int64_t id,
  */
 int journal_begin_at(struct queue *q, const char *list, int64_t *last_r,
     int64_t *mark_r, uint32_t *day_r, char *err, size_t errsz);
+
+/* journal_begin_at on a connection just opened, checking first that its
+ * schema is the one this listgate uses (queue_check_schema, whose err a
+ * schema that is not gets), in the same round trip */
+int journal_check_begin_at(struct queue *q, const char *list,
+    int64_t *last_r, int64_t *mark_r, uint32_t *day_r, char *err,
+    size_t errsz);
 int journal_commit_last(struct queue *q, const char *list, int64_t *last_r,
     int64_t *mark_r, char *err, size_t errsz);
 /* journal_commit_last in halves, for a writer with work to do while the

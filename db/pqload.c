@@ -66,6 +66,9 @@ static char pq_err[256];
 	    paramFormats, resultFormat)) \
 	X(PGresult *, PQgetResult, (PGconn *conn), (conn)) \
 	X(int, PQsetSingleRowMode, (PGconn *conn), (conn)) \
+	X(int, PQenterPipelineMode, (PGconn *conn), (conn)) \
+	X(int, PQexitPipelineMode, (PGconn *conn), (conn)) \
+	X(int, PQpipelineSync, (PGconn *conn), (conn)) \
 	X(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes), \
 	    (conn, buffer, nbytes)) \
 	X(int, PQputCopyEnd, (PGconn *conn, const char *errormsg), \
@@ -258,6 +261,9 @@ FWD(int, PQsendQueryParams, (PGconn *conn, const char *command,
     (conn, command, nParams, paramTypes, paramValues, paramLengths,
     paramFormats, resultFormat))
 FWD(PGresult *, PQgetResult, (PGconn *conn), (conn))
+FWD(int, PQenterPipelineMode, (PGconn *conn), (conn))
+FWD(int, PQexitPipelineMode, (PGconn *conn), (conn))
+FWD(int, PQpipelineSync, (PGconn *conn), (conn))
 FWD(int, PQsetSingleRowMode, (PGconn *conn), (conn))
 FWD(char *, PQcmdStatus, (PGresult *res), (res))
 FWD(int, PQputCopyData, (PGconn *conn, const char *buffer, int nbytes),

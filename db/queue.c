@@ -487,9 +487,6 @@ post_sha256(const unsigned char *p, size_t n,
 
 /* --- schema ------------------------------------------------------------ */
 
-/* SQLSTATE undefined_table: schema_migrations does not exist yet */
-#define SQLSTATE_UNDEFINED_TABLE "42P01"
-
 int
 queue_schema_version(struct queue *q, int *version_r, char *err,
     size_t errsz)
@@ -501,15 +498,15 @@ queue_schema_version(struct queue *q, int *version_r, char *err,
 	/* one round trip: a missing table is an error with its own SQLSTATE
 	 * (this runs before every hold, so it must stay cheap) */
 	*version_r = 0;
-	res = PQexecParams(q->conn, "SELECT coalesce(max(version), 0) FROM "
-	    "schema_migrations", 0, NULL, NULL, NULL, NULL, 0);
+	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
+	    NULL, 0);
 	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
 	    PQntuples(res) == 1) {
 		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
 		r = 0;
 	} else if (res != NULL && (state = PQresultErrorField(res,
 	    PG_DIAG_SQLSTATE)) != NULL &&
-	    strcmp(state, SQLSTATE_UNDEFINED_TABLE) == 0)
+	    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0)
 		r = 0;
 	else
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));

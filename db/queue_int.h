@@ -56,6 +56,13 @@ const char *pq_load_error(void);
 /* the lock of migrate, held by each migration's transaction */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
 
+/* the schema's version (queue_schema_version; journal.c sends it with
+ * the statements that begin a batch); a missing table fails with
+ * SQLSTATE undefined_table, which is version 0 */
+#define QUEUE_SCHEMA_SQL \
+	"SELECT coalesce(max(version), 0) FROM schema_migrations"
+#define QUEUE_SQLSTATE_UNDEFINED_TABLE	"42P01"
+
 /* the server's message for a failed result or connection, one line */
 const char *queue_pgerr(struct queue *q, const PGresult *res);
 

@@ -337,8 +337,7 @@ opener_main(void *arg)
 
 	if (queue_open(t->conninfo, &q, t->open_err,
 	    sizeof(t->open_err)) < 0 ||
-	    queue_check_schema(q, t->open_err, sizeof(t->open_err)) < 0 ||
-	    journal_begin_at(q, t->list, &t->open_last, &t->open_mark,
+	    journal_check_begin_at(q, t->list, &t->open_last, &t->open_mark,
 	    &t->day, t->open_err, sizeof(t->open_err)) < 0) {
 		queue_close(q);
 		t->open_rc = -1;
