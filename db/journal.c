@@ -291,6 +291,61 @@ put_field(unsigned char *b, const void *p, size_t n)
 	return b + n;
 }
 
+/*
+ * The COPY's rows go to libpq COPY_CHUNK bytes at a time.  libpq sends
+ * what it holds once it passes 8 KiB, so a row (a post compressed to a
+ * few KiB) was a send, and a wake-up of the server, every few posts;
+ * the server reads the stream 64 KiB at a time.
+ */
+#define COPY_CHUNK	(64u * 1024u)
+
+/* hand the rows gathered to libpq: 0, or -1 with err */
+static int
+copy_flush(struct queue *q, char *err, size_t errsz)
+{
+	size_t n = q->clen;
+
+	q->clen = 0;
+	if (n > 0 && PQputCopyData(q->conn, (const char *)q->cbuf, (int)n) !=
+	    1) {
+		snprintf(err, errsz, "database: cannot journal the post: %s",
+		    queue_pgerr(q, NULL));
+		return -1;
+	}
+	return 0;
+}
+
+/* add n bytes at p to the COPY's stream: 0, or -1 with err */
+static int
+copy_put(struct queue *q, const void *p, size_t n, char *err, size_t errsz)
+{
+	unsigned char *b;
+
+	if (q->clen + n > q->ccap && q->clen > 0 &&
+	    copy_flush(q, err, errsz) < 0)
+		return -1;
+	if (n >= COPY_CHUNK) {
+		/* (a large post: as it is) */
+		if (PQputCopyData(q->conn, (const char *)p, (int)n) != 1) {
+			snprintf(err, errsz, "database: cannot journal the "
+			    "post: %s", queue_pgerr(q, NULL));
+			return -1;
+		}
+		return 0;
+	}
+	if (q->ccap < COPY_CHUNK) {
+		if ((b = xrealloc(q->cbuf, COPY_CHUNK)) == NULL)
+			return copy_flush(q, err, errsz) < 0 ||
+			    PQputCopyData(q->conn, (const char *)p, (int)n) !=
+			    1 ? -1 : 0;
+		q->cbuf = b;
+		q->ccap = COPY_CHUNK;
+	}
+	memcpy(q->cbuf + q->clen, p, n);
+	q->clen += n;
+	return 0;
+}
+
 /* start the batch's COPY: 0, or -1 with err */
 static int
 copy_begin(struct queue *q, char *err, size_t errsz)
@@ -305,13 +360,8 @@ copy_begin(struct queue *q, char *err, size_t errsz)
 	}
 	PQclear(res);
 	q->copy = QCOPY_OPEN;
-	if (PQputCopyData(q->conn, (const char *)copy_header,
-	    sizeof(copy_header)) != 1) {
-		snprintf(err, errsz, "database: cannot journal the post: %s",
-		    queue_pgerr(q, NULL));
-		return -1;
-	}
-	return 0;
+	q->clen = 0;
+	return copy_put(q, copy_header, sizeof(copy_header), err, errsz);
 }
 
 /* send the COPY's end, with abort (a reason) or without: 0, or -1 with
@@ -320,9 +370,16 @@ static int
 copy_end_send(struct queue *q, const char *abort, char *err, size_t errsz)
 {
 	static const unsigned char trailer[2] = { 0xff, 0xff };
+	char e[8];
 
-	if ((abort == NULL && PQputCopyData(q->conn, (const char *)trailer,
-	    sizeof(trailer)) != 1) || PQputCopyEnd(q->conn, abort) != 1) {
+	if (abort != NULL)
+		q->clen = 0;	/* dropped with the rest */
+	else if (copy_put(q, trailer, sizeof(trailer), e, sizeof(e)) < 0 ||
+	    copy_flush(q, e, sizeof(e)) < 0) {
+		snprintf(err, errsz, "%s", queue_pgerr(q, NULL));
+		return -1;
+	}
+	if (PQputCopyEnd(q->conn, abort) != 1) {
 		snprintf(err, errsz, "%s", queue_pgerr(q, NULL));
 		return -1;
 	}
@@ -514,13 +571,10 @@ journal_add_z(struct queue *q, const char *list, int spam, int dir,
 		b = put_be(b, 8, 4);
 		b = put_be(b, (uint64_t)len, 8);
 		b = put_be(b, (uint32_t)zlen, 4);
-		if (PQputCopyData(q->conn, (const char *)row, (int)(b - row))
-		    != 1 || PQputCopyData(q->conn, (const char *)z, (int)zlen)
-		    != 1) {
-			snprintf(err, errsz, "database: cannot journal the "
-			    "post: %s", queue_pgerr(q, NULL));
+		if (copy_put(q, row, (size_t)(b - row), err, errsz) < 0 ||
+		    copy_put(q, z, zlen, err, errsz) < 0 ||
+		    (q->clen >= COPY_CHUNK && copy_flush(q, err, errsz) < 0))
 			return -1;
-		}
 		return 0;
 	}
 	snprintf(sizebuf, sizeof(sizebuf), "%zu", len);

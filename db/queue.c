@@ -347,6 +347,7 @@ queue_close(struct queue *q)
 		PQfinish(q->conn);
 	journal_z_free(q->jz);
 	xfree(q->jzbuf);
+	xfree(q->cbuf);
 	xfree(q->conninfo);
 	xfree(q);
 }

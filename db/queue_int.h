@@ -29,6 +29,9 @@ struct queue {
 	unsigned char *jzbuf;
 	size_t jzcap;
 	char copy_err[256];	/* why QCOPY_FAILED */
+	/* the COPY's rows not yet handed to libpq (journal.c) */
+	unsigned char *cbuf;
+	size_t clen, ccap;
 };
 
 /* the state of a journal transaction's COPY (journal.c) */
