@@ -118,11 +118,11 @@ check "migrate --lock-timeout 0 is a usage error" test "$rc" -eq 2
 # queues behind migrate: it gives up after its lock timeout (5 s by
 # default, --lock-timeout), rolls back,
 # names the table and the session, and the queued query goes on.  (The
-# test undoes 0011 to make it pending again.)
+# test undoes 0011 to make it pending again, and forgets the later ones.)
 createdb lg_lock || exit 99
 PGDATABASE=lg_lock run lg migrate -q || exit 99
 PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
-    DELETE FROM schema_migrations WHERE version = 11" || exit 99
+    DELETE FROM schema_migrations WHERE version >= 11" || exit 99
 ms() { echo $(($(date +%s%N) / 1000000)); }
 PGDATABASE=lg_lock PGAPPNAME=longtx psql -X -q -c "BEGIN;
     SELECT count(*) FROM notice_outbox; SELECT pg_sleep(30); COMMIT" \
@@ -229,7 +229,7 @@ check "... once that session ended, migrate --status answers" \
     sh -c "test $rc -eq 0 && grep -q '^schema version ' '$T/out'"
 # a lock that lets the version be read but not a migration be recorded
 PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
-    DELETE FROM schema_migrations WHERE version = 11" || exit 99
+    DELETE FROM schema_migrations WHERE version >= 11" || exit 99
 holdmig SHARE migs
 m0=$(ms)
 PGDATABASE=lg_lock run lg migrate --lock-timeout 1

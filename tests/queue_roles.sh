@@ -189,6 +189,21 @@ check "listgate_filter: sync --site fails" denied
 sed -i '/^site_list/d' "$CONF/listgate.conf"
 as alice "DELETE FROM held_posts"
 check "listgate_moderator: deleting fails" denied
+# a moderator decides a held post; what the filter stored stays as it
+# was (migration 0012): rewritten bytes would be released and journaled
+# as the sender's, a post moved to another list released there unseen
+id4=$("$QHOLD" dev "$DATA/spam4.eml") || exit 99
+as alice "UPDATE held_posts SET raw_z = raw_z, size = size WHERE id = $id4"
+check "listgate_moderator: rewriting a held post's bytes fails" denied
+as alice "UPDATE held_posts SET list = 'ex' WHERE id = $id4"
+check "listgate_moderator: moving a held post to another list fails" denied
+as alice "UPDATE held_posts SET env_sender = 'boss@example.org', from_hdr = '',
+          subject = '', score = 0, raw_sha256 = raw_sha256 WHERE id = $id4"
+check "listgate_moderator: changing its sender, score or SHA-256 fails" denied
+check "... the post is as the filter stored it" test "$(sql "SELECT list ||
+    ' ' || status FROM held_posts WHERE id = $id4")" = "dev held"
+PGUSER=alice run lg discard "$id4"
+check "listgate_moderator: deciding it still works (discard)" test "$rc" -eq 0
 as alice "ALTER TABLE held_posts ADD COLUMN x int"
 check "listgate_moderator: altering a table fails" grep -q "must be owner" "$T/err"
 
