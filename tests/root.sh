@@ -307,6 +307,36 @@ check "init as a user who may not write the secret's directory: exit 1" \
 check "... naming the secret, the user, the directory and what to do" says \
     "cannot create the secret $T/ivar/secret: nobody may not write in $T/ivar (Permission denied): give that directory to the user that runs listgate"
 
+# --- the tokens directory's owner cannot have root write elsewhere ----------
+# root (--allow-root: one-off administration) working on the lists of a
+# tokens directory the list user owns: a link the list user put there in
+# place of the member_check cache must not make root create or write the
+# file it points to
+mkdir -p "$T/mconf/lists" "$T/mtok" "$T/rootonly" || exit 99
+chown nobody "$T/mtok" && chmod 750 "$T/mtok" && chmod 700 "$T/rootonly" ||
+    exit 99
+printf '#!/bin/sh\nexit 0\n' > "$T/member.sh" && chmod 755 "$T/member.sh" ||
+    exit 99
+printf 'tokens_dir = %s/mtok\n' "$T" > "$T/mconf/listgate.conf"
+printf 'member_check = %s/member.sh {sender}\nmember_cache_s = 3600\n' "$T" \
+    > "$T/mconf/lists/dev.conf"
+runuser -u nobody -- ln -s "$T/rootonly/members" "$T/mtok/dev.members" ||
+    exit 99
+run "$LISTGATE" --allow-root --config "$T/mconf" tokens --list dev \
+    "$DATA/ham1.eml"
+check "root: a link in place of the member cache is not followed" \
+    test ! -e "$T/rootonly/members"
+check "... and the post still gets its member_check answer" \
+    grep -q '^member:yes' "$T/out"
+: > "$T/rootonly/empty"
+rm -f "$T/mtok/dev.members"
+runuser -u nobody -- ln -s "$T/rootonly/empty" "$T/mtok/dev.members" ||
+    exit 99
+run "$LISTGATE" --allow-root --config "$T/mconf" tokens --list dev \
+    "$DATA/ham1.eml"
+check "... nor one to an empty file of root's (left empty)" \
+    test ! -s "$T/rootonly/empty"
+
 pg_part
 echo "1..$n"
 [ $fails -eq 0 ]

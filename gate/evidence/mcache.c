@@ -83,7 +83,12 @@ mcache_open(const char *path)
 	void *map;
 	int fd;
 
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0660)) < 0)
+	/* O_NOFOLLOW: the tokens directory's owner may be another user
+	 * than the one running (root with --allow-root): a link put in
+	 * the file's place must not have us create or write what it
+	 * points to; nor a second name of another file (a hard link) */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NOCTTY | O_NONBLOCK, 0660)) < 0)
 		return NULL;
 	/* every block of the file allocated before it is mapped, a new
 	 * file's and an old one's with holes (a sparse copy, a restore):
@@ -92,6 +97,7 @@ mcache_open(const char *path)
 	 * with SIGBUS */
 	if (fstat(fd, &st) < 0 || (st.st_size != 0 &&
 	    (size_t)st.st_size != FILE_BYTES) || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1 ||
 	    posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) {
 		close(fd);
 		return NULL;

@@ -26,8 +26,9 @@
 
 struct mcache;
 
-/* open (creating it, mode 0660) the cache file at path: NULL when
- * there is none to be had */
+/* open (creating it, mode 0660 less the umask) the cache file at path:
+ * NULL when there is none to be had (a symbolic link or a file with
+ * more than one name in its place is none) */
 struct mcache *mcache_open(const char *path);
 void mcache_close(struct mcache *c);
 
