@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -624,10 +625,23 @@ tokdb_dir_check(const char *dir, char *err, size_t errsz)
 	return 0;
 }
 
+int
+tokdb_dir_foreign(const char *dir, uid_t *owner_r)
+{
+	struct stat st;
+
+	if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+		return 0;
+	if (owner_r != NULL)
+		*owner_r = st.st_uid;
+	return 1;
+}
+
 /* tokdb_dir_check of path's directory, when there is one (a missing
- * directory is the missing file's error, reported by the open) */
+ * directory is the missing file's error, reported by the open); a
+ * writer running as root also needs a directory of root's */
 static int
-dir_trusted(const char *path, char *err, size_t errsz)
+dir_trusted(const char *path, int writer, char *err, size_t errsz)
 {
 	char dir[4200];
 	const char *slash = strrchr(path, '/');
@@ -645,7 +659,32 @@ dir_trusted(const char *path, char *err, size_t errsz)
 	}
 	if (stat(dir, &st) < 0)
 		return 0;
-	return tokdb_dir_check(dir, err, errsz);
+	if (tokdb_dir_check(dir, err, errsz) < 0)
+		return -1;
+	/* Kyoto Cabinet opens PATH.wal (O_TRUNC), a rebuild renames and
+	 * chowns by name, all following links: root must not do so where
+	 * another user may put links (--allow-root in the list user's
+	 * tokens directory), or that user has it truncate, write or give
+	 * them any file */
+	if (writer && tokdb_dir_foreign(dir, NULL)) {
+		struct passwd *pw = getpwuid(st.st_uid);
+		char name[64];
+
+		if (pw != NULL)
+			snprintf(name, sizeof(name), "%s", pw->pw_name);
+		else
+			snprintf(name, sizeof(name), "%lu",
+			    (unsigned long)st.st_uid);
+		snprintf(err, errsz, "tokens directory %s belongs to %s: root "
+		    "does not write token files in a directory another user "
+		    "owns (that user could make it write or truncate any file "
+		    "through a link there); run listgate as %s (runuser -u "
+		    "%s -- listgate ..., or without --allow-root and with "
+		    "user = %s in listgate.conf)", dir, name, name, name,
+		    name);
+		return -1;
+	}
+	return 0;
 }
 
 /* did the last open fail because another process holds the lock? */
@@ -753,7 +792,8 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 	double start, delay = 1.0, left;
 	int writer = (mode & TOKDB_WRITE) != 0, created, r, e, se;
 
-	if (strcmp(path, ":") != 0 && dir_trusted(path, err, errsz) < 0)
+	if (strcmp(path, ":") != 0 && dir_trusted(path, writer, err,
+	    errsz) < 0)
 		return TOKDB_ERR;
 	start = clock_now_ms();
 	for (;;) {

@@ -11,6 +11,7 @@
 #ifndef LG_TOKDB_H
 #define LG_TOKDB_H
 
+#include <sys/types.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,9 +69,19 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
  * place, or a link where Kyoto Cabinet creates its log (PATH.wal,
  * opened with O_TRUNC), and so score posts as they like or truncate a
  * file the writer may write.  Every open of a token file asks it of the
- * file's directory.  0, or -1 with err (naming dir and what to do).
+ * file's directory (and a writer running as root tokdb_dir_foreign).
+ * 0, or -1 with err (naming dir and what to do).
  */
 int tokdb_dir_check(const char *dir, char *err, size_t errsz);
+
+/*
+ * 1 when this process runs as root and directory dir belongs to another
+ * user (its owner in *owner_r, which may be NULL), else 0.  Root opens no
+ * token file there for writing (a TOKDB_ERR naming the owner): Kyoto
+ * Cabinet's log and a rebuild's renames follow links that user could
+ * put there.
+ */
+int tokdb_dir_foreign(const char *dir, uid_t *owner_r);
 
 /*
  * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the

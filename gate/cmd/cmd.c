@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "db/queue.h"
+#include "db/tokdb.h"
 #include "gate/app/app.h"
 #include "gate/app/decide.h"
 #include "gate/app/sync.h"
@@ -275,6 +276,10 @@ cmd_tokens_not_writable(const struct listcfg_global *g, const char *list)
 
 	if (listcfg_tokens_path(g, list, path, sizeof(path)) < 0)
 		return 0;
+	/* root (--allow-root) writes no token file in a directory another
+	 * user owns (tokdb_dir_foreign): that user's sync does */
+	if (tokdb_dir_foreign(g->tokens_dir, NULL))
+		return 1;
 	if (access(path, W_OK) == 0)
 		return 0;
 	if (errno == ENOENT)
