@@ -341,7 +341,9 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	char tmp[4200], real[PATH_MAX];
 	const char *target = path;
 	unsigned changed = 0;
-	mode_t mode = 0644;
+	/* a new file: as listgate.conf(5) lays lists/ out, never for
+	 * others (fchmod below sets it whatever the umask) */
+	mode_t mode = 0640;
 	int fd = -1, lockfd = -1, missing, rc = -1, made = 0;
 
 	if (changed_r != NULL)
