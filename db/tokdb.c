@@ -626,15 +626,37 @@ tokdb_dir_check(const char *dir, char *err, size_t errsz)
 }
 
 int
-tokdb_dir_foreign(const char *dir, uid_t *owner_r)
+tokdb_dir_foreign(const char *dir, uid_t *owner_r, char *at, size_t atsz)
 {
 	struct stat st;
+	char p[4200];
+	size_t n;
+	char *sl;
 
-	if (geteuid() != 0 || stat(dir, &st) < 0 || st.st_uid == 0)
+	if (geteuid() != 0 || (n = strlen(dir)) == 0 || n >= sizeof(p))
 		return 0;
-	if (owner_r != NULL)
-		*owner_r = st.st_uid;
-	return 1;
+	memcpy(p, dir, n + 1);
+	/* the directory and each one above it: another user who owns one,
+	 * or may write one (not sticky), can rename what is below and put
+	 * a directory of their own in its place */
+	for (;;) {
+		if (stat(p, &st) < 0)
+			return 0;	/* the open says what is missing */
+		if (st.st_uid != 0 || ((st.st_mode & (S_IWGRP | S_IWOTH)) &&
+		    !(st.st_mode & S_ISVTX))) {
+			if (owner_r != NULL)
+				*owner_r = st.st_uid;
+			if (at != NULL && atsz > 0)
+				snprintf(at, atsz, "%s", p);
+			return 1;
+		}
+		while (n > 1 && p[n - 1] == '/')
+			p[--n] = '\0';
+		if ((sl = strrchr(p, '/')) == NULL || strcmp(p, "/") == 0)
+			return 0;
+		n = sl == p ? 1 : (size_t)(sl - p);
+		p[n] = '\0';
+	}
 }
 
 /* tokdb_dir_check of path's directory, when there is one (a missing
@@ -643,7 +665,8 @@ tokdb_dir_foreign(const char *dir, uid_t *owner_r)
 static int
 dir_trusted(const char *path, int writer, char *err, size_t errsz)
 {
-	char dir[4200];
+	char dir[4200], at[4200];
+	uid_t owner = 0;
 	const char *slash = strrchr(path, '/');
 	struct stat st;
 	size_t n;
@@ -666,22 +689,39 @@ dir_trusted(const char *path, int writer, char *err, size_t errsz)
 	 * another user may put links (--allow-root in the list user's
 	 * tokens directory), or that user has it truncate, write or give
 	 * them any file */
-	if (writer && tokdb_dir_foreign(dir, NULL)) {
-		struct passwd *pw = getpwuid(st.st_uid);
+	if (writer && tokdb_dir_foreign(dir, &owner, at, sizeof(at))) {
+		struct passwd *pw = getpwuid(owner);
 		char name[64];
 
 		if (pw != NULL)
 			snprintf(name, sizeof(name), "%s", pw->pw_name);
 		else
 			snprintf(name, sizeof(name), "%lu",
-			    (unsigned long)st.st_uid);
-		snprintf(err, errsz, "tokens directory %s belongs to %s: root "
-		    "does not write token files in a directory another user "
-		    "owns (that user could make it write or truncate any file "
-		    "through a link there); run listgate as %s (runuser -u "
-		    "%s -- listgate ..., or without --allow-root and with "
-		    "user = %s in listgate.conf)", dir, name, name, name,
-		    name);
+			    (unsigned long)owner);
+		if (strcmp(at, dir) == 0 && owner != 0)
+			snprintf(err, errsz, "tokens directory %s belongs to "
+			    "%s: root does not write token files in a "
+			    "directory another user owns (that user could make "
+			    "it write or truncate any file through a link "
+			    "there); run listgate as %s (runuser -u %s -- "
+			    "listgate ..., or without --allow-root and with "
+			    "user = %s in listgate.conf)", dir, name, name,
+			    name, name);
+		else
+			snprintf(err, errsz, "tokens directory %s: %s above it "
+			    "%s: root does not write token files where another "
+			    "user could put a directory of their own in the "
+			    "tokens directory's place (and make it write or "
+			    "truncate any file through a link there); run "
+			    "listgate as the tokens directory's user, or give "
+			    "%s to root (chown root, chmod go-w)", dir, at,
+			    owner != 0 ? "belongs to another user" :
+			    "may be written by others", at);
+		if (owner != 0 && strcmp(at, dir) != 0) {
+			size_t k = strlen(err);
+
+			snprintf(err + k, errsz - k, " (its owner: %s)", name);
+		}
 		return -1;
 	}
 	return 0;

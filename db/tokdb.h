@@ -75,13 +75,16 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 int tokdb_dir_check(const char *dir, char *err, size_t errsz);
 
 /*
- * 1 when this process runs as root and directory dir belongs to another
- * user (its owner in *owner_r, which may be NULL), else 0.  Root opens no
- * token file there for writing (a TOKDB_ERR naming the owner): Kyoto
- * Cabinet's log and a rebuild's renames follow links that user could
- * put there.
+ * 1 when this process runs as root and directory dir, or one above it,
+ * belongs to another user or may be written by others (and is not
+ * sticky): that user could put links in dir, or a directory of their
+ * own in its place.  The first such directory in at (atsz bytes, may be
+ * NULL), its owner in *owner_r (may be NULL).  Else 0.  Root opens no
+ * token file there for writing (a TOKDB_ERR naming it): Kyoto Cabinet's
+ * log and a rebuild's renames and chowns follow links.
  */
-int tokdb_dir_foreign(const char *dir, uid_t *owner_r);
+int tokdb_dir_foreign(const char *dir, uid_t *owner_r, char *at,
+    size_t atsz);
 
 /*
  * Open (and with TOKDB_CREATE create, mode TOKDB_FILE_MODE whatever the

@@ -242,6 +242,20 @@ check "... the token file unchanged, and nobody's" sh -c "cmp -s \
     '$T/tokens/dev.kch' '$T/dev.kch.nobody' && test \
     \"\$(stat -c %u '$T/tokens/dev.kch')\" = $nobody"
 rm -f "$T/tokens/dev.kch.wal"
+# nor in a directory of root's under one nobody owns: nobody can rename
+# it away and put their own in its place between the check and the open
+mkdir -p "$T/nbhome" && chown nobody "$T/nbhome" && chmod 755 "$T/nbhome" &&
+    mkdir -m 750 "$T/nbhome/tokens" && mkdir -p "$T/nbconf/lists" || exit 99
+printf 'tokens_dir = %s/nbhome/tokens\n' "$T" > "$T/nbconf/listgate.conf"
+run "$LISTGATE" --allow-root --config "$T/nbconf" train --quiet --list dev \
+    --ham "$DATA/ham1.eml"
+check "--allow-root, root's tokens directory in one nobody owns: refused (1)" \
+    sh -c "test $rc -eq 1 && test ! -e '$T/nbhome/tokens/dev.kch'"
+check "... naming the directory above it and its owner" says \
+    "tokens directory $T/nbhome/tokens: $T/nbhome above it belongs to another user"
+run "$LISTGATE" --allow-root --config "$T/nbconf" tokens --list dev \
+    "$DATA/ham1.eml"
+check "... reading (tokens) still works there" test "$rc" -eq 0
 cp "$DATA/ham2.eml" "$T/root-only.eml" && chmod 600 "$T/root-only.eml" ||
     exit 99
 run lg train --quiet --list dev --ham "$T/root-only.eml"

@@ -278,7 +278,7 @@ cmd_tokens_not_writable(const struct listcfg_global *g, const char *list)
 		return 0;
 	/* root (--allow-root) writes no token file in a directory another
 	 * user owns (tokdb_dir_foreign): that user's sync does */
-	if (tokdb_dir_foreign(g->tokens_dir, NULL))
+	if (tokdb_dir_foreign(g->tokens_dir, NULL, NULL, 0))
 		return 1;
 	if (access(path, W_OK) == 0)
 		return 0;
