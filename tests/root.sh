@@ -355,6 +355,41 @@ run "$LISTGATE" --allow-root --config "$T/mconf" tokens --list dev \
 check "... nor one to an empty file of root's (left empty)" \
     test ! -s "$T/rootonly/empty"
 
+# --- a directory root makes is not swapped before its mode is set -----------
+# init (as root, --allow-root) makes a missing tokens directory inside
+# one nobody owns; between its mkdir and setting the mode (exactly
+# 0750), nobody puts a link to a file of root's in its place: the file's
+# mode must stay.  strace holds the mkdir's return for 2 s to open that
+# window every time.
+if command -v strace >/dev/null 2>&1; then
+	mkdir -p "$T/mkconf/lists" "$T/mkhome" && chown nobody "$T/mkhome" &&
+	    chmod 755 "$T/mkhome" || exit 99
+	: > "$T/rootonly/victim" && chmod 600 "$T/rootonly/victim" || exit 99
+	printf 'tokens_dir = %s/mkhome/tokens\nsecret_file = %s/mksecret\n' \
+	    "$T" "$T" > "$T/mkconf/listgate.conf"
+	# (-P: only the mkdir of the tokens directory, by its path or,
+	# for mkdirat, by the descriptor of the directory above it)
+	strace -f -o /dev/null -P "$T/mkhome" -P "$T/mkhome/tokens" \
+	    -e trace=mkdir,mkdirat -e inject=mkdir,mkdirat:delay_exit=2000000 \
+	    "$LISTGATE" --allow-root --config "$T/mkconf" init \
+	    > "$T/out" 2> "$T/err" &
+	spid=$!
+	i=0
+	while [ ! -d "$T/mkhome/tokens" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	runuser -u nobody -- sh -c "mv '$T/mkhome/tokens' '$T/mkhome/old' &&
+	    ln -s '$T/rootonly/victim' '$T/mkhome/tokens'"
+	wait $spid
+	rc=$?
+	check "init: a link put in place of the directory it made is not followed" \
+	    test "$(stat -c %a "$T/rootonly/victim")" = 600
+	check "... and init fails, saying so" test "$rc" -eq 1
+else
+	echo "# SKIP the mkdir race: no strace"
+fi
+
 pg_part
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,27 +15,68 @@
 int
 fs_mkdir_p(const char *dir, mode_t mode)
 {
-	char p[4096];
-	size_t i, n = strlen(dir);
+	char p[4096], *c, *next;
+	struct stat st;
+	size_t n = strlen(dir);
+	int dfd, fd, made, e;
 
 	if (n == 0 || n >= sizeof(p)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	memcpy(p, dir, n + 1);
-	for (i = 1; i <= n; i++) {
-		if (p[i] != '/' && p[i] != 0)
+	/* one component at a time, each under the descriptor of the one
+	 * above: a directory made here is opened without following a link
+	 * and its mode set through that descriptor, so that whoever may
+	 * write its parent cannot put a link in its place between the
+	 * mkdir and the chmod and have us chmod what the link names (root
+	 * running init in a directory the list user owns) */
+	if ((dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) < 0)
+		return -1;
+	for (c = p; c != NULL; c = next) {
+		while (*c == '/')
+			c++;
+		if ((next = strchr(c, '/')) != NULL)
+			*next++ = '\0';
+		if (*c == '\0')
 			continue;
-		p[i] = 0;
-		if (mkdir(p, mode) == 0) {
-			/* exactly mode, whatever the umask */
-			if (chmod(p, mode) < 0)
-				return -1;
-		} else if (errno != EEXIST)
-			return -1;
-		p[i] = i < n ? '/' : 0;
+		made = mkdirat(dfd, c, mode) == 0;
+		if (!made && errno != EEXIST)
+			goto fail;
+		/* one that was there may be a link (/var/run); ours not */
+		fd = openat(dfd, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+		    (made ? O_NOFOLLOW : 0));
+		if (fd < 0) {
+			if (made && (errno == ELOOP || errno == ENOTDIR))
+				errno = EEXIST;	/* not the one we made */
+			goto fail;
+		}
+		/* exactly mode, whatever the umask, on the directory we
+		 * made (another user's in its place is not ours to touch) */
+		e = 0;
+		if (made && fstat(fd, &st) < 0)
+			e = errno;
+		else if (made && (!S_ISDIR(st.st_mode) ||
+		    st.st_uid != geteuid()))
+			e = EEXIST;	/* not the one we made */
+		else if (made && fchmod(fd, mode) < 0)
+			e = errno;
+		if (e != 0) {
+			close(fd);
+			errno = e;
+			goto fail;
+		}
+		close(dfd);
+		dfd = fd;
 	}
+	close(dfd);
 	return 0;
+fail:
+	e = errno;
+	close(dfd);
+	errno = e;
+	return -1;
 }
 
 ssize_t

@@ -8,7 +8,9 @@
 
 /* create directory dir and its missing parents with mode exactly,
  * whatever the umask (existing ones are left as they are): 0, or -1
- * with errno */
+ * with errno (EEXIST when a directory it made was replaced, by a link
+ * or another user's directory, before its mode was set: nothing is
+ * changed through it) */
 int fs_mkdir_p(const char *dir, mode_t mode);
 
 /* read(2) from fd, through EINTR, and through EAGAIN by waiting for
