@@ -386,8 +386,31 @@ if command -v strace >/dev/null 2>&1; then
 	check "init: a link put in place of the directory it made is not followed" \
 	    test "$(stat -c %a "$T/rootonly/victim")" = 600
 	check "... and init fails, saying so" test "$rc" -eq 1
+	# train (as root, --allow-root) takes group and others' write away
+	# from a tokens directory of its own (made 0775 by an earlier
+	# version) inside one nobody owns: between its look at the
+	# directory and the change, nobody puts a link to a file of root's
+	# in its place; the file's mode must stay
+	mkdir -p "$T/chconf/lists" "$T/chhome" && chown nobody "$T/chhome" &&
+	    mkdir -m 775 "$T/chhome/tokens" || exit 99
+	chmod 775 "$T/chhome/tokens" || exit 99
+	: > "$T/rootonly/victim2" && chmod 4755 "$T/rootonly/victim2" || exit 99
+	printf 'tokens_dir = %s/chhome/tokens\n' "$T" > "$T/chconf/listgate.conf"
+	strace -f -o /dev/null -P "$T/chhome/tokens" \
+	    -e trace=stat,newfstatat,statx \
+	    -e inject=stat,newfstatat,statx:delay_exit=2000000:when=1 \
+	    "$LISTGATE" --allow-root --config "$T/chconf" train --list dev \
+	    --ham "$DATA/ham1.eml" \
+	    > "$T/out" 2> "$T/err" &
+	spid=$!
+	sleep 1
+	runuser -u nobody -- sh -c "mv '$T/chhome/tokens' '$T/chhome/old' &&
+	    ln -s '$T/rootonly/victim2' '$T/chhome/tokens'"
+	wait $spid
+	check "train: a link put in place of the tokens directory is not chmodded" \
+	    test "$(stat -c %a "$T/rootonly/victim2")" = 4755
 else
-	echo "# SKIP the mkdir race: no strace"
+	echo "# SKIP the mkdir and chmod races: no strace"
 fi
 
 pg_part

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,7 @@ int
 sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 {
 	struct stat st;
+	int fd;
 
 	if (fs_mkdir_p(g->tokens_dir, SYNC_TOKENS_DIR_MODE) < 0) {
 		snprintf(err, errsz, "cannot create the tokens directory %s: %s",
@@ -68,12 +70,19 @@ sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz)
 	/* one made 0755 by an earlier version: take away what others could
 	 * see (a failure, not being its owner, changes nothing); never a
 	 * directory others share (sticky, or not ours: /tmp by mistake),
-	 * which the token files refuse instead (tokdb) */
-	if (stat(g->tokens_dir, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    !(st.st_mode & S_ISVTX) && st.st_uid == geteuid() &&
-	    (st.st_mode & 0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE) != 0)
-		(void)chmod(g->tokens_dir, st.st_mode & 07777 &
-		    ~(0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE));
+	 * which the token files refuse instead (tokdb).  Through a
+	 * descriptor of the directory, not its name: whoever may write the
+	 * directory above could put a link in its place between the look
+	 * and the change, and have root chmod the file it names */
+	if ((fd = open(g->tokens_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) >= 0) {
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    !(st.st_mode & S_ISVTX) && st.st_uid == geteuid() &&
+		    (st.st_mode & 0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE) != 0)
+			(void)fchmod(fd, st.st_mode & 07777 &
+			    ~(0777 & ~(mode_t)SYNC_TOKENS_DIR_MODE));
+		close(fd);
+	}
 	return tokdb_dir_check(g->tokens_dir, err, errsz);
 }
 
