@@ -2,7 +2,12 @@
 # root.sh - listgate started as root becomes the `user' (and `group') of
 # listgate.conf before it opens anything else, or refuses to run (filter:
 # a temporary failure in its MTA's dialect); --allow-root stays root.
-# Configuration another user could change is refused.
+# Configuration another user could change is refused.  Root (with
+# --allow-root) follows no link the list user could put in its way: in
+# the tokens directory (the member cache, Kyoto Cabinet's log: no token
+# file is written where another user could put links), nor in place of
+# a directory it makes or tightens (strace opens those races every time;
+# without strace they are skipped).
 #
 # The root parts need root (CI runs as root) and the system users
 # nobody and daemon; as another user they print a "# SKIP" line and the
