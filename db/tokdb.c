@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -629,13 +630,14 @@ int
 tokdb_dir_foreign(const char *dir, uid_t *owner_r, char *at, size_t atsz)
 {
 	struct stat st;
-	char p[4200];
+	char p[PATH_MAX];
 	size_t n;
 	char *sl;
 
-	if (geteuid() != 0 || (n = strlen(dir)) == 0 || n >= sizeof(p))
-		return 0;
-	memcpy(p, dir, n + 1);
+	/* the directory the path names, links resolved: those above a
+	 * link's target count, not those above the link */
+	if (geteuid() != 0 || realpath(dir, p) == NULL || (n = strlen(p)) == 0)
+		return 0;	/* (a missing one: the open says so) */
 	/* the directory and each one above it: another user who owns one,
 	 * or may write one (not sticky), can rename what is below and put
 	 * a directory of their own in its place */
@@ -665,7 +667,7 @@ tokdb_dir_foreign(const char *dir, uid_t *owner_r, char *at, size_t atsz)
 static int
 dir_trusted(const char *path, int writer, char *err, size_t errsz)
 {
-	char dir[4200], at[4200];
+	char dir[4200], at[PATH_MAX];
 	uid_t owner = 0;
 	const char *slash = strrchr(path, '/');
 	struct stat st;
@@ -691,14 +693,16 @@ dir_trusted(const char *path, int writer, char *err, size_t errsz)
 	 * them any file */
 	if (writer && tokdb_dir_foreign(dir, &owner, at, sizeof(at))) {
 		struct passwd *pw = getpwuid(owner);
-		char name[64];
+		char name[64], rdir[PATH_MAX];
+		/* the tokens directory itself, or one above it? */
+		int self = realpath(dir, rdir) != NULL && strcmp(at, rdir) == 0;
 
 		if (pw != NULL)
 			snprintf(name, sizeof(name), "%s", pw->pw_name);
 		else
 			snprintf(name, sizeof(name), "%lu",
 			    (unsigned long)owner);
-		if (strcmp(at, dir) == 0 && owner != 0)
+		if (self && owner != 0)
 			snprintf(err, errsz, "tokens directory %s belongs to "
 			    "%s: root does not write token files in a "
 			    "directory another user owns (that user could make "
@@ -717,7 +721,7 @@ dir_trusted(const char *path, int writer, char *err, size_t errsz)
 			    "%s to root (chown root, chmod go-w)", dir, at,
 			    owner != 0 ? "belongs to another user" :
 			    "may be written by others", at);
-		if (owner != 0 && strcmp(at, dir) != 0) {
+		if (owner != 0 && !self) {
 			size_t k = strlen(err);
 
 			snprintf(err + k, errsz - k, " (its owner: %s)", name);

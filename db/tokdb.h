@@ -75,9 +75,9 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 int tokdb_dir_check(const char *dir, char *err, size_t errsz);
 
 /*
- * 1 when this process runs as root and directory dir, or one above it,
- * belongs to another user or may be written by others (and is not
- * sticky): that user could put links in dir, or a directory of their
+ * 1 when this process runs as root and directory dir, or one above it
+ * (above the directory dir names, links resolved), belongs to another
+ * user or may be written by others (and is not sticky): that user could put links in dir, or a directory of their
  * own in its place.  The first such directory in at (atsz bytes, may be
  * NULL), its owner in *owner_r (may be NULL).  Else 0.  Root opens no
  * token file there for writing (a TOKDB_ERR naming it): Kyoto Cabinet's

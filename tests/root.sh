@@ -261,6 +261,16 @@ check "... naming the directory above it and its owner" says \
 run "$LISTGATE" --allow-root --config "$T/nbconf" tokens --list dev \
     "$DATA/ham1.eml"
 check "... reading (tokens) still works there" test "$rc" -eq 0
+# the same reached through a link of root's: the directories above the
+# one the link names count
+ln -s "$T/nbhome/tokens" "$T/nblink" || exit 99
+printf 'tokens_dir = %s/nblink\n' "$T" > "$T/nbconf/listgate.conf"
+run "$LISTGATE" --allow-root --config "$T/nbconf" train --quiet --list dev \
+    --ham "$DATA/ham1.eml"
+check "... and through a link to it: refused (1)" \
+    sh -c "test $rc -eq 1 && test ! -e '$T/nbhome/tokens/dev.kch'"
+check "... naming the directory above the one linked to" says \
+    "$T/nbhome above it belongs to another user"
 cp "$DATA/ham2.eml" "$T/root-only.eml" && chmod 600 "$T/root-only.eml" ||
     exit 99
 run lg train --quiet --list dev --ham "$T/root-only.eml"
