@@ -76,6 +76,11 @@ check "... of the tables of 0001 and 0002 at least" test "$(PGDATABASE=lg_dba sq
     "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'
         AND tableowner = 'listgate_admin' AND tablename IN
         ('held_posts', 'schema_migrations', 'train_journal')")" -eq 3
+check "... listgate_moderator may update a held post's decision only (0012)" \
+    test "$(PGDATABASE=lg_dba sql "SELECT
+        has_table_privilege('listgate_moderator', 'held_posts', 'UPDATE')::int::text ||
+        has_column_privilege('listgate_moderator', 'held_posts', 'raw_z', 'UPDATE')::int::text ||
+        has_column_privilege('listgate_moderator', 'held_posts', 'status', 'UPDATE')::int::text")" = 001
 check "... and the sequences" test "$(PGDATABASE=lg_dba sql \
     "SELECT count(*) FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner
       WHERE c.relkind = 'S' AND r.rolname <> 'listgate_admin'
