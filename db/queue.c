@@ -862,7 +862,7 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 		r = 0;
 	} else if (res != NULL && (state = PQresultErrorField(res,
 	    PG_DIAG_SQLSTATE)) != NULL &&
-	    strcmp(state, SQLSTATE_UNDEFINED_TABLE) == 0)
+	    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0)
 		r = 0;
 	else if (lock_timeout_s > 0 && lock_timed_out(res)) {
 		PQclear(res);

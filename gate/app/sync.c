@@ -507,7 +507,7 @@ int
 sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
     char *err, size_t errsz)
 {
-	struct src sr = { list, site };
+	struct src sr = { list, site, 0, 0 };
 
 	return ahead(q, &sr, pos, err, errsz);
 }
@@ -516,7 +516,7 @@ int
 sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz)
 {
-	struct src sr = { list, site };
+	struct src sr = { list, site, 0, 0 };
 
 	return diverged(q, &sr, pos, mark, err, errsz);
 }
@@ -525,7 +525,7 @@ int
 sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz)
 {
-	struct src sr = { list, site };
+	struct src sr = { list, site, 0, 0 };
 
 	return other_kind(q, &sr, pos, mark, err, errsz);
 }
@@ -581,7 +581,7 @@ sync_apply(struct queue *q, const char *list, const char *path,
     int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
-	struct src sr = { list, 0 };
+	struct src sr = { list, 0, 0, 0 };
 
 	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
 }
@@ -591,7 +591,7 @@ sync_apply_site(struct queue *q, const char *site_list, const char *path,
     int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
-	struct src sr = { site_list, 1 };
+	struct src sr = { site_list, 1, 0, 0 };
 
 	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
 }
@@ -702,7 +702,7 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
-	struct src sr = { l->name, sync_is_site(g, l) };
+	struct src sr = { l->name, sync_is_site(g, l), 0, 0 };
 	struct posttok pt;
 	char tmp[4200], why[1024];
 
