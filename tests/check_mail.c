@@ -1272,6 +1272,8 @@ static const struct {
 	{ "<a style=\"font-size:14px\" href=\"http://x/\">M<i style=\""
 	    "font-size:0\">h</i>y</a><i style=\"font-size:0\">z</i>",
 	    " http://x/ Mhy", "\nz\n", HTML_HIDDEN },
+	{ "<dt><font style=\"visibility:visible\"><font class=c></font><dd "
+	    "style=\"visibility:collapse\">x</dd>", "\n\nx\n", "", 0 },
 	/* the hidden attribute of an SVG or MathML element hides nothing */
 	{ "<svg hidden><text>a</text></svg><math><mi hidden>b</mi></math>"
 	    "<svg/><i hidden>c</i>", "ab", "\nc\n", HTML_HIDDEN },

@@ -100,9 +100,9 @@ static const char *const voids[] = {
 /* elements followed inside a hidden element (struct conv): deeper, it
  * ends, and what follows is shown */
 #define OPEN_MAX	32
-/* formatting elements that may show text again, followed (struct conv):
- * more, and no font size or visibility hides anything any more */
-#define RISKY_MAX	8
+/* formatting elements followed outside hidden ones (struct conv): more,
+ * and no font size or visibility hides anything any more */
+#define AFE_MAX		32
 
 /*
  * Where the text goes: out, or hidden inside a hidden element (when the
@@ -137,19 +137,18 @@ struct conv {
 	unsigned fmt;			/* formatting elements open outside */
 	int hsurv_a;			/* an <a> opened inside the hidden
 					 * element ended without its end tag */
-	char risky[RISKY_MAX][TAG_MAX + 1];	/* formatting elements that
-						 * set a font size or
-						 * visibility (fmt_risk),
-						 * started and not ended by
-						 * their end tag: a browser
-						 * may reopen them (its list
-						 * of active formatting
-						 * elements) inside an
-						 * element whose zero font
-						 * size or visibility would
-						 * then not hide its text */
-	unsigned nrisky;
-	int risky_over;			/* ... more than RISKY_MAX */
+	/* the formatting elements started and not ended by their end tag
+	 * (a browser's list of active formatting elements, which it opens
+	 * again, with their attributes, around what follows), each with
+	 * whether it sets a font size or visibility (fmt_risk): one that
+	 * does, reopened inside an element of zero font size or
+	 * visibility, shows that element's text */
+	struct {
+		char name[TAG_MAX + 1];
+		unsigned char risky;
+	} afe[AFE_MAX];
+	unsigned nafe;
+	int afe_over;			/* ... more than AFE_MAX: unsure */
 	int text_only;			/* hidden by its font size only */
 	int any;			/* a hidden element was met */
 	unsigned foreign;		/* <svg> and <math> open */
@@ -920,29 +919,45 @@ static const char *const formatting[] = {
 
 #define IN(list, name) in_list(list, sizeof(list) / sizeof(list[0]), name)
 
-/* a formatting element that may show text again starts (risky) */
+/* a formatting element starts (risky: it sets a font size or
+ * visibility) */
 static void
-risky_add(struct conv *c, const char *name)
+afe_add(struct conv *c, const char *name, int risky)
 {
-	if (c->nrisky == RISKY_MAX)
-		c->risky_over = 1;
-	else
-		memcpy(c->risky[c->nrisky++], name, TAG_MAX + 1);
+	if (c->nafe == AFE_MAX) {
+		c->afe_over = 1;
+		return;
+	}
+	memcpy(c->afe[c->nafe].name, name, TAG_MAX + 1);
+	c->afe[c->nafe++].risky = (unsigned char)risky;
 }
 
 /* ... ends with its end tag: the last of that name goes */
 static void
-risky_end(struct conv *c, const char *name)
+afe_end(struct conv *c, const char *name)
 {
 	size_t k;
 
-	for (k = c->nrisky; k > 0 && strcmp(c->risky[k - 1], name) != 0; k--)
+	for (k = c->nafe; k > 0 && strcmp(c->afe[k - 1].name, name) != 0; k--)
 		;
 	if (k == 0)
 		return;
-	memmove(c->risky[k - 1], c->risky[k], (c->nrisky - k) *
-	    sizeof(c->risky[0]));
-	c->nrisky--;
+	memmove(&c->afe[k - 1], &c->afe[k], (c->nafe - k) *
+	    sizeof(c->afe[0]));
+	c->nafe--;
+}
+
+/* may a formatting element a browser reopens show text that a zero font
+ * size or visibility hides? */
+static int
+afe_risky(const struct conv *c)
+{
+	size_t k;
+
+	for (k = 0; k < c->nafe; k++)
+		if (c->afe[k].risky)
+			return 1;
+	return c->afe_over;
 }
 
 /*
@@ -957,8 +972,8 @@ pop_to(struct conv *c, size_t k, int own)
 	size_t i;
 
 	for (i = k + (own ? 1 : 0); i < c->nopen; i++) {
-		if (c->open_risk[i])
-			risky_add(c, c->open[i]);
+		if (IN(formatting, c->open[i]))
+			afe_add(c, c->open[i], c->open_risk[i]);
 		if (strcmp(c->open[i], "a") == 0)
 			c->hsurv_a = 1;
 	}
@@ -1142,7 +1157,7 @@ fmt_risk(const unsigned char *s, size_t n)
  * browser's list of active formatting elements, to be reopened with
  * their attributes around what follows; so an <a> may be open outside
  * now, and a font size or visibility of theirs may show text again
- * (risky_add: a zero font size or visibility then hides nothing).
+ * (afe_add: a zero font size or visibility may then hide nothing).
  */
 static void
 hidden_ends(struct conv *c, int own_end)
@@ -1151,7 +1166,7 @@ hidden_ends(struct conv *c, int own_end)
 	if (own_end && IN(formatting, c->htag)) {
 		if (c->fmt > 0)
 			c->fmt--;
-		risky_end(c, c->htag);
+		afe_end(c, c->htag);
 	}
 	pop_to(c, 0, 0);
 	if (!own_end && strcmp(c->htag, "a") == 0)
@@ -1295,7 +1310,7 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 	}
 	/* (a formatting element's own style is not one a browser may
 	 * reopen inside it) */
-	fmt_style = c->nrisky > 0 || c->risky_over;
+	fmt_style = afe_risky(c);
 	if (c->hidden != NULL && c->htag[0] == '\0' && c->cur == c->out) {
 		/* (what may be open outside, for closes()) */
 		if (strcmp(tname, "p") == 0)
@@ -1315,10 +1330,10 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 				c->fmt++;
 			else if (closing && c->fmt > 0)
 				c->fmt--;
-			if (risky)
-				risky_add(c, tname);
-			else if (closing)
-				risky_end(c, tname);
+			if (!closing)
+				afe_add(c, tname, risky);
+			else
+				afe_end(c, tname);
 		}
 	}
 	hides = 0;

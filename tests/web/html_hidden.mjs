@@ -136,6 +136,7 @@ const hand = [
   '<center><strong style="font-size:14px"></center><pre style="font-size:0.5pt">@</pre>',
   '<CENTER><STRONG style="font-size:14px"></a></CENTER><pre style="font-size:0.5pt">@</pre>',
   '<dd hidden><a style="display:none"></dd><span hidden><a>@',
+  '<dt><font style="visibility:visible"><font class=c></font><dd style="visibility:collapse">@</dd>',
   // and what stays hidden
   '<div style="display:none">@<p>@<div>@</div>@</div>@',
   '<span style="display:none">@<b>@</b>@</span>@',
