@@ -428,6 +428,15 @@ else
 	echo "# SKIP the mkdir and chmod races: no strace"
 fi
 
+# a user makes its directories under one it may only search (0711, of
+# another user's), as mkdir by name let it: only a directory it made is
+# opened for reading (its mode set through it)
+mkdir -p "$T/x711/inner" && chmod 711 "$T/x711" &&
+    chown nobody "$T/x711/inner" || exit 99
+run runuser -u nobody -- "$LISTGATE" --config "$T/x711/inner/conf" init
+check "init under a directory nobody may only search makes its directories ($rc)" \
+    test -d "$T/x711/inner/conf/lists" -a -d "$T/x711/inner/conf/tokens"
+
 pg_part
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -31,7 +31,7 @@ fs_mkdir_p(const char *dir, mode_t mode)
 	 * write its parent cannot put a link in its place between the
 	 * mkdir and the chmod and have us chmod what the link names (root
 	 * running init in a directory the list user owns) */
-	if ((dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY |
+	if ((dfd = open(p[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY |
 	    O_CLOEXEC)) < 0)
 		return -1;
 	for (c = p; c != NULL; c = next) {
@@ -44,9 +44,11 @@ fs_mkdir_p(const char *dir, mode_t mode)
 		made = mkdirat(dfd, c, mode) == 0;
 		if (!made && errno != EEXIST)
 			goto fail;
-		/* one that was there may be a link (/var/run); ours not */
-		fd = openat(dfd, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-		    (made ? O_NOFOLLOW : 0));
+		/* one that was there may be a link (/var/run), and need
+		 * only be searchable, as mkdir by name needed (O_PATH);
+		 * ours is no link, and is opened for its fchmod */
+		fd = openat(dfd, c, O_DIRECTORY | O_CLOEXEC | (made ?
+		    O_RDONLY | O_NOFOLLOW : O_PATH));
 		if (fd < 0) {
 			if (made && (errno == ELOOP || errno == ENOTDIR))
 				errno = EEXIST;	/* not the one we made */
