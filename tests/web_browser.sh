@@ -8,8 +8,11 @@
 # page's button and rejects the other with a checkbox and the bulk
 # button, then checks through the command line that the first was
 # released byte for byte and trained as ham and the second trained as
-# spam.  The screenshot of the queue page is saved beside this test's
-# log as tests/web_browser.png (and web_browser-after.png).
+# spam.  A third held post, its Subject and From one long word each, is
+# read on a phone (375 pixels wide, touch): each page is laid out for
+# that screen, and nothing on it is wider.  The screenshot of the queue
+# page is saved beside this test's log as tests/web_browser.png (and
+# web_browser-after.png, web_browser-phone.png).
 #
 # Needs node, tests/web/node_modules/playwright-core (`npm install` in
 # tests/web; tests/run-all.sh does it) and /usr/bin/chromium; without
@@ -64,6 +67,14 @@ done
 idA=$(sql "SELECT id FROM held_posts WHERE status = 'held' ORDER BY id LIMIT 1")
 idR=$(sql "SELECT id FROM held_posts WHERE status = 'held' ORDER BY id OFFSET 1 LIMIT 1")
 check "two posts are held" test -n "$idA" -a -n "$idR"
+# a third, for the phone: its Subject, From and a URL each one long word
+w=$(printf '%0150d' 0 | tr 0 W)
+printf 'From: "%s" <%s@example.net>\nTo: dev@example.org\nSubject: %s\nMessage-ID: <long.%s@example.org>\n\nhttp://example.com/%s cheap pills\n' \
+    "$w" "$w" "$w" "$$" "$w" > "$T/long.eml"
+lg filter --list dev --mta qmail -f sender@example.org -- dev@example.org \
+    < "$T/long.eml" > /dev/null 2>&1
+check "filter holds a post of long words (exit 99)" test "$?" -eq 99
+idL=$(sql "SELECT id FROM held_posts WHERE message_id = '<long.$$@example.org>'")
 lg score --list dev -v "$DATA/ham1.eml" > "$T/before.A"
 lg score --list dev -v "$DATA/spam1.eml" > "$T/before.R"
 
@@ -77,7 +88,7 @@ if [ "$MODULES" != "$WEBDIR/node_modules" ]; then
 	WEBDIR=$T/web
 fi
 (cd "$WEBDIR" && node driver.mjs "$URL" alice alice-secret-1 \
-    dev "$idA" "$idR" "$SHOT") > "$T/driver.out" 2>&1
+    dev "$idA" "$idR" "$SHOT" "$idL") > "$T/driver.out" 2>&1
 drc=$?
 sed -e 's/^ok [0-9]* - /ok - [browser] /' \
     -e 's/^not ok [0-9]* - /not ok - [browser] /' -e '/^1\.\./d' \

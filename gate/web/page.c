@@ -85,7 +85,8 @@ page_begin(struct web_req *r, const char *title)
 	r->ctype = "text/html; charset=utf-8";
 	buf_reset(&r->out);
 	web_printf(r, "<!doctype html>\n<html lang=\"en\"><head><meta "
-	    "charset=\"utf-8\"><title>");
+	    "charset=\"utf-8\"><meta name=\"viewport\" content=\""
+	    "width=device-width, initial-scale=1\"><title>");
 	web_htmls(r, title);
 	web_printf(r, " - listgate</title><link rel=\"stylesheet\" "
 	    "href=\"/style.css\"></head>\n<body><header><b>listgate</b> "
@@ -452,10 +453,10 @@ stats_panel(struct web_req *r, struct queue *q, const char *list)
 	}
 	web_printf(r, "<div class=\"stats\" id=\"stats\"><b>Last %d days</b>: "
 	    "%lld held, %lld approved, %lld rejected or discarded<br>\n"
-	    "<svg width=\"%d\" height=\"80\" role=\"img\" aria-label=\"held, "
-	    "approved and rejected posts per day\">", PAGE_STATS_DAYS,
-	    (long long)th, (long long)ta, (long long)tr,
-	    PAGE_STATS_DAYS * 24 + 4);
+	    "<svg class=\"chart\" width=\"%d\" height=\"80\" viewBox=\"0 0 "
+	    "%d 80\" role=\"img\" aria-label=\"held, approved and rejected "
+	    "posts per day\">", PAGE_STATS_DAYS, (long long)th, (long long)ta,
+	    (long long)tr, PAGE_STATS_DAYS * 24 + 4, PAGE_STATS_DAYS * 24 + 4);
 	for (i = 0; i < PAGE_STATS_DAYS; i++) {
 		int64_t v[3] = { d[i].held, d[i].approved, d[i].rejected };
 		int k;

@@ -921,13 +921,23 @@ static const char css[] =
     ".err{background:#fdd;border-color:#c88}"
     "pre{background:#f6f6f6;padding:.5em;white-space:pre-wrap;"
     "word-break:break-all;max-width:100em}"
-    "dl.hdr{display:grid;grid-template-columns:max-content auto;gap:"
+    "dl.hdr{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:"
     ".1em 1em}dl.hdr dt{font-weight:bold}dl.hdr dd{margin:0;"
     "word-break:break-all}"
     "button{margin-right:.5em}.pager{margin:1em 0}"
     ".stats{margin:1em 0;padding:.5em;border:1px solid #ddd}"
     ".k1{fill:#d95}.k2{fill:#5a5}.k3{fill:#c44}"
-    "label{display:block;margin:.5em 0}";
+    "label{display:block;margin:.5em 0}"
+    /* a phone: long words (a subject of one word, an address, a URL
+     * token) break instead of widening the page, the chart shrinks to
+     * the screen, buttons and checkboxes are big enough to tap */
+    "td,h1,dd,.why,.flash{overflow-wrap:anywhere}"
+    ".stats svg.chart{max-width:100%;height:auto}"
+    "button{padding:.3em .7em}"
+    "input[type=checkbox]{width:1.2em;height:1.2em}"
+    "@media (max-width:40em){main{padding:.5em}"
+    "th,td{padding:.3em .25em}h1{font-size:1.4em}"
+    "button{margin:.2em .5em .2em 0;padding:.5em .9em}}";
 
 /* 1 when r's Host header names this server (web_allowed_hosts: one
  * of its names, an IP address or localhost), else 0 with the answer

@@ -2,19 +2,24 @@
 // Chromium, headless, driven by playwright-core, clicks through the
 // moderation page of a running `listgate web` as a moderator would.
 //
-//   node driver.mjs URL USER PASSWORD LIST ID_APPROVE ID_REJECT SHOT.png
+//   node driver.mjs URL USER PASSWORD LIST ID_APPROVE ID_REJECT SHOT.png [ID_LONG]
 //
 // Logs in, sees both held posts on the list's page (each with its
 // deciding tokens), opens each post (tokens with probabilities), saves a
 // screenshot of the queue page, approves the first with the post page's
 // button and rejects the second with a checkbox and the bulk button.
+// With ID_LONG (a third held post, its Subject and From one long word
+// each) it first reads the list's page and that post's page on a phone
+// (a 375 pixel wide touch screen): the page is laid out for the screen
+// (not for a desktop's 980 pixels, shrunk) and nothing in it is wider.
 // Prints TAP lines ("ok N - ..."); exits 1 when any failed.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const [url, user, pw, list, idA, idR, shot] = process.argv.slice(2);
+const [url, user, pw, list, idA, idR, shot, idLong] = process.argv.slice(2);
+const nheld = idLong ? 3 : 2;
 let n = 0, fails = 0;
 function check(what, cond) {
   n++;
@@ -44,7 +49,7 @@ try {
   await Promise.all([page.waitForNavigation(), page.click('#login')]);
   check('the login leads to the lists page', page.url().endsWith('/lists'));
   const held = await page.locator(`#lists tr:has(a[href="/lists/${list}"]) td.num`).textContent();
-  check(`the lists page shows ${list} with 2 held`, (held || '').trim() === '2');
+  check(`the lists page shows ${list} with ${nheld} held`, (held || '').trim() === `${nheld}`);
 
   await page.goto(`${url}/lists/${list}`);
   for (const id of [idA, idR]) {
@@ -67,6 +72,34 @@ try {
       rows > 1 && /0\.\d{4}/.test(first));
     check(`... its headers`, (await page.locator('dl.hdr dt').count()) > 2);
     check(`... and a text preview`, ((await page.textContent('#preview')) || '').length > 10);
+  }
+
+  // a phone: the same session in a 375 pixel wide touch screen
+  if (idLong) {
+    const pprofile = mkdtempSync(join(tmpdir(), 'lg-chromium-'));
+    const pctx = await chromium.launchPersistentContext(pprofile, {
+      executablePath: '/usr/bin/chromium', headless: true, args,
+      viewport: { width: 375, height: 700 }, isMobile: true, hasTouch: true,
+      deviceScaleFactor: 2,
+    });
+    try {
+      await pctx.addCookies(await ctx.cookies());
+      const pp = pctx.pages()[0] || await pctx.newPage();
+      pp.setDefaultTimeout(15000);
+      for (const path of [`/lists/${list}`, `/lists/${list}/held/${idLong}`,
+        `/lists/${list}/held/${idLong}?raw=1`]) {
+        await pp.goto(`${url}${path}`);
+        const [cw, sw] = await pp.evaluate(() =>
+          [document.documentElement.clientWidth, document.documentElement.scrollWidth]);
+        check(`phone: ${path} is laid out for the screen (${cw} px wide, not a desktop's)`, cw === 375);
+        check(`phone: ... and nothing in it is wider than the screen (${sw} px)`, sw <= cw);
+      }
+      await pp.goto(`${url}/lists/${list}`);
+      await pp.screenshot({ path: shot.replace(/\.png$/, '-phone.png'), fullPage: true });
+    } finally {
+      await pctx.close();
+      rmSync(pprofile, { recursive: true, force: true });
+    }
   }
 
   // approve the first with its page's button
