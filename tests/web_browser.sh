@@ -10,7 +10,9 @@
 # released byte for byte and trained as ham and the second trained as
 # spam.  A third held post, its Subject and From one long word each, is
 # read on a phone (375 pixels wide, touch): each page is laid out for
-# that screen, and nothing on it is wider.  The screenshot of the queue
+# that screen, and nothing on it is wider; then approved from its page
+# after the session ended in another tab: the login page says nothing
+# was decided, and the post stays held.  The screenshot of the queue
 # page is saved beside this test's log as tests/web_browser.png (and
 # web_browser-after.png, web_browser-phone.png).
 #
@@ -107,6 +109,8 @@ check "listgate show: the second post is rejected" \
 check "the first post was released byte for byte" \
     cmp -s "$T/released.dev" "$DATA/ham1.eml"
 check "... once" test "$(grep -c '^Message-ID' "$T/released.dev")" -eq 1
+check "the post approved after its session ended is still held" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $idL")" = held
 
 # trained: every token of the post counted once more, as ham (resp.
 # spam), once the server's sync thread has run

@@ -890,7 +890,7 @@ page_handle(struct web_req *r, char **seg, int nseg)
 	int get = strcmp(r->method, "GET") == 0 ||
 	    strcmp(r->method, "HEAD") == 0;
 	int post = strcmp(r->method, "POST") == 0;
-	const char *list = NULL;
+	const char *list = NULL, *e;
 	enum auth_result a;
 	int64_t id = 0;
 
@@ -911,6 +911,11 @@ page_handle(struct web_req *r, char **seg, int nseg)
 				    "cookies of two login sessions (one may "
 				    "have been set by another site under the "
 				    "same domain): log in again");
+			else if ((e = web_arg(r, "ended")) != NULL &&
+			    strcmp(e, "1") == 0)
+				login_form(r, 200, "you are not logged in (your "
+				    "session ended): nothing was decided.  Log "
+				    "in, then decide again.");
 			else
 				login_form(r, 200, NULL);
 		} else
@@ -963,7 +968,11 @@ page_handle(struct web_req *r, char **seg, int nseg)
 		return;
 	}
 	if (a != AUTH_OK) {
-		web_redirect(r, "/login");
+		/* a decision without a session (it ended, or the server
+		 * restarted) decides nothing: the login page says so, not
+		 * a bare login form that leaves the moderator thinking it
+		 * went through */
+		web_redirect(r, post ? "/login?ended=1" : "/login");
 		return;
 	}
 	if (list == NULL) {

@@ -11,7 +11,9 @@
 // With ID_LONG (a third held post, its Subject and From one long word
 // each) it first reads the list's page and that post's page on a phone
 // (a 375 pixel wide touch screen): the page is laid out for the screen
-// (not for a desktop's 980 pixels, shrunk) and nothing in it is wider.
+// (not for a desktop's 980 pixels, shrunk) and nothing in it is wider;
+// then, its session ended in another tab, approves it from its page:
+// the login page says nothing was decided, and it stays held.
 // Prints TAP lines ("ok N - ..."); exits 1 when any failed.
 import { chromium } from 'playwright-core';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -100,6 +102,30 @@ try {
       await pctx.close();
       rmSync(pprofile, { recursive: true, force: true });
     }
+  }
+
+  // a session that ended under an open page (logged out in another
+  // tab; a server restart, an idle time-out or a new password do the
+  // same): a click decides nothing, and the login page says so
+  if (idLong) {
+    await page.goto(`${url}/lists/${list}/held/${idLong}`);
+    const other = await ctx.newPage();
+    await other.goto(`${url}/lists`);
+    await Promise.all([other.waitForNavigation(), other.click('header button')]);
+    await other.close();
+    await Promise.all([page.waitForNavigation(), page.click('#approve')]);
+    const said = (await page.locator('#flash').count()) ?
+      (await page.textContent('#flash')) || '' : '';
+    check(`approve after the session ended: the login page (${page.url()})`,
+      /\/login(\?|$)/.test(page.url()));
+    check(`... saying nothing was decided ("${said.trim()}")`,
+      /nothing was decided/.test(said));
+    await page.fill('input[name=user]', user);
+    await page.fill('input[name=password]', pw);
+    await Promise.all([page.waitForNavigation(), page.click('#login')]);
+    await page.goto(`${url}/lists/${list}`);
+    check(`... and post ${idLong} is still held`,
+      await page.locator(`#post-${idLong}`).count() === 1);
   }
 
   // approve the first with its page's button
