@@ -446,7 +446,12 @@ check "... nor to the list's own address" test "$(ls "$MAIL" | wc -l)" -eq "$nbe
 moderate "dev-moderate@lists.example.org" bob@example.org < "$T/r1.eml"
 "$MAILTEXT" "$(last_to bob@example.org)" > "$T/ans.txt"
 check "the bare moderation address: answered to a moderator" \
-    grep -q "Use the addresses of a current hold notice" "$T/ans.txt"
+    grep -q "^Subject: \[dev\] nothing decided: no action in the address$" "$T/ans.txt"
+check "... saying it is the moderation address itself" \
+    grep -q "^decided nothing: it is the list.s moderation address itself,$" "$T/ans.txt"
+check "... not a malformed cookie" test "$(grep -ci malformed "$T/ans.txt")" -eq 0
+check "... and which addresses decide" \
+    grep -q "Reply-To is the approve address" "$T/ans.txt"
 check "... nothing decided" test "$(status "$id4")" = held
 # a moderator who is the site's postmaster decides like anyone with the
 # cookie; once the cookie proved the notice reached the sender, a

@@ -166,6 +166,30 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 		if (fr == 1) {
 			sanitize_str(r->rcpt, sizeof(r->rcpt), cands[i],
 			    strlen(cands[i]), 200, SANITIZE_TEXT, 0);
+			/* the bare moderation address: a reply to a digest
+			 * or to an answer, which come from it.  It carries
+			 * no cookie to be malformed: say what it is, and
+			 * which addresses decide */
+			if (strcasecmp(cands[i], r->l.moderation_address) ==
+			    0) {
+				snprintf(r->subject, sizeof(r->subject),
+				    "nothing decided: no action in the "
+				    "address");
+				snprintf(r->text, sizeof(r->text), "Your "
+				    "message to\n  %s\ndecided nothing: it is "
+				    "the list's moderation address itself,\n"
+				    "which carries no post and no action.\n\n"
+				    "To decide a held post, write to the "
+				    "approve, reject or discard\naddress its "
+				    "hold notice (or a digest) gives for it.  "
+				    "Replying to a\nhold notice approves: its "
+				    "Reply-To is the approve address.\n\n"
+				    "Nothing was changed.\n", r->rcpt);
+				snprintf(r->why, sizeof(r->why), "recipient "
+				    "<%s>: the bare moderation address (no "
+				    "action, post or cookie)", r->rcpt);
+				return REPLY_REFUSED;
+			}
 			snprintf(r->subject, sizeof(r->subject), "refused: "
 			    "malformed action address");
 			snprintf(r->text, sizeof(r->text), "Your message to\n"
