@@ -339,6 +339,16 @@ view_query(const struct view *v, int64_t offset, char *out, size_t outsz)
 	    (long long)v->limit);
 }
 
+/* the view of a post's link, form and way back (first page: a decided
+ * post has left the one it was on), as view_query writes it */
+static void
+view_back(const struct view *v, char *out, size_t outsz)
+{
+	snprintf(out, outsz, "sort=%s&amp;dir=%s&amp;limit=%lld",
+	    v->by_score ? "score" : "age", v->desc ? "desc" : "asc",
+	    (long long)v->limit);
+}
+
 /* a post's subject, at most max characters, or "(no subject)" */
 static void
 subject_html(struct web_req *r, const char *subject, size_t max)
@@ -352,6 +362,7 @@ struct rows_ctx {
 	struct web_req *r;
 	time_t now;
 	const char *list;
+	const char *view;	/* the page's view, for its posts' links */
 	int n;
 };
 
@@ -378,8 +389,8 @@ held_row(const struct qview_row *row, void *vctx)
 	web_html(r, *row->from ? row->from : row->env_sender,
 	    strlen(*row->from ? row->from : row->env_sender),
 	    PAGE_CELL_CHARS / 2, 0);
-	web_printf(r, "</td><td><a href=\"/lists/%s/held/%lld\">", c->list,
-	    (long long)row->id);
+	web_printf(r, "</td><td><a href=\"/lists/%s/held/%lld?%s\">", c->list,
+	    (long long)row->id, c->view);
 	subject_html(r, row->subject, PAGE_CELL_CHARS);
 	web_printf(r, "</a><div class=\"why\">");
 	for (i = 0; i < PAGE_ROW_TOKENS && web_clue_next(&p, &cl); i++) {
@@ -493,7 +504,7 @@ page_list(struct web_req *r, const char *list)
 	struct view v;
 	struct rows_ctx c;
 	struct queue *q;
-	char err[1024], qs[200], title[LG_MAX_LIST_NAME + 16];
+	char err[1024], qs[200], back[200], title[LG_MAX_LIST_NAME + 16];
 	int64_t total;
 	enum qview_sort sort;
 
@@ -520,9 +531,11 @@ page_list(struct web_req *r, const char *list)
 	    "href=\"?sort=score&amp;dir=%s\">score</a></th></tr>\n",
 	    !v.by_score && !v.desc ? "desc" : "asc",
 	    v.by_score && v.desc ? "asc" : "desc");
+	view_back(&v, back, sizeof(back));
 	c.r = r;
 	c.now = time(NULL);
 	c.list = list;
+	c.view = back;
 	c.n = 0;
 	if (qview_page(q, list, sort, v.offset, v.limit, held_row, &c, &total,
 	    err, sizeof(err)) < 0) {
@@ -584,7 +597,8 @@ page_post(struct web_req *r, const char *list, int64_t id)
 	struct web_clue cl;
 	struct buf text = BUF_INIT(PAGE_PREVIEW_CHARS * 4);
 	const char *p, *raw = web_arg(r, "raw");
-	char err[1024], when[40], title[64];
+	char err[1024], when[40], title[64], back[200];
+	struct view v;
 	int found, n;
 
 	if ((q = web_db(r, 0)) == NULL)
@@ -600,12 +614,16 @@ page_post(struct web_req *r, const char *list, int64_t id)
 		page_error(r, 404, "no such post in this list");
 		return;
 	}
+	/* the list's view this post was opened from: its link back and
+	 * the decision's way back keep it */
+	get_view(r, &v);
+	view_back(&v, back, sizeof(back));
 	snprintf(title, sizeof(title), "post %lld", (long long)id);
 	page_begin(r, title);
 	web_printf(r, "<h1>");
 	subject_html(r, row.subject, 200);
-	web_printf(r, "</h1>\n<p>Post %lld of list <a href=\"/lists/%s\">%s"
-	    "</a>, score ", (long long)id, list, list);
+	web_printf(r, "</h1>\n<p>Post %lld of list <a href=\"/lists/%s?%s\">"
+	    "%s</a>, score ", (long long)id, list, back, list);
 	score_bar(r, row.score);
 	web_printf(r, " (");
 	web_htmls(r, row.verdict);
@@ -615,7 +633,7 @@ page_post(struct web_req *r, const char *list, int64_t id)
 
 		web_sha_hex(row.raw_sha256, hex);
 		web_printf(r, "<form method=\"post\" action=\"/lists/%s/held/"
-		    "%lld\" id=\"decide\">", list, (long long)id);
+		    "%lld?%s\" id=\"decide\">", list, (long long)id, back);
 		csrf_field(r);
 		/* the post shown: the decision takes no other under its
 		 * number */
@@ -666,9 +684,9 @@ page_post(struct web_req *r, const char *list, int64_t id)
 		    PAGE_RAW_CHARS, SANITIZE_KEEP_NL);
 		web_printf(r, "</pre>\n");
 	} else
-		web_printf(r, "<p><a href=\"/lists/%s/held/%lld?raw=1\" "
+		web_printf(r, "<p><a href=\"/lists/%s/held/%lld?%s&amp;raw=1\" "
 		    "id=\"rawlink\">show the raw source</a></p>\n", list,
-		    (long long)id);
+		    (long long)id, back);
 	page_end(r);
 	buf_free(&text);
 	queue_row_free(&row);
@@ -722,8 +740,9 @@ post_decide(struct web_req *r, const char *list, int64_t id)
 {
 	struct queue_decided res;
 	struct queue *q;
+	struct view v;
 	const char *st;
-	char msg[1200], back[LG_MAX_LIST_NAME + 16];
+	char msg[1200], back[300];
 	int code;
 
 	const char *b = r->body.data ? (const char *)r->body.data : "";
@@ -750,7 +769,11 @@ post_decide(struct web_req *r, const char *list, int64_t id)
 		return;
 	}
 	auth_flash(r, msg);
-	snprintf(back, sizeof(back), "/lists/%s", list);
+	/* back to the view the post was opened from, as a bulk form goes */
+	get_view(r, &v);
+	snprintf(back, sizeof(back), "/lists/%s?sort=%s&dir=%s&limit=%lld",
+	    list, v.by_score ? "score" : "age", v.desc ? "desc" : "asc",
+	    (long long)v.limit);
 	web_redirect(r, back);
 }
 

@@ -7,7 +7,9 @@
 // Logs in, sees both held posts on the list's page (each with its
 // deciding tokens), opens each post (tokens with probabilities), saves a
 // screenshot of the queue page, approves the first with the post page's
-// button and rejects the second with a checkbox and the bulk button.
+// button (opened from the queue page sorted by score: the decision goes
+// back to that view) and rejects the second with a checkbox and the bulk
+// button.
 // With ID_LONG (a third held post, its Subject and From one long word
 // each) it first reads the list's page and that post's page on a phone
 // (a 375 pixel wide touch screen): the page is laid out for the screen
@@ -128,12 +130,19 @@ try {
       await page.locator(`#post-${idLong}`).count() === 1);
   }
 
-  // approve the first with its page's button
-  await page.goto(`${url}/lists/${list}/held/${idA}`);
+  // approve the first with its page's button, opened from the queue
+  // page sorted by score
+  await page.goto(`${url}/lists/${list}?sort=score&dir=desc&limit=20`);
+  await Promise.all([page.waitForNavigation(), page.click(`#post-${idA} a`)]);
+  check(`post ${idA}'s page opened from the queue page`,
+    page.url().includes(`/lists/${list}/held/${idA}`));
   await Promise.all([page.waitForNavigation(), page.click('#approve')]);
   const flash1 = (await page.textContent('#flash')) || '';
   check(`approve: back on the queue page saying "${flash1.trim()}"`,
     page.url().includes(`/lists/${list}`) && flash1.includes(`post ${idA} approved`));
+  const back = new URL(page.url()).searchParams;
+  check(`... in the view it was opened from (sorted by score, highest first, 20 a page: ${page.url()})`,
+    back.get('sort') === 'score' && back.get('dir') === 'desc' && back.get('limit') === '20');
   check(`... post ${idA} has left the queue`, await page.locator(`#post-${idA}`).count() === 0);
 
   // reject the second: its checkbox, then the bulk button
