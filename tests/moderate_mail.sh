@@ -294,6 +294,9 @@ check "replay: exit 0" test "$rc" -eq 0
 check "... nothing changed" test "$(events "$id1")" -eq 1
 "$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
 check "... the answer says it was used already" grep -q "already used" "$T/ans.txt"
+check "... and that nothing is left to do for the post" \
+    sh -c "grep -q 'there is\$' '$T/ans.txt' && grep -q '^nothing left to do for it' '$T/ans.txt' &&
+        ! grep -q 'current hold notice' '$T/ans.txt'"
 check "... refused" grep -q "^Subject: \[dev\] refused: approve post $id1$" "$T/ans.txt"
 
 # --- reject: trains spam, the sender is told ------------------------------------------------
@@ -522,6 +525,9 @@ check "... still approved" test "$(status "$id4")" = approved
 "$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
 check "... the answer says by whom and when" \
     grep -Eq "the post was already approved by carol at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC" "$T/ans.txt"
+check "... and that nothing is left to do, not to use a current notice" \
+    sh -c "grep -q '^Nothing was changed.  The post was decided already: there is$' '$T/ans.txt' &&
+        ! grep -q 'current hold notice' '$T/ans.txt'"
 moderate "$ck4old" alice@example.org < "$T/r1.eml"
 check "not an action address at all: exit 0" test "$rc" -eq 0
 

@@ -254,6 +254,21 @@ refuse(struct reply *r, const char *reason)
 	return REPLY_REFUSED;
 }
 
+/* fill the answer to a message for a post that was decided already (its
+ * address used, or the post decided another way): there is no current
+ * notice to use, and nothing left to do */
+static int
+refuse_decided(struct reply *r, const char *reason)
+{
+	refuse(r, reason);
+	r->text[0] = '\0';
+	text(r, "Your message to\n  %s\nwas refused: %s.\n\nNothing was "
+	    "changed.  The post was decided already: there is\nnothing left "
+	    "to do for it (`listgate show %lld` on the list host\nsays how "
+	    "it was decided).\n", r->rcpt, reason, (long long)r->addr.id);
+	return REPLY_REFUSED;
+}
+
 /* refuse a cookie whose number names no post of its list (any more):
  * the cookie's binding to its post and moderator could not be checked,
  * so it proved nothing and is answered to moderators only */
@@ -364,7 +379,7 @@ reply_apply(struct reply *r, struct queue *q,
 		    SANITIZE_TEXT, 0);
 		snprintf(reason, sizeof(reason), "this address was already used "
 		    "(by %s at %s); each works once", ub[0] ? ub : "?", at);
-		return refuse(r, reason);
+		return refuse_decided(r, reason);
 	}
 	/* the cookie is bound to the post it was made for: the post under
 	 * its number now must be that one (a failover or a restore hands
@@ -468,7 +483,7 @@ reply_apply(struct reply *r, struct queue *q,
 		    SANITIZE_TEXT, 0);
 		snprintf(reason, sizeof(reason), "the post was already %s by "
 		    "%s at %s", res.old, ob[0] ? ob : "?", at);
-		return refuse(r, reason);
+		return refuse_decided(r, reason);
 	}
 	case QUEUE_INTERRUPTED:
 		return refuse(r, "an earlier approval of this post was "
