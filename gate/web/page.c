@@ -525,12 +525,14 @@ page_list(struct web_req *r, const char *list)
 	    "value=\"approve\">approve</button><button name=\"action\" "
 	    "value=\"reject\">reject</button><button name=\"action\" "
 	    "value=\"discard\">discard</button></p>\n");
+	/* a new order starts at its first page, with the page size kept */
 	web_printf(r, "<table id=\"held\"><tr><th></th><th><a href=\"?sort=age"
-	    "&amp;dir=%s\">age</a></th><th>sender</th><th>subject "
-	    "<span class=\"why\">(deciding tokens)</span></th><th><a "
-	    "href=\"?sort=score&amp;dir=%s\">score</a></th></tr>\n",
-	    !v.by_score && !v.desc ? "desc" : "asc",
-	    v.by_score && v.desc ? "asc" : "desc");
+	    "&amp;dir=%s&amp;limit=%lld\">age</a></th><th>sender</th><th>"
+	    "subject <span class=\"why\">(deciding tokens)</span></th><th><a "
+	    "href=\"?sort=score&amp;dir=%s&amp;limit=%lld\">score</a></th>"
+	    "</tr>\n", !v.by_score && !v.desc ? "desc" : "asc",
+	    (long long)v.limit, v.by_score && v.desc ? "asc" : "desc",
+	    (long long)v.limit);
 	view_back(&v, back, sizeof(back));
 	c.r = r;
 	c.now = time(NULL);

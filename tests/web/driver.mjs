@@ -106,6 +106,17 @@ try {
     }
   }
 
+  // a page size chosen: sorting keeps it
+  if (idLong) {
+    await page.goto(`${url}/lists/${list}?limit=1`);
+    check('a page of 1 post shows 1 post', await page.locator('#held tr[id^=post-]').count() === 1);
+    await Promise.all([page.waitForNavigation(), page.click('#held th a:text-is("score")')]);
+    const sq = new URL(page.url()).searchParams;
+    check(`... sorted by score, still 1 post a page (${page.url()})`,
+      sq.get('sort') === 'score' && sq.get('limit') === '1' &&
+      await page.locator('#held tr[id^=post-]').count() === 1);
+  }
+
   // a session that ended under an open page (logged out in another
   // tab; a server restart, an idle time-out or a new password do the
   // same): a click decides nothing, and the login page says so
