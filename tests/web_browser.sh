@@ -109,6 +109,8 @@ check "listgate show: the second post is rejected" \
 check "the first post was released byte for byte" \
     cmp -s "$T/released.dev" "$DATA/ham1.eml"
 check "... once" test "$(grep -c '^Message-ID' "$T/released.dev")" -eq 1
+check "the post whose checkbox got Enter was rejected once (one journal event)" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $idR")" -eq 1
 check "the post approved after its session ended is still held" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idL")" = held
 

@@ -521,6 +521,13 @@ page_list(struct web_req *r, const char *list)
 	web_printf(r, "<form method=\"post\" action=\"/lists/%s/bulk?%s\" "
 	    "id=\"bulk\">", list, qs);
 	csrf_field(r);
+	/* the form's first button decides nothing: Enter in a checkbox
+	 * submits the form with its first button that can submit (a
+	 * disabled one is passed over), which would otherwise be approve,
+	 * releasing every checked post to the list */
+	web_printf(r, "<button name=\"action\" value=\"none\" hidden "
+	    "aria-hidden=\"true\" tabindex=\"-1\" id=\"nodefault\">"
+	    "</button>");
 	web_printf(r, "<p>With the checked posts: <button name=\"action\" "
 	    "value=\"approve\">approve</button><button name=\"action\" "
 	    "value=\"reject\">reject</button><button name=\"action\" "
@@ -796,7 +803,23 @@ post_bulk(struct web_req *r, const char *list)
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
 
-	if (!post_ok(r) || (st = form_action(r)) == NULL)
+	if (!post_ok(r))
+		return;
+	/* Enter in a checkbox (the form's first button): nothing decided,
+	 * and the page says how to decide */
+	if (form_get(b, r->body.len, "action", k, sizeof(k)) == 1 &&
+	    strcmp(k, "none") == 0) {
+		auth_flash(r, "nothing was decided: Enter does not decide "
+		    "here; check the posts, then press approve, reject or "
+		    "discard");
+		get_view(r, &v);
+		snprintf(back, sizeof(back), "/lists/%s?sort=%s&dir=%s&"
+		    "limit=%lld", list, v.by_score ? "score" : "age",
+		    v.desc ? "desc" : "asc", (long long)v.limit);
+		web_redirect(r, back);
+		return;
+	}
+	if ((st = form_action(r)) == NULL)
 		return;
 	/* the whole form is read before anything is decided: one that
 	 * cannot be read is a 400 with nothing decided, never one that

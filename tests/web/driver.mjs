@@ -8,8 +8,8 @@
 // deciding tokens), opens each post (tokens with probabilities), saves a
 // screenshot of the queue page, approves the first with the post page's
 // button (opened from the queue page sorted by score: the decision goes
-// back to that view) and rejects the second with a checkbox and the bulk
-// button.
+// back to that view), presses Enter in the second's checkbox (nothing
+// is decided) and rejects it with its checkbox and the bulk button.
 // With ID_LONG (a third held post, its Subject and From one long word
 // each) it first reads the list's page and that post's page on a phone
 // (a 375 pixel wide touch screen): the page is laid out for the screen
@@ -155,6 +155,20 @@ try {
   check(`... in the view it was opened from (sorted by score, highest first, 20 a page: ${page.url()})`,
     back.get('sort') === 'score' && back.get('dir') === 'desc' && back.get('limit') === '20');
   check(`... post ${idA} has left the queue`, await page.locator(`#post-${idA}`).count() === 0);
+
+  // a keyboard: Space checks the second post's box; Enter there submits
+  // the form with its first button, which must not be approve
+  await page.focus(`#post-${idR} input[type=checkbox]`);
+  await page.keyboard.press('Space');
+  check(`keyboard: Space checks post ${idR}'s box`,
+    await page.isChecked(`#post-${idR} input[type=checkbox]`));
+  await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+  const flashK = (await page.locator('#flash').count()) ?
+    (await page.textContent('#flash')) || '' : '';
+  check(`... Enter in it decides nothing ("${flashK.trim()}")`,
+    /nothing was decided/.test(flashK));
+  check(`... post ${idR} is still on the queue page`,
+    await page.locator(`#post-${idR}`).count() === 1);
 
   // reject the second: its checkbox, then the bulk button
   await page.check(`#post-${idR} input[type=checkbox]`);
