@@ -11,7 +11,9 @@
  * $LOCAL@$HOST; it selects the list among the configured moderation
  * addresses.  A valid cookie decides the post through the one decision
  * path (decide_post: release, journal, training), then the list's token
- * file is synced; the envelope sender gets a short answer either way.
+ * file is synced; the envelope sender gets a short answer (to a refused
+ * address or cookie only when it is one of the list's moderators; a
+ * robot never).
  * Everything from the MTA is hostile (gate/moderate/reply.c).
  *
  * Exit 0 once the reply is handled, accepted or refused (a refusal
@@ -89,8 +91,10 @@ usage(FILE *f)
 	    "\n"
 	    "Read a reply to a hold notice's action address on standard input\n"
 	    "and apply its decision (approve, reject, discard) when its cookie\n"
-	    "is valid; answer the sender either way.  The pipe command for the\n"
-	    "moderation address (Postfix pipe(8), qmail .qmail-L-moderate-default).\n"
+	    "is valid, and answer the sender (a refused address or cookie only\n"
+	    "when the sender is one of the list's moderators; a robot never).\n"
+	    "The pipe command for the moderation address (Postfix pipe(8),\n"
+	    "qmail .qmail-L-moderate-default).\n"
 	    "\n"
 	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
 	    "  -f, --sender S   envelope sender (default $SENDER under qmail)\n"
