@@ -55,6 +55,11 @@ web_setup || { echo "Bail out! setup failed"; exit 99; }
 # a list that knows a little, and holds everything (ham_cutoff 0.01)
 printf 'release = /bin/sh %s/release.sh {list}\nham_cutoff = 0.01\n' "$T" \
     > "$CONF/lists/dev.conf"
+# a rejection tells the sender (sender_notice): the notify command saves
+# each message as $T/notified.RECIPIENT
+printf '#!/bin/sh\ncat >> "%s/notified.$1"\n' "$T" > "$T/notify.sh"
+printf 'moderation_address = dev-moderate@example.org\nnotify = /bin/sh %s/notify.sh {moderator}\nsender_notice = yes\n' \
+    "$T" >> "$CONF/lists/dev.conf"
 lg train -q --list dev --spam "$DATA/spam2.eml" "$DATA/spam3.eml" \
     "$DATA/spam4.eml" > /dev/null &&
 lg train -q --list dev --ham "$DATA/ham2.eml" "$DATA/ham3.eml" \
@@ -111,6 +116,10 @@ check "the first post was released byte for byte" \
 check "... once" test "$(grep -c '^Message-ID' "$T/released.dev")" -eq 1
 check "the post whose checkbox got Enter was rejected once (one journal event)" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $idR")" -eq 1
+check "the rejected post's sender was told (sender_notice), as by mail" \
+    grep -q "^Subject: \[dev\] your post was not accepted" "$T/notified.sender@example.org"
+check "... once, and for no other post" \
+    test "$(grep -c '^Subject:' "$T/notified.sender@example.org")" -eq 1
 check "the post approved after its session ended is still held" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $idL")" = held
 

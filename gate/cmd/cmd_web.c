@@ -18,6 +18,7 @@
 #include "db/queue.h"
 #include "gate/app/app.h"
 #include "gate/cmd/cmd.h"
+#include "gate/moderate/reply.h"
 #include "gate/util/log.h"
 #include "gate/web/web.h"
 #include "listcfg/listcfg.h"
@@ -81,6 +82,8 @@ cmd_web(int argc, char **argv, const struct cmd_ctx *ctx)
 	queue_close(q);
 	log_setup("listgate", g.log_facility, !isatty(2));
 	log_stderr(1);
+	/* a rejection on the page tells the sender (sender_notice) */
+	web_set_rejected(reply_rejected_notice);
 	if (web_run(&g, listen ? listen : g.web_listen, err,
 	    sizeof(err)) < 0) {
 		cmd_err("web", "%s", err);

@@ -567,9 +567,10 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	return rc;
 }
 
-int
-reply_sender_notice(struct reply *r, struct queue *q, char *why,
-    size_t whysz)
+/* the notice to the envelope sender of rejected post id of list l */
+static int
+sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
+    char *why, size_t whysz)
 {
 	struct queue_row row;
 	struct notice_to h;
@@ -577,14 +578,13 @@ reply_sender_notice(struct reply *r, struct queue *q, char *why,
 	char date[200], mid[300], t[2048];
 	int got, rc = -1;
 
-	if (!r->l.sender_notice) {
+	if (!l->sender_notice) {
 		snprintf(why, whysz, "sender_notice is off");
 		return 1;
 	}
-	if ((got = queue_get(q, r->addr.id, &row, why, whysz)) <= 0) {
+	if ((got = queue_get(q, id, &row, why, whysz)) <= 0) {
 		if (got == 0)
-			snprintf(why, whysz, "post %lld is gone",
-			    (long long)r->addr.id);
+			snprintf(why, whysz, "post %lld is gone", (long long)id);
 		return got == 0 ? 1 : -1;
 	}
 	if (!reply_may_notify(row.env_sender, row.raw, row.raw_len, why,
@@ -600,21 +600,50 @@ reply_sender_notice(struct reply *r, struct queue *q, char *why,
 	}
 	snprintf(t, sizeof(t), "Your post to the list %s was not accepted by "
 	    "its moderators.\n\n  Subject: %s\n  Date:    %s\n\nThis is an "
-	    "automatic notice.\n", r->l.name, buf_str(&subj),
+	    "automatic notice.\n", l->name, buf_str(&subj),
 	    date[0] ? date : "-");
-	h.from = r->l.moderation_address;
+	h.from = l->moderation_address;
 	h.to = row.env_sender;
 	h.now = time(NULL);
-	if (notice_answer(r->l.name, "your post was not accepted", mid, t, &h,
+	if (notice_answer(l->name, "your post was not accepted", mid, t, &h,
 	    &msg) < 0) {
 		snprintf(why, whysz, "out of memory");
 		goto out;
 	}
-	rc = notify_run(&r->l, row.env_sender, row.env_sender, row.id, &msg,
+	rc = notify_run(l, row.env_sender, row.env_sender, row.id, &msg,
 	    NOTIFY_RUN_S, why, whysz);
 out:
 	buf_free(&msg);
 	buf_free(&subj);
 	queue_row_free(&row);
+	return rc;
+}
+
+int
+reply_sender_notice(struct reply *r, struct queue *q, char *why,
+    size_t whysz)
+{
+	return sender_notice(&r->l, q, r->addr.id, why, whysz);
+}
+
+int
+reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
+    const char *list, int64_t id, char *why, size_t whysz)
+{
+	struct listcfg_list l;
+	int rc;
+
+	if (listcfg_load_list(g, list, &l, why, whysz) < 0)
+		return -1;
+	if (!l.sender_notice) {
+		snprintf(why, whysz, "sender_notice is off");
+		rc = 1;
+	} else if (l.moderation_address == NULL || l.notify == NULL) {
+		snprintf(why, whysz, "no notify or moderation_address to "
+		    "send it with");
+		rc = 1;
+	} else
+		rc = sender_notice(&l, q, id, why, whysz);
+	listcfg_free_list(&l);
 	return rc;
 }

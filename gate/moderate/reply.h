@@ -121,6 +121,15 @@ int reply_check(struct reply *r, const struct cookie_key *key, time_t now);
 int reply_sender_notice(struct reply *r, struct queue *q, char *why,
     size_t whysz);
 
+/*
+ * The same notice for post id of list L rejected another way (the web
+ * page, its API): the list's configuration loaded from g.  0 sent, 1 not
+ * sent on purpose (sender_notice off, no notify or moderation_address,
+ * a sender reply_may_notify refuses; why says why), -1 failed (why).
+ */
+int reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
+    const char *list, int64_t id, char *why, size_t whysz);
+
 /* send the answer (r->subject, r->text) to the reply's envelope sender
  * through the list's notify: 0 sent, 1 not sent on purpose (a null or
  * robot sender; for a refusal, refused != 0, a sender who is not one of

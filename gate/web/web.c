@@ -1563,6 +1563,14 @@ web_sha_hex(const unsigned char sha[WEB_SHA_BYTES], char hex[WEB_SHA_HEX + 1])
 
 /* --- deciding ------------------------------------------------------------- */
 
+static web_rejected_fn rejected_fn;
+
+void
+web_set_rejected(web_rejected_fn fn)
+{
+	rejected_fn = fn;
+}
+
 int
 web_decide(struct web_req *r, struct queue *q, const char *list,
     int64_t id, const unsigned char *sha, const char *status,
@@ -1593,6 +1601,19 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	case QUEUE_DECIDED:
 		web_dirty(r->srv, list);
 		snprintf(msg, msgsz, "post %lld %s", (long long)id, status);
+		/* a rejection tells the sender as one by mail does
+		 * (sender_notice); the decision stands whatever comes of it */
+		if (strcmp(status, "rejected") == 0 && rejected_fn != NULL) {
+			int n = rejected_fn(q, r->srv->g, list, id, err,
+			    sizeof(err));
+
+			if (n == 0)
+				log_info("web: post %lld: sender notified",
+				    (long long)id);
+			else if (n < 0)
+				log_error("web: post %lld: sender not notified: "
+				    "%s", (long long)id, err);
+		}
 		return 200;
 	case QUEUE_NOENT:
 	case QUEUE_OTHER_LIST:	/* another list's post does not exist here */

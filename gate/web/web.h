@@ -12,6 +12,7 @@
 #define LG_WEB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct listcfg_global;
 
@@ -26,5 +27,18 @@ struct listcfg_global;
  */
 int web_run(struct listcfg_global *g, const char *listen, char *err,
     size_t errsz);
+
+/*
+ * What a rejection on the page or through the API does once it is
+ * decided: tell the post's sender when the list says so (sender_notice),
+ * as a rejection by mail does.  Wired in by the command (the web page
+ * does not reach the moderation feature itself); 0 sent, 1 not sent on
+ * purpose, -1 failed, why saying why.  NULL: nothing.
+ */
+struct queue;
+typedef int (*web_rejected_fn)(struct queue *q,
+    const struct listcfg_global *g, const char *list, int64_t id,
+    char *why, size_t whysz);
+void web_set_rejected(web_rejected_fn fn);
 
 #endif
