@@ -5,10 +5,11 @@
 # Starts a private PostgreSQL (tests/pg.sh) and `listgate web`, holds two
 # posts through `listgate filter` (so their deciding tokens are real),
 # logs in, sees both posts with their tokens, approves one with its
-# page's button and rejects the other with a checkbox and the bulk
-# button, then checks through the command line that the first was
-# released byte for byte and trained as ham and the second trained as
-# spam.  A third held post, its Subject and From one long word each, is
+# page's button (opened from the list sorted by score, and back to that
+# view), presses Enter in the other's checked box (nothing decided) and
+# rejects it with the bulk button, then checks through the command line
+# that the first was released byte for byte and trained as ham, the
+# second trained as spam once and its sender told (sender_notice).  A third held post, its Subject and From one long word each, is
 # read on a phone (375 pixels wide, touch): each page is laid out for
 # that screen, and nothing on it is wider; then approved from its page
 # after the session ended in another tab: the login page says nothing
