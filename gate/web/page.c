@@ -182,9 +182,39 @@ score_bar(struct web_req *r, double score)
 
 /* --- login ------------------------------------------------------------------ */
 
+/* 1 when s is a page to go to after a login: /lists/L or
+ * /lists/L/held/ID, L a list name and ID a post number (nothing else:
+ * never another site, never a path that was not checked), else 0 */
+static int
+next_ok(const char *s)
+{
+	char list[LG_MAX_LIST_NAME + 1];
+	const char *e;
+	int64_t id;
+	size_t n;
+
+	if (s == NULL || strncmp(s, "/lists/", 7) != 0)
+		return 0;
+	s += 7;
+	e = strchr(s, '/');
+	n = e != NULL ? (size_t)(e - s) : strlen(s);
+	if (n == 0 || n > LG_MAX_LIST_NAME)
+		return 0;
+	memcpy(list, s, n);
+	list[n] = '\0';
+	if (!listcfg_name_ok(list))
+		return 0;
+	if (e == NULL)
+		return 1;
+	return strncmp(e, "/held/", 6) == 0 && web_parse_id(e + 6, &id) == 0;
+}
+
 static void
 login_form(struct web_req *r, int status, const char *msg)
 {
+	const char *nx = web_arg(r, "next");
+	char fnext[LG_MAX_LIST_NAME + 64];
+
 	page_begin(r, "log in");
 	r->status = status;
 	if (msg != NULL) {
@@ -193,7 +223,18 @@ login_form(struct web_req *r, int status, const char *msg)
 		web_printf(r, "</p>\n");
 	}
 	web_printf(r, "<h1>Log in</h1>\n<form method=\"post\" "
-	    "action=\"/login\"><label>User <input name=\"user\" "
+	    "action=\"/login\">");
+	/* the page asked for before the login, from the query or from
+	 * the form of a login that failed (checked: a list's or a post's
+	 * path, nothing to escape) */
+	if (!next_ok(nx) && r->body.data != NULL &&
+	    form_get((const char *)r->body.data, r->body.len, "next", fnext,
+	    sizeof(fnext)) == 1)
+		nx = fnext;
+	if (next_ok(nx))
+		web_printf(r, "<input type=\"hidden\" name=\"next\" "
+		    "value=\"%s\">", nx);
+	web_printf(r, "<label>User <input name=\"user\" "
 	    "autocomplete=\"username\" required></label><label>Password "
 	    "<input name=\"password\" type=\"password\" "
 	    "autocomplete=\"current-password\" required></label>"
@@ -205,6 +246,7 @@ static void
 login_post(struct web_req *r)
 {
 	char user[USERS_MAX_NAME + 2], pw[PWHASH_MAX_PASSWORD + 2], m[128];
+	char next[LG_MAX_LIST_NAME + 64];
 	const char *b = r->body.data ? (const char *)r->body.data : "";
 	enum auth_result a;
 
@@ -218,11 +260,16 @@ login_post(struct web_req *r)
 		login_form(r, 400, "the form could not be read");
 		return;
 	}
+	next[0] = '\0';
+	if (form_get(b, r->body.len, "next", next, sizeof(next)) != 1 ||
+	    !next_ok(next))
+		snprintf(next, sizeof(next), "/lists");
 	a = auth_login(r, user, pw);
 	explicit_bzero(pw, sizeof(pw));
 	switch (a) {
 	case AUTH_OK:
-		web_redirect(r, "/lists");
+		/* back to the page asked for before the login */
+		web_redirect(r, next);
 		return;
 	case AUTH_LIMITED:
 		snprintf(m, sizeof(m), "too many failed logins: try again in "
@@ -1020,7 +1067,28 @@ page_handle(struct web_req *r, char **seg, int nseg)
 		 * restarted) decides nothing: the login page says so, not
 		 * a bare login form that leaves the moderator thinking it
 		 * went through */
-		web_redirect(r, post ? "/login?ended=1" : "/login");
+		if (post)
+			web_redirect(r, "/login?ended=1");
+		else {
+			/* a list's or a post's page: the login goes back to
+			 * it */
+			char next[LG_MAX_LIST_NAME + 64];
+
+			if (list != NULL && nseg == 2)
+				snprintf(next, sizeof(next), "/lists/%s", list);
+			else if (list != NULL && nseg == 4)
+				snprintf(next, sizeof(next), "/lists/%s/held/%lld",
+				    list, (long long)id);
+			else
+				next[0] = '\0';
+			if (next_ok(next)) {
+				char loc[LG_MAX_LIST_NAME + 80];
+
+				snprintf(loc, sizeof(loc), "/login?next=%s", next);
+				web_redirect(r, loc);
+			} else
+				web_redirect(r, "/login");
+		}
 		return;
 	}
 	if (list == NULL) {

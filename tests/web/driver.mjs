@@ -47,11 +47,14 @@ try {
 
   // the queue page wants a login first
   await page.goto(`${url}/lists/${list}`);
-  check('an anonymous visit lands on the login page', page.url().endsWith('/login'));
+  check(`an anonymous visit lands on the login page (${page.url()})`,
+    new URL(page.url()).pathname === '/login');
   await page.fill('input[name=user]', user);
   await page.fill('input[name=password]', pw);
   await Promise.all([page.waitForNavigation(), page.click('#login')]);
-  check('the login leads to the lists page', page.url().endsWith('/lists'));
+  check(`the login leads to the page asked for (${page.url()})`,
+    new URL(page.url()).pathname === `/lists/${list}`);
+  await page.goto(`${url}/lists`);
   const held = await page.locator(`#lists tr:has(a[href="/lists/${list}"]) td.num`).textContent();
   check(`the lists page shows ${list} with ${nheld} held`, (held || '').trim() === `${nheld}`);
 
@@ -139,6 +142,23 @@ try {
     await page.goto(`${url}/lists/${list}`);
     check(`... and post ${idLong} is still held`,
       await page.locator(`#post-${idLong}`).count() === 1);
+    // a post's page opened after the session ended (a link kept from
+    // before): the login, one failed password first, leads back to it
+    const other2 = await ctx.newPage();
+    await other2.goto(`${url}/lists`);
+    await Promise.all([other2.waitForNavigation(), other2.click('header button')]);
+    await other2.close();
+    await page.goto(`${url}/lists/${list}/held/${idLong}`);
+    check(`a post's page after the session ended: the login page (${page.url()})`,
+      new URL(page.url()).pathname === '/login');
+    await page.fill('input[name=user]', user);
+    await page.fill('input[name=password]', pw + 'x');
+    await Promise.all([page.waitForNavigation(), page.click('#login')]);
+    await page.fill('input[name=user]', user);
+    await page.fill('input[name=password]', pw);
+    await Promise.all([page.waitForNavigation(), page.click('#login')]);
+    check(`... the login leads back to that post's page (${page.url()})`,
+      new URL(page.url()).pathname === `/lists/${list}/held/${idLong}`);
   }
 
   // approve the first with its page's button, opened from the queue
