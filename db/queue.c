@@ -488,28 +488,38 @@ post_sha256(const unsigned char *p, size_t n,
 
 /* --- schema ------------------------------------------------------------ */
 
+/* the schema's version from res, QUEUE_SCHEMA_SQL's answer: 0 (a
+ * missing table is version 0), or -1 when it failed */
+static int
+schema_res(const PGresult *res, int *version_r)
+{
+	const char *state;
+
+	*version_r = 0;
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
+		return 0;
+	}
+	if (res != NULL && (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) != NULL &&
+	    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0)
+		return 0;
+	return -1;
+}
+
 int
 queue_schema_version(struct queue *q, int *version_r, char *err,
     size_t errsz)
 {
 	PGresult *res;
-	const char *state;
-	int r = -1;
+	int r;
 
 	/* one round trip: a missing table is an error with its own SQLSTATE
 	 * (this runs before every hold, so it must stay cheap) */
-	*version_r = 0;
 	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
 	    NULL, 0);
-	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
-	    PQntuples(res) == 1) {
-		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
-		r = 0;
-	} else if (res != NULL && (state = PQresultErrorField(res,
-	    PG_DIAG_SQLSTATE)) != NULL &&
-	    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0)
-		r = 0;
-	else
+	if ((r = schema_res(res, version_r)) < 0)
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 	PQclear(res);
 	return r;
@@ -840,7 +850,7 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
     int *version_r, char *err, size_t errsz)
 {
 	PGresult *res;
-	const char *params[1], *state;
+	const char *params[1];
 	char set[64], scratch[64];
 	int r = -1;
 
@@ -854,15 +864,9 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 	    "set_config('lock_timeout', $1, true)", 1, params, err,
 	    errsz) < 0)
 		goto done;
-	res = PQexecParams(q->conn, "SELECT coalesce(max(version), 0) FROM "
-	    "schema_migrations", 0, NULL, NULL, NULL, NULL, 0);
-	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
-	    PQntuples(res) == 1) {
-		*version_r = (int)strtol(PQgetvalue(res, 0, 0), NULL, 10);
-		r = 0;
-	} else if (res != NULL && (state = PQresultErrorField(res,
-	    PG_DIAG_SQLSTATE)) != NULL &&
-	    strcmp(state, QUEUE_SQLSTATE_UNDEFINED_TABLE) == 0)
+	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
+	    NULL, 0);
+	if (schema_res(res, version_r) == 0)
 		r = 0;
 	else if (lock_timeout_s > 0 && lock_timed_out(res)) {
 		PQclear(res);
