@@ -89,6 +89,22 @@ exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
 	return ok ? 0 : -1;
 }
 
+/* inside a transaction: wait at most secs for each lock (0: the
+ * session's lock_timeout), SET LOCAL through set_config so that the
+ * value is a parameter: 0 or -1 */
+static int
+set_lock_timeout(struct queue *q, unsigned secs, char *err, size_t errsz)
+{
+	char set[32];
+	const char *vals[1] = { set };
+
+	if (secs == 0)
+		return 0;
+	snprintf(set, sizeof(set), "%us", secs);
+	return exec_params(q, "SELECT pg_catalog.set_config('lock_timeout', "
+	    "$1, true)", 1, vals, err, errsz);
+}
+
 /* server notices ("already exists, skipping") are not for the user */
 static void
 quiet_notice(void *arg, const char *msg)
@@ -741,7 +757,7 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 {
 	const struct queue_migration *m;
 	PGresult *res;
-	char lockkey[32], vbuf[16], scratch[64], set[64];
+	char lockkey[32], vbuf[16], scratch[64];
 	const char *params[2];
 	int v, missing;
 
@@ -753,12 +769,7 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
 		goto fail;
-	/* (set_config with is_local: SET LOCAL, its value a parameter) */
-	snprintf(set, sizeof(set), "%us", lock_timeout_s);
-	params[0] = set;
-	if (lock_timeout_s > 0 && exec_params(q, "SELECT pg_catalog."
-	    "set_config('lock_timeout', $1, true)", 1, params, err,
-	    errsz) < 0)
+	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0)
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
@@ -850,19 +861,14 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
     int *version_r, char *err, size_t errsz)
 {
 	PGresult *res;
-	const char *params[1];
-	char set[64], scratch[64];
+	char scratch[64];
 	int r = -1;
 
 	*version_r = 0;
 	/* a transaction of its own: SET LOCAL, through a pooler too */
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
-	snprintf(set, sizeof(set), "%us", lock_timeout_s);
-	params[0] = set;
-	if (lock_timeout_s > 0 && exec_params(q, "SELECT pg_catalog."
-	    "set_config('lock_timeout', $1, true)", 1, params, err,
-	    errsz) < 0)
+	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0)
 		goto done;
 	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
 	    NULL, 0);

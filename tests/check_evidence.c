@@ -155,25 +155,6 @@ START_TEST(cache)
 }
 END_TEST
 
-/* fill the file system of d: a file written until it is full */
-static void
-fill(const char *d)
-{
-	static const char block[4096];
-	char f[400];
-	int fd;
-
-	snprintf(f, sizeof(f), "%s/filler", d);
-	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert(fd >= 0);
-	while (write(fd, block, sizeof(block)) > 0)
-		;
-	ck_assert_msg(errno == ENOSPC, "filling: %s", strerror(errno));
-	while (write(fd, block, 1) > 0)
-		;
-	close(fd);
-}
-
 /*
  * A full disk: a cache made before it filled up goes on (its blocks
  * were allocated when it was made), and a cache file with holes (as a
@@ -207,7 +188,7 @@ START_TEST(cache_full_disk)
 	    1);
 	close(fd);
 	ck_assert_ptr_nonnull(c = mcache_open(path));
-	fill(mnt);
+	smalldisk_fill(mnt);
 	for (i = 0; i < MCACHE_SLOTS; i++) {
 		char s[64];
 

@@ -267,26 +267,6 @@ START_TEST(prepare)
 }
 END_TEST
 
-/* fill the file system of dir: a file written until it is full */
-static void
-fill(const char *d)
-{
-	static const char block[4096];
-	char f[400];
-	int fd;
-
-	snprintf(f, sizeof(f), "%s/filler", d);
-	fd = open(f, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert(fd >= 0);
-	while (write(fd, block, sizeof(block)) > 0)
-		;
-	ck_assert_msg(errno == ENOSPC, "filling: %s", strerror(errno));
-	/* and the last partial block */
-	while (write(fd, block, 1) > 0)
-		;
-	close(fd);
-}
-
 /*
  * A full disk: the counts go on in a counter made before it filled up
  * (its slots were written out when it was made), and one that needs a
@@ -307,7 +287,7 @@ START_TEST(full_disk)
 		return;
 	snprintf(p2, sizeof(p2), "%s/dev.passed", mnt);
 	ck_assert_int_eq(passcount_prepare(p2, err, sizeof(err)), 0);
-	fill(mnt);
+	smalldisk_fill(mnt);
 	/* every day's slot, on the full disk */
 	for (d = D0; d < D0 + PASSCOUNT_DAYS; d++)
 		ck_assert_msg(passcount_add(p2, d, err, sizeof(err)) == 0,
@@ -332,7 +312,7 @@ START_TEST(full_disk)
 	ck_assert_int_eq(pwrite(fd, "", 1, sizeof(hdr) + PASSCOUNT_DAYS * 8 -
 	    1), 1);
 	close(fd);
-	fill(mnt);
+	smalldisk_fill(mnt);
 	for (d = D0; d < D0 + PASSCOUNT_DAYS; d += 100)
 		if (passcount_add(p2, d, err, sizeof(err)) < 0)
 			break;
