@@ -1333,27 +1333,40 @@ has_row(struct queue *q, const char *sql, int64_t pos, int *is_r, char *err,
 
 int
 journal_event_mark(struct queue *q, int site, int64_t id, int64_t *mark_r,
-    char *err, size_t errsz)
+    char *list_r, size_t listsz, char *err, size_t errsz)
 {
 	char idbuf[32];
 	const char *vals[1] = { idbuf };
 	PGresult *res;
+	size_t len;
 
 	*mark_r = 0;
+	if (list_r != NULL && listsz > 0)
+		list_r[0] = '\0';
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	res = PQexecParams(q->conn, site ? "SELECT " JOURNAL_MARK_SQL(
-	    "j.created_at") " FROM site_feed f JOIN train_journal j ON "
-	    "j.id = f.event_id WHERE f.seq = $1::int8" : "SELECT "
-	    JOURNAL_MARK_SQL("created_at") " FROM train_journal WHERE id = "
-	    "$1::int8", 1, NULL, vals, NULL, NULL, 1);
+	    "j.created_at") ", j.list FROM site_feed f JOIN train_journal j "
+	    "ON j.id = f.event_id WHERE f.seq = $1::int8" : "SELECT "
+	    JOURNAL_MARK_SQL("created_at") ", list FROM train_journal WHERE "
+	    "id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) > 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
 		return -1;
 	}
-	if (PQntuples(res) == 1)
+	if (PQntuples(res) == 1) {
 		*mark_r = queue_col_i64(res, 0, 0);
+		/* a list name (the table's CHECK: at most 64 bytes of
+		 * [a-z0-9._-]) */
+		len = (size_t)PQgetlength(res, 0, 1);
+		if (list_r != NULL && listsz > 0) {
+			if (len >= listsz)
+				len = listsz - 1;
+			memcpy(list_r, PQgetvalue(res, 0, 1), len);
+			list_r[len] = '\0';
+		}
+	}
 	PQclear(res);
 	return 0;
 }

@@ -183,15 +183,31 @@ static int
 diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
     char *err, size_t errsz)
 {
-	char e[256], was[64], now[320];
+	char e[256], was[64], now[320], evlist[128];	/* a list name: <= 64 */
 	int64_t mark, last;
 	int standby = 0;
 
-	if (pos <= 0 || fmark == 0)
+	if (pos <= 0)
 		return 0;
-	if (journal_event_mark(q, sr->site, pos, &mark, e, sizeof(e)) < 0)
+	if (journal_event_mark(q, sr->site, pos, &mark, evlist,
+	    sizeof(evlist), e, sizeof(e)) < 0) {
+		if (fmark == 0)
+			return 0;
 		goto unknown;
-	if (mark == fmark)
+	}
+	/* the event the file was built up to, but another list's: the file
+	 * is a copy of that list's, and what this list's journal has after
+	 * it would be learnt on top of the other list's mail */
+	if (!sr->site && mark != 0 && (fmark == 0 || mark == fmark) &&
+	    strcmp(evlist, sr->list) != 0) {
+		snprintf(err, errsz, "the token file of list %s was built from "
+		    "the journal of list %s (its position %lld is an event of "
+		    "%s): it is a copy of that list's token file; nothing "
+		    "applied: run `listgate rebuild --list %s`", sr->list,
+		    evlist, (long long)pos, evlist, sr->list);
+		return 1;
+	}
+	if (fmark == 0 || mark == fmark)
 		return 0;
 	if (mark == 0) {
 		if ((sr->site ? journal_site_last(q, &last, e, sizeof(e)) :
@@ -261,8 +277,8 @@ other_kind(struct queue *q, const struct src *sr, int64_t pos,
 	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
 	    is == sr->site)
 		return 0;
-	if (fmark != 0 && journal_event_mark(q, !sr->site, pos, &mark, e,
-	    sizeof(e)) == 0 && mark != fmark)
+	if (fmark != 0 && journal_event_mark(q, !sr->site, pos, &mark, NULL,
+	    0, e, sizeof(e)) == 0 && mark != fmark)
 		return 0;
 	/* a site store's position past the end of this database's feed
 	 * that is no journal event's id either was built from more of the
