@@ -52,6 +52,13 @@ for bad in 2026-02-30 2026-11-31 2023-02-29 2026-04-31; do
 	check "--since $bad (no such day) is a usage error naming it" \
 	    sh -c "test $rc -eq 2 && grep -q -- \"--since '$bad'\" '$T/err'"
 done
+# text that is no YYYY-MM-DD (glibc's strptime skips blanks before a
+# number and takes a single digit: these were read as days)
+for bad in '2026- 1- 5' ' 2026-11-5' '2026-11- 5' '2026-1-05 '; do
+	run lg stats --json --since "$bad"
+	check "--since '$bad' (not YYYY-MM-DD) is a usage error" \
+	    sh -c "test $rc -eq 2 && grep -q -- \"bad --since '$bad'\" '$T/err'"
+done
 run lg stats --since 2999-01-01
 check "a --since in the future is a usage error" test "$rc" -eq 2
 run lg stats --since 1969-12-31

@@ -68,17 +68,23 @@ usage(FILE *f)
 }
 
 /* "YYYY-MM-DD" as a UTC day number: 0, or -1 (a day the month does
- * not have, 2026-02-30, too) */
+ * not have, 2026-02-30, too; and any other text: strptime skips blanks
+ * before a number and takes one digit, so "2026- 1- 5" was a day) */
 static int
 parse_date(const char *s, long *day_r)
 {
 	struct tm tm, want, back;
 	char *end;
 	time_t t;
+	size_t i;
 
+	if (strlen(s) != 10)
+		return -1;
+	for (i = 0; i < 10; i++)
+		if (i == 4 || i == 7 ? s[i] != '-' : s[i] < '0' || s[i] > '9')
+			return -1;
 	memset(&tm, 0, sizeof(tm));
-	if (strlen(s) != 10 || (end = strptime(s, "%Y-%m-%d", &tm)) == NULL ||
-	    *end != '\0')
+	if ((end = strptime(s, "%Y-%m-%d", &tm)) == NULL || *end != '\0')
 		return -1;
 	want = tm;		/* timegm normalises tm in place */
 	if ((t = timegm(&tm)) == (time_t)-1 || t < 0)
