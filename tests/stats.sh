@@ -27,12 +27,12 @@ lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 # a Python expression over the JSON in $T/out (d), with L = list dev's
-# object and P = its periods by start date
+# (or $JSLIST's) object and P = its periods by start date
 js() {
 	python3 -c "
 import json, sys
 d = json.load(open('$T/out'))
-L = {l['list']: l for l in d['lists']}.get('dev')
+L = {l['list']: l for l in d['lists']}.get('${JSLIST:-dev}')
 P = {p['start']: p for p in (L or {}).get('periods', [])}
 ok = ($1)
 if not ok:
@@ -284,6 +284,34 @@ check "delays below 0 (a clock set back) count as 0, not as none" \
 run lg stats --list skew
 check "... in the text as well" \
     grep -q "moderators' delay: median 0s, 90th percentile 0s (2 decisions)" "$T/out"
+
+# the pass counter remembers 1024 days: a period that begins before has
+# its passed posts short (0), and approved / (approved + 0) is no rate
+# of ham held (it read 1, every good post held)
+sql "
+INSERT INTO held_posts (id, list, arrived_at, size, score, verdict, raw_z,
+    raw_sha256, status, decided_by, decided_at)
+SELECT id, 'old', d0 - make_interval(days => a), 10, 0.9, 'spam',
+    '\\x00'::bytea, decode(lpad(to_hex(id), 64, '0'), 'hex'), 'approved',
+    'mod', d0 - make_interval(days => a) + interval '1 hour'
+  FROM (VALUES (501, 1100), (502, 2)) v(id, a),
+      (SELECT date_trunc('day', now() AT TIME ZONE 'UTC')
+      AT TIME ZONE 'UTC' AS d0) z;
+" || exit 99
+printf 'ham_cutoff = 1\nspam_cutoff = 1\n' > "$CONF/lists/old.conf"
+lg train --list old --ham "$DATA/ham1.eml" > /dev/null 2>&1
+lg filter --list old --mta qmail < "$DATA/ham3.eml" > /dev/null 2>&1
+d1100=$(date -u -d '-1100 days' +%Y-%m-%d)
+JSLIST=old
+run lg stats --json --list old --since "$d1100" --by week
+check "--since 1100 days ago: no ham held rate for the span or its first week (passed unknown there)" \
+    js "L['approved'] == 2 and L['ham_held_rate'] is None and P['$d1100']['approved'] == 1 and P['$d1100']['ham_held_rate'] is None"
+check "... but for the weeks the counter remembers" \
+    js "[p['ham_held_rate'] for p in L['periods'] if p['approved'] or p['passed']][-1] == 0.5"
+run lg stats --list old --since "$d1100"
+check "... and none in the text" grep -q '^  ham held -, spam released -' "$T/out"
+run lg stats --json --list old
+check "... the last 30 days have theirs" js "L['ham_held_rate'] == 0.5"
 cat "$T/js.err" 2>/dev/null | head -40
 
 echo "1..$n"

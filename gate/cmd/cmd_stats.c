@@ -173,16 +173,20 @@ names_in(const char *dir, const char *suffix, struct names *nm)
 struct fig {
 	long start, end;		/* UTC days, end exclusive */
 	uint64_t passed;
+	int passed_part;		/* begins before the counter's
+					 * PASSCOUNT_DAYS: passed is short */
 	struct qstats_period q;
 };
 
-/* ham held and spam released, as fractions (-1: nothing to divide) */
+/* ham held and spam released, as fractions (-1: nothing to divide, or
+ * a count of passed posts that does not reach back to the period's
+ * start: approved / (approved + 0) read as all ham held) */
 static double
 ham_rate(const struct fig *f)
 {
 	double n = (double)f->q.approved + (double)f->passed;
 
-	return n > 0 ? f->q.approved / n : -1;
+	return n > 0 && !f->passed_part ? f->q.approved / n : -1;
 }
 
 static double
@@ -225,6 +229,7 @@ figures(struct queue *q, const struct listcfg_global *g, const char *list,
 		out[i].start = days[i];
 		out[i].end = days[i + 1];
 		out[i].q = qp[i];
+		out[i].passed_part = days[i] < today - (PASSCOUNT_DAYS - 1);
 	}
 	/* passed posts: the counter remembers PASSCOUNT_DAYS days */
 	from = days[0];
