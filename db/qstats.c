@@ -192,3 +192,22 @@ qstats_lists(struct queue *q, qstats_list_fn fn, void *ctx, char *err,
 		snprintf(err, errsz, "stopped");
 	return rc < 0 ? -1 : 0;
 }
+
+int
+qstats_list_known(struct queue *q, const char *list, char *err,
+    size_t errsz)
+{
+	const char *vals[1] = { list };
+	PGresult *res;
+	int known;
+
+	res = PQexecParams(q->conn, "SELECT EXISTS (SELECT 1 FROM held_posts "
+	    "WHERE list = $1) OR EXISTS (SELECT 1 FROM train_journal WHERE "
+	    "list = $1)", 1, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1)
+		return fail(q, res, err, errsz);
+	known = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	PQclear(res);
+	return known;
+}

@@ -48,4 +48,9 @@ typedef int (*qstats_list_fn)(const char *list, void *ctx);
 int qstats_lists(struct queue *q, qstats_list_fn fn, void *ctx, char *err,
     size_t errsz);
 
+/* whether list has any held post or journal event, whenever: 1 or 0,
+ * or -1 (one look at each table's index on list) */
+int qstats_list_known(struct queue *q, const char *list, char *err,
+    size_t errsz);
+
 #endif

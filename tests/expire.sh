@@ -155,6 +155,12 @@ check "... by whom --by says" \
     test "$(sql "SELECT decided_by FROM held_posts WHERE id = $keep_old")" = cron
 run lg expire --list nolist
 check "a list without held posts is fine" test "$rc" -eq 0
+# (a cron line's misspelt --list expired nothing, for good, in silence)
+check "... but one that is nowhere (no lists/L.conf, no token file, no post, no event) is warned of" \
+    grep -q "^listgate expire: warning: list nolist has no $CONF/lists/nolist.conf, no token file or pass counter in .*: nothing to expire (a misspelt list name?)$" "$T/err"
+run lg expire --list keep
+check "... a list with a file and no held post is not" \
+    sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 
 # runs at once: each reminder is queued once (the claim), and a post a
 # moderator decides while expire waits for it is skipped, not an error

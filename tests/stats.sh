@@ -167,6 +167,15 @@ check "... trained: the token file and the journal" \
 check "... the other list: one held, no token file" \
     js "[l for l in d['lists'] if l['list'] == 'other'][0]['held'] == 1 and [l for l in d['lists'] if l['list'] == 'other'][0]['trained']['token_file'] is None and [l for l in d['lists'] if l['list'] == 'other'][0]['delay_median_s'] is None"
 
+run lg stats --json --list devv
+check "--list of a list that is nowhere (a misspelt name): exit 0, zeros, and a warning" \
+    sh -c "test $rc -eq 0 && python3 -m json.tool '$T/out' > /dev/null && grep -q '^listgate stats: warning: list devv has no $CONF/lists/devv.conf, no token file or pass counter in $T/tokens, and no held post or journal event: nothing to report (a misspelt list name?)\$' '$T/err'"
+for l in dev other; do
+	run lg stats --json --list $l
+	check "... none for $l (a file, or held posts only)" \
+	    sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
+done
+
 lg stats --json --list dev --by day > /dev/full 2> "$T/err"; rc=$?
 check "an output that cannot be written exits 1, saying so" \
     sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "db/qstats.h"
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/app/app.h"
@@ -98,6 +99,24 @@ cmd_bad_list(const char *name, const char *list)
 {
 	cmd_err(name, "bad list name '%.200s' (want [a-z0-9][a-z0-9._-]*, "
 	    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+}
+
+void
+cmd_warn_unknown_list(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, const char *what)
+{
+	char conf[4096], tok[4096], pc[4096], err[256];
+
+	if (listcfg_list_path(g, list, conf, sizeof(conf)) < 0 ||
+	    listcfg_tokens_path(g, list, tok, sizeof(tok)) < 0 ||
+	    listcfg_passcount_path(g, list, pc, sizeof(pc)) < 0 ||
+	    access(conf, F_OK) == 0 || access(tok, F_OK) == 0 ||
+	    access(pc, F_OK) == 0 ||
+	    qstats_list_known(q, list, err, sizeof(err)) != 0)
+		return;
+	cmd_err(name, "warning: list %s has no %s, no token file or pass "
+	    "counter in %s, and no held post or journal event: nothing to "
+	    "%s (a misspelt list name?)", list, conf, g->tokens_dir, what);
 }
 
 /* print untrusted text sanitized, on one line */

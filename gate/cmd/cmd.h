@@ -97,6 +97,14 @@ int cmd_tokens_not_writable(const struct listcfg_global *g,
  * words for every command) */
 void cmd_bad_list(const char *name, const char *list);
 
+/* warn (a misspelt --list?) when list has no lists/L.conf, no file in
+ * tokens_dir (token file, pass counter) and no held post or journal
+ * event at all, saying that there is nothing to `what'; a warning
+ * only (a new list has none of them yet), and none when the database
+ * cannot tell */
+void cmd_warn_unknown_list(const char *name, struct queue *q,
+    const struct listcfg_global *g, const char *list, const char *what);
+
 /* standard output flushed and written whole: 0, or -1 after saying
  * "cannot write the standard output" as name (what a command printed is
  * its answer: unwritten, the command failed) */

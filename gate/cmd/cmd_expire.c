@@ -378,6 +378,7 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (list != NULL) {
 		if (add_name(list, &nm) < 0)
 			tot.nfail++;
+		cmd_warn_unknown_list(NAME, q, &g, list, "expire");
 	} else if (expiry_lists(q, add_name, &nm, err, sizeof(err)) < 0) {
 		cmd_err(NAME, "%s", strcmp(err, "stopped") == 0 ?
 		    "out of memory" : err);

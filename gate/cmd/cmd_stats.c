@@ -700,9 +700,10 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 		xfree(per);
 		return EXIT_CMD_FAIL;
 	}
-	if (list != NULL)
+	if (list != NULL) {
 		nfail += add_name(list, &nm) < 0;
-	else {
+		cmd_warn_unknown_list(NAME, q, &g, list, "report");
+	} else {
 		snprintf(dir, sizeof(dir), "%s/lists", g.dir);
 		if (names_in(dir, ".conf", &nm) < 0 ||
 		    names_in(g.tokens_dir, ".passed", &nm) < 0) {
