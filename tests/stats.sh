@@ -176,6 +176,19 @@ for l in dev other; do
 	    sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 done
 
+# a token file that cannot be read fails the command, but hides none of
+# the list's figures from the database
+echo "not a token file" > "$T/tokens/other.kch"
+run lg stats --json
+check "a list's token file that cannot be read: stats exits 1, naming the list" \
+    sh -c "test $rc -eq 1 && grep -q '^listgate stats: list other: ' '$T/err'"
+check "... both lists still reported" js "len(d['lists']) == 2"
+JSLIST=other check "... the list's held post and trained journal still there, the file marked unreadable" \
+    js "L['held'] == 1 and L['trained']['token_file'] is None and L['trained']['token_file_unreadable'] is True and 'journal' in L['trained']"
+run lg stats --list other
+check "... the text says so" grep -q "^  token file: cannot be read" "$T/out"
+rm -f "$T/tokens/other.kch"
+
 lg stats --json --list dev --by day > /dev/full 2> "$T/err"; rc=$?
 check "an output that cannot be written exits 1, saying so" \
     sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"

@@ -265,6 +265,7 @@ out:
 /* what the list's token file and journal hold */
 struct trained {
 	int have_file;
+	int file_bad;		/* there, but cannot be read (reported) */
 	uint32_t ham, spam;
 	long tokens;
 	long long bytes;
@@ -272,9 +273,9 @@ struct trained {
 	int64_t jham, jspam;
 };
 
-/* what list's token file and journal hold: 0, or -1 reported (a token
- * file that exists but cannot be read, a journal that cannot be
- * counted) */
+/* what list's token file and journal hold: 0; 1 when the token file
+ * exists but cannot be read (reported: t->file_bad, the rest filled);
+ * or -1 reported (a journal that cannot be counted) */
 static int
 trained_of(struct queue *q, const struct listcfg_global *g,
     const char *list, struct trained *t)
@@ -296,17 +297,19 @@ trained_of(struct queue *q, const struct listcfg_global *g,
 			;	/* gone since: none */
 		else if (r != 0) {
 			cmd_err(NAME, "list %s: %s", list, err);
-			return -1;
+			t->file_bad = 1;
 		} else {
 			if (tokdb_msgcounts(db, &t->spam, &t->ham) < 0 ||
 			    (t->tokens = tokdb_ntokens(db)) < 0) {
 				cmd_err(NAME, "list %s: %s", list,
 				    tokdb_errmsg(db));
-				tokdb_close(db);
-				return -1;
+				t->file_bad = 1;
+				t->ham = t->spam = 0;
+				t->tokens = 0;
+			} else {
+				t->have_file = 1;
+				t->bytes = (long long)st.st_size;
 			}
-			t->have_file = 1;
-			t->bytes = (long long)st.st_size;
 			tokdb_close(db);
 		}
 	}
@@ -316,7 +319,7 @@ trained_of(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	}
 	t->have_journal = 1;
-	return 0;
+	return t->file_bad;
 }
 
 /* --- output --------------------------------------------------------------- */
@@ -373,7 +376,8 @@ json_list(FILE *f, const char *list, const struct fig *tot,
 		fprintf(f, "{\"ham\":%u,\"spam\":%u,\"tokens\":%ld,\"bytes\":%lld}",
 		    t->ham, t->spam, t->tokens, t->bytes);
 	else
-		fputs("null", f);
+		fputs(t->file_bad ? "null,\"token_file_unreadable\":true" :
+		    "null", f);
 	fputs(",\"journal\":", f);
 	if (t->have_journal)
 		fprintf(f, "{\"ham\":%lld,\"spam\":%lld}", (long long)t->jham,
@@ -508,6 +512,9 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 		fprintf(f, "  token file: %u ham and %u spam trained, %ld "
 		    "tokens, %lld bytes\n", t->ham, t->spam, t->tokens,
 		    t->bytes);
+	else if (t->file_bad)
+		fputs("  token file: cannot be read (see the message above)\n",
+		    f);
 	else
 		fputs("  token file: none on this host\n", f);
 	if (t->have_journal)
@@ -614,7 +621,7 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], a[16], b[16], dir[4096];
 	long since = -1, today, *bounds = NULL, span[2], dd[3], d;
 	size_t np = 0, i;
-	int ch, json = 0, tty, nfail = 0, by_week = 0, nshown = 0;
+	int ch, json = 0, tty, nfail = 0, by_week = 0, nshown = 0, r;
 
 	while ((ch = getopt_long(argc, argv, "l:js:b:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -735,9 +742,12 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 			nfail++;
 			continue;
 		}
-		if (trained_of(q, &g, nm.v[i], &tr) < 0) {
+		/* a token file that cannot be read fails the command but
+		 * hides none of the database's figures */
+		if ((r = trained_of(q, &g, nm.v[i], &tr)) != 0) {
 			nfail++;
-			continue;
+			if (r < 0)
+				continue;
 		}
 		if (json)
 			json_list(stdout, nm.v[i], &tot, drift, &tr,
