@@ -657,7 +657,12 @@ send_notices(struct filter *f)
 		    "notice_error=\"%.300s\"", err);
 		return;
 	}
-	if (st.lasterr[0] != '\0')
+	if (st.ours)
+		snprintf(f->notices, sizeof(f->notices), " notices=none "
+		    "notice_error=\"the post is a notice of listgate's: a "
+		    "moderator's address leads to a list (no notice of a "
+		    "notice: it would loop)\"");
+	else if (st.lasterr[0] != '\0')
 		snprintf(f->notices, sizeof(f->notices), " notices=%u/%u "
 		    "notice_error=\"%.300s\"", st.sent, st.queued, st.lasterr);
 	else

@@ -246,6 +246,11 @@ do_after(const struct holder_req *rq, const struct holder_ans *a,
 		log_warn("holder: list %s post %lld: notices: %s (notify "
 		    "--pending sends them)", rq->post.list, (long long)a->id,
 		    err);
+	else if (st.ours)
+		log_warn("holder: list %s post %lld: no notices: the post is a "
+		    "notice of listgate's, so a moderator's address leads to a "
+		    "list (a notice of it would loop)", rq->post.list,
+		    (long long)a->id);
 	else if (st.lasterr[0] != '\0')
 		log_warn("holder: list %s post %lld: %u of %u notices sent: "
 		    "%s (notify --pending sends the rest)", rq->post.list,

@@ -157,6 +157,11 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 			nfail++;
 			continue;
 		}
+		if (st.ours)
+			/* (not a failure: there is nothing to remind of) */
+			cmd_err(NAME, "post %lld is a notice of listgate's (a "
+			    "moderator's address leads to a list): no reminder, "
+			    "it would loop", id);
 		if (st.failed) {
 			cmd_err(NAME, "post %lld: %s", id, st.lasterr);
 			nfail++;

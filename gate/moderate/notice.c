@@ -63,6 +63,20 @@ notice_clean(struct buf *out, const void *s, size_t n, size_t maxchars)
 	return sanitize_buf(out, s, n, maxchars, SANITIZE_TEXT, 0) < 0 ? -1 : 0;
 }
 
+int
+notice_is_ours(const unsigned char *raw, size_t len)
+{
+	struct buf v = BUF_INIT(LG_MAX_FIELD_BYTES);
+	int r;
+
+	if (raw == NULL || len == 0)
+		return 0;
+	r = mail_header(raw, len < LG_MAX_HEADER_BYTES ? len :
+	    LG_MAX_HEADER_BYTES, "X-Listgate-List", &v);
+	buf_free(&v);
+	return r == 1;
+}
+
 /* printf into b: 0 or -1 */
 static int __attribute__((format(printf, 2, 3)))
 put(struct buf *b, const char *fmt, ...)

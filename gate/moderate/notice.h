@@ -112,6 +112,14 @@ int notice_answer(const char *list, const char *subject,
  * domain, at most COOKIE_MAX_ADDR bytes; else 0 */
 int notice_addr_ok(const char *a);
 
+/* 1 if raw (len bytes) is a message listgate wrote: a hold notice, a
+ * digest or an answer, which carry X-Listgate-List in their top-level
+ * header (the first LG_MAX_HEADER_BYTES looked at); else 0.  Such a
+ * message that reaches a list (a moderator's address that leads back to
+ * a list listgate filters) gets no notice of its own: each notice would
+ * be held and noticed again, for ever */
+int notice_is_ours(const unsigned char *raw, size_t len);
+
 /* append n bytes of untrusted s to out through the sanitizer, on one
  * line, at most maxchars characters: 0, or -1 */
 int notice_clean(struct buf *out, const void *s, size_t n, size_t maxchars);

@@ -314,6 +314,14 @@ queue_and_send(struct queue *q, const struct listcfg_global *g,
 	char kerr[1024];
 	int r;
 
+	/* a notice of a notice: the moderator's address led it back to a
+	 * list listgate filters, which held it; noticed, it would come
+	 * back again, for ever (the MTA's hop count never grows: each
+	 * notice is a new message, the last one only attached) */
+	if (kind != NULL && notice_is_ours(p->raw, p->raw_len)) {
+		st->ours = 1;
+		return 0;
+	}
 	if (kind != NULL) {
 		if (moddb_queue(q, l->name, p->id, l->moderators, kind, digest,
 		    err, errsz) < 0)

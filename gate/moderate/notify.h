@@ -49,6 +49,10 @@ struct notify_stats {
 	unsigned dropped;	/* rows of posts decided or gone */
 	unsigned waiting;	/* rows left for a digest or a later run
 				 * (a post being released among them) */
+	int ours;		/* the post is a message listgate wrote
+				 * (notice_is_ours): nothing queued, or a
+				 * moderator's address that leads back to
+				 * the list would loop */
 	char lasterr[512];	/* the last failure, "" if none */
 };
 
@@ -85,7 +89,9 @@ int notify_run(const struct listcfg_list *l, const char *to,
 /*
  * After post p of list l was held (the filter): queue its hold notices
  * (once per moderator), or leave them for a digest past
- * notify_max_per_hour, and send them until deadline_ms (clock_now_ms).
+ * notify_max_per_hour, and send them until deadline_ms (clock_now_ms);
+ * none for a post that is itself a notice, digest or answer of
+ * listgate's (st->ours set; so for notify_remind).
  * Never touches the post.  0 (st says what happened; failed sends stay
  * pending), or -1 with err when the outbox could not be written.
  */
