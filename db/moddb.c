@@ -50,33 +50,42 @@ utf8_text(struct buf *b, const char *s)
 }
 
 int
+moddb_text_array(struct buf *arr, char *const *a)
+{
+	const char *s;
+	size_t i;
+	int r;
+
+	r = buf_addc(arr, '{');
+	for (i = 0; r == 0 && a != NULL && a[i] != NULL; i++) {
+		r = buf_adds(arr, i > 0 ? ",\"" : "\"");
+		for (s = a[i]; r == 0 && *s != '\0'; s++) {
+			if (*s == '"' || *s == '\\')
+				r = buf_addc(arr, '\\');
+			if (r == 0)
+				r = buf_addc(arr, *s);
+		}
+		if (r == 0)
+			r = buf_addc(arr, '"');
+	}
+	return r < 0 || buf_addc(arr, '}') < 0 ? -1 : 0;
+}
+
+int
 moddb_queue(struct queue *q, const char *list, int64_t post_id,
     char *const *moderators, const char *kind, int digest, char *err,
     size_t errsz)
 {
 	struct buf arr = BUF_INIT(MODS_MAX);
 	char idbuf[32];
-	const char *vals[5], *s;
-	size_t i;
+	const char *vals[5];
 	int r;
 
 	if (moderators == NULL || moderators[0] == NULL)
 		return 0;
-	/* the addresses as one text[] parameter, each quoted: the rows go
-	 * in with one statement, all or none */
-	r = buf_addc(&arr, '{');
-	for (i = 0; r == 0 && moderators[i] != NULL; i++) {
-		r = buf_adds(&arr, i > 0 ? ",\"" : "\"");
-		for (s = moderators[i]; r == 0 && *s != '\0'; s++) {
-			if (*s == '"' || *s == '\\')
-				r = buf_addc(&arr, '\\');
-			if (r == 0)
-				r = buf_addc(&arr, *s);
-		}
-		if (r == 0)
-			r = buf_addc(&arr, '"');
-	}
-	if (r < 0 || buf_addc(&arr, '}') < 0) {
+	/* the addresses as one text[] parameter: the rows go in with one
+	 * statement, all or none */
+	if (moddb_text_array(&arr, moderators) < 0) {
 		snprintf(err, errsz, "out of memory (or moderators' addresses "
 		    "past %u bytes)", MODS_MAX);
 		buf_free(&arr);

@@ -34,6 +34,13 @@ struct moddb_notice {
 /* called per row: 0 go on, 1 stop, -1 stop and fail */
 typedef int (*moddb_notice_fn)(const struct moddb_notice *n, void *ctx);
 
+struct buf;
+
+/* the NULL-terminated strings a (NULL: none) as a PostgreSQL text[]
+ * literal, each quoted, appended to arr: 0, or -1 (out of memory or
+ * arr's max) */
+int moddb_text_array(struct buf *arr, char *const *a);
+
 /*
  * Queue a notice of kind ("hold" or "remind") about post_id of list for
  * each address of the NULL-terminated moderators, waiting for a digest

@@ -26,6 +26,7 @@
 
 #include "gate/util/lglimits.h"
 #include "db/journal.h"
+#include "db/moddb.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
 #include "gate/util/buf.h"
@@ -1189,6 +1190,22 @@ out:
 	"make_interval(days => $14::int4)) " \
 	"ON CONFLICT DO NOTHING RETURNING id"
 
+/* HOLD_SQL, and the new post's hold notices (moddb_queue's rows) to the
+ * moderators $17 queued in the same statement: all or nothing, so that
+ * a failure after the commit (the server gone, the filter killed) never
+ * leaves a held post that no notice will ever announce.  Past $18 posts
+ * noticed in the hour (0: always) they wait for a digest, as
+ * notify_held decides. */
+#define HOLD_NOTIFY_SQL(RAWZ) \
+	"WITH h AS (" HOLD_SQL(RAWZ) "), o AS (INSERT INTO notice_outbox " \
+	"(list, post_id, moderator, kind, digest) SELECT $1, h.id, m.a, " \
+	"'hold', (SELECT $18::int8 = 0 OR count(DISTINCT post_id) >= " \
+	"$18::int8 FROM notice_outbox WHERE list = $1 AND state = 'sent' " \
+	"AND done_at > now() - interval '1 hour') FROM h, " \
+	"unnest($17::text[]) WITH ORDINALITY AS m (a, n) ORDER BY m.n " \
+	"ON CONFLICT (post_id, moderator) WHERE kind = 'hold' DO NOTHING) " \
+	"SELECT id FROM h"
+
 int
 queue_hold(struct queue *q, const struct queue_post *p, int64_t *id_r,
     char *err, size_t errsz)
@@ -1215,6 +1232,8 @@ queue_hold_sha(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	 */
 	static const char sql[] = HOLD_SQL("$11::bytea");
 	static const char sql_lo[] = HOLD_SQL("lo_get($11::oid)");
+	static const char sql_n[] = HOLD_NOTIFY_SQL("$11::bytea");
+	static const char sql_n_lo[] = HOLD_NOTIFY_SQL("lo_get($11::oid)");
 	/* (a pending row refuses only a held post, the filter's discard
 	 * only a discarded one) */
 	static const char sql_found[] =
@@ -1225,11 +1244,15 @@ queue_hold_sha(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	    " UNION ALL SELECT 2, id, status FROM held_posts WHERE list = $1 "
 	    "AND raw_sha256 = $2 AND status = 'discarded' AND decided_by = '"
 	    QUEUE_FILTER_BY "' AND $4::text = 'discarded' ORDER BY 1 LIMIT 1";
-	const char *vals[16], *pvals[4];
-	int lens[16], fmts[16], plens[4] = { 0, SHA256_DIGEST_SIZE, 0, 0 };
+	const char *vals[18], *pvals[4];
+	int lens[18], fmts[18], plens[4] = { 0, SHA256_DIGEST_SIZE, 0, 0 };
 	int pfmts[4] = { 0, 1, 0, 0 };
 	char *txt[7];
 	char sizebuf[32], scorebuf[40], daysbuf[16], schemabuf[16], e2[64];
+	char maxbuf[16];
+	struct buf mods = BUF_INIT(1024u * 1024u);
+	int notify = p->notify_mods != NULL && p->notify_mods[0] != NULL &&
+	    (p->status == NULL || strcmp(p->status, "held") == 0);
 	char why[512];
 	unsigned char digest[SHA256_DIGEST_SIZE];
 	struct post_in in;
@@ -1309,11 +1332,22 @@ queue_hold_sha(struct queue *q, const struct queue_post *p, int64_t *id_r,
 	snprintf(schemabuf, sizeof(schemabuf), "%d", queue_schema_latest);
 	vals[14] = schemabuf;
 	vals[15] = txt[6];
+	if (notify) {
+		if (moddb_text_array(&mods, p->notify_mods) < 0) {
+			snprintf(err, errsz, "out of memory (or moderators' "
+			    "addresses past 1 MiB)");
+			goto out;
+		}
+		snprintf(maxbuf, sizeof(maxbuf), "%u", p->notify_max_per_hour);
+		vals[16] = buf_str(&mods);
+		vals[17] = maxbuf;
+	}
 	snprintf(err, errsz, "database: cannot hold the post: the same "
 	    "post is being stored and decided at once");
 	for (try = 0; try < HOLD_TRIES && r < 0; try++) {
-		res = PQexecParams(q->conn, z.lo ? sql_lo : sql, 16, NULL, vals,
-		    lens, fmts, 0);
+		res = PQexecParams(q->conn, notify ? (z.lo ? sql_n_lo : sql_n) :
+		    z.lo ? sql_lo : sql, notify ? 18 : 16, NULL, vals, lens,
+		    fmts, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 			/* no schema, an older one: say so rather than what
 			 * the INSERT met */
@@ -1384,6 +1418,7 @@ out:
 	for (i = 0; i < 7; i++)
 		xfree(txt[i]);
 	xfree(z.buf);
+	buf_free(&mods);
 	return r;
 }
 

@@ -91,6 +91,18 @@ struct queue_post {
 						 * moderator decided less than
 						 * this many days ago from
 						 * that decision (0: never) */
+	char *const *notify_mods;		/* set (NULL-terminated, not
+						 * empty): a new held post's
+						 * hold notices to these
+						 * moderators are queued in
+						 * the outbox (notice_outbox)
+						 * by the same statement, so
+						 * that no failure after the
+						 * commit loses them */
+	unsigned notify_max_per_hour;		/* with notify_mods: past
+						 * this many posts noticed in
+						 * the last hour (0: always),
+						 * they wait for a digest */
 };
 
 /* who decided a post the filter stored as discarded (held_posts'
@@ -115,7 +127,7 @@ struct queue_post {
  * larger one through a PostgreSQL large object written chunk by chunk
  * in the same transaction (and dropped before it commits), so memory
  * stays a few MiB whatever the size.  A new post: QUEUE_HELD_NEW with
- * the new id in *id_r.  The MTA retries a delivery whose filter was killed after its
+ * the new id in *id_r (and its notices queued with it, p->notify_mods).  The MTA retries a delivery whose filter was killed after its
  * INSERT committed, with the same bytes; such a retry is never stored
  * twice nor delivered twice: QUEUE_HELD_PENDING with the id of the row
  * that holds exactly these bytes for this list (held or being released;

@@ -580,6 +580,13 @@ hold_post(struct filter *f, struct classify *c, const char *status,
 	qp.status = status;
 	qp.note = f->refusal;
 	qp.remember_days = f->l.hold_expiry_days;
+	/* its notices queued with it (not for a notice of listgate's: see
+	 * notify_held) */
+	if (notify && notify_ready(&f->l) && !notice_is_ours(f->sp.data,
+	    f->sp.len)) {
+		qp.notify_mods = f->l.moderators;
+		qp.notify_max_per_hour = f->l.notify_max_per_hour;
+	}
 	if (hold_by_holder(f, &qp, notify) == 0)
 		return 0;
 	/* (queue_hold checks the schema: no round trip of its own) */

@@ -178,6 +178,7 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
     size_t errsz, void *arg)
 {
 	struct holder_ctx *h = arg;
+	struct queue_post qp = rq->post;
 	int tries, r = -1;
 
 	if (h->have_l) {
@@ -194,11 +195,17 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 	if (listcfg_load_list(&h->g, rq->post.list, &h->l, err, errsz) < 0)
 		return -1;
 	h->have_l = 1;
+	/* its notices queued with it, as filter's own hold does */
+	if (rq->notify && notify_ready(&h->l) && !notice_is_ours(qp.raw,
+	    qp.raw_len)) {
+		qp.notify_mods = h->l.moderators;
+		qp.notify_max_per_hour = h->l.notify_max_per_hour;
+	}
 	for (tries = 0; tries < 2 && r < 0; tries++) {
 		if (h->q == NULL && queue_open(h->g.conninfo, &h->q, err,
 		    errsz) < 0)
 			break;
-		if ((r = queue_hold_sha(h->q, &rq->post, &a->id, h->sha, err,
+		if ((r = queue_hold_sha(h->q, &qp, &a->id, h->sha, err,
 		    errsz)) < 0) {
 			log_warn("holder: list %s: %s", rq->post.list, err);
 			queue_close(h->q);

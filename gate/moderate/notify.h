@@ -3,7 +3,8 @@
  * `notify` command and the outbox
  *
  * A hold notice is queued in the outbox (db/moddb.h) for each moderator
- * right after the held row committed, then sent within a deadline; a
+ * with the held row (queue_post.notify_mods: the same statement), again
+ * by notify_held (a no-op then), then sent within a deadline; a
  * notice that was not sent stays pending for `listgate notify
  * --pending`, which also sends the digests of lists past their
  * notify_max_per_hour.  A notice is built again from the held post
