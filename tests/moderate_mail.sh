@@ -48,6 +48,7 @@
 #     when a failed release holds it again, dropped once approved; a decided post's dropped rows do not hold back the
 #     digest of the others;
 #   - a robot's field past the first MiB of a reply's header counts;
+#   - an oversize post, held unscored, gets its hold notice too;
 #   - a notify command that hangs ends the run's sending after one time
 #     limit, the rest left for the next run.
 # Never reads /etc.
@@ -1109,6 +1110,31 @@ nbefore=$(ls "$MAIL" | wc -l)
 moderate "$a50" dev-bounces@example.org < "$T/r1.eml"
 check "a list's bounce address with a moderator's cookie: no answer" \
     test "$rc" -eq 0 -a "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+
+# --- an oversize post: held unscored for a moderator, who hears of it ----------------------
+echo "max_post_bytes = 1024" >> "$CONF/lists/dev.conf"
+{ post ham-test.eml mm60@test; i=0; while [ $i -lt 40 ]; do
+	echo "a long post, line $i, past the list's max_post_bytes"; i=$((i + 1)); done; } \
+    > "$T/mm60@test.eml"
+nbefore=$(nmail alice@example.org)
+lg filter --list dev --mta qmail -f jo@example.net -- dev@lists.example.org \
+    < "$T/mm60@test.eml" > "$T/filter.out" 2>&1
+check "an oversize post is held (exit 99)" test $? -eq 99
+id60=$(sql "SELECT id FROM held_posts WHERE message_id = '<mm60@test>'")
+check "... with the verdict oversize" \
+    test "$(sql "SELECT verdict FROM held_posts WHERE id = $id60")" = oversize
+check "... and alice gets its hold notice" test "$(nmail alice@example.org)" -eq $((nbefore + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/n60.txt"
+check "... which says why it is held" \
+    grep -q "^Held as: oversize: [0-9]* bytes, max_post_bytes 1024" "$T/n60.txt"
+check "... with the verdict oversize" grep -q "(verdict: oversize)" "$T/n60.txt"
+check "... and no token (not scored)" grep -q "^  (none recorded)" "$T/n60.txt"
+a60=$(addr_of "$(last_to alice@example.org)" approve)
+moderate "$a60" alice@example.org < "$T/r1.eml"
+check "... whose approve address approves it" \
+    test "$rc" -eq 0 -a "$(status "$id60")" = approved
+check "... released whole" cmp -s "$T/released.dev" "$T/mm60@test.eml"
 cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
 
 echo "1..$n"

@@ -654,6 +654,12 @@ send_notices(struct filter *f)
 	    f->l.spam_cutoff));
 	p.clues = buf_str(&f->clues);
 	p.note = f->refusal;
+	if (f->oversize) {
+		/* not scored: no tokens; the size is why it is held */
+		p.verdict = "oversize";
+		p.clues = "";
+		p.note = buf_str(&f->clues);
+	}
 	p.raw = f->sp.data;
 	p.raw_len = f->sp.len;
 	p.arrived = time(NULL);
@@ -920,10 +926,14 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* a verdict by size: held unscored, never passed */
 		f.oversize = 1;
 		if (read_headers(&f, scan) == 0 && hold_post(&f, NULL,
-		    "held", 0) == 0) {
+		    "held", 1) == 0) {
 			o = OUT_HELD;
 			snprintf(f.why, sizeof(f.why), "oversize: %zu bytes, "
 			    "max_post_bytes %zu", f.sp.len, f.l.max_post_bytes);
+			/* held for a moderator, who must hear of it (not
+			 * for a retry answered from an earlier decision) */
+			if (f.held < QUEUE_HELD_APPROVED)
+				send_notices(&f);
 		}
 		goto decide;
 	}

@@ -244,6 +244,11 @@ do_after(const struct holder_req *rq, const struct holder_ans *a,
 	p.verdict = rq->post.verdict;
 	p.clues = rq->post.clues;
 	p.note = rq->post.note;
+	if (p.verdict != NULL && strcmp(p.verdict, "oversize") == 0) {
+		/* not scored (filter's oversize post): its clues say why */
+		p.clues = "";
+		p.note = rq->post.clues;
+	}
 	p.raw = rq->post.raw;
 	p.raw_len = rq->post.raw_len;
 	p.arrived = time(NULL);
