@@ -49,6 +49,8 @@
 #     digest of the others;
 #   - a robot's field past the first MiB of a reply's header counts;
 #   - an oversize post, held unscored, gets its hold notice too;
+#   - a rejected post whose envelope sender is the list's own address
+#     tells no one (the notice would go to every member);
 #   - a notify command that hangs ends the run's sending after one time
 #     limit, the rest left for the next run.
 # Never reads /etc.
@@ -1136,6 +1138,17 @@ check "... whose approve address approves it" \
     test "$rc" -eq 0 -a "$(status "$id60")" = approved
 check "... released whole" cmp -s "$T/released.dev" "$T/mm60@test.eml"
 cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+
+# --- a post whose envelope sender is the list itself: no notice to the list -----------------
+id61=$(hold spam2.eml mm61@test dev@lists.example.org) || exit 1
+r61=$(addr_of "$(last_to alice@example.org)" reject)
+moderate_log "$r61" alice@example.org "$T/r1.eml"
+check "a post sent as the list itself is rejected by mail" \
+    test "$rc" -eq 0 -a "$(status "$id61")" = rejected
+check "... and its sender notice does not go to the list" \
+    test "$(nmail dev@lists.example.org)" -eq 0
+check "... the log says why" \
+    grep -q "sender not notified: the sender is the list's own address" "$T/mod.out"
 
 echo "1..$n"
 [ $fails -eq 0 ]

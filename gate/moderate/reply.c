@@ -592,6 +592,16 @@ sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
 		queue_row_free(&row);
 		return 1;
 	}
+	/* a sender the post's own envelope says is the list (or the
+	 * list's moderation address): a forged one, and a notice to it
+	 * would go to every member */
+	if (strcasecmp(row.env_sender, row.env_recipient) == 0 ||
+	    (l->moderation_address != NULL && strcasecmp(row.env_sender,
+	    l->moderation_address) == 0)) {
+		snprintf(why, whysz, "the sender is the list's own address");
+		queue_row_free(&row);
+		return 1;
+	}
 	reply_field(row.raw, row.raw_len, "Date", date, sizeof(date));
 	reply_field(row.raw, row.raw_len, "Message-ID", mid, sizeof(mid));
 	if (notice_clean(&subj, row.subject, strlen(row.subject), 150) < 0) {
