@@ -79,6 +79,32 @@ START_TEST(robots_never_decide)
 	r.msg = (const unsigned char *)"Precedence: bulk\n\nx\n";
 	r.len = strlen((const char *)r.msg);
 	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	/* robots that mark themselves only by a field of their own or by
+	 * their Subject: an Exchange inbox rule's reply, Outlook's
+	 * out-of-office, Lotus Notes' */
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "X-MS-Exchange-Inbox-Rules-Loop: a@example.org\n"
+	    "Subject: Re: post 12 held\n\nthanks\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "Subject:  automatic reply: post 12 held\n\naway\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	ck_assert_ptr_nonnull(strstr(why, "Subject"));
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "Subject: Auto: post 12 held\n\naway\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "Subject: Out of Office until Monday\n\naway\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	/* a person's reply whose Subject only mentions them decides */
+	r.msg = (const unsigned char *)"From: a@example.org\n"
+	    "Subject: Re: Automatic reply: post 12 held\n\nok\n";
+	r.len = strlen((const char *)r.msg);
+	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 0);
 	/* a person's reply: Exchange asks others not to answer it with
 	 * X-Auto-Response-Suppress, Auto-Submitted says no, Precedence
 	 * says nothing of robots: each decides */
