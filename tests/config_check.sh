@@ -133,6 +133,17 @@ check "expire_action = remind without moderation by mail: a warning (exit 0)" \
 check "... naming the file and the keys not set" grep -q \
     "warning: $CONF/lists/rem.conf: expire_action = remind sends reminders through the hold notices, which need moderators, moderation_address and notify (not set: moderation_address notify)" "$T/err"
 rm -f "$CONF/lists/rem.conf"
+# notify sending notices from the held post's (forged) envelope sender
+for how in '-f {sender}' '-r {sender}' '-f{sender}' '--from={sender}'; do
+	printf 'moderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
+	run lg config check --list nf
+	check "notify with $how: a warning (exit 0)" sh -c "test $rc -eq 0 &&
+	    grep -q 'warning: $CONF/lists/nf.conf: notify sends the notices from the held post.s envelope sender' '$T/err'"
+done
+printf 'moderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i -f dev-owner@example.org -- {moderator}\n' > "$CONF/lists/nf.conf"
+run lg config check --list nf
+check "... none with the list's own address" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
+rm -f "$CONF/lists/nf.conf"
 # two lists with one moderation address and delimiter: the replies to it
 # reach one list only, so the check fails, naming both files
 printf 'moderation_address = dev-moderate@lists.example.org\n' > "$CONF/lists/shared1.conf"

@@ -150,6 +150,43 @@ check_tokens(const struct listcfg_global *g, const char *name)
 	return 0;
 }
 
+/* warn of a notify template that sends notices with the held post's
+ * envelope sender as theirs (sendmail's -f {sender}, -r, --from): that
+ * sender is whoever the spammer forged, so the notices' bounces and
+ * vacation replies would go to a stranger */
+static void
+warn_notify_sender(const struct listcfg_global *g, const char *name,
+    const struct listcfg_list *l)
+{
+	static const char *const opts[] = { "-f", "-r", "--from", NULL };
+	const char *w, *prev;
+	size_t i, k, n;
+
+	for (i = 1; l->notify != NULL && l->notify[i] != NULL; i++) {
+		w = l->notify[i];
+		prev = l->notify[i - 1];
+		if (strstr(w, "{sender}") == NULL)
+			continue;
+		for (k = 0; opts[k] != NULL; k++) {
+			n = strlen(opts[k]);
+			if (strcmp(prev, opts[k]) == 0 ||
+			    (strncmp(w, opts[k], n) == 0 && (w[n] == '{' ||
+			    (w[n] == '=' && w[n + 1] == '{'))))
+				break;
+		}
+		if (opts[k] != NULL) {
+			cmd_err(NAME, "warning: %s/lists/%s.conf: notify sends "
+			    "the notices from the held post's envelope sender "
+			    "(%s {sender}): that is whoever the spammer forged, "
+			    "and the notices' bounces and vacation replies would "
+			    "go there; use the list's own address (or "
+			    "moderation_address) instead", g->dir, name,
+			    opts[k]);
+			return;
+		}
+	}
+}
+
 /* check one list and print it: 0, or 1 after an error message */
 static int
 check_list(const struct listcfg_global *g, const char *name)
@@ -186,6 +223,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		    NULL ? " moderators" : "", l.moderation_address == NULL ?
 		    " moderation_address" : "", l.notify == NULL ? " notify" :
 		    "");
+	warn_notify_sender(g, name, &l);
 	printf("\n");
 	if (listcfg_print_list(stdout, &l) < 0) {
 		cmd_err(NAME, "out of memory");
