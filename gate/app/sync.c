@@ -165,8 +165,10 @@ mark_time(int64_t mark, char *buf, size_t bufsz)
  * round again (a failover to a standby that lost the last commits, a
  * backup restored and written since), so the file holds events this
  * journal does not have, and going on from pos would skip events it
- * does.  The event may be another list's (a file copied from that list:
- * the same history, as before marks).  0 when it is the same event,
+ * does; 1 too when the event is the file's own but another list's (a
+ * copy of that list's file: this list's events before it would never
+ * be learnt, and no rebuild or other host would have that list's).
+ * 0 when it is the same event of this list,
  * when the file recorded no mark (a file from before listgate recorded
  * them), or when the event is missing but the journal does not reach
  * pos (ahead() reports that).  A standby whose journal reaches past a
