@@ -700,8 +700,9 @@ journal_lists(struct queue *q, journal_name_fn fn, void *ctx, char *err,
 	PGresult *res;
 	int i;
 
-	res = PQexecParams(q->conn, "SELECT DISTINCT list FROM train_journal "
-	    "ORDER BY list", 0, NULL, NULL, NULL, NULL, 0);
+	res = PQexecParams(q->conn, "WITH RECURSIVE " QUEUE_LISTS_CTE("j",
+	    "train_journal") " SELECT l FROM j WHERE l IS NOT NULL ORDER BY 1",
+	    0, NULL, NULL, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

@@ -185,13 +185,9 @@ qstats_lists(struct queue *q, qstats_list_fn fn, void *ctx, char *err,
 	 * probe per list, where a plain UNION read every row of both (a
 	 * journal of millions of posts, every night) */
 	res = PQexecParams(q->conn, "WITH RECURSIVE "
-	    "h(l) AS (SELECT min(list) FROM held_posts UNION ALL SELECT "
-	    "(SELECT min(list) FROM held_posts WHERE list > h.l) FROM h "
-	    "WHERE h.l IS NOT NULL), "
-	    "j(l) AS (SELECT min(list) FROM train_journal UNION ALL SELECT "
-	    "(SELECT min(list) FROM train_journal WHERE list > j.l) FROM j "
-	    "WHERE j.l IS NOT NULL) "
-	    "SELECT l FROM h WHERE l IS NOT NULL UNION SELECT l FROM j "
+	    QUEUE_LISTS_CTE("h", "held_posts") ", "
+	    QUEUE_LISTS_CTE("j", "train_journal")
+	    " SELECT l FROM h WHERE l IS NOT NULL UNION SELECT l FROM j "
 	    "WHERE l IS NOT NULL ORDER BY 1", 0, NULL, NULL, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		return fail(q, res, err, errsz);

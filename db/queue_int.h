@@ -35,6 +35,17 @@ struct queue {
 };
 
 /* the state of a journal transaction's COPY (journal.c) */
+/*
+ * A recursive query's named part NAME(l): the distinct lists of TABLE,
+ * one probe down its index on (list, ...) per list, where SELECT
+ * DISTINCT list reads every row (a journal of millions of posts); the
+ * last row is NULL.  For WITH RECURSIVE.
+ */
+#define QUEUE_LISTS_CTE(NAME, TABLE) \
+	NAME "(l) AS (SELECT min(list) FROM " TABLE " UNION ALL SELECT " \
+	"(SELECT min(list) FROM " TABLE " WHERE list > " NAME ".l) FROM " \
+	NAME " WHERE " NAME ".l IS NOT NULL)"
+
 #define QCOPY_NONE	0	/* none */
 #define QCOPY_OPEN	1	/* rows are being sent */
 #define QCOPY_SENT	2	/* its end is sent, its answer not read */
