@@ -94,6 +94,10 @@ struct src {
 	/* a list's event that this connection committed and read the
 	 * mark of (sync_list_at), or 0 */
 	int64_t own_pos, own_mark;
+	/* the primary's conninfo when the journal is read from elsewhere
+	 * (sync_database: a standby, read-only), for marking quarantined
+	 * events there; NULL: on the connection that reads */
+	const char *primary;
 };
 
 /* whether a token file at pos with mark is at sr's own event: a list's
@@ -330,25 +334,41 @@ report_skipped(struct sync_stats *st, const struct journal_event *ev)
 	sk->mark_err[0] = 0;
 }
 
-/* mark the damaged events of a batch in the journal; a failure is
- * reported with the event (the position still passes it) */
+/* mark the damaged events of a batch in the journal: through the
+ * connection that read them, or else (a standby, read-only) through
+ * the primary, opened for it; a failure is reported with the event
+ * (the position still passes it) */
 static void
-quarantine_pending(struct queue *q, const char *list,
+quarantine_pending(struct queue *q, const struct src *sr,
     const struct pending *pend, unsigned npend, struct sync_stats *st,
     unsigned first_report)
 {
-	char e[256];
+	struct queue *pq = NULL;
+	char e[256], pe[200];
 	unsigned i, k;
+	int tried = 0;
 
 	for (i = 0; i < npend; i++) {
-		if (journal_quarantine(q, list, pend[i].id, pend[i].why, e,
+		if (journal_quarantine(q, sr->list, pend[i].id, pend[i].why, e,
 		    sizeof(e)) == 0)
+			continue;
+		if (sr->primary != NULL && !tried) {
+			tried = 1;
+			if (queue_open(sr->primary, &pq, pe, sizeof(pe)) < 0) {
+				snprintf(e, sizeof(e), "not through the "
+				    "primary (database) either: %s", pe);
+				pq = NULL;
+			}
+		}
+		if (pq != NULL && journal_quarantine(pq, sr->list, pend[i].id,
+		    pend[i].why, e, sizeof(e)) == 0)
 			continue;
 		for (k = first_report; k < st->nreported; k++)
 			if (st->skipped[k].id == pend[i].id)
 				snprintf(st->skipped[k].mark_err,
 				    sizeof(st->skipped[k].mark_err), "%s", e);
 	}
+	queue_close(pq);
 }
 
 /*
@@ -494,7 +514,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	}
 	/* marked before the position passes them: a crash in between
 	 * only marks them twice (the second mark is a no-op) */
-	quarantine_pending(q, sr->list, pend, npend, st, report0);
+	quarantine_pending(q, sr, pend, npend, st, report0);
 	if (tokdb_set_pos_mark(db, pos, mark) < 0 || tokdb_commit(db) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
@@ -525,7 +545,7 @@ int
 sync_ahead(struct queue *q, const char *list, int site, int64_t pos,
     char *err, size_t errsz)
 {
-	struct src sr = { list, site, 0, 0 };
+	struct src sr = { list, site, 0, 0, NULL };
 
 	return ahead(q, &sr, pos, err, errsz);
 }
@@ -534,7 +554,7 @@ int
 sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz)
 {
-	struct src sr = { list, site, 0, 0 };
+	struct src sr = { list, site, 0, 0, NULL };
 
 	return diverged(q, &sr, pos, mark, err, errsz);
 }
@@ -543,7 +563,7 @@ int
 sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz)
 {
-	struct src sr = { list, site, 0, 0 };
+	struct src sr = { list, site, 0, 0, NULL };
 
 	return other_kind(q, &sr, pos, mark, err, errsz);
 }
@@ -599,7 +619,7 @@ sync_apply(struct queue *q, const char *list, const char *path,
     int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
-	struct src sr = { list, 0, 0, 0 };
+	struct src sr = { list, 0, 0, 0, NULL };
 
 	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
 }
@@ -609,7 +629,7 @@ sync_apply_site(struct queue *q, const char *site_list, const char *path,
     int create, unsigned wait_ms, struct posttok *pt,
     struct sync_stats *st, char *err, size_t errsz)
 {
-	struct src sr = { site_list, 1, 0, 0 };
+	struct src sr = { site_list, 1, 0, 0, NULL };
 
 	return apply_from(q, &sr, path, create, wait_ms, pt, st, err, errsz);
 }
@@ -694,6 +714,16 @@ sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
 	return 0;
 }
 
+/* where to mark quarantined events when the journal is read from
+ * sync_database (a standby cannot take the mark): the primary's
+ * conninfo, or NULL */
+static const char *
+mark_primary(const struct listcfg_global *g)
+{
+	return g->sync_conninfo != NULL && queue_configured(g->conninfo) ?
+	    g->conninfo : NULL;
+}
+
 /* before syncing the site store: feed it, unless q is a standby (where
  * nothing can be written: the caller fed through the primary, or the
  * feed waits for the next sync there): 0, or -1 with err */
@@ -720,7 +750,8 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const char *path, struct sync_stats *st,
     char *err, size_t errsz)
 {
-	struct src sr = { l->name, sync_is_site(g, l), 0, 0 };
+	struct src sr = { l->name, sync_is_site(g, l), 0, 0,
+	    mark_primary(g) };
 	struct posttok pt;
 	char tmp[4200], why[1024];
 
@@ -787,7 +818,8 @@ sync_list_at(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, int64_t pos, int64_t mark,
     struct sync_stats *st, char *err, size_t errsz)
 {
-	struct src sr = { l->name, sync_is_site(g, l), pos, mark };
+	struct src sr = { l->name, sync_is_site(g, l), pos, mark,
+	    mark_primary(g) };
 	struct posttok pt;
 	char path[4096], why[1024];
 	unsigned long nfed;
