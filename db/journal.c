@@ -830,14 +830,15 @@ head_zbytes(size_t k)
 /*
  * The fetch query of both kinds: the rows of inner (a subquery with the
  * columns id, jid, spam, dir, size, day, message_z, q, reason, zlen,
- * raw_sha256, at most $3 of them, parameters $1 to $3 its own), each
- * post's first $4 compressed bytes, only as many rows as fit the byte
- * budget $5 (the first always comes).
+ * raw_sha256, own, at most $3 of them, parameters $1 to $3 its own),
+ * each post's first $4 compressed bytes, only as many rows as fit the
+ * byte budget $5 (the first always comes).
  */
 #define FETCH_SQL(inner) \
 	"SELECT id, spam, dir, size, day, " \
 	"CASE WHEN q THEN NULL ELSE substring(message_z FROM 1 FOR " \
-	"($4::int8)::int4) END, q, reason, zlen, raw_sha256, jid, mark " \
+	"($4::int8)::int4) END, q, reason, zlen, raw_sha256, jid, mark, " \
+	"own " \
 	"FROM (SELECT *, sum(CASE WHEN q " \
 	"THEN 0 ELSE least(zlen, $4::int8) END) OVER (ORDER BY id) AS run " \
 	"FROM (" inner ") l) w " \
@@ -911,7 +912,8 @@ journal_fetch_open(struct queue *q, const char *list, int64_t after,
 
 	snprintf(what, sizeof(what), "of list %s", list);
 	return fetch_open(q, what, FETCH_SQL("SELECT j.id, j.id AS jid, "
-	    FETCH_COLS("j.quarantined_at IS NOT NULL") "j.raw_sha256 FROM "
+	    FETCH_COLS("j.quarantined_at IS NOT NULL") "j.raw_sha256, "
+	    "true AS own FROM "
 	    "train_journal j WHERE j.list = $1 "
 	    "AND j.id > $2::int8 ORDER BY j.id LIMIT $3::int8"), list, after,
 	    max, scan, f_r, err, errsz);
@@ -931,7 +933,8 @@ journal_site_fetch_open(struct queue *q, const char *site_list,
 	 * and its syncs and rebuilds agree */
 	return fetch_open(q, "of the site feed", FETCH_SQL("SELECT f.seq AS "
 	    "id, j.id AS jid, " FETCH_COLS("false") "CASE WHEN j.list = $1 "
-	    "THEN j.raw_sha256 END AS raw_sha256 FROM site_feed f JOIN "
+	    "THEN j.raw_sha256 END AS raw_sha256, j.list = $1 AS own "
+	    "FROM site_feed f JOIN "
 	    "train_journal j ON j.id = f.event_id WHERE f.seq > $2::int8 "
 	    "ORDER BY f.seq LIMIT $3::int8"), site_list, after, max, scan,
 	    f_r, err, errsz);
@@ -1057,6 +1060,7 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 	ev->day = day > 0 && day < 0xffffffffLL ? (uint32_t)day : 0;
 	ev->event_id = queue_col_i64(res, 0, 10);
 	ev->mark = queue_col_i64(res, 0, 11);
+	ev->own = PQgetlength(res, 0, 12) == 1 && *PQgetvalue(res, 0, 12) != 0;
 	ev->size = size;
 	ev->raw = NULL;
 	ev->len = 0;

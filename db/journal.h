@@ -154,6 +154,8 @@ struct journal_event {
 					 * the feed number) */
 	int64_t event_id;		/* the journal's id, always */
 	int64_t mark;			/* its mark (above) */
+	int own;			/* the list's own event (the site
+					 * feed: the site list's) */
 	int spam;			/* learnt as: 1 spam, 0 ham */
 	int dir;			/* +1 learn, -1 unlearn */
 	uint32_t day;			/* days since 1970-01-01 when journaled */

@@ -159,5 +159,25 @@ dump s site > "$T/site-rebuilt"
 check "... and makes the file the syncs made" \
     cmp -s "$T/site-sync" "$T/site-rebuilt"
 
+# --- the site list's own events: the site store's sync is their sync ------------
+# list site's token file is the site store, so no list sync ever reads
+# its events but the site store's: a damaged one of them must be
+# quarantined there, once, and other lists' left to their own syncs.
+bads=$(journal site spam "$DATA/spam4.eml")
+badq=$(journal q spam "$DATA/spam4.eml")
+journal site ham "$DATA/ham4.eml" > /dev/null
+sql "UPDATE train_journal SET message_z = substring(message_z FROM 1 FOR length(message_z) / 2) WHERE id IN ($bads, $badq)"
+run lgs sync --site
+check "sync --site with a damaged event of the site list's own exits 0" \
+    test "$rc" -eq 0
+check "... quarantines it in the journal" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE id = $bads AND quarantined_at IS NOT NULL AND quarantine_reason LIKE 'stored message is corrupt%'")" -eq 1
+check "... and says so" \
+    grep -q "journal event $bads cannot be applied (stored message is corrupt.*): quarantined and skipped" "$T/err"
+check "... but leaves another list's to that list's sync" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE id = $badq AND quarantined_at IS NOT NULL")" -eq 0
+check "... saying so" \
+    grep -q "journal event $badq cannot be applied (.*): skipped, but .*the site store leaves that to the list's own sync" "$T/err"
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

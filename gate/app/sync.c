@@ -435,9 +435,11 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 			if (ev.state != JOURNAL_APPLY) {
 				/* never blocks the events after it; the
 				 * site store leaves the marking to the
-				 * list's own sync (it reads the same row) */
-				if (ev.state == JOURNAL_DAMAGED && !sr->site) {
-					pend[npend].id = ev.id;
+				 * list's own sync (it reads the same row),
+				 * but for the site list's own events, which
+				 * no other sync reads */
+				if (ev.state == JOURNAL_DAMAGED && ev.own) {
+					pend[npend].id = ev.event_id;
 					snprintf(pend[npend].why,
 					    sizeof(pend[npend].why), "%s",
 					    ev.why);
@@ -445,7 +447,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 				}
 				report_skipped(st, &ev);
 				if (sr->site && ev.state == JOURNAL_DAMAGED &&
-				    st->nreported > report0 &&
+				    !ev.own && st->nreported > report0 &&
 				    st->skipped[st->nreported - 1].id ==
 				    ev.event_id)
 					snprintf(st->skipped[st->nreported -
