@@ -1338,7 +1338,7 @@ has_row(struct queue *q, const char *sql, int64_t pos, int *is_r, char *err,
 
 int
 journal_event_mark(struct queue *q, int site, int64_t id, int64_t *mark_r,
-    char *list_r, size_t listsz, char *err, size_t errsz)
+    char *list_r, size_t listsz, int64_t *jid_r, char *err, size_t errsz)
 {
 	char idbuf[32];
 	const char *vals[1] = { idbuf };
@@ -1346,14 +1346,16 @@ journal_event_mark(struct queue *q, int site, int64_t id, int64_t *mark_r,
 	size_t len;
 
 	*mark_r = 0;
+	if (jid_r != NULL)
+		*jid_r = 0;
 	if (list_r != NULL && listsz > 0)
 		list_r[0] = '\0';
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	res = PQexecParams(q->conn, site ? "SELECT " JOURNAL_MARK_SQL(
-	    "j.created_at") ", j.list FROM site_feed f JOIN train_journal j "
-	    "ON j.id = f.event_id WHERE f.seq = $1::int8" : "SELECT "
-	    JOURNAL_MARK_SQL("created_at") ", list FROM train_journal WHERE "
-	    "id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
+	    "j.created_at") ", j.list, j.id FROM site_feed f JOIN "
+	    "train_journal j ON j.id = f.event_id WHERE f.seq = $1::int8" :
+	    "SELECT " JOURNAL_MARK_SQL("created_at") ", list, id FROM "
+	    "train_journal WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) > 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
@@ -1362,6 +1364,8 @@ journal_event_mark(struct queue *q, int site, int64_t id, int64_t *mark_r,
 	}
 	if (PQntuples(res) == 1) {
 		*mark_r = queue_col_i64(res, 0, 0);
+		if (jid_r != NULL)
+			*jid_r = queue_col_i64(res, 0, 2);
 		/* a list name (the table's CHECK: at most 64 bytes of
 		 * [a-z0-9._-]) */
 		len = (size_t)PQgetlength(res, 0, 1);

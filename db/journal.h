@@ -72,10 +72,12 @@ int journal_add_z(struct queue *q, const char *list, int spam, int dir,
  * The mark of the journal's event id, of whichever list (site: of the
  * event the site feed's number id names), in *mark_r, or 0 when there
  * is no such event; when list_r is not NULL, the event's list in it
- * (listsz bytes; "" when there is no such event).  0, or -1 with err.
+ * (listsz bytes; "" when there is no such event); when jid_r is not
+ * NULL, the event's journal id in it (0 when none).  0, or -1 with err.
  */
 int journal_event_mark(struct queue *q, int site, int64_t id,
-    int64_t *mark_r, char *list_r, size_t listsz, char *err, size_t errsz);
+    int64_t *mark_r, char *list_r, size_t listsz, int64_t *jid_r,
+    char *err, size_t errsz);
 
 /*
  * For a writer that also learns its events into the list's token file

@@ -148,6 +148,47 @@ ahead(struct queue *q, const struct src *sr, int64_t pos, char *err,
 	return 1;
 }
 
+/*
+ * What the site store's token file records beside its position (a feed
+ * number): the mark of the event fed there, mixed with that event's
+ * journal id, and bit 62 set.  The mark alone does not tell one event
+ * from another of the same batch (they share the batch's time): after
+ * a failover that lost the feed's last transaction, the new primary
+ * hands the feed numbers out again, and the one at the file's position
+ * may name another event of that batch, with the same mark, so that a
+ * sync went on from it and learnt the events after it twice.  A mark
+ * (microseconds since 1970) stays far below bit 62, so a file that
+ * recorded the mark alone (before this) is told apart, and taken as
+ * before.  Never 0.
+ */
+#define SITE_MARK_BIT	((uint64_t)1 << 62)
+
+static int64_t
+site_mark(int64_t mark, int64_t jid)
+{
+	/* splitmix64's finalizer over both */
+	uint64_t h = (uint64_t)mark ^ (uint64_t)jid * 0x9e3779b97f4a7c15ULL;
+
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	h ^= h >> 31;
+	return (int64_t)((h & (SITE_MARK_BIT - 1)) | SITE_MARK_BIT);
+}
+
+/* whether a token file's recorded mark fmark (of a file of source sr)
+ * names the event with mark and journal id jid (mark 0: none) */
+static int
+same_event(const struct src *sr, int64_t fmark, int64_t mark, int64_t jid)
+{
+	if (mark == 0)
+		return 0;
+	if (sr->site && ((uint64_t)fmark & SITE_MARK_BIT))
+		return fmark == site_mark(mark, jid);
+	return fmark == mark;
+}
+
 /* a mark (journal.h) as UTC time, to the microsecond */
 static void
 mark_time(int64_t mark, char *buf, size_t bufsz)
@@ -189,14 +230,14 @@ static int
 diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
     char *err, size_t errsz)
 {
-	char e[256], was[64], now[320], evlist[128];	/* a list name: <= 64 */
-	int64_t mark, last;
+	char e[256], was[96], now[320], evlist[128];	/* a list name: <= 64 */
+	int64_t mark, last, jid;
 	int standby = 0;
 
 	if (pos <= 0)
 		return 0;
 	if (journal_event_mark(q, sr->site, pos, &mark, evlist,
-	    sizeof(evlist), e, sizeof(e)) < 0) {
+	    sizeof(evlist), &jid, e, sizeof(e)) < 0) {
 		if (fmark == 0)
 			return 0;
 		goto unknown;
@@ -213,7 +254,7 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 		    evlist, (long long)pos, evlist, sr->list);
 		return 1;
 	}
-	if (fmark == 0 || mark == fmark)
+	if (fmark == 0 || same_event(sr, fmark, mark, jid))
 		return 0;
 	if (mark == 0) {
 		if ((sr->site ? journal_site_last(q, &last, e, sizeof(e)) :
@@ -224,10 +265,20 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 		if (queue_in_recovery(q, &standby, e, sizeof(e)) < 0)
 			goto unknown;
 	}
-	mark_time(fmark, was, sizeof(was));
+	/* what the file says of its event: a site store's mark keeps the
+	 * time mixed with the event's id (site_mark) */
+	if ((uint64_t)fmark & SITE_MARK_BIT)
+		snprintf(was, sizeof(was), "the event the site store was "
+		    "built up to");
+	else {
+		char t[64];
+
+		mark_time(fmark, t, sizeof(t));
+		snprintf(was, sizeof(was), "an event written at %s", t);
+	}
 	if (mark == 0 && standby) {
 		snprintf(err, errsz, "the token file's journal position %lld "
-		    "is an event written at %s, which %s on this standby "
+		    "is %s, which %s on this standby "
 		    "does not have although it goes on to %lld: the standby "
 		    "has not replayed it yet (nothing applied; sync again "
 		    "once it has caught up), or the database lost it (a "
@@ -242,14 +293,15 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 		    sr->site ? "the site feed" : "the journal");
 	else {
 		mark_time(mark, e, sizeof(e));
-		snprintf(now, sizeof(now), "%s's is one written at %s",
-		    sr->site ? "the site feed" : "the journal", e);
+		snprintf(now, sizeof(now), "%s written at %s", sr->site ?
+		    "the site feed's is another event," :
+		    "the journal's is one", e);
 	}
-	snprintf(err, errsz, "the token file's journal position %lld is an "
-	    "event written at %s, but %s: the file was built from events "
-	    "this database does not have (a failover to a standby that lost "
-	    "the last commits, or a restored backup), and would skip some it "
-	    "has; nothing applied: run `listgate rebuild --list %s`",
+	snprintf(err, errsz, "the token file's journal position %lld is %s, "
+	    "but %s: the file was built from events this database does not "
+	    "have (a failover to a standby that lost the last commits, or a "
+	    "restored backup), and would skip some it has or learn some "
+	    "twice; nothing applied: run `listgate rebuild --list %s`",
 	    (long long)pos, was, now, sr->list);
 	return 1;
 unknown:
@@ -276,15 +328,18 @@ static int
 other_kind(struct queue *q, const struct src *sr, int64_t pos,
     int64_t fmark, char *err, size_t errsz)
 {
-	int64_t last, mark;
+	struct src other = *sr;
+	int64_t last, mark, jid;
 	int is, ev;
 	char e[256];
 
 	if (pos <= 0 || journal_site_is_feed(q, pos, &is, e, sizeof(e)) < 0 ||
 	    is == sr->site)
 		return 0;
-	if (fmark != 0 && journal_event_mark(q, !sr->site, pos, &mark, NULL,
-	    0, e, sizeof(e)) == 0 && mark != fmark)
+	other.site = !sr->site;
+	if (fmark != 0 && journal_event_mark(q, other.site, pos, &mark, NULL,
+	    0, &jid, e, sizeof(e)) == 0 && !same_event(&other, fmark, mark,
+	    jid))
 		return 0;
 	/* a site store's position past the end of this database's feed
 	 * that is no journal event's id either was built from more of the
@@ -482,7 +537,8 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 				goto out;
 			}
 			pos = ev.id;
-			mark = ev.mark;
+			mark = sr->site ? site_mark(ev.mark, ev.event_id) :
+			    ev.mark;
 			rows++;
 			got++;
 			/* the rest waits for the next batch: readers get in
