@@ -31,6 +31,7 @@
 #include "gate/util/clock.h"
 #include "gate/util/fs.h"
 #include "gate/util/lglimits.h"
+#include "gate/util/sanitize.h"
 #include "listcfg/listcfg.h"
 
 /* a writer of a token file waits for filter processes at least this
@@ -736,6 +737,42 @@ sync_pairs_warning(const struct sync_stats *st, const char *list, char *buf,
 	    "`listgate rebuild --list %s` rebuilds it from the journal to "
 	    "match", list, st->pairs_file ? "with" : "without",
 	    st->pairs_file ? "no" : "yes", list);
+	return buf;
+}
+
+const char *
+sync_skipped_warning(const struct sync_stats *st, unsigned i,
+    const char *list, char *buf, size_t bufsz)
+{
+	const struct sync_skipped *sk;
+	char why[300], mark[240];
+
+	if (i == st->nreported) {
+		if (st->nquarantined <= st->nreported)
+			return NULL;
+		snprintf(buf, bufsz, "list %s: %lu more quarantined journal "
+		    "events skipped", list, st->nquarantined - st->nreported);
+		return buf;
+	}
+	if (i > st->nreported)
+		return NULL;
+	sk = &st->skipped[i];
+	/* (a reason recorded in the journal is text from the database) */
+	sanitize_str(why, sizeof(why), sk->why, strlen(sk->why), 250,
+	    SANITIZE_LOG, 0);
+	if (sk->earlier)
+		snprintf(buf, bufsz, "list %s: journal event %lld skipped: "
+		    "quarantined before (%s)", list, (long long)sk->id, why);
+	else if (sk->mark_err[0] != 0) {
+		sanitize_str(mark, sizeof(mark), sk->mark_err,
+		    strlen(sk->mark_err), 200, SANITIZE_LOG, 0);
+		snprintf(buf, bufsz, "list %s: journal event %lld cannot be "
+		    "applied (%s): skipped, but it could not be marked "
+		    "quarantined (%s)", list, (long long)sk->id, why, mark);
+	} else
+		snprintf(buf, bufsz, "list %s: journal event %lld cannot be "
+		    "applied (%s): quarantined and skipped", list,
+		    (long long)sk->id, why);
 	return buf;
 }
 

@@ -61,6 +61,18 @@ struct sync_stats {
 const char *sync_pairs_warning(const struct sync_stats *st,
     const char *list, char *buf, size_t bufsz);
 
+/*
+ * The warning for the i-th journal event st reports skipped (i below
+ * st->nreported), or with i == st->nreported the one for those past
+ * SYNC_MAX_REPORTED: "list L: journal event N cannot be applied (why):
+ * quarantined and skipped" and the like, text from the database
+ * sanitized, in buf; NULL when there is nothing to say.  Every writer
+ * that syncs (sync, rebuild, train, a decision's sync, the web server's)
+ * logs them: a sync that passes an event is the only one to tell.
+ */
+const char *sync_skipped_warning(const struct sync_stats *st, unsigned i,
+    const char *list, char *buf, size_t bufsz);
+
 /* 1 (with err) when a token file of list (site: the site store) at
  * journal position pos is further on than the journal (the site feed)
  * of q: the message says whether q is a standby that is behind or

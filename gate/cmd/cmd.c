@@ -443,8 +443,7 @@ void
 cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st)
 {
-	const struct sync_skipped *sk;
-	char why[300], mark[240], pw[400];
+	char line[1024], pw[400];
 	unsigned i;
 
 	if (st->nreported == 0 && !st->pairs_differ)
@@ -454,30 +453,9 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
 	log_stderr(1);
 	if (sync_pairs_warning(st, list, pw, sizeof(pw)) != NULL)
 		log_warn("%s: %s", name, pw);
-	for (i = 0; i < st->nreported; i++) {
-		sk = &st->skipped[i];
-		/* (a reason recorded in the journal is text from the
-		 * database) */
-		sanitize_str(why, sizeof(why), sk->why, strlen(sk->why), 250,
-		    SANITIZE_LOG, 0);
-		if (sk->earlier)
-			log_warn("%s: list %s: journal event %lld skipped: "
-			    "quarantined before (%s)", name, list,
-			    (long long)sk->id, why);
-		else if (sk->mark_err[0] != 0) {
-			sanitize_str(mark, sizeof(mark), sk->mark_err,
-			    strlen(sk->mark_err), 200, SANITIZE_LOG, 0);
-			log_warn("%s: list %s: journal event %lld cannot be "
-			    "applied (%s): skipped, but it could not be "
-			    "marked quarantined (%s)", name, list,
-			    (long long)sk->id, why, mark);
-		} else
-			log_warn("%s: list %s: journal event %lld cannot be "
-			    "applied (%s): quarantined and skipped", name,
-			    list, (long long)sk->id, why);
-	}
-	if (st->nquarantined > st->nreported)
-		log_warn("%s: list %s: %lu more quarantined journal events "
-		    "skipped", name, list, st->nquarantined - st->nreported);
+	for (i = 0; i <= st->nreported; i++)
+		if (sync_skipped_warning(st, i, list, line,
+		    sizeof(line)) != NULL)
+			log_warn("%s: %s", name, line);
 	log_setup("listgate", g->log_facility, 0);
 }

@@ -606,6 +606,7 @@ sync_one(struct web_srv *s, const char *list)
 	struct listcfg_list l;
 	struct sync_stats st;
 	char err[1024];
+	unsigned i;
 	int rc = 0;
 
 	if (!listcfg_name_ok(list))
@@ -627,6 +628,13 @@ sync_one(struct web_srv *s, const char *list)
 		rc = -1;
 	} else if (sync_pairs_warning(&st, list, err, sizeof(err)) != NULL)
 		log_warn("web: %s", err);
+	/* events it skipped, quarantined by it or before: this sync
+	 * passed them, no later one tells (on failure too: nothing of the
+	 * failed batch is reported) */
+	for (i = 0; i <= st.nreported; i++)
+		if (sync_skipped_warning(&st, i, list, err,
+		    sizeof(err)) != NULL)
+			log_warn("web: sync: %s", err);
 	listcfg_free_list(&l);
 	return rc;
 }
