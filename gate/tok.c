@@ -911,8 +911,11 @@ chunk_shown(struct wstate *w, int header, const unsigned char *s, size_t n)
 			m += k;
 			continue;
 		}
-		/* a run of them: between two letters or digits? */
-		if (!hidden && m > 0) {
+		/* a run of them, left out whole (each of its characters
+		 * asked the same question, and looked at the rest of the
+		 * run again: a run of 100 000 took minutes): between two
+		 * letters or digits? */
+		{
 			size_t j = i + k, kk;
 			uint32_t c2 = 0;
 			int b2 = 1;
@@ -923,10 +926,14 @@ chunk_shown(struct wstate *w, int header, const unsigned char *s, size_t n)
 					break;
 				j += kk;
 			}
-			before = class_before(v, m);
-			after = j < n ? char_class(c2, b2) : C_SEP;
-			hidden = (before == C_WORD || before == C_STYLED) &&
-			    (after == C_WORD || after == C_STYLED);
+			if (!hidden && m > 0) {
+				before = class_before(v, m);
+				after = j < n ? char_class(c2, b2) : C_SEP;
+				hidden = (before == C_WORD ||
+				    before == C_STYLED) && (after == C_WORD ||
+				    after == C_STYLED);
+			}
+			k = j - i;
 		}
 	}
 	r = hidden && emit(w->tl, "", "anomaly:invisible", 17, 0) < 0 ? -1 :

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "gate/tok.h"
 
@@ -659,6 +660,69 @@ START_TEST(hostile_bytes)
 }
 END_TEST
 
+/* CPU seconds this process has used */
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	ck_assert_int_eq(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Hostile text that made the tokenizer superlinear: head, then unit
+ * repeated to about size bytes, then tail; tokenized as a body and as a
+ * header, each case must take under limit seconds of CPU (the old code
+ * took over ten times the limit, the new takes under a hundredth of it).
+ */
+static const struct {
+	const char *name, *head, *unit, *tail;
+	size_t size;
+	double limit;
+} slow_cases[] = {
+	/* a run of zero-width spaces: each of them looked at the rest of
+	 * the run (19 s for this one, twice); after a letter, and before
+	 * one */
+	{ "invisible run after a letter", "a", "\xe2\x80\x8b", "", 180000,
+	    0.5 },
+	{ "invisible run before a letter", ".", "\xe2\x80\x8b", "b", 180000,
+	    0.5 },
+};
+
+START_TEST(hostile_time)
+{
+	struct tok_opts o;
+	struct toklist *tl = toklist_new(20000);
+	size_t hl = strlen(slow_cases[_i].head);
+	size_t ul = strlen(slow_cases[_i].unit);
+	size_t tl2 = strlen(slow_cases[_i].tail), n = 0;
+	unsigned char *s = malloc(slow_cases[_i].size + hl + ul + tl2);
+	double t0, t;
+
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_ptr_nonnull(s);
+	tok_opts_words(&o);
+	memcpy(s, slow_cases[_i].head, hl);
+	n = hl;
+	while (n < slow_cases[_i].size) {
+		memcpy(s + n, slow_cases[_i].unit, ul);
+		n += ul;
+	}
+	memcpy(s + n, slow_cases[_i].tail, tl2);
+	n += tl2;
+	t0 = cpu_seconds();
+	ck_assert_int_eq(tok_text(&o, "", 0, s, n, tl), 0);
+	ck_assert_int_eq(tok_text(&o, "subj:", 1, s, n, tl), 0);
+	t = cpu_seconds() - t0;
+	ck_assert_msg(t < slow_cases[_i].limit, "%s: %zu bytes took %.2f s "
+	    "of CPU (at most %.2f)", slow_cases[_i].name, n, t,
+	    slow_cases[_i].limit);
+	free(s);
+	toklist_free(tl);
+}
+END_TEST
+
 /* tokens of one header */
 static struct toklist *
 hdr(const char *name, const char *val, unsigned depth)
@@ -844,6 +908,13 @@ tok_suite(void)
 	tcase_add_test(tc, mixed_scripts);
 	tcase_add_test(tc, combining_marks);
 	tcase_add_test(tc, styled_more);
+	suite_add_tcase(s, tc);
+	/* time bounds: CPU time, so a loaded machine does not fail them;
+	 * the old code ran into Check's time-out instead of the bound */
+	tc = tcase_create("time");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, hostile_time, 0,
+	    sizeof(slow_cases) / sizeof(slow_cases[0]));
 	suite_add_tcase(s, tc);
 	tc = tcase_create("headers");
 	tcase_add_test(tc, headers_tagged);
