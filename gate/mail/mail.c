@@ -864,6 +864,24 @@ static int walk_init(struct walk *, const unsigned char *, size_t,
     const struct mail_limits *, size_t);
 static void walk_free(struct walk *);
 
+/* exchange the scratch buffers of two walks of the same limits */
+static void
+scratch_swap(struct walk *a, struct walk *b)
+{
+	struct buf *const pa[] = { &a->name, &a->field, &a->hval, &a->dec,
+	    &a->conv, &a->html, &a->hid, &a->tmp, &a->uu };
+	struct buf *const pb[] = { &b->name, &b->field, &b->hval, &b->dec,
+	    &b->conv, &b->html, &b->hid, &b->tmp, &b->uu };
+	struct buf t;
+	size_t i;
+
+	for (i = 0; i < sizeof(pa) / sizeof(pa[0]); i++) {
+		t = *pa[i];
+		*pa[i] = *pb[i];
+		*pb[i] = t;
+	}
+}
+
 /*
  * A message/rfc822 sent in base64 or quoted-printable: decoded, then
  * walked as a message of its own at depth + 1 (no boundary outside it
@@ -914,7 +932,16 @@ walk_encoded_message(struct walk *w, unsigned depth, const struct hdr *h,
 		walk_free(&sub);
 		goto fail;
 	}
+	/*
+	 * The nested walk works in this walk's scratch buffers, idle while
+	 * it runs (every use resets them first): one set per post, not one
+	 * per level.  Each level kept its own, and a part's conversion may
+	 * take 16 MiB: a post of 8 MB nested four deep on a list of
+	 * max_scan_bytes = 32 MiB peaked at 96 MB.
+	 */
+	scratch_swap(w, &sub);
 	r = walk_entity(&sub, depth + 1, 0);
+	scratch_swap(w, &sub);
 	w->parts = sub.parts;
 	w->decoded = sub.decoded;
 	w->anom = sub.anom;
