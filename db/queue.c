@@ -614,6 +614,17 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 	return 0;
 }
 
+/* the name of listgate's schema (see schema_first), NULL when
+ * search_path names no schema there is */
+#define LISTGATE_SCHEMA \
+	"coalesce((SELECT p.name FROM " \
+	"unnest(pg_catalog.current_schemas(false)) WITH ORDINALITY AS " \
+	"p (name, i) WHERE pg_catalog.to_regclass(" \
+	"pg_catalog.quote_ident(p.name) || '.schema_migrations') IS NOT " \
+	"NULL AND pg_catalog.to_regclass(pg_catalog.quote_ident(p.name) " \
+	"|| '.held_posts') IS NOT NULL ORDER BY p.i LIMIT 1), " \
+	"pg_catalog.current_schema())"
+
 /* SQLSTATE lock_not_available: lock_timeout ran out */
 #define SQLSTATE_LOCK_NOT_AVAILABLE "55P03"
 
@@ -662,7 +673,7 @@ lock_holder(struct queue *q, const struct queue_migration *m,
 	    "l.pid <> pg_backend_pid() AND l.database = (SELECT oid FROM "
 	    "pg_catalog.pg_database WHERE datname = current_database()) AND "
 	    "c.relkind IN ('r', 'p') AND c.relnamespace = (SELECT oid FROM "
-	    "pg_catalog.pg_namespace WHERE nspname = current_schema()) AND "
+	    "pg_catalog.pg_namespace WHERE nspname = " LISTGATE_SCHEMA ") AND "
 	    "c.relname !~ '[^[:print:]]' AND ($2::text IS NULL OR "
 	    "c.relname = $2::text) AND (a.xact_start IS NULL OR "
 	    "a.xact_start <= now() - make_interval(secs => $1::int4)) "
@@ -739,6 +750,47 @@ migrate_exec(struct queue *q, const struct queue_migration *m,
 }
 
 /*
+ * Inside migrate's transaction: find listgate's schema, the first
+ * schema of search_path with both schema_migrations and held_posts (the
+ * one every command reads), else the first schema of search_path (a
+ * new database: where the migrations create their tables), and when it
+ * is not the first, put it first for this transaction (SET LOCAL,
+ * through set_config), so that the migrations change listgate's tables
+ * and create new ones beside them.  An administrator's role with a
+ * schema of its own name ("$user", first in the default search_path)
+ * would otherwise have got a second, empty listgate schema there, and
+ * another program's schema_migrations (no held_posts beside it) is
+ * passed over.  *missing_r: that schema has no schema_migrations yet.
+ * 0, or -1 with err.
+ */
+static int
+schema_first(struct queue *q, int *missing_r, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = -1;
+
+	*missing_r = 1;
+	res = PQexecParams(q->conn, "WITH s AS (SELECT " LISTGATE_SCHEMA
+	    " AS name) SELECT CASE WHEN s.name IS NULL THEN true ELSE "
+	    "pg_catalog.to_regclass(pg_catalog.quote_ident(s.name) || "
+	    "'.schema_migrations') IS NULL END, "
+	    "CASE WHEN s.name IS DISTINCT FROM pg_catalog.current_schema() "
+	    "THEN pg_catalog.set_config('search_path', "
+	    "pg_catalog.quote_ident(s.name) || ', ' || "
+	    "pg_catalog.current_setting('search_path'), true) END FROM s",
+	    0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1)
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	else {
+		*missing_r = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		r = 0;
+	}
+	PQclear(res);
+	return r;
+}
+
+/*
  * Apply one migration, the next one the database lacks, in a
  * transaction that holds the migrate lock: 1 applied (*m_r says which),
  * 0 nothing left to apply, -1 error (rolled back).  The lock is a
@@ -774,22 +826,12 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
-	 * is up to date, and be told so.  Missing where the migrations
-	 * create their tables (the first schema of search_path): another
-	 * program's schema_migrations in a schema later in the path is
-	 * not listgate's */
-	res = PQexecParams(q->conn, "SELECT CASE WHEN current_schema() IS "
-	    "NULL THEN true ELSE to_regclass(quote_ident(current_schema()) "
-	    "|| '.schema_migrations') IS NULL END", 0, NULL, NULL, NULL, NULL,
-	    0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
-	    PQntuples(res) != 1) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
+	 * is up to date, and be told so.  Missing in listgate's schema
+	 * (schema_first, which puts it first in search_path): another
+	 * program's schema_migrations elsewhere in the path is not
+	 * listgate's */
+	if (schema_first(q, &missing, err, errsz) < 0)
 		goto fail;
-	}
-	missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
 	if (missing) {
 		if ((res = migrate_exec(q, NULL, lock_timeout_s, "CREATE TABLE "
 		    "IF NOT EXISTS schema_migrations ("
@@ -863,7 +905,7 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 {
 	PGresult *res;
 	char scratch[64];
-	int r = -1;
+	int r = -1, missing;
 
 	*version_r = 0;
 	/* a transaction of its own: SET LOCAL, through a pooler too */
@@ -871,6 +913,14 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 		return -1;
 	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0)
 		goto done;
+	/* the version of the schema migrate would change: none yet (0),
+	 * whatever other program's schema_migrations search_path has */
+	if (schema_first(q, &missing, err, errsz) < 0)
+		goto done;
+	if (missing) {
+		r = 0;
+		goto done;
+	}
 	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
 	    NULL, 0);
 	if (schema_res(res, version_r) == 0)

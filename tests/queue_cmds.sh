@@ -258,6 +258,11 @@ PGDATABASE=lg_shared sql "CREATE SCHEMA lg;
     CREATE TABLE public.schema_migrations (version bigint PRIMARY KEY,
         dirty boolean NOT NULL);
     INSERT INTO public.schema_migrations VALUES (20, false)" || exit 99
+# migrate --status says what migrate would do: nothing applied yet
+PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg migrate \
+    --status
+check "migrate --status beside another program's schema_migrations: version 0, not the other's (rc $rc)" \
+    sh -c "test $rc -eq 0 && grep -q '^schema version 0, ' '$T/out' && test \"\$(grep -c '^pending ' '$T/out')\" -eq $nmig"
 PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg migrate
 [ "$rc" -eq 0 ] || sed 's/^/# /' "$T/err"
 check "migrate into its own schema beside another program's schema_migrations" \
@@ -284,6 +289,35 @@ check "held as a role that may not use listgate's schema fails" \
     test "$rc" -eq 1
 check "... saying which roles to grant" grep -q 'grant.*listgate_moderator' \
     "$T/err"
+# an administrator whose role has a schema of its own name (PostgreSQL's
+# secure schema usage pattern: "$user" comes first in the default
+# search_path) migrates the schema every other role uses, in public: it
+# made a second listgate schema in its own, with every migration, and
+# left public's as it was (the filters deferring, "run listgate migrate")
+createdb lg_own || exit 99
+PGDATABASE=lg_own run lg migrate -q
+[ "$rc" -eq 0 ] || exit 99
+sql "CREATE ROLE lgadm LOGIN IN ROLE listgate_admin" || exit 99
+PGDATABASE=lg_own sql "CREATE SCHEMA lgadm AUTHORIZATION lgadm" || exit 99
+PGUSER=lgadm PGDATABASE=lg_own run lg migrate --status
+check "migrate --status by a role with a schema of its own: up to date" \
+    sh -c "test $rc -eq 0 && ! grep -q '^pending' '$T/out'"
+PGUSER=lgadm PGDATABASE=lg_own run lg migrate
+check "migrate by a role with a schema of its own applies nothing (rc $rc)" \
+    sh -c "test $rc -eq 0 && grep -q '(0 migrations applied)' '$T/out'"
+check "... and makes no listgate tables in that schema" test "$(PGDATABASE=lg_own \
+    sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'lgadm'")" -eq 0
+# 0011 undone (as above): applied where the tables are
+PGDATABASE=lg_own sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
+    DELETE FROM schema_migrations WHERE version >= 11" || exit 99
+PGUSER=lgadm PGDATABASE=lg_own run lg migrate
+nrec=$(PGDATABASE=lg_own sql "SELECT count(*) FROM public.schema_migrations")
+col=$(PGDATABASE=lg_own sql "SELECT count(*) FROM pg_attribute WHERE
+    attrelid = 'public.notice_outbox'::regclass AND attname = 'claimed_until'")
+check "... a migration missing there is applied there (rc $rc, $nrec of $nmig recorded, column $col)" \
+    sh -c "test $rc -eq 0 && grep -q 'applied 0011_outbox_claim' '$T/out' && test '$nrec $col' = '$nmig 1'"
+check "... still nothing in the role's own schema" test "$(PGDATABASE=lg_own \
+    sql "SELECT count(*) FROM pg_tables WHERE schemaname = 'lgadm'")" -eq 0
 # another program's schema_migrations elsewhere is not listgate's
 createdb lg_app || exit 99
 PGDATABASE=lg_app sql "CREATE SCHEMA app; CREATE TABLE app.schema_migrations
