@@ -106,6 +106,26 @@ set_lock_timeout(struct queue *q, unsigned secs, char *err, size_t errsz)
 	    "$1, true)", 1, vals, err, errsz);
 }
 
+/*
+ * Inside migrate's transaction: have the server look every second
+ * whether migrate is still there (client_connection_check_interval,
+ * PostgreSQL 14 on Linux; elsewhere the setting is refused, and
+ * ignored here).  A migrate stopped by ^C, a kill or a lost ssh
+ * session while it waited for a table's lock left its server session
+ * queued for that lock up to --lock-timeout (an hour at most), every
+ * other client of the table (the filter's holds, which queue their
+ * notices) queued behind it, or went on with a long migration nobody
+ * would see end.  Now the session ends within a second or so and the
+ * transaction rolls back.  0, or -1 with err.
+ */
+static int
+set_client_check(struct queue *q, char *err, size_t errsz)
+{
+	return queue_cmd(q, "DO $$ BEGIN PERFORM pg_catalog.set_config("
+	    "'client_connection_check_interval', '1s', true); EXCEPTION "
+	    "WHEN OTHERS THEN NULL; END $$", err, errsz);
+}
+
 /* server notices ("already exists, skipping") are not for the user */
 static void
 quiet_notice(void *arg, const char *msg)
@@ -822,7 +842,8 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
 		goto fail;
-	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0)
+	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0 ||
+	    set_client_check(q, err, errsz) < 0)
 		goto fail;
 	/* only when missing: a role that may not create tables (the
 	 * filter's, a moderator's) can still run migrate on a schema that
@@ -911,7 +932,8 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 	/* a transaction of its own: SET LOCAL, through a pooler too */
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
-	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0)
+	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0 ||
+	    set_client_check(q, err, errsz) < 0)
 		goto done;
 	/* the version of the schema migrate would change: none yet (0),
 	 * whatever other program's schema_migrations search_path has */

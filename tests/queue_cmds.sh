@@ -166,6 +166,38 @@ PGDATABASE=lg_lock run lg migrate --lock-timeout 3600
 check "... once that transaction ended, migrate applies it" \
     sh -c "test $rc -eq 0 && grep -q 'applied 0011_outbox_claim' '$T/out'"
 
+# --- a migrate stopped while it waits takes its server session with it ---
+# ^C, a kill or a lost ssh session ended migrate, but its server session
+# stayed queued for the lock up to --lock-timeout, every query of the
+# table queued behind it: the server now looks for its client every
+# second, and the session ends with it
+PGDATABASE=lg_lock sql "ALTER TABLE notice_outbox DROP COLUMN claimed_until;
+    DELETE FROM schema_migrations WHERE version >= 11" || exit 99
+PGDATABASE=lg_lock PGAPPNAME=longtx psql -X -q -c "BEGIN;
+    SELECT count(*) FROM notice_outbox; SELECT pg_sleep(30); COMMIT" \
+    > /dev/null 2>&1 &
+hpid=$!
+i=0
+while [ "$(locked true)" -eq 0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+PGDATABASE=lg_lock "$LISTGATE" --allow-root --config "$CONF" migrate \
+    --lock-timeout 60 > /dev/null 2>&1 &
+mpid=$!
+i=0
+while [ "$(locked false)" -eq 0 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+kill -TERM $mpid
+wait $mpid
+q0=$(ms)
+PGDATABASE=lg_lock sql "SELECT count(*) FROM notice_outbox" > /dev/null
+q1=$(ms)
+check "a query of the table after migrate was killed waiting for its lock waits no longer than a few seconds (took $((q1 - q0)) ms; the lock's holder lasts 30 s)" \
+    test $((q1 - q0)) -lt 5000
+check "... and the migration was not applied" test "$(PGDATABASE=lg_lock sql \
+    "SELECT count(*) FROM schema_migrations WHERE version = 11")" -eq 0
+PGDATABASE=lg_lock sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+    WHERE application_name = 'longtx'" > /dev/null
+wait $hpid
+PGDATABASE=lg_lock run lg migrate -q || exit 99
+
 # --- schema_migrations itself locked by another session ----------------------
 # migrate reads the schema's version from schema_migrations and records
 # each migration there: a session holding that table (an open
