@@ -469,13 +469,30 @@ version_msg(const char *path, uint32_t fmt, uint32_t tv, char *err,
 {
 	char list[80];
 
+	const char *how;
+
 	list_of(path, list, sizeof(list));
+	/* only an older format of this tokenizer can be converted without
+	 * the journal: say so, rather than send a standalone list's
+	 * administrator to a rebuild that refuses (or, for rebuild itself
+	 * meeting a newer file, to run again what was just run) */
+	if (fmt > TOKDB_FORMAT || tv > TOK_VERSION)
+		how = "it rebuilds the file from the training journal; "
+		    "without a database a file written by a newer listgate "
+		    "cannot be converted: use that listgate, or move the "
+		    "file away and train the list again";
+	else if (tv != TOK_VERSION)
+		how = "it rebuilds the file from the training journal; "
+		    "without a database a file of another tokenizer cannot "
+		    "be converted: move it away and train the list again";
+	else
+		how = "it rebuilds the file from the training journal, or "
+		    "converts it when no database is configured";
 	snprintf(err, errsz, "token file %s was written by another version "
 	    "of listgate (format %u, tokenizer %u; this program uses format "
-	    "%u, tokenizer %u): run `listgate rebuild --list %s` (it "
-	    "rebuilds the file from the training journal, or converts it "
-	    "when no database is configured)", path, (unsigned)fmt,
-	    (unsigned)tv, (unsigned)TOKDB_FORMAT, (unsigned)TOK_VERSION, list);
+	    "%u, tokenizer %u): run `listgate rebuild --list %s` (%s)", path,
+	    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
+	    (unsigned)TOK_VERSION, list, how);
 }
 
 /* read the format and tokenizer versions: 0, or TOKDB_ERR (with err) for
