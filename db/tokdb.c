@@ -468,7 +468,6 @@ version_msg(const char *path, uint32_t fmt, uint32_t tv, char *err,
     size_t errsz)
 {
 	char list[80];
-
 	const char *how;
 
 	list_of(path, list, sizeof(list));
