@@ -13,6 +13,10 @@
  * approved by a run that died before it recorded the outcome: it is not
  * released again unless --force says so; --mark-approved records it.
  * Afterwards the lists decided on are synced to their token files.
+ * SIGINT, SIGTERM and SIGHUP stop the run after the post being decided:
+ * its release runs to its end and its outcome is recorded (ending the
+ * run there would leave the post 'releasing' while the release went
+ * on); a second one ends the run at once.
  * Trusts the configuration; the post is passed through untouched.
  * Exit 0, 1 on any failure, 2 on usage errors.
  */
@@ -20,6 +24,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +95,45 @@ decide_usage(FILE *f, const struct decision *d)
 	    "  -h, --help       this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 any post not decided, 2 usage error.\n");
+}
+
+/* the signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), or 0 */
+static volatile sig_atomic_t stop_sig;
+
+static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+/* what a stop says (on_stop's message, set before catch_stops) */
+static char stop_msg[160];
+
+/* a stop: taken between posts; the post being decided (its release
+ * running, say) is decided to the end and recorded first.  A second
+ * stop ends the run at once (SA_RESETHAND) */
+static void
+on_stop(int sig)
+{
+	ssize_t n;
+
+	stop_sig = sig;
+	n = write(STDERR_FILENO, stop_msg, strlen(stop_msg));
+	(void)n;
+}
+
+/* catch the signals that stop a run: once, then their default again.
+ * A signal ignored stays ignored (a run under nohup) */
+static void
+catch_stops(void)
+{
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		if (sigaction(stop_sigs[i], &sa, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			sigaction(stop_sigs[i], &old, NULL);
 }
 
 /* parse a post id: 0, or -1 */
@@ -187,8 +231,21 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		return EXIT_CMD_FAIL;
 	}
 	app_who(by, who, sizeof(who));
+	stop_sig = 0;
+	snprintf(stop_msg, sizeof(stop_msg), "listgate %s: stopping after the "
+	    "post being decided (once more: at once%s)\n", d->name, ap ?
+	    ", which may leave it 'releasing'" : "");
+	catch_stops();
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
+		if (stop_sig != 0) {
+			/* the posts after a stop are left as they are */
+			cmd_err(d->name, "post %lld: not decided: stopped by "
+			    "signal %d (%s)", (long long)id, (int)stop_sig,
+			    strsignal(stop_sig));
+			nfail++;
+			continue;
+		}
 		memset(&rq, 0, sizeof(rq));
 		rq.id = id;
 		rq.status = d->status;
