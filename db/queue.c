@@ -1940,6 +1940,29 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
 }
 
 /*
+ * Take the journal lock of post id's list inside the open transaction
+ * on q (the lock's connection of an approval that releases), before
+ * anything of the post changes: its training is recorded under that
+ * lock after the release, and a training run (`train`) holds it for as
+ * long as it reads posts, so waiting there would leave a released post
+ * 'releasing' for that long (and for good when a watchdog ends the
+ * wait).  A post that is no more takes none (its decision finds it
+ * gone).  0, or -1 with err.
+ */
+static int
+journal_lock_post(struct queue *q, const char *idbuf, char *err,
+    size_t errsz)
+{
+	char lockkey[16];
+	const char *vals[2] = { lockkey, idbuf };
+
+	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	return exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
+	    "hashtext(list)) FROM held_posts WHERE id = $2::int8", 2, vals,
+	    err, errsz);
+}
+
+/*
  * After a failed release: put the row back as it was before the
  * approval marked it 'releasing' (r holds the old values, a held
  * post's note too: why the filter held it), inside the caller's
@@ -2045,6 +2068,10 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 			lq = NULL;
 			goto out;
 		}
+		/* and the list's journal lock, waited for now, while the
+		 * post is still as it was (a post's list never changes) */
+		if (journal_lock_post(lq, idbuf, err, errsz) < 0)
+			goto out;
 		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 			goto fail;
 	} else if (post_lock(q, id, err, errsz) < 0)

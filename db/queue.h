@@ -314,7 +314,11 @@ struct queue_decided {
  * the next wait; a waiter holds no connection's transaction open, and
  * a dead process's lock is gone with its connection); an approval with a
  * release callback holds it in a transaction of a second connection to
- * the same database, opened on first use and kept until queue_close.
+ * the same database, opened on first use and kept until queue_close,
+ * with the list's journal lock, taken before the release (a training
+ * run of the list, which holds it while it reads, is waited for while
+ * the post is unchanged; the list's other decisions wait for the
+ * release).
  * Nothing outlives a transaction, so every path works through a
  * connection pooler in transaction mode (pgbouncer).  With
  * the row locked (SELECT ... FOR UPDATE): a post of another list than
