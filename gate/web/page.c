@@ -849,6 +849,7 @@ post_bulk(struct web_req *r, const char *list)
 	size_t i, nshown = 0;
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
+	int unasked = 0, quitting;
 
 	if (!post_ok(r))
 		return;
@@ -914,6 +915,14 @@ post_bulk(struct web_req *r, const char *list)
 			bad++;
 			continue;
 		}
+		/* the server is stopping: the posts left stay as they are */
+		pthread_mutex_lock(&r->srv->mu);
+		quitting = r->srv->quitting;
+		pthread_mutex_unlock(&r->srv->mu);
+		if (quitting) {
+			unasked++;
+			continue;
+		}
 		/* the post-ID of the id (one at most, checked above) */
 		for (i = 0; i < nshown && shown[i].id != id; i++)
 			;
@@ -953,6 +962,10 @@ post_bulk(struct web_req *r, const char *list)
 		if (bad && l < sizeof(msg))
 			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
 			    "; %d failed", bad);
+		if (unasked && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
+			    "; %d not decided: the server is stopping",
+			    unasked);
 		if (first[0] && l < sizeof(msg))
 			snprintf(msg + l, sizeof(msg) - l, " (%s)", first);
 	}

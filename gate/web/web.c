@@ -1381,6 +1381,12 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 			    "reread by themselves; nothing to do");
 	} while (sig == SIGHUP);
 	log_info("web: %s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	/* a bulk form in progress decides the post it is at, and no more:
+	 * its posts' releases could outlast the wait below, and one cut
+	 * off there stays 'releasing' */
+	pthread_mutex_lock(&s->mu);
+	s->quitting = 1;
+	pthread_mutex_unlock(&s->mu);
 	/* stop accepting; then wait for the requests in progress to be
 	 * answered (MHD_stop_daemon shuts every connection's socket) */
 	lfd = MHD_quiesce_daemon(s->d);

@@ -124,6 +124,8 @@ struct web_srv {
 	char dirty[WEB_MAX_DIRTY][LG_MAX_LIST_NAME + 1];
 	size_t ndirty;
 	int dirty_all, stopping;
+	int quitting;		/* a stop signal came: a bulk form decides
+				 * no more posts (under mu) */
 	struct queue *sync_q;
 	/* requests begun and not yet completed (mu), and their end */
 	int inflight;
