@@ -1939,6 +1939,67 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
 	return 0;
 }
 
+/* how long an approval tries to reach the database again after its
+ * lock's connection was lost during the release (a restart, a
+ * failover): the outcome is recorded if it comes back meanwhile */
+#define RELOCK_TRIES		20
+#define RELOCK_PAUSE_MS		500
+
+static int journal_lock_post(struct queue *q, const char *idbuf, char *err,
+    size_t errsz);
+
+/*
+ * The lock's connection was lost while the release ran (the server
+ * restarted, failed over, ended it): open it again, take the post's
+ * lock again, and find the post still 'releasing' as this approval
+ * marked it (decided_at reads mark_at: no other approval took it over
+ * meanwhile).  0 with *lq_r in a transaction that holds the lock and
+ * the row, or -1 with err (no transaction open).
+ */
+static int
+relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
+    const char *idbuf, const char *mark_at, char *err, size_t errsz)
+{
+	const char *vals[2] = { idbuf, mark_at };
+	struct timespec ts;
+	struct queue *lq = NULL;
+	PGresult *res;
+	int i, found;
+
+	*lq_r = NULL;
+	for (i = 0; ; i++) {
+		if (lock_conn(q, &lq, err, errsz) == 0)
+			break;
+		if (i + 1 >= RELOCK_TRIES)
+			return -1;
+		ts.tv_sec = 0;
+		ts.tv_nsec = RELOCK_PAUSE_MS * 1000000L;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	if (post_lock(lq, id, err, errsz) < 0)
+		return -1;
+	*lq_r = lq;
+	if (journal_lock_post(lq, idbuf, err, errsz) < 0)
+		return -1;
+	res = PQexecParams(lq->conn, "SELECT 1 FROM held_posts WHERE id = "
+	    "$1::int8 AND status = 'releasing' AND decided_at::text = $2 "
+	    "FOR UPDATE", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(lq, res));
+		PQclear(res);
+		return -1;
+	}
+	found = PQntuples(res) == 1;
+	PQclear(res);
+	if (!found) {
+		snprintf(err, errsz, "another decision took the post over "
+		    "meanwhile");
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Take the journal lock of post id's list inside the open transaction
  * on q (the lock's connection of an approval that releases), before
@@ -2016,7 +2077,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	void *ctx = d->ctx;
 	int flags = d->flags;
 	char idbuf[32], *byc = NULL, *notec = NULL, *whyc = NULL;
-	char e2[512], why[1000];
+	char e2[512], why[1000], mark_at[64];
 	const char *vals[4];
 	struct queue_row r;
 	struct queue *lq = NULL;	/* holds the lock across a release */
@@ -2154,10 +2215,18 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	vals[0] = idbuf;
 	vals[1] = byc;
 	vals[2] = notec;
-	if (exec_params(q, "UPDATE held_posts SET status = 'releasing', "
-	    "decided_by = $2, decided_at = now(), note = $3 WHERE id = "
-	    "$1::int8", 3, vals, err, errsz) < 0)
+	res = PQexecParams(q->conn, "UPDATE held_posts SET status = "
+	    "'releasing', decided_by = $2, decided_at = now(), note = $3 "
+	    "WHERE id = $1::int8 RETURNING decided_at::text", 3, NULL, vals,
+	    NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		goto fail;
+	}
+	snprintf(mark_at, sizeof(mark_at), "%s", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	res = NULL;
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
 	if ((rel = release(&r, ctx, err, errsz)) < 0) {
@@ -2171,8 +2240,14 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 			    QUEUE_RELEASE_REFUSED, err);
 			whyc = pg_text(why, FIELD_MAX);
 		}
-		if (unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
-		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) {
+		/* the lock's connection lost meanwhile: once more on a new
+		 * one */
+		if ((unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
+		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) &&
+		    (queue_alive(lq) || relock_releasing(q,
+		    &lq, id, idbuf, mark_at, e2, sizeof(e2)) < 0 ||
+		    unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
+		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
 			size_t n = strlen(err);
 
 			snprintf(err + n, errsz - n, "; it stays 'releasing' "
@@ -2182,11 +2257,15 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	rc = QUEUE_UNRECORDED;
-	if (record_decision(lq, idbuf, status, flags, byc, notec, r.list,
-	    err, errsz) < 0)
+	if ((record_decision(lq, idbuf, status, flags, byc, notec, r.list,
+	    err, errsz) < 0 || queue_cmd(lq, "COMMIT", err, errsz) < 0) &&
+	    (queue_alive(lq) || relock_releasing(q, &lq, id,
+	    idbuf, mark_at, e2, sizeof(e2)) < 0 || record_decision(lq,
+	    idbuf, status, flags, byc, notec, r.list, e2, sizeof(e2)) < 0 ||
+	    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
+		/* err says why the first try failed */
 		goto out;
-	if (queue_cmd(lq, "COMMIT", err, errsz) < 0)
-		goto out;
+	}
 	rc = QUEUE_DECIDED;
 	goto out;
 fail:

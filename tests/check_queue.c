@@ -138,9 +138,11 @@ hold(struct queue *q, const char *list, const unsigned char *raw, size_t len,
 /* the release callback of the tests: keep a copy, fail when asked;
  * with kill set, then end the server processes of that queue handle,
  * both its connections (the approver's connections drop after the
- * release succeeded) */
+ * release); with takeover set too, another approval marks the post
+ * meanwhile (its decided_at moves), so the approver, connected again,
+ * must leave it 'releasing' (as an approver killed there does) */
 struct rel {
-	int fail, ncalls;
+	int fail, ncalls, takeover;
 	struct queue *kill;
 	unsigned char *got;
 	size_t len;
@@ -170,7 +172,7 @@ rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 	struct rel *x = ctx;
 
 	x->ncalls++;
-	if (x->fail) {
+	if (x->fail && x->kill == NULL) {
 		snprintf(err, errsz, "release refused (test)");
 		return -1;
 	}
@@ -184,6 +186,23 @@ rel_fn(const struct queue_row *r, void *ctx, char *err, size_t errsz)
 		kill_backend(backend_pid(x->kill->lockq));
 		kill_backend(backend_pid(x->kill));
 		x->kill = NULL;
+		if (x->takeover) {
+			PGconn *c = PQconnectdb("");
+			char idb[32];
+			const char *vals[1] = { idb };
+
+			ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+			snprintf(idb, sizeof(idb), "%lld", (long long)r->id);
+			PQclear(PQexecParams(c, "UPDATE held_posts SET "
+			    "decided_at = decided_at + interval '1 second' "
+			    "WHERE id = $1::int8", 1, NULL, vals, NULL, NULL,
+			    0));
+			PQfinish(c);
+		}
+		if (x->fail) {
+			snprintf(err, errsz, "release refused (test)");
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -1527,6 +1546,7 @@ START_TEST(interrupted_approve_not_released_twice)
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-int", (const unsigned char *)"a\n\nb\n", 5, "s");
 	x.kill = q;
+	x.takeover = 1;
 	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);
@@ -1575,6 +1595,42 @@ START_TEST(interrupted_approve_not_released_twice)
 }
 END_TEST
 
+/* the connections drop during the release (a server restart): the
+ * approval connects again and records what the release did */
+START_TEST(lost_connection_recorded_again)
+{
+	struct queue *q = qopen();
+	PGconn *c = pg(NULL);
+	struct rel x;
+	char err[1024], old[16];
+	int64_t id;
+
+	memset(&x, 0, sizeof(x));
+	id = hold(q, "dec-lost", (const unsigned char *)"a\n\nb\n", 5, "s");
+	x.kill = q;
+	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	    &x, NULL, old, err, sizeof(err)), QUEUE_DECIDED);
+	ck_assert_int_eq(x.ncalls, 1);
+	ck_assert_str_eq(status_of(c, id), "approved");
+	ck_assert_int_eq(net(c, "dec-lost", "ham"), 1);
+	queue_close(q);
+	/* a release that failed: held again, nothing learnt */
+	q = qopen();
+	id = hold(q, "dec-lost", (const unsigned char *)"c\n\nd\n", 5, "s");
+	x.kill = q;
+	x.fail = 1;
+	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
+	    &x, NULL, old, err, sizeof(err)), QUEUE_RELEASE_FAILED);
+	ck_assert_ptr_null(strstr(err, "stays 'releasing'"));
+	ck_assert_int_eq(x.ncalls, 2);
+	ck_assert_str_eq(status_of(c, id), "held");
+	ck_assert_int_eq(net(c, "dec-lost", "ham"), 1);
+	free(x.got);
+	PQfinish(c);
+	queue_close(q);
+}
+END_TEST
+
 /* --force releases a 'releasing' post again, once */
 START_TEST(interrupted_approve_force_releases_again)
 {
@@ -1587,6 +1643,7 @@ START_TEST(interrupted_approve_force_releases_again)
 	memset(&x, 0, sizeof(x));
 	id = hold(q, "dec-intf", (const unsigned char *)"a\n\nb\n", 5, "s");
 	x.kill = q;
+	x.takeover = 1;
 	ck_assert_int_eq(decide(q, id, "approved", "m1", NULL, 0, rel_fn,
 	    &x, NULL, old, err, sizeof(err)), QUEUE_UNRECORDED);
 	queue_close(q);
@@ -2523,6 +2580,7 @@ queue_suite(void)
 	tcase_add_test(tc, force_changes_training);
 	tcase_add_test(tc, interrupted_approve_not_released_twice);
 	tcase_add_test(tc, interrupted_approve_force_releases_again);
+	tcase_add_test(tc, lost_connection_recorded_again);
 	tcase_add_test(tc, release_failure_restores_old_decision);
 	tcase_add_test(tc, release_failure_beside_a_new_discard);
 	suite_add_tcase(s, tc);

@@ -1,0 +1,84 @@
+#!/bin/sh
+# approve_restart.sh - PostgreSQL restarted while an approval's release
+# command runs, against a private PostgreSQL (tests/pg.sh)
+#
+# The approval marks the post 'releasing', runs the release (3 s here),
+# and records the outcome on the connection that holds the post's lock;
+# the restart ends that connection meanwhile.  Checks:
+#   - a release that delivered: the post is recorded approved and learnt
+#     once once the server is back, not left 'releasing' (which says
+#     "it may be on the list already" and waits for a person);
+#   - a release that failed: the post is held again, not left
+#     'releasing' though it never reached the list.
+# Never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-aprestart.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+mkdir -p "$CONF/lists" "$T/out" || exit 99
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+
+printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+# says it started, takes 3 s, then fails while $T/fail exists, else
+# delivers the post to $T/out
+cat > "$T/release.sh" <<EOS
+#!/bin/sh
+touch "$T/started"
+sleep 3
+test ! -e "$T/fail" || exit 1
+cat > "$T/out/\$\$.tmp" && mv "$T/out/\$\$.tmp" "$T/out/\$\$.eml"
+EOS
+printf 'release = /bin/sh %s/release.sh\ntimeout = 60\n' "$T" \
+    > "$CONF/lists/dev.conf"
+lg migrate -q || exit 99
+
+# approve post $1 and restart the server during its release
+approve_restart() {
+	rm -f "$T/started"
+	lg approve "$1" > "$T/ap.out" 2> "$T/ap.err" &
+	p=$!
+	i=0
+	while [ ! -e "$T/started" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	$PG_CTL_STOP > /dev/null 2>&1
+	$PG_CTL_START > /dev/null 2>&1 || { echo "Bail out! no restart"; exit 99; }
+	wait "$p"
+	rc=$?
+}
+status() { sql "SELECT status FROM held_posts WHERE id = $1"; }
+nout() { ls "$T/out" | grep -c '\.eml$'; }
+
+a=$("$QHOLD" dev "$DATA/ham1.eml" 0.9) || exit 99
+approve_restart "$a"
+check "a release that delivered: the post is recorded approved (is $(status "$a"): $(head -n 1 "$T/ap.err"))" \
+    test "$(status "$a")" = approved
+check "... learnt once as ham" test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $a AND op = 'learn' AND class = 'ham'")" -eq 1
+check "... released once" test "$(nout)" -eq 1
+check "... and approve says so" grep -q "^post $a approved" "$T/ap.out"
+
+b=$("$QHOLD" dev "$DATA/ham2.eml" 0.9) || exit 99
+touch "$T/fail"
+approve_restart "$b"
+check "a release that failed: the post is held again (is $(status "$b"): $(head -n 1 "$T/ap.err"))" \
+    test "$(status "$b")" = held
+check "... not released" test "$(nout)" -eq 1
+check "... unlearnt" test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $b")" -eq 0
+check "... approve exits 1 saying it stays held" \
+    sh -c "test $rc -eq 1 && grep -q 'the post stays held' '$T/ap.err'"
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
