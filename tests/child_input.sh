@@ -1,7 +1,8 @@
 #!/bin/sh
 # child_input.sh - a deliver or release command gets the whole post even
-# when the listgate process that started it dies first (SIGKILL; and
-# approve's SIGTERM and SIGINT), and filter's SIGTERM and SIGINT stop
+# when the listgate process that started it dies first (SIGKILL; approve
+# stopped by SIGTERM or SIGINT lets the release end and records it), and
+# filter's SIGTERM and SIGINT stop
 # the deliver command with it: nothing delivered, never a part; and
 # filter's SIGTERM or watchdog (SIGALRM) stops its member_check too
 #
@@ -151,11 +152,36 @@ if [ "${1:-}" = pg ]; then
 		printf 'release = /bin/sh %s/slow.sh {list}\n' "$T" \
 		    > "$CONF/lists/$l.conf"
 		id=$("$QHOLD" "$l" "$T/big.eml" 0.9) || exit 99
-		kill_parent "approve" "$l" "$sig" 0 "$LISTGATE" --allow-root \
-		    --config "$CONF" approve "$id"
+		if [ "$sig" = KILL ]; then
+			kill_parent "approve" "$l" "$sig" 0 "$LISTGATE" \
+			    --allow-root --config "$CONF" approve "$id"
+			st=$(psql -X -A -t -q -c "SELECT status FROM held_posts WHERE id = $id")
+			check "approve after SIG$sig: the post stays 'releasing' (got $st)" \
+			    test "$st" = releasing
+			continue
+		fi
+		# SIGTERM and SIGINT during the release: approve lets it
+		# end and records its outcome (approve_stop.sh has the rest)
+		rm -f "$T/go" "$T/pid"
+		bg 0 "$LISTGATE" --allow-root --config "$CONF" approve "$id"
+		if ! wait_for "$T/started.$l" "$bgpid"; then
+			bad "approve: the command started"
+			kill -KILL "$(cat "$T/pid")" 2>/dev/null
+			wait "$bgpid" 2>/dev/null
+			continue
+		fi
+		kill -"$sig" "$(cat "$T/pid")"
+		sleep 0.2
+		: > "$T/go"
+		wait "$bgpid" 2>/dev/null
+		rc=$?
+		check "approve: SIG$sig during the release lets it end (status $rc)" \
+		    test "$rc" -eq 0
+		check "approve after SIG$sig: the command read the whole post" \
+		    cmp -s "$T/sink.$l" "$T/big.eml"
 		st=$(psql -X -A -t -q -c "SELECT status FROM held_posts WHERE id = $id")
-		check "approve after SIG$sig: the post stays 'releasing' (got $st)" \
-		    test "$st" = releasing
+		check "approve after SIG$sig: the post is recorded approved (got $st)" \
+		    test "$st" = approved
 	done
 	echo "1..$n"
 	[ $fails -eq 0 ]
