@@ -20,6 +20,8 @@
 #include "listcfg/listcfg.h"
 #include "listcfg/tmpl.h"
 
+volatile sig_atomic_t decide_releasing;
+
 /* what release needs */
 struct release_ctx {
 	const struct listcfg_global *g;
@@ -41,6 +43,9 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	double left;
 	unsigned ms;
 	int st, rc = -1;
+
+	/* the post is 'releasing' from here (queue_decide committed it) */
+	decide_releasing = 1;
 
 	if (listcfg_load_list(g, r->list, &l, lerr, sizeof(lerr)) < 0) {
 		snprintf(err, errsz, "%s", lerr);
@@ -110,6 +115,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 {
 	struct queue_decision d;
 	struct release_ctx c;
+	int rc;
 
 	memset(&d, 0, sizeof(d));
 	d.id = rq->id;
@@ -125,7 +131,9 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		d.release = release;
 		d.ctx = &c;
 	}
-	return queue_decide(q, &d, res, err, errsz);
+	rc = queue_decide(q, &d, res, err, errsz);
+	decide_releasing = 0;
+	return rc;
 }
 
 const char *

@@ -13,6 +13,7 @@
 #ifndef LG_DECIDE_H
 #define LG_DECIDE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,6 +40,15 @@ struct decide_req {
 				 * by (a watchdog's, less a margin); 0: the
 				 * list's timeout alone */
 };
+
+/*
+ * Non-zero from the moment decide_post starts a post's release (the post
+ * is marked 'releasing' and its release command runs) until decide_post
+ * returns, its outcome recorded or not: a stop signal then must let the
+ * release end and be recorded, where before it nothing of the post has
+ * changed and the process may end at once.  For signal handlers.
+ */
+extern volatile sig_atomic_t decide_releasing;
 
 /*
  * Decide one post (lists' configuration from g).  Returns a QUEUE_*

@@ -13,10 +13,11 @@
  * approved by a run that died before it recorded the outcome: it is not
  * released again unless --force says so; --mark-approved records it.
  * Afterwards the lists decided on are synced to their token files.
- * SIGINT, SIGTERM and SIGHUP stop the run after the post being decided:
- * its release runs to its end and its outcome is recorded (ending the
- * run there would leave the post 'releasing' while the release went
- * on); a second one ends the run at once.
+ * SIGINT, SIGTERM and SIGHUP that come while a post's release runs stop
+ * the run after it: the release runs to its end and its outcome is
+ * recorded (ending the run there would leave the post 'releasing' while
+ * the release went on); a second one ends the run at once, and one that
+ * comes at any other time (a wait for a post's lock) ends it at once.
  * Trusts the configuration; the post is passed through untouched.
  * Exit 0, 1 on any failure, 2 on usage errors.
  */
@@ -105,14 +106,22 @@ static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 /* what a stop says (on_stop's message, set before catch_stops) */
 static char stop_msg[160];
 
-/* a stop: taken between posts; the post being decided (its release
- * running, say) is decided to the end and recorded first.  A second
- * stop ends the run at once (SA_RESETHAND) */
+/* a stop: while a post's release runs (decide_releasing), taken after
+ * it, the release run to its end and its outcome recorded first; a
+ * second stop ends the run at once (SA_RESETHAND).  Anywhere else
+ * (waiting for a post's lock, between posts, syncing) nothing of a post
+ * is half done: the run ends at once, as the signal's default does */
 static void
 on_stop(int sig)
 {
 	ssize_t n;
 
+	if (!decide_releasing) {
+		/* the default action again (SA_RESETHAND), delivered when
+		 * this handler returns */
+		raise(sig);
+		return;
+	}
 	stop_sig = sig;
 	n = write(STDERR_FILENO, stop_msg, strlen(stop_msg));
 	(void)n;
