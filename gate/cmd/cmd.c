@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -458,4 +459,22 @@ cmd_sync_report(const char *name, const struct listcfg_global *g,
 		    sizeof(line)) != NULL)
 			log_warn("%s: %s", name, line);
 	log_setup("listgate", g->log_facility, 0);
+}
+
+const int cmd_stop_sigs[CMD_NSTOP_SIGS] = { SIGINT, SIGTERM, SIGHUP };
+
+void
+cmd_catch_stops(void (*handler)(int))
+{
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < CMD_NSTOP_SIGS; i++)
+		if (sigaction(cmd_stop_sigs[i], &sa, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			sigaction(cmd_stop_sigs[i], &old, NULL);
 }

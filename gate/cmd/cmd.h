@@ -210,6 +210,16 @@ struct sync_stats;
 void cmd_sync_report(const char *name, const struct listcfg_global *g,
     const char *list, const struct sync_stats *st);
 
+/* the signals that stop a run (SIGINT, SIGTERM, SIGHUP) */
+extern const int cmd_stop_sigs[3];
+#define CMD_NSTOP_SIGS	3
+
+/* catch cmd_stop_sigs with handler: once, then their default again
+ * (SA_RESETHAND: a second one ends the run; SA_RESTART).  A signal
+ * ignored stays ignored: a run under nohup (SIGHUP), or in the
+ * background of a script (SIGINT), was started not to stop by it */
+void cmd_catch_stops(void (*handler)(int));
+
 /* ", N quarantined and skipped" for a summary line, or "" */
 const char *cmd_sync_skipped(const struct sync_stats *st, char *buf,
     size_t bufsz);

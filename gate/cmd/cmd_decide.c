@@ -101,9 +101,7 @@ decide_usage(FILE *f, const struct decision *d)
 /* the signal that asked the run to stop (SIGINT, SIGTERM, SIGHUP), or 0 */
 static volatile sig_atomic_t stop_sig;
 
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-
-/* what a stop says (on_stop's message, set before catch_stops) */
+/* what a stop says (on_stop's message, set before cmd_catch_stops) */
 static char stop_msg[160];
 
 /* a stop: while a post's release runs (decide_releasing), taken after
@@ -125,24 +123,6 @@ on_stop(int sig)
 	stop_sig = sig;
 	n = write(STDERR_FILENO, stop_msg, strlen(stop_msg));
 	(void)n;
-}
-
-/* catch the signals that stop a run: once, then their default again.
- * A signal ignored stays ignored (a run under nohup) */
-static void
-catch_stops(void)
-{
-	struct sigaction sa, old;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		if (sigaction(stop_sigs[i], &sa, &old) == 0 &&
-		    old.sa_handler == SIG_IGN)
-			sigaction(stop_sigs[i], &old, NULL);
 }
 
 /* parse a post id: 0, or -1 */
@@ -244,7 +224,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	snprintf(stop_msg, sizeof(stop_msg), "listgate %s: stopping after the "
 	    "post being decided (once more: at once%s)\n", d->name, ap ?
 	    ", which may leave it 'releasing'" : "");
-	catch_stops();
+	cmd_catch_stops(on_stop);
 	for (i = optind; i < argc; i++) {
 		parse_id(argv[i], &id);
 		if (stop_sig != 0) {

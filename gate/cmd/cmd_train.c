@@ -109,27 +109,6 @@ on_stop(int sig)
 	(void)n;
 }
 
-static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
-
-/* catch the signals that stop a run: once, then their default again.
- * A signal ignored stays ignored: a run under nohup (SIGHUP), or in
- * the background of a script (SIGINT), was started not to stop by it */
-static void
-catch_stops(void)
-{
-	struct sigaction sa, old;
-	size_t i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sa.sa_flags = SA_RESTART | SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		if (sigaction(stop_sigs[i], &sa, &old) == 0 &&
-		    old.sa_handler == SIG_IGN)
-			sigaction(stop_sigs[i], &old, NULL);
-}
-
 /* go on to stage s: 0, or the signal of a stop that came before (then
  * the stage is left as it was: the handler is spent, a second stop ends
  * the run at once).  The stop signals wait meanwhile, so that a stop is
@@ -146,8 +125,8 @@ stage_enter(enum stage s)
 	int sig;
 
 	sigemptyset(&block);
-	for (i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		sigaddset(&block, stop_sigs[i]);
+	for (i = 0; i < CMD_NSTOP_SIGS; i++)
+		sigaddset(&block, cmd_stop_sigs[i]);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	if ((sig = stop_sig) == 0)
 		stage = s;
@@ -362,7 +341,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * it said nothing) */
 	stop_sig = 0;
 	stage = STAGE_READ;
-	catch_stops();
+	cmd_catch_stops(on_stop);
 	for (i = optind; i < argc && !fatal; i++) {
 		if (stop_sig != 0)
 			break;
