@@ -36,6 +36,27 @@ pg_part() {
 	esac
 }
 
+# catchup: wait (at most 30 s) until the standby of tests/pg.sh (port
+# $PG_STANDBY_PORT) has replayed everything the primary has committed so
+# far: the insert position, since with synchronous_commit off
+# (tests/pg.sh) a commit record may still sit in the WAL buffers, past
+# pg_current_wal_lsn() (the write position), and a standby that
+# replayed up to that has not seen the commit yet
+catchup() {
+	lsn=$(psql -X -q -A -t -v ON_ERROR_STOP=1 -c \
+	    "SELECT pg_current_wal_insert_lsn()")
+	i=0
+	while [ $i -lt 600 ]; do
+		[ "$(psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" \
+		    -c "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&
+		    return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	echo "# the standby did not catch up with $lsn" >&2
+	return 1
+}
+
 # lock_file FILE: a trainer's write lock on FILE, held for 5 seconds by a
 # background process (its pid in $lockpid); returns once the lock is
 # taken (or after 5 s of waiting).  Needs python3 and $T.

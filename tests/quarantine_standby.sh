@@ -42,20 +42,7 @@ journal() {
 	"$QHOLD" -j "$1" "$2" "$3" > /dev/null || exit 99
 	sql "SELECT max(id) FROM train_journal WHERE list = '$1'"
 }
-# wait (at most 30 s) until the standby has replayed what the primary
-# has (the insert position: see queue_standby.sh)
-catchup() {
-	lsn=$(sql "SELECT pg_current_wal_insert_lsn()")
-	i=0
-	while [ $i -lt 600 ]; do
-		[ "$(sqls "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&
-		    return 0
-		sleep 0.05
-		i=$((i + 1))
-	done
-	echo "# the standby did not catch up with $lsn" >&2
-	return 1
-}
+# catchup: tests/lib.sh
 marked() { sql "SELECT string_agg(id::text, ' ' ORDER BY id) FROM train_journal WHERE quarantined_at IS NOT NULL AND quarantine_reason LIKE 'stored message is corrupt%'"; }
 
 lgB migrate -q || exit 99

@@ -79,23 +79,7 @@ pos() {
 	"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats |
 	    sed -n 's/^journal_pos //p'
 }
-# wait (at most 30 s) until the standby has replayed everything the
-# primary has committed so far: the insert position, since with
-# synchronous_commit off (tests/pg.sh) a commit record may still sit in
-# the WAL buffers, past pg_current_wal_lsn() (the write position), and
-# a standby that replayed up to that has not seen the commit yet
-catchup() {
-	lsn=$(sqlp "SELECT pg_current_wal_insert_lsn()")
-	i=0
-	while [ $i -lt 600 ]; do
-		[ "$(sqls "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&
-		    return 0
-		sleep 0.05
-		i=$((i + 1))
-	done
-	echo "# the standby did not catch up with $lsn" >&2
-	return 1
-}
+# catchup: tests/lib.sh
 # pause replay on the standby and wait (at most 10 s) until it has;
 # the caller checks the state when it matters
 pause_replay() {

@@ -43,20 +43,7 @@ lgF() { "$LISTGATE" --allow-root --config "$T/F" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sqlp() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 sqls() { psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" -c "$1"; }
-# wait (at most 30 s) until the standby has replayed what the primary
-# has (the insert position: see queue_standby.sh)
-catchup() {
-	lsn=$(sqlp "SELECT pg_current_wal_insert_lsn()")
-	i=0
-	while [ $i -lt 600 ]; do
-		[ "$(sqls "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] &&
-		    return 0
-		sleep 0.05
-		i=$((i + 1))
-	done
-	echo "# the standby did not catch up with $lsn" >&2
-	return 1
-}
+# catchup: tests/lib.sh
 stats() { "$LISTGATE" --allow-root --config "$T/$1" score --list site --db-stats; }
 pos() { stats "$1" | sed -n 's/^journal_pos //p'; }
 posts() { stats "$1" | awk '$1 ~ /_posts$/ { n += $2 } END { print n + 0 }'; }
