@@ -13,7 +13,11 @@
  * list; posts are read through source.c like train and score read them.
  *
  *	cv [-t opt=val,...] [-s robs,...] [-x robx,...] [-d min_dev,...]
- *	   [-m max_tokens,...] [-S scores.tsv] < list
+ *	   [-m max_tokens,...] [-S scores.tsv] [-D] [-l] < list
+ *
+ * -l: leave one out instead of the folds: every post is scored by the
+ * counts of all the others (all posts' counts less its own, which for a
+ * count model is exactly a model trained without it); FOLD is ignored.
  */
 #include "config.h"
 
@@ -41,6 +45,7 @@ static struct toklist *dict;	/* token -> id (its index) */
 static size_t nsidx;
 static int rank_d;	/* -D: rank by ln qH - ln qS instead of the score */
 static uint32_t *cnt_s, *cnt_h;	/* per id: training counts */
+static int loo;		/* -l: leave one out */
 
 /* split "a,b,c" into doubles */
 static size_t
@@ -235,7 +240,7 @@ main(int argc, char **argv)
 		mtok[0] = dp.max_tokens;
 	}
 	tok_opts_default(&o);
-	while ((ch = getopt(argc, argv, "t:s:x:d:m:S:D")) != -1) {
+	while ((ch = getopt(argc, argv, "t:s:x:d:m:S:Dl")) != -1) {
 		switch (ch) {
 		case 't':
 			for (tokopt = optarg; tokopt != NULL; tokopt = sv) {
@@ -261,6 +266,9 @@ main(int argc, char **argv)
 			break;
 		case 'D':
 			rank_d = 1;
+			break;
+		case 'l':
+			loo = 1;
 			break;
 		default:
 			return 2;
@@ -305,14 +313,14 @@ main(int argc, char **argv)
 		bp.robx = robx[b];
 		bp.min_dev = mdev[c];
 		bp.max_tokens = (unsigned)mtok[d];
-		for (f = 0; f < (int)nfold; f++) {
+		for (f = 0; f < (loo ? 1 : (int)nfold); f++) {
 			uint32_t ns = 0, nh = 0;
 			struct bayes_result r;
 
 			memset(cnt_s, 0, nsidx * sizeof(*cnt_s));
 			memset(cnt_h, 0, nsidx * sizeof(*cnt_h));
 			for (i = 0; i < nposts; i++) {
-				if (posts[i].fold == f)
+				if (!loo && posts[i].fold == f)
 					continue;
 				for (j = 0; j < posts[i].n; j++)
 					if (posts[i].spam)
@@ -325,7 +333,11 @@ main(int argc, char **argv)
 					nh++;
 			}
 			for (i = 0; i < nposts; i++) {
-				if (posts[i].fold != f)
+				/* leaving one out: the counts less the post's own */
+				uint32_t own_s = loo && posts[i].spam;
+				uint32_t own_h = loo && !posts[i].spam;
+
+				if (!loo && posts[i].fold != f)
 					continue;
 				if (posts[i].n > btcap) {
 					btcap = posts[i].n;
@@ -336,10 +348,11 @@ main(int argc, char **argv)
 
 					bt[j].tok = toklist_get(dict, id,
 					    &bt[j].len);
-					bt[j].spam = cnt_s[id];
-					bt[j].ham = cnt_h[id];
+					bt[j].spam = cnt_s[id] - own_s;
+					bt[j].ham = cnt_h[id] - own_h;
 				}
-				bayes_score(&bp, ns, nh, bt, posts[i].n, &r);
+				bayes_score(&bp, ns - own_s, nh - own_h, bt,
+				    posts[i].n, &r);
 				posts[i].score = rank_d ? r.log_qh - r.log_qs :
 				    r.score;
 			}
