@@ -757,17 +757,20 @@ journal_window_start(struct queue *q, const char *list, unsigned max,
 }
 
 int
-journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
-    int64_t *spam_r, char *err, size_t errsz)
+journal_net_counts(struct queue *q, const char *list, int64_t upto,
+    int64_t *ham_r, int64_t *spam_r, char *err, size_t errsz)
 {
-	const char *vals[1] = { list };
+	char upbuf[24];
+	const char *vals[2] = { list, upbuf };
 	PGresult *res;
 
+	snprintf(upbuf, sizeof(upbuf), "%lld", (long long)upto);
 	res = PQexecParams(q->conn, "SELECT coalesce(sum(CASE op WHEN 'learn' "
 	    "THEN 1 ELSE -1 END) FILTER (WHERE class = 'ham'), 0)::int8, "
 	    "coalesce(sum(CASE op WHEN 'learn' THEN 1 ELSE -1 END) FILTER "
 	    "(WHERE class = 'spam'), 0)::int8 FROM train_journal WHERE list = "
-	    "$1 AND quarantined_at IS NULL", 1, NULL, vals, NULL, NULL, 0);
+	    "$1 AND id <= $2::int8 AND quarantined_at IS NULL", 2, NULL, vals,
+	    NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

@@ -138,9 +138,10 @@ int journal_window_start(struct queue *q, const char *list, unsigned max,
     int64_t *after_r, char *err, size_t errsz);
 
 /* list's net training per class: posts learnt minus posts unlearnt, as
- * the token files count them (quarantined events left out).  0, or -1 */
-int journal_net_counts(struct queue *q, const char *list, int64_t *ham_r,
-    int64_t *spam_r, char *err, size_t errsz);
+ * the token files count them (quarantined events left out), over its
+ * events up to id upto (INT64_MAX: all of them).  0, or -1 */
+int journal_net_counts(struct queue *q, const char *list, int64_t upto,
+    int64_t *ham_r, int64_t *spam_r, char *err, size_t errsz);
 /* what journal_fetch_next says of an event */
 #define JOURNAL_APPLY		0	/* the post is in raw, len */
 #define JOURNAL_DAMAGED		1	/* its stored message cannot be read

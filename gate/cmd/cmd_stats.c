@@ -313,7 +313,7 @@ trained_of(struct queue *q, const struct listcfg_global *g,
 			tokdb_close(db);
 		}
 	}
-	if (journal_net_counts(q, list, &t->jham, &t->jspam, err,
+	if (journal_net_counts(q, list, INT64_MAX, &t->jham, &t->jspam, err,
 	    sizeof(err)) < 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		return -1;

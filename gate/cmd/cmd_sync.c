@@ -345,9 +345,9 @@ rebuild_usage(FILE *f)
 	    "of an older format is converted to the current one, a current one\n"
 	    "is compacted; a file of another tokenizer cannot be converted (its\n"
 	    "tokens differ): move it away and retrain the list.\n"
-	    "A token file trained without the journal (journal position 0,\n"
-	    "posts counted) is left alone: a rebuild would drop that\n"
-	    "training; --force drops it.\n"
+	    "A token file that holds training the journal does not have\n"
+	    "(`train` without a database, synced or not) is left alone: a\n"
+	    "rebuild would drop that training; --force drops it.\n"
 	    "\n"
 	    "  -l, --list L   the list\n"
 	    "  -f, --force    rebuild over training the journal does not have\n"
@@ -357,27 +357,49 @@ rebuild_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
-/* 1 when the token file at path holds posts trained without the journal
- * (position 0, posts counted: `train` run without a database), which a
- * rebuild from the journal would drop; their counts in *nspam, *nham.
- * A file that cannot be read (missing, damaged, an older format) is
- * rebuild's to replace: 0 */
+/* 1 when the token file at path holds posts trained without the journal,
+ * which a rebuild from the journal would drop; their counts in *nspam,
+ * *nham.  Such posts are those of `train` without a database: alone
+ * (position 0, posts counted), or under the journal's events when a
+ * database came later and sync added them (more posts of a class than
+ * the list's events up to the file's position learnt).  That is asked
+ * only of a file that follows this journal: its position an event of
+ * the list's whose mark the file recorded, so that a file of another
+ * list's, of a journal that lost its last commits or of a standby's
+ * that is behind is still rebuilt.  A file that cannot be read
+ * (missing, damaged, an older format) is rebuild's to replace: 0.  A
+ * database error: -1, err set */
 static int
-trained_outside(const char *path, unsigned wait_ms, uint32_t *nspam,
-    uint32_t *nham)
+trained_outside(struct queue *q, const char *list, const char *path,
+    unsigned wait_ms, int site, uint32_t *nspam, uint32_t *nham,
+    char *err, size_t errsz)
 {
 	struct tokdb *db;
-	char err[1024];
-	int64_t pos;
+	char evlist[128];	/* a list name: <= 64 */
+	int64_t pos, fmark, mark, jham, jspam;
 	int r;
 
 	*nspam = *nham = 0;
-	if (tokdb_open(path, TOKDB_READ, wait_ms, &db, err, sizeof(err)) != 0)
+	if (tokdb_open(path, TOKDB_READ, wait_ms, &db, err, errsz) != 0)
 		return 0;
-	r = tokdb_get_pos(db, &pos) == 0 && pos == 0 &&
+	r = tokdb_get_pos_mark(db, &pos, &fmark) == 0 &&
 	    tokdb_msgcounts(db, nspam, nham) == 0 && *nspam + *nham > 0;
 	tokdb_close(db);
-	return r;
+	if (!r || pos == 0)
+		return r;
+	if (site || fmark == 0)
+		return 0;
+	if (journal_event_mark(q, 0, pos, &mark, evlist, sizeof(evlist),
+	    NULL, err, errsz) < 0 ||
+	    journal_net_counts(q, list, pos, &jham, &jspam, err, errsz) < 0)
+		return -1;
+	if (mark != fmark || strcmp(evlist, list) != 0)
+		return 0;
+	*nspam = (int64_t)*nspam > jspam ?
+	    (uint32_t)((int64_t)*nspam - (jspam > 0 ? jspam : 0)) : 0;
+	*nham = (int64_t)*nham > jham ?
+	    (uint32_t)((int64_t)*nham - (jham > 0 ? jham : 0)) : 0;
+	return *nspam + *nham > 0;
 }
 
 /* rebuild without a database: convert or compact the token file itself */
@@ -492,14 +514,22 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
 	}
-	if (!force && trained_outside(path, sync_writer_wait(&g), &ns, &nh)) {
-		cmd_err("rebuild", "list %s: the token file %s holds %lu spam "
-		    "and %lu ham posts trained without the journal (journal "
-		    "position 0: `train` without a database), which a rebuild "
-		    "from the journal would drop; `listgate sync --list %s` "
-		    "adds the journal's events to them instead, and `listgate "
-		    "rebuild --list %s --force` drops them", list, path,
-		    (unsigned long)ns, (unsigned long)nh, list, list);
+	if (!force && (r = trained_outside(q, list, path,
+	    sync_writer_wait(&g), is_site(&g, list), &ns, &nh, err,
+	    sizeof(err))) != 0) {
+		if (r < 0)
+			cmd_err("rebuild", "list %s: %s", list, err);
+		else
+			cmd_err("rebuild", "list %s: the token file %s holds "
+			    "%lu spam and %lu ham posts trained without the "
+			    "journal (`train` without a database), which a "
+			    "rebuild from the journal would drop: `listgate "
+			    "sync --list %s` keeps them under the journal's "
+			    "events; to put them in the journal, train their "
+			    "mail again with the database, then `listgate "
+			    "rebuild --list %s --force`, which alone drops "
+			    "them", list, path, (unsigned long)ns,
+			    (unsigned long)nh, list, list);
 		goto out_l;
 	}
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
