@@ -124,14 +124,23 @@ last_comment(const unsigned char *c, size_t n, size_t at)
  * last ';' (the date's), or n.  The client's HELO is written as given
  * (Postfix, sendmail): a '(' glued to it opens no comment, and a ';'
  * in it ends nothing, or "HELO x(((" or "HELO x;" would hide the
- * receiver's own comment with the client's address */
+ * receiver's own comment with the client's address.  Nor does a '(' at
+ * its start: Postfix writes "HELO (" as "from ( (unknown [IP]) by ...",
+ * and a comment left open there would run past " by " to the end, where
+ * the literal of a "for <list@[127.0.0.1]>" the client chose would
+ * stand for the client */
 static size_t
 clause_end(const unsigned char *v, size_t n)
 {
 	size_t i, semi = n;
 	int depth = 0;
 
-	for (i = 0; i < n; i++) {
+	/* the first word: the HELO (or the name our MTA found), whole */
+	for (i = 0; i < n && is_space(v[i]); i++)
+		;
+	for (; i < n && !is_space(v[i]); i++)
+		;
+	for (; i < n; i++) {
 		if (v[i] == '(' && (i == 0 || is_space(v[i - 1])))
 			depth++;
 		else if (v[i] == ')' && depth > 0)

@@ -117,6 +117,9 @@ static const struct line_case lines[] = {
 	  1, "203.0.113.9", "x(((", "", 0 },
 	{ "from x (unknown [203.0.113.9]); Mon, 2 Dec 2024 10:00:00 +0000", 1,
 	  "203.0.113.9", "x", "", 0 },
+	{ "from ( (unknown [203.0.113.9]) by mx.example.org (Postfix) with "
+	  "ESMTP id 4F1 for <list@[127.0.0.1]>; Mon, 2 Dec 2024 10:00:00 +0000",
+	  1, "203.0.113.9", "(", "", 0 },
 	/* no network hop: local submissions */
 	{ "(qmail 10626 invoked from network); 1 Aug 2001 08:15:47 +0900", 0,
 	  NULL, NULL, NULL, 0 },
@@ -394,6 +397,15 @@ START_TEST(helo_literal_not_trusted)
 		"mx.example.org (8.15.2/8.15.2) with ESMTP id x1",
 		"from [127.0.0.1] (ehlo [203.0.113.9]) by mx.example.org "
 		"(Postfix) with ESMTP id 4F1",
+		/* a HELO that starts with '(' opens no comment: the
+		 * literal of the recipient the client chose, after " by ",
+		 * is not the client */
+		"from ( (unknown [203.0.113.9]) by mx.example.org (Postfix) "
+		"with ESMTP id 4F1 for <list@[127.0.0.1]>; Mon, 2 Dec 2024 "
+		"10:00:00 +0000",
+		"from ((HELO (unknown [203.0.113.9]) by mx.example.org "
+		"(Postfix) with ESMTP id 4F1 for <list@[IPv6:::1]>; Mon, 2 "
+		"Dec 2024 10:00:00 +0000",
 	};
 	struct tok_opts o;
 	struct toklist *tl;
