@@ -161,11 +161,13 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	unsigned char ip[16], hip[16] = { 0 };
 	size_t e, i, k, nw1, cn, pn, lit = 0, hlit = 0;
 	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam, hfam = 0;
-	int ours_helo = 0;
+	int ours_helo = 0, cut = 0;
 
 	memset(h, 0, sizeof(*h));
-	if (n > RECEIVED_MAX_SCAN)
+	if (n > RECEIVED_MAX_SCAN) {
 		n = RECEIVED_MAX_SCAN;
+		cut = 1;
+	}
 	while (n > 0 && is_space(v[0]))
 		v++, n--;
 	if (!word_is(v, n, "from"))
@@ -173,6 +175,13 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	v += 4;
 	n -= 4;
 	e = clause_end(v, n);
+	/* a from-clause whose " by " lies past what is looked at (a HELO
+	 * of a thousand bytes) cannot be read: our MTA's own comment with
+	 * the client's address may be beyond it, and a literal in the
+	 * HELO ("[127.0.0.1]xxx...") would stand for the client */
+	if (cut && !(e < n && is_space(v[e]) && word_is(v + e + 1,
+	    n - e - 1, "by")))
+		return -1;
 	c = v;
 	cn = e;
 	/* the first word: the HELO name (qmail, Exim: the rDNS name).  Up

@@ -40,7 +40,7 @@ struct received_hop {
  * client (h filled), 0 when it records no network hop (a local
  * submission: "(qmail 123 invoked by uid 1000)", "(from user@localhost)
  * by ..."), -1 when it has a from-clause but no client address that can
- * be read.
+ * be read (a from-clause that runs past RECEIVED_MAX_SCAN bytes too).
  */
 int received_parse(const unsigned char *v, size_t n, struct received_hop *h);
 

@@ -464,6 +464,52 @@ START_TEST(helo_paren_not_trusted_name)
 }
 END_TEST
 
+/* a HELO long enough to push our MTA's comment past RECEIVED_MAX_SCAN:
+ * a literal in it is not the client, and the line below (the client's
+ * own) is not believed */
+START_TEST(long_helo_not_trusted)
+{
+	static const char *const helos[] = { "[127.0.0.1]", "[IPv6:::1]",
+	    "[192.0.2.7]", "x" };
+	struct received_hop h;
+	struct netlist nl;
+	struct tok_opts o;
+	struct toklist *tl;
+	char m[4096], line[3000], pad[1200], why[256];
+	size_t i;
+
+	ck_assert_int_eq(netlist_parse("192.0.2.0/24", &nl, why, sizeof(why)),
+	    0);
+	tok_opts_default(&o);
+	o.trust = &nl;
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	for (i = 0; i < sizeof(helos) / sizeof(helos[0]); i++) {
+		snprintf(line, sizeof(line), "from %s%s (unknown "
+		    "[203.0.113.9]) by mx.example.org (Postfix) with ESMTP id "
+		    "4F1; Mon, 2 Dec 2024 10:00:00 +0000", helos[i], pad);
+		ck_assert_int_eq(received_parse((const unsigned char *)line,
+		    strlen(line), &h), -1);
+		snprintf(m, sizeof(m), "Received: %s\nReceived: from "
+		    "listman.example.com (listman.example.com "
+		    "[66.187.233.211]) by forged.example\n\nbody\n", line);
+		tl = toklist_new(o.max_tokens);
+		ck_assert(tl != NULL);
+		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
+		    &o, tl), 0);
+		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", helos[i]);
+		ck_assert_msg(has(tl, "src:unreadable"), "%s", helos[i]);
+		toklist_free(tl);
+	}
+	/* a long line whose from-clause fits is read as before */
+	snprintf(line, sizeof(line), "from mx.example.net (unknown "
+	    "[203.0.113.9]) by mx.example.org (Postfix) with ESMTP id 4F1 "
+	    "(using %s); Mon, 2 Dec 2024 10:00:00 +0000", pad);
+	ck_assert_int_eq(received_parse((const unsigned char *)line,
+	    strlen(line), &h), 1);
+}
+END_TEST
+
 /* more lines than LG_MAX_RECEIVED_HOPS, all trusted */
 START_TEST(deep_chain)
 {
@@ -591,6 +637,7 @@ received_suite(void)
 	tcase_add_test(tc, deep_chain);
 	tcase_add_test(tc, helo_literal_not_trusted);
 	tcase_add_test(tc, helo_paren_not_trusted_name);
+	tcase_add_test(tc, long_helo_not_trusted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pieces");
 	tcase_add_test(tc, registered_domains);
