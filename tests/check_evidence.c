@@ -9,10 +9,12 @@
 #include "config.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -79,10 +81,27 @@ START_TEST(sender_too_long)
 }
 END_TEST
 
+/* the entries of directory d but . and .. */
+static int
+count_entries(const char *d)
+{
+	DIR *dp = opendir(d);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(dp);
+	while ((e = readdir(dp)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(dp);
+	return n;
+}
+
 START_TEST(cache)
 {
 	char dir[] = "/tmp/check_evidence.XXXXXX", path[300];
 	struct mcache *c, *c2;
+	struct stat st;
 	unsigned char junk[64];
 	int fd, i;
 
@@ -139,13 +158,44 @@ START_TEST(cache)
 	ck_assert_ptr_nonnull(c = mcache_open(path));
 	ck_assert_int_eq(mcache_get(c, "t@example.org", 5001, 60), MEMBER_NONE);
 	mcache_close(c);
-	/* a file of another size or kind: no cache, not an error */
+	/* a damaged file (another size, a header not ours) is not
+	 * believed: an empty cache takes its place, which works */
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT, 0600);
 	memset(junk, 'x', sizeof(junk));
 	ck_assert_int_eq(write(fd, junk, sizeof(junk)), (int)sizeof(junk));
 	close(fd);
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 16 + MCACHE_SLOTS * 16);
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 1001, 60), MEMBER_NONE);
+	mcache_put(c, "a@example.org", MEMBER_YES, 1000);
+	ck_assert_int_eq(mcache_get(c, "a@example.org", 1001, 60), MEMBER_YES);
+	/* its header overwritten while c has it mapped: the next open
+	 * replaces it, c goes on with the old one (no SIGBUS) */
+	fd = open(path, O_WRONLY);
+	ck_assert_int_eq(pwrite(fd, junk, 8, 0), 8);
+	close(fd);
+	ck_assert_ptr_nonnull(c2 = mcache_open(path));
+	ck_assert_int_eq(mcache_get(c2, "a@example.org", 1001, 60),
+	    MEMBER_NONE);
+	mcache_put(c2, "b@example.org", MEMBER_NO, 1000);
+	ck_assert_int_eq(mcache_get(c2, "b@example.org", 1001, 60), MEMBER_NO);
+	mcache_put(c, "c@example.org", MEMBER_YES, 1000);
+	ck_assert_int_eq(mcache_get(c, "c@example.org", 1001, 60), MEMBER_YES);
+	mcache_close(c);
+	mcache_close(c2);
+	ck_assert_ptr_nonnull(c = mcache_open(path));
+	ck_assert_int_eq(mcache_get(c, "b@example.org", 1001, 60), MEMBER_NO);
+	mcache_close(c);
+	/* and no file is left beside it */
+	ck_assert_int_eq(count_entries(dir), 1);
+	/* a link in its place is never followed nor replaced */
+	unlink(path);
+	ck_assert_int_eq(symlink("elsewhere", path), 0);
 	ck_assert_ptr_null(mcache_open(path));
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
 	ck_assert_int_eq(mcache_get(NULL, "a@example.org", 1, 60), MEMBER_NONE);
 	mcache_put(NULL, "a@example.org", MEMBER_YES, 1);
 	unlink(path);

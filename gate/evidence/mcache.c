@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,14 +76,50 @@ key_of(const char *sender)
 	return k != 0 ? k : 1;
 }
 
-struct mcache *
-mcache_open(const char *path)
+/*
+ * Put an empty cache in place of a damaged one at path (another size, a
+ * header not ours: cut short, a torn copy, another version's layout): a
+ * new file beside it, its blocks allocated, renamed over it.  Processes
+ * that have the old file mapped go on with it (a file cut in place
+ * would end them with SIGBUS), and the next opens get the new one.
+ * 0, or -1 (no cache this time).
+ */
+static int
+rebuild(const char *path)
 {
-	struct mcache *c;
+	char tmp[4200];
+	int fd, n, ok;
+
+	n = snprintf(tmp, sizeof(tmp), "%s.new-%ld", path, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -1;
+	(void)unlink(tmp);	/* a killed rebuild's, of a process that had
+				 * this process's number */
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW | O_NOCTTY, 0660)) < 0)
+		return -1;
+	ok = posix_fallocate(fd, 0, (off_t)FILE_BYTES) == 0 &&
+	    pwrite(fd, MAGIC, 8, 0) == 8;
+	if (close(fd) < 0)
+		ok = 0;
+	if (!ok || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* the file at path mapped, or NULL; *damaged_r 1 when it is ours to
+ * replace (a regular file of one name, this user's, of another size or
+ * with a header not ours) */
+static unsigned char *
+map_file(const char *path, int *damaged_r)
+{
 	struct stat st;
 	void *map;
-	int fd;
+	int fd, ours;
 
+	*damaged_r = 0;
 	/* O_NOFOLLOW: the tokens directory's owner may be another user
 	 * than the one running (root with --allow-root): a link put in
 	 * the file's place must not have us create or write what it
@@ -90,15 +127,24 @@ mcache_open(const char *path)
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 	    O_NOCTTY | O_NONBLOCK, 0660)) < 0)
 		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		close(fd);
+		return NULL;
+	}
+	/* another user's (root with --allow-root, the list user's file)
+	 * is left to its owner: ours in its place would shut them out */
+	ours = st.st_uid == geteuid();
+	if (st.st_size != 0 && (size_t)st.st_size != FILE_BYTES) {
+		close(fd);
+		*damaged_r = ours;
+		return NULL;
+	}
 	/* every block of the file allocated before it is mapped, a new
 	 * file's and an old one's with holes (a sparse copy, a restore):
 	 * a full disk then fails here, where a write (or, on tmpfs, a
 	 * read) through the mapping into a hole would end the process
 	 * with SIGBUS */
-	if (fstat(fd, &st) < 0 || (st.st_size != 0 &&
-	    (size_t)st.st_size != FILE_BYTES) || !S_ISREG(st.st_mode) ||
-	    st.st_nlink != 1 ||
-	    posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) {
+	if (posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) {
 		close(fd);
 		return NULL;
 	}
@@ -113,10 +159,25 @@ mcache_open(const char *path)
 
 		if (memcmp(map, zero, 8) != 0) {
 			munmap(map, FILE_BYTES);
-			return NULL;	/* someone else's file */
+			*damaged_r = ours;
+			return NULL;
 		}
 		memcpy(map, MAGIC, 8);
 	}
+	return map;
+}
+
+struct mcache *
+mcache_open(const char *path)
+{
+	struct mcache *c;
+	unsigned char *map;
+	int damaged;
+
+	/* a damaged file is not believed: it is replaced, once */
+	if ((map = map_file(path, &damaged)) == NULL && (!damaged ||
+	    rebuild(path) < 0 || (map = map_file(path, &damaged)) == NULL))
+		return NULL;
 	if ((c = xcalloc(1, sizeof(*c))) == NULL) {
 		munmap(map, FILE_BYTES);
 		return NULL;

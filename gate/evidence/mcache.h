@@ -8,8 +8,10 @@
  * first 8 bytes of its SHA-256: no address is stored), the answer, the
  * time it was heard and a check value: a record torn by two writers at
  * once fails its check and reads as absent.  Only yes and no are kept.
- * A file that cannot be opened or has the wrong size or magic is no
- * cache at all, never an error.  Never logs, never exits.
+ * A file of another size or with a header not ours is damaged: an empty
+ * one is renamed over it (processes that have it mapped keep theirs).
+ * A file that cannot be opened or replaced is no cache at all, never an
+ * error.  Never logs, never exits.
  */
 #ifndef LG_MCACHE_H
 #define LG_MCACHE_H
@@ -26,9 +28,10 @@
 
 struct mcache;
 
-/* open (creating it, mode 0660 less the umask) the cache file at path:
- * NULL when there is none to be had (a symbolic link or a file with
- * more than one name in its place is none) */
+/* open (creating it, mode 0660 less the umask; replacing a damaged
+ * one) the cache file at path: NULL when there is none to be had (a
+ * symbolic link or a file with more than one name in its place is
+ * none, and is left alone) */
 struct mcache *mcache_open(const char *path);
 void mcache_close(struct mcache *c);
 
