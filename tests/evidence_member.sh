@@ -116,6 +116,32 @@ if [ "${1:-}" = pg ]; then
 	    cmp -s "$T/cut-followed" "$T/cut-synced"
 	check "... and no member_check ran (no sender in what is read)" \
 	    test ! -s "$T/calls"
+	# one sync of every list: list a's check times out on every post,
+	# which says nothing of list b's (given up on a, b is still asked)
+	printf 'member_check = %s/check.sh {sender} {list}\nmember_check_ms = 200\n' \
+	    "$T" > "$CONF/lists/a.conf"
+	printf 'member_check = %s/check.sh {sender} {list}\n' "$T" \
+	    > "$CONF/lists/b.conf"
+	i=0
+	while [ $i -lt 5 ]; do
+		post slow@example.org "" "a$i."; cp "$T/post.eml" "$T/a$i.eml"
+		post yes@example.org "" "b$i."; cp "$T/post.eml" "$T/b$i.eml"
+		i=$((i + 1))
+	done
+	lg train -q --list a --ham "$T"/a?.eml &&
+	    lg train -q --list b --ham "$T"/b?.eml
+	check "train of lists a and b exits 0" test $? -eq 0
+	rm -f "$T/tokens/a.kch" "$T/tokens/b.kch"
+	: > "$T/calls"
+	lg sync -q > /dev/null 2>&1
+	check "sync of every list exits 0" test $? -eq 0
+	check "... list b's check asked after list a's timed out" \
+	    test "$(grep -c ' b$' "$T/calls")" -eq 5
+	k=$(lg tokens --list b --keys "$T/b0.eml" |
+	    awk '$2 == "member:yes" { print $1; exit }')
+	check "... and list b learnt member:yes from its 5 posts" \
+	    test "$(lg score --list b --db-dump |
+	    awk -v k="$k" '$3 == k { print $1, $2 }')" = "0 5"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

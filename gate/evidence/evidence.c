@@ -26,7 +26,8 @@
  * filter, score and train are single-threaded, listgate web syncs from
  * one thread) */
 struct ev_state {
-	unsigned member_timeouts;	/* in a row */
+	unsigned member_timeouts;	/* in a row, of member_list's check */
+	char member_list[LG_MAX_LIST_NAME + 1];
 	unsigned dns_timeouts;		/* posts in a row with no answer
 					 * in time from any zone */
 	struct mcache *cache;		/* the list's answer cache */
@@ -106,6 +107,14 @@ gather(void *ctx, const struct listcfg_global *g,
 	memset(&m, 0, sizeof(m));
 	m.pidfd = -1;
 	/* --- the subscriber ------------------------------------------- */
+	/* the time-outs counted are one list's: a sync of every list,
+	 * or listgate web, goes from a list whose check hangs to one
+	 * whose check answers */
+	if (strcmp(state.member_list, l->name) != 0) {
+		snprintf(state.member_list, sizeof(state.member_list), "%s",
+		    l->name);
+		state.member_timeouts = 0;
+	}
 	if (l->member_check != NULL) {
 		if (!member_sender(msg, len, sender, addr, sizeof(addr)))
 			note_add(note, notesz, "member=nosender");

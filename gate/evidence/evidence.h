@@ -10,7 +10,9 @@
  * that does not answer is no evidence.  Within one process, after
  * EVIDENCE_GIVE_UP time-outs in a row a source is not asked again (a
  * rebuild replaying thousands of posts against a dead resolver would
- * otherwise wait out every one; the tokens are the same: none).
+ * otherwise wait out every one; the tokens are the same: none).  Each
+ * list's member_check is a source of its own: its time-outs are
+ * counted from the first post of that list after another list's.
  */
 #ifndef LG_EVIDENCE_H
 #define LG_EVIDENCE_H
