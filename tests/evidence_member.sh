@@ -142,6 +142,70 @@ if [ "${1:-}" = pg ]; then
 	check "... and list b learnt member:yes from its 5 posts" \
 	    test "$(lg score --list b --db-dump |
 	    awk -v k="$k" '$3 == k { print $1, $2 }')" = "0 5"
+	# listgate web, one process for days: a check that hung through
+	# three of its syncs is asked again by the next one
+	if ! command -v curl > /dev/null 2>&1; then
+		echo "# SKIP listgate web's syncs: no curl"
+		echo "1..$n"
+		[ $fails -eq 0 ]
+		exit
+	fi
+	cat > "$T/hang.sh" <<EOS
+#!/bin/sh
+echo "\$1" >> "$T/wcalls"
+[ -e "$T/hang" ] && sleep 5
+exit 0
+EOS
+	printf '#!/bin/sh\ncat > /dev/null\n' > "$T/release.sh"
+	chmod +x "$T/hang.sh" "$T/release.sh"
+	printf 'member_check = %s/hang.sh {sender}\nmember_check_ms = 200\nrelease = %s/release.sh\n' \
+	    "$T" "$T" > "$CONF/lists/w.conf"
+	printf 'web-secret-123\n' | lg user add wu --lists w > /dev/null
+	i=0
+	while [ $i -lt 4 ]; do
+		post yes@example.org "" "w$i."
+		eval "wid$i=\$(\"\$top_builddir/tests/qhold\" w \"\$T/post.eml\" 0.9)" ||
+		    exit 99
+		i=$((i + 1))
+	done
+	"$LISTGATE" --allow-root --config "$CONF" web --listen 127.0.0.1:0 \
+	    2> "$T/web.log" &
+	webpid=$!
+	i=0
+	while ! grep -q 'listening on' "$T/web.log" && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	URL=http://127.0.0.1:$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+	    "$T/web.log" | head -n 1)
+	# approve post $1 and wait until the web's sync has learnt it
+	wapprove() {
+		curl -s -o /dev/null -u wu:web-secret-123 -d action=approve \
+		    "$URL/api/lists/w/held/$1"
+		j=0
+		while [ $j -lt 100 ]; do
+			lg sync --check --list w > "$T/wcheck" 2>&1
+			grep -q 'journal position \([0-9]*\) of \1$' \
+			    "$T/wcheck" && return
+			sleep 0.1
+			j=$((j + 1))
+		done
+	}
+	: > "$T/wcalls"
+	touch "$T/hang"
+	wapprove "$wid0"; wapprove "$wid1"; wapprove "$wid2"
+	rm -f "$T/hang"
+	wapprove "$wid3"
+	kill "$webpid"
+	wait "$webpid" 2>/dev/null
+	nc=$(wc -l < "$T/wcalls")
+	check "listgate web: a check that hung through 3 syncs is asked again by the next ($nc calls)" \
+	    test "$nc" -eq 4
+	k=$(lg tokens --list w --keys "$T/post.eml" |
+	    awk '$2 == "member:yes" { print $1; exit }')
+	check "... which learns its member:yes" \
+	    test "$(lg score --list w --db-dump |
+	    awk -v k="$k" '$3 == k { print $1, $2 }')" = "0 1"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

@@ -85,6 +85,8 @@ posttok_init(struct posttok *pt, const struct listcfg_global *g,
 		return -1;
 	pt->g = l != NULL ? g : NULL;
 	pt->l = g != NULL ? l : NULL;
+	if (evidence != NULL && evidence->begin != NULL && pt->g != NULL)
+		evidence->begin(evidence->ctx);
 	return 0;
 }
 

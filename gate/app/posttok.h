@@ -46,6 +46,11 @@ struct posttok_evidence {
 	    const struct listcfg_list *l, const unsigned char *msg,
 	    size_t len, const char *sender, struct toklist *tl, char *note,
 	    size_t notesz);
+	/* a run of posts begins (posttok_init with evidence: a command's
+	 * posts of one list, one sync of one list): what the gatherer
+	 * concluded from the sources' time-outs in earlier runs of this
+	 * process (listgate web's: days ago) is forgotten.  May be NULL */
+	void (*begin)(void *ctx);
 	void *ctx;
 };
 
@@ -54,9 +59,10 @@ void posttok_set_evidence(const struct posttok_evidence *ev);
 
 /*
  * Set up pt for list l of g: the list's tokenizer settings
- * (settings_tok_opts) and g's trusted relays.  g and l must outlive pt;
- * l NULL gives the defaults and no evidence.  0, or -1 with err (a
- * trusted_relays value listcfg did not check).
+ * (settings_tok_opts) and g's trusted relays, and begin a run of the
+ * evidence gatherer.  g and l must outlive pt; l NULL gives the
+ * defaults and no evidence.  0, or -1 with err (a trusted_relays value
+ * listcfg did not check).
  */
 int posttok_init(struct posttok *pt, const struct listcfg_global *g,
     const struct listcfg_list *l, char *err, size_t errsz);

@@ -213,7 +213,18 @@ gather(void *ctx, const struct listcfg_global *g,
 	return 0;
 }
 
-static const struct posttok_evidence gatherer = { gather, NULL };
+/* a run begins: time-outs of earlier runs say nothing of this one (a
+ * resolver restarted for a minute must not keep listgate web, whose
+ * syncs run for days, from asking ever again) */
+static void
+begin(void *ctx)
+{
+	(void)ctx;
+	state.member_timeouts = 0;
+	state.dns_timeouts = 0;
+}
+
+static const struct posttok_evidence gatherer = { gather, begin, NULL };
 
 const struct posttok_evidence *
 evidence_gatherer(void)

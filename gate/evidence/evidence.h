@@ -7,7 +7,8 @@
  * post's tokens before it is scored or learnt, in every command
  * (gate/app/posttok.h); each list learns what they are worth.  Nothing
  * here can fail a post: a time-out, a command that fails or a resolver
- * that does not answer is no evidence.  Within one process, after
+ * that does not answer is no evidence.  Within one run (posttok_init:
+ * a command's posts of one list, one sync of one list), after
  * EVIDENCE_GIVE_UP time-outs in a row a source is not asked again (a
  * rebuild replaying thousands of posts against a dead resolver would
  * otherwise wait out every one; the tokens are the same: none).  Each
