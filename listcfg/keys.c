@@ -178,7 +178,8 @@ const struct keys_row keys_table[] = {
 	{ .name = "dnsbl_zones", KEYS_FIELD(GLOBAL, STRING, dnsbl_zones),
 	  .check = check_zones,
 	  .doc = "DNSBL zones asked about the first untrusted relay, all at "
-	  "once; an answer becomes the token dnsbl:ZONE:127.0.0.N" },
+	  "once; an answer in 127.0.0.0/8 becomes the token "
+	  "dnsbl:ZONE:127.0.0.N (127.255.255.x, a refused query: none)" },
 	/* the pass path waits this long at most for every zone */
 	{ .name = "dns_timeout_ms", KEYS_FIELD(GLOBAL, UNSIGNED, dns_timeout_ms),
 	  .def = LG_DEFAULT_DNS_TIMEOUT_MS, .lo = 1, .hi = 5000,

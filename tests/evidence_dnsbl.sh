@@ -40,6 +40,11 @@ mkdir -p "$T/zones" && chmod 755 "$T" "$T/zones"
 printf '66.187.233.0/24\n' > "$T/zones/bl"
 printf '66.187.233.211 :127.0.0.4:\n' > "$T/zones/bl4"
 printf '192.0.2.99\n' > "$T/zones/nx"
+# err.test answers as Spamhaus does a query it refuses (through a public
+# resolver: 127.255.255.254; too many: .255) and lists one address with
+# a code outside 127.0.0.x, as some zones do
+printf '66.187.233.211 :127.255.255.254:\n66.187.233.212 :127.255.255.255:\n66.187.233.213 :127.0.1.2:\n' \
+    > "$T/zones/err"
 chmod 644 "$T/zones/"*
 user=
 [ "$(id -u)" -eq 0 ] && user="-u nobody"
@@ -49,6 +54,7 @@ for try in 1 2 3 4 5 6 7 8; do
 	# shellcheck disable=SC2086
 	"$RBLDNSD" -n $user -b "127.0.0.1/$p" -w "$T/zones" \
 	    bl.test:ip4set:bl bl4.test:ip4set:bl4 nx.test:ip4set:nx \
+	    err.test:ip4set:err \
 	    > "$T/rbldnsd.log" 2>&1 &
 	rpid=$!
 	i=0
@@ -106,6 +112,21 @@ check "the listed relay gets one token per listing zone" \
     test "$(tr '\n' ' ' < "$T/out")" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
 lg tokens --list dev "$T/spam0.eml" | grep -c '^dnsbl:' > "$T/out"
 check "an unlisted relay gets none" test "$(cat "$T/out")" -eq 0
+
+# the error codes of a zone that refuses the query are no listing; a
+# listing's code is kept whole
+mkdir -p "$T/conf-err/lists"
+printf 'tokens_dir = %s/tokens\ndnsbl_zones = err.test\ndns_server = 127.0.0.1:%s\n' \
+    "$T" "$port" > "$T/conf-err/listgate.conf"
+for a in 211 212 213; do
+	post listman.example.com 66.187.233.$a "$HAM" e$a > "$T/e$a.eml"
+	"$LISTGATE" --allow-root --config "$T/conf-err" tokens --list dev \
+	    "$T/e$a.eml" | grep '^dnsbl:' | tr '\n' ' ' > "$T/e$a.out"
+done
+check "127.255.255.254 (a refused query) is no listing" test ! -s "$T/e211.out"
+check "... nor is 127.255.255.255 (too many queries)" test ! -s "$T/e212.out"
+check "... and a code 127.0.1.2 is kept whole" \
+    test "$(cat "$T/e213.out")" = "dnsbl:err.test:127.0.1.2 "
 
 # a listed relay whose own PTR record says "helo", and whose HELO is an
 # unlisted address: sendmail writes "from [HELO] (helo [IP] (may be
