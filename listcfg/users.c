@@ -125,9 +125,13 @@ parse_lists(const char *s, struct users_entry *e, char *why, size_t whysz)
 			goto fail;
 		}
 		if (!listcfg_name_ok(v[n]) || strcmp(v[n], "all") == 0) {
-			snprintf(why, whysz, "bad list name `%.80s' (want all, "
-			    "or names [a-z0-9][a-z0-9._-]* separated by "
-			    "commas)", v[n]);
+			/* one with a '$' (a password hash in the wrong
+			 * field) is not shown */
+			snprintf(why, whysz, "bad list name%s%.80s%s (want "
+			    "all, or names [a-z0-9][a-z0-9._-]* separated by "
+			    "commas)", strchr(v[n], '$') ? "" : " `",
+			    strchr(v[n], '$') ? "" : v[n],
+			    strchr(v[n], '$') ? "" : "'");
 			n++;
 			goto fail;
 		}
@@ -214,9 +218,12 @@ parse_line(char *s, struct users *u, size_t *cap, const char *path,
 	*h++ = '\0';
 	*l++ = '\0';
 	if (!users_name_ok(s)) {
-		snprintf(why, sizeof(why), "bad user name `%.80s' (want "
-		    "[A-Za-z0-9][A-Za-z0-9._@+-]*, at most %u bytes)", s,
-		    (unsigned)USERS_MAX_NAME);
+		/* not shown: a line whose first field is not a name may
+		 * hold a password hash there (the fields swapped, the name
+		 * left out), and the error goes to a terminal or a log */
+		snprintf(why, sizeof(why), "bad user name in the first field "
+		    "(want [A-Za-z0-9][A-Za-z0-9._@+-]*, at most %u bytes, "
+		    "then :HASH:LISTS)", (unsigned)USERS_MAX_NAME);
 		return line_err(err, errsz, path, line, why);
 	}
 	if (!users_hash_ok(h)) {

@@ -113,6 +113,12 @@ static const struct {
 	{ "bob:" HASH ":dev,,x\n", ":1: user bob: bad list name `'" },
 	{ "bob:" HASH ":all\nbob:" HASH ":dev\n", ":2: user bob is already" },
 	{ "bob:" HASH ":a\0b\n", ":1: NUL byte" },
+	/* the hash in the name's place: the error names the line, and
+	 * shows no hash (test_bad looks for none in every message) */
+	{ HASH ":bob:all\n", ":1: bad user name in the first field" },
+	{ "# x\n" HASH ":all:x\n", ":2: bad user name" },
+	{ "bob" HASH ":dev:x\n", ":1: bad user name" },
+	{ "bob:" HASH ":dev," HASH "\n", ":1: user bob: bad list name (want" },
 };
 
 START_TEST(test_bad)
@@ -130,6 +136,10 @@ START_TEST(test_bad)
 	chmod(path, 0600);
 	ck_assert_int_eq(users_load(path, &u, &missing, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, bad[_i].want) != NULL, "%s", err);
+	/* no piece of a password hash in any error */
+	ck_assert_msg(strstr(err, "$y$j9T") == NULL &&
+	    strstr(err, "ABCDEFGH") == NULL && strstr(err, "abcdefgh") ==
+	    NULL, "a hash in: %s", err);
 	ck_assert_uint_eq(u.n, 0);
 }
 END_TEST
