@@ -220,6 +220,36 @@ shown_piece(const PQconninfoOption *defs, const char *p, size_t n)
 	return 0;
 }
 
+/*
+ * 1 when conninfo is a URI with a raw '@' past the user part libpq
+ * reads, in its hosts or database name: a password holding a raw '@'
+ * or '/'.  libpq ends the user part at the first '@' before any '/'
+ * (the rest of a password with an '@' becomes a host name), or finds
+ * none when a '/' comes first (the password becomes a port, the rest a
+ * database name), and its connection errors quote those ("could not
+ * translate host name "rest@db"", "invalid integer value "pass" for
+ * connection option "port"").  No host has an '@', and one in a
+ * database name is written %40; one in the query (?user=a@b) is read
+ * as written.
+ */
+static int
+uri_split_password(const char *conninfo)
+{
+	const char *p, *q;
+
+	if (strncmp(conninfo, "postgresql://", 13) == 0)
+		p = conninfo + 13;
+	else if (strncmp(conninfo, "postgres://", 11) == 0)
+		p = conninfo + 11;
+	else
+		return 0;
+	q = p + strcspn(p, "@/");
+	if (*q == '@')
+		p = q + 1;
+	q = p + strcspn(p, "?");
+	return memchr(p, '@', (size_t)(q - p)) != NULL;
+}
+
 int
 queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
 {
@@ -230,6 +260,13 @@ queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
 
 	if ((o = PQconninfoParse(conninfo, &m)) != NULL) {
 		PQconninfoFree(o);
+		if (uri_split_password(conninfo)) {
+			snprintf(err, errsz, "the connection string does not "
+			    "parse: a URI with a raw '@' past its user part "
+			    "(a password holding '@' or '/'? write them %%40 "
+			    "and %%2F)");
+			return -1;
+		}
 		return 0;
 	}
 	if (m == NULL) {

@@ -41,6 +41,10 @@ int queue_configured(const char *conninfo);
  * with err saying why in libpq's words, each of its quoted pieces
  * masked: libpq quotes the offending text, which may be the password
  * (`invalid percent-encoded token: "secret%zz"`, or the whole URI).
+ * A URI libpq parses, but with a raw '@' past its user part (in its
+ * hosts or database name: a password holding a raw '@' or '/', of
+ * which libpq makes a host, port or database name that its connection
+ * errors quote), is refused too.
  */
 int queue_conninfo_check(const char *conninfo, char *err, size_t errsz);
 

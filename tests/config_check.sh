@@ -208,6 +208,39 @@ for c in "migrate" "migrate --status" "held" "approve 1" "show 1" "sync"; do
 	    "test $rc -eq 1 && grep -q 'does not parse' '$T/err'"
 	check "... without the password" sh -c "! grep -q hunter '$T/err'"
 done
+# a URI whose password holds a raw '@' or '/' parses, but libpq makes
+# a host name or a port of a piece of the password, which its connection
+# errors quote ("could not translate host name "2x@localhost"", "invalid
+# integer value "hun" for connection option "port""): refused before
+# libpq, by config check and by every command, without the password
+for uri in 'postgresql://u:hunter@2x@localhost/lg' \
+    'postgresql://u:hun/ter2x@localhost/lg' \
+    'postgres://u:hu,n@ter2x@localhost:5432,db2/lg?sslmode=disable'; do
+	printf 'database = %s\n' "$uri" > "$T/pwconf/listgate.conf"
+	run "$LISTGATE" --allow-root --config "$T/pwconf" config check
+	check "a URI with a raw '@' past its user part fails the check ($uri)" \
+	    test "$rc" -eq 1
+	check "... saying why" grep -q \
+	    "pwconf/listgate.conf: database: the connection string does not parse: a URI with a raw '@' past its user part" "$T/err"
+	check "... never showing the password" \
+	    sh -c "! grep -q 'ter2x\\|2x@' '$T/out' '$T/err'"
+	for c in "held" "migrate --status"; do
+		run "$LISTGATE" --allow-root --config "$T/pwconf" $c
+		check "$c with it: fails (exit 1) saying why" sh -c \
+		    "test $rc -eq 1 && grep -q 'does not parse: a URI' '$T/err'"
+		check "... without the password" \
+		    sh -c "! grep -q 'ter2x\\|2x@\\|\"hun' '$T/err'"
+	done
+done
+# '@' where libpq reads it right: in the password before a '?', in
+# the query, or written %40
+for uri in 'postgresql://u:hun?ter2x@db.invalid/lg' \
+    'postgresql://db.invalid/lg?user=a@b' \
+    'postgresql://u%40x:pw@db.invalid/l%40g'; do
+	printf 'database = %s\n' "$uri" > "$T/pwconf/listgate.conf"
+	run "$LISTGATE" --allow-root --config "$T/pwconf" config check
+	check "a URI libpq reads right still checks fine ($uri)" test "$rc" -eq 0
+done
 
 echo 'lock_wait_ms = soon' >> "$CONF/listgate.conf"
 run lg config check
