@@ -305,6 +305,59 @@ queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
 	return -1;
 }
 
+/*
+ * Why c failed to connect, into err after "cannot connect to the
+ * database: ", with the database name masked where it is itself a
+ * connection string (it holds a '=' or "://": dbname='host=db
+ * password=...'): libpq expands only the outer one, so the server gets
+ * it whole as a database name, and its FATAL quotes it (`database
+ * "host=db password=..." does not exist`, cut to NAMEDATALEN - 1
+ * bytes).  Every quoted piece of the message that begins that name is
+ * masked then.
+ */
+static void
+connect_error(struct queue *q, char *err, size_t errsz)
+{
+	PQconninfoOption *o, *opts = PQconninfo(q->conn);
+	const char *m = queue_pgerr(q, NULL), *db = NULL, *e;
+	char line[600];
+	size_t n = 0, len;
+
+	for (o = opts; o != NULL && o->keyword != NULL; o++)
+		if (strcmp(o->keyword, "dbname") == 0 && o->val != NULL &&
+		    (strchr(o->val, '=') != NULL || strstr(o->val, "://") !=
+		    NULL))
+			db = o->val;
+	for (; db != NULL && *m != '\0' && n + 11 < sizeof(line); m++) {
+		if (*m != '"') {
+			line[n++] = *m;
+			continue;
+		}
+		if ((e = strchr(m + 1, '"')) == NULL) {
+			/* a quote the first line cut: nothing after it */
+			memcpy(line + n, "\"" "********", 9);
+			n += 9;
+			break;
+		}
+		len = (size_t)(e - m - 1);
+		if (len > 0 && strncmp(m + 1, db, len) == 0) {
+			memcpy(line + n, "\"" "********" "\"", 10);
+			n += 10;
+		} else {
+			/* another piece (a host, a socket), whole */
+			if (n + len + 2 >= sizeof(line))
+				break;
+			memcpy(line + n, m, len + 2);
+			n += len + 2;
+		}
+		m = e;
+	}
+	line[n] = '\0';
+	snprintf(err, errsz, "cannot connect to the database: %s",
+	    db != NULL ? line : m);
+	PQconninfoFree(opts);
+}
+
 int
 queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz)
@@ -402,8 +455,7 @@ queue_open_within(const char *conninfo, unsigned secs, struct queue **q_r,
 		return -1;
 	}
 	if (PQstatus(q->conn) != CONNECTION_OK) {
-		snprintf(err, errsz, "cannot connect to the database: %s",
-		    queue_pgerr(q, NULL));
+		connect_error(q, err, errsz);
 		queue_close(q);
 		return -1;
 	}

@@ -49,7 +49,9 @@ int queue_configured(const char *conninfo);
 int queue_conninfo_check(const char *conninfo, char *err, size_t errsz);
 
 /* connect (conninfo may be NULL: libpq's environment then): 0 or -1;
- * a conninfo libpq cannot parse fails as queue_conninfo_check says */
+ * a conninfo libpq cannot parse fails as queue_conninfo_check says; a
+ * database name that is itself a connection string is masked in the
+ * error (the server's FATAL quotes it) */
 int queue_open(const char *conninfo, struct queue **q_r, char *err,
     size_t errsz);
 /* the same, giving up after secs seconds (whatever the conninfo says)

@@ -106,5 +106,37 @@ printf 'database = "connect_timeout=abc"\n' >> "$CONF/listgate.conf"
 lg stats --json > /dev/null 2> "$T/err4"
 check "a connect_timeout that is not a number is refused, saying so" \
     grep -q "connect_timeout is not a whole number" "$T/err4"
+# a database name that is itself a connection string (a password in it):
+# libpq expands only the outer one, the server gets the inner one whole
+# as a database name, and its FATAL quotes it; listgate's message masks
+# it (and the quoted piece the server cut at 63 bytes)
+for inner in "user=x password=hunter2" \
+    "postgresql://u:hunter2@db.example.org/lg?sslmode=disable&application_name=$(printf '%060d' 0)"; do
+	sed -i '/^database = /d' "$CONF/listgate.conf"
+	printf 'database = "host=%s port=%s dbname=\047%s\047"\n' "$PGHOST" \
+	    "$PGPORT" "$inner" >> "$CONF/listgate.conf"
+	lg stats --json > /dev/null 2> "$T/err5"
+	rc=$?
+	check "a dbname that is a connection string: the command fails ($rc)" \
+	    test "$rc" -eq 1
+	check "... saying the database does not exist" \
+	    grep -q 'FATAL: *database "\*\*\*\*\*\*\*\*" does not exist' "$T/err5"
+	check "... without the password" sh -c "! grep -q hunter2 '$T/err5'"
+done
+# ... and the rest of libpq's message stays as it was (a socket's path
+# in quotes, no database name there)
+sed -i '/^database = /d' "$CONF/listgate.conf"
+printf 'database = "host=%s/none dbname=\047user=x password=hunter2\047"\n' \
+    "$T" >> "$CONF/listgate.conf"
+lg stats --json > /dev/null 2> "$T/err7"
+check "a dbname that is a connection string, no server: libpq's words kept" \
+    grep -q "socket \"$T/none/.s.PGSQL.5432\" failed: No such file or directory" "$T/err7"
+check "... without the password" sh -c "! grep -q hunter2 '$T/err7'"
+sed -i '/^database = /d' "$CONF/listgate.conf"
+printf 'database = "host=%s port=%s dbname=nosuchdb"\n' "$PGHOST" "$PGPORT" \
+    >> "$CONF/listgate.conf"
+lg stats --json > /dev/null 2> "$T/err6"
+check "a plain database name that does not exist is named" \
+    grep -q 'database "nosuchdb" does not exist' "$T/err6"
 echo "1..$n"
 [ "$fails" -eq 0 ]
