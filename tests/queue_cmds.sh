@@ -395,7 +395,7 @@ sql "UPDATE held_posts SET arrived_at = now() WHERE id IN ($id2, $id3)"
 # output that cannot be written (a full disk) is a failure, said so, not
 # exit 0 with a file cut short
 if [ -w /dev/full ]; then
-	for a in held "held --json" "show $id1"; do
+	for a in held "held --json" "show $id1" "migrate --status" migrate; do
 		lg $a > /dev/full 2> "$T/err"
 		rc=$?
 		check "$a to a full disk exits 1" test "$rc" -eq 1

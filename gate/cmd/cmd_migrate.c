@@ -143,5 +143,9 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 		    queue_schema_latest, n, n == 1 ? "" : "s");
 	queue_close(q);
 	listcfg_free_global(&g);
+	/* what --status says is what a script reads: output that cannot
+	 * be written (a full disk) is a failure, said so */
+	if (cmd_stdout_done(NAME) < 0)
+		rc = EXIT_CMD_FAIL;
 	return rc;
 }
