@@ -205,6 +205,18 @@ connect_wait(PGconn *c, int secs)
 	return 0;
 }
 
+/* 1 when the n bytes at p are one of libpq's keywords */
+static int
+known_keyword(const PQconninfoOption *defs, const char *p, size_t n)
+{
+	const PQconninfoOption *d;
+
+	for (d = defs; d != NULL && d->keyword != NULL; d++)
+		if (strlen(d->keyword) == n && memcmp(d->keyword, p, n) == 0)
+			return 1;
+	return 0;
+}
+
 /* 1 when the n bytes at p are safe to show from a libpq parse error:
  * one character ("=", "]") or the name of an option that is not secret */
 static int
@@ -250,6 +262,66 @@ uri_split_password(const char *conninfo)
 	return memchr(p, '@', (size_t)(q - p)) != NULL;
 }
 
+static int
+pq_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+	    c == '\v';
+}
+
+/*
+ * In a key=value conninfo libpq parses, the first key whose value,
+ * unquoted, begins with one of libpq's keywords and '=' (defs: every
+ * keyword): "user= password=x", an empty value left unquoted, which
+ * libpq reads as user "password=x" and the server's or libpq's error
+ * quotes ("role "password=x" does not exist", "invalid sslmode value:
+ * "password=x"").  Its name into key (keysz bytes): 1, else 0.
+ */
+static int
+swallowed_setting(const char *s, const PQconninfoOption *defs, char *key,
+    size_t keysz)
+{
+	const char *k, *ke, *v;
+
+	for (;;) {
+		while (pq_space((unsigned char)*s))
+			s++;
+		if (*s == '\0')
+			return 0;
+		for (k = s; *s != '\0' && *s != '=' && !pq_space((unsigned
+		    char)*s); s++)
+			;
+		ke = s;
+		while (pq_space((unsigned char)*s))
+			s++;
+		if (*s != '=')
+			return 0;	/* (libpq parsed it: not here) */
+		for (s++; pq_space((unsigned char)*s); s++)
+			;
+		if (*s == '\'') {
+			for (s++; *s != '\0' && *s != '\''; s++)
+				if (*s == '\\' && s[1] != '\0')
+					s++;
+			if (*s == '\'')
+				s++;
+			continue;
+		}
+		for (v = s; *s != '\0' && *s != '=' && *s != '\\' &&
+		    !pq_space((unsigned char)*s); s++)
+			;
+		/* (a dbname's: connect_error masks it) */
+		if (*s == '=' && s > v && known_keyword(defs, v,
+		    (size_t)(s - v)) && !(ke - k == 6 && memcmp(k, "dbname",
+		    6) == 0)) {
+			snprintf(key, keysz, "%.*s", (int)(ke - k), k);
+			return 1;
+		}
+		for (; *s != '\0' && !pq_space((unsigned char)*s); s++)
+			if (*s == '\\' && s[1] != '\0')
+				s++;
+	}
+}
+
 int
 queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
 {
@@ -260,6 +332,27 @@ queue_conninfo_check(const char *conninfo, char *err, size_t errsz)
 
 	if ((o = PQconninfoParse(conninfo, &m)) != NULL) {
 		PQconninfoFree(o);
+		if (!uri_split_password(conninfo) && strncmp(conninfo,
+		    "postgresql://", 13) != 0 && strncmp(conninfo,
+		    "postgres://", 11) != 0) {
+			char key[64];
+			int r;
+
+			if ((defs = PQconninfoParse("", NULL)) == NULL) {
+				snprintf(err, errsz, "out of memory");
+				return -1;
+			}
+			r = swallowed_setting(conninfo, defs, key, sizeof(key));
+			PQconninfoFree(defs);
+			if (r) {
+				snprintf(err, errsz, "the connection string does "
+				    "not parse as meant: %s has no value of its "
+				    "own, and libpq would take the setting after "
+				    "it for one (write %s='' for an empty value)",
+				    key, key);
+				return -1;
+			}
+		}
 		if (uri_split_password(conninfo)) {
 			snprintf(err, errsz, "the connection string does not "
 			    "parse: a URI with a raw '@' past its user part "

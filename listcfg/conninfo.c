@@ -19,8 +19,10 @@
  * libpq does not know (a typo like "passwrod" may hold the password),
  * an unterminated quote, an '@' outside the user part, a host or port
  * that is no host or port, a query parameter without exactly one '='.
- * A dbname that is itself a connection string is masked the same way,
- * once.  Never logs, never exits; NULL only when out of memory.
+ * A value that begins with a keyword and '=' (an empty value left
+ * unquoted, "user= password=x": libpq reads the next setting as its
+ * value) masks the rest too.  A dbname that is itself a connection
+ * string is masked the same way, once.  Never logs, never exits; NULL only when out of memory.
  */
 #include "config.h"
 
@@ -99,6 +101,19 @@ key_kind(const char *k, const char *e)
 	return -1;
 }
 
+/* 1 when the unquoted value at p begins with a keyword and '='
+ * ("password=x"): the next setting, read as this one's value */
+static int
+swallows_setting(const char *p)
+{
+	const char *e = p;
+
+	while (*e != '\0' && *e != '=' && *e != '\\' &&
+	    !is_space((unsigned char)*e))
+		e++;
+	return *e == '=' && e > p && key_kind(p, e) >= 0;
+}
+
 /* the length of a postgresql:// or postgres:// prefix (any case), or 0 */
 static size_t
 uri_prefix(const char *s)
@@ -157,6 +172,13 @@ kv_mask(const char *s, struct buf *o, int depth)
 			goto rest;
 		for (p++; is_space((unsigned char)*p); p++)
 			;
+		/* a value that is itself a setting ("user= password=x",
+		 * an empty value left unquoted): libpq takes it whole
+		 * for this key, password and all (a dbname's is masked
+		 * below as a connection string of its own) */
+		if (*p != '\'' && !((size_t)(ke - k) == 6 &&
+		    memcmp(k, "dbname", 6) == 0) && swallows_setting(p))
+			goto rest;
 		buf_reset(&v);
 		if (*p == '\'') {
 			for (p++; *p != '\''; p++) {

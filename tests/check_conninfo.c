@@ -56,6 +56,13 @@ static const struct {
 	{ "postgresql://h/lg?sslmode=require&password", "postgresql://h/lg?"
 	  "sslmode=require&********" },
 	{ "POSTGRESQL://u:pw@h", "POSTGRESQL://u:********@h" },
+	/* an empty value left unquoted: libpq reads the next setting as
+	 * its value, password included */
+	{ "host=h user= password=pw dbname=lg", "host='h' ********" },
+	{ "host=h user='' password=pw", "host='h' user='' password='********'" },
+	{ "options = -csearch_path=x", "options='-csearch_path=x'" },
+	{ "dbname= password=pw user=u",
+	  "dbname='password=\\'********\\'' user='u'" },
 };
 
 START_TEST(masks_exactly)
@@ -122,6 +129,10 @@ static const char *const leaks[] = {
 	" postgresql://u:S3CR3T@h",
 	"postgresql:/u:S3CR3T@h",
 	"postgresql//u:S3CR3T@h",
+	"host=x user= password=S3CR3T",
+	"host=x sslmode=\tpassword=S3CR3T dbname=lg",
+	"application_name=sslpassword=S3CR3T",
+	"dbname= password=S3CR3T",
 };
 
 /* 1 if s holds three bytes of S3CR3T in a row */

@@ -232,6 +232,29 @@ for uri in 'postgresql://u:hunter@2x@localhost/lg' \
 		    sh -c "! grep -q 'ter2x\\|2x@\\|\"hun' '$T/err'"
 	done
 done
+# an empty value left unquoted: libpq reads the next setting, password
+# and all, as its value, and quotes it in its errors ("invalid sslmode
+# value: "password=..."", the server's "role "password=..." does not
+# exist"): refused before libpq, naming the key, never the password
+for kv in "user= password=hunter2x dbname=lg" \
+    "sslmode=  password=hunter2x"; do
+	printf 'database = "host=/nonexistent %s"\n' "$kv" > "$T/pwconf/listgate.conf"
+	run "$LISTGATE" --allow-root --config "$T/pwconf" config check
+	check "an empty value left unquoted fails the check ($kv)" \
+	    test "$rc" -eq 1
+	check "... naming the key and how to write it" grep -q \
+	    "database: the connection string does not parse as meant: ${kv%%=*} has no value of its own.*${kv%%=*}=''" "$T/err"
+	check "... never showing the password" \
+	    sh -c "! grep -q hunter2x '$T/out' '$T/err'"
+	run "$LISTGATE" --allow-root --config "$T/pwconf" held
+	check "held with it: fails (exit 1) saying why, without the password" \
+	    sh -c "test $rc -eq 1 && grep -q 'does not parse as meant' '$T/err' && ! grep -q hunter2x '$T/err'"
+done
+printf 'database = "host=/nonexistent user=\047\047 password=hunter2x options = -cx=y"\n' \
+    > "$T/pwconf/listgate.conf"
+run "$LISTGATE" --allow-root --config "$T/pwconf" config check
+check "an empty value written '' and a value with '=' check fine" \
+    test "$rc" -eq 0
 # '@' where libpq reads it right: in the password before a '?', in
 # the query, or written %40
 for uri in 'postgresql://u:hun?ter2x@db.invalid/lg' \
