@@ -236,6 +236,10 @@ cfgfile_value(struct cfgfile *cf, const char *key, const char *raw,
 		if (*p != '\0' && *p != '#')
 			return cfgfile_error(cf, "%s: text after the quoted value",
 			    key);
+		/* "" is as empty as nothing: it would make a path the
+		 * configuration directory, a database libpq's defaults */
+		if (n == 0)
+			return cfgfile_error(cf, "%s: empty value", key);
 		out[n] = '\0';
 		return 0;
 	}

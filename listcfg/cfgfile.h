@@ -65,7 +65,7 @@ unsigned cfgfile_seen(const struct cfgfile *cf, const char *key);
 
 /* copy one scalar value (possibly double-quoted as a whole, with \" and
  * \\; a trailing comment is dropped) into out: 0, or -1 after
- * cfgfile_error naming key */
+ * cfgfile_error naming key (an empty value, "" too, is an error) */
 int cfgfile_value(struct cfgfile *cf, const char *key, const char *raw,
     char *out, size_t outsz);
 

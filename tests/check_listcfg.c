@@ -298,6 +298,8 @@ static const struct {
 	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "deliver =\n", "t.conf:1: deliver: empty value" },
 	{ "moderators = # none\n", "t.conf:1: moderators: empty value" },
+	{ "moderators = \"\"\n", "t.conf:1: moderators: empty value" },
+	{ "ham_cutoff = \"\" # none\n", "t.conf:1: ham_cutoff: empty value" },
 	{ "\n\ndeliver = /bin/cat {foo}\n",
 	  "t.conf:3: deliver: unknown placeholder `{foo}'" },
 	{ "deliver = /bin/cat {sender\n",
@@ -489,6 +491,23 @@ START_TEST(global_errors)
 		  "listgate.conf:2: duplicate key `mta'" },
 		{ "site_list = ../etc\n", "listgate.conf:1: site_list: "
 		  "`../etc' is not a list name" },
+		/* "" is an empty value too: not the configuration
+		 * directory as tokens_dir or secret_file, not libpq's
+		 * defaults as the database */
+		{ "tokens_dir = \"\"\n", "listgate.conf:1: tokens_dir: empty "
+		  "value" },
+		{ "# d\ndatabase = \"\"  # none\n", "listgate.conf:2: database: "
+		  "empty value" },
+		{ "sync_database = \"\"\n", "listgate.conf:1: sync_database: "
+		  "empty value" },
+		{ "secret_file = \"\"\n", "listgate.conf:1: secret_file: empty "
+		  "value" },
+		{ "holder_socket = \"\"\n", "listgate.conf:1: holder_socket: "
+		  "empty value" },
+		{ "web_allowed_hosts = \"\"\n", "listgate.conf:1: "
+		  "web_allowed_hosts: empty value" },
+		{ "trusted_relays = \"\"\n", "listgate.conf:1: trusted_relays: "
+		  "empty value" },
 	};
 	struct listcfg_global g;
 	char err[1024], p[PATH_MAX + 32];
