@@ -2,7 +2,8 @@
  * cfgfile.c - read a configuration file as `key = value` lines
  *
  * The files are written by the administrator but read as untrusted
- * text: lines are bounded (LG_MAX_CONF_LINE), and NUL bytes, lines that
+ * text: lines are bounded (LG_MAX_CONF_LINE), and NUL bytes, a CR
+ * inside a line (not before its LF), lines that
  * are no `key = value`, empty values and duplicate keys are errors
  * naming FILE:LINE.  A file another user could change (group- or
  * world-writable, owned by neither root nor us) is refused before it is
@@ -164,6 +165,15 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 		line[n] = '\0';
 		while (n > 0 && cfgfile_blank((unsigned char)line[n - 1]))
 			line[--n] = '\0';
+		/* a CR ends no line here: a file with CR line ends would
+		 * be one line, all of it a comment when it starts with
+		 * one, every setting silently unread */
+		if (memchr(line, '\r', n) != NULL) {
+			cfgfile_error(cf, "carriage return inside the line (a "
+			    "file with CR line ends? lines end with LF or CR "
+			    "LF)");
+			goto out;
+		}
 		for (p = line; cfgfile_blank((unsigned char)*p); p++)
 			;
 		if (*p == '\0' || *p == '#')

@@ -139,7 +139,7 @@ config_dir(const char *dir, char *rdir, char *err, size_t errsz)
 		    (unsigned)LG_MAX_CONF_VALUE - 256);
 		return -1;
 	}
-	if (strchr(rdir, '\n') != NULL) {
+	if (strpbrk(rdir, "\r\n") != NULL) {
 		snprintf(err, errsz, "configuration directory: a line break in "
 		    "its path");
 		return -1;

@@ -299,6 +299,11 @@ static const struct {
 	{ "deliver =\n", "t.conf:1: deliver: empty value" },
 	{ "moderators = # none\n", "t.conf:1: moderators: empty value" },
 	{ "moderators = \"\"\n", "t.conf:1: moderators: empty value" },
+	/* CR line ends: one line, a comment whose settings nobody reads */
+	{ "# dev\rspam_cutoff = 0.5\rrelease = /usr/bin/x\r",
+	  "t.conf:1: carriage return inside the line" },
+	{ "ham_cutoff = 0.2\r\nrelease = /usr/bin/x a\rb\r\n",
+	  "t.conf:2: carriage return inside the line" },
 	{ "ham_cutoff = \"\" # none\n", "t.conf:1: ham_cutoff: empty value" },
 	{ "\n\ndeliver = /bin/cat {foo}\n",
 	  "t.conf:3: deliver: unknown placeholder `{foo}'" },
