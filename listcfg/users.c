@@ -2,7 +2,8 @@
  * users.c - read and write users.conf, the web moderators' accounts
  *
  * The file is written by `listgate user` but read as untrusted text:
- * lines are bounded (LG_MAX_CONF_LINE), and a NUL byte, a bad name, a
+ * lines are bounded (LG_MAX_CONF_LINE), and a NUL byte, a CR inside a
+ * line, a bad name, a
  * hash that is not yescrypt, a bad list name, a duplicate account or a
  * file that others may read is an error naming FILE:LINE.  Only names
  * that passed listcfg_name_ok are kept as lists.  Never exits; -1 with a
@@ -339,6 +340,15 @@ users_load(const char *path, struct users *u, int *missing_r, char *err,
 		while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' ||
 		    line[n - 1] == '\r'))
 			line[--n] = '\0';
+		/* CR line ends would make the file one line: a comment
+		 * (the head user add writes), every account in it unread,
+		 * and dropped by the next add */
+		if (memchr(line, '\r', n) != NULL) {
+			line_err(err, errsz, path, lineno, "carriage return "
+			    "inside the line (a file with CR line ends? lines "
+			    "end with LF)");
+			goto fail;
+		}
 		for (p = line; *p == ' ' || *p == '\t'; p++)
 			;
 		if (*p == '\0' || *p == '#')

@@ -119,6 +119,9 @@ static const struct {
 	{ "# x\n" HASH ":all:x\n", ":2: bad user name" },
 	{ "bob" HASH ":dev:x\n", ":1: bad user name" },
 	{ "bob:" HASH ":dev," HASH "\n", ":1: user bob: bad list name (want" },
+	/* CR line ends: one line, a comment (user add's head) */
+	{ "# accounts\rbob:" HASH ":all\ralice:" HASH ":dev\r",
+	  ":1: carriage return inside the line" },
 };
 
 START_TEST(test_bad)

@@ -68,5 +68,25 @@ else
 	echo "# SKIP user list to a full disk: no /dev/full"
 fi
 
+# a users.conf with CR line ends (edited by hand on an old Mac) is one
+# line, all of it user add's head comment: its accounts were unread,
+# and the next add wrote the file again with the new one alone
+U=$T/crconf
+mkdir -p "$U/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$U/listgate.conf"
+for who in bob alice; do
+	echo "password-$who" | "$LISTGATE" --allow-root --config "$U" user \
+	    add "$who" --lists all > /dev/null 2>&1 || exit 99
+done
+tr '\n' '\r' < "$U/users.conf" > "$U/users.cr" && cat "$U/users.cr" > "$U/users.conf"
+cp "$U/users.conf" "$T/users.before"
+echo "password-carol" | "$LISTGATE" --allow-root --config "$U" user add \
+    carol --lists all > /dev/null 2> "$T/err"
+rc=$?
+check "user add to a users.conf with CR line ends fails (exit $rc)" test $rc -eq 1
+check "... naming the file and the line" \
+    grep -q "users.conf:1: carriage return inside the line" "$T/err"
+check "... and leaves the accounts in it alone" cmp -s "$U/users.conf" "$T/users.before"
+
 echo "1..$n"
 [ $fails -eq 0 ]
