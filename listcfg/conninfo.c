@@ -22,7 +22,9 @@
  * A value that begins with a keyword and '=' (an empty value left
  * unquoted, "user= password=x": libpq reads the next setting as its
  * value) masks the rest too.  A dbname that is itself a connection
- * string is masked the same way, once.  Never logs, never exits; NULL only when out of memory.
+ * string is masked the same way, once (in a URI, one that holds a '='
+ * or a URI once percent-decoded is masked whole).  Never logs, never
+ * exits; NULL only when out of memory.
  */
 #include "config.h"
 
@@ -129,6 +131,16 @@ uri_prefix(const char *s)
 			return n;
 	}
 	return 0;
+}
+
+/* the value of hex digit c, or -1 */
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = lower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
 /* append s as a libpq single-quoted value */
@@ -253,6 +265,37 @@ add_span(struct buf *o, const char *p, const char *e)
 	return buf_add(o, p, (size_t)(e - p));
 }
 
+/* 1 if the URI text [p, e), percent-decoded, is itself a connection
+ * string (holds a '=' or starts postgresql://): a database name libpq
+ * takes as it is, password and all (the key=value form masks such a
+ * dbname too) */
+static int
+uri_nested(const char *p, const char *e)
+{
+	char d[16];
+	size_t n = 0;
+	int hi, lo;
+
+	for (; p < e; p++) {
+		if (*p == '%' && e - p >= 3 &&
+		    (hi = hexval((unsigned char)p[1])) >= 0 &&
+		    (lo = hexval((unsigned char)p[2])) >= 0) {
+			if (hi * 16 + lo == '=')
+				return 1;
+			if (n + 1 < sizeof(d))
+				d[n++] = (char)(hi * 16 + lo);
+			p += 2;
+			continue;
+		}
+		if (*p == '=')
+			return 1;
+		if (n + 1 < sizeof(d))
+			d[n++] = *p;
+	}
+	d[n] = '\0';
+	return uri_prefix(d) > 0;
+}
+
 /* the URI form; the scheme prefix is plen bytes */
 static int
 uri_mask(const char *s, size_t plen, struct buf *o)
@@ -322,7 +365,7 @@ uri_mask(const char *s, size_t plen, struct buf *o)
 		e = p + 1 + strcspn(p + 1, "?");
 		if (buf_addc(o, '/') < 0)
 			return -1;
-		if (!span_ok(p + 1, e, "-._~%"))
+		if (!span_ok(p + 1, e, "-._~%") || uri_nested(p + 1, e))
 			return buf_adds(o, CONNINFO_MASK);
 		if (add_span(o, p + 1, e) < 0)
 			return -1;
@@ -340,7 +383,8 @@ uri_mask(const char *s, size_t plen, struct buf *o)
 			return buf_adds(o, CONNINFO_MASK);
 		if (add_span(o, p, eq + 1) < 0)
 			return -1;
-		if (kind == 1) {
+		if (kind == 1 || (eq - p == 6 && memcmp(p, "dbname", 6) == 0 &&
+		    uri_nested(eq + 1, e))) {
 			if (buf_adds(o, CONNINFO_MASK) < 0)
 				return -1;
 		} else if (add_span(o, eq + 1, e) < 0)

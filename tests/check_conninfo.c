@@ -61,6 +61,14 @@ static const struct {
 	{ "host=h user= password=pw dbname=lg", "host='h' ********" },
 	{ "host=h user='' password=pw", "host='h' user='' password='********'" },
 	{ "options = -csearch_path=x", "options='-csearch_path=x'" },
+	/* a URI's dbname that is a connection string, percent-encoded */
+	{ "postgresql://h/lg?dbname=host%3Dx%20password%3Dpw&sslmode=require",
+	  "postgresql://h/lg?dbname=********&sslmode=require" },
+	{ "postgresql://h/host%3dx%20password%3Dpw", "postgresql://h/********" },
+	{ "postgresql://h/postgresql%3A%2F%2Fu%3Apw%40x%2Fy",
+	  "postgresql://h/********" },
+	{ "postgresql://h/my%2Ddb?dbname=other%20db",
+	  "postgresql://h/my%2Ddb?dbname=other%20db" },
 	{ "dbname= password=pw user=u",
 	  "dbname='password=\\'********\\'' user='u'" },
 };
@@ -133,6 +141,9 @@ static const char *const leaks[] = {
 	"host=x sslmode=\tpassword=S3CR3T dbname=lg",
 	"application_name=sslpassword=S3CR3T",
 	"dbname= password=S3CR3T",
+	"postgresql://h/lg?dbname=host%3Dx%20password%3DS3CR3T",
+	"postgresql://h/host%3Dx%20password%3DS3CR3T",
+	"postgresql://h/lg?dbname=postgresql%3A%2F%2Fu%3AS3CR3T%40x%2Fy",
 };
 
 /* 1 if s holds three bytes of S3CR3T in a row */
