@@ -291,6 +291,22 @@ sync_dir(const char *path)
 	return r;
 }
 
+/* the group of the directory holding path, into *gid_r: 0 or -1 */
+static int
+dir_group(const char *path, gid_t *gid_r)
+{
+	char d[4096];
+	struct stat st;
+
+	if (strlen(path) >= sizeof(d))
+		return -1;
+	memcpy(d, path, strlen(path) + 1);
+	if (stat(dirname(d), &st) < 0)
+		return -1;
+	*gid_r = st.st_gid;
+	return 0;
+}
+
 /* lock the directory holding path against other edits (flock, released
  * when the descriptor is closed): the descriptor, or -1 when it cannot
  * be locked (unreadable, or NFS, where flock becomes a lock a directory
@@ -344,6 +360,7 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	/* a new file: as listgate.conf(5) lays lists/ out, never for
 	 * others (fchmod below sets it whatever the umask) */
 	mode_t mode = 0640;
+	gid_t dgid;
 	int fd = -1, lockfd = -1, missing, rc = -1, made = 0;
 
 	if (changed_r != NULL)
@@ -391,6 +408,15 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	if (!missing && fchown(fd, st.st_uid, st.st_gid) < 0 && (errno !=
 	    EPERM || (fchown(fd, (uid_t)-1, st.st_gid) < 0 &&
 	    errno != EPERM))) {
+		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
+	/* a new file: its directory's group, as the files beside it
+	 * (root:listgate, which the filter reads through), not ours
+	 * (root's own, under --allow-root, which the filter may not
+	 * read: every post of the list deferred) */
+	if (missing && dir_group(target, &dgid) == 0 && dgid != getegid() &&
+	    fchown(fd, (uid_t)-1, dgid) < 0 && errno != EPERM) {
 		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
