@@ -471,6 +471,13 @@ int
 users_save(const char *path, const struct users *u, char *err,
     size_t errsz)
 {
+	return users_save_as(path, u, (uid_t)-1, (gid_t)-1, err, errsz);
+}
+
+int
+users_save_as(const char *path, const struct users *u, uid_t uid, gid_t gid,
+    char *err, size_t errsz)
+{
 	static const char head[] = "# listgate web accounts: NAME:HASH:LISTS "
 	    "(LISTS: all, or names separated by commas)\n"
 	    "# written by `listgate user`; keep it mode 0600\n";
@@ -501,6 +508,17 @@ users_save(const char *path, const struct users *u, char *err,
 	    fchown(fd, st.st_uid, st.st_gid) < 0 && geteuid() == 0) {
 		snprintf(err, errsz, "%s: cannot give it to uid %lu: %s", tmp,
 		    (unsigned long)st.st_uid, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	/* a new file: the owner asked for (the user the web page runs as,
+	 * who must read it), before it takes its name */
+	if (ok && (uid != (uid_t)-1 || gid != (gid_t)-1) &&
+	    lstat(path, &st) < 0 && errno == ENOENT &&
+	    fchown(fd, uid, gid) < 0) {
+		snprintf(err, errsz, "%s: cannot give it to uid %lu: %s", tmp,
+		    (unsigned long)uid, strerror(errno));
 		close(fd);
 		unlink(tmp);
 		return -1;

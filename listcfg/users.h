@@ -21,6 +21,7 @@
 #define LG_USERS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #define USERS_FILE		"users.conf"
 /* a name is a log field and an HTTP Basic user name: short, plain */
@@ -86,6 +87,14 @@ int users_del(struct users *u, const char *name);
  */
 int users_save(const char *path, const struct users *u, char *err,
     size_t errsz);
+
+/*
+ * As users_save; a file that does not exist yet is given to uid and gid
+ * ((uid_t)-1 and (gid_t)-1: left as made) before it takes its name: root
+ * creating it for the user `listgate web` runs as, who must read it.
+ */
+int users_save_as(const char *path, const struct users *u, uid_t uid,
+    gid_t gid, char *err, size_t errsz);
 
 /*
  * Take an exclusive lock for a read-modify-write of path (a lock file

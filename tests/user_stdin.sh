@@ -88,5 +88,33 @@ check "... naming the file and the line" \
     grep -q "users.conf:1: carriage return inside the line" "$T/err"
 check "... and leaves the accounts in it alone" cmp -s "$U/users.conf" "$T/users.before"
 
+# root (--allow-root, as `user add' itself advises when the list user
+# may not write the configuration directory) making users.conf: it is
+# for the `user' of listgate.conf, who runs listgate web and must read
+# it, not root's own (the web page would not start: permission denied)
+if [ "$(id -u)" -eq 0 ] && getent passwd nobody > /dev/null &&
+    getent group nogroup > /dev/null; then
+	W=$T/webconf
+	mkdir -p "$W/lists" || exit 99
+	chmod 755 "$T" "$W" "$W/lists"
+	printf 'user = nobody\ngroup = nogroup\n' > "$W/listgate.conf"
+	echo "password-dave" | "$LISTGATE" --allow-root --config "$W" user add \
+	    dave --lists all > /dev/null 2> "$T/err"
+	rc=$?
+	check "root makes users.conf with user add (exit $rc)" test $rc -eq 0
+	check "... giving it to the user of listgate.conf ($(stat -c %U:%G "$W/users.conf"))" \
+	    test "$(stat -c %U:%G:%a "$W/users.conf")" = nobody:nogroup:600
+	"$LISTGATE" --config "$W" user list > "$T/out" 2> "$T/err"
+	rc=$?
+	check "... who reads it (listgate leaving root for nobody: exit $rc)" \
+	    sh -c "test $rc -eq 0 && grep -q '^dave all' '$T/out'"
+	echo "password-erin" | "$LISTGATE" --allow-root --config "$W" user add \
+	    erin --lists all > /dev/null 2> "$T/err"
+	check "... and keeps it at the next add" \
+	    test "$(stat -c %U:%G:%a "$W/users.conf")" = nobody:nogroup:600
+else
+	echo "# SKIP users.conf made by root: not root, or no nobody/nogroup"
+fi
+
 echo "1..$n"
 [ $fails -eq 0 ]

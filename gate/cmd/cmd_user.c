@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <pwd.h>
 #include <getopt.h>
 #include <poll.h>
@@ -216,15 +217,46 @@ lock_failed(const char *path, const char *err, int e)
 	    "owner)", err, pw != NULL ? pw->pw_name : "?", path);
 }
 
+/*
+ * Run as root: the user and group listgate.conf in dir names, who runs
+ * `listgate web` and must read a users.conf that root makes, into
+ * *uid_r and *gid_r; left (uid_t)-1 and (gid_t)-1 when not root or none
+ * is named (root's file then, as before)
+ */
+static void
+web_owner(const char *dir, uid_t *uid_r, gid_t *gid_r)
+{
+	struct passwd *pw;
+	struct group *gr;
+	char *user, *group, err[1024];
+	int mta;
+
+	*uid_r = (uid_t)-1;
+	*gid_r = (gid_t)-1;
+	if (geteuid() != 0 || listcfg_load_owner(dir, &user, &group, &mta,
+	    err, sizeof(err)) < 0)
+		return;
+	if (user != NULL && (pw = getpwnam(user)) != NULL && pw->pw_uid != 0) {
+		*uid_r = pw->pw_uid;
+		*gid_r = pw->pw_gid;
+		if (group != NULL && (gr = getgrnam(group)) != NULL)
+			*gid_r = gr->gr_gid;
+	}
+	xfree(user);
+	xfree(group);
+}
+
 /* add or replace an account under the lock: exit status */
 static int
-user_add(const char *path, const char *name, const char *lists,
-    int replace)
+user_add(const char *dir, const char *path, const char *name,
+    const char *lists, int replace)
 {
 	struct users u;
 	const struct users_entry *old;
 	char pw[PWHASH_MAX_PASSWORD + 2], hash[PWHASH_MAX], err[1024];
 	int lockfd, missing, existed, r, rc = EXIT_CMD_FAIL;
+	uid_t uid;
+	gid_t gid;
 
 	if (!users_name_ok(name)) {
 		cmd_err("user", "bad user name '%s' (want "
@@ -255,6 +287,8 @@ user_add(const char *path, const char *name, const char *lists,
 		close(lockfd);
 		return EXIT_CMD_FAIL;
 	}
+	/* a users.conf made now is for the web page's user to read */
+	web_owner(dir, &uid, &gid);
 	old = users_find(&u, name);
 	existed = old != NULL;
 	/* the same password again (only the lists change): the old hash
@@ -269,7 +303,7 @@ user_add(const char *path, const char *name, const char *lists,
 	else if (r == 1)
 		cmd_err("user", "user %s exists (--replace sets a new password "
 		    "and lists)", name);
-	else if (users_save(path, &u, err, sizeof(err)) < 0)
+	else if (users_save_as(path, &u, uid, gid, err, sizeof(err)) < 0)
 		cmd_err("user", "%s", err);
 	else {
 		printf("user %s %s\n", name, existed ? "replaced" : "added");
@@ -341,7 +375,7 @@ cmd_user(int argc, char **argv, const struct cmd_ctx *ctx)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *lists = NULL, *verb;
+	const char *lists = NULL, *verb, *dir;
 	char *path;
 	int ch, replace = 0, rc;
 
@@ -390,13 +424,13 @@ cmd_user(int argc, char **argv, const struct cmd_ctx *ctx)
 		user_usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	if ((path = cfgfile_join(listcfg_dir(ctx->config_dir), USERS_FILE)) ==
-	    NULL) {
+	dir = listcfg_dir(ctx->config_dir);
+	if ((path = cfgfile_join(dir, USERS_FILE)) == NULL) {
 		cmd_err("user", "out of memory");
 		return EXIT_CMD_FAIL;
 	}
 	if (strcmp(verb, "add") == 0)
-		rc = user_add(path, argv[optind], lists, replace);
+		rc = user_add(dir, path, argv[optind], lists, replace);
 	else if (strcmp(verb, "del") == 0)
 		rc = user_del(path, argv[optind]);
 	else
