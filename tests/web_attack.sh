@@ -220,6 +220,67 @@ raw POST "/api/lists/dev/held/$id2" "Content-Length: 13|Connection: close|" \
 check "with one Content-Length the same request decides (200)" \
     sh -c "grep -q '^HTTP/1.1 200' '$T/raw' && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id2\")\" = rejected"
 
+# Transfer-Encoding beside a Content-Length (or a coding other than
+# chunked): libmicrohttpd read the body chunked and kept the connection
+# open, a proxy in front that goes by the length sees the chunks' rest
+# as a request of its own; an unknown coding's body was read to the
+# connection's end, the next request in it.  Each request is followed
+# on its connection by a GET that must not be answered.  $1: the extra
+# header lines (| for CRLF); the answer's status lines in $T/raw, the
+# first answer's body after them
+smuggle() {
+	python3 - "$port" "/api/lists/dev/held/$id2" "$1" > "$T/raw" <<'PY'
+import base64, socket, sys
+port, path, extra = sys.argv[1:4]
+s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+auth = base64.b64encode(b"alice:alice-secret-1").decode()
+body = b"e\r\naction=approve\r\n0\r\n\r\n"
+nxt = (f"GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+       "Connection: close\r\n\r\n").encode()
+req = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+       f"Authorization: Basic {auth}\r\n" + extra.replace("|", "\r\n") +
+       "\r\n").encode() + body + nxt
+s.sendall(req)
+out = b""
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+except OSError:
+    out += b"\r\n(no end: the connection stayed open)"
+for line in out.split(b"\r\n"):
+    if line.startswith(b"HTTP/1.1 ") or line.startswith(b"(no end"):
+        print(line.decode("ascii", "replace"))
+print(out.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace"))
+PY
+}
+id2=$("$QHOLD" dev "$DATA/spam2.eml" 0.97) || exit 99
+smuggle "Content-Length: 3|Transfer-Encoding: chunked|"
+check "Transfer-Encoding and Content-Length: 400 ($(grep '^HTTP\|^(no' "$T/raw" | tr '\n' ' '))" \
+    test "$(grep -c '^HTTP/1.1 \|^(no end' "$T/raw")" = 1 -a \
+    "$(head -n 1 "$T/raw")" = "HTTP/1.1 400 Bad Request"
+check "... saying why" grep -q 'Transfer-Encoding and Content-Length' "$T/raw"
+check "... and nothing was decided" test "$(status_of "$id2")" = held
+smuggle "Transfer-Encoding: chunked|Content-Length: 3|"
+check "... in the other order too ($(grep '^HTTP\|^(no' "$T/raw" | tr '\n' ' '))" \
+    test "$(grep -c '^HTTP/1.1 \|^(no end' "$T/raw")" = 1 -a \
+    "$(head -n 1 "$T/raw")" = "HTTP/1.1 400 Bad Request"
+smuggle "Transfer-Encoding: identity|"
+check "a Transfer-Encoding other than chunked: 400 ($(grep '^HTTP\|^(no' "$T/raw" | tr '\n' ' '))" \
+    test "$(grep -c '^HTTP/1.1 \|^(no end' "$T/raw")" = 1 -a \
+    "$(head -n 1 "$T/raw")" = "HTTP/1.1 400 Bad Request"
+smuggle "Transfer-Encoding: chunked|Transfer-Encoding: chunked|"
+check "Transfer-Encoding given twice: 400 ($(grep '^HTTP\|^(no' "$T/raw" | tr '\n' ' '))" \
+    test "$(grep -c '^HTTP/1.1 \|^(no end' "$T/raw")" = 1 -a \
+    "$(head -n 1 "$T/raw")" = "HTTP/1.1 400 Bad Request"
+check "... and nothing was decided by any of them" test "$(status_of "$id2")" = held
+smuggle "Transfer-Encoding: chunked|"
+check "chunked alone decides, and the next request is answered ($(grep '^HTTP\|^(no' "$T/raw" | tr '\n' ' '))" \
+    test "$(grep -c '^HTTP/1.1 ' "$T/raw")" = 2 -a \
+    "$(head -n 1 "$T/raw")" = "HTTP/1.1 200 OK" -a "$(status_of "$id2")" = approved
+
 # --- hostile held posts on the pages -------------------------------------------
 # headers and bodies as a spammer writes them: markup in encoded words
 # (B and Q), bidirectional overrides, NUL bytes, invalid UTF-8 (overlong,

@@ -1074,18 +1074,20 @@ count_line(const char *value, void *ctx)
 
 /* a request whose body cannot be told apart from the next request's
  * (Content-Length twice, libmicrohttpd taking the first, a proxy in
- * front perhaps the last: request smuggling): 400 at once, and the
- * connection closed */
+ * front perhaps the last; Transfer-Encoding beside a Content-Length,
+ * libmicrohttpd reading it chunked, a proxy perhaps by the length; a
+ * transfer coding other than chunked, whose body libmicrohttpd reads
+ * to the connection's end, the next request included: request
+ * smuggling): 400 at once, saying why, and the connection closed */
 static enum MHD_Result
-bad_framing(struct web_req *r)
+bad_framing(struct web_req *r, const char *why)
 {
 	buf_reset(&r->out);
 	if (strncmp(r->path, "/api/", 5) == 0)
-		web_json_error(r, 400, "Content-Length is given twice");
+		web_json_error(r, 400, "%s", why);
 	else {
 		r->status = 400;
-		web_printf(r, "<!doctype html><title>400</title><p>"
-		    "Content-Length is given twice.");
+		web_printf(r, "<!doctype html><title>400</title><p>%s.", why);
 	}
 	return answer(r);
 }
@@ -1099,10 +1101,10 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 {
 	struct web_srv *s = cls;
 	struct web_req *r = *con_cls;
-	const char *cl;
+	const char *cl, *te;
 	char *end;
 	unsigned long long len;
-	int ncl = 0;
+	int ncl = 0, nte = 0;
 
 	(void)version;
 	if (r == NULL) {
@@ -1117,7 +1119,15 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		req_client(s, r);
 		web_header_lines(r, "Content-Length", count_line, &ncl);
 		if (ncl > 1)
-			return bad_framing(r);
+			return bad_framing(r, "Content-Length is given twice");
+		web_header_lines(r, "Transfer-Encoding", count_line, &nte);
+		te = web_header(r, "Transfer-Encoding");
+		if (nte > 0 && ncl > 0)
+			return bad_framing(r, "Transfer-Encoding and "
+			    "Content-Length are both given");
+		if (nte > 1 || (te != NULL && strcasecmp(te, "chunked") != 0))
+			return bad_framing(r, "Transfer-Encoding other than "
+			    "chunked (once)");
 		cl = web_header(r, "Content-Length");
 		if (cl != NULL) {
 			errno = 0;
