@@ -421,6 +421,69 @@ check "a name with a port is a configuration error naming the line" \
 cp "$T/good.conf" "$CONF/listgate.conf"
 web_start || { echo "Bail out! listgate web did not start again"; exit 99; }
 
+# --- connections up to the open files limit --------------------------------------
+# systemd (and most shells) give a soft limit of 1024 open files: 1016
+# idle connections (the loopback is a trusted proxy, with no limit per
+# address) took every descriptor, so a moderator's decision got no
+# database connection (503), and libmicrohttpd retried its accept in a
+# loop, logging each failure (hundreds of thousands of lines a second)
+web_stop
+idF=$("$QHOLD" dev "$DATA/spam4.eml" 0.97) || exit 99
+softnf=$(ulimit -S -n)
+ulimit -S -n 1024 2>/dev/null
+web_start || { echo "Bail out! listgate web did not start at 1024 files"; exit 99; }
+ulimit -S -n "$softnf"
+python3 - "$port" "$idF" > "$T/fds" 2>&1 <<'PY'
+import base64, resource, socket, sys, time
+port, pid = int(sys.argv[1]), sys.argv[2]
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+want = 1200 if hard == resource.RLIM_INFINITY else min(hard, 1200)
+if soft < want:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+# the moderator's connection first, then the flood
+k = socket.create_connection(("127.0.0.1", port), timeout=30)
+flood = []
+try:
+    for i in range(1100):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        flood.append(s)
+except OSError:
+    pass
+time.sleep(1)
+for s in flood:
+    try:
+        s.send(b"GET /api/lists HTTP/1.1\r\nHost: x\r\n")
+    except OSError:
+        pass
+time.sleep(2)
+auth = base64.b64encode(b"alice:alice-secret-1").decode()
+k.sendall((f"POST /api/lists/dev/held/{pid} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+           f"Authorization: Basic {auth}\r\nContent-Length: 14\r\n"
+           "Connection: close\r\n\r\naction=approve").encode())
+out = b""
+try:
+    while True:
+        b = k.recv(65536)
+        if not b:
+            break
+        out += b
+except OSError:
+    pass
+print(len(flood), out.split(b"\r\n")[0].decode("ascii", "replace"))
+for s in flood:
+    s.close()
+PY
+check "a decision beside 1100 idle connections at 1024 open files: 200 ($(cat "$T/fds"))" \
+    grep -q ' HTTP/1.1 200' "$T/fds"
+check "... the post approved" test "$(status_of "$idF")" = approved
+nemf=$(grep -c 'Too many open files\|resource limit' "$T/web.log")
+check "... and no accept failing over and over in the log ($nemf lines)" \
+    test "$nemf" -lt 10
+req GET /api/lists $A
+check "... and the server answers afterwards ($code)" test "$code" = 200
+
 web_stop
 webpid=
 check "the server stopped cleanly" test "$webrc" -eq 0

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -1256,6 +1257,49 @@ listen_addr(const char *listen, struct sockaddr_storage *ss,
 	return 0;
 }
 
+/* the connections the open files limit leaves room for, WEB_FD_RESERVE
+ * kept for the rest (the database, the release commands): the soft
+ * limit is raised first towards what LG_MAX_WEB_CONNECTIONS needs (as
+ * far as the hard one lets; systemd's default soft limit is 1024).
+ * Without the room, the sockets took every descriptor: no database
+ * connection or release command could be opened, and libmicrohttpd
+ * retried its accept in a loop, logging each failure.  0 with err when
+ * the limit leaves room for fewer than WEB_MIN_CONNECTIONS. */
+static unsigned
+conn_budget(char *err, size_t errsz)
+{
+	const rlim_t want = (rlim_t)LG_MAX_WEB_CONNECTIONS + WEB_FD_RESERVE;
+	struct rlimit rl, nl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return LG_MAX_WEB_CONNECTIONS;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		nl = rl;
+		nl.rlim_cur = rl.rlim_max == RLIM_INFINITY ||
+		    rl.rlim_max > want ? want : rl.rlim_max;
+		if (nl.rlim_cur > rl.rlim_cur && setrlimit(RLIMIT_NOFILE,
+		    &nl) == 0)
+			rl = nl;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return LG_MAX_WEB_CONNECTIONS;
+	if (rl.rlim_cur < (rlim_t)WEB_FD_RESERVE + WEB_MIN_CONNECTIONS) {
+		snprintf(err, errsz, "the open files limit (%llu: ulimit -n, "
+		    "LimitNOFILE=) leaves no room for connections: %u are "
+		    "kept for the database and the release commands, and at "
+		    "least %u connections are needed",
+		    (unsigned long long)rl.rlim_cur, (unsigned)WEB_FD_RESERVE,
+		    (unsigned)WEB_MIN_CONNECTIONS);
+		return 0;
+	}
+	log_warn("web: the open files limit (%llu: ulimit -n, LimitNOFILE=) "
+	    "leaves room for %llu connections at once, not %u",
+	    (unsigned long long)rl.rlim_cur,
+	    (unsigned long long)(rl.rlim_cur - WEB_FD_RESERVE),
+	    (unsigned)LG_MAX_WEB_CONNECTIONS);
+	return (unsigned)(rl.rlim_cur - WEB_FD_RESERVE);
+}
+
 /* at the stop, after the daemon stopped accepting: wait until the
  * requests in progress have completed (their answers sent), at most the
  * longest list's timeout (a release) and WEB_STOP_SLACK_S */
@@ -1304,9 +1348,11 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	unsigned port;
 	int sig, rc = -1, sync_started = 0;
 	MHD_socket lfd;
-	unsigned flags;
+	unsigned flags, nconn;
 
 	if (listen_addr(listen, &ss, &sslen, err, errsz) < 0)
+		return -1;
+	if ((nconn = conn_budget(err, errsz)) == 0)
 		return -1;
 	listcfg_listen_parse(listen, host, sizeof(host), &port, why,
 	    sizeof(why));
@@ -1361,7 +1407,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	    on_request, s,
 	    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
 	    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)LG_MAX_WEB_CONNECTIONS,
+	    MHD_OPTION_CONNECTION_LIMIT, nconn,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)LG_MAX_WEB_IDLE_S,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)LG_MAX_WEB_CONN_MEMORY,

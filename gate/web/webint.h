@@ -62,6 +62,13 @@ struct queue;
 #define WEB_STOP_SLACK_S	5
 /* trusted proxies */
 #define WEB_MAX_PROXIES		32
+/* open files kept beside the connections' sockets: the database pool
+ * and its approvals' lock connections (2 * WEB_DB_POOL), the sync
+ * thread's, the release commands' pipes, the token files, reads of the
+ * configuration, the listening socket, logging and stdio */
+#define WEB_FD_RESERVE		256
+/* the fewest connections an open files limit may leave room for */
+#define WEB_MIN_CONNECTIONS	16
 /* seconds between rereads of lists/ and checks of users.conf */
 #define WEB_RESCAN_S		5
 /* the session cookie */
