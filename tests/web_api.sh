@@ -744,8 +744,25 @@ check "... after a failed sync that was tried again" \
     grep -q 'token files behind the journal: next try in 1 s' "$T/web.log"
 
 # --- users.conf changes reach the running server ------------------------------------
+# at once: users.conf was looked at once a second, so the requests of
+# the second after a change were answered as before it (a list taken
+# away still decided on, a deleted account still let in)
+stale=
+for i in 1 2 3 4 5; do
+	printf 'alice-secret-1\n' | lg user add alice --replace --lists other > /dev/null
+	req GET /lists/dev -b "$A_J"
+	c1=$code
+	req GET /api/lists/dev/held $A
+	[ "$c1$code" = 403403 ] || stale="$stale $i:$c1,$code"
+	printf 'alice-secret-1\n' | lg user add alice --replace --lists dev > /dev/null
+	req GET /lists/dev -b "$A_J"
+	c1=$code
+	req GET /api/lists/dev/held $A
+	[ "$c1$code" = 200200 ] || stale="$stale $i+:$c1,$code"
+done
+check "a list taken from an account is refused at once, and given back too (${stale:-every time})" \
+    test -z "$stale"
 lg user del alice > /dev/null
-sleep 1.1
 req GET /api/lists $A
 check "a deleted account is refused at once" test "$code" = 401
 req GET /lists/dev -b "$A_J"

@@ -80,8 +80,10 @@ users_unref(struct web_users *w)
 	}
 }
 
-/* reread users.conf when it changed (s->mu held; at most once per
- * second); a file that does not load keeps the last good reading */
+/* reread users.conf when it changed (s->mu held; a stat at every
+ * request, so that a deleted account, or one whose lists shrank, has
+ * no request answered as before after `listgate user` returned); a
+ * file that does not load keeps the last good reading */
 static void
 users_refresh(struct web_srv *s)
 {
@@ -89,12 +91,8 @@ users_refresh(struct web_srv *s)
 	struct web_users *w;
 	struct stat st;
 	char err[1024];
-	time_t now = time(NULL);
 	int missing, changed;
 
-	if (s->users != NULL && now == s->users_checked)
-		return;
-	s->users_checked = now;
 	if (stat(s->users_path, &st) < 0) {
 		if (errno != ENOENT || s->users_missing)
 			return;

@@ -103,7 +103,6 @@ struct web_srv {
 	struct web_users *users;
 	struct stat users_st;		/* of the file users came from */
 	int users_missing;
-	time_t users_checked;
 	char **known;			/* lists/ *.conf names, sorted */
 	size_t nknown;
 	time_t known_at;
