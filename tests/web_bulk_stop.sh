@@ -13,7 +13,10 @@
 #   - the post being released at the stop is approved, released once;
 #     the posts after it are left held (not released); none is
 #     'releasing';
-#   - the form is answered (303) before the server stops.
+#   - the form is answered (303) before the server stops;
+#   - a form whose database goes away (the first release stops it) is
+#     answered 500 with what became of its posts: the first released
+#     and left 'releasing' (and what to run), the others not decided.
 # Never reads /etc.
 set -u
 
@@ -88,5 +91,46 @@ check "the post being released at the stop is approved, the others left held ($n
     test "$nap" -eq 1 -a "$nheld" -eq 5
 check "the bulk form is answered ($(cat "$T/bulk.code"))" \
     test "$(cat "$T/bulk.code")" = 303
+
+# --- the database gone during a bulk form ------------------------------------------
+# the first post's release stops PostgreSQL: its approval cannot be
+# recorded (it stays 'releasing'), and the form stopped there.  It
+# answered 303 to the list's page, which needs the database too: a 503
+# that said nothing of the form, whose message (the post released and
+# left 'releasing', what to run; the posts not decided) was lost.
+cat > "$T/pgstop.sh" <<EOS
+#!/bin/sh
+cat > "$T/out/pgstop.eml"
+PG_TEST_DIR=$PG_TEST_DIR sh "$PG_SH" stop
+EOS
+printf 'release = /bin/sh %s/pgstop.sh\ntimeout = 30\n' "$T" > "$CONF/lists/dev.conf"
+ids=
+form=
+for f in ham1 ham2 ham3; do
+	id=$("$QHOLD" dev "$DATA/$f.eml" 0.9) || exit 99
+	ids="$ids $id"
+	form="$form&id=$id"
+done
+first=${ids# }
+first=${first%% *}
+web_start || exit 99
+req POST /login -c "$J" -d "user=alice&password=alice-secret-1"
+req GET /lists/dev -b "$J"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)
+req POST /lists/dev/bulk -b "$J" -d "csrf=$csrf&action=approve$form"
+check "a bulk form whose database went away is answered with its outcome: 500 ($code)" \
+    test "$code" = 500
+check "... saying the post released could not be recorded, and what to run" \
+    grep -q "post $first was released but the approval could not be recorded.*--mark-approved $first" "$T/body"
+check "... and that the two others were not decided" \
+    grep -q '2 not decided: the database failed' "$T/body"
+sh "$PG_SH" start || { echo "Bail out! PostgreSQL did not start again"; exit 99; }
+others=$(echo $ids | cut -d ' ' -f 2- | tr ' ' ',')
+st1=$(sql "SELECT status FROM held_posts WHERE id = $first")
+st2=$(sql "SELECT string_agg(status, ',') FROM held_posts WHERE id IN ($others)")
+check "... as they were not: 'releasing' for the first ($st1), held for the others ($st2)" \
+    test "$st1" = releasing -a "$st2" = held,held
+web_stop
+webpid=
 echo "1..$n"
 [ "$fails" -eq 0 ]

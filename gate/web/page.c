@@ -849,7 +849,7 @@ post_bulk(struct web_req *r, const char *list)
 	size_t i, nshown = 0;
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
-	int unasked = 0, quitting;
+	int unasked = 0, quitting, dbfail = 0, undecided = 0;
 
 	if (!post_ok(r))
 		return;
@@ -915,6 +915,12 @@ post_bulk(struct web_req *r, const char *list)
 			bad++;
 			continue;
 		}
+		/* the database failed at an earlier post: the rest stay
+		 * as they are, and the answer counts them */
+		if (dbfail) {
+			undecided++;
+			continue;
+		}
 		/* the server is stopping: the posts left stay as they are */
 		pthread_mutex_lock(&r->srv->mu);
 		quitting = r->srv->quitting;
@@ -939,10 +945,12 @@ post_bulk(struct web_req *r, const char *list)
 				conflict++;
 			else
 				bad++;
-			if (first[0] == '\0')
+			if (first[0] == '\0' || code == 500)
 				snprintf(first, sizeof(first), "%.1100s", msg);
-			if (code == 500)
-				break;
+			if (code == 500) {
+				dbfail = 1;
+				continue;
+			}
 			if ((q = web_db(r, 0)) == NULL)
 				goto out;
 		}
@@ -966,11 +974,23 @@ post_bulk(struct web_req *r, const char *list)
 			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
 			    "; %d not decided: the server is stopping",
 			    unasked);
+		if (undecided && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
+			    "; %d not decided: the database failed",
+			    undecided);
 		if (first[0] && l < sizeof(msg))
 			snprintf(msg + l, sizeof(msg) - l, " (%s)", first);
 	}
 	if (n == 0)
 		snprintf(msg, sizeof(msg), "no posts were checked");
+	/* the database failed: said here, with its status, as for one
+	 * post (post_decide), not left for a list's page that would need
+	 * the database too (its 503 showed nothing of what the form did
+	 * and the message was lost with it) */
+	if (dbfail) {
+		page_error(r, 500, msg);
+		goto out;
+	}
 	auth_flash(r, msg);
 	/* back to the view we came from (its first page: the posts
 	 * decided have left it) */
