@@ -1073,13 +1073,33 @@ count_line(const char *value, void *ctx)
 	(*(int *)ctx)++;
 }
 
+/* MHD_KeyValueIterator: count a header line whose name is not an HTTP
+ * token (RFC 9110 5.1: "Transfer-Encoding " with a blank before its
+ * colon, which libmicrohttpd keeps as a name of its own) */
+static enum MHD_Result
+bad_name(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+	(void)kind;
+	(void)value;
+	if (key == NULL || key[0] == '\0' || key[strspn(key, tchar)] != '\0')
+		(*(int *)cls)++;
+	return MHD_YES;
+}
+
 /* a request whose body cannot be told apart from the next request's
  * (Content-Length twice, libmicrohttpd taking the first, a proxy in
  * front perhaps the last; Transfer-Encoding beside a Content-Length,
  * libmicrohttpd reading it chunked, a proxy perhaps by the length; a
  * transfer coding other than chunked, whose body libmicrohttpd reads
- * to the connection's end, the next request included: request
- * smuggling): 400 at once, saying why, and the connection closed */
+ * to the connection's end, the next request included; a header name
+ * with a blank before its colon, which RFC 9112 5.1 says to refuse, as
+ * a proxy may take "Transfer-Encoding : chunked" for the real one:
+ * request smuggling): 400 at once, saying why, and the connection
+ * closed */
 static enum MHD_Result
 bad_framing(struct web_req *r, const char *why)
 {
@@ -1105,7 +1125,7 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	const char *cl, *te;
 	char *end;
 	unsigned long long len;
-	int ncl = 0, nte = 0;
+	int ncl = 0, nte = 0, nbad = 0;
 
 	(void)version;
 	if (r == NULL) {
@@ -1118,6 +1138,10 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 		/* the path as libmicrohttpd decoded it (%XX) */
 		snprintf(r->path, sizeof(r->path), "%s", url);
 		req_client(s, r);
+		MHD_get_connection_values(c, MHD_HEADER_KIND, bad_name, &nbad);
+		if (nbad > 0)
+			return bad_framing(r, "a header name that is not a "
+			    "token (a blank before its colon?)");
 		web_header_lines(r, "Content-Length", count_line, &ncl);
 		if (ncl > 1)
 			return bad_framing(r, "Content-Length is given twice");
