@@ -743,6 +743,22 @@ check "... and the decision's training reaches the token file ($(tail -n 1 "$T/c
 check "... after a failed sync that was tried again" \
     grep -q 'token files behind the journal: next try in 1 s' "$T/web.log"
 
+# the list's page a decision goes back to, when the database is gone
+# by then: its 503 took the session's message (what the decision did)
+# and showed nothing of it, so the moderator never saw it
+idR3=$("$QHOLD" dev "$DATA/spam-test.eml" 0.97) || exit 99
+BJ=$T/bjar
+curl -s -o /dev/null -c "$BJ" -d "user=bob&password=bob-secret-12" "$URL/login"
+req GET "/lists/dev/held/$idR3" -b "$BJ"
+bcsrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)
+req POST "/lists/dev/held/$idR3" -b "$BJ" -d "csrf=$bcsrf&action=reject"
+check "a page's decision goes back to the list ($code)" test "$code" = 303
+sh "$PG_SH" stop || { echo "Bail out! PostgreSQL did not stop"; exit 99; }
+req GET /lists/dev -b "$BJ"
+sh "$PG_SH" start || { echo "Bail out! PostgreSQL did not restart"; exit 99; }
+check "... whose 503, the database gone, still says what the decision did ($code)" \
+    sh -c "test $code = 503 && grep -q 'post $idR3 rejected' '$T/body'"
+
 # --- users.conf changes reach the running server ------------------------------------
 # at once: users.conf was looked at once a second, so the requests of
 # the second after a change were answered as before it (a list taken

@@ -247,6 +247,23 @@ web_header_lines(struct web_req *r, const char *name,
 	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, header_line, &hl);
 }
 
+/* a page for a database that failed (status, our own words in msg),
+ * with the message the session had waiting, which this request took
+ * (a decision's outcome, its page redirected here): lost otherwise */
+static void
+db_page(struct web_req *r, int status, const char *msg)
+{
+	r->status = status;
+	buf_reset(&r->out);
+	web_printf(r, "<!doctype html><title>%d</title>", status);
+	if (r->sv.flash[0]) {
+		web_printf(r, "<p class=\"flash\" id=\"flash\">");
+		web_htmls(r, r->sv.flash);
+		web_printf(r, "</p>");
+	}
+	web_printf(r, "<p>%s", msg);
+}
+
 struct queue *
 web_db(struct web_req *r, int json)
 {
@@ -286,12 +303,9 @@ web_db(struct web_req *r, int json)
 		log_error("web: %s", err);
 		if (json)
 			web_json_error(r, 503, "the database is not available");
-		else {
-			r->status = 503;
-			buf_reset(&r->out);
-			web_printf(r, "<!doctype html><title>503</title><p>The "
-			    "database is not available; try again later.");
-		}
+		else
+			db_page(r, 503, "The database is not available; try "
+			    "again later.");
 		return NULL;
 	}
 	return r->q = q;
@@ -334,12 +348,8 @@ web_db_failed(struct web_req *r, int json, const char *err)
 	web_db_drop(r);
 	if (json)
 		web_json_error(r, 500, "database error");
-	else {
-		r->status = 500;
-		buf_reset(&r->out);
-		web_printf(r, "<!doctype html><title>500</title><p>Database "
-		    "error; see the server's log.");
-	}
+	else
+		db_page(r, 500, "Database error; see the server's log.");
 }
 
 void
