@@ -958,6 +958,14 @@ static const char css[] =
     "th,td{padding:.3em .25em}h1{font-size:1.4em}"
     "button{margin:.2em .5em .2em 0;padding:.5em .9em}}";
 
+/* web_header_lines: count a line */
+static void
+count_line(const char *value, void *ctx)
+{
+	(void)value;
+	(*(int *)ctx)++;
+}
+
 /* 1 when r's Host header names this server (web_allowed_hosts: one
  * of its names, an IP address or localhost), else 0 with the answer
  * made: a page of a site whose name was made to point here (DNS
@@ -969,8 +977,22 @@ host_ok(struct web_req *r)
 	const char *h = web_header(r, "Host");
 	char name[LG_MAX_HOST_NAME + 1];
 	size_t i;
-	int kind;
+	int kind, nhost = 0;
 
+	/* two Host lines (RFC 9112 3.2: 400): which names the site is
+	 * anyone's guess, libmicrohttpd reading the first and a program
+	 * in front perhaps the last */
+	web_header_lines(r, "Host", count_line, &nhost);
+	if (nhost > 1) {
+		if (strncmp(r->path, "/api/", 5) == 0)
+			web_json_error(r, 400, "Host is given twice");
+		else {
+			r->status = 400;
+			web_printf(r, "<!doctype html><title>400</title><p>Host "
+			    "is given twice.");
+		}
+		return 0;
+	}
 	if (s->any_host)
 		return 1;
 	kind = h != NULL ? listcfg_host_header(h, name) : 0;
@@ -1073,14 +1095,6 @@ too_big(struct web_req *r)
 		    "larger than %u bytes.", (unsigned)LG_MAX_WEB_BODY);
 	}
 	return answer(r);
-}
-
-/* web_header_lines: count a line */
-static void
-count_line(const char *value, void *ctx)
-{
-	(void)value;
-	(*(int *)ctx)++;
 }
 
 /* MHD_KeyValueIterator: count a header line whose name is not an HTTP
