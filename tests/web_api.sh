@@ -125,6 +125,30 @@ id3=$("$QHOLD" other "$DATA/spam2.eml" 0.99) || exit 99
 printf 'release = /bin/true\n' > "$CONF/lists/empty.conf"
 "$QHOLD" zgone "$DATA/spam2.eml" 0.99 > /dev/null || exit 99
 web_start || { echo "Bail out! listgate web did not start"; exit 99; }
+# a client that trickles its request, a header line every 10 s, is
+# never idle for the 30 s that close a connection: it held its
+# connection (and with 64 of them from each of 16 addresses, or /64s,
+# every connection of the server) for as long as it liked.  It runs
+# beside the checks below and is looked at near the end.
+python3 - "$port" > "$T/trickle.out" 2>&1 <<'EOF' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"GET /api/lists HTTP/1.1\r\nHost: x\r\n")
+t0 = time.time()
+while time.time() - t0 < 100:
+    time.sleep(10)
+    try:
+        s.sendall(b"X-a: b\r\n")
+        s.settimeout(0.1)
+        if s.recv(100) == b"":
+            break
+    except socket.timeout:
+        continue
+    except OSError:
+        break
+print(int(time.time() - t0))
+EOF
+tricklepid=$!
 A="-u alice:alice-secret-1"
 B="-u bob:bob-secret-12"
 
@@ -783,6 +807,13 @@ req GET /api/lists $A
 check "a deleted account is refused at once" test "$code" = 401
 req GET /lists/dev -b "$A_J"
 check "... and its sessions end" test "$code" = 303
+
+wait "$tricklepid"
+tk=$(cat "$T/trickle.out")
+check "a request trickled a line every 10 s is cut off in 60 s (after $tk s)" \
+    test "$tk" -ge 55 -a "$tk" -le 75
+check "... saying so in the log" \
+    grep -q 'closed: no whole request in 60 s' "$T/web.log"
 
 # --- the log and the stop -------------------------------------------------------------
 check "one log line per request, with status and user" \

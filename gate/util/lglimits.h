@@ -85,6 +85,10 @@
 #define LG_MAX_WEB_PER_ADDR	64
 /* seconds a connection may stay idle, mid-request included */
 #define LG_MAX_WEB_IDLE_S	30
+/* seconds a request may take to arrive whole (request line, headers,
+ * body), from the connection's start or its last request's end: one
+ * trickled a byte at a time (slowloris) is never idle for long */
+#define LG_MAX_WEB_REQUEST_S	60
 /* names in web_allowed_hosts (a site is reached by one or two), and
  * the longest (RFC 1035, without the final dot; "[IPv6]" fits) */
 #define LG_MAX_WEB_HOSTS	16

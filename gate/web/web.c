@@ -73,6 +73,37 @@ static struct {
 	} v[LG_MAX_WEB_CONNECTIONS + 16];
 } conns = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
+/* the connections whose request has not arrived whole (slowloris): a
+ * connection is watched from its start and from each request's end
+ * until its next request is dispatched; the reaper shuts the socket of
+ * one watched for LG_MAX_WEB_REQUEST_S.  libmicrohttpd tells a
+ * connection's end (on_connection) before it closes the socket, and the
+ * entry goes under mu, so no socket is shut after its number is given
+ * to another. */
+static struct {
+	pthread_mutex_t mu;
+	struct {
+		struct MHD_Connection *c;	/* NULL: free */
+		int fd;
+		time_t since;		/* watched since; 0: not watched */
+	} v[LG_MAX_WEB_CONNECTIONS + 16];
+} watch = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/* watch c from now (on), or not (off) */
+static void
+watch_set(struct MHD_Connection *c, int on)
+{
+	size_t i;
+
+	pthread_mutex_lock(&watch.mu);
+	for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++)
+		if (watch.v[i].c == c) {
+			watch.v[i].since = on ? time(NULL) : 0;
+			break;
+		}
+	pthread_mutex_unlock(&watch.mu);
+}
+
 /* --- addresses --------------------------------------------------------- */
 
 /* a socket address as 16 bytes (IPv4 mapped) and as text: 0, or -1 */
@@ -172,6 +203,23 @@ on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 	int d = toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1;
 
 	(void)socket_context;
+	/* every connection is watched until its first request is in */
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	pthread_mutex_lock(&watch.mu);
+	for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++) {
+		if (d > 0 && watch.v[i].c == NULL && ci != NULL) {
+			watch.v[i].c = c;
+			watch.v[i].fd = ci->connect_fd;
+			watch.v[i].since = time(NULL);
+			break;
+		}
+		if (d < 0 && watch.v[i].c == c) {
+			watch.v[i].c = NULL;
+			watch.v[i].since = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&watch.mu);
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	if (ci == NULL || sa_addr(ci->client_addr, a, NULL, 0) < 0)
 		return;
@@ -751,6 +799,46 @@ sync_main(void *arg)
 	return NULL;
 }
 
+/* the reaper: once a second, shut the socket of each connection whose
+ * request has not arrived whole in LG_MAX_WEB_REQUEST_S (its thread
+ * then sees the end and closes it), until told to stop */
+static void *
+reap_main(void *arg)
+{
+	struct web_srv *s = arg;
+	struct timespec until;
+	time_t now;
+	size_t i, n;
+
+	pthread_mutex_lock(&s->mu);
+	while (!s->reap_stop) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		pthread_cond_timedwait(&s->reap_cv, &s->mu, &until);
+		if (s->reap_stop)
+			break;
+		pthread_mutex_unlock(&s->mu);
+		now = time(NULL);
+		n = 0;
+		pthread_mutex_lock(&watch.mu);
+		for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++)
+			if (watch.v[i].c != NULL && watch.v[i].since != 0 &&
+			    now - watch.v[i].since >= LG_MAX_WEB_REQUEST_S) {
+				shutdown(watch.v[i].fd, SHUT_RDWR);
+				watch.v[i].since = 0;
+				n++;
+			}
+		pthread_mutex_unlock(&watch.mu);
+		if (n > 0)
+			log_warn("web: %zu connection%s closed: no whole request "
+			    "in %u s", n, n == 1 ? "" : "s",
+			    (unsigned)LG_MAX_WEB_REQUEST_S);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
 /* --- requests ------------------------------------------------------------- */
 
 /* the one file-like path: the compiled-in stylesheet */
@@ -1210,6 +1298,8 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	s->inflight++;
 	r->counted = 1;
 	pthread_mutex_unlock(&s->mu);
+	/* whole: a release may take long, an answer be read slowly */
+	watch_set(c, 0);
 	dispatch(r);
 	return answer(r);
 }
@@ -1233,7 +1323,8 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	    " end=shutdown", " end=read-error", " end=client-abort" };
 
 	(void)cls;
-	(void)c;
+	/* the next request on the connection must arrive in time too */
+	watch_set(c, 1);
 	if (r == NULL)
 		return;
 	sanitize_str(path, sizeof(path), r->path, strlen(r->path), 200,
@@ -1394,7 +1485,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	sigset_t set;
 	char why[256], host[64];
 	unsigned port;
-	int sig, rc = -1, sync_started = 0;
+	int sig, rc = -1, sync_started = 0, reap_started = 0;
 	MHD_socket lfd;
 	unsigned flags, nconn;
 
@@ -1416,6 +1507,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	pthread_cond_init(&s->hash_cv, NULL);
 	pthread_cond_init(&s->sync_cv, NULL);
 	pthread_cond_init(&s->idle_cv, NULL);
+	pthread_cond_init(&s->reap_cv, NULL);
 	if (listcfg_addrs_parse(g->web_trusted_proxies ?
 	    g->web_trusted_proxies : "", s->proxy, WEB_MAX_PROXIES,
 	    &s->nproxy, why, sizeof(why)) < 0) {
@@ -1445,6 +1537,11 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 		goto out_auth;
 	}
 	sync_started = 1;
+	if (pthread_create(&s->reap_thr, NULL, reap_main, s) != 0) {
+		snprintf(err, errsz, "cannot start the reaper thread");
+		goto out_sync;
+	}
+	reap_started = 1;
 	/* a thread per connection: a slow request (a release command
 	 * running) holds up only its own connection */
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
@@ -1506,6 +1603,13 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 		close(lfd);
 	rc = 0;
 out_sync:
+	if (reap_started) {
+		pthread_mutex_lock(&s->mu);
+		s->reap_stop = 1;
+		pthread_cond_signal(&s->reap_cv);
+		pthread_mutex_unlock(&s->mu);
+		pthread_join(s->reap_thr, NULL);
+	}
 	if (sync_started) {
 		pthread_mutex_lock(&s->mu);
 		s->stopping = 1;
@@ -1527,6 +1631,7 @@ out:
 	pthread_cond_destroy(&s->hash_cv);
 	pthread_cond_destroy(&s->sync_cv);
 	pthread_cond_destroy(&s->idle_cv);
+	pthread_cond_destroy(&s->reap_cv);
 	xfree(s);
 	if (rc == 0)
 		log_info("web: stopped");

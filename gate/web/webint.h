@@ -136,6 +136,11 @@ struct web_srv {
 	/* requests begun and not yet completed (mu), and their end */
 	int inflight;
 	pthread_cond_t idle_cv;
+	/* the thread that cuts off requests that do not arrive whole in
+	 * LG_MAX_WEB_REQUEST_S (reap_cv, under mu, ends it) */
+	pthread_t reap_thr;
+	pthread_cond_t reap_cv;
+	int reap_stop;
 };
 
 /* the outcome of authentication */
