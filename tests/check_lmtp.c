@@ -615,6 +615,90 @@ START_TEST(connect_timeout)
 }
 END_TEST
 
+/* a Unix socket whose listen queue is full for a moment (a burst):
+ * connect(2) refuses at once there (EAGAIN) where TCP waits, and the
+ * post waits for the queue within the connect time-out, as over TCP,
+ * instead of being deferred at once */
+START_TEST(unix_queue_full)
+{
+	struct lmtp_limits lim = { 3000, 5000, 5000 };
+	struct sockaddr_un sun;
+	int filler, probe, fd, r, e;
+	char err[1024];
+	double t0, ms;
+
+	listen_on(1, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", dir);
+	/* one waiting connection fills a queue of 0; a second is refused */
+	filler = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ck_assert_int_eq(connect(filler, (struct sockaddr *)&sun,
+	    sizeof(sun)), 0);
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	r = connect(probe, (struct sockaddr *)&sun, sizeof(sun));
+	e = errno;
+	close(probe);
+	ck_assert_msg(r < 0 && e == EAGAIN, "the queue is not full: %d %s",
+	    r, strerror(e));
+	/* the server takes the waiting connection after 300 ms, then ours */
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		signal(SIGPIPE, SIG_IGN);
+		usleep(300 * 1000);
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			_exit(2);
+		close(fd);
+		if ((fd = accept(lfd, NULL, NULL)) < 0)
+			_exit(2);
+		close(lfd);
+		slen = 0;
+		serve(fd, &no_script);
+		_exit(0);
+	}
+	t0 = clock_now_ms();
+	r = lmtp_deliver(dest, "a@example.org", "dev@lists.example.org",
+	    (const unsigned char *)post, strlen(post), 10000, &lim, NULL, err,
+	    sizeof(err));
+	ms = clock_now_ms() - t0;
+	finish();
+	close(filler);
+	ck_assert_msg(r == LMTP_OK, "%d %s (after %.0f ms)", r, err, ms);
+	ck_assert_msg(ms >= 250, "%.0f ms", ms);
+}
+END_TEST
+
+/* nobody takes the waiting connection: the connect time-out, not at
+ * once */
+START_TEST(unix_queue_full_timeout)
+{
+	struct lmtp_limits lim = { 400, 5000, 5000 };
+	struct sockaddr_un sun;
+	int filler, r;
+	char err[1024];
+	double t0, ms;
+
+	listen_on(1, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", dir);
+	filler = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ck_assert_int_eq(connect(filler, (struct sockaddr *)&sun,
+	    sizeof(sun)), 0);
+	t0 = clock_now_ms();
+	r = lmtp_deliver(dest, "a@example.org", "dev@lists.example.org",
+	    (const unsigned char *)post, strlen(post), 10000, &lim, NULL, err,
+	    sizeof(err));
+	ms = clock_now_ms() - t0;
+	close(filler);
+	ck_assert_msg(r == LMTP_TEMP, "%d %s", r, err);
+	ck_assert_msg(strstr(err, "cannot connect: timed out") != NULL, "%s",
+	    err);
+	ck_assert_msg(ms >= 350 && ms < 3000, "%.0f ms", ms);
+}
+END_TEST
+
 /* --- the connection lost ------------------------------------------------ */
 
 START_TEST(closed_mid_data)
@@ -1387,6 +1471,8 @@ lmtp_suite(void)
 	tcase_add_test(tc, total_timeout);
 	tcase_add_test(tc, data_timeout);
 	tcase_add_test(tc, connect_timeout);
+	tcase_add_test(tc, unix_queue_full);
+	tcase_add_test(tc, unix_queue_full_timeout);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lost");

@@ -45,6 +45,8 @@
 #define WBUF		(64u * 1024u)	/* post bytes sent at once */
 #define QUIT_WAIT_MS	1000		/* after delivery: QUIT's reply */
 #define REPLY_TEXT	200		/* characters of a reply in err */
+#define UNIX_RETRY_MS	10		/* a Unix socket's full queue: the
+					 * pause before connecting again */
 
 /* LHLO extensions we use */
 #define EXT_8BITMIME	0x1u
@@ -246,10 +248,16 @@ lmtp_connect(struct lmtp *c, const struct tmpl_lmtp *d)
 	int r, e = 0;
 
 	if (d->unix_socket) {
-		c->fd = sock_connect_unix(d->path, deadline);
+		/* a full listen queue refuses a Unix socket's connect at
+		 * once (EAGAIN: a burst), where TCP waits: try again until
+		 * the connect time-out, as over TCP */
+		while ((c->fd = sock_connect_unix(d->path, deadline)) < 0 &&
+		    errno == EAGAIN && clock_now_ms() < deadline)
+			(void)poll(NULL, 0, UNIX_RETRY_MS);
 		if (c->fd < 0)
 			return fail(c, LMTP_TEMP, "cannot connect: %s",
-			    strerror(errno));
+			    errno == EAGAIN ? "timed out (the server's queue "
+			    "of connections is full)" : strerror(errno));
 		return 0;
 	}
 	memset(&hints, 0, sizeof(hints));
