@@ -205,6 +205,45 @@ expect 75 "deliver program missing"
 printf 'deliver = /bin/sh -c "kill -9 $$"\n' > "$CONF/lists/fail.conf"
 pf fail "$DATA/ham-test.eml"
 expect 75 "deliver killed by a signal"
+# a deliver that says why in pipe(8)'s terms: pipe(8) takes an enhanced
+# status code at the start of the command's output over its exit
+# status, so a "5.1.1 ..." first would have Postfix bounce the post the
+# filter defers (seen with a real Postfix: dsn=5.1.1, status=bounced)
+printf 'deliver = /bin/sh -c "cat > /dev/null; echo 5.1.1 no such list here; echo 5.1.1 said twice >&2; exit 69"\n' \
+    > "$CONF/lists/fail.conf"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
+    --mta postfix --list fail -f sender@example.net -- fail@lists.example.org \
+    > "$T/both" 2>&1
+rc=$?
+cp "$T/both" "$T/err"
+expect 75 "deliver exits 69 saying 5.1.1: a temporary failure"
+# (what pipe(8) reads: standard output and error together)
+if head -c 12 "$T/both" | grep -Eq '^[245]\.[0-9]{1,3}\.[0-9]{1,3}'; then
+	bad "... and what Postfix reads does not begin with a status code of the command's"
+	sed 's/^/# /' "$T/both"
+else
+	ok "... and what Postfix reads does not begin with a status code of the command's"
+fi
+head -n 1 "$T/both" | grep -q '^listgate: /bin/sh exited with status 69; its output:$' &&
+    grep -q '^5\.1\.1 no such list here$' "$T/both" &&
+    grep -q '^5\.1\.1 said twice$' "$T/both" &&
+    grep -q '^listgate filter: temporary failure: deliver: /bin/sh exited with status 69$' "$T/both" &&
+    ok "... the command's words follow ours, which say what they mean" ||
+    { bad "... the command's words follow ours, which say what they mean"; sed 's/^/# /' "$T/both"; }
+# a program that writes without end: its output is kept in memory no
+# further than 1 MiB (its writes past it fail), passed on no further
+# than 4 KiB, and its exit 0 is a delivery still
+printf 'deliver = /bin/sh -c "cat > %s; head -c 3000000 /dev/zero | tr x y; exit 0"\n' \
+    "$SINK" > "$CONF/lists/fail.conf"
+rm -f "$SINK"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
+    --mta postfix --list fail -f sender@example.net -- fail@lists.example.org \
+    > "$T/both" 2>&1
+rc=$?
+expect 0 "deliver that writes 3 MB and exits 0: delivered"
+cmp -s "$SINK" "$DATA/ham-test.eml" && [ "$(wc -c < "$T/both")" -le 4096 ] &&
+    ok "... the post whole, 4 KiB of its output at most ($(wc -c < "$T/both") bytes)" ||
+    bad "... the post whole, 4 KiB of its output at most ($(wc -c < "$T/both") bytes)"
 printf 'deliver = /bin/true\n' > "$CONF/lists/fail.conf"
 pf fail "$DATA/ham-test.eml"
 expect 0 "deliver that does not read its input but exits 0"

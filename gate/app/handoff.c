@@ -4,19 +4,27 @@
  *
  * Trusts argv to come from a checked template (tmpl_parse, tmpl_expand);
  * the post and the sender are hostile and pass through untouched (the
- * LMTP client writes the sender only as a checked path).  Never logs,
- * never exits.
+ * LMTP client writes the sender only as a checked path).  A program's
+ * own output goes to a file and then to our standard error once it
+ * ended, after a line of ours when it failed: under Postfix, pipe(8)
+ * takes a status code at the start of the output over the exit status,
+ * and a program's "5.1.1 ..." first would bounce a post we defer.
+ * Never logs, never exits.
  */
 #include "config.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate/app/handoff.h"
 #include "gate/app/lmtp.h"
 #include "gate/app/run.h"
 #include "listcfg/tmpl.h"
+
+/* a program's output passed on (its start: pipe(8) keeps less) */
+#define OUTPUT_BYTES	4096
 
 /* the running or last handoff_post goes through LMTP */
 static volatile sig_atomic_t via_lmtp;
@@ -63,9 +71,11 @@ handoff_post(char *const *argv, const char *sender,
     const unsigned char *data, size_t len, int fd, unsigned timeout_ms,
     int exits, char *note, size_t notesz, char *err, size_t errsz)
 {
-	char lerr[1024];
+	char lerr[1024], words[OUTPUT_BYTES];
 	unsigned notes = 0, secs;
-	int st;
+	ssize_t got;
+	off_t end;
+	int st, out;
 
 	if (note != NULL && notesz > 0)
 		note[0] = '\0';
@@ -89,13 +99,41 @@ handoff_post(char *const *argv, const char *sender,
 	secs = timeout_ms / 1000u + (timeout_ms % 1000u != 0);
 	fflush(stdout);
 	fflush(stderr);
-	st = run_argv(argv, data, len, fd, secs, lerr, sizeof(lerr));
-	if (st == 0)
+	/* the program's words go to a file, never straight to ours: under
+	 * Postfix they would come first in what pipe(8) reads, and a
+	 * status code there ("5.1.1 ...") outweighs our exit status */
+	if ((out = run_output_file(lerr, sizeof(lerr))) < 0) {
+		snprintf(err, errsz, "%s: not run: no file for its output: %s",
+		    argv[0], lerr);
+		return HANDOFF_TEMP;
+	}
+	st = run_argv_out(argv, data, len, fd, secs, out, lerr, sizeof(lerr));
+	/* (what it wrote ends at the file's offset, which it shares) */
+	end = lseek(out, 0, SEEK_CUR);
+	got = end > 0 ? pread(out, words, (size_t)end < sizeof(words) ?
+	    (size_t)end : sizeof(words), 0) : 0;
+	close(out);
+	if (got < 0)
+		got = 0;
+	if (st == 0) {
+		/* delivered: its words as they were, after it (pipe(8)
+		 * logs a success's output without reading a code in it) */
+		if (got > 0 && write(STDERR_FILENO, words, (size_t)got) < 0)
+			got = 0;
 		return HANDOFF_OK;
+	}
 	if (st > 0)
 		snprintf(err, errsz, "%s exited with status %d", argv[0], st);
 	else
 		snprintf(err, errsz, "%s: %s", argv[0], lerr);
+	if (got > 0) {
+		/* its words after ours, which say what they mean */
+		fprintf(stderr, "listgate: %s; its output:\n", err);
+		fwrite(words, 1, (size_t)got, stderr);
+		if (words[got - 1] != '\n')
+			fputc('\n', stderr);
+		fflush(stderr);
+	}
 	return st > 0 && handoff_exit_perm(st, exits) ? HANDOFF_PERM :
 	    HANDOFF_TEMP;
 }

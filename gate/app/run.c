@@ -42,6 +42,9 @@
 
 extern char **environ;
 
+/* a command's output kept for run_output_file's caller, at most */
+#define RUN_OUTPUT_MAX	(1024u * 1024u)
+
 /* without a pidfd (Linux before 5.3), how often the child's exit is
  * polled (ms) */
 #define RUN_POLL_MS	1
@@ -193,9 +196,11 @@ post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
 	return fd;
 }
 
-int
-run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
-    pid_t *pid_r)
+/* run_spawn, with standard output and error the file outfd when it is
+ * >= 0 (else as quiet says) */
+static int
+spawn_out(char *const *argv, char *const *envp, int infd, int quiet,
+    int outfd, pid_t *pid_r)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
@@ -225,12 +230,19 @@ run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
 		if (e == 0)
 			e = posix_spawn_file_actions_addclose(&fa, infd);
 	}
-	if (e == 0 && quiet)
+	if (e == 0 && outfd >= 0) {
+		e = posix_spawn_file_actions_adddup2(&fa, outfd,
+		    STDOUT_FILENO);
+		if (e == 0)
+			e = posix_spawn_file_actions_adddup2(&fa, outfd,
+			    STDERR_FILENO);
+	} else if (e == 0 && quiet) {
 		e = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO,
 		    "/dev/null", O_WRONLY, 0);
-	if (e == 0 && quiet)
-		e = posix_spawn_file_actions_addopen(&fa, STDERR_FILENO,
-		    "/dev/null", O_WRONLY, 0);
+		if (e == 0)
+			e = posix_spawn_file_actions_addopen(&fa,
+			    STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+	}
 	/* a server thread (listgate web) runs with its signals blocked and
 	 * we ignore SIGPIPE: the command gets none blocked, and the
 	 * defaults of those it may rely on */
@@ -256,6 +268,13 @@ run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
 }
 
 int
+run_spawn(char *const *argv, char *const *envp, int infd, int quiet,
+    pid_t *pid_r)
+{
+	return spawn_out(argv, envp, infd, quiet, -1, pid_r);
+}
+
+int
 run_spawn_helper(char *const *argv, char *const *envp, pid_t *pid_r)
 {
 	sigset_t stop, omask;
@@ -277,8 +296,36 @@ run_helper_done(void)
 }
 
 int
+run_output_file(char *err, size_t errsz)
+{
+	int fd = -1;
+
+#if defined(MFD_CLOEXEC) && defined(MFD_ALLOW_SEALING) && \
+    defined(F_SEAL_GROW)
+	/* a program that writes without end fills no memory: the file
+	 * (sparse) cannot grow past RUN_OUTPUT_MAX, writes beyond fail */
+	fd = memfd_create("listgate-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd >= 0 && (ftruncate(fd, RUN_OUTPUT_MAX) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK) < 0)) {
+		close(fd);
+		fd = -1;
+	}
+#endif
+	if (fd < 0)
+		fd = spool_tmpfile(err, errsz);
+	return fd;
+}
+
+int
 run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
+{
+	return run_argv_out(argv, data, len, fd, timeout_s, -1, err, errsz);
+}
+
+int
+run_argv_out(char *const *argv, const unsigned char *data, size_t len,
+    int fd, unsigned timeout_s, int outfd, char *err, size_t errsz)
 {
 	struct pollfd pfd;
 	sigset_t alrm, omask;
@@ -316,7 +363,7 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	stop_signals(&alrm);
 	pthread_sigmask(SIG_BLOCK, &alrm, &omask);
 	last_ok = 0;
-	e = run_spawn(argv, envp, fd, 0, &pid);
+	e = spawn_out(argv, envp, fd, 0, outfd, &pid);
 	if (e == 0)
 		active_pid = pid;
 	pthread_sigmask(SIG_SETMASK, &omask, NULL);

@@ -32,6 +32,22 @@ int run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz);
 
 /*
+ * run_argv, with the command's standard output and error going to the
+ * file outfd (when >= 0) instead of ours: a caller that must say first
+ * what the command's words mean (filter under Postfix: pipe(8) takes a
+ * status code at the start of the output over the exit status).
+ */
+int run_argv_out(char *const *argv, const unsigned char *data, size_t len,
+    int fd, unsigned timeout_s, int outfd, char *err, size_t errsz);
+
+/* a file for run_argv_out's outfd (a memory file that cannot grow past
+ * 1 MiB, else an unlinked temporary file; close-on-exec), at offset 0:
+ * what the command wrote is the bytes before the file's offset once it
+ * ended (the file may be longer, with zeros).  Its descriptor, or -1
+ * with err */
+int run_output_file(char *err, size_t errsz);
+
+/*
  * Start argv (an absolute program) with posix_spawn, never fork: in its
  * own process group, no signal blocked, SIGPIPE, SIGALRM and SIGCHLD at
  * their defaults; standard input the file infd (it shares infd's
