@@ -351,7 +351,7 @@ target_of(char *buf, size_t sz, size_t k, size_t n)
  * alone costs in the other, and so what to loosen, in one sentence.
  */
 static void
-infeasible(char *out, size_t sz, const char *list,
+infeasible(char *out, size_t sz, const char *list, const char *again,
     const struct tune_result *r, const char *conf)
 {
 	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32];
@@ -366,8 +366,7 @@ infeasible(char *out, size_t sz, const char *list,
 	    "holding at most %s of ham takes passing %.1f%% of spam, so "
 	    "loosen the target that can give (--max-ham-held %s or "
 	    "--max-spam-passed %s) and tune again, or apply the "
-	    "recommendation (`listgate tune --list %s --apply`) if its "
-	    "figures will do.", list, th, ts,
+	    "recommendation (`%s`) if its figures will do.", list, th, ts,
 	    conf, 100 * frac(r->rec.e.ham_held, r->nham),
 	    against(mh, sizeof(mh), r->rec.e.ham_held, r->nham,
 	    r->goal.max_ham_held),
@@ -378,7 +377,7 @@ infeasible(char *out, size_t sz, const char *list,
 	    100 * frac(r->alone_ham.spam_passed, r->nspam),
 	    target_of(lh, sizeof(lh), r->alone_spam.ham_held, r->nham),
 	    target_of(ls, sizeof(ls), r->alone_ham.spam_passed, r->nspam),
-	    list);
+	    again);
 }
 
 /*
@@ -430,10 +429,54 @@ missed_note(char *out, size_t sz, const struct tune_result *r)
 	}
 }
 
-/* the one sentence of advice */
+/* the options of the goal given (again_cmd) */
+#define GIVEN_FOLDS	0x01
+#define GIVEN_MAX_HAM	0x02
+#define GIVEN_MAX_SPAM	0x04
+#define GIVEN_COST_HAM	0x08
+#define GIVEN_COST_SPAM	0x10
+
+/*
+ * The command that applies this recommendation: the goal and the folds
+ * given, since a tune without them recommends for another goal and
+ * --apply writes that.  Each is said as the advice says a target (12
+ * digits), never as typed: nothing of argv but the list name, which is
+ * checked.
+ */
 static void
-advice(char *out, size_t sz, const char *list, const struct tune_result *r,
-    int same)
+again_cmd(char *out, size_t sz, const char *list, const struct tune_opts *o,
+    unsigned given)
+{
+	size_t n;
+
+	snprintf(out, sz, "listgate tune --list %s", list);
+	n = strlen(out);
+	if (given & GIVEN_FOLDS)
+		snprintf(out + n, sz - n, " --folds %u", o->folds);
+	n = strlen(out);
+	if (given & GIVEN_MAX_HAM)
+		snprintf(out + n, sz - n, " --max-ham-held %.12g%%",
+		    100 * o->goal.max_ham_held);
+	n = strlen(out);
+	if (given & GIVEN_MAX_SPAM)
+		snprintf(out + n, sz - n, " --max-spam-passed %.12g%%",
+		    100 * o->goal.max_spam_passed);
+	n = strlen(out);
+	if (given & GIVEN_COST_HAM)
+		snprintf(out + n, sz - n, " --cost-ham-held %.12g",
+		    o->goal.w_ham);
+	n = strlen(out);
+	if (given & GIVEN_COST_SPAM)
+		snprintf(out + n, sz - n, " --cost-spam-passed %.12g",
+		    o->goal.w_spam);
+	n = strlen(out);
+	snprintf(out + n, sz - n, " --apply");
+}
+
+/* the one sentence of advice; again: the command that applies it */
+static void
+advice(char *out, size_t sz, const char *list, const char *again,
+    const struct tune_result *r, int same)
 {
 	char a[64], b[64], conf[512];
 
@@ -452,13 +495,13 @@ advice(char *out, size_t sz, const char *list, const struct tune_result *r,
 	snprintf(b, sizeof(b), "%.1f%%", 100 * frac(r->rec.e.spam_passed,
 	    r->nspam));
 	if (r->infeasible)
-		infeasible(out, sz, list, r, conf);
+		infeasible(out, sz, list, again, r, conf);
 	else if (r->boot.better >= 0.8)
-		snprintf(out, sz, "Apply the recommendation (`listgate tune "
-		    "--list %s --apply`): cross-validated it holds %s of ham and "
+		snprintf(out, sz, "Apply the recommendation (`%s`): "
+		    "cross-validated it holds %s of ham and "
 		    "passes %s of spam, against %.1f%% and %.1f%% now, and it "
 		    "does better in %.0f%% of %u resamples of the journal "
-		    "(%s).", list, a, b,
+		    "(%s).", again, a, b,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
 		    100 * r->boot.better, r->boot.resamples, conf);
@@ -941,7 +984,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
-	char path[4096], cpath[4096], err[1024], adv[2048], *end;
+	char path[4096], cpath[4096], err[1024], adv[2048], again[512], *end;
+	unsigned given = 0;
 	struct conf_seen seen;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
@@ -981,6 +1025,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 				return EXIT_CMD_USAGE;
 			}
 			o.folds = (unsigned)k;
+			given |= GIVEN_FOLDS;
 			break;
 		case 'H':
 		case 'S':
@@ -992,6 +1037,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 				    "max-spam-passed", optarg);
 				return EXIT_CMD_USAGE;
 			}
+			given |= ch_ == 'H' ? GIVEN_MAX_HAM : GIVEN_MAX_SPAM;
 			break;
 		case 'c':
 		case 'C':
@@ -1002,6 +1048,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 				    "cost-spam-passed", optarg);
 				return EXIT_CMD_USAGE;
 			}
+			given |= ch_ == 'c' ? GIVEN_COST_HAM : GIVEN_COST_SPAM;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1129,7 +1176,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	progress_end(&pr);
 	changes_of(&r, &ch);
 	same = ch.n == 0;
-	advice(adv, sizeof(adv), list, &r, same);
+	again_cmd(again, sizeof(again), list, &o, given);
+	advice(adv, sizeof(adv), list, again, &r, same);
 	/*
 	 * --apply.  A change of word_pairs rebuilds the token file first,
 	 * with the new setting, which the file records: every writer (sync,
