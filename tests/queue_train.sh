@@ -44,30 +44,39 @@ dump() {
 now() { date +%s.%N; }
 
 lgdb migrate -q || exit 99
-lgdb train -q --list dev --spam "$DATA"/spam[0-9].eml 2> "$T/err"
+lgdb train --list dev --spam "$DATA"/spam[0-9].eml > "$T/sum-db" 2> "$T/err"
 check "train --spam with a database exits 0" test $? -eq 0
 # the tokens directory does not exist yet: train makes it, as without a
 # database, so that the journal's posts are learnt as they are journalled
 check "... and warns of nothing (the tokens directory is made first)" \
     test ! -s "$T/err"
 test -s "$T/err" && sed 's/^/# /' "$T/err"
-lgdb train -q --list dev --ham "$DATA"/ham[0-9].eml
+lgdb train --list dev --ham "$DATA"/ham[0-9].eml >> "$T/sum-db"
 check "train --ham with a database exits 0" test $? -eq 0
 check "the posts are in the journal" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'dev' AND source = 'manual'")" -eq 8
 check "the token file was synced" test -f "$T/tokens-db/dev.kch"
-lgsolo train -q --list dev --spam "$DATA"/spam[0-9].eml || exit 99
-lgsolo train -q --list dev --ham "$DATA"/ham[0-9].eml || exit 99
+lgsolo train --list dev --spam "$DATA"/spam[0-9].eml > "$T/sum-solo" || exit 99
+lgsolo train --list dev --ham "$DATA"/ham[0-9].eml >> "$T/sum-solo" || exit 99
 dump db > "$T/d-db"
 dump solo > "$T/d-solo"
 check "journal training = direct training, record for record" \
     cmp -s "$T/d-db" "$T/d-solo"
-lgdb train -q --list dev --spam --unlearn "$DATA/spam1.eml"
-lgsolo train -q --list dev --spam --unlearn "$DATA/spam1.eml"
+lgdb train --list dev --spam --unlearn "$DATA/spam1.eml" >> "$T/sum-db"
+lgsolo train --list dev --spam --unlearn "$DATA/spam1.eml" >> "$T/sum-solo"
 dump db > "$T/d-db"
 dump solo > "$T/d-solo"
 check "unlearning through the journal = unlearning directly" \
     cmp -s "$T/d-db" "$T/d-solo"
+# the summary: posts, new tokens, seconds, with a database too (it said
+# "trained 4 posts as spam through the journal in 0.12 s": no tokens)
+sed 's/ through the journal//; s/ in [0-9.]* s$//' "$T/sum-db" > "$T/sum-db.cut"
+sed 's/ in [0-9.]* s$//' "$T/sum-solo" > "$T/sum-solo.cut"
+check "the summary says the new tokens, through the journal as directly" \
+    sh -c "grep -q '^trained 4 posts as spam ([1-9][0-9]* new tokens)\$' '$T/sum-db.cut' && cmp -s '$T/sum-db.cut' '$T/sum-solo.cut'"
+check "... and the tokens an unlearn removed" \
+    grep -q '^unlearned 1 posts as spam ([1-9][0-9]* tokens removed)$' "$T/sum-db.cut"
+sed 's/^/# /' "$T/sum-db"
 check "the unlearn is journaled" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE op = 'unlearn'")" -eq 1
 # the same post twice in one run is journaled once

@@ -209,6 +209,25 @@ usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
+/* the tokens of the token file at path: 0 when there is none, -1 when
+ * it cannot be read or another writer has it now (the summary then goes
+ * without the count: it waits for no one) */
+static long
+file_tokens(const char *path)
+{
+	struct tokdb *db;
+	char err[512];
+	long n;
+
+	if (access(path, F_OK) < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (tokdb_open(path, TOKDB_READ, 0, &db, err, sizeof(err)) != 0)
+		return -1;
+	n = tokdb_ntokens(db);
+	tokdb_close(db);
+	return n;
+}
+
 /* sync the list after journaling, reporting what was skipped; the
  * token file that learnt the posts alongside is at the batch's last
  * event, which the commit read (t) */
@@ -256,6 +275,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
 	int journal = 0;
 	unsigned long nerr = 0, ndup = 0;
+	long ntok0 = -1, ntok1 = -1;
 	int fatal = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:sguqh", opts, NULL)) != -1) {
@@ -317,6 +337,11 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (!unlearn)
 			(void)sync_tokens_dir(&g, err, sizeof(err));
 		journal = 1;
+		/* the summary's new (or removed) tokens are the token file's
+		 * change from now to after the sync (the file is free now:
+		 * the trainer takes its lock once open) */
+		if (!quiet)
+			ntok0 = file_tokens(path);
 		if (trainer_open_journal_conn(&t, g.conninfo, list, spam, dir,
 		    sync_is_site(&g, &l) ? NULL : path, sync_writer_wait(&g),
 		    &pt, err, sizeof(err)) < 0) {
@@ -448,7 +473,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				    "journal; run `listgate sync --list %s`",
 				    list, list);
 			fatal = 1;
-		}
+		} else if (!quiet && ntok0 >= 0)
+			ntok1 = file_tokens(path);
 	}
 	(void)stage_enter(STAGE_END);
 	trainer_stats(t, &st);
@@ -456,7 +482,14 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		progress(t, dir, start, 1);
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
-	if (!quiet && !fatal && journal)
+	if (!quiet && !fatal && journal && ntok1 >= 0)
+		printf("%s %lu posts as %s through the journal (%ld %s) in "
+		    "%.2f s\n", unlearn ? "unlearned" : "trained", st.nposts,
+		    spam ? "spam" : "ham", unlearn ? (ntok0 > ntok1 ? ntok0 -
+		    ntok1 : 0) : (ntok1 > ntok0 ? ntok1 - ntok0 : 0),
+		    unlearn ? "tokens removed" : "new tokens",
+		    clock_now_s() - start);
+	else if (!quiet && !fatal && journal)
 		printf("%s %lu posts as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,
 		    spam ? "spam" : "ham", clock_now_s() - start);
