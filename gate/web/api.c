@@ -163,12 +163,16 @@ api_held(struct web_req *r, const char *list)
 	char err[1024];
 	int64_t offset = 0, limit = WEB_DEFAULT_PAGE, total;
 
-	if ((a = web_arg(r, "offset")) != NULL && parse_count(a, &offset) < 0) {
+	/* an empty one (?offset=&limit=, the route as written) is the
+	 * default, as on the list's page */
+	if ((a = web_arg(r, "offset")) != NULL && *a != '\0' &&
+	    parse_count(a, &offset) < 0) {
 		web_json_error(r, 400, "bad offset: want a whole number");
 		return;
 	}
-	if ((a = web_arg(r, "limit")) != NULL && (parse_count(a, &limit) < 0 ||
-	    limit < 1 || limit > WEB_MAX_PAGE)) {
+	if ((a = web_arg(r, "limit")) != NULL && *a != '\0' &&
+	    (parse_count(a, &limit) < 0 || limit < 1 ||
+	    limit > WEB_MAX_PAGE)) {
 		web_json_error(r, 400, "bad limit: want 1 to %d",
 		    WEB_MAX_PAGE);
 		return;
