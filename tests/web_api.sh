@@ -234,6 +234,13 @@ req POST "/api/lists/dev/held/$id1" $A -d action=frobnicate
 check "400 for a bad action" test "$code" = 400
 req POST "/api/lists/dev/held/$id1" $A -d note=hi
 check "400 without an action" test "$code" = 400
+# a multipart form (curl -F) is not read: it said "bad action: want
+# approve, reject or discard" of action=approve
+req POST "/api/lists/dev/held/$id1" $A -F action=approve
+check "400 for a multipart form, saying it is not read and what to send" \
+    sh -c "test $code = 400 && grep -q 'a multipart body is not read: send the form as application/x-www-form-urlencoded' '$T/body' && ! grep -q 'bad action' '$T/body'"
+check "... and the post stays held" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $id1")" = held
 req POST "/api/lists/dev/held/$id1" $A -H 'Content-Type: application/json' \
     -d '{"action": "approve"'
 check "400 for broken JSON" test "$code" = 400

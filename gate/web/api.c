@@ -315,6 +315,14 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 	int notstr = 0, shanotstr = 0, rc, nr = 0, hs = 0, tw;
 
 	note[0] = '\0';
+	/* a multipart form (curl -F, a form with enctype multipart/form-data)
+	 * is not read: said so, not "bad action" for the action it holds */
+	if (ct != NULL && strncasecmp(ct, "multipart/", 10) == 0) {
+		web_json_error(r, 400, "a multipart body is not read: send the "
+		    "form as application/x-www-form-urlencoded (curl -d "
+		    "action=approve) or as JSON (application/json)");
+		return -1;
+	}
 	/* a field given twice is refused, not read as its first (or last)
 	 * value: two programs reading one request must not differ on the
 	 * post or the action */
