@@ -520,12 +520,21 @@ rm -f "$CONF/lists/quiet.conf" "$T/tokens/quiet.kch"
 run lg sync --list devv
 check "sync --list of a list with nothing: exit 0" test "$rc" -eq 0
 check "... warning of the empty token file it made" grep -q \
-    "listgate sync: warning: list devv has no journal events and no $CONF/lists/devv.conf: its token file $T/tokens/devv.kch is empty (a misspelt list name?" "$T/err"
+    "listgate sync: warning: list devv has no journal events and no $CONF/lists/devv.conf: its token file $T/tokens/devv.kch is empty, and so is its pass counter $T/tokens/devv.passed (a misspelt list name?" "$T/err"
 run lg sync --list devv
 check "... once: a second sync of the file says nothing" test ! -s "$T/err"
 run lg rebuild --list devv
 check "rebuild of such a list warns too" grep -q \
     "listgate rebuild: warning: list devv has no journal events and no" "$T/err"
+# ... naming the pass counter it made beside the token file: removing
+# only "that file" (the token file), as it said, left the counter, which
+# alone kept stats and expire from warning of the misspelt name
+check "... naming both files it made" grep -q \
+    "its token file $T/tokens/devv.kch is empty, and so is its pass counter $T/tokens/devv.passed (a misspelt list name? then remove both)" "$T/err"
+for f in $(grep -o "$T/tokens/devv\.[a-z]*" "$T/err"); do rm -f "$f"; done
+run lg stats --list devv
+check "... and once they are removed, stats warns of the name again" \
+    grep -q "listgate stats: warning: list devv has no .*(a misspelt list name?)" "$T/err"
 rm -f "$T/tokens/devv.kch" "$T/tokens/devv.passed"
 
 # a list trained without the database (position 0, posts counted): its

@@ -79,7 +79,7 @@ static void
 warn_empty(const char *name, struct queue *q, const struct listcfg_global *g,
     const char *list)
 {
-	char conf[4096], path[4096], err[256];
+	char conf[4096], path[4096], pc[4096], err[256];
 	int64_t last;
 
 	if (is_site(g, list) ||
@@ -88,9 +88,18 @@ warn_empty(const char *name, struct queue *q, const struct listcfg_global *g,
 	    access(conf, F_OK) == 0 ||
 	    journal_last_id(q, list, &last, err, sizeof(err)) < 0 || last != 0)
 		return;
-	cmd_err(name, "warning: list %s has no journal events and no %s: "
-	    "its token file %s is empty (a misspelt list name? then remove "
-	    "that file)", list, conf, path);
+	/* the sync made the filter's pass counter beside it: left behind,
+	 * it alone keeps stats and expire from warning of the name */
+	if (listcfg_passcount_path(g, list, pc, sizeof(pc)) == 0 &&
+	    access(pc, F_OK) == 0)
+		cmd_err(name, "warning: list %s has no journal events and no "
+		    "%s: its token file %s is empty, and so is its pass "
+		    "counter %s (a misspelt list name? then remove both)",
+		    list, conf, path, pc);
+	else
+		cmd_err(name, "warning: list %s has no journal events and no "
+		    "%s: its token file %s is empty (a misspelt list name? "
+		    "then remove that file)", list, conf, path);
 }
 
 /*
