@@ -60,6 +60,18 @@ for name in ../x ../../tmp/x 'a/b' '.hidden' 'UPPER'; do
 	run lg score --list "$name" "$DATA/spam1.eml"
 	check "score refuses list name '$name'" test "$rc" -eq 2 -o "$rc" -eq 1
 done
+# a name the pattern allows but for its "..": the message says why (it
+# gave only the pattern, which a..b matches)
+dotdot="bad list name 'a..b' (want [a-z0-9][a-z0-9._-]*, at most 64 bytes, no \"..\")"
+run lg train --list a..b --spam "$DATA/spam1.eml"
+check "train --list a..b: a usage error that names the \"..\"" \
+    sh -c 'test "$1" -eq 2 && grep -qF "$2" "$3"' - "$rc" "$dotdot" "$T/err"
+run lg score --list a..b "$DATA/spam1.eml"
+check "score --list a..b: the same" \
+    sh -c 'test "$1" -eq 2 && grep -qF "$2" "$3"' - "$rc" "$dotdot" "$T/err"
+run lg tokens --list a..b "$DATA/spam1.eml"
+check "tokens --list a..b: the same" \
+    sh -c 'test "$1" -eq 2 && grep -qF "$2" "$3"' - "$rc" "$dotdot" "$T/err"
 check "no token file was created for bad names" \
     test -z "$(find "$T" -name '*.kch' -print)"
 check "no x.kch outside the tokens directory" test ! -e "$CONF/x.kch"

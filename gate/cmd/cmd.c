@@ -99,7 +99,7 @@ void
 cmd_bad_list(const char *name, const char *list)
 {
 	cmd_err(name, "bad list name '%.200s' (want [a-z0-9][a-z0-9._-]*, "
-	    "at most %d bytes)", list, LG_MAX_LIST_NAME);
+	    "at most %d bytes, no \"..\")", list, LG_MAX_LIST_NAME);
 }
 
 void
