@@ -91,7 +91,8 @@ qview_page_sql(enum qview_sort sort, char *sql, size_t size)
 	/* the waiting posts of one list come from held_posts_waiting
 	 * (migration 0009), whatever the statistics say */
 	snprintf(sql, size, "SELECT id, from_hdr, env_sender, subject, "
-	    "left(clues, 400), score, extract(epoch FROM arrived_at)::int8, "
+	    "left(clues, 400), score, "
+	    "floor(extract(epoch FROM arrived_at))::int8, "
 	    "count(*) OVER (), encode(raw_sha256, 'hex') FROM held_posts "
 	    "WHERE status = 'held' AND "
 	    "list = $1 ORDER BY %s LIMIT $2::int8 OFFSET $3::int8",

@@ -193,6 +193,18 @@ check "GET held?offset=&limit= (empty): 200, the defaults" \
 req GET "/api/lists/dev/held?offset=1&limit=" $A
 check "... offset=1 with an empty limit: the second post" \
     sh -c "test $code = 200 && grep -q '\"total\": 2' '$T/body' && test \$(grep -c '\"id\"' '$T/body') -eq 1 && ! cmp -s '$T/body' '$T/held1'"
+# held_at is the same second in the listing and in the post's own
+# answer, whatever the fraction (the listing rounded it: 13.7 s gave
+# 14, the post 13); moved earlier, so that it stays the oldest
+sql "UPDATE held_posts SET arrived_at = date_trunc('second', arrived_at) - interval '0.3 s' WHERE id = $id1" || exit 99
+req GET "/api/lists/dev/held?limit=1" $A
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["entries"][0]; print(e["id"], e["held_at"])' "$T/body" > "$T/at-list"
+req GET "/api/lists/dev/held/$id1" $A
+python3 -c 'import json,sys; e=json.load(open(sys.argv[1])); print(e["id"], e["held_at"])' "$T/body" > "$T/at-one"
+sql "SELECT $id1 || ' ' || to_char(arrived_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM held_posts WHERE id = $id1" > "$T/at-db"
+check "held_at in the listing = in the post's answer = the second it arrived in (a fraction of .7 s)" \
+    sh -c "cmp -s '$T/at-list' '$T/at-one' && cmp -s '$T/at-one' '$T/at-db'"
+sed 's/^/# /' "$T/at-list" "$T/at-one" "$T/at-db"
 req GET "/api/lists/dev/held/$id1" $A
 check "GET one post: 200" test "$code" = 200
 check "... its headers, decoded" has '"name": "Subject", "value": "Cheap pills, huge discount, buy now"'
