@@ -286,6 +286,16 @@ START_TEST(digest_and_answer)
 	ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
 	    "  approve: mailto:dev-moderate+approve-812-"));
 	seen_free(&s);
+	/* one post: "1 post waits" (it said "1 post wait") */
+	buf_reset(&out);
+	ck_assert_int_eq(notice_digest("dev", p, ln, 1, &h, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_str_eq(buf_str(&s.subject),
+	    "[dev] held: 1 post waits for moderation");
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
+	    "1 post to the list dev is held."));
+	seen_free(&s);
 
 	buf_reset(&out);
 	ck_assert_int_eq(notice_answer("dev", "approved: post 812",

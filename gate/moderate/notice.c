@@ -610,8 +610,8 @@ notice_digest(const char *list, const struct notice_post *p,
 	size_t i, shown = n < NOTICE_MAX_DIGEST ? n : NOTICE_MAX_DIGEST;
 	int rc = -1;
 
-	if (put(&subj, "[%s] held: %zu post%s wait for moderation", list, n,
-	    n == 1 ? "" : "s") < 0 ||
+	if (put(&subj, "[%s] held: %zu post%s wait%s for moderation", list,
+	    n, n == 1 ? "" : "s", n == 1 ? "s" : "") < 0 ||
 	    common_header(out, list, h, (const char *)subj.data, subj.len) <
 	    0 || buf_adds(out, "Auto-Submitted: auto-generated\n") < 0 ||
 	    buf_adds(out, "Content-Type: text/plain; charset=utf-8\n"
