@@ -244,6 +244,10 @@ run lg tune --list dev --json --apply
 check "tune --apply exits 0" test "$rc" -eq 0
 check "... saying which keys it set" js "len(d['applied']) >= 1 and 'ham_cutoff' in d['applied']"
 cp "$T/out" "$T/apply.json"
+# the advice of a run that applied it says so (it said "Apply the
+# recommendation (`listgate tune --list dev --apply`)" after doing it)
+check "... its advice says it is applied, not to apply it" \
+    js "d['advice'].startswith('The recommendation is applied: cross-validated it holds ') and '--apply\`' not in d['advice'] and 'Apply' not in d['advice']"
 # every line of the old file is still there, in order, except the
 # changed keys' lines, each now a comment "# DATE listgate tune: was:
 # LINE" followed by the new setting; appended keys say their default

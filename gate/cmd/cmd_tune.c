@@ -354,8 +354,15 @@ static void
 infeasible(char *out, size_t sz, const char *list, const char *again,
     const struct tune_result *r, const char *conf)
 {
-	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32];
+	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32], tail[600];
 
+	/* (again NULL: this run has applied it) */
+	if (again != NULL)
+		snprintf(tail, sizeof(tail), ", or apply the recommendation "
+		    "(`%s`) if its figures will do.", again);
+	else
+		snprintf(tail, sizeof(tail), "; the recommendation is applied "
+		    "now (--apply).");
 	snprintf(th, sizeof(th), "%.12g%%", 100 * r->goal.max_ham_held);
 	snprintf(ts, sizeof(ts), "%.12g%%", 100 * r->goal.max_spam_passed);
 	snprintf(out, sz, "No cutoff meets both targets on list %s's "
@@ -365,8 +372,7 @@ infeasible(char *out, size_t sz, const char *list, const char *again,
 	    "passing at most %s of spam takes holding %.1f%% of ham, and "
 	    "holding at most %s of ham takes passing %.1f%% of spam, so "
 	    "loosen the target that can give (--max-ham-held %s or "
-	    "--max-spam-passed %s) and tune again, or apply the "
-	    "recommendation (`%s`) if its figures will do.", list, th, ts,
+	    "--max-spam-passed %s) and tune again%s", list, th, ts,
 	    conf, 100 * frac(r->rec.e.ham_held, r->nham),
 	    against(mh, sizeof(mh), r->rec.e.ham_held, r->nham,
 	    r->goal.max_ham_held),
@@ -377,7 +383,7 @@ infeasible(char *out, size_t sz, const char *list, const char *again,
 	    100 * frac(r->alone_ham.spam_passed, r->nspam),
 	    target_of(lh, sizeof(lh), r->alone_spam.ham_held, r->nham),
 	    target_of(ls, sizeof(ls), r->alone_ham.spam_passed, r->nspam),
-	    again);
+	    tail);
 }
 
 /*
@@ -473,7 +479,8 @@ again_cmd(char *out, size_t sz, const char *list, const struct tune_opts *o,
 	snprintf(out + n, sz - n, " --apply");
 }
 
-/* the one sentence of advice; again: the command that applies it */
+/* the one sentence of advice; again: the command that applies it, or
+ * NULL when this run (--apply) has applied it */
 static void
 advice(char *out, size_t sz, const char *list, const char *again,
     const struct tune_result *r, int same)
@@ -496,12 +503,31 @@ advice(char *out, size_t sz, const char *list, const char *again,
 	    r->nspam));
 	if (r->infeasible)
 		infeasible(out, sz, list, again, r, conf);
+	else if (r->boot.better >= 0.8 && again == NULL)
+		snprintf(out, sz, "The recommendation is applied: "
+		    "cross-validated it holds %s of ham and "
+		    "passes %s of spam, against %.1f%% and %.1f%% before, and "
+		    "it does better in %.0f%% of %u resamples of the journal "
+		    "(%s).", a, b,
+		    100 * frac(r->cur.e.ham_held, r->nham),
+		    100 * frac(r->cur.e.spam_passed, r->nspam),
+		    100 * r->boot.better, r->boot.resamples, conf);
 	else if (r->boot.better >= 0.8)
 		snprintf(out, sz, "Apply the recommendation (`%s`): "
 		    "cross-validated it holds %s of ham and "
 		    "passes %s of spam, against %.1f%% and %.1f%% now, and it "
 		    "does better in %.0f%% of %u resamples of the journal "
 		    "(%s).", again, a, b,
+		    100 * frac(r->cur.e.ham_held, r->nham),
+		    100 * frac(r->cur.e.spam_passed, r->nspam),
+		    100 * r->boot.better, r->boot.resamples, conf);
+	else if (again == NULL)
+		snprintf(out, sz, "The recommendation (%s of ham held, %s of "
+		    "spam passed, against %.1f%% and %.1f%% before) does better "
+		    "in only %.0f%% of %u resamples of the journal (%s), and "
+		    "--apply has applied it: the old values are kept as "
+		    "comments in the list's file, to go back to unless the "
+		    "goal has changed.", a, b,
 		    100 * frac(r->cur.e.ham_held, r->nham),
 		    100 * frac(r->cur.e.spam_passed, r->nspam),
 		    100 * r->boot.better, r->boot.resamples, conf);
@@ -518,10 +544,16 @@ advice(char *out, size_t sz, const char *list, const char *again,
 	if (r->changed & TUNE_WORD_PAIRS) {
 		size_t n = strlen(out);
 
-		snprintf(out + n, sz - n, " It %s word pairs: --apply "
-		    "rebuilds the token file from the journal %s them.",
-		    r->word_pairs ? "adds" : "drops", r->word_pairs ? "with" :
-		    "without");
+		if (again == NULL)
+			snprintf(out + n, sz - n, " It %s word pairs: the "
+			    "token file is rebuilt from the journal %s them.",
+			    r->word_pairs ? "adds" : "drops", r->word_pairs ?
+			    "with" : "without");
+		else
+			snprintf(out + n, sz - n, " It %s word pairs: --apply "
+			    "rebuilds the token file from the journal %s them.",
+			    r->word_pairs ? "adds" : "drops", r->word_pairs ?
+			    "with" : "without");
 	}
 	if (r->ham_discarded > 0) {
 		size_t n = strlen(out);
@@ -1176,8 +1208,6 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	progress_end(&pr);
 	changes_of(&r, &ch);
 	same = ch.n == 0;
-	again_cmd(again, sizeof(again), list, &o, given);
-	advice(adv, sizeof(adv), list, again, &r, same);
 	/*
 	 * --apply.  A change of word_pairs rebuilds the token file first,
 	 * with the new setting, which the file records: every writer (sync,
@@ -1209,6 +1239,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    list);
 		goto out;
 	}
+	/* (after --apply, which has then applied what it advises) */
+	again_cmd(again, sizeof(again), list, &o, given);
+	advice(adv, sizeof(adv), list, do_apply && ch.n > 0 ? NULL : again,
+	    &r, same);
 	if (json)
 		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
 		    pairs ? (long)nrebuilt : -1, clock_now_s() - t0);
