@@ -367,6 +367,21 @@ fail:
 }
 
 int
+users_lists_ok(const char *lists, char *err, size_t errsz)
+{
+	struct users_entry e;
+	char why[256];
+
+	memset(&e, 0, sizeof(e));
+	if (parse_lists(lists, &e, why, sizeof(why)) < 0) {
+		snprintf(err, errsz, "--lists: %s", why);
+		return strcmp(why, "out of memory") == 0 ? -2 : -1;
+	}
+	entry_free(&e);
+	return 0;
+}
+
+int
 users_set(struct users *u, const char *name, const char *hash,
     const char *lists, int replace, char *err, size_t errsz)
 {

@@ -99,7 +99,16 @@ check "... and no account is made" sh -c "! grep -q '^ttyuser:' '$CONF/users.con
 printf 'eve-secret-12\n' | lg user add alice --lists dev > /dev/null 2> "$T/err"
 check "adding an existing user is refused" grep -q "exists" "$T/err"
 printf 'eve-secret-12\n' | lg user add eve --lists '../etc' > /dev/null 2> "$T/err"
+rc=$?
 check "a bad list name is refused" grep -q "bad list name" "$T/err"
+# ... as a usage error (2, as a bad user name), before the password is
+# read (asked twice on a terminal, then hashed): it exited 1, and with
+# no password on standard input it spoke of the password, not the list
+check "... a usage error (2)" test "$rc" -eq 2
+lg user add eve --lists 'dev,a..b' < /dev/null > /dev/null 2> "$T/err"
+rc=$?
+check "... said before any password is read" \
+    sh -c "test $rc -eq 2 && grep -q \"^listgate user: --lists: bad list name \\\`a..b'\" '$T/err' && ! grep -qi password '$T/err'"
 printf 'dave-secret-1\n' | lg user add dave --lists dev,other > /dev/null
 lg user del dave > /dev/null
 check "user del removes the account" sh -c "! grep -q '^dave:' '$CONF/users.conf'"
