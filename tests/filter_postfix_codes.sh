@@ -244,6 +244,16 @@ expect 0 "deliver that writes 3 MB and exits 0: delivered"
 cmp -s "$SINK" "$DATA/ham-test.eml" && [ "$(wc -c < "$T/both")" -le 4096 ] &&
     ok "... the post whole, 4 KiB of its output at most ($(wc -c < "$T/both") bytes)" ||
     bad "... the post whole, 4 KiB of its output at most ($(wc -c < "$T/both") bytes)"
+# a program that copies the post to its output, as tee does: its output
+# is as long as the post, which may be far past 1 MiB
+cp "$CONF/tokens/demo.kch" "$CONF/tokens/tee.kch"
+printf 'ham_cutoff = 1\nspam_cutoff = 1\ndeliver = /usr/bin/tee %s\n' "$SINK" \
+    > "$CONF/lists/tee.conf"
+{ cat "$DATA/ham-test.eml"; i=0; while [ $i -lt 1500 ]; do
+	printf '%01400d\n' $i; i=$((i + 1)); done; } > "$T/big.eml"
+pf tee "$T/big.eml"
+expect 0 "deliver = tee of a post of $(wc -c < "$T/big.eml") bytes: delivered"
+cmp -s "$SINK" "$T/big.eml" && ok "... the post whole" || bad "... the post whole"
 printf 'deliver = /bin/true\n' > "$CONF/lists/fail.conf"
 pf fail "$DATA/ham-test.eml"
 expect 0 "deliver that does not read its input but exits 0"

@@ -102,7 +102,7 @@ handoff_post(char *const *argv, const char *sender,
 	/* the program's words go to a file, never straight to ours: under
 	 * Postfix they would come first in what pipe(8) reads, and a
 	 * status code there ("5.1.1 ...") outweighs our exit status */
-	if ((out = run_output_file(lerr, sizeof(lerr))) < 0) {
+	if ((out = run_output_file(len, lerr, sizeof(lerr))) < 0) {
 		snprintf(err, errsz, "%s: not run: no file for its output: %s",
 		    argv[0], lerr);
 		return HANDOFF_TEMP;

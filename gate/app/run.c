@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,7 +43,8 @@
 
 extern char **environ;
 
-/* a command's output kept for run_output_file's caller, at most */
+/* a command's output kept for run_output_file's caller, at most, past
+ * the post's own length */
 #define RUN_OUTPUT_MAX	(1024u * 1024u)
 
 /* without a pidfd (Linux before 5.3), how often the child's exit is
@@ -296,16 +298,18 @@ run_helper_done(void)
 }
 
 int
-run_output_file(char *err, size_t errsz)
+run_output_file(size_t len, char *err, size_t errsz)
 {
 	int fd = -1;
 
 #if defined(MFD_CLOEXEC) && defined(MFD_ALLOW_SEALING) && \
     defined(F_SEAL_GROW)
-	/* a program that writes without end fills no memory: the file
-	 * (sparse) cannot grow past RUN_OUTPUT_MAX, writes beyond fail */
+	/* a program that writes without end fills no more memory than
+	 * the post and RUN_OUTPUT_MAX: the file (sparse) cannot grow past
+	 * them, writes beyond fail */
 	fd = memfd_create("listgate-output", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd >= 0 && (ftruncate(fd, RUN_OUTPUT_MAX) < 0 ||
+	if (fd >= 0 && (len > (size_t)INT64_MAX - RUN_OUTPUT_MAX ||
+	    ftruncate(fd, (off_t)(len + RUN_OUTPUT_MAX)) < 0 ||
 	    fcntl(fd, F_ADD_SEALS, F_SEAL_GROW | F_SEAL_SHRINK) < 0)) {
 		close(fd);
 		fd = -1;

@@ -41,11 +41,12 @@ int run_argv_out(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, int outfd, char *err, size_t errsz);
 
 /* a file for run_argv_out's outfd (a memory file that cannot grow past
- * 1 MiB, else an unlinked temporary file; close-on-exec), at offset 0:
- * what the command wrote is the bytes before the file's offset once it
- * ended (the file may be longer, with zeros).  Its descriptor, or -1
- * with err */
-int run_output_file(char *err, size_t errsz);
+ * 1 MiB more than the post's len bytes: a program that copies the post
+ * to its output, as tee does, must not fail for it; else an unlinked
+ * temporary file; close-on-exec), at offset 0: what the command wrote is
+ * the bytes before the file's offset once it ended (the file may be
+ * longer, with zeros).  Its descriptor, or -1 with err */
+int run_output_file(size_t len, char *err, size_t errsz);
 
 /*
  * Start argv (an absolute program) with posix_spawn, never fork: in its
