@@ -615,6 +615,24 @@ START_TEST(connect_timeout)
 }
 END_TEST
 
+/* listen on the Unix socket with a queue of 0 and fill it: one
+ * connection waits there (the server takes none); that one's socket */
+static int
+fill_unix_queue(void)
+{
+	struct sockaddr_un sun;
+	int filler;
+
+	listen_on(1, 0);
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", dir);
+	filler = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	ck_assert_int_eq(connect(filler, (struct sockaddr *)&sun,
+	    sizeof(sun)), 0);
+	return filler;
+}
+
 /* a Unix socket whose listen queue is full for a moment (a burst):
  * connect(2) refuses at once there (EAGAIN) where TCP waits, and the
  * post waits for the queue within the connect time-out, as over TCP,
@@ -627,14 +645,11 @@ START_TEST(unix_queue_full)
 	char err[1024];
 	double t0, ms;
 
-	listen_on(1, 0);
+	/* one waiting connection fills a queue of 0; a second is refused */
+	filler = fill_unix_queue();
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", dir);
-	/* one waiting connection fills a queue of 0; a second is refused */
-	filler = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	ck_assert_int_eq(connect(filler, (struct sockaddr *)&sun,
-	    sizeof(sun)), 0);
 	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	r = connect(probe, (struct sockaddr *)&sun, sizeof(sun));
 	e = errno;
@@ -674,18 +689,11 @@ END_TEST
 START_TEST(unix_queue_full_timeout)
 {
 	struct lmtp_limits lim = { 400, 5000, 5000 };
-	struct sockaddr_un sun;
 	int filler, r;
 	char err[1024];
 	double t0, ms;
 
-	listen_on(1, 0);
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/sock", dir);
-	filler = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
-	ck_assert_int_eq(connect(filler, (struct sockaddr *)&sun,
-	    sizeof(sun)), 0);
+	filler = fill_unix_queue();
 	t0 = clock_now_ms();
 	r = lmtp_deliver(dest, "a@example.org", "dev@lists.example.org",
 	    (const unsigned char *)post, strlen(post), 10000, &lim, NULL, err,

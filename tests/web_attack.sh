@@ -184,23 +184,16 @@ check "a logout over https ends the __Host- cookie (Max-Age=0)" \
 # answer's status line in $T/raw
 raw() {
 	python3 - "$port" "$1" "$2" "$3" "$4" > "$T/raw" <<'PY'
-import base64, socket, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+from rawhttp import exchange
+import base64
 port, method, path, extra, body = sys.argv[1:6]
-s = socket.create_connection(("127.0.0.1", int(port)), timeout=10)
 auth = base64.b64encode(b"alice:alice-secret-1").decode()
 req = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
        f"Authorization: Basic {auth}\r\n" + extra.replace("|", "\r\n") +
        "\r\n").encode() + body.encode()
-s.sendall(req)
-out = b""
-try:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        out += b
-except OSError:
-    pass
+out, _ = exchange(port, req)
 print(out.split(b"\r\n")[0].decode("ascii", "replace"))
 print(out.split(b"\r\n\r\n", 1)[-1].decode("utf-8", "replace"))
 PY
@@ -230,9 +223,11 @@ check "with one Content-Length the same request decides (200)" \
 # first answer's body after them
 smuggle() {
 	python3 - "$port" "/api/lists/dev/held/$id2" "$1" > "$T/raw" <<'PY'
-import base64, socket, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+from rawhttp import exchange
+import base64
 port, path, extra = sys.argv[1:4]
-s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
 auth = base64.b64encode(b"alice:alice-secret-1").decode()
 body = b"e\r\naction=approve\r\n0\r\n\r\n"
 nxt = (f"GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
@@ -240,15 +235,8 @@ nxt = (f"GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
 req = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
        f"Authorization: Basic {auth}\r\n" + extra.replace("|", "\r\n") +
        "\r\n").encode() + body + nxt
-s.sendall(req)
-out = b""
-try:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        out += b
-except OSError:
+out, closed = exchange(port, req, timeout=5)
+if not closed:
     out += b"\r\n(no end: the connection stayed open)"
 for line in out.split(b"\r\n"):
     if line.startswith(b"HTTP/1.1 ") or line.startswith(b"(no end"):
@@ -288,7 +276,10 @@ check "chunked alone decides, and the next request is answered ($(grep '^HTTP\|^
 # libmicrohttpd decided it as a request of its own
 id3=$("$QHOLD" dev "$DATA/spam3.eml" 0.97) || exit 99
 python3 - "$port" "$id3" > "$T/raw" <<'PY'
-import base64, socket, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+from rawhttp import exchange
+import base64
 port, pid = sys.argv[1:3]
 auth = base64.b64encode(b"alice:alice-secret-1").decode()
 hidden = (f"POST /api/lists/dev/held/{pid} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
@@ -299,17 +290,7 @@ req = (f"POST /api/lists/dev/held/{pid} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
        f"Authorization: Basic {auth}\r\nTransfer-Encoding : chunked\r\n"
        "Content-Length: 4\r\n\r\n").encode() + \
       b"%02x\r\n" % len(hidden) + hidden + b"\r\n0\r\n\r\n"
-s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
-s.sendall(req)
-out = b""
-try:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        out += b
-except OSError:
-    pass
+out, _ = exchange(port, req, timeout=5)
 for line in out.split(b"\r\n"):
     if line.startswith(b"HTTP/1.1 ") or line.startswith(b"{"):
         print(line.decode("utf-8", "replace"))
@@ -453,22 +434,15 @@ check "no Host at all (HTTP/1.0): 400 ($code)" test "$code" = 400
 # front may go by the other
 twohosts() {
 	python3 - "$port" "$1" "$2" > "$T/raw" <<'PY'
-import socket, sys
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+from rawhttp import exchange
 port, path, body = sys.argv[1:4]
-s = socket.create_connection(("127.0.0.1", int(port)), timeout=5)
-s.sendall((f"POST {path} HTTP/1.1\r\nHost: lists.example.org\r\n"
-           "Host: evil.example\r\nConnection: close\r\n"
-           "Content-Type: application/x-www-form-urlencoded\r\n"
-           f"Content-Length: {len(body)}\r\n\r\n{body}").encode())
-out = b""
-try:
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        out += b
-except OSError:
-    pass
+out, _ = exchange(port, (f"POST {path} HTTP/1.1\r\nHost: lists.example.org\r\n"
+                         "Host: evil.example\r\nConnection: close\r\n"
+                         "Content-Type: application/x-www-form-urlencoded\r\n"
+                         f"Content-Length: {len(body)}\r\n\r\n{body}").encode(),
+                  timeout=5)
 sys.stdout.write(out.decode("utf-8", "replace"))
 PY
 }
@@ -503,7 +477,10 @@ ulimit -S -n 1024 2>/dev/null
 web_start || { echo "Bail out! listgate web did not start at 1024 files"; exit 99; }
 ulimit -S -n "$softnf"
 python3 - "$port" "$idF" > "$T/fds" 2>&1 <<'PY'
-import base64, resource, socket, sys, time
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests"))
+from rawhttp import exchange
+import base64, resource, socket, time
 port, pid = int(sys.argv[1]), sys.argv[2]
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 want = 1200 if hard == resource.RLIM_INFINITY else min(hard, 1200)
@@ -528,18 +505,10 @@ for s in flood:
         pass
 time.sleep(2)
 auth = base64.b64encode(b"alice:alice-secret-1").decode()
-k.sendall((f"POST /api/lists/dev/held/{pid} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-           f"Authorization: Basic {auth}\r\nContent-Length: 14\r\n"
-           "Connection: close\r\n\r\naction=approve").encode())
-out = b""
-try:
-    while True:
-        b = k.recv(65536)
-        if not b:
-            break
-        out += b
-except OSError:
-    pass
+out, _ = exchange(port, (f"POST /api/lists/dev/held/{pid} HTTP/1.1\r\n"
+                         f"Host: 127.0.0.1\r\nAuthorization: Basic {auth}\r\n"
+                         "Content-Length: 14\r\nConnection: close\r\n\r\n"
+                         "action=approve").encode(), sock=k)
 print(len(flood), out.split(b"\r\n")[0].decode("ascii", "replace"))
 for s in flood:
     s.close()
