@@ -107,11 +107,11 @@ check "... the same token file as each post once" sh -c \
   printf '\n'; } > "$T/dup.mbox"
 run lg train --list dup --spam "$T/dup.mbox"
 check "an mbox with a post saved twice: learnt once" \
-    grep -q "^trained 1 posts as spam" "$T/out"
+    grep -q "^trained 1 post as spam (.*) in" "$T/out"
 check "... the copy named" grep -q "^skipped 1 duplicate post .*: $T/dup.mbox:2\$" "$T/out"
 run lg train --list dup --spam --unlearn "$DATA/spam1.eml" "$DATA/spam1.eml"
 check "unlearn FILE FILE: unlearned once" sh -c \
-    "grep -q '^unlearned 1 posts as spam' '$T/out' && grep -q '^skipped 1 duplicate post (the same bytes as a post before it in this run, unlearned once)' '$T/out'"
+    "grep -q '^unlearned 1 post as spam' '$T/out' && grep -q '^skipped 1 duplicate post (the same bytes as a post before it in this run, unlearned once)' '$T/out'"
 run lg train --list dup --spam --quiet "$DATA/spam4.eml" "$DATA/spam4.eml"
 check "--quiet: a duplicate is not an error, nothing printed" \
     sh -c "test $rc -eq 0 && test ! -s '$T/out' && test ! -s '$T/err'"
@@ -441,7 +441,8 @@ check "... and learnt both posts" grep -qx "spam_posts 2" "$T/out"
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then
 	script -qec "'$LISTGATE' --allow-root --config '$CONF' train --list tty --spam '$DATA/spam1.eml' '$T/nonexistent' '$DATA/spam2.eml'" /dev/null > "$T/tty" 2>&1
-	check "on a terminal: the progress line is drawn" grep -q "trained 1 posts" "$T/tty"
+	check "on a terminal: the progress line is drawn, singular for 1" \
+	    sh -c "grep -q 'trained 1 post (' '$T/tty' && ! grep -q '1 posts' '$T/tty'"
 	check "... and a message starts a line of its own" sh -c \
 	    "tr '\\r' '\\n' < '$T/tty' | sed 's/$(printf '\033')\\[K//g' | grep -q '^listgate train: list tty: .*nonexistent'"
 else

@@ -90,6 +90,9 @@ check "... and nothing of the young posts" \
     sh -c "! grep -q -e \"post $d_new \" -e \"post $dl_new \" -e \"post $keep_old \" '$T/out'"
 check "... and changes nothing" \
     test "$(sql "SELECT count(*) FROM held_posts WHERE status = 'held'")" -eq 7
+run lg expire --dry-run --list d --older-than 1
+check "... a day is one day, not 1 days" \
+    grep -q "post $d_old (list d) held 1 day or more: would discard\$" "$T/out"
 lg expire --dry-run > /dev/full 2> "$T/err"; rc=$?
 check "a dry run whose answer cannot be written exits 1, saying so" \
     sh -c "test $rc -eq 1 && grep -q 'cannot write the standard output' '$T/err'"

@@ -75,7 +75,7 @@ sed 's/ in [0-9.]* s$//' "$T/sum-solo" > "$T/sum-solo.cut"
 check "the summary says the new tokens, through the journal as directly" \
     sh -c "grep -q '^trained 4 posts as spam ([1-9][0-9]* new tokens)\$' '$T/sum-db.cut' && cmp -s '$T/sum-db.cut' '$T/sum-solo.cut'"
 check "... and the tokens an unlearn removed" \
-    grep -q '^unlearned 1 posts as spam ([1-9][0-9]* tokens removed)$' "$T/sum-db.cut"
+    grep -q '^unlearned 1 post as spam ([1-9][0-9]* tokens removed)$' "$T/sum-db.cut"
 sed 's/^/# /' "$T/sum-db"
 check "the unlearn is journaled" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE op = 'unlearn'")" -eq 1

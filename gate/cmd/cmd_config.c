@@ -146,7 +146,8 @@ check_tokens(const struct listcfg_global *g, const char *name)
 		cmd_err(NAME, "list %s: %s", name, err);
 		return 1;
 	}
-	printf("# token file %s: sound, %ld tokens\n", path, ntok);
+	printf("# token file %s: sound, %ld token%s\n", path, ntok,
+	    ntok == 1 ? "" : "s");
 	return 0;
 }
 

@@ -251,9 +251,9 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	}
 	for (i = 0; i < ids.n; i++) {
 		if (dry) {
-			printf("post %lld (list %s) held %u days or more: "
+			printf("post %lld (list %s) held %u day%s or more: "
 			    "would %s\n", (long long)ids.v[i], list, days,
-			    action_name(l.expire_action));
+			    days == 1 ? "" : "s", action_name(l.expire_action));
 			continue;
 		}
 		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
@@ -273,8 +273,9 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 				    "%s)\n", (long long)ids.v[i], list);
 			continue;
 		}
-		snprintf(note, sizeof(note), "held %u days or more: expired "
-		    "(expire_action %s)", days, action_name(l.expire_action));
+		snprintf(note, sizeof(note), "held %u day%s or more: expired "
+		    "(expire_action %s)", days, days == 1 ? "" : "s",
+		    action_name(l.expire_action));
 		memset(&rq, 0, sizeof(rq));
 		rq.id = ids.v[i];
 		rq.status = "expired";

@@ -499,8 +499,9 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 		    (long long)tot->q.filter_discarded);
 	fputc('\n', f);
 	fprintf(f, "  moderators' delay: median %s, 90th percentile %s (%lld "
-	    "decisions)\n", dur(a, sizeof(a), tot->q.delay_median_s),
-	    dur(b, sizeof(b), tot->q.delay_p90_s), (long long)tot->q.delays);
+	    "decision%s)\n", dur(a, sizeof(a), tot->q.delay_median_s),
+	    dur(b, sizeof(b), tot->q.delay_p90_s), (long long)tot->q.delays,
+	    tot->q.delays == 1 ? "" : "s");
 	fprintf(f, "  ham held %s, spam released %s\n", rate(a, sizeof(a),
 	    ham_rate(tot)), rate(b, sizeof(b), spam_rate(tot)));
 	fprintf(f, "  drift: ham held %s in the last 7 days against %s in the "
@@ -510,8 +511,8 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 	    spam_rate(&drift[0])));
 	if (t->have_file)
 		fprintf(f, "  token file: %u ham and %u spam trained, %ld "
-		    "tokens, %lld bytes\n", t->ham, t->spam, t->tokens,
-		    t->bytes);
+		    "token%s, %lld bytes\n", t->ham, t->spam, t->tokens,
+		    t->tokens == 1 ? "" : "s", t->bytes);
 	else if (t->file_bad)
 		fputs("  token file: cannot be read (see the message above)\n",
 		    f);

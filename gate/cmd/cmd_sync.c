@@ -201,8 +201,9 @@ check_one(struct sync_all *s, const char *list)
 		return -1;
 	}
 	if (!s->quiet)
-		printf("list %s: %s is sound: %ld tokens, journal position "
-		    "%lld of %lld\n", list, path, ntok, (long long)pos,
+		printf("list %s: %s is sound: %ld token%s, journal position "
+		    "%lld of %lld\n", list, path, ntok, ntok == 1 ? "" : "s",
+		    (long long)pos,
 		    (long long)last);
 	/* built with word pairs set otherwise than the list says now: sound,
 	 * but learning as built until rebuilt */

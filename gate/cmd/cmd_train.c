@@ -156,6 +156,24 @@ seen_add(struct toklist *seen, const unsigned char *p, size_t len)
 	return r == 0;
 }
 
+/* the tokens a journaled run added (removed when unlearning) */
+static long
+ntok_delta(int unlearn, long ntok0, long ntok1)
+{
+	if (unlearn)
+		return ntok0 > ntok1 ? ntok0 - ntok1 : 0;
+	return ntok1 > ntok0 ? ntok1 - ntok0 : 0;
+}
+
+/* the summary's noun for n tokens added or removed */
+static const char *
+tokens_noun(int unlearn, long n)
+{
+	if (unlearn)
+		return n == 1 ? "token removed" : "tokens removed";
+	return n == 1 ? "new token" : "new tokens";
+}
+
 /* the progress line on a terminal */
 static void
 progress(const struct trainer *t, int dir, double start, int done)
@@ -164,9 +182,10 @@ progress(const struct trainer *t, int dir, double start, int done)
 	double dt = clock_now_s() - start;
 
 	trainer_stats(t, &st);
-	fprintf(stderr, "\r%s %lu posts (%ld tokens %s), %.0f posts/s\033[K",
-	    dir > 0 ? "trained" : "unlearned", st.nposts, st.nchanged,
-	    dir > 0 ? "new" : "removed",
+	fprintf(stderr, "\r%s %lu post%s (%ld token%s %s), %.0f posts/s\033[K",
+	    dir > 0 ? "trained" : "unlearned", st.nposts,
+	    st.nposts == 1 ? "" : "s", st.nchanged, st.nchanged == 1 ? "" :
+	    "s", dir > 0 ? "new" : "removed",
 	    dt > 0 ? (double)st.nposts / dt : 0.0);
 	progress_shown = !done;
 	if (done)
@@ -483,21 +502,22 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
 	if (!quiet && !fatal && journal && ntok1 >= 0)
-		printf("%s %lu posts as %s through the journal (%ld %s) in "
+		printf("%s %lu post%s as %s through the journal (%ld %s) in "
 		    "%.2f s\n", unlearn ? "unlearned" : "trained", st.nposts,
-		    spam ? "spam" : "ham", unlearn ? (ntok0 > ntok1 ? ntok0 -
-		    ntok1 : 0) : (ntok1 > ntok0 ? ntok1 - ntok0 : 0),
-		    unlearn ? "tokens removed" : "new tokens",
+		    st.nposts == 1 ? "" : "s", spam ? "spam" : "ham",
+		    ntok_delta(unlearn, ntok0, ntok1),
+		    tokens_noun(unlearn, ntok_delta(unlearn, ntok0, ntok1)),
 		    clock_now_s() - start);
 	else if (!quiet && !fatal && journal)
-		printf("%s %lu posts as %s through the journal in %.2f s\n",
+		printf("%s %lu post%s as %s through the journal in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,
-		    spam ? "spam" : "ham", clock_now_s() - start);
+		    st.nposts == 1 ? "" : "s", spam ? "spam" : "ham",
+		    clock_now_s() - start);
 	else if (!quiet && !fatal)
-		printf("%s %lu posts as %s (%ld %s) in %.2f s\n",
+		printf("%s %lu post%s as %s (%ld %s) in %.2f s\n",
 		    unlearn ? "unlearned" : "trained", st.nposts,
-		    spam ? "spam" : "ham",
-		    st.nchanged, unlearn ? "tokens removed" : "new tokens",
+		    st.nposts == 1 ? "" : "s", spam ? "spam" : "ham",
+		    st.nchanged, tokens_noun(unlearn, st.nchanged),
 		    clock_now_s() - start);
 	if (!quiet && !fatal && ndup > 0)
 		printf("skipped %lu duplicate post%s (the same bytes as a post "

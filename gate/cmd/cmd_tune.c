@@ -748,9 +748,10 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 	    "cross-validation, %u settings scored in %.1f s\n", list,
 	    ts->nham, ts->nspam, o->folds, r->nsettings, secs);
 	if (ts->st.mixed || ts->st.bounded || ts->st.damaged)
-		fprintf(f, "(left out: %lu posts trained both ways or "
+		fprintf(f, "(left out: %lu post%s trained both ways or "
 		    "unlearnt, %lu past the memory bounds, %lu unreadable)\n",
-		    ts->st.mixed, ts->st.bounded, ts->st.damaged);
+		    ts->st.mixed, ts->st.mixed == 1 ? "" : "s",
+		    ts->st.bounded, ts->st.damaged);
 	if (!r->alt_tried)
 		fprintf(f, "(word_pairs = %s not tried: %s)\n",
 		    o->word_pairs ? "no" : "yes", o->alt == NULL ?
@@ -1164,9 +1165,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (ts->st.damaged > 0) {
 		progress_end(&pr);
-		cmd_err(NAME, "list %s: %lu journal events could not be read "
-		    "and were left out (the last: %s)", list, ts->st.damaged,
-		    ts->st.damaged_err);
+		cmd_err(NAME, "list %s: %lu journal event%s could not be read "
+		    "and %s left out (the last: %s)", list, ts->st.damaged,
+		    ts->st.damaged == 1 ? "" : "s", ts->st.damaged == 1 ?
+		    "was" : "were", ts->st.damaged_err);
 	}
 	if (!tune_enough(ts->nham, ts->nspam, o.folds, err, sizeof(err))) {
 		progress_end(&pr);
