@@ -24,6 +24,7 @@ printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
 
 . "$top_srcdir/tests/lib.sh"
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+CONFR=$(realpath "$CONF") || exit 99	# as the advice names it
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 # jq-like: python3 expression over the JSON in $T/out
 js() { python3 -c "import json,sys; d=json.load(open('$T/out')); sys.exit(0 if ($1) else 1)"; }
@@ -157,10 +158,10 @@ check "... its interval within the target: the advice does not doubt it" \
 # recommends and writes what the default costs choose)
 cp "$T/out" "$T/goal.json"
 check "... the advice's command keeps the goal and the folds" \
-    js "'\`listgate tune --list dev --folds 4 --max-spam-passed 0.5% --apply\`' in d['advice']"
-python3 -c "import json, re; print(re.search('\`listgate (tune [^\`]*) --apply\`', json.load(open('$T/goal.json'))['advice']).group(1))" > "$T/again"
+    js "'\`listgate --config $CONFR tune --list dev --folds 4 --max-spam-passed 0.5% --apply\`' in d['advice']"
+python3 -c "import json, re; print(re.search('\`listgate (--config [^ ]* tune [^\`]*) --apply\`', json.load(open('$T/goal.json'))['advice']).group(1))" > "$T/again"
 # shellcheck disable=SC2046
-run lg $(cat "$T/again") --json
+run "$LISTGATE" --allow-root $(cat "$T/again") --json
 check "... and run without --apply recommends the same" \
     python3 -c "import json; a = json.load(open('$T/goal.json')); b = json.load(open('$T/out')); exit(0 if a['recommended'] == b['recommended'] and a['goal'] == b['goal'] else 1)"
 run lg tune --list dev --json --max-ham-held 0.02 --cost-spam-passed 2
@@ -183,7 +184,7 @@ m = re.match(r"No cutoff meets both targets on list dev's journal, at most 0% of
     r"holding ([0-9.]+)% of ham \(([0-9.]+) points over the target\) and passing ([0-9.]+)% of spam \(([0-9.]+) points over the target\); "
     r"passing at most 0% of spam takes holding ([0-9.]+)% of ham, and holding at most 0% of ham takes passing ([0-9.]+)% of spam, "
     r"so loosen the target that can give \(--max-ham-held ([0-9.]+)% or --max-spam-passed ([0-9.]+)%\) and tune again, "
-    r"or apply the recommendation \(`listgate tune --list dev --max-ham-held 0% --max-spam-passed 0% --apply`\) if its figures will do\.$", a)
+    r"or apply the recommendation \(`listgate --config [^ ]+ tune --list dev --max-ham-held 0% --max-spam-passed 0% --apply`\) if its figures will do\.$", a)
 assert m, a
 r = d['recommended']
 assert abs(float(m.group(2)) - 100 * r['ham_held']) < 0.05, a
@@ -471,6 +472,23 @@ run lg train --quiet --list blank --spam "$T/blank/spam"
 run lg tune --list blank --json
 check "empty posts: the spam_cutoff above every ham is kept" \
     js "d['posts'] == {'ham': 20, 'spam': 20} and d['recommended']['spam_cutoff'] == d['current']['spam_cutoff'] == 0.9999 and d['advice'].startswith('Keep the current settings')"
+
+# tune --config DIR: the advice's command names DIR (it named none, so
+# pasted it tuned and changed /etc/listgate's list), quoted for the shell
+Q="$T/it's a conf"
+mkdir -p "$Q/lists" || exit 99
+printf 'tokens_dir = %s/qtokens\n' "$T" > "$Q/listgate.conf"
+printf 'ham_cutoff = 0.000001\n' > "$Q/lists/dev.conf"
+cp "$CONF/lists/dev.conf" "$T/dev.conf.before"
+run "$LISTGATE" --allow-root --config "$Q" tune --list dev
+check "tune --config DIR: the advice's command carries --config DIR, shell-quoted" \
+    grep -qF "(\`listgate --config '$T/it'\\''s a conf' tune --list dev --apply\`)" "$T/out"
+sed -n 's/.*`listgate \(--config .* tune --list dev --apply\)`.*/\1/p' "$T/out" > "$T/again"
+run sh -c "exec \"\$0\" --allow-root $(cat "$T/again")" "$LISTGATE"
+check "... which, run as pasted, applies it in DIR" \
+    sh -c "test $rc -eq 0 && grep -q 'listgate tune: was: ham_cutoff = 0.000001' \"\$0/lists/dev.conf\"" "$Q"
+check "... and leaves the other configuration's list alone" \
+    cmp -s "$T/dev.conf.before" "$CONF/lists/dev.conf"
 
 # a list file that does not load: tune names the file and line
 printf 'ham_cutoff = 2\n' > "$CONF/lists/bad.conf"

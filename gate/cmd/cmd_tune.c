@@ -443,19 +443,64 @@ missed_note(char *out, size_t sz, const struct tune_result *r)
 #define GIVEN_COST_SPAM	0x10
 
 /*
- * The command that applies this recommendation: the goal and the folds
- * given, since a tune without them recommends for another goal and
- * --apply writes that.  Each is said as the advice says a target (12
- * digits), never as typed: nothing of argv but the list name, which is
- * checked.
+ * s as one word of a POSIX shell: as it is when it holds only characters
+ * no shell takes specially, else in single quotes, each ' as '\''.
+ * Returns the length it wanted (out is cut at sz like snprintf's).
  */
-static void
-again_cmd(char *out, size_t sz, const char *list, const struct tune_opts *o,
-    unsigned given)
+static size_t
+sh_quote(char *out, size_t sz, const char *s)
+{
+	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	    "qrstuvwxyz0123456789_./,:=@%+-";
+	size_t n = 0, i;
+
+#define PUT(c) do { if (n + 1 < sz) out[n] = (c); n++; } while (0)
+	if (*s != '\0' && strspn(s, safe) == strlen(s)) {
+		for (i = 0; s[i] != '\0'; i++)
+			PUT(s[i]);
+	} else {
+		PUT('\'');
+		for (i = 0; s[i] != '\0'; i++) {
+			if (s[i] == '\'') {
+				PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
+			} else
+				PUT(s[i]);
+		}
+		PUT('\'');
+	}
+#undef PUT
+	if (sz > 0)
+		out[n < sz ? n : sz - 1] = '\0';
+	return n;
+}
+
+/*
+ * The command that applies this recommendation: the configuration
+ * directory of --config (absolute, shell-quoted), and the goal and the
+ * folds given, since a tune without them recommends for another goal,
+ * or of another configuration's list, and --apply writes that.  Each
+ * option is said as the advice says a target (12 digits), never as
+ * typed: nothing of argv but the list name, which is checked, and the
+ * directory.  Returns 0, or -1 when it does not fit in out.
+ */
+static int
+again_cmd(char *out, size_t sz, const char *confdir, const char *list,
+    const struct tune_opts *o, unsigned given)
 {
 	size_t n;
 
-	snprintf(out, sz, "listgate tune --list %s", list);
+	snprintf(out, sz, "listgate ");
+	n = strlen(out);
+	if (confdir != NULL) {
+		snprintf(out + n, sz - n, "--config ");
+		n = strlen(out);
+		if (sh_quote(out + n, sz - n, confdir) >= sz - n)
+			return -1;
+		n = strlen(out);
+		snprintf(out + n, sz - n, " ");
+		n = strlen(out);
+	}
+	snprintf(out + n, sz - n, "tune --list %s", list);
 	n = strlen(out);
 	if (given & GIVEN_FOLDS)
 		snprintf(out + n, sz - n, " --folds %u", o->folds);
@@ -476,7 +521,8 @@ again_cmd(char *out, size_t sz, const char *list, const struct tune_opts *o,
 		snprintf(out + n, sz - n, " --cost-spam-passed %.12g",
 		    o->goal.w_spam);
 	n = strlen(out);
-	snprintf(out + n, sz - n, " --apply");
+	return (size_t)snprintf(out + n, sz - n, " --apply") >= sz - n ? -1 :
+	    0;
 }
 
 /* the one sentence of advice; again: the command that applies it, or
@@ -1017,7 +1063,9 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
-	char path[4096], cpath[4096], err[1024], adv[2048], again[512], *end;
+	char path[4096], cpath[4096], err[1024], *end;
+	/* the advice carries the command, and that the quoted directory */
+	char again[4 * 4096 + 512], adv[sizeof(again) + 2048];
 	unsigned given = 0;
 	struct conf_seen seen;
 	double t0 = clock_now_s();
@@ -1242,7 +1290,12 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto out;
 	}
 	/* (after --apply, which has then applied what it advises) */
-	again_cmd(again, sizeof(again), list, &o, given);
+	if (again_cmd(again, sizeof(again), ctx->config_dir != NULL &&
+	    *ctx->config_dir != '\0' ? g.dir : NULL, list, &o, given) < 0) {
+		cmd_err(NAME, "list %s: the configuration directory %s is too "
+		    "long to name in the advice", list, g.dir);
+		goto out;
+	}
 	advice(adv, sizeof(adv), list, do_apply && ch.n > 0 ? NULL : again,
 	    &r, same);
 	if (json)
