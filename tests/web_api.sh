@@ -695,6 +695,27 @@ req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:d
 check "20 failures from one IPv6 /64: another address in it must wait (429)" test "$code" = 429
 req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 2001:db8:1:3::1"
 check "... the next /64 is not held up" test "$code" = 303
+# a proxy that sends the client's port ("192.0.2.1:4711", "[v6]:4711"):
+# the address without it (it was the proxy's own address for every
+# client, so one client's 20 failures held up every login)
+for i in $(seq 1 20); do
+	req POST /login -d "user=p$i&password=x" -H "X-Forwarded-For: 192.0.2.44:$((4000 + i))"
+done
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 192.0.2.44:9"
+check "20 failures from one address with a port each: the address must wait (429)" \
+    test "$code" = 429
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: 192.0.2.45:4711"
+check "... another address with a port is not held up (303, not $code)" \
+    test "$code" = 303
+req POST /login -d "user=bob&password=bob-secret-12" -H "X-Forwarded-For: [2001:db8:7::1]:4711"
+check "... nor a bracketed IPv6 address with a port (303, not $code)" \
+    test "$code" = 303
+req GET /lists -H "X-Forwarded-For: [2001:db8:7::2]"
+check "... and the log names the addresses without their ports" \
+    sh -c "grep -q 'addr=192.0.2.44 ' '$T/web.log' && grep -q 'addr=192.0.2.45 ' '$T/web.log' && grep -q 'addr=2001:db8:7::1 ' '$T/web.log' && grep -q 'addr=2001:db8:7::2 ' '$T/web.log'"
+req GET /lists -H "X-Forwarded-For: 192.0.2.46:x" -H "X-Forwarded-For: [192.0.2.47]:1"
+check "... a port that is not a number, an IPv4 address in brackets: the proxy's address" \
+    sh -c "! grep -q 'addr=192.0.2.4[67]' '$T/web.log'"
 # a client's own X-Forwarded-For line comes before the one a proxy adds
 # (HAProxy's option forwardfor): the last line is the proxy's
 for i in $(seq 1 20); do

@@ -897,6 +897,50 @@ last_xff(void *cls, enum MHD_ValueKind kind, const char *key,
 	return MHD_YES;
 }
 
+/*
+ * The address in one X-Forwarded-For entry [p, p + n) into out (outsz
+ * bytes): an IPv4 or IPv6 address, as it is or with the port some
+ * proxies add ("192.0.2.1:4711", "[2001:db8::1]:4711", "[2001:db8::1]"),
+ * the port dropped.  0, or -1 when it is none of those.
+ */
+static int
+xff_addr(const char *p, size_t n, char *out, size_t outsz)
+{
+	const char *e = p + n, *colon;
+	size_t port;
+
+	if (n > 0 && *p == '[') {
+		/* [v6] or [v6]:port */
+		colon = memchr(p, ']', n);
+		if (colon == NULL)
+			return -1;
+		port = (size_t)(e - colon) - 1;
+		if (port > 0 && (colon[1] != ':' || port < 2 || port > 6 ||
+		    strspn(colon + 2, "0123456789") < port - 1))
+			return -1;
+		p++;
+		n = (size_t)(colon - p);
+		if (memchr(p, ':', n) == NULL)
+			return -1;	/* brackets are for IPv6 alone */
+	} else if ((colon = memchr(p, ':', n)) != NULL &&
+	    memchr(colon + 1, ':', (size_t)(e - colon) - 1) == NULL) {
+		/* one colon: v4:port */
+		port = (size_t)(e - colon) - 1;
+		if (port < 1 || port > 5 || strspn(colon + 1, "0123456789") <
+		    port)
+			return -1;
+		n = (size_t)(colon - p);
+		if (memchr(p, '.', n) == NULL)
+			return -1;
+	}
+	if (n == 0 || n >= outsz)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return listcfg_addrs_parse(out, NULL, 0, NULL, NULL, 0) == 0 &&
+	    strcspn(out, ", \t") == n ? 0 : -1;
+}
+
 /* who the client is: the peer, or what a trusted proxy says of it (the
  * headers are in by the access handler's first call) */
 static void
@@ -922,13 +966,9 @@ req_client(struct web_srv *s, struct web_req *r)
 			while (*last == ' ' || *last == '\t')
 				last++;
 			n = strcspn(last, " \t");
-			if (n > 0 && n < sizeof(w)) {
-				memcpy(w, last, n);
-				w[n] = '\0';
-				if (listcfg_addrs_parse(w, NULL, 0, NULL, NULL,
-				    0) == 0)
-					memcpy(r->addr, w, n + 1);
-			}
+			if (xff_addr(last, n, w, sizeof(w)) == 0 &&
+			    strlen(w) < sizeof(r->addr))
+				memcpy(r->addr, w, strlen(w) + 1);
 		}
 		xfp = web_header(r, "X-Forwarded-Proto");
 		r->tls = xfp != NULL && strcmp(xfp, "https") == 0;
