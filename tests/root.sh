@@ -173,6 +173,14 @@ for c in train sync approve web; do
 	check "$c --help still works (exit 0, its usage on stdout)" \
 	    sh -c "test $rc -eq 0 && grep -q 'usage: listgate .*$c' '$T/out'"
 done
+# the help of a command's own subcommand too (it was the refusal, exit 1;
+# config keys --help a usage error, exit 2)
+for c in "config check" "config keys" "user add" "user list"; do
+	# shellcheck disable=SC2086
+	run lg $c --help
+	check "$c --help still works (exit 0, its usage on stdout)" \
+	    sh -c "test $rc -eq 0 && grep -q 'usage: listgate .*${c% *}' '$T/out' && test ! -s '$T/err'"
+done
 # (filter --help exits 0 only at a terminal: an MTA would take 0 for
 # delivered)
 run lg filter --help < /dev/null

@@ -371,7 +371,14 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	if (strcmp(argv[optind], "keys") == 0) {
-		/* no options, no arguments: the table is the program's */
+		/* no options, no arguments: the table is the program's;
+		 * --help is the help, as of every command */
+		if (list == NULL && optind + 2 == argc &&
+		    (strcmp(argv[optind + 1], "--help") == 0 ||
+		    strcmp(argv[optind + 1], "-h") == 0)) {
+			usage(stdout);
+			return EXIT_CMD_OK;
+		}
 		if (list != NULL || optind + 1 < argc) {
 			cmd_err(NAME, "keys takes no options or arguments");
 			usage(stderr);

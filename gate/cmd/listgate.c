@@ -93,12 +93,22 @@ early_exit(int argc, char **argv, int status)
 }
 
 /* `listgate COMMAND --help` answers wherever it runs: as root it opens
- * nothing, so it need not leave root first */
+ * nothing, so it need not leave root first; nor does `listgate config
+ * check --help` or `listgate user add --help`, the help of a command's
+ * own subcommand */
 static int
 help_only(int argc, char **argv)
 {
-	return argc == 2 && (strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "--help") == 0);
+	const char *h;
+
+	if (argc == 2)
+		h = argv[1];
+	else if (argc == 3 && (strcmp(argv[0], "config") == 0 ||
+	    strcmp(argv[0], "user") == 0))
+		h = argv[2];
+	else
+		return 0;
+	return strcmp(h, "-h") == 0 || strcmp(h, "--help") == 0;
 }
 
 /*
