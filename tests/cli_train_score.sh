@@ -28,6 +28,11 @@ check "train --help prints usage" grep -q "usage: listgate" "$T/out"
 run lg score --help
 check "score --help exits 0" test "$rc" -eq 0
 check "score --help prints usage" grep -q -- "--json" "$T/out"
+# migrate --help names the key that names the database (it said
+# "conninfo", a key listgate.conf does not have)
+run lg migrate --help
+check "migrate --help names the key database" sh -c \
+    "test $rc -eq 0 && grep -q 'the key database of listgate.conf' '$T/out' && ! grep -q conninfo '$T/out'"
 run lg train --spam "$DATA/spam1.eml"
 check "train without --list is a usage error" test "$rc" -eq 2
 run lg train --list dev "$DATA/spam1.eml"
