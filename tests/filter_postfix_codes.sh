@@ -469,6 +469,31 @@ cat "$T/huge.eml" | TMPDIR=$T/no/such/dir "$LISTGATE" --allow-root --config "$CO
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
 rc=$?
 expect 75 "spool cannot be written (TMPDIR unwritable, 34 MB post)"
+# a file size limit (ulimit -f, as an MTA may set) below the post: the
+# spool file's write fails and the filter says so; SIGXFSZ killed it
+# (exit 153, no reason given).  A deliver gets SIGXFSZ's default back.
+(ulimit -f 20000 && cat "$T/huge.eml" | "$LISTGATE" --allow-root \
+    --config "$CONF" filter --mta postfix --list demo -f s@x -- demo@l \
+    > "$T/out" 2> "$T/err")
+rc=$?
+expect 75 "spool past the file size limit (ulimit -f, 34 MB post)"
+grep -q "temporary failure: spool: .*File too large" "$T/err" &&
+    ok "... the reason says the file is too large" ||
+    bad "... the reason says the file is too large"
+cp "$CONF/lists/demo.conf" "$T/demo.saved"
+{ printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'
+  printf 'deliver = /bin/sh -c "grep SigIgn /proc/self/status > %s"\n' "$SINK"; } \
+    > "$CONF/lists/demo.conf"
+pf demo "$DATA/ham-test.eml"
+expect 0 "deliver that reads its ignored signals"
+# SIGXFSZ is 25: bit 24 of the mask, the low bit of the 7th hex digit
+# from the right
+sigign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$SINK")
+case $sigign in
+?????????[02468ace]??????) ok "... deliver does not ignore SIGXFSZ ($sigign)" ;;
+*) bad "... deliver does not ignore SIGXFSZ ($sigign)" ;;
+esac
+cp "$T/demo.saved" "$CONF/lists/demo.conf"
 cat "$T/huge.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
     --mta postfix --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
 rc=$?

@@ -246,11 +246,12 @@ spawn_out(char *const *argv, char *const *envp, int infd, int quiet,
 			    STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	}
 	/* a server thread (listgate web) runs with its signals blocked and
-	 * we ignore SIGPIPE: the command gets none blocked, and the
-	 * defaults of those it may rely on */
+	 * we ignore SIGPIPE and SIGXFSZ (filter): the command gets none
+	 * blocked, and the defaults of those it may rely on */
 	sigemptyset(&none);
 	sigemptyset(&def);
 	sigaddset(&def, SIGPIPE);
+	sigaddset(&def, SIGXFSZ);
 	sigaddset(&def, SIGALRM);
 	sigaddset(&def, SIGCHLD);
 	if (e == 0)

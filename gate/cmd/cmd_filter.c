@@ -834,6 +834,10 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * committed INSERT and the exit code that reports it */
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* nor a file size limit (ulimit -f, an MTA's) below the post: the
+	 * spool file's write then fails with EFBIG and the post is
+	 * deferred with the reason, where SIGXFSZ killed us without one */
+	sigaction(SIGXFSZ, &sa, NULL);
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
