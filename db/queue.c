@@ -1607,6 +1607,13 @@ queue_hold_sha(struct queue *q, const struct queue_post *p, int64_t *id_r,
 			 * the INSERT met */
 			snprintf(why, sizeof(why), "%s", queue_pgerr(q, res));
 			PQclear(res);
+			/* a large object's transaction is aborted: it ends
+			 * first, or the check meets only that ("current
+			 * transaction is aborted") and says it for the cause */
+			if (z.lo) {
+				queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+				z.lo = 0;
+			}
 			if (queue_check_schema(q, err, errsz) == 0)
 				snprintf(err, errsz, "database: cannot hold the "
 				    "post: %s", why);

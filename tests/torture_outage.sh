@@ -251,6 +251,18 @@ check "an INSERT slower than statement_timeout: filter defers with one line" \
     tempfail postfix 'statement timeout|cancel'
 check "... without waiting for the INSERT (8 s): in $((t1 - t0)) s, storing nothing" \
     test $((t1 - t0)) -le 5 -a "$(nrows)" -eq 0
+# a post whose compressed form is over 1 MiB goes through a large
+# object, in a transaction: the failed INSERT's reason is the one given
+# (it said "current transaction is aborted", of the schema check after it)
+fresh s
+head -c 2000000 /dev/urandom | base64 >> "$post"
+t0=$(date +%s)
+filt postfix
+t1=$(date +%s)
+check "a large post (2.7 MB) whose INSERT is slower than statement_timeout: filter defers naming it" \
+    tempfail postfix 'statement timeout|cancel'
+check "... in $((t1 - t0)) s, storing nothing" \
+    test $((t1 - t0)) -le 5 -a "$(nrows)" -eq 0
 sql "DROP TRIGGER slow ON held_posts"
 # another session holds a lock on the queue (until it is terminated)
 fresh s
