@@ -1427,6 +1427,16 @@ out:
 	return rc;
 }
 
+/* a condition of the INSERT, always true, that makes the commit of its
+ * transaction wait for the WAL to reach the disk where the server, the
+ * database or the role has synchronous_commit off: the filter reports
+ * a hold done, and a crash of the server must not lose it then (any
+ * other setting already flushes locally, and is kept) */
+#define HOLD_DURABLE \
+	"(pg_catalog.current_setting('synchronous_commit') <> 'off' OR " \
+	"pg_catalog.set_config('synchronous_commit', 'local', true) " \
+	"IS NOT NULL)"
+
 /* the INSERT of queue_hold, with raw_z from a parameter (RAWZ "$11::bytea")
  * or from a large object ("lo_get($11::oid)") */
 #define HOLD_SQL(RAWZ) \
@@ -1441,7 +1451,7 @@ out:
 	"WHERE (SELECT max(version) FROM schema_migrations) = $15::int4 " \
 	"AND NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
 	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
-	"make_interval(days => $14::int4)) " \
+	"make_interval(days => $14::int4)) AND " HOLD_DURABLE " " \
 	"ON CONFLICT DO NOTHING RETURNING id"
 
 /* HOLD_SQL, and the new post's hold notices (moddb_queue's rows) to the

@@ -11,6 +11,9 @@
 #                                     --pgbouncer asks for one)
 #   sh tests/pg.sh stop | start       inside CMD: stop or restart that
 #                                     cluster ($PG_TEST_DIR names it)
+#   sh tests/pg.sh crash              inside CMD: stop it as a crash would
+#                                     (-m immediate: what the WAL buffers
+#                                     hold is never written)
 #   sh tests/pg.sh standby-create     inside CMD: a streaming hot standby
 #                                     of it, made with pg_basebackup and
 #                                     started on port $PG_STANDBY_PORT in
@@ -92,6 +95,11 @@ pg_start() {
 
 pg_stop() {
 	as_owner "$pgbin/pg_ctl" -D "$PG_TEST_DIR/data" -w -t 60 -m fast \
+	    stop >/dev/null
+}
+
+pg_crash() {
+	as_owner "$pgbin/pg_ctl" -D "$PG_TEST_DIR/data" -w -t 60 -m immediate \
 	    stop >/dev/null
 }
 
@@ -190,10 +198,11 @@ pgbouncer_start() {
 
 bouncer=0
 case ${1:-} in
-stop | start | standby-create | standby-stop | standby-start | standby-promote)
+stop | start | crash | standby-create | standby-stop | standby-start | standby-promote)
 	: "${PG_TEST_DIR:?pg.sh $1: not inside pg.sh run}"
 	case $1 in
 	stop) pg_stop ;;
+	crash) pg_crash ;;
 	start) pg_start ;;
 	standby-create) standby_create ;;
 	standby-stop) standby_stop ;;
@@ -210,7 +219,7 @@ run)
 	fi
 	;;
 *)
-	echo "usage: sh pg.sh run [--pgbouncer] CMD [ARG...] | stop | start |" \
+	echo "usage: sh pg.sh run [--pgbouncer] CMD [ARG...] | stop | start | crash |" \
 	    "standby-create | standby-stop | standby-start | standby-promote" >&2
 	exit 2
 	;;

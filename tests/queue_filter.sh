@@ -76,6 +76,29 @@ lg filter --list dev --mta qmail < "$DATA/spam2.eml" > "$T/out" 2>&1
 check "after restart the retried post is held (99)" test $? -eq 99
 check "... once" test "$(nheld)" -eq 2
 
+# --- the server crashes just after a hold ----------------------------------------
+# tests/pg.sh runs the server with synchronous_commit off, as a site may
+# for speed: a commit is then on disk only once the WAL writer wrote it
+# (here after up to 10 s).  A hold the MTA heard "done" for must survive
+# a crash of the server all the same.
+sql "ALTER SYSTEM SET wal_writer_delay = '10s'" && sql "SELECT pg_reload_conf()" > /dev/null ||
+    exit 99
+echo "# the server's synchronous_commit: $(sql "SHOW synchronous_commit")"
+lost=0
+for i in 1 2 3; do
+	{ printf 'Received: by mx%d.example.org; crash test\n' "$i"
+	  cat "$DATA/spam3.eml"; } > "$T/crash.eml"
+	lg filter --list dev --mta qmail < "$T/crash.eml" > "$T/out" 2>&1
+	rc=$?
+	id=$(sql "SELECT max(id) FROM held_posts WHERE list = 'dev'")
+	sh "$PG_SH" crash && $PG_CTL_START || exit 99
+	[ "$rc" -eq 99 ] && [ "$(sql "SELECT count(*) FROM held_posts WHERE id = $id")" -eq 1 ] ||
+	    lost=$((lost + 1))
+done
+check "a crash of the server right after each of 3 holds (exit 99): all 3 are held after it" \
+    test "$lost" -eq 0
+sql "ALTER SYSTEM RESET wal_writer_delay" && sql "SELECT pg_reload_conf()" > /dev/null
+
 # --- a retried delivery is held once ---------------------------------------------
 # The MTA retries with the same bytes when the filter died after its
 # INSERT committed; a genuine re-send differs (a new Received line).
