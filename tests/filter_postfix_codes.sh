@@ -551,6 +551,86 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --he
 rc=$?
 expect 75 "--help, the dialect from listgate.conf"
 
+# --- a log socket that blocks --------------------------------------------------
+# syslog stopped or stuck, its queue full: a datagram socket at /dev/log
+# that nobody reads, in a mount namespace of its own (/dev a tmpfs
+# there, with the devices bound back).  The watchdog (timeout = 2) ends
+# the filter with the outcome it decided; it was disarmed before the log
+# line, and the filter hung in syslog(3) until the MTA's own time limit,
+# which Postfix ends with a bounce.
+cat > "$T/stuck.sh" <<'EOF'
+# stuck.sh DIR CMD...: CMD with /dev/log full (in a private namespace)
+set -e
+D=$1; shift
+mount --make-rprivate /
+mkdir -p "$D/olddev"
+rm -f "$D/filled"
+mount --rbind /dev "$D/olddev"
+mount -t tmpfs -o mode=755 none /dev
+for f in null zero full random urandom tty; do
+	[ -e "$D/olddev/$f" ] || continue
+	touch "/dev/$f"
+	mount --bind "$D/olddev/$f" "/dev/$f"
+done
+ln -s /proc/self/fd /dev/fd
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/dev/log")
+c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+c.connect("/dev/log")
+c.setblocking(False)
+n = 0
+try:
+    while True:
+        c.send(b"x" * 100)
+        n += 1
+except BlockingIOError:
+    pass
+open(sys.argv[1], "w").write("%d\n" % n)
+time.sleep(600)
+' "$D/filled" &
+i=0
+while [ ! -s "$D/filled" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -s "$D/filled" ]
+set +e
+"$@"
+rc=$?
+kill $! 2>/dev/null
+exit $rc
+EOF
+if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null 2>&1 &&
+    command -v python3 > /dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	cp "$CONF/lists/demo.conf" "$T/demo.saved"
+	printf 'timeout = 2\n' >> "$CONF/lists/demo.conf"
+	# stuck POST: filter under Postfix with /dev/log full, at most 60 s
+	stuck() {
+		rm -f "$SINK"
+		start=$(date +%s)
+		timeout 60 unshare -m sh "$T/stuck.sh" "$T/ns" sh -c \
+		    'cat "$1" | "$2" --allow-root --config "$3" filter --mta postfix \
+		    --list demo -f s@x -- demo@l' sh "$1" "$LISTGATE" "$CONF" \
+		    > "$T/out" 2> "$T/err"
+		rc=$?
+		took=$(( $(date +%s) - start ))
+	}
+	stuck "$DATA/spam-test.eml"
+	expect 75 "syslog stuck, a spam post and no database: deferred"
+	[ "$took" -le 15 ] && ok "... by the watchdog (${took}s)" ||
+	    bad "... by the watchdog (${took}s)"
+	stuck "$DATA/ham-test.eml"
+	expect 0 "syslog stuck, a ham post: delivered"
+	cmp -s "$SINK" "$DATA/ham-test.eml" && [ "$took" -le 15 ] &&
+	    ok "... and said so within the watchdog's time (${took}s)" ||
+	    bad "... and said so within the watchdog's time (${took}s)"
+	grep -q "timed out writing the log line" "$T/err" &&
+	    ok "... its last words say the log line did not go" ||
+	    bad "... its last words say the log line did not go"
+	cp "$T/demo.saved" "$CONF/lists/demo.conf"
+else
+	echo "# SKIP a log socket that blocks: needs root, unshare and python3"
+fi
+
 # --- memory exhaustion: every allocation failure is 0 or 75 ------------------------
 worst=0
 i=1

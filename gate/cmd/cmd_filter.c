@@ -79,6 +79,9 @@
  * "delivered" once `deliver` has (only the pass count is left) */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
 static volatile sig_atomic_t wd_held, wd_delivered;
+/* the outcome is decided and wd_code is its exit code: only the log
+ * line and the MTA's reason are left */
+static volatile sig_atomic_t wd_decided;
 /* while `deliver` runs: the exit code should it have delivered
  * (handoff_last_ok) by the time the watchdog or a stop comes */
 static volatile sig_atomic_t wd_delivering, wd_pass_code;
@@ -90,17 +93,21 @@ static volatile sig_atomic_t wd_delivering, wd_pass_code;
 static void
 watchdog(int sig)
 {
-	static const char *const msg[2][3] = {
+	static const char *const msg[2][4] = {
 		{ "listgate filter: timed out, deferring\n",
 		  "listgate filter: timed out sending hold notices; the post "
 		  "is held (notify --pending sends the rest)\n",
-		  "listgate filter: timed out after the post was delivered\n" },
+		  "listgate filter: timed out after the post was delivered\n",
+		  "listgate filter: timed out writing the log line (is syslog "
+		  "stuck?); the post's outcome stands\n" },
 		{ "listgate filter: terminated by a signal, deferring\n",
 		  "listgate filter: terminated by a signal while sending hold "
 		  "notices; the post is held (notify --pending sends the "
 		  "rest)\n",
 		  "listgate filter: terminated by a signal after the post was "
-		  "delivered\n" },
+		  "delivered\n",
+		  "listgate filter: terminated by a signal while writing the "
+		  "log line; the post's outcome stands\n" },
 	};
 	const char *m;
 
@@ -111,7 +118,8 @@ watchdog(int sig)
 		wd_code = wd_pass_code;
 		wd_delivered = 1;
 	}
-	m = msg[sig != SIGALRM][wd_delivered ? 2 : wd_held ? 1 : 0];
+	m = msg[sig != SIGALRM][wd_decided ? 3 : wd_delivered ? 2 :
+	    wd_held ? 1 : 0];
 	if (write(STDERR_FILENO, m, strlen(m)) < 0)
 		_exit(wd_code);
 	_exit(wd_code);
@@ -983,7 +991,13 @@ decide:
 		o = on_failure(&f, &delivered);
 	if (o == OUT_PASS)
 		count_pass(&f);
-	alarm(0);
+	/* decided: the log line and the MTA's reason are left, still under
+	 * the watchdog, which now answers with the outcome.  A log socket
+	 * that blocks (syslog stopped or stuck, its queue full) held the
+	 * answer until the MTA's own time limit, which Postfix ends with a
+	 * bounce */
+	wd_code = outcome_exit(o, f.mta);
+	wd_decided = 1;
 	if (o == OUT_DEFER)
 		action = "defer";
 	else if (o == OUT_HELD && f.held >= QUEUE_HELD_APPROVED)
@@ -1017,5 +1031,6 @@ decide:
 	buf_free(&rcpt);
 	if (f.q != NULL)
 		queue_close(f.q);
+	alarm(0);
 	return outcome_exit(o, f.mta);
 }
