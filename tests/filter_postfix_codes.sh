@@ -627,6 +627,25 @@ if [ "$(id -u)" -eq 0 ] && command -v unshare > /dev/null 2>&1 &&
 	    ok "... its last words say the log line did not go" ||
 	    bad "... its last words say the log line did not go"
 	cp "$T/demo.saved" "$CONF/lists/demo.conf"
+	# moderate, the other pipe command: its answer as without syslog
+	cp "$CONF/listgate.conf" "$T/saved.conf"
+	printf 'timeout = 2\n' >> "$CONF/listgate.conf"
+	printf 'From: mod@example.org\nSubject: Re: held\n\nyes\n' > "$T/reply.eml"
+	"$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
+	    -f mod@example.org -- demo-moderate+approve-5-abcdefgh@l \
+	    < "$T/reply.eml" > /dev/null 2>&1
+	want=$?
+	start=$(date +%s)
+	timeout 60 unshare -m sh "$T/stuck.sh" "$T/ns" sh -c \
+	    '"$1" --allow-root --config "$2" moderate --mta postfix \
+	    -f mod@example.org -- demo-moderate+approve-5-abcdefgh@l < "$3"' \
+	    sh "$LISTGATE" "$CONF" "$T/reply.eml" > "$T/out" 2> "$T/err"
+	rc=$?
+	took=$(( $(date +%s) - start ))
+	expect "$want" "syslog stuck, moderate: the answer it gives without"
+	[ "$took" -le 15 ] && ok "... within its watchdog's time (${took}s)" ||
+	    bad "... within its watchdog's time (${took}s)"
+	cp "$T/saved.conf" "$CONF/listgate.conf"
 else
 	echo "# SKIP a log socket that blocks: needs root, unshare and python3"
 fi

@@ -56,15 +56,20 @@
 
 /* the watchdog's exit code: defer until the decision is made, then 0 */
 static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+/* the outcome is decided: only the log line is left */
+static volatile sig_atomic_t wd_decided;
 
 static void
 watchdog(int sig)
 {
 	static const char msg[] = "listgate moderate: timed out\n";
+	static const char msg_log[] = "listgate moderate: timed out writing "
+	    "the log line (is syslog stuck?); the reply's outcome stands\n";
+	const char *m = wd_decided ? msg_log : msg;
 
 	(void)sig;
 	run_kill_active();
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+	if (write(STDERR_FILENO, m, strlen(m)) < 0)
 		_exit(wd_code);
 	_exit(wd_code);
 }
@@ -355,7 +360,11 @@ answer:
 		    "answered" : err);
 	}
 done:
-	alarm(0);
+	/* decided: the log line is left, still under the watchdog, which
+	 * now answers with the outcome (a syslog that blocks held the
+	 * answer until the MTA's own time limit: a bounce under Postfix) */
+	wd_code = outcome_exit(o, mta);
+	wd_decided = 1;
 	log_reply(&r, o == OUT_DEFER ? "defer" : result, answer);
 	if (o == OUT_DEFER && r.why[0] != '\0')
 		cmd_err(NAME, "temporary failure: %s", r.why);
@@ -372,5 +381,6 @@ done:
 		listcfg_free_global(&g);
 	buf_free(&extaddr);
 	buf_free(&localaddr);
+	alarm(0);
 	return outcome_exit(o, mta);
 }
