@@ -480,6 +480,15 @@ expect 75 "spool past the file size limit (ulimit -f, 34 MB post)"
 grep -q "temporary failure: spool: .*File too large" "$T/err" &&
     ok "... the reason says the file is too large" ||
     bad "... the reason says the file is too large"
+# moderate, the other pipe command, reads its reply the same way
+(ulimit -f 20000 && cat "$T/huge.eml" | "$LISTGATE" --allow-root \
+    --config "$CONF" moderate --mta postfix -f s@x \
+    -- demo-moderate+approve-5-abcdefgh@l > "$T/out" 2> "$T/err")
+rc=$?
+expect 75 "moderate: a reply past the file size limit (ulimit -f, 34 MB)"
+grep -q "File too large" "$T/err" &&
+    ok "... the reason says the file is too large" ||
+    { bad "... the reason says the file is too large"; sed 's/^/# /' "$T/err"; }
 cp "$CONF/lists/demo.conf" "$T/demo.saved"
 { printf 'ham_cutoff = 0.5\nspam_cutoff = 0.9\n'
   printf 'deliver = /bin/sh -c "grep SigIgn /proc/self/status > %s"\n' "$SINK"; } \

@@ -175,6 +175,10 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	alarm(LG_DEFAULT_TIMEOUT_S);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* a file size limit (ulimit -f, an MTA's) below a reply past the
+	 * in-memory spool: the spool file's write fails with EFBIG and the
+	 * reply is deferred with the reason, where SIGXFSZ killed us */
+	sigaction(SIGXFSZ, &sa, NULL);
 	log_setup("listgate", LOG_MAIL, 1);
 	log_stderr(-1);
 
