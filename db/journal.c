@@ -796,6 +796,8 @@ struct journal_fetch {
 	size_t zwant;		/* compressed bytes fetched per post */
 	PGresult *res;		/* the current row (single-row mode) */
 	int done;		/* every result has been read */
+	int tx;			/* the fetch opened a transaction of its
+				 * own (ended by journal_fetch_close) */
 	unsigned char *buf;	/* the current post's head, decompressed */
 	size_t cap;
 	unsigned char *scratch;	/* SCRATCH bytes */
@@ -886,6 +888,28 @@ fetch_open(struct queue *q, const char *what, const char *sql,
 	snprintf(limbuf, sizeof(limbuf), "%u", max);
 	snprintf(zbuf, sizeof(zbuf), "%zu", f->zwant);
 	snprintf(budbuf, sizeof(budbuf), "%u", FETCH_BUDGET);
+	/*
+	 * The query is one statement that lasts while the caller applies
+	 * its rows (tokenizing, learning: the server waits to send the
+	 * rest): a statement_timeout set for the filter's hold path (the
+	 * conninfo's options) must not cut it, so it runs in a transaction
+	 * of its own without one (SET LOCAL, a statement of its own: a
+	 * timeout already runs for the statement that sets it)
+	 */
+	if (PQtransactionStatus(q->conn) == PQTRANS_IDLE) {
+		if (queue_cmd(q, "BEGIN", err, errsz) < 0) {
+			f->done = 1;
+			journal_fetch_close(f);
+			return -1;
+		}
+		f->tx = 1;
+		if (queue_cmd(q, "SET LOCAL statement_timeout = 0", err,
+		    errsz) < 0) {
+			f->done = 1;
+			journal_fetch_close(f);
+			return -1;
+		}
+	}
 	/*
 	 * One row at a time (a batch of large posts never sits in memory
 	 * at once), each post only as far as tokenizing it looks (the
@@ -1102,9 +1126,14 @@ journal_fetch_next(struct journal_fetch *f, struct journal_event *ev,
 void
 journal_fetch_close(struct journal_fetch *f)
 {
+	char e[8];
+
 	if (f == NULL)
 		return;
 	fetch_drain(f);
+	/* read only: a COMMIT of a failed one rolls it back */
+	if (f->tx)
+		queue_cmd(f->q, "COMMIT", e, sizeof(e));
 	if (f->zinit)
 		inflateEnd(&f->zs);
 	xfree(f->buf);

@@ -179,6 +179,35 @@ check "train under statement_timeout = 100 ms exits 0" test $? -eq 0
 sed 's/^/# /' "$T/err-st"
 check "... and journals every post" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'slow'")" -eq $((2 * N))
+# nor a sync's or a rebuild's reading of the journal: one statement
+# that lasts while the posts it sends are learnt, the server waiting to
+# send the rest (40 posts of 120 KB: 2 MB compressed, far more than the
+# socket holds, and a second of learning natively; the reading was
+# cancelled, "the token file is unchanged")
+awk 'BEGIN { srand(7); for (i = 0; i < 40; i++) {
+	printf "From sender@example.org Mon Jan  1 00:00:00 2024\n";
+	printf "From: u%d@example.org\nSubject: long post %d\n", i, i;
+	printf "Message-ID: <long%d@example.org>\n\n", i;
+	for (k = 0; k < 15000; k++)
+		printf "w%d%s", int(rand() * 1000000), k % 12 == 11 ? "\n" : " ";
+	printf "\n\n" } }' > "$T/mbox-long"
+lgdb train -q --list long --ham "$T/mbox-long" || exit 99
+lgst() { "$LISTGATE" --allow-root --config "$T/conf-st" "$@"; }
+lgst sync --list long > "$T/out-st" 2>&1
+check "sync under statement_timeout = 100 ms of long posts exits 0" \
+    test $? -eq 0
+sed 's/^/# /' "$T/out-st"
+dump db long > "$T/d-long-db"
+dump st long > "$T/d-long-st"
+check "... and learns them all" \
+    sh -c "test -s '$T/d-long-st' && cmp -s '$T/d-long-db' '$T/d-long-st'"
+lgst rebuild --list long > "$T/out-st" 2>&1
+check "rebuild under statement_timeout = 100 ms of long posts exits 0" \
+    test $? -eq 0
+sed 's/^/# /' "$T/out-st"
+dump st long > "$T/d-long-st"
+check "... the same token file" \
+    sh -c "test -s '$T/d-long-st' && cmp -s '$T/d-long-db' '$T/d-long-st'"
 # a post larger than the journal keeps (1 GiB; a sparse file here) is
 # named and skipped: the others are journaled and learnt
 mkdir -p "$T/huge" || exit 99
