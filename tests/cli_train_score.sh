@@ -16,7 +16,7 @@ mkdir -p "$CONF/lists" || exit 99
 printf 'tokens_dir = %s/tokens\nlock_wait_ms = 3000\n' "$CONF" \
     > "$CONF/listgate.conf"
 
-. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, lock_file
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part, fifo_wait
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 # run a command, keep its stdout/stderr in $T/out $T/err and its status in $rc
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
@@ -397,7 +397,7 @@ mkfifo "$T/fifo" || exit 99
 (exec "$LISTGATE" --allow-root --config "$CONF" train --list intr --spam \
     "$DATA/spam2.eml" "$T/fifo") > "$T/out" 2> "$T/err" &
 tpid=$!
-sleep 1
+fifo_wait "$tpid" || echo "# train did not come to wait on the FIFO"
 kill -TERM "$tpid"
 timeout 10 sh -c "printf 'Subject: late\n\nlate post\n' > '$T/fifo'"
 wait "$tpid"
@@ -430,7 +430,7 @@ mkfifo "$T/fifo2" || exit 99
     --list nohup --spam "$DATA/spam2.eml" "$T/fifo2") > "$T/out" \
     2> "$T/err" &
 tpid=$!
-sleep 1
+fifo_wait "$tpid" || echo "# train did not come to wait on the FIFO"
 kill -HUP "$tpid"
 kill -INT "$tpid"
 timeout 10 sh -c "printf 'Subject: late\n\nlate post\n' > '$T/fifo2'"

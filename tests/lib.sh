@@ -57,6 +57,26 @@ catchup() {
 	return 1
 }
 
+# fifo_wait PID: wait until process PID is blocked opening a FIFO that
+# has no writer yet (its kernel wait channel, wait_for_partner), at most
+# 120 s: a listgate under valgrind (LISTGATE_WRAP) takes seconds to
+# start, and a signal sent before it is up kills it before it can catch
+# it.  Where /proc does not say (no wchan), it waits 1 s.  0, or 1 when
+# the process ended or never got there.
+fifo_wait() {
+	[ -r "/proc/$1/wchan" ] || { sleep 1; return 0; }
+	i=0
+	while [ $i -lt 2400 ]; do
+		case $(cat "/proc/$1/wchan" 2>/dev/null) in
+		wait_for_partner|fifo_open) return 0 ;;
+		esac
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # lock_file FILE: a trainer's write lock on FILE, held for 5 seconds by a
 # background process (its pid in $lockpid); returns once the lock is
 # taken (or after 5 s of waiting).  Needs python3 and $T.
