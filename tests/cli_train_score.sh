@@ -28,6 +28,8 @@ check "train --help prints usage" grep -q "usage: listgate" "$T/out"
 run lg score --help
 check "score --help exits 0" test "$rc" -eq 0
 check "score --help prints usage" grep -q -- "--json" "$T/out"
+check "... and when a post's name follows its score: for an mbox or a directory of one post too" \
+    grep -q "or an mbox, a maildir or a directory, even of one post" "$T/out"
 # migrate --help names the key that names the database (it said
 # "conninfo", a key listgate.conf does not have)
 run lg migrate --help
