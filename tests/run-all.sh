@@ -320,11 +320,29 @@ if [ "$vg" = 1 ]; then
 	else
 		vgfail=0
 	fi
+	# the logs that hold anything but valgrind's own note that it does
+	# not know the system call pidfd_open (434 on amd64: valgrind 3.19,
+	# Debian 12), which fails with ENOSYS: the runner of release and
+	# deliver commands (gate/app/run.c) and the member lookup
+	# (gate/evidence/member.c) take that as a kernel without pidfds
+	# and poll the child instead.  Another unknown call still counts.
+	vg_bad_logs() {
+		find "$vglogs" -type f -name 'vg.*.log' -size +0 |
+		    while read -r f; do
+			grep -v -e '^--[0-9]*-- WARNING: unhandled amd64-linux syscall: 434$' \
+			    -e '^--[0-9]*-- You may be able to write your own handler\.$' \
+			    -e '^--[0-9]*-- Read the file README_MISSING_SYSCALL_OR_IOCTL\.$' \
+			    -e '^--[0-9]*-- Nevertheless we consider this a bug\.  Please report$' \
+			    -e '^--[0-9]*-- it at http://valgrind\.org/support/bug_reports\.html\.$' \
+			    "$f" | grep -q . && echo "$f"
+		done
+		return 0
+	}
 	nruns=$(find "$vglogs" -type f -name 'vg.*.log' | wc -l)
-	nbad=$(find "$vglogs" -type f -name 'vg.*.log' -size +0 | wc -l)
+	nbad=$(vg_bad_logs | wc -l)
 	echo "run-all: valgrind: $nruns listgate runs, $nbad with errors or leaks, $(( $(date +%s) - vgstart )) s"
 	if [ "$nbad" -gt 0 ] || [ "$nruns" -eq 0 ] || [ "$vgfail" = 1 ]; then
-		find "$vglogs" -type f -name 'vg.*.log' -size +0 | head -n 3 |
+		vg_bad_logs | head -n 3 |
 		    while read -r f; do echo "===== $f"; head -n 60 "$f"; done
 		exit 1
 	fi
