@@ -91,6 +91,15 @@ posttok_init(struct posttok *pt, const struct listcfg_global *g,
 }
 
 int
+posttok_asks(const struct posttok *pt)
+{
+	if (evidence == NULL || pt->g == NULL || pt->l == NULL)
+		return 0;
+	return evidence->asks == NULL || evidence->asks(evidence->ctx, pt->g,
+	    pt->l);
+}
+
+int
 posttok_post(const struct posttok *pt, const unsigned char *msg,
     size_t len, const char *sender, struct toklist *tl, char *note,
     size_t notesz)

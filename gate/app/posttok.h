@@ -52,6 +52,10 @@ struct posttok_evidence {
 	 * process (listgate web's: days ago) is forgotten.  May be NULL */
 	void (*begin)(void *ctx);
 	void *ctx;
+	/* whether add may ask anyone about list l's posts (a program to
+	 * run, a server to query): 1 or 0.  May be NULL (then: 1) */
+	int (*asks)(void *ctx, const struct listcfg_global *g,
+	    const struct listcfg_list *l);
 };
 
 /* the program's evidence gatherer (NULL: none); main sets it once */
@@ -90,6 +94,16 @@ int posttok_follow_file(struct posttok *pt, struct tokdb *db);
  * created is recorded with the list's setting), 0 when it does not, -1
  * with tokdb's error */
 int posttok_file_agrees(const struct posttok *pt, struct tokdb *db);
+
+/*
+ * 1 when posttok_post and posttok_evidence may wait for someone (the
+ * program's gatherer asks about pt's list: a member_check, DNSBLs), 0
+ * when the evidence costs nothing.  The writers of a token file gather
+ * such evidence before they take the file (sync.c, trainer.c): a
+ * member_check or a DNS server that is slow to answer must never keep
+ * the list's filters waiting for the file.
+ */
+int posttok_asks(const struct posttok *pt);
 
 /*
  * Tokenize msg into tl (reset first), then add the evidence's tokens.

@@ -28,10 +28,12 @@
 #include "gate/app/settings.h"
 #include "gate/app/sync.h"
 #include "gate/tok.h"
+#include "gate/toklist.h"
 #include "gate/util/clock.h"
 #include "gate/util/fs.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 /* a writer of a token file waits for filter processes at least this
@@ -428,34 +430,247 @@ quarantine_pending(struct queue *q, const struct src *sr,
 }
 
 /*
+ * The evidence of the next events, gathered ahead while the token file
+ * is free (a list whose evidence asks anyone: posttok_asks).  A slow
+ * member_check or DNS server must not keep the file locked, or the
+ * list's filters give up waiting for it (lock_wait_ms) and defer their
+ * posts.  So a batch reads the file's position, lets go of the file,
+ * fetches the events after that position and asks about each post,
+ * keeping only the tokens the evidence adds; then it takes the file
+ * again and applies them only if the file still stands where it stood
+ * (its position, that event's mark, its word pairs): each post is
+ * tokenized again there (what tokenizing costs, the lock held as
+ * before) and given its gathered tokens, so it learns what posttok_post
+ * gave then.  An event not gathered ahead waits for the next batch.
+ */
+struct prep_item {
+	int64_t id, mark;	/* the event's position and mark (as the
+				 * file records them) */
+	unsigned char *toks;	/* the evidence's tokens: a length byte
+				 * and the bytes, each; NULL: none */
+	size_t len;
+	int asked;		/* its post was read and asked about */
+};
+
+struct prep {
+	int on;			/* gathered ahead (else: as they are learnt) */
+	int64_t from, from_mark;	/* the position the items follow */
+	int pairs;		/* tokenized with word pairs so */
+	struct prep_item *it;
+	size_t n, cap;
+	size_t next;		/* the first not learnt (prep_at) */
+	int after;		/* 1: this run committed up to the last item */
+};
+
+static void
+prep_clear(struct prep *pr)
+{
+	size_t i;
+
+	for (i = 0; i < pr->n; i++)
+		xfree(pr->it[i].toks);
+	pr->n = 0;
+	pr->next = 0;
+	pr->after = 0;
+}
+
+static void
+prep_free(struct prep *pr)
+{
+	prep_clear(pr);
+	xfree(pr->it);
+	pr->it = NULL;
+	pr->cap = 0;
+}
+
+/* the position before item k (k == n: after the last) */
+static void
+prep_pos(const struct prep *pr, size_t k, int64_t *pos_r, int64_t *mark_r)
+{
+	*pos_r = k == 0 ? pr->from : pr->it[k - 1].id;
+	*mark_r = k == 0 ? pr->from_mark : pr->it[k - 1].mark;
+}
+
+/* whether a file at pos with mark, learning with word pairs so, can
+ * take gathered items: 1 (pr->next the first of them), 0 when none is
+ * gathered for it (nothing gathered, all learnt, or the file stands
+ * elsewhere: moved on by another writer past them, or replaced) */
+static int
+prep_at(struct prep *pr, int64_t pos, int64_t mark, int pairs)
+{
+	int64_t p, m;
+	size_t k;
+
+	if (pr->pairs != pairs)
+		return 0;
+	for (k = 0; k < pr->n; k++) {
+		prep_pos(pr, k, &p, &m);
+		if (p == pos && m == mark) {
+			pr->next = k;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* keep the tokens tl has from index n0 on (the evidence's) in it: 0,
+ * or -1 when out of memory */
+static int
+prep_keep(struct prep_item *it, const struct toklist *tl, size_t n0)
+{
+	size_t i, n = toklist_count(tl), len, sz = 0;
+	const char *t;
+
+	it->toks = NULL;
+	it->len = 0;
+	for (i = n0; i < n; i++) {
+		(void)toklist_get(tl, i, &len);
+		sz += 1 + len;
+	}
+	if (sz == 0)
+		return 0;
+	if ((it->toks = xmalloc(sz)) == NULL)
+		return -1;
+	for (i = n0; i < n; i++) {
+		t = toklist_get(tl, i, &len);
+		it->toks[it->len++] = (unsigned char)len;	/* <= 255 */
+		memcpy(it->toks + it->len, t, len);
+		it->len += len;
+	}
+	return 0;
+}
+
+/*
+ * Gather (with the token file free) the evidence of the events after
+ * position pos (with mark), at most limit of them as apply_batch would
+ * fetch them, each post tokenized as pt says (the file's word pairs)
+ * and asked about.  0, or -1 with err (a database or memory failure).
+ */
+static int
+prep_gather(struct prep *pr, struct queue *q, const struct src *sr,
+    int64_t pos, int64_t mark, long limit, struct posttok *pt,
+    struct toklist *tl, char *err, size_t errsz)
+{
+	struct journal_fetch *f = NULL;
+	struct journal_event ev;
+	struct prep_item *it;
+	size_t n0;
+	int r;
+
+	prep_clear(pr);
+	pr->from = pos;
+	pr->from_mark = mark;
+	pr->pairs = pt->to.bigrams;
+	if ((sr->site ? journal_site_fetch_open(q, sr->list, pos, limit,
+	    pt->to.lim.max_scan, &f, err, errsz) : journal_fetch_open(q,
+	    sr->list, pos, limit, pt->to.lim.max_scan, &f, err, errsz)) < 0)
+		return -1;
+	while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
+		if (pr->n == pr->cap) {
+			size_t cap = pr->cap == 0 ? 16 : 2 * pr->cap;
+
+			if ((it = xrealloc(pr->it, cap * sizeof(*it))) ==
+			    NULL)
+				goto oom;
+			pr->it = it;
+			pr->cap = cap;
+		}
+		it = &pr->it[pr->n];
+		it->id = ev.id;
+		it->mark = sr->site ? site_mark(ev.mark, ev.event_id) :
+		    ev.mark;
+		it->toks = NULL;
+		it->len = 0;
+		it->asked = ev.state == JOURNAL_APPLY;
+		if (ev.state == JOURNAL_APPLY) {
+			/* what posttok_post does, the words' count noted */
+			if (tok_post(ev.raw, ev.len, &pt->to, tl) < 0)
+				goto oom;
+			n0 = toklist_count(tl);
+			if (posttok_evidence(pt, ev.raw, ev.len, NULL, tl,
+			    NULL, 0) < 0 || prep_keep(it, tl, n0) < 0)
+				goto oom;
+		}
+		pr->n++;
+	}
+	journal_fetch_close(f);
+	if (r < 0) {
+		prep_clear(pr);
+		return -1;
+	}
+	return 0;
+oom:
+	journal_fetch_close(f);
+	prep_clear(pr);
+	snprintf(err, errsz, "out of memory while tokenizing");
+	return -1;
+}
+
+/* a post's tokens under the file's lock: its words, then the evidence
+ * gathered ahead for it (it) or now (it NULL): 0, or -1 */
+static int
+learn_tokens(const struct posttok *pt, const struct journal_event *ev,
+    const struct prep_item *it, struct toklist *tl)
+{
+	size_t i, len;
+
+	if (it == NULL)
+		return posttok_post(pt, ev->raw, ev->len, NULL, tl, NULL, 0);
+	if (tok_post(ev->raw, ev->len, &pt->to, tl) < 0)
+		return -1;
+	for (i = 0; i < it->len; i += 1 + len) {
+		len = it->toks[i];
+		if (toklist_add_over(tl, it->toks + i + 1, len) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
  * One batch: open the token file for writing, read its position, fetch
  * the next events after it (at most limit) and apply them with the new
  * position in one transaction.  In bulk mode (tokdb's TOKDB_BULK: a
  * private copy without transactions, published at the end) every event
- * there is goes into one batch, fetched limit at a time.  A damaged
- * event is skipped and marked in the journal (after the fetch, before
- * the commit).  Returns the number of events passed (applied or skipped;
- * 0: up to date), or -1 with err.
+ * there is goes into one batch, fetched limit at a time, unless the
+ * evidence is gathered ahead (pr->on: then one fetch, each batch, the
+ * file let go of in between).  A damaged event is skipped and marked in
+ * the journal (after the fetch, before the commit).  Returns the number
+ * of events passed (applied or skipped; 0: up to date), or -1 with err.
  */
 static long
 apply_batch(struct queue *q, const struct src *sr, const char *path,
     int create, int bulk, long limit, unsigned wait_ms,
-    struct posttok *pt, struct toklist *tl, struct sync_stats *st,
-    char *err, size_t errsz)
+    struct posttok *pt, struct toklist *tl, struct prep *pr,
+    struct sync_stats *st, char *err, size_t errsz)
 {
 	struct journal_fetch *f = NULL;
 	struct journal_event ev;
 	struct pending pend[MAX_PENDING];
-	struct tokdb *db;
+	struct tokdb *db = NULL;
+	const struct prep_item *it;
 	int64_t pos, mark;
 	long n = -1, rows = 0, applied = 0, skipped = 0, got;
 	unsigned npend = 0, report0 = st->nreported;
-	int r, intx = 0;
-	double start = clock_now_s();
+	int r, intx = 0, missed;
+	double start;
 
+	/* where this run's last batch left the file, its evidence all
+	 * learnt: the next events' gathered before the file is taken */
+	if (pr->on && pr->after) {
+		prep_pos(pr, pr->n, &pos, &mark);
+		if (prep_gather(pr, q, sr, pos, mark, limit, pt, tl, err,
+		    errsz) < 0)
+			return -1;
+		if (pr->n == 0)
+			return 0;	/* up to date */
+	}
+again:
 	if (tokdb_open(path, TOKDB_WRITE | (create ? TOKDB_CREATE : 0) |
-	    (bulk ? TOKDB_BULK : 0), wait_ms, &db, err, errsz) != 0)
-		return -1;
+	    (bulk ? TOKDB_BULK : 0), wait_ms, &db, err, errsz) != 0) {
+		db = NULL;
+		goto out;
+	}
+	start = clock_now_s();
 	if (tokdb_get_pos_mark(db, &pos, &mark) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(db));
 		goto out;
@@ -472,6 +687,24 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	}
 	st->pairs_differ = r;
 	st->pairs_file = pt->to.bigrams;
+	if (pr->on && !prep_at(pr, pos, mark, pt->to.bigrams)) {
+		/* nothing gathered for where the file stands: let go of it
+		 * while the evidence is gathered, then take it again */
+		tokdb_close(db);
+		db = NULL;
+		if (prep_gather(pr, q, sr, pos, mark, limit, pt, tl, err,
+		    errsz) < 0)
+			goto out;
+		if (pr->n > 0)
+			goto again;
+		/* nothing to learn */
+		n = 0;
+		if (pos > 0 && st->nbatches == 0 && !at_own(sr, pos, mark) &&
+		    ahead(q, sr, pos, err, errsz))
+			n = -1;
+		goto out;
+	}
+	missed = 0;
 	do {
 		if ((sr->site ? journal_site_fetch_open(q, sr->list, pos,
 		    limit, pt->to.lim.max_scan, &f, err, errsz) :
@@ -480,6 +713,19 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 			goto out;
 		got = 0;
 		while ((r = journal_fetch_next(f, &ev, err, errsz)) > 0) {
+			it = NULL;
+			if (pr->on) {
+				/* only what was gathered ahead: the rest
+				 * waits for the next batch */
+				if (pr->next >= pr->n ||
+				    pr->it[pr->next].id != ev.id ||
+				    (ev.state == JOURNAL_APPLY &&
+				    !pr->it[pr->next].asked)) {
+					missed = 1;
+					break;
+				}
+				it = &pr->it[pr->next];
+			}
 			if (!intx) {
 				if (tokdb_begin(db) < 0) {
 					snprintf(err, errsz, "%s",
@@ -512,8 +758,7 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 					    "that to the list's own sync");
 				skipped++;
 			} else {
-				if (posttok_post(pt, ev.raw, ev.len, NULL,
-				    tl, NULL, 0) < 0) {
+				if (learn_tokens(pt, &ev, it, tl) < 0) {
 					snprintf(err, errsz, "out of memory "
 					    "while tokenizing");
 					goto out;
@@ -540,6 +785,8 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 			pos = ev.id;
 			mark = sr->site ? site_mark(ev.mark, ev.event_id) :
 			    ev.mark;
+			if (pr->on)
+				pr->next++;
 			rows++;
 			got++;
 			/* the rest waits for the next batch: readers get in
@@ -553,7 +800,20 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 			goto out;
 		journal_fetch_close(f);
 		f = NULL;
-	} while (bulk && got == limit && npend < MAX_PENDING);
+	} while (bulk && !pr->on && got == limit && npend < MAX_PENDING);
+	if (rows == 0 && missed) {
+		/* an event came before the first gathered one (committed
+		 * meanwhile with a lower id), or one to learn was not read
+		 * then (quarantined, and let go of since): gather again
+		 * from here */
+		if (intx)
+			tokdb_abort(db);
+		intx = 0;
+		tokdb_close(db);
+		db = NULL;
+		prep_clear(pr);
+		goto again;
+	}
 	if (rows == 0) {
 		n = 0;
 		if (pos > 0 && st->nbatches == 0 && !at_own(sr, pos, mark) &&
@@ -589,6 +849,10 @@ apply_batch(struct queue *q, const struct src *sr, const char *path,
 	st->nevents += (unsigned long)applied;
 	st->nquarantined += (unsigned long)skipped;
 	st->nbatches++;
+	/* the next batch gathers ahead from here when every gathered
+	 * event is learnt */
+	if (pr->on)
+		pr->after = pr->next == pr->n;
 	n = rows;
 out:
 	if (n < 0)
@@ -634,18 +898,23 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
     struct sync_stats *st, char *err, size_t errsz)
 {
 	struct toklist *tl;
+	struct prep pr;
 	long n;
 	int bulk;
 
 	memset(st, 0, sizeof(*st));
+	memset(&pr, 0, sizeof(pr));
 	if ((tl = toklist_new(pt->to.max_tokens)) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
 	/* a new file is private until it is complete: no transactions */
 	bulk = create && access(path, F_OK) < 0 && errno == ENOENT;
+	/* evidence that asks anyone is gathered while the file is free,
+	 * but for a new private file, which no one else waits for */
+	pr.on = !bulk && posttok_asks(pt);
 	while ((n = apply_batch(q, sr, path, create, bulk, bulk ?
-	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, st, err,
+	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, &pr, st, err,
 	    errsz)) > 0) {
 		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 		char why[1024];
@@ -669,6 +938,7 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 			;
 	}
 	pt->to.bigrams = pt->list_bigrams;
+	prep_free(&pr);
 	toklist_free(tl);
 	return n < 0 ? -1 : 0;
 }

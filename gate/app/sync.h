@@ -124,7 +124,10 @@ int sync_tokens_dir(const struct listcfg_global *g, char *err, size_t errsz);
  * twice.  The file is closed between batches (readers get in).  The day
  * recorded per token is the event's day.  Posts become tokens through
  * posttok_post (evidence included: a post's sender is its Return-Path,
- * else its From, asked about now).  An event that cannot be
+ * else its From, asked about now; evidence that asks anyone is gathered
+ * before the file is taken for writing, and applied only if the file
+ * still stands where it stood: a slow member_check or DNS server keeps
+ * no filter waiting).  An event that cannot be
  * applied (its stored message is damaged) never blocks the rest: it is
  * quarantined in the journal (journal_quarantine) before the batch that
  * passes it commits, skipped, and reported in *st; one quarantined

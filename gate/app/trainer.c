@@ -665,12 +665,20 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 	struct toklist *tl;
 	long n;
 
-	if (!t->intx && direct_begin(t, err, errsz) < 0)
-		return -1;
+	/* evidence that asks anyone is gathered with the file free: a
+	 * batch holding it for filters is committed first (a new file,
+	 * a private copy and an in-memory store keep no filter waiting) */
+	if (t->intx && !t->bulk && !t->memory && posttok_asks(t->pt)) {
+		if (direct_flush(t, err, errsz) < 0)
+			return -1;
+		direct_pause();
+	}
 	if ((tl = post_tokens(t, msg, len, 0, pp)) == NULL) {
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}
+	if (!t->intx && direct_begin(t, err, errsz) < 0)
+		return -1;
 	if ((n = tokdb_learn(t->db, tl, t->spam, t->dir, t->day)) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		return -1;

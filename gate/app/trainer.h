@@ -89,7 +89,10 @@ int trainer_committed_at(const struct trainer *t, int64_t *last_r,
  * committed, so a failed run never leaves an empty or partial new token
  * file behind.  wait_ms bounds each wait for the file's lock; pt says
  * how posts become tokens (posttok_post: tokenizer and evidence; not
- * copied, it must outlive the trainer); day the last-seen day recorded.
+ * copied, it must outlive the trainer; evidence that asks anyone,
+ * posttok_asks, is gathered with the file free: a batch in a
+ * transaction is committed before each such post); day the last-seen
+ * day recorded.
  * 0, or -1 with err.
  */
 int trainer_open_direct(struct trainer **t_r, const char *path, int create,

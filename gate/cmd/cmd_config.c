@@ -188,31 +188,6 @@ warn_notify_sender(const struct listcfg_global *g, const char *name,
 	}
 }
 
-/* warn when one post's evidence may outlast lock_wait_ms: sync, train
- * and rebuild gather it while they hold the list's token file for
- * writing, and the filters waiting for the file give up (defer the
- * post) after lock_wait_ms; a writer also holds it for up to a quarter
- * second of posts before that (APPLY_SECONDS in gate/app/sync.c) */
-static void
-warn_evidence_lock(const struct listcfg_global *g, const char *name,
-    const struct listcfg_list *l)
-{
-	unsigned long member, dns;
-
-	member = l->member_check != NULL ? l->member_check_ms : 0;
-	dns = g->dnsbl_zones != NULL ? g->dns_timeout_ms : 0;
-	if (member + dns == 0 || member + dns + 250 <= g->lock_wait_ms)
-		return;
-	cmd_err(NAME, "warning: %s/lists/%s.conf: the evidence of one post "
-	    "may take %lu ms (member_check_ms %lu, dns_timeout_ms %lu), "
-	    "which sync, train and rebuild gather while they hold the "
-	    "list's token file, and filters wait %u ms for it "
-	    "(lock_wait_ms in %s/listgate.conf): the list's filters would "
-	    "defer posts while a post whose evidence is slow is learnt; "
-	    "keep lock_wait_ms at least 250 ms above that sum", g->dir,
-	    name, member + dns, member, dns, g->lock_wait_ms, g->dir);
-}
-
 /* check one list and print it: 0, or 1 after an error message */
 static int
 check_list(const struct listcfg_global *g, const char *name)
@@ -250,7 +225,6 @@ check_list(const struct listcfg_global *g, const char *name)
 		    " moderation_address" : "", l.notify == NULL ? " notify" :
 		    "");
 	warn_notify_sender(g, name, &l);
-	warn_evidence_lock(g, name, &l);
 	printf("\n");
 	if (listcfg_print_list(stdout, &l) < 0) {
 		cmd_err(NAME, "out of memory");

@@ -224,7 +224,18 @@ begin(void *ctx)
 	state.dns_timeouts = 0;
 }
 
-static const struct posttok_evidence gatherer = { gather, begin, NULL };
+/* whether gather asks anyone about l's posts: a member_check, or the
+ * DNSBLs (gather asks them only about a post with a public relay) */
+static int
+asks(void *ctx, const struct listcfg_global *g, const struct listcfg_list *l)
+{
+	(void)ctx;
+	return l->member_check != NULL || g->dnsbl_zones != NULL;
+}
+
+static const struct posttok_evidence gatherer = {
+	gather, begin, NULL, asks
+};
 
 const struct posttok_evidence *
 evidence_gatherer(void)
