@@ -211,6 +211,24 @@ check "... and it waited less than lock_wait_ms ($ms ms)" test "$ms" -lt 1000
 check "... train exits 0" test "$trc" -eq 0
 check "... and learnt the slow post's member:yes" \
     test "$(learnt member:yes "$T/slow.eml")" = "0 9"
+# score of four slow posts (12 s of checks) reads the file only once
+# each post's evidence is in: a train meanwhile is not kept waiting
+# past its 10 s for the file
+: > "$T/calls"
+lg score --list m "$T/slow.eml" "$T/slow.eml" "$T/slow.eml" "$T/slow.eml" \
+    > "$T/score.out" 2>&1 &
+spid=$!
+wait_slow
+t0=$(now)
+lg train -q --list m --ham "$T/ham0.eml" "$T/next.eml" > "$T/train.out" 2>&1
+trc=$?
+ms=$(( ($(now) - t0) / 1000000 ))
+wait "$spid"
+src=$?
+check "a train while score asks slow member_checks: learnt (exit $trc, $ms ms)" \
+    test "$trc" -eq 0 -a "$ms" -lt 5000
+check "... score exits 0, four posts scored" \
+    test "$src" -eq 0 -a "$(grep -c '^ham ' "$T/score.out")" -eq 4
 rm -f "$T/slow"
 
 # --- ... nor a DNS server that does not answer ------------------------------

@@ -5,7 +5,8 @@
  * bounded tokenizer.  Names and tokens printed come from files and
  * mail: they go out only through the sanitizer, as text or as JSON
  * strings.
- * The token file is opened once, read-only, for the whole batch.  Exit
+ * The token file is opened once, read-only, for the whole batch (for
+ * each post, after its evidence, when that asks anyone).  Exit
  * 0, 1 when any post or file failed (named), 2 on usage errors.
  */
 #include "config.h"
@@ -235,7 +236,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], path[4096];
 	int ch, verbose = 0, json = 0, stats = 0, nfiles, i, r, show;
 	unsigned long nscored = 0;
-	int cinit = 0, failed = 0, rc;
+	int cinit = 0, failed = 0, rc, reopen;
 
 	while ((ch = getopt_long(argc, argv, "l:vjh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -295,8 +296,12 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		failed = 1;
 		goto out;
 	}
-	/* the list's own file, with the site store's when it applies */
-	if (site_open(&g, &l, &ss, &cc, err, sizeof(err)) != 0) {
+	/* the list's own file, with the site store's when it applies;
+	 * opened for each post after its evidence when that asks anyone
+	 * (a slow member_check or DNS server must not keep the file from
+	 * its writers: they wait for readers at most sync_writer_wait) */
+	reopen = posttok_asks(&pt);
+	if (!reopen && site_open(&g, &l, &ss, &cc, err, sizeof(err)) != 0) {
 		cmd_err(NAME, "list %s: %s", list, err);
 		failed = 1;
 		goto out;
@@ -334,7 +339,7 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 			/* many posts share most tokens: from the second
 			 * on, each token is read from the file once (one
 			 * post alone does not pay for the table) */
-			if (nscored == 1) {
+			if (nscored == 1 && !reopen) {
 				if (ss.own != NULL)
 					tokdb_cache(ss.own);
 				if (ss.site != NULL)
@@ -350,21 +355,31 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 				failed = 1;
 				continue;
 			}
+			if (reopen) {
+				if (site_open(&g, &l, &ss, &cc, err,
+				    sizeof(err)) != 0) {
+					cmd_err(NAME, "list %s: %s", list, err);
+					failed = 1;
+					source_close(src);
+					goto out;
+				}
+				site.ts = ss.site != NULL ? &ss.ts : NULL;
+			}
 			if (classify_post(&c, &cc, &bp, &pt.to, NULL, 0,
 			    err, sizeof(err)) < 0) {
 				cmd_err(NAME, "list %s: %s: %s", list, p.name,
 				    err);
 				failed = 1;
-				continue;
-			}
-			if (report(&c, verdict_of(c.r.score, l.ham_cutoff,
-			    l.spam_cutoff), p.name, show, verbose, json, &site,
-			    &clues) < 0) {
+			} else if (report(&c, verdict_of(c.r.score,
+			    l.ham_cutoff, l.spam_cutoff), p.name, show,
+			    verbose, json, &site, &clues) < 0) {
 				cmd_err(NAME, "list %s: %s: cannot list the "
 				    "deciding tokens: out of memory", list,
 				    p.name);
 				failed = 1;
 			}
+			if (reopen)
+				site_close(&ss);
 		}
 		source_close(src);
 	}
