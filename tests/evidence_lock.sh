@@ -229,6 +229,38 @@ check "a train while score asks slow member_checks: learnt (exit $trc, $ms ms)" 
     test "$trc" -eq 0 -a "$ms" -lt 5000
 check "... score exits 0, four posts scored" \
     test "$src" -eq 0 -a "$(grep -c '^ham ' "$T/score.out")" -eq 4
+# a long train, whose posts past the first few used to go into a
+# private copy of the file held for the rest of the run: four slow
+# posts at its end (12 s) keep no other train out past its 10 s wait
+i=0
+while [ $i -lt 19 ]; do
+	post yes@example.org "$T/f$i.eml" "f$i" "meeting $i" "$HAM $i"
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt 4 ]; do
+	post slow@example.org "$T/sl$i.eml" "sl$i" "slow $i" "$HAM slow $i"
+	i=$((i + 1))
+done
+post yes@example.org "$T/u.eml" u "meeting u" "$HAM u"
+: > "$T/calls"
+lg train -q --list m --ham "$T"/f*.eml "$T"/sl?.eml > "$T/train1.out" 2>&1 &
+tpid=$!
+wait_slow
+t0=$(now)
+lg train -q --list m --ham "$T/u.eml" > "$T/train2.out" 2>&1
+trc=$?
+tms=$(( ($(now) - t0) / 1000000 ))
+filter_meanwhile
+wait "$tpid"
+t1rc=$?
+check "a train while a long train asks slow member_checks: learnt (exit $trc, $tms ms)" \
+    test "$trc" -eq 0 -a "$tms" -lt 5000
+check "... a filter meanwhile passed (exit $rc, $ms ms)" \
+    test "$rc" -eq 0 -a "$ms" -lt 1000
+check "... the long train exits 0 ($(head -c 200 "$T/train1.out"))" test "$t1rc" -eq 0
+check "... and every post learnt its member:yes" \
+    test "$(learnt member:yes "$T/slow.eml")" = "0 35"
 rm -f "$T/slow"
 
 # --- ... nor a DNS server that does not answer ------------------------------

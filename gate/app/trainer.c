@@ -40,6 +40,11 @@
 /* posts per transaction, and the longest a batch may hold the lock */
 #define BATCH_POSTS	10000
 #define BATCH_SECONDS	0.25
+/* posts whose evidence asks anyone, gathered with the token file free,
+ * then learnt in one go: at most this many, and this many bytes of
+ * tokens */
+#define DEFER_POSTS	64
+#define DEFER_BYTES	(8u * 1024u * 1024u)
 /* pause between batches, longer than a waiting reader's poll interval
  * (TOKDB_POLL_MAX_MS), so that filters waiting for the lock get in */
 #define BATCH_PAUSE_MS	12
@@ -107,6 +112,15 @@ struct trainer {
 	struct tokpool *pool;
 	int nopool;			/* none wanted, or it failed */
 	unsigned long ntaken;		/* trainer_post calls */
+	/* direct, with evidence that asks anyone (posttok_asks) into a
+	 * file others use: posts' tokens gathered with the file free,
+	 * learnt DEFER_POSTS at a time (defer_flush) */
+	int defer;
+	unsigned char *dbuf;		/* each post: its token count (4
+					 * bytes), then a length byte and
+					 * the bytes of each token */
+	size_t dlen, dcap;
+	unsigned long ndefer;		/* posts in dbuf */
 };
 
 /* the follower waits at most this long for the token file (it holds
@@ -658,6 +672,103 @@ direct_pause(void)
 		;
 }
 
+/* learn the posts gathered in t->dbuf, in transactions of at most
+ * BATCH_SECONDS, the file let go of after each: 0, or -1 with err */
+static int
+defer_flush(struct trainer *t, char *err, size_t errsz)
+{
+	size_t i = 0, k, ntok, len;
+	uint32_t c;
+	long n;
+
+	while (t->ndefer > 0) {
+		if (!t->intx && direct_begin(t, err, errsz) < 0)
+			return -1;
+		memcpy(&c, t->dbuf + i, sizeof(c));
+		i += sizeof(c);
+		ntok = c;
+		toklist_reset(t->tl);
+		for (k = 0; k < ntok; k++) {
+			len = t->dbuf[i];
+			if (toklist_add_over(t->tl, t->dbuf + i + 1, len) < 0) {
+				snprintf(err, errsz, "out of memory while "
+				    "tokenizing");
+				return -1;
+			}
+			i += 1 + len;
+		}
+		if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir,
+		    t->day)) < 0) {
+			snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+			return -1;
+		}
+		t->st.nchanged += n;
+		t->nbatch++;
+		t->ndefer--;
+		if (t->ndefer == 0 || t->nbatch >= BATCH_POSTS ||
+		    clock_now_s() - t->batch_start >= BATCH_SECONDS) {
+			if (direct_flush(t, err, errsz) < 0)
+				return -1;
+			if (t->ndefer > 0)
+				direct_pause();
+		}
+	}
+	t->dlen = 0;
+	return 0;
+}
+
+/* the direct back end with evidence that asks anyone: the post's tokens
+ * (its evidence asked about with the token file free) kept for
+ * defer_flush, which learns them once DEFER_POSTS are gathered: 0, or
+ * -1 with err */
+static int
+defer_post(struct trainer *t, const unsigned char *msg, size_t len,
+    struct tokpool_post *pp, char *err, size_t errsz)
+{
+	struct toklist *tl;
+	size_t i, n, need, tlen;
+	unsigned char *b;
+	const char *tok;
+	uint32_t c;
+
+	if ((tl = post_tokens(t, msg, len, 0, pp)) == NULL) {
+		snprintf(err, errsz, "out of memory while tokenizing");
+		return -1;
+	}
+	n = toklist_count(tl);
+	need = sizeof(c);
+	for (i = 0; i < n; i++) {
+		(void)toklist_get(tl, i, &tlen);
+		need += 1 + tlen;
+	}
+	if (t->dcap - t->dlen < need) {
+		size_t cap = t->dcap > 0 ? t->dcap : 65536;
+
+		while (cap - t->dlen < need)
+			cap *= 2;
+		if ((b = xrealloc(t->dbuf, cap)) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+		t->dbuf = b;
+		t->dcap = cap;
+	}
+	c = (uint32_t)n;
+	memcpy(t->dbuf + t->dlen, &c, sizeof(c));
+	t->dlen += sizeof(c);
+	for (i = 0; i < n; i++) {
+		tok = toklist_get(tl, i, &tlen);
+		t->dbuf[t->dlen++] = (unsigned char)tlen;	/* <= 255 */
+		memcpy(t->dbuf + t->dlen, tok, tlen);
+		t->dlen += tlen;
+	}
+	t->ndefer++;
+	t->st.nposts++;
+	if (t->ndefer >= DEFER_POSTS || t->dlen >= DEFER_BYTES)
+		return defer_flush(t, err, errsz);
+	return 0;
+}
+
 static int
 direct_post(struct trainer *t, const unsigned char *msg, size_t len,
     struct tokpool_post *pp, char *err, size_t errsz)
@@ -665,20 +776,14 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 	struct toklist *tl;
 	long n;
 
-	/* evidence that asks anyone is gathered with the file free: a
-	 * batch holding it for filters is committed first (a new file,
-	 * a private copy and an in-memory store keep no filter waiting) */
-	if (t->intx && !t->bulk && !t->memory && posttok_asks(t->pt)) {
-		if (direct_flush(t, err, errsz) < 0)
-			return -1;
-		direct_pause();
-	}
+	if (t->defer)
+		return defer_post(t, msg, len, pp, err, errsz);
+	if (!t->intx && direct_begin(t, err, errsz) < 0)
+		return -1;
 	if ((tl = post_tokens(t, msg, len, 0, pp)) == NULL) {
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}
-	if (!t->intx && direct_begin(t, err, errsz) < 0)
-		return -1;
 	if ((n = tokdb_learn(t->db, tl, t->spam, t->dir, t->day)) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		return -1;
@@ -707,6 +812,8 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 static int
 direct_finish(struct trainer *t, char *err, size_t errsz)
 {
+	if (defer_flush(t, err, errsz) < 0)
+		return -1;
 	return direct_flush(t, err, errsz);
 }
 
@@ -717,6 +824,8 @@ direct_abort(struct trainer *t)
 {
 	char wal[4300];
 
+	t->ndefer = 0;		/* gathered, never learnt */
+	t->dlen = 0;
 	if (t->intx) {
 		tokdb_abort(t->db);
 		t->intx = 0;
@@ -796,6 +905,9 @@ trainer_open_direct(struct trainer **t_r, const char *path, int create,
 	/* a new file is private until it is linked in place: no
 	 * transactions needed */
 	t->want_bulk = t->tmppath[0] != 0;
+	/* a file others use is never held while the evidence asks (a new
+	 * one is private, an in-memory store ours) */
+	t->defer = !t->memory && t->tmppath[0] == 0 && posttok_asks(pt);
 	*t_r = t;
 	return 0;
 }
@@ -978,6 +1090,7 @@ trainer_free(struct trainer *t)
 	if (t->db != NULL)
 		tokdb_close(t->db);
 	toklist_free(t->tl);
+	xfree(t->dbuf);
 	if (t->own_q)
 		queue_close(t->q);
 	xfree(t);

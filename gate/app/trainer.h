@@ -90,9 +90,9 @@ int trainer_committed_at(const struct trainer *t, int64_t *last_r,
  * file behind.  wait_ms bounds each wait for the file's lock; pt says
  * how posts become tokens (posttok_post: tokenizer and evidence; not
  * copied, it must outlive the trainer; evidence that asks anyone,
- * posttok_asks, is gathered with the file free: a batch in a
- * transaction is committed before each such post); day the last-seen
- * day recorded.
+ * posttok_asks, is gathered with an existing file free: the posts'
+ * tokens are kept and learnt 64 at a time, in transactions, never in
+ * a private copy held for the run); day the last-seen day recorded.
  * 0, or -1 with err.
  */
 int trainer_open_direct(struct trainer **t_r, const char *path, int create,
