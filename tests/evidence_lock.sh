@@ -24,13 +24,8 @@ printf 'tokens_dir = %s/tokens\nlock_wait_ms = 1000\n' "$T" \
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_part
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 now() { date +%s%N; }
-# "SPAM HAM" of token $1 in list m's token file (the key from a post,
-# $2, that carries the token)
-learnt() {
-	k=$(lg tokens --list m --keys "$2" | awk -v t="$1" '$2 == t { print $1; exit }')
-	[ -n "$k" ] || { echo "no $1 in $2"; return; }
-	lg score --list m --db-dump | awk -v k="$k" '$3 == k { print $1, $2 }'
-}
+# "SPAM HAM" of token $1 in list m's token file (token_counts, lib.sh)
+learnt() { token_counts m "$@"; }
 
 # the list manager's stand-in: everyone is a member; slow@ takes 3 s to
 # say so while $T/slow exists

@@ -126,3 +126,12 @@ lib_old_cookie() {
 	    "$_e" | openssl dgst -sha256 -hmac "$(cat "$1")" -binary |
 	    head -c 13 | base32 | tr A-Z a-z | cut -c1-20
 }
+
+# "SPAM HAM" of token $2 in list $1's token file, through the test's lg
+# function: the file keeps a key per token, not its text, so the key
+# comes from `tokens --keys` on a post ($3) that carries the token
+token_counts() {
+	_k=$(lg tokens --list "$1" --keys "$3" | awk -v t="$2" '$2 == t { print $1; exit }')
+	[ -n "$_k" ] || { echo "no $2 in $3"; return; }
+	lg score --list "$1" --db-dump | awk -v k="$_k" '$3 == k { print $1, $2 }'
+}
