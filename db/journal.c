@@ -86,7 +86,7 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 
 /* the statements that begin a batch, after (BQ_SCHEMA) the schema's
  * version: one pipeline */
-enum { BQ_SCHEMA, BQ_BEGIN, BQ_LOCK, BQ_LAST, BQ_N };
+enum { BQ_SCHEMA, BQ_BEGIN, BQ_LOCK, BQ_FRESH, BQ_LAST, BQ_N };
 
 /*
  * Begin a batch (journal_begin_at), first reading the schema's version
@@ -128,6 +128,8 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	    PQsendQueryParams(q->conn, "SELECT pg_advisory_xact_lock("
 	    "$1::int4, hashtext($2)), set_config('statement_timeout', '0', "
 	    "true)", 2, NULL, vals, NULL, NULL, 0) != 1 ||
+	    PQsendQueryParams(q->conn, QUEUE_FRESH_IDS_SQL, 0, NULL, NULL,
+	    NULL, NULL, 0) != 1 ||
 	    (last_r != NULL && PQsendQueryParams(q->conn, LAST_AND_DAY_SQL, 1,
 	    NULL, vals + 1, NULL, NULL, 1) != 1)) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
@@ -202,6 +204,12 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	    PQresultStatus(rs[BQ_LOCK]) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s",
 		    queue_pgerr(q, rs[BQ_LOCK]));
+		goto out;
+	}
+	if (rs[BQ_FRESH] == NULL ||
+	    PQresultStatus(rs[BQ_FRESH]) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: %s",
+		    queue_pgerr(q, rs[BQ_FRESH]));
 		goto out;
 	}
 	if (last_r != NULL && last_and_day_res(q, rs[BQ_LAST], last_r, mark_r,
@@ -1251,6 +1259,12 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, 0)",
 	    1, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
+		goto dberr;
+	PQclear(res);
+	/* feed numbers after every one fed before (QUEUE_FRESH_IDS_SQL) */
+	res = PQexecParams(q->conn, QUEUE_FRESH_IDS_SQL, 0, NULL, NULL, NULL,
+	    NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
 		goto dberr;
 	PQclear(res);
 	/* each list's events after the last fed: visible in id order per

@@ -2039,7 +2039,8 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 	vals[0] = lockkey;
 	vals[1] = list;
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext($2))", 2, vals, err, errsz) < 0)
+	    "hashtext($2))", 2, vals, err, errsz) < 0 ||
+	    queue_cmd(q, QUEUE_FRESH_IDS_SQL, err, errsz) < 0)
 		return -1;
 	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
 		return -1;

@@ -67,6 +67,17 @@ const char *pq_load_error(void);
 /* class of the site store's feed ("LS", key 0): one feeder at a time
  * (journal_site_feed) */
 #define QUEUE_LOCK_SITE		0x4c53
+/* run right after taking QUEUE_LOCK_JOURNAL or QUEUE_LOCK_SITE, before
+ * the transaction's first id of the journal's sequence: sync reads a
+ * list's events (and the site feed's) in id order from a position, so
+ * the ids taken under the lock must come after every id committed
+ * before it.  A sequence with a CACHE above 1 (an administrator's, a
+ * restored dump's) hands each session a block of its own, and a
+ * session's old block would give ids below those another committed
+ * meanwhile, which sync has passed for good; without its block the
+ * session takes the next from the sequence itself.  (DISCARD ALL, not
+ * this, is refused in a transaction.) */
+#define QUEUE_FRESH_IDS_SQL	"DISCARD SEQUENCES"
 /* the lock of migrate, held by each migration's transaction */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
 
