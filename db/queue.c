@@ -90,6 +90,23 @@ exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
 	return ok ? 0 : -1;
 }
 
+/*
+ * Inside migrate's transaction: no statement_timeout (SET LOCAL, a
+ * statement of its own: a timeout already runs for the statement that
+ * sets it).  One set in the database conninfo's options for the
+ * filter's hold path cut the wait for another migrate (the migrate
+ * lock, waited for as long as that run takes), a table lock's wait
+ * before --lock-timeout (which bounds it, and names who holds it), and
+ * a migration that takes longer on a large table: migrate failed with
+ * "canceling statement due to statement timeout", and again on every
+ * run.  0, or -1 with err.
+ */
+static int
+no_statement_timeout(struct queue *q, char *err, size_t errsz)
+{
+	return queue_cmd(q, "SET LOCAL statement_timeout = 0", err, errsz);
+}
+
 /* inside a transaction: wait at most secs for each lock (0: the
  * session's lock_timeout), SET LOCAL through set_config so that the
  * value is a parameter: 0 or -1 */
@@ -1019,6 +1036,8 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	*m_r = NULL;
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
+	if (no_statement_timeout(q, err, errsz) < 0)
+		goto fail;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_MIGRATE);
 	params[0] = lockkey;
 	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
@@ -1114,7 +1133,8 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 	/* a transaction of its own: SET LOCAL, through a pooler too */
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
-	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0 ||
+	if (no_statement_timeout(q, err, errsz) < 0 ||
+	    set_lock_timeout(q, lock_timeout_s, err, errsz) < 0 ||
 	    set_client_check(q, err, errsz) < 0)
 		goto done;
 	/* the version of the schema migrate would change: none yet (0),
