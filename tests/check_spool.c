@@ -7,6 +7,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "gate/app/run.h"
 #include "gate/mail/spool.h"
+#include "gate/util/clock.h"
 
 static char tmpdir[4096];
 
@@ -569,6 +571,73 @@ START_TEST(timeout_kills_the_whole_group)
 }
 END_TEST
 
+/*
+ * A command that leaves a process behind (a mailer delivering in the
+ * background) must not hold our standard output and error: under an MTA
+ * they are its pipe, which qmail-local reads until its end and Postfix's
+ * pipe(8) until its time limit, when it bounces the post.  Once
+ * run_argv returned and we let go of the pipe, it ends at once, and what
+ * the command said is there.
+ */
+START_TEST(a_command_left_behind_does_not_hold_our_output)
+{
+	char pidfile[4200], script[4400], buf[256];
+	char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+	char err[256];
+	struct pollfd pfd;
+	size_t got = 0;
+	double t0, waited;
+	ssize_t r;
+	int p[2], o1, o2, eof = 0;
+	FILE *f;
+	long pid = 0;
+
+	snprintf(pidfile, sizeof(pidfile), "%s/behind", tmpdir);
+	snprintf(script, sizeof(script), "sleep 10 & echo $! > %s; "
+	    "echo said; echo also >&2", pidfile);
+	argv[2] = script;
+	ck_assert_int_eq(pipe(p), 0);
+	o1 = dup(STDOUT_FILENO);
+	o2 = dup(STDERR_FILENO);
+	ck_assert_int_ge(o1, 0);
+	ck_assert_int_ge(o2, 0);
+	ck_assert_int_ge(dup2(p[1], STDOUT_FILENO), 0);
+	ck_assert_int_ge(dup2(p[1], STDERR_FILENO), 0);
+	close(p[1]);
+	r = run(argv, "", 10, err, sizeof(err));
+	dup2(o1, STDOUT_FILENO);
+	dup2(o2, STDERR_FILENO);
+	close(o1);
+	close(o2);
+	ck_assert_msg(r == 0, "run_argv said %d (%s)", (int)r, err);
+	/* nobody but a process left behind can hold the pipe now */
+	t0 = clock_now_ms();
+	while (!eof && clock_now_ms() - t0 < 3000) {
+		pfd.fd = p[0];
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;
+		r = read(p[0], buf + got, sizeof(buf) - 1 - got);
+		if (r <= 0)
+			eof = 1;
+		else
+			got += (size_t)r;
+	}
+	waited = clock_now_ms() - t0;
+	buf[got] = '\0';
+	close(p[0]);
+	if ((f = fopen(pidfile, "r")) != NULL) {
+		if (fscanf(f, "%ld", &pid) == 1 && pid > 1)
+			kill((pid_t)pid, SIGKILL);
+		fclose(f);
+	}
+	ck_assert_msg(eof, "our output still open %.0f ms after the command "
+	    "ended (held by the process it left behind)", waited);
+	ck_assert_msg(strstr(buf, "said\n") != NULL &&
+	    strstr(buf, "also\n") != NULL, "its output is lost: \"%s\"", buf);
+}
+END_TEST
+
 static Suite *
 spool_suite(void)
 {
@@ -593,6 +662,7 @@ spool_suite(void)
 	tcase_add_test(tc, child_that_does_not_read);
 	tcase_add_test(tc, failures_are_errors);
 	tcase_add_test(tc, timeout_kills_the_whole_group);
+	tcase_add_test(tc, a_command_left_behind_does_not_hold_our_output);
 	tcase_add_test(tc, a_fast_command_is_not_waited_for);
 	tcase_add_test(tc, starts_without_fork);
 	tcase_add_test(tc, child_signals_are_reset);

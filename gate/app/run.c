@@ -321,11 +321,58 @@ run_output_file(size_t len, char *err, size_t errsz)
 	return fd;
 }
 
+/* the first end bytes of the file out (a command's output) to our
+ * standard error; a failed write only ends the copy */
+static void
+copy_output(int out, off_t end)
+{
+	unsigned char chunk[16 * 1024];
+	off_t off = 0;
+	ssize_t got;
+	size_t want;
+
+	while (off < end) {
+		want = end - off < (off_t)sizeof(chunk) ? (size_t)(end - off) :
+		    sizeof(chunk);
+		got = pread(out, chunk, want, off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || spool_write_all(STDERR_FILENO, chunk,
+		    (size_t)got) < 0)
+			return;
+		off += got;
+	}
+}
+
 int
 run_argv(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, char *err, size_t errsz)
 {
-	return run_argv_out(argv, data, len, fd, timeout_s, -1, err, errsz);
+	char lerr[512];
+	off_t end;
+	int out, rc;
+
+	/*
+	 * Never our own standard output and error: they are the MTA's
+	 * pipe (filter, moderate), and a process the command leaves
+	 * behind (a mailer's delivery in the background) would hold it
+	 * open after we exited, so that qmail-local waits for it without
+	 * end and Postfix's pipe(8) bounces the post at its time limit.
+	 * What the command wrote follows once it ended.
+	 */
+	if ((out = run_output_file(len, lerr, sizeof(lerr))) < 0) {
+		snprintf(err, errsz, "%s: not run: no file for its output: %s",
+		    argv != NULL && argv[0] != NULL ? argv[0] : "run", lerr);
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	rc = run_argv_out(argv, data, len, fd, timeout_s, out, err, errsz);
+	/* (what it wrote ends at the file's offset, which it shared) */
+	if ((end = lseek(out, 0, SEEK_CUR)) > 0)
+		copy_output(out, end);
+	close(out);
+	return rc;
 }
 
 int

@@ -2,9 +2,11 @@
  * run.h - run a configured command with a post on its standard input
  *
  * No shell: argv goes to execv as it is (argv[0] must be an absolute
- * path; listcfg checked it).  The child runs in its own process group
- * with stdout and stderr inherited; the whole group is killed when the
- * time runs out.  Its standard input is a seekable file holding the
+ * path; listcfg checked it).  The child runs in its own process group;
+ * the whole group is killed when the time runs out.  Its standard
+ * output and error are never ours (the MTA's pipe, which a process it
+ * left behind would hold open after we exited): a file, copied to our
+ * standard error once it ended.  Its standard input is a seekable file holding the
  * whole post before it starts, so it reads all of it even when the
  * caller dies first.  Its environment keeps only PATH, HOME, LANG,
  * LC_*, TZ, TMPDIR, USER, LOGNAME, LISTGATE_CONFIG and the variables
@@ -22,9 +24,12 @@
  * Run argv with the post on standard input: the file fd (from offset 0;
  * the child shares its file offset) when fd >= 0, else a copy of
  * data/len made in a memory file (an unlinked temporary file where
- * there is none) before the child starts.  Wait at most
+ * there is none) before the child starts.  Its standard output and
+ * error go to a file (run_output_file), written to our standard error
+ * once it ended.  Wait at most
  * timeout_s seconds (0: no limit).  Returns the exit status (0..255), or
- * -1 with a message in err: no copy of the post, no process,
+ * -1 with a message in err: no copy of the post, no file for its output,
+ * no process,
  * the program could not be executed, it was killed by a signal, or it
  * timed out (then its process group has been killed).
  */
