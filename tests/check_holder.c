@@ -626,6 +626,60 @@ START_TEST(failed_fork_is_retried)
 }
 END_TEST
 
+/* PATH.lock that is not a file of ours (a FIFO someone put in the
+ * socket's directory): the holder refuses to start and says why; open(2)
+ * of a FIFO without a writer waited for ever, and the holder neither
+ * started nor failed (nor was started again by its service manager) */
+START_TEST(lock_fifo_is_refused)
+{
+	struct holder_server hs;
+	char tmpl[] = "/tmp/lg-chold.XXXXXX", path[64], lock[80];
+	char why[600] = "";
+	int st, p[2], i;
+	ssize_t n = 0;
+	pid_t pid;
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	ck_assert_int_eq(mkfifo(lock, 0600), 0);
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(p[0]);
+		memset(&hs, 0, sizeof(hs));
+		hs.path = path;
+		hs.workers = 1;
+		hs.hold = fixed_hold;
+		if (holder_serve(&hs, why, sizeof(why)) < 0) {
+			if (write(p[1], why, strlen(why)) < 0)
+				_exit(4);
+			_exit(3);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	for (i = 0; i < 50 && waitpid(pid, &st, WNOHANG) == 0; i++)
+		usleep(100 * 1000);
+	if (i == 50) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	if (i < 50)
+		n = read(p[0], why, sizeof(why) - 1);
+	why[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	unlink(lock);
+	unlink(path);
+	rmdir(tmpl);
+	ck_assert_msg(i < 50, "the holder neither started nor failed in 5 s");
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %d", st);
+	ck_assert_msg(strstr(why, lock) != NULL &&
+	    strstr(why, "not a file of this user") != NULL, "%s", why);
+}
+END_TEST
+
 static Suite *
 holder_suite(void)
 {
@@ -640,6 +694,7 @@ holder_suite(void)
 	tcase_add_test(tc, client);
 	tcase_add_test(tc, untrusted_holder);
 	tcase_add_test(tc, failed_fork_is_retried);
+	tcase_add_test(tc, lock_fifo_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -241,8 +241,10 @@ lock_path(const char *path, char *err, size_t errsz)
 	int fd;
 
 	snprintf(lp, sizeof(lp), "%s.lock", path);
-	if ((fd = open(lp, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
-	    0600)) < 0) {
+	/* (non-blocking: a FIFO put there would hold open(2) for ever,
+	 * before the check below could refuse it) */
+	if ((fd = open(lp, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NONBLOCK, 0600)) < 0) {
 		snprintf(err, errsz, "%s: %s%s", lp, strerror(errno),
 		    errno == EACCES ? " (left by a holder run as another "
 		    "user? remove it)" : "");
