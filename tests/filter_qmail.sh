@@ -120,6 +120,14 @@ if [ "${1:-}" = pg ]; then
 	lg held --list small > "$T/held" 2>&1
 	grep -q "^$id .* oversize\$" "$T/held" && ok "held lists it as oversize" ||
 	    { bad "held lists it as oversize"; sed 's/^/# /' "$T/held"; }
+	# and in JSON its score is null, not the 0 stored for it (a score
+	# of 0 reads as surely ham); a scored post keeps its number
+	lg held --json > "$T/held.json" 2>&1
+	grep -q "\"id\": $id, .*\"verdict\": \"oversize\", .*\"score\": null, " "$T/held.json" &&
+	    ! grep -q '"verdict": "oversize", .*"score": [0-9]' "$T/held.json" &&
+	    grep -q '"verdict": "spam", .*"score": [01]\.[0-9]\{6\}, ' "$T/held.json" &&
+	    ok "held --json: its score null, a scored post's a number" ||
+	    { bad "held --json: its score null, a scored post's a number"; sed 's/^/# /' "$T/held.json"; }
 	printf 'release = /bin/sh -c "cat > %s/released"\n' "$T" \
 	    >> "$CONF/lists/small.conf"
 	lg approve -q "$id" > /dev/null 2>"$T/err"

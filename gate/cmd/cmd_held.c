@@ -148,8 +148,14 @@ held_row(const struct queue_row *r, void *vctx)
 		    buf_adds(b, ", \"note\": ") < 0 ||
 		    json_str(b, r->note) < 0)
 			return -1;
-		snprintf(num, sizeof(num), ", \"score\": %.6f, \"size\": %lld, "
-		    "\"arrived\": %lld, \"age_seconds\": %lld}", r->score,
+		/* an oversize post was not scored: its score is null, not
+		 * the 0 stored for it (0 reads as surely ham) */
+		if (strcmp(r->verdict, "oversize") == 0)
+			snprintf(sc, sizeof(sc), "null");
+		else
+			snprintf(sc, sizeof(sc), "%.6f", r->score);
+		snprintf(num, sizeof(num), ", \"score\": %s, \"size\": %lld, "
+		    "\"arrived\": %lld, \"age_seconds\": %lld}", sc,
 		    (long long)r->size, (long long)r->arrived,
 		    (long long)(c->now > r->arrived ? c->now - r->arrived : 0));
 		if (buf_adds(b, num) < 0)
