@@ -32,6 +32,7 @@
 #include "gate/util/buf.h"
 #include "gate/util/clock.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 
 /* longest header text stored per field; the rest is cut */
@@ -821,13 +822,13 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 	if (v == 0) {
 		if (schema_unseen(q, err, errsz) == 0)
 			snprintf(err, errsz, "the database has no listgate "
-			    "schema: run `listgate migrate`");
+			    "schema: run `%s migrate`", suggest_cmd());
 		return -1;
 	}
 	if (v < queue_schema_latest) {
 		snprintf(err, errsz, "the database schema is at version %d, "
-		    "this listgate needs version %d: run `listgate migrate`",
-		    v, queue_schema_latest);
+		    "this listgate needs version %d: run `%s migrate`",
+		    v, queue_schema_latest, suggest_cmd());
 		return -1;
 	}
 	return 0;

@@ -55,6 +55,7 @@
 #include "db/tokdb.h"
 #include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
 #include "gate/util/siphash.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 
 #define TOKDB_FORMAT	2
@@ -221,14 +222,14 @@ seterr(struct tokdb *db, const char *what)
 		    kcdbemsg(db->kc), strerror(e));
 	else if (e != 0)
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s: "
-		    "%s; if the file is damaged, `listgate rebuild --list %s` "
+		    "%s; if the file is damaged, `%s rebuild --list %s` "
 		    "recreates it from the journal", db->path, what,
-		    kcdbemsg(db->kc), strerror(e), db->list);
+		    kcdbemsg(db->kc), strerror(e), suggest_cmd(), db->list);
 	else
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: %s: %s; "
-		    "if the file is damaged, `listgate rebuild --list %s` "
+		    "if the file is damaged, `%s rebuild --list %s` "
 		    "recreates it from the journal", db->path, what,
-		    kcdbemsg(db->kc), db->list);
+		    kcdbemsg(db->kc), suggest_cmd(), db->list);
 }
 
 /* remember an error of our own (no Kyoto Cabinet message): -1 */
@@ -489,9 +490,9 @@ version_msg(const char *path, uint32_t fmt, uint32_t tv, char *err,
 		    "converts it when no database is configured";
 	snprintf(err, errsz, "token file %s was written by another version "
 	    "of listgate (format %u, tokenizer %u; this program uses format "
-	    "%u, tokenizer %u): run `listgate rebuild --list %s` (%s)", path,
+	    "%u, tokenizer %u): run `%s rebuild --list %s` (%s)", path,
 	    (unsigned)fmt, (unsigned)tv, (unsigned)TOKDB_FORMAT,
-	    (unsigned)TOK_VERSION, list, how);
+	    (unsigned)TOK_VERSION, suggest_cmd(), list, how);
 }
 
 /* read the format and tokenizer versions: 0, or TOKDB_ERR (with err) for
@@ -506,10 +507,10 @@ read_versions(struct tokdb *db, uint32_t *fmt_r, uint32_t *tv_r, char *err,
 	    meta_u32(db, K_TOKVER, KLEN(K_TOKVER), tv_r) <= 0) {
 		list_of(db->path, list, sizeof(list));
 		snprintf(err, errsz, "token file %s is not a listgate token "
-		    "file (no version records): run `listgate rebuild "
+		    "file (no version records): run `%s rebuild "
 		    "--list %s` to recreate it from the journal, or move it "
 		    "away and retrain the list",
-		    db->path, list);
+		    db->path, suggest_cmd(), list);
 		return TOKDB_ERR;
 	}
 	return 0;
@@ -534,19 +535,22 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 static void
 missing(const char *path, const char *list, char *err, size_t errsz)
 {
-	snprintf(err, errsz, "token file %s does not exist: `listgate sync` "
-	    "or `listgate rebuild --list %s` recreates it from the journal "
-	    "(without a database, train the list first: listgate train "
-	    "--list %s --spam/--ham ...)", path, list, list);
+	const char *lg = suggest_cmd();
+
+	snprintf(err, errsz, "token file %s does not exist: `%s sync` "
+	    "or `%s rebuild --list %s` recreates it from the journal "
+	    "(without a database, train the list first: %s train "
+	    "--list %s --spam/--ham ...)", path, lg, lg, list, lg, list);
 }
 
 /* a damaged file: TOKDB_EDAMAGED with a message naming the fault */
 static int
 damaged(struct tokdb *db, const char *what, char *err, size_t errsz)
 {
-	snprintf(err, errsz, "token file %s is damaged (%s): run `listgate "
+	snprintf(err, errsz, "token file %s is damaged (%s): run `%s "
 	    "rebuild --list %s` to recreate it from the journal, or move it "
-	    "away and retrain the list", db->path, what, db->list);
+	    "away and retrain the list", db->path, what, suggest_cmd(),
+	    db->list);
 	return TOKDB_EDAMAGED;
 }
 
@@ -940,10 +944,11 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			snprintf(err, errsz, "token file %s cannot be opened "
 			    "(%s): a writer died in a transaction and left "
 			    "%s.wal; the owner of the token files rolls it "
-			    "back by opening it: `listgate sync --list %s`, or "
-			    "without a database `listgate score --list %s "
+			    "back by opening it: `%s sync --list %s`, or "
+			    "without a database `%s score --list %s "
 			    "--db-dump > /dev/null`", path, kcdbemsg(db->kc),
-			    path, db->list, db->list);
+			    path, suggest_cmd(), db->list, suggest_cmd(),
+			    db->list);
 			r = TOKDB_ERR;
 		} else if ((e = fgrow_last_error()) != 0 || se == ENOSPC ||
 		    se == EDQUOT) {
@@ -955,17 +960,18 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			/* the system's reason: too many open files, out of
 			 * memory, a disk error */
 			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s: %s); if it is damaged, run `listgate rebuild "
+			    "(%s: %s); if it is damaged, run `%s rebuild "
 			    "--list %s` to recreate it from the journal, or "
 			    "move it away and retrain the list",
-			    path, kcdbemsg(db->kc), strerror(se), db->list);
+			    path, kcdbemsg(db->kc), strerror(se), suggest_cmd(),
+			    db->list);
 			r = TOKDB_ERR;
 		} else {
 			snprintf(err, errsz, "token file %s cannot be opened "
-			    "(%s); if it is damaged, run `listgate rebuild "
+			    "(%s); if it is damaged, run `%s rebuild "
 			    "--list %s` to recreate it from the journal, or "
 			    "move it away and retrain the list",
-			    path, kcdbemsg(db->kc), db->list);
+			    path, kcdbemsg(db->kc), suggest_cmd(), db->list);
 			r = kcdbecode(db->kc) == KCEBROKEN ? TOKDB_EDAMAGED :
 			    TOKDB_ERR;
 		}
@@ -1464,9 +1470,9 @@ tokdb_get_pos_mark(struct tokdb *db, int64_t *pos_r, int64_t *mark_r)
 	}
 	if (n != 8 && n != 16) {
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: malformed "
-		    "journal position; the file is damaged: `listgate rebuild "
+		    "journal position; the file is damaged: `%s rebuild "
 		    "--list %s` recreates it from the journal", db->path,
-		    db->list);
+		    suggest_cmd(), db->list);
 		return -1;
 	}
 	*pos_r = (int64_t)get_le64(b);
@@ -1527,17 +1533,17 @@ tokdb_get_feats(struct tokdb *db, uint32_t *feats_r)
 	if ((r = kc_u32(kc, K_FEATS, KLEN(K_FEATS), feats_r)) < 0) {
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: cannot "
 		    "read the record of its feature families (damaged?): "
-		    "`listgate rebuild --list %s` recreates the file from the "
-		    "journal", db->path, db->list);
+		    "`%s rebuild --list %s` recreates the file from the "
+		    "journal", db->path, suggest_cmd(), db->list);
 		return -1;
 	}
 	if (r > 0 && (*feats_r & ~TOKDB_FEAT_ALL) != 0) {
 		/* another version's tokens: learning ours in would mix */
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s was built "
 		    "with feature families this listgate does not know "
-		    "(0x%x): `listgate rebuild --list %s` rebuilds it from the "
+		    "(0x%x): `%s rebuild --list %s` rebuilds it from the "
 		    "journal as this version makes tokens", db->path,
-		    (unsigned)*feats_r, db->list);
+		    (unsigned)*feats_r, suggest_cmd(), db->list);
 		return -1;
 	}
 	return r;
@@ -1749,9 +1755,9 @@ tokdb_get_decided(struct tokdb *db, const unsigned char *sha, int *state_r,
 			return 0;
 		/* (not seterr: in bulk mode db->kc may be none yet) */
 		snprintf(db->emsg, sizeof(db->emsg), "token file %s: cannot "
-		    "read a decision: %s; if the file is damaged, `listgate "
+		    "read a decision: %s; if the file is damaged, `%s "
 		    "rebuild --list %s` recreates it from the journal",
-		    db->path, kcdbemsg(kc), db->list);
+		    db->path, kcdbemsg(kc), suggest_cmd(), db->list);
 		return -1;
 	}
 	if (n != 5 || (b[4] != TOKDB_RELEASED && b[4] != TOKDB_REFUSED))
@@ -2223,10 +2229,10 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 			snprintf(err, errsz, "token file %s was built by "
 			    "another tokenizer (version %u; this program uses "
 			    "%u): its tokens cannot be converted.  Configure "
-			    "the database so that `listgate rebuild --list %s` "
+			    "the database so that `%s rebuild --list %s` "
 			    "rebuilds it from the training journal, or move it "
 			    "away and retrain the list", path, (unsigned)tv,
-			    (unsigned)TOK_VERSION, list);
+			    (unsigned)TOK_VERSION, suggest_cmd(), list);
 			goto out;
 		}
 		conv = fmt == FORMAT_TEXT;

@@ -46,6 +46,12 @@ listcfg_dir(const char *opt)
 	return LG_SYSCONFDIR;
 }
 
+const char *
+listcfg_dir_default(void)
+{
+	return LG_SYSCONFDIR;
+}
+
 int
 listcfg_is_moderator(const struct listcfg_list *l, const char *a)
 {

@@ -152,6 +152,8 @@ struct listcfg_list {
 /* the configuration directory: opt if given, else $LISTGATE_CONFIG, else
  * the compiled-in /etc/listgate */
 const char *listcfg_dir(const char *opt);
+/* the compiled-in configuration directory (/etc/listgate) */
+const char *listcfg_dir_default(void);
 
 /* 1 if name is a valid list name ([a-z0-9][a-z0-9._-]*, at most 64
  * bytes, and no ".."), else 0 */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "gate/util/lglimits.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 #include "listcfg/users.h"
@@ -209,7 +210,7 @@ parse_line(char *s, struct users *u, size_t *cap, const char *path,
     unsigned line, char *err, size_t errsz)
 {
 	struct users_entry e, *nv;
-	char why[256], *h, *l;
+	char why[1024], *h, *l;	/* (a suggested command names the directory) */
 	size_t i;
 
 	if ((h = strchr(s, ':')) == NULL || (l = strchr(h + 1, ':')) == NULL ||
@@ -230,7 +231,7 @@ parse_line(char *s, struct users *u, size_t *cap, const char *path,
 	if (!users_hash_ok(h)) {
 		snprintf(why, sizeof(why), "user %.64s: the password hash is not "
 		    "a yescrypt hash ($y$...; set the password again with "
-		    "listgate user add --replace)", s);
+		    "%s user add --replace)", s, suggest_cmd());
 		return line_err(err, errsz, path, line, why);
 	}
 	for (i = 0; i < u->n; i++)

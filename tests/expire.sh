@@ -289,7 +289,7 @@ check "a post left releasing: expire exits 0" test "$rc" -eq 0
 check "... warns of the one releasing for two hours, with --quiet too" \
     grep -q "listgate expire: warning: post $s_old (list stuck) has been releasing since .* (approved by alice): the approval stopped while the release command ran" "$T/err"
 check "... saying what to run" \
-    grep -q "approve --mark-approved $s_old\` if it is there, or \`listgate approve --force $s_old\`" "$T/err"
+    grep -q "approve --mark-approved $s_old\` if it is there, or \`listgate --config [^ ]* approve --force $s_old\`" "$T/err"
 check "... not of the one releasing for ten minutes (it may still run)" \
     sh -c "! grep -q 'post $s_new ' '$T/err'"
 check "... and expires neither" \

@@ -80,7 +80,7 @@ done
 # --- schema ----------------------------------------------------------------
 run lg held
 check "held before migrate fails" test "$rc" -eq 1
-check "... and says to run migrate" grep -q "listgate migrate" "$T/err"
+check "... and says to run migrate" grep -q "listgate --config [^ ]* migrate" "$T/err"
 nmig=$(ls "$top_srcdir"/migrations/[0-9]*.sql | wc -l)
 first=$(cd "$top_srcdir/migrations" && ls [0-9]*.sql | head -1 | sed 's/\.sql$//')
 last=$(cd "$top_srcdir/migrations" && ls [0-9]*.sql | tail -1 | sed 's/\.sql$//')
@@ -368,7 +368,7 @@ PGDATABASE=lg_app sql "CREATE SCHEMA app; CREATE TABLE app.schema_migrations
     (version bigint PRIMARY KEY, dirty boolean NOT NULL)" || exit 99
 PGDATABASE=lg_app run lg held
 check "held on a database without listgate's schema says to migrate" \
-    grep -q 'no listgate schema: run `listgate migrate`' "$T/err"
+    grep -q 'no listgate schema: run `listgate --config [^ ]* migrate`' "$T/err"
 
 # --- holding and listing -----------------------------------------------------
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
@@ -598,7 +598,7 @@ check "sync recreates a missing token file from the journal" \
 run lg sync --list dev
 check "sync refuses a format 1 token file" test "$rc" -eq 1
 check "... and says to run listgate rebuild --list dev" \
-    grep -q "run \`listgate rebuild --list dev\`" "$T/err"
+    grep -q "run \`listgate --config [^ ]* rebuild --list dev\`" "$T/err"
 run lg rebuild --list dev
 check "rebuild replaces it from the journal" \
     sh -c "test $rc -eq 0 && grep -q 'rebuilt .* from' '$T/out'"

@@ -30,6 +30,7 @@ mkdir -p "$CONF/lists" || exit 99
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 # lg: as root, without --allow-root
 lg() { "$LISTGATE" --config "$CONF" "$@"; }
+CONFR=$(realpath "$CONF") || exit 99	# as the advice names it
 lgr() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 says() {
 	grep -qF -- "$1" "$T/err" || { echo "# stderr: $(cat "$T/err")"; return 1; }
@@ -51,7 +52,7 @@ if [ "${1:-}" = pg ]; then
 	check "a moderator who cannot write the token file approves (exit 0)" \
 	    test "$rc" -eq 0
 	check "... told that the owner's sync learns from it" says \
-	    "list dev: the token file is not yours to write; its owner's next \`listgate sync\` learns from the decisions"
+	    "list dev: the token file is not yours to write; its owner's next \`listgate --config $CONFR sync\` learns from the decisions"
 	check "... the post is approved" test "$(psql -X -A -t -q -c \
 	    "SELECT status FROM held_posts WHERE id = $id")" = approved
 	run lgr sync --list dev
@@ -65,7 +66,7 @@ if [ "${1:-}" = pg ]; then
 	check "train as a user who cannot write the token file: exit 1" \
 	    test "$rc" -eq 1
 	check "... told that the owner's sync learns the posts" says \
-	    "list dev: the posts are in the journal, but the token file is not yours to write: its owner's \`listgate sync --list dev\` learns them"
+	    "list dev: the posts are in the journal, but the token file is not yours to write: its owner's \`listgate --config $CONFR sync --list dev\` learns them"
 	# tune --apply as a user who may not write lists/ (root's, as
 	# listgate.conf(5) lays it out): nothing applied and nothing
 	# rebuilt, the directory named, at once
@@ -325,7 +326,7 @@ printf 'cat-secret-123\n' | lg user add cat --lists dev > "$T/out" 2> "$T/err"
 check "user add as root with user = nobody, in root's directory: exit 1" \
     test $? -eq 1
 check "... saying who cannot write where, and to use --allow-root" says \
-    "listgate runs as user nobody, who may not write beside $CONF/users.conf: run it as the owner of that directory, or as root with \`listgate --allow-root user ...'"
+    "listgate runs as user nobody, who may not write beside $CONF/users.conf: run it as the owner of that directory, or as root with \`listgate --config $CONFR --allow-root user ...'"
 printf 'ann-secret-123\n' | lgr user add ann --lists dev > /dev/null 2>&1 || exit 99
 chown nobody "$CONF/users.conf" && rm -f "$CONF/users.conf.lock" || exit 99
 printf 'ben-secret-123\n' | lgr user add ben --lists dev > /dev/null 2>&1

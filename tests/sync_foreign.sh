@@ -52,7 +52,7 @@ check "sync of list b with list a's token file in place fails" \
     test "$rc" -eq 1
 check "... saying the file was built from list a's journal" \
     grep -q "token file of list b was built from the journal of list a" "$T/err"
-check "... and to run rebuild" grep -q "listgate rebuild --list b" "$T/err"
+check "... and to run rebuild" grep -q "listgate --config [^ ]* rebuild --list b" "$T/err"
 lg train -q --list b --ham "$DATA"/ham-test.eml 2> "$T/err"
 check "train of list b still journals the post (it is not lost)" \
     test "$(psql -X -q -A -t -c "SELECT count(*) FROM train_journal WHERE list = 'b'")" -eq 5

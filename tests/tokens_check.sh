@@ -62,7 +62,7 @@ if [ "${1:-}" = pg ]; then
 		run lg sync --check --list d
 		check "sync --check finds scattered damage (seed $seed)" test "$rc" -eq 1
 		check "... and says to run rebuild" \
-		    grep -Eq "(damaged|not a listgate token file).*run \`listgate rebuild --list d\`" "$T/err"
+		    grep -Eq "(damaged|not a listgate token file).*run \`listgate --config [^ ]* rebuild --list d\`" "$T/err"
 	done
 	run lg rebuild -q --list d
 	check "rebuild recreates it" test "$rc" -eq 0
@@ -72,7 +72,7 @@ if [ "${1:-}" = pg ]; then
 	run lg sync --check --list d
 	check "sync --check of a missing file exits 1" test "$rc" -eq 1
 	check "... saying sync or rebuild recreates it from the journal" \
-	    grep -q "does not exist: \`listgate sync\` or \`listgate rebuild --list d\` recreates it from the journal" "$T/err"
+	    grep -q "does not exist: \`listgate --config [^ ]* sync\` or \`listgate --config [^ ]* rebuild --list d\` recreates it from the journal" "$T/err"
 	check "... and creates nothing" test ! -e "$CONF/tokens/d.kch"
 	run lg sync --list d
 	check "sync then recreates it" test "$rc" -eq 0 -a -f "$CONF/tokens/d.kch"
@@ -80,7 +80,7 @@ if [ "${1:-}" = pg ]; then
 	psql -X -q -c "DELETE FROM train_journal WHERE id > 6" 2>/dev/null
 	run lg sync --check --list d
 	check "sync --check of a file ahead of the journal exits 1" test "$rc" -eq 1
-	check "... saying to rebuild" grep -q "another (or a restored) database; run \`listgate rebuild --list d\`" "$T/err"
+	check "... saying to rebuild" grep -q "another (or a restored) database; run \`listgate --config [^ ]* rebuild --list d\`" "$T/err"
 	echo "1..$n"
 	[ "$fails" -eq 0 ]
 	exit
@@ -99,7 +99,7 @@ for seed in 1 2 3; do
 	run lg score --list d --db-stats
 	check "--db-stats finds scattered damage (seed $seed)" test "$rc" -eq 1
 	check "... and says to run rebuild" \
-	    grep -Eq "(is damaged|is not a listgate token file) \(.*\): run \`listgate rebuild --list d\`" "$T/err"
+	    grep -Eq "(is damaged|is not a listgate token file) \(.*\): run \`listgate --config [^ ]* rebuild --list d\`" "$T/err"
 	run lg config check --list d
 	check "config check finds it (seed $seed)" test "$rc" -eq 1
 	check "... and says to run rebuild" \
@@ -111,7 +111,7 @@ for seed in 1 2 3; do
 		run lg $c
 		if [ "$rc" -ne 0 ]; then
 			check "$(echo "$c" | cut -d' ' -f1) fails with the rebuild advice (seed $seed)" \
-			    grep -q "listgate rebuild --list d" "$T/err"
+			    grep -q "listgate --config [^ ]* rebuild --list d" "$T/err"
 		fi
 	done
 done
@@ -127,7 +127,7 @@ rm -f "$CONF/tokens/d.kch"
 run lg score --list d "$DATA/spam-test.eml"
 check "a missing file: score fails" test "$rc" -eq 1
 check "... saying sync or rebuild recreates it from the journal" \
-    grep -q "does not exist: \`listgate sync\` or \`listgate rebuild --list d\` recreates it from the journal" "$T/err"
+    grep -q "does not exist: \`listgate --config [^ ]* sync\` or \`listgate --config [^ ]* rebuild --list d\` recreates it from the journal" "$T/err"
 run lg config check --list d
 check "config check of a list without a token file exits 0" test "$rc" -eq 0
 check "... and says how it comes" grep -q "^# token file .*: none yet" "$T/out"

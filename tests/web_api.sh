@@ -501,7 +501,7 @@ check "a post being released: not among the held posts of the list's page" \
     sh -c "! grep -q 'id=\"post-$idR\"' '$T/body'"
 check "... named under them, who approved it and when" \
     grep -q "<li id=\"releasing-$idR\">post <a href=\"/lists/dev/held/$idR\">$idR</a>: .*, approved by alice 3h ago</li>" "$T/body"
-check "... with what to do" grep -q "listgate approve --mark-approved ID" "$T/body"
+check "... with what to do" grep -q "listgate --config [^ ]* approve --mark-approved ID" "$T/body"
 sql "UPDATE held_posts SET status = 'approved' WHERE id = $idR" || exit 99
 req GET /lists/dev -b "$J"
 check "... and gone once it is approved" \

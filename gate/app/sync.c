@@ -33,6 +33,7 @@
 #include "gate/util/fs.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
@@ -140,14 +141,14 @@ ahead(struct queue *q, const struct src *sr, int64_t pos, char *err,
 		    "%lld but %s on this standby ends at %lld: the standby is "
 		    "behind (nothing applied; sync again once it has caught "
 		    "up), or it serves another database than the token file "
-		    "was built from (then run `listgate rebuild --list %s`)",
-		    (long long)pos, what, (long long)last, list);
+		    "was built from (then run `%s rebuild --list %s`)",
+		    (long long)pos, what, (long long)last, suggest_cmd(), list);
 		return 1;
 	}
 	snprintf(err, errsz, "the token file is at journal position %lld but "
 	    "%s ends at %lld: it was built from another (or a restored) "
-	    "database; run `listgate rebuild --list %s`", (long long)pos,
-	    what, (long long)last, list);
+	    "database; run `%s rebuild --list %s`", (long long)pos,
+	    what, (long long)last, suggest_cmd(), list);
 	return 1;
 }
 
@@ -253,8 +254,8 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 		snprintf(err, errsz, "the token file of list %s was built from "
 		    "the journal of list %s (its position %lld is an event of "
 		    "%s): it is a copy of that list's token file; nothing "
-		    "applied: run `listgate rebuild --list %s`", sr->list,
-		    evlist, (long long)pos, evlist, sr->list);
+		    "applied: run `%s rebuild --list %s`", sr->list,
+		    evlist, (long long)pos, evlist, suggest_cmd(), sr->list);
 		return 1;
 	}
 	if (fmark == 0 || same_event(sr, fmark, mark, jid))
@@ -286,9 +287,9 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 		    "has not replayed it yet (nothing applied; sync again "
 		    "once it has caught up), or the database lost it (a "
 		    "failover to a standby that lost the last commits, or a "
-		    "restored backup: then run `listgate rebuild --list %s`)",
+		    "restored backup: then run `%s rebuild --list %s`)",
 		    (long long)pos, was, sr->site ? "the site feed" :
-		    "the journal", (long long)last, sr->list);
+		    "the journal", (long long)last, suggest_cmd(), sr->list);
 		return 1;
 	}
 	if (mark == 0)
@@ -304,8 +305,8 @@ diverged(struct queue *q, const struct src *sr, int64_t pos, int64_t fmark,
 	    "but %s: the file was built from events this database does not "
 	    "have (a failover to a standby that lost the last commits, or a "
 	    "restored backup), and would skip some it has or learn some "
-	    "twice; nothing applied: run `listgate rebuild --list %s`",
-	    (long long)pos, was, now, sr->list);
+	    "twice; nothing applied: run `%s rebuild --list %s`",
+	    (long long)pos, was, now, suggest_cmd(), sr->list);
 	return 1;
 unknown:
 	snprintf(err, errsz, "cannot check that the token file's journal "
@@ -355,14 +356,14 @@ other_kind(struct queue *q, const struct src *sr, int64_t pos,
 	if (sr->site)
 		snprintf(err, errsz, "the token file of list %s (the site "
 		    "store) was built from its own journal, not from the "
-		    "site feed (position %lld): run `listgate rebuild --list "
+		    "site feed (position %lld): run `%s rebuild --list "
 		    "%s` to build it from every list's events", sr->list,
-		    (long long)pos, sr->list);
+		    (long long)pos, suggest_cmd(), sr->list);
 	else
 		snprintf(err, errsz, "the token file of list %s was built from "
 		    "the site feed (position %lld: it was the site store): "
-		    "run `listgate rebuild --list %s`", sr->list,
-		    (long long)pos, sr->list);
+		    "run `%s rebuild --list %s`", sr->list,
+		    (long long)pos, suggest_cmd(), sr->list);
 	return 1;
 }
 
@@ -1004,9 +1005,9 @@ sync_pairs_warning(const struct sync_stats *st, const char *list, char *buf,
 		return NULL;
 	snprintf(buf, bufsz, "list %s: its token file was built %s word pairs "
 	    "and learns posts so, while the list says word_pairs = %s: "
-	    "`listgate rebuild --list %s` rebuilds it from the journal to "
+	    "`%s rebuild --list %s` rebuilds it from the journal to "
 	    "match", list, st->pairs_file ? "with" : "without",
-	    st->pairs_file ? "no" : "yes", list);
+	    st->pairs_file ? "no" : "yes", suggest_cmd(), list);
 	return buf;
 }
 

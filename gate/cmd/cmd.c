@@ -25,6 +25,7 @@
 #include "gate/util/priv.h"
 #include "gate/util/log.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
@@ -320,17 +321,17 @@ cmd_sync_touched(const char *name, struct queue *q,
 			if (!quiet)
 				fprintf(stderr, "listgate %s: list %s: the "
 				    "token file is not yours to write; its "
-				    "owner's next `listgate sync` learns "
+				    "owner's next `%s sync` learns "
 				    "from the decisions\n", name,
-				    t->names[i]);
+				    t->names[i], suggest_cmd());
 			continue;
 		}
 		if (cmd_sync_list(name, q, g, t->names[i], 1) < 0)
 			nfail++;
 	}
 	if (t->overflow) {
-		cmd_err(name, "more lists than one run syncs: run `listgate "
-		    "sync`");
+		cmd_err(name, "more lists than one run syncs: run `%s "
+		    "sync`", suggest_cmd());
 		nfail++;
 	}
 	return nfail;
@@ -386,14 +387,17 @@ cmd_decide_one(const char *name, struct queue *q,
 		if (strstr(err, "stays 'releasing'") != NULL)
 			cmd_err(name, "post %lld (list %s): %s",
 			    (long long)id, list, err);
-		else if (res.refused)
+		else if (res.refused && strcmp(old, "held") == 0)
 			/* trying again would be refused again */
 			cmd_err(name, "post %lld (list %s): %s: the list "
-			    "refused it for good; the post stays %s%s",
-			    (long long)id, list, err, old,
-			    strcmp(old, "held") == 0 ? ", its note saying "
-			    "why (listgate show); reject or discard it, or "
-			    "approve it once what refused it is fixed" : "");
+			    "refused it for good; the post stays held, its "
+			    "note saying why (%s show); reject or discard it, "
+			    "or approve it once what refused it is fixed",
+			    (long long)id, list, err, suggest_cmd());
+		else if (res.refused)
+			cmd_err(name, "post %lld (list %s): %s: the list "
+			    "refused it for good; the post stays %s",
+			    (long long)id, list, err, old);
 		else
 			cmd_err(name, "post %lld (list %s): %s; the post "
 			    "stays %s", (long long)id, list, err, old);

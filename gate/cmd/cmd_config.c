@@ -24,6 +24,7 @@
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/xalloc.h"
 
@@ -128,9 +129,9 @@ check_tokens(const struct listcfg_global *g, const char *name)
 	r = tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
 	    sizeof(err));
 	if (r == TOKDB_ENOENT) {
-		printf("# token file %s: none yet (`listgate sync` or `listgate "
+		printf("# token file %s: none yet (`%s sync` or `%s "
 		    "rebuild --list %s` creates it from the journal)\n", path,
-		    name);
+		    suggest_cmd(), suggest_cmd(), name);
 		return 0;
 	}
 	if (r == TOKDB_ELOCK) {

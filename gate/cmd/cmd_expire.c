@@ -36,6 +36,7 @@
 #include "gate/cmd/cmd.h"
 #include "gate/moderate/notify.h"
 #include "gate/util/clock.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
@@ -87,11 +88,11 @@ stuck_release(const struct queue_row *r, void *vctx)
 	cmd_err(NAME, "warning: post %lld (list %s) has been releasing since "
 	    "%s (approved by %s): the approval stopped while the release "
 	    "command ran, so the post may or may not be on the list.  Check "
-	    "the list's archive, then run `listgate approve --mark-approved "
-	    "%lld` if it is there, or `listgate approve --force %lld` to "
+	    "the list's archive, then run `%s approve --mark-approved "
+	    "%lld` if it is there, or `%s approve --force %lld` to "
 	    "release it", (long long)r->id, r->list, when,
-	    r->decided_by != NULL ? r->decided_by : "?", (long long)r->id,
-	    (long long)r->id);
+	    r->decided_by != NULL ? r->decided_by : "?", suggest_cmd(),
+	    (long long)r->id, suggest_cmd(), (long long)r->id);
 	return 0;
 }
 
@@ -189,8 +190,8 @@ remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
 	if (st.failed > 0)
 		/* queued: notify --pending sends it again */
 		cmd_err(NAME, "warning: post %lld: a reminder could not be "
-		    "sent yet (%s); `listgate notify --pending` retries it",
-		    (long long)id, st.lasterr);
+		    "sent yet (%s); `%s notify --pending` retries it",
+		    (long long)id, st.lasterr, suggest_cmd());
 	return 1;
 }
 

@@ -28,6 +28,7 @@
 #include "gate/cmd/cmd.h"
 #include "gate/moderate/cookie.h"
 #include "gate/util/fs.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
 #define NAME	"init"
@@ -119,8 +120,9 @@ secret(const char *path)
 			    "not a regular file");
 		else if (cookie_load_key(path, &key, err, sizeof(err)) < 0)
 			cmd_err(NAME, "warning: listgate refuses it: %s (remove "
-			    "it and run `listgate init` again; action addresses "
-			    "in notices sent so far stop working)", err);
+			    "it and run `%s init` again; action addresses "
+			    "in notices sent so far stop working)", err,
+			    suggest_cmd());
 		explicit_bzero(&key, sizeof(key));
 		return 0;
 	}

@@ -21,6 +21,7 @@
 
 #include "db/queue.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
 #define NAME "migrate"
@@ -121,11 +122,12 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 			cmd_err(NAME, "%s", err);
 			rc = EXIT_CMD_FAIL;
 		} else {
-			printf("schema version %d, this listgate knows %d%s\n",
+			printf("schema version %d, this listgate knows %d%s%s%s\n",
 			    v, queue_schema_latest, v > queue_schema_latest ?
 			    " (the database is newer: upgrade listgate)" :
-			    v < queue_schema_latest ? " (run listgate migrate)" :
-			    "");
+			    v < queue_schema_latest ? " (run " : "",
+			    v < queue_schema_latest ? suggest_cmd() : "",
+			    v < queue_schema_latest ? " migrate)" : "");
 			if (v > queue_schema_latest)
 				rc = EXIT_CMD_FAIL;
 			/* what migrate would apply, in order */

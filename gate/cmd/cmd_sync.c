@@ -26,6 +26,7 @@
 #include "db/tokdb.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
 static void
@@ -196,8 +197,9 @@ check_one(struct sync_all *s, const char *list)
 			cmd_err("sync", "list %s: the token file %s is at "
 			    "journal position %lld but the journal ends at "
 			    "%lld: it was built from another (or a restored) "
-			    "database; run `listgate rebuild --list %s`", list,
-			    path, (long long)pos, (long long)last, list);
+			    "database; run `%s rebuild --list %s`", list,
+			    path, (long long)pos, (long long)last,
+			    suggest_cmd(), list);
 		return -1;
 	}
 	if (!s->quiet)
@@ -533,13 +535,14 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 			cmd_err("rebuild", "list %s: the token file %s holds "
 			    "%lu spam and %lu ham posts trained without the "
 			    "journal (`train` without a database), which a "
-			    "rebuild from the journal would drop: `listgate "
+			    "rebuild from the journal would drop: `%s "
 			    "sync --list %s` keeps them under the journal's "
 			    "events; to put them in the journal, train their "
-			    "mail again with the database, then `listgate "
+			    "mail again with the database, then `%s "
 			    "rebuild --list %s --force`, which alone drops "
 			    "them", list, path, (unsigned long)ns,
-			    (unsigned long)nh, list, list);
+			    (unsigned long)nh, suggest_cmd(), list,
+			    suggest_cmd(), list);
 		goto out_l;
 	}
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));

@@ -43,6 +43,7 @@
 #include "gate/tok.h"
 #include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
 #define NAME		"train"
@@ -78,7 +79,8 @@ on_stop(int sig)
 	    "commit of the posts read (once more: at once)\n";
 	static const char sync_msg[] = "listgate train: the posts are "
 	    "journaled; finishing the sync of the token file (once more: at "
-	    "once; `listgate sync` finishes it)\n";
+	    "once; `";
+	static const char sync_end[] = " sync` finishes it)\n";
 	const char *msg;
 	size_t len;
 	ssize_t n;
@@ -106,6 +108,12 @@ on_stop(int sig)
 		progress_shown = 0;
 	}
 	n = write(STDERR_FILENO, msg, len);
+	if (msg == sync_msg) {
+		/* the command with this run's configuration (strlen is
+		 * async-signal-safe) */
+		n = write(STDERR_FILENO, suggest_cmd(), strlen(suggest_cmd()));
+		n = write(STDERR_FILENO, sync_end, sizeof(sync_end) - 1);
+	}
 	(void)n;
 }
 
@@ -484,13 +492,13 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			if (cmd_tokens_not_writable(&g, list))
 				cmd_err(NAME, "list %s: the posts are in the "
 				    "journal, but the token file is not yours "
-				    "to write: its owner's `listgate sync "
+				    "to write: its owner's `%s sync "
 				    "--list %s` learns them (run train as that "
-				    "user)", list, list);
+				    "user)", list, suggest_cmd(), list);
 			else
 				cmd_err(NAME, "list %s: the posts are in the "
-				    "journal; run `listgate sync --list %s`",
-				    list, list);
+				    "journal; run `%s sync --list %s`",
+				    list, suggest_cmd(), list);
 			fatal = 1;
 		} else if (!quiet && ntok0 >= 0)
 			ntok1 = file_tokens(path);
@@ -527,9 +535,9 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (fatal && journal && st.unknown)
 		cmd_err(NAME, "list %s: stopped; the database did not answer "
 		    "the commit, so the posts may or may not be journaled: "
-		    "`listgate sync --list %s` applies them if they are; "
+		    "`%s sync --list %s` applies them if they are; "
 		    "count the list's journal before training them again",
-		    list, list);
+		    list, suggest_cmd(), list);
 	else if (fatal && journal && st.ndone == 0)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);

@@ -41,6 +41,7 @@
 #include "gate/tune/tset.h"
 #include "gate/tune/tune.h"
 #include "gate/util/clock.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/cfgedit.h"
 #include "listcfg/listcfg.h"
@@ -445,63 +446,23 @@ missed_note(char *out, size_t sz, const struct tune_result *r)
 #define GIVEN_COST_SPAM	0x10
 
 /*
- * s as one word of a POSIX shell: as it is when it holds only characters
- * no shell takes specially, else in single quotes, each ' as '\''.
- * Returns the length it wanted (out is cut at sz like snprintf's).
- */
-static size_t
-sh_quote(char *out, size_t sz, const char *s)
-{
-	static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
-	    "qrstuvwxyz0123456789_./,:=@%+-";
-	size_t n = 0, i;
-
-#define PUT(c) do { if (n + 1 < sz) out[n] = (c); n++; } while (0)
-	if (*s != '\0' && strspn(s, safe) == strlen(s)) {
-		for (i = 0; s[i] != '\0'; i++)
-			PUT(s[i]);
-	} else {
-		PUT('\'');
-		for (i = 0; s[i] != '\0'; i++) {
-			if (s[i] == '\'') {
-				PUT('\''); PUT('\\'); PUT('\''); PUT('\'');
-			} else
-				PUT(s[i]);
-		}
-		PUT('\'');
-	}
-#undef PUT
-	if (sz > 0)
-		out[n < sz ? n : sz - 1] = '\0';
-	return n;
-}
-
-/*
  * The command that applies this recommendation: the configuration
- * directory of --config (absolute, shell-quoted), and the goal and the
- * folds given, since a tune without them recommends for another goal,
- * or of another configuration's list, and --apply writes that.  Each
- * option is said as the advice says a target (12 digits), never as
- * typed: nothing of argv but the list name, which is checked, and the
- * directory.  Returns 0, or -1 when it does not fit in out.
+ * directory in use (suggest_cmd: absolute, shell-quoted, unless the
+ * default), and the goal and the folds given, since a tune without them
+ * recommends for another goal, or of another configuration's list, and
+ * --apply writes that.  Each option is said as the advice says a target
+ * (12 digits), never as typed: nothing of argv but the list name, which
+ * is checked.  Returns 0, or -1 when it does not fit in out.
  */
 static int
-again_cmd(char *out, size_t sz, const char *confdir, const char *list,
-    const struct tune_opts *o, unsigned given)
+again_cmd(char *out, size_t sz, const char *list, const struct tune_opts *o,
+    unsigned given)
 {
 	size_t n;
 
-	snprintf(out, sz, "listgate ");
+	if ((size_t)snprintf(out, sz, "%s ", suggest_cmd()) >= sz)
+		return -1;
 	n = strlen(out);
-	if (confdir != NULL) {
-		snprintf(out + n, sz - n, "--config ");
-		n = strlen(out);
-		if (sh_quote(out + n, sz - n, confdir) >= sz - n)
-			return -1;
-		n = strlen(out);
-		snprintf(out + n, sz - n, " ");
-		n = strlen(out);
-	}
 	snprintf(out + n, sz - n, "tune --list %s", list);
 	n = strlen(out);
 	if (given & GIVEN_FOLDS)
@@ -1285,15 +1246,14 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (pairs && final != o.word_pairs)
 			cmd_err(NAME, "list %s: the token file was rebuilt "
 			    "%s word pairs and learns so (the list still says "
-			    "word_pairs = %s): apply again, or `listgate "
-			    "rebuild --list %s` to match the key", list,
+			    "word_pairs = %s): apply again, or `%s rebuild "
+			    "--list %s` to match the key", list,
 			    final ? "with" : "without", final ? "no" : "yes",
-			    list);
+			    suggest_cmd(), list);
 		goto out;
 	}
 	/* (after --apply, which has then applied what it advises) */
-	if (again_cmd(again, sizeof(again), ctx->config_dir != NULL &&
-	    *ctx->config_dir != '\0' ? g.dir : NULL, list, &o, given) < 0) {
+	if (again_cmd(again, sizeof(again), list, &o, given) < 0) {
 		cmd_err(NAME, "list %s: the configuration directory %s is too "
 		    "long to name in the advice", list, g.dir);
 		goto out;

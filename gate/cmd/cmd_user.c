@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "gate/cmd/cmd.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "gate/web/pwhash.h"
 #include "listcfg/cfgfile.h"
@@ -213,8 +214,9 @@ lock_failed(const char *path, const char *err, int e)
 	pw = getpwuid(geteuid());
 	cmd_err("user", "%s: listgate runs as user %s, who may not write "
 	    "beside %s: run it as the owner of that directory, or as root "
-	    "with `listgate --allow-root user ...' (users.conf keeps its "
-	    "owner)", err, pw != NULL ? pw->pw_name : "?", path);
+	    "with `%s --allow-root user ...' (users.conf keeps its "
+	    "owner)", err, pw != NULL ? pw->pw_name : "?", path,
+	    suggest_cmd());
 }
 
 /*

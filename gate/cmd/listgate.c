@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include "gate/cmd/cmd.h"
 #include "gate/evidence/evidence.h"
 #include "gate/outcome.h"
+#include "gate/util/suggest.h"
+#include "listcfg/listcfg.h"
 
 /* one row per subcommand, in the order `listgate --help` shows them */
 const struct cmd_def cmd_table[] = {
@@ -151,6 +154,29 @@ global_after(int argc, char **argv)
 	return 0;
 }
 
+/* the configuration the commands that messages suggest must name: the
+ * directory in use (--config, else $LISTGATE_CONFIG) as an absolute
+ * path, none when it is the default: pasted elsewhere (a log line, a
+ * notice, a web page), a command without it acts on /etc/listgate */
+static void
+suggest_config(const struct cmd_ctx *ctx)
+{
+	char rdir[PATH_MAX], rdef[PATH_MAX], cwd[PATH_MAX], abs[2 * PATH_MAX];
+	const char *d = listcfg_dir(ctx->config_dir);
+	const char *def = listcfg_dir_default();
+
+	if (realpath(d, rdir) != NULL)
+		d = rdir;
+	else if (*d != '/' && getcwd(cwd, sizeof(cwd)) != NULL) {
+		/* not there yet (init creates it) */
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, d);
+		d = abs;
+	}
+	if (realpath(def, rdef) != NULL)
+		def = rdef;
+	suggest_set_config(strcmp(d, def) == 0 ? NULL : d);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -210,6 +236,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
+	suggest_config(&ctx);
 	for (c = cmd_table; c->name; c++) {
 		if (strcmp(c->name, argv[optind]) == 0) {
 			int sub_argc = argc - optind;

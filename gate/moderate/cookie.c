@@ -23,6 +23,7 @@
 
 #include "gate/moderate/cookie.h"
 #include "gate/util/lglimits.h"
+#include "gate/util/suggest.h"
 
 /* listcfg refuses a moderation_address whose action addresses could
  * outgrow what cookie_parse takes: its sum must be this file's */
@@ -356,9 +357,12 @@ cookie_load_key(const char *path, struct cookie_key *key, char *err,
 
 	key->len = 0;
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(err, errsz, "secret_file %s: %s%s", path,
-		    strerror(errno), errno == ENOENT ?
-		    " (run `listgate init` to create it)" : "");
+		int e = errno;
+
+		snprintf(err, errsz, "secret_file %s: %s%s%s%s", path,
+		    strerror(e), e == ENOENT ? " (run `" : "",
+		    e == ENOENT ? suggest_cmd() : "",
+		    e == ENOENT ? " init` to create it)" : "");
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -405,8 +409,8 @@ cookie_load_key(const char *path, struct cookie_key *key, char *err,
 	if (few_values(key->k, len)) {
 		snprintf(err, errsz, "secret_file %s: not a secret (fewer than "
 		    "%u different bytes): make a new one (remove it, then run "
-		    "`listgate init`; addresses in notices sent so far stop "
-		    "working)", path, (unsigned)KEY_MIN_VALUES);
+		    "`%s init`; addresses in notices sent so far stop "
+		    "working)", path, (unsigned)KEY_MIN_VALUES, suggest_cmd());
 		goto fail;
 	}
 	key->len = len;

@@ -25,6 +25,7 @@
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 
 /* bytes of the post the preview walks, and decoded text it keeps */
 #define PREVIEW_SCAN	(256u * 1024u)
@@ -626,8 +627,8 @@ notice_digest(const char *list, const struct notice_post *p,
 		if (put(&t, "\n-- post %lld --\n", (long long)p[i].id) < 0 ||
 		    summary(&t, &p[i], "  ") < 0 || links(&t, &ln[i], "  ") < 0)
 			goto out;
-	if (shown < n && put(&t, "\n(%zu more: see `listgate held --list "
-	    "%s`)\n", n - shown, list) < 0)
+	if (shown < n && put(&t, "\n(%zu more: see `%s held --list "
+	    "%s`)\n", n - shown, suggest_cmd(), list) < 0)
 		goto out;
 	if (qp_encode(out, t.data, t.len) < 0)
 		goto out;

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,7 @@
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
 void
@@ -195,8 +197,8 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 			snprintf(r->text, sizeof(r->text), "Your message to\n"
 			    "  %s\nwas refused: %s.\n\nNothing was changed.  "
 			    "Use the addresses of a current hold notice,\nor "
-			    "`listgate held` on the list host.\n", r->rcpt,
-			    cookie_why(perr));
+			    "`%s held` on the list host.\n", r->rcpt,
+			    cookie_why(perr), suggest_cmd());
 			snprintf(r->why, sizeof(r->why), "recipient <%s>: %s",
 			    r->rcpt, cookie_why(perr));
 			return REPLY_REFUSED;
@@ -248,7 +250,7 @@ refuse(struct reply *r, const char *reason)
 	r->text[0] = '\0';
 	text(r, "Your message to\n  %s\nwas refused: %s.\n\nNothing was "
 	    "changed.  Use the addresses of a current hold notice,\nor "
-	    "`listgate held` on the list host.\n", a, reason);
+	    "`%s held` on the list host.\n", a, reason, suggest_cmd());
 	snprintf(r->why, sizeof(r->why), "refused %s of post %lld: %s",
 	    cookie_action_name(r->addr.action), (long long)r->addr.id, reason);
 	return REPLY_REFUSED;
@@ -264,8 +266,9 @@ refuse_decided(struct reply *r, const char *reason)
 	r->text[0] = '\0';
 	text(r, "Your message to\n  %s\nwas refused: %s.\n\nNothing was "
 	    "changed.  The post was decided already: there is\nnothing left "
-	    "to do for it (`listgate show %lld` on the list host\nsays how "
-	    "it was decided).\n", r->rcpt, reason, (long long)r->addr.id);
+	    "to do for it (`%s show %lld` on the list host\nsays how "
+	    "it was decided).\n", r->rcpt, reason, suggest_cmd(),
+	    (long long)r->addr.id);
 	return REPLY_REFUSED;
 }
 
@@ -485,18 +488,22 @@ reply_apply(struct reply *r, struct queue *q,
 		    "%s at %s", res.old, ob[0] ? ob : "?", at);
 		return refuse_decided(r, reason);
 	}
-	case QUEUE_INTERRUPTED:
-		return refuse(r, "an earlier approval of this post was "
-		    "interrupted while releasing it; the list's administrator "
-		    "must check the archive (listgate approve --force or "
-		    "--mark-approved)");
+	case QUEUE_INTERRUPTED: {
+		char reason[300 + 4 * PATH_MAX];
+
+		snprintf(reason, sizeof(reason), "an earlier approval of this "
+		    "post was interrupted while releasing it; the list's "
+		    "administrator must check the archive (%s approve --force "
+		    "or --mark-approved)", suggest_cmd());
+		return refuse(r, reason);
+	}
 	case QUEUE_UNRECORDED: {
 		char reason[1200];
 
 		snprintf(reason, sizeof(reason), "the post was released, but "
 		    "the approval could not be recorded (%.300s); the list's "
-		    "administrator must run `listgate approve --mark-approved "
-		    "%lld`", err, (long long)r->addr.id);
+		    "administrator must run `%s approve --mark-approved "
+		    "%lld`", err, suggest_cmd(), (long long)r->addr.id);
 		return refuse(r, reason);
 	}
 	case QUEUE_RELEASE_FAILED:

@@ -40,6 +40,7 @@
 
 #include "gate/mail/b64.h"
 #include "gate/util/log.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "gate/web/limit.h"
 #include "gate/web/pwhash.h"
@@ -121,8 +122,8 @@ users_refresh(struct web_srv *s)
 	s->users_st = st;
 	s->users_missing = missing;
 	if (missing)
-		log_warn("web: %s does not exist: nobody can log in (listgate "
-		    "user add)", s->users_path);
+		log_warn("web: %s does not exist: nobody can log in (%s "
+		    "user add)", s->users_path, suggest_cmd());
 	else
 		log_info("web: %zu account%s from %s", u.n, u.n == 1 ? "" : "s",
 		    s->users_path);

@@ -37,6 +37,7 @@
 #include "gate/util/buf.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "gate/web/form.h"
 #include "gate/web/webint.h"
@@ -462,15 +463,19 @@ releasing_row(const struct queue_row *row, void *vctx)
 	struct web_req *r = c->r;
 	char age[32];
 
-	if (c->n++ == 0)
+	if (c->n++ == 0) {
 		web_printf(r, "<h2>Being released</h2>\n<p>An approval runs "
 		    "the list's release command.  A post still here after a "
 		    "few minutes was being released when its approval "
 		    "stopped, and may be on the list already: check the "
-		    "list's archive, then run <code>listgate approve "
-		    "--mark-approved ID</code> on the server if it is there, "
-		    "or <code>listgate approve --force ID</code> to release "
+		    "list's archive, then run <code>");
+		web_htmls(r, suggest_cmd());
+		web_printf(r, " approve --mark-approved ID</code> on the server "
+		    "if it is there, or <code>");
+		web_htmls(r, suggest_cmd());
+		web_printf(r, " approve --force ID</code> to release "
 		    "it.</p>\n<ul id=\"releasing\">\n");
+	}
 	fmt_age(c->now, row->decided, age, sizeof(age));
 	web_printf(r, "<li id=\"releasing-%lld\">post <a href=\"/lists/%s/"
 	    "held/%lld\">%lld</a>: ", (long long)row->id, c->list,

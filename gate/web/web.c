@@ -42,6 +42,7 @@
 #include "gate/util/clock.h"
 #include "gate/util/log.h"
 #include "gate/util/sanitize.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "gate/web/limit.h"
 #include "gate/web/mhdload.h"
@@ -778,7 +779,7 @@ sync_main(void *arg)
 		/* at the stop, what failed is left to the next sync */
 		if (stop && c.failed) {
 			log_warn("web: token files left behind the journal "
-			    "(listgate sync brings them up to date)");
+			    "(%s sync brings them up to date)", suggest_cmd());
 			break;
 		}
 		if (stop && s->ndirty == 0 && !s->dirty_all)
@@ -1016,8 +1017,9 @@ answer(struct web_req *r)
 			r->status = 500;
 			buf_reset(&r->out);
 			web_printf(r, "<!doctype html><title>500</title><p>This "
-			    "page would pass %u bytes; `listgate show' shows "
-			    "the post.", (unsigned)WEB_MAX_ANSWER);
+			    "page would pass %u bytes; `", (unsigned)WEB_MAX_ANSWER);
+			web_htmls(r, suggest_cmd());
+			web_printf(r, " show' shows the post.");
 		}
 		r->location[0] = '\0';
 	}
@@ -1895,8 +1897,8 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	case QUEUE_INTERRUPTED:
 		snprintf(msg, msgsz, "post %lld is being released since %s by "
 		    "%s (an approval that was interrupted?): decide it with "
-		    "listgate approve on the list host", (long long)id, when,
-		    res->by);
+		    "%s approve on the list host", (long long)id, when,
+		    res->by, suggest_cmd());
 		return 409;
 	case QUEUE_RELEASE_FAILED:
 		log_error("web: post %lld: %s", (long long)id, err);
@@ -1905,9 +1907,9 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		return 502;
 	case QUEUE_UNRECORDED:
 		snprintf(msg, msgsz, "post %lld was released but the approval "
-		    "could not be recorded (it stays 'releasing': listgate "
+		    "could not be recorded (it stays 'releasing': %s "
 		    "approve --mark-approved %lld)", (long long)id,
-		    (long long)id);
+		    suggest_cmd(), (long long)id);
 		break;
 	default:
 		snprintf(msg, msgsz, "post %lld: database error", (long long)id);
