@@ -336,6 +336,25 @@ cp "$CONF/listgate.conf" "$T/saved.conf"
 echo 'timeout = forever' >> "$CONF/listgate.conf"
 pf demo "$DATA/ham-test.eml"
 expect 75 "bad listgate.conf"
+# the dialect from listgate.conf (mta = postfix), which does not load:
+# pipe(8)'s envelope options say Postfix; qmail's 111 would make it
+# bounce the post
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter \
+    --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "bad listgate.conf that names the dialect, no --mta"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$T/nonexistent" \
+    filter --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "missing configuration directory, no --mta"
+if [ "$(id -u)" -eq 0 ]; then
+	# root without --allow-root: refused, and no listgate.conf to
+	# name the dialect
+	cat "$DATA/ham-test.eml" | "$LISTGATE" --config "$T/nonexistent" \
+	    filter --list demo -f s@x -- demo@l > "$T/out" 2> "$T/err"
+	rc=$?
+	expect 75 "root refused, no configuration directory, no --mta"
+fi
 cp "$T/saved.conf" "$CONF/listgate.conf"
 printf 'spam_cutoff = 0.3\nham_cutoff = 0.4\n' > "$CONF/lists/broken.conf"
 pf broken "$DATA/ham-test.eml"

@@ -197,6 +197,20 @@ set_mta(struct filter *f, enum mta m)
 	wd_code = outcome_exit(OUT_DEFER, m);
 }
 
+/*
+ * The dialect, when neither --mta nor listgate.conf (which did not load)
+ * gave it: envelope options (-f, RECIPIENT) are how pipe(8) speaks, and
+ * qmail-local passes the envelope in the environment.  qmail's 111 is no
+ * sysexits code, and Postfix bounces a post for it.  Before
+ * envelope_from_env, so f->sender and f->recipient come from argv.
+ */
+static void
+mta_from_envelope(struct filter *f)
+{
+	if (!f->mta_known && (f->sender != NULL || f->recipient != NULL))
+		set_mta(f, MTA_POSTFIX);
+}
+
 /* (re)arm the watchdog */
 static void
 arm_watchdog(unsigned secs)
@@ -857,6 +871,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (!f.mta_known && ctx->refused_mta >= 0)
 			set_mta(&f, ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
 			    MTA_POSTFIX : MTA_QMAIL);
+		mta_from_envelope(&f);
 		failure(&f, "%s", ctx->refused);
 		goto decide;
 	}
@@ -887,6 +902,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &f.g, err,
 	    sizeof(err)) < 0) {
 		failure(&f, "%s", err);
+		/* its mta setting is not known either */
+		mta_from_envelope(&f);
 		goto decide;
 	}
 	f.have_g = 1;
