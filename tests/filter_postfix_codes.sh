@@ -355,6 +355,37 @@ if [ "$(id -u)" -eq 0 ]; then
 	rc=$?
 	expect 75 "root refused, no configuration directory, no --mta"
 fi
+# moderate, the other pipe command, the same way: a moderator's reply
+# bounced for 111
+printf 'From: mod@example.org\n\nok\n' | "$LISTGATE" --allow-root \
+    --config "$CONF" moderate -f mod@example.org \
+    -- demo-moderate+approve-5-abcdefgh@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "moderate: bad listgate.conf that names the dialect, no --mta"
+printf 'From: mod@example.org\n\nok\n' | "$LISTGATE" --allow-root \
+    --config "$T/nonexistent" moderate -f mod@example.org \
+    -- demo-moderate+approve-5-abcdefgh@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "moderate: missing configuration directory, no --mta"
+printf 'From: mod@example.org\n\nok\n' | "$LISTGATE" --allow-root \
+    --config "$T/nonexistent" moderate --bogus -f mod@example.org \
+    -- demo-moderate+approve-5-abcdefgh@l > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "moderate: a usage error, no configuration directory, no --mta"
+if [ "$(id -u)" -eq 0 ]; then
+	printf 'From: mod@example.org\n\nok\n' | "$LISTGATE" \
+	    --config "$T/nonexistent" moderate -f mod@example.org \
+	    -- demo-moderate+approve-5-abcdefgh@l > "$T/out" 2> "$T/err"
+	rc=$?
+	expect 75 "moderate: root refused, no configuration directory, no --mta"
+fi
+# and qmail-local, the envelope in the environment, still gets 111
+printf 'From: mod@example.org\n\nok\n' | env SENDER=mod@example.org \
+    EXT=moderate+approve-5-abcdefgh HOST=l "$LISTGATE" --allow-root \
+    --config "$T/nonexistent" moderate > "$T/out" 2> "$T/err"
+rc=$?
+if [ "$rc" -eq 111 ]; then ok "moderate under qmail: missing configuration directory (exit 111)"
+else bad "moderate under qmail: missing configuration directory (exit $rc, want 111)"; fi
 cp "$T/saved.conf" "$CONF/listgate.conf"
 printf 'spam_cutoff = 0.3\nham_cutoff = 0.4\n' > "$CONF/lists/broken.conf"
 pf broken "$DATA/ham-test.eml"

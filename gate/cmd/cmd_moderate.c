@@ -219,7 +219,8 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 			mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
 			    MTA_QMAIL;
 			listcfg_free_global(&g);
-		}
+		} else if (!mta_known && (sender != NULL || rcpt != NULL))
+			mta = MTA_POSTFIX;	/* pipe(8)'s envelope options */
 		usage(help ? stdout : stderr);
 		alarm(0);
 		/* 0 would tell an MTA the reply was handled */
@@ -227,8 +228,24 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 			return EXIT_CMD_OK;
 		return outcome_exit(OUT_DEFER, mta);
 	}
-	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
+	/*
+	 * Refused as root, or no listgate.conf: its mta setting is not
+	 * known either.  Envelope options (-f, RECIPIENT) are how pipe(8)
+	 * speaks; qmail-local passes the envelope in the environment.
+	 * qmail's 111 is no sysexits code, and Postfix would bounce the
+	 * moderator's reply for it.
+	 */
+	if (ctx->refused != NULL ||
+	    listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
 	    sizeof(err)) < 0) {
+		if (ctx->refused != NULL)
+			snprintf(err, sizeof(err), "%s", ctx->refused);
+		if (!mta_known && ctx->refused != NULL &&
+		    ctx->refused_mta >= 0)
+			mta = ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
+			    MTA_POSTFIX : MTA_QMAIL;
+		else if (!mta_known && (sender != NULL || rcpt != NULL))
+			mta = MTA_POSTFIX;
 		cmd_err(NAME, "%s", err);
 		snprintf(r.why, sizeof(r.why), "%s", err);
 		goto done;

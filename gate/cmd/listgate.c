@@ -264,8 +264,10 @@ main(int argc, char **argv)
 			    cmd_leave_root(&ctx,
 			    &ctx.refused_mta, refused, sizeof(refused)) < 0) {
 				ctx.refused = refused;
-				/* filter answers in its MTA's dialect */
-				if (c->fn != cmd_filter) {
+				/* filter and moderate answer in their
+				 * MTA's dialect */
+				if (c->fn != cmd_filter &&
+				    c->fn != cmd_moderate) {
 					cmd_err(c->name, "%s", refused);
 					return EXIT_CMD_FAIL;
 				}
