@@ -86,7 +86,8 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 
 /* the statements that begin a batch, after (BQ_SCHEMA) the schema's
  * version: one pipeline */
-enum { BQ_SCHEMA, BQ_BEGIN, BQ_LOCK, BQ_FRESH, BQ_LAST, BQ_N };
+enum { BQ_SCHEMA, BQ_BEGIN, BQ_NOTIMEOUT, BQ_LOCK, BQ_FRESH, BQ_LAST,
+    BQ_N };
 
 /*
  * Begin a batch (journal_begin_at), first reading the schema's version
@@ -120,14 +121,18 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	/* the batch's COPY is one statement that lasts the run (reading,
 	 * tokenizing, gathering evidence): a statement_timeout set for
 	 * the filter's hold path (the conninfo's options) must not cut it,
-	 * so the transaction has none (SET LOCAL) */
+	 * so the transaction has none (SET LOCAL), and nor must it cut the
+	 * wait for the journal lock behind another run of the list: so a
+	 * statement of its own before the lock's (a timeout already runs
+	 * for the statement that sets it) */
 	if ((version_r != NULL && PQsendQueryParams(q->conn, QUEUE_SCHEMA_SQL,
 	    0, NULL, NULL, NULL, NULL, 0) != 1) ||
 	    PQsendQueryParams(q->conn, "BEGIN", 0, NULL, NULL, NULL, NULL,
 	    0) != 1 ||
+	    PQsendQueryParams(q->conn, "SELECT set_config('statement_timeout', "
+	    "'0', true)", 0, NULL, NULL, NULL, NULL, 0) != 1 ||
 	    PQsendQueryParams(q->conn, "SELECT pg_advisory_xact_lock("
-	    "$1::int4, hashtext($2)), set_config('statement_timeout', '0', "
-	    "true)", 2, NULL, vals, NULL, NULL, 0) != 1 ||
+	    "$1::int4, hashtext($2))", 2, NULL, vals, NULL, NULL, 0) != 1 ||
 	    PQsendQueryParams(q->conn, QUEUE_FRESH_IDS_SQL, 0, NULL, NULL,
 	    NULL, NULL, 0) != 1 ||
 	    (last_r != NULL && PQsendQueryParams(q->conn, LAST_AND_DAY_SQL, 1,
@@ -198,6 +203,12 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	    PQresultStatus(rs[BQ_BEGIN]) != PGRES_COMMAND_OK) {
 		snprintf(err, errsz, "database: %s",
 		    queue_pgerr(q, rs[BQ_BEGIN]));
+		goto out;
+	}
+	if (rs[BQ_NOTIMEOUT] == NULL ||
+	    PQresultStatus(rs[BQ_NOTIMEOUT]) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s",
+		    queue_pgerr(q, rs[BQ_NOTIMEOUT]));
 		goto out;
 	}
 	if (rs[BQ_LOCK] == NULL ||
