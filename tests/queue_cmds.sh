@@ -548,6 +548,20 @@ run lg stats --list devv
 check "... and once they are removed, stats warns of the name again" \
     grep -q "listgate stats: warning: list devv has no .*(a misspelt list name?)" "$T/err"
 rm -f "$T/tokens/devv.kch" "$T/tokens/devv.passed"
+# held and notify of a misspelt list said nothing of it (an empty
+# table, a silent cron line): they warn as stats does, exit 0
+run lg held --list devv
+check "held --list of a list that is nowhere: exit 0, warning of it, naming the configuration" \
+    sh -c "test $rc -eq 0 && grep -qx \"listgate held: warning: list devv has no $CONF/lists/devv.conf, no token file or pass counter in $T/tokens, and no held post or journal event: nothing to list (a misspelt list name?)\" '$T/err'"
+run lg held --list dev --json
+check "... and not for a list that has a file" \
+    sh -c "test $rc -eq 0 && test ! -s '$T/err'"
+run lg notify --pending --quiet --list devv
+check "notify --pending --quiet --list of a list that is nowhere: exit 0, warning of it" \
+    sh -c "test $rc -eq 0 && grep -qx \"listgate notify: warning: list devv has no $CONF/lists/devv.conf, no token file or pass counter in $T/tokens, and no held post or journal event: nothing to send (a misspelt list name?)\" '$T/err'"
+run lg notify --pending --quiet --list dev
+check "... and not for a list that has a file" \
+    sh -c "test $rc -eq 0 && test ! -s '$T/err'"
 
 # a list trained without the database (position 0, posts counted): its
 # training is not in the journal, and a rebuild would drop it

@@ -231,6 +231,9 @@ cmd_held(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (cmd_connect("held", ctx, &g, &q, APP_CHECK_SCHEMA) < 0)
 		return EXIT_CMD_FAIL;
+	/* a misspelt --list holds nothing, as any quiet list does: say so */
+	if (list != NULL)
+		cmd_warn_unknown_list("held", q, &g, list, "list");
 	buf_init(&c.out, OUT_MAX);
 	c.now = time(NULL);
 	if (c.json)

@@ -130,6 +130,10 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (cmd_connect(NAME, ctx, &g, &q, 1) < 0)
 		return EXIT_CMD_FAIL;
+	/* a misspelt --list (a cron line's) has nothing pending, as any
+	 * quiet list has: say so, --quiet or not */
+	if (list != NULL)
+		cmd_warn_unknown_list(NAME, q, &g, list, "send");
 	if (pending) {
 		if (notify_pending(q, &g, list, &st, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
