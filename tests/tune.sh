@@ -500,5 +500,18 @@ run lg tune --list bad
 check "a bad list file fails" test "$rc" -eq 1
 check "... naming file and line" grep -q "lists/bad.conf:1" "$T/err"
 
+# on a terminal, the progress line counts the journal's events: one
+# event is singular ("reading the journal: 1 events" before)
+if command -v script >/dev/null 2>&1; then
+	lg train -q --list one --ham "$DATA/ham/00016-easy-ham-1.eml" ||
+	    exit 99
+	script -qec "'$LISTGATE' --allow-root --config '$CONF' tune --list one" \
+	    /dev/null > "$T/tty" 2>&1
+	check "on a terminal: the progress line says 1 journal event in the singular" \
+	    sh -c "grep -q 'reading the journal: 1 event ' '$T/tty' && ! grep -q '1 events' '$T/tty'"
+else
+	ok "# SKIP no script(1): the progress line"
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]

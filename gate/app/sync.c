@@ -923,9 +923,9 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 		/* between batches, while nothing of ours holds the file:
 		 * rewrite it when it has outgrown its hash table */
 		if (tokdb_compact(path, wait_ms, 0, why, sizeof(why)) < 0) {
-			snprintf(err, errsz, "%lu events applied, but the token "
-			    "file could not be compacted: %s", st->nevents,
-			    why);
+			snprintf(err, errsz, "%lu event%s applied, but the "
+			    "token file could not be compacted: %s",
+			    st->nevents, st->nevents == 1 ? "" : "s", why);
 			n = -1;
 			break;
 		}
@@ -1216,8 +1216,9 @@ sync_list_at(struct queue *q, const struct listcfg_global *g,
 	    sizeof(why));
 	st->nfed = nfed;
 	if (r < 0) {
-		snprintf(err, errsz, "list %s: %s (%lu events applied before)",
-		    l->name, why, st->nevents);
+		snprintf(err, errsz, "list %s: %s (%lu event%s applied "
+		    "before)", l->name, why, st->nevents,
+		    st->nevents == 1 ? "" : "s");
 		return -1;
 	}
 	return 0;

@@ -161,7 +161,8 @@ progress_end(struct progress *p)
 static void
 on_events(void *ctx, unsigned long events)
 {
-	progress_line(ctx, "reading the journal: %lu events", events);
+	progress_line(ctx, "reading the journal: %lu event%s", events,
+	    events == 1 ? "" : "s");
 }
 
 static void

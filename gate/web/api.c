@@ -494,7 +494,8 @@ api_handle(struct web_req *r, char **seg, int nseg)
 	a = auth_request(r, 1);
 	if (a == AUTH_LIMITED) {
 		web_json_error(r, 429, "too many failed logins: try again in "
-		    "%ld seconds", r->retry_after);
+		    "%ld second%s", r->retry_after, r->retry_after == 1 ? "" :
+		    "s");
 		return;
 	}
 	if (a == AUTH_ERROR) {

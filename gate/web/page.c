@@ -274,7 +274,8 @@ login_post(struct web_req *r)
 		return;
 	case AUTH_LIMITED:
 		snprintf(m, sizeof(m), "too many failed logins: try again in "
-		    "%ld seconds", r->retry_after);
+		    "%ld second%s", r->retry_after, r->retry_after == 1 ? "" :
+		    "s");
 		login_form(r, 429, m);
 		return;
 	case AUTH_ERROR:

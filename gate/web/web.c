@@ -1511,8 +1511,11 @@ wait_requests(struct web_srv *s)
 	    &until) != ETIMEDOUT)
 		;
 	if (s->inflight > 0)
-		log_warn("web: %d requests still in progress after %u s: "
-		    "stopping without their answers", s->inflight, secs);
+		log_warn("web: %d request%s still in progress after %u s: "
+		    "stopping without %s answer%s", s->inflight,
+		    s->inflight == 1 ? "" : "s", secs,
+		    s->inflight == 1 ? "its" : "their",
+		    s->inflight == 1 ? "" : "s");
 	pthread_mutex_unlock(&s->mu);
 }
 
