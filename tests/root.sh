@@ -168,7 +168,7 @@ check "--help still works" test "$rc" -eq 0
 run lg held --allow-root
 check "held --allow-root (after the command): a usage error" test "$rc" -eq 2
 check "... saying it goes before the command" says \
-    "listgate held: --allow-root is an option of listgate itself, not of held: give it before the command (listgate --allow-root held ...)"
+    "listgate held: --allow-root is an option of listgate itself, not of held: give it before the command (listgate --config $CONFR --allow-root held ...)"
 for c in train sync approve web; do
 	run lg "$c" --help
 	check "$c --help still works (exit 0, its usage on stdout)" \

@@ -249,10 +249,14 @@ main(int argc, char **argv)
 			 * whose usage errors speak the MTA's dialect) */
 			if (c->fn != cmd_filter && c->fn != cmd_moderate &&
 			    (i = global_after(sub_argc, sub_argv)) > 0) {
+				/* (--allow-root with the configuration in
+				 * use: pasted, it acts on that one) */
 				fprintf(stderr, "listgate %s: %s is an option "
 				    "of listgate itself, not of %s: give it "
-				    "before the command (listgate %s %s ...)\n",
+				    "before the command (%s %s %s ...)\n",
 				    c->name, sub_argv[i], c->name,
+				    strncmp(sub_argv[i], "--config", 8) == 0 ?
+				    "listgate" : suggest_cmd(),
 				    strncmp(sub_argv[i], "--config", 8) == 0 ?
 				    "--config DIR" : sub_argv[i], c->name);
 				return EXIT_CMD_USAGE;
