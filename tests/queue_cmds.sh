@@ -654,6 +654,8 @@ check "approve whose connection drops after the release exits 1" \
     test "$rc" -eq 1
 check "... saying the post was released but not recorded" \
     grep -q "was released, but the approval could not be recorded" "$T/err"
+check "... and the command that records it, with --config DIR" \
+    grep -q "once the database is back, run \`listgate --config [^ ]* approve --mark-approved $d1\`\$" "$T/err"
 $PG_CTL_START
 check "... the post stays 'releasing'" \
     test "$(sql "SELECT status FROM held_posts WHERE id = $d1")" = releasing
@@ -664,7 +666,7 @@ check "held --json gives its status" grep -q '"status": "releasing"' "$T/out"
 run lg approve "$d1"
 check "approve again exits 1" test "$rc" -eq 1
 check "... saying a previous approve was interrupted" grep -q \
-    "post $d1 (list dev) was being released when a previous approve was interrupted; check the list archive, then use approve --force to release it again or --mark-approved to record it without releasing" \
+    "post $d1 (list dev) was being released when a previous approve was interrupted; check the list archive, then run \`listgate --config [^ ]* approve --force $d1\` to release it again or \`listgate --config [^ ]* approve --mark-approved $d1\` to record it without releasing" \
     "$T/err"
 check "... and does not release it again" \
     cmp -s "$T/released.drop" "$DATA/ham3.eml"
@@ -672,6 +674,9 @@ run lg reject "$d1"
 check "reject of a releasing post exits 1 (nothing changed)" \
     test "$rc" -eq 1 -a \
     "$(sql "SELECT status FROM held_posts WHERE id = $d1")" = releasing
+check "... naming the commands to run, with --config DIR" grep -q \
+    "then run \`listgate --config [^ ]* approve --mark-approved $d1\` if it reached the list, or \`listgate --config [^ ]* reject --force $d1\`\$" \
+    "$T/err"
 run lg approve --mark-approved "$d1"
 check "approve --mark-approved exits 0" test "$rc" -eq 0
 check "... records it approved" \

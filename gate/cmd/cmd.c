@@ -406,15 +406,19 @@ cmd_decide_one(const char *name, struct queue *q,
 		if (strcmp(name, "approve") == 0)
 			cmd_err(name, "post %lld (list %s) was being released "
 			    "when a previous approve was interrupted; check "
-			    "the list archive, then use approve --force to "
-			    "release it again or --mark-approved to record it "
-			    "without releasing", (long long)id, list);
+			    "the list archive, then run `%s approve --force "
+			    "%lld` to release it again or `%s approve "
+			    "--mark-approved %lld` to record it without "
+			    "releasing", (long long)id, list, suggest_cmd(),
+			    (long long)id, suggest_cmd(), (long long)id);
 		else
 			cmd_err(name, "post %lld (list %s) was being released "
 			    "when a previous approve was interrupted; check "
-			    "the list archive, then use approve --mark-approved "
-			    "if it reached the list, or %s --force",
-			    (long long)id, list, name);
+			    "the list archive, then run `%s approve "
+			    "--mark-approved %lld` if it reached the list, or "
+			    "`%s %s --force %lld`", (long long)id, list,
+			    suggest_cmd(), (long long)id, suggest_cmd(), name,
+			    (long long)id);
 		return -1;
 	case QUEUE_NOT_INTERRUPTED:
 		cmd_err(name, "post %lld (list %s) is %s, not 'releasing': "
@@ -424,9 +428,9 @@ cmd_decide_one(const char *name, struct queue *q,
 	case QUEUE_UNRECORDED:
 		cmd_err(name, "post %lld (list %s) was released, but the "
 		    "approval could not be recorded: %s; it stays "
-		    "'releasing': once the database is back, run approve "
-		    "--mark-approved %lld", (long long)id, list, err,
-		    (long long)id);
+		    "'releasing': once the database is back, run `%s "
+		    "approve --mark-approved %lld`", (long long)id, list, err,
+		    suggest_cmd(), (long long)id);
 		return -1;
 	default:
 		cmd_err(name, "post %lld: %s", (long long)id, err);
