@@ -1,7 +1,7 @@
 #!/bin/sh
 # root.sh - listgate started as root becomes the `user' (and `group') of
-# listgate.conf before it opens anything else, or refuses to run (filter:
-# a temporary failure in its MTA's dialect); --allow-root stays root.
+# listgate.conf before it opens anything else, or refuses to run (filter
+# and moderate: a temporary failure in its MTA's dialect); --allow-root stays root.
 # Configuration another user could change is refused.  Root (with
 # --allow-root) follows no link the list user could put in its way: in
 # the tokens directory (the member cache, Kyoto Cabinet's log: no token
@@ -203,6 +203,16 @@ lg filter --bogus < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 check "... a usage error too: 75 (listgate.conf's dialect)" test $? -eq 75
 lgr filter --mta qmail --list dev < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 check "--allow-root: filter works as root (pass: 0)" test $? -eq 0
+# moderate, the moderation address's pipe command, likewise: exit 1
+# would make Postfix bounce a moderator's reply (and its decision)
+A=dev-moderate+approve-1-aaaaaaaaaaaaaaaaaaaaaaaaaaa@lists.example.org
+lg moderate -f a@b -- "$A" < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+check "moderate as root without user: 75 when listgate.conf says mta = postfix" \
+    test $? -eq 75
+check "... saying why" says "temporary failure: running as root, and"
+lg moderate --mta qmail -f a@b -- "$A" < "$DATA/ham-test.eml" > "$T/out" \
+    2> "$T/err"
+check "... --mta qmail: 111" test $? -eq 111
 
 # --- bad users --------------------------------------------------------------
 printf 'tokens_dir = tokens\nuser = root\n' > "$CONF/listgate.conf"

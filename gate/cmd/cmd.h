@@ -27,7 +27,8 @@ struct cmd_ctx {
 	int allow_root;		/* --allow-root: stay root */
 	/* started as root and refused (cmd_leave_root): why, and the
 	 * configured dialect (enum listcfg_mta, -1 unknown).  main ends
-	 * every command but filter there; filter defers in its dialect */
+	 * every command but filter and moderate there; those defer in
+	 * their dialect */
 	const char *refused;
 	int refused_mta;
 };
