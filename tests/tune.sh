@@ -75,6 +75,7 @@ check "... --apply, its report to /dev/null (the nightly cron line): the reason 
 run lg tune --list dev --json
 check "... and in JSON too, with no recommendation" \
     sh -c "test $rc -eq 1 && python3 -c \"import json; d=json.load(open('$T/out')); assert d['recommended'] is None and d['posts'] == {'ham': 2, 'spam': 0} and 'needs more data' in d['advice']\""
+lg tune --list dev --json --apply > "$T/little.json" 2> /dev/null
 
 # --- a journal past one fetch's byte budget (16 MiB of stored bytes):
 # tune reads it in batches, every event -------------------------------------
@@ -249,6 +250,23 @@ run lg tune --list dev --json --apply
 check "tune --apply exits 0" test "$rc" -eq 0
 check "... saying which keys it set" js "len(d['applied']) >= 1 and 'ham_cutoff' in d['applied']"
 cp "$T/out" "$T/apply.json"
+# the object of too little data has the same keys (null where there is
+# no recommendation): it lacked applied, settings_scored, seconds and
+# the current parameters, and a nightly --apply --json script failed
+# on them
+check "... and the object of too little data (with --apply) has the same keys, applied empty" \
+    python3 - "$T/little.json" "$T/apply.json" <<'EOF'
+import json, sys
+little = json.load(open(sys.argv[1]))
+full = json.load(open(sys.argv[2]))
+full.pop('rebuilt', None)	# only when the token file was rebuilt
+assert set(little) == set(full), set(full) ^ set(little)
+assert set(little['current']) == set(full['current']), \
+    set(full['current']) ^ set(little['current'])
+assert little['applied'] == [] and little['recommended'] is None
+assert little['current']['robs'] == 0.3 and little['current']['ham_held'] is None
+assert little['settings_scored'] == 0
+EOF
 # the advice of a run that applied it says so (it said "Apply the
 # recommendation (`listgate tune --list dev --apply`)" after doing it)
 check "... its advice says it is applied, not to apply it" \

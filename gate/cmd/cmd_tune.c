@@ -631,7 +631,8 @@ json_setting(FILE *f, const struct tune_setting *t, int word_pairs,
 		fprintf(f, ",\"ham_held_posts\":%zu,\"spam_passed_posts\":%zu",
 		    t->e.ham_held, t->e.spam_passed);
 	} else
-		fputs(",\"ham_held\":null,\"spam_passed\":null", f);
+		fputs(",\"ham_held\":null,\"spam_passed\":null,"
+		    "\"ham_held_posts\":null,\"spam_passed_posts\":null", f);
 	if (params & TUNE_ROBS)
 		fprintf(f, ",\"robs\":%s", NUM(a, t->bp.robs));
 	if (params & TUNE_ROBX)
@@ -1185,25 +1186,31 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (!tune_enough(ts->nham, ts->nspam, o.folds, err, sizeof(err))) {
 		progress_end(&pr);
 		if (json) {
-			char a[32];
+			struct tune_setting cur;
 
+			/* the keys of a recommendation's object, those
+			 * without one null: a nightly --apply --json reads
+			 * the same object either way */
+			memset(&cur, 0, sizeof(cur));
+			cur.bp = o.cur;
+			cur.ham_cutoff = l.ham_cutoff;
+			cur.spam_cutoff = l.spam_cutoff;
 			printf("{\"list\":\"%s\",\"posts\":{\"ham\":%zu,"
 			    "\"spam\":%zu},\"folds\":%u,", list, ts->nham,
 			    ts->nspam, o.folds);
 			json_goal(stdout, &o.goal);
-			printf(",\"current\":{\"ham_cutoff\":%s,",
-			    NUM(a, l.ham_cutoff));
-			printf("\"spam_cutoff\":%s,\"ham_held\":null,"
-			    "\"spam_passed\":null,\"word_pairs\":%s},"
-			    "\"recommended\":null,\"targets_met\":null,"
+			fputs(",\"current\":", stdout);
+			json_setting(stdout, &cur, o.word_pairs, 0, 0, 0,
+			    ALL_PARAMS);
+			fputs(",\"recommended\":null,\"targets_met\":null,"
 			    "\"targets_missed\":null,\"ham_cutoff_limit\":null,"
-			    "\"confidence\":null,"
-			    "\"word_pairs\":null,\"advice\":", tune_num(a,
-			    sizeof(a), l.spam_cutoff), o.word_pairs ? "true" :
-			    "false");
+			    "\"confidence\":null,\"advice\":", stdout);
 			json_string(stdout, err);
-			fputc(',', stdout);
+			printf(",\"settings_scored\":0,\"seconds\":%.2f,"
+			    "\"word_pairs\":null,", clock_now_s() - t0);
 			json_journal(stdout, ts);
+			if (do_apply)
+				fputs(",\"applied\":[]", stdout);
 			fputs("}\n", stdout);
 		} else
 			printf("list %s: %s.\n", list, err);
