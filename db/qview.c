@@ -93,7 +93,8 @@ qview_page_sql(enum qview_sort sort, char *sql, size_t size)
 	snprintf(sql, size, "SELECT id, from_hdr, env_sender, subject, "
 	    "left(clues, 400), score, "
 	    "floor(extract(epoch FROM arrived_at))::int8, "
-	    "count(*) OVER (), encode(raw_sha256, 'hex') FROM held_posts "
+	    "count(*) OVER (), encode(raw_sha256, 'hex'), "
+	    "verdict <> 'oversize' FROM held_posts "
 	    "WHERE status = 'held' AND "
 	    "list = $1 ORDER BY %s LIMIT $2::int8 OFFSET $3::int8",
 	    orders[sort]);
@@ -129,6 +130,7 @@ qview_page(struct queue *q, const char *list, enum qview_sort sort,
 		row.score = strtod(PQgetvalue(res, i, 5), NULL);
 		row.arrived = (time_t)strtoll(PQgetvalue(res, i, 6), NULL, 10);
 		row.sha_hex = PQgetvalue(res, i, 8);
+		row.scored = strcmp(PQgetvalue(res, i, 9), "f") != 0;
 		r = fn(&row, ctx);
 	}
 	PQclear(res);

@@ -47,6 +47,8 @@ struct qview_row {
 	double score;
 	time_t arrived;
 	const char *sha_hex;	/* its SHA-256, 64 hex digits */
+	int scored;		/* 0: held unscored (verdict oversize), its
+				 * score a stored 0 that means nothing */
 };
 
 /* called per row by qview_page: 0 to go on, -1 to stop (failure) */

@@ -640,6 +640,27 @@ check "a listing of 180 posts with 4096-byte masked subjects: 200, JSON that par
     sh -c "test $code = 200 && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(len(d[\"entries\"]) != 180)' '$T/body'"
 check "... each subject cut with a marker" \
     python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["entries"][0]["subject"]; sys.exit(not (s.endswith("...") and len(s) <= 300))' "$T/body"
+# a post held unscored because it was larger than max_post_bytes
+# (verdict oversize, the score stored 0): its score was 0.000000 in the
+# listing (which has no verdict) and a green bar at 0.0000 on the page,
+# a post surely ham; now null, and "not scored" on the pages
+idO=$("$QHOLD" ovs "$DATA/spam2.eml" 0) || exit 99
+"$QHOLD" ovs "$DATA/spam1.eml" 0.97 > /dev/null || exit 99
+sql "UPDATE held_posts SET verdict = 'oversize' WHERE id = $idO" || exit 99
+req GET "/api/lists/ovs/held" $B
+check "an oversize post (unscored) in the listing: score null, the scored one's a number" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s={e["id"]: e["score"] for e in d["entries"]}; sys.exit(not (len(s) == 2 and s.pop(int(sys.argv[2])) is None and list(s.values()) == [0.97]))' "$T/body" "$idO"
+req GET "/api/lists/ovs/held/$idO" $B
+check "... in its own answer: score null, verdict oversize" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["score"] is None and d["verdict"] == "oversize"))' "$T/body"
+B_J=$T/jar-bob
+curl -s -o /dev/null -c "$B_J" -d "user=bob&password=bob-secret-12" "$URL/login"
+req GET "/lists/ovs" -b "$B_J"
+check "... on the list's page: not scored, no score bar at 0" \
+    sh -c "test $code = 200 && grep -q 'not scored (oversize)' '$T/body' && ! grep -q 'aria-label=\"score 0.0000\"' '$T/body' && grep -q 'aria-label=\"score 0.9700\"' '$T/body'"
+req GET "/lists/ovs/held/$idO" -b "$B_J"
+check "... and on its own page" \
+    sh -c "test $code = 200 && grep -q 'not scored (oversize' '$T/body' && ! grep -q 'aria-label=\"score' '$T/body'"
 
 # --- a slow client (slowloris) does not block others -----------------------------
 python3 - "$port" > "$T/slow.out" 2>&1 <<'EOF' &

@@ -4,7 +4,8 @@
  *   GET  /api/lists                  [{"list": L, "held": N}, ...]
  *   GET  /api/lists/L/held?offset=&limit=
  *                                    {"total": N, "entries": [{"id",
- *                                    "sender", "subject", "score",
+ *                                    "sender", "subject", "score" (null:
+ *                                    held unscored, oversize),
  *                                    "held_at", "sha256"}, ...]}
  *   GET  /api/lists/L/held/ID        one post: its SHA-256, headers,
  *                                    deciding tokens, a sanitised text
@@ -145,8 +146,13 @@ held_entry(const struct qview_row *row, void *vctx)
 	web_printf(c->r, ", \"subject\": ");
 	web_json_str(c->r, row->subject ? row->subject : "",
 	    row->subject ? strlen(row->subject) : 0, API_ENTRY_CHARS);
-	web_printf(c->r, ", \"score\": %.6f, \"held_at\": \"%s\"",
-	    row->score, when);
+	/* a post held unscored (oversize): null, not the 0 stored for it,
+	 * which reads as surely ham */
+	if (row->scored)
+		web_printf(c->r, ", \"score\": %.6f", row->score);
+	else
+		web_printf(c->r, ", \"score\": null");
+	web_printf(c->r, ", \"held_at\": \"%s\"", when);
 	if (web_sha_hex_ok(row->sha_hex))
 		web_printf(c->r, ", \"sha256\": \"%s\"", row->sha_hex);
 	web_printf(c->r, "}");
@@ -261,7 +267,11 @@ api_post(struct web_req *r, const char *list, int64_t id)
 	web_json_strs(r, row.subject);
 	web_printf(r, ", \"message_id\": ");
 	web_json_strs(r, row.msgid);
-	web_printf(r, ", \"score\": %.6f, \"verdict\": ", row.score);
+	if (strcmp(row.verdict, "oversize") != 0)
+		web_printf(r, ", \"score\": %.6f", row.score);
+	else
+		web_printf(r, ", \"score\": null");	/* held unscored */
+	web_printf(r, ", \"verdict\": ");
 	web_json_strs(r, row.verdict);
 	web_sha_hex(row.raw_sha256, hex);
 	web_printf(r, ", \"size\": %lld, \"held_at\": \"%s\", \"sha256\": "

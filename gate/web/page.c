@@ -449,7 +449,10 @@ held_row(const struct qview_row *row, void *vctx)
 			web_printf(r, " %.3f", cl.prob);
 	}
 	web_printf(r, "</div></td><td class=\"num\">");
-	score_bar(r, row->score);
+	if (row->scored)
+		score_bar(r, row->score);
+	else
+		web_printf(r, "not scored (oversize)");
 	web_printf(r, "</td></tr>\n");
 	c->n++;
 	return 0;
@@ -685,11 +688,18 @@ page_post(struct web_req *r, const char *list, int64_t id)
 	web_printf(r, "<h1>");
 	subject_html(r, row.subject, 200);
 	web_printf(r, "</h1>\n<p>Post %lld of list <a href=\"/lists/%s?%s\">"
-	    "%s</a>, score ", (long long)id, list, back, list);
-	score_bar(r, row.score);
-	web_printf(r, " (");
-	web_htmls(r, row.verdict);
-	web_printf(r, "), %lld bytes.</p>\n", (long long)row.size);
+	    "%s</a>, ", (long long)id, list, back, list);
+	if (strcmp(row.verdict, "oversize") == 0)
+		web_printf(r, "not scored (oversize: larger than the list's "
+		    "max_post_bytes)");
+	else {
+		web_printf(r, "score ");
+		score_bar(r, row.score);
+		web_printf(r, " (");
+		web_htmls(r, row.verdict);
+		web_printf(r, ")");
+	}
+	web_printf(r, ", %lld bytes.</p>\n", (long long)row.size);
 	if (strcmp(row.status, "held") == 0) {
 		char hex[WEB_SHA_HEX + 1];
 
