@@ -1131,6 +1131,10 @@ check "... and alice gets its hold notice" test "$(nmail alice@example.org)" -eq
 check "... which says why it is held" \
     grep -q "^Held as: oversize: [0-9]* bytes, max_post_bytes 1024" "$T/n60.txt"
 check "... with the verdict oversize" grep -q "(verdict: oversize)" "$T/n60.txt"
+# its score was given as 0.0000 (the 0 stored for a post never scored,
+# the score of a post surely ham), in the Subject and the text
+check "... saying it was not scored, in the text and the Subject, with no score of 0" \
+    sh -c "grep -q '^Score:   not scored (verdict: oversize)\$' '$T/n60.txt' && grep -Eq '^Subject: \[dev\] held: .* \(not scored: oversize\)\$' '$T/n60.txt' && ! grep -q '0\.0000' '$T/n60.txt'"
 check "... and no token (not scored)" grep -q "^  (none recorded)" "$T/n60.txt"
 a60=$(addr_of "$(last_to alice@example.org)" approve)
 moderate "$a60" alice@example.org < "$T/r1.eml"

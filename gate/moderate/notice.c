@@ -142,6 +142,14 @@ random_hex(char *out, size_t nchars)
 	out[nchars] = '\0';
 }
 
+/* 1 when p was held unscored (larger than max_post_bytes): its stored
+ * score of 0 means nothing, and reads as surely ham */
+static int
+unscored(const struct notice_post *p)
+{
+	return p->verdict != NULL && strcmp(p->verdict, "oversize") == 0;
+}
+
 /* 1 if s is printable ASCII only */
 static int
 plain_ascii(const char *s, size_t n)
@@ -468,8 +476,9 @@ summary(struct buf *t, const struct notice_post *p, const char *indent)
 	    (long long)p->id) < 0 ||
 	    put(t, "%sSize:    %zu bytes\n", indent, p->raw != NULL ?
 	    p->raw_len : p->size) < 0 ||
-	    put(t, "%sScore:   %.4f (verdict: %s)\n", indent, p->score,
-	    p->verdict) < 0)
+	    (unscored(p) ? put(t, "%sScore:   not scored (verdict: %s)\n",
+	    indent, p->verdict) : put(t, "%sScore:   %.4f (verdict: %s)\n",
+	    indent, p->score, p->verdict)) < 0)
 		return -1;
 	if (p->note != NULL && p->note[0] != '\0' &&
 	    (put(t, "%sHeld as: ", indent) < 0 ||
@@ -534,11 +543,12 @@ notice_hold(const struct notice_post *p, const struct notice_links *ln,
 	p = &pp;
 	whole = p->raw_len <= NOTICE_MAX_ATTACH;
 
-	/* Subject: [L] held: SUBJECT (score S) */
+	/* Subject: [L] held: SUBJECT (score S), or (not scored: oversize) */
 	if (put(&subj, "[%s] %s: ", p->list, remind ? "still held" :
 	    "held") < 0 || notice_clean(&subj, p->subject,
 	    strlen(p->subject), FIELD_CHARS) < 0 ||
-	    put(&subj, " (score %.4f)", p->score) < 0)
+	    (unscored(p) ? put(&subj, " (not scored: %s)", p->verdict) :
+	    put(&subj, " (score %.4f)", p->score)) < 0)
 		goto out;
 	boundary(p, bnd, sizeof(bnd));
 	if (common_header(out, p->list, h, (const char *)subj.data,

@@ -78,7 +78,8 @@ struct notice_to {
 
 /*
  * The hold notice about p to h->to: From the moderation address,
- * Reply-To the approve address, Subject "[L] held: SUBJECT (score S)";
+ * Reply-To the approve address, Subject "[L] held: SUBJECT (score S)"
+ * ("(not scored: oversize)" for a post held unscored);
  * a text part with sender, subject, date, size, score, verdict, the
  * NOTICE_TOKENS deciding tokens with their probabilities, the preview
  * and the three mailto: links; the post attached as message/rfc822.
