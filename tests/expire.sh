@@ -83,7 +83,12 @@ age "$rmx_old" '10 days'
 nj=$(sql 'SELECT count(*) FROM train_journal')
 
 run lg expire --dry-run
-check "a dry run exits 0" test "$rc" -eq 0
+# it said "would remind" of list rmx's post and exited 0, where the run
+# reminds of nothing there, fails and names what to set
+check "a dry run exits 1 as the run does (list rmx cannot remind), saying why" \
+    sh -c "test $rc -eq 1 && grep -q 'list rmx: expire_action = remind, but the list cannot send notices: set moderation_address and notify in lists/rmx.conf' '$T/err'"
+check "... and not that it would remind of rmx's post" \
+    sh -c "! grep -q \"post $rmx_old \" '$T/out'"
 check "... says what it would do, list by list" \
     sh -c "grep -q \"post $d_old (list d) held 3 days or more: would discard\$\" '$T/out' && grep -q \"post $dl_old (list dl).*would discard-learn\" '$T/out' && grep -q \"post $rm_old (list rm).*would remind\" '$T/out'"
 check "... and nothing of the young posts" \

@@ -235,8 +235,8 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		return;
 	}
 	days = older_than >= 0 ? (unsigned)older_than : l.hold_expiry_days;
-	if (l.expire_action == LISTCFG_EXPIRE_REMIND && !dry &&
-	    !notify_ready(&l)) {
+	/* (a dry run too: it would remind of nothing) */
+	if (l.expire_action == LISTCFG_EXPIRE_REMIND && !notify_ready(&l)) {
 		cmd_err(NAME, "list %s: expire_action = remind, but the list "
 		    "cannot send notices: set %s in lists/%s.conf (its posts "
 		    "stay held)", list, notify_missing(&l, miss, sizeof(miss)),
