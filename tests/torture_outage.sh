@@ -323,8 +323,8 @@ fresh s
 filt qmail
 check "token file missing: filter defers with one line naming it" tempfail qmail "$TOKFILE"
 check "... and the line says that sync or rebuild recreates it" \
-    grep -Eq 'listgate (sync|rebuild)' "$T/err"
-grep -Eq 'listgate (sync|rebuild)' "$T/err" || sed 's/^/# it says: /' "$T/err"
+    grep -Eq 'listgate (--config [^ ]+ )?(sync|rebuild)' "$T/err"
+grep -Eq 'listgate (--config [^ ]+ )?(sync|rebuild)' "$T/err" || sed 's/^/# it says: /' "$T/err"
 run lg sync --list dev
 check "token file missing: sync recreates it from the journal" test "$rc" -eq 0
 lg score --list dev --db-dump | LC_ALL=C sort > "$T/dump"
