@@ -382,6 +382,17 @@ check "... decides nothing" test "$(status "$id4")" = held
 check "... and gets no answer" test "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
 moderate "dev-moderate+approve-$id4-$ck4old@lists.example.org" "" < "$T/r1.eml"
 check "a null envelope sender decides nothing" test "$(status "$id4")" = held
+check "... and is handled (exit 0)" test "$rc" -eq 0
+# no sender at all (a pipe command without -f ${sender}, no $SENDER) is
+# the command's fault, not a bounce: ignored, every reply's decision
+# would be lost; the MTA keeps it until the command is mended
+env -u SENDER "$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
+    -- "dev-moderate+approve-$id4-$ck4old@lists.example.org" < "$T/r1.eml" \
+    > "$T/mod.out" 2>&1
+check "no envelope sender at all: a temporary failure (75)" test $? -eq 75
+check "... saying what the pipe command lacks" grep -q \
+    'temporary failure: no envelope sender: .*-f ${sender}' "$T/mod.out"
+check "... the post still held" test "$(status "$id4")" = held
 # what other responders and bounces say of themselves: each decides
 # nothing and gets no answer
 # moderate_log ADDR SENDER FILE: as moderate, with the log line (on a

@@ -264,6 +264,17 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (sender == NULL)
 		sender = getenv("SENDER");
 	r.sender = sender != NULL ? sender : "";
+	/* no envelope sender at all is the pipe command's fault too
+	 * (master.cf without -f ${sender}; a null sender is -f '' or
+	 * pipe(8)'s MAILER-DAEMON, qmail's SENDER=''), not a bounce:
+	 * taking it for one would ignore every reply, decisions lost */
+	if (sender == NULL) {
+		snprintf(r.why, sizeof(r.why), "no envelope sender: the "
+		    "command line gives no -f and $SENDER is not set "
+		    "(Postfix: give the pipe command of master.cf "
+		    "-f ${sender}; qmail sets it itself)");
+		goto done;
+	}
 	ext = getenv("EXT");
 	host = getenv("HOST");
 	local = getenv("LOCAL");
