@@ -20,7 +20,8 @@ START_TEST(no_backscatter_to_robot_senders)
 	    "dev-bounces@lists.x.org", "dev-bounces+a=b.org@lists.x.org",
 	    "dev-return-12-a=b.org@lists.x.org", "bounce-123@x.org",
 	    "noreply@x.org", "a b@x.org", "a@x.org\nBcc: c@d", "nodomain",
-	    NULL };
+	    /* read as options by the notify command (sendmail -oQ, -C) */
+	    "-oQ/tmp/evil@x.org", "-C/etc/passwd@x.org", NULL };
 	char why[300];
 	size_t i;
 

@@ -212,6 +212,17 @@ done
 sed -e 's/^moderation_address = .*/moderation_address = q-moderate@lists.example.org/' \
     "$CONF/lists/dev.conf" > "$CONF/lists/q.conf"
 echo "recipient_delimiter = -" >> "$CONF/lists/q.conf"
+# a notify template whose {moderator} follows an option ("-i"): the
+# template check takes it for that option's value (listgate cannot know
+# which options take one); argv.sh records its arguments, one a line
+cat > "$T/argv.sh" <<EOF
+#!/bin/sh
+printf '%s\\n' "\$@" >> "$T/argv.log"
+cat > "$T/opt-last.eml"
+EOF
+sed -e 's/^moderation_address = .*/moderation_address = opt-moderate@lists.example.org/' \
+    -e "s|^notify = .*|notify = /bin/sh $T/argv.sh -i {moderator}|" \
+    "$CONF/lists/dev.conf" > "$CONF/lists/opt.conf"
 # two of the three keys: config check says what is missing
 printf 'moderators = a@example.org\nmoderation_address = half-moderate@x.example\n' \
     > "$CONF/lists/half.conf"
@@ -221,7 +232,7 @@ check "... with a warning naming the missing key" \
     grep -q "half.conf: no hold notices are sent without notify" "$T/cc.err"
 rm -f "$CONF/lists/half.conf"
 lg migrate -q || exit 99
-for l in dev ops q; do
+for l in dev ops q opt; do
 	journal_train "$l" || exit 99
 	lg sync -q --list "$l" || exit 99
 done
@@ -326,6 +337,21 @@ check "... discarded" test "$(status "$id3")" = discarded
 check "... trained as spam" \
     test "$(sql "SELECT class || op FROM train_journal WHERE post_id = $id3")" = spamlearn
 check "... no notice to the sender" test "$(nmail victim@example.org)" -eq 0
+
+# --- an envelope sender that starts with '-': never {moderator} ------------
+# a sender notice goes through notify with {moderator} the post's
+# envelope sender: after "-i" it was passed as an option of its own
+# (sendmail -oQ/-C: a spammer's options to the site's mailer)
+: > "$T/argv.log"
+ido=$(hold spam2.eml mmopt@test "-oQ/tmp/lg-evil@example.net" opt) || exit 1
+check "the -i template sends the hold notice" grep -qx -- "-i" "$T/argv.log"
+ro=$(addr_of "$T/opt-last.eml" reject)
+check "... with a reject link" test -n "$ro"
+moderate "$ro" alice@example.org < "$T/r1.eml"
+check "reject of a post from -oQ/...: exit 0" test "$rc" -eq 0
+check "... rejected" test "$(status "$ido")" = rejected
+check "... no sender notice: the sender never reaches notify's arguments" \
+    sh -c "! grep -q -- '^-oQ' '$T/argv.log'"
 
 # --- refusals: each changes nothing and says why ---------------------------------------------
 id4=$(hold spam4.eml mm4@test bouncer@example.net) || exit 1

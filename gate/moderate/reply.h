@@ -84,9 +84,10 @@ int reply_may_notify(const char *env_sender, const unsigned char *raw,
 /* r->from and r->msgid from the reply's header, sanitized */
 void reply_headers(struct reply *r);
 
-/* 1 if the envelope address a is null, not a plain address, or a
- * bounce or list robot's (mailer-daemon, owner-, -request, ...): never
- * answered; why says which.  Else 0 */
+/* 1 if the envelope address a is null, not a plain address, one that
+ * starts with '-' (an option to the notify command), or a bounce or
+ * list robot's (mailer-daemon, owner-, -request, ...): never answered;
+ * why says which.  Else 0 */
 int reply_robot_address(const char *a, char *why, size_t whysz);
 
 /* the first header field name of msg (len bytes, the first 64 KiB

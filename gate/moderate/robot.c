@@ -215,6 +215,15 @@ reply_robot_address(const char *a, char *why, size_t whysz)
 		snprintf(why, whysz, "not a plain address");
 		return 1;
 	}
+	/* an envelope address goes to the list's notify command as
+	 * {moderator}, which listcfg trusts as configuration: one that
+	 * starts with '-' would be read as an option ("-i {moderator}"
+	 * passes the template check; sendmail -oQ..., -C...) */
+	if (a[0] == '-') {
+		snprintf(why, whysz, "an address that starts with '-' (it "
+		    "would be read as an option)");
+		return 1;
+	}
 	at = strrchr(a, '@');
 	n = (size_t)(at - a);
 	if (n >= sizeof(local))
