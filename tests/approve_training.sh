@@ -53,12 +53,7 @@ tp=$!
 exec 7> "$T/fifo"
 cat "$DATA/spam2.eml" >&7
 # the run has begun its batch: its journal lock is held
-i=0
-while [ "$(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" -eq 0 ] &&
-    [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+advisory_wait
 
 "$LISTGATE" --allow-root --config "$CONF" approve "$id" > "$T/ap.out" \
     2> "$T/ap.err" &

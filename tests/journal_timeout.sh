@@ -35,12 +35,7 @@ tp=$!
 exec 7> "$T/fifo"
 cat "$DATA/spam2.eml" >&7
 # the run has begun its batch: the list's journal lock is held
-i=0
-while [ "$(sql "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")" -eq 0 ] &&
-    [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+advisory_wait
 # (not through lg: a shell function's redirection keeps a copy of the
 # FIFO open in the background shell)
 "$LISTGATE" --allow-root --config "$T/conf" train -q --list dev \

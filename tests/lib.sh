@@ -77,6 +77,20 @@ fifo_wait() {
 	return 1
 }
 
+# advisory_wait: wait (at most 10 s) until some session of the test's
+# database holds an advisory lock (a list's journal lock: a train run
+# reading a FIFO has begun its batch).  0, or 1 when none came.
+advisory_wait() {
+	i=0
+	while [ "$(psql -X -q -A -t -c "SELECT count(*) FROM pg_locks
+	    WHERE locktype = 'advisory' AND granted")" = 0 ]; do
+		[ $i -lt 100 ] || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 0
+}
+
 # lock_file FILE: a trainer's write lock on FILE, held for 5 seconds by a
 # background process (its pid in $lockpid); returns once the lock is
 # taken (or after 5 s of waiting).  Needs python3 and $T.
