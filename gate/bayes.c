@@ -31,6 +31,7 @@ bayes_params_default(struct bayes_params *p)
 	p->robx = 0.6;
 	p->min_dev = 0.05;
 	p->max_tokens = 0;
+	p->vote_budget = 0;
 }
 
 /* a count as bayes_f uses it: negative and NaN read as 0, huge ones
@@ -253,6 +254,54 @@ combine(double sum_lnf, double sum_ln1mf, size_t nuse,
 	r->score = bayes_squeeze(r->log_i, r->log_1mi, lqh, lqs);
 }
 
+/* the voting tokens' sums: the head's, and with a vote budget the
+ * tail's apart */
+struct sums {
+	const struct bayes_params *p;
+	double lnf, ln1mf, tlnf, tln1mf;
+	size_t n, nt;
+};
+
+/* k votes of f (a tail's when tail and the budget is on) */
+static void
+vote(struct sums *s, double f, size_t k, int tail)
+{
+	/* keep ln f finite even with robs = 0 (f may then be 0 or 1) */
+	const double tiny = 1e-300;
+	double a = log(f > tiny ? f : tiny), b = log(1 - f > tiny ? 1 - f :
+	    tiny);
+
+	if (tail && s->p->vote_budget) {
+		s->tlnf += (double)k * a;
+		s->tln1mf += (double)k * b;
+		s->nt += k;
+	} else {
+		s->lnf += (double)k * a;
+		s->ln1mf += (double)k * b;
+		s->n += k;
+	}
+}
+
+/* combine the sums: the tail's scaled to BAYES_TAIL_VOTES votes when
+ * more voted */
+static void
+finish(const struct sums *s, struct bayes_result *r)
+{
+	double k = 1;
+	size_t nt = s->nt;
+
+	if (nt > BAYES_TAIL_VOTES) {
+		k = (double)BAYES_TAIL_VOTES / (double)nt;
+		nt = BAYES_TAIL_VOTES;
+	}
+	if (s->nt == 0)
+		combine(s->lnf, s->ln1mf, s->n, r);
+	else
+		combine(s->lnf + k * s->tlnf, s->ln1mf + k * s->tln1mf,
+		    s->n + nt, r);
+	r->nused = (unsigned)(s->n + s->nt);
+}
+
 /* sort order of voting candidates when max_tokens cuts: most extreme
  * first, then by bytes, then by position (a total order, so the sums
  * are deterministic) */
@@ -293,12 +342,12 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
     struct bayes_result *r)
 {
 	struct cand *c = NULL;
+	struct sums sm;
 	size_t i, nc = 0, nuse;
-	double sum_lnf = 0, sum_ln1mf = 0, f;
-	/* keep ln f finite even with robs = 0 (f may then be 0 or 1) */
-	const double tiny = 1e-300;
 
 	memset(r, 0, sizeof(*r));
+	memset(&sm, 0, sizeof(sm));
+	sm.p = p;
 	for (i = 0; i < n; i++) {
 		toks[i].f = bayes_f_prior(p, nspam, nham, toks[i].spam,
 		    toks[i].ham, priors != NULL ? &priors[i] : NULL);
@@ -331,13 +380,11 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 	if (p->max_tokens > 0 && nuse > p->max_tokens)
 		nuse = p->max_tokens;
 	for (i = 0; i < nuse; i++) {
-		f = c[i].t->f;
 		toks[c[i].idx].used = 1;
-		sum_lnf += log(f > tiny ? f : tiny);
-		sum_ln1mf += log(1 - f > tiny ? 1 - f : tiny);
+		vote(&sm, c[i].t->f, 1, c[i].t->tail);
 	}
 	xfree(c);
-	combine(sum_lnf, sum_ln1mf, nuse, r);
+	finish(&sm, r);
 	return 0;
 }
 
@@ -346,6 +393,7 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 struct gcand {
 	double f, dev;
 	uint32_t n;
+	uint32_t tail;
 };
 
 static int
@@ -357,6 +405,8 @@ gcand_cmp(const void *a, const void *b)
 		return x->dev > y->dev ? -1 : 1;
 	if (x->f != y->f)
 		return x->f < y->f ? -1 : 1;
+	if (x->tail != y->tail)
+		return x->tail < y->tail ? -1 : 1;
 	return 0;
 }
 
@@ -366,23 +416,23 @@ bayes_score_groups(const struct bayes_params *p, uint32_t nspam,
     struct bayes_result *r)
 {
 	struct gcand stack[BAYES_GROUPS_STACK], *c = stack;
-	double sum_lnf = 0, sum_ln1mf = 0, f;
+	struct sums sm;
+	double f;
 	size_t i, nc = 0, nuse = 0, total = 0;
-	const double tiny = 1e-300;
 	uint32_t take;
 
 	memset(r, 0, sizeof(*r));
+	memset(&sm, 0, sizeof(sm));
+	sm.p = p;
 	if (p->max_tokens == 0) {
 		/* every token past min_dev votes: no order needed */
 		for (i = 0; i < ng; i++) {
 			f = bayes_f(p, nspam, nham, g[i].spam, g[i].ham);
 			if (fabs(f - 0.5) < p->min_dev || g[i].n == 0)
 				continue;
-			sum_lnf += g[i].n * log(f > tiny ? f : tiny);
-			sum_ln1mf += g[i].n * log(1 - f > tiny ? 1 - f : tiny);
-			nuse += g[i].n;
+			vote(&sm, f, g[i].n, g[i].tail != 0);
 		}
-		combine(sum_lnf, sum_ln1mf, nuse, r);
+		finish(&sm, r);
 		return 0;
 	}
 	if (ng > BAYES_GROUPS_STACK &&
@@ -395,6 +445,7 @@ bayes_score_groups(const struct bayes_params *p, uint32_t nspam,
 		c[nc].f = f;
 		c[nc].dev = fabs(f - 0.5);
 		c[nc].n = g[i].n;
+		c[nc].tail = g[i].tail != 0;
 		total += g[i].n;
 		nc++;
 	}
@@ -404,13 +455,11 @@ bayes_score_groups(const struct bayes_params *p, uint32_t nspam,
 		take = c[i].n;
 		if (take > p->max_tokens - nuse)
 			take = (uint32_t)(p->max_tokens - nuse);
-		f = c[i].f;
-		sum_lnf += take * log(f > tiny ? f : tiny);
-		sum_ln1mf += take * log(1 - f > tiny ? 1 - f : tiny);
+		vote(&sm, c[i].f, take, c[i].tail != 0);
 		nuse += take;
 	}
 	if (c != stack)
 		xfree(c);
-	combine(sum_lnf, sum_ln1mf, nuse, r);
+	finish(&sm, r);
 	return 0;
 }

@@ -59,7 +59,19 @@ struct bayes_params {
 	double robx;		/* Robinson's prior x for an unknown token */
 	double min_dev;		/* tokens with |f - 0.5| < min_dev do not vote */
 	unsigned max_tokens;	/* at most this many (most extreme) tokens vote; 0 = all */
+	int vote_budget;	/* 1: the tail's votes scaled (below) */
 };
+
+/*
+ * The vote budget.  A token past its text's budget (the tokenizer marks
+ * it: TOK_PART_VOTES and TOK_BLOCK_VOTES in gate/tok.h) is in the post's
+ * tail.  With vote_budget, when more than BAYES_TAIL_VOTES tail tokens
+ * vote, their sums of ln f and ln (1 - f) are scaled to that many votes
+ * (the chi-square's degrees of freedom with them): a long newsletter's
+ * boilerplate and footers then weigh as a few tokens, not hundreds.
+ * Off, every token votes in full, as without marks.
+ */
+#define BAYES_TAIL_VOTES	20
 
 void bayes_params_default(struct bayes_params *p);
 
@@ -70,6 +82,7 @@ struct bayes_tok {
 	double spam, ham;	/* posts of each class that had the token */
 	double f;		/* Robinson's f(w) */
 	int used;		/* 1 if it voted */
+	int tail;		/* 1: in the post's tail (vote_budget) */
 };
 
 struct bayes_result {
@@ -133,6 +146,7 @@ int bayes_score_priors(const struct bayes_params *p, double nspam,
 struct bayes_group {
 	uint32_t spam, ham;	/* posts of each class that had the tokens */
 	uint32_t n;		/* how many of the post's tokens have them */
+	uint32_t tail;		/* 1: they are in the post's tail */
 };
 
 /*

@@ -99,6 +99,7 @@ classify_post(struct classify *c, const struct classify_counts *cc,
 		}
 		b->f = 0.5;
 		b->used = 0;
+		b->tail = toklist_tail(c->toks, i);
 		j++;
 	}
 	c->nbt = j;

@@ -943,21 +943,55 @@ chunk_shown(struct wstate *w, int header, const unsigned char *s, size_t n)
 	return r;
 }
 
-int
-tok_text(const struct tok_opts *o, const char *prefix, int header,
-    const unsigned char *s, size_t n, struct toklist *tl)
+/* a text's blocks for the vote budget (tok_text_part) */
+struct blocks {
+	size_t part0;		/* the part's first token */
+	size_t blk0;		/* the block's first token */
+	int html;		/* 1: a block per line, else per paragraph */
+};
+
+/* the block that ends here: mark its tokens past either budget */
+static void
+block_end(struct toklist *tl, struct blocks *bk)
+{
+	size_t i, n = toklist_count(tl);
+
+	for (i = bk->blk0; i < n; i++)
+		if (i - bk->blk0 >= TOK_BLOCK_VOTES ||
+		    i - bk->part0 >= TOK_PART_VOTES)
+			toklist_set_tail(tl, i);
+	bk->blk0 = n;
+}
+
+/* tok_text, and with bk the blocks' ends too */
+static int
+text_run(const struct tok_opts *o, const char *prefix, int header,
+    const unsigned char *s, size_t n, struct toklist *tl,
+    struct blocks *bk)
 {
 	struct wstate w;
 	size_t i = 0, b;
 	unsigned char hi;
+	int blank, brk;
 
 	w.o = o;
 	w.tl = tl;
 	w.prefix = prefix;
 	w.nprev = 0;
 	while (i < n) {
-		while (i < n && chunk_sep(s[i]))
-			i++;
+		/* a block ends at a line end (HTML) or a blank line:
+		 * a line end after nothing but white space since the last */
+		blank = 0;
+		brk = 0;
+		for (; i < n && chunk_sep(s[i]); i++) {
+			if (s[i] == '\n') {
+				brk |= bk != NULL && (bk->html || blank);
+				blank = 1;
+			} else if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+				blank = 0;
+		}
+		if (brk)
+			block_end(tl, bk);
 		b = i;
 		hi = 0;
 		while (i < n && !chunk_sep(s[i]))
@@ -966,7 +1000,28 @@ tok_text(const struct tok_opts *o, const char *prefix, int header,
 		    i - b) : chunk(&w, header, s + b, i - b)) < 0)
 			return -1;
 	}
+	if (bk != NULL)
+		block_end(tl, bk);
 	return 0;
+}
+
+int
+tok_text(const struct tok_opts *o, const char *prefix, int header,
+    const unsigned char *s, size_t n, struct toklist *tl)
+{
+	return text_run(o, prefix, header, s, n, tl, NULL);
+}
+
+int
+tok_text_part(const struct tok_opts *o, const unsigned char *s, size_t n,
+    int html, size_t part0, struct toklist *tl)
+{
+	struct blocks bk;
+
+	bk.part0 = part0;
+	bk.blk0 = part0;
+	bk.html = html;
+	return text_run(o, "", 0, s, n, tl, &bk);
 }
 
 /* ---- headers -------------------------------------------------------- */

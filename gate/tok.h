@@ -53,6 +53,30 @@ int tok_text(const struct tok_opts *o, const char *prefix, int header,
     const unsigned char *s, size_t n, struct toklist *tl);
 
 /*
+ * The vote budget (gate/bayes.h: a list's vote_budget).  Of a text
+ * part's tokens, in first-seen order, those past the part's first
+ * TOK_PART_VOTES or past the first TOK_BLOCK_VOTES of their block of
+ * text are marked as its tail (toklist_set_tail): a long text's later
+ * paragraphs, a newsletter's boilerplate and footers.  A block is a
+ * paragraph of plain text (blank lines between) or a line of an HTML
+ * part's text (html_to_text writes each block element on its own).
+ * Hidden text is tail whole; header, part and anomaly tokens never.
+ * The tokens are the same with or without the marks.  The sizes were
+ * chosen by cross-validation on the benchmark's training half
+ * (tests/bench/README.md, "Vote budgets").
+ */
+#define TOK_PART_VOTES	200
+#define TOK_BLOCK_VOTES	20
+
+/*
+ * tok_text for the shown text of a text part (no prefix), with the
+ * budget's marks: part0 is the index the part's tokens began at (its
+ * "ct:" tokens count in its first block).  0, or -1 out of memory.
+ */
+int tok_text_part(const struct tok_opts *o, const unsigned char *s,
+    size_t n, int html, size_t part0, struct toklist *tl);
+
+/*
  * Tokenize one header field (name as received, value unfolded and
  * decoded) of an entity at the given MIME depth.  Ignored headers (list
  * manager, receiving host, other filters' verdicts, dates) give nothing.

@@ -70,6 +70,7 @@ static int
 post_event(const struct mail_event *ev, void *vctx)
 {
 	struct post_ctx *c = vctx;
+	size_t n0, n;
 
 	switch (ev->kind) {
 	case MAIL_HEADER:
@@ -81,18 +82,25 @@ post_event(const struct mail_event *ev, void *vctx)
 		return tok_header(c->o, ev->name, ev->data, ev->len, ev->depth,
 		    c->tl);
 	case MAIL_TEXT:
+		n0 = toklist_count(c->tl);
 		if (ev->ctype != NULL && add_tag(c->tl, "ct:", ev->ctype) < 0)
 			return -1;
 		if (ev->charset != NULL && add_tag(c->tl, "ct:charset:",
 		    ev->charset) < 0)
 			return -1;
-		return tok_text(c->o, "", 0, ev->data, ev->len, c->tl);
+		return tok_text_part(c->o, ev->data, ev->len, ev->ctype !=
+		    NULL && strcmp(ev->ctype, "text/html") == 0, n0, c->tl);
 	case MAIL_HIDDEN:
 		/* what the reader is not shown: words of its own, not
 		 * the shown words' votes (hidden ham words, hidden
-		 * letters inside a word) */
-		return tok_text(c->o, "hidden:", 0, ev->data, ev->len,
-		    c->tl);
+		 * letters inside a word), and outside the vote budget */
+		n0 = toklist_count(c->tl);
+		if (tok_text(c->o, "hidden:", 0, ev->data, ev->len,
+		    c->tl) < 0)
+			return -1;
+		for (n = toklist_count(c->tl); n0 < n; n0++)
+			toklist_set_tail(c->tl, n0);
+		return 0;
 	case MAIL_PART:
 		if (ev->ctype != NULL && add_tag(c->tl, "part:", ev->ctype) < 0)
 			return -1;

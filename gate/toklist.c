@@ -16,11 +16,18 @@
 #include "gate/toklist.h"
 #include "gate/util/xalloc.h"
 
+/* the bit of len[i] that marks a token past the vote budget (lengths
+ * never reach it) */
+#define LEN_TAIL	0x8000
+#define LEN_MASK	0x7fff
+
 struct toklist {
 	unsigned char *arena;	/* tokens, each NUL-terminated */
 	size_t alen, acap;
 	size_t *off;		/* start of token i in arena */
-	uint16_t *len;		/* its length (<= TOKLIST_MAX_BYTES) */
+	uint16_t *len;		/* its length (<= TOKLIST_MAX_BYTES), and
+				 * LEN_TAIL when past its text's vote
+				 * budget (toklist_set_tail) */
 	size_t n, cap;		/* tokens held, room in off/len */
 	uint32_t *slot;		/* open addressing: index + 1, 0 = empty */
 	uint32_t *hash;		/* hash of token i, for rehashing */
@@ -137,7 +144,7 @@ toklist_get(const struct toklist *tl, size_t i, size_t *len_r)
 		return "";
 	}
 	if (len_r != NULL)
-		*len_r = tl->len[i];
+		*len_r = tl->len[i] & LEN_MASK;
 	return (const char *)tl->arena + tl->off[i];
 }
 
@@ -173,7 +180,7 @@ toklist_slot(const struct toklist *tl, const void *tok, size_t len,
 	for (j = h & (tl->nslot - 1); tl->slot[j] != 0;
 	    j = (j + 1) & (tl->nslot - 1)) {
 		k = tl->slot[j] - 1;
-		if (tl->hash[k] == h && tl->len[k] == len &&
+		if (tl->hash[k] == h && (tl->len[k] & LEN_MASK) == len &&
 		    memcmp(tl->arena + tl->off[k], tok, len) == 0)
 			break;
 	}
@@ -255,4 +262,17 @@ toklist_add_over(struct toklist *tl, const void *tok, size_t len)
 	r = toklist_add(tl, tok, len);
 	tl->max = max;
 	return r;
+}
+
+int
+toklist_tail(const struct toklist *tl, size_t i)
+{
+	return i < tl->n && (tl->len[i] & LEN_TAIL) != 0;
+}
+
+void
+toklist_set_tail(struct toklist *tl, size_t i)
+{
+	if (i < tl->n)
+		tl->len[i] |= LEN_TAIL;
 }

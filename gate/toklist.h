@@ -30,4 +30,13 @@ int toklist_add_over(struct toklist *tl, const void *tok, size_t len);
 /* the index of a token in the set, or -1 when absent */
 long toklist_find(const struct toklist *tl, const void *tok, size_t len);
 
+/*
+ * The vote budget's mark (tok_post, gate/bayes.h): 1 when token i came
+ * first past its text's budget (a long text's later tokens), else 0
+ * (and for i out of range).  A token is added unmarked; set_tail marks
+ * it (i out of range: nothing).  Learning ignores the mark.
+ */
+int toklist_tail(const struct toklist *tl, size_t i);
+void toklist_set_tail(struct toklist *tl, size_t i);
+
 #endif

@@ -288,6 +288,11 @@ const struct keys_row keys_table[] = {
 	  .hi = LG_MAX_TOKENS_PER_POST,
 	  .doc = "at most this many of the most extreme tokens vote (0: "
 	  "all)" },
+	{ .name = "vote_budget", KEYS_FIELD(LIST, ENUM, vote_budget),
+	  .def_s = "no", .choices = no_yes_names,
+	  .doc = "a long text's later tokens (past the first 200 of a "
+	  "text part, or the first 20 of a paragraph) vote together as "
+	  "at most 20 tokens" },
 	/* a tokenizer setting: the token file holds what it was trained
 	 * with (listgate rebuild after a change) */
 	{ .name = "word_pairs", KEYS_FIELD(LIST, ENUM, word_pairs),

@@ -140,6 +140,7 @@ struct listcfg_list {
 	double min_dev;		/* tokens nearer 0.5 than this do not vote */
 	unsigned max_tokens;	/* at most this many tokens vote; 0 = all */
 	int word_pairs;		/* 1: the tokenizer's word pairs too */
+	int vote_budget;	/* 1: a long text's tail votes scaled */
 	/* subscriber evidence (gate/evidence/member.h) */
 	char **member_check;	/* argv template: exit 0 member, 1 not */
 	unsigned member_check_ms; /* time-out of one member_check */

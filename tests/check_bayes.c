@@ -26,6 +26,7 @@ params(double s, double x, double md, unsigned mt)
 	p.robx = x;
 	p.min_dev = md;
 	p.max_tokens = mt;
+	p.vote_budget = 0;
 	return p;
 }
 
@@ -840,20 +841,32 @@ START_TEST(groups_match_tokens)
 			t[i].len = strlen(names[i]);
 			t[i].spam = s;
 			t[i].ham = h;
+			/* the vote budget's tail: the later tokens */
+			t[i].tail = i >= 25 && (seed >> 28) % 4 != 0;
 			for (j = 0; j < ng; j++)
-				if (g[j].spam == s && g[j].ham == h)
+				if (g[j].spam == s && g[j].ham == h &&
+				    g[j].tail == (uint32_t)t[i].tail)
 					break;
 			if (j == ng) {
 				g[ng].spam = s;
 				g[ng].ham = h;
 				g[ng].n = 0;
+				g[ng].tail = (uint32_t)t[i].tail;
 				ng++;
 			}
 			g[j].n++;
 		}
-		for (pi = 0; pi < sizeof(ps) / sizeof(ps[0]); pi++) {
-			struct bayes_params p = params(ps[pi].s, ps[pi].x,
-			    ps[pi].md, ps[pi].mt);
+		for (pi = 0; pi < 2 * sizeof(ps) / sizeof(ps[0]); pi++) {
+			size_t k = pi % (sizeof(ps) / sizeof(ps[0]));
+			struct bayes_params p = params(ps[k].s, ps[k].x,
+			    ps[k].md, ps[k].mt);
+
+			/* with the budget, only without a cut: where
+			 * max_tokens cuts between equally extreme tokens
+			 * of the head and the tail, the two may differ */
+			p.vote_budget = pi >= sizeof(ps) / sizeof(ps[0]);
+			if (p.vote_budget && p.max_tokens > 0)
+				continue;
 
 			ck_assert_int_eq(bayes_score(&p, nspam, nham, t, n,
 			    &r1), 0);
@@ -870,6 +883,57 @@ START_TEST(groups_match_tokens)
 	free(t);
 	free(g);
 	free(names);
+}
+END_TEST
+
+/* the vote budget: tail tokens past BAYES_TAIL_VOTES weigh as that many,
+ * off they vote as any other */
+START_TEST(budget_scales_tail)
+{
+	struct bayes_tok t[60], u[60];
+	struct bayes_result r1, r2;
+	struct bayes_params p = params(0.3, 0.6, 0.05, 0);
+	char names[60][8];
+	size_t i;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < 60; i++) {
+		snprintf(names[i], sizeof(names[i]), "t%zu", i);
+		t[i].tok = names[i];
+		t[i].len = strlen(names[i]);
+		/* 8 hammy head tokens, then a spammy tail of 52 */
+		t[i].spam = i < 8 ? 1 : 30;
+		t[i].ham = i < 8 ? 40 : 2;
+		t[i].tail = i >= 8;
+	}
+	memcpy(u, t, sizeof(t));
+	for (i = 0; i < 60; i++)
+		u[i].tail = 0;
+	/* off: the marks change nothing, to the bit */
+	ck_assert_int_eq(bayes_score(&p, 100, 100, t, 60, &r1), 0);
+	ck_assert_int_eq(bayes_score(&p, 100, 100, u, 60, &r2), 0);
+	ck_assert(r1.score == r2.score && r1.log_i == r2.log_i);
+	/* on: the 52 tail votes weigh as BAYES_TAIL_VOTES (20), as 8 head
+	 * tokens and 20 of the tail's kind would without it */
+	p.vote_budget = 1;
+	ck_assert_int_eq(bayes_score(&p, 100, 100, t, 60, &r1), 0);
+	ck_assert_uint_eq(r1.nused, 60);
+	p.vote_budget = 0;
+	ck_assert_int_eq(bayes_score(&p, 100, 100, u, 8 + BAYES_TAIL_VOTES,
+	    &r2), 0);
+	ck_assert_double_eq_tol(r1.log_i, r2.log_i, 1e-9 * fabs(r2.log_i));
+	ck_assert_double_eq_tol(r1.log_1mi, r2.log_1mi,
+	    1e-9 * fabs(r2.log_1mi));
+	/* and less spammy than all 60 in full */
+	ck_assert_int_eq(bayes_score(&p, 100, 100, u, 60, &r2), 0);
+	ck_assert(r1.score < r2.score);
+	/* a tail of at most BAYES_TAIL_VOTES votes in full */
+	p.vote_budget = 1;
+	ck_assert_int_eq(bayes_score(&p, 100, 100, t, 8 + BAYES_TAIL_VOTES,
+	    &r1), 0);
+	ck_assert_int_eq(bayes_score(&p, 100, 100, u, 8 + BAYES_TAIL_VOTES,
+	    &r2), 0);
+	ck_assert_double_eq_tol(r1.log_i, r2.log_i, 1e-12 * fabs(r2.log_i));
 }
 END_TEST
 
@@ -1079,6 +1143,7 @@ bayes_suite(void)
 	tcase_add_test(tc, min_dev_and_max_tokens);
 	tcase_add_test(tc, robs_zero_finite);
 	tcase_add_test(tc, groups_match_tokens);
+	tcase_add_test(tc, budget_scales_tail);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("classify");
 	tcase_add_test(tc, verdicts);

@@ -882,6 +882,108 @@ START_TEST(headers_ignored)
 }
 END_TEST
 
+/* the vote budget's marks (tok_text_part, tok_post): a text part's
+ * tokens past the first TOK_BLOCK_VOTES of their block or the first
+ * TOK_PART_VOTES of the part are tail, nothing else is */
+static size_t
+tail_of(const struct toklist *tl, const char *prefix, unsigned from,
+    unsigned to)
+{
+	char t[64];
+	unsigned i;
+	size_t k = 0;
+	long at;
+
+	for (i = from; i < to; i++) {
+		snprintf(t, sizeof(t), "%s%u", prefix, i);
+		at = toklist_find(tl, t, strlen(t));
+		ck_assert_msg(at >= 0, "%s missing", t);
+		k += (size_t)toklist_tail(tl, (size_t)at);
+	}
+	return k;
+}
+
+START_TEST(budget_marks)
+{
+	struct tok_opts o;
+	struct toklist *tl = toklist_new(10000);
+	char *m = malloc(200000);
+	size_t n = 0, i, head = 0;
+	unsigned w, p;
+
+	ck_assert_ptr_nonnull(tl);
+	ck_assert_ptr_nonnull(m);
+	tok_opts_default(&o);
+	n += (size_t)sprintf(m + n, "From: a@example.org\nSubject: hello\n"
+	    "Content-Type: multipart/alternative; boundary=\"b\"\n\n"
+	    "--b\nContent-Type: text/plain\n\n");
+	/* a paragraph of 30 words, a paragraph of 30 words whose blank line holds
+	 * spaces, then ten paragraphs of 19 and one of 5: past the part's
+	 * 200 */
+	for (w = 0; w < 30; w++)
+		n += (size_t)sprintf(m + n, "alpha%u%s", w, w % 7 == 6 ?
+		    "\n" : " ");
+	n += (size_t)sprintf(m + n, "\n \t\n");
+	for (w = 0; w < 30; w++)
+		n += (size_t)sprintf(m + n, "beta%u ", w);
+	n += (size_t)sprintf(m + n, "\n\n");
+	for (p = 0; p < 10; p++) {
+		for (w = 0; w < 19; w++)
+			n += (size_t)sprintf(m + n, "gamma%u ", p * 19 + w);
+		n += (size_t)sprintf(m + n, "\n\n");
+	}
+	for (w = 0; w < 5; w++)
+		n += (size_t)sprintf(m + n, "delta%u ", w);
+	/* an HTML part: a block per line; its own part budget */
+	n += (size_t)sprintf(m + n, "\n--b\nContent-Type: text/html\n\n"
+	    "<p>");
+	for (w = 0; w < 25; w++)
+		n += (size_t)sprintf(m + n, "eps%u ", w);
+	n += (size_t)sprintf(m + n, "</p><p>");
+	for (w = 0; w < 5; w++)
+		n += (size_t)sprintf(m + n, "zeta%u ", w);
+	n += (size_t)sprintf(m + n, "</p><div style=\"display:none\">");
+	for (w = 0; w < 3; w++)
+		n += (size_t)sprintf(m + n, "hid%u ", w);
+	n += (size_t)sprintf(m + n, "</div>\n--b--\n");
+	ck_assert_int_eq(tok_post((const unsigned char *)m, n, &o, tl), 0);
+	/* the first block: 20 words in full (ct:text/plain came with
+	 * the part's header, so it is no new token here) */
+	ck_assert_uint_eq(tail_of(tl, "alpha", 0, 20), 0);
+	ck_assert_uint_eq(tail_of(tl, "alpha", 20, 30), 10);
+	/* line ends inside a paragraph end no block; a line of white
+	 * space does */
+	ck_assert_uint_eq(tail_of(tl, "beta", 0, 20), 0);
+	ck_assert_uint_eq(tail_of(tl, "beta", 20, 30), 10);
+	/* the part's budget counts its first 200 tokens, tail or not:
+	 * 30 + 30 + 140 */
+	ck_assert_uint_eq(tail_of(tl, "gamma", 0, 140), 0);
+	ck_assert_uint_eq(tail_of(tl, "gamma", 140, 190), 50);
+	ck_assert_uint_eq(tail_of(tl, "delta", 0, 5), 5);
+	/* the HTML part starts a budget of its own: a block per line */
+	ck_assert_uint_eq(tail_of(tl, "eps", 0, 20), 0);
+	ck_assert_uint_eq(tail_of(tl, "eps", 20, 25), 5);
+	ck_assert_uint_eq(tail_of(tl, "zeta", 0, 5), 0);
+	/* hidden text is tail whole */
+	ck_assert_uint_eq(tail_of(tl, "hidden:hid", 0, 3), 3);
+	/* header tokens never */
+	for (i = 0; i < toklist_count(tl); i++) {
+		const char *t = toklist_get(tl, i, &n);
+
+		if (strncmp(t, "subj:", 5) == 0 || strncmp(t, "from:", 5) == 0) {
+			ck_assert(!toklist_tail(tl, i));
+			head++;
+		}
+	}
+	ck_assert_uint_gt(head, 0);
+	/* the marks change no token: a token found is the same */
+	ck_assert(toklist_find(tl, "gamma189", 8) >= 0);
+	ck_assert(!toklist_tail(tl, toklist_count(tl)));
+	free(m);
+	toklist_free(tl);
+}
+END_TEST
+
 static Suite *
 tok_suite(void)
 {
@@ -921,6 +1023,9 @@ tok_suite(void)
 	tcase_add_test(tc, headers_ignored);
 	tcase_add_test(tc, every_ignored_name);
 	tcase_add_test(tc, chunk_separators_byte_by_byte);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("budget");
+	tcase_add_test(tc, budget_marks);
 	suite_add_tcase(s, tc);
 	return s;
 }

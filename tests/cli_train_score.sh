@@ -182,6 +182,25 @@ run lg score --list dev -v "$DATA/spam-test.eml"
 check "-v exits 0" test "$rc" -eq 0
 check "-v prints indented clues" grep -q '^    ' "$T/out"
 
+# the vote budget (listgate.conf(5), vote_budget): a text's later tokens
+# (here 280 unseen words past a paragraph's first 20) vote as 20 when
+# it is on; a short post scores the same either way
+{ printf 'From: a@example.org\nSubject: long\n\n'
+  awk 'BEGIN { for (i = 0; i < 300; i++) printf "zyqword%d ", i; print "" }'
+} > "$T/long.eml"
+printf 'From: a@example.org\nSubject: short\n\nzyqa zyqb zyqc\n' \
+    > "$T/short.eml"
+test ! -e "$CONF/lists/dev.conf" || exit 99
+run lg score --list dev "$T/long.eml" "$T/short.eml"
+cp "$T/out" "$T/budget-off"
+printf 'vote_budget = yes\n' > "$CONF/lists/dev.conf"
+run lg score --list dev "$T/long.eml" "$T/short.eml"
+rm -f "$CONF/lists/dev.conf"
+check "vote_budget = yes: a long post's tail weighs less, it scores otherwise" \
+    sh -c "test $rc -eq 0 && test \"\$(awk '/long/ {print \$2}' '$T/out')\" != \"\$(awk '/long/ {print \$2}' '$T/budget-off')\""
+check "... a short post the same" \
+    sh -c "test \"\$(awk '/short/ {print \$2}' '$T/out')\" = \"\$(awk '/short/ {print \$2}' '$T/budget-off')\""
+
 run lg score --list dev "$DATA/spam-test.eml" "$T/nonexistent"
 check "a missing file makes score exit 1" test "$rc" -eq 1
 check "... naming the file" grep -q "nonexistent" "$T/err"

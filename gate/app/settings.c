@@ -16,6 +16,7 @@ settings_bayes(const struct listcfg_list *l, struct bayes_params *p)
 	p->robx = l->robx;
 	p->min_dev = l->min_dev;
 	p->max_tokens = l->max_tokens;
+	p->vote_budget = l->vote_budget != 0;
 }
 
 void

@@ -641,6 +641,9 @@ json_setting(FILE *f, const struct tune_setting *t, int word_pairs,
 		fprintf(f, ",\"min_dev\":%s", NUM(a, t->bp.min_dev));
 	if (params & TUNE_MAX_TOKENS)
 		fprintf(f, ",\"max_tokens\":%u", t->bp.max_tokens);
+	if (params & TUNE_VOTE_BUDGET)
+		fprintf(f, ",\"vote_budget\":%s", t->bp.vote_budget ?
+		    "true" : "false");
 	if (params & TUNE_WORD_PAIRS)
 		fprintf(f, ",\"word_pairs\":%s", word_pairs ? "true" :
 		    "false");
@@ -691,7 +694,7 @@ json_journal(FILE *f, const struct tset *ts)
 }
 
 #define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS | \
-    TUNE_WORD_PAIRS)
+    TUNE_VOTE_BUDGET | TUNE_WORD_PAIRS)
 
 static void
 print_json(FILE *f, const char *list, const struct tset *ts,
@@ -802,6 +805,10 @@ print_text(FILE *f, const char *list, const struct tset *ts,
 		if (r->changed & TUNE_MAX_TOKENS)
 			fprintf(f, " max_tokens %u (now %u)",
 			    r->rec.bp.max_tokens, r->cur.bp.max_tokens);
+		if (r->changed & TUNE_VOTE_BUDGET)
+			fprintf(f, " vote_budget %s (now %s)",
+			    r->rec.bp.vote_budget ? "yes" : "no",
+			    r->cur.bp.vote_budget ? "yes" : "no");
 		if (r->changed & TUNE_WORD_PAIRS)
 			fprintf(f, " word_pairs %s (now %s)",
 			    r->word_pairs ? "yes" : "no",

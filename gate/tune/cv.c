@@ -41,7 +41,11 @@ groups_room(struct cv *cv, size_t *capg, size_t need)
 	return 0;
 }
 
-/* one post's groups from its (spam << 32 | ham) count pairs (sorted
+/* a token's out-of-fold counts and whether it is in the tail, as one
+ * sortable key (a count never reaches 2^31: tset bounds the posts) */
+#define KEY_TAIL	((uint64_t)1 << 63)
+
+/* one post's groups from its (tail | spam << 32 | ham) keys (sorted
  * here), written at g[at]: how many */
 static uint32_t
 make_groups(struct bayes_group *g, uint64_t *pairs, size_t n)
@@ -55,9 +59,10 @@ make_groups(struct bayes_group *g, uint64_t *pairs, size_t n)
 			g[k - 1].n++;
 			continue;
 		}
-		g[k].spam = (uint32_t)(pairs[i] >> 32);
+		g[k].spam = (uint32_t)((pairs[i] & ~KEY_TAIL) >> 32);
 		g[k].ham = (uint32_t)pairs[i];
 		g[k].n = 1;
+		g[k].tail = (pairs[i] & KEY_TAIL) != 0;
 		k++;
 	}
 	return k;
@@ -140,7 +145,8 @@ cv_build(struct cv *cv, const struct tset *ts, unsigned folds)
 				if (s == 0 && h == 0 && id < ts->npair &&
 				    ts->pair[id])
 					continue;
-				pairs[m++] = (uint64_t)s << 32 | h;
+				pairs[m++] = (uint64_t)s << 32 | h |
+				    (j >= p->nhead ? KEY_TAIL : 0);
 			}
 			if (groups_room(cv, &capg, ng + p->n + 1) < 0)
 				goto out;

@@ -204,8 +204,8 @@ ids_room(struct tset_int *in, size_t n)
 
 /* keep a tokenized post: its ids copied.  0, or -1 out of memory */
 static int
-cand_add(struct tset *ts, const uint32_t *ids, uint32_t n, int spam,
-    uint64_t key)
+cand_add(struct tset *ts, const uint32_t *ids, uint32_t n, uint32_t nhead,
+    int spam, uint64_t key)
 {
 	struct tset_int *in = ts->in;
 	struct tset_post *p;
@@ -227,6 +227,7 @@ cand_add(struct tset *ts, const uint32_t *ids, uint32_t n, int spam,
 		memcpy(p->ids, ids, n * sizeof(*ids));
 	}
 	p->n = n;
+	p->nhead = nhead;
 	p->spam = spam;
 	p->key = key;
 	in->ncand++;
@@ -264,9 +265,9 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 	const struct toklist *tl = in->tl;
 	const char *t;
 	size_t i, n, tlen;
-	uint32_t m = 0;
+	uint32_t m = 0, nhead = 0;
 	long id;
-	int r;
+	int r, tail;
 
 	if (in->lead != NULL)
 		tl = in->lead->tl;	/* tokenized once, by the lead */
@@ -283,7 +284,11 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 	}
 	if (ids_room(in, n) < 0)
 		return -1;
+	/* the head's tokens, then the tail's */
+	for (tail = 0; tail < 2; tail++)
 	for (i = 0; i < n; i++) {
+		if (toklist_tail(tl, i) != tail)
+			continue;
 		t = toklist_get(tl, i, &tlen);
 		if (in->lead != NULL && tok_is_pair(t, tlen))
 			continue;
@@ -299,8 +304,10 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 				return -1;
 		}
 		in->ids[m++] = (uint32_t)id;
+		if (!tail)
+			nhead = m;
 	}
-	if (cand_add(ts, in->ids, m, spam, e->key) < 0)
+	if (cand_add(ts, in->ids, m, nhead, spam, e->key) < 0)
 		return -1;
 	e->cand = (int32_t)(in->ncand - 1);
 	ts->ntokens = toklist_count(in->dict);
@@ -379,7 +386,7 @@ tset_add_ids(struct tset *ts, const uint32_t *ids, uint32_t n, int spam,
 	if ((e = ent_get(ts->in, key, 1, &oom)) == NULL)
 		return -1;
 	if (e->cand == -1) {
-		if (cand_add(ts, ids, n, spam, key) < 0)
+		if (cand_add(ts, ids, n, n, spam, key) < 0)
 			return -1;
 		e->cand = (int32_t)(ts->in->ncand - 1);
 		for (i = 0; i < n; i++)

@@ -27,8 +27,11 @@ struct posttok;
 
 /* one labelled post */
 struct tset_post {
-	uint32_t *ids;		/* its distinct tokens, as dictionary ids */
+	uint32_t *ids;		/* its distinct tokens, as dictionary ids:
+				 * the head's, then the tail's (the vote
+				 * budget's, gate/tok.h) */
 	uint32_t n;
+	uint32_t nhead;		/* ids[0 .. nhead) are the head's */
 	int spam;		/* 1 spam, 0 ham */
 	unsigned fold;		/* 0 .. folds - 1 (after tset_finish) */
 	uint64_t key;		/* the first 8 bytes of its SHA-256 */

@@ -77,7 +77,8 @@ static int
 same_params(const struct bayes_params *a, const struct bayes_params *b)
 {
 	return a->robs == b->robs && a->robx == b->robx &&
-	    a->min_dev == b->min_dev && a->max_tokens == b->max_tokens;
+	    a->min_dev == b->min_dev && a->max_tokens == b->max_tokens &&
+	    a->vote_budget == b->vote_budget;
 }
 
 /*
@@ -185,16 +186,18 @@ consider(struct search *s, struct bayes_params bp, struct cand *best)
 /*
  * The search, from the defaults (never from the current parameters, so
  * that it visits the same settings whatever a list has now, and its
- * answer, once applied, is found again): the best candidate in *best.
+ * answer, once applied, is found again) with the vote budget on or off:
+ * the best candidate in *best.
  */
 static int
-search(struct search *s, struct cand *best)
+search_one(struct search *s, int budget, struct cand *best)
 {
 	struct bayes_params bp;
 	const struct cand *c;
 	size_t i, j, k;
 
 	bayes_params_default(&bp);
+	bp.vote_budget = budget;
 	if ((c = rate(s, &bp)) == NULL)
 		return -1;
 	*best = *c;
@@ -233,6 +236,20 @@ search(struct search *s, struct cand *best)
 						return -1;
 				}
 	}
+	return 0;
+}
+
+/* the search without the vote budget and with it: the best of the two
+ * (without it on a tie) */
+static int
+search(struct search *s, struct cand *best)
+{
+	struct cand with;
+
+	if (search_one(s, 0, best) < 0 || search_one(s, 1, &with) < 0)
+		return -1;
+	if (cand_cmp(&with, best) < 0)
+		*best = with;
 	return 0;
 }
 
@@ -381,9 +398,9 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 	r->nspam = ts->nspam;
 	if (!tune_enough(ts->nham, ts->nspam, o->folds, err, errsz))
 		return -1;
-	per = 1 + (o->search ? 1 + NELEM(robs_grid) * NELEM(min_dev_grid) +
-	    NELEM(robx_grid) + NELEM(max_tokens_grid) + NELEM(robs_fine) *
-	    NELEM(step_fine) * NELEM(step_fine) : 0);
+	per = 1 + (o->search ? 2 * (1 + NELEM(robs_grid) *
+	    NELEM(min_dev_grid) + NELEM(robx_grid) + NELEM(max_tokens_grid) +
+	    NELEM(robs_fine) * NELEM(step_fine) * NELEM(step_fine)) : 0);
 	try_alt = o->alt != NULL && tset_aligned(ts, o->alt);
 	total = try_alt ? 2 * per : per;
 	r->cur_scores = xcalloc(ts->n + 1, sizeof(double));
@@ -505,6 +522,8 @@ tune_run(const struct tset *ts, const struct tune_opts *o,
 		r->changed |= TUNE_MIN_DEV;
 	if (best.bp.max_tokens != o->cur.max_tokens)
 		r->changed |= TUNE_MAX_TOKENS;
+	if (best.bp.vote_budget != o->cur.vote_budget)
+		r->changed |= TUNE_VOTE_BUDGET;
 
 	/* how sure: resample the posts */
 	if (o->progress != NULL)
@@ -614,6 +633,14 @@ tune_changes(const struct tune_result *r, struct tune_change *ch)
 		    r->rec.bp.max_tokens);
 		snprintf(ch[n].old, sizeof(ch[n].old), "%u",
 		    r->cur.bp.max_tokens);
+		n++;
+	}
+	if (r->changed & TUNE_VOTE_BUDGET) {
+		ch[n].key = "vote_budget";
+		snprintf(ch[n].value, sizeof(ch[n].value), "%s",
+		    r->rec.bp.vote_budget ? "yes" : "no");
+		snprintf(ch[n].old, sizeof(ch[n].old), "%s",
+		    r->cur.bp.vote_budget ? "yes" : "no");
 		n++;
 	}
 	if (r->changed & TUNE_WORD_PAIRS) {

@@ -6,7 +6,8 @@
  * Every post of the tset is scored by counts from the other folds only
  * (gate/tune/cv.h), under the list's current parameters and under each
  * candidate of a search like bogotune's: a coarse grid of robs by
- * min_dev, then robx, then max_tokens, then a fine grid around the best.
+ * min_dev, then robx, then max_tokens, then a fine grid around the best,
+ * once without the vote budget and once with it (gate/bayes.h).
  * With one target (max_spam_passed or max_ham_held alone), a candidate
  * is rated first by how it ranks the posts near the target
  * (cutoff_tail); then, and for the cost or both targets, by what
@@ -85,6 +86,7 @@ struct tune_setting {
 #define TUNE_MIN_DEV	0x4
 #define TUNE_MAX_TOKENS	0x8
 #define TUNE_WORD_PAIRS	0x10
+#define TUNE_VOTE_BUDGET	0x20
 
 struct tune_result {
 	size_t n, nham, nspam;
@@ -142,10 +144,10 @@ struct tune_change {
 	char value[32];		/* the new value: reads back exactly */
 	char old[32];		/* the value in effect now */
 };
-#define TUNE_MAX_CHANGES	7
+#define TUNE_MAX_CHANGES	8
 
-/* the keys r changes (cutoffs first, then the parameters, then
- * word_pairs), into
+/* the keys r changes (cutoffs first, then the parameters, vote_budget,
+ * then word_pairs), into
  * ch[TUNE_MAX_CHANGES]: how many */
 size_t tune_changes(const struct tune_result *r, struct tune_change *ch);
 

@@ -13,11 +13,12 @@
  * list; posts are read through source.c like train and score read them.
  *
  *	cv [-t opt=val,...] [-s robs,...] [-x robx,...] [-d min_dev,...]
- *	   [-m max_tokens,...] [-S scores.tsv] [-D] [-l] < list
+ *	   [-m max_tokens,...] [-S scores.tsv] [-D] [-l] [-B] < list
  *
  * -l: leave one out instead of the folds: every post is scored by the
  * counts of all the others (all posts' counts less its own, which for a
  * count model is exactly a model trained without it); FOLD is ignored.
+ * -B: score with the vote budget (a list's vote_budget = yes).
  */
 #include "config.h"
 
@@ -35,6 +36,7 @@ struct post {
 	int spam, fold;
 	char *path;
 	uint32_t *ids;
+	unsigned char *tail;	/* per token: the vote budget's mark */
 	size_t n;
 	double score;
 };
@@ -46,6 +48,7 @@ static size_t nsidx;
 static int rank_d;	/* -D: rank by ln qH - ln qS instead of the score */
 static uint32_t *cnt_s, *cnt_h;	/* per id: training counts */
 static int loo;		/* -l: leave one out */
+static int budget;	/* -B: the vote budget */
 
 /* split "a,b,c" into doubles */
 static size_t
@@ -121,9 +124,11 @@ load_post(struct post *p, const struct tok_opts *o, struct toklist *tl)
 	source_close(src);
 	n = toklist_count(tl);
 	p->ids = malloc((n ? n : 1) * sizeof(*p->ids));
+	p->tail = malloc(n ? n : 1);
 	p->n = 0;
 	for (i = 0; i < n; i++) {
 		t = toklist_get(tl, i, &len);
+		p->tail[p->n] = (unsigned char)toklist_tail(tl, i);
 		if (toklist_add(dict, t, len) < 0) {
 			fprintf(stderr, "cv: out of memory\n");
 			exit(1);
@@ -240,7 +245,7 @@ main(int argc, char **argv)
 		mtok[0] = dp.max_tokens;
 	}
 	tok_opts_default(&o);
-	while ((ch = getopt(argc, argv, "t:s:x:d:m:S:Dl")) != -1) {
+	while ((ch = getopt(argc, argv, "t:s:x:d:m:S:DlB")) != -1) {
 		switch (ch) {
 		case 't':
 			for (tokopt = optarg; tokopt != NULL; tokopt = sv) {
@@ -269,6 +274,9 @@ main(int argc, char **argv)
 			break;
 		case 'l':
 			loo = 1;
+			break;
+		case 'B':
+			budget = 1;
 			break;
 		default:
 			return 2;
@@ -313,6 +321,7 @@ main(int argc, char **argv)
 		bp.robx = robx[b];
 		bp.min_dev = mdev[c];
 		bp.max_tokens = (unsigned)mtok[d];
+		bp.vote_budget = budget;
 		for (f = 0; f < (loo ? 1 : (int)nfold); f++) {
 			uint32_t ns = 0, nh = 0;
 			struct bayes_result r;
@@ -350,6 +359,7 @@ main(int argc, char **argv)
 					    &bt[j].len);
 					bt[j].spam = cnt_s[id] - own_s;
 					bt[j].ham = cnt_h[id] - own_h;
+					bt[j].tail = posts[i].tail[j];
 				}
 				bayes_score(&bp, ns - own_s, nh - own_h, bt,
 				    posts[i].n, &r);

@@ -31,7 +31,7 @@ from tunerule import evaluate, goal_args, tune_args  # noqa: E402
 PARAMS = ("robs", "robx", "min_dev", "max_tokens")
 # the classifier's defaults (gate/bayes.c), what a new list starts with
 DEFAULTS = {"robs": "0.3", "robx": "0.6", "min_dev": "0.05",
-            "max_tokens": "0"}
+            "max_tokens": "0", "vote_budget": "no"}
 
 
 def main():
@@ -81,7 +81,8 @@ def main():
             if new["word_pairs"] != old_pairs:
                 s["flips"] += 1
             if any(float(new[k]) != float(conf.get(k, DEFAULTS[k]))
-                   for k in PARAMS):
+                   for k in PARAMS) or new.get("vote_budget", "no") != \
+                    conf.get("vote_budget", "no"):
                 s["pchanges"] += 1
             conf = new
             hh, sp, nh, ns = evaluate(a.listgate, a.work, "n", conf,

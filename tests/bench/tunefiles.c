@@ -53,6 +53,12 @@ set_cur(struct tune_opts *o, struct tok_opts *to, const char *kv)
 	if (v == NULL)
 		return -1;
 	n = (size_t)(v++ - kv);
+	if (n == 11 && strncmp(kv, "vote_budget", n) == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			return -1;
+		o->cur.vote_budget = strcmp(v, "yes") == 0;
+		return 0;
+	}
 	if (n == 10 && strncmp(kv, "word_pairs", n) == 0) {
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
 			return -1;
@@ -182,9 +188,10 @@ main(int argc, char **argv)
 	    r.cur.bp.max_tokens, r.cur.ham_cutoff, r.cur.e.ham_held, r.nham,
 	    r.cur.e.spam_passed, r.nspam, 100 * r.cur.roca);
 	printf("recommended robs %g robx %g min_dev %g max_tokens %u "
-	    "ham_cutoff %.17g spam_cutoff %.17g: ham held %zu/%zu spam passed "
-	    "%zu/%zu 1-ROCA%% %.4f\n", r.rec.bp.robs, r.rec.bp.robx,
-	    r.rec.bp.min_dev, r.rec.bp.max_tokens, r.rec.ham_cutoff,
+	    "vote_budget %d ham_cutoff %.17g spam_cutoff %.17g: ham held "
+	    "%zu/%zu spam passed %zu/%zu 1-ROCA%% %.4f\n", r.rec.bp.robs,
+	    r.rec.bp.robx, r.rec.bp.min_dev, r.rec.bp.max_tokens,
+	    r.rec.bp.vote_budget, r.rec.ham_cutoff,
 	    r.rec.spam_cutoff, r.rec.e.ham_held, r.nham, r.rec.e.spam_passed,
 	    r.nspam, 100 * r.rec.roca);
 	printf("bootstrap: ham held [%.4f, %.4f] spam passed [%.4f, %.4f] "
@@ -194,9 +201,10 @@ main(int argc, char **argv)
 		printf("word pairs not tried (the two tokenizations differ)\n");
 	if (pairs)
 		printf("list-conf: robs=%.17g robx=%.17g min_dev=%.17g "
-		    "max_tokens=%u word_pairs=%s ham_cutoff=%.17g "
-		    "spam_cutoff=%.17g\n", r.rec.bp.robs, r.rec.bp.robx,
-		    r.rec.bp.min_dev, r.rec.bp.max_tokens,
+		    "max_tokens=%u vote_budget=%s word_pairs=%s "
+		    "ham_cutoff=%.17g spam_cutoff=%.17g\n", r.rec.bp.robs,
+		    r.rec.bp.robx, r.rec.bp.min_dev, r.rec.bp.max_tokens,
+		    r.rec.bp.vote_budget ? "yes" : "no",
 		    r.word_pairs ? "yes" : "no", r.rec.ham_cutoff,
 		    r.rec.spam_cutoff);
 	tune_result_free(&r);
