@@ -344,6 +344,8 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 	struct cand *c = NULL;
 	struct sums sm;
 	size_t i, nc = 0, nuse;
+	double f;
+	const double tiny = 1e-300;
 
 	memset(r, 0, sizeof(*r));
 	memset(&sm, 0, sizeof(sm));
@@ -380,8 +382,16 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 	if (p->max_tokens > 0 && nuse > p->max_tokens)
 		nuse = p->max_tokens;
 	for (i = 0; i < nuse; i++) {
+		f = c[i].t->f;
 		toks[c[i].idx].used = 1;
-		vote(&sm, c[i].t->f, 1, c[i].t->tail);
+		if (p->vote_budget) {
+			vote(&sm, f, 1, c[i].t->tail);
+			continue;
+		}
+		/* (vote's sums, inline: the pass path's every token) */
+		sm.lnf += log(f > tiny ? f : tiny);
+		sm.ln1mf += log(1 - f > tiny ? 1 - f : tiny);
+		sm.n++;
 	}
 	xfree(c);
 	finish(&sm, r);

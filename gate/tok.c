@@ -37,6 +37,7 @@ tok_opts_words(struct tok_opts *o)
 	o->bigrams = 0;
 	o->hdr_names = 1;
 	o->src = 1;
+	o->marks = 0;
 	o->trust = NULL;
 }
 
@@ -981,17 +982,23 @@ text_run(const struct tok_opts *o, const char *prefix, int header,
 	while (i < n) {
 		/* a block ends at a line end (HTML) or a blank line:
 		 * a line end after nothing but white space since the last */
-		blank = 0;
-		brk = 0;
-		for (; i < n && chunk_sep(s[i]); i++) {
-			if (s[i] == '\n') {
-				brk |= bk != NULL && (bk->html || blank);
-				blank = 1;
-			} else if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
-				blank = 0;
+		if (bk == NULL) {
+			while (i < n && chunk_sep(s[i]))
+				i++;
+		} else {
+			blank = 0;
+			brk = 0;
+			for (; i < n && chunk_sep(s[i]); i++) {
+				if (s[i] == '\n') {
+					brk |= bk->html || blank;
+					blank = 1;
+				} else if (s[i] != ' ' && s[i] != '\t' &&
+				    s[i] != '\r')
+					blank = 0;
+			}
+			if (brk)
+				block_end(tl, bk);
 		}
-		if (brk)
-			block_end(tl, bk);
 		b = i;
 		hi = 0;
 		while (i < n && !chunk_sep(s[i]))

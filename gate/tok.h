@@ -35,6 +35,9 @@ struct tok_opts {
 				 * Received hop (gate/received.h) */
 	const struct netlist *trust; /* the trusted relays (not copied: must
 				 * outlive the options); NULL: loopback only */
+	int marks;		/* 1: mark the vote budget's tail (below);
+				 * scoring with vote_budget needs them,
+				 * learning does not */
 };
 
 /* all defaults (parser limits too) */
@@ -61,7 +64,8 @@ int tok_text(const struct tok_opts *o, const char *prefix, int header,
  * paragraph of plain text (blank lines between) or a line of an HTML
  * part's text (html_to_text writes each block element on its own).
  * Hidden text is tail whole; header, part and anomaly tokens never.
- * The tokens are the same with or without the marks.  The sizes were
+ * tok_post marks them when o->marks is set; the tokens are the same with
+ * or without the marks.  The sizes were
  * chosen by cross-validation on the benchmark's training half
  * (tests/bench/README.md, "Vote budgets").
  */

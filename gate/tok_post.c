@@ -88,6 +88,8 @@ post_event(const struct mail_event *ev, void *vctx)
 		if (ev->charset != NULL && add_tag(c->tl, "ct:charset:",
 		    ev->charset) < 0)
 			return -1;
+		if (!c->o->marks)
+			return tok_text(c->o, "", 0, ev->data, ev->len, c->tl);
 		return tok_text_part(c->o, ev->data, ev->len, ev->ctype !=
 		    NULL && strcmp(ev->ctype, "text/html") == 0, n0, c->tl);
 	case MAIL_HIDDEN:
@@ -98,7 +100,7 @@ post_event(const struct mail_event *ev, void *vctx)
 		if (tok_text(c->o, "hidden:", 0, ev->data, ev->len,
 		    c->tl) < 0)
 			return -1;
-		for (n = toklist_count(c->tl); n0 < n; n0++)
+		for (n = toklist_count(c->tl); c->o->marks && n0 < n; n0++)
 			toklist_set_tail(c->tl, n0);
 		return 0;
 	case MAIL_PART:

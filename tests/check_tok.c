@@ -914,6 +914,7 @@ START_TEST(budget_marks)
 	ck_assert_ptr_nonnull(tl);
 	ck_assert_ptr_nonnull(m);
 	tok_opts_default(&o);
+	o.marks = 1;
 	n += (size_t)sprintf(m + n, "From: a@example.org\nSubject: hello\n"
 	    "Content-Type: multipart/alternative; boundary=\"b\"\n\n"
 	    "--b\nContent-Type: text/plain\n\n");
@@ -979,6 +980,14 @@ START_TEST(budget_marks)
 	/* the marks change no token: a token found is the same */
 	ck_assert(toklist_find(tl, "gamma189", 8) >= 0);
 	ck_assert(!toklist_tail(tl, toklist_count(tl)));
+	/* without marks asked for (learning), none, and the same tokens */
+	n = toklist_count(tl);
+	o.marks = 0;
+	ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m), &o,
+	    tl), 0);
+	ck_assert_uint_eq(toklist_count(tl), n);
+	for (i = 0; i < n; i++)
+		ck_assert(!toklist_tail(tl, i));
 	free(m);
 	toklist_free(tl);
 }

@@ -27,6 +27,7 @@ settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o)
 		return;
 	o->lim.max_scan = l->max_scan_bytes;
 	o->bigrams = l->word_pairs != 0;
+	o->marks = l->vote_budget != 0;
 }
 
 enum mta

@@ -1150,6 +1150,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* and with word_pairs the other way: the feature family is
 	 * searched too (the same posts, tokenized twice) */
 	pt2.to.bigrams = pt2.list_bigrams = !pt.to.bigrams;
+	/* and the vote budget both ways: its marks (no other token) */
+	pt.to.marks = pt2.to.marks = 1;
 	settings_bayes(&l, &o.cur);
 	o.ham_cutoff = l.ham_cutoff;
 	o.spam_cutoff = l.spam_cutoff;

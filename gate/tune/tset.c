@@ -64,6 +64,7 @@ tset_new(const struct tok_opts *to)
 		return NULL;
 	}
 	ts->in->to = *to;
+	ts->in->to.marks = 1;	/* tune tries the vote budget */
 	return ts;
 }
 

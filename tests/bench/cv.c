@@ -282,6 +282,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
+	o.marks = budget;
 	dict = toklist_new(UINT32_MAX / 8);
 	tl = toklist_new(o.max_tokens);
 	while (fgets(line, sizeof(line), stdin) != NULL) {
