@@ -2020,18 +2020,18 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 }
 
 /*
- * Record decision status (the caller holds the post's decision lock)
- * and its training, inside the caller's transaction on q: the
- * journal's net effect for this post becomes the new class learnt once
- * (or nothing), under the list's journal lock.  0, or -1 with err.
+ * Record decision status (the caller holds the post's decision lock,
+ * and the list's journal lock: journal_lock_post) and its training,
+ * inside the caller's transaction on q: the journal's net effect for
+ * this post becomes the new class learnt once (or nothing).  0, or -1
+ * with err.
  */
 static int
 record_decision(struct queue *q, const char *idbuf, const char *status,
-    int flags, const char *byc, const char *notec, const char *list,
-    char *err, size_t errsz)
+    int flags, const char *byc, const char *notec, char *err,
+    size_t errsz)
 {
 	const char *vals[4], *newc = class_of(status);
-	char lockkey[16];
 	long netham, netspam;
 
 	if (flags & QUEUE_LEARN_SPAM)
@@ -2056,12 +2056,7 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 	    "excluded.post_id, status = excluded.status, decided_at = "
 	    "excluded.decided_at", 1, vals, err, errsz) < 0)
 		return -1;
-	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
-	vals[0] = lockkey;
-	vals[1] = list;
-	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext($2))", 2, vals, err, errsz) < 0 ||
-	    queue_cmd(q, QUEUE_FRESH_IDS_SQL, err, errsz) < 0)
+	if (queue_cmd(q, QUEUE_FRESH_IDS_SQL, err, errsz) < 0)
 		return -1;
 	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
 		return -1;
@@ -2223,13 +2218,18 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 
 /*
  * Take the journal lock of post id's list inside the open transaction
- * on q (the lock's connection of an approval that releases), before
- * anything of the post changes: its training is recorded under that
- * lock after the release, and a training run (`train`) holds it for as
- * long as it reads posts, so waiting there would leave a released post
- * 'releasing' for that long (and for good when a watchdog ends the
- * wait).  A post that is no more takes none (its decision finds it
- * gone).  0, or -1 with err.
+ * on q (the post's decision lock's: every decision records its
+ * training under it), before anything of the post changes: an approval
+ * records its training after the release, and a training run (`train`)
+ * holds the lock for as long as it reads posts, so waiting there would
+ * leave a released post 'releasing' for that long (and for good when a
+ * watchdog ends the wait).  The wait lasts as long as that run: a
+ * statement_timeout set for the filter's hold path (the conninfo's
+ * options) must not cut it (the decision failed, the post stayed
+ * held), so the transaction has none (SET LOCAL, a statement of its
+ * own: a timeout already runs for the statement that sets it).  A post
+ * that is no more takes none (its decision finds it gone).  0, or -1
+ * with err.
  */
 static int
 journal_lock_post(struct queue *q, const char *idbuf, char *err,
@@ -2239,6 +2239,8 @@ journal_lock_post(struct queue *q, const char *idbuf, char *err,
 	const char *vals[2] = { lockkey, idbuf };
 
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	if (no_statement_timeout(q, err, errsz) < 0)
+		return -1;
 	return exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
 	    "hashtext(list)) FROM held_posts WHERE id = $2::int8", 2, vals,
 	    err, errsz);
@@ -2358,6 +2360,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 			goto fail;
 	} else if (post_lock(q, id, err, errsz) < 0)
 		goto out;
+	else if (journal_lock_post(q, idbuf, err, errsz) < 0)
+		goto fail;
 	vals[0] = idbuf;
 	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z "
 	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1, NULL, vals,
@@ -2411,8 +2415,8 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if (!release_now) {
 		PQclear(res);
 		res = NULL;
-		if (record_decision(q, idbuf, status, flags, byc, notec, r.list,
-		    err, errsz) < 0)
+		if (record_decision(q, idbuf, status, flags, byc, notec, err,
+		    errsz) < 0)
 			goto fail;
 		if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 			goto out;
@@ -2478,11 +2482,11 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 	rc = QUEUE_UNRECORDED;
-	if ((record_decision(lq, idbuf, status, flags, byc, notec, r.list,
-	    err, errsz) < 0 || queue_cmd(lq, "COMMIT", err, errsz) < 0) &&
+	if ((record_decision(lq, idbuf, status, flags, byc, notec, err,
+	    errsz) < 0 || queue_cmd(lq, "COMMIT", err, errsz) < 0) &&
 	    (queue_alive(lq) || relock_releasing(q, &lq, id,
 	    idbuf, mark_at, e2, sizeof(e2)) < 0 || record_decision(lq,
-	    idbuf, status, flags, byc, notec, r.list, e2, sizeof(e2)) < 0 ||
+	    idbuf, status, flags, byc, notec, e2, sizeof(e2)) < 0 ||
 	    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
 		/* err says why the first try failed */
 		goto out;

@@ -7,14 +7,21 @@
 # The first train reads its posts from a FIFO the test keeps open, so
 # its batch (and the list's journal lock) lasts 2 s: a big mailbox
 # being learnt.  A second train of the list meanwhile must wait for it,
-# not be cut after 100 ms, and journal its post.  Never reads /etc.
+# not be cut after 100 ms, and journal its post.  So must every
+# decision, each of which learns its post under that lock (approve,
+# which releases, reject, discard, expire with expire_action =
+# discard-learn; mail moderation and the web page decide through the
+# same path): each is recorded, learnt and released once.  Never reads
+# /etc.
 set -u
 
 : "${LISTGATE:?set by make check}"
 : "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
 if [ -z "${PG_TEST_DIR:-}" ]; then
 	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
 fi
+QHOLD=$top_builddir/tests/qhold
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-jto.XXXXXX") || exit 99
 tp=
@@ -53,6 +60,61 @@ check "a second train of the list waits for it 2 s and exits 0 ($r2: $(head -n 1
     test "$r2" -eq 0
 check "both posts are journaled" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'dev'")" -eq 2
+check "sync afterwards exits 0" lg sync -q
+
+# the decisions, behind a train run of the list
+mkdir -p "$T/out" || exit 99
+cat > "$T/release.sh" <<EOS
+#!/bin/sh
+cat > "$T/out/\$\$.tmp" && mv "$T/out/\$\$.tmp" "$T/out/\$\$.eml"
+EOS
+printf 'release = /bin/sh %s/release.sh\nhold_expiry_days = 3\nexpire_action = discard-learn\n' \
+    "$T" > "$T/conf/lists/dev.conf"
+ap=$("$QHOLD" dev "$DATA/ham2.eml" 0.98) || exit 99
+rj=$("$QHOLD" dev "$DATA/spam1.eml") || exit 99
+ds=$("$QHOLD" dev "$DATA/spam3.eml") || exit 99
+ex=$("$QHOLD" dev "$DATA/spam4.eml") || exit 99
+sql "UPDATE held_posts SET arrived_at = now() - interval '4 days' WHERE id = $ex" || exit 99
+status() { sql "SELECT status FROM held_posts WHERE id = $1"; }
+learnt() { sql "SELECT count(*) FROM train_journal WHERE post_id = $1 AND op = 'learn' AND class = '$2'"; }
+"$LISTGATE" --allow-root --config "$T/conf" train -q --list dev \
+    --spam "$T/fifo" > "$T/t1.out" 2>&1 &
+tp=$!
+exec 7> "$T/fifo"
+cat "$DATA/ham3.eml" >&7
+advisory_wait
+for c in "approve $ap" "reject $rj" "discard $ds" "expire --list dev"; do
+	"$LISTGATE" --allow-root --config "$T/conf" $c > "$T/${c%% *}.out" \
+	    2>&1 7>&- &
+	eval "p_${c%% *}=\$!"
+done
+sleep 2
+exec 7>&-
+for c in approve reject discard expire; do
+	eval "wait \$p_$c"
+	eval "r_$c=\$?"
+done
+wait "$tp"
+r1=$?
+tp=
+check "the train run ends well ($r1: $(head -n 1 "$T/t1.out"))" test "$r1" -eq 0
+check "approve behind it waits and exits 0 ($r_approve: $(head -n 1 "$T/approve.out"))" \
+    test "$r_approve" -eq 0
+check "... the post approved (is $(status "$ap")), released once, learnt once" \
+    test "$(status "$ap")" = approved -a "$(ls "$T/out" | grep -c '\.eml$')" -eq 1 \
+    -a "$(learnt "$ap" ham)" -eq 1
+check "reject behind it waits and exits 0 ($r_reject: $(head -n 1 "$T/reject.out"))" \
+    test "$r_reject" -eq 0
+check "... the post rejected (is $(status "$rj")) and learnt once" \
+    test "$(status "$rj")" = rejected -a "$(learnt "$rj" spam)" -eq 1
+check "discard behind it waits and exits 0 ($r_discard: $(head -n 1 "$T/discard.out"))" \
+    test "$r_discard" -eq 0
+check "... the post discarded (is $(status "$ds")) and learnt once" \
+    test "$(status "$ds")" = discarded -a "$(learnt "$ds" spam)" -eq 1
+check "expire (discard-learn) behind it waits and exits 0 ($r_expire: $(head -n 1 "$T/expire.out"))" \
+    test "$r_expire" -eq 0
+check "... the post expired (is $(status "$ex")) and learnt once" \
+    test "$(status "$ex")" = expired -a "$(learnt "$ex" spam)" -eq 1
 check "sync afterwards exits 0" lg sync -q
 
 echo "1..$n"
