@@ -5,7 +5,9 @@
 # Run with --config DIR (or LISTGATE_CONFIG=DIR), the commands listgate
 # tells the administrator to run (`listgate migrate`, `listgate rebuild
 # --list L`, `listgate sync`, `listgate approve --force ID`, `config
-# check`'s advice) carry `--config DIR`, the directory shell-quoted:
+# check`'s advice, the `listgate notify --pending` of a filter stopped
+# while sending hold notices and of the holder whose notices failed)
+# carry `--config DIR`, the directory shell-quoted:
 # pasted without it, they act on another configuration's database and
 # lists.  The directory here is named "it's a conf"; another one
 # (LISTGATE_CONFIG while pasting, standing in for the default) has a
@@ -129,6 +131,62 @@ if grep -q "has been releasing since" "$T/err"; then
 else
 	bad "expire names a post left releasing ($(cat "$T/err"))"
 fi
+
+# --- hold notices cut short: notify --pending -------------------------------
+# (the filter stopped while its notify runs, the first time only; the
+# holder's notify failing)
+printf 'tokens_dir = %s/qtokens\ndatabase = dbname=lg_q\nsecret_file = %s/secret\n' \
+    "$T" "$T" > "$Q/listgate.conf"
+cat > "$T/notify.sh" <<EOF
+#!/bin/sh
+[ -e "$T/fail" ] && exit 1
+if [ ! -e "$T/notified" ]; then : > "$T/notified"; sleep 30; fi
+cat > "$T/notice.\$2"
+EOF
+{
+	printf 'release = /bin/sh %s/release.sh\nham_cutoff = 0\n' "$T"
+	printf 'moderators = alice@example.org\n'
+	printf 'moderation_address = dev-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
+} > "$Q/lists/dev.conf"
+lg init > /dev/null 2>&1 || exit 99
+"$LISTGATE" --allow-root --config "$Q" filter --list dev --mta postfix \
+    < "$DATA/spam1.eml" > "$T/out" 2> "$T/err" &
+fpid=$!
+i=0
+while [ ! -e "$T/notified" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM "$fpid"
+wait "$fpid"
+rc=$?
+check "filter stopped while sending hold notices: exit 0, the post held ($rc)" \
+    test "$rc" -eq 0
+check "... saying notify --pending sends the rest, with --config DIR" \
+    grep -qF "the post is held (\`$QQ notify --pending\` sends the rest)" "$T/err"
+# (the stopped sender's claim on the row has run out)
+sql lg_q "UPDATE notice_outbox SET claimed_until = now() - interval '1 second'" > /dev/null
+paste_cmd "$T/err"
+check "the suggested notify --pending, pasted, sends that configuration's notice" \
+    sh -c "ls '$T' | grep -q '^notice\\.[0-9]'"
+# the holder
+S=$T/holder.sock
+printf 'holder_socket = %s\n' "$S" >> "$Q/listgate.conf"
+: > "$T/fail"
+"$LISTGATE" --allow-root --config "$Q" holder --workers 1 > "$T/holder.log" 2>&1 &
+hpid=$!
+i=0
+while ! grep -q "listening on" "$T/holder.log" && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+run lg filter --list dev --mta postfix < "$DATA/spam2.eml"
+kill "$hpid" 2>/dev/null
+wait "$hpid"
+check "the holder, its notices failing, names notify --pending with --config DIR" \
+    grep -qF "(\`$QQ notify --pending\` sends th" "$T/holder.log"
+rm -f "$T/fail"
+paste_cmd "$T/holder.log"
+check "the suggested notify --pending, pasted, sends the holder's post's notice" \
+    test "$(ls "$T" | grep -c '^notice\.[0-9]')" -eq 2
 
 # --- LISTGATE_CONFIG names the configuration too ------------------------------
 rm -f "$T/qtokens/dev.kch"

@@ -61,6 +61,7 @@
 #include "gate/moderate/notice.h"
 #include "gate/moderate/notify.h"
 #include "db/tokdb.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 
 #define NAME		"filter"
@@ -96,20 +97,23 @@ watchdog(int sig)
 	static const char *const msg[2][4] = {
 		{ "listgate filter: timed out, deferring\n",
 		  "listgate filter: timed out sending hold notices; the post "
-		  "is held (notify --pending sends the rest)\n",
+		  "is held (`",
 		  "listgate filter: timed out after the post was delivered\n",
 		  "listgate filter: timed out writing the log line (is syslog "
 		  "stuck?); the post's outcome stands\n" },
 		{ "listgate filter: terminated by a signal, deferring\n",
 		  "listgate filter: terminated by a signal while sending hold "
-		  "notices; the post is held (notify --pending sends the "
-		  "rest)\n",
+		  "notices; the post is held (`",
 		  "listgate filter: terminated by a signal after the post was "
 		  "delivered\n",
 		  "listgate filter: terminated by a signal while writing the "
 		  "log line; the post's outcome stands\n" },
 	};
-	const char *m;
+	/* after a held post's message: the command that sends the rest,
+	 * naming the configuration in use (suggest_cmd) */
+	static const char rest[] = " notify --pending` sends the rest)\n";
+	const char *m, *c;
+	int k;
 
 	run_kill_active();
 	if (wd_delivering && handoff_last_ok()) {
@@ -118,9 +122,12 @@ watchdog(int sig)
 		wd_code = wd_pass_code;
 		wd_delivered = 1;
 	}
-	m = msg[sig != SIGALRM][wd_decided ? 3 : wd_delivered ? 2 :
-	    wd_held ? 1 : 0];
-	if (write(STDERR_FILENO, m, strlen(m)) < 0)
+	k = wd_decided ? 3 : wd_delivered ? 2 : wd_held ? 1 : 0;
+	m = msg[sig != SIGALRM][k];
+	c = suggest_cmd();
+	if (write(STDERR_FILENO, m, strlen(m)) < 0 || (k == 1 &&
+	    (write(STDERR_FILENO, c, strlen(c)) < 0 ||
+	    write(STDERR_FILENO, rest, sizeof(rest) - 1) < 0)))
 		_exit(wd_code);
 	_exit(wd_code);
 }

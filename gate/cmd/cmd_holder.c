@@ -34,6 +34,7 @@
 #include "gate/moderate/notify.h"
 #include "gate/util/clock.h"
 #include "gate/util/log.h"
+#include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
@@ -255,9 +256,9 @@ do_after(const struct holder_req *rq, const struct holder_ans *a,
 	p.raw_sha256 = h->sha;
 	if (notify_held(h->q, &h->g, &h->l, &p, clock_now_ms() +
 	    NOTIFY_WAIT_S * 1000.0, &st, err, sizeof(err)) < 0)
-		log_warn("holder: list %s post %lld: notices: %s (notify "
-		    "--pending sends them)", rq->post.list, (long long)a->id,
-		    err);
+		log_warn("holder: list %s post %lld: notices: %s (`%s notify "
+		    "--pending` sends them)", rq->post.list, (long long)a->id,
+		    err, suggest_cmd());
 	else if (st.ours)
 		log_warn("holder: list %s post %lld: no notices: the post is a "
 		    "notice of listgate's, so a moderator's address leads to a "
@@ -265,8 +266,9 @@ do_after(const struct holder_req *rq, const struct holder_ans *a,
 		    (long long)a->id);
 	else if (st.lasterr[0] != '\0')
 		log_warn("holder: list %s post %lld: %u of %u notices sent: "
-		    "%s (notify --pending sends the rest)", rq->post.list,
-		    (long long)a->id, st.sent, st.queued, st.lasterr);
+		    "%s (`%s notify --pending` sends the rest)", rq->post.list,
+		    (long long)a->id, st.sent, st.queued, st.lasterr,
+		    suggest_cmd());
 }
 
 int
