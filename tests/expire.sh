@@ -156,6 +156,26 @@ run lg expire
 check "... then waits again" \
     sh -c "test $rc -eq 0 && grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent' '$T/out'"
 
+# a reminder queued but not sent (its notify fails) is not counted sent
+{
+	printf 'hold_expiry_days = 3\nexpire_action = remind\n'
+	printf 'moderators = erin@example.org\n'
+	printf 'moderation_address = rf-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify-fail.sh {moderator} {id}\n' "$T"
+} > "$CONF/lists/rf.conf"
+printf 'cat > /dev/null; exit 1\n' > "$T/notify-fail.sh"
+rf=$("$QHOLD" rf "$DATA/ham4.eml") || exit 99
+age "$rf" '5 days'
+run lg expire --list rf
+check "a reminder whose notify fails: expire exits 0, with a warning" \
+    sh -c "test $rc -eq 0 && grep -q 'post $rf: a reminder could not be sent yet' '$T/err'"
+check "... says the reminder is only queued" \
+    sh -c "grep -q '^post $rf: reminder queued, not all sent yet (list rf)$' '$T/out' && ! grep -q 'moderators reminded' '$T/out'"
+check "... and the summary does not count it sent ($(tail -n 1 "$T/out"))" \
+    grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent, 1 queued for `listgate --config [^`]* notify --pending`$' "$T/out"
+check "... which is still pending in the outbox" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $rf AND kind = 'remind' AND state = 'pending'")" -eq 1
+
 run lg expire --list keep --older-than 0 --by cron
 check "--older-than 0 expires every held post of the list" \
     test "$(status "$keep_old")" = expired

@@ -158,7 +158,9 @@ add_id(int64_t id, int64_t reminded, void *vctx)
  * --pending`).  The reminder is claimed (reminded_at) and queued in one
  * transaction, then sent: of two runs at once only one reminds, and a
  * run that dies before the commit leaves the post to the next.  1
- * queued, 0 the post is no longer held or another run reminds, -1 with
+ * sent (every reminder went out), 2 queued only (some did not: a failed
+ * notify, a moderator's digest, the time up; `notify --pending` sends
+ * them), 0 the post is no longer held or another run reminds, -1 with
  * err.
  */
 static int
@@ -192,12 +194,12 @@ remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
 		cmd_err(NAME, "warning: post %lld: a reminder could not be "
 		    "sent yet (%s); `%s notify --pending` retries it",
 		    (long long)id, st.lasterr, suggest_cmd());
-	return 1;
+	return st.failed > 0 || st.waiting > 0 ? 2 : 1;
 }
 
 /* what one run did */
 struct totals {
-	unsigned long expired, learnt, reminded;
+	unsigned long expired, learnt, reminded, queued;
 	int nfail;
 };
 
@@ -266,6 +268,15 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 				cmd_err(NAME, "post %lld (list %s): %s",
 				    (long long)ids.v[i], list, err);
 				tot->nfail++;
+				continue;
+			}
+			if (r == 2) {
+				/* not (all) sent: not counted as sent */
+				tot->queued++;
+				if (!quiet)
+					printf("post %lld: reminder queued, "
+					    "not all sent yet (list %s)\n",
+					    (long long)ids.v[i], list);
 				continue;
 			}
 			tot->reminded++;
@@ -396,10 +407,15 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "%s", err);
 		tot.nfail++;
 	}
-	if (!quiet && !dry)
+	if (!quiet && !dry) {
 		printf("%lu post%s expired (%lu learnt as spam), %lu "
-		    "reminder%s sent\n", tot.expired, tot.expired == 1 ? "" :
+		    "reminder%s sent", tot.expired, tot.expired == 1 ? "" :
 		    "s", tot.learnt, tot.reminded, tot.reminded == 1 ? "" : "s");
+		if (tot.queued > 0)
+			printf(", %lu queued for `%s notify --pending`",
+			    tot.queued, suggest_cmd());
+		printf("\n");
+	}
 	/* a dry run's answer is what it prints: unwritten, it failed */
 	if (cmd_stdout_done(NAME) < 0)
 		tot.nfail++;
