@@ -86,8 +86,8 @@ journal_begin(struct queue *q, const char *list, char *err, size_t errsz)
 
 /* the statements that begin a batch, after (BQ_SCHEMA) the schema's
  * version: one pipeline */
-enum { BQ_SCHEMA, BQ_BEGIN, BQ_NOTIMEOUT, BQ_LOCK, BQ_FRESH, BQ_LAST,
-    BQ_N };
+enum { BQ_SCHEMA, BQ_BEGIN, BQ_NOTIMEOUT, BQ_LOCK, BQ_WAITED, BQ_FRESH,
+    BQ_LAST, BQ_N };
 
 /*
  * Begin a batch (journal_begin_at), first reading the schema's version
@@ -121,18 +121,20 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	/* the batch's COPY is one statement that lasts the run (reading,
 	 * tokenizing, gathering evidence): a statement_timeout set for
 	 * the filter's hold path (the conninfo's options) must not cut it,
-	 * so the transaction has none (SET LOCAL), and nor must it cut the
-	 * wait for the journal lock behind another run of the list: so a
-	 * statement of its own before the lock's (a timeout already runs
-	 * for the statement that sets it) */
+	 * so the transaction has none (SET LOCAL), and nor must it or a
+	 * lock_timeout cut the wait for the journal lock behind another
+	 * run of the list: QUEUE_LOCK_WAIT_SQL before the lock's statement,
+	 * QUEUE_LOCK_WAITED_SQL after it */
 	if ((version_r != NULL && PQsendQueryParams(q->conn, QUEUE_SCHEMA_SQL,
 	    0, NULL, NULL, NULL, NULL, 0) != 1) ||
 	    PQsendQueryParams(q->conn, "BEGIN", 0, NULL, NULL, NULL, NULL,
 	    0) != 1 ||
-	    PQsendQueryParams(q->conn, "SELECT set_config('statement_timeout', "
-	    "'0', true)", 0, NULL, NULL, NULL, NULL, 0) != 1 ||
+	    PQsendQueryParams(q->conn, QUEUE_LOCK_WAIT_SQL, 0, NULL, NULL,
+	    NULL, NULL, 0) != 1 ||
 	    PQsendQueryParams(q->conn, "SELECT pg_advisory_xact_lock("
 	    "$1::int4, hashtext($2))", 2, NULL, vals, NULL, NULL, 0) != 1 ||
+	    PQsendQueryParams(q->conn, QUEUE_LOCK_WAITED_SQL, 0, NULL, NULL,
+	    NULL, NULL, 0) != 1 ||
 	    PQsendQueryParams(q->conn, QUEUE_FRESH_IDS_SQL, 0, NULL, NULL,
 	    NULL, NULL, 0) != 1 ||
 	    (last_r != NULL && PQsendQueryParams(q->conn, LAST_AND_DAY_SQL, 1,
@@ -215,6 +217,12 @@ begin_pipeline(struct queue *q, const char *list, int *version_r,
 	    PQresultStatus(rs[BQ_LOCK]) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s",
 		    queue_pgerr(q, rs[BQ_LOCK]));
+		goto out;
+	}
+	if (rs[BQ_WAITED] == NULL ||
+	    PQresultStatus(rs[BQ_WAITED]) != PGRES_COMMAND_OK) {
+		snprintf(err, errsz, "database: %s",
+		    queue_pgerr(q, rs[BQ_WAITED]));
 		goto out;
 	}
 	if (rs[BQ_FRESH] == NULL ||
@@ -1241,7 +1249,7 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	int64_t *ids = NULL, *seqs = NULL;
 	PGresult *res = NULL;
 	size_t i, n;
-	char e[8];
+	char e[8], why[512];
 	int rc = -1;
 
 	*n_r = 0;
@@ -1253,7 +1261,7 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	 * a statement_timeout set for the filter's hold path (the
 	 * conninfo's options) must not cut it, so it has none (SET LOCAL,
 	 * a statement of its own: a timeout already runs for the statement
-	 * that sets it) */
+	 * that sets it), nor a lock_timeout the wait (queue_lock_wait) */
 	if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 		return -1;
 	/* nor JIT: the planner's guess of the rows the lists may have puts
@@ -1267,11 +1275,13 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	/* one feeder at a time: each reads what the last one committed */
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_SITE);
 	vals[0] = lockkey;
-	res = PQexecParams(q->conn, "SELECT pg_advisory_xact_lock($1::int4, 0)",
-	    1, NULL, vals, NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
-		goto dberr;
-	PQclear(res);
+	if (queue_lock_wait(q, "SELECT pg_advisory_xact_lock($1::int4, 0)",
+	    1, vals, why, sizeof(why)) < 0) {
+		snprintf(err, errsz, "database: cannot feed the site store: "
+		    "%s", strncmp(why, "database: ", 10) == 0 ? why + 10 : why);
+		queue_cmd(q, "ROLLBACK", e, sizeof(e));
+		return -1;
+	}
 	/* feed numbers after every one fed before (QUEUE_FRESH_IDS_SQL) */
 	res = PQexecParams(q->conn, QUEUE_FRESH_IDS_SQL, 0, NULL, NULL, NULL,
 	    NULL, 0);

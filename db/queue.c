@@ -625,6 +625,16 @@ queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz)
 	return exec_params(q, sql, 0, NULL, err, errsz);
 }
 
+int
+queue_lock_wait(struct queue *q, const char *sql, int n,
+    const char *const *vals, char *err, size_t errsz)
+{
+	if (queue_cmd(q, QUEUE_LOCK_WAIT_SQL, err, errsz) < 0 ||
+	    exec_params(q, sql, n, vals, err, errsz) < 0)
+		return -1;
+	return queue_cmd(q, QUEUE_LOCK_WAITED_SQL, err, errsz);
+}
+
 /* big-endian bytes to an unsigned 64-bit value */
 static uint64_t
 be64(const unsigned char *p, int n)
@@ -1041,7 +1051,7 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 		goto fail;
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_MIGRATE);
 	params[0] = lockkey;
-	if (exec_params(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
+	if (queue_lock_wait(q, "SELECT pg_advisory_xact_lock($1::int8)", 1,
 	    params, err, errsz) < 0)
 		goto fail;
 	if (set_lock_timeout(q, lock_timeout_s, err, errsz) < 0 ||
@@ -2224,12 +2234,10 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
  * holds the lock for as long as it reads posts, so waiting there would
  * leave a released post 'releasing' for that long (and for good when a
  * watchdog ends the wait).  The wait lasts as long as that run: a
- * statement_timeout set for the filter's hold path (the conninfo's
- * options) must not cut it (the decision failed, the post stayed
- * held), so the transaction has none (SET LOCAL, a statement of its
- * own: a timeout already runs for the statement that sets it).  A post
- * that is no more takes none (its decision finds it gone).  0, or -1
- * with err.
+ * statement_timeout or lock_timeout set for the filter's hold path (the
+ * conninfo's options) must not cut it (the decision failed, the post
+ * stayed held): queue_lock_wait.  A post that is no more takes none
+ * (its decision finds it gone).  0, or -1 with err.
  */
 static int
 journal_lock_post(struct queue *q, const char *idbuf, char *err,
@@ -2239,9 +2247,7 @@ journal_lock_post(struct queue *q, const char *idbuf, char *err,
 	const char *vals[2] = { lockkey, idbuf };
 
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
-	if (no_statement_timeout(q, err, errsz) < 0)
-		return -1;
-	return exec_params(q, "SELECT pg_advisory_xact_lock($1::int4, "
+	return queue_lock_wait(q, "SELECT pg_advisory_xact_lock($1::int4, "
 	    "hashtext(list)) FROM held_posts WHERE id = $2::int8", 2, vals,
 	    err, errsz);
 }

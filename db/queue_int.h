@@ -80,6 +80,21 @@ const char *pq_load_error(void);
 #define QUEUE_FRESH_IDS_SQL	"DISCARD SEQUENCES"
 /* the lock of migrate, held by each migration's transaction */
 #define QUEUE_LOCK_MIGRATE	0x4c474d49
+/*
+ * The wait for one of these locks lasts as long as the run that holds
+ * it (a train of the list, a decision's release, another sync's feed):
+ * neither a statement_timeout nor a lock_timeout set for the filter's
+ * hold path (the database conninfo's options) may cut it.  Before the
+ * lock's statement, QUEUE_LOCK_WAIT_SQL lifts both for the transaction
+ * (a statement of its own: a timeout already runs for the statement
+ * that sets it); after it, QUEUE_LOCK_WAITED_SQL gives the transaction's
+ * other statements the session's lock_timeout back (a table's lock
+ * behind an administrator's VACUUM FULL is still bounded by it).
+ */
+#define QUEUE_LOCK_WAIT_SQL \
+	"SELECT set_config('statement_timeout', '0', true), " \
+	"set_config('lock_timeout', '0', true)"
+#define QUEUE_LOCK_WAITED_SQL	"SET LOCAL lock_timeout TO DEFAULT"
 
 /* the schema's version (queue_schema_version; journal.c sends it with
  * the statements that begin a batch); a missing table fails with
@@ -94,6 +109,13 @@ const char *queue_pgerr(struct queue *q, const PGresult *res);
 /* run a parameterless command that returns no rows (BEGIN, COMMIT ...):
  * 0 or -1 */
 int queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz);
+
+/* inside the open transaction on q, run sql (n parameters vals), which
+ * takes an advisory lock, as QUEUE_LOCK_WAIT_SQL says: no
+ * statement_timeout for the rest of the transaction, no lock_timeout
+ * for the lock's wait.  0, or -1 with err */
+int queue_lock_wait(struct queue *q, const char *sql, int n,
+    const char *const *vals, char *err, size_t errsz);
 
 /* binary result columns: NULL reads as 0 / "" */
 int64_t queue_col_i64(const PGresult *res, int row, int col);
