@@ -201,6 +201,14 @@ assert float(m.group(8)) == float(m.group(6)) and float(m.group(9)) == float(m.g
 open(sys.argv[2], 'w').write(m.group(8) + '%\n')
 EOF
 [ $? -eq 0 ] || python3 -c "import json; print('# ' + json.load(open('$T/out'))['advice'])"
+# the same under a configuration directory of 600 bytes: the command's
+# half of the sentence went through a 600-byte buffer, which cut it
+LONG=$T/$(printf '%0200d' 0)/$(printf '%0200d' 1)/$(printf '%0200d' 2)
+mkdir -p "$LONG" && cp -R "$CONF" "$LONG/conf" || exit 99
+run "$LISTGATE" --allow-root --config "$LONG/conf" tune --list dev --json \
+    --max-ham-held 0 --max-spam-passed 0
+check "... under a long --config, the advice ends with the whole command" \
+    js "d['advice'].startswith('No cutoff meets both') and d['advice'].endswith('--config $(realpath "$LONG")/conf tune --list dev --max-ham-held 0% --max-spam-passed 0% --apply\`) if its figures will do.')"
 run lg tune --list dev --json --max-ham-held "$(cat "$T/loosen")" --max-spam-passed 0
 check "... loosening the ham target as it says gives a cutoff that meets both" \
     js "not d['advice'].startswith('No cutoff') and d['recommended']['spam_passed'] == 0 and d['recommended']['ham_held'] <= float(open('$T/loosen').read().strip()[:-1]) / 100 + 1e-9"

@@ -358,15 +358,9 @@ static void
 infeasible(char *out, size_t sz, const char *list, const char *again,
     const struct tune_result *r, const char *conf)
 {
-	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32], tail[600];
+	char th[32], ts[32], mh[64], ms[64], lh[32], ls[32];
+	size_t n;
 
-	/* (again NULL: this run has applied it) */
-	if (again != NULL)
-		snprintf(tail, sizeof(tail), ", or apply the recommendation "
-		    "(`%s`) if its figures will do.", again);
-	else
-		snprintf(tail, sizeof(tail), "; the recommendation is applied "
-		    "now (--apply).");
 	snprintf(th, sizeof(th), "%.12g%%", 100 * r->goal.max_ham_held);
 	snprintf(ts, sizeof(ts), "%.12g%%", 100 * r->goal.max_spam_passed);
 	snprintf(out, sz, "No cutoff meets both targets on list %s's "
@@ -376,7 +370,7 @@ infeasible(char *out, size_t sz, const char *list, const char *again,
 	    "passing at most %s of spam takes holding %.1f%% of ham, and "
 	    "holding at most %s of ham takes passing %.1f%% of spam, so "
 	    "loosen the target that can give (--max-ham-held %s or "
-	    "--max-spam-passed %s) and tune again%s", list, th, ts,
+	    "--max-spam-passed %s) and tune again", list, th, ts,
 	    conf, 100 * frac(r->rec.e.ham_held, r->nham),
 	    against(mh, sizeof(mh), r->rec.e.ham_held, r->nham,
 	    r->goal.max_ham_held),
@@ -386,8 +380,18 @@ infeasible(char *out, size_t sz, const char *list, const char *again,
 	    100 * frac(r->alone_spam.ham_held, r->nham), th,
 	    100 * frac(r->alone_ham.spam_passed, r->nspam),
 	    target_of(lh, sizeof(lh), r->alone_spam.ham_held, r->nham),
-	    target_of(ls, sizeof(ls), r->alone_ham.spam_passed, r->nspam),
-	    tail);
+	    target_of(ls, sizeof(ls), r->alone_ham.spam_passed, r->nspam));
+	/* (again NULL: this run has applied it; appended rather than
+	 * formatted through a fixed buffer, which cut a long command) */
+	n = strlen(out);
+	if (n + 1 >= sz)
+		return;
+	if (again != NULL)
+		snprintf(out + n, sz - n, ", or apply the recommendation "
+		    "(`%s`) if its figures will do.", again);
+	else
+		snprintf(out + n, sz - n, "; the recommendation is applied "
+		    "now (--apply).");
 }
 
 /*
