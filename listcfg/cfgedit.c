@@ -12,8 +12,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +348,69 @@ changed_since(const char *path, int missing, const struct stat *st)
 	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec;
 }
 
+/* may the user we run as give a file the group gid (root, or a member
+ * of it)? */
+static int
+may_give_group(gid_t gid)
+{
+	gid_t *v;
+	int n, i, r = 0;
+
+	if (geteuid() == 0 || getegid() == gid)
+		return 1;
+	if ((n = getgroups(0, NULL)) <= 0 ||
+	    (v = xcalloc((size_t)n, sizeof(*v))) == NULL)
+		return 0;
+	n = getgroups(n, v);
+	for (i = 0; i < n && !r; i++)
+		r = v[i] == gid;
+	xfree(v);
+	return r;
+}
+
+/* the new file would lose the group of the file at path (status st),
+ * through which others read it: 0 when it keeps it (or the group may
+ * not read it), -1 with err */
+static int
+group_check(const char *path, const struct stat *st, char *err,
+    size_t errsz)
+{
+	char gname[64], uname[64];
+	struct group *gr;
+	struct passwd *pw;
+
+	if ((st->st_mode & 0070) == 0 || may_give_group(st->st_gid))
+		return 0;
+	if ((gr = getgrgid(st->st_gid)) != NULL)
+		snprintf(gname, sizeof(gname), "%s", gr->gr_name);
+	else
+		snprintf(gname, sizeof(gname), "%lu",
+		    (unsigned long)st->st_gid);
+	if ((pw = getpwuid(geteuid())) != NULL)
+		snprintf(uname, sizeof(uname), "%s", pw->pw_name);
+	else
+		snprintf(uname, sizeof(uname), "%lu",
+		    (unsigned long)geteuid());
+	snprintf(err, errsz, "%s: its group %s may read it (mode %04o), and "
+	    "user %s, not a member of %s, cannot give that group to the new "
+	    "file: those who read it through the group could no longer.  "
+	    "Nothing written; run it as root or as a member of %s, or change "
+	    "the file's group (chgrp)", path, gname,
+	    (unsigned)(st->st_mode & 07777), uname, gname, gname);
+	return -1;
+}
+
+int
+cfgedit_keeps_group(const char *path, char *err, size_t errsz)
+{
+	struct stat st;
+
+	/* none: made with its directory's group */
+	if (stat(path, &st) < 0)
+		return 0;
+	return group_check(path, &st, err, errsz);
+}
+
 int
 cfgedit_apply(const char *path, const struct cfgedit_change *ch,
     size_t n, const char *stamp, cfgedit_check_fn check, void *ctx,
@@ -390,6 +455,8 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		rc = 0;
 		goto out;
 	}
+	if (!missing && group_check(path, &st, err, errsz) < 0)
+		goto out;
 	if (snprintf(tmp, sizeof(tmp), "%s.tune-%ld.tmp", target,
 	    (long)getpid()) >= (int)sizeof(tmp)) {
 		snprintf(err, errsz, "%s: path too long", path);

@@ -52,7 +52,8 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * points to is replaced (its temporary file beside it); a link that
  * cannot be followed is an error.  The new file keeps the old one's mode
  * and, where allowed, its owner (root only) and group (one we belong
- * to, when the owner cannot be kept); check (when not NULL) sees it before the
+ * to, when the owner cannot be kept; a group that may read the file
+ * and that we cannot give refuses the edit, cfgedit_keeps_group); check (when not NULL) sees it before the
  * rename, and its failure leaves the old file untouched.  *changed_r
  * (may be NULL) gets the number of keys set.  0, or -1 with err (a key
  * set twice in the file, a line whose edit cannot fit the line limit
@@ -62,5 +63,16 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
 int cfgedit_apply(const char *path, const struct cfgedit_change *ch,
     size_t n, const char *stamp, cfgedit_check_fn check, void *ctx,
     unsigned *changed_r, char *err, size_t errsz);
+
+/*
+ * Can the file at path be replaced keeping its group, where the group
+ * may read it?  Its owner is kept by root only, but a group that
+ * reads the file (the filter's, in listgate.conf(5)'s layout) must go on
+ * reading it: a user who is neither root nor a member of that group
+ * cannot give it, and cfgedit_apply then refuses the edit.  0 (also
+ * when the file does not exist or its group has no permission), or -1
+ * with err naming the file, the group and what to do.
+ */
+int cfgedit_keeps_group(const char *path, char *err, size_t errsz);
 
 #endif

@@ -282,6 +282,59 @@ START_TEST(group_kept_without_owner)
 }
 END_TEST
 
+/* a group that reads the file and that the user may not give it (not
+ * root, not a member) refuses the edit, the file as it was: the new
+ * file went to the user's own group, and the group's readers (the
+ * filter, 0640 root:listgate) could no longer read the list's settings;
+ * a file the group may not read is edited (set up as root, run as
+ * nobody without that group; skipped unless root) */
+START_TEST(group_lost_refused)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	const gid_t grp = 4244, nobody = 65534;
+	const mode_t modes[2] = { 0640, 0600 };
+	struct stat st;
+	pid_t pid;
+	int status, i;
+
+	if (geteuid() != 0)
+		return;
+	ck_assert_int_eq(chown(dir, nobody, nobody), 0);
+	for (i = 0; i < 2; i++) {
+		put(before, sizeof(before) - 1, modes[i]);
+		ck_assert_int_eq(chown(path, nobody, grp), 0);
+		ck_assert_int_eq(chmod(path, modes[i]), 0);
+		ck_assert((pid = fork()) >= 0);
+		if (pid == 0) {
+			char err[1024];
+			int r;
+
+			if (setgroups(0, NULL) < 0 || setgid(nobody) < 0 ||
+			    setuid(nobody) < 0)
+				_exit(2);
+			r = cfgedit_keeps_group(path, err, sizeof(err));
+			if (cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL,
+			    err, sizeof(err)) == 0)
+				_exit(r == 0 ? 0 : 3);
+			_exit(r < 0 && strstr(err, "dev.conf: its group 4244 "
+			    "may read it (mode 0640)") != NULL ? 1 : 4);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), i == 0 ? 1 : 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		if (i == 0) {
+			ck_assert_str_eq(get(NULL), before);
+			ck_assert_uint_eq(st.st_gid, grp);
+		} else
+			ck_assert_str_eq(get(NULL), "# S: was: ham_cutoff = "
+			    "0.3\nham_cutoff = 0.05\n");
+		ck_assert_uint_eq(st.st_mode & 07777, modes[i]);
+		ck_assert_int_eq(others(), 0);
+	}
+}
+END_TEST
+
 /* refusals leave the file as it was and no temporary file behind */
 START_TEST(refusals)
 {
@@ -600,6 +653,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, same_value_changes_nothing);
 	tcase_add_test(tc, missing_file_created);
 	tcase_add_test(tc, group_kept_without_owner);
+	tcase_add_test(tc, group_lost_refused);
 	tcase_add_test(tc, missing_file_gets_dir_group);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, check_refuses);

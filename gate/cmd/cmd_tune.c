@@ -945,7 +945,7 @@ static int
 apply_writable(const struct listcfg_global *g, const char *list,
     const char *conf)
 {
-	char real[4096], dir[4096], *sl;
+	char real[4096], dir[4096], err[1024], *sl;
 	struct passwd *pw;
 	int e;
 
@@ -959,8 +959,13 @@ apply_writable(const struct listcfg_global *g, const char *list,
 		if (access(dir, F_OK) < 0)
 			snprintf(dir, sizeof(dir), "%s", g->dir);
 	}
-	if (access(dir, W_OK | X_OK) == 0)
-		return 0;
+	if (access(dir, W_OK | X_OK) == 0) {
+		/* (and its group kept: cfgedit would refuse it later) */
+		if (cfgedit_keeps_group(conf, err, sizeof(err)) == 0)
+			return 0;
+		cmd_err(NAME, "list %s: nothing applied: %s", list, err);
+		return -1;
+	}
 	e = errno;
 	pw = getpwuid(geteuid());
 	cmd_err(NAME, "list %s: nothing applied: %s cannot be written as "
