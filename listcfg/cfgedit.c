@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "gate/util/buf.h"
@@ -348,6 +349,72 @@ changed_since(const char *path, int missing, const struct stat *st)
 	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec;
 }
 
+/* the name of a file's access ACL among its extended attributes */
+#define ACL_XATTR	"system.posix_acl_access"
+
+/*
+ * The extended attributes of the file at path onto fd, its replacement:
+ * its access ACL above all (a reader given the file by an ACL entry,
+ * the filter's user, say, must go on reading it).  An ACL that cannot
+ * be copied is an error; any other attribute (security.*, user.*) is
+ * copied where the file system and our privileges allow.  0, or -1
+ * with err.
+ */
+static int
+copy_xattrs(const char *path, int fd, char *err, size_t errsz)
+{
+	char *names = NULL, *val = NULL, *p;
+	ssize_t nl, vl;
+	size_t cap = 0;
+	void *nv;
+	int rc = -1, acl;
+
+	if ((nl = listxattr(path, NULL, 0)) <= 0) {
+		if (nl == 0 || errno == ENOTSUP)
+			return 0;
+		snprintf(err, errsz, "%s: cannot list its extended attributes: "
+		    "%s", path, strerror(errno));
+		return -1;
+	}
+	if ((names = xmalloc((size_t)nl + 1)) == NULL ||
+	    (nl = listxattr(path, names, (size_t)nl)) < 0) {
+		snprintf(err, errsz, "%s: cannot list its extended attributes: "
+		    "%s", path, names == NULL ? "out of memory" :
+		    strerror(errno));
+		goto out;
+	}
+	names[nl] = '\0';
+	for (p = names; p < names + nl; p += strlen(p) + 1) {
+		acl = strcmp(p, ACL_XATTR) == 0;
+		if ((vl = getxattr(path, p, NULL, 0)) < 0)
+			goto one;
+		if ((size_t)vl + 1 > cap) {
+			if ((nv = xrealloc(val, (size_t)vl + 1)) == NULL) {
+				errno = ENOMEM;
+				goto one;
+			}
+			val = nv;
+			cap = (size_t)vl + 1;
+		}
+		if ((vl = getxattr(path, p, val, (size_t)vl)) >= 0 &&
+		    fsetxattr(fd, p, val, (size_t)vl, 0) == 0)
+			continue;
+one:
+		if (acl) {
+			snprintf(err, errsz, "%s: its ACL cannot be copied to "
+			    "the new file (%s): those it lets read the file "
+			    "could no longer; nothing written", path,
+			    strerror(errno));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	xfree(names);
+	xfree(val);
+	return rc;
+}
+
 /* may the user we run as give a file the group gid (root, or a member
  * of it)? */
 static int
@@ -487,6 +554,10 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
+	/* its ACL and other attributes, before the mode: the mode's
+	 * group bits are then the ACL's mask, as they were */
+	if (!missing && copy_xattrs(path, fd, err, errsz) < 0)
+		goto out;
 	if (fchmod(fd, mode) < 0 || write_all(fd, &out) < 0 || fsync(fd) < 0) {
 		snprintf(err, errsz, "%s: cannot write: %s", tmp,
 		    strerror(errno));

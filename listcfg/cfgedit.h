@@ -53,7 +53,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * cannot be followed is an error.  The new file keeps the old one's mode
  * and, where allowed, its owner (root only) and group (one we belong
  * to, when the owner cannot be kept; a group that may read the file
- * and that we cannot give refuses the edit, cfgedit_keeps_group); check (when not NULL) sees it before the
+ * and that we cannot give refuses the edit, cfgedit_keeps_group) and
+ * its extended attributes (an ACL that cannot be copied refuses it);
+ * check (when not NULL) sees it before the
  * rename, and its failure leaves the old file untouched.  *changed_r
  * (may be NULL) gets the number of keys set.  0, or -1 with err (a key
  * set twice in the file, a line whose edit cannot fit the line limit
