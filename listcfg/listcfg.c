@@ -296,6 +296,17 @@ listcfg_list_path(const struct listcfg_global *g, const char *name,
 
 /* load list name's settings from the file at fpath (NULL: its own,
  * lists/NAME.conf) over the defaults */
+/* a number as text that reads back as the same double: two cutoffs
+ * that differ in the 7th digit are not both "1" */
+static const char *
+num(char *s, size_t n, double d)
+{
+	snprintf(s, n, "%.15g", d);
+	if (strtod(s, NULL) != d)
+		snprintf(s, n, "%.17g", d);
+	return s;
+}
+
 static int
 load_list(const struct listcfg_global *g, const char *name,
     const char *fpath, struct listcfg_list *l, char *err, size_t errsz)
@@ -304,7 +315,7 @@ load_list(const struct listcfg_global *g, const char *name,
 	struct target t;
 	struct stat st;
 	char *ldir = NULL, *path = NULL;
-	char file[LG_MAX_LIST_NAME + sizeof(".conf")];
+	char file[LG_MAX_LIST_NAME + sizeof(".conf")], a[32], b[32];
 	unsigned lh, ls, ld;
 	int missing;
 
@@ -338,14 +349,16 @@ load_list(const struct listcfg_global *g, const char *name,
 	ld = cfgfile_seen(&cf, "discard_cutoff");
 	if (l->ham_cutoff > l->spam_cutoff) {
 		cf.line = lh > ls ? lh : ls;
-		cfgfile_error(&cf, "ham_cutoff %g is above spam_cutoff %g",
-		    l->ham_cutoff, l->spam_cutoff);
+		cfgfile_error(&cf, "ham_cutoff %s is above spam_cutoff %s",
+		    num(a, sizeof(a), l->ham_cutoff),
+		    num(b, sizeof(b), l->spam_cutoff));
 		goto fail;
 	}
 	if (l->discard_cutoff <= 1 && l->discard_cutoff < l->spam_cutoff) {
 		cf.line = ld > ls ? ld : ls;
-		cfgfile_error(&cf, "discard_cutoff %g is below spam_cutoff %g",
-		    l->discard_cutoff, l->spam_cutoff);
+		cfgfile_error(&cf, "discard_cutoff %s is below spam_cutoff %s",
+		    num(a, sizeof(a), l->discard_cutoff),
+		    num(b, sizeof(b), l->spam_cutoff));
 		goto fail;
 	}
 	xfree(ldir);

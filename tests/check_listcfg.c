@@ -287,6 +287,13 @@ static const struct {
 	  "t.conf:2: ham_cutoff 0.99995 is above spam_cutoff 0.9999" },
 	{ "discard_cutoff = 0.5\n",
 	  "t.conf:1: discard_cutoff 0.5 is below spam_cutoff 0.9999" },
+	/* each value as written, not rounded to 6 digits ("ham_cutoff 1
+	 * is above spam_cutoff 1") */
+	{ "ham_cutoff = 0.9999997\nspam_cutoff = 0.9999996\n",
+	  "t.conf:2: ham_cutoff 0.9999997 is above spam_cutoff 0.9999996" },
+	{ "spam_cutoff = 0.9999997958\ndiscard_cutoff = 0.9999997957\n",
+	  "t.conf:2: discard_cutoff 0.9999997957 is below spam_cutoff "
+	  "0.9999997958" },
 	{ "discard_cutoff = maybe\n",
 	  "t.conf:1: discard_cutoff: `maybe' is not a number" },
 	{ "site_weight = 1001\n",
