@@ -94,6 +94,27 @@ cfgfile_blank(int c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* is cf's file a symbolic link to nothing (its target moved, a typo)?
+ * 1 after cfgfile_error: read as no file, its settings were silently
+ * the defaults; 0 when there is no file at all */
+static int
+dangling(struct cfgfile *cf)
+{
+	char to[1024];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(cf->path, &st) < 0 || !S_ISLNK(st.st_mode))
+		return 0;
+	if ((n = readlink(cf->path, to, sizeof(to) - 1)) < 0)
+		n = 0;
+	to[n] = '\0';
+	cfgfile_error(cf, "a symbolic link to %s, which does not exist: "
+	    "restore the file it names, or remove the link", n > 0 ? to :
+	    "?");
+	return 1;
+}
+
 /* read the file, one callback per `key = value` */
 int
 cfgfile_read(struct cfgfile *cf, const char *path, char *err,
@@ -117,6 +138,8 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 	 * waited on for a writer (no effect on a regular file) */
 	if ((fd = open(cf->path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
 	    O_NONBLOCK)) < 0) {
+		if (errno == ENOENT && dangling(cf))
+			return -1;
 		if (errno == ENOENT) {
 			*missing_r = 1;
 			return 0;

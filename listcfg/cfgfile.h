@@ -39,7 +39,8 @@ typedef int (*cfgfile_fn)(void *ctx, struct cfgfile *cf, const char *key,
  * cfgfile_trusted, a key set twice, a line longer than
  * LG_MAX_CONF_LINE, a NUL byte, an empty value or a line that is no
  * `key = value` is an error.  *missing_r is set (and 0
- * returned) when the file does not exist.  0, or -1 with err.
+ * returned) when the file does not exist; a symbolic link to nothing is
+ * an error naming its target.  0, or -1 with err.
  */
 int cfgfile_read(struct cfgfile *cf, const char *path, char *err,
     size_t errsz, cfgfile_fn fn, void *ctx, int *missing_r);

@@ -601,6 +601,38 @@ END_TEST
 
 /* configuration another user could change is refused: by the full load,
  * by the owner keys' reader, for lists/ and its files */
+/* a file that is a symbolic link to nothing (its target moved, a typo)
+ * is an error naming the link and its target, not a list without a
+ * file of its own: the list ran on the defaults (no moderators, no
+ * release, the default cutoffs) and config check said "no file:
+ * defaults"; listgate.conf too */
+START_TEST(dangling_link_refused)
+{
+	struct listcfg_global g;
+	struct listcfg_list l;
+	char err[1024], p[PATH_MAX + 32];
+
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/lists/t.conf", tmpdir);
+	ck_assert_int_eq(symlink("../shared/t.conf", p), 0);
+	ck_assert_int_eq(listcfg_load_list(&g, "t", &l, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "lists/t.conf: a symbolic link to "
+	    "../shared/t.conf, which does not exist") != NULL, "%s", err);
+	ck_assert_int_eq(listcfg_check_list_file(&g, "t", p, err,
+	    sizeof(err)), -1);
+	/* a list with no file at all still takes the defaults */
+	ck_assert_int_eq(listcfg_load_list(&g, "u", &l, err, sizeof(err)), 0);
+	listcfg_free_list(&l);
+	listcfg_free_global(&g);
+	snprintf(p, sizeof(p), "%s/listgate.conf", tmpdir);
+	ck_assert_int_eq(symlink("/nonexistent/listgate.conf", p), 0);
+	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "listgate.conf: a symbolic link to "
+	    "/nonexistent/listgate.conf, which does not exist") != NULL, "%s",
+	    err);
+}
+END_TEST
+
 START_TEST(untrusted_files_refused)
 {
 	struct listcfg_global g;
@@ -1632,6 +1664,7 @@ listcfg_suite(void)
 	tcase_add_test(tc, bad_list_name_builds_no_path);
 	tcase_add_test(tc, owner_keys);
 	tcase_add_test(tc, untrusted_files_refused);
+	tcase_add_test(tc, dangling_link_refused);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");
