@@ -220,6 +220,13 @@ check "an output that cannot be written exits 1, saying so" \
 run lg tune --list dev --json --max-ham-held 2.8%
 check "... a target says itself as asked (2.8%, not 2.8000000000000003%)" \
     js "'cannot assure 2.8% ham held' in d['advice']"
+# a percentage is the fraction it names: 1.4 / 100 is one below 0.014,
+# and "at most 1.4%" then refused 7 ham held of 500 (exactly 1.4%)
+for pf in 1.4:0.014 0.7:0.007 2.9:0.029; do
+	run lg tune --list dev --json --max-ham-held "${pf%:*}%"
+	check "--max-ham-held ${pf%:*}% is the target --max-ham-held ${pf#*:} gives" \
+	    js "d['goal']['max_ham_held'] == ${pf#*:} and '\"max_ham_held\":${pf#*:},' in open('$T/out').read()"
+done
 run lg tune --list dev --json --max-ham-held -0
 check "--max-ham-held -0 is a target of 0, not a negative zero" \
     sh -c "test $rc -eq 0 && grep -q '\"max_ham_held\":0[,}]' '$T/out' && ! grep -q -- ':-0[,}]\\|[^e]-0%' '$T/out'"
