@@ -53,11 +53,14 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 	int i, rc = 0;
 
 	snprintf(dbuf, sizeof(dbuf), "%u", days);
+	/* days of 24 hours: make_interval(days => N) counts calendar days
+	 * in the session's TimeZone (the server's), 23 or 25 hours across
+	 * a DST change */
 	res = PQexecParams(q->conn, "SELECT id, " REMINDED_US " FROM "
 	    "held_posts WHERE list = $1 "
-	    "AND status = 'held' AND arrived_at <= now() - make_interval(days "
-	    "=> $2::int4) AND (NOT $3::bool OR reminded_at IS NULL OR "
-	    "reminded_at <= now() - make_interval(days => $2::int4)) "
+	    "AND status = 'held' AND arrived_at <= now() - make_interval(hours "
+	    "=> 24 * $2::int4) AND (NOT $3::bool OR reminded_at IS NULL OR "
+	    "reminded_at <= now() - make_interval(hours => 24 * $2::int4)) "
 	    "ORDER BY arrived_at, id", 3, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
@@ -93,8 +96,8 @@ expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
 	 * age alone would let it remind again) */
 	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
 	    "now() WHERE id = $1::int8 AND status = 'held' AND (reminded_at "
-	    "IS NULL OR reminded_at <= now() - make_interval(days => "
-	    "$2::int4)) AND " REMINDED_US " = $3::int8 RETURNING id", 3,
+	    "IS NULL OR reminded_at <= now() - make_interval(hours => "
+	    "24 * $2::int4)) AND " REMINDED_US " = $3::int8 RETURNING id", 3,
 	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));

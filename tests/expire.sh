@@ -320,5 +320,48 @@ check "... not of the one releasing for ten minutes (it may still run)" \
 check "... and expires neither" \
     test "$(status "$s_old") $(status "$s_new")" = "releasing releasing"
 
+# days of 24 hours whatever the database's time zone: the age was
+# "now() - N days" in the session's TimeZone (the server's timezone
+# setting, or PGTZ), where a day across a DST change is 23 or 25 hours.
+# A zone with a change in the last 200 days, and N days back across it;
+# the post is held N days and half an hour, or N days less half an hour
+# where the change went the other way (that one was expired early)
+tzn=$(python3 - <<'PY'
+import datetime, zoneinfo
+now = datetime.datetime.now(datetime.timezone.utc)
+for z in ('America/New_York', 'Europe/Berlin', 'Australia/Sydney',
+          'Pacific/Auckland', 'America/Santiago'):
+    tz = zoneinfo.ZoneInfo(z)
+    for n in range(2, 200):
+        a = now.astimezone(tz).utcoffset()
+        b = (now - datetime.timedelta(days=n)).astimezone(tz).utcoffset()
+        if a != b:
+            print(z, n, '+' if b > a else '-')
+            raise SystemExit
+PY
+)
+if [ -n "$tzn" ]; then
+	set -- $tzn
+	printf 'hold_expiry_days = %s\n' "$2" > "$CONF/lists/tz.conf"
+	tz_id=$("$QHOLD" tz "$DATA/spam1.eml") || exit 99
+	# ("+": held longer, so arrived earlier)
+	[ "$3" = + ] && op=- || op=+
+	sql "UPDATE held_posts SET arrived_at = now() - make_interval(hours =>
+	    24 * $2) $op interval '30 minutes' WHERE id = $tz_id" || exit 99
+	PGTZ=$1 run lg expire --dry-run --list tz
+	if [ "$3" = + ]; then
+		check "a post held $2 days and 30 minutes is due under TimeZone $1 too (its days are 24 hours)" \
+		    grep -q "post $tz_id (list tz) held $2 days or more" "$T/out"
+	else
+		check "a post held 30 minutes less than $2 days is not due under TimeZone $1 (its days are 24 hours)" \
+		    sh -c "test $rc -eq 0 && ! grep -q 'post $tz_id ' '$T/out'"
+	fi
+	cp "$T/out" "$T/out.tz"
+	PGTZ=UTC run lg expire --dry-run --list tz
+	check "... as under UTC" cmp -s "$T/out" "$T/out.tz"
+else
+	ok "# SKIP no time zone with a DST change in the last 200 days"
+fi
+
 echo "1..$n"
 [ "$fails" -eq 0 ]
