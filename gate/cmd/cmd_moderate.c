@@ -11,9 +11,10 @@
  * $LOCAL@$HOST; it selects the list among the configured moderation
  * addresses.  A valid cookie decides the post through the one decision
  * path (decide_post: release, journal, training), then the list's token
- * file is synced; the envelope sender gets a short answer (to a refused
- * address or cookie only when it is one of the list's moderators; a
- * robot never).
+ * file is synced; the envelope sender gets a short answer when it is one
+ * of the list's moderators, else the moderator the cookie was made for
+ * does (never an address the reply chose; a refused address or cookie
+ * names none: then no answer).
  * Everything from the MTA is hostile (gate/moderate/reply.c).
  *
  * Exit 0 once the reply is handled, accepted or refused (a refusal
@@ -96,8 +97,9 @@ usage(FILE *f)
 	    "\n"
 	    "Read a reply to a hold notice's action address on standard input\n"
 	    "and apply its decision (approve, reject, discard) when its cookie\n"
-	    "is valid, and answer the sender (a refused address or cookie only\n"
-	    "when the sender is one of the list's moderators; a robot never).\n"
+	    "is valid, and answer the sender when it is one of the list's\n"
+	    "moderators, else the moderator the cookie was made for (a refused\n"
+	    "address or cookie: nobody else).\n"
 	    "The pipe command for the moderation address (Postfix pipe(8),\n"
 	    "qmail .qmail-L-moderate-default).\n"
 	    "\n"

@@ -361,8 +361,30 @@ reply_apply(struct reply *r, struct queue *q,
 
 	r->old[0] = r->by[0] = '\0';
 	r->at = 0;
+	r->notified[0] = '\0';
 	if (reply_check(r, key, now) != REPLY_DONE)
 		return REPLY_REFUSED;
+	/* the cookie is bound to the post it was made for: the post under
+	 * its number now must be that one (a failover or a restore hands
+	 * numbers out again).  Another list's: the decision below refuses
+	 * it.  No such post: refused here, for a post that took the number
+	 * since (committed before the decision locks it) was never checked
+	 * against the cookie.  Checked before the cookie's use, so that
+	 * the answer to a replay goes to the moderator it names too */
+	got = queue_post_sha(q, r->addr.id, plist, sizeof(plist), post, err,
+	    sizeof(err));
+	if (got < 0) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return REPLY_TEMP;
+	}
+	if (got == 0)
+		return no_post(r);
+	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, &which,
+	    now) != REPLY_DONE)
+		return REPLY_REFUSED;
+	if (which >= 0)
+		snprintf(r->notified, sizeof(r->notified), "%s",
+		    r->l.moderators[which]);
 	/* each cookie decides once: its SHA-256 (with the list) is kept */
 	sha256_init(&sc);
 	sha256_update(&sc, strlen(r->l.name) + 1, (const uint8_t *)r->l.name);
@@ -384,23 +406,6 @@ reply_apply(struct reply *r, struct queue *q,
 		    "(by %s at %s); each works once", ub[0] ? ub : "?", at);
 		return refuse_decided(r, reason);
 	}
-	/* the cookie is bound to the post it was made for: the post under
-	 * its number now must be that one (a failover or a restore hands
-	 * numbers out again).  Another list's: the decision below refuses
-	 * it.  No such post: refused here, for a post that took the number
-	 * since (committed before the decision locks it) was never checked
-	 * against the cookie. */
-	got = queue_post_sha(q, r->addr.id, plist, sizeof(plist), post, err,
-	    sizeof(err));
-	if (got < 0) {
-		snprintf(r->why, sizeof(r->why), "%s", err);
-		return REPLY_TEMP;
-	}
-	if (got == 0)
-		return no_post(r);
-	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, &which,
-	    now) != REPLY_DONE)
-		return REPLY_REFUSED;
 
 	/* who decides: the From address, recorded, never proof (not the
 	 * name the filter's own discards are stored under, which
@@ -533,8 +538,10 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 {
 	struct notice_to h;
 	struct buf msg = BUF_INIT(65536);
+	const char *to = r->sender;
 	char w[300];
-	int rc;
+	int rc, mod = r->have_l && r->sender != NULL &&
+	    listcfg_is_moderator(&r->l, r->sender);
 
 	/* a moderator's own address may look like a list robot's
 	 * (lists-admin@, owner-jo@): the configuration says a person reads
@@ -542,17 +549,30 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	if (reply_robot_address(r->sender, w, sizeof(w)) &&
 	    (r->sender == NULL || r->sender[0] == '\0' ||
 	    strcmp(r->sender, "<>") == 0 ||
-	    strncasecmp(r->sender, "mailer-daemon", 13) == 0 ||
-	    !r->have_l || !listcfg_is_moderator(&r->l, r->sender))) {
+	    strncasecmp(r->sender, "mailer-daemon", 13) == 0)) {
 		snprintf(why, whysz, "no answer: the envelope sender is %s", w);
 		return 1;
 	}
 	/* the envelope sender of a refused reply proved nothing: anyone
 	 * could have it answered to any address (backscatter) */
-	if (refused && (!r->have_l || !listcfg_is_moderator(&r->l, r->sender))) {
+	if (refused && !mod) {
 		snprintf(why, whysz, "no answer: a refusal is answered only "
 		    "to the list's moderators");
 		return 1;
+	}
+	/* nor does a cookie prove that the envelope sender had it: a
+	 * notice's addresses are read by others (a forwarded notice, a
+	 * log, the reply itself), and a replay of a used one is refused
+	 * for ever with an answer.  The answer goes where the notice went */
+	if (!mod) {
+		if (r->notified[0] == '\0' || !notice_addr_ok(r->notified) ||
+		    r->notified[0] == '-') {
+			snprintf(why, whysz, "no answer: the envelope sender is "
+			    "not one of the list's moderators, and the cookie "
+			    "names none to answer instead");
+			return 1;
+		}
+		to = r->notified;
 	}
 	if (!r->have_l || r->l.notify == NULL ||
 	    r->l.moderation_address == NULL) {
@@ -560,7 +580,7 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 		return 1;
 	}
 	h.from = r->l.moderation_address;
-	h.to = r->sender;
+	h.to = to;
 	h.now = time(NULL);
 	if (notice_answer(r->l.name, r->subject, r->msgid, r->text, &h,
 	    &msg) < 0) {
@@ -568,7 +588,7 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 		buf_free(&msg);
 		return -1;
 	}
-	rc = notify_run(&r->l, r->sender, "", r->addr.id, &msg, NOTIFY_RUN_S,
+	rc = notify_run(&r->l, to, "", r->addr.id, &msg, NOTIFY_RUN_S,
 	    why, whysz);
 	buf_free(&msg);
 	return rc;

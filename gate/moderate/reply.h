@@ -52,6 +52,10 @@ struct reply {
 					 * no post to check it against (it
 					 * proved nothing: answered to
 					 * moderators only) */
+	char notified[COOKIE_MAX_ADDR + 1];	/* the moderator the
+					 * cookie was made for ("": not
+					 * known): an envelope sender that is
+					 * no moderator is answered there */
 };
 
 /*
@@ -131,9 +135,12 @@ int reply_sender_notice(struct reply *r, struct queue *q, char *why,
 int reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
     const char *list, int64_t id, char *why, size_t whysz);
 
-/* send the answer (r->subject, r->text) to the reply's envelope sender
- * through the list's notify: 0 sent, 1 not sent on purpose (a null or
- * robot sender; for a refusal, refused != 0, a sender who is not one of
+/* send the answer (r->subject, r->text) through the list's notify to
+ * the reply's envelope sender when it is one of the list's moderators,
+ * else to the moderator the cookie was made for (r->notified), never to
+ * an address the reply chose: 0 sent, 1 not sent on purpose (a null
+ * sender; for a refusal before the cookie proved anything, refused !=
+ * 0, or a cookie that names no moderator, a sender who is not one of
  * the list's moderators), -1 failed; why says why */
 int reply_answer(struct reply *r, int refused, char *why, size_t whysz);
 
