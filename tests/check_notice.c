@@ -145,7 +145,7 @@ START_TEST(hold_notice_parses_back)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 - 14 * 86400 };
+	    "alice@example.org", 1796000000 - 14 * 86400, NULL };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *t, *q;
@@ -236,7 +236,7 @@ START_TEST(held_as_note)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 - 14 * 86400 };
+	    "alice@example.org", 1796000000 - 14 * 86400, NULL };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *t;
@@ -265,7 +265,7 @@ START_TEST(digest_and_answer)
 	struct notice_post p[3];
 	struct notice_links ln[3];
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 };
+	    "alice@example.org", 1796000000, NULL };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	int i;
@@ -331,7 +331,7 @@ START_TEST(double_encoded_subject)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 };
+	    "alice@example.org", 1796000000, NULL };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *e;
@@ -387,7 +387,7 @@ END_TEST
 START_TEST(qp_soft_break_line_start)
 {
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 };
+	    "alice@example.org", 1796000000, NULL };
 	struct buf out = BUF_INIT(1 << 20);
 	struct seen s;
 	char text[512];
@@ -423,7 +423,7 @@ START_TEST(hostile_bytes)
 	char subj[300], cl[600];
 	struct notice_post p;
 	struct notice_links ln;
-	struct notice_to h = { "m@x.example", "a@x.example", 0 };
+	struct notice_to h = { "m@x.example", "a@x.example", 0, NULL };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	unsigned v = 12345;
@@ -464,6 +464,57 @@ START_TEST(hostile_bytes)
 }
 END_TEST
 
+/* the loop guard: a message listgate wrote is known by its seal under
+ * the site's secret, never by X-Listgate-List alone, which any post can
+ * carry (a stranger's post with it got no hold notice) */
+START_TEST(loop_guard_sealed)
+{
+	struct cookie_key key, other;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000, NULL };
+	struct buf out = BUF_INIT(1 << 20), forged = BUF_INIT(1 << 20);
+	const char *mid, *e;
+	size_t i;
+
+	memset(&key, 0, sizeof(key));
+	memset(&other, 0, sizeof(other));
+	for (i = 0; i < 40; i++) {
+		key.k[i] = (unsigned char)('a' + i % 26);
+		other.k[i] = (unsigned char)('A' + i % 26);
+	}
+	key.len = other.len = 40;
+	/* unsealed (no key at hand when it was written): not known */
+	ck_assert_int_eq(notice_answer("dev", "approved: post 1", NULL,
+	    "Post 1 is approved.\n", &h, &out), 0);
+	ck_assert_int_eq(notice_is_ours(out.data, out.len, &key), 0);
+	/* sealed: known under its key only */
+	buf_reset(&out);
+	h.key = &key;
+	ck_assert_int_eq(notice_answer("dev", "approved: post 1", NULL,
+	    "Post 1 is approved.\n", &h, &out), 0);
+	ck_assert_ptr_nonnull(strstr(buf_str(&out), "\nX-Listgate-Seal: "));
+	ck_assert_int_eq(notice_is_ours(out.data, out.len, &key), 1);
+	ck_assert_int_eq(notice_is_ours(out.data, out.len, &other), 0);
+	ck_assert_int_eq(notice_is_ours(out.data, out.len, NULL), 0);
+	/* a stranger's post with the field, and with a made-up seal */
+	ck_assert_int_eq(buf_adds(&forged, "X-Listgate-List: dev\n"
+	    "Message-ID: <p1@example.net>\nX-Listgate-Seal: "
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\nSubject: hi\n\nbuy\n"), 0);
+	ck_assert_int_eq(notice_is_ours(forged.data, forged.len, &key), 0);
+	/* one that copies a real notice's seal onto its own Message-ID */
+	mid = strstr(buf_str(&out), "\nX-Listgate-Seal: ");
+	e = strchr(mid + 1, '\n');
+	buf_reset(&forged);
+	ck_assert_int_eq(buf_adds(&forged, "X-Listgate-List: dev\n"
+	    "Message-ID: <p1@example.net>"), 0);
+	ck_assert_int_eq(buf_add(&forged, mid, (size_t)(e - mid + 1)), 0);
+	ck_assert_int_eq(buf_adds(&forged, "\nbuy\n"), 0);
+	ck_assert_int_eq(notice_is_ours(forged.data, forged.len, &key), 0);
+	buf_free(&out);
+	buf_free(&forged);
+}
+END_TEST
+
 static Suite *
 notice_suite(void)
 {
@@ -477,6 +528,7 @@ notice_suite(void)
 	tcase_add_test(tc, qp_soft_break_line_start);
 	tcase_add_test(tc, hostile_bytes);
 	tcase_add_test(tc, preview_no_hidden_text);
+	tcase_add_test(tc, loop_guard_sealed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,7 +12,9 @@
 # would), at most 6 times.  Checks:
 #   - the spam post is held and noticed once; the notice, held in turn,
 #     gets no notice (no outbox row), and the filter's log line says why;
-#   - `notify --remind` of that held notice queues nothing either.
+#   - `notify --remind` of that held notice queues nothing either;
+#   - a stranger's post that carries X-Listgate-List (without the seal
+#     only the site's secret makes) is held and noticed as any other.
 # Never reads /etc.
 set -u
 
@@ -84,6 +86,24 @@ check "notify --remind of the held notice queues nothing" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $second")" -eq 0
 check "... sends nothing" test "$(cat "$T/hops")" -eq "$hops"
 check "... and says why" grep -q "post $second is a notice of listgate's" "$T/remind.out"
+
+
+# a stranger's post that carries the fields of listgate's notices (a
+# made-up seal): it is no notice of listgate's, and its moderators hear
+# of it; held, not passed
+hops=$(cat "$T/hops")
+before=$(sql "SELECT max(id) FROM held_posts")
+{ printf 'X-Listgate-List: dev\nX-Listgate-Seal: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n'
+  cat "$DATA/spam-test.eml"; } > "$T/forged.eml"
+lg filter --list dev --mta qmail -f spammer@example.net -- dev@lists.example.org \
+    < "$T/forged.eml" > /dev/null 2>&1
+check "a stranger's post with X-Listgate-List is held (not passed)" test $? -eq 99
+third=$(sql "SELECT min(id) FROM held_posts WHERE id > $before")
+check "... and its notice is sent: the field alone proves nothing" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $third AND state = 'sent'")" -eq 1
+check "... once: that notice, held in turn, carries the seal and stops there" \
+    test "$(cat "$T/hops")" -eq $((hops + 1))
+check "... a notice of listgate's is sealed" grep -q "^X-Listgate-Seal: [a-z2-7]\{32\}$" "$T/msg.1"
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

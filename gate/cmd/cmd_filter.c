@@ -611,7 +611,7 @@ hold_post(struct filter *f, struct classify *c, const char *status,
 	qp.remember_days = f->l.hold_expiry_days;
 	/* its notices queued with it (not for a notice of listgate's: see
 	 * notify_held) */
-	if (notify && notify_ready(&f->l) && !notice_is_ours(f->sp.data,
+	if (notify && notify_ready(&f->l) && !notify_is_ours(&f->g, f->sp.data,
 	    f->sp.len)) {
 		qp.notify_mods = f->l.moderators;
 		qp.notify_max_per_hour = f->l.notify_max_per_hour;

@@ -197,7 +197,7 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 		return -1;
 	h->have_l = 1;
 	/* its notices queued with it, as filter's own hold does */
-	if (rq->notify && notify_ready(&h->l) && !notice_is_ours(qp.raw,
+	if (rq->notify && notify_ready(&h->l) && !notify_is_ours(&h->g, qp.raw,
 	    qp.raw_len)) {
 		qp.notify_mods = h->l.moderators;
 		qp.notify_max_per_hour = h->l.notify_max_per_hour;

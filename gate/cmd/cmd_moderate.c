@@ -342,6 +342,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		snprintf(r.why, sizeof(r.why), "%s", err);
 		goto done;
 	}
+	r.key = key;
 	/* a bad cookie is refused before the database is asked */
 	if ((rc = reply_check(&r, key, time(NULL))) != REPLY_DONE) {
 		o = OUT_PASS;

@@ -45,6 +45,8 @@ static const char b32[] = "abcdefghijklmnopqrstuvwxyz234567";
  * still taken in place of the second's) */
 static const char mac_tag[] = "listgate-moderate-1";
 static const char bind_tag[] = "listgate-moderate-post-1";
+/* what a message's seal is over */
+static const char seal_tag[] = "listgate-notice-1";
 
 const char *
 cookie_action_name(enum cookie_action action)
@@ -308,6 +310,48 @@ cookie_check(const struct cookie_key *key, const char *list,
 	if (a->expiry < now)
 		return COOKIE_EEXPIRED;
 	return COOKIE_OK;
+}
+
+void
+cookie_seal(const struct cookie_key *key, const char *list,
+    const char *msgid, char *out)
+{
+	struct hmac_sha256_ctx h;
+	uint8_t d[SHA256_DIGEST_SIZE];
+	unsigned acc = 0, nbits = 0;
+	size_t i, o = 0;
+
+	hmac_sha256_set_key(&h, key->len, key->k);
+	hmac_sha256_update(&h, strlen(seal_tag) + 1, (const uint8_t *)seal_tag);
+	hmac_sha256_update(&h, strlen(list) + 1, (const uint8_t *)list);
+	hmac_sha256_update(&h, strlen(msgid) + 1, (const uint8_t *)msgid);
+	hmac_sha256_digest(&h, sizeof(d), d);
+	for (i = 0; i < sizeof(d) && o < COOKIE_SEAL_CHARS; i++) {
+		acc = (acc << 8) | d[i];
+		nbits += 8;
+		while (nbits >= 5 && o < COOKIE_SEAL_CHARS) {
+			out[o++] = b32[(acc >> (nbits - 5)) & 31];
+			nbits -= 5;
+		}
+	}
+	out[o] = '\0';
+	memset(&h, 0, sizeof(h));
+	memset(d, 0, sizeof(d));
+}
+
+int
+cookie_seal_ok(const struct cookie_key *key, const char *list,
+    const char *msgid, const char *seal, size_t n)
+{
+	char want[COOKIE_SEAL_CHARS + 1];
+	int ok;
+
+	if (key == NULL || key->len == 0 || n != COOKIE_SEAL_CHARS)
+		return 0;
+	cookie_seal(key, list, msgid, want);
+	ok = memeql_sec(want, seal, COOKIE_SEAL_CHARS);
+	memset(want, 0, sizeof(want));
+	return ok != 0;
 }
 
 int

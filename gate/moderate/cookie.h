@@ -127,6 +127,21 @@ int cookie_check(const struct cookie_key *key, const char *list,
 int cookie_address(const char *modaddr, int delim, enum cookie_action action,
     int64_t id, const char *cookie, char *out, size_t outsz);
 
+/* characters of a message's seal (X-Listgate-Seal), 5 bits each */
+#define COOKIE_SEAL_CHARS	32
+
+/* the seal of a message listgate wrote for list with Message-ID msgid
+ * (as its header gives it), under key, into out (COOKIE_SEAL_CHARS + 1
+ * bytes): what tells listgate's own notices from a post that only
+ * copies their fields */
+void cookie_seal(const struct cookie_key *key, const char *list,
+    const char *msgid, char *out);
+
+/* 1 if the n bytes at seal are the seal of list and msgid under key
+ * (compared in constant time), else 0 */
+int cookie_seal_ok(const struct cookie_key *key, const char *list,
+    const char *msgid, const char *seal, size_t n);
+
 /* "approve", "reject", "discard" */
 const char *cookie_action_name(enum cookie_action action);
 

@@ -64,18 +64,55 @@ notice_clean(struct buf *out, const void *s, size_t n, size_t maxchars)
 	return sanitize_buf(out, s, n, maxchars, SANITIZE_TEXT, 0) < 0 ? -1 : 0;
 }
 
-int
-notice_is_ours(const unsigned char *raw, size_t len)
+/* the first field name of the n bytes at raw, blanks trimmed, in v:
+ * 1 with *s_r its NUL-terminated text (in v), else 0 (none, a NUL in
+ * it, or out of memory) */
+static int
+trimmed_field(const unsigned char *raw, size_t n, const char *name,
+    struct buf *v, const char **s_r)
 {
-	struct buf v = BUF_INIT(LG_MAX_FIELD_BYTES);
-	int r;
+	char *s;
+	size_t k;
 
-	if (raw == NULL || len == 0)
+	if (mail_header(raw, n, name, v) != 1 || v->data == NULL)
 		return 0;
-	r = mail_header(raw, len < LG_MAX_HEADER_BYTES ? len :
-	    LG_MAX_HEADER_BYTES, "X-Listgate-List", &v);
-	buf_free(&v);
-	return r == 1;
+	s = (char *)v->data;
+	k = v->len;
+	while (k > 0 && strchr(" \t\r\n", *s) != NULL) {
+		s++;
+		k--;
+	}
+	while (k > 0 && strchr(" \t\r\n", s[k - 1]) != NULL)
+		k--;
+	if (memchr(s, '\0', k) != NULL)
+		return 0;
+	s[k] = '\0';
+	*s_r = s;
+	return 1;
+}
+
+int
+notice_is_ours(const unsigned char *raw, size_t len,
+    const struct cookie_key *key)
+{
+	struct buf l = BUF_INIT(LG_MAX_FIELD_BYTES),
+	    m = BUF_INIT(LG_MAX_FIELD_BYTES), z = BUF_INIT(LG_MAX_FIELD_BYTES);
+	size_t n = len < LG_MAX_HEADER_BYTES ? len : LG_MAX_HEADER_BYTES;
+	const char *ls, *ms, *zs;
+	int r = 0;
+
+	/* the field alone is anyone's to add: only the seal, which needs
+	 * the site's secret, says listgate wrote the message */
+	if (raw == NULL || len == 0 || key == NULL)
+		return 0;
+	if (trimmed_field(raw, n, "X-Listgate-List", &l, &ls) &&
+	    trimmed_field(raw, n, "Message-ID", &m, &ms) &&
+	    trimmed_field(raw, n, "X-Listgate-Seal", &z, &zs))
+		r = cookie_seal_ok(key, ls, ms, zs, strlen(zs));
+	buf_free(&l);
+	buf_free(&m);
+	buf_free(&z);
+	return r;
 }
 
 /* printf into b: 0 or -1 */
@@ -270,19 +307,28 @@ static int
 common_header(struct buf *b, const char *list, const struct notice_to *h,
     const char *subject, size_t sublen)
 {
-	char date[64], rnd[33];
+	char date[64], rnd[33], mid[400], seal[COOKIE_SEAL_CHARS + 1];
 	const char *at = strrchr(h->from, '@');
 
 	rfc5322_date(h->now, date, sizeof(date));
 	random_hex(rnd, 24);
+	snprintf(mid, sizeof(mid), "<listgate.%s@%s>", rnd,
+	    at != NULL ? at + 1 : "localhost");
 	if (put(b, "From: \"%s moderation\" <%s>\n", list, h->from) < 0 ||
 	    put(b, "To: <%s>\n", h->to) < 0 ||
 	    hdr_text(b, "Subject", subject, sublen) < 0 ||
 	    put(b, "Date: %s\n", date) < 0 ||
-	    put(b, "Message-ID: <listgate.%s@%s>\n", rnd,
-	    at != NULL ? at + 1 : "localhost") < 0 ||
-	    put(b, "X-Listgate-List: %s\n", list) < 0 ||
-	    buf_adds(b, "MIME-Version: 1.0\n") < 0)
+	    put(b, "Message-ID: %s\n", mid) < 0 ||
+	    put(b, "X-Listgate-List: %s\n", list) < 0)
+		return -1;
+	/* what tells this message from a post that copies its fields
+	 * (notice_is_ours) */
+	if (h->key != NULL) {
+		cookie_seal(h->key, list, mid, seal);
+		if (put(b, "X-Listgate-Seal: %s\n", seal) < 0)
+			return -1;
+	}
+	if (buf_adds(b, "MIME-Version: 1.0\n") < 0)
 		return -1;
 	return 0;
 }

@@ -69,11 +69,13 @@ struct notice_links {
 };
 
 /* the envelope of a message: its From (the moderation address), To and
- * Date */
+ * Date, and the site's secret that seals it (X-Listgate-Seal, see
+ * notice_is_ours; NULL: not sealed) */
 struct notice_to {
 	const char *from;
 	const char *to;
 	time_t now;
+	const struct cookie_key *key;
 };
 
 /*
@@ -113,13 +115,17 @@ int notice_answer(const char *list, const char *subject,
  * domain, at most COOKIE_MAX_ADDR bytes; else 0 */
 int notice_addr_ok(const char *a);
 
-/* 1 if raw (len bytes) is a message listgate wrote: a hold notice, a
- * digest or an answer, which carry X-Listgate-List in their top-level
- * header (the first LG_MAX_HEADER_BYTES looked at); else 0.  Such a
- * message that reaches a list (a moderator's address that leads back to
- * a list listgate filters) gets no notice of its own: each notice would
- * be held and noticed again, for ever */
-int notice_is_ours(const unsigned char *raw, size_t len);
+/* 1 if raw (len bytes) is a message listgate wrote under key: a hold
+ * notice, a digest or an answer, whose top-level header (the first
+ * LG_MAX_HEADER_BYTES looked at) has X-Listgate-List, Message-ID and
+ * an X-Listgate-Seal that is their seal under key (cookie_seal); else
+ * 0 (key NULL: 0).  Such a message that reaches a list (a moderator's
+ * address that leads back to a list listgate filters) gets no notice of
+ * its own: each notice would be held and noticed again, for ever.  Any
+ * post may carry X-Listgate-List: without the seal it is noticed as
+ * any other */
+int notice_is_ours(const unsigned char *raw, size_t len,
+    const struct cookie_key *key);
 
 /* append n bytes of untrusted s to out through the sanitizer, on one
  * line, at most maxchars characters: 0, or -1 */

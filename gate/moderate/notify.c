@@ -216,6 +216,7 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	h.from = l->moderation_address;
 	h.to = n->moderator;
 	h.now = time(NULL);
+	h.key = key;
 	t0 = clock_now_ms();
 	if (notify_links(key, l, p->id, p->raw_sha256, n->moderator, h.now,
 	    &ln) < 0) {
@@ -290,6 +291,23 @@ post_row(const struct moddb_notice *n, void *vctx)
 	return 0;
 }
 
+int
+notify_is_ours(const struct listcfg_global *g, const unsigned char *raw,
+    size_t len)
+{
+	struct cookie_key *key;
+	char kerr[1024];
+	int r = 0;
+
+	if (raw == NULL || len == 0 || (key = xcalloc(1, sizeof(*key))) == NULL)
+		return 0;
+	if (cookie_load_key(g->secret_file, key, kerr, sizeof(kerr)) == 0)
+		r = notice_is_ours(raw, len, key);
+	memset(key, 0, sizeof(*key));
+	xfree(key);
+	return r;
+}
+
 /* the moderators of l */
 static unsigned
 nmods(const struct listcfg_list *l)
@@ -318,7 +336,7 @@ queue_and_send(struct queue *q, const struct listcfg_global *g,
 	 * list listgate filters, which held it; noticed, it would come
 	 * back again, for ever (the MTA's hop count never grows: each
 	 * notice is a new message, the last one only attached) */
-	if (kind != NULL && notice_is_ours(p->raw, p->raw_len)) {
+	if (kind != NULL && notify_is_ours(g, p->raw, p->raw_len)) {
 		st->ours = 1;
 		return 0;
 	}
@@ -566,6 +584,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	h.from = l->moderation_address;
 	h.to = mod;
 	h.now = time(NULL);
+	h.key = key;
 	for (i = 0; i < pd->n && k < NOTICE_MAX_DIGEST; i++) {
 		if (!pd->rows[i].digest || strcmp(pd->rows[i].moderator, mod) ||
 		    pd->rows[i].tries < 0)

@@ -87,6 +87,12 @@ int notify_run(const struct listcfg_list *l, const char *to,
     const char *sender, int64_t id, const struct buf *msg,
     unsigned timeout_s, char *err, size_t errsz);
 
+/* 1 if raw (len bytes) is a message listgate wrote: notice_is_ours
+ * under the site's secret (g's secret_file; one that cannot be read:
+ * 0, the notices wait in the outbox for it anyway) */
+int notify_is_ours(const struct listcfg_global *g, const unsigned char *raw,
+    size_t len);
+
 /*
  * After post p of list l was held (the filter): queue its hold notices
  * (once per moderator), or leave them for a digest past

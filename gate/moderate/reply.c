@@ -582,6 +582,7 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	h.from = r->l.moderation_address;
 	h.to = to;
 	h.now = time(NULL);
+	h.key = r->key;
 	if (notice_answer(r->l.name, r->subject, r->msgid, r->text, &h,
 	    &msg) < 0) {
 		snprintf(why, whysz, "out of memory building the answer");
@@ -597,7 +598,7 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 /* the notice to the envelope sender of rejected post id of list l */
 static int
 sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
-    char *why, size_t whysz)
+    const struct cookie_key *key, char *why, size_t whysz)
 {
 	struct queue_row row;
 	struct notice_to h;
@@ -642,6 +643,7 @@ sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
 	h.from = l->moderation_address;
 	h.to = row.env_sender;
 	h.now = time(NULL);
+	h.key = key;
 	if (notice_answer(l->name, "your post was not accepted", mid, t, &h,
 	    &msg) < 0) {
 		snprintf(why, whysz, "out of memory");
@@ -660,7 +662,7 @@ int
 reply_sender_notice(struct reply *r, struct queue *q, char *why,
     size_t whysz)
 {
-	return sender_notice(&r->l, q, r->addr.id, why, whysz);
+	return sender_notice(&r->l, q, r->addr.id, r->key, why, whysz);
 }
 
 int
@@ -680,7 +682,7 @@ reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
 		    "send it with");
 		rc = 1;
 	} else
-		rc = sender_notice(&l, q, id, why, whysz);
+		rc = sender_notice(&l, q, id, NULL, why, whysz);
 	listcfg_free_list(&l);
 	return rc;
 }

@@ -35,6 +35,8 @@ struct reply {
 	const char *sender;		/* its envelope sender ("": null) */
 	double deadline;		/* clock_now_ms() time a release must
 					 * end by (0: the list's timeout) */
+	const struct cookie_key *key;	/* seals the answers (NULL: not
+					 * loaded) */
 	struct cookie_addr addr;	/* the action address, parsed */
 	char rcpt[COOKIE_MAX_ADDR + 1];	/* the address as received */
 	struct listcfg_list l;		/* the list it is for */

@@ -224,7 +224,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct notice_post post[2];
 	struct notice_links ln[2];
 	struct notice_to to = { "dev-moderation@lists.example.org",
-	    "mod@example.org", 1700000000 };
+	    "mod@example.org", 1700000000, NULL };
 	struct buf out = BUF_INIT(64u * 1024 * 1024);
 	struct buf clean = BUF_INIT(4096);
 	const char *part;
