@@ -1206,5 +1206,14 @@ check "... and its sender notice does not go to the list" \
 check "... the log says why" \
     grep -q "sender not notified: the sender is the list's own address" "$T/mod.out"
 
+# --- reject on the command line: the sender is not told (listgate(1)) -------------------------
+id62=$(hold spam2.eml mm62@test cli-poster@example.net) || exit 1
+lg reject -q "$id62" > /dev/null 2>&1
+check "reject on the command line rejects" test "$(status "$id62")" = rejected
+check "... and tells no sender, even with sender_notice = yes" \
+    test "$(nmail cli-poster@example.net)" -eq 0
+lg reject --help > "$T/help" 2>&1
+check "... as reject --help says" grep -q "^Their senders are not told (sender_notice is for a reject by mail" "$T/help"
+
 echo "1..$n"
 [ $fails -eq 0 ]

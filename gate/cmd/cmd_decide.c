@@ -51,7 +51,8 @@ static const struct decision decisions[] = {
 	{ "approve", "approved", "Release held posts to the list through its "
 	    "release command\nand learn them as ham." },
 	{ "reject", "rejected", "Reject held posts (they are not delivered) "
-	    "and learn them as spam." },
+	    "and learn them as spam.\nTheir senders are not told "
+	    "(sender_notice is for a reject by mail\nor on the web page)." },
 	{ "discard", "discarded", "Discard held posts silently and learn them "
 	    "as spam." },
 	{ NULL, NULL, NULL }
