@@ -1206,6 +1206,21 @@ check "... and its sender notice does not go to the list" \
 check "... the log says why" \
     grep -q "sender not notified: the sender is the list's own address" "$T/mod.out"
 
+# a post whose envelope sender is the list's address with an extension
+# (dev+x@ reaches dev@, every member; dev-x@ under qmail): the notice,
+# which quotes the spammer's Subject, would go to the whole list
+for snd in dev+x@lists.example.org dev-x@LISTS.example.org dev-moderate+y@lists.example.org; do
+	id63=$(hold spam2.eml "mm63.$snd@test" "$snd") || exit 1
+	r63=$(addr_of "$(last_to alice@example.org)" reject)
+	moderate_log "$r63" alice@example.org "$T/r1.eml"
+	check "a post sent as $snd is rejected by mail" \
+	    test "$rc" -eq 0 -a "$(status "$id63")" = rejected
+	check "... and its sender notice does not go to the list" \
+	    test "$(nmail "$snd")" -eq 0
+	check "... the log says why" \
+	    grep -q "sender not notified: the sender is the list's own address" "$T/mod.out"
+done
+
 # --- reject on the command line: the sender is not told (listgate(1)) -------------------------
 id62=$(hold spam2.eml mm62@test cli-poster@example.net) || exit 1
 lg reject -q "$id62" > /dev/null 2>&1

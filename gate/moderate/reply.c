@@ -595,6 +595,36 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	return rc;
 }
 
+/* 1 if a delimiter may separate an address's extension: the list's
+ * recipient_delimiter, or one an MTA commonly uses ('+' for Postfix
+ * and Sendmail, '-' for qmail) */
+static int
+ext_delim(const struct listcfg_list *l, int c)
+{
+	return c == '+' || c == '-' || c == l->recipient_delimiter;
+}
+
+/* 1 if address a is address m, or m with an extension (LOCAL{delim}...
+ * at its domain; m's own extension, if any, left out), in any case:
+ * mail to it reaches m */
+static int
+same_or_extension(const struct listcfg_list *l, const char *a, const char *m)
+{
+	const char *aat = strrchr(a, '@'), *mat = strrchr(m, '@');
+	size_t mb, al;
+
+	if (aat == NULL || mat == NULL || strcasecmp(aat, mat) != 0)
+		return 0;
+	/* m's base: its local part up to its first delimiter */
+	for (mb = 0; m + mb < mat && !ext_delim(l, (unsigned char)m[mb]); mb++)
+		;
+	if (mb == 0)
+		mb = (size_t)(mat - m);
+	al = (size_t)(aat - a);
+	return al >= mb && strncasecmp(a, m, mb) == 0 && (al == mb ||
+	    ext_delim(l, (unsigned char)a[mb]));
+}
+
 /* the notice to the envelope sender of rejected post id of list l */
 static int
 sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
@@ -621,11 +651,12 @@ sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
 		return 1;
 	}
 	/* a sender the post's own envelope says is the list (or the
-	 * list's moderation address): a forged one, and a notice to it
-	 * would go to every member */
-	if (strcasecmp(row.env_sender, row.env_recipient) == 0 ||
-	    (l->moderation_address != NULL && strcasecmp(row.env_sender,
-	    l->moderation_address) == 0)) {
+	 * list's moderation address), or either with an extension
+	 * (dev+x@ reaches dev@): a forged one, and a notice to it would go
+	 * to every member */
+	if (same_or_extension(l, row.env_sender, row.env_recipient) ||
+	    (l->moderation_address != NULL && same_or_extension(l,
+	    row.env_sender, l->moderation_address))) {
 		snprintf(why, whysz, "the sender is the list's own address");
 		queue_row_free(&row);
 		return 1;
