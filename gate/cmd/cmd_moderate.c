@@ -370,7 +370,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (rc == REPLY_DONE) {
 		cmd_sync_list(NAME, q, &g, r.l.name, 1);
 		if (r.addr.action == COOKIE_REJECT) {
-			a = reply_sender_notice(&r, q, err, sizeof(err));
+			a = reply_sender_notice(&r, q, &g, err, sizeof(err));
 			if (a == 0)
 				snprintf(answer, sizeof(answer), "sender "
 				    "notified; ");

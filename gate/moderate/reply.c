@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <nettle/sha2.h>
 
@@ -625,11 +626,47 @@ same_or_extension(const struct listcfg_list *l, const char *a, const char *m)
 	    ext_delim(l, (unsigned char)a[mb]));
 }
 
-/* the notice to the envelope sender of rejected post id of list l */
+/* 1 if address a, at the domain of address m, is a list of g's (a file
+ * lists/NAME.conf for its local part, or for the part before one of its
+ * delimiters: ops@, ops+x@, dev-announce-x@), its name into name; else
+ * 0 */
 static int
-sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
-    const struct cookie_key *key, char *why, size_t whysz)
+other_list(const struct listcfg_global *g, const struct listcfg_list *l,
+    const char *a, const char *m, char *name, size_t namesz)
 {
+	const char *aat = strrchr(a, '@'), *mat = m != NULL ? strrchr(m, '@') :
+	    NULL;
+	char path[4096];
+	size_t n, i;
+
+	if (g == NULL || aat == NULL || mat == NULL || strcasecmp(aat, mat) != 0)
+		return 0;
+	for (n = 1; a + n <= aat && n < namesz && n <= LG_MAX_LIST_NAME; n++) {
+		if (a + n < aat && !ext_delim(l, (unsigned char)a[n]))
+			continue;
+		memcpy(name, a, n);
+		name[n] = '\0';
+		for (i = 0; i < n; i++)
+			if (name[i] >= 'A' && name[i] <= 'Z')
+				name[i] = (char)(name[i] - 'A' + 'a');
+		if (!listcfg_name_ok(name) || listcfg_list_path(g, name, path,
+		    sizeof(path)) < 0)
+			continue;
+		if (access(path, F_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* the notice to the envelope sender of rejected post id of list l (g,
+ * when set, for the other lists' names) */
+static int
+sender_notice(const struct listcfg_global *g, const struct listcfg_list *l,
+    struct queue *q, int64_t id, const struct cookie_key *key, char *why,
+    size_t whysz)
+{
+	char other[LG_MAX_LIST_NAME + 1];
+
 	struct queue_row row;
 	struct notice_to h;
 	struct buf msg = BUF_INIT(65536), subj = BUF_INIT(1024);
@@ -658,6 +695,15 @@ sender_notice(const struct listcfg_list *l, struct queue *q, int64_t id,
 	    (l->moderation_address != NULL && same_or_extension(l,
 	    row.env_sender, l->moderation_address))) {
 		snprintf(why, whysz, "the sender is the list's own address");
+		queue_row_free(&row);
+		return 1;
+	}
+	/* another list's, at the list's domain: its members would get it */
+	if (other_list(g, l, row.env_sender, row.env_recipient, other,
+	    sizeof(other)) || other_list(g, l, row.env_sender,
+	    l->moderation_address, other, sizeof(other))) {
+		snprintf(why, whysz, "the sender is the address of the list %s",
+		    other);
 		queue_row_free(&row);
 		return 1;
 	}
@@ -690,10 +736,10 @@ out:
 }
 
 int
-reply_sender_notice(struct reply *r, struct queue *q, char *why,
-    size_t whysz)
+reply_sender_notice(struct reply *r, struct queue *q,
+    const struct listcfg_global *g, char *why, size_t whysz)
 {
-	return sender_notice(&r->l, q, r->addr.id, r->key, why, whysz);
+	return sender_notice(g, &r->l, q, r->addr.id, r->key, why, whysz);
 }
 
 int
@@ -713,7 +759,7 @@ reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
 		    "send it with");
 		rc = 1;
 	} else
-		rc = sender_notice(&l, q, id, NULL, why, whysz);
+		rc = sender_notice(g, &l, q, id, NULL, why, whysz);
 	listcfg_free_list(&l);
 	return rc;
 }

@@ -122,11 +122,13 @@ int reply_check(struct reply *r, const struct cookie_key *key, time_t now);
 
 /*
  * After a reject: the short notice to the post's envelope sender when
- * the list's sender_notice is on and reply_may_notify allows.  0 sent,
- * 1 not sent on purpose (why says why), -1 failed (why).
+ * the list's sender_notice is on and reply_may_notify allows (never to
+ * the list's address or its moderation_address, either with an
+ * extension, nor to another list of g's at their domain).  0 sent, 1
+ * not sent on purpose (why says why), -1 failed (why).
  */
-int reply_sender_notice(struct reply *r, struct queue *q, char *why,
-    size_t whysz);
+int reply_sender_notice(struct reply *r, struct queue *q,
+    const struct listcfg_global *g, char *why, size_t whysz);
 
 /*
  * The same notice for post id of list L rejected another way (the web
