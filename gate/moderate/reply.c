@@ -6,8 +6,10 @@
  * recipient only selects among configured moderation addresses, the
  * cookie (gate/moderate/cookie.c) is the only proof, header text is
  * sanitized before it is stored as who decided or quoted in an answer.
- * A refusal changes nothing.  No answer goes to a null, bounce or robot
- * address (no backscatter).  Nothing here prints, logs or exits.
+ * A refusal changes nothing.  An answer goes only to a moderator (the
+ * envelope sender when it is one, else the one the cookie names), a
+ * sender notice never to a null, bounce, robot or list address (no
+ * backscatter).  Nothing here prints, logs or exits.
  */
 #include "config.h"
 
