@@ -948,19 +948,34 @@ chunk_shown(struct wstate *w, int header, const unsigned char *s, size_t n)
 struct blocks {
 	size_t part0;		/* the part's first token */
 	size_t blk0;		/* the block's first token */
+	size_t words;		/* the part's tokens so far less word pairs */
 	int html;		/* 1: a block per line, else per paragraph */
+	int pairs;		/* 1: word pairs among the tokens */
 };
 
-/* the block that ends here: mark its tokens past either budget */
+/* the block that ends here: mark its tokens past either budget, and
+ * apart the marks the others would have without the word pairs
+ * (toklist_tail_words) */
 static void
 block_end(struct toklist *tl, struct blocks *bk)
 {
-	size_t i, n = toklist_count(tl);
+	size_t i, n = toklist_count(tl), w = 0, len;
+	const char *t;
 
-	for (i = bk->blk0; i < n; i++)
+	for (i = bk->blk0; i < n; i++) {
 		if (i - bk->blk0 >= TOK_BLOCK_VOTES ||
 		    i - bk->part0 >= TOK_PART_VOTES)
 			toklist_set_tail(tl, i);
+		if (bk->pairs) {
+			t = toklist_get(tl, i, &len);
+			if (tok_is_pair(t, len))
+				continue;
+		}
+		if (w >= TOK_BLOCK_VOTES || bk->words >= TOK_PART_VOTES)
+			toklist_set_tail_words(tl, i);
+		w++;
+		bk->words++;
+	}
 	bk->blk0 = n;
 }
 
@@ -1027,7 +1042,9 @@ tok_text_part(const struct tok_opts *o, const unsigned char *s, size_t n,
 
 	bk.part0 = part0;
 	bk.blk0 = part0;
+	bk.words = 0;
 	bk.html = html;
+	bk.pairs = o->bigrams;
 	return text_run(o, "", 0, s, n, tl, &bk);
 }
 

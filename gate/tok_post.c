@@ -100,8 +100,10 @@ post_event(const struct mail_event *ev, void *vctx)
 		if (tok_text(c->o, "hidden:", 0, ev->data, ev->len,
 		    c->tl) < 0)
 			return -1;
-		for (n = toklist_count(c->tl); c->o->marks && n0 < n; n0++)
+		for (n = toklist_count(c->tl); c->o->marks && n0 < n; n0++) {
 			toklist_set_tail(c->tl, n0);
+			toklist_set_tail_words(c->tl, n0);
+		}
 		return 0;
 	case MAIL_PART:
 		if (ev->ctype != NULL && add_tag(c->tl, "part:", ev->ctype) < 0)

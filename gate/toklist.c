@@ -16,10 +16,11 @@
 #include "gate/toklist.h"
 #include "gate/util/xalloc.h"
 
-/* the bit of len[i] that marks a token past the vote budget (lengths
- * never reach it) */
+/* the bits of len[i] that mark a token past the vote budget, counted
+ * with the word pairs and without them (lengths never reach them) */
 #define LEN_TAIL	0x8000
-#define LEN_MASK	0x7fff
+#define LEN_TAIL_WORDS	0x4000
+#define LEN_MASK	0x3fff
 
 struct toklist {
 	unsigned char *arena;	/* tokens, each NUL-terminated */
@@ -275,4 +276,17 @@ toklist_set_tail(struct toklist *tl, size_t i)
 {
 	if (i < tl->n)
 		tl->len[i] |= LEN_TAIL;
+}
+
+int
+toklist_tail_words(const struct toklist *tl, size_t i)
+{
+	return i < tl->n && (tl->len[i] & LEN_TAIL_WORDS) != 0;
+}
+
+void
+toklist_set_tail_words(struct toklist *tl, size_t i)
+{
+	if (i < tl->n)
+		tl->len[i] |= LEN_TAIL_WORDS;
 }

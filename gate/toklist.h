@@ -39,4 +39,13 @@ long toklist_find(const struct toklist *tl, const void *tok, size_t len);
 int toklist_tail(const struct toklist *tl, size_t i);
 void toklist_set_tail(struct toklist *tl, size_t i);
 
+/*
+ * The mark token i would have without word pairs (tok_opts.bigrams off):
+ * the budgets counted over the other tokens alone.  Tune's twin without
+ * pairs takes a post as its twin with pairs tokenized it, less the
+ * pairs (gate/tune/tset.c), and these marks with it.
+ */
+int toklist_tail_words(const struct toklist *tl, size_t i);
+void toklist_set_tail_words(struct toklist *tl, size_t i);
+
 #endif

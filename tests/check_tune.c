@@ -605,6 +605,95 @@ START_TEST(cv_pairs_match_classify)
 }
 END_TEST
 
+/* the vote budget in tune's twin without word pairs: it takes the posts
+ * as its lead (with pairs) tokenized them, less the pairs, and its
+ * cross-validated scores are classify's without pairs all the same (the
+ * lead's marks counted the pairs in each paragraph's budget) */
+START_TEST(cv_budget_twin_match_classify)
+{
+	char posts[40][1024];
+	int spam[40];
+	unsigned seed = 5, f;
+	struct tok_opts to, top;
+	struct bayes_params bp;
+	struct tset *ts, *lead;
+	struct cv cv;
+	double scores[40];
+	size_t i, j;
+
+	tok_opts_default(&to);
+	to.marks = 1;
+	top = to;
+	top.bigrams = 1;
+	bayes_params_default(&bp);
+	bp.vote_budget = 1;
+	ck_assert((ts = tset_new(&to)) != NULL);
+	ck_assert((lead = tset_new(&top)) != NULL);
+	ts->twin = lead;
+	for (i = 0; i < 40; i++) {
+		int k;
+
+		spam[i] = (int)(i % 2);
+		/* one paragraph of 36 words: with pairs, its words past
+		 * the 10th or so are past the paragraph's budget; without
+		 * them, past the 20th */
+		k = snprintf(posts[i], sizeof(posts[i]), "Subject: note %zu\n\n",
+		    i);
+		for (j = 0; j < 36; j++) {
+			seed = seed * 1103515245u + 12345u;
+			k += snprintf(posts[i] + k, sizeof(posts[i]) - (size_t)k,
+			    "%s%u ", spam[i] && j >= 12 ? "sp" : "w",
+			    (seed >> 16) % 90);
+		}
+		ck_assert_int_eq(tset_event(ts, (const unsigned char *)posts[i],
+		    strlen(posts[i]), spam[i], 1), 0);
+	}
+	ck_assert_int_eq(tset_finish(ts, 5), 0);
+	ck_assert_int_eq(tset_finish(lead, 5), 0);
+	ck_assert_uint_eq(ts->n, 40);
+	ck_assert_int_eq(cv_build(&cv, ts, 5), 0);
+	ck_assert_int_eq(cv_score(&cv, &bp, scores), 0);
+	for (f = 0; f < 5; f++) {
+		struct tokdb *db;
+		struct toklist *tl = toklist_new(to.max_tokens);
+		struct classify c;
+		struct classify_counts cc;
+		char err[256];
+
+		ck_assert(tl != NULL);
+		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
+		    &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold == f)
+				continue;
+			ck_assert_int_eq(tok_post((const unsigned char *)
+			    posts[i], strlen(posts[i]), &to, tl), 0);
+			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
+		}
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+		tokcounts_tokdb(&cc, db);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold != f)
+				continue;
+			ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
+			    (const unsigned char *)posts[i], strlen(posts[i]),
+			    err, sizeof(err)), 0);
+			ck_assert_msg(fabs(c.r.score - scores[i]) < 1e-9,
+			    "post %zu: classify %.12g, cv %.12g", i, c.r.score,
+			    scores[i]);
+		}
+		classify_free(&c);
+		toklist_free(tl);
+		tokdb_close(db);
+	}
+	cv_free(&cv);
+	tset_free(ts);
+	tset_free(lead);
+}
+END_TEST
+
 /* the whole run on two separable classes and a current cutoff that
  * holds too much ham: a better cutoff, estimates, a confident answer */
 START_TEST(run_separable)
@@ -970,6 +1059,7 @@ tune_suite(void)
 	tcase_add_test(tc, tset_net_class);
 	tcase_add_test(tc, cv_matches_token_store);
 	tcase_add_test(tc, cv_pairs_match_classify);
+	tcase_add_test(tc, cv_budget_twin_match_classify);
 	tcase_add_test(tc, run_separable);
 	tcase_add_test(tc, run_both_targets);
 	tcase_add_test(tc, run_family);

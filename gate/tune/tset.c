@@ -288,7 +288,9 @@ tokenize(struct tset *ts, struct tset_ent *e, const unsigned char *raw,
 	/* the head's tokens, then the tail's */
 	for (tail = 0; tail < 2; tail++)
 	for (i = 0; i < n; i++) {
-		if (toklist_tail(tl, i) != tail)
+		/* (a view: the marks its tokens have without the pairs) */
+		if ((in->lead != NULL ? toklist_tail_words(tl, i) :
+		    toklist_tail(tl, i)) != tail)
 			continue;
 		t = toklist_get(tl, i, &tlen);
 		if (in->lead != NULL && tok_is_pair(t, tlen))
