@@ -304,7 +304,7 @@ finish(const struct sums *s, struct bayes_result *r)
 
 /* sort order of voting candidates when max_tokens cuts: most extreme
  * first, then by bytes, then by position (a total order, so the sums
- * are deterministic) */
+ * are deterministic); with the vote budget cand_cmp_budget */
 struct cand {
 	const struct bayes_tok *t;
 	size_t idx;
@@ -327,6 +327,24 @@ cand_cmp(const void *a, const void *b)
 	if (x->t->len != y->t->len)
 		return x->t->len < y->t->len ? -1 : 1;
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* cand_cmp with the vote budget: of equally extreme tokens the lower f
+ * first, then the head's before the tail's, as bayes_score_groups cuts
+ * (which of two tokens votes changes the sums only when f or the mark
+ * differs) */
+static int
+cand_cmp_budget(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->dev != y->dev)
+		return x->dev > y->dev ? -1 : 1;
+	if (x->t->f != y->t->f)
+		return x->t->f < y->t->f ? -1 : 1;
+	if ((x->t->tail != 0) != (y->t->tail != 0))
+		return x->t->tail == 0 ? -1 : 1;
+	return cand_cmp(a, b);
 }
 
 int
@@ -376,7 +394,8 @@ bayes_score_priors(const struct bayes_params *p, double nspam, double nham,
 		 * in the post: as deterministic, and the sort was a
 		 * twentieth of a batch's instructions) */
 		if (p->max_tokens > 0 && nc > p->max_tokens)
-			qsort(c, nc, sizeof(*c), cand_cmp);
+			qsort(c, nc, sizeof(*c), p->vote_budget ?
+			    cand_cmp_budget : cand_cmp);
 	}
 	nuse = nc;
 	if (p->max_tokens > 0 && nuse > p->max_tokens)

@@ -153,7 +153,8 @@ struct bayes_group {
  * Score a post given as groups of tokens with equal counts: the maths of
  * bayes_score, so the same score up to rounding (the sums run in
  * another order) and up to which of two equally extreme tokens votes
- * when max_tokens cuts between them.  Returns 0, or -1 when out of
+ * when max_tokens cuts between them (with the vote budget both take
+ * the lower f first, then the head's token).  Returns 0, or -1 when out of
  * memory (only with max_tokens set and more than BAYES_GROUPS_STACK
  * groups that vote).
  */
