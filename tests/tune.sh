@@ -39,9 +39,9 @@ run lg tune --help
 check "tune --help exits 0 with usage" \
     sh -c "test $rc -eq 0 && grep -q 'usage: listgate' '$T/out'"
 # it recommends word_pairs too, and --apply then rebuilds the token file:
-# the help said neither
+# the help said neither; and vote_budget, which it left out
 check "... which names word_pairs and the rebuild --apply makes for it" \
-    sh -c "grep -q 'max_tokens, word_pairs)' '$T/out' && grep -q 'a change of word_pairs first rebuilds' '$T/out'"
+    sh -c "grep -q 'max_tokens, vote_budget, word_pairs)' '$T/out' && grep -q 'a change of word_pairs first rebuilds' '$T/out'"
 run lg tune
 check "tune without --list is a usage error" test "$rc" -eq 2
 run lg tune --list dev --folds 1
