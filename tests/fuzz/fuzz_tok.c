@@ -52,6 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tok_opts o;
 	struct toklist *tl;
 	unsigned char opt;
+	size_t i;
 
 	if (size == 0)
 		return 0;
@@ -86,9 +87,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.lim.max_depth = 2;
 		o.lim.max_decoded = 300;
 	}
+	/* and the vote budget's marks, for half the inputs: without
+	 * pairs a token's two marks agree */
+	o.marks = (opt & 0x10) != 0;
 	if (tok_post(data, size, &o, tl) < 0)
 		__builtin_trap();
 	check_list(tl, o.max_tokens);
+	for (i = 0; !o.bigrams && i < toklist_count(tl); i++)
+		if (toklist_tail(tl, i) != toklist_tail_words(tl, i))
+			__builtin_trap();
 	toklist_free(tl);
 	return 0;
 }
