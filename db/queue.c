@@ -2247,6 +2247,14 @@ journal_lock_post(struct queue *q, const char *idbuf, char *err,
 	const char *vals[2] = { lockkey, idbuf };
 
 	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
+	/* the table first, under the conninfo's timeouts: only the
+	 * journal lock's wait goes without them, not a wait for a lock on
+	 * held_posts itself (an administrator's LOCK TABLE, a VACUUM FULL:
+	 * the decision fails with one line, its post held, and does not
+	 * hang); the lock's statement then reads it with no wait */
+	if (exec_params(q, "SELECT 1 FROM held_posts WHERE id = $1::int8", 1,
+	    &vals[1], err, errsz) < 0)
+		return -1;
 	return queue_lock_wait(q, "SELECT pg_advisory_xact_lock($1::int4, "
 	    "hashtext(list)) FROM held_posts WHERE id = $2::int8", 2, vals,
 	    err, errsz);
