@@ -520,6 +520,57 @@ START_TEST(cv_matches_token_store)
 END_TEST
 
 /*
+ * Each post's cv score (scores[i], 40 posts in 5 folds) is classify_post's
+ * on an in-memory token store that learnt the posts of the other folds,
+ * tokenized with to and scored with bp.
+ */
+static void
+match_classify(const struct tset *ts, char posts[][1024], const int *spam,
+    const struct tok_opts *tp, const struct bayes_params *bp,
+    const double *scores)
+{
+	struct tok_opts to = *tp;
+	size_t i;
+	unsigned f;
+
+	for (f = 0; f < 5; f++) {
+		struct tokdb *db;
+		struct toklist *tl = toklist_new(to.max_tokens);
+		struct classify c;
+		struct classify_counts cc;
+		char err[256];
+
+		ck_assert(tl != NULL);
+		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
+		    &db, err, sizeof(err)), 0);
+		ck_assert_int_eq(tokdb_begin(db), 0);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold == f)
+				continue;
+			ck_assert_int_eq(tok_post((const unsigned char *)
+			    posts[i], strlen(posts[i]), &to, tl), 0);
+			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
+		}
+		ck_assert_int_eq(tokdb_commit(db), 0);
+		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
+		tokcounts_tokdb(&cc, db);
+		for (i = 0; i < 40; i++) {
+			if (ts->posts[i].fold != f)
+				continue;
+			ck_assert_int_eq(classify_post(&c, &cc, bp, &to,
+			    (const unsigned char *)posts[i], strlen(posts[i]),
+			    err, sizeof(err)), 0);
+			ck_assert_msg(fabs(c.r.score - scores[i]) < 1e-9,
+			    "post %zu: classify %.12g, cv %.12g", i, c.r.score,
+			    scores[i]);
+		}
+		classify_free(&c);
+		toklist_free(tl);
+		tokdb_close(db);
+	}
+}
+
+/*
  * With word pairs, cv's scores are still the filter's: for every post,
  * its cv score equals classify_post's on an in-memory token store that
  * learnt the posts of the other folds with pairs (a pair those never
@@ -529,9 +580,9 @@ START_TEST(cv_pairs_match_classify)
 {
 	static const char *const w[] = { "alpha", "bravo", "charlie", "delta",
 	    "echo", "foxtrot" };
-	char posts[40][256];
+	char posts[40][1024];
 	int spam[40];
-	unsigned seed = 11, f;
+	unsigned seed = 11;
 	struct tok_opts to;
 	struct bayes_params bp;
 	struct tset *ts;
@@ -565,41 +616,7 @@ START_TEST(cv_pairs_match_classify)
 	ck_assert(npairs > 10);
 	ck_assert_int_eq(cv_build(&cv, ts, 5), 0);
 	ck_assert_int_eq(cv_score(&cv, &bp, scores), 0);
-	for (f = 0; f < 5; f++) {
-		struct tokdb *db;
-		struct toklist *tl = toklist_new(to.max_tokens);
-		struct classify c;
-		struct classify_counts cc;
-		char err[256];
-
-		ck_assert(tl != NULL);
-		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
-		    &db, err, sizeof(err)), 0);
-		ck_assert_int_eq(tokdb_begin(db), 0);
-		for (i = 0; i < 40; i++) {
-			if (ts->posts[i].fold == f)
-				continue;
-			ck_assert_int_eq(tok_post((const unsigned char *)
-			    posts[i], strlen(posts[i]), &to, tl), 0);
-			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
-		}
-		ck_assert_int_eq(tokdb_commit(db), 0);
-		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
-		tokcounts_tokdb(&cc, db);
-		for (i = 0; i < 40; i++) {
-			if (ts->posts[i].fold != f)
-				continue;
-			ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
-			    (const unsigned char *)posts[i], strlen(posts[i]),
-			    err, sizeof(err)), 0);
-			ck_assert_msg(fabs(c.r.score - scores[i]) < 1e-9,
-			    "post %zu: classify %.12g, cv %.12g", i, c.r.score,
-			    scores[i]);
-		}
-		classify_free(&c);
-		toklist_free(tl);
-		tokdb_close(db);
-	}
+	match_classify(ts, posts, spam, &to, &bp, scores);
 	cv_free(&cv);
 	tset_free(ts);
 }
@@ -613,7 +630,7 @@ START_TEST(cv_budget_twin_match_classify)
 {
 	char posts[40][1024];
 	int spam[40];
-	unsigned seed = 5, f;
+	unsigned seed = 5;
 	struct tok_opts to, top;
 	struct bayes_params bp;
 	struct tset *ts, *lead;
@@ -653,41 +670,7 @@ START_TEST(cv_budget_twin_match_classify)
 	ck_assert_uint_eq(ts->n, 40);
 	ck_assert_int_eq(cv_build(&cv, ts, 5), 0);
 	ck_assert_int_eq(cv_score(&cv, &bp, scores), 0);
-	for (f = 0; f < 5; f++) {
-		struct tokdb *db;
-		struct toklist *tl = toklist_new(to.max_tokens);
-		struct classify c;
-		struct classify_counts cc;
-		char err[256];
-
-		ck_assert(tl != NULL);
-		ck_assert_int_eq(tokdb_open(":", TOKDB_WRITE | TOKDB_CREATE, 0,
-		    &db, err, sizeof(err)), 0);
-		ck_assert_int_eq(tokdb_begin(db), 0);
-		for (i = 0; i < 40; i++) {
-			if (ts->posts[i].fold == f)
-				continue;
-			ck_assert_int_eq(tok_post((const unsigned char *)
-			    posts[i], strlen(posts[i]), &to, tl), 0);
-			ck_assert_int_ge(tokdb_learn(db, tl, spam[i], 1, 1), 0);
-		}
-		ck_assert_int_eq(tokdb_commit(db), 0);
-		ck_assert_int_eq(classify_init(&c, to.max_tokens), 0);
-		tokcounts_tokdb(&cc, db);
-		for (i = 0; i < 40; i++) {
-			if (ts->posts[i].fold != f)
-				continue;
-			ck_assert_int_eq(classify_post(&c, &cc, &bp, &to,
-			    (const unsigned char *)posts[i], strlen(posts[i]),
-			    err, sizeof(err)), 0);
-			ck_assert_msg(fabs(c.r.score - scores[i]) < 1e-9,
-			    "post %zu: classify %.12g, cv %.12g", i, c.r.score,
-			    scores[i]);
-		}
-		classify_free(&c);
-		toklist_free(tl);
-		tokdb_close(db);
-	}
+	match_classify(ts, posts, spam, &to, &bp, scores);
 	cv_free(&cv);
 	tset_free(ts);
 	tset_free(lead);

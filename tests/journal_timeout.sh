@@ -98,23 +98,7 @@ wait "$tp"
 r1=$?
 tp=
 check "the train run ends well ($r1: $(head -n 1 "$T/t1.out"))" test "$r1" -eq 0
-check "approve behind it waits and exits 0 ($r_approve: $(head -n 1 "$T/approve.out"))" \
-    test "$r_approve" -eq 0
-check "... the post approved (is $(status "$ap")), released once, learnt once" \
-    test "$(status "$ap")" = approved -a "$(ls "$T/out" | grep -c '\.eml$')" -eq 1 \
-    -a "$(learnt "$ap" ham)" -eq 1
-check "reject behind it waits and exits 0 ($r_reject: $(head -n 1 "$T/reject.out"))" \
-    test "$r_reject" -eq 0
-check "... the post rejected (is $(status "$rj")) and learnt once" \
-    test "$(status "$rj")" = rejected -a "$(learnt "$rj" spam)" -eq 1
-check "discard behind it waits and exits 0 ($r_discard: $(head -n 1 "$T/discard.out"))" \
-    test "$r_discard" -eq 0
-check "... the post discarded (is $(status "$ds")) and learnt once" \
-    test "$(status "$ds")" = discarded -a "$(learnt "$ds" spam)" -eq 1
-check "expire (discard-learn) behind it waits and exits 0 ($r_expire: $(head -n 1 "$T/expire.out"))" \
-    test "$r_expire" -eq 0
-check "... the post expired (is $(status "$ex")) and learnt once" \
-    test "$(status "$ex")" = expired -a "$(learnt "$ex" spam)" -eq 1
+decided_once
 check "sync afterwards exits 0" lg sync -q
 
 echo "1..$n"

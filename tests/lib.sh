@@ -91,6 +91,32 @@ advisory_wait() {
 	return 0
 }
 
+# decided_once: the checks after approve, reject, discard and expire
+# (expire_action = discard-learn) of posts $ap, $rj, $ds and $ex waited
+# behind a lock: each exited 0 ($r_approve, $r_reject, $r_discard,
+# $r_expire; its output in $T/CMD.out), its post is decided and learnt
+# once, the approved one released once into $T/out.  Needs the test's
+# status ID and learnt ID CLASS (queries of held_posts and train_journal).
+decided_once() {
+	check "approve behind it waits and exits 0 ($r_approve: $(head -n 1 "$T/approve.out"))" \
+	    test "$r_approve" -eq 0
+	check "... the post approved (is $(status "$ap")), released once, learnt once" \
+	    test "$(status "$ap")" = approved -a "$(ls "$T/out" | grep -c '\.eml$')" -eq 1 \
+	    -a "$(learnt "$ap" ham)" -eq 1
+	check "reject behind it waits and exits 0 ($r_reject: $(head -n 1 "$T/reject.out"))" \
+	    test "$r_reject" -eq 0
+	check "... the post rejected (is $(status "$rj")) and learnt once" \
+	    test "$(status "$rj")" = rejected -a "$(learnt "$rj" spam)" -eq 1
+	check "discard behind it waits and exits 0 ($r_discard: $(head -n 1 "$T/discard.out"))" \
+	    test "$r_discard" -eq 0
+	check "... the post discarded (is $(status "$ds")) and learnt once" \
+	    test "$(status "$ds")" = discarded -a "$(learnt "$ds" spam)" -eq 1
+	check "expire (discard-learn) behind it waits and exits 0 ($r_expire: $(head -n 1 "$T/expire.out"))" \
+	    test "$r_expire" -eq 0
+	check "... the post expired (is $(status "$ex")) and learnt once" \
+	    test "$(status "$ex")" = expired -a "$(learnt "$ex" spam)" -eq 1
+}
+
 # lock_file FILE: a trainer's write lock on FILE, held for 5 seconds by a
 # background process (its pid in $lockpid); returns once the lock is
 # taken (or after 5 s of waiting).  Needs python3 and $T.
