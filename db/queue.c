@@ -1940,6 +1940,102 @@ queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
 	return 1;
 }
 
+/* the first want bytes of the zlib stream whose first n bytes are in
+ * into a new *out (NUL-terminated): 0, -1 out of memory, QUEUE_ECORRUPT
+ * when they do not inflate to want bytes */
+static int
+inflate_head(const unsigned char *in, size_t n, size_t want,
+    unsigned char **out, char *err, size_t errsz)
+{
+	z_stream zs;
+	unsigned char *p;
+	int zr;
+
+	*out = NULL;
+	if ((p = xmalloc(want + 1)) == NULL) {
+		snprintf(err, errsz, "out of memory (%zu bytes)", want + 1);
+		return -1;
+	}
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit(&zs) != Z_OK) {
+		xfree(p);
+		snprintf(err, errsz, "out of memory (zlib)");
+		return -1;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	zs.avail_in = (uInt)n;
+	zs.next_out = p;
+	zs.avail_out = (uInt)want;
+	do
+		zr = inflate(&zs, Z_NO_FLUSH);
+	while (zr == Z_OK && zs.avail_out > 0 && zs.avail_in > 0);
+	inflateEnd(&zs);
+	if (zs.avail_out != 0 || (zr != Z_OK && zr != Z_STREAM_END &&
+	    zr != Z_BUF_ERROR)) {
+		xfree(p);
+		snprintf(err, errsz, "stored message is corrupt (its first "
+		    "%zu bytes do not decompress)", want);
+		return QUEUE_ECORRUPT;
+	}
+	p[want] = 0;
+	*out = p;
+	return 0;
+}
+
+int
+queue_get_head(struct queue *q, int64_t id, size_t max, struct queue_row *r,
+    char *err, size_t errsz)
+{
+	char idbuf[32], zbuf[32];
+	const char *vals[2] = { idbuf, zbuf };
+	PGresult *res;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (max == 0 || max > LG_MAX_POST_BYTES / 4)
+		max = LG_MAX_POST_BYTES / 4;
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	/* the compressed bytes that always hold the first max (as the
+	 * journal's head_zbytes: at most 15 bits a byte, 48 a match of 3
+	 * or more, a block header per 16 Ki symbols); a post no longer
+	 * than max comes whole (deflateBound is far below) */
+	snprintf(zbuf, sizeof(zbuf), "%zu", 2 * max + max / 32 + 4096);
+	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", substring(raw_z "
+	    "FROM 1 FOR $2::int4) FROM held_posts WHERE id = $1::int8", 2,
+	    NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) == 0) {
+		PQclear(res);
+		return 0;
+	}
+	if (row_fill(res, 0, r) < 0) {
+		snprintf(err, errsz, "out of memory");
+		PQclear(res);
+		return -1;
+	}
+	if (r->size >= 0 && (uint64_t)r->size <= max)
+		rc = row_raw(res, 0, 17, 16, r, err, errsz);
+	else if (r->size < 0 || (uint64_t)r->size > LG_MAX_POST_BYTES) {
+		snprintf(err, errsz, "stored size %lld out of range",
+		    (long long)r->size);
+		rc = -1;
+	} else if ((rc = inflate_head((const unsigned char *)PQgetvalue(res,
+	    0, 17), (size_t)PQgetlength(res, 0, 17), max, &r->raw, err,
+	    errsz)) == 0)
+		r->raw_len = max;
+	if (rc < 0) {
+		queue_row_free(r);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return 1;
+}
+
 int
 queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
     unsigned char sha[32], char *err, size_t errsz)

@@ -232,6 +232,14 @@ int queue_list(struct queue *q, const char *status, const char *list,
 int queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
     size_t errsz);
 
+/* queue_get with at most max bytes of the post (a page's view of a
+ * post that may be 1 GiB): a longer post's compressed bytes are fetched
+ * only as far as its first max bytes need, r->raw_len is then max
+ * (below r->size) and its SHA-256 is not checked (it is when the whole
+ * post was read).  1 found, 0 no such id, -1 error */
+int queue_get_head(struct queue *q, int64_t id, size_t max,
+    struct queue_row *r, char *err, size_t errsz);
+
 /* the list and SHA-256 of post id (a moderation cookie's binding),
  * without its bytes: 1 found, 0 no such id, -1 error */
 int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,

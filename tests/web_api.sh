@@ -661,6 +661,39 @@ check "... on the list's page: not scored, no score bar at 0" \
 req GET "/lists/ovs/held/$idO" -b "$B_J"
 check "... and on its own page" \
     sh -c "test $code = 200 && grep -q 'not scored (oversize' '$T/body' && ! grep -q 'aria-label=\"score' '$T/body'"
+# a post held oversize may be up to 1 GiB: its page and its answer read
+# it whole (the compressed bytes and the post, each time), so that a few
+# moderators opening it, or one in a few tabs, took gigabytes of memory;
+# now only its first WEB_MAX_POST_READ (4 MiB) are fetched and read
+{ printf 'From: a@example.org\nSubject: a long one\nMessage-ID: <long@x>\n\nhello at the top\n'
+  head -c 48000000 /dev/zero | tr '\0' x | fold -w 76; } > "$T/long.eml"
+idL=$("$QHOLD" dev "$T/long.eml" 0.9) || exit 99
+rm -f "$T/long.eml"
+# the growth of the server's resident memory at its peak during a request
+peak() {
+	echo 5 > "/proc/$webpid/clear_refs" 2>/dev/null || return 1
+	h0=$(awk '/^VmHWM:/ { print $2 }' "/proc/$webpid/status")
+	req "$@"
+	h1=$(awk '/^VmHWM:/ { print $2 }' "/proc/$webpid/status")
+	grew=$(((h1 - h0) / 1024))
+}
+if [ -w "/proc/$webpid/clear_refs" ]; then
+	peak GET "/lists/dev/held/$idL?raw=1" -b "$A_J"
+	check "a 48 MB post's page: 200 with its text, in less than 24 MB more memory (${grew} MB)" \
+	    sh -c "test $code = 200 && grep -q 'hello at the top' '$T/body' && test $grew -lt 24"
+	check "... saying that only its first 4 MiB were read, and what prints it whole" \
+	    sh -c "grep -q '<p id=\"cut\">Only the first 4 MiB' '$T/body' && grep -q ' show $idL</code> prints it whole' '$T/body'"
+	peak GET "/api/lists/dev/held/$idL" $A
+	check "... its answer: 200, in less than 24 MB more memory (${grew} MB)" \
+	    sh -c "test $code = 200 && test $grew -lt 24"
+	check "... size the whole post's, read_bytes 4 MiB, the preview from them" \
+	    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["size"] > 48000000 and d["read_bytes"] == 4194304 and d["preview"].startswith("hello at the top")))' "$T/body"
+else
+	echo "# SKIP a long post's page: /proc/PID/clear_refs cannot be written"
+fi
+req GET "/api/lists/dev/held/$id6" $A
+check "a short post's answer reads it whole (read_bytes is its size)" \
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["read_bytes"] == d["size"] > 0))' "$T/body"
 
 # --- a slow client (slowloris) does not block others -----------------------------
 python3 - "$port" > "$T/slow.out" 2>&1 <<'EOF' &

@@ -236,7 +236,8 @@ api_post(struct web_req *r, const char *list, int64_t id)
 
 	if ((q = web_db(r, 1)) == NULL)
 		return;
-	found = queue_get(q, id, &row, err, sizeof(err));
+	found = queue_get_head(q, id, WEB_MAX_POST_READ, &row, err,
+	    sizeof(err));
 	if (found < 0) {
 		web_db_failed(r, 1, err);
 		return;
@@ -274,8 +275,11 @@ api_post(struct web_req *r, const char *list, int64_t id)
 	web_printf(r, ", \"verdict\": ");
 	web_json_strs(r, row.verdict);
 	web_sha_hex(row.raw_sha256, hex);
-	web_printf(r, ", \"size\": %lld, \"held_at\": \"%s\", \"sha256\": "
-	    "\"%s\"", (long long)row.size, when, hex);
+	/* the bytes the headers and preview come from: fewer than size
+	 * for a post over WEB_MAX_POST_READ */
+	web_printf(r, ", \"size\": %lld, \"read_bytes\": %zu, \"held_at\": "
+	    "\"%s\", \"sha256\": \"%s\"", (long long)row.size, row.raw_len,
+	    when, hex);
 	if (row.decided) {
 		web_iso_time(row.decided, when, sizeof(when));
 		web_printf(r, ", \"decided_by\": ");

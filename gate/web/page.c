@@ -668,7 +668,8 @@ page_post(struct web_req *r, const char *list, int64_t id)
 
 	if ((q = web_db(r, 0)) == NULL)
 		return;
-	found = queue_get(q, id, &row, err, sizeof(err));
+	found = queue_get_head(q, id, WEB_MAX_POST_READ, &row, err,
+	    sizeof(err));
 	if (found < 0) {
 		web_db_failed(r, 0, err);
 		return;
@@ -743,7 +744,16 @@ page_post(struct web_req *r, const char *list, int64_t id)
 		web_printf(r, "<p>(no deciding tokens recorded)</p>\n");
 	web_printf(r, "<h2>Headers</h2>\n<dl class=\"hdr\">\n");
 	web_headers(row.raw, row.raw_len, header_html, r);
-	web_printf(r, "</dl>\n<h2>Text</h2>\n<pre id=\"preview\">");
+	web_printf(r, "</dl>\n<h2>Text</h2>\n");
+	if (row.raw_len < (size_t)row.size) {
+		web_printf(r, "<p id=\"cut\">Only the first %u MiB of this "
+		    "post were read for this page: <code>",
+		    (unsigned)(WEB_MAX_POST_READ >> 20));
+		web_htmls(r, suggest_cmd());
+		web_printf(r, " show %lld</code> prints it whole.</p>\n",
+		    (long long)id);
+	}
+	web_printf(r, "<pre id=\"preview\">");
 	if (preview_text(row.raw, row.raw_len, &text) < 0)
 		buf_add_trunc(&text, "\n(preview incomplete: out of memory)",
 		    36);

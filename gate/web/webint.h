@@ -51,6 +51,11 @@ struct queue;
 /* posts on one page of a list, most and default */
 #define WEB_MAX_PAGE		500
 #define WEB_DEFAULT_PAGE	50
+/* bytes of a held post a page or the API reads: its headers, deciding
+ * text and the source shown come from them (a post held oversize may
+ * be 1 GiB, and each of WEB_DB_POOL requests at once held it whole);
+ * listgate show prints the rest */
+#define WEB_MAX_POST_READ	(4u * 1024u * 1024u)
 /* lists waiting for their token files to be synced */
 #define WEB_MAX_DIRTY		256
 /* seconds before a failed sync is tried again, first and most (the
