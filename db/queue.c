@@ -2473,9 +2473,12 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	else if (journal_lock_post(q, idbuf, err, errsz) < 0)
 		goto fail;
 	vals[0] = idbuf;
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z "
-	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1, NULL, vals,
-	    NULL, NULL, 1);
+	/* the post's bytes only for a release (up to 1 GiB compressed): a
+	 * decision without one journals them in SQL (record_decision) */
+	res = PQexecParams(q->conn, release_now ? "SELECT " ROW_COLS ", raw_z "
+	    "FROM held_posts WHERE id = $1::int8 FOR UPDATE" : "SELECT "
+	    ROW_COLS " FROM held_posts WHERE id = $1::int8 FOR UPDATE", 1,
+	    NULL, vals, NULL, NULL, 1);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		goto fail;

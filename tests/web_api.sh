@@ -688,6 +688,16 @@ if [ -w "/proc/$webpid/clear_refs" ]; then
 	    sh -c "test $code = 200 && test $grew -lt 24"
 	check "... size the whole post's, read_bytes 4 MiB, the preview from them" \
 	    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not (d["size"] > 48000000 and d["read_bytes"] == 4194304 and d["preview"].startswith("hello at the top")))' "$T/body"
+	# a decision that releases nothing (a rejection, a discard) fetched
+	# the post's compressed bytes all the same, unused: 30 MB of them
+	# for a post that does not compress
+	{ printf 'From: a@example.org\nSubject: noise\nMessage-ID: <noise@x>\n\n'
+	  head -c 22500000 /dev/urandom | base64 -w 76; } > "$T/noise.eml"
+	idN=$("$QHOLD" dev "$T/noise.eml" 0.9) || exit 99
+	rm -f "$T/noise.eml"
+	peak POST "/api/lists/dev/held/$idN" $A -d action=discard
+	check "a 30 MB post that does not compress discarded: 200, in less than 12 MB more memory (${grew} MB)" \
+	    sh -c "test $code = 200 && test $grew -lt 12 && test \"\$(psql -X -A -t -c 'SELECT status FROM held_posts WHERE id = $idN')\" = discarded"
 else
 	echo "# SKIP a long post's page: /proc/PID/clear_refs cannot be written"
 fi
