@@ -522,6 +522,45 @@ check "... and no accept failing over and over in the log ($nemf lines)" \
 req GET /api/lists $A
 check "... and the server answers afterwards ($code)" test "$code" = 200
 
+# --- clients that do not read their answers ---------------------------------------
+# a request kept its database connection until its answer was sent
+# whole: a page larger than the socket's buffers, asked for on
+# WEB_DB_POOL (16) connections that read nothing (or a byte at a time:
+# a phone on a bad line, or one moderator on purpose), left every other
+# moderator's request waiting for a connection, however short
+python3 -c '
+import sys
+o = sys.stdout.buffer
+o.write(b"From: a@example.org\nSubject: wide\nMessage-ID: <wide@x>\n\n")
+o.write((b"<" * 999 + b"\n") * 300)' > "$T/wide.eml"
+idW=$("$QHOLD" dev "$T/wide.eml" 0.9) || exit 99
+login alice alice-secret-1
+python3 - "$port" "$idW" "$sid" > "$T/noread" 2>&1 <<'PY' &
+import socket, sys, time
+port, pid, sid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+socks = []
+for i in range(16):
+    s = socket.socket()
+    # a small window and small segments: the server's socket takes
+    # little of the answer, as over a slow link
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+    s.connect(("127.0.0.1", port))
+    s.sendall((f"GET /lists/dev/held/{pid}?raw=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               f"Cookie: lgsid={sid}\r\n\r\n").encode())
+    socks.append(s)
+print("asked", flush=True)
+time.sleep(12)
+PY
+nrpid=$!
+sleep 3
+t0=$(date +%s)
+req GET /api/lists -u bob:bob-secret-12 -m 8
+check "a request beside 16 that do not read their pages: 200 ($code, $(($(date +%s) - t0)) s)" \
+    test "$code" = 200
+kill "$nrpid" 2>/dev/null
+wait "$nrpid" 2>/dev/null
+
 web_stop
 webpid=
 check "the server stopped cleanly" test "$webrc" -eq 0

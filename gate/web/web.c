@@ -1343,6 +1343,10 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	/* whole: a release may take long, an answer be read slowly */
 	watch_set(c, 0);
 	dispatch(r);
+	/* the answer is made: its database connection goes back now, not
+	 * once a client reads it all (one that reads slowly, or not at
+	 * all, held a connection of the pool that long) */
+	db_return(r);
 	return answer(r);
 }
 
