@@ -698,6 +698,34 @@ if [ -w "/proc/$webpid/clear_refs" ]; then
 	peak POST "/api/lists/dev/held/$idN" $A -d action=discard
 	check "a 30 MB post that does not compress discarded: 200, in less than 12 MB more memory (${grew} MB)" \
 	    sh -c "test $code = 200 && test $grew -lt 12 && test \"\$(psql -X -A -t -c 'SELECT status FROM held_posts WHERE id = $idN')\" = discarded"
+	# a rejection tells the sender (sender_notice), whose notice needs
+	# the post's header: it read the post whole
+	cp "$CONF/lists/dev.conf" "$T/dev.conf"
+	printf '#!/bin/sh\ncat >> "%s/notified.$1"\n' "$T" > "$T/notify.sh"
+	printf 'moderation_address = dev-moderate@example.org\nnotify = /bin/sh %s/notify.sh {moderator}\nsender_notice = yes\n' \
+	    "$T" >> "$CONF/lists/dev.conf"
+	{ printf 'From: a@example.org\nSubject: long again\nMessage-ID: <long2@x>\n\n'
+	  head -c 48000000 /dev/zero | tr '\0' x | fold -w 76; } > "$T/long.eml"
+	idL2=$("$QHOLD" dev "$T/long.eml" 0.9) || exit 99
+	rm -f "$T/long.eml"
+	peak POST "/api/lists/dev/held/$idL2" $A -d action=reject
+	check "a 48 MB post rejected, its sender told (in reply to its Message-ID): in less than 12 MB more memory (${grew} MB)" \
+	    sh -c "test $code = 200 && test $grew -lt 12 && grep -q '<long2@x>' '$T/notified.sender@example.org'"
+	# ... and the robot rules still see a header longer than what is
+	# read first: a list's post (List-Id) after 1.5 MB of fields is
+	# never answered
+	python3 -c '
+import sys
+o = sys.stdout.buffer
+o.write(b"From: a@example.org\nSubject: a list post\nMessage-ID: <lhdr@x>\n")
+for i in range(20000):
+    o.write(b"X-Pad-%d: " % i + b"y" * 70 + b"\n")
+o.write(b"List-Id: <other.lists.example.org>\n\n" + b"z" * 76 * 30000)' > "$T/lhdr.eml"
+	idH=$("$QHOLD" dev "$T/lhdr.eml" 0.9) || exit 99
+	req POST "/api/lists/dev/held/$idH" $A -d action=reject
+	check "a list's post whose List-Id comes after 1.5 MB of header: rejected, its sender not told" \
+	    sh -c "test $code = 200 && ! grep -q '<lhdr@x>' '$T/notified.sender@example.org'"
+	cp "$T/dev.conf" "$CONF/lists/dev.conf"
 else
 	echo "# SKIP a long post's page: /proc/PID/clear_refs cannot be written"
 fi

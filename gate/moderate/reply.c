@@ -598,6 +598,35 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 	return rc;
 }
 
+/* bytes of a rejected post first read for its sender's notice, which
+ * needs its header alone (a post held oversize may be 1 GiB) */
+#define NOTICE_HEAD	(1024u * 1024u)
+
+/* post id with what its sender's notice reads of it: the first
+ * NOTICE_HEAD bytes when the header ends in them, else as much as the
+ * robot rules walk (REPLY_ROBOT_SCAN).  1, 0 no such post, -1 error */
+static int
+notice_post(struct queue *q, int64_t id, struct queue_row *row, char *why,
+    size_t whysz)
+{
+	const unsigned char *p;
+	size_t n;
+	int got;
+
+	got = queue_get_head(q, id, NOTICE_HEAD, row, why, whysz);
+	if (got <= 0 || row->raw_len == (size_t)row->size)
+		return got;
+	p = row->raw;
+	n = row->raw_len;
+	/* an empty line (LF or CRLF) ends the header */
+	if ((n > 0 && p[0] == '\n') || (n > 1 && p[0] == '\r' &&
+	    p[1] == '\n') || memmem(p, n, "\n\n", 2) != NULL ||
+	    memmem(p, n, "\n\r\n", 3) != NULL)
+		return got;
+	queue_row_free(row);
+	return queue_get_head(q, id, REPLY_ROBOT_SCAN, row, why, whysz);
+}
+
 /* 1 if a delimiter may separate an address's extension: the list's
  * recipient_delimiter, or one an MTA commonly uses ('+' for Postfix
  * and Sendmail, '-' for qmail) */
@@ -668,7 +697,6 @@ sender_notice(const struct listcfg_global *g, const struct listcfg_list *l,
     size_t whysz)
 {
 	char other[LG_MAX_LIST_NAME + 1];
-
 	struct queue_row row;
 	struct notice_to h;
 	struct buf msg = BUF_INIT(65536), subj = BUF_INIT(1024);
@@ -679,7 +707,7 @@ sender_notice(const struct listcfg_global *g, const struct listcfg_list *l,
 		snprintf(why, whysz, "sender_notice is off");
 		return 1;
 	}
-	if ((got = queue_get(q, id, &row, why, whysz)) <= 0) {
+	if ((got = notice_post(q, id, &row, why, whysz)) <= 0) {
 		if (got == 0)
 			snprintf(why, whysz, "post %lld is gone", (long long)id);
 		return got == 0 ? 1 : -1;

@@ -79,6 +79,11 @@ int reply_route(struct reply *r, const struct listcfg_global *g,
  * fields, a delivery report): it never decides; why says which; else 0 */
 int reply_automatic(const struct reply *r, char *why, size_t whysz);
 
+/* bytes of a message the robot rules walk (reply_may_notify): its whole
+ * header, however long, up to more than any MTA's message size limit
+ * by default */
+#define REPLY_ROBOT_SCAN	(64u * 1024u * 1024u)
+
 /*
  * 1 when a notice may go to env_sender, who sent the post raw: not a
  * null, bounce or list address, the post not from a list or a robot;

@@ -28,7 +28,7 @@
  * ends there), however long, up to more than any MTA's message size
  * limit by default; bounded, since the walk copies what it scans of a
  * message with a bare CR */
-#define ROBOT_SCAN	(64u * 1024u * 1024u)
+#define ROBOT_SCAN	REPLY_ROBOT_SCAN
 
 int
 reply_field(const unsigned char *msg, size_t len, const char *name,
