@@ -1232,5 +1232,28 @@ check "... and tells no sender, even with sender_notice = yes" \
 lg reject --help > "$T/help" 2>&1
 check "... as reject --help says" grep -q "^Their senders are not told (sender_notice is for a reject by mail" "$T/help"
 
+# --- a reminder of a large post reads what its notice can attach ---------------------------------
+# (at most 10 MiB: a larger post gets its header alone), not the whole
+# post: notify --remind and --pending loaded a post held oversize, which
+# may be 1 GiB, whole into memory, compressed and decompressed
+{ printf 'From: Big <big@example.net>\nTo: dev@lists.example.org\nSubject: huge\nMessage-ID: <mm64@test>\n\nhello at the top\n'
+  head -c 22500000 /dev/urandom | base64 -w 76; } > "$T/huge.eml"
+id64=$("$QHOLD" dev "$T/huge.eml" 0.9) || exit 1
+nbefore=$(nmail alice@example.org)
+python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+open(sys.argv[1], "w").write("%d %d\n" % (r.returncode,
+    resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024))' \
+    "$T/rss" "$LISTGATE" --allow-root --config "$CONF" notify --remind "$id64"
+read -r rc64 mb64 < "$T/rss"
+check "a 30 MB post: notify --remind exits 0 and alice is reminded" \
+    test "$rc64" -eq 0 -a "$(nmail alice@example.org)" -eq $((nbefore + 1))
+check "... in less than 40 MB of memory (${mb64} MB; reading the whole post took 82)" \
+    test "$mb64" -lt 40
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/rm64.txt"
+check "... the notice gives its whole size and attaches its header only" \
+    sh -c "grep -q '^ *Size: *$(wc -c < "$T/huge.eml") bytes' '$T/rm64.txt' && grep -q 'its header only: it is too large' '$T/rm64.txt'"
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -520,8 +520,8 @@ summary(struct buf *t, const struct notice_post *p, const char *indent)
 	    post_field(p, "Date", t) < 0 ||
 	    put(t, "\n%sHeld:    %s (post %lld)\n", indent, when,
 	    (long long)p->id) < 0 ||
-	    put(t, "%sSize:    %zu bytes\n", indent, p->raw != NULL ?
-	    p->raw_len : p->size) < 0 ||
+	    put(t, "%sSize:    %zu bytes\n", indent, p->raw != NULL &&
+	    p->raw_len > p->size ? p->raw_len : p->size) < 0 ||
 	    (unscored(p) ? put(t, "%sScore:   not scored (verdict: %s)\n",
 	    indent, p->verdict) : put(t, "%sScore:   %.4f (verdict: %s)\n",
 	    indent, p->score, p->verdict)) < 0)
@@ -582,12 +582,15 @@ notice_hold(const struct notice_post *p, const struct notice_links *ln,
 	struct notice_post pp = *p;
 	int whole, rc = -1;
 
+	/* the post attached whole, or its header alone when it is too
+	 * large (or only its head was read) */
+	whole = pp.raw == NULL || (pp.raw_len <= NOTICE_MAX_ATTACH &&
+	    pp.raw_len >= pp.size);
 	if (pp.raw == NULL) {
 		pp.raw = none;
 		pp.raw_len = 0;
 	}
 	p = &pp;
-	whole = p->raw_len <= NOTICE_MAX_ATTACH;
 
 	/* Subject: [L] held: SUBJECT (score S), or (not scored: oversize) */
 	if (put(&subj, "[%s] %s: ", p->list, remind ? "still held" :

@@ -54,7 +54,9 @@ struct notice_post {
 	const unsigned char *raw;	/* the post as received (NULL in a
 					 * digest: not needed) */
 	size_t raw_len;
-	size_t size;			/* its size when raw is NULL */
+	size_t size;			/* its size (when raw is NULL, or
+					 * holds only its first raw_len
+					 * bytes; 0: raw_len) */
 	time_t arrived;
 	const unsigned char *raw_sha256;	/* the SHA-256 of its bytes
 						 * (the cookies' binding) */

@@ -396,6 +396,28 @@ notify_held(struct queue *q, const struct listcfg_global *g,
 	    errsz);
 }
 
+/* what a hold notice reads of a post too large to attach: its header
+ * (LG_MAX_HEADER_BYTES at most) and the preview's text (notice.c scans
+ * 256 KiB) */
+#define NOTICE_HEAD	(512u * 1024u)
+
+/* post id as a hold notice reads it: whole when it can attach it
+ * (NOTICE_MAX_ATTACH), else its first NOTICE_HEAD bytes (its header is
+ * attached alone), not the whole of a post held oversize, which may be
+ * 1 GiB.  As queue_get_head: 1, 0 no such post, -1 with err */
+static int
+notice_row(struct queue *q, int64_t id, struct queue_row *r, char *err,
+    size_t errsz)
+{
+	int got = queue_get_head(q, id, NOTICE_HEAD, r, err, errsz);
+
+	if (got <= 0 || r->raw_len >= (size_t)r->size ||
+	    r->size > NOTICE_MAX_ATTACH)
+		return got;
+	queue_row_free(r);
+	return queue_get(q, id, r, err, errsz);
+}
+
 /* notify_remind (kind "remind") and notify_send_post (kind NULL) */
 static int
 remind(struct queue *q, const struct listcfg_global *g, int64_t id,
@@ -409,7 +431,7 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 	int rc, got;
 
 	memset(st, 0, sizeof(*st));
-	if ((got = queue_get(q, id, &r, err, errsz)) < 0)
+	if ((got = notice_row(q, id, &r, err, errsz)) < 0)
 		return -1;
 	if (got == 0) {
 		snprintf(err, errsz, "no post %lld", (long long)id);
@@ -775,7 +797,8 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			 * the freed one standing for a later row of its own) */
 			have_row = 0;
 			loaded = 0;
-			if ((got = queue_get(q, n->post_id, &r, err, errsz)) < 0)
+			if ((got = notice_row(q, n->post_id, &r, err,
+			    errsz)) < 0)
 				goto out;
 			if (got == 0)
 				continue;
