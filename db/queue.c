@@ -1904,33 +1904,55 @@ row_raw(const PGresult *res, int i, int zc, int hc, struct queue_row *r,
 	return 0;
 }
 
-int
-queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
+/*
+ * The row of post id, its raw bytes in column 17 (sql: ROW_COLS and that
+ * column, $1 the id, vals[1..n-1] the rest) filled into r but for the
+ * bytes: the result (PQclear it), with *got 1; NULL with *got 0 when no
+ * such post, -1 with err
+ */
+static PGresult *
+get_row(struct queue *q, int64_t id, const char *sql, int n,
+    const char **vals, struct queue_row *r, int *got, char *err,
     size_t errsz)
 {
 	char idbuf[32];
-	const char *vals[1] = { idbuf };
 	PGresult *res;
 
 	memset(r, 0, sizeof(*r));
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", raw_z "
-	    "FROM held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL,
-	    1);
+	vals[0] = idbuf;
+	res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL, 1);
+	*got = -1;
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
-		return -1;
+		return NULL;
 	}
 	if (PQntuples(res) == 0) {
 		PQclear(res);
-		return 0;
+		*got = 0;
+		return NULL;
 	}
 	if (row_fill(res, 0, r) < 0) {
 		snprintf(err, errsz, "out of memory");
 		PQclear(res);
-		return -1;
+		return NULL;
 	}
+	*got = 1;
+	return res;
+}
+
+int
+queue_get(struct queue *q, int64_t id, struct queue_row *r, char *err,
+    size_t errsz)
+{
+	const char *vals[1];
+	PGresult *res;
+	int got;
+
+	if ((res = get_row(q, id, "SELECT " ROW_COLS ", raw_z FROM held_posts "
+	    "WHERE id = $1::int8", 1, vals, r, &got, err, errsz)) == NULL)
+		return got;
 	if (row_raw(res, 0, 17, 16, r, err, errsz) < 0) {
 		queue_row_free(r);
 		PQclear(res);
@@ -1986,37 +2008,22 @@ int
 queue_get_head(struct queue *q, int64_t id, size_t max, struct queue_row *r,
     char *err, size_t errsz)
 {
-	char idbuf[32], zbuf[32];
-	const char *vals[2] = { idbuf, zbuf };
+	char zbuf[32];
+	const char *vals[2] = { NULL, zbuf };
 	PGresult *res;
 	int rc;
 
-	memset(r, 0, sizeof(*r));
 	if (max == 0 || max > LG_MAX_POST_BYTES / 4)
 		max = LG_MAX_POST_BYTES / 4;
-	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	/* the compressed bytes that always hold the first max (as the
 	 * journal's head_zbytes: at most 15 bits a byte, 48 a match of 3
 	 * or more, a block header per 16 Ki symbols); a post no longer
 	 * than max comes whole (deflateBound is far below) */
 	snprintf(zbuf, sizeof(zbuf), "%zu", 2 * max + max / 32 + 4096);
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS ", substring(raw_z "
+	if ((res = get_row(q, id, "SELECT " ROW_COLS ", substring(raw_z "
 	    "FROM 1 FOR $2::int4) FROM held_posts WHERE id = $1::int8", 2,
-	    NULL, vals, NULL, NULL, 1);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
-		return -1;
-	}
-	if (PQntuples(res) == 0) {
-		PQclear(res);
-		return 0;
-	}
-	if (row_fill(res, 0, r) < 0) {
-		snprintf(err, errsz, "out of memory");
-		PQclear(res);
-		return -1;
-	}
+	    vals, r, &rc, err, errsz)) == NULL)
+		return rc;
 	if (r->size >= 0 && (uint64_t)r->size <= max)
 		rc = row_raw(res, 0, 17, 16, r, err, errsz);
 	else if (r->size < 0 || (uint64_t)r->size > LG_MAX_POST_BYTES) {
