@@ -609,6 +609,18 @@ req GET "/lists/dev/held/$id6" -u alice:alice-secret-1
 A_J=$T/jar2
 curl -s -o /dev/null -c "$A_J" -d "user=alice&password=alice-secret-1" "$URL/login"
 req GET "/lists/dev/held/$id6" -b "$A_J"
+# an Authorization header that is no Basic credentials (a proxy's
+# "Bearer" in front of the page, say) leaves the session's cookie to
+# decide: the API answered 401 to every call of the page
+req GET "/api/lists/dev/held/$id6" -b "$A_J" -H "Authorization: Bearer abc"
+check "the API with a session cookie and an Authorization: Bearer header: 200 ($code)" \
+    test "$code" = 200
+req GET "/api/lists/dev/held/$id6" -H "Authorization: Bearer abc"
+check "... without the cookie: 401 ($code)" test "$code" = 401
+req GET "/api/lists/dev/held/$id6" -b "$A_J" -u alice:wrong-password
+check "... a wrong Basic password with the cookie: still 401 ($code)" \
+    test "$code" = 401
+req GET "/lists/dev/held/$id6" -b "$A_J"
 check "a post's HTML and scripts are shown as text on its page" \
     sh -c "grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' '$T/body' && ! grep -q '<script>' '$T/body' && grep -q '&lt;b&gt;hi&lt;/b&gt;' '$T/body'"
 # a post of bytes that each become 8 bytes of HTML (&#xfffd;): 250 KB of

@@ -459,8 +459,13 @@ auth_request(struct web_req *r, int basic)
 	size_t i, live = 0;
 	enum auth_result res = AUTH_OK;
 
-	if (basic && (h = web_header(r, "Authorization")) != NULL)
-		return auth_basic(r, h);
+	/* Basic credentials decide alone (a wrong password is refused
+	 * whatever cookie comes with it); another scheme (a proxy's
+	 * "Bearer" in front of the page) is not ours: the cookie decides */
+	if (basic && (h = web_header(r, "Authorization")) != NULL &&
+	    (res = auth_basic(r, h)) != AUTH_NONE)
+		return res;
+	res = AUTH_OK;
 	memset(&c, 0, sizeof(c));
 	c.name = cookie_name(r);
 	web_header_lines(r, "Cookie", cookie_line, &c);
