@@ -722,6 +722,10 @@ START_TEST(run_separable)
 	ck_assert(r.rec.spam_cutoff >= r.rec.ham_cutoff);
 	ck_assert(r.boot.better > 0.99);
 	ck_assert(r.nsettings > 50);
+	/* one search from the defaults rates at most 1 + 6 x 6 + 8 + 6 +
+	 * 5 x 3 x 3 = 96 settings: more, and it ran with the vote budget
+	 * too (and the list's current setting) */
+	ck_assert_msg(r.nsettings > 97, "%u settings scored", r.nsettings);
 	/* applied, the recommendation is found again: nothing changes */
 	o.cur = r.rec.bp;
 	o.ham_cutoff = r.rec.ham_cutoff;
