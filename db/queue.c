@@ -2134,7 +2134,7 @@ journal_post_event(struct queue *q, const char *idbuf, const char *cls,
 
 /*
  * Record decision status (the caller holds the post's decision lock,
- * and the list's journal lock: journal_lock_post) and its training,
+ * and the list's journal lock: decision_lock) and its training,
  * inside the caller's transaction on q: the journal's net effect for
  * this post becomes the new class learnt once (or nothing).  0, or -1
  * with err.
@@ -2198,25 +2198,39 @@ rollback(struct queue *q)
 	queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
 }
 
-/* the longest pause between two tries for a post's decision lock */
-#define POST_LOCK_POLL_MAX_MS	100
+/* the longest pause between two tries for a decision's locks */
+#define DECISION_LOCK_POLL_MAX_MS	100
 
 /*
- * Open a transaction on q that holds post id's decision lock, waiting
- * while another decision holds it: 0 (the transaction is open), or -1
- * with err.  The lock is a transaction lock, so it ends with the
- * transaction however that ends (a process or connection that dies lets
- * go of it too): a connection pooler in transaction mode may hand each
- * transaction to another server connection, where a session lock would
- * stay behind.  A waiter tries in short transactions, with a pause
- * between tries, so that it holds no server connection of the pool
- * while it waits.
+ * Open a transaction on q that holds post id's decision lock and its
+ * list's journal lock (every decision records its training under it),
+ * waiting while another decision holds the first or a training run
+ * (`train`, for as long as it journals its posts) the second: 0 (the
+ * transaction is open), or -1 with err.  Both are transaction locks, so
+ * they end with the transaction however that ends (a process or
+ * connection that dies lets go of them too): a connection pooler in
+ * transaction mode may hand each transaction to another server
+ * connection, where a session lock would stay behind.  A waiter tries
+ * for both in short transactions, with a pause between tries, so that
+ * it holds no server connection of the pool while it waits: decisions
+ * waiting behind a long train used to take the whole pool, and the
+ * filter's hold path then waited for the train too.  Nothing here waits
+ * inside a statement, so the conninfo's statement_timeout and
+ * lock_timeout (set for the hold path) cut no wait for these locks, and
+ * still bound one for a lock on held_posts itself (an administrator's
+ * LOCK TABLE, a VACUUM FULL: the decision fails with one line, its post
+ * held).  A post that is no more takes no journal lock (its decision
+ * finds it gone).  Both are had before anything of the post changes:
+ * an approval records its training after its release, so waiting for
+ * the journal lock then would leave a released post 'releasing' for as
+ * long as a train runs (and for good if a watchdog ended the wait).
  */
 static int
-post_lock(struct queue *q, int64_t id, char *err, size_t errsz)
+decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
+    size_t errsz)
 {
-	char cls[16], key[16];
-	const char *vals[2] = { cls, key };
+	char cls[16], key[16], jcls[16];
+	const char *vals[4] = { cls, key, jcls, idbuf };
 	struct timespec ts;
 	PGresult *res;
 	long ms = 2;
@@ -2224,11 +2238,17 @@ post_lock(struct queue *q, int64_t id, char *err, size_t errsz)
 
 	snprintf(cls, sizeof(cls), "%d", QUEUE_LOCK_POST);
 	snprintf(key, sizeof(key), "%d", (int)(int32_t)(uint32_t)id);
+	snprintf(jcls, sizeof(jcls), "%d", QUEUE_LOCK_JOURNAL);
 	for (;;) {
 		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 			return -1;
+		/* both tried in one statement: no one waits holding one
+		 * of them (the other's holder may wait for it) */
 		res = PQexecParams(q->conn, "SELECT pg_try_advisory_xact_lock("
-		    "$1::int4, $2::int4)", 2, NULL, vals, NULL, NULL, 0);
+		    "$1::int4, $2::int4) AND coalesce((SELECT "
+		    "pg_try_advisory_xact_lock($3::int4, hashtext(list)) FROM "
+		    "held_posts WHERE id = $4::int8), true)", 4, NULL, vals,
+		    NULL, NULL, 0);
 		if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 		    PQntuples(res) != 1) {
 			snprintf(err, errsz, "database: %s",
@@ -2246,8 +2266,8 @@ post_lock(struct queue *q, int64_t id, char *err, size_t errsz)
 		ts.tv_nsec = ms * 1000000L;
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
-		if ((ms *= 2) > POST_LOCK_POLL_MAX_MS)
-			ms = POST_LOCK_POLL_MAX_MS;
+		if ((ms *= 2) > DECISION_LOCK_POLL_MAX_MS)
+			ms = DECISION_LOCK_POLL_MAX_MS;
 	}
 }
 
@@ -2273,9 +2293,6 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
  * failover): the outcome is recorded if it comes back meanwhile */
 #define RELOCK_TRIES		20
 #define RELOCK_PAUSE_MS		500
-
-static int journal_lock_post(struct queue *q, const char *idbuf, char *err,
-    size_t errsz);
 
 /*
  * The lock's connection was lost while the release ran (the server
@@ -2306,11 +2323,9 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
 	}
-	if (post_lock(lq, id, err, errsz) < 0)
+	if (decision_lock(lq, id, idbuf, err, errsz) < 0)
 		return -1;
 	*lq_r = lq;
-	if (journal_lock_post(lq, idbuf, err, errsz) < 0)
-		return -1;
 	res = PQexecParams(lq->conn, "SELECT 1 FROM held_posts WHERE id = "
 	    "$1::int8 AND status = 'releasing' AND decided_at::text = $2 "
 	    "FOR UPDATE", 2, NULL, vals, NULL, NULL, 0);
@@ -2327,40 +2342,6 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 		return -1;
 	}
 	return 0;
-}
-
-/*
- * Take the journal lock of post id's list inside the open transaction
- * on q (the post's decision lock's: every decision records its
- * training under it), before anything of the post changes: an approval
- * records its training after the release, and a training run (`train`)
- * holds the lock for as long as it reads posts, so waiting there would
- * leave a released post 'releasing' for that long (and for good when a
- * watchdog ends the wait).  The wait lasts as long as that run: a
- * statement_timeout or lock_timeout set for the filter's hold path (the
- * conninfo's options) must not cut it (the decision failed, the post
- * stayed held): queue_lock_wait.  A post that is no more takes none
- * (its decision finds it gone).  0, or -1 with err.
- */
-static int
-journal_lock_post(struct queue *q, const char *idbuf, char *err,
-    size_t errsz)
-{
-	char lockkey[16];
-	const char *vals[2] = { lockkey, idbuf };
-
-	snprintf(lockkey, sizeof(lockkey), "%d", QUEUE_LOCK_JOURNAL);
-	/* the table first, under the conninfo's timeouts: only the
-	 * journal lock's wait goes without them, not a wait for a lock on
-	 * held_posts itself (an administrator's LOCK TABLE, a VACUUM FULL:
-	 * the decision fails with one line, its post held, and does not
-	 * hang); the lock's statement then reads it with no wait */
-	if (exec_params(q, "SELECT 1 FROM held_posts WHERE id = $1::int8", 1,
-	    &vals[1], err, errsz) < 0)
-		return -1;
-	return queue_lock_wait(q, "SELECT pg_advisory_xact_lock($1::int4, "
-	    "hashtext(list)) FROM held_posts WHERE id = $2::int8", 2, vals,
-	    err, errsz);
 }
 
 /*
@@ -2465,20 +2446,14 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	 */
 	if (release_now) {
 		if (lock_conn(q, &lq, err, errsz) < 0 ||
-		    post_lock(lq, id, err, errsz) < 0) {
+		    decision_lock(lq, id, idbuf, err, errsz) < 0) {
 			lq = NULL;
 			goto out;
 		}
-		/* and the list's journal lock, waited for now, while the
-		 * post is still as it was (a post's list never changes) */
-		if (journal_lock_post(lq, idbuf, err, errsz) < 0)
-			goto out;
 		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
 			goto fail;
-	} else if (post_lock(q, id, err, errsz) < 0)
+	} else if (decision_lock(q, id, idbuf, err, errsz) < 0)
 		goto out;
-	else if (journal_lock_post(q, idbuf, err, errsz) < 0)
-		goto fail;
 	vals[0] = idbuf;
 	/* the post's bytes only for a release (up to 1 GiB compressed): a
 	 * decision without one journals them in SQL (record_decision) */
