@@ -1239,10 +1239,13 @@ pg_text(const char *s, size_t max)
 #define PENDING_ROWS	"status IN ('held', 'releasing')"
 
 /* a moderator's decision on these bytes within the window ($1 list, $2
- * SHA-256, DAYS the window in days; decided_posts of migration 0004) */
+ * SHA-256, DAYS the window in days; decided_posts of migration 0004).
+ * Days of 24 hours, as hold_expiry_days' expiry counts them (db/expiry.c):
+ * make_interval(days => N) counts calendar days of the session's
+ * TimeZone, 23 or 25 hours across a daylight-saving change */
 #define DECIDED_ROWS(DAYS) \
 	"decided_posts WHERE list = $1 AND raw_sha256 = $2 AND " \
-	"decided_at > now() - make_interval(days => " DAYS ")"
+	"decided_at > now() - make_interval(hours => 24 * " DAYS ")"
 
 /* how often queue_hold retries when the row it collided with changed
  * state before it could be read */
@@ -1482,7 +1485,7 @@ out:
 	"WHERE (SELECT max(version) FROM schema_migrations) = $15::int4 " \
 	"AND NOT EXISTS (SELECT 1 FROM decided_posts WHERE list = $1 " \
 	"AND raw_sha256 = $12::bytea AND decided_at > now() - " \
-	"make_interval(days => $14::int4)) AND " HOLD_DURABLE " " \
+	"make_interval(hours => 24 * $14::int4)) AND " HOLD_DURABLE " " \
 	"ON CONFLICT DO NOTHING RETURNING id"
 
 /* HOLD_SQL, and the new post's hold notices (moddb_queue's rows) to the

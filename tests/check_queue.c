@@ -965,6 +965,91 @@ START_TEST(hold_remembers_decisions)
 }
 END_TEST
 
+/*
+ * The window of remembered decisions is counted in days of 24 hours
+ * whatever the connection's TimeZone (the server's timezone setting, or
+ * PGTZ), as hold_expiry_days' expiry is: "now() - N days" in a zone with
+ * a daylight-saving change in between was 23 or 25 hours off per change.
+ * A zone and N with a change in between, a decision 24 x N hours and 30
+ * minutes ago (or 30 minutes less, where the change went the other
+ * way), seen through a connection in that zone.
+ */
+START_TEST(hold_window_days_are_24h)
+{
+	static const char a[] = "Received: by mx1\nSubject: tzw\n\nbody\n";
+	PGconn *pc = pg(NULL);
+	PGresult *res;
+	struct queue *q;
+	char err[1024], zone[64], nbuf[16], *saved;
+	const char *vals[2];
+	int64_t id, id2;
+	unsigned n;
+	int longer, want;
+
+	/* the first zone and N with an offset N days ago unlike now's */
+	res = PQexec(pc, "SELECT z, n, (t2 AT TIME ZONE z) - (t2 AT TIME "
+	    "ZONE 'UTC') > (now() AT TIME ZONE z) - (now() AT TIME ZONE "
+	    "'UTC') FROM unnest(ARRAY['America/New_York', 'Europe/Berlin', "
+	    "'Australia/Sydney', 'Pacific/Auckland', 'America/Santiago']) "
+	    "WITH ORDINALITY AS u(z, o), generate_series(2, 200) AS n, "
+	    "LATERAL (SELECT now() - make_interval(hours => 24 * n)) AS "
+	    "w(t2) WHERE (t2 AT TIME ZONE z) - (t2 AT TIME ZONE 'UTC') <> "
+	    "(now() AT TIME ZONE z) - (now() AT TIME ZONE 'UTC') "
+	    "ORDER BY o, n LIMIT 1");
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	if (PQntuples(res) == 0) {
+		/* (no such change in 200 days: none of these zones keeps
+		 * daylight-saving time any more) */
+		PQclear(res);
+		PQfinish(pc);
+		return;
+	}
+	snprintf(zone, sizeof(zone), "%s", PQgetvalue(res, 0, 0));
+	n = (unsigned)atoi(PQgetvalue(res, 0, 1));
+	/* the zone's calendar day count back across the change is an hour
+	 * longer than 24 x N hours (its offset then was larger) */
+	longer = *PQgetvalue(res, 0, 2) == 't';
+	PQclear(res);
+
+	q = qopen();
+	ck_assert_int_eq(hold_mem(q, "tzw", a, n, &id), QUEUE_HELD_NEW);
+	ck_assert_int_eq(decide(q, id, "rejected", "t", NULL, 0, NULL, NULL,
+	    NULL, NULL, err, sizeof(err)), QUEUE_DECIDED);
+	queue_close(q);
+	/* decided 24 x N hours and 30 minutes ago where the zone's days
+	 * are longer (remembered there before, by an hour's error), 30
+	 * minutes less where they are shorter (forgotten there before) */
+	snprintf(nbuf, sizeof(nbuf), "%u", n);
+	vals[0] = nbuf;
+	vals[1] = longer ? "-30" : "30";
+	res = PQexecParams(pc, "UPDATE decided_posts SET decided_at = now() - "
+	    "make_interval(hours => 24 * $1::int4) + make_interval(mins => "
+	    "$2::int4) WHERE list = 'tzw' RETURNING 1", 2, NULL, vals, NULL,
+	    NULL, 0);
+	ck_assert_int_eq(PQresultStatus(res), PGRES_TUPLES_OK);
+	ck_assert_int_eq(PQntuples(res), 1);
+	PQclear(res);
+	want = longer ? 0 : QUEUE_HELD_REJECTED;
+
+	saved = getenv("PGTZ") ? strdup(getenv("PGTZ")) : NULL;
+	setenv("PGTZ", zone, 1);
+	q = qopen();
+	ck_assert_msg(queue_decided(q, "tzw", (const unsigned char *)a,
+	    strlen(a), -1, n, &id2, err, sizeof(err)) == want,
+	    "TimeZone %s, %u days of 24 hours: the decision %s the window",
+	    zone, n, longer ? "is past" : "is within");
+	ck_assert_int_eq(hold_mem(q, "tzw", a, n, &id2), longer ?
+	    QUEUE_HELD_NEW : QUEUE_HELD_REJECTED);
+	queue_close(q);
+	if (saved != NULL) {
+		setenv("PGTZ", saved, 1);
+		free(saved);
+	} else
+		unsetenv("PGTZ");
+	PQfinish(pc);
+}
+END_TEST
+
 /* n pseudo-random bytes (they barely compress) after a header */
 static unsigned char *
 noise_post(size_t n, unsigned seed)
@@ -2567,6 +2652,7 @@ queue_suite(void)
 	tcase_add_test(tc, hold_list_and_discarded);
 	tcase_add_test(tc, hold_retry_stored_once);
 	tcase_add_test(tc, hold_remembers_decisions);
+	tcase_add_test(tc, hold_window_days_are_24h);
 	tcase_add_test(tc, hold_streams_large_posts);
 	tcase_add_test(tc, journal_fetch_within_budget);
 	tcase_add_test(tc, journal_codec_reused);
