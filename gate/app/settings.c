@@ -35,3 +35,12 @@ settings_mta(const struct listcfg_global *g)
 {
 	return g->mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX : MTA_QMAIL;
 }
+
+enum mta
+settings_mta_fallback(int refused_mta, int envelope_args)
+{
+	if (refused_mta >= 0)
+		return refused_mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
+		    MTA_QMAIL;
+	return envelope_args ? MTA_POSTFIX : MTA_QMAIL;
+}

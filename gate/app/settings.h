@@ -25,4 +25,15 @@ void settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o);
 /* the default MTA dialect of filter (listgate.conf's mta) */
 enum mta settings_mta(const struct listcfg_global *g);
 
+/*
+ * The dialect of filter and moderate, the MTA's pipe commands, where
+ * neither --mta nor their listgate.conf gave it: listgate.conf's mta as
+ * main read it to leave root (refused_mta: enum listcfg_mta, -1 not
+ * read), else Postfix when the envelope came as options (envelope_args:
+ * -f or RECIPIENT, how pipe(8) speaks; qmail-local passes it in the
+ * environment), else qmail.  qmail's 111 is no sysexits code: Postfix
+ * bounces a post for it.
+ */
+enum mta settings_mta_fallback(int refused_mta, int envelope_args);
+
 #endif

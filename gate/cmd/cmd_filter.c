@@ -204,18 +204,17 @@ set_mta(struct filter *f, enum mta m)
 	wd_code = outcome_exit(OUT_DEFER, m);
 }
 
-/*
- * The dialect, when neither --mta nor listgate.conf (which did not load)
- * gave it: envelope options (-f, RECIPIENT) are how pipe(8) speaks, and
- * qmail-local passes the envelope in the environment.  qmail's 111 is no
- * sysexits code, and Postfix bounces a post for it.  Before
- * envelope_from_env, so f->sender and f->recipient come from argv.
- */
+/* the dialect where neither --mta nor listgate.conf gave it
+ * (settings_mta_fallback); before envelope_from_env, so f->sender and
+ * f->recipient come from argv */
 static void
-mta_from_envelope(struct filter *f)
+mta_fallback(struct filter *f, const struct cmd_ctx *ctx)
 {
-	if (!f->mta_known && (f->sender != NULL || f->recipient != NULL))
-		set_mta(f, MTA_POSTFIX);
+	if (f->mta_known)
+		return;
+	f->mta = settings_mta_fallback(ctx->refused_mta, f->sender != NULL ||
+	    f->recipient != NULL);
+	wd_code = outcome_exit(OUT_DEFER, f->mta);
 }
 
 /* (re)arm the watchdog */
@@ -750,7 +749,7 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 		{ NULL, 0, NULL, 0 }
 	};
 	enum mta m;
-	int ch, envelope = 0, bad = 0;
+	int ch, bad = 0;
 
 	*help_r = 0;
 	while ((ch = getopt_long(argc, argv, "+l:m:f:h", opts, NULL)) != -1) {
@@ -768,7 +767,6 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 			break;
 		case 'f':
 			f->sender = optarg;
-			envelope = 1;
 			break;
 		case 'h':
 			/* the options after it still give the dialect */
@@ -781,15 +779,10 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 			break;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc)
 		f->recipient = argv[optind++];
-		envelope = 1;
-	}
-	if (*help_r) {
-		if (!f->mta_known && envelope)
-			set_mta(f, MTA_POSTFIX);
+	if (*help_r)
 		return 0;
-	}
 	if (optind < argc && !bad) {
 		failure(f, "usage: more than one recipient");
 		bad = 1;
@@ -798,10 +791,6 @@ parse_args(struct filter *f, int argc, char **argv, int *help_r)
 		failure(f, "usage: --list is required");
 		bad = 1;
 	}
-	/* an error before the dialect is known: -f/RECIPIENT options are
-	 * how pipe(8) speaks; qmail-local passes them in the environment */
-	if (bad && !f->mta_known && envelope)
-		set_mta(f, MTA_POSTFIX);
 	return bad ? -1 : 0;
 }
 
@@ -875,10 +864,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* started as root and may not stay: nothing is opened; the
 		 * post stays with the MTA, in its dialect (--mta, else
 		 * listgate.conf's, which main read) */
-		if (!f.mta_known && ctx->refused_mta >= 0)
-			set_mta(&f, ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
-			    MTA_POSTFIX : MTA_QMAIL);
-		mta_from_envelope(&f);
+		mta_fallback(&f, ctx);
 		failure(&f, "%s", ctx->refused);
 		goto decide;
 	}
@@ -888,7 +874,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
 			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
-		}
+		} else
+			mta_fallback(&f, ctx);
 		fprintf(stderr, "listgate filter: %s\n", f.why);
 		usage(stderr);
 		goto decide;
@@ -900,7 +887,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
 			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
-		}
+		} else
+			mta_fallback(&f, ctx);
 		/* exit 0 would tell an MTA the post was delivered: only a
 		 * person at a terminal gets it */
 		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
@@ -910,7 +898,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sizeof(err)) < 0) {
 		failure(&f, "%s", err);
 		/* its mta setting is not known either */
-		mta_from_envelope(&f);
+		mta_fallback(&f, ctx);
 		goto decide;
 	}
 	f.have_g = 1;

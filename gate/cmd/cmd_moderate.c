@@ -37,6 +37,7 @@
 #include "db/queue.h"
 #include "gate/app/app.h"
 #include "gate/app/run.h"
+#include "gate/app/settings.h"
 #include "gate/cmd/cmd.h"
 #include "gate/mail/spool.h"
 #include "gate/moderate/cookie.h"
@@ -218,11 +219,11 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* the dialect, where no --mta gave it: listgate.conf's */
 		if (!mta_known && listcfg_load_global(listcfg_dir(
 		    ctx->config_dir), &g, err, sizeof(err)) == 0) {
-			mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
-			    MTA_QMAIL;
+			mta = settings_mta(&g);
 			listcfg_free_global(&g);
-		} else if (!mta_known && (sender != NULL || rcpt != NULL))
-			mta = MTA_POSTFIX;	/* pipe(8)'s envelope options */
+		} else if (!mta_known)
+			mta = settings_mta_fallback(ctx->refused_mta,
+			    sender != NULL || rcpt != NULL);
 		usage(help ? stdout : stderr);
 		alarm(0);
 		/* 0 would tell an MTA the reply was handled */
@@ -230,31 +231,23 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 			return EXIT_CMD_OK;
 		return outcome_exit(OUT_DEFER, mta);
 	}
-	/*
-	 * Refused as root, or no listgate.conf: its mta setting is not
-	 * known either.  Envelope options (-f, RECIPIENT) are how pipe(8)
-	 * speaks; qmail-local passes the envelope in the environment.
-	 * qmail's 111 is no sysexits code, and Postfix would bounce the
-	 * moderator's reply for it.
-	 */
+	/* refused as root, or no listgate.conf: its mta setting is not
+	 * known either (settings_mta_fallback) */
 	if (ctx->refused != NULL ||
 	    listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
 	    sizeof(err)) < 0) {
 		if (ctx->refused != NULL)
 			snprintf(err, sizeof(err), "%s", ctx->refused);
-		if (!mta_known && ctx->refused != NULL &&
-		    ctx->refused_mta >= 0)
-			mta = ctx->refused_mta == LISTCFG_MTA_POSTFIX ?
-			    MTA_POSTFIX : MTA_QMAIL;
-		else if (!mta_known && (sender != NULL || rcpt != NULL))
-			mta = MTA_POSTFIX;
+		if (!mta_known)
+			mta = settings_mta_fallback(ctx->refused_mta,
+			    sender != NULL || rcpt != NULL);
 		cmd_err(NAME, "%s", err);
 		snprintf(r.why, sizeof(r.why), "%s", err);
 		goto done;
 	}
 	have_g = 1;
 	if (!mta_known)
-		mta = g.mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX : MTA_QMAIL;
+		mta = settings_mta(&g);
 	wd_code = outcome_exit(OUT_DEFER, mta);
 	log_setup("listgate", g.log_facility, 1);
 	alarm(g.timeout_s);
