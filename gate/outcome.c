@@ -25,6 +25,10 @@ outcome_exit(enum outcome o, enum mta m)
 
 	if ((unsigned)o > OUT_DEFER)
 		o = OUT_DEFER;
+	/* the dialect unknown: only a pass (0 in both) is safe to say,
+	 * anything else is left with the MTA */
+	if (m == MTA_UNKNOWN)
+		return o == OUT_PASS ? EXIT_EX_OK : EXIT_EX_TEMPFAIL;
 	return m == MTA_POSTFIX ? postfix[o] : qmail[o];
 }
 
@@ -59,5 +63,6 @@ mta_parse(const char *s, enum mta *m_r)
 const char *
 mta_name(enum mta m)
 {
-	return m == MTA_POSTFIX ? "postfix" : "qmail";
+	return m == MTA_POSTFIX ? "postfix" : m == MTA_UNKNOWN ? "unknown" :
+	    "qmail";
 }

@@ -17,7 +17,11 @@ enum outcome {
 
 enum mta {
 	MTA_QMAIL,
-	MTA_POSTFIX
+	MTA_POSTFIX,
+	/* not known yet (no --mta, listgate.conf not read): a temporary
+	 * failure is 75, which Postfix and qmail-local both retry
+	 * (qmail-local: any code but 0, 99, 100 and a few hard ones) */
+	MTA_UNKNOWN
 };
 
 /* exit codes */

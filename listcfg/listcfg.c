@@ -260,7 +260,9 @@ listcfg_load_owner(const char *dir, char **user_r, char **group_r,
 	if (cfgfile_read(&cf, path, err, errsz, set_owner_key, &t,
 	    &missing) < 0 || check_accounts(&cf, &g) < 0)
 		goto out;
-	if (!missing && cfgfile_seen(&cf, "mta") != 0)
+	/* not set, it is the default: what filter and moderate would take
+	 * had they not been refused */
+	if (!missing)
 		*mta_r = g.mta;
 	*user_r = g.user;
 	*group_r = g.group;

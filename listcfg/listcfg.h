@@ -176,7 +176,8 @@ void listcfg_free_global(struct listcfg_global *g);
  * listcfg_load_global checks the directory and the file (the file's
  * format too; the values of other keys are not looked at).  0 with
  * *user_r and *group_r (NULL when not set, else xfree them) and *mta_r
- * (an enum listcfg_mta, -1 when not set), or -1 with err.
+ * (an enum listcfg_mta: its default when the file does not set it, -1
+ * when there is no file), or -1 with err.
  */
 int listcfg_load_owner(const char *dir, char **user_r, char **group_r,
     int *mta_r, char *err, size_t errsz);

@@ -386,6 +386,47 @@ printf 'From: mod@example.org\n\nok\n' | env SENDER=mod@example.org \
 rc=$?
 if [ "$rc" -eq 111 ]; then ok "moderate under qmail: missing configuration directory (exit 111)"
 else bad "moderate under qmail: missing configuration directory (exit $rc, want 111)"; fi
+# --- a listgate.conf that hangs: the dialect before it is read ---------------
+# its open delayed 3 s (strace, as an NFS server away would), SIGALRM
+# sent meanwhile (the watchdog; its default is 300 s): the watchdog
+# answered with qmail's 111 until listgate.conf named the dialect, and
+# pipe(8) bounced the post for it
+# hang CMD...: CMD with a post, listgate.conf's open slow, SIGALRM at 1 s
+hang() {
+	strace -f -o /dev/null -P "$CONF/listgate.conf" \
+	    -e inject=openat:delay_enter=3000000 "$@" \
+	    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err" &
+	pid=$!
+	sleep 1
+	kill -ALRM $(pgrep -P $pid) 2>/dev/null
+	wait $pid
+	rc=$?
+}
+if command -v strace > /dev/null 2>&1 && command -v pgrep > /dev/null 2>&1 &&
+    strace -o /dev/null true 2>/dev/null; then
+	hang "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
+	    -f s@x -- demo@l
+	expect 75 "listgate.conf hangs, pipe(8)'s envelope: the watchdog defers"
+	grep -q "timed out" "$T/err" && ok "... the watchdog's doing" ||
+	    bad "... the watchdog's doing"
+	hang env -u HOST -u DTLINE "$LISTGATE" --allow-root --config "$CONF" \
+	    filter --list demo
+	expect 75 "listgate.conf hangs, no envelope options: 75 (both MTAs retry)"
+	hang env -u HOST -u DTLINE "$LISTGATE" --allow-root --config "$CONF" \
+	    moderate -f mod@x -- demo-moderate+approve-5-abcdefgh@l
+	expect 75 "moderate: listgate.conf hangs, pipe(8)'s envelope: 75"
+	# qmail-local's environment: its own 111
+	hang env SENDER=s@x RECIPIENT=demo@l LOCAL=demo HOST=l "$LISTGATE" \
+	    --allow-root --config "$CONF" filter --list demo
+	[ "$rc" -eq 111 ] && ok "listgate.conf hangs under qmail-local: 111" ||
+	    bad "listgate.conf hangs under qmail-local: 111 (exit $rc)"
+else
+	echo "# SKIP a listgate.conf that hangs: needs strace and pgrep"
+fi
+cat "$DATA/ham-test.eml" | env -u HOST -u DTLINE "$LISTGATE" --allow-root \
+    --config "$T/nonexistent" filter --list demo > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "missing configuration directory, no --mta, no envelope: 75"
 cp "$T/saved.conf" "$CONF/listgate.conf"
 printf 'spam_cutoff = 0.3\nham_cutoff = 0.4\n' > "$CONF/lists/broken.conf"
 pf broken "$DATA/ham-test.eml"

@@ -246,8 +246,9 @@ grep -q "no database" "$T/err" && ok "and the reason reaches qmail's log" ||
     bad "and the reason reaches qmail's log"
 
 # --- every failure is 111 -------------------------------------------------
-"$LISTGATE" --allow-root --config "$T/nonexistent" filter --list demo \
-    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+# (qmail-local's environment names the dialect)
+env HOST=lists.example.org "$LISTGATE" --allow-root --config "$T/nonexistent" \
+    filter --list demo < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
 rc=$?
 expect 111 "missing configuration directory"
 cp "$CONF/listgate.conf" "$T/saved.conf"
@@ -333,7 +334,7 @@ fi
 worst=0
 i=1
 while [ $i -le 150 ]; do
-	LISTGATE_FAIL_ALLOC=$i env SENDER=a@b RECIPIENT=demo@l \
+	LISTGATE_FAIL_ALLOC=$i env SENDER=a@b RECIPIENT=demo@l LOCAL=demo HOST=l \
 	    "$LISTGATE" --allow-root --config "$CONF" filter --list demo \
 	    < "$DATA/ham-test.eml" > /dev/null 2>&1
 	r=$?

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
+
 #include "gate/app/settings.h"
 
 void
@@ -42,5 +44,9 @@ settings_mta_fallback(int refused_mta, int envelope_args)
 	if (refused_mta >= 0)
 		return refused_mta == LISTCFG_MTA_POSTFIX ? MTA_POSTFIX :
 		    MTA_QMAIL;
-	return envelope_args ? MTA_POSTFIX : MTA_QMAIL;
+	if (envelope_args)
+		return MTA_POSTFIX;
+	if (getenv("HOST") != NULL || getenv("DTLINE") != NULL)
+		return MTA_QMAIL;
+	return MTA_UNKNOWN;
 }

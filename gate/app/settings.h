@@ -26,13 +26,15 @@ void settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o);
 enum mta settings_mta(const struct listcfg_global *g);
 
 /*
- * The dialect of filter and moderate, the MTA's pipe commands, where
- * neither --mta nor their listgate.conf gave it: listgate.conf's mta as
+ * The dialect of filter and moderate, the MTA's pipe commands, until
+ * --mta or their listgate.conf gives it (before it is read: the
+ * watchdog's, a stop's; or when it cannot be): listgate.conf's mta as
  * main read it to leave root (refused_mta: enum listcfg_mta, -1 not
  * read), else Postfix when the envelope came as options (envelope_args:
- * -f or RECIPIENT, how pipe(8) speaks; qmail-local passes it in the
- * environment), else qmail.  qmail's 111 is no sysexits code: Postfix
- * bounces a post for it.
+ * -f or RECIPIENT, how pipe(8) speaks), else qmail under qmail-local's
+ * environment ($HOST or $DTLINE, which Postfix never sets), else
+ * MTA_UNKNOWN.  qmail's 111 is no sysexits code: Postfix bounces a post
+ * for it.
  */
 enum mta settings_mta_fallback(int refused_mta, int envelope_args);
 

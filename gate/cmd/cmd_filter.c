@@ -15,7 +15,8 @@
  *
  * Exit codes come only from outcome_exit().  Every failure, usage errors
  * and the watchdog included, is a temporary failure (qmail 111, Postfix
- * 75); a list's on_error = pass passes the post instead only when the
+ * 75, and 75 while the dialect is not known: settings_mta_fallback); a
+ * list's on_error = pass passes the post instead only when the
  * host failed it (database, lock, memory, spool, token file), never for
  * what the post itself chose (its size, an empty post).  A post over
  * max_post_bytes is a verdict, not an error: held unscored with the
@@ -75,10 +76,11 @@
 /* seconds a post about to pass waits for the database to say whether a
  * moderator decided it already */
 
-/* the exit code the watchdog uses: the current dialect's "defer",
+/* the exit code the watchdog uses: the current dialect's "defer" (75
+ * while it is not known: see mta_fallback),
  * "held" once the hold committed (only notices are left to send), or
  * "delivered" once `deliver` has (only the pass count is left) */
-static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+static volatile sig_atomic_t wd_code = EXIT_EX_TEMPFAIL;
 static volatile sig_atomic_t wd_held, wd_delivered;
 /* the outcome is decided and wd_code is its exit code: only the log
  * line and the MTA's reason are left */
@@ -204,9 +206,11 @@ set_mta(struct filter *f, enum mta m)
 	wd_code = outcome_exit(OUT_DEFER, m);
 }
 
-/* the dialect where neither --mta nor listgate.conf gave it
- * (settings_mta_fallback); before envelope_from_env, so f->sender and
- * f->recipient come from argv */
+/* the dialect until listgate.conf gives it, if --mta did not
+ * (settings_mta_fallback), and the watchdog's code with it: before
+ * listgate.conf is read, which can hang (an NFS server away, a FIFO),
+ * and before envelope_from_env, so f->sender and f->recipient come
+ * from argv */
 static void
 mta_fallback(struct filter *f, const struct cmd_ctx *ctx)
 {
@@ -832,8 +836,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	buf_init(&f.subject, MAX_HDR_BYTES);
 	buf_init(&f.clues, MAX_CLUE_BYTES);
 	f.t0 = clock_now_ms();
-	f.mta = MTA_QMAIL;
-	wd_code = outcome_exit(OUT_DEFER, MTA_QMAIL);
+	f.mta = MTA_UNKNOWN;
+	wd_code = outcome_exit(OUT_DEFER, MTA_UNKNOWN);
 
 	/* the watchdog first: nothing below may outlast the MTA's patience */
 	memset(&sa, 0, sizeof(sa));
@@ -860,11 +864,11 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	log_stderr(-1);
 
 	r = parse_args(&f, argc, argv, &help);
+	mta_fallback(&f, ctx);
 	if (ctx->refused != NULL && (r < 0 || !help)) {
 		/* started as root and may not stay: nothing is opened; the
 		 * post stays with the MTA, in its dialect (--mta, else
-		 * listgate.conf's, which main read) */
-		mta_fallback(&f, ctx);
+		 * listgate.conf's, which main read: mta_fallback) */
 		failure(&f, "%s", ctx->refused);
 		goto decide;
 	}
@@ -874,8 +878,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
 			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
-		} else
-			mta_fallback(&f, ctx);
+		}
 		fprintf(stderr, "listgate filter: %s\n", f.why);
 		usage(stderr);
 		goto decide;
@@ -887,8 +890,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
 			set_mta(&f, settings_mta(&f.g));
 			listcfg_free_global(&f.g);
-		} else
-			mta_fallback(&f, ctx);
+		}
 		/* exit 0 would tell an MTA the post was delivered: only a
 		 * person at a terminal gets it */
 		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
@@ -897,8 +899,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (listcfg_load_global(listcfg_dir(ctx->config_dir), &f.g, err,
 	    sizeof(err)) < 0) {
 		failure(&f, "%s", err);
-		/* its mta setting is not known either */
-		mta_fallback(&f, ctx);
+		/* its mta setting is not known either: mta_fallback's */
 		goto decide;
 	}
 	f.have_g = 1;

@@ -56,8 +56,9 @@
  * post back to held when it ran out (as filter's notices) */
 #define RELEASE_MARGIN_MS	1000.0
 
-/* the watchdog's exit code: defer until the decision is made, then 0 */
-static volatile sig_atomic_t wd_code = EXIT_QMAIL_SOFT;
+/* the watchdog's exit code: defer until the decision is made, then 0
+ * (75 until the dialect is known: settings_mta_fallback) */
+static volatile sig_atomic_t wd_code = EXIT_EX_TEMPFAIL;
 /* the outcome is decided: only the log line is left */
 static volatile sig_atomic_t wd_decided;
 
@@ -158,7 +159,7 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *cands[4], *ext, *host, *local, *sender = NULL;
 	const char *rcpt = NULL, *result = "defer";
 	char err[1024], answer[1100] = "";
-	enum mta mta = MTA_QMAIL;
+	enum mta mta = MTA_UNKNOWN;
 	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a, proven = 0;
 	int help = 0, bad = 0;
 	enum outcome o = OUT_DEFER;
@@ -215,15 +216,20 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "more than one recipient");
 		bad = 1;
 	}
+	/* the dialect until listgate.conf gives it, and the watchdog's
+	 * code with it: reading listgate.conf can hang (an NFS server
+	 * away, a FIFO) */
+	if (!mta_known)
+		mta = settings_mta_fallback(ctx->refused_mta, sender != NULL ||
+		    rcpt != NULL);
+	wd_code = outcome_exit(OUT_DEFER, mta);
 	if (help || bad) {
 		/* the dialect, where no --mta gave it: listgate.conf's */
 		if (!mta_known && listcfg_load_global(listcfg_dir(
 		    ctx->config_dir), &g, err, sizeof(err)) == 0) {
 			mta = settings_mta(&g);
 			listcfg_free_global(&g);
-		} else if (!mta_known)
-			mta = settings_mta_fallback(ctx->refused_mta,
-			    sender != NULL || rcpt != NULL);
+		}
 		usage(help ? stdout : stderr);
 		alarm(0);
 		/* 0 would tell an MTA the reply was handled */
@@ -232,15 +238,12 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		return outcome_exit(OUT_DEFER, mta);
 	}
 	/* refused as root, or no listgate.conf: its mta setting is not
-	 * known either (settings_mta_fallback) */
+	 * known either (the dialect stays settings_mta_fallback's) */
 	if (ctx->refused != NULL ||
 	    listcfg_load_global(listcfg_dir(ctx->config_dir), &g, err,
 	    sizeof(err)) < 0) {
 		if (ctx->refused != NULL)
 			snprintf(err, sizeof(err), "%s", ctx->refused);
-		if (!mta_known)
-			mta = settings_mta_fallback(ctx->refused_mta,
-			    sender != NULL || rcpt != NULL);
 		cmd_err(NAME, "%s", err);
 		snprintf(r.why, sizeof(r.why), "%s", err);
 		goto done;
