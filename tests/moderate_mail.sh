@@ -1255,5 +1255,26 @@ check "... in less than 40 MB of memory (${mb64} MB; reading the whole post took
 check "... the notice gives its whole size and attaches its header only" \
     sh -c "grep -q '^ *Size: *$(wc -c < "$T/huge.eml") bytes' '$T/rm64.txt' && grep -q 'its header only: it is too large' '$T/rm64.txt'"
 
+# --- two lists that share one moderation address ------------------------------------------
+# (config check refuses it, but the MTA delivers the replies all the
+# same): each reply goes to the list its cookie was made for.  It went
+# to the first list found, which refused the other's cookie
+for l in sha shb; do
+	sed -e 's/^moderation_address = .*/moderation_address = shared-moderate@lists.example.org/' \
+	    "$CONF/lists/dev.conf" > "$CONF/lists/$l.conf"
+	journal_train "$l" || exit 99
+	lg sync -q --list "$l" || exit 99
+done
+for l in sha shb; do
+	ids=$(hold spam-test.eml "shared-$l@test" spammer@example.net "$l") || exit 1
+	as=$(addr_of "$(last_to alice@example.org)" approve)
+	reply "Re: held" > "$T/rs.eml"
+	moderate "$as" alice@example.org < "$T/rs.eml"
+	check "shared moderation address, a reply for list $l: decided" \
+	    test "$rc" -eq 0 -a "$(status "$ids")" = approved
+	check "... released to $l" test -s "$T/released.$l"
+done
+rm -f "$CONF/lists/sha.conf" "$CONF/lists/shb.conf"
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -9,12 +9,13 @@
  * LOCAL{delim}ACTION-ID-COOKIE@DOMAIN comes from RECIPIENT (Postfix's
  * ${recipient}) or, under qmail, from $EXT@$HOST, $RECIPIENT or
  * $LOCAL@$HOST; it selects the list among the configured moderation
- * addresses.  A valid cookie decides the post through the one decision
- * path (decide_post: release, journal, training), then the list's token
- * file is synced; the envelope sender gets a short answer when it is one
- * of the list's moderators, else the moderator the cookie was made for
- * does (never an address the reply chose; a refused address or cookie
- * names none: then no answer).
+ * addresses (and its cookie, where lists share one).  A valid cookie
+ * decides the post through the one decision path (decide_post: release,
+ * journal, training), then the list's token file is synced; the
+ * envelope sender gets a short answer when it is one of the list's
+ * moderators, else the moderator the cookie was made for does (never an
+ * address the reply chose; a refused address or cookie names none: then
+ * no answer).
  * Everything from the MTA is hostile (gate/moderate/reply.c).
  *
  * Exit 0 once the reply is handled, accepted or refused (a refusal
@@ -158,10 +159,10 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	    localaddr = BUF_INIT(2 * COOKIE_MAX_ADDR);
 	const char *cands[4], *ext, *host, *local, *sender = NULL;
 	const char *rcpt = NULL, *result = "defer";
-	char err[1024], answer[1100] = "";
+	char err[1024], kerr[1024], answer[1100] = "";
 	enum mta mta = MTA_UNKNOWN;
 	int ch, mta_known = 0, have_g = 0, have_sp = 0, rc, a, proven = 0;
-	int help = 0, bad = 0;
+	int help = 0, bad = 0, have_key = 0;
 	enum outcome o = OUT_DEFER;
 
 	memset(&r, 0, sizeof(r));
@@ -312,7 +313,14 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	r.len = sp.len;
 	reply_headers(&r);
 
-	rc = reply_route(&r, &g, cands, 4);
+	/* the site's secret before routing: lists that share a moderation
+	 * address are told apart by the cookie.  Not had, the reply is
+	 * routed as without it, and deferred below where it needs it */
+	if ((key = xcalloc(1, sizeof(*key))) == NULL)
+		snprintf(kerr, sizeof(kerr), "out of memory");
+	else if (cookie_load_key(g.secret_file, key, kerr, sizeof(kerr)) == 0)
+		have_key = 1;
+	rc = reply_route(&r, &g, have_key ? key : NULL, cands, 4);
 	if (rc == REPLY_TEMP)
 		goto done;
 	if (rc == REPLY_REFUSED) {
@@ -330,12 +338,8 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		result = "ignored";
 		goto done;
 	}
-	if ((key = xcalloc(1, sizeof(*key))) == NULL) {
-		snprintf(r.why, sizeof(r.why), "out of memory");
-		goto done;
-	}
-	if (cookie_load_key(g.secret_file, key, err, sizeof(err)) < 0) {
-		snprintf(r.why, sizeof(r.why), "%s", err);
+	if (!have_key) {
+		snprintf(r.why, sizeof(r.why), "%s", kerr);
 		goto done;
 	}
 	r.key = key;

@@ -79,13 +79,17 @@ near_address(const char *m, int delim, const char *c)
 /*
  * The list whose moderation address is a's (or, when a is NULL, near
  * address c): 1 found (r->l), 0 none, -1 lists/ or a list could not be
- * read (r->why)
+ * read (r->why).  Lists that share the address (config check refuses
+ * it; the MTA delivers their replies all the same): the one a's cookie
+ * was made for, told by key (NULL: not loaded, the first one), else the
+ * first one, which refuses the cookie.
  */
 static int
 find_list(struct reply *r, const struct listcfg_global *g,
-    const struct cookie_addr *a, const char *c)
+    const struct cookie_addr *a, const char *c, const struct cookie_key *key)
 {
 	char dir[4096], name[LG_MAX_LIST_NAME + 1], err[1024];
+	char first[LG_MAX_LIST_NAME + 1] = "";
 	struct dirent *de;
 	DIR *d;
 	size_t n;
@@ -119,6 +123,16 @@ find_list(struct reply *r, const struct listcfg_global *g,
 		    same_address(r->l.moderation_address, a) :
 		    near_address(r->l.moderation_address,
 		    r->l.recipient_delimiter, c))) {
+			/* the cookie is made with the list's name: another
+			 * list's (of this address) is no cookie of this one */
+			if (a != NULL && key != NULL && cookie_check(key, name,
+			    a, NULL, NULL, NULL, time(NULL)) ==
+			    COOKIE_EMISMATCH) {
+				if (first[0] == '\0')
+					memcpy(first, name, n - 5 + 1);
+				listcfg_free_list(&r->l);
+				continue;
+			}
 			found = 1;
 			r->have_l = 1;
 			if (a != NULL)
@@ -127,12 +141,25 @@ find_list(struct reply *r, const struct listcfg_global *g,
 			listcfg_free_list(&r->l);
 	}
 	closedir(d);
-	return found ? 1 : bad ? -1 : 0;
+	if (found)
+		return 1;
+	/* one list that could not be read may be the cookie's */
+	if (bad)
+		return -1;
+	if (first[0] == '\0')
+		return 0;
+	if (listcfg_load_list(g, first, &r->l, err, sizeof(err)) < 0) {
+		snprintf(r->why, sizeof(r->why), "%s", err);
+		return -1;
+	}
+	r->have_l = 1;
+	r->addr = *a;
+	return 1;
 }
 
 int
 reply_route(struct reply *r, const struct listcfg_global *g,
-    const char *const *cands, size_t n)
+    const struct cookie_key *key, const char *const *cands, size_t n)
 {
 	struct cookie_addr a;
 	char shown[200];
@@ -152,7 +179,7 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 			continue;
 		}
 		parsed = 1;
-		fr = find_list(r, g, &a, NULL);
+		fr = find_list(r, g, &a, NULL, key);
 		if (fr == 1)
 			return REPLY_DONE;
 		if (fr < 0)
@@ -165,7 +192,7 @@ reply_route(struct reply *r, const struct listcfg_global *g,
 		if (cands[i] == NULL || cands[i][0] == '\0' ||
 		    strlen(cands[i]) > COOKIE_MAX_ADDR)
 			continue;
-		fr = find_list(r, g, NULL, cands[i]);
+		fr = find_list(r, g, NULL, cands[i], NULL);
 		if (fr < 0)
 			return REPLY_TEMP;
 		if (fr == 1) {

@@ -68,10 +68,12 @@ struct reply {
  * r->why (no list, or not an action address; when the address starts
  * with a list's LOCAL{delim} and has its DOMAIN, r->have_l is set and
  * the answer r->subject, r->text says what is malformed), REPLY_TEMP
- * with r->why (the configuration cannot be read).
+ * with r->why (the configuration cannot be read).  Where lists share a
+ * moderation address, the cookie tells them apart under key (NULL: the
+ * secret not loaded, the first such list).
  */
 int reply_route(struct reply *r, const struct listcfg_global *g,
-    const char *const *cands, size_t n);
+    const struct cookie_key *key, const char *const *cands, size_t n);
 
 /* 1 when the reply was sent by a robot (a null or the mail system's
  * envelope sender, Auto-Submitted other than no, Precedence or
