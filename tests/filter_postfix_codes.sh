@@ -420,6 +420,17 @@ if command -v strace > /dev/null 2>&1 && command -v pgrep > /dev/null 2>&1 &&
 	    --allow-root --config "$CONF" filter --list demo
 	[ "$rc" -eq 111 ] && ok "listgate.conf hangs under qmail-local: 111" ||
 	    bad "listgate.conf hangs under qmail-local: 111 (exit $rc)"
+	# as root, main reads listgate.conf (to leave root) before the
+	# command's watchdog is armed: no watchdog at all, until the MTA's
+	# time limit, which Postfix ends with a bounce
+	if [ "$(id -u)" -eq 0 ]; then
+		hang env -u HOST -u DTLINE "$LISTGATE" --config "$CONF" filter \
+		    --list demo -f s@x -- demo@l
+		expect 75 "root, listgate.conf hangs while main reads it: deferred"
+		hang env -u HOST -u DTLINE "$LISTGATE" --config "$CONF" moderate \
+		    -f mod@x -- demo-moderate+approve-5-abcdefgh@l
+		expect 75 "root, moderate, listgate.conf hangs in main: deferred"
+	fi
 else
 	echo "# SKIP a listgate.conf that hangs: needs strace and pgrep"
 fi

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "gate/app/posttok.h"
+#include "gate/app/settings.h"
 #include "gate/cmd/cmd.h"
 #include "gate/evidence/evidence.h"
 #include "gate/outcome.h"
@@ -93,6 +94,28 @@ early_exit(int argc, char **argv, int status)
 		    strcmp(argv[i], "moderate") == 0) && !isatty(0))
 			return EXIT_EX_TEMPFAIL;
 	return status;
+}
+
+/*
+ * The watchdog of filter and moderate until they arm their own: main
+ * resolves the configuration's path and, as root, reads listgate.conf
+ * (cmd_leave_root) first, which can hang (an NFS server away).  A hang
+ * lasts until the MTA's own time limit, which Postfix ends with a
+ * bounce.  Its exit code: the defer of settings_mta_fallback's dialect
+ * (no options read yet: qmail-local's 111, else 75)
+ */
+static volatile sig_atomic_t early_code = EXIT_EX_TEMPFAIL;
+
+static void
+early_watchdog(int sig)
+{
+	static const char msg[] = "listgate: timed out before the command "
+	    "started (reading the configuration), deferring\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(early_code);
+	_exit(early_code);
 }
 
 /* `listgate COMMAND --help` answers wherever it runs: as root it opens
@@ -235,6 +258,18 @@ main(int argc, char **argv)
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_CMD_USAGE;
+	}
+	if (strcmp(argv[optind], "filter") == 0 ||
+	    strcmp(argv[optind], "moderate") == 0) {
+		struct sigaction sa;
+
+		early_code = outcome_exit(OUT_DEFER, settings_mta_fallback(-1,
+		    0));
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = early_watchdog;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGALRM, &sa, NULL);
+		alarm(LG_DEFAULT_TIMEOUT_S);
 	}
 	suggest_config(&ctx);
 	for (c = cmd_table; c->name; c++) {
