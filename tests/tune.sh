@@ -265,7 +265,7 @@ check "... and without a target, targets_met is null" js "d['targets_met'] is No
 # --- --apply: only the recommended keys change ------------------------------
 run lg tune --list dev --json --apply
 check "tune --apply exits 0" test "$rc" -eq 0
-check "... saying which keys it set" js "len(d['applied']) >= 1 and 'ham_cutoff' in d['applied']"
+check "... saying which keys it set" js "len(d['applied']) >= 1 and 'ham_cutoff' in d['applied'] and d['apply_error'] is None"
 cp "$T/out" "$T/apply.json"
 # the object of too little data has the same keys (null where there is
 # no recommendation): it lacked applied, settings_scored, seconds and
@@ -281,6 +281,7 @@ assert set(little) == set(full), set(full) ^ set(little)
 assert set(little['current']) == set(full['current']), \
     set(full['current']) ^ set(little['current'])
 assert little['applied'] == [] and little['recommended'] is None
+assert little['apply_error'].startswith('nothing applied: needs more data')
 assert little['current']['robs'] == 0.3 and little['current']['ham_held'] is None
 assert little['settings_scored'] == 0
 EOF
@@ -487,6 +488,27 @@ check "... and the edit stays as it was made" \
     cmp -s "$T/mid.hand" "$CONF/lists/mid.conf"
 check "... no temporary file left beside it" \
     sh -c "! ls '$CONF/lists' | grep -q tmp"
+# the same with --json: a nightly --apply --json script got no object
+# at all (nothing on standard output); it gets the recommendation, with
+# applied empty and apply_error saying why, and exit 1 as before
+printf 'ham_cutoff = 0.000001\nmember_check = /bin/sh %s/edit.sh {sender}\n' \
+    "$T" > "$CONF/lists/mid.conf"
+: > "$T/edit.go"
+run lg tune --list mid --json --apply
+check "... with --json: exit 1, the object printed all the same" \
+    sh -c "test $rc -eq 1 && test ! -f '$T/edit.go'"
+check "... applied empty, apply_error saying why, the recommendation there" \
+    js "d['applied'] == [] and d['apply_error'].startswith('nothing applied: ') and 'lists/mid.conf changed since tune read it' in d['apply_error'] and d['recommended']['ham_cutoff'] > 0.000001"
+check "... its advice naming the command that applies it (not saying it is applied)" \
+    js "'--apply\`' in d['advice'] and not d['advice'].startswith('The recommendation is applied')"
+check "... the reason on standard error too, naming the list" \
+    grep -q "list mid: nothing applied: .*lists/mid.conf changed since tune read it" "$T/err"
+printf 'ham_cutoff = 0.000001\nmember_check = /bin/sh %s/edit.sh {sender}\n' \
+    "$T" > "$CONF/lists/mid.conf"
+: > "$T/edit.go"
+run lg tune --list mid --apply
+check "... and the text report too, saying the file is not changed" \
+    sh -c "test $rc -eq 1 && grep -q '^lists/mid.conf: not changed (--apply failed' '$T/out'"
 
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there

@@ -710,11 +710,13 @@ json_journal(FILE *f, const struct tset *ts)
 #define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS | \
     TUNE_VOTE_BUDGET | TUNE_WORD_PAIRS)
 
+/* with --apply (applied not NULL): the keys written, and why nothing
+ * was (apply_error, null when it did not fail) */
 static void
 print_json(FILE *f, const char *list, const struct tset *ts,
     const struct tune_opts *o, const struct tune_result *r,
-    const char *adv, const struct changes *applied, long rebuilt,
-    double secs)
+    const char *adv, const struct changes *applied, const char *apply_error,
+    long rebuilt, double secs)
 {
 	char a[32], b[32];
 	size_t i;
@@ -755,9 +757,13 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	json_journal(f, ts);
 	if (applied != NULL) {
 		fputs(",\"applied\":[", f);
-		for (i = 0; i < applied->n; i++)
+		for (i = 0; apply_error == NULL && i < applied->n; i++)
 			fprintf(f, "%s\"%s\"", i ? "," : "", applied->c[i].key);
-		fputc(']', f);
+		fputs("],\"apply_error\":", f);
+		if (apply_error != NULL)
+			json_string(f, apply_error);
+		else
+			fputs("null", f);
 	}
 	if (rebuilt >= 0)
 		fprintf(f, ",\"rebuilt\":{\"events\":%ld}", rebuilt);
@@ -897,11 +903,12 @@ check_file(void *vctx, const char *path, char *err, size_t errsz)
  * holds the tokens it was trained with: without a rebuild, pairs turned
  * on would be learnt from new posts only, and pairs turned off would
  * stay in the file unread).  0 with the events applied in *nev_r, or -1
- * reported (the file is then unchanged).
+ * with why in err (the file is then unchanged).
  */
 static int
 rebuild_pairs(struct queue *q, const struct listcfg_global *g,
-    const struct listcfg_list *l, int word_pairs, unsigned long *nev_r)
+    const struct listcfg_list *l, int word_pairs, unsigned long *nev_r,
+    char *why, size_t whysz)
 {
 	struct listcfg_list nl = *l;	/* read only: shares l's strings */
 	struct sync_stats st;
@@ -909,15 +916,15 @@ rebuild_pairs(struct queue *q, const struct listcfg_global *g,
 
 	nl.word_pairs = word_pairs;
 	if (listcfg_tokens_path(g, l->name, path, sizeof(path)) < 0) {
-		cmd_err(NAME, "list %s: token file path too long", l->name);
+		snprintf(why, whysz, "token file path too long");
 		return -1;
 	}
+	memset(&st, 0, sizeof(st));
 	if (sync_tokens_dir(g, err, sizeof(err)) < 0 ||
 	    sync_rebuild(q, g, &nl, path, &st, err, sizeof(err)) < 0) {
 		cmd_sync_report(NAME, g, l->name, &st);
-		cmd_err(NAME, "list %s: rebuilding the token file with "
-		    "word_pairs = %s: %s", l->name, word_pairs ? "yes" : "no",
-		    err);
+		snprintf(why, whysz, "rebuilding the token file with "
+		    "word_pairs = %s: %s", word_pairs ? "yes" : "no", err);
 		return -1;
 	}
 	cmd_sync_report(NAME, g, l->name, &st);
@@ -947,15 +954,15 @@ file_pairs(const struct listcfg_global *g, const char *path)
 /*
  * Can --apply replace lists/L.conf (a temporary file in the directory
  * of the file, or of what its link points to, renamed over it)?  0, or
- * -1 reported, before anything is rebuilt or written: a token file
- * rebuilt for a key that then cannot be written would leave the file
- * and the key at odds, and "apply again" would fail the same way.
+ * -1 with why in err, before anything is rebuilt or written: a token
+ * file rebuilt for a key that then cannot be written would leave the
+ * file and the key at odds, and "apply again" would fail the same way.
  */
 static int
-apply_writable(const struct listcfg_global *g, const char *list,
-    const char *conf)
+apply_writable(const struct listcfg_global *g, const char *conf, char *err,
+    size_t errsz)
 {
-	char real[4096], dir[4096], err[1024], *sl;
+	char real[4096], dir[4096], *sl;
 	struct passwd *pw;
 	int e;
 
@@ -969,38 +976,35 @@ apply_writable(const struct listcfg_global *g, const char *list,
 		if (access(dir, F_OK) < 0)
 			snprintf(dir, sizeof(dir), "%s", g->dir);
 	}
-	if (access(dir, W_OK | X_OK) == 0) {
+	if (access(dir, W_OK | X_OK) == 0)
 		/* (and its group kept: cfgedit would refuse it later) */
-		if (cfgedit_keeps_group(conf, err, sizeof(err)) == 0)
-			return 0;
-		cmd_err(NAME, "list %s: nothing applied: %s", list, err);
-		return -1;
-	}
+		return cfgedit_keeps_group(conf, err, errsz) == 0 ? 0 : -1;
 	e = errno;
 	pw = getpwuid(geteuid());
-	cmd_err(NAME, "list %s: nothing applied: %s cannot be written as "
-	    "user %s: its directory %s is not writable (%s).  --apply "
-	    "replaces the file from that directory: give the directory "
-	    "and the file to the user that runs tune (chown), or copy the "
-	    "recommended keys into the file by hand", list, conf,
-	    pw != NULL ? pw->pw_name : "?", dir, strerror(e));
+	snprintf(err, errsz, "%s cannot be written as user %s: its directory "
+	    "%s is not writable (%s).  --apply replaces the file from that "
+	    "directory: give the directory and the file to the user that "
+	    "runs tune (chown), or copy the recommended keys into the file "
+	    "by hand", conf, pw != NULL ? pw->pw_name : "?", dir,
+	    strerror(e));
 	return -1;
 }
 
-/* write the changes into lists/L.conf, still as seen: 0, or -1
- * reported */
+/* write the changes into lists/L.conf, still as seen: 0, or -1 with
+ * why in err */
 static int
 apply(const struct listcfg_global *g, const char *list,
-    const struct changes *ch, const struct conf_seen *seen)
+    const struct changes *ch, const struct conf_seen *seen, char *err,
+    size_t errsz)
 {
-	char path[4096], stamp[64], err[1024];
+	char path[4096], stamp[64];
 	struct check_ctx cc;
 	struct tm tm;
 	time_t now = time(NULL);
 	unsigned changed;
 
 	if (listcfg_list_path(g, list, path, sizeof(path)) < 0) {
-		cmd_err(NAME, "list %s: configuration path too long", list);
+		snprintf(err, errsz, "configuration path too long");
 		return -1;
 	}
 	localtime_r(&now, &tm);
@@ -1017,16 +1021,13 @@ apply(const struct listcfg_global *g, const char *list,
 		snprintf(lists, sizeof(lists), "%s/lists", g->dir);
 		if (access(lists, F_OK) < 0 && mkdir(lists, 0755) < 0 &&
 		    errno != EEXIST) {
-			cmd_err(NAME, "%s: %s", lists, strerror(errno));
+			snprintf(err, errsz, "cannot create %s: %s", lists,
+			    strerror(errno));
 			return -1;
 		}
 	}
-	if (cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc, &changed,
-	    err, sizeof(err)) < 0) {
-		cmd_err(NAME, "%s", err);
-		return -1;
-	}
-	return 0;
+	return cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc,
+	    &changed, err, errsz) < 0 ? -1 : 0;
 }
 
 int
@@ -1057,12 +1058,15 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	char path[4096], cpath[4096], err[1024], *end;
 	/* the advice carries the command, and that the quoted directory */
 	char again[4 * 4096 + 512], adv[sizeof(again) + 2048];
+	/* why --apply failed (empty when it did not), and its reason */
+	char why[3 * 4096], aerr[sizeof(why) + 1024] = "";
 	unsigned given = 0;
 	struct conf_seen seen;
 	double t0 = clock_now_s();
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
 	int final;
 	int site;
+	int rebuilt = 0, applied = 0;
 	unsigned long nrebuilt = 0;
 	long k;
 
@@ -1237,8 +1241,12 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			printf(",\"settings_scored\":0,\"seconds\":%.2f,"
 			    "\"word_pairs\":null,", clock_now_s() - t0);
 			json_journal(stdout, ts);
-			if (do_apply)
-				fputs(",\"applied\":[]", stdout);
+			if (do_apply) {
+				snprintf(aerr, sizeof(aerr), "nothing applied: "
+				    "%s", err);
+				fputs(",\"applied\":[],\"apply_error\":", stdout);
+				json_string(stdout, aerr);
+			}
 			fputs("}\n", stdout);
 		} else
 			printf("list %s: %s.\n", list, err);
@@ -1271,47 +1279,61 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * is rebuilt to match too) */
 	pairs = do_apply && ((r.changed & TUNE_WORD_PAIRS) || (!site &&
 	    file_pairs(&g, path) == !final));
+	/* a failed --apply still reports the recommendation (a nightly
+	 * --apply --json script reads its object either way), saying why
+	 * nothing was applied, and exits 1 */
 	if (do_apply && (ch.n > 0 || pairs) &&
-	    apply_writable(&g, list, cpath) < 0)
-		goto out;
-	if (pairs && rebuild_pairs(q, &g, &l, final, &nrebuilt) < 0) {
-		cmd_err(NAME, "list %s: nothing applied", list);
-		goto out;
+	    apply_writable(&g, cpath, why, sizeof(why)) < 0)
+		snprintf(aerr, sizeof(aerr), "nothing applied: %s", why);
+	else if (pairs && rebuild_pairs(q, &g, &l, final, &nrebuilt, why,
+	    sizeof(why)) < 0)
+		snprintf(aerr, sizeof(aerr), "nothing applied: %s", why);
+	else {
+		rebuilt = pairs;
+		if (do_apply && apply(&g, list, &ch, &seen, why,
+		    sizeof(why)) < 0) {
+			if (pairs && final != o.word_pairs)
+				snprintf(aerr, sizeof(aerr), "%s; the token "
+				    "file was rebuilt %s word pairs and learns "
+				    "so (the list still says word_pairs = %s): "
+				    "apply again, or `%s rebuild --list %s` to "
+				    "match the key", why, final ? "with" :
+				    "without", final ? "no" : "yes",
+				    suggest_cmd(), list);
+			else
+				snprintf(aerr, sizeof(aerr), "nothing applied: "
+				    "%s", why);
+		}
 	}
-	if (do_apply && apply(&g, list, &ch, &seen) < 0) {
-		if (pairs && final != o.word_pairs)
-			cmd_err(NAME, "list %s: the token file was rebuilt "
-			    "%s word pairs and learns so (the list still says "
-			    "word_pairs = %s): apply again, or `%s rebuild "
-			    "--list %s` to match the key", list,
-			    final ? "with" : "without", final ? "no" : "yes",
-			    suggest_cmd(), list);
-		goto out;
-	}
+	applied = do_apply && aerr[0] == '\0';
 	/* (after --apply, which has then applied what it advises) */
 	if (again_cmd(again, sizeof(again), list, &o, given) < 0) {
 		cmd_err(NAME, "list %s: the configuration directory %s is too "
 		    "long to name in the advice", list, g.dir);
 		goto out;
 	}
-	advice(adv, sizeof(adv), list, do_apply && ch.n > 0 ? NULL : again,
+	advice(adv, sizeof(adv), list, applied && ch.n > 0 ? NULL : again,
 	    &r, same);
 	if (json)
 		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
-		    pairs ? (long)nrebuilt : -1, clock_now_s() - t0);
+		    aerr[0] != '\0' ? aerr : NULL, rebuilt ? (long)nrebuilt :
+		    -1, clock_now_s() - t0);
 	else {
 		if (print_text(stdout, list, ts, &o, &r, adv,
 		    clock_now_s() - t0) < 0) {
 			cmd_err(NAME, "out of memory");
 			goto out;
 		}
-		if (do_apply && ch.n > 0)
+		if (do_apply && !applied)
+			printf("\nlists/%s.conf: not changed (--apply failed; "
+			    "why is on the standard error)\n", list);
+		else if (do_apply && ch.n > 0)
 			printf("\nlists/%s.conf: %zu key%s set (the old values "
 			    "are kept there as comments)\n", list, ch.n,
 			    ch.n == 1 ? "" : "s");
 		else if (do_apply)
 			printf("\nlists/%s.conf: nothing to change\n", list);
-		if (pairs)
+		if (rebuilt)
 			printf("the token file: rebuilt from %lu journal "
 			    "event%s, %s word pairs\n", nrebuilt,
 			    nrebuilt == 1 ? "" : "s", final ? "with" :
@@ -1319,6 +1341,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (cmd_stdout_done(NAME) < 0)
 		goto out;
+	if (aerr[0] != '\0') {
+		cmd_err(NAME, "list %s: %s", list, aerr);
+		goto out;
+	}
 	rc = EXIT_CMD_OK;
 out:
 	progress_end(&pr);
