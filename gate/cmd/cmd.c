@@ -146,6 +146,28 @@ cmd_stdout_done(const char *name)
 	return -1;
 }
 
+int
+cmd_parse_num(const char *s, long long min, long long max, long long *v_r)
+{
+	long long v = 0;
+	const char *p;
+
+	if (*s == '\0')
+		return -1;
+	for (p = s; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return -1;
+		/* (checked before it grows: no overflow, any length) */
+		if (*p - '0' > max || v > (max - (*p - '0')) / 10)
+			return -1;
+		v = 10 * v + (*p - '0');
+	}
+	if (v < min)
+		return -1;
+	*v_r = v;
+	return 0;
+}
+
 /* refuse arguments left after the options */
 int
 cmd_no_args(const char *name, int argc, char **argv, void (*usage)(FILE *))

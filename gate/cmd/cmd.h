@@ -106,6 +106,16 @@ void cmd_bad_list(const char *name, const char *list);
 void cmd_warn_unknown_list(const char *name, struct queue *q,
     const struct listcfg_global *g, const char *list, const char *what);
 
+/*
+ * s as a whole number from min to max (min >= 0) written in decimal
+ * digits only: 0 with *v_r, or -1.  strtol's leading blanks, sign and
+ * other bases are no number here ("+5", " 5", "5 ", "0x5", "-0"), nor
+ * is a number past max (no overflow).  Says nothing: the caller names
+ * its option and the value.
+ */
+int cmd_parse_num(const char *s, long long min, long long max,
+    long long *v_r);
+
 /* standard output flushed and written whole: 0, or -1 after saying
  * "cannot write the standard output" as name (what a command printed is
  * its answer: unwritten, the command failed) */

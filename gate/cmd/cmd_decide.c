@@ -130,12 +130,9 @@ on_stop(int sig)
 static int
 parse_id(const char *s, int64_t *id_r)
 {
-	char *end;
 	long long v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (*s == 0 || *end != 0 || errno != 0 || v <= 0)
+	if (cmd_parse_num(s, 1, INT64_MAX, &v) < 0)
 		return -1;
 	*id_r = v;
 	return 0;

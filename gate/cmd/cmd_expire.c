@@ -333,8 +333,9 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct names nm;
 	struct totals tot;
 	const char *list = NULL, *by = NULL;
-	char err[1024], who[256], *end;
+	char err[1024], who[256];
 	long older_than = -1;
+	long long n;
 	unsigned long nstuck = 0;
 	size_t i;
 	int ch, dry = 0, quiet = 0;
@@ -345,14 +346,12 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 			list = optarg;
 			break;
 		case 'o':
-			errno = 0;
-			older_than = strtol(optarg, &end, 10);
-			if (*optarg == 0 || *end != 0 || errno ||
-			    older_than < 0 || older_than > 100000) {
+			if (cmd_parse_num(optarg, 0, 100000, &n) < 0) {
 				cmd_err(NAME, "bad --older-than '%s' (days)",
 				    optarg);
 				return EXIT_CMD_USAGE;
 			}
+			older_than = (long)n;
 			break;
 		case 'b':
 			by = optarg;

@@ -299,7 +299,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct queue *q;
 	struct queue_row r;
 	struct buf b, text;
-	char err[1024], when[64], *end;
+	char err[1024], when[64];
 	const char *s, *nl;
 	long long id;
 	time_t t;
@@ -320,9 +320,7 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 		show_usage(stderr);
 		return EXIT_CMD_USAGE;
 	}
-	errno = 0;
-	id = strtoll(argv[optind], &end, 10);
-	if (*argv[optind] == 0 || *end != 0 || errno != 0 || id <= 0) {
+	if (cmd_parse_num(argv[optind], 1, INT64_MAX, &id) < 0) {
 		cmd_err("show", "bad post ID '%s'", argv[optind]);
 		return EXIT_CMD_USAGE;
 	}

@@ -284,8 +284,9 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct holder_ctx h;
 	struct queue *q;
 	const char *path = NULL;
-	char err[1024], *end, *spath;
+	char err[1024], *spath;
 	long workers = DEF_WORKERS;
+	long long n;
 	int ch, rc;
 
 	while ((ch = getopt_long(argc, argv, "s:w:h", opts, NULL)) != -1) {
@@ -294,13 +295,12 @@ cmd_holder(int argc, char **argv, const struct cmd_ctx *ctx)
 			path = optarg;
 			break;
 		case 'w':
-			workers = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || workers < 1 ||
-			    workers > 64) {
+			if (cmd_parse_num(optarg, 1, 64, &n) < 0) {
 				cmd_err(NAME, "bad --workers '%.40s' (want 1 to 64)",
 				    optarg);
 				return EXIT_CMD_USAGE;
 			}
+			workers = (long)n;
 			break;
 		case 'h':
 			usage(stdout);

@@ -77,9 +77,9 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct listcfg_global g;
 	const struct queue_migration *m;
 	struct queue *q;
-	char err[2048], *end;
+	char err[2048];
 	unsigned lock_s = QUEUE_MIGRATE_LOCK_S;
-	long l;
+	long long l;
 	int ch, status = 0, quiet = 0, n, v, rc = EXIT_CMD_OK;
 
 	while ((ch = getopt_long(argc, argv, "st:qh", opts, NULL)) != -1) {
@@ -88,10 +88,8 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 			status = 1;
 			break;
 		case 't':
-			errno = 0;
-			l = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno || l < 1 ||
-			    l > QUEUE_MIGRATE_LOCK_MAX_S) {
+			if (cmd_parse_num(optarg, 1, QUEUE_MIGRATE_LOCK_MAX_S,
+			    &l) < 0) {
 				cmd_err(NAME, "bad --lock-timeout '%s': "
 				    "seconds from 1 to %d", optarg,
 				    QUEUE_MIGRATE_LOCK_MAX_S);

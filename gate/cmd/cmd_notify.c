@@ -77,7 +77,7 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct notify_stats st;
 	struct queue *q;
 	const char *list = NULL;
-	char err[1024], *end;
+	char err[1024];
 	long long id;
 	int ch, pending = 0, remind = 0, quiet = 0, nfail = 0, i, r;
 
@@ -117,9 +117,7 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	for (i = optind; remind && i < argc; i++) {
-		errno = 0;
-		id = strtoll(argv[i], &end, 10);
-		if (*argv[i] == '\0' || *end != '\0' || errno || id <= 0) {
+		if (cmd_parse_num(argv[i], 1, INT64_MAX, &id) < 0) {
 			cmd_err(NAME, "bad post ID '%s'", argv[i]);
 			return EXIT_CMD_USAGE;
 		}

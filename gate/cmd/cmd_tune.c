@@ -84,50 +84,56 @@ usage(FILE *f)
 	    "2 usage error.\n");
 }
 
+/* the length of the decimal number s starts with: digits, and a point
+ * and digits after it ("12", "0.5"); 0 when s starts with none.  What
+ * strtod takes besides (blanks, a sign, "0x", exponents, "inf", "nan",
+ * "5.", ".5") is no number of these options */
+static size_t
+decimal_len(const char *s)
+{
+	size_t n = strspn(s, "0123456789"), m;
+
+	if (n == 0 || s[n] != '.')
+		return n;
+	m = strspn(s + n + 1, "0123456789");
+	return m == 0 ? 0 : n + 1 + m;
+}
+
 /* a fraction: "0.005" or "0.5%": 0, or -1 */
 static int
 parse_frac(const char *s, double *v_r)
 {
-	char *end;
+	char t[64];
+	size_t n = decimal_len(s);
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno != 0 || !isfinite(v))
+	if (n == 0 || n + 4 >= sizeof(t) || (s[n] != '\0' &&
+	    strcmp(s + n, "%") != 0))
 		return -1;
-	if (*end == '%') {
-		char t[64];
-
-		/* "1.4%" read as "1.4e-2": the double "0.014" reads as;
-		 * 1.4 / 100 is the one below it, a target tighter than asked
-		 * (7 ham held of 500, 1.4%, missed "at most 1.4%") */
-		if ((size_t)(end - s) + 4 < sizeof(t) &&
-		    strcspn(s, "eEpPxX") >= (size_t)(end - s)) {
-			snprintf(t, sizeof(t), "%.*se-2", (int)(end - s), s);
-			v = strtod(t, NULL);
-		} else
-			v /= 100;
-		end++;
-	}
-	if (*end != '\0' || v < 0 || v > 1)
+	/* "1.4%" read as "1.4e-2": the double "0.014" reads as; 1.4 / 100
+	 * is the one below it, a target tighter than asked (7 ham held of
+	 * 500, 1.4%, missed "at most 1.4%") */
+	snprintf(t, sizeof(t), "%.*s%s", (int)n, s, s[n] == '%' ? "e-2" : "");
+	v = strtod(t, NULL);
+	if (!isfinite(v) || v > 1)
 		return -1;
-	*v_r = v + 0.0;		/* "-0" is 0, not a negative zero */
+	*v_r = v;
 	return 0;
 }
 
-/* a weight: a finite number from 0 to 1e6: 0, or -1 */
+/* a weight: a decimal number from 0 to 1e6: 0, or -1 */
 static int
 parse_weight(const char *s, double *v_r)
 {
-	char *end;
+	size_t n = decimal_len(s);
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || *end != '\0' || errno != 0 || !isfinite(v) || v < 0 ||
-	    v > 1e6)
+	if (n == 0 || s[n] != '\0')
 		return -1;
-	*v_r = v + 0.0;		/* "-0" is 0, not a negative zero */
+	v = strtod(s, NULL);
+	if (!isfinite(v) || v > 1e6)
+		return -1;
+	*v_r = v;
 	return 0;
 }
 
@@ -1055,7 +1061,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	struct progress pr;
 	struct changes ch;
 	const char *list = NULL;
-	char path[4096], cpath[4096], err[1024], *end;
+	char path[4096], cpath[4096], err[1024];
 	/* the advice carries the command, and that the quoted directory */
 	char again[4 * 4096 + 512], adv[sizeof(again) + 2048];
 	/* why --apply failed (empty when it did not), and its reason */
@@ -1068,7 +1074,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	int site;
 	int rebuilt = 0, applied = 0;
 	unsigned long nrebuilt = 0;
-	long k;
+	long long k;
 
 	memset(&o, 0, sizeof(o));
 	memset(&pr, 0, sizeof(pr));
@@ -1092,10 +1098,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			do_apply = 1;
 			break;
 		case 'k':
-			errno = 0;
-			k = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || errno != 0 ||
-			    k < 2 || k > TUNE_MAX_FOLDS) {
+			if (cmd_parse_num(optarg, 2, TUNE_MAX_FOLDS, &k) < 0) {
 				cmd_err(NAME, "bad --folds '%s' (2 to %d)",
 				    optarg, TUNE_MAX_FOLDS);
 				return EXIT_CMD_USAGE;
