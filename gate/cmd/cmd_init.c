@@ -84,6 +84,8 @@ write_all(int fd, const char *p, size_t n)
 	while (n > 0) {
 		if ((w = write(fd, p, n)) < 0 && errno == EINTR)
 			continue;
+		if (w == 0)
+			errno = EIO;	/* (a write of nothing sets none) */
 		if (w <= 0)
 			return -1;
 		p += w;
@@ -169,14 +171,17 @@ secret(const char *path)
 			    strerror(en));
 		return -1;
 	}
+	/* (the error of the call that failed, not of a later one) */
 	e = write_all(fd, hex, 2 * sizeof(r) + 1) < 0 || fchmod(fd, 0600) < 0 ||
-	    fsync(fd) < 0;
+	    fsync(fd) < 0 ? errno : 0;
 	explicit_bzero(hex, sizeof(hex));
-	if (close(fd) < 0)
-		e = 1;
-	if (e) {
-		cmd_err(NAME, "cannot write the secret %s: %s", tmp,
-		    strerror(errno));
+	if (close(fd) < 0 && e == 0)
+		e = errno;
+	if (e != 0) {
+		/* the secret is the file missing, not the temporary one
+		 * removed here */
+		cmd_err(NAME, "cannot write the secret %s (nothing made): %s",
+		    path, strerror(e));
 		unlink(tmp);
 		return -1;
 	}
@@ -244,5 +249,9 @@ cmd_init(int argc, char **argv, const struct cmd_ctx *ctx)
 		    "root; listgate runs as the\nlist user, which must own "
 		    "the tokens directory and the secret (chown them)\n");
 	listcfg_free_global(&g);
+	/* what it did is its answer: unwritten (a full disk under a
+	 * provisioning script's log), init failed */
+	if (cmd_stdout_done(NAME) < 0)
+		nfail++;
 	return nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }

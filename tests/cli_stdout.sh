@@ -1,0 +1,63 @@
+#!/bin/sh
+# cli_stdout.sh - what an administrator's command prints is its answer:
+# when standard output cannot take it (here /dev/full, a full disk under
+# a script's log), the command fails (exit 1) and says so on standard
+# error; and `init` names the file it could not write.  No PostgreSQL
+# needed.  Works in a mktemp -d directory removed at the end; never
+# reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-out.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+. "$top_srcdir/tests/lib.sh"
+[ -w /dev/full ] || { echo "cli_stdout: needs /dev/full"; exit 77; }
+CONF=$T/conf
+mkdir -p "$CONF" || exit 99
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret/key\n' "$T" "$T" \
+    > "$CONF/listgate.conf"
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+run() { "$@" 2> "$T/err"; rc=$?; }
+# full CMD...: exit 1 with stdout on /dev/full, saying so
+full() {
+	run lg "$@" > /dev/full
+	if [ "$rc" -eq 1 ] &&
+	    grep -q "cannot write the standard output" "$T/err"; then
+		ok "$* > /dev/full: exit 1, saying so"
+	else
+		bad "$* > /dev/full: exit 1, saying so (exit $rc: $(head -1 "$T/err"))"
+	fi
+}
+
+# --- init -----------------------------------------------------------------
+# it exited 0 with what it did lost
+full init
+check "... having done its work all the same" \
+    sh -c "test -d '$CONF/lists' && test -d '$T/tokens' && test -s '$T/secret/key'"
+full init
+run lg init > "$T/out"
+check "init again, to a file: exit 0" test "$rc" -eq 0
+check "... saying nothing changed" \
+    grep -q "secret $T/secret/key exists: unchanged" "$T/out"
+
+# the secret's write failing (strace's fault injection: the first
+# write(2) is the secret's, standard output to a file being written at
+# exit): exit 1 naming the secret, not the temporary file it removed
+if command -v strace >/dev/null 2>&1 &&
+    strace -f -o /dev/null -e trace=none true 2>/dev/null; then
+	rm -rf "$T/secret"
+	run strace -f -o /dev/null -e trace=write \
+	    -e inject=write:error=ENOSPC:when=1 \
+	    "$LISTGATE" --allow-root --config "$CONF" init > "$T/out"
+	check "init, the secret's write failing: exit 1" test "$rc" -eq 1
+	check "... naming the secret, and why" \
+	    grep -q "cannot write the secret $T/secret/key (nothing made): No space left on device" "$T/err"
+	check "... which is not there, nor a temporary file" \
+	    sh -c "test -z \"\$(ls -A '$T/secret')\""
+else
+	ok "# SKIP no strace (or no ptrace here): the secret's write failing"
+fi
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
