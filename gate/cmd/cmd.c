@@ -131,15 +131,20 @@ cmd_put_clean(FILE *f, const void *s, size_t n, enum sanitize_enc enc)
 	    f);
 }
 
-/* flush the standard output: 0, or -1 said (a full disk, a closed pipe) */
+/* flush the standard output: 0, or -1 said (a full disk, a closed pipe),
+ * once: main checks again after the command, which may have */
 int
 cmd_stdout_done(const char *name)
 {
+	static int said;
 	int e;
 
 	errno = 0;		/* (an earlier write's error has none left) */
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return 0;
+	if (said)
+		return -1;
+	said = 1;
 	e = errno;
 	cmd_err(name, "cannot write the standard output%s%s", e != 0 ?
 	    ": " : "", e != 0 ? strerror(e) : "");

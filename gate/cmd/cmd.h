@@ -118,7 +118,8 @@ int cmd_parse_num(const char *s, long long min, long long max,
 
 /* standard output flushed and written whole: 0, or -1 after saying
  * "cannot write the standard output" as name (what a command printed is
- * its answer: unwritten, the command failed) */
+ * its answer: unwritten, the command failed); said once a run, main
+ * checking again after every command but filter and moderate */
 int cmd_stdout_done(const char *name);
 
 /* most bytes cmd_put_clean writes for one piece of text */

@@ -118,6 +118,21 @@ early_watchdog(int sig)
 	_exit(early_code);
 }
 
+/*
+ * What a command printed is its answer (a report, --help, a sync's
+ * counts): lost to a full disk or a closed pipe, a run that succeeded
+ * failed, said on standard error.  Every command's path to exit 0 goes
+ * through here, those that check their output themselves included
+ * (said once).
+ */
+static int
+answered(const char *name, int rc)
+{
+	if (cmd_stdout_done(name) < 0 && rc == EXIT_CMD_OK)
+		return EXIT_CMD_FAIL;
+	return rc;
+}
+
 /* `listgate COMMAND --help` answers wherever it runs: as root it opens
  * nothing, so it need not leave root first; nor does `listgate config
  * check --help` or `listgate user add --help`, the help of a command's
@@ -246,10 +261,12 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout);
-			return early_exit(argc, argv, EXIT_CMD_OK);
+			return early_exit(argc, argv, answered("--help",
+			    EXIT_CMD_OK));
 		case 'V':
 			printf("listgate %s\n", PACKAGE_VERSION);
-			return early_exit(argc, argv, EXIT_CMD_OK);
+			return early_exit(argc, argv, answered("--version",
+			    EXIT_CMD_OK));
 		default:
 			usage(stderr);
 			return early_exit(argc, argv, EXIT_CMD_USAGE);
@@ -316,7 +333,12 @@ main(int argc, char **argv)
 			 * option"): the same prefix as every other message */
 			snprintf(prog, sizeof(prog), "listgate %s", c->name);
 			sub_argv[0] = prog;
-			return c->fn(sub_argc, sub_argv, &ctx);
+			/* (filter and moderate answer the MTA with their exit
+			 * status alone, and keep it) */
+			if (c->fn == cmd_filter || c->fn == cmd_moderate)
+				return c->fn(sub_argc, sub_argv, &ctx);
+			return answered(c->name, c->fn(sub_argc, sub_argv,
+			    &ctx));
 		}
 	}
 	fprintf(stderr, "listgate: unknown command '%s' (try listgate --help)\n",
