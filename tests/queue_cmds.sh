@@ -107,6 +107,13 @@ check "migrate refuses a newer schema" test "$rc" -eq 1
 check "... saying so" grep -q "newer than this listgate" "$T/err"
 run lg held
 check "held refuses a newer schema" test "$rc" -eq 1
+# migrate --status said it on standard output only, exit 1 with nothing
+# on standard error (a monitoring script's cron line keeps that)
+run lg migrate --status
+check "migrate --status on a newer schema exits 1" \
+    sh -c "test $rc -eq 1 && grep -q '^schema version 9999, this listgate knows [0-9]* (the database is newer' '$T/out'"
+check "... saying why on standard error too" \
+    grep -q "^listgate migrate: the database schema is version 9999, newer than this listgate knows ([0-9]*): upgrade listgate" "$T/err"
 sql "DELETE FROM schema_migrations WHERE version = 9999"
 run lg migrate --lock-timeout 0
 check "migrate --lock-timeout 0 is a usage error" test "$rc" -eq 2

@@ -126,13 +126,19 @@ cmd_migrate(int argc, char **argv, const struct cmd_ctx *ctx)
 			    v < queue_schema_latest ? " (run " : "",
 			    v < queue_schema_latest ? suggest_cmd() : "",
 			    v < queue_schema_latest ? " migrate)" : "");
-			if (v > queue_schema_latest)
-				rc = EXIT_CMD_FAIL;
 			/* what migrate would apply, in order */
 			for (m = queue_migrations; m->name != NULL; m++)
 				if (m->version > v)
 					printf("pending %04d_%s\n", m->version,
 					    m->name);
+			/* a failure is said on standard error too: a
+			 * monitoring script keeps that, not the report */
+			if (v > queue_schema_latest) {
+				cmd_err(NAME, "the database schema is version "
+				    "%d, newer than this listgate knows (%d): "
+				    "upgrade listgate", v, queue_schema_latest);
+				rc = EXIT_CMD_FAIL;
+			}
 		}
 	} else if (queue_migrate(q, lock_s, &n, report, &quiet, err,
 	    sizeof(err)) < 0) {
