@@ -61,6 +61,11 @@ check "a bad list name is a usage error" test "$rc" -eq 2
 
 run lg migrate
 check "migrate" test "$rc" -eq 0
+# a misspelt list: "needs more data" on standard output and nothing on
+# standard error; it warns as held, expire, stats and notify do
+run lg tune --list nosuch --apply
+check "tune on a list that has nothing at all: exit 1, a warning naming it" \
+    sh -c "test $rc -eq 1 && grep -q 'warning: list nosuch has no .*lists/nosuch.conf.*nothing to tune (a misspelt list name?)' '$T/err'"
 
 # --- too little data -------------------------------------------------------
 run lg train --list dev --ham "$DATA/ham/00016-easy-ham-1.eml" \

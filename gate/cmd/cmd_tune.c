@@ -1157,6 +1157,10 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	if (cmd_connect(NAME, ctx, &g, &q, APP_CHECK_SCHEMA |
 	    APP_JOURNAL_READS) < 0)
 		return EXIT_CMD_FAIL;
+	/* a misspelt --list (a nightly --apply's) has no journal: "needs
+	 * more data" alone does not say why, as every other command's
+	 * --list does */
+	cmd_warn_unknown_list(NAME, q, &g, list, "tune");
 	/* the file as read, for --apply */
 	if (listcfg_list_path(&g, list, cpath, sizeof(cpath)) < 0)
 		cpath[0] = '\0';
