@@ -164,8 +164,9 @@ add_id(int64_t id, int64_t reminded, void *vctx)
  * err.
  */
 static int
-remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
-    unsigned days, int64_t reminded, char *err, size_t errsz)
+remind_post(struct queue *q, const struct listcfg_global *g,
+    const char *list, int64_t id, unsigned days, int64_t reminded, char *err,
+    size_t errsz)
 {
 	struct notify_stats st;
 	char rb[256];
@@ -191,9 +192,10 @@ remind_post(struct queue *q, const struct listcfg_global *g, int64_t id,
 		return 0;	/* decided meanwhile: its notices wait */
 	if (st.failed > 0)
 		/* queued: notify --pending sends it again */
-		cmd_err(NAME, "warning: post %lld: a reminder could not be "
-		    "sent yet (%s); `%s notify --pending` retries it",
-		    (long long)id, st.lasterr, suggest_cmd());
+		cmd_err(NAME, "warning: post %lld (list %s): a reminder "
+		    "could not be sent yet (%s); `%s notify --pending` "
+		    "retries it", (long long)id, list, st.lasterr,
+		    suggest_cmd());
 	return st.failed > 0 || st.waiting > 0 ? 2 : 1;
 }
 
@@ -260,8 +262,8 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 			continue;
 		}
 		if (l.expire_action == LISTCFG_EXPIRE_REMIND) {
-			r = remind_post(q, g, ids.v[i], days, ids.rem[i], err,
-			    sizeof(err));
+			r = remind_post(q, g, list, ids.v[i], days, ids.rem[i],
+			    err, sizeof(err));
 			if (r == 0)
 				continue;	/* decided, or another run's */
 			if (r < 0) {
