@@ -88,6 +88,14 @@ if [ "${1:-}" = pg ]; then
 	    cmp -s "$CONF/lists/dev.conf" "$T/dev.conf.before"
 	check "... the token file not rebuilt" \
 	    cmp -s "$T/tokens/dev.kch" "$T/dev.kch.before"
+	# with --json: the object all the same (it printed nothing), why
+	# in apply_error
+	run runuser -u nobody -- "$LISTGATE" --config "$CONF" tune --list dev \
+	    --apply --json
+	check "... with --json: exit 1, the object with applied empty and apply_error naming the directory" \
+	    python3 -c "import json, sys; d = json.load(open('$T/out')); sys.exit(0 if $rc == 1 and d['applied'] == [] and d['recommended'] is not None and d['apply_error'].startswith('nothing applied: $CONF/lists/dev.conf cannot be written as user nobody: its directory $CONF/lists is not writable') else 1)"
+	check "... the list's file unchanged again" \
+	    cmp -s "$CONF/lists/dev.conf" "$T/dev.conf.before"
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit
