@@ -68,6 +68,19 @@ else
 	echo "# SKIP user list to a full disk: no /dev/full"
 fi
 
+# del of an account that is not there names the file looked in (a
+# --config or LISTGATE_CONFIG of another site?)
+"$LISTGATE" --allow-root --config "$CONF" user del nosuch > "$T/out" 2> "$T/err"
+rc=$?
+check "user del of no account: exit 1 (exit $rc)" test $rc -eq 1
+check "... naming users.conf" \
+    grep -qx "listgate user: no user nosuch in $CONF/users.conf" "$T/err"
+mkdir -p "$T/empty/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$T/empty/listgate.conf"
+"$LISTGATE" --allow-root --config "$T/empty" user del nosuch > "$T/out" 2> "$T/err"
+check "... and saying when there is no such file" \
+    grep -qx "listgate user: no user nosuch in $T/empty/users.conf (there is no such file: no accounts yet)" "$T/err"
+
 # a users.conf with CR line ends (edited by hand on an old Mac) is one
 # line, all of it user add's head comment: its accounts were unread,
 # and the next add wrote the file again with the new one alone

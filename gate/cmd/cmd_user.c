@@ -336,7 +336,8 @@ user_del(const char *path, const char *name)
 	if (users_load(path, &u, &missing, err, sizeof(err)) < 0)
 		cmd_err("user", "%s", err);
 	else if (!users_del(&u, name))
-		cmd_err("user", "no user %s", name);
+		cmd_err("user", "no user %s in %s%s", name, path, missing ?
+		    " (there is no such file: no accounts yet)" : "");
 	else if (users_save(path, &u, err, sizeof(err)) < 0)
 		cmd_err("user", "%s", err);
 	else {
