@@ -520,6 +520,19 @@ printf 'ham_cutoff = 0.000001\nmember_check = /bin/sh %s/edit.sh {sender}\n' \
 run lg tune --list mid --apply
 check "... and the text report too, saying the file is not changed" \
     sh -c "test $rc -eq 1 && grep -q '^lists/mid.conf: not changed (--apply failed' '$T/out'"
+# its report to a full disk as well: both said (the failed --apply was
+# not, the run ending at the report it could not write)
+if [ -w /dev/full ]; then
+	printf 'ham_cutoff = 0.000001\nmember_check = /bin/sh %s/edit.sh {sender}\n' \
+	    "$T" > "$CONF/lists/mid.conf"
+	: > "$T/edit.go"
+	lg tune --list mid --json --apply > /dev/full 2> "$T/err"
+	rc=$?
+	check "... its report to a full disk too: exit 1, saying both" \
+	    sh -c "test $rc -eq 1 && grep -q 'list mid: nothing applied: .*changed since tune read it' '$T/err' && grep -q 'cannot write the standard output' '$T/err'"
+else
+	ok "# SKIP no /dev/full: a failed --apply with its report lost"
+fi
 
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there

@@ -1064,7 +1064,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	char path[4096], cpath[4096], err[1024];
 	/* the advice carries the command, and that the quoted directory */
 	char again[4 * 4096 + 512], adv[sizeof(again) + 2048];
-	/* why --apply failed (empty when it did not), and its reason */
+	/* why --apply failed, and what is said of it (aerr: empty when it
+	 * did not) */
 	char why[3 * 4096], aerr[sizeof(why) + 1024] = "";
 	unsigned given = 0;
 	struct conf_seen seen;
@@ -1346,12 +1347,12 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 			    nrebuilt == 1 ? "" : "s", final ? "with" :
 			    "without");
 	}
-	if (cmd_stdout_done(NAME) < 0)
-		goto out;
-	if (aerr[0] != '\0') {
+	/* (said whatever became of the report: a nightly run's standard
+	 * output may go to a full disk, its standard error to mail) */
+	if (aerr[0] != '\0')
 		cmd_err(NAME, "list %s: %s", list, aerr);
+	if (cmd_stdout_done(NAME) < 0 || aerr[0] != '\0')
 		goto out;
-	}
 	rc = EXIT_CMD_OK;
 out:
 	progress_end(&pr);
