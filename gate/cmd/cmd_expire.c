@@ -250,7 +250,9 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 	}
 	if (expiry_due(q, list, days, l.expire_action == LISTCFG_EXPIRE_REMIND,
 	    add_id, &ids, err, sizeof(err)) < 0) {
-		cmd_err(NAME, "list %s: %s", list, err);
+		/* (add_id stopped it: no memory for the ids) */
+		cmd_err(NAME, "list %s: %s", list, strcmp(err, "stopped") == 0 ?
+		    "out of memory" : err);
 		tot->nfail++;
 		goto out;
 	}
