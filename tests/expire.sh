@@ -176,6 +176,14 @@ check "... and the summary does not count it sent ($(tail -n 1 "$T/out"))" \
     grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent, 1 queued for `listgate --config [^`]* notify --pending`$' "$T/out"
 check "... which is still pending in the outbox" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $rf AND kind = 'remind' AND state = 'pending'")" -eq 1
+# which notify --pending tries again, failing again: its message named
+# neither list nor post ("1 failed: notify command ... exited"), which
+# a run over every list needs
+run lg notify --pending --list rf
+check "... notify --pending fails on it again (exit 1), naming list and post" \
+    sh -c "test $rc -eq 1 && grep -q 'listgate notify: 1 failed; the last (list rf, post $rf): notify command' '$T/err'"
+check "... which stays pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $rf AND kind = 'remind' AND state = 'pending'")" -eq 1
 
 run lg expire --list keep --older-than 0 --by cron
 check "--older-than 0 expires every held post of the list" \

@@ -138,7 +138,8 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 			nfail++;
 		}
 		if (st.failed) {
-			cmd_err(NAME, "%u failed: %s", st.failed, st.lasterr);
+			cmd_err(NAME, "%u failed; the last (%s): %s",
+			    st.failed, st.lastat, st.lasterr);
 			nfail++;
 		}
 		if (!quiet)

@@ -149,13 +149,21 @@ drop_reason(const struct listcfg_list *l, const char *a)
 	return NULL;
 }
 
-/* remember a failure */
+/* remember a failure, and where: list's post id, or its digest to mod
+ * (a run over every list names the one at fault) */
 static void
-failed(struct notify_stats *st, const char *err)
+failed(struct notify_stats *st, const char *list, int64_t id,
+    const char *mod, const char *err)
 {
 	st->failed++;
 	snprintf(st->lasterr, sizeof(st->lasterr), "%.*s",
 	    (int)sizeof(st->lasterr) - 1, err);
+	if (mod != NULL)
+		snprintf(st->lastat, sizeof(st->lastat), "list %.*s, the "
+		    "digest to %.200s", LG_MAX_LIST_NAME, list, mod);
+	else
+		snprintf(st->lastat, sizeof(st->lastat), "list %.*s, post %lld",
+		    LG_MAX_LIST_NAME, list, (long long)id);
 }
 
 /* the held post r as a notice shows it */
@@ -222,14 +230,14 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	    &ln) < 0) {
 		snprintf(why, sizeof(why), "moderation_address %s is too long "
 		    "for action addresses", l->moderation_address);
-		failed(st, why);
+		failed(st, l->name, p->id, NULL, why);
 	} else if (notice_hold(p, &ln, &h, strcmp(n->kind, "remind") == 0,
 	    &msg) < 0) {
 		snprintf(why, sizeof(why), "out of memory building the notice");
-		failed(st, why);
+		failed(st, l->name, p->id, NULL, why);
 	} else if (notify_run(l, n->moderator, p->env_sender, p->id, &msg,
 	    timeout_s, why, sizeof(why)) < 0) {
-		failed(st, why);
+		failed(st, l->name, p->id, NULL, why);
 		if (hung_r != NULL && hung(t0, timeout_s))
 			*hung_r = 1;
 	} else
@@ -356,7 +364,7 @@ queue_and_send(struct queue *q, const struct listcfg_global *g,
 	}
 	if (cookie_load_key(g->secret_file, key, kerr, sizeof(kerr)) < 0) {
 		/* the notices stay in the outbox until the key is there */
-		failed(st, kerr);
+		failed(st, l->name, p->id, NULL, kerr);
 		st->waiting += nmods(l);
 		xfree(key);
 		return 0;
@@ -647,10 +655,10 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	t0 = clock_now_ms();
 	if (notice_digest(l->name, posts, ln, k, &h, &msg) < 0) {
 		snprintf(why, sizeof(why), "out of memory building a digest");
-		failed(st, why);
+		failed(st, l->name, 0, mod, why);
 	} else if (notify_run(l, mod, "", 0, &msg, NOTIFY_RUN_S, why,
 	    sizeof(why)) < 0) {
-		failed(st, why);
+		failed(st, l->name, 0, mod, why);
 		if (hung(t0, NOTIFY_RUN_S))
 			*hung_r = 1;
 	} else

@@ -55,6 +55,8 @@ struct notify_stats {
 				 * moderator's address that leads back to
 				 * the list would loop */
 	char lasterr[512];	/* the last failure, "" if none */
+	char lastat[512];	/* and where: "list L, post N", "list L,
+				 * the digest to M" ("" if none) */
 };
 
 /* 1 when the list can send notices: moderators, moderation_address and
