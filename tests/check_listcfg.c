@@ -580,12 +580,27 @@ START_TEST(owner_keys)
 	ck_assert_int_eq(listcfg_load_global(tmpdir, &g, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "listgate.conf:1: unknown key"));
 
+	/* a file without mta: its default, what filter and moderate would
+	 * take had they not been refused */
 	write_file("listgate.conf", "tokens_dir = t\n", 15);
 	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
 	    sizeof(err)), 0);
 	ck_assert_ptr_null(user);
 	ck_assert_ptr_null(group);
-	ck_assert_int_eq(mta, -1);
+	ck_assert_int_eq(mta, LISTCFG_MTA_QMAIL);
+	/* no file at all: not set (-1) */
+	{
+		char fp[4096 + 16];
+
+		ck_assert_int_lt(snprintf(fp, sizeof(fp), "%s/listgate.conf",
+		    tmpdir), (int)sizeof(fp));
+		ck_assert_int_eq(unlink(fp), 0);
+		mta = 7;
+		ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group,
+		    &mta, err, sizeof(err)), 0);
+		ck_assert_ptr_null(user);
+		ck_assert_int_eq(mta, -1);
+	}
 
 	write_file("listgate.conf", "user = a b\n", 11);
 	ck_assert_int_eq(listcfg_load_owner(tmpdir, &user, &group, &mta, err,
