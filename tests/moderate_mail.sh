@@ -30,6 +30,9 @@
 #     is taken;
 #   - a release that hangs ends before moderate's watchdog: the post
 #     is held again and the MTA's retry releases it;
+#   - a release that succeeds saying "5.1.1 ...", and a defer after
+#     it: what pipe(8) reads begins with listgate's line, never with the
+#     release's status code;
 #   - an automatic reply decides nothing; a database that is down, a
 #     lists/ directory missing or unreadable are temporary failures
 #     (75 / 111);
@@ -1275,6 +1278,54 @@ for l in sha shb; do
 	check "... released to $l" test -s "$T/released.$l"
 done
 rm -f "$CONF/lists/sha.conf" "$CONF/lists/shb.conf"
+
+# --- a release that says "5.1.1 ..." and exits 0, then a defer ------------------------
+# (moderate's watchdog while the approval cannot be recorded: another
+# session holds decided_posts).  pipe(8) takes a status code at the
+# start of a command's output over a non-zero exit status: the release's
+# words first had Postfix bounce the moderator's reply moderate
+# deferred.  They follow a line of listgate's now
+sed -e 's/^moderation_address = .*/moderation_address = r55-moderate@lists.example.org/' \
+    -e "s|^release = .*|release = /bin/sh $T/release55.sh|" \
+    "$CONF/lists/dev.conf" > "$CONF/lists/r55.conf"
+journal_train r55 || exit 99
+lg sync -q --list r55 || exit 99
+id55=$(hold spam3.eml mm55@test r@example.net r55) || exit 1
+a55=$(addr_of "$(last_to alice@example.org)" approve)
+cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
+cat > "$T/release55.sh" <<EOF
+#!/bin/sh
+cat > /dev/null
+export PGHOST='$PGHOST' PGPORT='$PGPORT' PGUSER='$PGUSER' PGDATABASE='$PGDATABASE'
+psql -X -q -c "BEGIN; LOCK TABLE decided_posts IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(20); COMMIT" \\
+    > /dev/null 2>&1 < /dev/null &
+i=0
+while [ "\$(psql -X -A -t -c "SELECT count(*) FROM pg_locks WHERE relation = 'decided_posts'::regclass AND mode = 'AccessExclusiveLock' AND granted")" != 1 ] &&
+    [ \$i -lt 60 ]; do
+	sleep 0.05; i=\$((i + 1))
+done
+echo "5.1.1 no such user"
+exit 0
+EOF
+echo "timeout = 5" >> "$CONF/listgate.conf"
+moderate "$a55" alice@example.org < "$T/r1.eml"
+sql "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(20)%' AND pid <> pg_backend_pid()" > /dev/null
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+rm -f "$CONF/lists/r55.conf"
+check "release says 5.1.1 and exits 0, the approval not recorded in time: exit 75" \
+    test "$rc" -eq 75
+check "... the watchdog's" grep -q "^listgate moderate: timed out$" "$T/mod.out"
+# (what pipe(8) reads: standard output and error together)
+if head -c 12 "$T/mod.out" | grep -Eq '^[245]\.[0-9]{1,3}\.[0-9]{1,3}'; then
+	bad "... what Postfix reads does not begin with the release's status code"
+	sed 's/^/# /' "$T/mod.out"
+else
+	ok "... what Postfix reads does not begin with the release's status code"
+fi
+check "... the release's words follow a line of listgate's" sh -c \
+    "head -n 1 '$T/mod.out' | grep -qx 'listgate: /bin/sh exited with status 0; its output:' &&
+    sed -n 2p '$T/mod.out' | grep -qx '5.1.1 no such user'" ||
+    sed 's/^/# /' "$T/mod.out"
 
 echo "1..$n"
 [ $fails -eq 0 ]

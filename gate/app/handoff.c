@@ -6,9 +6,10 @@
  * the post and the sender are hostile and pass through untouched (the
  * LMTP client writes the sender only as a checked path).  A program's
  * own output goes to a file and then to our standard error once it
- * ended, after a line of ours when it failed: under Postfix, pipe(8)
- * takes a status code at the start of the output over the exit status,
- * and a program's "5.1.1 ..." first would bounce a post we defer.
+ * ended, after a line of ours: under Postfix, pipe(8) takes a status
+ * code at the start of the output over the exit status, and a
+ * program's "5.1.1 ..." first would bounce a post (or a moderator's
+ * reply) we defer.
  * Never logs, never exits.
  */
 #include "config.h"
@@ -54,6 +55,22 @@ notes_str(unsigned notes, char *out, size_t outsz)
 	/* no trailing "; " */
 	if (strlen(out) >= 2)
 		out[strlen(out) - 2] = '\0';
+}
+
+/* a program's words (got bytes) to our standard error after a line of
+ * ours saying what they mean ("listgate: WHAT; its output:"): never
+ * first in what pipe(8) reads, which takes a status code at the start
+ * over our exit status */
+static void
+pass_words(const char *what, const char *words, ssize_t got)
+{
+	if (got <= 0)
+		return;
+	fprintf(stderr, "listgate: %s; its output:\n", what);
+	fwrite(words, 1, (size_t)got, stderr);
+	if (words[got - 1] != '\n')
+		fputc('\n', stderr);
+	fflush(stderr);
 }
 
 int
@@ -116,24 +133,21 @@ handoff_post(char *const *argv, const char *sender,
 	if (got < 0)
 		got = 0;
 	if (st == 0) {
-		/* delivered: its words as they were, after it (pipe(8)
-		 * logs a success's output without reading a code in it) */
-		if (got > 0 && write(STDERR_FILENO, words, (size_t)got) < 0)
-			got = 0;
+		/* handed on: its words after ours too.  pipe(8) reads no
+		 * code in a success's output, but the caller may defer
+		 * after it all the same (moderate's watchdog while the
+		 * approval is recorded), and a "5.1.1 ..." first would
+		 * then bounce the moderator's reply */
+		snprintf(lerr, sizeof(lerr), "%s exited with status 0",
+		    argv[0]);
+		pass_words(lerr, words, got);
 		return HANDOFF_OK;
 	}
 	if (st > 0)
 		snprintf(err, errsz, "%s exited with status %d", argv[0], st);
 	else
 		snprintf(err, errsz, "%s: %s", argv[0], lerr);
-	if (got > 0) {
-		/* its words after ours, which say what they mean */
-		fprintf(stderr, "listgate: %s; its output:\n", err);
-		fwrite(words, 1, (size_t)got, stderr);
-		if (words[got - 1] != '\n')
-			fputc('\n', stderr);
-		fflush(stderr);
-	}
+	pass_words(err, words, got);
 	return st > 0 && handoff_exit_perm(st, exits) ? HANDOFF_PERM :
 	    HANDOFF_TEMP;
 }

@@ -52,9 +52,10 @@ int handoff_last_ok(void);
  * Hand the post on as argv (an expanded template) says.  A program gets
  * the post on its standard input (run_argv: fd when >= 0, else
  * data/len), and its output (standard output and error, the first 4 KiB)
- * is written to our standard error when it has ended: as it is after a
- * success, after a line "listgate: PROGRAM exited with status N; its
- * output:" after a failure; an LMTP server gets data/len from sender for the address
+ * is written to our standard error when it has ended, always after a
+ * line "listgate: PROGRAM exited with status N; its output:" (N 0 after
+ * a success; never the program's words first: pipe(8) would read a
+ * status code there); an LMTP server gets data/len from sender for the address
  * argv[1].  All within timeout_ms (0: no limit; a program's time-out
  * is rounded up to whole seconds).  A program's exit status is a
  * permanent failure as exits (HANDOFF_EXITS_*) says, every other
