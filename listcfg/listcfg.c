@@ -282,6 +282,30 @@ listcfg_free_global(struct listcfg_global *g)
 	g->dir = NULL;
 }
 
+/* cfgfile_fn for listcfg_key_line: cfgfile_read remembers each key's line */
+static int
+any_key(void *ctx, struct cfgfile *cf, const char *key, const char *raw)
+{
+	(void)ctx;
+	(void)cf;
+	(void)key;
+	(void)raw;
+	return 0;
+}
+
+unsigned
+listcfg_key_line(const char *path, const char *key)
+{
+	struct cfgfile cf;
+	char err[512];
+	int missing = 0;
+
+	if (cfgfile_read(&cf, path, err, sizeof(err), any_key, NULL,
+	    &missing) < 0 || missing)
+		return 0;
+	return cfgfile_seen(&cf, key);
+}
+
 int
 listcfg_list_path(const struct listcfg_global *g, const char *name,
     char *out, size_t outsz)

@@ -195,6 +195,11 @@ void listcfg_free_list(struct listcfg_list *l);
 int listcfg_check_list_file(const struct listcfg_global *g,
     const char *name, const char *path, char *err, size_t errsz);
 
+/* the line of the file at path that sets key, 0 when none does or the
+ * file cannot be read (for messages that point at a setting that
+ * loaded: config check's warnings) */
+unsigned listcfg_key_line(const char *path, const char *key);
+
 /* the list's configuration file, DIR/lists/NAME.conf: 0, or -1 (bad
  * name, too long) */
 int listcfg_list_path(const struct listcfg_global *g, const char *name,

@@ -154,6 +154,39 @@ run lg config check --list ev
 check "member_check_ms past lock_wait_ms: no warning (exit 0)" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/ev.conf"
 mv "$T/global.save" "$CONF/listgate.conf" || exit 99
+# a timeout at or past Postfix's time limit (command_time_limit, 1000 s):
+# pipe(8) kills listgate and bounces the post before the watchdog can
+# defer it.  A warning naming FILE:LINE and what to raise (exit 0:
+# main.cf may have raised it already); under qmail none
+cp "$CONF/listgate.conf" "$T/global.save" || exit 99
+printf 'timeout = 1200\n' >> "$CONF/listgate.conf"
+tline=$(grep -c '' "$CONF/listgate.conf")
+printf 'ham_cutoff = 0.3\n\ntimeout = 1000\n' > "$CONF/lists/slow.conf"
+printf 'timeout = 999\n' > "$CONF/lists/quick.conf"
+run lg config check --list slow
+check "timeout = 1200 in listgate.conf under mta = postfix: a warning (exit 0)" \
+    test "$rc" -eq 0
+check "... naming file and line" grep -q \
+    "warning: $CONF/listgate.conf:$tline: timeout = 1200 under mta = postfix: Postfix's pipe(8) kills a command at its time limit" "$T/err"
+check "... and the limit to raise instead" grep -q \
+    "listgate_time_limit = 1260s and listgatemod_time_limit = 1260s in main.cf" "$T/err"
+check "a list's own timeout = 1000: a warning naming its file and line" grep -q \
+    "warning: $CONF/lists/slow.conf:3: timeout = 1000 under mta = postfix" "$T/err"
+run lg config check --list quick
+check "a list's timeout = 999: none of its own" sh -c \
+    "test $rc -eq 0 && ! grep -q 'quick.conf.*timeout' '$T/err'"
+mv "$T/global.save" "$CONF/listgate.conf" || exit 99
+run lg config check --list slow
+check "... listgate.conf's default timeout: no warning of it" sh -c \
+    "test $rc -eq 0 && ! grep -qF '$CONF/listgate.conf' '$T/err'"
+sed 's/^mta = postfix$/mta = qmail/' "$CONF/listgate.conf" > "$T/global.q"
+cp "$CONF/listgate.conf" "$T/global.save" || exit 99
+{ cat "$T/global.q"; printf 'timeout = 3600\n'; } > "$CONF/listgate.conf"
+run lg config check --list slow
+check "timeout = 3600 under mta = qmail: no warning" sh -c \
+    "test $rc -eq 0 && ! grep -q 'timeout' '$T/err'"
+mv "$T/global.save" "$CONF/listgate.conf" || exit 99
+rm -f "$CONF/lists/slow.conf" "$CONF/lists/quick.conf"
 # two lists with one moderation address and delimiter: the replies to it
 # reach one list only, so the check fails, naming both files
 printf 'moderation_address = dev-moderate@lists.example.org\n' > "$CONF/lists/shared1.conf"

@@ -7,7 +7,9 @@
  * each list's token file, when there is one, gets the integrity check
  * (tokdb_check); two lists with one moderation_address and
  * recipient_delimiter are an error, and so is a database or
- * sync_database that libpq cannot parse (said without the password).  Reads only the configuration
+ * sync_database that libpq cannot parse (said without the password); a
+ * timeout at or past Postfix's time limit under mta = postfix is a
+ * warning (FILE:LINE).  Reads only the configuration
  * directory and the token files; a file name under lists/ becomes a
  * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
@@ -189,12 +191,46 @@ warn_notify_sender(const struct listcfg_global *g, const char *name,
 	}
 }
 
+/* Postfix's pipe(8) kills a command at its time limit
+ * (command_time_limit, 1000 s unless raised) and bounces the mail */
+#define POSTFIX_TIME_LIMIT_S	1000
+
+/*
+ * Warn of a timeout (set in the file at path) that Postfix's time limit
+ * would cut short: under mta = postfix the watchdog must defer before
+ * pipe(8) kills listgate, else the post (or the moderator's reply) is
+ * bounced.  A warning, not an error: config check cannot see main.cf,
+ * where the site may have raised the limit already.
+ */
+static void
+warn_postfix_timeout(const struct listcfg_global *g, const char *path,
+    unsigned secs)
+{
+	char line[16] = "";
+	unsigned n;
+
+	if (g->mta != LISTCFG_MTA_POSTFIX || secs < POSTFIX_TIME_LIMIT_S)
+		return;
+	if ((n = listcfg_key_line(path, "timeout")) != 0)
+		snprintf(line, sizeof(line), ":%u", n);
+	cmd_err(NAME, "warning: %s%s: timeout = %u under mta = postfix: "
+	    "Postfix's pipe(8) kills a command at its time limit "
+	    "(command_time_limit, %u s unless raised) and bounces the mail "
+	    "before listgate's watchdog can defer it; keep timeout below %u "
+	    "s, or raise the time limit of listgate's pipe services above it "
+	    "(SERVICE_time_limit, the service's name in master.cf: "
+	    "listgate_time_limit = %us and listgatemod_time_limit = %us in "
+	    "main.cf, or -o on the services' lines in master.cf)", path,
+	    line, secs, POSTFIX_TIME_LIMIT_S, POSTFIX_TIME_LIMIT_S, secs + 60,
+	    secs + 60);
+}
+
 /* check one list and print it: 0, or 1 after an error message */
 static int
 check_list(const struct listcfg_global *g, const char *name)
 {
 	struct listcfg_list l;
-	char err[1024];
+	char err[1024], path[4096];
 
 	if (!listcfg_name_ok(name)) {
 		cmd_err(NAME, "%s/lists/%s.conf: bad list name (want "
@@ -226,6 +262,10 @@ check_list(const struct listcfg_global *g, const char *name)
 		    " moderation_address" : "", l.notify == NULL ? " notify" :
 		    "");
 	warn_notify_sender(g, name, &l);
+	/* its own timeout; one it inherits is listgate.conf's, said once */
+	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
+	    listcfg_key_line(path, "timeout") != 0)
+		warn_postfix_timeout(g, path, l.timeout_s);
 	printf("\n");
 	if (listcfg_print_list(stdout, &l) < 0) {
 		cmd_err(NAME, "out of memory");
@@ -393,6 +433,13 @@ cmd_config(int argc, char **argv, const struct cmd_ctx *ctx)
 		cmd_err(NAME, "out of memory");
 		listcfg_free_global(&g);
 		return EXIT_CMD_FAIL;
+	}
+	/* (filter's watchdog, and moderate's) */
+	{
+		char gpath[4096];
+
+		snprintf(gpath, sizeof(gpath), "%s/listgate.conf", g.dir);
+		warn_postfix_timeout(&g, gpath, g.timeout_s);
 	}
 	/* what every connection would fail on, said without the password */
 	if (g.conninfo != NULL && queue_conninfo_check(g.conninfo, err,
