@@ -665,6 +665,53 @@ cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root --config "$CONF" filter --he
 rc=$?
 expect 75 "--help, the dialect from listgate.conf"
 
+# --- a misspelt command in master.cf or a .qmail line -----------------------------
+# (`listgate filtre ...`): exit 2, a usage error, had Postfix bounce every
+# post until someone noticed.  Run as an MTA runs it (a post on stdin,
+# envelope options or qmail-local's environment) it defers now, in the
+# dialect's code; typed at a terminal it stays a usage error (2)
+for args in "filtre --mta postfix --list demo -f s@x -- r@x" \
+    "filtre --list demo -f s@x -- r@x" "--config $CONF filtre -f s@x" \
+    "--bogus filtre --list demo" "--config $CONF --mta postfix -f s@x -- r@x"; do
+	cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root $args \
+	    > "$T/out" 2> "$T/err"
+	rc=$?
+	expect 75 "unknown or no command, run as Postfix runs it ($args)"
+done
+grep -q "usage: listgate" "$T/err" && ok "... the usage still said" ||
+    bad "... the usage still said"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root filtre --list demo \
+    > "$T/out" 2> "$T/err"
+rc=$?
+grep -q "^listgate: unknown command 'filtre' (try listgate --help)$" "$T/err" &&
+    ok "... the command named" || bad "... the command named"
+cat "$DATA/ham-test.eml" | "$LISTGATE" --allow-root filtre --mta qmail \
+    --list demo > "$T/out" 2> "$T/err"
+rc=$?
+check "unknown command with --mta qmail: qmail's temporary failure, 111 (exit $rc)" test "$rc" -eq 111
+cat "$DATA/ham-test.eml" | env HOST=lists.example.org DTLINE="Delivered-To: x" \
+    "$LISTGATE" --allow-root filtre > "$T/out" 2> "$T/err"
+rc=$?
+check "unknown command under qmail-local's environment: 111 (exit $rc)" test "$rc" -eq 111
+cat "$DATA/ham-test.eml" | env -u HOST -u DTLINE "$LISTGATE" --allow-root \
+    snyc --list demo2 extra > "$T/out" 2> "$T/err"
+rc=$?
+expect 75 "unknown command with --list, stdin not a terminal: 75"
+env -u HOST -u DTLINE "$LISTGATE" --allow-root snyc < /dev/null \
+    > "$T/out" 2> "$T/err"
+rc=$?
+check "unknown command without envelope options (a cron line): 2, a usage error (exit $rc)" test "$rc" -eq 2
+if command -v script > /dev/null 2>&1; then
+	script -qec "'$LISTGATE' --allow-root filtre --mta postfix --list demo -f s@x -- r@x" \
+	    /dev/null > "$T/out" 2>&1
+	rc=$?
+	check "the same typed at a terminal: 2, a usage error (exit $rc)" test "$rc" -eq 2
+	grep -q "unknown command 'filtre'" "$T/out" && ok "... saying so" ||
+	    bad "... saying so"
+else
+	echo "# no script(1): the terminal case is not checked"
+fi
+
 # --- a log socket that blocks --------------------------------------------------
 # syslog stopped or stuck, its queue full: a datagram socket at /dev/log
 # that nobody reads, in a mount namespace of its own (/dev a tmpfs

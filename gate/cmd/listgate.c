@@ -78,6 +78,53 @@ usage(FILE *f)
 }
 
 /*
+ * The status for a command line that names no command listgate knows (a
+ * misspelt one, `listgate filtre --list L ...` in master.cf, or none)
+ * when an MTA looks to have run it: standard input is not a terminal,
+ * and the arguments hold envelope options (-f, --sender, --list, --mta,
+ * a "--" before the recipient) or the environment is qmail-local's.
+ * Then a usage error's status would lose the mail: Postfix bounces on
+ * 2, every post until someone notices.  The dialect's temporary failure
+ * instead (--mta's, else settings_mta_fallback's: qmail-local's 111,
+ * else 75), so the MTA keeps the mail until the command line is
+ * mended; typed at a terminal, or with no sign of an MTA (a cron
+ * line), it stays status.
+ */
+static int
+mta_exit(int argc, char **argv, int status)
+{
+	enum mta m = MTA_UNKNOWN, given;
+	const char *a;
+	int i, envelope = 0;
+
+	if (isatty(STDIN_FILENO))
+		return status;
+	for (i = 1; i < argc; i++) {
+		a = argv[i];
+		if (strcmp(a, "--") == 0) {
+			envelope = 1;
+			break;
+		}
+		if (strcmp(a, "--mta") == 0 && i + 1 < argc &&
+		    mta_parse(argv[i + 1], &given) == 0)
+			m = given;
+		else if (strncmp(a, "--mta=", 6) == 0 &&
+		    mta_parse(a + 6, &given) == 0)
+			m = given;
+		if (strcmp(a, "-f") == 0 || strcmp(a, "--sender") == 0 ||
+		    strncmp(a, "--sender=", 9) == 0 ||
+		    strcmp(a, "--list") == 0 || strncmp(a, "--list=", 7) == 0 ||
+		    strcmp(a, "--mta") == 0 || strncmp(a, "--mta=", 6) == 0)
+			envelope = 1;
+	}
+	if (m == MTA_UNKNOWN)
+		m = settings_mta_fallback(-1, envelope);
+	if (m == MTA_UNKNOWN)
+		return status;
+	return outcome_exit(OUT_DEFER, m);
+}
+
+/*
  * The status for a run that stops before reaching its subcommand.  When
  * the command line names `filter` and a post may be waiting on stdin,
  * anything but a temporary failure could lose it: Postfix bounces on 2 and
@@ -93,7 +140,7 @@ early_exit(int argc, char **argv, int status)
 		if ((strcmp(argv[i], "filter") == 0 ||
 		    strcmp(argv[i], "moderate") == 0) && !isatty(0))
 			return EXIT_EX_TEMPFAIL;
-	return status;
+	return mta_exit(argc, argv, status);
 }
 
 /*
@@ -274,7 +321,7 @@ main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		return EXIT_CMD_USAGE;
+		return mta_exit(argc, argv, EXIT_CMD_USAGE);
 	}
 	if (strcmp(argv[optind], "filter") == 0 ||
 	    strcmp(argv[optind], "moderate") == 0) {
@@ -343,5 +390,5 @@ main(int argc, char **argv)
 	}
 	fprintf(stderr, "listgate: unknown command '%s' (try listgate --help)\n",
 	    argv[optind]);
-	return EXIT_CMD_USAGE;
+	return mta_exit(argc, argv, EXIT_CMD_USAGE);
 }
