@@ -701,6 +701,10 @@ env -u HOST -u DTLINE "$LISTGATE" --allow-root snyc < /dev/null \
     > "$T/out" 2> "$T/err"
 rc=$?
 check "unknown command without envelope options (a cron line): 2, a usage error (exit $rc)" test "$rc" -eq 2
+env HOST=lists.example.org "$LISTGATE" --version < /dev/null > "$T/out" 2> "$T/err"
+rc=$?
+check "--version with \$HOST set (tcsh exports it) and no MTA options: 0, the version (exit $rc)" \
+    sh -c "test $rc -eq 0 && grep -q '^listgate ' '$T/out'"
 if command -v script > /dev/null 2>&1; then
 	script -qec "'$LISTGATE' --allow-root filtre --mta postfix --list demo -f s@x -- r@x" \
 	    /dev/null > "$T/out" 2>&1

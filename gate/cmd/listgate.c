@@ -117,6 +117,12 @@ mta_exit(int argc, char **argv, int status)
 		    strcmp(a, "--mta") == 0 || strncmp(a, "--mta=", 6) == 0)
 			envelope = 1;
 	}
+	/* a --help or --version that succeeded is deferred only on a
+	 * command line with the MTA's options (a post may be waiting):
+	 * qmail-local's environment alone (tcsh exports $HOST) is no sign
+	 * for a script asking for the version */
+	if (status == EXIT_CMD_OK && !envelope)
+		return status;
 	if (m == MTA_UNKNOWN)
 		m = settings_mta_fallback(-1, envelope);
 	if (m == MTA_UNKNOWN)
