@@ -45,6 +45,11 @@ static const char post[] =
     "<html><body><script>alert(1)</script><p>Click <a href=\"http://x.example/\">here</a></p></body></html>\n"
     "--b1--\n";
 
+/* the key the notices are sealed with (every message is: notice_to) */
+static const struct cookie_key tkey = { { 't', 'e', 's', 't', '-', 'k', 'e',
+    'y', '-', 'o', 'f', '-', 't', 'h', 'e', '-', 'n', 'o', 't', 'i', 'c',
+    'e', '-', 't', 'e', 's', 't', 's', '-', '3', '2', 'b' }, 32 };
+
 static const char clues[] =
     "subject:pills 0.990000 12 0\n"
     "body:cheap 0.980000 9 1\n"
@@ -145,7 +150,7 @@ START_TEST(hold_notice_parses_back)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 - 14 * 86400, NULL };
+	    "alice@example.org", 1796000000 - 14 * 86400, &tkey };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *t, *q;
@@ -236,7 +241,7 @@ START_TEST(held_as_note)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000 - 14 * 86400, NULL };
+	    "alice@example.org", 1796000000 - 14 * 86400, &tkey };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *t;
@@ -265,7 +270,7 @@ START_TEST(digest_and_answer)
 	struct notice_post p[3];
 	struct notice_links ln[3];
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000, NULL };
+	    "alice@example.org", 1796000000, &tkey };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	int i;
@@ -331,7 +336,7 @@ START_TEST(double_encoded_subject)
 	struct notice_post p;
 	struct notice_links ln;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000, NULL };
+	    "alice@example.org", 1796000000, &tkey };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	const char *e;
@@ -387,7 +392,7 @@ END_TEST
 START_TEST(qp_soft_break_line_start)
 {
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000, NULL };
+	    "alice@example.org", 1796000000, &tkey };
 	struct buf out = BUF_INIT(1 << 20);
 	struct seen s;
 	char text[512];
@@ -423,7 +428,7 @@ START_TEST(hostile_bytes)
 	char subj[300], cl[600];
 	struct notice_post p;
 	struct notice_links ln;
-	struct notice_to h = { "m@x.example", "a@x.example", 0, NULL };
+	struct notice_to h = { "m@x.example", "a@x.example", 0, &tkey };
 	struct buf out = BUF_INIT(1 << 22);
 	struct seen s;
 	unsigned v = 12345;
@@ -471,7 +476,7 @@ START_TEST(loop_guard_sealed)
 {
 	struct cookie_key key, other;
 	struct notice_to h = { "dev-moderate@lists.example.org",
-	    "alice@example.org", 1796000000, NULL };
+	    "alice@example.org", 1796000000, &tkey };
 	struct buf out = BUF_INIT(1 << 20), forged = BUF_INIT(1 << 20);
 	const char *mid, *e;
 	size_t i;
@@ -483,10 +488,19 @@ START_TEST(loop_guard_sealed)
 		other.k[i] = (unsigned char)('A' + i % 26);
 	}
 	key.len = other.len = 40;
-	/* unsealed (no key at hand when it was written): not known */
+	/* no key at hand: no message at all (the web page's sender notice
+	 * went out unsealed), nor an empty key's */
+	h.key = NULL;
 	ck_assert_int_eq(notice_answer("dev", "approved: post 1", NULL,
-	    "Post 1 is approved.\n", &h, &out), 0);
-	ck_assert_int_eq(notice_is_ours(out.data, out.len, &key), 0);
+	    "Post 1 is approved.\n", &h, &out), -1);
+	ck_assert_uint_eq(out.len, 0);
+	h.key = &other;
+	other.len = 0;
+	ck_assert_int_eq(notice_answer("dev", "approved: post 1", NULL,
+	    "Post 1 is approved.\n", &h, &out), -1);
+	ck_assert_int_eq(notice_digest("dev", NULL, NULL, 0, &h, &out), -1);
+	ck_assert_uint_eq(out.len, 0);
+	other.len = 40;
 	/* sealed: known under its key only */
 	buf_reset(&out);
 	h.key = &key;

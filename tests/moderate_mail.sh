@@ -508,6 +508,10 @@ check "the bare moderation address: answered to a moderator" \
 check "... saying it is the moderation address itself" \
     grep -q "^decided nothing: it is the list.s moderation address itself,$" "$T/ans.txt"
 check "... not a malformed cookie" test "$(grep -ci malformed "$T/ans.txt")" -eq 0
+# its answer comes before the cookie's key is loaded: it went out
+# without the seal every other message of listgate's carries
+check "... sealed as listgate's own (X-Listgate-Seal)" \
+    grep -q "^X-Listgate-Seal: [a-z2-7]\{32\}$" "$T/ans.txt"
 check "... and which addresses decide" \
     grep -q "Reply-To is the approve address" "$T/ans.txt"
 check "... nothing decided" test "$(status "$id4")" = held

@@ -522,6 +522,35 @@ check "... and no accept failing over and over in the log ($nemf lines)" \
 req GET /api/lists $A
 check "... and the server answers afterwards ($code)" test "$code" = 200
 
+# --- the sender's notice of a rejection is sealed ---------------------------------
+# a post rejected on the page tells its sender (sender_notice), as a
+# reject by mail does; the notice went out without the X-Listgate-Seal
+# of every other message listgate sends, so a sender's address that
+# leads back to a list listgate filters had it held and noticed as a
+# stranger's post (each notice of it noticed in turn)
+cp "$CONF/lists/dev.conf" "$T/dev.conf"
+printf '#!/bin/sh\ncat >> "%s/notified.$1"\n' "$T" > "$T/notify.sh"
+printf 'moderation_address = dev-moderate@example.org\nnotify = /bin/sh %s/notify.sh {moderator}\nsender_notice = yes\n' \
+    "$T" >> "$CONF/lists/dev.conf"
+idS=$("$QHOLD" dev "$DATA/spam2.eml" 0.98) || exit 99
+login alice alice-secret-1
+req POST "/lists/dev/held/$idS" -H "Cookie: lgsid=$sid" \
+    -d "action=reject&csrf=$csrf"
+check "a post rejected on the page: 303 ($code), its sender told" \
+    sh -c "test $code = 303 && grep -q '^Subject: \[dev\] your post was not accepted' '$T/notified.sender@example.org'"
+check "... in a notice sealed as listgate's own (X-Listgate-Seal)" \
+    grep -q '^X-Listgate-Seal: [a-z2-7]\{32\}$' "$T/notified.sender@example.org"
+# without the secret no notice goes out: never one unsealed
+mv "$T/secret" "$T/secret.away"
+rm -f "$T/notified.sender@example.org"
+idS=$("$QHOLD" dev "$DATA/spam3.eml" 0.98) || exit 99
+req POST "/lists/dev/held/$idS" -H "Cookie: lgsid=$sid" \
+    -d "action=reject&csrf=$csrf"
+check "without the secret: rejected ($code), no notice, the log says why" \
+    sh -c "test $code = 303 && test ! -e '$T/notified.sender@example.org' && grep -q 'post $idS: sender not notified: secret_file' '$T/web.log'"
+mv "$T/secret.away" "$T/secret"
+cp "$T/dev.conf" "$CONF/lists/dev.conf"
+
 # --- clients that do not read their answers ---------------------------------------
 # a request kept its database connection until its answer was sent
 # whole: a page larger than the socket's buffers, asked for on

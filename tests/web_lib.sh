@@ -2,7 +2,8 @@
 # sourced inside tests/pg.sh (a private PostgreSQL) after $T is made:
 #
 #   . "$top_srcdir/tests/web_lib.sh"
-#   web_setup              configuration in $CONF: lists dev and other
+#   web_setup              configuration in $CONF (the secret in
+#                          $T/secret): lists dev and other
 #                          whose release command appends the post to
 #                          $T/released.LIST; schema migrated; users
 #                          alice (dev, password alice-secret-1), bob
@@ -24,7 +25,10 @@ sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
 web_setup() {
 	mkdir -p "$CONF/lists" || return 1
-	printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+	# the site's secret seals the messages listgate sends (a rejection's
+	# notice to the post's sender)
+	printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\n' "$T" "$T" \
+	    > "$CONF/listgate.conf"
 	cat > "$T/release.sh" <<EOS
 #!/bin/sh
 cat >> "$T/released.\$1" || exit 1
@@ -34,6 +38,7 @@ EOS
 		printf 'release = /bin/sh %s/release.sh {list}\n' "$T" \
 		    > "$CONF/lists/$l.conf"
 	done
+	lg init > /dev/null || return 1
 	lg migrate > /dev/null || return 1
 	printf 'alice-secret-1\n' | lg user add alice --lists dev > /dev/null &&
 	printf 'bob-secret-12\n' | lg user add bob --lists all > /dev/null &&

@@ -386,8 +386,19 @@ answer:
 	 * post and its moderator, or one whose post is gone); once it did
 	 * (a post decided already, a release that failed), the sender is
 	 * answered as for a decision */
-	a = reply_answer(&r, rc != REPLY_DONE && (!proven ||
-	    r.cookie_refused), err, sizeof(err));
+	/* sealed as every message listgate sends: the refusal of a
+	 * malformed action address comes before the key is loaded */
+	if (r.key == NULL && key == NULL &&
+	    (key = xcalloc(1, sizeof(*key))) == NULL)
+		snprintf(err, sizeof(err), "out of memory");
+	else if (r.key == NULL && cookie_load_key(g.secret_file, key, err,
+	    sizeof(err)) == 0)
+		r.key = key;
+	if (r.key == NULL)
+		a = -1;
+	else
+		a = reply_answer(&r, rc != REPLY_DONE && (!proven ||
+		    r.cookie_refused), err, sizeof(err));
 	{
 		size_t n = strlen(answer);
 

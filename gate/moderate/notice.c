@@ -310,6 +310,11 @@ common_header(struct buf *b, const char *list, const struct notice_to *h,
 	char date[64], rnd[33], mid[400], seal[COOKIE_SEAL_CHARS + 1];
 	const char *at = strrchr(h->from, '@');
 
+	/* never a message without its seal: one that comes back (a
+	 * moderator's or a sender's address that leads to a list listgate
+	 * filters) would be held and noticed as a stranger's, for ever */
+	if (h->key == NULL || h->key->len == 0)
+		return -1;
 	rfc5322_date(h->now, date, sizeof(date));
 	random_hex(rnd, 24);
 	snprintf(mid, sizeof(mid), "<listgate.%s@%s>", rnd,
@@ -323,12 +328,9 @@ common_header(struct buf *b, const char *list, const struct notice_to *h,
 		return -1;
 	/* what tells this message from a post that copies its fields
 	 * (notice_is_ours) */
-	if (h->key != NULL) {
-		cookie_seal(h->key, list, mid, seal);
-		if (put(b, "X-Listgate-Seal: %s\n", seal) < 0)
-			return -1;
-	}
-	if (buf_adds(b, "MIME-Version: 1.0\n") < 0)
+	cookie_seal(h->key, list, mid, seal);
+	if (put(b, "X-Listgate-Seal: %s\n", seal) < 0 ||
+	    buf_adds(b, "MIME-Version: 1.0\n") < 0)
 		return -1;
 	return 0;
 }

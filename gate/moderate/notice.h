@@ -72,7 +72,9 @@ struct notice_links {
 
 /* the envelope of a message: its From (the moderation address), To and
  * Date, and the site's secret that seals it (X-Listgate-Seal, see
- * notice_is_ours; NULL: not sealed) */
+ * notice_is_ours).  The key is required: every message listgate sends
+ * is built here and sealed, and with key NULL (or empty) notice_hold,
+ * notice_digest and notice_answer build nothing and return -1 */
 struct notice_to {
 	const char *from;
 	const char *to;
@@ -88,7 +90,7 @@ struct notice_to {
  * NOTICE_TOKENS deciding tokens with their probabilities, the preview
  * and the three mailto: links; the post attached as message/rfc822.
  * remind: say it is a reminder.  Appends to out: 0, or -1 when out of
- * memory (out's max included).
+ * memory (out's max included) or h->key is NULL.
  */
 int notice_hold(const struct notice_post *p, const struct notice_links *ln,
     const struct notice_to *h, int remind, struct buf *out);
@@ -96,7 +98,7 @@ int notice_hold(const struct notice_post *p, const struct notice_links *ln,
 /*
  * One digest of n held posts of list (at most NOTICE_MAX_DIGEST are
  * listed): each with its sender, subject, score and three links.  0, or
- * -1 when out of memory.
+ * -1 when out of memory or h->key is NULL.
  */
 int notice_digest(const char *list, const struct notice_post *p,
     const struct notice_links *ln, size_t n, const struct notice_to *h,
@@ -106,7 +108,8 @@ int notice_digest(const char *list, const struct notice_post *p,
  * A short text message: Subject "[L] SUBJECT" (subject is ours, ASCII
  * or already sanitized), In-Reply-To in_reply_to when it is a plain
  * <...> message-id (else left out), Auto-Submitted: auto-replied, the
- * text (UTF-8, ours or sanitized) as quoted-printable.  0, or -1.
+ * text (UTF-8, ours or sanitized) as quoted-printable.  0, or -1 (out
+ * of memory, h->key NULL).
  */
 int notice_answer(const char *list, const char *subject,
     const char *in_reply_to, const char *text, const struct notice_to *h,

@@ -38,6 +38,7 @@
 #include "gate/util/lglimits.h"
 #include "gate/util/sanitize.h"
 #include "gate/util/suggest.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 void
@@ -804,6 +805,7 @@ reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
     const char *list, int64_t id, char *why, size_t whysz)
 {
 	struct listcfg_list l;
+	struct cookie_key *key;
 	int rc;
 
 	if (listcfg_load_list(g, list, &l, why, whysz) < 0)
@@ -815,8 +817,20 @@ reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
 		snprintf(why, whysz, "no notify or moderation_address to "
 		    "send it with");
 		rc = 1;
-	} else
-		rc = sender_notice(g, &l, q, id, NULL, why, whysz);
+	} else if ((key = xcalloc(1, sizeof(*key))) == NULL) {
+		snprintf(why, whysz, "out of memory");
+		rc = -1;
+	} else {
+		/* sealed as every message listgate sends: an unsealed one
+		 * that a sender's address leads back to a list is held and
+		 * noticed as a stranger's post (notice_is_ours) */
+		if (cookie_load_key(g->secret_file, key, why, whysz) < 0)
+			rc = -1;
+		else
+			rc = sender_notice(g, &l, q, id, key, why, whysz);
+		memset(key, 0, sizeof(*key));
+		xfree(key);
+	}
 	listcfg_free_list(&l);
 	return rc;
 }

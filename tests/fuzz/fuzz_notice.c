@@ -223,8 +223,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *p = data, *end = data + size, *z;
 	struct notice_post post[2];
 	struct notice_links ln[2];
+	/* every message is sealed: without a key nothing is written */
+	static const struct cookie_key key = {
+	    "the fuzzer's key, 32 bytes long", 32 };
 	struct notice_to to = { "dev-moderation@lists.example.org",
-	    "mod@example.org", 1700000000, NULL };
+	    "mod@example.org", 1700000000, &key };
 	struct buf out = BUF_INIT(64u * 1024 * 1024);
 	struct buf clean = BUF_INIT(4096);
 	const char *part;
