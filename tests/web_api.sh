@@ -158,8 +158,87 @@ while time.time() - t0 < 100:
 print(int(time.time() - t0))
 EOF
 tricklepid=$!
+# a client that reads its answer a little at a time (8 KiB a second
+# through a small window: its connection is never idle for 30 s) held
+# its connection's thread and the answer for as long as it liked (4
+# minutes for the page of this post, 2 MB: each of its header's bytes
+# is masked, 8 bytes of HTML), and the socket up to 4 MiB of it.  It must read it whole in 60 s and 1 s
+# per 32 KiB, here 122 s; one that reads nothing is idle, closed after
+# 30 s.  They run beside the checks below; the post goes once its page
+# is made (the counts below are of the others).
+python3 -c '
+import sys
+o = sys.stdout.buffer
+o.write(b"From: a@example.org\nSubject: slow\nMessage-ID: <slowread@x>\n")
+for i in range(128):
+    o.write(b"X-Pad-%d: " % i + b"\x80" * 1990 + b"\n")
+o.write(b"\nhello\n")' > "$T/slowread.eml"
+idW=$("$QHOLD" dev "$T/slowread.eml" 0.9) || exit 99
+curl -s -o /dev/null -D "$T/lhdr" -d "user=bob&password=bob-secret-12" \
+    "$URL/login"
+sidW=$(sed -n 's/^[Ss]et-[Cc]ookie: lgsid=\([0-9a-f]*\);.*/\1/p' "$T/lhdr")
+python3 - "$port" "$idW" "$sidW" > "$T/slowread.out" 2>&1 <<'EOF' &
+import re, socket, sys, time
+port, pid, sid = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def ask():
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, 536)
+    s.connect(("127.0.0.1", port))
+    s.sendall((f"GET /lists/dev/held/{pid} HTTP/1.1\r\n"
+               f"Host: 127.0.0.1\r\nCookie: lgsid={sid}\r\n\r\n").encode())
+    return s
+slow, deaf = ask(), ask()
+t0 = time.time()
+got = slow.recv(2048)
+m = re.search(rb"Content-Length: (\d+)", got, re.I)
+size = int(m.group(1)) if m else 0
+print("asked", size, flush=True)
+slow.settimeout(0.2)
+end = None
+while time.time() - t0 < 140 and end is None:
+    time.sleep(1)
+    n = 0
+    while n < 8192:
+        try:
+            d = slow.recv(8192 - n)
+        except socket.timeout:
+            break
+        except OSError:
+            end = "reset"
+            break
+        if not d:
+            end = "closed"
+            break
+        n += len(d)
+        got += d
+print("read", int(time.time() - t0), len(got), size, end or "open")
+slow.close()
+# the one that read nothing: its answer's start, then the end
+deaf.settimeout(1)
+n = 0
+try:
+    while True:
+        d = deaf.recv(65536)
+        if not d:
+            print("deaf closed", n)
+            break
+        n += len(d)
+except OSError:
+    print("deaf open", n)
+EOF
+readerpid=$!
 A="-u alice:alice-secret-1"
 B="-u bob:bob-secret-12"
+i=0
+until grep -q '^asked' "$T/slowread.out" || [ $i -ge 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sql "DELETE FROM held_posts WHERE id = $idW"
+req GET /api/lists $B
+check "a request beside a client that reads its answer slowly: 200 ($code)" \
+    test "$code" = 200
 
 # 401
 req GET /api/lists
@@ -978,6 +1057,19 @@ check "a request trickled a line every 10 s is cut off in 60 s (after $tk s)" \
     test "$tk" -ge 55 -a "$tk" -le 75
 check "... saying so in the log" \
     grep -q 'closed: no whole request in 60 s' "$T/web.log"
+wait "$readerpid"
+sed 's/^/# slow reader: /' "$T/slowread.out"
+grep "path=\"/lists/dev/held/$idW\"" "$T/web.log" | sed "s/^/# /"
+sw_ms=$(sed -n "s|.*path=\"/lists/dev/held/$idW\" status=200 bytes=[0-9]* ms=\([0-9]*\)\.[0-9] end=error\$|\1|p" \
+    "$T/web.log")
+check "an answer read 8 KiB a second: its connection cut off in 60 s and 1 s per 32 KiB (122 s; after ${sw_ms:-no end in} ms)" \
+    test "${sw_ms:-0}" -ge 118000 -a "${sw_ms:-999999}" -le 130000
+check "... and reset: what its socket held of the answer is dropped" \
+    grep -q '^read 1[0-9][0-9] [0-9]* [0-9]* reset$' "$T/slowread.out"
+check "... saying so in the log" \
+    grep -q 'closed: the answer was not read whole in 60 s and 1 s per 32 KiB' "$T/web.log"
+check "... and one that reads nothing is closed too (30 s idle)" \
+    grep -q '^deaf closed' "$T/slowread.out"
 
 # --- the log and the stop -------------------------------------------------------------
 check "one log line per request, with status and user" \

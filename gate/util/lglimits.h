@@ -89,6 +89,17 @@
  * body), from the connection's start or its last request's end: one
  * trickled a byte at a time (slowloris) is never idle for long */
 #define LG_MAX_WEB_REQUEST_S	60
+/* seconds an answer may take to be read whole, and one more per
+ * LG_MIN_WEB_SEND_RATE bytes of it (188 s for the largest, 4 MiB: 22
+ * KB/s, a slow phone line): a client that reads a little now and then
+ * is never idle for long, and held its connection's thread and the
+ * answer as long as it liked */
+#define LG_MAX_WEB_SEND_S	60
+#define LG_MIN_WEB_SEND_RATE	(32u * 1024u)
+/* a connection's socket send buffer (the kernel doubles it): Linux
+ * grows one to 4 MiB by itself, which a client that reads slowly keeps
+ * filled, and 1024 of them 4 GiB; this is 2.5 MB/s at 100 ms */
+#define LG_MAX_WEB_SNDBUF	(128u * 1024u)
 /* names in web_allowed_hosts (a site is reached by one or two), and
  * the longest (RFC 1035, without the final dot; "[IPv6]" fits) */
 #define LG_MAX_WEB_HOSTS	16

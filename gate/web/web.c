@@ -74,32 +74,43 @@ static struct {
 	} v[LG_MAX_WEB_CONNECTIONS + 16];
 } conns = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* the connections whose request has not arrived whole (slowloris): a
- * connection is watched from its start and from each request's end
- * until its next request is dispatched; the reaper shuts the socket of
- * one watched for LG_MAX_WEB_REQUEST_S.  libmicrohttpd tells a
- * connection's end (on_connection) before it closes the socket, and the
- * entry goes under mu, so no socket is shut after its number is given
- * to another. */
+/* the connections with a deadline: a request must arrive whole
+ * (slowloris) in LG_MAX_WEB_REQUEST_S from the connection's start or
+ * its last request's end, an answer be read whole in LG_MAX_WEB_SEND_S
+ * and a second per LG_MIN_WEB_SEND_RATE bytes of it (a client that
+ * reads a little now and then is never idle for long); none while a
+ * request is worked on (a release may take long).  The reaper shuts the
+ * socket of one past its deadline.  libmicrohttpd tells a connection's
+ * end (on_connection) before it closes the socket, and the entry goes
+ * under mu, so no socket is shut after its number is given to
+ * another. */
+enum watch_what {
+	WATCH_NONE,
+	WATCH_REQUEST,		/* the next request must arrive */
+	WATCH_ANSWER		/* the answer must be read */
+};
 static struct {
 	pthread_mutex_t mu;
 	struct {
 		struct MHD_Connection *c;	/* NULL: free */
 		int fd;
-		time_t since;		/* watched since; 0: not watched */
+		enum watch_what what;
+		time_t until;		/* the deadline of what */
 	} v[LG_MAX_WEB_CONNECTIONS + 16];
 } watch = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
-/* watch c from now (on), or not (off) */
+/* c's deadline: what must be done in secs from now (WATCH_NONE: no
+ * deadline) */
 static void
-watch_set(struct MHD_Connection *c, int on)
+watch_set(struct MHD_Connection *c, enum watch_what what, time_t secs)
 {
 	size_t i;
 
 	pthread_mutex_lock(&watch.mu);
 	for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++)
 		if (watch.v[i].c == c) {
-			watch.v[i].since = on ? time(NULL) : 0;
+			watch.v[i].what = what;
+			watch.v[i].until = time(NULL) + secs;
 			break;
 		}
 	pthread_mutex_unlock(&watch.mu);
@@ -206,17 +217,24 @@ on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 	(void)socket_context;
 	/* every connection is watched until its first request is in */
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (d > 0 && ci != NULL) {
+		int sz = (int)LG_MAX_WEB_SNDBUF;
+
+		(void)setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &sz,
+		    sizeof(sz));
+	}
 	pthread_mutex_lock(&watch.mu);
 	for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++) {
 		if (d > 0 && watch.v[i].c == NULL && ci != NULL) {
 			watch.v[i].c = c;
 			watch.v[i].fd = ci->connect_fd;
-			watch.v[i].since = time(NULL);
+			watch.v[i].what = WATCH_REQUEST;
+			watch.v[i].until = time(NULL) + LG_MAX_WEB_REQUEST_S;
 			break;
 		}
 		if (d < 0 && watch.v[i].c == c) {
 			watch.v[i].c = NULL;
-			watch.v[i].since = 0;
+			watch.v[i].what = WATCH_NONE;
 			break;
 		}
 	}
@@ -800,16 +818,17 @@ sync_main(void *arg)
 	return NULL;
 }
 
-/* the reaper: once a second, shut the socket of each connection whose
- * request has not arrived whole in LG_MAX_WEB_REQUEST_S (its thread
- * then sees the end and closes it), until told to stop */
+/* the reaper: once a second, shut the socket of each connection past
+ * its deadline (watch: a request that has not arrived whole, an answer
+ * not read whole; its thread then sees the end and closes it), until
+ * told to stop */
 static void *
 reap_main(void *arg)
 {
 	struct web_srv *s = arg;
 	struct timespec until;
 	time_t now;
-	size_t i, n;
+	size_t i, n, na;
 
 	pthread_mutex_lock(&s->mu);
 	while (!s->reap_stop) {
@@ -820,20 +839,36 @@ reap_main(void *arg)
 			break;
 		pthread_mutex_unlock(&s->mu);
 		now = time(NULL);
-		n = 0;
+		n = na = 0;
 		pthread_mutex_lock(&watch.mu);
 		for (i = 0; i < sizeof(watch.v) / sizeof(watch.v[0]); i++)
-			if (watch.v[i].c != NULL && watch.v[i].since != 0 &&
-			    now - watch.v[i].since >= LG_MAX_WEB_REQUEST_S) {
+			if (watch.v[i].c != NULL &&
+			    watch.v[i].what != WATCH_NONE &&
+			    now >= watch.v[i].until) {
+				/* reset when closed: what the socket still
+				 * holds of an answer is dropped, not kept
+				 * for the client that reads slowly */
+				struct linger lg = { 1, 0 };
+
+				(void)setsockopt(watch.v[i].fd, SOL_SOCKET,
+				    SO_LINGER, &lg, sizeof(lg));
 				shutdown(watch.v[i].fd, SHUT_RDWR);
-				watch.v[i].since = 0;
-				n++;
+				if (watch.v[i].what == WATCH_ANSWER)
+					na++;
+				else
+					n++;
+				watch.v[i].what = WATCH_NONE;
 			}
 		pthread_mutex_unlock(&watch.mu);
 		if (n > 0)
 			log_warn("web: %zu connection%s closed: no whole request "
 			    "in %u s", n, n == 1 ? "" : "s",
 			    (unsigned)LG_MAX_WEB_REQUEST_S);
+		if (na > 0)
+			log_warn("web: %zu connection%s closed: the answer was "
+			    "not read whole in %u s and 1 s per %u KiB of it",
+			    na, na == 1 ? "" : "s", (unsigned)LG_MAX_WEB_SEND_S,
+			    (unsigned)(LG_MIN_WEB_SEND_RATE / 1024));
 		pthread_mutex_lock(&s->mu);
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -1050,6 +1085,10 @@ answer(struct web_req *r)
 		snprintf(num, sizeof(num), "%ld", r->retry_after);
 		MHD_add_response_header(resp, "Retry-After", num);
 	}
+	/* read whole in time, or cut off (reap_main): a client that reads
+	 * a little now and then is never idle for LG_MAX_WEB_IDLE_S */
+	watch_set(r->conn, WATCH_ANSWER, (time_t)(LG_MAX_WEB_SEND_S +
+	    r->out.len / LG_MIN_WEB_SEND_RATE));
 	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -1340,8 +1379,9 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	s->inflight++;
 	r->counted = 1;
 	pthread_mutex_unlock(&s->mu);
-	/* whole: a release may take long, an answer be read slowly */
-	watch_set(c, 0);
+	/* whole: a release may take long (answer sets the answer's
+	 * deadline) */
+	watch_set(c, WATCH_NONE, 0);
 	dispatch(r);
 	/* the answer is made: its database connection goes back now, not
 	 * once a client reads it all (one that reads slowly, or not at
@@ -1370,7 +1410,7 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)cls;
 	/* the next request on the connection must arrive in time too */
-	watch_set(c, 1);
+	watch_set(c, WATCH_REQUEST, LG_MAX_WEB_REQUEST_S);
 	if (r == NULL)
 		return;
 	sanitize_str(path, sizeof(path), r->path, strlen(r->path), 200,
