@@ -43,6 +43,15 @@ expiry_lists(struct queue *q, expiry_list_fn fn, void *ctx, char *err,
 #define REMINDED_US	"coalesce((extract(epoch FROM reminded_at) * " \
 	"1000000)::int8, -1)"
 
+/* a reminder is due again once the last is hold_expiry_days old, less
+ * half a day: the daily run stamps reminded_at as it claims each post,
+ * seconds or minutes after the run began, and the next day's run,
+ * beginning at the same time of day, would find it a little short of
+ * the full days and put it off a day, every time (reminders every
+ * hold_expiry_days + 1 days) */
+#define REMIND_AGAIN	"reminded_at <= now() - make_interval(hours => " \
+	"greatest(24 * $2::int4 - 12, 0))"
+
 int
 expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
     expiry_post_fn fn, void *ctx, char *err, size_t errsz)
@@ -60,8 +69,8 @@ expiry_due(struct queue *q, const char *list, unsigned days, int reminders,
 	    "held_posts WHERE list = $1 "
 	    "AND status = 'held' AND arrived_at <= now() - make_interval(hours "
 	    "=> 24 * $2::int4) AND (NOT $3::bool OR reminded_at IS NULL OR "
-	    "reminded_at <= now() - make_interval(hours => 24 * $2::int4)) "
-	    "ORDER BY arrived_at, id", 3, NULL, vals, NULL, NULL, 0);
+	    REMIND_AGAIN ") ORDER BY arrived_at, id", 3, NULL, vals, NULL,
+	    NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
@@ -96,9 +105,8 @@ expiry_claim_remind(struct queue *q, int64_t id, unsigned days,
 	 * age alone would let it remind again) */
 	res = PQexecParams(q->conn, "UPDATE held_posts SET reminded_at = "
 	    "now() WHERE id = $1::int8 AND status = 'held' AND (reminded_at "
-	    "IS NULL OR reminded_at <= now() - make_interval(hours => "
-	    "24 * $2::int4)) AND " REMINDED_US " = $3::int8 RETURNING id", 3,
-	    NULL, vals, NULL, NULL, 0);
+	    "IS NULL OR " REMIND_AGAIN ") AND " REMINDED_US " = $3::int8 "
+	    "RETURNING id", 3, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

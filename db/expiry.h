@@ -7,7 +7,7 @@
  * path (gate/app/decide.h), or, with expire_action = remind, notifies
  * the moderators again and records the reminder here (migration 0006:
  * held_posts.reminded_at), so the next run reminds again only
- * hold_expiry_days later.  Ages are the server's: now() against
+ * hold_expiry_days later (less half a day: a daily run's stamps).  Ages are the server's: now() against
  * arrived_at.  Values reach the server only as parameters.  Every
  * function returns -1 with a message in err; nothing prints or exits.
  */
@@ -37,7 +37,7 @@ typedef int (*expiry_post_fn)(int64_t id, int64_t reminded, void *ctx);
 /*
  * The posts of list held for days days or more (0: every held post),
  * oldest first; with reminders, only those not reminded of in the last
- * days days either.  0, or -1 (also when fn returned -1).
+ * days days less half a day either.  0, or -1 (also when fn returned -1).
  */
 int expiry_due(struct queue *q, const char *list, unsigned days,
     int reminders, expiry_post_fn fn, void *ctx, char *err, size_t errsz);

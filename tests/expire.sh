@@ -145,6 +145,14 @@ sql "UPDATE held_posts SET reminded_at = now() - interval '1 day' WHERE id = $rm
 run lg expire --dry-run --list rm
 check "... (the dry run agrees)" \
     sh -c "test $rc -eq 0 && ! grep -q \"post $rm_old \" '$T/out'"
+# the last reminder a minute short of hold_expiry_days: the daily run
+# that sent it stamped it as it claimed the post, a minute after the
+# run began; the next run, beginning at the same time of day, reminds
+# again (it waited a day more, every time)
+sql "UPDATE held_posts SET reminded_at = now() - interval '3 days' + interval '1 minute' WHERE id = $rm_old"
+run lg expire --dry-run --list rm
+check "a reminder a minute short of hold_expiry_days is due again (a daily run's later stamp)" \
+    grep -q "post $rm_old (list rm).*would remind" "$T/out"
 sql "UPDATE held_posts SET reminded_at = now() - interval '4 days' WHERE id = $rm_old"
 run lg expire --dry-run --list rm
 check "... and then reminds again" grep -q "post $rm_old (list rm).*would remind" "$T/out"
