@@ -430,6 +430,16 @@ cmd_decide_one(const char *name, struct queue *q,
 			    "stays %s", (long long)id, list, err, old);
 		return -1;
 	case QUEUE_INTERRUPTED:
+		if (meanwhile_ok) {
+			/* held when expire listed it: an approval took it
+			 * since and runs its release command now (one that
+			 * stays so an hour, expire warns of) */
+			if (!quiet)
+				printf("post %lld (list %s) is being released "
+				    "by an approval: left to it\n",
+				    (long long)id, list);
+			return 1;
+		}
 		if (strcmp(name, "approve") == 0)
 			cmd_err(name, "post %lld (list %s) was being released "
 			    "when a previous approve was interrupted; check "

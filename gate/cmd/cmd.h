@@ -205,8 +205,9 @@ int cmd_sync_touched(const char *name, struct queue *q,
  * on stdout unless quiet ("post 12 approved (list dev)"), an error on
  * stderr for a decision not made.  Its list goes into t.  0 decided, 1
  * already so (nothing changed: a line unless quiet), -1 not.  A post
- * decided otherwise already is an error, or with meanwhile_ok (expire:
- * a moderator was quicker) a line unless quiet and 1.
+ * decided otherwise already, or being released, is an error, or with
+ * meanwhile_ok (expire: a moderator was quicker) a line unless quiet
+ * and 1.
  */
 int cmd_decide_one(const char *name, struct queue *q,
     const struct listcfg_global *g, const struct decide_req *rq,
