@@ -13,6 +13,8 @@
 #   - the spam post is held and noticed once; the notice, held in turn,
 #     gets no notice (no outbox row), and the filter's log line says why;
 #   - `notify --remind` of that held notice queues nothing either;
+#   - nor does `expire` with expire_action = remind, which counts no
+#     reminder sent and warns of it;
 #   - a stranger's post that carries X-Listgate-List (without the seal
 #     only the site's secret makes) is held and noticed as any other.
 # Never reads /etc.
@@ -86,6 +88,19 @@ check "notify --remind of the held notice queues nothing" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $second")" -eq 0
 check "... sends nothing" test "$(cat "$T/hops")" -eq "$hops"
 check "... and says why" grep -q "post $second is a notice of listgate's" "$T/remind.out"
+# expire_action = remind of that held notice: no reminder either, and
+# none counted sent ("moderators reminded" of a post nobody heard of)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.keep"
+printf 'hold_expiry_days = 1\nexpire_action = remind\n' >> "$CONF/lists/dev.conf"
+sql "UPDATE held_posts SET arrived_at = now() - interval '2 days' WHERE id = $second"
+lg expire --list dev > "$T/expire.out" 2> "$T/expire.err"
+check "expire (remind) of the held notice exits 0" test $? -eq 0
+check "... queues nothing, sends nothing" sh -c "test $(sql "SELECT count(*) FROM notice_outbox WHERE post_id = $second") -eq 0 && test \$(cat '$T/hops') -eq $hops"
+check "... counts no reminder sent" \
+    sh -c "grep -q '^0 posts expired (0 learnt as spam), 0 reminders sent\$' '$T/expire.out' && ! grep -q 'moderators reminded' '$T/expire.out'"
+check "... and says why" \
+    grep -q "warning: post $second (list dev) is a notice of listgate's (a moderator's address leads to a list): no reminder, it would loop" "$T/expire.err"
+cp "$T/dev.conf.keep" "$CONF/lists/dev.conf"
 
 
 # a stranger's post that carries the fields of listgate's notices (a

@@ -160,8 +160,9 @@ add_id(int64_t id, int64_t reminded, void *vctx)
  * run that dies before the commit leaves the post to the next.  1
  * sent (every reminder went out), 2 queued only (some did not: a failed
  * notify, a moderator's digest, the time up; `notify --pending` sends
- * them), 0 the post is no longer held or another run reminds, -1 with
- * err.
+ * them), 3 none: the post is a notice of listgate's (a moderator's
+ * address led it back to a list; noticed, it would loop), 0 the post is
+ * no longer held or another run reminds, -1 with err.
  */
 static int
 remind_post(struct queue *q, const struct listcfg_global *g,
@@ -184,6 +185,10 @@ remind_post(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	if (r == 1)
 		return 0;
+	if (st.ours)
+		/* nothing queued: not a reminder sent (claimed all the
+		 * same, so that the next run does not try it again) */
+		return 3;
 	r = notify_send_post(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
 	    &st, err, errsz);
 	if (r < 0)
@@ -272,6 +277,14 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 				cmd_err(NAME, "post %lld (list %s): %s",
 				    (long long)ids.v[i], list, err);
 				tot->nfail++;
+				continue;
+			}
+			if (r == 3) {
+				/* (not a failure: nothing to remind of) */
+				cmd_err(NAME, "warning: post %lld (list %s) "
+				    "is a notice of listgate's (a moderator's "
+				    "address leads to a list): no reminder, it "
+				    "would loop", (long long)ids.v[i], list);
 				continue;
 			}
 			if (r == 2) {
