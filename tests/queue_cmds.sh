@@ -555,6 +555,15 @@ run lg stats --list devv
 check "... and once they are removed, stats warns of the name again" \
     grep -q "listgate stats: warning: list devv has no .*(a misspelt list name?)" "$T/err"
 rm -f "$T/tokens/devv.kch" "$T/tokens/devv.passed"
+# sync --check of such a list said its token file "does not exist: `sync`
+# or `rebuild --list devv` recreates it", sending the administrator to
+# make a token file for the misspelt name
+run lg sync --check --list devv
+check "sync --check of a list with nothing fails" test "$rc" -eq 1
+check "... saying it may be a misspelt name" grep -q \
+    "listgate sync: list devv has no journal events, no token file $T/tokens/devv.kch and no $CONF/lists/devv.conf: nothing to check (a misspelt list name?)" "$T/err"
+check "... not advising a rebuild" sh -c "! grep -q rebuild '$T/err'"
+check "... and making no file" test ! -e "$T/tokens/devv.kch"
 # held and notify of a misspelt list said nothing of it (an empty
 # table, a silent cron line): they warn as stats does, exit 0
 run lg held --list devv

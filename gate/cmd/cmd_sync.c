@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -135,6 +136,22 @@ feed_primary(const char *name, const struct listcfg_global *g, int quiet)
 	return 0;
 }
 
+/* 1 when list (not the site store) has no journal event and no
+ * lists/L.conf: most likely a misspelt name */
+static int
+unknown_list(struct queue *q, const struct listcfg_global *g,
+    const char *list)
+{
+	char conf[4096], err[256];
+	int64_t last;
+
+	return !is_site(g, list) &&
+	    listcfg_list_path(g, list, conf, sizeof(conf)) == 0 &&
+	    access(conf, F_OK) < 0 && errno == ENOENT &&
+	    journal_last_id(q, list, &last, err, sizeof(err)) == 0 &&
+	    last == 0;
+}
+
 /* sync --check of one list: its token file is sound and not ahead of
  * the journal; 0, or -1 after a message */
 static int
@@ -160,6 +177,15 @@ check_one(struct sync_all *s, const char *list)
 	}
 	if ((r = tokdb_open(path, TOKDB_READ, sync_writer_wait(s->g), &db,
 	    err, sizeof(err))) != 0) {
+		/* a list with nothing (a misspelt --list): not sent to a sync
+		 * or rebuild that would make it a token file */
+		if (r == TOKDB_ENOENT && unknown_list(s->q, s->g, list)) {
+			cmd_err("sync", "list %s has no journal events, no "
+			    "token file %s and no %s/lists/%s.conf: nothing "
+			    "to check (a misspelt list name?)", list, path,
+			    s->g->dir, list);
+			return -1;
+		}
 		cmd_err("sync", "list %s: %s", list, err);
 		return -1;
 	}
