@@ -803,6 +803,34 @@ check "reports and errors in one file come in the order of the posts" \
     test "$(sed -n 's/.*post \([0-9]*\).*/\1/p' "$T/both" | tr '\n' ' ')" = \
     "$o1 999999 $o2 "
 
+# --- sync_database's errors name it -------------------------------------------------
+# a query that failed on the server sync_database names said "database:
+# ...", which sent the administrator to the other setting (database)
+createdb lg_syncdb || exit 99
+PGDATABASE=lg_syncdb lg migrate -q || exit 99
+PGDATABASE=lg_syncdb sql "ALTER TABLE train_journal RENAME TO tj_gone" ||
+    exit 99
+createdb lg_syncbare || exit 99
+cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
+echo "sync_database = dbname=lg_syncdb" >> "$CONF/listgate.conf"
+sdb="(the journal is read from sync_database in $CONF/listgate.conf)"
+run lg sync
+check "sync whose sync_database fails a query exits 1" test "$rc" -eq 1
+check "... naming sync_database" grep -qF "$sdb" "$T/err"
+run lg sync --list dev
+check "sync --list names it too" grep -qF "$sdb" "$T/err"
+run lg sync --check --list dev
+check "sync --check names it too" grep -qF "$sdb" "$T/err"
+run lg rebuild --list dev
+check "rebuild names it too" grep -qF "$sdb" "$T/err"
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+echo "sync_database = dbname=lg_syncbare" >> "$CONF/listgate.conf"
+run lg sync
+check "sync whose sync_database has no schema exits 1" test "$rc" -eq 1
+check "... naming sync_database" \
+    grep -qF "(sync_database in $CONF/listgate.conf)" "$T/err"
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+
 # --- the database down ---------------------------------------------------------------
 $PG_CTL_STOP
 run lg held

@@ -57,6 +57,11 @@ app_connect(const char *config_dir, struct listcfg_global *g,
 	}
 	if ((flags & APP_CHECK_SCHEMA) &&
 	    queue_check_schema(*q_r, err, errsz) < 0) {
+		/* (the schema of sync_database's server, not database's) */
+		if ((flags & APP_JOURNAL_READS) && g->sync_conninfo != NULL &&
+		    strlen(err) + 1 < errsz)
+			snprintf(err + strlen(err), errsz - strlen(err),
+			    " (sync_database in %s/listgate.conf)", g->dir);
 		queue_close(*q_r);
 		*q_r = NULL;
 		listcfg_free_global(g);

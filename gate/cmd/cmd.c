@@ -258,15 +258,32 @@ cmd_connect(const char *name, const struct cmd_ctx *ctx,
 	return 0;
 }
 
+void
+cmd_journal_err(const char *name, const struct listcfg_global *g,
+    int reads, const char *fmt, ...)
+{
+	char err[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, sizeof(err), fmt, ap);
+	va_end(ap);
+	if (reads && g->sync_conninfo != NULL && strstr(err, "database: "))
+		cmd_err(name, "%s (the journal is read from sync_database in "
+		    "%s/listgate.conf)", err, g->dir);
+	else
+		cmd_err(name, "%s", err);
+}
+
 /* sync one list, errors reported, the result printed unless quiet */
 int
 cmd_sync_list(const char *name, struct queue *q,
-    const struct listcfg_global *g, const char *list, int quiet)
+    const struct listcfg_global *g, const char *list, int flags)
 {
 	struct listcfg_list l;
 	struct sync_stats st;
 	char err[1024], skip[64];
-	int r;
+	int r, quiet = flags & CMD_SYNC_QUIET;
 
 	if (!listcfg_name_ok(list)) {
 		cmd_err(name, "bad list name in the journal; skipped");
@@ -279,7 +296,7 @@ cmd_sync_list(const char *name, struct queue *q,
 	r = sync_list(q, g, &l, &st, err, sizeof(err));
 	cmd_sync_report(name, g, list, &st);
 	if (r < 0)
-		cmd_err(name, "%s", err);
+		cmd_journal_err(name, g, flags & CMD_SYNC_READS, "%s", err);
 	else if (!quiet && g->site_list != NULL &&
 	    strcmp(g->site_list, list) == 0)
 		printf("list %s (the site store): %lu event%s newly fed, %lu "

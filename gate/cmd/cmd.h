@@ -182,7 +182,21 @@ int cmd_connect(const char *name, const struct cmd_ctx *ctx,
  * name.
  */
 int cmd_sync_list(const char *name, struct queue *q,
-    const struct listcfg_global *g, const char *list, int quiet);
+    const struct listcfg_global *g, const char *list, int flags);
+#define CMD_SYNC_QUIET	1	/* say nothing on success */
+#define CMD_SYNC_READS	2	/* q is the journal-reading connection
+				 * (APP_JOURNAL_READS) */
+
+/*
+ * Report an error of a database connection as name (cmd_err's format),
+ * reads when it is the one that reads the journal (APP_JOURNAL_READS).
+ * The database's errors say "database: "; when the journal is read from
+ * sync_database, the message names that setting, or the administrator
+ * mends the other server.
+ */
+void cmd_journal_err(const char *name, const struct listcfg_global *g,
+    int reads, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* the lists a run decided on, to sync afterwards (64 of them; more
  * sets overflow, and the sync then says to run `listgate sync`) */

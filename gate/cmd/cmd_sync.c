@@ -205,13 +205,15 @@ check_one(struct sync_all *s, const char *list)
 	if (sync_other_kind(s->q, list, is_site(s->g, list), pos, mark, err,
 	    sizeof(err)) || sync_diverged(s->q, list, is_site(s->g, list),
 	    pos, mark, err, sizeof(err))) {
-		cmd_err("sync", "list %s: %s", list, err);
+		cmd_journal_err("sync", s->g, 1, "list %s: %s", list,
+		    err);
 		return -1;
 	}
 	if ((is_site(s->g, list) ? journal_site_last(s->q, &last, err,
 	    sizeof(err)) : journal_last_id(s->q, list, &last, err,
 	    sizeof(err))) < 0) {
-		cmd_err("sync", "list %s: %s", list, err);
+		cmd_journal_err("sync", s->g, 1, "list %s: %s", list,
+		    err);
 		return -1;
 	}
 	if (pos > last) {
@@ -262,7 +264,8 @@ sync_site_store(struct sync_all *s)
 	 * applied (the failure counts all the same) */
 	if (feed_primary("sync", s->g, s->quiet) < 0)
 		s->nfail++;
-	if (cmd_sync_list("sync", s->q, s->g, s->g->site_list, s->quiet) < 0)
+	if (cmd_sync_list("sync", s->q, s->g, s->g->site_list,
+	    s->quiet | CMD_SYNC_READS) < 0)
 		s->nfail++;
 }
 
@@ -276,7 +279,8 @@ sync_one(const char *list, void *ctx)
 	if (is_site(s->g, list))
 		return 0;
 	if (s->check ? check_one(s, list) < 0 :
-	    cmd_sync_list("sync", s->q, s->g, list, s->quiet) < 0)
+	    cmd_sync_list("sync", s->q, s->g, list,
+	    s->quiet | CMD_SYNC_READS) < 0)
 		s->nfail++;
 	return 0;
 }
@@ -359,7 +363,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	else if (journal_lists(s.q, sync_one, &s, err,
 	    sizeof(err)) < 0) {
-		cmd_err("sync", "%s", err);
+		cmd_journal_err("sync", &g, 1, "%s", err);
 		s.nfail++;
 	} else if (g.site_list != NULL)
 		sync_site_store(&s);
@@ -556,7 +560,8 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sync_writer_wait(&g), is_site(&g, list), &ns, &nh, err,
 	    sizeof(err))) != 0) {
 		if (r < 0)
-			cmd_err("rebuild", "list %s: %s", list, err);
+			cmd_journal_err("rebuild", &g, 1, "list %s: %s",
+			    list, err);
 		else
 			cmd_err("rebuild", "list %s: the token file %s holds "
 			    "%lu spam and %lu ham posts trained without the "
@@ -574,7 +579,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
 	cmd_sync_report("rebuild", &g, list, &st);
 	if (r < 0) {
-		cmd_err("rebuild", "%s", err);
+		cmd_journal_err("rebuild", &g, 1, "%s", err);
 		goto out_l;
 	}
 	if (!quiet)
