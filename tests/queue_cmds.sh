@@ -622,7 +622,10 @@ check "sync recreates a missing token file from the journal" \
     cmp -s "$T/before" "$T/after"
 
 # a token file of the old format 1 (token text keys) in its place: the
-# journal rebuilds it
+# journal rebuilds it.  Its one post at position 0 was trained without
+# the journal: the rebuild that every command's refusal names dropped
+# it without a word, as it drops no post of a current file (the whole
+# training of a list from before its database)
 "$top_builddir/tests/mkoldtok" "$T/tokens/dev.kch" cur 20000 \
     "s:$DATA/spam1.eml" || exit 99
 run lg sync --list dev
@@ -630,7 +633,15 @@ check "sync refuses a format 1 token file" test "$rc" -eq 1
 check "... and says to run listgate rebuild --list dev" \
     grep -q "run \`listgate --config [^ ]* rebuild --list dev\`" "$T/err"
 run lg rebuild --list dev
-check "rebuild replaces it from the journal" \
+check "rebuild of a format 1 file with a post trained without the journal fails" \
+    test "$rc" -eq 1
+check "... naming the post, and that it converted the file" grep -q \
+    "holds 1 spam and 0 ham posts trained without the journal.*--force.*was converted to the current one" \
+    "$T/err"
+check "... which keeps the post" test "$(lg score --list dev --db-stats | \
+    sed -n 's/^\(spam\|ham\)_posts //p' | tr '\n' ' ')" = "1 0 "
+run lg rebuild --list dev --force
+check "rebuild --force replaces it from the journal" \
     sh -c "test $rc -eq 0 && grep -q 'rebuilt .* from' '$T/out'"
 dump "$T/tokens/dev.kch" "$CONF" dev > "$T/after"
 check "... with the journal's counts" cmp -s "$T/before" "$T/after"

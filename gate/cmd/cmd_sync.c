@@ -408,13 +408,16 @@ rebuild_usage(FILE *f)
  * only of a file that follows this journal: its position an event of
  * the list's whose mark the file recorded, so that a file of another
  * list's, of a journal that lost its last commits or of a standby's
- * that is behind is still rebuilt.  A file that cannot be read
- * (missing, damaged, an older format) is rebuild's to replace: 0.  A
- * database error: -1, err set */
+ * that is behind is still rebuilt.  A file of an older format is
+ * converted first (*converted set), and asked as any other: the format
+ * the message of every command sends to rebuild, and it may hold all
+ * of a list's training from before a database.  A file that cannot be
+ * read (missing, damaged, another tokenizer's) is rebuild's to replace:
+ * 0.  A database error: -1, err set */
 static int
 trained_outside(struct queue *q, const char *list, const char *path,
     unsigned wait_ms, int site, uint32_t *nspam, uint32_t *nham,
-    char *err, size_t errsz)
+    int *converted, char *err, size_t errsz)
 {
 	struct tokdb *db;
 	char evlist[128];	/* a list name: <= 64 */
@@ -422,7 +425,13 @@ trained_outside(struct queue *q, const char *list, const char *path,
 	int r;
 
 	*nspam = *nham = 0;
-	if (tokdb_open(path, TOKDB_READ, wait_ms, &db, err, errsz) != 0)
+	*converted = 0;
+	if ((r = tokdb_open(path, TOKDB_READ, wait_ms, &db, err, errsz)) ==
+	    TOKDB_EVERSION && tokdb_convert(path, wait_ms, err, errsz) == 2) {
+		*converted = 1;
+		r = tokdb_open(path, TOKDB_READ, wait_ms, &db, err, errsz);
+	}
+	if (r != 0)
 		return 0;
 	r = tokdb_get_pos_mark(db, &pos, &fmark) == 0 &&
 	    tokdb_msgcounts(db, nspam, nham) == 0 && *nspam + *nham > 0;
@@ -495,7 +504,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *list = NULL;
 	char err[1024], path[4096], skip[64];
 	uint32_t ns, nh;
-	int ch, quiet = 0, force = 0, unfed = 0, r, rc = EXIT_CMD_FAIL;
+	int ch, quiet = 0, force = 0, unfed = 0, conv, r, rc = EXIT_CMD_FAIL;
 
 	while ((ch = getopt_long(argc, argv, "l:fqh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -557,7 +566,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto out_l;
 	}
 	if (!force && (r = trained_outside(q, list, path,
-	    sync_writer_wait(&g), is_site(&g, list), &ns, &nh, err,
+	    sync_writer_wait(&g), is_site(&g, list), &ns, &nh, &conv, err,
 	    sizeof(err))) != 0) {
 		if (r < 0)
 			cmd_journal_err("rebuild", &g, 1, "list %s: %s",
@@ -571,9 +580,11 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 			    "events; to put them in the journal, train their "
 			    "mail again with the database, then `%s "
 			    "rebuild --list %s --force`, which alone drops "
-			    "them", list, path, (unsigned long)ns,
+			    "them%s", list, path, (unsigned long)ns,
 			    (unsigned long)nh, suggest_cmd(), list,
-			    suggest_cmd(), list);
+			    suggest_cmd(), list, conv ? " (the file, of an "
+			    "older format, was converted to the current one "
+			    "that sync reads)" : "");
 		goto out_l;
 	}
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
