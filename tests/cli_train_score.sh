@@ -344,6 +344,16 @@ run lg train --list old --spam "$DATA/spam3.eml"
 check "train refuses it too" test "$rc" -eq 1
 check "... with the same advice" grep -q "listgate --config [^ ]* rebuild --list old" "$T/err"
 check "... and leaves it alone" cmp -s "$CONF/tokens/old.kch" "$T/old-copy.kch"
+# a list without a token file: rebuild's message named `sync` and
+# `rebuild --list L` itself, which need a database, as what recreates it
+run lg rebuild --list nosuch
+check "rebuild without a database or token file fails" test "$rc" -eq 1
+check "... saying to train the list, not to sync or rebuild" sh -c \
+    "grep -q 'no token file $CONF/tokens/nosuch.kch to convert or compact: train the list first' '$T/err' &&
+    ! grep -q 'sync\\|rebuild --list' '$T/err'"
+check "... and that no lists/nosuch.conf may mean a misspelt name" grep -qF \
+    "nor is there a $CONF/lists/nosuch.conf (a misspelt list name?)" "$T/err"
+check "... making no file" test ! -e "$CONF/tokens/nosuch.kch"
 run lg rebuild --list old
 check "rebuild without a database converts it" \
     sh -c "test $rc -eq 0 && grep -q '^list old: converted' '$T/out'"

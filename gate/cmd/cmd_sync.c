@@ -458,7 +458,7 @@ static int
 rebuild_file(const struct listcfg_global *g, const char *list, int quiet)
 {
 	struct listcfg_list l;
-	char err[1024], path[4096];
+	char err[1024], path[4096], conf[4096];
 	int r;
 
 	if (listcfg_load_list(g, list, &l, err, sizeof(err)) < 0) {
@@ -472,9 +472,19 @@ rebuild_file(const struct listcfg_global *g, const char *list, int quiet)
 	}
 	r = tokdb_convert(path, sync_writer_wait(g), err, sizeof(err));
 	if (r == TOKDB_ENOENT) {
+		/* (tokdb's message for a missing file names sync and this
+		 * rebuild, which need the database there is none of) */
+		int noconf = listcfg_list_path(g, list, conf,
+		    sizeof(conf)) == 0 && access(conf, F_OK) < 0 &&
+		    errno == ENOENT;
+
 		cmd_err("rebuild", "list %s: no database is configured, so "
-		    "there is no training journal to rebuild from, and %s",
-		    list, err);
+		    "there is no training journal to rebuild from, and no "
+		    "token file %s to convert or compact: train the list "
+		    "first (%s train --list %s --spam/--ham ...)%s%s%s", list,
+		    path, suggest_cmd(), list, noconf ? "; nor is there a " :
+		    "", noconf ? conf : "", noconf ? " (a misspelt list "
+		    "name?)" : "");
 		return EXIT_CMD_FAIL;
 	}
 	if (r < 0) {
