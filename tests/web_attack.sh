@@ -302,6 +302,33 @@ check "... saying why" grep -q 'header name that is not a token' "$T/raw"
 check "... and the approval in its chunk was not decided" \
     test "$(status_of "$id3")" = held
 
+# a %00 in the path: libmicrohttpd decodes it and hands the handler a C
+# string, cut there: "/style.css%00.html" was the stylesheet and
+# "/lists/dev%00x" the page of list dev.  A path with a control
+# character in it is nobody's: 400
+login alice alice-secret-1
+req GET "/style.css%00.html"
+check "a %00 in the path: 400, not the stylesheet cut at it ($code)" \
+    sh -c "test $code = 400 && ! grep -q 'font:' '$T/body'"
+check "... saying why" has "control character in the path"
+req GET "/lists/dev%00x" -H "Cookie: lgsid=$sid"
+check "... nor list dev's page for /lists/dev%00x ($code)" test "$code" = 400
+req GET "/api/lists/dev%00x/held" $A
+check "... nor in the API ($code), as JSON" \
+    sh -c "test $code = 400 && grep -q '\"error\": \"a control character in the path' '$T/body'"
+req POST "/api/lists/dev/held/$id3%00x" $A -d action=approve
+check "... nor a decision ($code), nothing decided" \
+    sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $id3\")\" = held"
+req GET "/lists/dev%1F" -H "Cookie: lgsid=$sid"
+c1=$code
+req GET "/lists/dev%7f" -H "Cookie: lgsid=$sid"
+check "%1F and %7f too ($c1, $code)" test "$c1" = 400 -a "$code" = 400
+req GET "/style.css%2500"
+check "an escaped percent sign is no control character (404, $code)" \
+    test "$code" = 404
+check "... and the refusal's log line has the path as asked" \
+    grep -q 'path="/style.css%00.html" status=400' "$T/web.log"
+
 # --- hostile held posts on the pages -------------------------------------------
 # headers and bodies as a spammer writes them: markup in encoded words
 # (B and Q), bidirectional overrides, NUL bytes, invalid UTF-8 (overlong,

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -1306,6 +1307,34 @@ bad_framing(struct web_req *r, const char *why)
 	return answer(r);
 }
 
+/* 1 when the raw path (before its query) holds a control character,
+ * as a byte or as %00 to %1F or %7F: libmicrohttpd hands the access
+ * handler the decoded path as a C string, so a %00 cut it short there
+ * ("/style.css%00.html" was the stylesheet, "/lists/dev%00x" list
+ * dev's page) and the path checked was not the one asked for */
+static int
+path_has_control(const char *raw)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *p, *hi, *lo;
+	int v;
+
+	for (p = raw; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 1;
+		if (*p != '%' || p[1] == '\0' || p[2] == '\0')
+			continue;
+		hi = strchr(hex, tolower((unsigned char)p[1]));
+		lo = strchr(hex, tolower((unsigned char)p[2]));
+		if (hi == NULL || lo == NULL)
+			continue;
+		v = (int)(hi - hex) << 4 | (int)(lo - hex);
+		if (v < 0x20 || v == 0x7f)
+			return 1;
+	}
+	return 0;
+}
+
 /* MHD_AccessHandlerCallback: called when the headers are in, for each
  * piece of the body, and once more at its end */
 static enum MHD_Result
@@ -1328,6 +1357,11 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (!r->started) {
 		r->started = 1;
 		r->method = method;
+		/* r->path is still the raw one (req_new): refused with it in
+		 * the log line, not its decoded cut */
+		if (path_has_control(r->path))
+			return bad_framing(r, "a control character in the "
+			    "path (%00 to %1F, %7F)");
 		/* the path as libmicrohttpd decoded it (%XX) */
 		snprintf(r->path, sizeof(r->path), "%s", url);
 		req_client(s, r);
