@@ -417,6 +417,19 @@ check "a form: action and act%69on: 400 ($code), nothing decided" \
 req GET /login -H "Host: evil.example:$port"
 check "without web_allowed_hosts any Host is answered, as before ($code)" \
     test "$code" = 200
+# no Host at all: HTTP/1.1 requires one (RFC 9112 3.2: a server MUST
+# answer 400), web_allowed_hosts set or not; HTTP/1.0 does not
+req GET /login -H "Host:"
+check "an HTTP/1.1 request without Host: 400 ($code)" test "$code" = 400
+check "... saying why" has "HTTP/1.1 request needs a Host header"
+req GET /api/lists -H "Host:" $A
+check "... the API too ($code), as JSON" \
+    sh -c "test $code = 400 && grep -q '\"error\": \"an HTTP/1.1 request needs a Host' '$T/body'"
+req GET /login -0 -H "Host:"
+check "... an HTTP/1.0 one without Host is answered ($code)" \
+    test "$code" = 200
+req GET /login -H "Host;"
+check "... an HTTP/1.1 one with an empty Host too ($code)" test "$code" = 200
 web_stop
 printf 'web_allowed_hosts = Lists.Example.org, lists2.example.org\n' \
     >> "$CONF/listgate.conf"
@@ -456,6 +469,8 @@ req GET /login -H "Host: lists.example.org:x"
 check "a malformed Host: 400 ($code)" test "$code" = 400
 req GET /login -0 -H "Host:"
 check "no Host at all (HTTP/1.0): 400 ($code)" test "$code" = 400
+req GET /login -H "Host:"
+check "... nor HTTP/1.1 ($code)" test "$code" = 400
 # two Host lines, the allowed name first: libmicrohttpd read the first
 # and answered (a login, a session for it), while a proxy or a log in
 # front may go by the other

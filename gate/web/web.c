@@ -1163,6 +1163,20 @@ host_ok(struct web_req *r)
 		}
 		return 0;
 	}
+	/* none in HTTP/1.1 (RFC 9112 3.2: a server MUST answer 400),
+	 * web_allowed_hosts set or not; HTTP/1.0 needs none, and is
+	 * checked against web_allowed_hosts below */
+	if (nhost == 0 && r->http11) {
+		if (strncmp(r->path, "/api/", 5) == 0)
+			web_json_error(r, 400, "an HTTP/1.1 request needs a "
+			    "Host header");
+		else {
+			r->status = 400;
+			web_printf(r, "<!doctype html><title>400</title><p>An "
+			    "HTTP/1.1 request needs a Host header.");
+		}
+		return 0;
+	}
 	if (s->any_host)
 		return 1;
 	kind = h != NULL ? listcfg_host_header(h, name) : 0;
@@ -1349,7 +1363,6 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	unsigned long long len;
 	int ncl = 0, nte = 0, nbad = 0;
 
-	(void)version;
 	if (r == NULL) {
 		/* the URI callback ran out of memory */
 		return MHD_NO;
@@ -1357,6 +1370,9 @@ on_request(void *cls, struct MHD_Connection *c, const char *url,
 	if (!r->started) {
 		r->started = 1;
 		r->method = method;
+		r->http11 = version != NULL &&
+		    strncmp(version, "HTTP/1.", 7) == 0 &&
+		    strcmp(version, "HTTP/1.0") != 0;
 		/* r->path is still the raw one (req_new): refused with it in
 		 * the log line, not its decoded cut */
 		if (path_has_control(r->path))

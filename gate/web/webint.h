@@ -170,6 +170,8 @@ struct web_req {
 	int tls;			/* the proxy says https */
 	int from_proxy;			/* the peer is a trusted proxy */
 	size_t urilen;			/* the target, query included */
+	int http11;			/* HTTP/1.1 (or a later 1.x), not
+					 * 1.0: a Host header is due */
 	int started;			/* the access handler has seen it */
 	int counted;			/* dispatched: in s->inflight until
 					 * it completes */
