@@ -649,6 +649,18 @@ check "... nor two actions" said_held 400 "$idP" 'action is given twice'
 req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
     -d "{\"action\": \"reject\", \"note\": \"a\", \"note\": \"b\", \"sha256\": \"$shaQ\"}"
 check "... nor two notes" said_held 400 "$idP" 'note is given twice'
+# a note longer than the 1023 bytes kept: 400 saying so (it was "not a
+# valid form", which sent a script's writer after a bad escape)
+longnote=$(printf 'n%.0s' $(seq 1024))
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&note=$longnote&sha256=$shaQ"
+check "a note of 1024 bytes: 400 saying it is too long, nothing decided" \
+    said_held 400 "$idP" 'note longer than 1023 bytes'
+req POST "/api/lists/dev/held/$idP" $A -H 'Content-Type: application/json' \
+    -d "{\"action\": \"reject\", \"note\": \"$longnote\", \"sha256\": \"$shaQ\"}"
+check "... as JSON too" said_held 400 "$idP" 'note longer than 1023 bytes'
+req POST "/api/lists/dev/held/$idP" $A -d "action=reject&note=%zz&sha256=$shaQ"
+check "... a bad escape in it is still not a valid form" \
+    said_held 400 "$idP" 'not a valid form'
 req POST "/api/lists/dev/held/$idP" $A -d "action=reject&sha256=$shaQ"
 check "the post's own sha256 decides it" \
     decided_as 200 "$idP" rejected

@@ -314,6 +314,23 @@ api_post(struct web_req *r, const char *list, int64_t id)
 
 /* --- POST /api/lists/L/held/ID ------------------------------------------ */
 
+/* 1 when body's note reads whole in a buffer of the body's size but not
+ * in nsz bytes: too long, which is worth saying as such (it was "not a
+ * valid form", and the script's writer went looking for a bad escape) */
+static int
+note_too_long(int json, const char *body, size_t len, size_t nsz)
+{
+	char *big;
+	int rc;
+
+	if (len < nsz || (big = xmalloc(len + 1)) == NULL)
+		return 0;
+	rc = json ? json_get_str(body, len, "note", big, len + 1, NULL) :
+	    form_get(body, len, "note", big, len + 1);
+	xfree(big);
+	return rc == 1;
+}
+
 /* the action, note and post (sha256, the post a script listed: *has_sha
  * 0 when absent) of a POST body, form or JSON: 0, or -1 after a 400
  * answer */
@@ -363,6 +380,12 @@ body_action(struct web_req *r, char *action, size_t asz, char *note,
 	if (twice != NULL) {
 		web_json_error(r, 400, "%s is given twice: nothing was "
 		    "decided", twice);
+		return -1;
+	}
+	if (rc >= 0 && nr < 0 && note_too_long(json, body, r->body.len,
+	    nsz)) {
+		web_json_error(r, 400, "note longer than %zu bytes: nothing "
+		    "was decided", nsz - 1);
 		return -1;
 	}
 	if (nr < 0 || hs < 0)
