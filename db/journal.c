@@ -14,12 +14,10 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <libdeflate.h>
 #include <zlib.h>
@@ -27,6 +25,7 @@
 #include "db/journal.h"
 #include "db/queue.h"
 #include "db/queue_int.h"
+#include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
 #include "gate/util/xalloc.h"
 
@@ -277,16 +276,12 @@ begin_waiting(struct queue *q, const char *list, int *version_r,
     int64_t *last_r, int64_t *mark_r, uint32_t *day_r, char *err,
     size_t errsz)
 {
-	struct timespec ts;
 	long ms = 2;
 	int r;
 
 	while ((r = begin_pipeline(q, list, version_r, last_r, mark_r,
 	    day_r, err, errsz)) == 1) {
-		ts.tv_sec = 0;
-		ts.tv_nsec = ms * 1000000L;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		clock_sleep_ms(ms);
 		if ((ms *= 2) > JOURNAL_LOCK_POLL_MAX_MS)
 			ms = JOURNAL_LOCK_POLL_MAX_MS;
 	}

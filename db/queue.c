@@ -2234,7 +2234,6 @@ decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
 {
 	char cls[16], key[16], jcls[16];
 	const char *vals[4] = { cls, key, jcls, idbuf };
-	struct timespec ts;
 	PGresult *res;
 	long ms = 2;
 	int got;
@@ -2265,10 +2264,7 @@ decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
 		if (got)
 			return 0;
 		rollback(q);
-		ts.tv_sec = 0;
-		ts.tv_nsec = ms * 1000000L;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		clock_sleep_ms(ms);
 		if ((ms *= 2) > DECISION_LOCK_POLL_MAX_MS)
 			ms = DECISION_LOCK_POLL_MAX_MS;
 	}
@@ -2310,7 +2306,6 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
     const char *idbuf, const char *mark_at, char *err, size_t errsz)
 {
 	const char *vals[2] = { idbuf, mark_at };
-	struct timespec ts;
 	struct queue *lq = NULL;
 	PGresult *res;
 	int i, found;
@@ -2321,10 +2316,7 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 			break;
 		if (i + 1 >= RELOCK_TRIES)
 			return -1;
-		ts.tv_sec = 0;
-		ts.tv_nsec = RELOCK_PAUSE_MS * 1000000L;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		clock_sleep_ms(RELOCK_PAUSE_MS);
 	}
 	if (decision_lock(lq, id, idbuf, err, errsz) < 0)
 		return -1;

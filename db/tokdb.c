@@ -573,20 +573,6 @@ check_counts(struct tokdb *db, char *err, size_t errsz)
 	return 0;
 }
 
-/* sleep ms milliseconds */
-static void
-sleep_ms(double ms)
-{
-	struct timespec ts;
-
-	if (ms <= 0)
-		return;
-	ts.tv_sec = (time_t)(ms / 1000.0);
-	ts.tv_nsec = (long)((ms - (double)ts.tv_sec * 1000.0) * 1e6);
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /*
  * A new token file: created empty with mode TOKDB_FILE_MODE exactly
  * (whatever the umask), so that Kyoto Cabinet fills it in and never
@@ -913,7 +899,7 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 		se = sys_errno(db->kc);
 		left = (double)wait_ms - (clock_now_ms() - start);
 		if (lock_busy(db->kc) && left > 0) {
-			sleep_ms(delay < left ? delay : left);
+			clock_sleep_ms(delay < left ? delay : left);
 			if (delay < TOKDB_POLL_MAX_MS)
 				delay *= 2;
 			if (delay > TOKDB_POLL_MAX_MS)
@@ -2364,7 +2350,7 @@ hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
 				    "after %u ms", path, wait_ms);
 				return TOKDB_ELOCK;
 			}
-			sleep_ms(delay < left ? delay : left);
+			clock_sleep_ms(delay < left ? delay : left);
 			if (delay < TOKDB_POLL_MAX_MS)
 				delay *= 2;
 			continue;

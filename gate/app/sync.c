@@ -917,7 +917,6 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 	while ((n = apply_batch(q, sr, path, create, bulk, bulk ?
 	    APPLY_BATCH : SYNC_TRAN_EVENTS, wait_ms, pt, tl, &pr, st, err,
 	    errsz)) > 0) {
-		struct timespec ts = { 0, APPLY_PAUSE_MS * 1000000L };
 		char why[1024];
 
 		/* between batches, while nothing of ours holds the file:
@@ -935,8 +934,7 @@ apply_from(struct queue *q, const struct src *sr, const char *path,
 		 * copy without transactions takes them faster */
 		if (n >= SYNC_TRAN_EVENTS)
 			bulk = 1;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
+		clock_sleep_ms(APPLY_PAUSE_MS);
 	}
 	pt->to.bigrams = pt->list_bigrams;
 	prep_free(&pr);

@@ -23,7 +23,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "db/journal.h"
@@ -666,10 +665,7 @@ direct_flush(struct trainer *t, char *err, size_t errsz)
 static void
 direct_pause(void)
 {
-	struct timespec ts = { 0, BATCH_PAUSE_MS * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	clock_sleep_ms(BATCH_PAUSE_MS);
 }
 
 /* learn the posts gathered in t->dbuf, in transactions of at most
