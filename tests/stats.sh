@@ -339,6 +339,19 @@ run lg stats --list old --since "$d1100"
 check "... and none in the text" grep -q '^  ham held -, spam released -' "$T/out"
 run lg stats --json --list old
 check "... the last 30 days have theirs" js "L['ham_held_rate'] == 0.5"
+
+# a pass counter that cannot be read hides none of the database's
+# figures (it dropped the whole list, held and approved included)
+printf 'not a pass counter, but long enough to have a header' \
+    > "$T/tokens/old.passed"
+run lg stats --json --list old --by day
+check "an unreadable pass counter: exit 1, said once, naming the file" \
+    sh -c "test $rc -eq 1 && test \$(grep -c 'old.passed: not a listgate pass counter' '$T/err') -eq 1"
+check "... the list's other figures shown, passed null, no ham held rate" \
+    js "L['approved'] == 1 and L['passed'] is None and L['ham_held_rate'] is None and all(p['passed'] is None for p in L['periods']) and L['drift']['last_7_days']['ham_held_rate'] is None"
+run lg stats --list old
+check "... and in the text" \
+    sh -c "test $rc -eq 1 && grep -q '^  passed ?  held 1  approved 1 ' '$T/out' && grep -q '^  ham held -,' '$T/out'"
 cat "$T/js.err" 2>/dev/null | head -40
 
 echo "1..$n"

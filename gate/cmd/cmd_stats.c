@@ -175,6 +175,8 @@ struct fig {
 	uint64_t passed;
 	int passed_part;		/* begins before the counter's
 					 * PASSCOUNT_DAYS: passed is short */
+	int passed_unknown;		/* the counter could not be read
+					 * (reported): passed is none */
 	struct qstats_period q;
 };
 
@@ -186,7 +188,8 @@ ham_rate(const struct fig *f)
 {
 	double n = (double)f->q.approved + (double)f->passed;
 
-	return n > 0 && !f->passed_part ? f->q.approved / n : -1;
+	return n > 0 && !f->passed_part && !f->passed_unknown ?
+	    f->q.approved / n : -1;
 }
 
 static double
@@ -199,10 +202,12 @@ spam_rate(const struct fig *f)
 
 /* the figures of list for consecutive periods given by day bounds
  * (np + 1 ascending days; the periods are [days[i], days[i + 1])) into
- * out[np]: 0, or -1 reported */
+ * out[np]: 0; 1 when the pass counter cannot be read (the periods'
+ * passed_unknown, the database's figures filled; reported unless
+ * *told, which is then set); or -1 reported */
 static int
 figures(struct queue *q, const struct listcfg_global *g, const char *list,
-    const long *days, size_t np, long today, struct fig *out)
+    const long *days, size_t np, long today, struct fig *out, int *told)
 {
 	struct qstats_period *qp = NULL;
 	time_t *b = NULL;
@@ -244,7 +249,14 @@ figures(struct queue *q, const struct listcfg_global *g, const char *list,
 		r = passcount_read(path, (uint32_t)from, (uint32_t)to, pc, err,
 		    sizeof(err));
 		if (r < 0) {
-			cmd_err(NAME, "list %s: %s", list, err);
+			/* the local counter hides none of the database's
+			 * figures */
+			if (!*told)
+				cmd_err(NAME, "list %s: %s", list, err);
+			*told = 1;
+			for (i = 0; i < np; i++)
+				out[i].passed_unknown = 1;
+			rc = 1;
 			goto out;
 		}
 		for (d = from, k = 0; d <= to; d++) {
@@ -339,9 +351,13 @@ json_num(FILE *f, const char *key, double v)
 static void
 json_fig(FILE *f, const struct fig *x)
 {
-	fprintf(f, "\"passed\":%llu,\"held\":%lld,\"approved\":%lld,"
+	if (x->passed_unknown)
+		fputs("\"passed\":null", f);
+	else
+		fprintf(f, "\"passed\":%llu", (unsigned long long)x->passed);
+	fprintf(f, ",\"held\":%lld,\"approved\":%lld,"
 	    "\"rejected\":%lld,\"discarded\":%lld,\"expired\":%lld",
-	    (unsigned long long)x->passed, (long long)x->q.held,
+	    (long long)x->q.held,
 	    (long long)x->q.approved, (long long)x->q.rejected,
 	    (long long)x->q.discarded, (long long)x->q.expired);
 	json_num(f, "delay_median_s", x->q.delay_median_s);
@@ -480,6 +496,17 @@ spark(FILE *f, const char *label, const double *v, size_t n, size_t g)
 	fprintf(f, "| max %.0f\n", max);
 }
 
+/* the passed posts of a period, or "?" when the counter could not be
+ * read */
+static const char *
+passed_of(char *buf, size_t sz, const struct fig *x)
+{
+	if (x->passed_unknown)
+		return "?";
+	snprintf(buf, sz, "%llu", (unsigned long long)x->passed);
+	return buf;
+}
+
 static void
 text_list(FILE *f, const char *list, const struct fig *tot,
     const struct fig *drift, const struct trained *t, const struct fig *per,
@@ -489,8 +516,8 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 	size_t i;
 
 	fprintf(f, "list %s\n", list);
-	fprintf(f, "  passed %llu  held %lld  approved %lld  rejected %lld  "
-	    "discarded %lld  expired %lld", (unsigned long long)tot->passed,
+	fprintf(f, "  passed %s  held %lld  approved %lld  rejected %lld  "
+	    "discarded %lld  expired %lld", passed_of(a, sizeof(a), tot),
 	    (long long)tot->q.held, (long long)tot->q.approved,
 	    (long long)tot->q.rejected, (long long)tot->q.discarded,
 	    (long long)tot->q.expired);
@@ -526,9 +553,9 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 		    by_week ? "week of" : "day", "passed", "held", "appr",
 		    "rej", "disc", "exp", "delay med", "delay p90");
 		for (i = 0; i < np; i++)
-			fprintf(f, "  %-10s %7llu %6lld %6lld %6lld %6lld %6lld "
+			fprintf(f, "  %-10s %7s %6lld %6lld %6lld %6lld %6lld "
 			    "%9s %9s\n", date_of(a, sizeof(a), per[i].start),
-			    (unsigned long long)per[i].passed,
+			    passed_of(d, sizeof(d), &per[i]),
 			    (long long)per[i].q.held,
 			    (long long)per[i].q.approved,
 			    (long long)per[i].q.rejected,
@@ -622,7 +649,7 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 	char err[1024], a[16], b[16], dir[4096];
 	long since = -1, today, *bounds = NULL, span[2], dd[3], d;
 	size_t np = 0, i;
-	int ch, json = 0, tty, nfail = 0, by_week = 0, nshown = 0, r;
+	int ch, json = 0, tty, nfail = 0, by_week = 0, nshown = 0, r, told;
 
 	while ((ch = getopt_long(argc, argv, "l:js:b:h", opts, NULL)) != -1) {
 		switch (ch) {
@@ -736,13 +763,17 @@ cmd_stats(int argc, char **argv, const struct cmd_ctx *ctx)
 		printf("%s to %s (UTC)\n", date_of(a, sizeof(a), since),
 		    date_of(b, sizeof(b), today));
 	for (i = 0; i < nm.n; i++) {
-		if (figures(q, &g, nm.v[i], span, 1, today, &tot) < 0 ||
-		    figures(q, &g, nm.v[i], dd, 2, today, drift) < 0 ||
+		/* a pass counter that cannot be read fails the command
+		 * but hides none of the database's figures (passed: none) */
+		told = 0;
+		if (figures(q, &g, nm.v[i], span, 1, today, &tot, &told) < 0 ||
+		    figures(q, &g, nm.v[i], dd, 2, today, drift, &told) < 0 ||
 		    (by != NULL && figures(q, &g, nm.v[i], bounds, np, today,
-		    per) < 0)) {
+		    per, &told) < 0)) {
 			nfail++;
 			continue;
 		}
+		nfail += told;
 		/* a token file that cannot be read fails the command but
 		 * hides none of the database's figures */
 		if ((r = trained_of(q, &g, nm.v[i], &tr)) != 0) {
