@@ -1,5 +1,6 @@
 /*
- * preview.c - a post's decoded text for moderators (show, web)
+ * preview.c - a post's decoded text and age for moderators (show, held,
+ * web)
  *
  * Input is hostile and walked by mail_walk with the default limits;
  * the output buffer's max bounds the text.  Never logs or exits.
@@ -60,4 +61,21 @@ preview_text(const unsigned char *raw, size_t len, struct buf *out)
 	if (mail_walk(raw, len, &lim, preview_cb, &pv) < 0 || pv.nomem)
 		return -1;
 	return 0;
+}
+
+void
+preview_age(time_t now, time_t t, char *out, size_t outsz)
+{
+	long d = (long)(now - t);
+
+	if (d < 0)
+		d = 0;
+	if (d < 120)
+		snprintf(out, outsz, "%lds", d);
+	else if (d < 2 * 3600)
+		snprintf(out, outsz, "%ldm", d / 60);
+	else if (d < 2 * 86400)
+		snprintf(out, outsz, "%ldh", d / 3600);
+	else
+		snprintf(out, outsz, "%ldd", d / 86400);
 }

@@ -1,6 +1,7 @@
 /*
- * preview.h - the decoded text of a post, for a moderator to read:
- * `listgate show` and the web page show the same preview
+ * preview.h - the decoded text of a post, and its age, for a moderator
+ * to read: `listgate show`, `listgate held` and the web page show the
+ * same
  *
  * The post is hostile: it is walked by the bounded mail walker (text
  * parts decoded to UTF-8, HTML turned to text, attachments named, not
@@ -11,6 +12,7 @@
 #define LG_PREVIEW_H
 
 #include <stddef.h>
+#include <time.h>
 
 #include "gate/util/buf.h"
 
@@ -20,5 +22,11 @@
  * Returns 0, or -1 when memory ran out (what fitted is in out).
  */
 int preview_text(const unsigned char *raw, size_t len, struct buf *out);
+
+/*
+ * How long ago t was at now, as the held listing and the web page show
+ * it: "42s", "17m", "5h", "3d" (a t after now is "0s").
+ */
+void preview_age(time_t now, time_t t, char *out, size_t outsz);
 
 #endif

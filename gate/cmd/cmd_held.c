@@ -54,24 +54,6 @@ held_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
-/* an age like "42s", "17m", "5h", "3d" */
-static void
-fmt_age(time_t now, time_t t, char *out, size_t outsz)
-{
-	long d = (long)(now - t);
-
-	if (d < 0)
-		d = 0;
-	if (d < 120)
-		snprintf(out, outsz, "%lds", d);
-	else if (d < 2 * 3600)
-		snprintf(out, outsz, "%ldm", d / 60);
-	else if (d < 2 * 86400)
-		snprintf(out, outsz, "%ldh", d / 3600);
-	else
-		snprintf(out, outsz, "%ldd", d / 86400);
-}
-
 /* what the held listing carries from row to row */
 struct held_ctx {
 	int json;
@@ -127,7 +109,7 @@ held_row(const struct queue_row *r, void *vctx)
 	const char *sender = *r->from ? r->from : r->env_sender;
 
 	buf_reset(b);
-	fmt_age(c->now, r->arrived, age, sizeof(age));
+	preview_age(c->now, r->arrived, age, sizeof(age));
 	if (c->json) {
 		snprintf(num, sizeof(num), "%s\n  {\"id\": %lld, ",
 		    c->n ? "," : "", (long long)r->id);

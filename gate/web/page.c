@@ -145,24 +145,6 @@ csrf_field(struct web_req *r)
 	    r->sv.csrf);
 }
 
-/* an age like "42s", "17m", "5h", "3d" */
-static void
-fmt_age(time_t now, time_t t, char *out, size_t outsz)
-{
-	long d = (long)(now - t);
-
-	if (d < 0)
-		d = 0;
-	if (d < 120)
-		snprintf(out, outsz, "%lds", d);
-	else if (d < 2 * 3600)
-		snprintf(out, outsz, "%ldm", d / 60);
-	else if (d < 2 * 86400)
-		snprintf(out, outsz, "%ldh", d / 3600);
-	else
-		snprintf(out, outsz, "%ldd", d / 86400);
-}
-
 /* a score's colour bar: green (0) through yellow to red (1) */
 static void
 score_bar(struct web_req *r, double score)
@@ -425,7 +407,7 @@ held_row(const struct qview_row *row, void *vctx)
 	char age[32];
 	int i;
 
-	fmt_age(c->now, row->arrived, age, sizeof(age));
+	preview_age(c->now, row->arrived, age, sizeof(age));
 	web_printf(r, "<tr id=\"post-%lld\"><td><input type=\"checkbox\" "
 	    "name=\"id\" value=\"%lld\" aria-label=\"select post %lld\">",
 	    (long long)row->id, (long long)row->id, (long long)row->id);
@@ -480,7 +462,7 @@ releasing_row(const struct queue_row *row, void *vctx)
 		web_printf(r, " approve --force ID</code> to release "
 		    "it.</p>\n<ul id=\"releasing\">\n");
 	}
-	fmt_age(c->now, row->decided, age, sizeof(age));
+	preview_age(c->now, row->decided, age, sizeof(age));
 	web_printf(r, "<li id=\"releasing-%lld\">post <a href=\"/lists/%s/"
 	    "held/%lld\">%lld</a>: ", (long long)row->id, c->list,
 	    (long long)row->id, (long long)row->id);
