@@ -25,22 +25,6 @@
  * configuration value (4 KiB), quoted and escaped */
 #define MODS_MAX	(1024u * 1024u)
 
-/* run a parameterised statement expecting success: 0 or -1 */
-static int
-exec_p(struct queue *q, const char *sql, int n, const char *const *vals,
-    const int *lens, const int *fmts, char *err, size_t errsz)
-{
-	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, lens, fmts,
-	    0);
-	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
-	    PQresultStatus(res) == PGRES_TUPLES_OK);
-
-	if (!ok)
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-	PQclear(res);
-	return ok ? 0 : -1;
-}
-
 /* s as valid UTF-8 of at most max bytes, into b (a C string); 0 or -1 */
 static int
 utf8_text(struct buf *b, const char *s)
@@ -97,7 +81,7 @@ moddb_queue(struct queue *q, const char *list, int64_t post_id,
 	vals[2] = buf_str(&arr);
 	vals[3] = kind;
 	vals[4] = digest ? "t" : "f";
-	r = exec_p(q, "INSERT INTO notice_outbox (list, post_id, moderator, "
+	r = queue_exec(q, "INSERT INTO notice_outbox (list, post_id, moderator, "
 	    "kind, digest) SELECT $1, $2::int8, m.a, $4, $5::bool FROM "
 	    "unnest($3::text[]) WITH ORDINALITY AS m (a, n) ORDER BY m.n "
 	    "ON CONFLICT (post_id, moderator) WHERE kind = 'hold' DO NOTHING",
@@ -240,7 +224,7 @@ moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
 	vals[0] = idbuf;
 	vals[1] = state;
 	vals[2] = why != NULL ? buf_str(&w) : NULL;
-	r = exec_p(q, "UPDATE notice_outbox SET state = $2, tries = tries + "
+	r = queue_exec(q, "UPDATE notice_outbox SET state = $2, tries = tries + "
 	    "CASE WHEN $2 = 'dropped' THEN 0 ELSE 1 END, last_error = $3, "
 	    "done_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END, "
 	    "claimed_until = NULL WHERE id = $1::int8 AND state = 'pending'", 3, vals, NULL, NULL,
@@ -323,7 +307,7 @@ moddb_cookie_use(struct queue *q, const unsigned char sha256[32],
 	vals[2] = idbuf;
 	vals[3] = action;
 	vals[4] = buf_str(&b);
-	r = exec_p(q, "INSERT INTO moderation_cookies (cookie_sha256, list, "
+	r = queue_exec(q, "INSERT INTO moderation_cookies (cookie_sha256, list, "
 	    "post_id, action, used_by) VALUES ($1, $2, $3::int8, $4, $5) ON "
 	    "CONFLICT (cookie_sha256) DO NOTHING", 5, vals, lens, fmts, err,
 	    errsz);

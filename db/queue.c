@@ -75,12 +75,11 @@ queue_pgerr(struct queue *q, const PGresult *res)
 	return line;
 }
 
-/* run a parameterised command expecting success: 0 or -1 */
-static int
-exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
-    char *err, size_t errsz)
+int
+queue_exec(struct queue *q, const char *sql, int n, const char *const *vals,
+    const int *lens, const int *fmts, char *err, size_t errsz)
 {
-	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, NULL, NULL,
+	PGresult *res = PQexecParams(q->conn, sql, n, NULL, vals, lens, fmts,
 	    0);
 	int ok = res && (PQresultStatus(res) == PGRES_COMMAND_OK ||
 	    PQresultStatus(res) == PGRES_TUPLES_OK);
@@ -89,6 +88,14 @@ exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 	PQclear(res);
 	return ok ? 0 : -1;
+}
+
+/* a parameterised command of text values expecting success: 0 or -1 */
+static int
+exec_params(struct queue *q, const char *sql, int n, const char *const *vals,
+    char *err, size_t errsz)
+{
+	return queue_exec(q, sql, n, vals, NULL, NULL, err, errsz);
 }
 
 /*

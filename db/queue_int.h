@@ -110,6 +110,13 @@ const char *queue_pgerr(struct queue *q, const PGresult *res);
  * 0 or -1 */
 int queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz);
 
+/* a parameterised statement (lens and fmts as PQexecParams', NULL for
+ * text values) expecting success, a command or rows: 0, or -1 with err
+ * ("database: " and the server's message) */
+int queue_exec(struct queue *q, const char *sql, int n,
+    const char *const *vals, const int *lens, const int *fmts, char *err,
+    size_t errsz);
+
 /* inside the open transaction on q, run sql (n parameters vals), which
  * takes an advisory lock, as QUEUE_LOCK_WAIT_SQL says: no
  * statement_timeout for the rest of the transaction, no lock_timeout
