@@ -56,6 +56,7 @@ sample(struct holder_req *rq)
 	rq->post.raw_len = sizeof(post) - 1;
 	rq->post.raw_fd = -1;
 	rq->notify = 1;
+	rq->database = "0123abcd";
 }
 
 /* the whole request on the wire: head, fields, the post */
@@ -104,6 +105,7 @@ same(const struct holder_req *a, const struct holder_req *b)
 	ck_assert(a->post.score == b->post.score);
 	ck_assert_uint_eq(a->post.remember_days, b->post.remember_days);
 	ck_assert_int_eq(a->notify, b->notify);
+	ck_assert_str_eq(a->database, b->database);
 	ck_assert_uint_eq(a->post.raw_len, b->post.raw_len);
 	ck_assert(memcmp(a->post.raw, b->post.raw, a->post.raw_len) == 0);
 	ck_assert_int_eq(b->post.raw_from_fd, 0);
@@ -114,7 +116,8 @@ START_TEST(round_trip)
 	struct holder_req rq, back;
 	struct buf w = BUF_INIT(HOLDER_MAX_REQ + 8);
 	unsigned char *body;
-	char why[256];
+	char why[256], id[HOLDER_DATABASE_ID_LEN + 1];
+	char id2[HOLDER_DATABASE_ID_LEN + 1];
 
 	sample(&rq);
 	wire(&rq, &w);
@@ -136,6 +139,16 @@ START_TEST(round_trip)
 	ck_assert_str_eq(back.post.status, "discarded");
 	free(body);
 	buf_free(&w);
+	/* the database's name: the conninfo's SHA-256 (never the text,
+	 * which may hold a password); NULL as "" */
+	holder_database_id("dbname=a password=secret", id);
+	ck_assert_uint_eq(strlen(id), HOLDER_DATABASE_ID_LEN);
+	ck_assert_ptr_null(strstr(id, "secret"));
+	holder_database_id("dbname=b password=secret", id2);
+	ck_assert_str_ne(id, id2);
+	holder_database_id(NULL, id);
+	ck_assert_str_eq(id, "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
 }
 END_TEST
 

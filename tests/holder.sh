@@ -28,6 +28,8 @@
 #     new holder replaces the stale socket;
 #   - listgate.conf changed to another database: the holder reads it
 #     again and stores there;
+#   - a filter of another configuration (another database) on the
+#     holder's socket holds its post itself, in its own database;
 #   - SIGTERM: the socket goes at once, even while a worker is busy;
 #     the holder exits 0 when its workers are done.
 # Never reads /etc.
@@ -281,18 +283,18 @@ elif what == "short":
     sys.exit(0)
 elif what == "badfield":
     fields = [b"dev", b"", b"", b"", b"", b"", b"spam", b"", b"held", b"",
-              b"0.99", b"7", b"0", b"x" * 10]
+              b"0.99", b"7", b"0", b"", b"x" * 10]
     fields[1] = b"a\0b"
     body = b"".join(field(f) for f in fields)
     s.sendall(b"LGH1" + struct.pack(">I", len(body)) + body)
 elif what == "good":
     fields = [b"dev", b"", b"", b"", b"", b"", b"spam", b"", b"held", b"",
-              b"0.99", b"7", b"0", b"Subject: good\n\nhello\n"]
+              b"0.99", b"7", b"0", b"", b"Subject: good\n\nhello\n"]
     body = b"".join(field(f) for f in fields)
     s.sendall(b"LGH1" + struct.pack(">I", len(body)) + body)
 elif what == "badlist":
     fields = [b"../etc", b"", b"", b"", b"", b"", b"spam", b"", b"held", b"",
-              b"0.99", b"7", b"0", b"x" * 10]
+              b"0.99", b"7", b"0", b"", b"x" * 10]
     body = b"".join(field(f) for f in fields)
     s.sendall(b"LGH1" + struct.pack(">I", len(body)) + body)
 s.shutdown(socket.SHUT_WR)
@@ -365,6 +367,29 @@ check "listgate.conf gone: the holder refuses a post" \
 nother=$(psql -X -q -A -t -d other -c "SELECT count(*) FROM held_posts")
 check "... nothing stored in either database" test "$nother:$(nrows)" = 1:4
 mv "$T/listgate.conf.orig" "$CONF/listgate.conf"
+
+# --- a filter of another configuration on this holder's socket ---------
+# (a second configuration made from a copy of the first keeps its
+# holder_socket: the holder must not store its posts in the holder's
+# own database, where no moderator of that configuration looks)
+CONF_O=$T/conf-o
+mkdir -p "$CONF_O/lists" || exit 99
+cp "$CONF/lists/dev.conf" "$CONF_O/lists/dev.conf" || exit 99
+sed "s/dbname=$PGDATABASE\$/dbname=other/" "$CONF/listgate.conf" \
+    > "$CONF_O/listgate.conf" || exit 99
+nother() { psql -X -q -A -t -d other -c "SELECT count(*) FROM held_posts"; }
+n0=$(nother)
+post 10
+C=$CONF_O
+filter "$T/post10.eml" "$T/f10"
+rc=$?
+C=$CONF
+check "a filter whose database is another on this holder's socket: 99" \
+    test $rc -eq 99
+check "... it holds the post itself, saying why" \
+    grep -q 'holder_error="the holder failed: not stored: .*names another database' "$T/f10"
+check "... in its own database" test "$(nother)" -eq $((n0 + 1))
+check "... not in the holder's" test "$(nrows)" -eq 4
 
 # --- SIGTERM while a worker is busy --------------------------------------
 # a client that sends part of a request and stays 3 s keeps one worker

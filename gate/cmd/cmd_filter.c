@@ -526,7 +526,7 @@ hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
 {
 	struct holder_req rq;
 	struct holder_ans a;
-	char err[600], clean[600];
+	char err[600], clean[600], db[HOLDER_DATABASE_ID_LEN + 1];
 	unsigned wait_ms = HOLDER_WAIT_MS;
 	double left;
 
@@ -547,6 +547,10 @@ hold_by_holder(struct filter *f, const struct queue_post *qp, int notify)
 	memset(&rq, 0, sizeof(rq));
 	rq.post = *qp;
 	rq.notify = notify;
+	/* the holder stores only in this database (that of another
+	 * configuration's holder on the same socket is not ours) */
+	holder_database_id(f->g.conninfo, db);
+	rq.database = db;
 	if (holder_hold(f->g.holder_socket, &rq, wait_ms, &a, err,
 	    sizeof(err)) < 0) {
 		snprintf(f->hnote, sizeof(f->hnote), " holder_error=\"%s\"",

@@ -180,6 +180,7 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 {
 	struct holder_ctx *h = arg;
 	struct queue_post qp = rq->post;
+	char db[HOLDER_DATABASE_ID_LEN + 1];
 	int tries, r = -1;
 
 	if (h->have_l) {
@@ -192,6 +193,17 @@ do_hold(const struct holder_req *rq, struct holder_ans *a, char *err,
 	}
 	if (reload_global(h, err, errsz) < 0)
 		return -1;
+	/* the filter's listgate.conf names another database: a filter of
+	 * another configuration whose holder_socket is ours.  Stored here,
+	 * its post would be where none of its moderators look */
+	holder_database_id(h->g.conninfo, db);
+	if (strcmp(rq->database, db) != 0) {
+		snprintf(err, errsz, "not stored: this holder's "
+		    "%s/listgate.conf names another database than the "
+		    "filter's configuration (give each configuration a "
+		    "holder_socket of its own)", h->dir);
+		return -1;
+	}
 	/* the list must exist here too; its notices are sent from it */
 	if (listcfg_load_list(&h->g, rq->post.list, &h->l, err, errsz) < 0)
 		return -1;

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <nettle/sha2.h>
+
 #include "gate/holder/holder.h"
 #include "gate/util/buf.h"
 #include "gate/util/clock.h"
@@ -92,7 +94,8 @@ holder_encode(const struct holder_req *rq, struct buf *out)
 		if (put_str(out, strs[i]) < 0)
 			return -1;
 	if (put_str(out, score) < 0 || put_str(out, days) < 0 ||
-	    put_str(out, rq->notify ? "1" : "0") < 0)
+	    put_str(out, rq->notify ? "1" : "0") < 0 ||
+	    put_str(out, rq->database) < 0)
 		return -1;
 	/* the post's length: its bytes follow from where they are */
 	put32(len, (uint32_t)p->raw_len);
@@ -101,6 +104,26 @@ holder_encode(const struct holder_req *rq, struct buf *out)
 		return -1;
 	put32(out->data + 4, (uint32_t)(out->len - 8 + p->raw_len));
 	return 0;
+}
+
+void
+holder_database_id(const char *conninfo, char out[HOLDER_DATABASE_ID_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	struct sha256_ctx h;
+	unsigned char d[SHA256_DIGEST_SIZE];
+	size_t i;
+
+	if (conninfo == NULL)
+		conninfo = "";
+	sha256_init(&h);
+	sha256_update(&h, strlen(conninfo), (const uint8_t *)conninfo);
+	sha256_digest(&h, sizeof(d), d);
+	for (i = 0; i < sizeof(d); i++) {
+		out[2 * i] = hex[d[i] >> 4];
+		out[2 * i + 1] = hex[d[i] & 0xf];
+	}
+	out[2 * sizeof(d)] = '\0';
 }
 
 int
@@ -181,6 +204,7 @@ holder_decode(unsigned char *body, size_t len, struct holder_req *rq,
 	rq->post.clues = (const char *)f[HF_CLUES];
 	rq->post.status = (const char *)f[HF_STATUS];
 	rq->post.note = (const char *)f[HF_NOTE];
+	rq->database = (const char *)f[HF_DATABASE];
 	rq->post.raw = f[HF_RAW];
 	rq->post.raw_len = flen[HF_RAW];
 	rq->post.raw_fd = -1;

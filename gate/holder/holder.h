@@ -29,6 +29,12 @@
  * the post itself a C string without NUL of at most LG_MAX_FIELD_BYTES.
  * The socket's mode (0660) and its directory say who may hold posts:
  * only those who could run `listgate filter` for the lists anyway.
+ *
+ * The field HF_DATABASE is the filter's database as holder_database_id
+ * names it: a holder stores a post only in the database the filter
+ * would (a second configuration copied from the first keeps its
+ * holder_socket; its posts must not go where none of its moderators
+ * look).
  */
 #ifndef LG_HOLDER_H
 #define LG_HOLDER_H
@@ -43,7 +49,7 @@
 enum holder_field {
 	HF_LIST, HF_ENV_SENDER, HF_ENV_RECIPIENT, HF_FROM, HF_SUBJECT,
 	HF_MSGID, HF_VERDICT, HF_CLUES, HF_STATUS, HF_NOTE, HF_SCORE,
-	HF_REMEMBER_DAYS, HF_NOTIFY, HF_RAW,
+	HF_REMEMBER_DAYS, HF_NOTIFY, HF_DATABASE, HF_RAW,
 	HOLDER_NFIELDS
 };
 
@@ -62,7 +68,16 @@ enum holder_field {
 struct holder_req {
 	struct queue_post post;
 	int notify;
+	const char *database;	/* holder_database_id of the filter's */
 };
+
+/* the length of holder_database_id's name, without its NUL */
+#define HOLDER_DATABASE_ID_LEN	64
+
+/* a name for the database conninfo (listgate.conf's database; NULL as
+ * ""): its SHA-256 in hex, so the request never carries a password */
+void holder_database_id(const char *conninfo,
+    char out[HOLDER_DATABASE_ID_LEN + 1]);
 
 /* an answer */
 struct holder_ans {

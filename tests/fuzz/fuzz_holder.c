@@ -62,6 +62,7 @@ request(const uint8_t *data, size_t size)
 	same_str(rq.post.clues, back.post.clues);
 	same_str(rq.post.status, back.post.status);
 	same_str(rq.post.note, back.post.note);
+	same_str(rq.database, back.database);
 	if (rq.post.score != back.post.score ||
 	    rq.post.remember_days != back.post.remember_days ||
 	    rq.notify != back.notify || rq.post.raw_len != back.post.raw_len ||

@@ -124,7 +124,7 @@ seeds() {
 import struct, sys
 f = [b"dev", b"s@example.org", b"dev@example.org", b"A <a@example.org>",
      b"x", b"<1@example.org>", b"spam", b"tok 0.99 3 0\n", b"held", b"",
-     b"0.98765", b"7", b"1", b"From: a@example.org\n\nbody\n"]
+     b"0.98765", b"7", b"1", b"0" * 64, b"From: a@example.org\n\nbody\n"]
 body = b"".join(struct.pack(">I", len(x)) + x for x in f)
 open(sys.argv[1], "wb").write(b"LGH1" + struct.pack(">I", len(body)) + body +
                               b"OK 0 812 1")
