@@ -1069,6 +1069,16 @@ static const struct {
 	{ "a..b@example.org", "\"a..b\"@example.org", 0 },
 	{ "a@b@example.org", "\"a@b\"@example.org", 0 },
 	{ "a<b>@example.org", "\"a<b>\"@example.org", 0 },
+	/* already quoted, as Postfix's pipe(8) with flags=q hands the
+	 * envelope over: written as it is, never quoted again */
+	{ "\"a b\"@example.org", "\"a b\"@example.org", 0 },
+	{ "\"a\\\"b\\\\c\"@example.org", "\"a\\\"b\\\\c\"@example.org", 0 },
+	{ "\"a@b\"@example.org", "\"a@b\"@example.org", 0 },
+	{ "\"j\xc3\xb6rg x\"@example.org", "\"j\xc3\xb6rg x\"@example.org", 1 },
+	/* quotes that do not make a quoted-string are characters */
+	{ "\"a\"b\"@example.org", "\"\\\"a\\\"b\\\"\"@example.org", 0 },
+	{ "\"ab\\\"@example.org", "\"\\\"ab\\\\\\\"\"@example.org", 0 },
+	{ "\"@example.org", "\"\\\"\"@example.org", 0 },
 	{ "a@[192.0.2.1]", "a@[192.0.2.1]", 0 },
 	{ "a@[IPv6:2001:db8::1]", "a@[IPv6:2001:db8::1]", 0 },
 	{ "j\xc3\xb6rg@example.org", "j\xc3\xb6rg@example.org", 1 },

@@ -23,7 +23,9 @@
 #
 # Checks: Mailman starts and its lists are created over REST; a ham post
 # and a Latin-1 post (which `mailman inject' cannot read) reach the
-# member through Mailman; a post to dev-request@ never meets listgate
+# member through Mailman, and so does a post from "a b"@example.net with
+# that envelope sender (pipe(8)'s flags=q quotes it: not quoted twice);
+# a post to dev-request@ never meets listgate
 # and Mailman's command runner answers it; a spam post is held, the hold
 # notice reaches the moderator's mailbox, a reply to its approve address
 # (SMTP to Postfix) is piped to `listgate moderate', and the post
@@ -558,6 +560,20 @@ f=$(sink_for mm3-latin1@test member@example.net)
     ok "... its text intact (decoded from what Mailman sent)" ||
     bad "... its text intact (decoded from what Mailman sent)"
 echo "# Latin-1 post to the member: $(ms_since "$tm") ms"
+
+# --- a sender whose local part needs quotes ---------------------------------------------------
+# (pipe(8) with flags=q hands it to listgate quoted, "a b"@example.net:
+# MAIL FROM to Mailman must name that mailbox, not quote it a second time)
+post ham-test.eml mm3-quoted@test > "$T/quoted.eml"
+inject "$T/quoted.eml" '"a b"@example.net' dev@lists.example.org ||
+    bad "Postfix accepts a post from \"a b\"@example.net"
+wait_sink mm3-quoted@test member@example.net &&
+    ok "a post from \"a b\"@example.net reaches the member" ||
+    bad "a post from \"a b\"@example.net reaches the member"
+f=$(sink_for mm3-quoted@test member@example.net)
+mf=$([ -n "$f" ] && tr -d '\r' < "$f" | sed -n 's/^X-MailFrom: //p' | head -n 1)
+check "... Mailman got MAIL FROM:<\"a b\"@example.net> (X-MailFrom: $mf)" \
+    test "$mf" = '"a b"@example.net'
 
 # --- dev-request@: Mailman's own address, never listgate's ------------------------------------
 tm=$(date +%s%N)

@@ -116,6 +116,29 @@ dot_string(const unsigned char *p, size_t n)
 	return 1;
 }
 
+/* 1 if the n bytes at p are a quoted-string (RFC 5321 4.1.2): '"', any
+ * characters but '"' and '\\' or a '\\' and a printable ASCII one, '"'.
+ * (Controls and invalid UTF-8 are refused before.) */
+static int
+quoted_string(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	if (n < 2 || p[0] != '"' || p[n - 1] != '"')
+		return 0;
+	for (i = 1; i + 1 < n; i++) {
+		if (p[i] == '"')
+			return 0;
+		if (p[i] == '\\') {
+			/* (not the closing quote, which it would escape) */
+			if (i + 2 >= n || p[i + 1] < 0x20 || p[i + 1] > 0x7e)
+				return 0;
+			i++;
+		}
+	}
+	return 1;
+}
+
 /* 1 if the n bytes at p may be a domain: a name (letters, digits, '-',
  * '_', '.', UTF-8) or an address literal in [ ] */
 static int
@@ -182,7 +205,10 @@ lmtp_path(const char *addr, char *out, size_t outsz)
 	if (ln == 0 || (at != NULL && !domain_ok(at + 1, n - ln - 1)))
 		return -1;
 	max = outsz - 1 < LG_MAX_LMTP_PATH ? outsz - 1 : LG_MAX_LMTP_PATH;
-	if (dot_string(a, ln)) {
+	/* a local part quoted already (Postfix's pipe(8) with flags=q
+	 * quotes the envelope it hands over) is written as it is: quoted
+	 * again, it would name another mailbox */
+	if (dot_string(a, ln) || quoted_string(a, ln)) {
 		if (n > max)
 			return -1;
 		memcpy(out, a, n);

@@ -90,7 +90,9 @@ int lmtp_last_ok(void);
 
 /*
  * Write addr as the path of MAIL FROM or RCPT TO (without the angle
- * brackets) into out: as it is, or with the local part quoted.  Returns
+ * brackets) into out: as it is (a dot-string, or a local part that is a
+ * quoted-string already, as Postfix's pipe(8) flags=q gives it), or
+ * with the local part quoted.  Returns
  * 0 (plain ASCII), 1 (needs SMTPUTF8: UTF-8 in it), or -1 when it
  * cannot be written (a control character, invalid UTF-8, no domain
  * after '@', longer than out allows or than LG_MAX_LMTP_PATH).
