@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -643,6 +644,77 @@ END_TEST
  * socket's directory): the holder refuses to start and says why; open(2)
  * of a FIFO without a writer waited for ever, and the holder neither
  * started nor failed (nor was started again by its service manager) */
+/* holder_serve as user uid on path: its error, or "" when it started
+ * (then stopped at once) */
+static void
+serve_err_as(const char *path, uid_t uid, char *why, size_t whysz)
+{
+	struct holder_server hs;
+	int st, p[2];
+	ssize_t n;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(p), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		alarm(20);	/* never outlive a failed test */
+		close(p[0]);
+		if (setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
+		    setuid(uid) < 0)
+			_exit(2);
+		memset(&hs, 0, sizeof(hs));
+		hs.path = path;
+		hs.workers = 1;
+		hs.hold = fixed_hold;
+		if (holder_serve(&hs, why, whysz) < 0) {
+			if (write(p[1], why, strlen(why)) < 0)
+				_exit(4);
+			_exit(3);
+		}
+		_exit(0);
+	}
+	close(p[1]);
+	n = read(p[0], why, whysz - 1);
+	why[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+}
+
+/* a lock file the holder's user may not create says why: the directory,
+ * not a lock file left by another user (there is none to remove) */
+START_TEST(lock_dir_not_writable)
+{
+	char tmpl[] = "/tmp/lg-chold.XXXXXX", path[64], lock[80];
+	char why[600];
+	const uid_t nobody = 65534;
+	int fd;
+
+	if (geteuid() != 0) {
+		printf("# SKIP lock_dir_not_writable: not root\n");
+		return;
+	}
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	ck_assert_int_eq(chmod(tmpl, 0755), 0);
+	snprintf(path, sizeof(path), "%s/s", tmpl);
+	snprintf(lock, sizeof(lock), "%s.lock", path);
+	serve_err_as(path, nobody, why, sizeof(why));
+	ck_assert_msg(strstr(why, "left by a holder") == NULL &&
+	    strstr(why, "may not create") != NULL &&
+	    strstr(why, tmpl) != NULL, "%s", why);
+	/* one there, of another user: that one is to be removed */
+	ck_assert_int_ge(fd = open(lock, O_CREAT | O_WRONLY, 0600), 0);
+	close(fd);
+	ck_assert_int_eq(chmod(tmpl, 01777), 0);
+	serve_err_as(path, nobody, why, sizeof(why));
+	ck_assert_msg(strstr(why, "left by a holder run as another user") !=
+	    NULL, "%s", why);
+	unlink(lock);
+	rmdir(tmpl);
+}
+END_TEST
+
 START_TEST(lock_fifo_is_refused)
 {
 	struct holder_server hs;
@@ -708,6 +780,7 @@ holder_suite(void)
 	tcase_add_test(tc, untrusted_holder);
 	tcase_add_test(tc, failed_fork_is_retried);
 	tcase_add_test(tc, lock_fifo_is_refused);
+	tcase_add_test(tc, lock_dir_not_writable);
 	suite_add_tcase(s, tc);
 	return s;
 }

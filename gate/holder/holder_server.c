@@ -238,16 +238,26 @@ lock_path(const char *path, char *err, size_t errsz)
 {
 	char lp[SUN_PATH_SIZE + sizeof(".lock")];
 	struct stat st;
-	int fd;
+	int fd, e;
 
 	snprintf(lp, sizeof(lp), "%s.lock", path);
 	/* (non-blocking: a FIFO put there would hold open(2) for ever,
 	 * before the check below could refuse it) */
 	if ((fd = open(lp, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 	    O_NONBLOCK, 0600)) < 0) {
-		snprintf(err, errsz, "%s: %s%s", lp, strerror(errno),
-		    errno == EACCES ? " (left by a holder run as another "
-		    "user? remove it)" : "");
+		e = errno;
+		/* refused: a lock file another user left there, or none
+		 * and a directory this user may not create one in (there
+		 * is nothing to remove then) */
+		if (e == EACCES && lstat(lp, &st) < 0)
+			snprintf(err, errsz, "%s: %s (this user, %lu, may not "
+			    "create files in its directory: give the holder a "
+			    "directory of its own)", lp, strerror(e),
+			    (unsigned long)geteuid());
+		else
+			snprintf(err, errsz, "%s: %s%s", lp, strerror(e),
+			    e == EACCES ? " (left by a holder run as another "
+			    "user? remove it)" : "");
 		return -1;
 	}
 	/* ours: nobody else can hold it against us, or swap it */
