@@ -441,6 +441,13 @@ tmpl_lmtp_parse(const char *word, struct tmpl_lmtp *d, char *err,
 		memcpy(d->path, p, strlen(p) + 1);
 		return 0;
 	}
+	/* "unix" would pass for a host name, and the path for its port */
+	if (strncmp(p, "unix:", 5) == 0) {
+		snprintf(err, errsz, "bad LMTP destination `%.300s': the "
+		    "socket path after lmtp:unix: must be absolute "
+		    "(lmtp:unix:/PATH)", word);
+		return -1;
+	}
 	if (*p == '[') {
 		host = p + 1;
 		if ((colon = strchr(host, ']')) == NULL || colon[1] != ':' ||

@@ -383,7 +383,8 @@ static const struct {
 	{ "deliver = lmtp:[x::1]:24 dev@lists.example.org\n",
 	  "want lmtp:[IPv6-ADDRESS]:PORT" },
 	{ "deliver = lmtp:unix:run/lmtp dev@lists.example.org\n",
-	  "bad LMTP destination" },
+	  "t.conf:1: deliver: bad LMTP destination `lmtp:unix:run/lmtp': "
+	  "the socket path after lmtp:unix: must be absolute" },
 	{ "release = \"lmtp:unix:/run/a b\" dev@lists.example.org\n",
 	  "t.conf:1: release: LMTP socket path with a blank" },
 	{ "deliver = lmtp:127.0.0.1:8024\n",
