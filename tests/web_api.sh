@@ -39,6 +39,14 @@ check "user list names each account and its lists" \
     sh -c "grep -qx 'alice dev' '$T/out' && grep -qx 'bob all' '$T/out'"
 printf 'x\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
 check "a short password is refused" grep -q "shorter than" "$T/err"
+# the minimum counts characters, not bytes: 7 characters in 8 bytes are
+# too few, 8 in 10 enough
+printf 'abcd\303\251fg\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
+check "7 characters in 8 bytes are refused as shorter than 8 characters" \
+    grep -q "shorter than 8 characters" "$T/err"
+printf 'p\303\244ssw\303\266rd\n' | lg user add eve --lists dev > /dev/null 2> "$T/err"
+check "8 characters in 10 bytes are taken" grep -q '^eve:\$y\$' "$CONF/users.conf"
+lg user del eve > /dev/null
 # the longest password is hashed (511 bytes: libxcrypt's crypt_r takes
 # no more); a longer one, or one with a NUL byte, is refused saying so
 head -c 511 /dev/zero | tr '\0' p | lg user add long --lists dev > /dev/null 2> "$T/err"

@@ -25,6 +25,7 @@
 
 #include "gate/cmd/cmd.h"
 #include "gate/util/suggest.h"
+#include "gate/util/utf8.h"
 #include "gate/util/xalloc.h"
 #include "gate/web/pwhash.h"
 #include "listcfg/cfgfile.h"
@@ -173,6 +174,22 @@ read_tty(const char *prompt, char *pw, size_t pwsz)
 	return r;
 }
 
+/* the characters of pw: a UTF-8 sequence is one, and so is a byte
+ * that is not valid UTF-8 (a password typed in Latin-1) */
+static size_t
+pw_chars(const char *pw)
+{
+	const unsigned char *p = (const unsigned char *)pw;
+	size_t n = strlen(pw), i = 0, c = 0, len;
+
+	while (i < n) {
+		len = utf8_len(p + i, n - i);
+		i += len > 0 ? len : 1;
+		c++;
+	}
+	return c;
+}
+
 /* the new password: 0, or -1 with a message printed */
 static int
 get_password(char *pw, size_t pwsz)
@@ -191,7 +208,8 @@ get_password(char *pw, size_t pwsz)
 		explicit_bzero(again, sizeof(again));
 	} else if (read_line(stdin, pw, pwsz) < 0)
 		return -1;
-	if (strlen(pw) < PWHASH_MIN_PASSWORD) {
+	/* characters, as the message says: 8 bytes are 3 CJK ones */
+	if (pw_chars(pw) < PWHASH_MIN_PASSWORD) {
 		cmd_err("user", "password shorter than %u characters",
 		    (unsigned)PWHASH_MIN_PASSWORD);
 		return -1;
