@@ -200,6 +200,19 @@ filter "$T/post1.eml" "$T/f1b"
 check "the same bytes again: exit 99" test $? -eq 99
 check "... the same id" test "$(logged_id "$T/f1b")" = "$id1"
 check "... still one row" test "$(nrows)" -eq 1
+
+# SIGHUP (kill -HUP, a unit's reload) changes nothing: it ended the
+# holder, which Restart=on-failure does not start again
+kill -HUP "$hpid"
+pkill -HUP -P "$hpid"
+i=0
+while ! grep -q 'SIGHUP' "$T/holder.log" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "SIGHUP: the holder goes on, its socket there, saying so" \
+    sh -c "kill -0 $hpid && test -S '$S' && grep -q 'holder: SIGHUP: listgate.conf is read again when it changes; nothing to do' '$T/holder.log'"
+check "... its workers too" test "$(pgrep -c -P "$hpid")" -eq 2
+filter "$T/post1.eml" "$T/f1h"
+check "... and holds posts (99, holder=yes)" \
+    sh -c "test $? -eq 99 && grep -q ' holder=yes' '$T/f1h'"
 # the notice's approve address is bound to the post the holder stored
 # (its SHA-256): a reply to it approves
 a1=$("$top_builddir/tests/mailtext" "$MAIL/$id1.alice@example.org" |

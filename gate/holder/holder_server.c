@@ -8,10 +8,11 @@
  * through s->hold, answers, closes, then runs s->after.  A worker that
  * dies is started again (after a pause when it died young).  PATH.lock
  * stays locked while the holder runs: a second holder on the same path
- * refuses to start.  SIGTERM or SIGINT: the parent removes the socket
- * (new posts are then held by filter itself), passes SIGTERM on, and
- * waits for each worker to end after the request it is on.  A worker
- * whose parent is gone ends too (PR_SET_PDEATHSIG).
+ * refuses to start.  SIGHUP changes nothing (each request reads
+ * listgate.conf again when it changed).  SIGTERM or SIGINT: the parent
+ * removes the socket (new posts are then held by filter itself), passes
+ * SIGTERM on, and waits for each worker to end after the request it is
+ * on.  A worker whose parent is gone ends too (PR_SET_PDEATHSIG).
  */
 #include "config.h"
 
@@ -48,6 +49,7 @@
 
 static volatile sig_atomic_t stop_sig;
 static volatile sig_atomic_t child_sig;
+static volatile sig_atomic_t hup_sig;
 
 static void
 on_stop(int sig)
@@ -60,6 +62,18 @@ on_child(int sig)
 {
 	(void)sig;
 	child_sig = 1;
+}
+
+/* SIGHUP, the signal of "read your configuration again" (kill -HUP, a
+ * unit's reload): each request reads listgate.conf again when it has
+ * changed, so there is nothing to do.  By default it ended the holder,
+ * and systemd's Restart=on-failure does not restart a service that a
+ * SIGHUP ended: filters held their posts themselves from then on */
+static void
+on_hup(int sig)
+{
+	(void)sig;
+	hup_sig = 1;
 }
 
 /* read, store and answer one request on fd */
@@ -133,11 +147,16 @@ worker(const struct holder_server *s, int lfd, pid_t parent)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGCHLD, &sa, NULL);
+	/* a SIGHUP is the parent's to answer (a process group's, from a
+	 * terminal's hangup, reaches us too) */
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGHUP, &sa, NULL);
 	/* (forked with them blocked: the parent waits in ppoll) */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
 	/* the parent's death ends us; and it may have died already */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
@@ -342,6 +361,8 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sigaction(SIGINT, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sa.sa_flags = 0;
 	sigaction(SIGPIPE, &sa, NULL);
@@ -350,12 +371,14 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGHUP);
 	sigprocmask(SIG_BLOCK, &block, &old);
 	/* the wait lets them in whatever the starter had blocked */
 	wait = old;
 	sigdelset(&wait, SIGTERM);
 	sigdelset(&wait, SIGINT);
 	sigdelset(&wait, SIGCHLD);
+	sigdelset(&wait, SIGHUP);
 	memset(pids, 0, sizeof(pids));
 	for (i = 0; i < n; i++)
 		start_worker(s, lfd, pids, born, i);
@@ -365,10 +388,16 @@ holder_serve(const struct holder_server *s, char *err, size_t errsz)
 		 * RESPAWN_PAUSE_S; else only a child's end wakes us */
 		for (i = 0, empty = 0; i < n; i++)
 			empty |= pids[i] == 0;
-		if (!child_sig)
+		if (!child_sig && !hup_sig)
 			ppoll(NULL, 0, empty ? &retry : NULL, &wait);
 		if (stop_sig)
 			break;
+		if (hup_sig) {
+			hup_sig = 0;
+			log_info("holder: SIGHUP: listgate.conf is read again "
+			    "when it changes; nothing to do (restart for "
+			    "holder_socket, log_facility, user or group)");
+		}
 		child_sig = 0;
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
 			for (i = 0; i < n; i++)
