@@ -531,12 +531,43 @@ check_meta(struct tokdb *db, char *err, size_t errsz)
 	return 0;
 }
 
+int
+tokdb_dangling(const char *path, char *err, size_t errsz)
+{
+	char to[1024];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode) ||
+	    stat(path, &st) == 0 || errno != ENOENT)
+		return 0;
+	if ((n = readlink(path, to, sizeof(to) - 1)) < 0)
+		n = 0;
+	to[n] = '\0';
+	snprintf(err, errsz, "token file %s is a symbolic link to %s, which "
+	    "does not exist (moved, or on a file system not mounted): "
+	    "restore the file it names, or remove the link", path,
+	    n > 0 ? to : "?");
+	return 1;
+}
+
 /* the message for a token file that is not there */
 static void
 missing(const char *path, const char *list, char *err, size_t errsz)
 {
 	const char *lg = suggest_cmd();
+	size_t n;
 
+	/* a link to nothing: train never puts a new file over it */
+	if (tokdb_dangling(path, err, errsz)) {
+		n = strlen(err);
+		snprintf(err + n, errsz - n, "; or `%s sync` or `%s rebuild "
+		    "--list %s` recreates the token file from the journal in "
+		    "the link's place (without a database, remove the link "
+		    "and train the list: %s train --list %s --spam/--ham ...)",
+		    lg, lg, list, lg, list);
+		return;
+	}
 	snprintf(err, errsz, "token file %s does not exist: `%s sync` "
 	    "or `%s rebuild --list %s` recreates it from the journal "
 	    "(without a database, train the list first: %s train "

@@ -63,6 +63,14 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 #define TOKDB_GROW_SUFFIX	".grow.kch"
 
 /*
+ * 1 with err when path is a symbolic link to nothing (its target moved,
+ * or on a file system not mounted): no token file to read, and none to
+ * create in its place, for the link names where the file should be.
+ * 0 otherwise (no link, or a link to something).
+ */
+int tokdb_dangling(const char *path, char *err, size_t errsz);
+
+/*
  * May the token files of directory dir be trusted?  Not when anyone but
  * its owner may create files in it (a shared /tmp, a group-writable
  * directory): another user could put a token file of their own in

@@ -473,6 +473,22 @@ check "... and says nothing of them" sh -c "! grep -q 'stop' '$T/err'"
 run lg score --list nohup --db-stats
 check "... and learnt both posts" grep -qx "spam_posts 2" "$T/out"
 
+# a token file that is a symbolic link to nothing (its target moved, a
+# disk not mounted): train says so, and so does score (train said
+# "another run created it meanwhile; train again", as often as it ran,
+# and score sent to train)
+mkdir -p "$CONF/tokens" && ln -s "$T/gone/dangle.kch" "$CONF/tokens/dangle.kch"
+run lg train --list dangle --spam "$DATA/spam1.eml"
+check "train into a link to nothing fails, naming the link and its target" \
+    sh -c "test $rc -eq 1 && grep -q 'dangle.kch is a symbolic link to $T/gone/dangle.kch, which does not exist' '$T/err' && ! grep -q 'train again' '$T/err'"
+check "... and leaves the link alone" test -L "$CONF/tokens/dangle.kch"
+run lg score --list dangle "$DATA/spam1.eml"
+check "score of a link to nothing says so" sh -c \
+    "test $rc -eq 1 && grep -q 'is a symbolic link to $T/gone/dangle.kch, which does not exist' '$T/err'"
+rm -f "$CONF/tokens/dangle.kch"
+run lg train --list dangle --spam "$DATA/spam1.eml"
+check "... and once the link is gone, train makes the file" test "$rc" -eq 0
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

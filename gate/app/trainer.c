@@ -852,6 +852,10 @@ direct_tmpfile(struct trainer *t, char *err, size_t errsz)
 	if (!t->create || t->memory || access(t->path, F_OK) == 0 ||
 	    errno != ENOENT)
 		return 0;
+	/* a link to nothing: the new file would never go in its place
+	 * (link() finds the name taken), and "train again" met it again */
+	if (tokdb_dangling(t->path, err, errsz))
+		return -1;
 	if (tokdb_tmp_name(t->path, "new", (long)getpid(), t->tmppath,
 	    sizeof(t->tmppath)) < 0) {
 		t->tmppath[0] = 0;
