@@ -2061,17 +2061,63 @@ tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 	return n < 0 || (size_t)n >= outsz ? -1 : 0;
 }
 
-/* remove the private copies of path (with their .wal, and the copy one
- * moved aside to grow) that a process now gone left behind (killed
- * mid-way) */
+/* the pid in name (digits up to the first non-digit, *end_r), or 0 */
+static long
+name_pid(const char *name, char **end_r)
+{
+	long pid;
+
+	if (*name < '0' || *name > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(name, end_r, 10);
+	return errno || pid <= 0 ? 0 : pid;
+}
+
+/*
+ * What may follow the pid of a private copy's name: ".kch", with ".wal"
+ * or TOKDB_GROW_SUFFIX or nothing after it; 1 when end is that.  Or,
+ * when nested, one of the copy's own private copies: ".KIND-PID.kch"
+ * and the same (a rebuild's later batches go through a bulk copy of its
+ * new file: ..LIST.rebuild-PID.compact-PID.kch, and its relay), 2 with
+ * that PID in *pid_r.
+ */
+static int
+stale_tail(const char *end, long *pid_r)
+{
+	char *e;
+	size_t k, n;
+
+	if (strncmp(end, ".kch", 4) == 0 && (end[4] == 0 ||
+	    strcmp(end + 4, ".wal") == 0 ||
+	    strcmp(end + 4, TOKDB_GROW_SUFFIX) == 0))
+		return 1;
+	if (*end != '.')
+		return 0;
+	for (k = 0; k < sizeof(tmp_kinds) / sizeof(tmp_kinds[0]); k++) {
+		n = strlen(tmp_kinds[k]);
+		if (strncmp(end + 1, tmp_kinds[k], n) == 0 &&
+		    end[1 + n] == '-')
+			break;
+	}
+	if (k == sizeof(tmp_kinds) / sizeof(tmp_kinds[0]) ||
+	    (*pid_r = name_pid(end + 2 + n, &e)) == 0 ||
+	    stale_tail(e, pid_r) != 1)
+		return 0;
+	return 2;
+}
+
+/* remove the private copies of path (with their .wal, the copy one
+ * moved aside to grow, and the copies of such a copy) that a process
+ * now gone left behind (killed mid-way) */
 static void
 clean_stale(const char *path)
 {
 	char dir[4200], prefix[600], p[4400], *end;
-	const char *base = strrchr(path, '/');
+	const char *base = strrchr(path, '/'), *name;
 	struct dirent *de;
 	size_t pl, k;
-	long pid;
+	long pid, inner;
 	DIR *d;
 
 	if (base == NULL) {
@@ -2084,6 +2130,10 @@ clean_stale(const char *path)
 	if ((d = opendir(dir[0] ? dir : "/")) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
+		/* ".BASE.KIND-PID...", or a copy's copy "..BASE.KIND-PID..."
+		 * (no list's name starts with a dot) */
+		name = de->d_name[0] == '.' && de->d_name[1] == '.' ?
+		    de->d_name + 1 : de->d_name;
 		for (k = 0; k < sizeof(tmp_kinds) / sizeof(tmp_kinds[0]);
 		    k++) {
 			/* ".BASE.KIND-" */
@@ -2091,21 +2141,20 @@ clean_stale(const char *path)
 			    sizeof(prefix)) < 0)
 				continue;
 			pl = strlen(prefix) - strlen("0.kch");
-			if (strncmp(de->d_name, prefix, pl) == 0)
+			if (strncmp(name, prefix, pl) == 0)
 				break;
 		}
 		if (k == sizeof(tmp_kinds) / sizeof(tmp_kinds[0]))
 			continue;
-		errno = 0;
-		pid = strtol(de->d_name + pl, &end, 10);
-		if (errno || pid <= 0 || end == de->d_name + pl ||
-		    de->d_name[pl] < '0' || de->d_name[pl] > '9' ||
-		    strncmp(end, ".kch", 4) != 0 ||
-		    (end[4] != 0 && strcmp(end + 4, ".wal") != 0 &&
-		    strcmp(end + 4, TOKDB_GROW_SUFFIX) != 0))
+		inner = 0;
+		if ((pid = name_pid(name + pl, &end)) == 0 ||
+		    stale_tail(end, &inner) != (name == de->d_name ? 1 : 2))
 			continue;
 		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
 			continue;	/* still at work (or not ours) */
+		if (inner != 0 && inner != pid &&
+		    (kill((pid_t)inner, 0) == 0 || errno != ESRCH))
+			continue;
 		if ((size_t)snprintf(p, sizeof(p), "%s/%s", dir[0] ? dir : "",
 		    de->d_name) < sizeof(p))
 			unlink(p);

@@ -1961,6 +1961,73 @@ START_TEST(writer_removes_stale_rewrite)
 }
 END_TEST
 
+/* a private copy's own private copies (a rebuild's or a new file's
+ * later batches go through a bulk copy of it, relayed:
+ * ..list.rebuild-PID.compact-PID.kch, ..list.rebuild-PID.relay-PID.kch,
+ * their .wal and .grow.kch), of a process that is gone, are removed by
+ * the next writer too (they were left for good, each as large as the
+ * token file); a living process's stay, and so do names that only look
+ * alike */
+START_TEST(writer_removes_stale_nested)
+{
+	char err[1024], outer[600], c0[600], p[8][700];
+	const char *base;
+	struct tokdb *db;
+	int status, fd, k;
+	pid_t pid;
+
+	db = open_w(dbpath);
+	tokdb_close(db);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(tokdb_tmp_name(dbpath, "rebuild", (long)pid, outer,
+	    sizeof(outer)), 0);
+	/* as tokdb names them: the copy and the relay of the rebuild's
+	 * file */
+	ck_assert_int_eq(tokdb_tmp_name(outer, "compact", (long)pid, c0,
+	    sizeof(c0)), 0);
+	snprintf(p[0], sizeof(p[0]), "%s", c0);
+	ck_assert_int_eq(tokdb_tmp_name(outer, "relay", (long)pid, p[1],
+	    sizeof(p[1])), 0);
+	snprintf(p[2], sizeof(p[2]), "%s.wal", c0);
+	snprintf(p[3], sizeof(p[3]), "%s" TOKDB_GROW_SUFFIX, c0);
+	ck_assert_int_eq(tokdb_tmp_name(dbpath, "new", (long)pid, outer,
+	    sizeof(outer)), 0);
+	ck_assert_int_eq(tokdb_tmp_name(outer, "compact", (long)pid, p[4],
+	    sizeof(p[4])), 0);
+	/* a living process's (ours) */
+	ck_assert_int_eq(tokdb_tmp_name(dbpath, "rebuild", (long)getpid(),
+	    outer, sizeof(outer)), 0);
+	ck_assert_int_eq(tokdb_tmp_name(outer, "compact", (long)getpid(),
+	    p[5], sizeof(p[5])), 0);
+	/* alike, but no copy's copy: one dot, or another tail */
+	base = strrchr(c0, '/') + 1;
+	snprintf(p[6], sizeof(p[6]), "%s/%s", tmpdir, base + 1);
+	snprintf(p[7], sizeof(p[7]), "%s/%s.x", tmpdir, base);
+	ck_assert_int_eq(strncmp(base, "..", 2), 0);
+	for (k = 0; k < 8; k++) {
+		ck_assert_int_ge(fd = open(p[k], O_WRONLY | O_CREAT, 0600), 0);
+		close(fd);
+	}
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 100, &db, err,
+	    sizeof(err)), 0);
+	tokdb_close(db);
+	for (k = 0; k < 8; k++)
+		ck_assert_int_eq(access(p[k], F_OK), 0);
+	db = open_w(dbpath);
+	tokdb_close(db);
+	for (k = 0; k < 5; k++)
+		ck_assert_msg(access(p[k], F_OK) == -1, "%s is left", p[k]);
+	for (k = 5; k < 8; k++) {
+		ck_assert_msg(access(p[k], F_OK) == 0, "%s is gone", p[k]);
+		unlink(p[k]);
+	}
+}
+END_TEST
+
 /* the names of the private copies: a dot name beside the file */
 START_TEST(tmp_names)
 {
@@ -2576,6 +2643,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, feats_recorded);
 	tcase_add_test(tc, compact_into_waits_for_writers);
 	tcase_add_test(tc, writer_removes_stale_rewrite);
+	tcase_add_test(tc, writer_removes_stale_nested);
 	tcase_add_test(tc, tmp_names);
 	tcase_add_test(tc, bulk_discarded);
 	tcase_add_test(tc, bulk_written_early);
