@@ -856,6 +856,22 @@ take_group_mode(const char *path, const char *dest)
 		(void)chmod(path, m);
 }
 
+/* whether the directory of path belongs to this process's user */
+static int
+dir_owned(const char *path)
+{
+	char dir[4200];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		    (int)(slash - path), path);
+	return stat(dir, &st) == 0 && st.st_uid == geteuid();
+}
+
 /*
  * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
  * writer also makes sure the file it locked is still the one at path
@@ -944,6 +960,32 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 		} else if (kcdbecode(db->kc) == KCENOREPOS) {
 			missing(path, db->list, err, errsz);
 			r = TOKDB_ENOENT;
+		} else if (kcdbecode(db->kc) == KCENOPERM && writer &&
+		    stat(path, &st2) == 0 && st2.st_uid != geteuid() &&
+		    dir_owned(path)) {
+			/* another user's file (made by root: `train
+			 * --allow-root`) in the tokens directory of the user
+			 * this runs as: "run as their owner" sent that user
+			 * to run as root, which makes more such files */
+			struct passwd *pw = getpwuid(st2.st_uid);
+			char owner[64], me[64];
+
+			if (pw != NULL)
+				snprintf(owner, sizeof(owner), "%s", pw->pw_name);
+			else
+				snprintf(owner, sizeof(owner), "%lu",
+				    (unsigned long)st2.st_uid);
+			if ((pw = getpwuid(geteuid())) != NULL)
+				snprintf(me, sizeof(me), "%s", pw->pw_name);
+			else
+				snprintf(me, sizeof(me), "%lu",
+				    (unsigned long)geteuid());
+			snprintf(err, errsz, "token file %s cannot be opened for "
+			    "writing (%s): it belongs to %s, not to %s, whom "
+			    "this command runs as: give it to %s (chown %s "
+			    "%s), keeping its group", path, kcdbemsg(db->kc),
+			    owner, me, me, me, path);
+			r = TOKDB_ERR;
 		} else if (kcdbecode(db->kc) == KCENOPERM) {
 			/* not damaged: run by the wrong user (rebuilding or
 			 * moving it away, standalone, would lose its training) */

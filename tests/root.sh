@@ -257,6 +257,16 @@ run lg train --quiet --list dev --ham "$DATA/ham1.eml"
 check "root with user = nobody: train works" test "$rc" -eq 0
 check "... and the token file it made is nobody's" \
     test "$(stat -c %u "$T/tokens/dev.kch" 2>/dev/null)" = "$nobody"
+# a token file root made (train --allow-root) in nobody's directory:
+# train as nobody names the owner and the chown (it said to run as the
+# files' owner, the user of listgate.conf, which it was)
+chown root "$T/tokens/dev.kch" || exit 99
+run lg train --quiet --list dev --ham "$DATA/ham2.eml"
+check "a token file of root's in nobody's directory: train as nobody fails (1)" \
+    test "$rc" -eq 1
+check "... naming its owner and the chown to do" says \
+    "token file $T/tokens/dev.kch cannot be opened for writing (open failed (permission denied)): it belongs to root, not to nobody, whom this command runs as: give it to nobody (chown nobody $T/tokens/dev.kch), keeping its group"
+chown nobody "$T/tokens/dev.kch" || exit 99
 # root with --allow-root writes no token file in nobody's directory:
 # Kyoto Cabinet's log (PATH.wal, opened with O_TRUNC), a rebuild's
 # renames and chowns follow the links nobody may put there
