@@ -921,8 +921,14 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 		if (writer && (mode & TOKDB_CREATE))
 			kmode |= KCOCREATE;
 		snprintf(tune, sizeof(tune), TUNE_CREATE, bnum);
+		/* an empty file (a writer killed before Kyoto Cabinet wrote
+		 * its header, or emptied by hand) is made afresh by this
+		 * writer: tuned as a new one, or it got Kyoto Cabinet's
+		 * defaults, a million buckets (7 MB for 20000 tokens, never
+		 * compacted back) */
 		r = snprintf(kpath, sizeof(kpath), "%s%s%s", path,
-		    created ? tune : "", TUNE_OPEN);
+		    created || ((kmode & KCOCREATE) && st.st_size == 0) ?
+		    tune : "", TUNE_OPEN);
 		if (r < 0 || (size_t)r >= sizeof(kpath)) {
 			snprintf(err, errsz, "token file %s: path too long",
 			    path);

@@ -901,6 +901,40 @@ START_TEST(version_refused)
 }
 END_TEST
 
+/* an empty token file (a writer killed before Kyoto Cabinet wrote its
+ * header, or one emptied by hand) is made afresh by a writer as a new
+ * one is, tuned small: it had Kyoto Cabinet's defaults, a million
+ * buckets, 6 MB before its first token (and never compacted back) */
+START_TEST(empty_file_tuned)
+{
+	struct toklist *a = mklist(post_a);
+	struct tokdb *db;
+	struct stat st;
+	char err[1024];
+	uint32_t ns, nh;
+	int fd;
+
+	ck_assert_int_ge(fd = open(dbpath, O_WRONLY | O_CREAT | O_TRUNC,
+	    0640), 0);
+	close(fd);
+	db = open_w(dbpath);
+	ck_assert_int_eq(tokdb_begin(db), 0);
+	ck_assert_int_eq(tokdb_learn(db, a, 1, 1, 100), 4);
+	ck_assert_int_eq(tokdb_commit(db), 0);
+	tokdb_close(db);
+	ck_assert_int_eq(tokdb_open(dbpath, TOKDB_READ, 0, &db, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(tokdb_msgcounts(db, &ns, &nh), 0);
+	ck_assert_uint_eq(ns, 1);
+	ck_assert_uint_eq(cnt(db, "viagra").spam, 1);
+	tokdb_close(db);
+	ck_assert_int_eq(stat(dbpath, &st), 0);
+	ck_assert_msg(st.st_size < 256 * 1024, "an empty file made afresh "
+	    "has %lld bytes", (long long)st.st_size);
+	toklist_free(a);
+}
+END_TEST
+
 /* a file that is not a token file, or not a KC file at all */
 START_TEST(corrupt_refused)
 {
@@ -2623,6 +2657,7 @@ tokdb_suite(void)
 	tcase_add_test(tc, missing_file);
 	tcase_add_test(tc, version_refused);
 	tcase_add_test(tc, corrupt_refused);
+	tcase_add_test(tc, empty_file_tuned);
 	tcase_add_test(tc, malformed_record);
 	tcase_add_test(tc, integrity_check);
 	suite_add_tcase(s, tc);
