@@ -896,6 +896,16 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 	for (;;) {
 		created = 0;
 		if (stat(path, &st) < 0) {
+			e = errno;
+			/* a link to nothing is no missing file, but one away
+			 * (on a disk not mounted): read as none, a list's
+			 * scores went on with the site store alone, and a
+			 * writer created the file it names */
+			if (e == ENOENT && tokdb_dangling(path, err, errsz)) {
+				missing(path, db->list, err, errsz);
+				return TOKDB_ERR;
+			}
+			errno = e;
 			if (errno != ENOENT || !(writer && (mode & TOKDB_CREATE))) {
 				r = errno == ENOENT ? TOKDB_ENOENT : TOKDB_ERR;
 				if (r == TOKDB_ENOENT)

@@ -488,6 +488,21 @@ check "score of a link to nothing says so" sh -c \
 rm -f "$CONF/tokens/dangle.kch"
 run lg train --list dangle --spam "$DATA/spam1.eml"
 check "... and once the link is gone, train makes the file" test "$rc" -eq 0
+# ... and with a site store, the list's scores do not go on with the
+# site store's counts alone, as for a list that has no file yet (its
+# own training, on a disk not mounted, was silently left out)
+mkdir -p "$T/sconf/lists" "$T/sconf/tokens" && chmod 750 "$T/sconf/tokens" &&
+    printf 'tokens_dir = %s/sconf/tokens\nsite_list = site\n' "$T" \
+    > "$T/sconf/listgate.conf" || exit 99
+lgs() { "$LISTGATE" --allow-root --config "$T/sconf" "$@"; }
+lgs train -q --list site --spam "$DATA/spam1.eml" &&
+    lgs train -q --list site --ham "$DATA/ham1.eml" || exit 99
+run lgs score --list young "$DATA/spam2.eml"
+check "(a list without a token file scores with the site store)" test "$rc" -eq 0
+ln -s "$T/gone/young.kch" "$T/sconf/tokens/young.kch"
+run lgs score --list young "$DATA/spam2.eml"
+check "a list whose token file is a link to nothing is not scored with the site store alone" \
+    sh -c "test $rc -eq 1 && grep -q 'young.kch is a symbolic link to $T/gone/young.kch, which does not exist' '$T/err'"
 
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
