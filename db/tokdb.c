@@ -1002,6 +1002,20 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			    "%s), keeping its group", path, kcdbemsg(db->kc),
 			    owner, me, me, me, path);
 			r = TOKDB_ERR;
+		} else if (kcdbecode(db->kc) == KCENOPERM && !writer &&
+		    stat(path, &st2) == 0 && st2.st_uid != geteuid() &&
+		    !(st2.st_mode & S_IRGRP)) {
+			/* a file its group may not read (copied in under
+			 * umask 077, chmod 600): "needs the token files'
+			 * group" sent the reader's user, which may well be in
+			 * it, to be added to it */
+			snprintf(err, errsz, "token file %s cannot be opened for "
+			    "reading (%s): its mode %04o lets no one but its "
+			    "owner read it, and its readers (filter) read token "
+			    "files through their group: chmod g+r %s", path,
+			    kcdbemsg(db->kc), (unsigned)(st2.st_mode & 07777),
+			    path);
+			r = TOKDB_ERR;
 		} else if (kcdbecode(db->kc) == KCENOPERM) {
 			/* not damaged: run by the wrong user (rebuilding or
 			 * moving it away, standalone, would lose its training) */

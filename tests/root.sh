@@ -266,6 +266,15 @@ check "a token file of root's in nobody's directory: train as nobody fails (1)" 
     test "$rc" -eq 1
 check "... naming its owner and the chown to do" says \
     "token file $T/tokens/dev.kch cannot be opened for writing (open failed (permission denied)): it belongs to root, not to nobody, whom this command runs as: give it to nobody (chown nobody $T/tokens/dev.kch), keeping its group"
+# ... and mode 0600 (copied in under umask 077): its readers are told
+# the mode and the chmod (it said they need the token files' group)
+chmod 600 "$T/tokens/dev.kch" || exit 99
+run lg score --list dev "$DATA/ham1.eml"
+check "a token file of mode 0600 another user owns: score fails (1)" \
+    test "$rc" -eq 1
+check "... naming its mode and the chmod to do" says \
+    "token file $T/tokens/dev.kch cannot be opened for reading (open failed (permission denied)): its mode 0600 lets no one but its owner read it, and its readers (filter) read token files through their group: chmod g+r $T/tokens/dev.kch"
+chmod 640 "$T/tokens/dev.kch" || exit 99
 chown nobody "$T/tokens/dev.kch" || exit 99
 # root with --allow-root writes no token file in nobody's directory:
 # Kyoto Cabinet's log (PATH.wal, opened with O_TRUNC), a rebuild's
