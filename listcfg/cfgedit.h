@@ -60,7 +60,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * (may be NULL) gets the number of keys set.  0, or -1 with err (a key
  * set twice in the file, a line whose edit cannot fit the line limit
  * (file:line), a NUL byte, a file over CFGEDIT_MAX_BYTES, an
- * I/O error; nothing is changed then).
+ * I/O error; nothing is changed then, *changed_r 0), except a directory
+ * that cannot be synced after the rename: the file holds the keys then,
+ * and *changed_r says how many.
  */
 int cfgedit_apply(const char *path, const struct cfgedit_change *ch,
     size_t n, const char *stamp, cfgedit_check_fn check, void *ctx,

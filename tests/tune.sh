@@ -534,6 +534,46 @@ else
 	ok "# SKIP no /dev/full: a failed --apply with its report lost"
 fi
 
+# a directory that cannot be synced once the file is replaced (here one
+# the user may write but not read: tune as nobody): the keys are set, and
+# the report says so; it said "nothing applied" and "not changed", with
+# the file changed all the same (a nightly script believed it)
+W=$T/wx
+mkdir -p "$W/lists" "$T/wxtokens" || exit 99
+printf 'tokens_dir = %s/wxtokens\n' "$T" > "$W/listgate.conf"
+if [ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null 2>&1 &&
+    chmod a+x "$T" && chown nobody "$W/lists" "$T/wxtokens" &&
+    runuser -u nobody -- test -x "$W/lists"; then
+	for mode in --json text; do
+		chmod 0700 "$W/lists"
+		printf 'ham_cutoff = 0.000001\n' > "$W/lists/dev.conf"
+		chown nobody "$W/lists/dev.conf" && chmod 0600 "$W/lists/dev.conf" &&
+		    chmod 0300 "$W/lists" || exit 99
+		if [ "$mode" = --json ]; then
+			runuser -u nobody -- "$LISTGATE" --config "$W" tune \
+			    --list dev --json --apply > "$T/out" 2> "$T/err"
+		else
+			runuser -u nobody -- "$LISTGATE" --config "$W" tune \
+			    --list dev --apply > "$T/out" 2> "$T/err"
+		fi
+		rc=$?
+		chmod 0700 "$W/lists"
+		if [ "$mode" = --json ]; then
+			check "a directory not synced after the file is replaced: exit 1, the keys set" \
+			    sh -c "test $rc -eq 1 && grep -q 'listgate tune: was: ham_cutoff = 0.000001' '$W/lists/dev.conf'"
+			check "... the JSON lists them as applied, apply_error saying the file was replaced" \
+			    js "'ham_cutoff' in d['applied'] and 'dev.conf: replaced, but its directory could not be synced' in d['apply_error'] and d['advice'].startswith('The recommendation is applied')"
+			check "... the standard error says the keys are set, not that nothing was applied" \
+			    sh -c "grep -q 'list dev: .*replaced, but its directory could not be synced.*the keys are set' '$T/err' && ! grep -q 'nothing applied' '$T/err'"
+		else
+			check "... the text report says the keys are set, not that the file is not changed" \
+			    sh -c "test $rc -eq 1 && grep -q '^lists/dev.conf: [0-9]* keys* set' '$T/out' && ! grep -q 'not changed' '$T/out'"
+		fi
+	done
+else
+	ok "# SKIP not root, or no runuser: a directory that cannot be synced"
+fi
+
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there
 printf 'site_list = np\n' >> "$CONF/listgate.conf"

@@ -716,13 +716,13 @@ json_journal(FILE *f, const struct tset *ts)
 #define ALL_PARAMS	(TUNE_ROBS | TUNE_ROBX | TUNE_MIN_DEV | TUNE_MAX_TOKENS | \
     TUNE_VOTE_BUDGET | TUNE_WORD_PAIRS)
 
-/* with --apply (applied not NULL): the keys written, and why nothing
- * was (apply_error, null when it did not fail) */
+/* with --apply (applied not NULL): the keys written (none unless
+ * written), and why --apply failed (apply_error, null when it did not) */
 static void
 print_json(FILE *f, const char *list, const struct tset *ts,
     const struct tune_opts *o, const struct tune_result *r,
-    const char *adv, const struct changes *applied, const char *apply_error,
-    long rebuilt, double secs)
+    const char *adv, const struct changes *applied, int written,
+    const char *apply_error, long rebuilt, double secs)
 {
 	char a[32], b[32];
 	size_t i;
@@ -763,7 +763,7 @@ print_json(FILE *f, const char *list, const struct tset *ts,
 	json_journal(f, ts);
 	if (applied != NULL) {
 		fputs(",\"applied\":[", f);
-		for (i = 0; apply_error == NULL && i < applied->n; i++)
+		for (i = 0; written && i < applied->n; i++)
 			fprintf(f, "%s\"%s\"", i ? "," : "", applied->c[i].key);
 		fputs("],\"apply_error\":", f);
 		if (apply_error != NULL)
@@ -997,18 +997,21 @@ apply_writable(const struct listcfg_global *g, const char *conf, char *err,
 }
 
 /* write the changes into lists/L.conf, still as seen: 0, or -1 with
- * why in err */
+ * why in err; *written_r 1 when the file holds them (also on a failure
+ * after the file was replaced: its directory not synced) */
 static int
 apply(const struct listcfg_global *g, const char *list,
-    const struct changes *ch, const struct conf_seen *seen, char *err,
-    size_t errsz)
+    const struct changes *ch, const struct conf_seen *seen, int *written_r,
+    char *err, size_t errsz)
 {
 	char path[4096], stamp[64];
 	struct check_ctx cc;
 	struct tm tm;
 	time_t now = time(NULL);
-	unsigned changed;
+	unsigned changed = 0;
+	int rc;
 
+	*written_r = 0;
 	if (listcfg_list_path(g, list, path, sizeof(path)) < 0) {
 		snprintf(err, errsz, "configuration path too long");
 		return -1;
@@ -1032,8 +1035,10 @@ apply(const struct listcfg_global *g, const char *list,
 			return -1;
 		}
 	}
-	return cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc,
-	    &changed, err, errsz) < 0 ? -1 : 0;
+	rc = cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc,
+	    &changed, err, errsz);
+	*written_r = changed > 0;
+	return rc < 0 ? -1 : 0;
 }
 
 int
@@ -1073,7 +1078,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	int ch_, json = 0, do_apply = 0, rc = EXIT_CMD_FAIL, same, pairs = 0;
 	int final;
 	int site;
-	int rebuilt = 0, applied = 0;
+	int rebuilt = 0, applied = 0, written = 0;
 	unsigned long nrebuilt = 0;
 	long long k;
 
@@ -1298,9 +1303,16 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		snprintf(aerr, sizeof(aerr), "nothing applied: %s", why);
 	else {
 		rebuilt = pairs;
-		if (do_apply && apply(&g, list, &ch, &seen, why,
+		if (do_apply && apply(&g, list, &ch, &seen, &written, why,
 		    sizeof(why)) < 0) {
-			if (pairs && final != o.word_pairs)
+			/* the file replaced, its directory not synced: the
+			 * keys are set, which the report must not deny
+			 * ("nothing applied", "not changed") */
+			if (written)
+				snprintf(aerr, sizeof(aerr), "%s (the keys are "
+				    "set: a crash before the directory reaches "
+				    "the disk may undo it)", why);
+			else if (pairs && final != o.word_pairs)
 				snprintf(aerr, sizeof(aerr), "%s; the token "
 				    "file was rebuilt %s word pairs and learns "
 				    "so (the list still says word_pairs = %s): "
@@ -1313,7 +1325,7 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 				    "%s", why);
 		}
 	}
-	applied = do_apply && aerr[0] == '\0';
+	applied = do_apply && (aerr[0] == '\0' || written);
 	/* (after --apply, which has then applied what it advises) */
 	if (again_cmd(again, sizeof(again), list, &o, given) < 0) {
 		cmd_err(NAME, "list %s: the configuration directory %s is too "
@@ -1324,8 +1336,8 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 	    &r, same);
 	if (json)
 		print_json(stdout, list, ts, &o, &r, adv, do_apply ? &ch : NULL,
-		    aerr[0] != '\0' ? aerr : NULL, rebuilt ? (long)nrebuilt :
-		    -1, clock_now_s() - t0);
+		    applied, aerr[0] != '\0' ? aerr : NULL, rebuilt ?
+		    (long)nrebuilt : -1, clock_now_s() - t0);
 	else {
 		if (print_text(stdout, list, ts, &o, &r, adv,
 		    clock_now_s() - t0) < 0) {
