@@ -437,7 +437,8 @@ may_give_group(gid_t gid)
 
 /* the new file would lose the group of the file at path (status st),
  * through which others read it: 0 when it keeps it (or the group may
- * not read it), -1 with err */
+ * not read it, or everyone may: its members read the new file as
+ * others), -1 with err */
 static int
 group_check(const char *path, const struct stat *st, char *err,
     size_t errsz)
@@ -446,7 +447,8 @@ group_check(const char *path, const struct stat *st, char *err,
 	struct group *gr;
 	struct passwd *pw;
 
-	if ((st->st_mode & 0070) == 0 || may_give_group(st->st_gid))
+	if ((st->st_mode & S_IRGRP) == 0 || (st->st_mode & S_IROTH) != 0 ||
+	    may_give_group(st->st_gid))
 		return 0;
 	if ((gr = getgrgid(st->st_gid)) != NULL)
 		snprintf(gname, sizeof(gname), "%s", gr->gr_name);

@@ -52,8 +52,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  * points to is replaced (its temporary file beside it); a link that
  * cannot be followed is an error.  The new file keeps the old one's mode
  * and, where allowed, its owner (root only) and group (one we belong
- * to, when the owner cannot be kept; a group that may read the file
- * and that we cannot give refuses the edit, cfgedit_keeps_group) and
+ * to, when the owner cannot be kept; a group that may read the file,
+ * others not, and that we cannot give refuses the edit,
+ * cfgedit_keeps_group) and
  * its extended attributes (an ACL that cannot be copied refuses it);
  * check (when not NULL) sees it before the
  * rename, and its failure leaves the old file untouched.  *changed_r
@@ -74,7 +75,8 @@ int cfgedit_apply(const char *path, const struct cfgedit_change *ch,
  * reads the file (the filter's, in listgate.conf(5)'s layout) must go on
  * reading it: a user who is neither root nor a member of that group
  * cannot give it, and cfgedit_apply then refuses the edit.  0 (also
- * when the file does not exist or its group has no permission), or -1
+ * when the file does not exist, its group may not read it or everyone
+ * may: its members then read the new file as others), or -1
  * with err naming the file, the group and what to do.
  */
 int cfgedit_keeps_group(const char *path, char *err, size_t errsz);

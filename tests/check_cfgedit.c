@@ -336,6 +336,60 @@ START_TEST(group_lost_refused)
 }
 END_TEST
 
+/* a file everyone may read loses nothing with its group: its group's
+ * members read the new file as others.  A user who may not give the
+ * group edits it (it was refused, "its group 4246 may read it", for a
+ * file root made 0644 and gave the user: listgate.conf(5)'s nightly
+ * tune); a file only the group and the owner may read is still refused
+ * (set up as root, run as nobody; skipped unless root) */
+START_TEST(group_readable_by_all_edited)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	const gid_t grp = 4246, nobody = 65534;
+	const mode_t modes[3] = { 0644, 0444, 0640 };
+	struct stat st;
+	pid_t pid;
+	int status, i;
+
+	if (geteuid() != 0)
+		return;
+	ck_assert_int_eq(chown(dir, nobody, nobody), 0);
+	for (i = 0; i < 3; i++) {
+		put(before, sizeof(before) - 1, modes[i]);
+		ck_assert_int_eq(chown(path, nobody, grp), 0);
+		ck_assert_int_eq(chmod(path, modes[i]), 0);
+		ck_assert((pid = fork()) >= 0);
+		if (pid == 0) {
+			char err[1024];
+			int r;
+
+			if (setgroups(0, NULL) < 0 || setgid(nobody) < 0 ||
+			    setuid(nobody) < 0)
+				_exit(2);
+			r = cfgedit_keeps_group(path, err, sizeof(err));
+			if (cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL,
+			    err, sizeof(err)) == 0)
+				_exit(r == 0 ? 0 : 3);
+			_exit(r < 0 ? 1 : 4);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert(WIFEXITED(status));
+		ck_assert_int_eq(WEXITSTATUS(status), i < 2 ? 0 : 1);
+		ck_assert_int_eq(stat(path, &st), 0);
+		if (i < 2) {
+			ck_assert_str_eq(get(NULL), "# S: was: ham_cutoff = "
+			    "0.3\nham_cutoff = 0.05\n");
+			ck_assert_uint_eq(st.st_gid, nobody);
+		} else {
+			ck_assert_str_eq(get(NULL), before);
+			ck_assert_uint_eq(st.st_gid, grp);
+		}
+		ck_assert_uint_eq(st.st_mode & 07777, modes[i]);
+		ck_assert_int_eq(others(), 0);
+	}
+}
+END_TEST
+
 /* the file's ACL and its other extended attributes stay: a reader
  * given the file by an ACL entry (the filter's user, uid 4245 here)
  * read it no more after an edit, the new file having none (skipped
@@ -697,6 +751,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, missing_file_created);
 	tcase_add_test(tc, group_kept_without_owner);
 	tcase_add_test(tc, group_lost_refused);
+	tcase_add_test(tc, group_readable_by_all_edited);
 	tcase_add_test(tc, acl_kept);
 	tcase_add_test(tc, missing_file_gets_dir_group);
 	tcase_add_test(tc, refusals);
