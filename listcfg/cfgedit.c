@@ -531,6 +531,17 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 		snprintf(err, errsz, "%s: path too long", path);
 		goto out;
 	}
+	/* a temporary file of our name is one an edit by a process of our
+	 * pid left, killed before it could remove it (Ctrl-C during the
+	 * fsync): with the lock held no edit is using it (a process of our
+	 * pid in another pid namespace, a container, takes the lock too),
+	 * and under a pid that comes round again (a container's) it
+	 * refused every edit from then on */
+	if (lockfd >= 0 && unlink(tmp) < 0 && errno != ENOENT) {
+		snprintf(err, errsz, "%s: cannot remove it: %s", tmp,
+		    strerror(errno));
+		goto out;
+	}
 	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
 	    O_NOFOLLOW, 0600)) < 0) {
 		snprintf(err, errsz, "%s: cannot create: %s", tmp,

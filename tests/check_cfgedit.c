@@ -485,6 +485,40 @@ START_TEST(check_refuses)
 }
 END_TEST
 
+/* a temporary file an edit of our pid left (killed between creating it
+ * and the rename) does not refuse the next edit: a container's tune runs
+ * under the same pid every night, and every --apply failed with "File
+ * exists" from then on */
+START_TEST(stale_temporary_file)
+{
+	static const char before[] = "ham_cutoff = 0.3\n";
+	char tmp[400];
+	pid_t pid;
+	int status, fd;
+
+	put(before, sizeof(before) - 1, 0644);
+	ck_assert((pid = fork()) >= 0);
+	if (pid == 0) {
+		char err[512];
+
+		snprintf(tmp, sizeof(tmp), "%s.tune-%ld.tmp", path,
+		    (long)getpid());
+		if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)) < 0 ||
+		    write(fd, "half", 4) != 4)
+			_exit(2);
+		close(fd);
+		_exit(cfgedit_apply(path, two, 1, "S", NULL, NULL, NULL, err,
+		    sizeof(err)) == 0 ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_str_eq(get(NULL), "# S: was: ham_cutoff = 0.3\n"
+	    "ham_cutoff = 0.05\n");
+	ck_assert_int_eq(others(), 0);
+}
+END_TEST
+
 /* a check that takes its time while someone edits the file by hand */
 static int
 check_meanwhile(void *ctx, const char *p, char *err, size_t errsz)
@@ -763,6 +797,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, long_indent_refused);
 	tcase_add_test(tc, dangling_symlink_refused);
 	tcase_add_test(tc, edit_meanwhile_kept);
+	tcase_add_test(tc, stale_temporary_file);
 	tcase_add_test(tc, edits_at_once_both_kept);
 	suite_add_tcase(s, tc);
 	return s;
