@@ -125,8 +125,12 @@ read_file(const char *path, struct buf *b, struct stat *st, char *err,
 		if (r == 0)
 			break;
 		if (buf_add(b, chunk, (size_t)r) < 0) {
-			snprintf(err, errsz, "%s: larger than %u bytes (or out "
-			    "of memory): not a configuration file", path,
+			/* (the loader reads a file of any size: it is the
+			 * list's configuration all the same, only too large
+			 * to edit here) */
+			snprintf(err, errsz, "%s: larger than the %u bytes "
+			    "edited here (or out of memory): nothing written; "
+			    "set the keys in it by hand", path,
 			    (unsigned)CFGEDIT_MAX_BYTES);
 			close(fd);
 			return -1;

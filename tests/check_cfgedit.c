@@ -453,6 +453,26 @@ START_TEST(refusals)
 	get(&n);
 	ck_assert_uint_eq(n, sizeof(nul) - 1);
 	ck_assert_int_eq(others(), 0);
+	/* a file past CFGEDIT_MAX_BYTES (comments) loads as the list's
+	 * configuration: it was refused as "not a configuration file" */
+	{
+		static char big[CFGEDIT_MAX_BYTES + 4096];
+		size_t i;
+
+		memcpy(big, "ham_cutoff = 0.3\n", 17);
+		for (i = 17; i + 1 < sizeof(big); i++)
+			big[i] = i % 64 == 0 ? '\n' : i % 64 == 1 ? '#' : 'x';
+		big[sizeof(big) - 1] = '\n';
+		put(big, sizeof(big), 0644);
+		ck_assert_int_eq(cfgedit_apply(path, two, 2, "S", NULL, NULL,
+		    NULL, err, sizeof(err)), -1);
+		ck_assert_msg(strstr(err, "dev.conf: larger than the 1048576 "
+		    "bytes edited here (or out of memory): nothing written; "
+		    "set the keys in it by hand") != NULL, "%s", err);
+		ck_assert_msg(strstr(err, "not a configuration file") == NULL,
+		    "%s", err);
+		ck_assert_int_eq(others(), 0);
+	}
 }
 END_TEST
 
