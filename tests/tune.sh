@@ -574,6 +574,20 @@ else
 	ok "# SKIP not root, or no runuser: a directory that cannot be synced"
 fi
 
+# a list file with another name (a hard link: one file for two lists)
+# is replaced under the list's name alone, the other keeping the old
+# settings: said on standard error (it went unsaid)
+H=$T/hl
+mkdir -p "$H/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$H/listgate.conf"
+printf 'ham_cutoff = 0.000001\n' > "$H/lists/dev.conf"
+ln "$H/lists/dev.conf" "$H/lists/dev2.conf" || exit 99
+run "$LISTGATE" --allow-root --config "$H" tune --list dev --apply
+check "a list file with another hard link: applied, the other name keeping the old settings" \
+    sh -c "test $rc -eq 0 && grep -q '^ham_cutoff = ' '$H/lists/dev.conf' && test \"\$(cat '$H/lists/dev2.conf')\" = 'ham_cutoff = 0.000001'"
+check "... and a warning says so" \
+    grep -q "warning: list dev: .*/lists/dev.conf had 1 other hard link (another list's file?), which keeps the old settings" "$T/err"
+
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there
 printf 'site_list = np\n' >> "$CONF/listgate.conf"

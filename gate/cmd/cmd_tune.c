@@ -1326,6 +1326,16 @@ cmd_tune(int argc, char **argv, const struct cmd_ctx *ctx)
 		}
 	}
 	applied = do_apply && (aerr[0] == '\0' || written);
+	/* a file with other names (hard links: one file for two lists)
+	 * was replaced under this one alone: the others keep the old
+	 * settings, which must not go unsaid */
+	if (written && seen.missing == 0 && seen.st.st_nlink > 1)
+		cmd_err(NAME, "warning: list %s: %s had %lu other hard link%s "
+		    "(another list's file?), which keep%s the old settings: "
+		    "the file was replaced under this name alone", list,
+		    cpath, (unsigned long)seen.st.st_nlink - 1,
+		    seen.st.st_nlink == 2 ? "" : "s", seen.st.st_nlink == 2 ?
+		    "s" : "");
 	/* (after --apply, which has then applied what it advises) */
 	if (again_cmd(again, sizeof(again), list, &o, given) < 0) {
 		cmd_err(NAME, "list %s: the configuration directory %s is too "
