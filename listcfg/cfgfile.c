@@ -197,6 +197,16 @@ cfgfile_read(struct cfgfile *cf, const char *path, char *err,
 			    "LF)");
 			goto out;
 		}
+		/* a byte order mark (an editor's "UTF-8 with BOM") is
+		 * invisible: "expected `key = value'" on a line that reads
+		 * as one sent its reader looking for the wrong thing */
+		if (cf->line == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf",
+		    3) == 0) {
+			cfgfile_error(cf, "the file starts with a byte order "
+			    "mark (bytes EF BB BF, which an editor's \"UTF-8 "
+			    "with BOM\" writes): save it without one");
+			goto out;
+		}
 		for (p = line; cfgfile_blank((unsigned char)*p); p++)
 			;
 		if (*p == '\0' || *p == '#')

@@ -300,6 +300,13 @@ static const struct {
 	  "t.conf:1: site_weight: 1001 is out of range [0, 1000]" },
 	{ "site_weight = auto\n",
 	  "t.conf:1: site_weight: `auto' is not a number" },
+	/* a byte order mark: invisible, and "expected `key = value'" on a
+	 * line that reads as one */
+	{ "\xef\xbb\xbfham_cutoff = 0.3\r\nspam_cutoff = 0.99\r\n",
+	  "t.conf:1: the file starts with a byte order mark (bytes EF BB BF, "
+	  "which an editor's \"UTF-8 with BOM\" writes): save it without one" },
+	{ "\xef\xbb\xbf# dev\n", "t.conf:1: the file starts with a byte order "
+	  "mark" },
 	{ "ham_cutoff 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "= 0.4\n", "t.conf:1: expected `key = value'" },
 	{ "Ham_cutoff = 0.4\n", "t.conf:1: expected `key = value'" },
