@@ -588,6 +588,30 @@ check "a list file with another hard link: applied, the other name keeping the o
 check "... and a warning says so" \
     grep -q "warning: list dev: .*/lists/dev.conf had 1 other hard link (another list's file?), which keeps the old settings" "$T/err"
 
+# a configuration directory without lists/ (every list on its defaults),
+# root:G 0750 as listgate.conf(5) lays it out, and --apply under root
+# (--allow-root): lists/ and the list's file are made with the
+# directory's group, so the filter, reading through it, reads them (they
+# were made root's own, the file 0640: every post of the list deferred)
+G=$T/grp
+mkdir -p "$G" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$G/listgate.conf"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+    chmod a+x "$T" && chgrp -R 4247 "$G" && chmod 0750 "$G" &&
+    chmod 0640 "$G/listgate.conf"; then
+	(umask 077; "$LISTGATE" --allow-root --config "$G" tune --list dev \
+	    --apply) > "$T/out" 2> "$T/err"
+	rc=$?
+	check "no lists/: tune --apply under root makes it, with the configuration directory's group and mode" \
+	    sh -c "test $rc -eq 0 && test \"\$(stat -c '%g %a' '$G/lists')\" = '4247 750'"
+	check "... and the list's file in it, with that group" \
+	    test "$(stat -c '%g %a' "$G/lists/dev.conf")" = "4247 640"
+	check "... which a user of that group (the filter's) may read" \
+	    sh -c "setpriv --reuid=65534 --regid=4247 --clear-groups cat '$G/lists/dev.conf' > /dev/null"
+else
+	ok "# SKIP not root, or no setpriv: lists/ made by tune --apply"
+fi
+
 # the site store's list: its tokens are not judged by its own journal
 # (it is built from every list's), so word pairs are not tried there
 printf 'site_list = np\n' >> "$CONF/listgate.conf"

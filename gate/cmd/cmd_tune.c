@@ -1026,13 +1026,32 @@ apply(const struct listcfg_global *g, const char *list,
 		return 0;
 	{
 		char lists[4096];
+		struct stat ds;
 
+		/* lists/ made as the configuration directory is: its group
+		 * and its mode (no write for others, as the loader wants),
+		 * whatever the umask.  The file made in it takes its group:
+		 * made with ours (root's, under --allow-root), the file was
+		 * root's 0640, and the filter, reading the configuration
+		 * through the directory's group, could not read it (every
+		 * post of the list deferred) */
 		snprintf(lists, sizeof(lists), "%s/lists", g->dir);
-		if (access(lists, F_OK) < 0 && mkdir(lists, 0755) < 0 &&
-		    errno != EEXIST) {
-			snprintf(err, errsz, "cannot create %s: %s", lists,
-			    strerror(errno));
-			return -1;
+		if (access(lists, F_OK) < 0) {
+			if (stat(g->dir, &ds) < 0)
+				ds.st_mode = 0755, ds.st_gid = getegid();
+			if (mkdir(lists, 0700) < 0) {
+				if (errno != EEXIST) {
+					snprintf(err, errsz, "cannot create %s: "
+					    "%s", lists, strerror(errno));
+					return -1;
+				}
+			} else if ((ds.st_gid != getegid() && chown(lists,
+			    (uid_t)-1, ds.st_gid) < 0 && errno != EPERM) ||
+			    chmod(lists, ds.st_mode & 0755) < 0) {
+				snprintf(err, errsz, "cannot set up %s: %s",
+				    lists, strerror(errno));
+				return -1;
+			}
 		}
 	}
 	rc = cfgedit_apply(path, ch->c, ch->n, stamp, check_file, &cc,
