@@ -298,9 +298,10 @@ sync_dir(const char *path)
 	return r;
 }
 
-/* the group of the directory holding path, into *gid_r: 0 or -1 */
+/* the group and the mode of the directory holding path, into *gid_r
+ * and *mode_r: 0 or -1 */
 static int
-dir_group(const char *path, gid_t *gid_r)
+dir_group(const char *path, gid_t *gid_r, mode_t *mode_r)
 {
 	char d[4096];
 	struct stat st;
@@ -311,6 +312,7 @@ dir_group(const char *path, gid_t *gid_r)
 	if (stat(dirname(d), &st) < 0)
 		return -1;
 	*gid_r = st.st_gid;
+	*mode_r = st.st_mode;
 	return 0;
 }
 
@@ -495,9 +497,10 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	char tmp[4200], real[PATH_MAX];
 	const char *target = path;
 	unsigned changed = 0;
-	/* a new file: as listgate.conf(5) lays lists/ out, never for
-	 * others (fchmod below sets it whatever the umask) */
-	mode_t mode = 0640;
+	/* a new file: as listgate.conf(5) lays lists/ out, not for
+	 * others unless its directory lets them in (below; fchmod sets it
+	 * whatever the umask) */
+	mode_t mode = 0640, dmode;
 	gid_t dgid;
 	int fd = -1, lockfd = -1, missing, rc = -1, made = 0;
 
@@ -566,10 +569,20 @@ cfgedit_apply(const char *path, const struct cfgedit_change *ch,
 	 * (root:listgate, which the filter reads through), not ours
 	 * (root's own, under --allow-root, which the filter may not
 	 * read: every post of the list deferred) */
-	if (missing && dir_group(target, &dgid) == 0 && dgid != getegid() &&
-	    fchown(fd, (uid_t)-1, dgid) < 0 && errno != EPERM) {
-		snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
-		goto out;
+	if (missing && dir_group(target, &dgid, &dmode) == 0) {
+		if (dgid != getegid() && fchown(fd, (uid_t)-1, dgid) < 0 &&
+		    errno != EPERM) {
+			snprintf(err, errsz, "%s: %s", tmp, strerror(errno));
+			goto out;
+		}
+		/* and read by others where they may enter the directory:
+		 * a lists/ of 0755 with files of 0644, the filter reading
+		 * them as others, could not read a new file of 0640
+		 * (every post of the list deferred).  A file made here holds
+		 * the keys set and nothing else (the database's connection
+		 * string is listgate.conf's) */
+		if (dmode & S_IXOTH)
+			mode |= S_IROTH;
 	}
 	/* its ACL and other attributes, before the mode: the mode's
 	 * group bits are then the ACL's mask, as they were */

@@ -47,8 +47,9 @@ typedef int (*cfgedit_check_fn)(void *ctx, const char *path, char *err,
  *	# STAMP: was: the default (0.3)
  * A change whose value the file already holds (the same text) changes
  * nothing.  Lines end as the file's first line ends (LF or CRLF).  A
- * missing file is created, mode 0640, with its directory's group where
- * allowed (root, or a member of it).  A symbolic link stays a link: the file it
+ * missing file is created, mode 0640 (0644 where others may enter its
+ * directory), with its directory's group where allowed (root, or a
+ * member of it).  A symbolic link stays a link: the file it
  * points to is replaced (its temporary file beside it); a link that
  * cannot be followed is an error.  The new file keeps the old one's mode
  * and, where allowed, its owner (root only) and group (one we belong

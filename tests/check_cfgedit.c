@@ -213,9 +213,33 @@ START_TEST(missing_file_created)
 	ck_assert_str_eq(get(NULL), "# S: was: the default (0.3)\n"
 	    "ham_cutoff = 0.05\n");
 	ck_assert_int_eq(stat(path, &st), 0);
-	/* as listgate.conf(5) lays lists/ out: never for others (the
-	 * mode is set, whatever the umask) */
+	/* as listgate.conf(5) lays lists/ out: not for others, who may
+	 * not enter the directory (the mode is set, whatever the umask) */
 	ck_assert_uint_eq(st.st_mode & 07777, 0640);
+}
+END_TEST
+
+/* a file created in a directory others may enter (lists/ 0755, its
+ * files 0644, the filter reading them as others) is for others to read
+ * too: made 0640, the filter could not read the list's settings, and
+ * every post of the list was deferred */
+START_TEST(missing_file_read_by_others_where_they_enter)
+{
+	static const mode_t dmodes[3] = { 0755, 0711, 0750 };
+	static const mode_t want[3] = { 0644, 0644, 0640 };
+	char err[512];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		unlink(path);
+		ck_assert_int_eq(chmod(dir, dmodes[i]), 0);
+		ck_assert_int_eq(cfgedit_apply(path, two, 1, "S", NULL, NULL,
+		    NULL, err, sizeof(err)), 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, want[i]);
+	}
+	ck_assert_int_eq(chmod(dir, 0700), 0);
 }
 END_TEST
 
@@ -803,6 +827,7 @@ cfgedit_suite(void)
 	tcase_add_test(tc, crlf);
 	tcase_add_test(tc, same_value_changes_nothing);
 	tcase_add_test(tc, missing_file_created);
+	tcase_add_test(tc, missing_file_read_by_others_where_they_enter);
 	tcase_add_test(tc, group_kept_without_owner);
 	tcase_add_test(tc, group_lost_refused);
 	tcase_add_test(tc, group_readable_by_all_edited);
