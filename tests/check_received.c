@@ -464,6 +464,34 @@ START_TEST(helo_paren_not_trusted_name)
 }
 END_TEST
 
+/* an encoded word in the client's HELO is not decoded: decoded, it
+ * put a loopback comment and a " by " in front of the comment our MTA
+ * wrote, and the lines below, the client's own, were believed */
+START_TEST(helo_encoded_word_not_decoded)
+{
+	static const char *const ours[] = {
+		"from =?us-ascii?q?x_(localhost_[127.0.0.1])_by_x?= "
+		"(unknown [203.0.113.9]) by mx.example.org (Postfix) with "
+		"ESMTP id 4F1",
+		"from =?utf-8?b?eCAobG9jYWxob3N0IFsxMjcuMC4wLjFdKSBieSB4?= "
+		"(unknown [203.0.113.9]) by mx.example.org (Postfix) with "
+		"ESMTP id 4F1",
+	};
+	struct tok_opts o;
+	struct toklist *tl;
+	size_t i;
+
+	tok_opts_default(&o);
+	for (i = 0; i < sizeof(ours) / sizeof(ours[0]); i++) {
+		tl = under_forged(&o, ours[i]);
+		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", ours[i]);
+		ck_assert_msg(!has(tl, "src:ip:66.187.233.211"), "%s", ours[i]);
+		ck_assert_msg(!has(tl, "src:local"), "%s", ours[i]);
+		toklist_free(tl);
+	}
+}
+END_TEST
+
 /* a HELO long enough to push our MTA's comment past RECEIVED_MAX_SCAN:
  * a literal in it is not the client, and the line below (the client's
  * own) is not believed */
@@ -638,6 +666,7 @@ received_suite(void)
 	tcase_add_test(tc, helo_literal_not_trusted);
 	tcase_add_test(tc, helo_paren_not_trusted_name);
 	tcase_add_test(tc, long_helo_not_trusted);
+	tcase_add_test(tc, helo_encoded_word_not_decoded);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pieces");
 	tcase_add_test(tc, registered_domains);

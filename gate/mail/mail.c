@@ -334,7 +334,20 @@ flush_field(struct walk *w, unsigned depth, struct hdr *h)
 		n--;
 	buf_reset(&w->hval);
 	w->hval.max = n * CS_MAX_GROWTH + 16;
-	if ((r = rfc2047_decode(v, n, &w->hval)) < 0 ||
+	if (strcasecmp(nm, "received") == 0) {
+		/*
+		 * A structured field, where no encoded word may stand (RFC
+		 * 2047 5): the client's HELO is written in it as given, and
+		 * "=?us-ascii?q?x_(localhost_[127.0.0.1])_by_x?=" decoded
+		 * made our MTA's line read as a loopback hop, so that the
+		 * walk to the first untrusted relay (its src: tokens, its
+		 * DNSBL lookup) went on to the lines the sender wrote
+		 */
+		if ((r = charset_utf8_latin1(v, n, &w->hval)) < 0 ||
+		    buf_reserve(&w->hval, 0) < 0)
+			return -1;
+		r = (r & CS_CUT) ? RFC2047_CUT : 0;
+	} else if ((r = rfc2047_decode(v, n, &w->hval)) < 0 ||
 	    buf_reserve(&w->hval, 0) < 0)
 		return -1;
 	if (w->want) {

@@ -43,7 +43,8 @@ struct mail_event {
 	/* MAIL_HEADER: field name as received (NUL-terminated) */
 	const char *name;
 	/*
-	 * MAIL_HEADER: the unfolded value with RFC 2047 words decoded, UTF-8;
+	 * MAIL_HEADER: the unfolded value with RFC 2047 words decoded (but
+	 * in Received, a structured field that holds none), UTF-8;
 	 * MAIL_TEXT: the part's decoded text as UTF-8 (HTML already turned to
 	 * text, with link and image URLs and alt text kept as words, and
 	 * the text of hidden elements left out);
