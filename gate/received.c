@@ -159,7 +159,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 {
 	const unsigned char *c, *p, *q, *w1;
 	unsigned char ip[16], hip[16] = { 0 };
-	size_t e, i, k, nw1, cn, pn, lit = 0, hlit = 0;
+	size_t e, i, k, nw1, fw, cn, pn, lit = 0, hlit = 0;
 	int gotip = 0, qmail = 0, paren_ip = 0, incomment, fam, hfam = 0;
 	int ours_helo = 0, cut = 0;
 
@@ -193,6 +193,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 	w1 = c + i;
 	for (nw1 = 0; i + nw1 < cn && !is_space(w1[nw1]); nw1++)
 		;
+	fw = i + nw1;
 	/* the client address: the last [literal], else "(1.2.3.4)" or
 	 * "(user@1.2.3.4)".  What the client said comes before the address
 	 * its receiver saw, or is tagged: the HELO (Postfix, sendmail:
@@ -270,8 +271,11 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 		    strncasecmp((const char *)c + i, "may be forged", 13) == 0)
 			h->forged = 1;
 	/* qmail: "from RDNS (HELO name) (ip)", "unknown" when no name; the
-	 * HELO left out when it was the name: "from RDNS (ip)" */
-	for (i = 0; i + 6 <= cn && !ours_helo; i++)
+	 * HELO left out when it was the name: "from RDNS (ip)".  Its mark
+	 * and Exim's are looked for past the first word: a Postfix or
+	 * sendmail client's HELO ("x(helo)", "helo=x") is no mark, and read
+	 * as one it hid the name our MTA verified */
+	for (i = fw; i + 6 <= cn && !ours_helo; i++)
 		if (c[i] == '(' && (word_is(c + i + 1, cn - i - 1, "helo") ||
 		    word_is(c + i + 1, cn - i - 1, "ehlo"))) {
 			qmail = 1;
@@ -295,7 +299,7 @@ received_parse(const unsigned char *v, size_t n, struct received_hop *h)
 		return 1;
 	}
 	/* Exim: "from RDNS ([ip] helo=name)" or "from [ip] (helo=name)" */
-	for (i = 0; i + 5 <= cn; i++)
+	for (i = fw; i + 5 <= cn; i++)
 		if ((c[i] | 0x20) == 'h' &&
 		    strncasecmp((const char *)c + i, "helo=", 5) == 0 &&
 		    (i == 0 || is_space(c[i - 1]) || c[i - 1] == '('))

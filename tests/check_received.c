@@ -492,6 +492,43 @@ START_TEST(helo_encoded_word_not_decoded)
 }
 END_TEST
 
+/* a client's HELO that holds qmail's "(HELO" or Exim's "helo=" does not
+ * make our Postfix line read as qmail's or Exim's: the name our MTA
+ * verified is kept (it was lost, with its src:dom: and src:helo:) */
+START_TEST(helo_format_marks_not_format)
+{
+	static const char *const helos[] = { "x(helo)", "x(HELO",
+	    "(ehlo)", "helo=x", "x(helo=y", "HELO=mx.example.org" };
+	struct received_hop h;
+	struct tok_opts o;
+	struct toklist *tl;
+	char line[512], m[1024];
+	size_t i;
+
+	tok_opts_default(&o);
+	for (i = 0; i < sizeof(helos) / sizeof(helos[0]); i++) {
+		snprintf(line, sizeof(line), "from %s (mail.spammer.example "
+		    "[203.0.113.9]) by mx.example.org (Postfix) with ESMTP id "
+		    "4F1; Mon, 2 Dec 2024 10:00:00 +0000", helos[i]);
+		ck_assert_int_eq(received_parse((const unsigned char *)line,
+		    strlen(line), &h), 1);
+		ck_assert_msg(strcmp(h.rdns, "mail.spammer.example") == 0,
+		    "%s: rdns \"%s\"", helos[i], h.rdns);
+		snprintf(m, sizeof(m), "Received: %s\n\nbody\n", line);
+		tl = toklist_new(o.max_tokens);
+		ck_assert(tl != NULL);
+		ck_assert_int_eq(tok_post((const unsigned char *)m, strlen(m),
+		    &o, tl), 0);
+		ck_assert_msg(has(tl, "src:ip:203.0.113.9"), "%s", helos[i]);
+		ck_assert_msg(has(tl, "src:rdns:mail.spammer.example"), "%s",
+		    helos[i]);
+		ck_assert_msg(has(tl, "src:dom:spammer.example"), "%s",
+		    helos[i]);
+		toklist_free(tl);
+	}
+}
+END_TEST
+
 /* a HELO long enough to push our MTA's comment past RECEIVED_MAX_SCAN:
  * a literal in it is not the client, and the line below (the client's
  * own) is not believed */
@@ -667,6 +704,7 @@ received_suite(void)
 	tcase_add_test(tc, helo_paren_not_trusted_name);
 	tcase_add_test(tc, long_helo_not_trusted);
 	tcase_add_test(tc, helo_encoded_word_not_decoded);
+	tcase_add_test(tc, helo_format_marks_not_format);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("pieces");
 	tcase_add_test(tc, registered_domains);
