@@ -45,6 +45,12 @@ printf '192.0.2.99\n' > "$T/zones/nx"
 # a code outside 127.0.0.x, as some zones do
 printf '66.187.233.211 :127.255.255.254:\n66.187.233.212 :127.255.255.255:\n66.187.233.213 :127.0.1.2:\n' \
     > "$T/zones/err"
+# many.test lists 66.187.233.211 under six codes, more than the four a
+# zone's answer keeps (as Spamhaus ZEN can: SBL, CSS, XBL, PBL); rbldnsd
+# rotates them from one answer to the next, as caching resolvers do
+for c in 11 10 2 3 4 9; do
+	printf '211.233.187.66 A 127.0.0.%s\n' "$c"
+done > "$T/zones/many"
 chmod 644 "$T/zones/"*
 user=
 [ "$(id -u)" -eq 0 ] && user="-u nobody"
@@ -54,7 +60,7 @@ for try in 1 2 3 4 5 6 7 8; do
 	# shellcheck disable=SC2086
 	"$RBLDNSD" -n $user -b "127.0.0.1/$p" -w "$T/zones" \
 	    bl.test:ip4set:bl bl4.test:ip4set:bl4 nx.test:ip4set:nx \
-	    err.test:ip4set:err \
+	    err.test:ip4set:err many.test:generic:many \
 	    > "$T/rbldnsd.log" 2>&1 &
 	rpid=$!
 	i=0
@@ -127,6 +133,23 @@ check "127.255.255.254 (a refused query) is no listing" test ! -s "$T/e211.out"
 check "... nor is 127.255.255.255 (too many queries)" test ! -s "$T/e212.out"
 check "... and a code 127.0.1.2 is kept whole" \
     test "$(cat "$T/e213.out")" = "dnsbl:err.test:127.0.1.2 "
+
+# a zone that answers with more codes than are kept: the lowest four,
+# the same ones whatever order the records come in (each ask of the
+# same relay gives the same tokens, or what is learnt is not what is
+# scored)
+mkdir -p "$T/conf-many/lists"
+printf 'tokens_dir = %s/tokens\ndnsbl_zones = many.test\ndns_server = 127.0.0.1:%s\n' \
+    "$T" "$port" > "$T/conf-many/listgate.conf"
+: > "$T/many.out"
+for a in 1 2 3 4; do
+	"$LISTGATE" --allow-root --config "$T/conf-many" tokens --list dev \
+	    "$T/e211.eml" | grep '^dnsbl:' | tr '\n' ' ' >> "$T/many.out"
+	echo >> "$T/many.out"
+done
+sort -u "$T/many.out" > "$T/many.u"
+check "six codes: the four lowest, the same each time" \
+    test "$(cat "$T/many.u")" = "dnsbl:many.test:127.0.0.2 dnsbl:many.test:127.0.0.3 dnsbl:many.test:127.0.0.4 dnsbl:many.test:127.0.0.9 "
 
 # a listed relay whose own PTR record says "helo", and whose HELO is an
 # unlisted address: sendmail writes "from [HELO] (helo [IP] (may be

@@ -3,7 +3,7 @@
  *
  * The address comes from a Received line (hostile, but already parsed
  * to 16 bytes); the zones from configuration.  Answers are hostile too:
- * only A records in 127.0.0.0/8 are kept, at most DNSBL_MAX_ADDRS per
+ * only A records in 127.0.0.0/8 are kept, the DNSBL_MAX_ADDRS lowest per
  * zone.  The resolver is the configured dns_server or the system's; a
  * site should run a local caching resolver (and respect each zone's
  * terms of use).  Never logs, never exits.
@@ -150,14 +150,40 @@ query_name(char *q, size_t qsz, const unsigned char a[16], int family,
 	return r > 0 && (size_t)r < qsz - k ? 0 : -1;
 }
 
+/* keep the address p (4 bytes) among z's: the DNSBL_MAX_ADDRS lowest
+ * of an answer, ascending, each once.  The lowest, not the first: a
+ * resolver hands out the records of an answer in another order each
+ * time (rbldnsd, BIND and unbound rotate them), and a zone that lists
+ * an address under more codes than are kept (Spamhaus ZEN: 127.0.0.2,
+ * .3, .4, .10, .11) would give other tokens each time it is asked, so
+ * that a post is scored with other listings than it was learnt with */
+static void
+keep_addr(struct zone *z, const unsigned char p[4])
+{
+	unsigned k, j;
+	int c = 1;
+
+	for (k = 0; k < z->naddr && (c = memcmp(z->addr[k], p, 4)) < 0; k++)
+		;
+	if (c == 0 || k >= DNSBL_MAX_ADDRS)
+		return;		/* kept already, or above the lowest kept */
+	if (z->naddr < DNSBL_MAX_ADDRS)
+		z->naddr++;
+	for (j = z->naddr - 1; j > k; j--)
+		memcpy(z->addr[j], z->addr[j - 1], 4);
+	memcpy(z->addr[k], p, 4);
+}
+
 /* one zone's answer */
 static void
 answered(void *arg, int status, int timeouts, unsigned char *abuf,
     int alen)
 {
 	struct zone *z = arg;
-	struct ares_addrttl at[16];
-	int n = 16, i;
+	/* every record an answer over UDP can hold (512 bytes, 16 a
+	 * record), so that which are kept does not depend on their order */
+	struct ares_addrttl at[64];
+	int n = 64, i;
 	const unsigned char *p;
 
 	(void)timeouts;
@@ -172,11 +198,11 @@ answered(void *arg, int status, int timeouts, unsigned char *abuf,
 	if (status != ARES_SUCCESS ||
 	    ares_parse_a_reply(abuf, alen, NULL, at, &n) != ARES_SUCCESS)
 		return;
-	for (i = 0; i < n && z->naddr < DNSBL_MAX_ADDRS; i++) {
+	for (i = 0; i < n; i++) {
 		p = (const unsigned char *)&at[i].ipaddr;
 		if (p[0] != 127 || (p[1] == 255 && p[2] == 255))
 			continue;
-		memcpy(z->addr[z->naddr++], p, 4);
+		keep_addr(z, p);
 	}
 }
 

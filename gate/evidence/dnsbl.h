@@ -3,8 +3,8 @@
  * within one bounded time (c-ares, a configured or the system resolver)
  *
  * An answer in 127.0.0.0/8 becomes the token dnsbl:ZONE:127.0.0.N (one
- * per address answered; 127.255.255.x, the error codes some zones give
- * to resolvers they refuse, is ignored).  No such domain, a time-out or
+ * per address answered, the 4 lowest of more; 127.255.255.x, the error
+ * codes some zones give to resolvers they refuse, is ignored).  No such domain, a time-out or
  * any error gives no token: a listing is evidence each list weighs by
  * what it learnt, never a block.  Addresses that are not globally
  * reachable (IANA's special-purpose registries) are never asked about.  Never logs, never exits; only
