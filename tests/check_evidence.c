@@ -206,6 +206,44 @@ START_TEST(cache)
 END_TEST
 
 /*
+ * The file cut short in place while a process has it open (`: >
+ * L.members` to empty the cache, a restore in place): that process
+ * reads no answer from it and goes on, and the next open makes it a
+ * cache again.  Before, the file was mapped, and the first look into
+ * it past its new end killed the process (listgate web, which keeps it
+ * open for days) with SIGBUS.
+ */
+START_TEST(cache_cut_short)
+{
+	char dir[] = "/tmp/check_evidence.XXXXXX", path[300];
+	struct mcache *c, *c2;
+	int i;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/l.members", dir);
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(c = mcache_open(path));
+		mcache_put(c, "a@example.org", MEMBER_YES, 1000);
+		ck_assert_int_eq(mcache_get(c, "a@example.org", 1001, 60),
+		    MEMBER_YES);
+		/* emptied, or cut to its header and a few records */
+		ck_assert_int_eq(truncate(path, i == 0 ? 0 : 16 + 3 * 16), 0);
+		ck_assert_int_eq(mcache_get(c, "a@example.org", 1001, 60),
+		    MEMBER_NONE);
+		mcache_put(c, "b@example.org", MEMBER_NO, 1000);
+		ck_assert_ptr_nonnull(c2 = mcache_open(path));
+		mcache_put(c2, "d@example.org", MEMBER_YES, 1000);
+		ck_assert_int_eq(mcache_get(c2, "d@example.org", 1001, 60),
+		    MEMBER_YES);
+		mcache_close(c2);
+		mcache_close(c);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
+/*
  * A full disk: a cache made before it filled up goes on (its blocks
  * were allocated when it was made), and a cache file with holes (as a
  * sparse copy or restore leaves it) is no cache.  Before, a file with
@@ -428,6 +466,7 @@ evidence_suite(void)
 	    (int)(sizeof(senders) / sizeof(senders[0])));
 	tcase_add_test(tc, sender_too_long);
 	tcase_add_test(tc, cache);
+	tcase_add_test(tc, cache_cut_short);
 	tcase_add_test(tc, cache_full_disk);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("dnsbl");

@@ -3,14 +3,18 @@
  *
  * The file is ours but shared by concurrent processes without a lock:
  * every record carries a check value, so a torn or foreign record is
- * simply absent.  Its blocks are allocated before it is mapped, so a
- * full disk means no cache, never SIGBUS (except where the file system
- * copies on write).  Senders are hostile: they are only hashed.  Never
+ * simply absent.  Records are read and written with pread and pwrite,
+ * never through a mapping: a file cut short under a process that has
+ * it open (`: > L.members` to empty the cache, a restore in place) or a
+ * full disk where the file system copies on write reads as absent
+ * records and fails a write, where a mapping would end the process
+ * with SIGBUS (listgate web keeps the file open for days).  Its blocks
+ * are allocated when it is opened, so a cache made before the disk
+ * filled up goes on.  Senders are hostile: they are only hashed.  Never
  * logs, never exits.
  */
 #include "config.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +33,7 @@
 #define FILE_BYTES	(HDR_BYTES + (size_t)MCACHE_SLOTS * REC_BYTES)
 
 struct mcache {
-	unsigned char *map;
+	int fd;
 };
 
 /* one record as stored (host byte order: the file never leaves the
@@ -80,9 +84,8 @@ key_of(const char *sender)
  * Put an empty cache in place of a damaged one at path (another size, a
  * header not ours: cut short, a torn copy, another version's layout): a
  * new file beside it, its blocks allocated, renamed over it.  Processes
- * that have the old file mapped go on with it (a file cut in place
- * would end them with SIGBUS), and the next opens get the new one.
- * 0, or -1 (no cache this time).
+ * that have the old file open go on with it, and the next opens get the
+ * new one.  0, or -1 (no cache this time).
  */
 static int
 rebuild(const char *path)
@@ -109,14 +112,15 @@ rebuild(const char *path)
 	return 0;
 }
 
-/* the file at path mapped, or NULL; *damaged_r 1 when it is ours to
+/* the file at path open, or -1; *damaged_r 1 when it is ours to
  * replace (a regular file of one name, this user's, of another size or
  * with a header not ours) */
-static unsigned char *
-map_file(const char *path, int *damaged_r)
+static int
+open_file(const char *path, int *damaged_r)
 {
+	static const unsigned char zero[8];
+	unsigned char hdr[8];
 	struct stat st;
-	void *map;
 	int fd, ours;
 
 	*damaged_r = 0;
@@ -126,10 +130,10 @@ map_file(const char *path, int *damaged_r)
 	 * points to; nor a second name of another file (a hard link) */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 	    O_NOCTTY | O_NONBLOCK, 0660)) < 0)
-		return NULL;
+		return -1;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
 	/* another user's (root with --allow-root, the list user's file)
 	 * is left to its owner: ours in its place would shut them out */
@@ -137,52 +141,46 @@ map_file(const char *path, int *damaged_r)
 	if (st.st_size != 0 && (size_t)st.st_size != FILE_BYTES) {
 		close(fd);
 		*damaged_r = ours;
-		return NULL;
+		return -1;
 	}
-	/* every block of the file allocated before it is mapped, a new
-	 * file's and an old one's with holes (a sparse copy, a restore):
-	 * a full disk then fails here, where a write (or, on tmpfs, a
-	 * read) through the mapping into a hole would end the process
-	 * with SIGBUS */
-	if (posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) {
+	/* every block of the file allocated now, a new file's and an old
+	 * one's with holes (a sparse copy, a restore): a full disk then
+	 * means no cache, and a cache made before it filled up goes on */
+	if (posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0 ||
+	    pread(fd, hdr, 8, 0) != 8) {
 		close(fd);
-		return NULL;
+		return -1;
 	}
-	map = mmap(NULL, FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-	    0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return NULL;
 	/* a new file gets its magic (two at once write the same bytes) */
-	if (memcmp(map, MAGIC, 8) != 0) {
-		static const unsigned char zero[8];
-
-		if (memcmp(map, zero, 8) != 0) {
-			munmap(map, FILE_BYTES);
+	if (memcmp(hdr, MAGIC, 8) != 0) {
+		if (memcmp(hdr, zero, 8) != 0) {
+			close(fd);
 			*damaged_r = ours;
-			return NULL;
+			return -1;
 		}
-		memcpy(map, MAGIC, 8);
+		if (pwrite(fd, MAGIC, 8, 0) != 8) {
+			close(fd);
+			return -1;
+		}
 	}
-	return map;
+	return fd;
 }
 
 struct mcache *
 mcache_open(const char *path)
 {
 	struct mcache *c;
-	unsigned char *map;
-	int damaged;
+	int damaged, fd;
 
 	/* a damaged file is not believed: it is replaced, once */
-	if ((map = map_file(path, &damaged)) == NULL && (!damaged ||
-	    rebuild(path) < 0 || (map = map_file(path, &damaged)) == NULL))
+	if ((fd = open_file(path, &damaged)) < 0 && (!damaged ||
+	    rebuild(path) < 0 || (fd = open_file(path, &damaged)) < 0))
 		return NULL;
 	if ((c = xcalloc(1, sizeof(*c))) == NULL) {
-		munmap(map, FILE_BYTES);
+		close(fd);
 		return NULL;
 	}
-	c->map = map;
+	c->fd = fd;
 	return c;
 }
 
@@ -191,20 +189,36 @@ mcache_close(struct mcache *c)
 {
 	if (c == NULL)
 		return;
-	munmap(c->map, FILE_BYTES);
+	close(c->fd);
 	xfree(c);
 }
 
+/* the record in slot; one that cannot be read whole (the file cut
+ * short since it was opened) is an empty one */
 static void
 rec_read(const struct mcache *c, size_t slot, struct rec *r)
 {
-	memcpy(r, c->map + HDR_BYTES + slot * REC_BYTES, sizeof(*r));
+	ssize_t n;
+
+	do
+		n = pread(c->fd, r, sizeof(*r), (off_t)(HDR_BYTES +
+		    slot * REC_BYTES));
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(*r))
+		memset(r, 0, sizeof(*r));
 }
 
+/* a write that fails (a full disk) or comes out short leaves a record
+ * whose check fails: absent */
 static void
 rec_write(struct mcache *c, size_t slot, const struct rec *r)
 {
-	memcpy(c->map + HDR_BYTES + slot * REC_BYTES, r, sizeof(*r));
+	ssize_t n;
+
+	do
+		n = pwrite(c->fd, r, sizeof(*r), (off_t)(HDR_BYTES +
+		    slot * REC_BYTES));
+	while (n < 0 && errno == EINTR);
 }
 
 enum member_answer

@@ -3,13 +3,14 @@
  * asks the list manager once per sender and TTL, not once per post
  *
  * One small file per list, tokens_dir/L.members: a fixed table of
- * MCACHE_SLOTS records (64 KiB), shared by every process of the list
- * through a shared mapping.  A record holds a hash of the sender (the
- * first 8 bytes of its SHA-256: no address is stored), the answer, the
- * time it was heard and a check value: a record torn by two writers at
- * once fails its check and reads as absent.  Only yes and no are kept.
+ * MCACHE_SLOTS records (64 KiB), shared by every process of the list,
+ * each record read and written whole (pread, pwrite).  A record holds a
+ * hash of the sender (the first 8 bytes of its SHA-256: no address is
+ * stored), the answer, the time it was heard and a check value: a
+ * record torn by two writers at once fails its check and reads as
+ * absent, and so does one past the end of a file cut short.  Only yes and no are kept.
  * A file of another size or with a header not ours is damaged: an empty
- * one is renamed over it (processes that have it mapped keep theirs).
+ * one is renamed over it (processes that have it open keep theirs).
  * A file that cannot be opened or replaced is no cache at all, never an
  * error.  Never logs, never exits.
  */
