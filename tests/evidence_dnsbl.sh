@@ -51,6 +51,10 @@ printf '66.187.233.211 :127.255.255.254:\n66.187.233.212 :127.255.255.255:\n66.1
 for c in 11 10 2 3 4 9; do
 	printf '211.233.187.66 A 127.0.0.%s\n' "$c"
 done > "$T/zones/many"
+# mute.test never answers (its servers gone, as a defunct zone's are):
+# rbldnsd drops every query for it
+printf '66.187.233.0/24\n' > "$T/zones/mute"
+printf '0.0.0.0/0 :ignore\n' > "$T/zones/mute.acl"
 chmod 644 "$T/zones/"*
 user=
 [ "$(id -u)" -eq 0 ] && user="-u nobody"
@@ -61,6 +65,7 @@ for try in 1 2 3 4 5 6 7 8; do
 	"$RBLDNSD" -n $user -b "127.0.0.1/$p" -w "$T/zones" \
 	    bl.test:ip4set:bl bl4.test:ip4set:bl4 nx.test:ip4set:nx \
 	    err.test:ip4set:err many.test:generic:many \
+	    mute.test:ip4set:mute mute.test:acl:mute.acl \
 	    > "$T/rbldnsd.log" 2>&1 &
 	rpid=$!
 	i=0
@@ -190,6 +195,29 @@ ms=$(( ($(now) - t0) / 1000000 ))
 check "a zone an IPv6 query cannot fit costs no wait ($ms ms, dns_timeout_ms 3000)" \
     test "$ms" -lt 1500
 check "... and gives no token" test "$(grep -c '^dnsbl:' "$T/out")" -eq 0
+
+# one zone that never answers among zones that do: a command handling
+# many posts stops asking that zone after 3 time-outs in a row, as it
+# does a resolver that never answers, and goes on asking the others
+mkdir -p "$T/conf-mute/lists"
+printf 'tokens_dir = %s/tokens\ndnsbl_zones = bl.test mute.test\ndns_server = 127.0.0.1:%s\ndns_timeout_ms = 300\n' \
+    "$T" "$port" > "$T/conf-mute/listgate.conf"
+i=0
+while [ $i -lt 12 ]; do
+	echo "From someone@example.net Mon Dec  2 10:00:00 2024"
+	cat "$T/ham$i.eml"
+	echo
+	i=$((i + 1))
+done > "$T/mute.mbox"
+t0=$(now)
+"$LISTGATE" --allow-root --config "$T/conf-mute" tokens --list dev \
+    "$T/mute.mbox" > "$T/out"
+ms=$(( ($(now) - t0) / 1000000 ))
+echo "# 12 posts, one of two zones mute, dns_timeout_ms = 300: $ms ms"
+check "a zone that never answers is given up after 3 time-outs ($ms ms)" \
+    test "$ms" -lt 2400
+check "... and the zone that answers is asked about every post" \
+    test "$(grep -c '^dnsbl:bl.test:127.0.0.2$' "$T/out")" -eq 12
 
 # --- learnt as evidence: the listing turns hammy ----------------------------------
 lg train -q --list dev --ham "$T"/ham[0-9].eml "$T"/ham1[01].eml &&

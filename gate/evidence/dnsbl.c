@@ -370,6 +370,19 @@ dnsbl_tokens(struct dnsbl *d, struct toklist *tl, unsigned *nlisted_r,
 	return 0;
 }
 
+size_t
+dnsbl_nzones(const struct dnsbl *d)
+{
+	return d->nz;
+}
+
+const char *
+dnsbl_zone(const struct dnsbl *d, size_t i, int *timed_out_r)
+{
+	*timed_out_r = !d->z[i].done || d->z[i].timed_out;
+	return d->z[i].name;
+}
+
 void
 dnsbl_free(struct dnsbl *d)
 {

@@ -56,6 +56,12 @@ int dnsbl_step(struct dnsbl *d, const struct pollfd *p, size_t n);
 int dnsbl_tokens(struct dnsbl *d, struct toklist *tl, unsigned *nlisted_r,
     unsigned *ntimeout_r);
 
+/* the zones asked (those of dnsbl_start whose query name fits): their
+ * number; zone i's name, and in *timed_out_r 1 when it did not answer
+ * in time */
+size_t dnsbl_nzones(const struct dnsbl *d);
+const char *dnsbl_zone(const struct dnsbl *d, size_t i, int *timed_out_r);
+
 /* stop what is still asked and free */
 void dnsbl_free(struct dnsbl *d);
 

@@ -28,8 +28,15 @@
 struct ev_state {
 	unsigned member_timeouts;	/* in a row, of member_list's check */
 	char member_list[LG_MAX_LIST_NAME + 1];
-	unsigned dns_timeouts;		/* posts in a row with no answer
-					 * in time from any zone */
+	/* each DNSBL zone's posts in a row without its answer in time:
+	 * a zone is a source of its own, as a list's member_check is (a
+	 * zone whose servers are gone would otherwise cost every post of
+	 * a rebuild dns_timeout_ms, though the others answer at once) */
+	struct {
+		char name[NETLIST_NAME_MAX + 1];
+		unsigned timeouts;
+	} zone[LG_MAX_DNSBL_ZONES];
+	size_t nzone;
 	struct mcache *cache;		/* the list's answer cache */
 	char cache_list[LG_MAX_LIST_NAME + 1];
 };
@@ -72,6 +79,46 @@ cache_for(const struct listcfg_global *g, const struct listcfg_list *l)
 	return state.cache;
 }
 
+/* the count of time-outs in a row of the zone name: NULL when there is
+ * no room for it (more zones in one run than one configuration has) */
+static unsigned *
+zone_timeouts(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < state.nzone; i++)
+		if (strcmp(state.zone[i].name, name) == 0)
+			return &state.zone[i].timeouts;
+	if (state.nzone >= LG_MAX_DNSBL_ZONES)
+		return NULL;
+	snprintf(state.zone[i].name, sizeof(state.zone[i].name), "%s", name);
+	state.zone[i].timeouts = 0;
+	state.nzone++;
+	return &state.zone[i].timeouts;
+}
+
+/* drop from zones those that gave up (EVIDENCE_GIVE_UP time-outs in a
+ * row): how many were dropped */
+static size_t
+drop_gave_up(struct netlist *zones)
+{
+	const unsigned *t;
+	size_t i, k = 0;
+
+	for (i = 0; i < zones->nname; i++) {
+		t = zone_timeouts(zones->name[i]);
+		if (t != NULL && *t >= EVIDENCE_GIVE_UP)
+			continue;
+		if (k != i)
+			memcpy(zones->name[k], zones->name[i],
+			    sizeof(zones->name[k]));
+		k++;
+	}
+	i = zones->nname - k;
+	zones->nname = k;
+	return i;
+}
+
 /* append "s" to the note */
 static void
 note_add(char *note, size_t notesz, const char *s)
@@ -97,9 +144,9 @@ gather(void *ctx, const struct listcfg_global *g,
 	enum member_answer ans = MEMBER_NONE;
 	unsigned char ip[16];
 	char addr[LG_MAX_SENDER_BYTES], why[128], buf[160];
-	size_t np, nd;
-	unsigned nlisted, ntimeout;
-	int asking = 0, dns_done = 1, fam, wait, fd, cached = 0;
+	size_t np, nd, nzones = 0, ngaveup = 0, i;
+	unsigned nlisted, ntimeout, *t;
+	int asking = 0, dns_done = 1, fam, wait, fd, cached = 0, late;
 	double left;
 	time_t now = time(NULL);
 
@@ -134,7 +181,9 @@ gather(void *ctx, const struct listcfg_global *g,
 	    dnsbl_public(ip) &&
 	    netlist_parse(g->dnsbl_zones, &zones, why, sizeof(why)) == 0 &&
 	    zones.nname > 0) {
-		if (state.dns_timeouts >= EVIDENCE_GIVE_UP)
+		nzones = zones.nname;
+		ngaveup = drop_gave_up(&zones);
+		if (zones.nname == 0)
 			note_add(note, notesz, "dnsbl=gave-up");
 		else if (dnsbl_start(&d, g->dns_server, &zones, ip, fam,
 		    g->dns_timeout_ms, why, sizeof(why)) < 0) {
@@ -201,12 +250,15 @@ gather(void *ctx, const struct listcfg_global *g,
 			dnsbl_free(d);
 			return -1;
 		}
-		if (ntimeout > 0 && nlisted == 0 && ntimeout == zones.nname)
-			state.dns_timeouts++;
-		else
-			state.dns_timeouts = 0;
-		snprintf(buf, sizeof(buf), "dnsbl=%u/%u%s", nlisted,
-		    (unsigned)zones.nname, ntimeout > 0 ? "+timeout" : "");
+		for (i = 0; i < dnsbl_nzones(d); i++) {
+			const char *z = dnsbl_zone(d, i, &late);
+
+			if ((t = zone_timeouts(z)) != NULL)
+				*t = late ? *t + 1 : 0;
+		}
+		snprintf(buf, sizeof(buf), "dnsbl=%u/%u%s%s", nlisted,
+		    (unsigned)nzones, ntimeout > 0 ? "+timeout" : "",
+		    ngaveup > 0 ? "+gave-up" : "");
 		note_add(note, notesz, buf);
 		dnsbl_free(d);
 	}
@@ -221,7 +273,7 @@ begin(void *ctx)
 {
 	(void)ctx;
 	state.member_timeouts = 0;
-	state.dns_timeouts = 0;
+	state.nzone = 0;
 }
 
 /* whether gather asks anyone about l's posts: a member_check, or the

@@ -13,7 +13,9 @@
  * rebuild replaying thousands of posts against a dead resolver would
  * otherwise wait out every one; the tokens are the same: none).  Each
  * list's member_check is a source of its own: its time-outs are
- * counted from the first post of that list after another list's.
+ * counted from the first post of that list after another list's.  So is
+ * each DNSBL zone: one whose servers are gone is given up, the others
+ * are still asked.
  */
 #ifndef LG_EVIDENCE_H
 #define LG_EVIDENCE_H
