@@ -120,6 +120,59 @@ last_comment(const unsigned char *c, size_t n, size_t at)
 	return 1;
 }
 
+/*
+ * 1 if the comment that opens at v[at] (a '(') is shaped as the one a
+ * receiver writes about its client, "(NAME [IP])", "([IP])",
+ * "(user@NAME [IP])", "(NAME [IP] (may be forged))": at most one word,
+ * then an address literal, then only blanks or a comment of its own
+ * before it closes.  *end_r: just past its ')'.
+ */
+static int
+client_comment(const unsigned char *v, size_t n, size_t at, size_t *end_r)
+{
+	unsigned char ip[16];
+	size_t i = at + 1, lb, rb;
+	int depth;
+
+	while (i < n && is_space(v[i]))
+		i++;
+	/* one word (a name, user@name, "unknown") or none */
+	if (i < n && v[i] != '[') {
+		while (i < n && !is_space(v[i]) && v[i] != '(' && v[i] != ')' &&
+		    v[i] != '[')
+			i++;
+		while (i < n && is_space(v[i]))
+			i++;
+	}
+	if (i >= n || v[i] != '[')
+		return 0;
+	lb = i;
+	for (rb = lb + 1; rb < n && v[rb] != ']' && rb - lb < 64; rb++)
+		;
+	if (rb >= n || v[rb] != ']' || read_ip(v + lb + 1, rb - lb - 1,
+	    ip) == 0)
+		return 0;
+	for (i = rb + 1; i < n && is_space(v[i]); i++)
+		;
+	/* "(may be forged)" and the like: a comment inside, closed */
+	if (i < n && v[i] == '(') {
+		for (depth = 0; i < n; i++) {
+			if (v[i] == '(')
+				depth++;
+			else if (v[i] == ')' && --depth == 0)
+				break;
+		}
+		if (i >= n)
+			return 0;
+		for (i++; i < n && is_space(v[i]); i++)
+			;
+	}
+	if (i >= n || v[i] != ')')
+		return 0;
+	*end_r = i + 1;
+	return 1;
+}
+
 /* the end of the from-clause: " by " outside parentheses, else the
  * last ';' (the date's), or n.  The client's HELO is written as given
  * (Postfix, sendmail): a '(' glued to it opens no comment, and a ';'
@@ -128,11 +181,15 @@ last_comment(const unsigned char *c, size_t n, size_t at)
  * its start: Postfix writes "HELO (" as "from ( (unknown [IP]) by ...",
  * and a comment left open there would run past " by " to the end, where
  * the literal of a "for <list@[127.0.0.1]>" the client chose would
- * stand for the client */
+ * stand for the client.  Nor does a " by " before the comment our MTA
+ * wrote about the client: Postfix takes the words of a HELO with blanks
+ * whole ("HELO x [127.0.0.1] by y" is written "from x [127.0.0.1] by y
+ * (unknown [IP]) by ..."), and the first " by " would end the clause at
+ * the client's own literal */
 static size_t
 clause_end(const unsigned char *v, size_t n)
 {
-	size_t i, semi = n;
+	size_t i, k, end, semi = n;
 	int depth = 0;
 
 	/* the first word: the HELO (or the name our MTA found), whole */
@@ -140,6 +197,18 @@ clause_end(const unsigned char *v, size_t n)
 		;
 	for (; i < n && !is_space(v[i]); i++)
 		;
+	/* the first comment, when it is shaped as our MTA's about its
+	 * client: what comes before it is the HELO, blanks and all (no
+	 * MTA writes " by " there: Postfix, which takes a HELO of several
+	 * words, writes no '(' of the client's, and the others take one
+	 * word).  A first comment of another shape ("(Exim 4.96)" after
+	 * "from [IP] by host with esmtp") leaves the first " by " to end
+	 * the clause, before the recipient the client chose */
+	for (k = i; k < n && !(v[k] == '(' && is_space(v[k - 1])); k++)
+		if (v[k] == ';')
+			break;
+	if (k < n && v[k] == '(' && client_comment(v, n, k, &end))
+		i = end;
 	for (; i < n; i++) {
 		if (v[i] == '(' && (i == 0 || is_space(v[i - 1])))
 			depth++;

@@ -120,6 +120,26 @@ static const struct line_case lines[] = {
 	{ "from ( (unknown [203.0.113.9]) by mx.example.org (Postfix) with "
 	  "ESMTP id 4F1 for <list@[127.0.0.1]>; Mon, 2 Dec 2024 10:00:00 +0000",
 	  1, "203.0.113.9", "(", "", 0 },
+	/* Postfix takes a HELO of several words whole (and writes no '('
+	 * of it): a " by " in it ends nothing, its literal is not the
+	 * client */
+	{ "from x [127.0.0.1] by y (unknown [203.0.113.9]) by mx.example.org "
+	  "(Postfix) with ESMTP id 4F1 for <list@example.org>; Mon, 2 Dec "
+	  "2024 10:00:00 +0000", 1, "203.0.113.9", "x", "", 0 },
+	{ "from [8.8.8.8] by mail.example.com (mail.example.com "
+	  "[203.0.113.9]) (using TLSv1.3 with cipher TLS_AES_256_GCM_SHA384 "
+	  "(256/256 bits)) by mx.example.org (Postfix) with ESMTPS id 4F1",
+	  1, "203.0.113.9", "[8.8.8.8]", "mail.example.com", 0 },
+	{ "from x by [10.0.0.1] y [IPv6:::1] (unknown [IPv6:2001:db8::9]) by "
+	  "mx.example.org (Postfix) with ESMTP id 4F1", 1, "2001:db8::9", "x",
+	  "", 0 },
+	/* ... while the first " by " still ends a clause with no comment
+	 * about the client before it: the recipient's literal is not the
+	 * client */
+	{ "from [203.0.113.9] by mx.example.org with esmtp (Exim 4.96) "
+	  "(envelope-from <a@[127.0.0.1]>) id 1x for \"l by [127.0.0.1]\"@"
+	  "example.org; Mon, 2 Dec 2024 10:00:00 +0000", 1, "203.0.113.9",
+	  "[203.0.113.9]", "", 0 },
 	/* no network hop: local submissions */
 	{ "(qmail 10626 invoked from network); 1 Aug 2001 08:15:47 +0900", 0,
 	  NULL, NULL, NULL, 0 },
@@ -406,6 +426,13 @@ START_TEST(helo_literal_not_trusted)
 		"from ((HELO (unknown [203.0.113.9]) by mx.example.org "
 		"(Postfix) with ESMTP id 4F1 for <list@[IPv6:::1]>; Mon, 2 "
 		"Dec 2024 10:00:00 +0000",
+		/* a HELO of several words (Postfix writes it whole) with
+		 * a " by " of its own: our MTA's comment after it names
+		 * the client */
+		"from x [127.0.0.1] by y (unknown [203.0.113.9]) by "
+		"mx.example.org (Postfix) with ESMTP id 4F1",
+		"from [127.0.0.1] by localhost (unknown [203.0.113.9]) by "
+		"mx.example.org (Postfix) with ESMTP id 4F1",
 	};
 	struct tok_opts o;
 	struct toklist *tl;

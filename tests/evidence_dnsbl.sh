@@ -168,6 +168,18 @@ check "a relay named \"helo\" is asked about, not its HELO literal" \
 check "... and its listings count" test "$(grep '^dnsbl:' "$T/out" |
     tr '\n' ' ')" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
 
+# a listed relay whose HELO is several words with a " by " and a
+# loopback literal of its own (Postfix writes such a HELO whole), above
+# a Received line of its own making that names an unlisted host: the
+# relay asked about is still the one our MTA saw, not the line below
+printf 'Received: from x [127.0.0.1] by y (unknown [66.187.233.211]) by mx.example.org (Postfix) with ESMTP id 4F2; Mon, 2 Dec 2024 10:00:00 +0000\nReceived: from clean.example.net (clean.example.net [66.60.167.66]) by x; Mon, 2 Dec 2024 09:59:00 +0000\nFrom: a@example.net\nSubject: hi\n\n%s\n' \
+    "$HAM" > "$T/byhelo.eml"
+lg tokens --list dev "$T/byhelo.eml" > "$T/out"
+check "a HELO with \" by \" in it does not choose the relay asked about" \
+    grep -qx 'src:ip:66.187.233.211' "$T/out"
+check "... and the relay's listings count" test "$(grep '^dnsbl:' "$T/out" |
+    tr '\n' ' ')" = "dnsbl:bl.test:127.0.0.2 dnsbl:bl4.test:127.0.0.4 "
+
 # a post padded past the token cap (20000 a post) keeps the listings:
 # words of its own do not crowd them out
 {
