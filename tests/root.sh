@@ -7,7 +7,9 @@
 # the tokens directory (the member cache, Kyoto Cabinet's log: no token
 # file is written where another user could put links), nor in place of
 # a directory it makes or tightens (strace opens those races every time;
-# without strace they are skipped).
+# without strace they are skipped).  The member cache the tokens
+# directory's owner makes is written by the filter's user too (of its
+# group, in a directory it may not write).
 #
 # The root parts need root (CI runs as root) and the system users
 # nobody and daemon; as another user they print a "# SKIP" line and the
@@ -415,6 +417,44 @@ run "$LISTGATE" --allow-root --config "$T/mconf" tokens --list dev \
     "$DATA/ham1.eml"
 check "... nor one to an empty file of root's (left empty)" \
     test ! -s "$T/rootonly/empty"
+
+# --- the member cache is the filter's too ------------------------------------
+# the tokens directory's owner (nobody here, `listgate' in
+# docs/postfix.md) makes the member_check cache; the filter runs as the
+# MTA's user (daemon here), in the token files' group, in a directory it
+# may not write, and adds the answers it hears to the cache
+mkdir -p "$T/gconf/lists" "$T/gtok" || exit 99
+chown nobody:daemon "$T/gtok" && chmod 750 "$T/gtok" || exit 99
+printf '#!/bin/sh\necho "$1" >> %s/gcalls\nexit 0\n' "$T" > "$T/gmember.sh" &&
+    chmod 755 "$T/gmember.sh" && : > "$T/gcalls" && chmod 666 "$T/gcalls" ||
+    exit 99
+printf 'tokens_dir = %s/gtok\n' "$T" > "$T/gconf/listgate.conf"
+printf 'member_check = %s/gmember.sh {sender}\nmember_cache_s = 3600\n' "$T" \
+    > "$T/gconf/lists/dev.conf"
+# tokenize a post from $2 as user $1 (group daemon), quietly
+gtok() {
+	printf 'From: %s\nSubject: hi\n\nhello there\n' "$2" > "$T/gpost.eml" &&
+	    chmod 644 "$T/gpost.eml" &&
+	    runuser -u "$1" -g daemon -- "$LISTGATE" --config "$T/gconf" \
+	    tokens --list dev "$T/gpost.eml" > /dev/null 2>&1
+}
+gcalls() { grep -c "^$1\$" "$T/gcalls"; }
+gtok nobody owner@example.org
+check "the tokens directory's owner makes the member cache 0660" \
+    test "$(stat -c %a "$T/gtok/dev.members" 2>/dev/null)" = 660
+gtok daemon filter@example.org
+gtok daemon filter@example.org
+check "... and the filter's user, of its group, adds to it: one check for two posts" \
+    test "$(gcalls filter@example.org)" -eq 1
+# a cache its owner made 0640 (as listgate did before): the filter's
+# user reads the answers in it, and the owner's next open gives it 0660
+chmod 640 "$T/gtok/dev.members" || exit 99
+gtok daemon owner@example.org
+check "a 0640 cache: the filter's user reads its answers (no check asked)" \
+    test "$(gcalls owner@example.org)" -eq 1
+gtok nobody owner@example.org
+check "... and its owner's next open makes it 0660 again" \
+    test "$(stat -c %a "$T/gtok/dev.members")" = 660
 
 # --- a directory root makes is not swapped before its mode is set -----------
 # init (as root, --allow-root) makes a missing tokens directory inside

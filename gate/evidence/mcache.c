@@ -31,6 +31,11 @@
 #define HDR_BYTES	16
 #define REC_BYTES	16
 #define FILE_BYTES	(HDR_BYTES + (size_t)MCACHE_SLOTS * REC_BYTES)
+/* the filter runs as the MTA's user, in the token files' group, and
+ * adds the answers it hears; the tokens directory's owner (sync,
+ * listgate web) makes the file, and gives it this mode whatever its
+ * umask (listgate's takes the group's write away) */
+#define FILE_MODE	0660
 
 struct mcache {
 	int fd;
@@ -99,9 +104,10 @@ rebuild(const char *path)
 	(void)unlink(tmp);	/* a killed rebuild's, of a process that had
 				 * this process's number */
 	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW | O_NOCTTY, 0660)) < 0)
+	    O_NOFOLLOW | O_NOCTTY, FILE_MODE)) < 0)
 		return -1;
-	ok = posix_fallocate(fd, 0, (off_t)FILE_BYTES) == 0 &&
+	ok = fchmod(fd, FILE_MODE) == 0 &&
+	    posix_fallocate(fd, 0, (off_t)FILE_BYTES) == 0 &&
 	    pwrite(fd, MAGIC, 8, 0) == 8;
 	if (close(fd) < 0)
 		ok = 0;
@@ -112,16 +118,16 @@ rebuild(const char *path)
 	return 0;
 }
 
-/* the file at path open, or -1; *damaged_r 1 when it is ours to
- * replace (a regular file of one name, this user's, of another size or
- * with a header not ours) */
+/* the file at path open (read only when this user may not write it),
+ * or -1; *damaged_r 1 when it is ours to replace (a regular file of one
+ * name, this user's, of another size or with a header not ours) */
 static int
 open_file(const char *path, int *damaged_r)
 {
 	static const unsigned char zero[8];
 	unsigned char hdr[8];
 	struct stat st;
-	int fd, ours;
+	int fd, ours, ro = 0;
 
 	*damaged_r = 0;
 	/* O_NOFOLLOW: the tokens directory's owner may be another user
@@ -129,8 +135,15 @@ open_file(const char *path, int *damaged_r)
 	 * the file's place must not have us create or write what it
 	 * points to; nor a second name of another file (a hard link) */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY | O_NONBLOCK, 0660)) < 0)
-		return -1;
+	    O_NOCTTY | O_NONBLOCK, FILE_MODE)) < 0) {
+		/* the answers of a file this user may only read (its
+		 * owner's, made before it gave the group its write) are
+		 * answers all the same */
+		if (errno != EACCES || (fd = open(path, O_RDONLY | O_CLOEXEC |
+		    O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)) < 0)
+			return -1;
+		ro = 1;
+	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		close(fd);
 		return -1;
@@ -143,10 +156,14 @@ open_file(const char *path, int *damaged_r)
 		*damaged_r = ours;
 		return -1;
 	}
+	/* the group's processes (the filter) write it too: a file made
+	 * under our umask, or by a version that left it to the umask */
+	if (ours && !ro && (st.st_mode & 07777) != FILE_MODE)
+		(void)fchmod(fd, FILE_MODE);
 	/* every block of the file allocated now, a new file's and an old
 	 * one's with holes (a sparse copy, a restore): a full disk then
 	 * means no cache, and a cache made before it filled up goes on */
-	if (posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0 ||
+	if ((!ro && posix_fallocate(fd, 0, (off_t)FILE_BYTES) != 0) ||
 	    pread(fd, hdr, 8, 0) != 8) {
 		close(fd);
 		return -1;
@@ -158,7 +175,7 @@ open_file(const char *path, int *damaged_r)
 			*damaged_r = ours;
 			return -1;
 		}
-		if (pwrite(fd, MAGIC, 8, 0) != 8) {
+		if (ro || pwrite(fd, MAGIC, 8, 0) != 8) {
 			close(fd);
 			return -1;
 		}

@@ -29,10 +29,12 @@
 
 struct mcache;
 
-/* open (creating it, mode 0660 less the umask; replacing a damaged
- * one) the cache file at path: NULL when there is none to be had (a
- * symbolic link or a file with more than one name in its place is
- * none, and is left alone) */
+/* open (creating it; replacing a damaged one) the cache file at path:
+ * NULL when there is none to be had (a symbolic link or a file with
+ * more than one name in its place is none, and is left alone).  The
+ * owner gives it mode 0660 whatever the umask, for the filter (the MTA's
+ * user, in the token files' group) to add its answers; a file this user
+ * may only read is a cache it reads */
 struct mcache *mcache_open(const char *path);
 void mcache_close(struct mcache *c);
 
