@@ -455,6 +455,20 @@ check "a 0640 cache: the filter's user reads its answers (no check asked)" \
 gtok nobody owner@example.org
 check "... and its owner's next open makes it 0660 again" \
     test "$(stat -c %a "$T/gtok/dev.members")" = 660
+# root (--allow-root: a one-off score or tokens) asks without making the
+# cache in the owner's directory: one of root's there would shut the
+# owner out of it for good
+rm -f "$T/gtok/dev.members"
+printf 'From: root@example.org\nSubject: hi\n\nhello there\n' > "$T/gpost.eml"
+"$LISTGATE" --allow-root --config "$T/gconf" tokens --list dev \
+    "$T/gpost.eml" > "$T/out" 2>&1
+check "root makes no member cache in the owner's tokens directory" \
+    test ! -e "$T/gtok/dev.members"
+check "... and still gets the answer" grep -q '^member:yes' "$T/out"
+gtok nobody later@example.org
+gtok nobody later@example.org
+check "... which the owner then makes and uses: one check for two posts" \
+    test "$(gcalls later@example.org)" -eq 1
 
 # --- a directory root makes is not swapped before its mode is set -----------
 # init (as root, --allow-root) makes a missing tokens directory inside

@@ -8,11 +8,11 @@
  * hash of the sender (the first 8 bytes of its SHA-256: no address is
  * stored), the answer, the time it was heard and a check value: a
  * record torn by two writers at once fails its check and reads as
- * absent, and so does one past the end of a file cut short.  Only yes and no are kept.
- * A file of another size or with a header not ours is damaged: an empty
- * one is renamed over it (processes that have it open keep theirs).
- * A file that cannot be opened or replaced is no cache at all, never an
- * error.  Never logs, never exits.
+ * absent, and so does one past the end of a file cut short.  Only yes
+ * and no are kept.  A file of another size or with a header not ours is
+ * damaged: an empty one is renamed over it (processes that have it open
+ * keep theirs).  A file that cannot be opened or replaced is no cache
+ * at all, never an error.  Never logs, never exits.
  */
 #ifndef LG_MCACHE_H
 #define LG_MCACHE_H
@@ -29,7 +29,8 @@
 
 struct mcache;
 
-/* open (creating it; replacing a damaged one) the cache file at path:
+/* open (creating it when its directory is this user's; replacing a
+ * damaged one) the cache file at path:
  * NULL when there is none to be had (a symbolic link or a file with
  * more than one name in its place is none, and is left alone).  The
  * owner gives it mode 0660 whatever the umask, for the filter (the MTA's
