@@ -138,6 +138,16 @@ check "127.255.255.254 (a refused query) is no listing" test ! -s "$T/e211.out"
 check "... nor is 127.255.255.255 (too many queries)" test ! -s "$T/e212.out"
 check "... and a code 127.0.1.2 is kept whole" \
     test "$(cat "$T/e213.out")" = "dnsbl:err.test:127.0.1.2 "
+# the filter's log line tells a refusal from "not listed" (a zone that
+# refuses the site's resolver would otherwise look as if it worked)
+for a in 211 213; do
+	script -qc "'$LISTGATE' --allow-root --config '$T/conf-err' filter --list dev --mta qmail < '$T/e$a.eml'" \
+	    /dev/null > "$T/e$a.tty" 2>&1
+done
+check "the filter's log line says a zone refused the query" \
+    grep -q 'evidence="dnsbl=0/1+refused"' "$T/e211.tty"
+check "... and not of a zone that answered" \
+    grep -q 'evidence="dnsbl=1/1"' "$T/e213.tty"
 
 # a zone that answers with more codes than are kept: the lowest four,
 # the same ones whatever order the records come in (each ask of the

@@ -26,6 +26,7 @@ struct zone {
 	char name[NETLIST_NAME_MAX + 1];
 	int done;		/* answered, refused or gave up */
 	int timed_out;
+	int refused;		/* answered with a refusal code */
 	unsigned naddr;
 	unsigned char addr[DNSBL_MAX_ADDRS][4];
 };
@@ -200,6 +201,8 @@ answered(void *arg, int status, int timeouts, unsigned char *abuf,
 		return;
 	for (i = 0; i < n; i++) {
 		p = (const unsigned char *)&at[i].ipaddr;
+		if (p[0] == 127 && p[1] == 255 && p[2] == 255)
+			z->refused = 1;
 		if (p[0] != 127 || (p[1] == 255 && p[2] == 255))
 			continue;
 		keep_addr(z, p);
@@ -374,6 +377,17 @@ size_t
 dnsbl_nzones(const struct dnsbl *d)
 {
 	return d->nz;
+}
+
+unsigned
+dnsbl_nrefused(const struct dnsbl *d)
+{
+	size_t i;
+	unsigned n = 0;
+
+	for (i = 0; i < d->nz; i++)
+		n += d->z[i].refused != 0;
+	return n;
 }
 
 const char *

@@ -56,6 +56,11 @@ int dnsbl_step(struct dnsbl *d, const struct pollfd *p, size_t n);
 int dnsbl_tokens(struct dnsbl *d, struct toklist *tl, unsigned *nlisted_r,
     unsigned *ntimeout_r);
 
+/* zones that answered with a refusal code (127.255.255.x: the query
+ * refused, as zones do through a public resolver, or a mistyped zone):
+ * they gave no token, though not because the address is not listed */
+unsigned dnsbl_nrefused(const struct dnsbl *d);
+
 /* the zones asked (those of dnsbl_start whose query name fits): their
  * number; zone i's name, and in *timed_out_r 1 when it did not answer
  * in time */

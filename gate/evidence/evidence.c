@@ -256,8 +256,11 @@ gather(void *ctx, const struct listcfg_global *g,
 			if ((t = zone_timeouts(z)) != NULL)
 				*t = late ? *t + 1 : 0;
 		}
-		snprintf(buf, sizeof(buf), "dnsbl=%u/%u%s%s", nlisted,
+		/* a zone that refuses this resolver says so, or the line
+		 * would read as "not listed" for every post */
+		snprintf(buf, sizeof(buf), "dnsbl=%u/%u%s%s%s", nlisted,
 		    (unsigned)nzones, ntimeout > 0 ? "+timeout" : "",
+		    dnsbl_nrefused(d) > 0 ? "+refused" : "",
 		    ngaveup > 0 ? "+gave-up" : "");
 		note_add(note, notesz, buf);
 		dnsbl_free(d);
