@@ -280,6 +280,19 @@ rc=$?
 ms=$(( ($(now) - t0) / 1000000 ))
 check "... and so is the filter's outcome (exit $rc, $ms ms)" \
     test "$rc" -eq "$off_rc" -a "$ms" -lt 900
+# a list whose timeout is shorter than dns_timeout_ms: the evidence is
+# cut short within the watchdog's time, and the post passes as without
+# DNSBL, where the watchdog deferred it for as long as the server hung
+mkdir -p "$T/conf-short/lists"
+printf 'tokens_dir = %s/tokens\ndnsbl_zones = bl.test\ndns_server = 127.0.0.1:%s\ndns_timeout_ms = 5000\ntimeout = 2\n' \
+    "$T" "$port" > "$T/conf-short/listgate.conf"
+t0=$(now)
+"$LISTGATE" --allow-root --config "$T/conf-short" filter --list dev \
+    --mta qmail < "$T/new.eml" 2> "$T/short.err"
+rc=$?
+ms=$(( ($(now) - t0) / 1000000 ))
+check "timeout 2 s, dns_timeout_ms 5000, a stopped server: the filter's outcome stands (exit $rc, $ms ms)" \
+    test "$rc" -eq "$off_rc" -a "$ms" -lt 1900
 kill -CONT "$rpid"
 kill "$rpid"
 wait "$rpid" 2>/dev/null

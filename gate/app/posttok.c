@@ -122,5 +122,5 @@ posttok_evidence(const struct posttok *pt, const unsigned char *msg,
 	if (evidence == NULL || pt->g == NULL || pt->l == NULL)
 		return 0;
 	return evidence->add(evidence->ctx, pt->g, pt->l, msg, len, sender,
-	    tl, note, notesz);
+	    pt->evidence_by, tl, note, notesz);
 }

@@ -30,22 +30,28 @@ struct posttok {
 	const struct listcfg_global *g;	/* NULL: no evidence */
 	const struct listcfg_list *l;
 	int list_bigrams;		/* to.bigrams as the list says */
+	/* clock_now_ms() by which the evidence must be in, 0: whenever
+	 * (member_check_ms, dns_timeout_ms).  The filter sets it from
+	 * its watchdog: a list's timeout shorter than those must cut
+	 * the evidence short, never have the watchdog defer the post */
+	double evidence_by;
 };
 
 /*
  * An evidence gatherer: add tokens about the post to tl (which holds
  * its tokenizer tokens already).  sender: the envelope sender, NULL when
  * none is known (then the post's Return-Path, else its From), "" for
- * the null sender.  A short note of what was asked and answered goes
- * into note (for the filter's log line).  Evidence that cannot be had
- * (time-out, a failed command, no answer) gives no token and is never
- * an error: 0, or -1 only when out of memory.
+ * the null sender.  by: clock_now_ms() by which every answer must be
+ * in, 0 for none (pt->evidence_by).  A short note of what was asked and
+ * answered goes into note (for the filter's log line).  Evidence that
+ * cannot be had (time-out, a failed command, no answer) gives no token
+ * and is never an error: 0, or -1 only when out of memory.
  */
 struct posttok_evidence {
 	int (*add)(void *ctx, const struct listcfg_global *g,
 	    const struct listcfg_list *l, const unsigned char *msg,
-	    size_t len, const char *sender, struct toklist *tl, char *note,
-	    size_t notesz);
+	    size_t len, const char *sender, double by, struct toklist *tl,
+	    char *note, size_t notesz);
 	/* a run of posts begins (posttok_init with evidence: a command's
 	 * posts of one list, one sync of one list): what the gatherer
 	 * concluded from the sources' time-outs in earlier runs of this

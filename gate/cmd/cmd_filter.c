@@ -477,12 +477,21 @@ score_post(struct filter *f, struct classify *c)
 	struct site_stores ss;
 	struct classify_counts cc;
 	char err[1024];
+	double now, left;
 
 	if (f->sp.len == 0) {
 		/* the sender's doing, whatever else fails */
 		refusal(f, "empty post");
 		return -1;
 	}
+	/* the evidence within half of what is left before the watchdog,
+	 * less a second: a list's timeout shorter than member_check_ms or
+	 * dns_timeout_ms cuts the evidence short, and the post is still
+	 * scored and passed or held, where the watchdog would defer it
+	 * for as long as the check or the DNS server hangs */
+	now = clock_now_ms();
+	left = (f->t0 + f->l.timeout_s * 1000.0 - 1000.0 - now) / 2;
+	f->pt.evidence_by = now + (left > 0 ? left : 0);
 	/* the tokens and the evidence before the token file is opened: a
 	 * member_check or a DNS answer never keeps a reader's lock */
 	if (posttok_post(&f->pt, f->sp.data, f->sp.len,

@@ -134,7 +134,8 @@ note_add(char *note, size_t notesz, const char *s)
 static int
 gather(void *ctx, const struct listcfg_global *g,
     const struct listcfg_list *l, const unsigned char *msg, size_t len,
-    const char *sender, struct toklist *tl, char *note, size_t notesz)
+    const char *sender, double by, struct toklist *tl, char *note,
+    size_t notesz)
 {
 	struct pollfd p[DNSBL_MAX_FDS + 1];
 	struct member_run m;
@@ -145,7 +146,7 @@ gather(void *ctx, const struct listcfg_global *g,
 	unsigned char ip[16];
 	char addr[LG_MAX_SENDER_BYTES], why[128], buf[160];
 	size_t np, nd, nzones = 0, ngaveup = 0, i;
-	unsigned nlisted, ntimeout, *t;
+	unsigned nlisted, ntimeout, *t, member_ms, dns_ms;
 	int asking = 0, dns_done = 1, fam, wait, fd, cached = 0, late;
 	double left;
 	time_t now = time(NULL);
@@ -153,6 +154,17 @@ gather(void *ctx, const struct listcfg_global *g,
 	(void)ctx;
 	memset(&m, 0, sizeof(m));
 	m.pidfd = -1;
+	/* each source's time, within what the caller has (the filter's
+	 * watchdog): less than a millisecond left asks no one */
+	member_ms = l->member_check_ms;
+	dns_ms = g->dns_timeout_ms;
+	if (by > 0) {
+		left = by - clock_now_ms();
+		if (left < member_ms)
+			member_ms = left > 0 ? (unsigned)left : 0;
+		if (left < dns_ms)
+			dns_ms = left > 0 ? (unsigned)left : 0;
+	}
 	/* --- the subscriber ------------------------------------------- */
 	/* the time-outs counted are one list's: a sync of every list,
 	 * or listgate web, goes from a list whose check hangs to one
@@ -170,9 +182,11 @@ gather(void *ctx, const struct listcfg_global *g,
 			cached = 1;
 		else if (state.member_timeouts >= EVIDENCE_GIVE_UP)
 			note_add(note, notesz, "member=gave-up");
+		else if (member_ms == 0)
+			note_add(note, notesz, "member=no-time");
 		else {
 			member_start(&m, l->member_check, addr, l->name,
-			    l->member_check_ms);
+			    member_ms);
 			asking = 1;
 		}
 	}
@@ -185,8 +199,10 @@ gather(void *ctx, const struct listcfg_global *g,
 		ngaveup = drop_gave_up(&zones);
 		if (zones.nname == 0)
 			note_add(note, notesz, "dnsbl=gave-up");
+		else if (dns_ms == 0)
+			note_add(note, notesz, "dnsbl=no-time");
 		else if (dnsbl_start(&d, g->dns_server, &zones, ip, fam,
-		    g->dns_timeout_ms, why, sizeof(why)) < 0) {
+		    dns_ms, why, sizeof(why)) < 0) {
 			member_stop(&m);
 			return -1;
 		} else if (d == NULL) {
