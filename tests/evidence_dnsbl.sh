@@ -8,7 +8,9 @@
 #   - the relay asked about is the one our MTA saw, whatever the client
 #     said in HELO (a PTR record of "helo" included);
 #   - a slow (stopped) or dead server costs at most dns_timeout_ms, and
-#     the post's score and outcome are those without DNSBL.
+#     the post's score and outcome are those without DNSBL;
+#   - of the system's resolvers, a first that does not answer leaves
+#     the next one time to (as root, in namespaces of the test's own).
 # Exits 77 without rbldnsd (tests/run-all.sh installs it).
 set -u
 
@@ -318,6 +320,49 @@ ms=$(( ($(now) - t0) / 1000000 ))
 echo "# 8 posts in one score run against a stopped server: $ms ms"
 check "a batch against a stopped server gives up after 3 time-outs ($ms ms)" \
     test "$ms" -lt 2500
+
+# --- the system's resolvers, the first of which does not answer --------------
+# (no dns_server: resolv.conf names two; the first never answers, as
+# when its host is down.  The second must be asked within the time, not
+# after it.  Needs root: a network and mount namespace of the test's own,
+# with resolv.conf bound over and rbldnsd on port 53 of 127.0.0.2 and .3)
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null 2>&1 &&
+    command -v ip >/dev/null 2>&1 && unshare -n -m true 2>/dev/null; then
+	mkdir -p "$T/conf-sys/lists"
+	printf 'tokens_dir = %s/tokens\ndnsbl_zones = bl.test\ndns_timeout_ms = 1000\n' \
+	    "$T" > "$T/conf-sys/listgate.conf"
+	printf 'nameserver 127.0.0.2\nnameserver 127.0.0.3\n' > "$T/resolv.conf"
+	cat > "$T/sys.sh" <<EOS
+ip link set lo up || exit 1
+mount --bind "$T/resolv.conf" /etc/resolv.conf || exit 1
+"$RBLDNSD" -n $user -b 127.0.0.2/53 -w "$T/zones" bl.test:ip4set:bl \
+    > "$T/r2.log" 2>&1 &
+p2=\$!
+"$RBLDNSD" -n $user -b 127.0.0.3/53 -w "$T/zones" bl.test:ip4set:bl \
+    > "$T/r3.log" 2>&1 &
+p3=\$!
+i=0
+while [ \$i -lt 50 ] && ! { grep -q started "$T/r2.log" &&
+    grep -q started "$T/r3.log"; }; do
+	sleep 0.1
+	i=\$((i + 1))
+done
+kill -STOP \$p2
+t0=\$(date +%s%N)
+"$LISTGATE" --allow-root --config "$T/conf-sys" tokens --list dev \
+    "$T/new.eml" > "$T/sys.out"
+echo \$(( (\$(date +%s%N) - t0) / 1000000 )) > "$T/sys.ms"
+kill -CONT \$p2
+kill \$p2 \$p3
+wait
+EOS
+	unshare -n -m sh "$T/sys.sh"
+	ms=$(cat "$T/sys.ms" 2>/dev/null)
+	check "system resolvers, the first mute: the second answers in time (${ms:-?} ms)" \
+	    grep -qx 'dnsbl:bl.test:127.0.0.2' "$T/sys.out"
+else
+	echo "# SKIP system resolvers: needs root, unshare and ip"
+fi
 
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -209,6 +209,21 @@ answered(void *arg, int status, int timeouts, unsigned char *abuf,
 	}
 }
 
+/* the number of servers ch asks, at least 1 */
+static unsigned
+nservers(ares_channel ch)
+{
+	struct ares_addr_node *list = NULL, *s;
+	unsigned n = 0;
+
+	if (ares_get_servers(ch, &list) != ARES_SUCCESS)
+		return 1;
+	for (s = list; s != NULL; s = s->next)
+		n++;
+	ares_free_data(list);
+	return n > 0 ? n : 1;
+}
+
 int
 dnsbl_start(struct dnsbl **d_r, const char *server,
     const struct netlist *zones, const unsigned char a[16], int family,
@@ -219,6 +234,7 @@ dnsbl_start(struct dnsbl **d_r, const char *server,
 	struct dnsbl *d;
 	char q[NETLIST_NAME_MAX + 80];
 	size_t i;
+	unsigned n;
 	int r;
 
 	*d_r = NULL;
@@ -247,6 +263,24 @@ dnsbl_start(struct dnsbl **d_r, const char *server,
 		snprintf(why, whysz, "dns_server: %s", ares_strerror(r));
 		dnsbl_free(d);
 		return 0;
+	}
+	/* the system's resolvers (resolv.conf) share the time: c-ares
+	 * gives each try the whole of it, and a first nameserver that
+	 * does not answer (its host down) would leave the next ones
+	 * never asked.  The answer of an earlier one still counts when
+	 * it comes later, within the time */
+	if (server == NULL && (n = nservers(d->ch)) > 1 &&
+	    timeout_ms >= n) {
+		ares_destroy(d->ch);
+		d->have_ch = 0;
+		o.timeout = (int)(timeout_ms / n);
+		if ((r = ares_init_options(&d->ch, &o, ARES_OPT_TIMEOUTMS |
+		    ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
+			snprintf(why, whysz, "resolver: %s", ares_strerror(r));
+			xfree(d);
+			return r == ARES_ENOMEM ? -1 : 0;
+		}
+		d->have_ch = 1;
 	}
 	d->deadline = clock_now_ms() + timeout_ms;
 	for (i = 0; i < zones->nname && i < LG_MAX_DNSBL_ZONES; i++) {
