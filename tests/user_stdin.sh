@@ -129,5 +129,53 @@ else
 	echo "# SKIP users.conf made by root: not root, or no nobody/nogroup"
 fi
 
+# ^Z at the password prompt, then fg: the shell gives the terminal back
+# with echo on, and the password typed after fg was shown on it
+if command -v bash > /dev/null 2>&1; then
+	python3 - "$LISTGATE" "$CONF" > "$T/pty" 2>&1 <<'PY'
+import os, pty, select, sys, time
+lg, conf = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def wait_for(what, seen=0, t=5.0):
+    # until what occurs more than seen times in the output, or t s
+    global out
+    end = time.time() + t
+    while out.count(what) <= seen and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                return
+def say(s):
+    os.write(fd, s)
+wait_for(b"$", 0, 2)
+say(b"PS1='> '; '%s' --allow-root --config '%s' user add zed --lists all\n"
+    % (lg.encode(), conf.encode()))
+wait_for(b"Password: ")
+say(b"\x1a")
+wait_for(b"Stopped")
+say(b"fg\n")
+wait_for(b"Password: ", 1, 10)
+say(b"zed-is-a-Secret-9\n")
+wait_for(b"Again: ")
+say(b"zed-is-a-Secret-9\n")
+wait_for(b"user zed added")
+say(b"exit\n")
+wait_for(b"exit", 1, 1)
+sys.stdout.write(out.decode(errors="replace"))
+PY
+	sed 's/^/# pty: /' "$T/pty"
+	check "^Z at the password prompt and fg: the password is not echoed" \
+	    sh -c "! grep -q 'zed-is-a-Secret-9' '$T/pty'"
+	check "... it is asked again and the account added" \
+	    grep -q "user zed added" "$T/pty"
+else
+	echo "# SKIP ^Z at the password prompt: no bash"
+fi
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -54,17 +54,29 @@ user_usage(FILE *f)
 	    "Exit status: 0 ok, 1 failure, 2 usage error.\n");
 }
 
-/* the signal that interrupted a read without echo, or 0 */
-static volatile sig_atomic_t got_sig;
+/* the signal that interrupted a read without echo, or 0; got_susp:
+ * the job-control one that would suspend it, or 0 */
+static volatile sig_atomic_t got_sig, got_susp;
 
 /* the signals that end a run, caught while echo is off */
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 #define NSTOP	(sizeof(stop_sigs) / sizeof(stop_sigs[0]))
 
+/* and those that suspend it (^Z; a read or tcsetattr in the
+ * background): the shell's fg does not turn echo off again */
+static const int susp_sigs[] = { SIGTSTP, SIGTTIN, SIGTTOU };
+#define NSUSP	(sizeof(susp_sigs) / sizeof(susp_sigs[0]))
+
 static void
 on_stop(int sig)
 {
 	got_sig = sig;
+}
+
+static void
+on_susp(int sig)
+{
+	got_susp = sig;
 }
 
 /* getc, waiting through a descriptor left non-blocking by whoever
@@ -81,12 +93,13 @@ getc_wait(FILE *f)
 		errno = 0;
 		c = getc(f);
 		if (c != EOF || !ferror(f) || (errno != EAGAIN &&
-		    errno != EWOULDBLOCK) || got_sig)
+		    errno != EWOULDBLOCK) || got_sig || got_susp)
 			return c;
 		pfd.fd = fileno(f);
 		pfd.events = POLLIN;
 		pfd.revents = 0;
-		if (poll(&pfd, 1, -1) < 0 && (errno != EINTR || got_sig))
+		if (poll(&pfd, 1, -1) < 0 && (errno != EINTR || got_sig ||
+		    got_susp))
 			return c;	/* (the error flag still set) */
 		clearerr(f);
 	}
@@ -111,8 +124,8 @@ read_line(FILE *f, char *pw, size_t pwsz)
 		pw[n++] = (char)c;
 	}
 	pw[n] = '\0';
-	if (c == EOF && ferror(f) && got_sig)
-		return -1;	/* read_tty ends the run by the signal */
+	if (c == EOF && ferror(f) && (got_sig || got_susp))
+		return -1;	/* read_tty ends or suspends the run */
 	if (c == EOF && (n == 0 || ferror(f))) {
 		cmd_err("user", "no password on standard input");
 		return -1;
@@ -127,51 +140,85 @@ read_line(FILE *f, char *pw, size_t pwsz)
 	return 0;
 }
 
+/* catch sigs[0 .. n) with fn, their old dispositions into prev (a
+ * signal ignored, as under nohup, stays ignored) */
+static void
+catch_sigs(const int *sigs, size_t n, void (*fn)(int),
+    struct sigaction *prev)
+{
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < n; i++)
+		if (sigaction(sigs[i], &sa, &prev[i]) == 0 &&
+		    prev[i].sa_handler == SIG_IGN)
+			sigaction(sigs[i], &prev[i], NULL);
+}
+
+static void
+restore_sigs(const int *sigs, size_t n, const struct sigaction *prev)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sigaction(sigs[i], &prev[i], NULL);
+}
+
 /*
  * On a terminal: prompt on stderr without echo.  A signal that ends the
  * run (^C, a hangup, kill) while echo is off turns it back on first:
  * the read stops (no SA_RESTART), the terminal is restored, and the
- * signal is raised again with its old disposition.
+ * signal is raised again with its old disposition.  One that suspends
+ * it (^Z) does the same, and once continued (fg) the prompt is shown
+ * again with echo off: the shell gives the terminal back with echo on,
+ * and the password typed after fg was shown.
  */
 static int
 read_tty(const char *prompt, char *pw, size_t pwsz)
 {
 	struct termios old, quiet;
-	struct sigaction sa, prev[NSTOP];
-	size_t i;
+	struct sigaction prev[NSTOP], sprev[NSUSP];
 	int r, echo_off, sig;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	/* (a signal ignored, as under nohup, stays ignored) */
-	for (i = 0; i < NSTOP; i++)
-		if (sigaction(stop_sigs[i], &sa, &prev[i]) == 0 &&
-		    prev[i].sa_handler == SIG_IGN)
-			sigaction(stop_sigs[i], &prev[i], NULL);
-	fputs(prompt, stderr);
-	fflush(stderr);
-	echo_off = !got_sig && tcgetattr(0, &old) == 0;
-	if (echo_off) {
-		quiet = old;
-		quiet.c_lflag &= ~(tcflag_t)ECHO;
-		tcsetattr(0, TCSAFLUSH, &quiet);
-	}
-	r = got_sig ? -1 : read_line(stdin, pw, pwsz);
-	if (echo_off)
-		tcsetattr(0, TCSAFLUSH, &old);
-	fputs("\n", stderr);
-	for (i = 0; i < NSTOP; i++)
-		sigaction(stop_sigs[i], &prev[i], NULL);
-	if ((sig = got_sig) != 0) {
+	for (;;) {
+		catch_sigs(stop_sigs, NSTOP, on_stop, prev);
+		catch_sigs(susp_sigs, NSUSP, on_susp, sprev);
+		/* echo off before the prompt: what is typed once it shows
+		 * is never echoed */
+		echo_off = !got_sig && !got_susp && tcgetattr(0, &old) == 0;
+		if (echo_off) {
+			quiet = old;
+			quiet.c_lflag &= ~(tcflag_t)ECHO;
+			tcsetattr(0, TCSAFLUSH, &quiet);
+		}
+		fputs(prompt, stderr);
+		fflush(stderr);
+		r = got_sig || got_susp ? -1 : read_line(stdin, pw, pwsz);
+		if (echo_off)
+			tcsetattr(0, TCSAFLUSH, &old);
+		fputs("\n", stderr);
+		restore_sigs(susp_sigs, NSUSP, sprev);
+		restore_sigs(stop_sigs, NSTOP, prev);
+		if ((sig = got_sig) != 0) {
+			explicit_bzero(pw, pwsz);
+			raise(sig);
+			/* a disposition that did not end the run (ignored) */
+			got_sig = 0;
+			got_susp = 0;
+			cmd_err("user", "interrupted");
+			return -1;
+		}
+		if ((sig = got_susp) == 0)
+			return r;
+		/* suspended with echo on; asked again once continued */
 		explicit_bzero(pw, pwsz);
+		got_susp = 0;
+		clearerr(stdin);
 		raise(sig);
-		/* a disposition that did not end the run (ignored) */
-		got_sig = 0;
-		cmd_err("user", "interrupted");
-		return -1;
 	}
-	return r;
 }
 
 /* the characters of pw: a UTF-8 sequence is one, and so is a byte
