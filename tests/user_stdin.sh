@@ -58,6 +58,16 @@ rc=$?
 check "an empty non-blocking pipe: no password (exit $rc)" test $rc -eq 1
 check "which it says" grep -q "no password on standard input" "$T/err"
 
+# add of an account that exists, without --replace, says so before the
+# password is asked for (on a terminal: twice, then "exists")
+"$LISTGATE" --allow-root --config "$CONF" user add alice --lists dev \
+    < /dev/null > "$T/out" 2> "$T/err"
+rc=$?
+check "user add of an existing account: exit 1 (exit $rc)" test $rc -eq 1
+check "... saying it exists, before reading a password" \
+    grep -qx "listgate user: user alice exists (--replace sets a new password and lists)" "$T/err"
+check "... and nothing else" test "$(wc -l < "$T/err")" -eq 1
+
 # user list whose output cannot be written (a full disk) says so
 if [ -w /dev/full ]; then
 	"$LISTGATE" --allow-root --config "$CONF" user list > /dev/full 2> "$T/err"

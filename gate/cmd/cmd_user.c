@@ -337,6 +337,20 @@ user_add(const char *dir, const char *path, const char *name,
 		cmd_err("user", "%s", err);
 		return r == -1 ? EXIT_CMD_USAGE : EXIT_CMD_FAIL;
 	}
+	/* and an account that exists without --replace, before the
+	 * password is asked for (twice on a terminal) for nothing; said
+	 * again under the lock, for one added meanwhile (a users.conf that
+	 * cannot be read here is said there, after the lock's advice) */
+	if (!replace && users_load(path, &u, &missing, err, sizeof(err)) ==
+	    0) {
+		existed = users_find(&u, name) != NULL;
+		users_free(&u);
+		if (existed) {
+			cmd_err("user", "user %s exists (--replace sets a new "
+			    "password and lists)", name);
+			return EXIT_CMD_FAIL;
+		}
+	}
 	if (get_password(pw, sizeof(pw)) < 0) {
 		explicit_bzero(pw, sizeof(pw));
 		return EXIT_CMD_FAIL;
