@@ -68,6 +68,30 @@ check "... saying it exists, before reading a password" \
     grep -qx "listgate user: user alice exists (--replace sets a new password and lists)" "$T/err"
 check "... and nothing else" test "$(wc -l < "$T/err")" -eq 1
 
+# the same password again with --replace keeps the hash (and the web
+# sessions), but not one made with other yescrypt parameters than
+# listgate's (mkpasswd -R, another libxcrypt): that one was kept for
+# ever, 25 times cheaper to crack, its login's time telling the name
+if command -v perl > /dev/null 2>&1 &&
+    weak=$(perl -e 'print crypt("weak-secret-1", q($y$j75$abcdefghijklmnop$))') &&
+    case $weak in '$y$j75$'*) true;; *) false;; esac; then
+	printf 'weak:%s:dev\n' "$weak" >> "$CONF/users.conf"
+	printf 'weak-secret-1\n' | "$LISTGATE" --allow-root --config "$CONF" \
+	    user add weak --lists dev --replace > "$T/out" 2> "$T/err"
+	rc=$?
+	new=$(sed -n 's/^weak:\([^:]*\):.*/\1/p' "$CONF/users.conf")
+	ours=$(sed -n 's/^alice:\(\$y\$[^$]*\$\).*/\1/p' "$CONF/users.conf")
+	check "--replace, same password, other parameters: exit 0 (exit $rc)" test $rc -eq 0
+	check "... the hash is made anew with listgate's parameters ($ours)" \
+	    sh -c "test -n '$ours' && case '$new' in '$ours'*) true;; *) false;; esac"
+	printf 'weak-secret-1\n' | "$LISTGATE" --allow-root --config "$CONF" \
+	    user add weak --lists dev,other --replace > /dev/null 2>&1
+	check "... and then kept by the same password again" \
+	    grep -qF "weak:$new:dev,other" "$CONF/users.conf"
+else
+	echo "# SKIP a hash of other parameters: no perl, or its crypt has no yescrypt"
+fi
+
 # user list whose output cannot be written (a full disk) says so
 if [ -w /dev/full ]; then
 	"$LISTGATE" --allow-root --config "$CONF" user list > /dev/full 2> "$T/err"

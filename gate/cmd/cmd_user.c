@@ -380,8 +380,13 @@ user_add(const char *dir, const char *path, const char *name,
 	existed = old != NULL;
 	/* the same password again (only the lists change): the old hash
 	 * stays, and with it the account's web sessions, which a new
-	 * password ends */
-	if (old != NULL && replace && pwhash_check(pw, old->hash) == 1)
+	 * password ends; unless the old one was made with other yescrypt
+	 * parameters than ours (mkpasswd's -R, another libxcrypt): it is
+	 * made anew, or nothing would ever bring it to ours (a cheaper
+	 * one is cracked sooner, and its login's time, unlike the hash
+	 * of a name without an account, says that the account exists) */
+	if (old != NULL && replace && pwhash_same_params(old->hash, hash) &&
+	    pwhash_check(pw, old->hash) == 1)
 		snprintf(hash, sizeof(hash), "%s", old->hash);
 	explicit_bzero(pw, sizeof(pw));
 	r = users_set(&u, name, hash, lists, replace, err, sizeof(err));

@@ -31,6 +31,29 @@ pwhash_equal(const void *a, const void *b, size_t n)
 	return d == 0;
 }
 
+/* the length of hash's "$id$params$" head, or 0 when it has none */
+static size_t
+head_len(const char *hash)
+{
+	const char *p = hash;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		if ((p = strchr(p, '$')) == NULL || (i == 0 && p != hash))
+			return 0;
+		p++;
+	}
+	return (size_t)(p - hash);
+}
+
+int
+pwhash_same_params(const char *a, const char *b)
+{
+	size_t n = head_len(a);
+
+	return n > 0 && n == head_len(b) && memcmp(a, b, n) == 0;
+}
+
 int
 pwhash_make(const char *pw, char *out, size_t outsz, char *err,
     size_t errsz)

@@ -26,6 +26,10 @@ int pwhash_make(const char *pw, char *out, size_t outsz, char *err,
  * hash is unusable), -1 when out of memory */
 int pwhash_check(const char *pw, const char *hash);
 
+/* 1 when hashes a and b were made with the same method and parameters
+ * (their "$y$PARAMS$" heads are equal), else 0 */
+int pwhash_same_params(const char *a, const char *b);
+
 /* constant-time comparison of n bytes: 1 equal, 0 not */
 int pwhash_equal(const void *a, const void *b, size_t n);
 
