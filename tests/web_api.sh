@@ -1070,6 +1070,25 @@ req GET /api/lists $A
 check "a deleted account is refused at once" test "$code" = 401
 req GET /lists/dev -b "$A_J"
 check "... and its sessions end" test "$code" = 303
+# an account whose hash has other yescrypt parameters than listgate's
+# (mkpasswd -R): its logins take another time than those of a name
+# without an account (the hash of a dummy, of listgate's parameters),
+# which tells that it exists; the log says so, and what to run
+if weak=$(perl -e 'print crypt("weak-secret-1", q($y$j75$abcdefghijklmnop$))' 2>/dev/null) &&
+    case $weak in '$y$j75$'*) true;; *) false;; esac; then
+	printf 'weak:%s:dev\n' "$weak" >> "$CONF/users.conf"
+	req GET /api/lists -u weak:weak-secret-1
+	check "an account of other yescrypt parameters logs in ($code)" test "$code" = 200
+	check "... and the log warns of it, saying what to run" \
+	    grep -q "web: user weak: its password hash has other yescrypt parameters than listgate makes.* user add weak --replace" "$T/web.log"
+	printf 'weak-secret-1\n' | lg user add weak --replace --lists dev > /dev/null
+	req GET /api/lists -u weak:weak-secret-1
+	check "... which, run, makes it one of listgate's: no warning more" \
+	    test "$(grep -c 'web: user weak: its password hash' "$T/web.log")" -eq 1
+	lg user del weak > /dev/null
+else
+	echo "# SKIP a hash of other parameters: no perl, or its crypt has no yescrypt"
+fi
 
 wait "$tricklepid"
 tk=$(cat "$T/trickle.out")

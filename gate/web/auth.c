@@ -92,6 +92,7 @@ users_refresh(struct web_srv *s)
 	struct web_users *w;
 	struct stat st;
 	char err[1024];
+	size_t i;
 	int missing, changed;
 
 	if (stat(s->users_path, &st) < 0) {
@@ -121,6 +122,18 @@ users_refresh(struct web_srv *s)
 	s->users = w;
 	s->users_st = st;
 	s->users_missing = missing;
+	/* a name without an account costs the hash of the dummy, of our
+	 * parameters: an account's hash of others (mkpasswd -R) takes
+	 * another time, which says that the account exists */
+	for (i = 0; i < w->u.n; i++)
+		if (!pwhash_same_params(w->u.v[i].hash, s->dummy_hash))
+			log_warn("web: user %s: its password hash has other "
+			    "yescrypt parameters than listgate makes, so its "
+			    "logins take another time than those of a name "
+			    "without an account, which tells that it exists: "
+			    "set its password again (%s user add %s --replace "
+			    "--lists ...)", w->u.v[i].name, suggest_cmd(),
+			    w->u.v[i].name);
 	if (missing)
 		log_warn("web: %s does not exist: nobody can log in (%s "
 		    "user add)", s->users_path, suggest_cmd());
