@@ -18,6 +18,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" "$T/tokens"
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
+: > "$CONF/lists/dev.conf"	# (user add warns of a list not configured)
 
 . "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
 
@@ -57,6 +58,17 @@ slow_nb '' "$LISTGATE" --allow-root --config "$CONF" user add bob \
 rc=$?
 check "an empty non-blocking pipe: no password (exit $rc)" test $rc -eq 1
 check "which it says" grep -q "no password on standard input" "$T/err"
+
+# a list that is not configured (a typo: deb for dev) is warned of, the
+# account still made (a list may be configured after it): the account
+# saw nothing of it on the web page, and nothing said why
+printf 'fay-secret-12\n' | "$LISTGATE" --allow-root --config "$CONF" user add \
+    fay --lists deb,dev > "$T/out" 2> "$T/err"
+rc=$?
+check "user add with a list not configured: exit 0 (exit $rc)" test $rc -eq 0
+check "... warning of it" grep -qx "listgate user: warning: no list deb is configured ($CONF/lists/deb.conf): the account sees it once it is" "$T/err"
+check "... and of it alone" test "$(wc -l < "$T/err")" -eq 1
+check "... the account made" grep -q "^fay:.*:deb,dev$" "$CONF/users.conf"
 
 # add of an account that exists, without --replace, says so before the
 # password is asked for (on a terminal: twice, then "exists")

@@ -313,6 +313,36 @@ web_owner(const char *dir, uid_t *uid_r, gid_t *gid_r)
 	xfree(group);
 }
 
+/* say which of lists (checked, not "all") dir configures no list of:
+ * a typo made an account that sees nothing of the list, and nothing
+ * said so (it is still made: a list may be configured after it) */
+static void
+warn_unknown_lists(const char *dir, const char *lists)
+{
+	char **names, err[1024], *copy, *p, *c;
+	size_t n, i;
+
+	if (strcmp(lists, "all") == 0 || listcfg_names(dir, &names, &n, err,
+	    sizeof(err)) < 0)
+		return;
+	if ((copy = xstrdup(lists)) != NULL) {
+		for (p = copy; p != NULL; p = c) {
+			if ((c = strchr(p, ',')) != NULL)
+				*c++ = '\0';
+			for (i = 0; i < n && strcmp(names[i], p) != 0; i++)
+				;
+			if (i == n)
+				cmd_err("user", "warning: no list %s is "
+				    "configured (%s/lists/%s.conf): the account "
+				    "sees it once it is", p, dir, p);
+		}
+		xfree(copy);
+	}
+	for (i = 0; i < n; i++)
+		xfree(names[i]);
+	xfree(names);
+}
+
 /* add or replace an account under the lock: exit status */
 static int
 user_add(const char *dir, const char *path, const char *name,
@@ -337,6 +367,7 @@ user_add(const char *dir, const char *path, const char *name,
 		cmd_err("user", "%s", err);
 		return r == -1 ? EXIT_CMD_USAGE : EXIT_CMD_FAIL;
 	}
+	warn_unknown_lists(dir, lists);
 	/* and an account that exists without --replace, before the
 	 * password is asked for (twice on a terminal) for nothing; said
 	 * again under the lock, for one added meanwhile (a users.conf that
