@@ -15,7 +15,8 @@
 # nobody and daemon; as another user they print a "# SKIP" line and the
 # checks of group- and world-writable files still run.  Under tests/pg.sh
 # (root only): a moderator who may not write the token files decides,
-# and their owner's sync applies the decision.  Works in a
+# and their owner's sync applies the decision; listgate web as nobody
+# reads a users.conf given to it with chown.  Works in a
 # mktemp -d directory removed at the end; never reads /etc/listgate.
 set -u
 
@@ -98,6 +99,50 @@ if [ "${1:-}" = pg ]; then
 	    python3 -c "import json, sys; d = json.load(open('$T/out')); sys.exit(0 if $rc == 1 and d['applied'] == [] and d['recommended'] is not None and d['apply_error'].startswith('nothing applied: $CONF/lists/dev.conf cannot be written as user nobody: its directory $CONF/lists is not writable') else 1)"
 	check "... the list's file unchanged again" \
 	    cmp -s "$CONF/lists/dev.conf" "$T/dev.conf.before"
+	# listgate web as nobody: a users.conf it cannot read (put in place
+	# as root's: logged, the accounts read before stay), then given to
+	# it with chown, as the log's error leads one to do: read again at
+	# the next request (a chown changes only the file's ctime, and the
+	# server went on with the accounts from before until a restart)
+	if command -v curl > /dev/null 2>&1; then
+		printf 'web-secret-12\n' | lgr user add wa --lists dev > /dev/null &&
+		    chown nobody "$CONF/users.conf" || exit 99
+		runuser -u nobody -- "$LISTGATE" --config "$CONF" web \
+		    --listen 127.0.0.1:0 2> "$T/web.log" &
+		webpid=$!
+		i=0
+		until grep -q 'listening on' "$T/web.log"; do
+			i=$((i + 1))
+			if [ $i -gt 100 ]; then
+				sed 's/^/# web: /' "$T/web.log"
+				kill "$webpid"
+				exit 99
+			fi
+			sleep 0.1
+		done
+		port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' \
+		    "$T/web.log" | head -n 1)
+		wcode() {
+			curl -s -o /dev/null -w '%{http_code}' -u "$1" \
+			    "http://127.0.0.1:$port/api/lists"
+		}
+		printf 'web-secret-13\n' | lgr user add wb --lists dev > /dev/null &&
+		    cp "$CONF/users.conf" "$T/users.root" &&
+		    mv "$T/users.root" "$CONF/users.conf" || exit 99
+		c=$(wcode wb:web-secret-13)
+		check "web as nobody: a users.conf of root's is not read ($c)" \
+		    test "$c" = 401
+		check "... the log says why" \
+		    grep -q "users.conf: cannot open: Permission denied (the accounts read before stay)" "$T/web.log"
+		chown nobody "$CONF/users.conf" || exit 99
+		c=$(wcode wb:web-secret-13)
+		check "... given to nobody (chown), it is read at the next request ($c)" \
+		    test "$c" = 200
+		kill "$webpid"
+		wait "$webpid"
+	else
+		echo "# SKIP listgate web as nobody: no curl"
+	fi
 	echo "1..$n"
 	[ $fails -eq 0 ]
 	exit

@@ -106,7 +106,13 @@ users_refresh(struct web_srv *s)
 		    st.st_size != s->users_st.st_size ||
 		    st.st_mtim.tv_sec != s->users_st.st_mtim.tv_sec ||
 		    st.st_mtim.tv_nsec != s->users_st.st_mtim.tv_nsec ||
-		    st.st_mode != s->users_st.st_mode;
+		    st.st_mode != s->users_st.st_mode ||
+		    /* a chown (or an ACL) that lets us read a file we
+		     * could not: only its ctime says so */
+		    st.st_uid != s->users_st.st_uid ||
+		    st.st_gid != s->users_st.st_gid ||
+		    st.st_ctim.tv_sec != s->users_st.st_ctim.tv_sec ||
+		    st.st_ctim.tv_nsec != s->users_st.st_ctim.tv_nsec;
 	if (!changed && s->users != NULL)
 		return;
 	if (users_load(s->users_path, &u, &missing, err, sizeof(err)) < 0) {
