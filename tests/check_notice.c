@@ -529,6 +529,46 @@ START_TEST(loop_guard_sealed)
 }
 END_TEST
 
+/* every message listgate writes tells Exchange to send no out-of-office
+ * or rule reply: Exchange sends one to the Reply-To, a hold notice's
+ * being the approve address, and one that marks itself no other way
+ * (its Subject in another language: "Automatische Antwort: ...")
+ * would approve the post */
+START_TEST(no_auto_replies)
+{
+	static const char field[] = "\nX-Auto-Response-Suppress: OOF, "
+	    "AutoReply\n";
+	struct notice_post p;
+	struct notice_links ln;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "alice@example.org", 1796000000, &tkey };
+	struct buf out = BUF_INIT(1 << 22);
+	const char *e;
+	int remind;
+
+	post_for(&p);
+	links_for(&ln);
+	for (remind = 0; remind < 2; remind++) {
+		buf_reset(&out);
+		ck_assert_int_eq(notice_hold(&p, &ln, &h, remind, &out), 0);
+		e = strstr(buf_str(&out), "\n\n");
+		ck_assert_ptr_nonnull(e);
+		/* in the notice's own header, not only in the attached post */
+		ck_assert_msg(memmem(out.data, (size_t)(e + 1 -
+		    buf_str(&out)), field, strlen(field)) != NULL, "%s",
+		    buf_str(&out));
+	}
+	buf_reset(&out);
+	ck_assert_int_eq(notice_digest("dev", &p, &ln, 1, &h, &out), 0);
+	ck_assert_ptr_nonnull(strstr(buf_str(&out), field));
+	buf_reset(&out);
+	ck_assert_int_eq(notice_answer("dev", "approved: post 812", NULL,
+	    "Post 812 is approved.\n", &h, &out), 0);
+	ck_assert_ptr_nonnull(strstr(buf_str(&out), field));
+	buf_free(&out);
+}
+END_TEST
+
 static Suite *
 notice_suite(void)
 {
@@ -543,6 +583,7 @@ notice_suite(void)
 	tcase_add_test(tc, hostile_bytes);
 	tcase_add_test(tc, preview_no_hidden_text);
 	tcase_add_test(tc, loop_guard_sealed);
+	tcase_add_test(tc, no_auto_replies);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -329,7 +329,13 @@ common_header(struct buf *b, const char *list, const struct notice_to *h,
 	/* what tells this message from a post that copies its fields
 	 * (notice_is_ours) */
 	cookie_seal(h->key, list, mid, seal);
+	/* Exchange sends a mailbox's out-of-office and rule replies to
+	 * the Reply-To, a hold notice's being the approve address; this
+	 * field, not RFC 3834's Auto-Submitted, is what it heeds.  Such a
+	 * reply that marks itself no other way, in a language whose
+	 * Subject robot.c does not know, would approve the post */
 	if (put(b, "X-Listgate-Seal: %s\n", seal) < 0 ||
+	    buf_adds(b, "X-Auto-Response-Suppress: OOF, AutoReply\n") < 0 ||
 	    buf_adds(b, "MIME-Version: 1.0\n") < 0)
 		return -1;
 	return 0;
