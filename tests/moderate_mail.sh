@@ -33,6 +33,9 @@
 #   - a release that succeeds saying "5.1.1 ...", and a defer after
 #     it: what pipe(8) reads begins with listgate's line, never with the
 #     release's status code;
+#   - an approval for a list without a release command is refused with
+#     an answer naming the key (not retried by the MTA for days), and
+#     the same address approves once release is set;
 #   - an automatic reply decides nothing; a database that is down, a
 #     lists/ directory missing or unreadable are temporary failures
 #     (75 / 111);
@@ -749,6 +752,32 @@ check "... the answer says the list refused the post for good" \
 check "... the post is held, the refusal its note" test \
     "$(sql "SELECT status || ' ' || note FROM held_posts WHERE id = $id70")" = \
     "held release refused the post for good: release command /bin/sh exited with status 100"
+
+# --- a list without a release command: an approval by mail cannot
+# release the post.  It was a temporary failure, the MTA retried the
+# reply for days and the moderator heard nothing until its bounce; it is
+# refused now with an answer that names the key, and the address still
+# works once release is set
+id71=$(hold spam2.eml mm71@test r@example.net) || exit 1
+a71=$(addr_of "$(last_to alice@example.org)" approve)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+sed -i "/^release = /d" "$CONF/lists/dev.conf"
+nalice=$(nmail alice@example.org)
+moderate "$a71" alice@example.org < "$T/r1.eml"
+check "approve of a list without release: the reply is not retried (exit $rc)" \
+    test "$rc" -eq 0
+check "... the post stays held" test "$(status "$id71")" = held
+check "... alice is answered" test "$(nmail alice@example.org)" -eq $((nalice + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... the answer says the list has no release command" \
+    grep -q "the list has no release command" "$T/ans.txt"
+check "... and names the file to set it in" grep -q "lists/dev.conf" "$T/ans.txt"
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+rm -f "$T/released.dev"
+moderate "$a71" alice@example.org < "$T/r1.eml"
+check "... with release set, the same address approves it" \
+    test "$rc" -eq 0 -a "$(status "$id71")" = approved
+check "... released" cmp -s "$T/released.dev" "$T/mm71@test.eml"
 
 # --- SIGTERM while the release runs: the release is stopped and the post
 # held again for the MTA's retry (not left 'releasing')

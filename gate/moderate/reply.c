@@ -543,6 +543,20 @@ reply_apply(struct reply *r, struct queue *q,
 		return refuse(r, reason);
 	}
 	case QUEUE_RELEASE_FAILED:
+		/* no release command: a retry by the MTA fails the same
+		 * way, for days, and the moderator hears nothing until the
+		 * bounce; the address is not used up, it works once the
+		 * administrator set release */
+		if (r->l.release == NULL || r->l.release[0] == NULL) {
+			char reason[600];
+
+			snprintf(reason, sizeof(reason), "the list has no "
+			    "release command, so no post of it can be "
+			    "approved: its administrator must set release in "
+			    "lists/%s.conf (then this address works)",
+			    r->l.name);
+			return refuse(r, reason);
+		}
 		if (res.refused) {
 			/* refused for good: a retry of the reply by the MTA
 			 * would be refused again, for days */

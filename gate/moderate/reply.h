@@ -117,8 +117,9 @@ int reply_field(const unsigned char *msg, size_t len, const char *name,
  * record the cookie.
  * Fills r->subject, r->text (the answer) and r->why.  REPLY_DONE,
  * REPLY_REFUSED (also when the list's LMTP server refused the release
- * for good: the post stays held) or REPLY_TEMP (database down, the
- * release command failed: the MTA retries the reply).
+ * for good, or the list has no release command: the post stays held)
+ * or REPLY_TEMP (database down, the release command failed: the MTA
+ * retries the reply).
  */
 int reply_apply(struct reply *r, struct queue *q,
     const struct listcfg_global *g, const struct cookie_key *key, time_t now);
