@@ -22,6 +22,9 @@
 #     action, an expired and a malformed cookie are each refused with
 #     an answer that says why, and change nothing;
 #   - a post decided already is answered with who decided and when;
+#   - an expired cookie of a moderator's notice, sent from an address
+#     not in moderators, is answered to that moderator (one bound to no
+#     moderator, to nobody);
 #   - a cookie whose post number is now another list's post (reused
 #     after a restore) is refused and decides nothing; so is one whose
 #     number is now another post of its own list (its cookie is bound to
@@ -415,6 +418,52 @@ old_cookie() { lib_old_cookie "$T/var/secret" dev "$@"; }
 refused "an expired cookie" \
     "dev-moderate+approve-$id4-$(old_cookie "$id4" approve $(($(date +%s) - 3600)))@lists.example.org" \
     "the address expired"
+# a cookie of today's format: bound to the post (its SHA-256, of the
+# bytes filter read) and to the moderator its notice went to
+bound_cookie() {	# bound_cookie ID ACTION EXPIRY POSTFILE MODERATOR
+	_o=$(old_cookie "$1" "$2" "$3")
+	printf '%s' "$(printf %s "$_o" | cut -c1-19)"
+	{ printf 'listgate-moderate-post-1\000dev\000%s\000%s\000%s' "$1" "$2" \
+	    "$(printf %s "$_o" | cut -c1-7)"
+	  openssl dgst -sha256 -binary < "$4"
+	  printf '%s\000' "$5"; } |
+	    openssl dgst -sha256 -hmac "$(cat "$T/var/secret")" -binary |
+	    head -c 5 | base32 | tr A-Z a-z
+}
+b36() {	# the value of base-36 digits
+	_v=0
+	for _c in $(printf %s "$1" | sed 's/./& /g'); do
+		_d=$(awk -v c="$_c" 'BEGIN { print index("0123456789abcdefghijklmnopqrstuvwxyz", c) - 1 }')
+		_v=$((_v * 36 + _d))
+	done
+	echo "$_v"
+}
+check "(bound_cookie makes the cookie of alice's notice)" test \
+    "$(bound_cookie "$id4" approve "$(b36 "$(printf %s "$ck4" | cut -c1-7)")" \
+    "$T/mm4@test.eml" alice@example.org)" = "$ck4"
+# alice's notice, expired, answered from another address of hers (one
+# not in moderators: an alias, her own server's name): the cookie is
+# genuine and names her, so she is told it expired, as of a post
+# decided already; it said nothing to anyone, and she took the post for
+# approved
+nalice=$(nmail alice@example.org)
+moderate "dev-moderate+approve-$id4-$(bound_cookie "$id4" approve \
+    $(($(date +%s) - 3600)) "$T/mm4@test.eml" alice@example.org)@lists.example.org" \
+    alice@mail.example.org < "$T/r1.eml"
+check "alice's expired notice from another address of hers: exit 0" \
+    test "$rc" -eq 0 -a "$(status "$id4")" = held -a "$(events "$id4")" -eq "$ev4"
+check "... answered to alice, whose notice it was" \
+    test "$(nmail alice@example.org)" -eq $((nalice + 1))
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... saying it expired" grep -q "was refused: the address expired" "$T/ans.txt"
+check "... never to the envelope sender" test "$(nmail alice@mail.example.org)" -eq 0
+# one bound to no moderator of the list proves no notice: nobody is told
+nbefore=$(ls "$MAIL" | wc -l)
+moderate "dev-moderate+approve-$id4-$(bound_cookie "$id4" approve \
+    $(($(date +%s) - 3600)) "$T/mm4@test.eml" mallory@example.net)@lists.example.org" \
+    mallory@example.net < "$T/r1.eml"
+check "an expired cookie bound to no moderator: exit 0, no answer at all" \
+    test "$rc" -eq 0 -a "$(ls "$MAIL" | wc -l)" -eq "$nbefore"
 # the same computation with a future expiry is accepted: the expired
 # refusal above is about the expiry alone
 ck4old=$(old_cookie "$id4" approve $(($(date +%s) + 3600)))

@@ -343,8 +343,11 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto done;
 	}
 	r.key = key;
-	/* a bad cookie is refused before the database is asked */
-	if ((rc = reply_check(&r, key, time(NULL))) != REPLY_DONE) {
+	/* a bad cookie is refused before the database is asked (not an
+	 * expired one: its post says whose notice it came from, and that
+	 * moderator is told) */
+	if ((rc = reply_check(&r, key, time(NULL))) != REPLY_DONE &&
+	    !r.expired) {
 		o = OUT_PASS;
 		result = "refused";
 		goto answer;

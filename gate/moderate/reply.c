@@ -353,6 +353,15 @@ check(struct reply *r, const struct cookie_key *key,
 		return REPLY_DONE;
 	r->cookie_refused = 1;
 	if (c == COOKIE_EEXPIRED) {
+		r->expired = 1;
+		/* checked with its post and moderators, it is genuine and
+		 * says whose notice it came from: that moderator is told
+		 * it expired, as of a post decided already (a moderator
+		 * who writes from another address than the one in
+		 * moderators heard nothing, and took the post for
+		 * decided) */
+		if (sha != NULL)
+			r->cookie_refused = 0;
 		when(r->addr.expiry, until, sizeof(until));
 		snprintf(reason, sizeof(reason), "the address expired on %s "
 		    "(cookie_days)", until);
@@ -393,7 +402,9 @@ reply_apply(struct reply *r, struct queue *q,
 	r->old[0] = r->by[0] = '\0';
 	r->at = 0;
 	r->notified[0] = '\0';
-	if (reply_check(r, key, now) != REPLY_DONE)
+	r->expired = 0;
+	/* (an expired cookie goes on to its post: see check) */
+	if (reply_check(r, key, now) != REPLY_DONE && !r->expired)
 		return REPLY_REFUSED;
 	/* the cookie is bound to the post it was made for: the post under
 	 * its number now must be that one (a failover or a restore hands
@@ -408,14 +419,17 @@ reply_apply(struct reply *r, struct queue *q,
 		snprintf(r->why, sizeof(r->why), "%s", err);
 		return REPLY_TEMP;
 	}
-	if (got == 0)
+	if (got == 0 || (r->expired && strcmp(plist, r->l.name) != 0))
 		return no_post(r);
-	if (strcmp(plist, r->l.name) == 0 && check(r, key, post, &which,
-	    now) != REPLY_DONE)
-		return REPLY_REFUSED;
-	if (which >= 0)
-		snprintf(r->notified, sizeof(r->notified), "%s",
-		    r->l.moderators[which]);
+	if (strcmp(plist, r->l.name) == 0) {
+		int c = check(r, key, post, &which, now);
+
+		if (which >= 0)
+			snprintf(r->notified, sizeof(r->notified), "%s",
+			    r->l.moderators[which]);
+		if (c != REPLY_DONE)
+			return REPLY_REFUSED;
+	}
 	/* each cookie decides once: its SHA-256 (with the list) is kept */
 	sha256_init(&sc);
 	sha256_update(&sc, strlen(r->l.name) + 1, (const uint8_t *)r->l.name);

@@ -54,6 +54,10 @@ struct reply {
 					 * no post to check it against (it
 					 * proved nothing: answered to
 					 * moderators only) */
+	int expired;			/* the cookie is genuine but expired
+					 * (reply_check): reply_apply still
+					 * checks it against its post, to
+					 * tell its moderator */
 	char notified[COOKIE_MAX_ADDR + 1];	/* the moderator the
 					 * cookie was made for ("": not
 					 * known): an envelope sender that is
@@ -125,7 +129,10 @@ int reply_apply(struct reply *r, struct queue *q,
     const struct listcfg_global *g, const struct cookie_key *key, time_t now);
 
 /* the cookie check alone, all but its post (before connecting):
- * REPLY_DONE, or REPLY_REFUSED with the answer and why filled */
+ * REPLY_DONE, or REPLY_REFUSED with the answer and why filled (and
+ * r->expired set when it is genuine but expired: reply_apply checks it
+ * against its post all the same, for whose notice it came from, who is
+ * answered) */
 int reply_check(struct reply *r, const struct cookie_key *key, time_t now);
 
 /*
