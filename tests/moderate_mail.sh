@@ -21,7 +21,9 @@
 #   - a replayed cookie, one character changed, another list, post or
 #     action, an expired and a malformed cookie are each refused with
 #     an answer that says why, and change nothing;
-#   - a post decided already is answered with who decided and when;
+#   - a post decided already is answered with who decided and when; an
+#     expired one says nobody decided it, and how an approval still can
+#     be given;
 #   - an expired cookie of a moderator's notice, sent from an address
 #     not in moderators, is answered to that moderator (one bound to no
 #     moderator, to nobody);
@@ -642,6 +644,34 @@ check "... and that nothing is left to do, not to use a current notice" \
         ! grep -q 'current hold notice' '$T/ans.txt'"
 moderate "$ck4old" alice@example.org < "$T/r1.eml"
 check "not an action address at all: exit 0" test "$rc" -eq 0
+# expired (hold_expiry_days, `listgate expire`): nobody decided it and
+# it never reached the list; the answer said it was "decided already"
+# with "nothing left to do", and an approval can still be given
+# (a post of ops: dev's notices of the hour are counted for later tests)
+id72=$(hold spam3.eml mm72@test r@example.net ops) || exit 1
+n72=$(last_to alice@example.org)
+a72=$(addr_of "$n72" approve)
+r72=$(addr_of "$n72" reject)
+sql "UPDATE held_posts SET status = 'expired', decided_by = 'listgate@host', decided_at = now() WHERE id = $id72"
+moderate "$a72" alice@example.org < "$T/r1.eml"
+check "approve of an expired post: exit 0, still expired" \
+    test "$rc" -eq 0 -a "$(status "$id72")" = expired
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... the answer says it expired and nobody decided it" \
+    grep -Eq "the post expired at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC \(held longer than hold_expiry_days\): nobody decided it" "$T/ans.txt"
+check "... that it was not released, and how it still can be" \
+    sh -c "grep -q 'The post was not released to the list' '$T/ans.txt' &&
+        grep -q 'approve --force $id72' '$T/ans.txt' &&
+        ! grep -q 'decided already' '$T/ans.txt'"
+moderate "$r72" alice@example.org < "$T/r1.eml"
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "reject of an expired post: nothing left to do, no approve --force" \
+    sh -c "grep -q 'nobody decided it' '$T/ans.txt' &&
+        grep -q 'There is nothing left to do for it' '$T/ans.txt' &&
+        ! grep -q 'approve --force' '$T/ans.txt'"
+lg approve --force "$id72" > /dev/null 2>&1
+check "... approve --force, as the answer said, releases it" \
+    test "$(status "$id72")" = approved -a -s "$T/released.ops"
 
 # --- a post number reused (the database restored from a backup) ------------------------------------
 # an ops cookie for a number that is now a dev post: refused for good

@@ -303,6 +303,30 @@ refuse_decided(struct reply *r, const char *reason)
 	return REPLY_REFUSED;
 }
 
+/* fill the answer to a message for a post that expired at at (held
+ * past hold_expiry_days, `listgate expire`): not decided by anyone nor
+ * released, and an approval can still be given on the list host */
+static int
+refuse_expired(struct reply *r, const char *at)
+{
+	char reason[300];
+
+	snprintf(reason, sizeof(reason), "the post expired at %s (held "
+	    "longer than hold_expiry_days): nobody decided it", at);
+	refuse(r, reason);
+	r->text[0] = '\0';
+	text(r, "Your message to\n  %s\nwas refused: %s.\n\nNothing was "
+	    "changed.  The post was not released to the list.\n", r->rcpt,
+	    reason);
+	if (r->addr.action == COOKIE_APPROVE)
+		text(r, "To release it all the same, the list's administrator "
+		    "can run\n`%s approve --force %lld` on the list host.\n",
+		    suggest_cmd(), (long long)r->addr.id);
+	else
+		text(r, "There is nothing left to do for it.\n");
+	return REPLY_REFUSED;
+}
+
 /* refuse a cookie whose number names no post of its list (any more):
  * the cookie's binding to its post and moderator could not be checked,
  * so it proved nothing and is answered to moderators only */
@@ -532,6 +556,9 @@ reply_apply(struct reply *r, struct queue *q,
 		char reason[600], ob[260];
 
 		when(res.at, at, sizeof(at));
+		/* expired: nobody decided it, and it never reached the list */
+		if (strcmp(res.old, "expired") == 0)
+			return refuse_expired(r, at);
 		sanitize_str(ob, sizeof(ob), res.by, strlen(res.by), 100,
 		    SANITIZE_TEXT, 0);
 		snprintf(reason, sizeof(reason), "the post was already %s by "
