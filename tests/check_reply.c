@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,37 @@ START_TEST(robots_never_decide)
 	    "Subject: Out of Office until Monday\n\naway\n";
 	r.len = strlen((const char *)r.msg);
 	ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 1);
+	/* Outlook's out-of-office reply in the mailbox's language, marked
+	 * no other way, sent to the notice's Reply-To (the approve address):
+	 * German, French (its blank before the colon, and encoded as
+	 * Outlook sends it), Spanish, Swedish, Russian, Japanese */
+	{
+		static const char *const subj[] = {
+		    "Automatische Antwort: [dev] held: x (score 0.99)",
+		    "=?utf-8?q?R=C3=A9ponse_automatique_=3A_=5Bdev=5D_held=3A_x?=",
+		    "Respuesta autom\xc3\xa1tica: [dev] held: x",
+		    "Autosvar: [dev] held: x",
+		    "=?utf-8?b?0JDQstGC0L7QvNCw0YLQuNGH0LXRgdC60LjQuSDQvtGC0LLQtdGCOiBbZGV2XQ==?=",
+		    "\xe8\x87\xaa\xe5\x8b\x95\xe5\xbf\x9c\xe7\xad\x94: [dev] held",
+		    NULL };
+		static char m[512];
+		size_t i;
+
+		for (i = 0; subj[i] != NULL; i++) {
+			snprintf(m, sizeof(m), "From: a@example.org\n"
+			    "Subject: %s\n\naway\n", subj[i]);
+			r.msg = (const unsigned char *)m;
+			r.len = strlen(m);
+			ck_assert_msg(reply_automatic(&r, why, sizeof(why)) ==
+			    1, "%s", subj[i]);
+		}
+		/* a person's reply in German ("AW:") decides */
+		snprintf(m, sizeof(m), "From: a@example.org\nSubject: AW: "
+		    "Automatische Antwort: [dev] held: x\n\nok\n");
+		r.msg = (const unsigned char *)m;
+		r.len = strlen(m);
+		ck_assert_int_eq(reply_automatic(&r, why, sizeof(why)), 0);
+	}
 	/* a person's reply whose Subject only mentions them decides */
 	r.msg = (const unsigned char *)"From: a@example.org\n"
 	    "Subject: Re: Automatic reply: post 12 held\n\nok\n";

@@ -100,9 +100,24 @@ robot_field(const struct mail_event *ev, void *ctx)
 	/* the Subject an auto-reply gives itself (Outlook's and Exchange's
 	 * out-of-office and rule replies, Lotus Notes' "Auto:") where the
 	 * robot marks nothing else; no person's reply to a notice begins
-	 * so (theirs begins "Re:") */
+	 * so (theirs begins "Re:", "AW:", "SV:" ...).  Outlook writes it in
+	 * the mailbox's language: the languages of Western and Central
+	 * Europe, Russian and East Asian (UTF-8, as the header walk decodes
+	 * it; a French one has a blank before its colon) */
 	static const char *const subjects[] = { "Automatic reply:",
-	    "Auto-reply:", "Autoreply:", "Auto:", "Out of Office", NULL };
+	    "Auto-reply:", "Autoreply:", "Auto:", "Out of Office",
+	    "Automatische Antwort:", "Abwesenheitsnotiz:",
+	    "R\xc3\xa9ponse automatique", "Respuesta autom\xc3\xa1tica:",
+	    "Risposta automatica:", "Automatisch antwoord:",
+	    "Resposta autom\xc3\xa1tica:", "Autosvar:", "Automatisk svar:",
+	    "Automaattinen vastaus:", "Automatyczna odpowied\xc5\xba:",
+	    "Automatick\xc3\xa1 odpov\xc4\x9b\xc4\x8f:",
+	    "\xd0\x90\xd0\xb2\xd1\x82\xd0\xbe\xd0\xbc\xd0\xb0\xd1\x82"
+	    "\xd0\xb8\xd1\x87\xd0\xb5\xd1\x81\xd0\xba\xd0\xb8\xd0\xb9 "
+	    "\xd0\xbe\xd1\x82\xd0\xb2\xd0\xb5\xd1\x82:",
+	    "\xe8\x87\xaa\xe5\x8b\x95\xe5\xbf\x9c\xe7\xad\x94:",
+	    "\xe8\x87\xaa\xe5\x8a\xa8\xe5\x9b\x9e\xe5\xa4\x8d:",
+	    "\xe8\x87\xaa\xe5\x8b\x95\xe5\x9b\x9e\xe8\xa6\x86:", NULL };
 	static const char *const lists[] = { "List-Id", "List-Post",
 	    "List-Unsubscribe", "Mailing-List", NULL };
 	static const char *const precs[] = { "bulk", "junk", "list",
