@@ -21,7 +21,8 @@
 #   - a replayed cookie, one character changed, another list, post or
 #     action, an expired and a malformed cookie are each refused with
 #     an answer that says why, and change nothing;
-#   - a post decided already is answered with who decided and when; an
+#   - a post decided already is answered with who decided and when (the
+#     way the reply asks: "already approved", not "refused"); an
 #     expired one says nobody decided it, and how an approval still can
 #     be given;
 #   - an expired cookie of a moderator's notice, sent from an address
@@ -642,6 +643,18 @@ check "... the answer says by whom and when" \
 check "... and that nothing is left to do, not to use a current notice" \
     sh -c "grep -q '^Nothing was changed.  The post was decided already: there is$' '$T/ans.txt' &&
         ! grep -q 'current hold notice' '$T/ans.txt'"
+# decided the way the reply asks (carol approved first, as two
+# moderators do): said so, not "refused", as approve on the command line
+# counts it done
+moderate "$a4" bob@example.org < "$T/r1.eml"
+check "approve of a post approved already: exit 0" \
+    test "$rc" -eq 0 -a "$(status "$id4")" = approved
+"$MAILTEXT" "$(last_to bob@example.org)" > "$T/ans.txt"
+check "... answered: already approved, not refused" \
+    grep -q "^Subject: \[dev\] already approved: post $id4\$" "$T/ans.txt"
+check "... by whom and when, nothing left to do" \
+    sh -c "grep -Eq '^Post $id4 to the list dev was already approved by carol at [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{5} UTC,\$' '$T/ans.txt' &&
+        grep -q 'nothing is left to do' '$T/ans.txt' && ! grep -q 'refused' '$T/ans.txt'"
 moderate "$ck4old" alice@example.org < "$T/r1.eml"
 check "not an action address at all: exit 0" test "$rc" -eq 0
 # expired (hold_expiry_days, `listgate expire`): nobody decided it and

@@ -561,6 +561,23 @@ reply_apply(struct reply *r, struct queue *q,
 			return refuse_expired(r, at);
 		sanitize_str(ob, sizeof(ob), res.by, strlen(res.by), 100,
 		    SANITIZE_TEXT, 0);
+		/* decided the way asked (two moderators approve, each from
+		 * a notice): what the moderator wanted holds, and "refused"
+		 * read as if it did not (approve on the command line counts
+		 * it done) */
+		if (strcmp(res.old, status) == 0) {
+			snprintf(r->subject, sizeof(r->subject), "already %s: "
+			    "post %lld", status, (long long)r->addr.id);
+			r->text[0] = '\0';
+			text(r, "Post %lld to the list %s was already %s by %s "
+			    "at %s,\nas your message asks.  Nothing was changed, "
+			    "and nothing is left to do.\n", (long long)r->addr.id,
+			    r->l.name, status, ob[0] ? ob : "?", at);
+			snprintf(r->why, sizeof(r->why), "post %lld already %s "
+			    "by %s at %s", (long long)r->addr.id, status,
+			    ob[0] ? ob : "?", at);
+			return REPLY_REFUSED;
+		}
 		snprintf(reason, sizeof(reason), "the post was already %s by "
 		    "%s at %s", res.old, ob[0] ? ob : "?", at);
 		return refuse_decided(r, reason);
