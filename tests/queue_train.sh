@@ -85,6 +85,20 @@ check "train FILE FILE with a database: one journal event" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'dupj'")" -eq 1
 check "... the other counted as a duplicate" \
     grep -q "^skipped 1 duplicate post" "$T/out"
+# the progress line on a terminal: the posts go into the journal, and the
+# token file learns them after it; no count of new tokens until then (it
+# said "0 tokens new" for the whole run, while the summary gave the count)
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$LISTGATE' --allow-root --config '$T/conf-db' train --list ttyj --spam $DATA/spam1.eml $DATA/spam2.eml" /dev/null > "$T/tty" 2>&1
+	tr '\r' '\n' < "$T/tty" | sed 's/^/# /'
+	check "on a terminal through the journal: the progress line says so" \
+	    grep -q 'trained 2 posts through the journal, [0-9]* posts/s' "$T/tty"
+	check "... and no count of tokens it does not have" \
+	    sh -c "! grep -q '0 tokens new' '$T/tty' && grep -q 'trained 2 posts as spam through the journal ([1-9][0-9]* new tokens)' '$T/tty'"
+else
+	ok "# SKIP no script(1): the progress line"
+	ok "# SKIP no script(1): the progress line"
+fi
 
 # a stop while the posts are committed, or synced into the token file:
 # no next post to stop at (it said "stopping at the next post"); the

@@ -182,19 +182,29 @@ tokens_noun(int unlearn, long n)
 	return n == 1 ? "new token" : "new tokens";
 }
 
-/* the progress line on a terminal */
+/* the progress line on a terminal.  journal: the posts go into the
+ * journal, and the token file learns them in the sync after it (or
+ * along, unseen): no count of tokens until then (it said "0 tokens new"
+ * for the whole run) */
 static void
-progress(const struct trainer *t, int dir, double start, int done)
+progress(const struct trainer *t, int dir, int journal, double start,
+    int done)
 {
 	struct trainer_stats st;
 	double dt = clock_now_s() - start;
 
 	trainer_stats(t, &st);
-	fprintf(stderr, "\r%s %lu post%s (%ld token%s %s), %.0f posts/s\033[K",
-	    dir > 0 ? "trained" : "unlearned", st.nposts,
-	    st.nposts == 1 ? "" : "s", st.nchanged, st.nchanged == 1 ? "" :
-	    "s", dir > 0 ? "new" : "removed",
-	    dt > 0 ? (double)st.nposts / dt : 0.0);
+	if (journal)
+		fprintf(stderr, "\r%s %lu post%s through the journal, "
+		    "%.0f posts/s\033[K", dir > 0 ? "trained" : "unlearned",
+		    st.nposts, st.nposts == 1 ? "" : "s",
+		    dt > 0 ? (double)st.nposts / dt : 0.0);
+	else
+		fprintf(stderr, "\r%s %lu post%s (%ld token%s %s), %.0f "
+		    "posts/s\033[K", dir > 0 ? "trained" : "unlearned",
+		    st.nposts, st.nposts == 1 ? "" : "s", st.nchanged,
+		    st.nchanged == 1 ? "" : "s", dir > 0 ? "new" : "removed",
+		    dt > 0 ? (double)st.nposts / dt : 0.0);
 	progress_shown = !done;
 	if (done)
 		fputs("\r\033[K", stderr);
@@ -468,7 +478,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 			}
 			if (tty && clock_now_s() - last >= 1.0 / PROGRESS_HZ) {
 				last = clock_now_s();
-				progress(t, dir, start, 0);
+				progress(t, dir, journal, start, 0);
 			}
 		}
 		source_close(src);
@@ -506,7 +516,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	(void)stage_enter(STAGE_END);
 	trainer_stats(t, &st);
 	if (tty)
-		progress(t, dir, start, 1);
+		progress(t, dir, journal, start, 1);
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
 	if (!quiet && !fatal && journal && ntok1 >= 0)
