@@ -504,6 +504,17 @@ run lgs score --list young "$DATA/spam2.eml"
 check "a list whose token file is a link to nothing is not scored with the site store alone" \
     sh -c "test $rc -eq 1 && grep -q 'young.kch is a symbolic link to $T/gone/young.kch, which does not exist' '$T/err'"
 
+# an empty file (a delivery that failed, a directory's placeholder) is
+# no post: the filter refuses one, and learnt it counted as a post of
+# the list (spam_posts 2 here), shifting every score
+: > "$T/empty.eml"
+run lg train --list empty --spam "$T/empty.eml" "$DATA/spam1.eml"
+check "train of an empty file exits 1" test "$rc" -eq 1
+check "... naming it as empty and skipped" \
+    grep -q "^listgate train: list empty: $T/empty.eml: an empty post (0 bytes): skipped" "$T/err"
+run lg score --list empty --db-stats
+check "... and learns the other post only" grep -qx "spam_posts 1" "$T/out"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

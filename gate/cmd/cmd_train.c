@@ -433,6 +433,17 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				nerr++;
 				continue;
 			}
+			if (p.len == 0) {
+				/* no post (a file left empty by a delivery
+				 * that failed, an empty standard input): the
+				 * filter refuses one, and learnt it would
+				 * weigh in the list's counts as a post */
+				progress_break();
+				cmd_err(NAME, "list %s: %s: an empty post (0 "
+				    "bytes): skipped", list, p.name);
+				nerr++;
+				continue;
+			}
 			if (journal && p.len > LG_MAX_POST_BYTES) {
 				/* more than the journal keeps: this post
 				 * only, not the run */
