@@ -515,6 +515,28 @@ check "... naming it as empty and skipped" \
 run lg score --list empty --db-stats
 check "... and learns the other post only" grep -qx "spam_posts 1" "$T/out"
 
+# a maildir in use: a post that its reader moves from new/ to cur/ (or
+# renames in cur/ with other flags) after train listed the maildir is
+# read where it is now (it was named "No such file or directory" and
+# left out, exit 1).  The first entry, a sparse file of 600 MiB, keeps
+# train busy (its SHA-256) while the post is moved
+mkdir -p "$T/md/new" "$T/md/cur" "$T/md/tmp" || exit 99
+truncate -s 600M "$T/md/new/0.big.host" || exit 99
+cp "$DATA/spam1.eml" "$T/md/new/1.a.host" || exit 99
+cp "$DATA/spam2.eml" "$T/md/cur/2.b.host:2,S" || exit 99
+lg train --list inuse --spam "$T/md" > "$T/out" 2> "$T/err" &
+pid=$!
+sleep 0.3
+mv "$T/md/new/1.a.host" "$T/md/cur/1.a.host:2,S"
+wait $pid
+rc=$?
+sed 's/^/# /' "$T/err"
+check "a maildir post moved from new/ to cur/ while train reads: exit 0" \
+    test "$rc" -eq 0
+run lg score --list inuse --db-stats
+check "... and it is learnt, where it is now" grep -qx "spam_posts 3" "$T/out"
+rm -rf "$T/md"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

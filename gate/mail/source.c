@@ -7,7 +7,8 @@
  * LG_MAX_SPOOL_MEM and spooled to an unlinked temporary file beyond
  * (spool_tmpfile, spool.h).  Fails with -1 and a message naming the path
  * (or the post, FILE:N), or -2 when out of memory; never exits, never
- * logs.
+ * logs.  A maildir's entry moved by its reader since the listing (new/
+ * to cur/, other flags) is read under its new name.
  */
 #include "config.h"
 
@@ -40,6 +41,8 @@ struct region {
 struct source {
 	char *path;
 	int isdir;
+	int maildir;		/* names are new/... and cur/... */
+	int gone;		/* load_file: the entry is not there (ENOENT) */
 	char **names;		/* directory entries, relative to path */
 	size_t nnames, next;
 	/* the current file */
@@ -373,10 +376,12 @@ load_file(struct source *s, const char *path, int entry, char *err,
 	struct stat st;
 	int fd;
 
+	s->gone = 0;
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | (entry ?
 	    O_NONBLOCK | O_NOCTTY : 0))) < 0) {
+		s->gone = errno == ENOENT;
 		snprintf(err, errsz, "%s: %s", path, strerror(errno));
 		return -1;
 	}
@@ -514,6 +519,7 @@ source_open(const char *path, struct source **src_r, char *err,
 	}
 	if (s->isdir) {
 		if (has_subdir(path, "new") || has_subdir(path, "cur")) {
+			s->maildir = 1;
 			if ((has_subdir(path, "new") &&
 			    (r = scan_dir(s, "new", err, errsz)) < 0) ||
 			    (has_subdir(path, "cur") &&
@@ -667,11 +673,63 @@ oom:
 	return -2;
 }
 
+/*
+ * A maildir's entry that is gone since the scan: a reader (the MUA, an
+ * IMAP server) moved it from new/ to cur/, or renamed it in cur/ with
+ * other flags, while the maildir was read (a folder in use).  1 with
+ * its name now, cur/BASE:INFO, in *moved_r; 2 when that name was listed
+ * (it is read, or was, under it); 0 when it is not there; -2 when out
+ * of memory
+ */
+static int
+maildir_moved(const struct source *s, const char *name, char **moved_r)
+{
+	char dpath[4096], cand[4096];
+	const char *base;
+	struct dirent *de;
+	size_t blen, i;
+	DIR *d;
+	int n, r = 0;
+
+	*moved_r = NULL;
+	if (strncmp(name, "new/", 4) != 0 && strncmp(name, "cur/", 4) != 0)
+		return 0;
+	base = name + 4;
+	if ((blen = strcspn(base, ":")) == 0)
+		return 0;
+	n = snprintf(dpath, sizeof(dpath), "%s/cur", s->path);
+	if (n < 0 || (size_t)n >= sizeof(dpath) ||
+	    (d = opendir(dpath)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    strncmp(de->d_name, base, blen) != 0 ||
+		    (de->d_name[blen] != ':' && de->d_name[blen] != 0))
+			continue;
+		n = snprintf(cand, sizeof(cand), "cur/%s", de->d_name);
+		if (n < 0 || (size_t)n >= sizeof(cand) ||
+		    strcmp(cand, name) == 0)
+			continue;
+		for (i = 0; i < s->nnames; i++)
+			if (strcmp(s->names[i], cand) == 0)
+				break;
+		if (i < s->nnames)
+			r = 2;
+		else if ((*moved_r = xstrdup(cand)) == NULL)
+			r = -2;
+		else
+			r = 1;
+		break;
+	}
+	closedir(d);
+	return r;
+}
+
 int
 source_next(struct source *s, struct source_post *p, char *err,
     size_t errsz)
 {
-	char fpath[4096];
+	char fpath[4096], *moved;
 	int r, n;
 
 	for (;;) {
@@ -691,6 +749,30 @@ source_next(struct source *s, struct source_post *p, char *err,
 			    s->names[s->next - 1]);
 			return -1;
 		}
+		xfree(s->fname);
+		if ((s->fname = xstrdup(fpath)) == NULL) {
+			snprintf(err, errsz, "%s: out of memory", fpath);
+			return -2;
+		}
+		if (load_file(s, fpath, 1, err, errsz) == 0)
+			continue;
+		if (!s->maildir || !s->gone)
+			return -1;
+		/* moved by a reader since the scan: read where it is now,
+		 * unless it is listed there (then that name reads it) */
+		if ((r = maildir_moved(s, s->names[s->next - 1],
+		    &moved)) < 0) {
+			snprintf(err, errsz, "%s: out of memory", fpath);
+			return -2;
+		}
+		if (r == 2)
+			continue;
+		if (r == 0)
+			return -1;
+		n = snprintf(fpath, sizeof(fpath), "%s/%s", s->path, moved);
+		xfree(moved);
+		if (n < 0 || (size_t)n >= sizeof(fpath))
+			return -1;	/* (err names it as gone) */
 		xfree(s->fname);
 		if ((s->fname = xstrdup(fpath)) == NULL) {
 			snprintf(err, errsz, "%s: out of memory", fpath);
