@@ -537,6 +537,19 @@ run lg score --list inuse --db-stats
 check "... and it is learnt, where it is now" grep -qx "spam_posts 3" "$T/out"
 rm -rf "$T/md"
 
+# a directory's link to nothing (a stale search result of mairix or
+# notmuch) is a post that cannot be read: named, exit 1 (it was left out
+# unsaid, exit 0)
+mkdir -p "$T/links" || exit 99
+ln -s "$DATA/spam1.eml" "$T/links/a" && ln -s "$T/nowhere.eml" "$T/links/b" ||
+    exit 99
+run lg train --list links --spam "$T/links"
+check "a directory with a link to nothing: train exits 1" test "$rc" -eq 1
+check "... naming the link and where it leads" \
+    grep -q "^listgate train: list links: $T/links/b: a symbolic link to $T/nowhere.eml, which does not exist" "$T/err"
+run lg score --list links --db-stats
+check "... and learns the other post" grep -qx "spam_posts 1" "$T/out"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

@@ -381,8 +381,18 @@ load_file(struct source *s, const char *path, int entry, char *err,
 		fd = STDIN_FILENO;
 	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | (entry ?
 	    O_NONBLOCK | O_NOCTTY : 0))) < 0) {
-		s->gone = errno == ENOENT;
-		snprintf(err, errsz, "%s: %s", path, strerror(errno));
+		char to[1024];
+		ssize_t n;
+		int e = errno;
+
+		s->gone = e == ENOENT;
+		if (entry && e == ENOENT &&
+		    (n = readlink(path, to, sizeof(to) - 1)) >= 0) {
+			to[n] = 0;
+			snprintf(err, errsz, "%s: a symbolic link to %s, which "
+			    "does not exist", path, to);
+		} else
+			snprintf(err, errsz, "%s: %s", path, strerror(e));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -436,7 +446,14 @@ scan_dir(struct source *s, const char *sub, char *err, size_t errsz)
 		n = snprintf(fpath, sizeof(fpath), "%s/%s", dpath, de->d_name);
 		if (n < 0 || (size_t)n >= sizeof(fpath))
 			continue;
-		if (stat(fpath, &st) < 0 || !S_ISREG(st.st_mode))
+		if (stat(fpath, &st) < 0) {
+			/* a link to nothing (a stale search result of
+			 * mairix or notmuch) or one that cannot be followed
+			 * is a post that cannot be read: listed, so that
+			 * its reading names it (it was left out unsaid) */
+			if (lstat(fpath, &st) < 0 || !S_ISLNK(st.st_mode))
+				continue;
+		} else if (!S_ISREG(st.st_mode))
 			continue;
 		if (s->nnames == cap) {
 			cap = cap ? cap * 2 : 64;
