@@ -122,6 +122,15 @@ check "unlearn FILE FILE: unlearned once" sh -c \
 run lg train --list dup --spam --quiet "$DATA/spam4.eml" "$DATA/spam4.eml"
 check "--quiet: a duplicate is not an error, nothing printed" \
     sh -c "test $rc -eq 0 && test ! -s '$T/out' && test ! -s '$T/err'"
+# the duplicate's name is a file's, chosen by whoever made the archive:
+# a terminal's escapes in it are made harmless on standard output, as in
+# every message (they went out raw)
+mkdir -p "$T/esc" || exit 99
+cp "$DATA/spam1.eml" "$T/esc/a" &&
+    cp "$DATA/spam1.eml" "$T/esc/b$(printf '\033]0;x\007')" || exit 99
+run lg train --list escd --spam "$T/esc"
+check "a duplicate named with a terminal's escape: named, the escape made harmless" \
+    sh -c "grep -q '^skipped 1 duplicate post .*: $T/esc/b?]0;x?\$' '$T/out' && ! grep -q \"\$(printf '\033')\" '$T/out'"
 
 MD=$T/maildir
 mkdir -p "$MD/new" "$MD/cur" "$MD/tmp"

@@ -43,6 +43,7 @@
 #include "gate/tok.h"
 #include "gate/util/clock.h"
 #include "gate/util/lglimits.h"
+#include "gate/util/sanitize.h"
 #include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 
@@ -464,9 +465,15 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				break;
 			}
 			if (r == 1) {
+				/* (a file's name, which whoever made the
+				 * archive chose, for the summary on standard
+				 * output: a terminal's escapes made harmless,
+				 * as in every message) */
 				if (ndup++ == 0)
-					snprintf(firstdup, sizeof(firstdup),
-					    "%s", p.name);
+					(void)sanitize_str(firstdup,
+					    sizeof(firstdup), p.name,
+					    strlen(p.name), SANITIZE_NO_LIMIT,
+					    SANITIZE_TEXT, 0);
 				continue;
 			}
 			if (trainer_post(t, p.name, p.data, p.len, err,
