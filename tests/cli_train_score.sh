@@ -559,6 +559,19 @@ check "... naming the link and where it leads" \
 run lg score --list links --db-stats
 check "... and learns the other post" grep -qx "spam_posts 1" "$T/out"
 
+# a compressed archive as downloaded (Mailman's 2024-January.txt.gz) is
+# no message file nor mbox: refused, named (it was learnt as one post
+# of binary bytes, exit 0)
+mkdir -p "$T/arch" || exit 99
+cp "$DATA/spam1.eml" "$T/arch/a.eml" || exit 99
+gzip -c "$DATA/spam2.eml" > "$T/arch/2024-January.txt.gz" || exit 99
+run lg train --list arch --spam "$T/arch"
+check "a directory with a gzip archive: train exits 1" test "$rc" -eq 1
+check "... naming it as compressed" \
+    grep -q "^listgate train: list arch: $T/arch/2024-January.txt.gz: compressed (gzip), not a message file or mbox: uncompress it first" "$T/err"
+run lg score --list arch --db-stats
+check "... and learns the other post only" grep -qx "spam_posts 1" "$T/out"
+
 # on a terminal, a message starts a line of its own: the progress line
 # is cleared first (it was glued to the end of the progress line)
 if command -v script >/dev/null 2>&1; then

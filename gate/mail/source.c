@@ -300,6 +300,32 @@ fail:
 
 static size_t next_from(const unsigned char *, size_t, size_t, size_t *);
 
+/* the compression that r's bytes start with (no mail starts with these
+ * bytes), or NULL: an archive as it was downloaded (Mailman's
+ * 2024-January.txt.gz), which would be one post of binary bytes */
+static const char *
+compressed(const struct region *r)
+{
+	static const struct {
+		const char *name, *magic;
+		size_t len;
+	} m[] = {
+		{ "gzip", "\x1f\x8b", 2 },
+		{ "xz", "\xfd" "7zXZ\0", 6 },
+		{ "zstd", "\x28\xb5\x2f\xfd", 4 },
+		{ "bzip2", "BZh", 3 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (r->len >= m[i].len && memcmp(r->p, m[i].magic,
+		    m[i].len) == 0 && (strcmp(m[i].name, "bzip2") != 0 ||
+		    (r->len >= 10 && r->p[3] >= '1' && r->p[3] <= '9' &&
+		    memcmp(r->p + 4, "1AY&SY", 6) == 0)))
+			return m[i].name;
+	return NULL;
+}
+
 /* does this mbox hold just one post (a message file with a From_ line)? */
 static int
 mbox_single(const struct region *r)
@@ -356,6 +382,12 @@ load_fd(struct source *s, int fd, const struct stat *st, const char *path,
 		close(fd);
 	if (r < 0)
 		return -1;
+	if (compressed(&s->r) != NULL) {
+		snprintf(err, errsz, "%s: compressed (%s), not a message file "
+		    "or mbox: uncompress it first", path, compressed(&s->r));
+		region_free(&s->r);
+		return -1;
+	}
 	s->open = 1;
 	s->off = 0;
 	s->npost = 0;
