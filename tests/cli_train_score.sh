@@ -444,9 +444,33 @@ wait "$tpid"
 rc=$?
 check "train stopped by SIGTERM exits 1" test "$rc" -eq 1
 check "... says it was stopped, with what was learnt" \
-    grep -q "list intr: stopped: 0 posts learnt, the unfinished batch was rolled back" "$T/err"
+    grep -q "list intr: stopped: 0 posts learnt; the 1 post read was rolled back" "$T/err"
 run lg score --list intr --db-stats
 check "... and learnt nothing more" grep -qx "spam_posts 1" "$T/out"
+# past 16 posts the rest of the run is one batch: the message says how
+# many posts it held (it said "the unfinished batch", read as a few
+# posts, for all but the first 16 of an archive; no worker threads, so
+# that the first 16 are learnt before the stop)
+mkdir -p "$T/twenty" || exit 99
+i=0
+while [ $i -lt 20 ]; do
+	printf 'Subject: post %d\n\nbody %d\n' $i $i > "$T/twenty/$i.eml"
+	i=$((i + 1))
+done
+rm -f "$T/fifo" && mkfifo "$T/fifo" || exit 99
+(LISTGATE_TRAIN_THREADS=0 exec "$LISTGATE" --allow-root --config "$CONF" \
+    train --list intr --spam "$T/twenty" "$T/fifo") > "$T/out" 2> "$T/err" &
+tpid=$!
+fifo_wait "$tpid" || echo "# train did not come to wait on the FIFO"
+kill -TERM "$tpid"
+timeout 10 sh -c "printf 'Subject: late\n\nlate post\n' > '$T/fifo'"
+wait "$tpid"
+rc=$?
+sed 's/^/# /' "$T/err"
+check "stopped past 16 posts: the message says how many posts were rolled back" \
+    sh -c "test $rc -eq 1 && grep -qx 'listgate train: list intr: stopped: 16 posts learnt; the 4 posts read after them were rolled back' '$T/err'"
+run lg score --list intr --db-stats
+check "... and the token file holds the 16" grep -qx "spam_posts 17" "$T/out"
 
 # a stop while the last batch is committed: there is no next post to
 # stop at (it said "stopping at the next post"); the run finishes, and

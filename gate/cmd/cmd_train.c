@@ -9,7 +9,8 @@
  * entry) that cannot be read is named and skipped; running out of
  * memory stops the run and rolls back the unfinished batch (the
  * committed batches stay, and the message says how many posts they
- * hold).  Posts are named FILE, DIR/NAME or FILE:N (post N of an mbox).
+ * hold, and how many read after them were rolled back).  Posts are
+ * named FILE, DIR/NAME or FILE:N (post N of an mbox).
  * A post whose bytes (SHA-256) were already taken in this run (a file
  * named twice, a post saved twice in an mbox) is learnt once: the
  * others are counted and skipped.
@@ -312,7 +313,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	double start, last = 0;
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
 	int journal = 0;
-	unsigned long nerr = 0, ndup = 0;
+	unsigned long nerr = 0, ndup = 0, ntaken = 0;
 	long ntok0 = -1, ntok1 = -1;
 	int fatal = 0, rc;
 
@@ -476,6 +477,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 					    SANITIZE_TEXT, 0);
 				continue;
 			}
+			ntaken++;
 			if (trainer_post(t, p.name, p.data, p.len, err,
 			    sizeof(err)) < 0) {
 				progress_break();
@@ -569,10 +571,19 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	else if (fatal && journal && st.ndone == 0)
 		cmd_err(NAME, "list %s: stopped; none of the posts were "
 		    "journaled", list);
+	else if (fatal && !journal && ntaken > st.ndone)
+		/* how many were not: past 16 posts the rest of the run is
+		 * one batch (a private copy), and "the unfinished batch" was
+		 * read as a few posts, not as 58984 of them */
+		cmd_err(NAME, "list %s: stopped: %lu post%s %s; the %lu %s "
+		    "read%s %s rolled back", list, st.ndone,
+		    st.ndone == 1 ? "" : "s", unlearn ? "unlearned" : "learnt",
+		    ntaken - st.ndone, ntaken - st.ndone == 1 ? "post" :
+		    "posts", st.ndone > 0 ? " after them" : "",
+		    ntaken - st.ndone == 1 ? "was" : "were");
 	else if (fatal && !journal)
-		cmd_err(NAME, "list %s: stopped: %lu post%s %s, the unfinished "
-		    "batch was rolled back", list, st.ndone,
-		    st.ndone == 1 ? "" : "s",
+		cmd_err(NAME, "list %s: stopped: %lu post%s %s", list,
+		    st.ndone, st.ndone == 1 ? "" : "s",
 		    unlearn ? "unlearned" : "learnt");
 	else if (nerr)
 		cmd_err(NAME, "list %s: %lu input%s could not be read", list,
