@@ -15,9 +15,11 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -27,7 +29,9 @@
 #include "db/tokdb.h"
 #include "gate/app/sync.h"
 #include "gate/cmd/cmd.h"
+#include "gate/util/lglimits.h"
 #include "gate/util/suggest.h"
+#include "gate/util/xalloc.h"
 #include "listcfg/listcfg.h"
 
 static void
@@ -39,7 +43,8 @@ sync_usage(FILE *f)
 	    "\n"
 	    "Apply the training journal (PostgreSQL) to the token files: every\n"
 	    "event after a file's recorded position, exactly once.  Without\n"
-	    "--list, every list that has journal events, then the site store.\n"
+	    "--list, every list that has journal events or a token file at a\n"
+	    "journal position, then the site store.\n"
 	    "The site store (site_list in listgate.conf) learns every list's\n"
 	    "events, each exactly once, through the site feed.\n"
 	    "\n"
@@ -285,6 +290,104 @@ sync_one(const char *list, void *ctx)
 	return 0;
 }
 
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* 1 when the token file at path records a journal position (it claims
+ * journal events); 0 when it is at 0 or cannot be read (sync leaves
+ * such a file alone: trained without a database, or to be rebuilt
+ * when its list's events come) */
+static int
+claims_events(const struct listcfg_global *g, const char *path)
+{
+	struct tokdb *db;
+	char err[512];
+	int64_t pos, mark;
+	int r;
+
+	if (tokdb_open(path, TOKDB_READ, sync_writer_wait(g), &db, err,
+	    sizeof(err)) != 0)
+		return 0;
+	r = tokdb_get_pos_mark(db, &pos, &mark) == 0 && pos > 0;
+	tokdb_close(db);
+	return r;
+}
+
+/*
+ * sync (or check) the token files in tokens_dir of lists that have no
+ * journal event at all, which the journal's list of names skips, when
+ * they record a journal position: built from events this database does
+ * not have (a failover to a standby that lost a list's first commits, a
+ * backup restored from before the list was trained, another database).
+ * Left alone, such a file would go on scoring with that training for
+ * good, unlike a rebuild or a host that never synced it, without a word;
+ * the sync of each refuses it naming the rebuild.
+ */
+static void
+sync_unjournaled(struct sync_all *s)
+{
+	char **names = NULL, **nn, path[4096], err[256];
+	struct dirent *e;
+	size_t i, n = 0, cap = 0, len;
+	int64_t last;
+	DIR *d;
+	int oom = 0, failed = 0;
+
+	if (s->g->tokens_dir == NULL || (d = opendir(s->g->tokens_dir)) ==
+	    NULL)
+		return;		/* no token file yet */
+	while ((e = readdir(d)) != NULL) {
+		len = strlen(e->d_name);
+		if (len <= 4 || len - 4 > LG_MAX_LIST_NAME ||
+		    strcmp(e->d_name + len - 4, ".kch") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap == 0 ? 16 : 2 * cap;
+			if ((nn = xrealloc(names, cap * sizeof(*nn))) ==
+			    NULL) {
+				oom = 1;
+				break;
+			}
+			names = nn;
+		}
+		if ((names[n] = xstrdup(e->d_name)) == NULL) {
+			oom = 1;
+			break;
+		}
+		names[n++][len - 4] = '\0';
+	}
+	closedir(d);
+	if (oom) {
+		cmd_err("sync", "out of memory");
+		s->nfail++;
+	}
+	if (n > 1)
+		qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		/* (after a database failure, once: the connection is most
+		 * likely gone, and each list's sync said so already) */
+		if (!failed && listcfg_name_ok(names[i]) &&
+		    !is_site(s->g, names[i]) && listcfg_tokens_path(s->g,
+		    names[i], path, sizeof(path)) == 0 &&
+		    claims_events(s->g, path)) {
+			if (journal_last_id(s->q, names[i], &last, err,
+			    sizeof(err)) < 0) {
+				cmd_journal_err("sync", s->g, 1, "cannot look "
+				    "for token files of lists without journal "
+				    "events: %s", err);
+				s->nfail++;
+				failed = 1;
+			} else if (last == 0)
+				sync_one(names[i], s);
+		}
+		xfree(names[i]);
+	}
+	xfree(names);
+}
+
 int
 cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 {
@@ -365,8 +468,11 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	    sizeof(err)) < 0) {
 		cmd_journal_err("sync", &g, 1, "%s", err);
 		s.nfail++;
-	} else if (g.site_list != NULL)
-		sync_site_store(&s);
+	} else {
+		sync_unjournaled(&s);
+		if (g.site_list != NULL)
+			sync_site_store(&s);
+	}
 	queue_close(s.q);
 	listcfg_free_global(&g);
 	return s.nfail ? EXIT_CMD_FAIL : EXIT_CMD_OK;
