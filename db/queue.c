@@ -826,7 +826,8 @@ schema_unseen(struct queue *q, char *err, size_t errsz)
 int
 queue_check_schema(struct queue *q, char *err, size_t errsz)
 {
-	int v;
+	char e[8];
+	int v, standby;
 
 	if (queue_schema_version(q, &v, err, errsz) < 0)
 		return -1;
@@ -836,10 +837,27 @@ queue_check_schema(struct queue *q, char *err, size_t errsz)
 		    queue_schema_latest);
 		return -1;
 	}
+	if (v == 0 && schema_unseen(q, err, errsz) != 0)
+		return -1;
+	/* a standby (sync_database) takes no migration of its own: it
+	 * replays the primary's, and one that is behind has not yet.  Run
+	 * migrate there, as the messages below say, would change nothing
+	 * (it writes through database, the primary, already migrated) */
+	if (v < queue_schema_latest &&
+	    queue_in_recovery(q, &standby, e, sizeof(e)) == 0 && standby) {
+		snprintf(err, errsz, "the database schema on this standby "
+		    "(a server in recovery) is at version %d, this listgate "
+		    "needs version %d: the standby has not replayed the "
+		    "primary's migration yet (it is behind, or its replay "
+		    "stopped: sync again once it has caught up), or the "
+		    "primary was not migrated (run `%s migrate`, which "
+		    "migrates database, the primary)", v, queue_schema_latest,
+		    suggest_cmd());
+		return -1;
+	}
 	if (v == 0) {
-		if (schema_unseen(q, err, errsz) == 0)
-			snprintf(err, errsz, "the database has no listgate "
-			    "schema: run `%s migrate`", suggest_cmd());
+		snprintf(err, errsz, "the database has no listgate "
+		    "schema: run `%s migrate`", suggest_cmd());
 		return -1;
 	}
 	if (v < queue_schema_latest) {
