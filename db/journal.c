@@ -1280,8 +1280,8 @@ int8_array(const int64_t *v, size_t n, char **s_r)
 }
 
 int
-journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
-    size_t errsz)
+journal_site_feed(struct queue *q, unsigned max, long *n_r,
+    long *nread_r, char *err, size_t errsz)
 {
 	char lockkey[16], limbuf[16], nbuf[32], *ids_s = NULL, *seqs_s = NULL;
 	const char *vals[2];
@@ -1289,9 +1289,10 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	PGresult *res = NULL;
 	size_t i, n;
 	char e[8], why[512];
+	long nfed;
 	int rc = -1;
 
-	*n_r = 0;
+	*n_r = *nread_r = 0;
 	if (q->intx) {
 		snprintf(err, errsz, "site feed: a journal batch is open");
 		return -1;
@@ -1378,11 +1379,19 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 		goto oom;
 	vals[0] = seqs_s;
 	vals[1] = ids_s;
-	res = PQexecParams(q->conn, "INSERT INTO site_feed (seq, event_id) "
-	    "SELECT * FROM unnest($1::int8[], $2::int8[])", 2, NULL, vals,
-	    NULL, NULL, 0);
-	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	/* an event fed already is passed over, never fed twice: one of
+	 * another list's (its list renamed in SQL, an UPDATE of
+	 * train_journal.list) comes after its new list's last fed, and
+	 * stopped the feed for good on site_feed's unique event_id.  The
+	 * list's last fed moves past it all the same (below) */
+	res = PQexecParams(q->conn, "WITH f AS (INSERT INTO site_feed (seq, "
+	    "event_id) SELECT * FROM unnest($1::int8[], $2::int8[]) "
+	    "ON CONFLICT (event_id) DO NOTHING RETURNING 1) "
+	    "SELECT count(*) FROM f", 2, NULL, vals, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1)
 		goto dberr;
+	nfed = strtol(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
 	vals[0] = ids_s;
 	res = PQexecParams(q->conn, "INSERT INTO site_fed (list, fed_to) "
@@ -1396,7 +1405,8 @@ journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
 	res = NULL;
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
-	*n_r = (long)n;
+	*n_r = nfed;
+	*nread_r = (long)n;
 	rc = 0;
 	goto out;
 oom:

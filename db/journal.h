@@ -215,11 +215,14 @@ int journal_quarantine(struct queue *q, const char *list, int64_t id,
  * journal_site_feed: in one transaction under the feed's lock, give the
  * next events of every list not yet fed (at most max, in id order, so
  * each list's stay in order) feed numbers from the journal's id
- * sequence.  *n_r: how many (call again while it is max).  Needs the
- * primary (it writes).  0, or -1 with err (nothing fed).
+ * sequence.  *n_r: how many were fed; *nread_r: how many were read
+ * after each list's last fed (call again while it is max: those fed
+ * already, a list's events renamed to another list in SQL, are passed
+ * over).  Needs the primary (it writes).  0, or -1 with err (nothing
+ * fed).
  */
-int journal_site_feed(struct queue *q, unsigned max, long *n_r, char *err,
-    size_t errsz);
+int journal_site_feed(struct queue *q, unsigned max, long *n_r,
+    long *nread_r, char *err, size_t errsz);
 
 /* the highest feed number (0 when none): 0, or -1 */
 int journal_site_last(struct queue *q, int64_t *seq_r, char *err,

@@ -1067,14 +1067,15 @@ int
 sync_site_feed(struct queue *q, unsigned long *nfed_r, char *err,
     size_t errsz)
 {
-	long n;
+	long n, nread;
 
 	*nfed_r = 0;
 	do {
-		if (journal_site_feed(q, FEED_BATCH, &n, err, errsz) < 0)
+		if (journal_site_feed(q, FEED_BATCH, &n, &nread, err,
+		    errsz) < 0)
 			return -1;
 		*nfed_r += (unsigned long)n;
-	} while (n == FEED_BATCH);
+	} while (nread == FEED_BATCH);
 	return 0;
 }
 
