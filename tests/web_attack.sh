@@ -411,6 +411,49 @@ req POST "/api/lists/dev/held/$idJ" $A -d 'action=reject&act%69on=approve'
 check "a form: action and act%69on: 400 ($code), nothing decided" \
     sh -c "test $code = 400 && test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idJ\")\" = held"
 
+# --- another list's posts: nothing of them read, locked or waited for ----------
+# alice (list dev) names posts of list other by their numbers.  A
+# decision on one being released waited for its release (its lock),
+# so the time of the 404 told that it was being released; a corrupt
+# one's bytes were read, a 500 instead of the 404 of any other number
+cp "$CONF/lists/other.conf" "$T/other.conf"
+cat > "$T/slow.sh" <<EOS
+#!/bin/sh
+: > "$T/releasing"
+i=0
+while [ -e "$T/hold" ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done
+cat > /dev/null
+EOS
+printf 'release = /bin/sh %s/slow.sh\n' "$T" > "$CONF/lists/other.conf"
+idB=$("$QHOLD" other "$DATA/ham1.eml" 0.9) || exit 99
+: > "$T/hold"
+rm -f "$T/releasing"
+curl -s -o "$T/bobbody" -u bob:bob-secret-12 -d action=approve \
+    "$URL/api/lists/other/held/$idB" &
+bobpid=$!
+i=0
+while [ ! -e "$T/releasing" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+req POST "/api/lists/dev/held/$idB" $A -d action=reject -m 3
+check "a decision on another list's post being released: 404 at once ($code)" \
+    sh -c "test $code = 404 && grep -q 'no post $idB in list dev' '$T/body'"
+login alice alice-secret-1
+req POST "/lists/dev/bulk" -H "Cookie: lgsid=$sid" \
+    -d "csrf=$csrf&action=discard&id=$idB" -m 3
+check "... in a bulk form: answered at once ($code)" test "$code" = 303
+rm -f "$T/hold"
+wait "$bobpid"
+check "... and bob's approval of it went through" \
+    sh -c "test \"\$(psql -X -A -t -c \"SELECT status FROM held_posts WHERE id = $idB\")\" = approved"
+cp "$T/other.conf" "$CONF/lists/other.conf"
+idC=$("$QHOLD" other "$DATA/ham2.eml" 0.9) || exit 99
+sql "UPDATE held_posts SET raw_z = '\\x00'::bytea WHERE id = $idC" || exit 99
+req GET "/api/lists/dev/held/$idC" $A
+check "another list's corrupt post through the API: 404 ($code)" \
+    sh -c "test $code = 404 && grep -q 'no post $idC in list dev' '$T/body'"
+req GET "/lists/dev/held/$idC" -H "Cookie: lgsid=$sid"
+check "... and its page: 404 ($code)" test "$code" = 404
+sql "DELETE FROM held_posts WHERE id = $idC" || exit 99
+
 # --- Host names (DNS rebinding) ------------------------------------------------
 # a page of evil.example whose name is made to point at 127.0.0.1 talks
 # to the server as evil.example: its Host header says so

@@ -236,8 +236,11 @@ api_post(struct web_req *r, const char *list, int64_t id)
 
 	if ((q = web_db(r, 1)) == NULL)
 		return;
-	found = queue_get_head(q, id, WEB_MAX_POST_READ, &row, err,
-	    sizeof(err));
+	/* another list's post is not read at all (web_post_in_list) */
+	found = web_post_in_list(q, list, id, err, sizeof(err));
+	if (found > 0)
+		found = queue_get_head(q, id, WEB_MAX_POST_READ, &row, err,
+		    sizeof(err));
 	if (found < 0) {
 		web_db_failed(r, 1, err);
 		return;

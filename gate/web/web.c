@@ -1925,6 +1925,22 @@ web_sha_hex(const unsigned char sha[WEB_SHA_BYTES], char hex[WEB_SHA_HEX + 1])
 
 /* --- deciding ------------------------------------------------------------- */
 
+int
+web_post_in_list(struct queue *q, const char *list, int64_t id, char *err,
+    size_t errsz)
+{
+	char plist[LG_MAX_LIST_NAME + 2];
+	unsigned char sha[WEB_SHA_BYTES];
+	int rc;
+
+	/* its list and SHA-256 only: no bytes, and a plain read, which
+	 * waits for no decision's lock */
+	if ((rc = queue_post_sha(q, id, plist, sizeof(plist), sha, err,
+	    errsz)) <= 0)
+		return rc;
+	return strcmp(plist, list) == 0;
+}
+
 static web_rejected_fn rejected_fn;
 
 void
@@ -1957,7 +1973,13 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.list = list;
 	rq.raw_sha256 = sha;
 	rq.deadline = 0;
-	rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
+	/* another list's post is no post here before anything of it is
+	 * locked: a decision on one being released waited for its
+	 * release (decision_lock), which told that it was */
+	if ((rc = web_post_in_list(q, list, id, err, sizeof(err))) == 0)
+		rc = QUEUE_NOENT;
+	else if (rc > 0)
+		rc = decide_post(q, r->srv->g, &rq, res, err, sizeof(err));
 	web_iso_time(res->at, when, sizeof(when));
 	switch (rc) {
 	case QUEUE_DECIDED:

@@ -321,6 +321,17 @@ int web_decide(struct web_req *r, struct queue *q, const char *list,
     int64_t id, const unsigned char *sha, const char *status,
     const char *note, struct queue_decided *res, char *msg, size_t msgsz);
 
+/*
+ * 1 when post id is one of list's, 0 when it is not (no such post, or
+ * another list's), -1 when the database failed (err): asked first of
+ * every post a request names, so that nothing of another list's post
+ * is read, locked or waited for (its bytes read took time by its size,
+ * a corrupt one was a 500, and a decision waited for its release to
+ * end, telling that it was being released)
+ */
+int web_post_in_list(struct queue *q, const char *list, int64_t id,
+    char *err, size_t errsz);
+
 /* shared by both: the id in s (digits only, 1..2^63-1): 0, or -1 */
 int web_parse_id(const char *s, int64_t *id_r);
 
