@@ -454,6 +454,20 @@ req GET "/lists/dev/held/$idC" -H "Cookie: lgsid=$sid"
 check "... and its page: 404 ($code)" test "$code" = 404
 sql "DELETE FROM held_posts WHERE id = $idC" || exit 99
 
+# --- a list's page past its end ----------------------------------------------
+# posts decided meanwhile (or an old link) leave a page past the end:
+# it said "No held posts here." with posts held, and its "previous"
+# link led to another empty page
+printf 'From: p@example.org\nSubject: pager\nMessage-ID: <pager@example.org>\n\nbody\n' \
+    > "$T/pager.eml"
+"$QHOLD" dev "$T/pager.eml" 0.9 > /dev/null || exit 99
+nheld=$(sql "SELECT count(*) FROM held_posts WHERE list = 'dev' AND status = 'held'")
+req GET "/lists/dev?offset=$((nheld + 40))&limit=10" -H "Cookie: lgsid=$sid"
+check "a page past the end: 200 ($code), saying $nheld are held" \
+    sh -c "test $code = 200 && grep -q 'the list has $nheld held' '$T/body' && ! grep -q 'No held posts here' '$T/body'"
+check "... its previous page is the last with posts" \
+    grep -q "offset=$(((nheld - 1) / 10 * 10))&amp;limit=10\" rel=\"prev\"" "$T/body"
+
 # --- Host names (DNS rebinding) ------------------------------------------------
 # a page of evil.example whose name is made to point at 127.0.0.1 talks
 # to the server as evil.example: its Host header says so

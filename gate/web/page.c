@@ -594,15 +594,25 @@ page_list(struct web_req *r, const char *list)
 		return;
 	}
 	web_printf(r, "</table></form>\n<p class=\"pager\">");
-	if (c.n == 0)
+	if (c.n == 0 && total > 0)
+		/* past the end (decided meanwhile, an old link): not "no
+		 * held posts" while there are */
+		web_printf(r, "No posts on this page: the list has %lld held, "
+		    "on the pages before it.", (long long)total);
+	else if (c.n == 0)
 		web_printf(r, "No held posts here.");
 	else
 		web_printf(r, "Posts %lld to %lld of %lld.",
 		    (long long)v.offset + 1, (long long)v.offset + c.n,
 		    (long long)total);
 	if (v.offset > 0) {
-		view_query(&v, v.offset > v.limit ? v.offset - v.limit : 0, qs,
-		    sizeof(qs));
+		int64_t prev = v.offset > v.limit ? v.offset - v.limit : 0;
+
+		/* past the end, the previous page is the last one with
+		 * posts, not another empty one */
+		if (c.n == 0 && total > 0 && prev >= total)
+			prev = (total - 1) / v.limit * v.limit;
+		view_query(&v, prev, qs, sizeof(qs));
 		web_printf(r, " <a href=\"?%s\" rel=\"prev\">previous</a>", qs);
 	}
 	if (v.offset + c.n < total) {
