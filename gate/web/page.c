@@ -556,8 +556,12 @@ page_list(struct web_req *r, const char *list)
 	web_printf(r, "<h1>List %s: held posts</h1>\n", list);
 	stats_panel(r, q, list);
 	view_query(&v, v.offset, qs, sizeof(qs));
+	/* autocomplete off: Back to this page after the form went makes
+	 * the browser load it anew (no-store) and check again, in order,
+	 * the boxes that were checked, which are then other posts' (the
+	 * decided ones have left the page) */
 	web_printf(r, "<form method=\"post\" action=\"/lists/%s/bulk?%s\" "
-	    "id=\"bulk\">", list, qs);
+	    "id=\"bulk\" autocomplete=\"off\">", list, qs);
 	csrf_field(r);
 	/* the form's first button decides nothing: Enter in a checkbox
 	 * submits the form with its first button that can submit (a

@@ -9,7 +9,8 @@
 // screenshot of the queue page, approves the first with the post page's
 // button (opened from the queue page sorted by score: the decision goes
 // back to that view), presses Enter in the second's checkbox (nothing
-// is decided) and rejects it with its checkbox and the bulk button.
+// is decided) and rejects it with its checkbox and the bulk button;
+// with ID_LONG, Back to the page that form was sent from checks no box.
 // With ID_LONG (a third held post, its Subject and From one long word
 // each) it first reads the list's page and that post's page on a phone
 // (a 375 pixel wide touch screen): the page is laid out for the screen
@@ -190,7 +191,15 @@ try {
   check(`... post ${idR} is still on the queue page`,
     await page.locator(`#post-${idR}`).count() === 1);
 
-  // reject the second: its checkbox, then the bulk button
+  // reject the second: its checkbox, then the bulk button (in a view
+  // where it is the first row, for the Back below)
+  let view = `${url}/lists/${list}?sort=score&dir=desc&limit=20`;
+  await page.goto(view);
+  if (await page.locator('#held tr[id^=post-]').first().getAttribute('id') !==
+      `post-${idR}`) {
+    view = `${url}/lists/${list}?sort=score&dir=asc&limit=20`;
+    await page.goto(view);
+  }
   await page.check(`#post-${idR} input[type=checkbox]`);
   await Promise.all([page.waitForNavigation(),
     page.click('#bulk button[value=reject]')]);
@@ -198,6 +207,17 @@ try {
   check(`reject (bulk): "${flash2.trim()}"`, flash2.includes('1 post rejected'));
   check(`... post ${idR} has left the queue`, await page.locator(`#post-${idR}`).count() === 0);
   await page.screenshot({ path: shot.replace(/\.png$/, '-after.png'), fullPage: true });
+  // Back to the page the form was sent from: the browser loads it anew
+  // (no-store), and must not check again, in order, the boxes that were
+  // checked there: the first row is now another post, never checked
+  if (idLong) {
+    await page.goBack();
+    await page.waitForLoadState('load');
+    const checked = await page.$$eval('#held input[type=checkbox]',
+      els => els.filter(e => e.checked).map(e => e.value));
+    check(`Back after the bulk form: no post checked that was not (${checked.join(',') || 'none'})`,
+      checked.length === 0 && (await page.locator(`#post-${idLong}`).count()) === 1);
+  }
 } catch (e) {
   check(`the browser run went through (${e.message.split('\n')[0]})`, false);
 } finally {
