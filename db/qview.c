@@ -32,22 +32,30 @@ int
 qview_counts(struct queue *q, const char *const *only, size_t nonly,
     qview_count_fn fn, void *ctx, char *err, size_t errsz)
 {
-	struct buf set = BUF_INIT((LG_MAX_LIST_NAME + 1) * 100000u);
-	const char *vals[1];
+	struct buf set = BUF_INIT((2 * LG_MAX_LIST_NAME + 3) * 100000u);
+	const char *vals[1], *c;
 	PGresult *res;
 	size_t i;
 	int n, r = 0;
 
 	vals[0] = NULL;
 	if (only != NULL) {
-		/* a text[] literal of checked names: [a-z0-9._-] need no
-		 * quoting */
+		/* a text[] literal of the names, each quoted: unquoted, a
+		 * list called "null" (a valid name) was the NULL element,
+		 * which no list equals, and its count was always 0 */
 		if (buf_addc(&set, '{') < 0)
 			goto nomem;
-		for (i = 0; i < nonly; i++)
-			if ((i && buf_addc(&set, ',') < 0) ||
-			    buf_adds(&set, only[i]) < 0)
+		for (i = 0; i < nonly; i++) {
+			if (buf_adds(&set, i ? ",\"" : "\"") < 0)
 				goto nomem;
+			for (c = only[i]; *c != '\0'; c++)
+				if (((*c == '"' || *c == '\\') &&
+				    buf_addc(&set, '\\') < 0) ||
+				    buf_addc(&set, *c) < 0)
+					goto nomem;
+			if (buf_addc(&set, '"') < 0)
+				goto nomem;
+		}
 		if (buf_addc(&set, '}') < 0)
 			goto nomem;
 		vals[0] = buf_str(&set);

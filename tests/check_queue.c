@@ -444,6 +444,36 @@ START_TEST(counts_in_byte_order_whatever_the_collation)
 }
 END_TEST
 
+/* held counts of named lists: one called "null" (a valid list name) was
+ * the NULL element of the text[] literal, which no list equals: its
+ * count was always 0, on /lists and /api/lists of its moderators */
+START_TEST(counts_of_a_list_called_null)
+{
+	struct queue *q = qopen();
+	struct names nm;
+	PGconn *c = pg(NULL);
+	PGresult *r;
+	const char *only[] = { "cnull-x", "null" };
+	char err[1024];
+
+	r = PQexec(c, "INSERT INTO held_posts (list, size, score, verdict, "
+	    "raw_z, raw_sha256) SELECT l, 1, 0.9, 'spam', 'x', "
+	    "sha256(('cnt' || l)::bytea) FROM unnest(ARRAY['null', "
+	    "'cnull-x']) l");
+	ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s",
+	    PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+	memset(&nm, 0, sizeof(nm));
+	ck_assert_int_eq(qview_counts(q, only, 2, collect_list, &nm, err,
+	    sizeof(err)), 0);
+	ck_assert_int_eq(nm.n, 2);
+	ck_assert_str_eq(nm.v[0], "cnull-x");
+	ck_assert_str_eq(nm.v[1], "null");
+	queue_close(q);
+}
+END_TEST
+
 /* a list's waiting posts are read from an index of them only: with most
  * posts decided (statistics from when all were held, as after a busy
  * hour), the queue page used to walk every decided post of the list */
@@ -2683,6 +2713,7 @@ queue_suite(void)
 	tcase_add_test(tc, journal_file_ahead);
 	tcase_add_test(tc, queue_page_reads_only_waiting_posts);
 	tcase_add_test(tc, counts_in_byte_order_whatever_the_collation);
+	tcase_add_test(tc, counts_of_a_list_called_null);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
