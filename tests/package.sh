@@ -18,8 +18,10 @@
 # private PostgreSQL cluster, tests/pg.sh, whose socket the user
 # reaches), train, filter (a post held, a post passed), held and approve
 # (the list's release command runs); `systemd-analyze verify` checks the
-# units.  Last `apt-get purge`: nothing of the package may be left
-# outside /etc and /var/lib (its `dpkg -L` list, and a list of every
+# units, and listgate-notify.service has nothing that sets no_new_privs
+# (its notify commands may run the setgid postdrop).  Last `apt-get
+# purge`: nothing of the package may be left outside /etc and /var/lib
+# (its `dpkg -L` list, and a list of every
 # file under /usr, /bin, /sbin, /lib*, /opt, /srv and /var but
 # /var/lib, /var/log, /var/cache, /var/tmp and /var/backups taken before
 # the installation and after the purge: a new file there must belong to
@@ -306,6 +308,23 @@ for u in listgate-web listgate-holder listgate-sync listgate-expire; do
 	done
 	check "$u.service: the whole sandbox (missing:${miss:- none})" test -z "$miss"
 done
+# listgate-notify.service runs the lists' notify commands, Postfix's
+# sendmail with its setgid postdrop or a setuid sendmail: nothing in it
+# may set no_new_privs, and for a service with User= systemd sets it for
+# each of these settings too (systemd.exec(5)), not for NoNewPrivileges
+# alone
+f=/lib/systemd/system/listgate-notify.service
+nnp=
+for k in NoNewPrivileges PrivateDevices ProtectHostname ProtectClock \
+    ProtectKernelTunables ProtectKernelModules ProtectKernelLogs \
+    RestrictAddressFamilies RestrictNamespaces LockPersonality \
+    MemoryDenyWriteExecute RestrictRealtime RestrictSUIDSGID \
+    SystemCallFilter SystemCallArchitectures SystemCallLog DynamicUser; do
+	grep -E "^$k=" $f | grep -Evq "^$k=(no|false|off|0)?$" &&
+	    nnp="$nnp $k"
+done
+check "listgate-notify.service: setgid programs run (no setting that implies NoNewPrivileges:${nnp:- none})" \
+    test -z "$nnp"
 systemd-analyze security --offline=true \
     /lib/systemd/system/listgate-web.service 2>/dev/null | tail -n 1 |
     sed 's/^/# listgate-web.service: systemd-analyze security: /'
