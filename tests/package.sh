@@ -325,6 +325,17 @@ for k in NoNewPrivileges PrivateDevices ProtectHostname ProtectClock \
 done
 check "listgate-notify.service: setgid programs run (no setting that implies NoNewPrivileges:${nnp:- none})" \
     test -z "$nnp"
+# the periods the documentation gives (every 5 minutes, every minute):
+# under systemd's default AccuracySec=1min a run starts at the end of
+# the minute's window after its period, a minute late every time
+for t in notify:5min sync:1min; do
+	f=/lib/systemd/system/listgate-${t%%:*}.timer
+	a=$(sed -n 's/^AccuracySec=//p' "$f")
+	us=$(systemd-analyze timespan "${a:-1min}" 2>/dev/null |
+	    sed -n 's/^ *[^ ]*s: \([0-9][0-9]*\)$/\1/p')
+	check "listgate-${t%%:*}.timer: OnUnitActiveSec=${t#*:}, AccuracySec=${a:-(1min)} at most 1s" \
+	    sh -c "grep -qx 'OnUnitActiveSec=${t#*:}' $f && test '${us:-x}' -le 1000000"
+done
 systemd-analyze security --offline=true \
     /lib/systemd/system/listgate-web.service 2>/dev/null | tail -n 1 |
     sed 's/^/# listgate-web.service: systemd-analyze security: /'
