@@ -13,8 +13,10 @@
 # commented /etc/listgate/listgate.conf, /var/lib/listgate with its
 # tokens directory and secret, each with its owner and mode, every unit
 # disabled.  A reinstallation must leave a changed configuration and the
-# secret as they were.  Then, as the user listgate, with a clean
-# environment, the installed /usr/bin/listgate runs init, migrate (a
+# secret as they were; one that finds a token file listgate refuses
+# (postinst configure with the old version) says so.  Then, as the user
+# listgate, with a clean environment, the installed /usr/bin/listgate
+# runs init, migrate (a
 # private PostgreSQL cluster, tests/pg.sh, whose socket the user
 # reaches), train, filter (a post held, a post passed), held and approve
 # (the list's release command runs); `systemd-analyze verify` checks the
@@ -282,6 +284,31 @@ for c in expire notify sync; do
 	    test $rc -eq 0
 	[ $rc -eq 0 ] || sed 's/^/# /' "$T/$c.out"
 done
+
+# --- an upgrade that leaves a token file the new listgate refuses --------------
+# (--reinstall runs postinst configure with the old version, as an
+# upgrade does): filter would defer every post of that list, so postinst
+# says so; the upgrade itself goes through
+printf 'not a token file\n' > /var/lib/listgate/tokens/old.kch &&
+    chown listgate:listgate /var/lib/listgate/tokens/old.kch &&
+    chmod 0640 /var/lib/listgate/tokens/old.kch &&
+    install -o root -g listgate -m 0640 /dev/null \
+    /etc/listgate/lists/old.conf || exit 99
+(cd "$T" && apt-get install -y -qq --reinstall "./$(basename "$deb")") \
+    > "$T/upgrade.log" 2>&1
+urc=$?
+check "an upgrade with a token file listgate refuses goes through (status $urc)" \
+    test $urc -eq 0
+check "... and postinst says that config check fails, and for which list" \
+    sh -c "grep -q \"'listgate config check' fails\" '$T/upgrade.log' &&
+	grep -q 'list old: token file /var/lib/listgate/tokens/old.kch' '$T/upgrade.log'"
+[ $fails -eq 0 ] || quiet_log upgrade "$T/upgrade.log"
+rm -f /var/lib/listgate/tokens/old.kch /etc/listgate/lists/old.conf
+(cd "$T" && apt-get install -y -qq --reinstall "./$(basename "$deb")") \
+    > "$T/upgrade2.log" 2>&1
+check "... and says nothing once config check passes" sh -c \
+    "test $? -eq 0 && ! grep -q -e '^listgate:' -e '^listgate config:' '$T/upgrade2.log'"
+[ $fails -eq 0 ] || quiet_log upgrade "$T/upgrade2.log"
 
 # --- the units -----------------------------------------------------------------
 units=$(ls /lib/systemd/system/listgate-*.service /lib/systemd/system/listgate-*.timer)
