@@ -295,8 +295,31 @@ check "the post is attached as message/rfc822" grep -q "^Content-Type: message/r
 check "... byte for byte" sh -c "grep -qF \"\$(head -c 300 '$T/mm1@test.eml' | tail -n 3 | head -1)\" '$n1'"
 check "the notice id is passed as {id}" grep -qx "$id1" "$n1.id"
 
-# --- approve by reply ----------------------------------------------------------------
+# --- a reply that says the contrary of approving ----------------------------------------
+# the notice's Reply-To is the approve address: a moderator who replies
+# "reject" wants the post rejected, and approving it sent the spam to the
+# list.  Refused, the address left unused (the approval below uses it)
 a1=$(addr_of "$n1" approve)
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <contrary.%s@example.org>\n\n\n  Reject, this is spam.\n\nOn Mon, listgate wrote:\n> Reply to this message to approve the post\n' \
+    "$$" > "$T/rc1.eml"
+nbefore=$(nmail alice@example.org)
+moderate "$a1" alice@example.org < "$T/rc1.eml"
+st=$(status "$id1"); ev=$(events "$id1")
+check "a reply that begins with Reject: exit 0, the post still held" \
+    sh -c "test $rc -eq 0 && test '$st' = held && test '$ev' -eq 0"
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "... answered to alice" test "$(nmail alice@example.org)" -eq $((nbefore + 1))
+check "... refused, saying why and what to do" \
+    sh -c "grep -q '^Subject: \[dev\] refused: approve post $id1\$' '$T/ans.txt' &&
+        tr '\n' ' ' < '$T/ans.txt' | grep -q 'begins with \"reject\", but a message to this address (a reply to the notice) approves the post'"
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <contrary2.%s@example.org>\nContent-Type: text/html\n\n<div dir="ltr"><p>SPAM!</p></div><blockquote>Reply to this message to approve</blockquote>\n' \
+    "$$" > "$T/rc2.eml"
+moderate "$a1" alice@example.org < "$T/rc2.eml"
+st=$(status "$id1")
+check "... so is one in HTML (top-posted) whose first word is SPAM" \
+    sh -c "test $rc -eq 0 && test '$st' = held"
+
+# --- approve by reply ----------------------------------------------------------------
 reply "Re: held" > "$T/r1.eml"
 nbefore=$(nmail alice@example.org)
 moderate "$a1" alice@example.org < "$T/r1.eml"

@@ -475,6 +475,23 @@ reply_apply(struct reply *r, struct queue *q,
 		    "(by %s at %s); each works once", ub[0] ? ub : "?", at);
 		return refuse_decided(r, reason);
 	}
+	/* a reply to a notice goes to the approve address (its Reply-To):
+	 * one that begins with "reject" or "spam" is a moderator who wants
+	 * the contrary, and approving it would send the spam to the list.
+	 * Refused, the address unused: the answer says what to do */
+	if (r->addr.action == COOKIE_APPROVE) {
+		char word[16], reason[600];
+
+		if (reply_contrary(r->msg, r->len, word, sizeof(word))) {
+			snprintf(reason, sizeof(reason), "it begins with "
+			    "\"%s\", but a message to this address (a reply "
+			    "to the notice) approves the post; to reject or "
+			    "discard it, write to the reject or discard "
+			    "address of the notice, and to approve it, reply "
+			    "again without that word first", word);
+			return refuse(r, reason);
+		}
+	}
 
 	/* who decides: the From address, recorded, never proof (not the
 	 * name the filter's own discards are stored under, which

@@ -101,6 +101,17 @@ int reply_may_notify(const char *env_sender, const unsigned char *raw,
 /* r->from and r->msgid from the reply's header, sanitized */
 void reply_headers(struct reply *r);
 
+/*
+ * 1 when the moderator's own first word in the message (len bytes at
+ * msg: the first line of its text parts that is neither blank nor
+ * quoted with '>') asks for the contrary of an approval ("reject",
+ * "spam", "discard", ...), that word (lower case) into word; else 0.
+ * A reply to a notice goes to the approve address: one that says
+ * "reject" was written by a moderator who wants the post rejected.
+ */
+int reply_contrary(const unsigned char *msg, size_t len, char *word,
+    size_t wordsz);
+
 /* 1 if the envelope address a is null, not a plain address, one that
  * starts with '-' (an option to the notify command), or a bounce or
  * list robot's (mailer-daemon, owner-, -request, ...): never answered;

@@ -329,3 +329,80 @@ reply_headers(struct reply *r)
 	if (reply_field(r->msg, r->len, "Message-ID", v, sizeof(v)))
 		snprintf(r->msgid, sizeof(r->msgid), "%.250s", v);
 }
+
+/* first words that ask for the contrary of an approval */
+static const char *const contrary_words[] = {
+	"reject", "rejected", "discard", "discarded", "spam", "deny",
+	"denied", "decline", "declined", "delete", "refuse", "refused",
+	"junk", NULL
+};
+
+/* what reply_contrary's walk gathers: the first word of the first own
+ * line (lower-case ASCII letters; "" when that line begins otherwise
+ * or with a longer word) */
+struct first_word {
+	char w[16];
+	int found;
+};
+
+/* mail_walk callback: the first line of the text parts that is neither
+ * blank nor quoted; its first word, then the walk stops */
+static int
+first_word_cb(const struct mail_event *ev, void *vctx)
+{
+	struct first_word *f = vctx;
+	const char *p, *end, *eol, *q;
+	size_t n;
+
+	if (ev->kind != MAIL_TEXT || ev->data == NULL)
+		return 0;
+	p = (const char *)ev->data;
+	end = p + ev->len;
+	for (; p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			eol = end;
+		for (q = p; q < eol && (*q == ' ' || *q == '\t' ||
+		    *q == '\r'); q++)
+			;
+		if (q == eol || *q == '>')
+			continue;
+		for (n = 0; q < eol && ((*q >= 'a' && *q <= 'z') ||
+		    (*q >= 'A' && *q <= 'Z')); q++) {
+			if (n + 1 >= sizeof(f->w)) {
+				n = 0;	/* a longer word: none of ours */
+				break;
+			}
+			f->w[n++] = (char)(*q | 0x20);
+		}
+		f->w[n] = '\0';
+		f->found = 1;
+		return -1;
+	}
+	return 0;
+}
+
+int
+reply_contrary(const unsigned char *msg, size_t len, char *word,
+    size_t wordsz)
+{
+	struct mail_limits lim;
+	struct first_word f;
+	size_t i;
+
+	if (wordsz > 0)
+		word[0] = '\0';
+	if (msg == NULL || len == 0)
+		return 0;
+	memset(&f, 0, sizeof(f));
+	mail_limits_default(&lim);
+	/* (stopped at the first own line: mail_walk then returns -1) */
+	(void)mail_walk(msg, len, &lim, first_word_cb, &f);
+	if (!f.found || f.w[0] == '\0')
+		return 0;
+	for (i = 0; contrary_words[i] != NULL; i++)
+		if (strcmp(f.w, contrary_words[i]) == 0) {
+			snprintf(word, wordsz, "%s", f.w);
+			return 1;
+		}
+	return 0;
+}
