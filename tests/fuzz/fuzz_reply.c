@@ -5,7 +5,8 @@
  * mail loops, and a reply's From and Message-ID
  *
  * An input is an envelope sender (up to the first newline), then the
- * message.  reply_automatic, reply_may_notify and reply_headers must
+ * message.  reply_automatic, reply_may_notify, reply_headers and
+ * reply_contrary (the first word that refuses an approval) must
  * not crash, must say why whenever they refuse, must agree with
  * themselves on a second call, and everything they keep (the reasons,
  * who decided, the Message-ID) must be text a log line can hold: no
@@ -102,6 +103,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	reply_headers(r);
 	check_log(r->from, sizeof(r->from));
 	check_log(r->msgid, sizeof(r->msgid));
+	{
+		/* the word that refuses an approval: one of a few lower-case
+		 * ASCII words, the same on a second call */
+		char w[16], w2[16];
+		size_t i;
+
+		a = reply_contrary(r->msg, r->len, w, sizeof(w));
+		b = reply_contrary(r->msg, r->len, w2, sizeof(w2));
+		if (a != b || strcmp(w, w2) != 0 || (a && w[0] == 0) ||
+		    (!a && w[0] != 0))
+			__builtin_trap();
+		for (i = 0; w[i] != 0; i++)
+			if (w[i] < 'a' || w[i] > 'z')
+				__builtin_trap();
+	}
 	free((void *)r->msg);
 	free(r);
 	return 0;
