@@ -2572,6 +2572,18 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	if ((rel = release(&r, ctx, err, errsz)) < 0) {
 		rc = QUEUE_RELEASE_FAILED;
 		res_r->refused = rel == -2;
+		if (rel == -3) {
+			size_t n = strlen(err);
+
+			/* the list may have it: put back as held, the
+			 * next approve would release it again unknowingly;
+			 * it stays 'releasing' (the lock's transaction ends
+			 * unrecorded), as after an interrupted approval */
+			res_r->unsure = 1;
+			snprintf(err + n, errsz - n, "; it stays 'releasing': "
+			    "the list may have it");
+			goto out;
+		}
 		/* refused for good: held again with why, which show and
 		 * held say (as the filter's note for a post deliver
 		 * refused) */

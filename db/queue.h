@@ -289,7 +289,9 @@ int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
  * Called by queue_decide for an approval, with no transaction open and
  * the post marked 'releasing': hand r->raw to the list.  0 on success;
  * else fill err and return -1, or -2 when the list refused the post for
- * good (trying again would not help).
+ * good (trying again would not help), or -3 when it is not known whether
+ * the list has the post (the post then stays 'releasing', as after an
+ * interrupted approval).
  */
 typedef int (*queue_release_fn)(const struct queue_row *r, void *ctx,
     char *err, size_t errsz);
@@ -320,6 +322,9 @@ struct queue_decided {
 	time_t at;		/* and when (0 if never) */
 	int refused;		/* QUEUE_RELEASE_FAILED: the release
 				 * callback returned -2 (refused for good) */
+	int unsure;		/* QUEUE_RELEASE_FAILED: the release
+				 * callback returned -3 (the list may have
+				 * the post): it stays 'releasing' */
 };
 
 /*

@@ -187,6 +187,33 @@ grep -q "end of data: no reply in time" "$T/out" &&
     ok "... our own time-out, before the watchdog" ||
     { bad "... our own time-out, before the watchdog"; sed 's/^/# /' "$T/out"; }
 check "... within timeout = 4 ($ms ms)" test $ms -lt 4500
+
+# --- approve: the server takes the post and never answers ----------------------------
+# (it may have it: put back as held, the next approve would send it to
+# the list again unknowingly; it stays 'releasing', as after a killed
+# approve, and approve says so)
+echo "rcpt 550 5.1.1 no such list here" > "$S/script"
+post ham-test.eml lmtp-unsure@test > "$T/unsure.eml"
+filter "$T/unsure.eml"
+uid=$(sql "SELECT max(id) FROM held_posts WHERE list = 'dev' AND status = 'held'")
+[ -n "$uid" ] || exit 99
+echo "end TAKE-HANG" > "$S/script"
+n0=$(nmsg)
+lg approve "$uid" > "$T/out" 2>&1
+check "approve, the server took the post and gave no answer: fails" test $? -eq 1
+check "... the server has it" test "$(nmsg)" -eq $((n0 + 1))
+check "... it stays 'releasing'" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $uid")" = releasing
+grep -q "end of data: no reply in time; it stays 'releasing': the list may have it; check the list archive, then run .* approve --force $uid" "$T/out" &&
+    ok "... and says the list may have it" ||
+    { bad "... and says the list may have it"; sed 's/^/# /' "$T/out"; }
+rm -f "$S/script"
+lg approve "$uid" > "$T/out" 2>&1
+check "... approve again: refused, not released twice" test $? -eq 1
+check "... the server has it once" test "$(nmsg)" -eq $((n0 + 1))
+lg approve --mark-approved "$uid" > /dev/null 2>&1
+check "... --mark-approved records it" \
+    test "$(sql "SELECT status FROM held_posts WHERE id = $uid")" = approved
 stop_server
 rm -f "$S/script"
 

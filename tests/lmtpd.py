@@ -11,7 +11,8 @@
 # PARAMS" and "RCPT TO:<...>" lines).  DIR/script, read at each new
 # connection, changes the replies: lines "STAGE REPLY" with STAGE one of
 # greeting, lhlo, mail, rcpt, data, end (the reply after the data),
-# quit; REPLY "HANG" stops answering.  DIR/quit appears when a client
+# quit; REPLY "HANG" stops answering ("end TAKE-HANG" stores the post,
+# then stops answering: a server that took it and died or stalled).  DIR/quit appears when a client
 # says QUIT.  With --smtp it is an SMTP sink instead (EHLO or HELO, any
 # number of RCPT, one reply after the data, several posts per
 # connection): the list manager's outgoing mail in tests/mailman3_e2e.sh.
@@ -61,7 +62,7 @@ def serve(conn, d):
     f = conn.makefile("rb")
 
     def say(stage):
-        if r[stage] == "HANG":
+        if r[stage] in ("HANG", "TAKE-HANG"):
             time.sleep(3600)
         conn.sendall(r[stage].encode() + b"\r\n")
         return r[stage][0]
@@ -95,7 +96,7 @@ def serve(conn, d):
                 if line.startswith(b"."):
                     line = line[1:]
                 body += line
-            if r["end"].startswith("2"):
+            if r["end"].startswith("2") or r["end"] == "TAKE-HANG":
                 n = take_number()
                 with open(os.path.join(d, "msg.%d.tmp" % n), "wb") as o:
                     o.write(body)

@@ -31,7 +31,8 @@ struct release_ctx {
 /* queue_release_fn: run the list's release command with the post on
  * standard input, within the list's timeout and the deadline (-2 when
  * its LMTP server refused the post for good, or the program exited
- * with a permanent failure) */
+ * with a permanent failure; -3 when its LMTP server got the whole post
+ * and did not answer: the list may have it) */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {
@@ -101,6 +102,8 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 		 * will refuse the post again */
 		if (st == HANDOFF_PERM)
 			rc = -2;
+		else if (st == HANDOFF_UNSURE)
+			rc = -3;
 	}
 out:
 	tmpl_free(argv);

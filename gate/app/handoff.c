@@ -110,7 +110,8 @@ handoff_post(char *const *argv, const char *sender,
 		if (st == LMTP_OK && note != NULL && notesz > 0)
 			notes_str(notes, note, notesz);
 		return st == LMTP_OK ? HANDOFF_OK : st == LMTP_PERM ?
-		    HANDOFF_PERM : HANDOFF_TEMP;
+		    HANDOFF_PERM : st == LMTP_UNSURE ? HANDOFF_UNSURE :
+		    HANDOFF_TEMP;
 	}
 	/* whole seconds, rounded up (0 stays 0: no limit) */
 	secs = timeout_ms / 1000u + (timeout_ms % 1000u != 0);

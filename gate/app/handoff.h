@@ -21,6 +21,10 @@
 #define HANDOFF_PERM	(-2)	/* refused for good: an LMTP server's 5xx,
 				 * or a program's exit status that its
 				 * dialect (exits below) calls permanent */
+#define HANDOFF_UNSURE	(-3)	/* not known: the LMTP server got the whole
+				 * post and gave no answer (it may have it);
+				 * a temporary failure to a caller that may
+				 * hand it on twice */
 
 /* which exit statuses of a program are permanent failures (else every
  * failure is temporary) */
@@ -59,7 +63,8 @@ int handoff_last_ok(void);
  * argv[1].  All within timeout_ms (0: no limit; a program's time-out
  * is rounded up to whole seconds).  A program's exit status is a
  * permanent failure as exits (HANDOFF_EXITS_*) says, every other
- * failure temporary.  Returns HANDOFF_OK, HANDOFF_TEMP or HANDOFF_PERM;
+ * failure temporary.  Returns HANDOFF_OK, HANDOFF_TEMP, HANDOFF_PERM or
+ * HANDOFF_UNSURE;
  * err says why for the failures, naming the program or the server
  * ("/usr/bin/x exited with status 1", "lmtp:127.0.0.1:8024: RCPT TO:
  * 550 ...").  note (may be NULL) gets, after HANDOFF_OK, what is worth

@@ -766,9 +766,14 @@ lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
 		    "connection" : strerror(e), sent, len);
 		goto out;
 	}
-	if ((rc = read_reply(c, "end of data", stage_end(c, c->lim.reply_ms),
-	    0)) < 0)
+	/* no answer to the whole post is no refusal: the server may have
+	 * taken it (a release said to have failed would be approved, and
+	 * sent to the list, again) */
+	if (read_reply(c, "end of data", stage_end(c, c->lim.reply_ms),
+	    0) < 0) {
+		rc = LMTP_UNSURE;
 		goto out;
+	}
 	if (c->code / 100 != 2) {
 		rc = fail(c, c->code / 100 == 5 ? LMTP_PERM : LMTP_TEMP,
 		    "end of data: %s", reply_str(c, shown, sizeof(shown)));

@@ -39,6 +39,10 @@
 				 * refuses this post (or this recipient) for
 				 * good; a recipient that cannot be written
 				 * in RCPT TO */
+#define LMTP_UNSURE	(-3)	/* the whole post and its final dot were
+				 * sent and no reply came (a time-out, the
+				 * connection lost, not a reply): the server
+				 * may have the post */
 
 /* the time limits of each stage, in milliseconds (each also within the
  * total that lmtp_deliver gets) */
@@ -71,7 +75,7 @@ void lmtp_limits_default(struct lmtp_limits *lim);
  * within total_ms (0: no total, the stages' own limits only); lim NULL
  * means lmtp_limits_default.  A sender's local part is quoted when it
  * needs it; UTF-8 addresses go with SMTPUTF8 when the server offers it.
- * Returns LMTP_OK, LMTP_TEMP or LMTP_PERM; err says what happened for
+ * Returns LMTP_OK, LMTP_TEMP, LMTP_PERM or LMTP_UNSURE; err says what happened for
  * the failures (the stage and the server's reply, sanitized) and is ""
  * after LMTP_OK.  notes_r (may be NULL) gets LMTP_NOTE_* bits.
  */

@@ -428,7 +428,15 @@ cmd_decide_one(const char *name, struct queue *q,
 		    list, old);
 		return -1;
 	case QUEUE_RELEASE_FAILED:
-		if (strstr(err, "stays 'releasing'") != NULL)
+		if (res.unsure)
+			/* approved again, it could reach the list twice */
+			cmd_err(name, "post %lld (list %s): %s; check the list "
+			    "archive, then run `%s approve --force %lld` to "
+			    "release it again or `%s approve --mark-approved "
+			    "%lld` to record it without releasing",
+			    (long long)id, list, err, suggest_cmd(),
+			    (long long)id, suggest_cmd(), (long long)id);
+		else if (strstr(err, "stays 'releasing'") != NULL)
 			cmd_err(name, "post %lld (list %s): %s",
 			    (long long)id, list, err);
 		else if (res.refused && strcmp(old, "held") == 0)

@@ -618,6 +618,18 @@ reply_apply(struct reply *r, struct queue *q,
 		return refuse(r, reason);
 	}
 	case QUEUE_RELEASE_FAILED:
+		if (res.unsure) {
+			/* not retried: the post may be on the list, and the
+			 * retry would only find it 'releasing' */
+			char reason[1200 + 4 * PATH_MAX];
+
+			snprintf(reason, sizeof(reason), "the list's server "
+			    "took the post without answering (%.600s), so it "
+			    "may be on the list; the list's administrator must "
+			    "check the archive (%s approve --force or "
+			    "--mark-approved)", err, suggest_cmd());
+			return refuse(r, reason);
+		}
 		/* no release command: a retry by the MTA fails the same
 		 * way, for days, and the moderator hears nothing until the
 		 * bounce; the address is not used up, it works once the

@@ -2021,8 +2021,14 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		return 409;
 	case QUEUE_RELEASE_FAILED:
 		log_error("web: post %lld: %s", (long long)id, err);
-		snprintf(msg, msgsz, "post %lld not approved: %s", (long long)id,
-		    err);
+		if (res->unsure)
+			snprintf(msg, msgsz, "post %lld not approved: %s; "
+			    "check the list archive, then decide it with %s "
+			    "approve --force or --mark-approved on the list "
+			    "host", (long long)id, err, suggest_cmd());
+		else
+			snprintf(msg, msgsz, "post %lld not approved: %s",
+			    (long long)id, err);
 		return 502;
 	case QUEUE_UNRECORDED:
 		snprintf(msg, msgsz, "post %lld was released but the approval "
