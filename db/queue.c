@@ -2319,12 +2319,17 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
 #define RELOCK_PAUSE_MS		500
 
 /*
- * The lock's connection was lost while the release ran (the server
- * restarted, failed over, ended it): open it again, take the post's
- * lock again, and find the post still 'releasing' as this approval
- * marked it (decided_at reads mark_at: no other approval took it over
- * meanwhile).  0 with *lq_r in a transaction that holds the lock and
- * the row, or -1 with err (no transaction open).
+ * Take the post's lock on the lock's connection after the approval's
+ * mark committed, or again after that connection was lost while the
+ * release ran (the server restarted, failed over, ended it): open it
+ * again when needed, take the post's lock, and find the post still
+ * 'releasing' as this approval marked it (decided_at reads mark_at: no
+ * other approval took it over meanwhile).  0 with *lq_r in a
+ * transaction that holds the lock, or -1 with err (*lq_r, when set, may
+ * have a transaction open).  The row is not locked: other decisions
+ * wait for the advisory lock, and a row lock held across the release
+ * would queue a migration's table lock, and every statement on
+ * held_posts behind it, for as long as the release runs.
  */
 static int
 relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
@@ -2347,8 +2352,8 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 		return -1;
 	*lq_r = lq;
 	res = PQexecParams(lq->conn, "SELECT 1 FROM held_posts WHERE id = "
-	    "$1::int8 AND status = 'releasing' AND decided_at::text = $2 "
-	    "FOR UPDATE", 2, NULL, vals, NULL, NULL, 0);
+	    "$1::int8 AND status = 'releasing' AND decided_at::text = $2", 2,
+	    NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(lq, res));
 		PQclear(res);
@@ -2458,22 +2463,28 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
 	release_now = approve && release != NULL && !mark;
 	/*
-	 * Every decision on this post waits for one in progress.  One
-	 * without a release holds the post's lock in its own transaction;
-	 * an approval that releases holds it in a transaction of its second
-	 * connection, open across the release (which runs outside any
-	 * transaction of q), and records its outcome there.
+	 * Every decision on this post waits for one in progress, holding
+	 * the post's lock in its own transaction on q.  An approval that
+	 * releases commits 'releasing' there, then takes the lock again in
+	 * a transaction of its second connection, open across the release
+	 * (which runs outside any transaction of q), and records its
+	 * outcome there.  Never both transactions at once: through a pooler
+	 * in transaction mode each holds a server connection, and
+	 * approvals that each held one while waiting for a second took the
+	 * whole pool and waited for ever (until the pooler's
+	 * query_wait_timeout ended them, the filter's holds deferred
+	 * meanwhile).  The second connection is opened first (it takes no
+	 * server connection of a pooler until its transaction starts):
+	 * failing to, nothing is changed.
 	 */
-	if (release_now) {
-		if (lock_conn(q, &lq, err, errsz) < 0 ||
-		    decision_lock(lq, id, idbuf, err, errsz) < 0) {
-			lq = NULL;
-			goto out;
-		}
-		if (queue_cmd(q, "BEGIN", err, errsz) < 0)
-			goto fail;
-	} else if (decision_lock(q, id, idbuf, err, errsz) < 0)
+	if (release_now && lock_conn(q, &lq, err, errsz) < 0) {
+		lq = NULL;
 		goto out;
+	}
+	if (decision_lock(q, id, idbuf, err, errsz) < 0) {
+		lq = NULL;
+		goto out;
+	}
 	vals[0] = idbuf;
 	/* the post's bytes only for a release (up to 1 GiB compressed): a
 	 * decision without one journals them in SQL (record_decision) */
@@ -2541,12 +2552,17 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 
 	/*
 	 * Approval in three steps, so that a release is never repeated
-	 * unknowingly: (1) commit 'releasing'; (2) run the release command
-	 * with no transaction of q open; (3) commit 'approved' and the
-	 * training, or, when the command failed, the old state, in the
-	 * lock's transaction (which ends the lock).  A process or a
-	 * connection lost between (1) and (3) leaves 'releasing' behind,
-	 * and the next approve says so instead of releasing again.
+	 * unknowingly: (1) commit 'releasing' (which ends q's lock) and
+	 * take the lock again on lq, finding the post still as (1) left
+	 * it; (2) run the release command with no transaction of q open;
+	 * (3) commit 'approved' and the training, or, when the command
+	 * failed, the old state, in the lock's transaction (which ends the
+	 * lock).  A process or a connection lost between (1) and (3) leaves
+	 * 'releasing' behind, and the next approve says so instead of
+	 * releasing again.  A decision that comes between the commit and
+	 * the lock taken again finds the post 'releasing' too
+	 * (QUEUE_INTERRUPTED; with QUEUE_FORCE it takes the release over,
+	 * and this one does not release).
 	 */
 	if (row_raw(res, 0, 17, 16, &r, err, errsz) < 0)
 		goto fail;
@@ -2569,6 +2585,17 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	res = NULL;
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
+	if (relock_releasing(q, &lq, id, idbuf, mark_at, e2,
+	    sizeof(e2)) < 0) {
+		/* not released: another decision has it, or the database
+		 * went away (the post stays 'releasing', as a process
+		 * killed here leaves it) */
+		snprintf(err, errsz, "not released: %s%s", e2,
+		    strstr(e2, "took the post over") != NULL ? "" :
+		    "; it stays 'releasing'");
+		rc = -1;
+		goto out;
+	}
 	if ((rel = release(&r, ctx, err, errsz)) < 0) {
 		rc = QUEUE_RELEASE_FAILED;
 		res_r->refused = rel == -2;

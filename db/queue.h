@@ -332,9 +332,12 @@ struct queue_decided {
  * advisory transaction lock (one in progress, release included, makes
  * the next wait; a waiter holds no connection's transaction open, and
  * a dead process's lock is gone with its connection); an approval with a
- * release callback holds it in a transaction of a second connection to
- * the same database, opened on first use and kept until queue_close,
- * with the list's journal lock, taken before the release (a training
+ * release callback commits 'releasing' under it and takes it again
+ * across the release in a transaction of a second connection to the
+ * same database (never two transactions at once, so approvals cannot
+ * take a pooler's every server connection and wait for one more),
+ * opened on first use and kept until queue_close, with the list's
+ * journal lock, taken before the release (a training
  * run of the list, which holds it while it reads, is waited for while
  * the post is unchanged; the list's other decisions wait for the
  * release).
