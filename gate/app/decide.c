@@ -32,7 +32,8 @@ struct release_ctx {
  * standard input, within the list's timeout and the deadline (-2 when
  * its LMTP server refused the post for good, or the program exited
  * with a permanent failure; -3 when its LMTP server got the whole post
- * and did not answer: the list may have it) */
+ * and did not answer, or the program was killed after it had read the
+ * whole post: the list may have it) */
 static int
 release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 {

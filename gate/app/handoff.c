@@ -146,9 +146,14 @@ handoff_post(char *const *argv, const char *sender,
 	}
 	if (st > 0)
 		snprintf(err, errsz, "%s exited with status %d", argv[0], st);
+	else if (run_last_unsure())
+		snprintf(err, errsz, "%s: %s after it had read the whole post",
+		    argv[0], lerr);
 	else
 		snprintf(err, errsz, "%s: %s", argv[0], lerr);
 	pass_words(err, words, got);
+	if (st < 0 && run_last_unsure())
+		return HANDOFF_UNSURE;
 	return st > 0 && handoff_exit_perm(st, exits) ? HANDOFF_PERM :
 	    HANDOFF_TEMP;
 }

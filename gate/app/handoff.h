@@ -15,16 +15,19 @@
 #define HANDOFF_OK	0	/* handed on: the program exited 0, or the
 				 * LMTP server answered 250 */
 #define HANDOFF_TEMP	(-1)	/* not handed on, try again later: the
-				 * program failed (any exit status, a signal,
-				 * its time-out, not started), or LMTP gave a
+				 * program failed (any exit status, a signal
+				 * or its time-out before it read the whole
+				 * post, not started), or LMTP gave a
 				 * 4xx, no answer, a time-out */
 #define HANDOFF_PERM	(-2)	/* refused for good: an LMTP server's 5xx,
 				 * or a program's exit status that its
 				 * dialect (exits below) calls permanent */
 #define HANDOFF_UNSURE	(-3)	/* not known: the LMTP server got the whole
-				 * post and gave no answer (it may have it);
-				 * a temporary failure to a caller that may
-				 * hand it on twice */
+				 * post and gave no answer, or the program
+				 * was killed (its time-out, a signal) after
+				 * it had read the whole post (it may have
+				 * handed it on); a temporary failure to a
+				 * caller that may hand it on twice */
 
 /* which exit statuses of a program are permanent failures (else every
  * failure is temporary) */

@@ -21,6 +21,7 @@
 #include "config.h"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -132,6 +133,29 @@ run_child_env(void)
 /* the running child's pid (its process group), 0 when none; the same
  * for the helper (run_spawn_helper) */
 static volatile sig_atomic_t active_pid, last_ok, helper_pid;
+
+/* run_last_unsure's answer */
+static int last_unsure;
+
+int
+run_last_unsure(void)
+{
+	return last_unsure;
+}
+
+/* 1 when the file fd (a command's standard input, whose offset it
+ * shared) was read to its end */
+static int
+read_to_end(int fd)
+{
+	struct stat sb;
+	off_t at;
+
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0)
+		return 0;
+	at = lseek(fd, 0, SEEK_CUR);
+	return at >= sb.st_size;
+}
 
 int
 run_last_ok(void)
@@ -387,6 +411,7 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 	int copy = -1;
 	int st = 0, e, timed_out, killed = 0, rc = -1, pidfd = -1, left;
 
+	last_unsure = 0;
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
 		snprintf(err, errsz, "run: the program must be an absolute path");
 		return -1;
@@ -479,6 +504,10 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 		rc = WEXITSTATUS(st);
 	else
 		snprintf(err, errsz, "%s: ended abnormally", argv[0]);
+	/* killed with the whole post read: it may have handed it on (an
+	 * exit status says what it did; a death says nothing) */
+	if (rc < 0 && read_to_end(fd))
+		last_unsure = 1;
 done:
 	active_pid = 0;
 out:
