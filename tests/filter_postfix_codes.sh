@@ -829,6 +829,33 @@ done
 [ $worst -eq 0 ] && ok "allocation failures 1..150: every exit is 0 or 75" ||
     bad "allocation failure $i: exit $worst"
 
+# --- no --mta, listgate.conf's mta its default (qmail) -----------------------------
+# pipe(8) gives the envelope as options and sets none of qmail-local's
+# variables: qmail's 0 for a good post told Postfix it was delivered,
+# and deliver never ran (the post lost)
+sed -i '/^mta = /d' "$CONF/listgate.conf"
+rm -f "$SINK"
+env -u DTLINE -u RPLINE "$LISTGATE" --allow-root --config "$CONF" filter \
+    --list demo -f sender@example.net -- demo@lists.example.org \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+expect 0 "no --mta, no mta in listgate.conf, the envelope as options: a good post"
+check "... delivered by deliver, byte for byte" cmp -s "$SINK" "$DATA/ham-test.eml"
+# (the log goes to standard error when it is a terminal)
+script -qec "env -u DTLINE -u RPLINE '$LISTGATE' --allow-root --config '$CONF' filter --list demo -f sender@example.net -- demo@lists.example.org < '$DATA/ham-test.eml'" \
+    /dev/null > "$T/tty" 2>&1
+check "... a warning says why it answered as Postfix" \
+    grep -q "mta = qmail (listgate.conf's, or its default), but the envelope came as options (-f, --) and not from qmail-local: answering as Postfix" "$T/tty"
+# under qmail-local (its DTLINE), -f and all, qmail's dialect stays
+rm -f "$SINK"
+DTLINE='Delivered-To: demo@lists.example.org' "$LISTGATE" --allow-root \
+    --config "$CONF" filter --list demo -f sender@example.net \
+    < "$DATA/ham-test.eml" > "$T/out" 2> "$T/err"
+rc=$?
+check "... under qmail-local's environment: qmail's pass (0, no deliver)" \
+    sh -c "test $rc -eq 0 && test ! -e '$SINK' && ! grep -q 'answering as Postfix' '$T/err'"
+echo 'mta = postfix' >> "$CONF/listgate.conf"
+
 # --- the hold path, with a private PostgreSQL ----------------------------------
 if [ -f "$top_srcdir/tests/pg.sh" ]; then
 	pg_part

@@ -39,6 +39,19 @@ settings_mta(const struct listcfg_global *g)
 }
 
 enum mta
+settings_mta_filter(const struct listcfg_global *g, int envelope_args,
+    int *overruled)
+{
+	*overruled = 0;
+	if (g->mta == LISTCFG_MTA_QMAIL && envelope_args &&
+	    getenv("DTLINE") == NULL && getenv("RPLINE") == NULL) {
+		*overruled = 1;
+		return MTA_POSTFIX;
+	}
+	return settings_mta(g);
+}
+
+enum mta
 settings_mta_fallback(int refused_mta, int envelope_args)
 {
 	if (refused_mta >= 0)

@@ -26,6 +26,18 @@ void settings_tok_opts(const struct listcfg_list *l, struct tok_opts *o);
 enum mta settings_mta(const struct listcfg_global *g);
 
 /*
+ * filter's dialect without --mta: listgate.conf's mta, but Postfix
+ * when that is qmail (its default) while the envelope came as options
+ * (envelope_args: -f or RECIPIENT, how pipe(8) speaks) and qmail-local's
+ * environment is not there ($DTLINE and $RPLINE, which it always sets):
+ * then *overruled is set.  A master.cf line without --mta postfix under
+ * the default mta = qmail passed every good post with qmail's 0, which
+ * tells Postfix it was delivered: deliver never ran, the post was lost.
+ */
+enum mta settings_mta_filter(const struct listcfg_global *g,
+    int envelope_args, int *overruled);
+
+/*
  * The dialect of filter and moderate, the MTA's pipe commands, until
  * --mta or their listgate.conf gives it (before it is read: the
  * watchdog's, a stop's; or when it cannot be): listgate.conf's mta as

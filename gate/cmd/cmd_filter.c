@@ -197,6 +197,13 @@ usage(FILE *f)
 	    "  -h, --help       this help\n");
 }
 
+/* the envelope came as options (-f, RECIPIENT), as pipe(8) gives it */
+static int
+envelope_args(const struct filter *f)
+{
+	return f->sender != NULL || f->recipient != NULL;
+}
+
 /* set the dialect and the watchdog's exit code with it */
 static void
 set_mta(struct filter *f, enum mta m)
@@ -216,8 +223,7 @@ mta_fallback(struct filter *f, const struct cmd_ctx *ctx)
 {
 	if (f->mta_known)
 		return;
-	f->mta = settings_mta_fallback(ctx->refused_mta, f->sender != NULL ||
-	    f->recipient != NULL);
+	f->mta = settings_mta_fallback(ctx->refused_mta, envelope_args(f));
 	wd_code = outcome_exit(OUT_DEFER, f->mta);
 }
 
@@ -840,7 +846,7 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	const char *action;
 	enum outcome o = OUT_DEFER;
 	size_t scan;
-	int help, cinit = 0, delivered = 0, r;
+	int help, cinit = 0, delivered = 0, overruled = 0, r;
 
 	memset(&f, 0, sizeof(f));
 	f.sp.fd = -1;
@@ -889,7 +895,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		/* the dialect may still come from the configuration */
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
-			set_mta(&f, settings_mta(&f.g));
+			set_mta(&f, settings_mta_filter(&f.g, envelope_args(&f),
+			    &overruled));
 			listcfg_free_global(&f.g);
 		}
 		fprintf(stderr, "listgate filter: %s\n", f.why);
@@ -901,7 +908,8 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		alarm(0);
 		if (!f.mta_known && listcfg_load_global(
 		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
-			set_mta(&f, settings_mta(&f.g));
+			set_mta(&f, settings_mta_filter(&f.g, envelope_args(&f),
+			    &overruled));
 			listcfg_free_global(&f.g);
 		}
 		/* exit 0 would tell an MTA the post was delivered: only a
@@ -917,8 +925,15 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	f.have_g = 1;
 	if (!f.mta_known)
-		set_mta(&f, settings_mta(&f.g));
+		set_mta(&f, settings_mta_filter(&f.g, envelope_args(&f),
+		    &overruled));
 	log_setup("listgate", f.g.log_facility, 1);
+	if (overruled)
+		log_warn("filter: mta = qmail (listgate.conf's, or its "
+		    "default), but the envelope came as options (-f, --) and "
+		    "not from qmail-local: answering as Postfix, whose pipe(8) "
+		    "this is (put --mta postfix on the command line, or mta = "
+		    "postfix in listgate.conf)");
 	arm_watchdog(f.g.timeout_s);
 	if (!listcfg_name_ok(f.list)) {
 		failure(&f, "bad list name '%.200s' (want [a-z0-9][a-z0-9._-]*, "
