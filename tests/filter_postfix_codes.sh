@@ -231,8 +231,8 @@ head -n 1 "$T/both" | grep -q '^listgate: /bin/sh exited with status 69; its out
     ok "... the command's words follow ours, which say what they mean" ||
     { bad "... the command's words follow ours, which say what they mean"; sed 's/^/# /' "$T/both"; }
 # a program that writes without end: its output is kept in memory no
-# further than 1 MiB (its writes past it fail), passed on no further
-# than 4 KiB, and its exit 0 is a delivery still
+# further than 1 MiB (what it writes past it is dropped), passed on no
+# further than 4 KiB, and its exit 0 is a delivery still
 printf 'deliver = /bin/sh -c "cat > %s; head -c 3000000 /dev/zero | tr x y; exit 0"\n' \
     "$SINK" > "$CONF/lists/fail.conf"
 rm -f "$SINK"
@@ -247,6 +247,20 @@ cmp -s "$SINK" "$DATA/ham-test.eml" && [ "$words" -le 4097 ] &&
     head -n 1 "$T/both" | grep -qx 'listgate: /bin/sh exited with status 0; its output:' &&
     ok "... the post whole, 4 KiB of its output at most ($words bytes), after a line of listgate's" ||
     bad "... the post whole, 4 KiB of its output at most ($words bytes), after a line of listgate's"
+# a program that writes to /dev/stderr and /dev/stdout by name (a
+# script's `echo ... >/dev/stderr', with O_TRUNC, or >>): they open as
+# they do under pipe(8) itself, and its exit 0 is a delivery (their
+# opens failed with EPERM on the sealed output file: deferred for ever)
+for red in '>' '>>'; do
+	printf 'deliver = /bin/sh -ec "cat > %s; echo said %s /dev/stderr; echo told %s /dev/stdout"\n' \
+	    "$SINK" "$red" "$red" > "$CONF/lists/fail.conf"
+	pf fail "$DATA/ham-test.eml"
+	expect 0 "deliver that writes to /dev/stderr with $red: delivered"
+	cmp -s "$SINK" "$DATA/ham-test.eml" && grep -qx 'said' "$T/err" &&
+	    grep -qx 'told' "$T/err" &&
+	    ok "... the post whole, its words passed on" ||
+	    { bad "... the post whole, its words passed on"; sed 's/^/# /' "$T/err"; }
+done
 # a program that copies the post to its output, as tee does: its output
 # is as long as the post, which may be far past 1 MiB
 cp "$CONF/tokens/demo.kch" "$CONF/tokens/tee.kch"

@@ -126,7 +126,7 @@ handoff_post(char *const *argv, const char *sender,
 		return HANDOFF_TEMP;
 	}
 	st = run_argv_out(argv, data, len, fd, secs, out, lerr, sizeof(lerr));
-	/* (what it wrote ends at the file's offset, which it shares) */
+	/* (what it wrote ends at the file's offset) */
 	end = lseek(out, 0, SEEK_CUR);
 	got = end > 0 ? pread(out, words, (size_t)end < sizeof(words) ?
 	    (size_t)end : sizeof(words), 0) : 0;

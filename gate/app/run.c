@@ -52,6 +52,11 @@ extern char **environ;
  * polled (ms) */
 #define RUN_POLL_MS	1
 
+/* what is read of a command's output pipe at one go, at most: one that
+ * writes without end (or a process it left behind, once it ended) must
+ * not keep us from its deadline or our answer */
+#define RUN_DRAIN_MAX	(4u * 1024u * 1024u)
+
 /* a descriptor that becomes readable when pid exits (Linux pidfd), or -1
  * where the kernel has none */
 static int
@@ -392,18 +397,56 @@ run_argv(char *const *argv, const unsigned char *data, size_t len,
 	fflush(stdout);
 	fflush(stderr);
 	rc = run_argv_out(argv, data, len, fd, timeout_s, out, err, errsz);
-	/* (what it wrote ends at the file's offset, which it shared) */
+	/* (what it wrote ends at the file's offset: relay writes there) */
 	if ((end = lseek(out, 0, SEEK_CUR)) > 0)
 		copy_output(out, end);
 	close(out);
 	return rc;
 }
 
+/*
+ * What a command writes reaches outfd through a pipe of ours, never as
+ * outfd itself: a program that opens /dev/stdout or /dev/stderr (a
+ * shell's `echo ... >/dev/stderr', tee /dev/stderr) opens a file anew,
+ * at offset 0 and with O_TRUNC, which the sealed memory file refuses
+ * (EPERM: the deliver failed and the post was deferred for ever), where
+ * a pipe opens as the same pipe.  relay moves what the pipe rd holds to
+ * outfd, at most max bytes; once outfd refuses more (its
+ * bound), the rest is read and dropped, so the command never blocks.
+ * Returns 1 while the pipe is open, 0 at its end (rd closed, set to -1).
+ */
+static int
+relay(int *rd, int outfd, int *full, size_t max)
+{
+	unsigned char chunk[16 * 1024];
+	size_t total = 0;
+	ssize_t got;
+
+	while (total < max) {
+		got = read(*rd, chunk, sizeof(chunk));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 1;
+		if (got <= 0) {
+			close(*rd);
+			*rd = -1;
+			return 0;
+		}
+		total += (size_t)got;
+		if (!*full && spool_write_all(outfd, chunk, (size_t)got) < 0)
+			*full = 1;
+	}
+	return 1;
+}
+
 int
 run_argv_out(char *const *argv, const unsigned char *data, size_t len,
     int fd, unsigned timeout_s, int outfd, char *err, size_t errsz)
 {
-	struct pollfd pfd;
+	struct pollfd pfd[2];
+	int pp[2] = { -1, -1 };
+	int rd = -1, full = 0;
 	sigset_t alrm, omask;
 	double deadline, ms;
 	pid_t pid, wp;
@@ -429,6 +472,16 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 		    argv[0], strerror(errno));
 		goto out;
 	}
+	/* its output through a pipe we read (see relay) */
+	if (outfd >= 0) {
+		if (pipe2(pp, O_CLOEXEC) < 0 || fcntl(pp[0], F_SETFL,
+		    fcntl(pp[0], F_GETFL) | O_NONBLOCK) < 0) {
+			snprintf(err, errsz, "%s: not run: no pipe for its "
+			    "output: %s", argv[0], strerror(errno));
+			goto out;
+		}
+		rd = pp[0];
+	}
 	deadline = timeout_s ? clock_now_ms() + (double)timeout_s * 1000 : 0;
 	/* posix_spawn, not fork: a server with many threads (listgate
 	 * web) would copy its page tables and stop every other thread's
@@ -440,10 +493,16 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 	stop_signals(&alrm);
 	pthread_sigmask(SIG_BLOCK, &alrm, &omask);
 	last_ok = 0;
-	e = spawn_out(argv, envp, fd, 0, outfd, &pid);
+	e = spawn_out(argv, envp, fd, 0, pp[1], &pid);
 	if (e == 0)
 		active_pid = pid;
 	pthread_sigmask(SIG_SETMASK, &omask, NULL);
+	/* (only the child writes: the pipe ends when it and what it
+	 * started closed it) */
+	if (pp[1] >= 0) {
+		close(pp[1]);
+		pp[1] = -1;
+	}
 	if (e != 0) {
 		snprintf(err, errsz, "%s: cannot execute: %s", argv[0],
 		    strerror(e));
@@ -483,16 +542,23 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 			}
 			left = ms > 60000 ? 60000 : (int)ms + 1;
 		}
-		/* sleep until the child exits or the deadline: no polling
-		 * interval on the way out */
-		if (pidfd >= 0) {
-			pfd.fd = pidfd;
-			pfd.events = POLLIN;
-			poll(&pfd, 1, left);
-		} else
-			poll(NULL, 0, left < 0 || left > RUN_POLL_MS ?
-			    RUN_POLL_MS : left);
+		/* sleep until the child exits, writes, or the deadline: no
+		 * polling interval on the way out (a negative fd is left
+		 * out by poll) */
+		pfd[0].fd = pidfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = rd;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (pidfd < 0 && (left < 0 || left > RUN_POLL_MS))
+			left = RUN_POLL_MS;
+		if (poll(pfd, 2, left) > 0 && rd >= 0 && pfd[1].revents != 0)
+			relay(&rd, outfd, &full, RUN_DRAIN_MAX);
 	}
+	/* what is still in the pipe (not without end: something it left
+	 * behind may go on writing) */
+	if (rd >= 0)
+		relay(&rd, outfd, &full, RUN_DRAIN_MAX);
 	timed_out = killed && !WIFEXITED(st);
 	if (timed_out)
 		snprintf(err, errsz, "%s: timed out after %u s (killed)",
@@ -511,6 +577,10 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 done:
 	active_pid = 0;
 out:
+	if (rd >= 0)
+		close(rd);
+	if (pp[1] >= 0)
+		close(pp[1]);
 	xfree(envp);
 	if (copy >= 0)
 		close(copy);

@@ -5,8 +5,10 @@
  * path; listcfg checked it).  The child runs in its own process group;
  * the whole group is killed when the time runs out.  Its standard
  * output and error are never ours (the MTA's pipe, which a process it
- * left behind would hold open after we exited): a file, copied to our
- * standard error once it ended.  Its standard input is a seekable file holding the
+ * left behind would hold open after we exited): a pipe of ours, read
+ * into a file while it runs (a file itself would refuse a program that
+ * opens /dev/stderr by name), copied to our standard error once it
+ * ended.  Its standard input is a seekable file holding the
  * whole post before it starts, so it reads all of it even when the
  * caller dies first.  Its environment keeps only PATH, HOME, LANG,
  * LC_*, TZ, TMPDIR, USER, LOGNAME, LISTGATE_CONFIG and the variables
@@ -25,9 +27,9 @@
  * the child shares its file offset) when fd >= 0, else a copy of
  * data/len made in a memory file (an unlinked temporary file where
  * there is none) before the child starts.  Its standard output and
- * error go to a file (run_output_file), written to our standard error
- * once it ended.  Wait at most
- * timeout_s seconds (0: no limit).  Returns the exit status (0..255), or
+ * error reach a file (run_output_file) through a pipe, written to our
+ * standard error once it ended.  Wait at most timeout_s seconds (0: no
+ * limit).  Returns the exit status (0..255), or
  * -1 with a message in err: no copy of the post, no file for its output,
  * no process,
  * the program could not be executed, it was killed by a signal, or it
