@@ -823,13 +823,62 @@ schema_unseen(struct queue *q, char *err, size_t errsz)
 	return r;
 }
 
+/* what to say of schema_migrations in schema nsp (quoted) that is not
+ * listgate's: no held_posts beside it */
+static void
+foreign_msg(const char *nsp, char *err, size_t errsz)
+{
+	snprintf(err, errsz, "the table schema_migrations in schema %s is "
+	    "not listgate's (no held_posts beside it: another program's?), "
+	    "and listgate will not use or change it: give listgate a schema "
+	    "of its own (CREATE SCHEMA listgate), first in search_path "
+	    "(options='-c search_path=listgate,%s' in database in "
+	    "listgate.conf), and run `%s migrate`", nsp, nsp, suggest_cmd());
+}
+
+/*
+ * The schema_migrations this connection reads (the first one of its
+ * search_path) is another program's, with no held_posts beside it
+ * (golang-migrate and Rails keep a table of that name, in public as
+ * listgate does by default): say so in err and return 1, else 0.  Its
+ * versions are not listgate's: 20230101120000 read as "newer than this
+ * listgate knows: upgrade listgate", a text column as a type error.
+ * Only on the error path: no cost to a hold.
+ */
+static int
+schema_foreign(struct queue *q, char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = 0;
+
+	res = PQexecParams(q->conn, "SELECT pg_catalog.quote_ident(n.nspname) "
+	    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
+	    "n.oid = c.relnamespace WHERE c.oid = pg_catalog.to_regclass("
+	    "'schema_migrations') AND pg_catalog.to_regclass("
+	    "pg_catalog.quote_ident(n.nspname) || '.held_posts') IS NULL "
+	    "AND n.nspname !~ '[[:cntrl:]]'", 0, NULL, NULL, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		foreign_msg(PQgetvalue(res, 0, 0), err, errsz);
+		r = 1;
+	}
+	PQclear(res);
+	return r;
+}
+
 int
 queue_check_schema(struct queue *q, char *err, size_t errsz)
 {
 	char e[8];
 	int v, standby;
 
-	if (queue_schema_version(q, &v, err, errsz) < 0)
+	if (queue_schema_version(q, &v, err, errsz) < 0) {
+		/* (a text column: "COALESCE types text and integer") */
+		schema_foreign(q, err, errsz);
+		return -1;
+	}
+	if (v != queue_schema_latest && v != 0 &&
+	    schema_foreign(q, err, errsz) != 0)
 		return -1;
 	if (v > queue_schema_latest) {
 		snprintf(err, errsz, "the database schema is version %d, newer "
@@ -1032,11 +1081,21 @@ schema_first(struct queue *q, int *missing_r, char *err, size_t errsz)
 	    "CASE WHEN s.name IS DISTINCT FROM pg_catalog.current_schema() "
 	    "THEN pg_catalog.set_config('search_path', "
 	    "pg_catalog.quote_ident(s.name) || ', ' || "
-	    "pg_catalog.current_setting('search_path'), true) END FROM s",
+	    "pg_catalog.current_setting('search_path'), true) END, "
+	    "pg_catalog.to_regclass(pg_catalog.quote_ident(s.name) || "
+	    "'.held_posts') IS NULL, pg_catalog.regexp_replace("
+	    "pg_catalog.quote_ident(s.name), '[^[:print:]]', '?', 'g') FROM s",
 	    0, NULL, NULL, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) != 1)
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	else if (strcmp(PQgetvalue(res, 0, 0), "f") == 0 &&
+	    strcmp(PQgetvalue(res, 0, 2), "t") == 0)
+		/* a schema_migrations without held_posts: never
+		 * listgate's (0001 makes both in one transaction), but
+		 * another program's in the same schema, whose versions
+		 * migrate would read as listgate's */
+		foreign_msg(PQgetvalue(res, 0, 3), err, errsz);
 	else {
 		*missing_r = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 		r = 0;

@@ -376,6 +376,35 @@ PGDATABASE=lg_app sql "CREATE SCHEMA app; CREATE TABLE app.schema_migrations
 PGDATABASE=lg_app run lg held
 check "held on a database without listgate's schema says to migrate" \
     grep -q 'no listgate schema: run `listgate --config [^ ]* migrate`' "$T/err"
+# another program's schema_migrations in the first schema of the path
+# (public, as listgate's by default): golang-migrate's, at a version of
+# its own that read as "newer than this listgate knows: upgrade
+# listgate" (and as a wrong number), Rails's text column as a type error
+createdb lg_golang || exit 99
+PGDATABASE=lg_golang sql "CREATE TABLE schema_migrations (version bigint
+    PRIMARY KEY, dirty boolean NOT NULL);
+    INSERT INTO schema_migrations VALUES (20230101120000, false)" || exit 99
+for c in "migrate --status" "migrate" "held"; do
+	PGDATABASE=lg_golang run lg $c
+	check "$c beside another program's schema_migrations in public fails (rc $rc)" \
+	    test "$rc" -eq 1
+	check "... saying it is not listgate's, and what to do" grep -q \
+	    "schema_migrations in schema public is not listgate's.*CREATE SCHEMA listgate.*search_path=listgate,public" \
+	    "$T/err"
+	check "... not to upgrade listgate" sh -c "! grep -q 'upgrade' '$T/err' '$T/out'"
+done
+check "... the other program's table as it was" test "$(PGDATABASE=lg_golang \
+    sql "SELECT string_agg(version || ' ' || dirty, ',')
+        FROM schema_migrations")" = "20230101120000 false"
+createdb lg_rails || exit 99
+PGDATABASE=lg_rails sql "CREATE TABLE schema_migrations (version varchar
+    PRIMARY KEY); INSERT INTO schema_migrations VALUES ('20230101120000')" ||
+    exit 99
+for c in "migrate --status" "migrate" "held"; do
+	PGDATABASE=lg_rails run lg $c
+	check "$c beside a text schema_migrations says it is not listgate's (rc $rc)" \
+	    sh -c "test $rc -eq 1 && grep -q \"schema_migrations in schema public is not listgate's\" '$T/err'"
+done
 
 # --- holding and listing -----------------------------------------------------
 id1=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
