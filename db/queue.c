@@ -1017,6 +1017,35 @@ lock_timed_out(const PGresult *res)
 	    strcmp(state, SQLSTATE_LOCK_NOT_AVAILABLE) == 0;
 }
 
+/* SQLSTATE insufficient_privilege: "permission denied", "must be owner" */
+#define SQLSTATE_NO_PRIVILEGE "42501"
+
+/*
+ * After a statement of migrate failed with res: when for want of a
+ * privilege, add to err who may migrate.  The server's "permission
+ * denied for table schema_migrations" (a moderator's or the filter's
+ * role, with a migration pending), "for schema public" (a new database)
+ * or "must be owner of table" named the object, not the role migrate
+ * must run as.
+ */
+static void
+no_privilege_hint(const PGresult *res, char *err, size_t errsz)
+{
+	const char *state;
+	size_t k = strlen(err);
+
+	if (res == NULL || (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) == NULL ||
+	    strcmp(state, SQLSTATE_NO_PRIVILEGE) != 0 || k + 1 >= errsz)
+		return;
+	snprintf(err + k, errsz - k, ": migrate runs as a member of "
+	    "listgate_admin, which owns the tables (the first time, as a "
+	    "superuser or a role with CREATEROLE that owns the database: "
+	    "migration 0003 makes the roles), and the role it connects as "
+	    "(user in database in listgate.conf, else PGUSER) is none of "
+	    "these");
+}
+
 /*
  * One statement of migrate_next on schema_migrations, which another
  * session may hold locked: its result (PQclear it), or NULL when it
@@ -1048,6 +1077,7 @@ migrate_exec(struct queue *q, const struct queue_migration *m,
 		    m->version, m->name, queue_pgerr(q, res));
 	else
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	no_privilege_hint(res, err, errsz);
 	PQclear(res);
 	queue_cmd(q, "ROLLBACK", scratch, sizeof(scratch));
 	return NULL;
@@ -1195,6 +1225,7 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 		}
 		snprintf(err, errsz, "migration %04d_%s failed: %s",
 		    m->version, m->name, queue_pgerr(q, res));
+		no_privilege_hint(res, err, errsz);
 		PQclear(res);
 		goto fail;
 	}

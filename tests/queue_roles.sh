@@ -212,9 +212,34 @@ check "listgate_moderator: deciding it still works (discard)" test "$rc" -eq 0
 as alice "ALTER TABLE held_posts ADD COLUMN x int"
 check "listgate_moderator: altering a table fails" grep -q "must be owner" "$T/err"
 
+# --- migrate as a role that may not ------------------------------------------
+# a migration pending: the filter's and a moderator's role are told
+# which role migrates, not only "permission denied for table
+# schema_migrations"; on a new database a role in no listgate role is
+# told so too, not only "permission denied for schema public"
+sql "DELETE FROM schema_migrations WHERE version =
+    (SELECT max(version) FROM schema_migrations)" || exit 99
+for r in alice pipe; do
+	PGUSER=$r run lg migrate
+	check "$r: migrate with a migration pending fails (rc $rc)" \
+	    test "$rc" -eq 1
+	check "... saying it runs as a member of listgate_admin" grep -q \
+	    "permission denied.*migrate runs as a member of listgate_admin" \
+	    "$T/err"
+done
+createdb lg_empty || exit 99
+PGDATABASE=lg_empty PGUSER=nobody_else run lg migrate
+check "a role in no listgate role: migrate of a new database fails (rc $rc)" \
+    test "$rc" -eq 1
+check "... saying who may migrate" grep -q \
+    "permission denied for schema.*migrate runs as a member of listgate_admin.*superuser or a role with CREATEROLE" \
+    "$T/err"
+
 # --- the administrator ----------------------------------------------------------
 PGUSER=adm run lg migrate
 check "listgate_admin: migrate exits 0" test "$rc" -eq 0
+check "... applying the migration left pending" grep -q "(1 migration applied)" \
+    "$T/out"
 as adm "ALTER TABLE held_posts ADD COLUMN lg_test_x int"
 check "listgate_admin: owns the tables (ALTER works)" test "$rc" -eq 0
 as adm "CREATE TABLE lg_test_later (id int)"
