@@ -742,6 +742,32 @@ post_sha256(const unsigned char *p, size_t n,
 
 /* --- schema ------------------------------------------------------------ */
 
+/* SQLSTATE insufficient_privilege: "permission denied", "must be owner" */
+#define SQLSTATE_NO_PRIVILEGE "42501"
+
+/*
+ * After reading the schema's version failed with res: when for want of
+ * a privilege (a login role in none of the roles of migration 0003),
+ * add to err which roles may read it.  The server's "permission denied
+ * for table schema_migrations" named the table, not what to grant.
+ */
+static void
+no_role_hint(const PGresult *res, char *err, size_t errsz)
+{
+	const char *state;
+	size_t k = strlen(err);
+
+	if (res == NULL || (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) == NULL ||
+	    strcmp(state, SQLSTATE_NO_PRIVILEGE) != 0 || k + 1 >= errsz)
+		return;
+	snprintf(err + k, errsz - k, ": the role it connects as (user in "
+	    "database in listgate.conf, else PGUSER) is in none of "
+	    "listgate_filter (filter), listgate_moderator (the moderators' "
+	    "commands, sync) and listgate_admin (migrate): grant it the one "
+	    "its work needs (migration 0003)");
+}
+
 /* the schema's version from res, QUEUE_SCHEMA_SQL's answer: 0 (a
  * missing table is version 0), or -1 when it failed */
 static int
@@ -773,8 +799,10 @@ queue_schema_version(struct queue *q, int *version_r, char *err,
 	 * (this runs before every hold, so it must stay cheap) */
 	res = PQexecParams(q->conn, QUEUE_SCHEMA_SQL, 0, NULL, NULL, NULL,
 	    NULL, 0);
-	if ((r = schema_res(res, version_r)) < 0)
+	if ((r = schema_res(res, version_r)) < 0) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		no_role_hint(res, err, errsz);
+	}
 	PQclear(res);
 	return r;
 }
@@ -1016,9 +1044,6 @@ lock_timed_out(const PGresult *res)
 	    PG_DIAG_SQLSTATE)) != NULL &&
 	    strcmp(state, SQLSTATE_LOCK_NOT_AVAILABLE) == 0;
 }
-
-/* SQLSTATE insufficient_privilege: "permission denied", "must be owner" */
-#define SQLSTATE_NO_PRIVILEGE "42501"
 
 /*
  * After a statement of migrate failed with res: when for want of a
@@ -1281,8 +1306,10 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 		lock_holder(q, NULL, "migrate --status", "schema_migrations",
 		    lock_timeout_s, err, errsz);
 		return -1;
-	} else
+	} else {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		no_role_hint(res, err, errsz);
+	}
 	PQclear(res);
 done:
 	/* it only read: a rollback ends it, failed or not */

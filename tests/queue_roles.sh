@@ -149,6 +149,16 @@ cp "$T/dev.conf.orig" "$CONF/lists/dev.conf"
 PGUSER=nobody_else lg filter --list dev < "$DATA/spam3.eml" > "$T/out" 2> "$T/err"
 check "a role in no listgate role: filter defers (111)" test $? -eq 111
 check "... permission denied" grep -q "permission denied" "$T/err"
+check "... naming the roles to grant" grep -q \
+    "permission denied.*in none of listgate_filter.*listgate_moderator.*listgate_admin" \
+    "$T/err"
+for c in held "migrate --status"; do
+	PGUSER=nobody_else run lg $c
+	check "a role in no listgate role: $c fails (rc $rc)" test "$rc" -eq 1
+	check "... naming the roles to grant" grep -q \
+	    "permission denied.*in none of listgate_filter.*listgate_moderator.*listgate_admin" \
+	    "$T/err"
+done
 
 # --- a moderator ----------------------------------------------------------------
 PGUSER=alice run lg held --list dev
