@@ -879,15 +879,29 @@ schema_foreign(struct queue *q, char *err, size_t errsz)
 	PGresult *res;
 	int r = 0;
 
-	res = PQexecParams(q->conn, "SELECT pg_catalog.quote_ident(n.nspname) "
+	res = PQexecParams(q->conn, "SELECT pg_catalog.quote_ident(n.nspname), "
+	    "n.nspname = pg_catalog.current_schema(), "
+	    "pg_catalog.quote_ident(pg_catalog.current_schema()) "
 	    "FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
 	    "n.oid = c.relnamespace WHERE c.oid = pg_catalog.to_regclass("
 	    "'schema_migrations') AND pg_catalog.to_regclass("
 	    "pg_catalog.quote_ident(n.nspname) || '.held_posts') IS NULL "
-	    "AND n.nspname !~ '[[:cntrl:]]'", 0, NULL, NULL, NULL, NULL, 0);
-	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
-	    PQntuples(res) == 1) {
+	    "AND n.nspname !~ '[[:cntrl:]]' AND pg_catalog.current_schema() "
+	    "!~ '[[:cntrl:]]'", 0, NULL, NULL, NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1)
+		;
+	else if (strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
 		foreign_msg(PQgetvalue(res, 0, 0), err, errsz);
+		r = 1;
+	} else {
+		/* a schema of listgate's own comes first in the path, with
+		 * no tables yet: migrate makes them there */
+		snprintf(err, errsz, "the database has no listgate schema "
+		    "in schema %s yet (the schema_migrations of schema %s is "
+		    "another program's): run `%s migrate`",
+		    PQgetvalue(res, 0, 2), PQgetvalue(res, 0, 0),
+		    suggest_cmd());
 		r = 1;
 	}
 	PQclear(res);

@@ -309,6 +309,12 @@ PGDATABASE=lg_shared sql "CREATE SCHEMA lg;
     CREATE TABLE public.schema_migrations (version bigint PRIMARY KEY,
         dirty boolean NOT NULL);
     INSERT INTO public.schema_migrations VALUES (20, false)" || exit 99
+# before migrate, a command reading the other program's table (the
+# first schema_migrations of the path) says to migrate, not that it is
+# newer than this listgate
+PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg held
+check "held beside another program's schema_migrations, listgate's schema first and empty: says to migrate (rc $rc)" \
+    sh -c "test $rc -eq 1 && grep -q 'no listgate schema in schema lg yet.*run .listgate --config [^ ]* migrate.' '$T/err'"
 # migrate --status says what migrate would do: nothing applied yet
 PGDATABASE=lg_shared PGOPTIONS='-c search_path=lg,public' run lg migrate \
     --status
