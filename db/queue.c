@@ -851,6 +851,18 @@ schema_unseen(struct queue *q, char *err, size_t errsz)
 	return r;
 }
 
+/* SQL: the table REL (a regclass expression) has listgate's columns of
+ * schema_migrations, an integer version and a name: one made by hand
+ * beside no held_posts yet is used (0001 makes held_posts), another
+ * program's (golang-migrate's bigint version and dirty flag, Rails's
+ * text version) is not */
+#define MIGRATIONS_LAYOUT(REL) \
+	"(SELECT count(*) = 2 FROM pg_catalog.pg_attribute a WHERE " \
+	"a.attrelid = " REL " AND NOT a.attisdropped AND ((a.attname = " \
+	"'version' AND a.atttypid = 'pg_catalog.int4'::pg_catalog.regtype) " \
+	"OR (a.attname = 'name' AND a.atttypid = " \
+	"'pg_catalog.text'::pg_catalog.regtype)))"
+
 /* what to say of schema_migrations in schema nsp (quoted) that is not
  * listgate's: no held_posts beside it */
 static void
@@ -886,6 +898,7 @@ schema_foreign(struct queue *q, char *err, size_t errsz)
 	    "n.oid = c.relnamespace WHERE c.oid = pg_catalog.to_regclass("
 	    "'schema_migrations') AND pg_catalog.to_regclass("
 	    "pg_catalog.quote_ident(n.nspname) || '.held_posts') IS NULL "
+	    "AND NOT " MIGRATIONS_LAYOUT("c.oid") " "
 	    "AND n.nspname !~ '[[:cntrl:]]' AND pg_catalog.current_schema() "
 	    "!~ '[[:cntrl:]]'", 0, NULL, NULL, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
@@ -1152,7 +1165,9 @@ schema_first(struct queue *q, int *missing_r, char *err, size_t errsz)
 	    "pg_catalog.quote_ident(s.name) || ', ' || "
 	    "pg_catalog.current_setting('search_path'), true) END, "
 	    "pg_catalog.to_regclass(pg_catalog.quote_ident(s.name) || "
-	    "'.held_posts') IS NULL, pg_catalog.regexp_replace("
+	    "'.held_posts') IS NULL AND NOT " MIGRATIONS_LAYOUT(
+	    "pg_catalog.to_regclass(pg_catalog.quote_ident(s.name) || "
+	    "'.schema_migrations')") ", pg_catalog.regexp_replace("
 	    "pg_catalog.quote_ident(s.name), '[^[:print:]]', '?', 'g') FROM s",
 	    0, NULL, NULL, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
@@ -1160,10 +1175,11 @@ schema_first(struct queue *q, int *missing_r, char *err, size_t errsz)
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 	else if (strcmp(PQgetvalue(res, 0, 0), "f") == 0 &&
 	    strcmp(PQgetvalue(res, 0, 2), "t") == 0)
-		/* a schema_migrations without held_posts: never
-		 * listgate's (0001 makes both in one transaction), but
-		 * another program's in the same schema, whose versions
-		 * migrate would read as listgate's */
+		/* a schema_migrations without held_posts, and not of
+		 * listgate's columns: another program's in the same
+		 * schema, whose versions migrate would read as
+		 * listgate's (migrate makes listgate's with held_posts,
+		 * 0001, in one transaction) */
 		foreign_msg(PQgetvalue(res, 0, 3), err, errsz);
 	else {
 		*missing_r = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
