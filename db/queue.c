@@ -1190,6 +1190,32 @@ schema_first(struct queue *q, int *missing_r, char *err, size_t errsz)
 }
 
 /*
+ * Inside migrate's transaction, listgate's schema missing where this
+ * connection looks (schema_first): when the role may not create tables
+ * there either, and a listgate schema exists that it does not see (no
+ * USAGE on it, or not in search_path), say so as the schema check does
+ * and return 1, else 0.  A role not granted the schema of an existing
+ * database was told "schema version 0", every migration pending, by
+ * migrate --status, and "permission denied for schema public" by
+ * migrate.  (A role that may create tables there migrates a schema of
+ * its own: several listgate schemas may share a database.)
+ */
+static int
+missing_unseen(struct queue *q, char *err, size_t errsz)
+{
+	PGresult *res;
+	int create;
+
+	res = PQexecParams(q->conn, "SELECT coalesce(pg_catalog."
+	    "has_schema_privilege(pg_catalog.current_schema(), 'CREATE'), "
+	    "false)", 0, NULL, NULL, NULL, NULL, 0);
+	create = res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), "f") != 0;
+	PQclear(res);
+	return create ? 0 : schema_unseen(q, err, errsz);
+}
+
+/*
  * Apply one migration, the next one the database lacks, in a
  * transaction that holds the migrate lock: 1 applied (*m_r says which),
  * 0 nothing left to apply, -1 error (rolled back).  The lock is a
@@ -1233,6 +1259,8 @@ migrate_next(struct queue *q, unsigned lock_timeout_s,
 	 * program's schema_migrations elsewhere in the path is not
 	 * listgate's */
 	if (schema_first(q, &missing, err, errsz) < 0)
+		goto fail;
+	if (missing && missing_unseen(q, err, errsz) != 0)
 		goto fail;
 	if (missing) {
 		if ((res = migrate_exec(q, NULL, lock_timeout_s, "CREATE TABLE "
@@ -1321,6 +1349,8 @@ queue_schema_status(struct queue *q, unsigned lock_timeout_s,
 	/* the version of the schema migrate would change: none yet (0),
 	 * whatever other program's schema_migrations search_path has */
 	if (schema_first(q, &missing, err, errsz) < 0)
+		goto done;
+	if (missing && missing_unseen(q, err, errsz) != 0)
 		goto done;
 	if (missing) {
 		r = 0;

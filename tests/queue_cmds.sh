@@ -346,6 +346,17 @@ check "held as a role that may not use listgate's schema fails" \
     test "$rc" -eq 1
 check "... saying which roles to grant" grep -q 'grant.*listgate_moderator' \
     "$T/err"
+# migrate --status and migrate as that role: not "schema version 0",
+# every migration pending, nor "permission denied for schema public"
+for c in "migrate --status" "migrate"; do
+	PGUSER=outsider PGDATABASE=lg_shared \
+	    PGOPTIONS='-c search_path=lg,public' run lg $c
+	check "$c as a role that may not use listgate's schema fails (rc $rc)" \
+	    sh -c "test $rc -eq 1 && ! grep -q '^schema version 0' '$T/out'"
+	check "... naming the schema and saying which roles to grant" grep -q \
+	    'schema lg, which the role outsider may not use: grant.*listgate_moderator' \
+	    "$T/err"
+done
 # an administrator whose role has a schema of its own name (PostgreSQL's
 # secure schema usage pattern: "$user" comes first in the default
 # search_path) migrates the schema every other role uses, in public: it
