@@ -1093,9 +1093,9 @@ no_privilege_hint(const PGresult *res, char *err, size_t errsz)
 	snprintf(err + k, errsz - k, ": migrate runs as a member of "
 	    "listgate_admin, which owns the tables (the first time, as a "
 	    "superuser or a role with CREATEROLE that owns the database: "
-	    "migration 0003 makes the roles), and the role it connects as "
-	    "(user in database in listgate.conf, else PGUSER) is none of "
-	    "these");
+	    "migration 0003 makes the roles and hands them the tables); run "
+	    "it as such a role (user in database in listgate.conf, else "
+	    "PGUSER)");
 }
 
 /*
