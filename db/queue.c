@@ -2041,7 +2041,8 @@ queue_list(struct queue *q, const char *status, const char *list,
 	char set[32];
 	struct queue_row r;
 	PGresult *res;
-	int i, n, rc = 0;
+	ExecStatusType st;
+	int i, rc = 0;
 
 	/* status as a text[] literal: a known word, or the pending pair */
 	if (strcmp(status, "pending") == 0)
@@ -2057,31 +2058,43 @@ queue_list(struct queue *q, const char *status, const char *list,
 	}
 	vals[0] = set;
 	vals[1] = list;
-	res = PQexecParams(q->conn, "SELECT " ROW_COLS " FROM held_posts "
+	/* row by row (single-row mode): a flood of held posts must not
+	 * be read into memory at once, the listing's memory stays that of
+	 * one row whatever the queue holds */
+	if (!PQsendQueryParams(q->conn, "SELECT " ROW_COLS " FROM held_posts "
 	    "WHERE status = ANY ($1::text[]) AND ($2::text IS NULL OR "
 	    "list = $2::text) ORDER BY arrived_at, id", 2, NULL, vals, NULL,
-	    NULL, 1);
-	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
-		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
-		PQclear(res);
+	    NULL, 1)) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, NULL));
 		return -1;
 	}
-	n = PQntuples(res);
-	for (i = 0; i < n && rc == 0; i++) {
-		if (row_fill(res, i, &r) < 0) {
-			snprintf(err, errsz, "out of memory");
-			PQclear(res);
-			return -1;
+	/* (were it refused, the rows would come in one result: read
+	 * below as well) */
+	(void)PQsetSingleRowMode(q->conn);
+	/* every result is read, also after a stop or a failure: the
+	 * connection takes no other query before */
+	while ((res = PQgetResult(q->conn)) != NULL) {
+		st = PQresultStatus(res);
+		if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
+			for (i = 0; i < PQntuples(res) && rc == 0; i++) {
+				if (row_fill(res, i, &r) < 0) {
+					snprintf(err, errsz, "out of memory");
+					rc = -2;
+					break;
+				}
+				if ((rc = fn(&r, ctx)) < 0)
+					snprintf(err, errsz, "out of memory: "
+					    "the listing stopped");
+				queue_row_free(&r);
+			}
+		} else if (rc >= 0) {
+			snprintf(err, errsz, "database: %s",
+			    queue_pgerr(q, res));
+			rc = -2;
 		}
-		rc = fn(&r, ctx);
-		queue_row_free(&r);
+		PQclear(res);
 	}
-	PQclear(res);
-	if (rc < 0) {
-		snprintf(err, errsz, "out of memory: the listing stopped");
-		return -1;
-	}
-	return 0;
+	return rc < 0 ? -1 : 0;
 }
 
 /* decompress raw_z (column zc) with size (column sc) and check it against

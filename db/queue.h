@@ -223,7 +223,8 @@ typedef int (*queue_row_fn)(const struct queue_row *r, void *ctx);
 /* the posts with status ("held", "releasing", "approved", "rejected",
  * "discarded", "expired", or "pending": held or releasing) of list
  * (NULL: all lists), oldest first, without their raw bytes: 0, or -1
- * (also when fn returned -1) */
+ * (also when fn returned -1).  The rows come one at a time, as the
+ * server sends them: fn must not use q, whose query is still running */
 int queue_list(struct queue *q, const char *status, const char *list,
     queue_row_fn fn, void *ctx, char *err, size_t errsz);
 
