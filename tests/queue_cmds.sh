@@ -513,6 +513,25 @@ check "show prints the deciding tokens" grep -q "tok1 0.99" "$T/out"
 check "show previews the decoded text" grep -q "viagra" "$T/out"
 run lg show 999999
 check "show of a missing post fails" test "$rc" -eq 1
+# a preview cut short says so (...), also when every character takes 4
+# bytes: 2100 emoji were shown as 2000, the buffer's 8000 bytes, with no
+# mark that the text went on
+{
+	printf 'From: a@example.org\nSubject: emoji\n'
+	printf 'Content-Type: text/plain; charset=utf-8\n\n'
+	i=0
+	while [ "$i" -lt 2100 ]; do
+		printf '\360\237\230\200'
+		i=$((i + 1))
+	done
+	printf '\n'
+} > "$T/emoji.eml"
+ide=$("$QHOLD" other "$T/emoji.eml" 0.5) || exit 99
+run lg show "$ide"
+check "show of a post with a long text: exit 0" test "$rc" -eq 0
+check "... its preview cut with ..." sh -c 'tail -n 1 "$1" | grep -q "[.][.][.]\$"' \
+    sh "$T/out"
+sql "DELETE FROM held_posts WHERE id = $ide"
 
 # --- approve: release with the exact bytes, or nothing -------------------------
 touch "$T/fail"

@@ -361,7 +361,10 @@ cmd_show(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	if (nlines == 0)
 		printf("  (none recorded)\n");
-	buf_init(&text, PREVIEW_CHARS * 4);
+	/* room for more than PREVIEW_CHARS characters of 4 bytes: text
+	 * the buffer cut is always longer than the preview, whose cut
+	 * then says so ("...") and drops a character split at the end */
+	buf_init(&text, PREVIEW_CHARS * 4 + 4);
 	if (preview_text(r.raw, r.raw_len, &text) < 0) {
 		printf("\n(text preview incomplete: out of memory)\n");
 		nbad++;
