@@ -91,6 +91,27 @@ else
 	ok "# SKIP no strace (or no ptrace here): the secret's write failing"
 fi
 
+# --- a reader gone ------------------------------------------------------------
+# a closed pipe is output that cannot be written, as a full disk: exit 1,
+# said so (listgate(1), EXIT STATUS); the command was killed by SIGPIPE
+# (status 141, no word), which in `approve IDS | grep -q ...` left the
+# posts after the first undecided.  SIGPIPE at its default for the
+# command, as from an interactive shell
+if env --default-signal=PIPE true 2>/dev/null; then
+	awk 'BEGIN { for (i = 0; i < 5000; i++)
+	    printf "From x@y Mon Jan  1 00:00:00 2024\nSubject: p%d\n\nbody word%d\n\n", i, i }' \
+	    > "$T/many.mbox"
+	env --default-signal=PIPE sh -c '"$1" --allow-root --config "$2" \
+	    tokens "$3" 2> "$4"; echo $? > "$5"' sh "$LISTGATE" "$CONF" \
+	    "$T/many.mbox" "$T/err" "$T/rc" | head -c 1 > /dev/null
+	rc=$(cat "$T/rc")
+	check "tokens to a closed pipe: exit 1 (exit $rc)" test "$rc" -eq 1
+	check "... saying so" grep -q "cannot write the standard output" \
+	    "$T/err"
+else
+	ok "# SKIP no env --default-signal: the closed pipe"
+fi
+
 pg_part
 echo "1..$n"
 [ "$fails" -eq 0 ]

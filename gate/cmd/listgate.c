@@ -292,6 +292,12 @@ main(int argc, char **argv)
 	 * failed (the post deferred, delivered again), a member_check's
 	 * answer is lost */
 	signal(SIGCHLD, SIG_DFL);
+	/* a reader gone (`listgate held | head`, a script's `grep -q`) is
+	 * output that cannot be written, as a full disk: the command goes
+	 * on, says so and exits 1 (answered), not killed silently half way
+	 * by SIGPIPE (approve of many posts: the rest left undecided).
+	 * Children get the default back (run.c) */
+	signal(SIGPIPE, SIG_IGN);
 	/* and signals it blocked stay blocked across exec: SIGALRM
 	 * would never fire filter's watchdog, SIGTERM never stop it */
 	sigemptyset(&none);
