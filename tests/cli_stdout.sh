@@ -47,6 +47,24 @@ if [ "${1:-}" = pg ]; then
 	full approve "$id"
 	full notify --pending
 	full stats
+	# a listing that cannot be written stops (a reader gone: the rest
+	# of a flood of held posts would be formatted for nothing)
+	"$top_builddir/tests/qhold" -n dev "$DATA/spam2.eml" 300 > /dev/null ||
+	    exit 99
+	if command -v strace >/dev/null 2>&1 &&
+	    strace -f -o /dev/null -e trace=none true 2>/dev/null; then
+		for a in held "held --json"; do
+			strace -o "$T/strace" -e trace=write "$LISTGATE" \
+			    --allow-root --config "$CONF" $a > /dev/full \
+			    2> "$T/err"
+			rc=$?
+			w=$(grep -c '^write(1,' "$T/strace")
+			check "$a to a full disk stops at once (exit $rc, $w writes)" \
+			    test "$rc" -eq 1 -a "$w" -le 2
+		done
+	else
+		ok "# SKIP no strace (or no ptrace here): held stopping"
+	fi
 	echo "1..$n"
 	[ "$fails" -eq 0 ]
 	exit
@@ -110,6 +128,22 @@ if env --default-signal=PIPE true 2>/dev/null; then
 	    "$T/err"
 else
 	ok "# SKIP no env --default-signal: the closed pipe"
+fi
+# ... and ends the run: the rest would be tokenized for nothing (one
+# write(2) of standard output tried, not one per buffer of 3000 posts)
+if command -v strace >/dev/null 2>&1 &&
+    strace -f -o /dev/null -e trace=none true 2>/dev/null; then
+	awk 'BEGIN { for (i = 0; i < 3000; i++)
+	    printf "From x@y Mon Jan  1 00:00:00 2024\nSubject: p%d\n\nbody word%d\n\n", i, i }' \
+	    > "$T/many.mbox"
+	strace -o "$T/strace" -e trace=write "$LISTGATE" --allow-root \
+	    --config "$CONF" tokens "$T/many.mbox" > /dev/full 2> "$T/err"
+	rc=$?
+	w=$(grep -c '^write(1,' "$T/strace")
+	check "tokens to a full disk stops at once (exit $rc, $w writes)" \
+	    test "$rc" -eq 1 -a "$w" -le 2
+else
+	ok "# SKIP no strace (or no ptrace here): tokens stopping"
 fi
 
 pg_part

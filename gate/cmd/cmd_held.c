@@ -166,7 +166,9 @@ held_row(const struct queue_row *r, void *vctx)
 	}
 	fwrite(b->data, 1, b->len, stdout);
 	c->n++;
-	return 0;
+	/* output that cannot be written (a reader gone, a full disk)
+	 * ends the listing: said once the command ends */
+	return ferror(stdout) ? 1 : 0;
 }
 
 int

@@ -124,7 +124,10 @@ cmd_tokens(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto out;
 	}
 	multi = source_multi(src);
-	while ((r = source_next(src, &p, err, sizeof(err))) != 0) {
+	/* output that cannot be written (a reader gone, a full disk) ends
+	 * the run: the rest would be tokenized for nothing */
+	while (!ferror(stdout) &&
+	    (r = source_next(src, &p, err, sizeof(err))) != 0) {
 		if (r < 0) {
 			cmd_err(NAME, "%s", err);
 			failed = 1;
