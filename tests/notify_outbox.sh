@@ -1,0 +1,83 @@
+#!/bin/sh
+# notify_outbox.sh - the outbox of hold notices under failures, against
+# a private PostgreSQL (tests/pg.sh)
+#
+# Checks:
+#   - a notify command that fails for one moderator only: the others get
+#     theirs, and reminders queued meanwhile (expire's remind, `notify
+#     --remind`) do not pile up for the failing one: once it works it
+#     gets the post once more, not once per reminder.
+# Never reads /etc.
+set -u
+
+: "${LISTGATE:?set by make check}"
+: "${top_srcdir:?set by make check}"
+: "${top_builddir:?set by make check}"
+if [ -z "${PG_TEST_DIR:-}" ]; then
+	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
+fi
+QHOLD=$top_builddir/tests/qhold
+DATA=$top_srcdir/tests/data/train
+T=$(mktemp -d "${TMPDIR:-/tmp}/lg-notbox.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT INT TERM
+CONF=$T/conf
+MAIL=$T/mail
+mkdir -p "$CONF/lists" "$MAIL" || exit 99
+
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), journal_train
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
+nmail() { ls "$MAIL" | grep -c "\.$1\$"; }
+
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/var/secret\ndatabase = host=%s port=%s dbname=%s user=%s\n' \
+    "$T" "$T" "$PGHOST" "$PGPORT" "$PGDATABASE" "$PGUSER" > "$CONF/listgate.conf"
+lg init > /dev/null 2>&1 || exit 99
+# fails for a moderator while $T/fail.<address> exists
+cat > "$T/notify.sh" <<EOF
+#!/bin/sh
+[ -e "$T/fail.\$1" ] && exit 1
+n=\$(date +%s%N).\$\$
+cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
+EOF
+cat > "$CONF/lists/dev.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+timeout = 60
+moderators = alice@example.org bob@example.org
+moderation_address = dev-moderate@lists.example.org
+notify = /bin/sh $T/notify.sh {moderator}
+EOF
+lg migrate -q || exit 99
+journal_train dev || exit 99
+lg sync -q --list dev || exit 99
+
+# hold post $1 (a Message-ID) of list $2
+hold() {
+	sed "s/^Message-ID: .*/Message-ID: <$1@test>/" "$DATA/spam-test.eml" |
+	    lg filter --list "$2" --mta qmail -f spammer@example.net -- \
+	    "$2@lists.example.org" > "$T/filter.out" 2>&1
+}
+postid() { sql "SELECT id FROM held_posts WHERE message_id = '<$1@test>'"; }
+
+# --- one moderator's notify fails; reminders meanwhile -------------------
+: > "$T/fail.bob@example.org"
+hold remind dev
+check "the post is held" test $? -eq 99
+id=$(postid remind)
+check "alice hears of it" test "$(nmail alice@example.org)" -eq 1
+check "bob does not yet" test "$(nmail bob@example.org)" -eq 0
+for i in 1 2 3; do
+	lg notify --remind "$id" > "$T/remind.out" 2>&1
+done
+check "alice is reminded each time" test "$(nmail alice@example.org)" -eq 4
+rm -f "$T/fail.bob@example.org"
+lg notify --pending --quiet > "$T/notify.out" 2>&1
+check "notify --pending: exit 0" test $? -eq 0
+b=$(nmail bob@example.org)
+check "bob hears of it once the command works, not once per reminder ($b)" \
+    test "$b" -ge 1 -a "$b" -le 2
+lg notify --pending --quiet > "$T/notify.out" 2>&1
+check "nothing left pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE state = 'pending'")" -eq 0
+
+echo "1..$n"
+[ "$fails" -eq 0 ]
