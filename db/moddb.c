@@ -242,16 +242,22 @@ moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
 }
 
 int
-moddb_pending_lists(struct queue *q, char (*names)[LG_MAX_LIST_NAME + 1],
-    size_t max, size_t *n_r, char *err, size_t errsz)
+moddb_pending_lists(struct queue *q, const char *after,
+    char (*names)[LG_MAX_LIST_NAME + 1], size_t max, size_t *n_r, char *err,
+    size_t errsz)
 {
+	char maxbuf[32];
+	const char *vals[2];
 	PGresult *res;
 	int i, n;
 
 	*n_r = 0;
+	snprintf(maxbuf, sizeof(maxbuf), "%zu", max);
+	vals[0] = after;
+	vals[1] = maxbuf;
 	res = PQexecParams(q->conn, "SELECT DISTINCT list FROM notice_outbox "
-	    "WHERE state = 'pending' ORDER BY list", 0, NULL, NULL, NULL, NULL,
-	    0);
+	    "WHERE state = 'pending' AND ($1::text IS NULL OR list > $1::text) "
+	    "ORDER BY list LIMIT $2::int8", 2, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);

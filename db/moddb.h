@@ -83,10 +83,13 @@ int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
 int moddb_mark(struct queue *q, int64_t id, const char *state,
     const char *why, char *err, size_t errsz);
 
-/* the lists with pending rows, each once, into names (at most max, each
- * LG_MAX_LIST_NAME + 1 bytes); *n_r gets how many: 0, or -1 */
-int moddb_pending_lists(struct queue *q, char (*names)[LG_MAX_LIST_NAME + 1],
-    size_t max, size_t *n_r, char *err, size_t errsz);
+/* the lists with pending rows whose names sort after after (NULL: all),
+ * each once, in order, into names (at most max, each LG_MAX_LIST_NAME + 1
+ * bytes); *n_r gets how many (max: there may be more after the last):
+ * 0, or -1 */
+int moddb_pending_lists(struct queue *q, const char *after,
+    char (*names)[LG_MAX_LIST_NAME + 1], size_t max, size_t *n_r, char *err,
+    size_t errsz);
 
 /*
  * Has this cookie (its SHA-256) been used?  1 with who used it and when

@@ -6,7 +6,10 @@
 #   - a notify command that fails for one moderator only: the others get
 #     theirs, and reminders queued meanwhile (expire's remind, `notify
 #     --remind`) do not pile up for the failing one: once it works it
-#     gets the post once more, not once per reminder.
+#     gets the post once more, not once per reminder;
+#   - many lists with notices that cannot go (more than a run reads
+#     at once, 1024): a list after them in the alphabet still gets its
+#     notices sent.
 # Never reads /etc.
 set -u
 
@@ -78,6 +81,26 @@ check "bob hears of it once the command works, not once per reminder ($b)" \
     test "$b" -ge 1 -a "$b" -le 2
 lg notify --pending --quiet > "$T/notify.out" 2>&1
 check "nothing left pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE state = 'pending'")" -eq 0
+
+# --- many lists whose notices cannot go, then one whose can --------------
+# 1100 lists with moderators but no notify: an error each, their rows stay
+i=0
+while [ $i -lt 1100 ]; do
+	echo "moderators = m@example.org" > "$CONF/lists/a$i.conf"
+	i=$((i + 1))
+done
+hold many dev
+check "a second post is held" test $? -eq 99
+id=$(postid many)
+# (its notices to go from notify --pending, as after a failed send)
+sql "UPDATE notice_outbox SET tries = 1 WHERE post_id = $id" > /dev/null
+rm -f "$MAIL"/*
+sql "INSERT INTO notice_outbox (list, post_id, moderator, kind) SELECT 'a' || i, $id, 'm@example.org', 'remind' FROM generate_series(0, 1099) i" > /dev/null
+sql "UPDATE notice_outbox SET state = 'pending', done_at = NULL, claimed_until = NULL WHERE post_id = $id AND list = 'dev'" > /dev/null
+lg notify --pending --quiet > "$T/notify.out" 2>&1
+check "notify --pending: exit 1 (the lists that cannot send)" test $? -eq 1
+check "alice hears of dev's post" test "$(nmail alice@example.org)" -eq 1
+check "bob hears of dev's post" test "$(nmail bob@example.org)" -eq 1
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -862,29 +862,40 @@ notify_pending(struct queue *q, const struct listcfg_global *g,
     const char *list, struct notify_stats *st, char *err, size_t errsz)
 {
 	char (*names)[LG_MAX_LIST_NAME + 1];
-	char lerr[1024];
+	char lerr[1024], last[LG_MAX_LIST_NAME + 1] = "";
 	size_t n, i;
 	int rc = 0;
 
 	memset(st, 0, sizeof(*st));
 	if (list != NULL)
 		return pending_list(q, g, list, st, err, errsz);
-	if ((names = xcalloc(1024, sizeof(*names))) == NULL) {
+	if ((names = xcalloc(NOTIFY_LISTS_PAGE, sizeof(*names))) == NULL) {
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	if (moddb_pending_lists(q, names, 1024, &n, err, errsz) < 0) {
-		xfree(names);
-		return -1;
-	}
 	err[0] = '\0';
-	for (i = 0; i < n; i++)
-		if (pending_list(q, g, names[i], st, lerr, sizeof(lerr)) < 0) {
-			/* the first failure is reported; the others go on */
-			if (rc == 0)
-				snprintf(err, errsz, "%s", lerr);
+	/* a page of names at a time, each page after the last one's end:
+	 * lists whose notices stay pending (an error each) must not keep
+	 * the ones after them in the alphabet from ever being served */
+	do {
+		if (moddb_pending_lists(q, last[0] ? last : NULL, names,
+		    NOTIFY_LISTS_PAGE, &n, lerr, sizeof(lerr)) < 0) {
+			snprintf(err, errsz, "%s", lerr);
 			rc = -1;
+			break;
 		}
+		for (i = 0; i < n; i++)
+			if (pending_list(q, g, names[i], st, lerr,
+			    sizeof(lerr)) < 0) {
+				/* the first failure is reported; the others
+				 * go on */
+				if (rc == 0)
+					snprintf(err, errsz, "%s", lerr);
+				rc = -1;
+			}
+		if (n > 0)
+			snprintf(last, sizeof(last), "%s", names[n - 1]);
+	} while (n == NOTIFY_LISTS_PAGE);
 	xfree(names);
 	return rc;
 }

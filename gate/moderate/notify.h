@@ -40,6 +40,9 @@ struct queue;
 #define NOTIFY_CLAIM_SLACK_S	60
 /* outbox rows one `notify --pending` run handles per list */
 #define NOTIFY_MAX_PENDING	5000
+/* lists a `notify --pending` run reads the names of at once (it reads
+ * them all, a page at a time) */
+#define NOTIFY_LISTS_PAGE	1024
 
 /* what was done */
 struct notify_stats {
