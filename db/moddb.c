@@ -82,16 +82,16 @@ moddb_queue(struct queue *q, const char *list, int64_t post_id,
 	vals[3] = kind;
 	vals[4] = digest ? "t" : "f";
 	/* a reminder to a moderator whose notice of the post is still
-	 * pending (its notify command failing: expire reminds every
-	 * hold_expiry_days, an administrator again and again) is that
-	 * notice: one row each, or the moderator would get the post once
-	 * per reminder when the command works again */
+	 * pending (its notify command failing, or waiting for the digest:
+	 * expire reminds every hold_expiry_days, an administrator again
+	 * and again) is that notice: one row each, or the moderator would
+	 * get the post once per reminder when the command works again */
 	r = queue_exec(q, "INSERT INTO notice_outbox (list, post_id, moderator, "
 	    "kind, digest) SELECT $1, $2::int8, m.a, $4, $5::bool FROM "
 	    "unnest($3::text[]) WITH ORDINALITY AS m (a, n) WHERE $4 <> "
 	    "'remind' OR NOT EXISTS (SELECT 1 FROM notice_outbox o WHERE "
-	    "o.post_id = $2::int8 AND o.moderator = m.a AND o.state = "
-	    "'pending' AND NOT o.digest) ORDER BY m.n "
+	    "o.post_id = $2::int8 AND lower(o.moderator) = lower(m.a) AND "
+	    "o.state = 'pending') ORDER BY m.n "
 	    "ON CONFLICT (post_id, moderator) WHERE kind = 'hold' DO NOTHING",
 	    5, vals, NULL, NULL, err, errsz);
 	buf_free(&arr);

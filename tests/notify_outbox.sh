@@ -9,7 +9,9 @@
 #     gets the post once more, not once per reminder;
 #   - many lists with notices that cannot go (more than a run reads
 #     at once, 1024): a list after them in the alphabet still gets its
-#     notices sent.
+#     notices sent;
+#   - expire's reminders keep to notify_max_per_hour: past it they wait
+#     for the digest, as hold notices do, not one mail per post at once.
 # Never reads /etc.
 set -u
 
@@ -101,6 +103,38 @@ lg notify --pending --quiet > "$T/notify.out" 2>&1
 check "notify --pending: exit 1 (the lists that cannot send)" test $? -eq 1
 check "alice hears of dev's post" test "$(nmail alice@example.org)" -eq 1
 check "bob hears of dev's post" test "$(nmail bob@example.org)" -eq 1
+
+# --- expire's reminders past notify_max_per_hour -----------------------
+rm -f "$CONF"/lists/a*.conf
+sql "DELETE FROM notice_outbox" > /dev/null
+cat > "$CONF/lists/ops.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+timeout = 60
+moderators = carol@example.org
+moderation_address = ops-moderate@lists.example.org
+notify = /bin/sh $T/notify.sh {moderator}
+notify_max_per_hour = 1
+hold_expiry_days = 3
+expire_action = remind
+EOF
+journal_train ops || exit 99
+lg sync -q --list ops || exit 99
+rm -f "$MAIL"/*
+for m in r1 r2 r3; do
+	hold $m ops
+done
+check "carol hears of the first post only" test "$(nmail carol@example.org)" -eq 1
+lg notify --pending --quiet > "$T/notify.out" 2>&1
+check "and a digest of the others" test "$(nmail carol@example.org)" -eq 2
+sql "UPDATE held_posts SET arrived_at = now() - interval '10 days' WHERE list = 'ops'" > /dev/null
+lg expire > "$T/expire.out" 2>&1
+c=$(nmail carol@example.org)
+check "expire reminds of three posts past the hour's one: none sent at once ($c)" \
+    test "$c" -eq 2
+check "... all three queued" test "$(sql "SELECT count(*) FROM notice_outbox WHERE kind = 'remind' AND state = 'pending'")" -eq 3
+lg notify --pending --quiet > "$T/notify.out" 2>&1
+check "they go in one digest" test "$(nmail carol@example.org)" -eq 3
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -176,7 +176,7 @@ remind_post(struct queue *q, const struct listcfg_global *g,
 	if ((r = expiry_claim_remind(q, id, days, reminded, err, errsz)) <= 0)
 		return r;
 	/* queued, nothing sent yet (no time given): sent after the commit */
-	r = notify_remind(q, g, id, clock_now_ms(), &st, err, errsz);
+	r = notify_remind(q, g, id, 1, clock_now_ms(), &st, err, errsz);
 	if (r < 0) {
 		expiry_claim_end(q, 0, rb, sizeof(rb));
 		return -1;

@@ -147,7 +147,8 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	for (i = optind; remind && i < argc; i++) {
 		id = strtoll(argv[i], NULL, 10);
-		r = notify_remind(q, &g, (int64_t)id, clock_now_ms() +
+		/* (the posts named: not kept to notify_max_per_hour) */
+		r = notify_remind(q, &g, (int64_t)id, 0, clock_now_ms() +
 		    NOTIFY_RUN_S * 1000.0, &st, err, sizeof(err));
 		if (r < 0) {
 			cmd_err(NAME, "post %lld: %s", id, err);

@@ -429,13 +429,14 @@ notice_row(struct queue *q, int64_t id, struct queue_row *r, char *err,
 /* notify_remind (kind "remind") and notify_send_post (kind NULL) */
 static int
 remind(struct queue *q, const struct listcfg_global *g, int64_t id,
-    const char *kind, double deadline_ms, struct notify_stats *st,
-    char *err, size_t errsz)
+    const char *kind, int hourly, double deadline_ms,
+    struct notify_stats *st, char *err, size_t errsz)
 {
 	struct queue_row r;
 	struct listcfg_list l;
 	struct notice_post p;
 	char miss[64];
+	long nsent = 0;
 	int rc, got;
 
 	memset(st, 0, sizeof(*st));
@@ -461,9 +462,18 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 		    "lists/%s.conf", l.name, notify_missing(&l, miss,
 		    sizeof(miss)), l.name);
 		rc = -1;
-	} else {
+	} else if (hourly && moddb_sent_last_hour(q, l.name, &nsent, err,
+	    errsz) < 0)
+		rc = -1;
+	else {
+		/* expire's reminder is a hold notice again: past the list's
+		 * notify_max_per_hour it waits for the digest, as
+		 * notify_held's do, or the remind of a list's backlog would
+		 * send each moderator one mail per post at once */
 		row_post(&r, &p);
-		rc = queue_and_send(q, g, &l, &p, kind, 0, deadline_ms, st,
+		rc = queue_and_send(q, g, &l, &p, kind, hourly &&
+		    (l.notify_max_per_hour == 0 ||
+		    nsent >= (long)l.notify_max_per_hour), deadline_ms, st,
 		    err, errsz);
 	}
 	listcfg_free_list(&l);
@@ -473,16 +483,17 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 
 int
 notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
-    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+    int hourly, double deadline_ms, struct notify_stats *st, char *err,
+    size_t errsz)
 {
-	return remind(q, g, id, "remind", deadline_ms, st, err, errsz);
+	return remind(q, g, id, "remind", hourly, deadline_ms, st, err, errsz);
 }
 
 int
 notify_send_post(struct queue *q, const struct listcfg_global *g, int64_t id,
     double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
 {
-	return remind(q, g, id, NULL, deadline_ms, st, err, errsz);
+	return remind(q, g, id, NULL, 0, deadline_ms, st, err, errsz);
 }
 
 /* --- notify --pending ----------------------------------------------------- */

@@ -114,13 +114,14 @@ int notify_held(struct queue *q, const struct listcfg_global *g,
 /*
  * Notify the moderators of held post id again (a reminder, for
  * `expire_action = remind`): queue a "remind" notice per moderator and
- * send them until deadline_ms.  0 (1 when the post is not held: nothing
+ * send them until deadline_ms; hourly (expire's): past the list's
+ * notify_max_per_hour they wait for the digest instead.  0 (1 when the post is not held: nothing
  * queued, err says why: "no post ID", or "post ID (list L) is approved,
  * not held"), or -1 with err.
  */
 int notify_remind(struct queue *q, const struct listcfg_global *g,
-    int64_t id, double deadline_ms, struct notify_stats *st, char *err,
-    size_t errsz);
+    int64_t id, int hourly, double deadline_ms, struct notify_stats *st,
+    char *err, size_t errsz);
 
 /*
  * Send the pending notices of held post id (those queued by
