@@ -184,8 +184,8 @@ moddb_pending(struct queue *q, const char *list, int64_t post_id,
 }
 
 int
-moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
-    size_t errsz)
+moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
+    size_t claimsz, char *err, size_t errsz)
 {
 	char idbuf[32], lbuf[32];
 	const char *vals[2];
@@ -203,25 +203,26 @@ moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
 	    "= now() + make_interval(secs => $2::int4) WHERE o.id = $1::int8 "
 	    "AND o.state = 'pending' AND (o.claimed_until IS NULL OR "
 	    "o.claimed_until < now()) AND EXISTS (SELECT 1 FROM held_posts p "
-	    "WHERE p.id = o.post_id AND p.status = 'held') RETURNING o.id", 2,
-	    NULL, vals, NULL, NULL, 0);
+	    "WHERE p.id = o.post_id AND p.status = 'held') RETURNING "
+	    "o.claimed_until::text", 2, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
 		return -1;
 	}
 	r = PQntuples(res) == 1;
+	snprintf(claim_r, claimsz, "%s", r ? PQgetvalue(res, 0, 0) : "");
 	PQclear(res);
 	return r;
 }
 
 int
 moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
-    char *err, size_t errsz)
+    const char *claim, char *err, size_t errsz)
 {
 	struct buf w = BUF_INIT(ERR_MAX);
 	char idbuf[32];
-	const char *vals[3];
+	const char *vals[4];
 	int r;
 
 	if (why != NULL && utf8_text(&w, why) < 0) {
@@ -232,10 +233,16 @@ moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
 	vals[0] = idbuf;
 	vals[1] = state;
 	vals[2] = why != NULL ? buf_str(&w) : NULL;
+	vals[3] = claim != NULL && claim[0] != '\0' ? claim : NULL;
+	/* a failed try whose claim ran out (its sender stopped, the server
+	 * slow) and was taken by another sender, sending it now, must not
+	 * end that one's claim: a third would send the row too */
 	r = queue_exec(q, "UPDATE notice_outbox SET state = $2, tries = tries + "
 	    "CASE WHEN $2 = 'dropped' THEN 0 ELSE 1 END, last_error = $3, "
 	    "done_at = CASE WHEN $2 = 'pending' THEN NULL ELSE now() END, "
-	    "claimed_until = NULL WHERE id = $1::int8 AND state = 'pending'", 3, vals, NULL, NULL,
+	    "claimed_until = NULL WHERE id = $1::int8 AND state = 'pending' "
+	    "AND ($2 <> 'pending' OR $4::timestamptz IS NULL OR claimed_until "
+	    "IS NULL OR claimed_until = $4::timestamptz)", 4, vals, NULL, NULL,
 	    err, errsz);
 	buf_free(&w);
 	return r;

@@ -29,6 +29,7 @@ struct moddb_notice {
 	int digest;			/* waits for a digest */
 	int tries;			/* sending attempts so far */
 	char post_status[16];		/* the held post's status now */
+	char claim[64];			/* this run's claim (moddb_claim) */
 };
 
 /* called per row: 0 go on, 1 stop, -1 stop and fail */
@@ -71,17 +72,20 @@ int moddb_pending(struct queue *q, const char *list, int64_t post_id,
  * Claim pending row id for lease_s seconds before sending it: one
  * UPDATE that takes the row only if it is pending, no other sender's
  * lease on it is running (migrations/0011_outbox_claim.sql) and its
- * post is still held.  1 claimed (send it), 0 not (sent, dropped,
- * claimed by another, or the post decided since), -1 error.
+ * post is still held.  1 claimed (send it; the claim, for moddb_mark,
+ * into claim_r of claimsz bytes), 0 not (sent, dropped, claimed by
+ * another, or the post decided since), -1 error.
  */
-int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *err,
-    size_t errsz);
+int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
+    size_t claimsz, char *err, size_t errsz);
 
 /* mark row id: state "sent", "digest" or "dropped" (why may be NULL),
- * or a failed try ("pending" with why); the claim is released: 0, or
- * -1 */
+ * or a failed try ("pending" with why); the claim is released.  A
+ * failed try under claim (moddb_claim's; NULL: none) leaves the row
+ * alone when that claim ran out and another sender holds the row now
+ * (it is sending it).  0, or -1 */
 int moddb_mark(struct queue *q, int64_t id, const char *state,
-    const char *why, char *err, size_t errsz);
+    const char *why, const char *claim, char *err, size_t errsz);
 
 /* the lists with pending rows whose names sort after after (NULL: all),
  * each once, in order, into names (at most max, each LG_MAX_LIST_NAME + 1

@@ -11,7 +11,10 @@
 #     at once, 1024): a list after them in the alphabet still gets its
 #     notices sent;
 #   - expire's reminders keep to notify_max_per_hour: past it they wait
-#     for the digest, as hold notices do, not one mail per post at once.
+#     for the digest, as hold notices do, not one mail per post at once;
+#   - a run whose claim on a row ran out and whose send then failed
+#     leaves the claim of the run that took the row over alone: a third
+#     run does not send it too.
 # Never reads /etc.
 set -u
 
@@ -41,6 +44,9 @@ lg init > /dev/null 2>&1 || exit 99
 cat > "$T/notify.sh" <<EOF
 #!/bin/sh
 [ -e "$T/fail.\$1" ] && exit 1
+# once each: fails after 4 s, or sends after 6 s
+if [ -e "$T/slowfail.\$1" ]; then rm -f "$T/slowfail.\$1"; sleep 4; exit 1; fi
+if [ -e "$T/slowok.\$1" ]; then rm -f "$T/slowok.\$1"; sleep 6; fi
 n=\$(date +%s%N).\$\$
 cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
 EOF
@@ -135,6 +141,31 @@ check "expire reminds of three posts past the hour's one: none sent at once ($c)
 check "... all three queued" test "$(sql "SELECT count(*) FROM notice_outbox WHERE kind = 'remind' AND state = 'pending'")" -eq 3
 lg notify --pending --quiet > "$T/notify.out" 2>&1
 check "they go in one digest" test "$(nmail carol@example.org)" -eq 3
+
+# --- a lease run out, then a failure: the next claim stands --------------
+rm -f "$MAIL"/*
+: > "$T/fail.alice@example.org"
+hold lease dev
+rm -f "$T/fail.alice@example.org"
+id=$(postid lease)
+# run A: alice's command fails after 4 s; its claim runs out meanwhile
+# (a run stopped, a slow server)
+: > "$T/slowfail.alice@example.org"
+lg notify --pending --quiet --list dev > "$T/a.out" 2>&1 &
+apid=$!
+sleep 1
+sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE post_id = $id AND moderator = 'alice@example.org'" > /dev/null
+# run B takes the row over and sends it, in 6 s
+: > "$T/slowok.alice@example.org"
+lg notify --pending --quiet --list dev > "$T/b.out" 2>&1 &
+bpid=$!
+wait "$apid"
+# run C while B sends
+lg notify --pending --quiet --list dev > "$T/c.out" 2>&1
+wait "$bpid"
+a=$(nmail alice@example.org)
+check "a row taken over after a lease ran out: alice gets it once ($a)" test "$a" -eq 1
+check "... and it is sent" test "$(sql "SELECT state FROM notice_outbox WHERE post_id = $id AND moderator = 'alice@example.org'")" = sent
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -212,12 +212,12 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	struct notice_to h;
 	struct buf msg = BUF_INIT((p->raw_len < NOTICE_MAX_ATTACH ?
 	    p->raw_len : NOTICE_MAX_ATTACH) + NOTICE_MAX_TEXT + 65536);
-	char why[1024];
+	char why[1024], claim[64];
 	double t0;
 	int rc = -1, c;
 
-	if ((c = moddb_claim(q, n->id, timeout_s + NOTIFY_CLAIM_SLACK_S, err,
-	    errsz)) <= 0) {
+	if ((c = moddb_claim(q, n->id, timeout_s + NOTIFY_CLAIM_SLACK_S, claim,
+	    sizeof(claim), err, errsz)) <= 0) {
 		buf_free(&msg);
 		return c < 0 ? -2 : 1;
 	}
@@ -244,7 +244,7 @@ send_one(struct queue *q, const struct listcfg_list *l,
 		rc = 0;
 	buf_free(&msg);
 	if (moddb_mark(q, n->id, rc == 0 ? "sent" : "pending", rc == 0 ? NULL :
-	    why, err, errsz) < 0)
+	    why, claim, err, errsz) < 0)
 		return -2;
 	if (rc == 0)
 		st->sent++;
@@ -275,7 +275,7 @@ post_row(const struct moddb_notice *n, void *vctx)
 	if ((why = drop_reason(c->l, n->moderator)) != NULL) {
 		/* an older row of a moderator removed since, or one no
 		 * notice can go to */
-		if (moddb_mark(c->q, n->id, "dropped", why, c->err,
+		if (moddb_mark(c->q, n->id, "dropped", why, NULL, c->err,
 		    c->errsz) < 0) {
 			c->dberr = 1;
 			return -1;
@@ -652,7 +652,8 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 		}
 		/* only the rows this run claimed: another sender has the rest */
 		if ((c = moddb_claim(q, pd->rows[i].id, NOTIFY_RUN_S +
-		    NOTIFY_CLAIM_SLACK_S, err, errsz)) < 0)
+		    NOTIFY_CLAIM_SLACK_S, pd->rows[i].claim,
+		    sizeof(pd->rows[i].claim), err, errsz)) < 0)
 			goto out;
 		if (c == 0) {
 			pd->rows[i].tries = -1;
@@ -680,7 +681,8 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 		/* a row is in one digest at most per run */
 		pd->rows[which[i]].tries = -1;
 		if (moddb_mark(q, pd->rows[which[i]].id, ok ? "digest" :
-		    "pending", ok ? NULL : why, err, errsz) < 0)
+		    "pending", ok ? NULL : why, pd->rows[which[i]].claim, err,
+		    errsz) < 0)
 			rc = -1;
 	}
 out:
@@ -705,7 +707,7 @@ drop_row(const struct moddb_notice *n, void *vctx)
 {
 	struct drop_ctx *c = vctx;
 
-	if (moddb_mark(c->q, n->id, "dropped", NOT_MODERATOR, c->err,
+	if (moddb_mark(c->q, n->id, "dropped", NOT_MODERATOR, NULL, c->err,
 	    c->errsz) < 0)
 		return -1;
 	c->st->dropped++;
@@ -787,7 +789,8 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			else
 				snprintf(why, sizeof(why), "the post is %s",
 				    n->post_status[0] ? n->post_status : "gone");
-			if (moddb_mark(q, n->id, "dropped", why, err, errsz) < 0)
+			if (moddb_mark(q, n->id, "dropped", why, NULL, err,
+			    errsz) < 0)
 				goto out;
 			st->dropped++;
 			n->tries = -1;
