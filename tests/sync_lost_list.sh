@@ -76,6 +76,14 @@ check "rebuild --list young exits 0" test "$rc" -eq 0
 check "... leaving it without the lost posts" test "$(posts young)" -eq 0
 run lgA sync
 check "then sync exits 0" test "$rc" -eq 0
+# a token file of no configured list (a former site store, once
+# site_list is unset) is scored by no filter: left alone, as before
+cp "$T/before.kch" "$T/tokens-A/former.kch"
+run lgA sync
+check "a token file of no configured list at a journal position: sync exits 0" \
+    test "$rc" -eq 0
+check "... and leaves it alone" cmp -s "$T/tokens-A/former.kch" "$T/before.kch"
+rm -f "$T/tokens-A/former.kch"
 run lgA sync --check
 check "... and so does sync --check" test "$rc" -eq 0
 

@@ -15,6 +15,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -43,8 +44,8 @@ sync_usage(FILE *f)
 	    "\n"
 	    "Apply the training journal (PostgreSQL) to the token files: every\n"
 	    "event after a file's recorded position, exactly once.  Without\n"
-	    "--list, every list that has journal events or a token file at a\n"
-	    "journal position, then the site store.\n"
+	    "--list, every list that has journal events or a configuration and\n"
+	    "a token file at a journal position, then the site store.\n"
 	    "The site store (site_list in listgate.conf) learns every list's\n"
 	    "events, each exactly once, through the site feed.\n"
 	    "\n"
@@ -316,6 +317,19 @@ claims_events(const struct listcfg_global *g, const char *path)
 	return r;
 }
 
+/* 1 when the list has its lists/NAME.conf: a filter scores with its
+ * token file (a file of no list's, a former site store's after
+ * site_list was unset, scores nothing: left alone, as before) */
+static int
+configured(const struct listcfg_global *g, const char *name)
+{
+	struct stat st;
+	char path[4096];
+
+	return listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
+	    stat(path, &st) == 0;
+}
+
 /*
  * sync (or check) the token files in tokens_dir of lists that have no
  * journal event at all, which the journal's list of names skips, when
@@ -370,9 +384,9 @@ sync_unjournaled(struct sync_all *s)
 		/* (after a database failure, once: the connection is most
 		 * likely gone, and each list's sync said so already) */
 		if (!failed && listcfg_name_ok(names[i]) &&
-		    !is_site(s->g, names[i]) && listcfg_tokens_path(s->g,
-		    names[i], path, sizeof(path)) == 0 &&
-		    claims_events(s->g, path)) {
+		    !is_site(s->g, names[i]) && configured(s->g, names[i]) &&
+		    listcfg_tokens_path(s->g, names[i], path,
+		    sizeof(path)) == 0 && claims_events(s->g, path)) {
 			if (journal_last_id(s->q, names[i], &last, err,
 			    sizeof(err)) < 0) {
 				cmd_journal_err("sync", s->g, 1, "cannot look "
