@@ -2485,6 +2485,33 @@ decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
 	}
 }
 
+/* how long a decision waits for the approval that marked its post
+ * 'releasing' less than 2 s ago (fresh_mark) to take the post's lock
+ * again (queue_decide), in pauses of FRESH_MARK_PAUSE_MS; then the
+ * mark is taken for an interrupted approval's */
+#define FRESH_MARK_WAIT_MS	2000
+#define FRESH_MARK_PAUSE_MS	50
+
+/* 1 when post idbuf was marked 'releasing' less than 2 s ago
+ * (by the server's clock), 0 when not, -1 on a failure (taken as not:
+ * the decision goes on as without the wait) */
+static int
+fresh_mark(struct queue *q, const char *idbuf)
+{
+	const char *vals[1] = { idbuf };
+	PGresult *res;
+	int r = -1;
+
+	res = PQexecParams(q->conn, "SELECT decided_at > now() - "
+	    "make_interval(secs => 2) FROM held_posts WHERE id = $1::int8",
+	    1, NULL, vals, NULL, NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1)
+		r = *PQgetvalue(res, 0, 0) == 't';
+	PQclear(res);
+	return r;
+}
+
 /* the connection that holds a post's decision lock across a release:
  * q's second connection, opened when first needed and kept (reopened
  * when it was lost): 0 with *l_r, or -1 */
@@ -2618,7 +2645,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	struct queue_row r;
 	struct queue *lq = NULL;	/* holds the lock across a release */
 	PGresult *res = NULL;
-	int rc = -1, approve, releasing, release_now, rel;
+	int rc = -1, approve, releasing, release_now, rel, waited = 0;
 	int force = (flags & QUEUE_FORCE) != 0;
 	int mark = (flags & QUEUE_MARK_ONLY) != 0;
 
@@ -2671,6 +2698,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		lq = NULL;
 		goto out;
 	}
+again:
 	if (decision_lock(q, id, idbuf, err, errsz) < 0) {
 		lq = NULL;
 		goto out;
@@ -2713,6 +2741,23 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	    r.decided_by : "");
 	res_r->at = r.decided;
 	releasing = strcmp(r.status, "releasing") == 0;
+	if (releasing && !mark && waited < FRESH_MARK_WAIT_MS &&
+	    fresh_mark(q, idbuf) == 1) {
+		/* an approval between its mark's commit and its lock taken
+		 * again on its second connection: its lock comes in a few
+		 * milliseconds, and then this decision waits for its
+		 * release and finds what it did.  Taken for interrupted
+		 * here, two moderators approving at once were told to
+		 * check the list's archive */
+		PQclear(res);
+		res = NULL;
+		rollback(q);
+		queue_row_free(&r);
+		memset(&r, 0, sizeof(r));
+		clock_sleep_ms(FRESH_MARK_PAUSE_MS);
+		waited += FRESH_MARK_PAUSE_MS;
+		goto again;
+	}
 	if (releasing && !force && !mark) {
 		/* a release started and its outcome was never recorded: the
 		 * post may be on the list already */
@@ -2750,9 +2795,10 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	 * lock).  A process or a connection lost between (1) and (3) leaves
 	 * 'releasing' behind, and the next approve says so instead of
 	 * releasing again.  A decision that comes between the commit and
-	 * the lock taken again finds the post 'releasing' too
-	 * (QUEUE_INTERRUPTED; with QUEUE_FORCE it takes the release over,
-	 * and this one does not release).
+	 * the lock taken again finds the mark fresh and waits for it (for
+	 * FRESH_MARK_WAIT_MS at most: then it is QUEUE_INTERRUPTED, and
+	 * with QUEUE_FORCE the release is taken over, this one not
+	 * releasing).
 	 */
 	if (row_raw(res, 0, 17, 16, &r, err, errsz) < 0)
 		goto fail;
