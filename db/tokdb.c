@@ -54,6 +54,7 @@
 #include "db/fgrow.h"
 #include "db/tokdb.h"
 #include "gate/tok.h"		/* TOK_VERSION, recorded in the file */
+#include "gate/util/fs.h"
 #include "gate/util/siphash.h"
 #include "gate/util/suggest.h"
 #include "gate/util/xalloc.h"
@@ -856,22 +857,6 @@ take_group_mode(const char *path, const char *dest)
 		(void)chmod(path, m);
 }
 
-/* whether the directory of path belongs to this process's user */
-static int
-dir_owned(const char *path)
-{
-	char dir[4200];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
-		    (int)(slash - path), path);
-	return stat(dir, &st) == 0 && st.st_uid == geteuid();
-}
-
 /*
  * Open path with Kyoto Cabinet, waiting up to wait_ms for the lock.  A
  * writer also makes sure the file it locked is still the one at path
@@ -978,7 +963,7 @@ open_kc(struct tokdb *db, const char *path, int mode, unsigned wait_ms,
 			r = TOKDB_ENOENT;
 		} else if (kcdbecode(db->kc) == KCENOPERM && writer &&
 		    stat(path, &st2) == 0 && st2.st_uid != geteuid() &&
-		    dir_owned(path)) {
+		    fs_dir_owned(path)) {
 			/* another user's file (made by root: `train
 			 * --allow-root`) in the tokens directory of the user
 			 * this runs as: "run as their owner" sent that user

@@ -25,6 +25,7 @@
 #include <nettle/sha2.h>
 
 #include "gate/evidence/mcache.h"
+#include "gate/util/fs.h"
 #include "gate/util/xalloc.h"
 
 #define MAGIC		"LGMEMBR1"
@@ -118,27 +119,6 @@ rebuild(const char *path)
 	return 0;
 }
 
-/* 1 if the directory of path belongs to this user */
-static int
-dir_is_ours(const char *path)
-{
-	char dir[4200];
-	const char *slash = strrchr(path, '/');
-	struct stat st;
-	size_t n;
-
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else {
-		n = slash == path ? 1 : (size_t)(slash - path);
-		if (n >= sizeof(dir))
-			return 0;
-		memcpy(dir, path, n);
-		dir[n] = '\0';
-	}
-	return stat(dir, &st) == 0 && st.st_uid == geteuid();
-}
-
 /* the file at path open (read only when this user may not write it),
  * or -1; *damaged_r 1 when it is ours to replace (a regular file of one
  * name, this user's, of another size or with a header not ours) */
@@ -161,7 +141,7 @@ open_file(const char *path, int *damaged_r)
 	 * `listgate --allow-root score` in the list user's directory)
 	 * would shut the owner out of it for good */
 	if (fd < 0 && errno == ENOENT) {
-		if (!dir_is_ours(path))
+		if (!fs_dir_owned(path))
 			return -1;
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
 		    O_NOCTTY | O_NONBLOCK, FILE_MODE);

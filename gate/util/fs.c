@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,4 +101,24 @@ fs_read_wait(int fd, void *buf, size_t n)
 		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 			return -1;
 	}
+}
+
+int
+fs_dir_owned(const char *path)
+{
+	char dir[4200];
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	size_t n;
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else {
+		n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= sizeof(dir))
+			return 0;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+	}
+	return stat(dir, &st) == 0 && st.st_uid == geteuid();
 }

@@ -19,4 +19,8 @@ int fs_mkdir_p(const char *dir, mode_t mode);
  * returns: bytes, 0 at the end, or -1 with errno */
 ssize_t fs_read_wait(int fd, void *buf, size_t n);
 
+/* 1 if the directory that holds path ("." for a bare name) belongs to
+ * this process's effective user; 0 if not, or it cannot be looked at */
+int fs_dir_owned(const char *path);
+
 #endif
