@@ -745,6 +745,22 @@ post_sha256(const unsigned char *p, size_t n,
 /* SQLSTATE insufficient_privilege: "permission denied", "must be owner" */
 #define SQLSTATE_NO_PRIVILEGE "42501"
 
+/* when res failed for want of a privilege, hint (": ...") appended to
+ * err: the server's message names the object, not the role to use */
+static void
+privilege_hint(const PGresult *res, const char *hint, char *err,
+    size_t errsz)
+{
+	const char *state;
+	size_t k = strlen(err);
+
+	if (res == NULL || (state = PQresultErrorField(res,
+	    PG_DIAG_SQLSTATE)) == NULL ||
+	    strcmp(state, SQLSTATE_NO_PRIVILEGE) != 0 || k + 1 >= errsz)
+		return;
+	snprintf(err + k, errsz - k, ": %s", hint);
+}
+
 /*
  * After reading the schema's version failed with res: when for want of
  * a privilege (a login role in none of the roles of migration 0003),
@@ -754,18 +770,11 @@ post_sha256(const unsigned char *p, size_t n,
 static void
 no_role_hint(const PGresult *res, char *err, size_t errsz)
 {
-	const char *state;
-	size_t k = strlen(err);
-
-	if (res == NULL || (state = PQresultErrorField(res,
-	    PG_DIAG_SQLSTATE)) == NULL ||
-	    strcmp(state, SQLSTATE_NO_PRIVILEGE) != 0 || k + 1 >= errsz)
-		return;
-	snprintf(err + k, errsz - k, ": the role it connects as (user in "
-	    "database in listgate.conf, else PGUSER) is in none of "
-	    "listgate_filter (filter), listgate_moderator (the moderators' "
-	    "commands, sync) and listgate_admin (migrate): grant it the one "
-	    "its work needs (migration 0003)");
+	privilege_hint(res, "the role it connects as (user in database in "
+	    "listgate.conf, else PGUSER) is in none of listgate_filter "
+	    "(filter), listgate_moderator (the moderators' commands, sync) "
+	    "and listgate_admin (migrate): grant it the one its work needs "
+	    "(migration 0003)", err, errsz);
 }
 
 /* the schema's version from res, QUEUE_SCHEMA_SQL's answer: 0 (a
@@ -1083,19 +1092,11 @@ lock_timed_out(const PGresult *res)
 static void
 no_privilege_hint(const PGresult *res, char *err, size_t errsz)
 {
-	const char *state;
-	size_t k = strlen(err);
-
-	if (res == NULL || (state = PQresultErrorField(res,
-	    PG_DIAG_SQLSTATE)) == NULL ||
-	    strcmp(state, SQLSTATE_NO_PRIVILEGE) != 0 || k + 1 >= errsz)
-		return;
-	snprintf(err + k, errsz - k, ": migrate runs as a member of "
-	    "listgate_admin, which owns the tables (the first time, as a "
-	    "superuser or a role with CREATEROLE that owns the database: "
-	    "migration 0003 makes the roles and hands them the tables); run "
-	    "it as such a role (user in database in listgate.conf, else "
-	    "PGUSER)");
+	privilege_hint(res, "migrate runs as a member of listgate_admin, "
+	    "which owns the tables (the first time, as a superuser or a role "
+	    "with CREATEROLE that owns the database: migration 0003 makes the "
+	    "roles and hands them the tables); run it as such a role (user "
+	    "in database in listgate.conf, else PGUSER)", err, errsz);
 }
 
 /*
