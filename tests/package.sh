@@ -310,6 +310,28 @@ check "... and says nothing once config check passes" sh -c \
     "test $? -eq 0 && ! grep -q -e '^listgate:' -e '^listgate config:' '$T/upgrade2.log'"
 [ $fails -eq 0 ] || quiet_log upgrade "$T/upgrade2.log"
 
+# --- an upgrade that brings a schema migration ---------------------------------
+# (the newest migration hidden, as an older listgate's database would
+# be): filter would defer every post it holds until migrate, so postinst
+# names the migration; the upgrade itself goes through
+newest=$(sql 'SELECT max(version) FROM schema_migrations')
+newname=$(sql "SELECT version || '_' || name FROM schema_migrations
+    WHERE version = $newest")
+sql "CREATE TABLE pkg_hidden AS SELECT * FROM schema_migrations
+    WHERE version = $newest; DELETE FROM schema_migrations
+    WHERE version = $newest" || exit 99
+(cd "$T" && apt-get install -y -qq --reinstall "./$(basename "$deb")") \
+    > "$T/upgrade3.log" 2>&1
+urc=$?
+sql "INSERT INTO schema_migrations SELECT * FROM pkg_hidden;
+    DROP TABLE pkg_hidden" || exit 99
+check "an upgrade with a migration pending goes through (status $urc)" \
+    test $urc -eq 0
+check "... and postinst names the pending migration and says to migrate" \
+    sh -c "grep -q \"needs the migration(s) 0*$newname.*'listgate migrate'\" \
+	'$T/upgrade3.log'"
+[ $fails -eq 0 ] || quiet_log upgrade "$T/upgrade3.log"
+
 # --- the units -----------------------------------------------------------------
 units=$(ls /lib/systemd/system/listgate-*.service /lib/systemd/system/listgate-*.timer)
 # shellcheck disable=SC2086
