@@ -904,16 +904,15 @@ cmd_filter(int argc, char **argv, const struct cmd_ctx *ctx)
 		goto decide;
 	}
 	if (help) {
+		/* exit 0 would tell an MTA the post was delivered: only a
+		 * person at a terminal gets it; else the defer of
+		 * mta_fallback's dialect, which every MTA takes as
+		 * temporary.  listgate.conf is not read for a better one:
+		 * reading it can hang (an NFS server away, a FIFO), and
+		 * did, with the watchdog already off, until the MTA's own
+		 * time limit (which Postfix ends with a bounce) */
 		usage(stdout);
 		alarm(0);
-		if (!f.mta_known && listcfg_load_global(
-		    listcfg_dir(ctx->config_dir), &f.g, err, sizeof(err)) == 0) {
-			set_mta(&f, settings_mta_filter(&f.g, envelope_args(&f),
-			    &overruled));
-			listcfg_free_global(&f.g);
-		}
-		/* exit 0 would tell an MTA the post was delivered: only a
-		 * person at a terminal gets it */
 		return outcome_exit(isatty(STDIN_FILENO) ? OUT_PASS : OUT_DEFER,
 		    f.mta);
 	}
