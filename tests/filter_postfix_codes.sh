@@ -291,6 +291,15 @@ expect 75 "deliver hangs: the watchdog defers"
 # watchdog's doing, however slow a sanitizer build on a busy machine is
 [ "$took" -le 12 ] && ok "within the timeout, long before the hang ends (${took}s)" ||
     bad "within the timeout, long before the hang ends (${took}s)"
+# deliver's own time-out (the list's timeout less a second: 2 s here)
+# ends it before the watchdog, and the MTA is told why, the program
+# named once (it was "deliver: /bin/sleep: /bin/sleep: timed out ...")
+printf 'timeout = 3\ndeliver = /bin/sleep 30\n' > "$CONF/lists/slow.conf"
+pf slow "$DATA/ham-test.eml"
+expect 75 "deliver hangs: its own time-out defers"
+grep -qx "listgate filter: temporary failure: deliver: /bin/sleep: timed out after [12] s (killed)" \
+    "$T/err" && ok "... the reason naming the program once" ||
+    { bad "... the reason naming the program once"; sed 's/^/# /' "$T/err"; }
 
 # --- told to stop (SIGTERM) while deliver runs: deliver, in a process group
 # of its own, is stopped with the filter, or the MTA's retry would make

@@ -144,13 +144,14 @@ handoff_post(char *const *argv, const char *sender,
 		pass_words(lerr, words, got);
 		return HANDOFF_OK;
 	}
+	/* (run_argv_out's message names the program already) */
 	if (st > 0)
 		snprintf(err, errsz, "%s exited with status %d", argv[0], st);
 	else if (run_last_unsure())
-		snprintf(err, errsz, "%s: %s after it had read the whole post",
-		    argv[0], lerr);
+		snprintf(err, errsz, "%s after it had read the whole post",
+		    lerr);
 	else
-		snprintf(err, errsz, "%s: %s", argv[0], lerr);
+		snprintf(err, errsz, "%s", lerr);
 	pass_words(err, words, got);
 	if (st < 0 && run_last_unsure())
 		return HANDOFF_UNSURE;

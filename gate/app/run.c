@@ -219,8 +219,8 @@ post_copy(const unsigned char *data, size_t len, char *err, size_t errsz)
 	if (fd < 0 && (fd = spool_tmpfile(err, errsz)) < 0)
 		return -1;
 	if (len > 0 && spool_write_all(fd, data, len) < 0) {
-		snprintf(err, errsz, "run: cannot copy the post (%zu bytes) for "
-		    "the command: %s", len, strerror(errno));
+		snprintf(err, errsz, "cannot copy the post (%zu bytes) for "
+		    "it: %s", len, strerror(errno));
 		close(fd);
 		return -1;
 	}
@@ -450,25 +450,30 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 	sigset_t alrm, omask;
 	double deadline, ms;
 	pid_t pid, wp;
-	char **envp = NULL;
+	char **envp = NULL, lerr[512];
 	int copy = -1;
 	int st = 0, e, timed_out, killed = 0, rc = -1, pidfd = -1, left;
 
 	last_unsure = 0;
 	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/') {
-		snprintf(err, errsz, "run: the program must be an absolute path");
+		snprintf(err, errsz, "%s: not run: the program must be an "
+		    "absolute path", argv != NULL && argv[0] != NULL ?
+		    argv[0] : "run");
 		return -1;
 	}
 	/* the whole post in a file before the child exists */
-	if (fd < 0 && (fd = copy = post_copy(data, len, err, errsz)) < 0)
+	if (fd < 0 && (fd = copy = post_copy(data, len, lerr,
+	    sizeof(lerr))) < 0) {
+		snprintf(err, errsz, "%s: not run: %s", argv[0], lerr);
 		return -1;
+	}
 	if ((envp = run_child_env()) == NULL) {
-		snprintf(err, errsz, "run: out of memory");
+		snprintf(err, errsz, "%s: not run: out of memory", argv[0]);
 		goto out;
 	}
 	/* the child reads from the start: it shares fd's file offset */
 	if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
-		snprintf(err, errsz, "run: cannot rewind the post for %s: %s",
+		snprintf(err, errsz, "%s: not run: cannot rewind the post: %s",
 		    argv[0], strerror(errno));
 		goto out;
 	}
@@ -523,7 +528,8 @@ run_argv_out(char *const *argv, const unsigned char *data, size_t len,
 		if (wp == pid)
 			break;
 		if (wp < 0 && errno != EINTR) {
-			snprintf(err, errsz, "run: waitpid: %s", strerror(errno));
+			snprintf(err, errsz, "%s: waitpid: %s", argv[0],
+			    strerror(errno));
 			kill(-pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			goto done;

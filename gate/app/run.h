@@ -30,8 +30,9 @@
  * error reach a file (run_output_file) through a pipe, written to our
  * standard error once it ended.  Wait at most timeout_s seconds (0: no
  * limit).  Returns the exit status (0..255), or
- * -1 with a message in err: no copy of the post, no file for its output,
- * no process,
+ * -1 with a message in err that starts with the program's path
+ * ("/usr/bin/x: timed out after 5 s (killed)"): no copy of the post, no
+ * file for its output, no process,
  * the program could not be executed, it was killed by a signal, or it
  * timed out (then its process group has been killed).
  */
