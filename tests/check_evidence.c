@@ -2,9 +2,10 @@
  * check_evidence.c - the pieces of gate/evidence that need no process
  * or server: which sender member_check is asked about, the answer
  * cache (hit, TTL, a torn record, a foreign file, a full disk), which
- * addresses a DNSBL is asked about, and the name asked (against a
- * forked UDP server that says what it was asked and answers "no such
- * name")
+ * addresses a DNSBL is asked about, the name asked (against a forked
+ * UDP server that says what it was asked and answers "no such name"),
+ * and how often the system resolver's resolv.conf is read (this file
+ * defines fopen, which c-ares then calls: see resolv_once)
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -431,6 +433,67 @@ asked_name(const char *addr, char *name, size_t namesz)
 		name[n - 1] = '\0';
 }
 
+/* while set, /etc/resolv.conf as c-ares opens it: this file instead,
+ * and each open counted */
+static const char *resolv_path;
+static int resolv_opens;
+
+FILE *fopen(const char *path, const char *mode);
+
+/* the C library's fopen, but for resolv.conf while resolv_path is set
+ * (defined in the program, it is the one c-ares's calls reach) */
+FILE *
+fopen(const char *path, const char *mode)
+{
+	static FILE *(*next)(const char *, const char *);
+
+	if (next == NULL &&
+	    (*(void **)&next = dlsym(RTLD_NEXT, "fopen")) == NULL) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (resolv_path != NULL && path != NULL &&
+	    strcmp(path, "/etc/resolv.conf") == 0) {
+		resolv_opens++;
+		path = resolv_path;
+	}
+	return next(path, mode);
+}
+
+/* a lookup through the system's resolvers reads resolv.conf once, two
+ * nameservers in it too (they share the time: the channel was made
+ * again, and read it again, for every post) */
+START_TEST(resolv_once)
+{
+	char path[] = "/tmp/lg-resolv.XXXXXX", why[128];
+	static const char conf[] = "nameserver 127.0.0.1\n"
+	    "nameserver 127.0.0.2\n";
+	struct netlist zones;
+	struct dnsbl *d = NULL;
+	unsigned char a[16];
+	int fd, fam;
+
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, conf, sizeof(conf) - 1),
+	    (ssize_t)sizeof(conf) - 1);
+	close(fd);
+	ck_assert_int_eq(netlist_parse("bl.test", &zones, why, sizeof(why)),
+	    0);
+	fam = netlist_addr("66.187.233.211", 14, a);
+	ck_assert_int_ne(fam, 0);
+	resolv_path = path;
+	resolv_opens = 0;
+	ck_assert_int_eq(dnsbl_start(&d, NULL, &zones, a, fam, 1000, why,
+	    sizeof(why)), 0);
+	resolv_path = NULL;
+	unlink(path);
+	ck_assert_msg(d != NULL, "%s", why);
+	dnsbl_free(d);
+	ck_assert_int_eq(resolv_opens, 1);
+}
+END_TEST
+
 /* an IPv4 address is asked as reversed octets, written as IPv4 or as
  * IPv4-mapped IPv6 (::ffff:a.b.c.d, a relay on a dual-stack socket) or
  * NAT64 (64:ff9b::a.b.c.d): zones list it that way only; an IPv6
@@ -473,6 +536,7 @@ evidence_suite(void)
 	tcase_add_test(tc, public_addresses);
 	tcase_add_loop_test(tc, query_names, 0,
 	    (int)(sizeof(query_cases) / sizeof(query_cases[0])));
+	tcase_add_test(tc, resolv_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -224,6 +224,40 @@ nservers(ares_channel ch)
 	return n > 0 ? n : 1;
 }
 
+/*
+ * *r: a channel as ch, but giving each try timeout_ms: made from ch's
+ * settings (ares_save_options), every one of them given, so that c-ares
+ * reads none of the system's files (resolv.conf, nsswitch.conf) again,
+ * and the servers are the very ones counted in ch, not those of a
+ * resolv.conf rewritten in between.  ARES_SUCCESS, or c-ares's error
+ */
+static int
+channel_with_timeout(ares_channel ch, int timeout_ms, ares_channel *r)
+{
+	struct ares_options so;
+	struct ares_addr_port_node *servers = NULL;
+	int mask = 0, rc;
+
+	if ((rc = ares_save_options(ch, &so, &mask)) != ARES_SUCCESS) {
+		ares_destroy_options(&so);
+		return rc;
+	}
+	so.timeout = timeout_ms;
+	rc = ares_init_options(r, &so, mask | ARES_OPT_TIMEOUTMS);
+	ares_destroy_options(&so);
+	if (rc != ARES_SUCCESS)
+		return rc;
+	/* the servers as they are: ares_save_options keeps only those on
+	 * IPv4 and port 53 */
+	if ((rc = ares_get_servers_ports(ch, &servers)) == ARES_SUCCESS) {
+		rc = ares_set_servers_ports(*r, servers);
+		ares_free_data(servers);
+	}
+	if (rc != ARES_SUCCESS)
+		ares_destroy(*r);
+	return rc;
+}
+
 int
 dnsbl_start(struct dnsbl **d_r, const char *server,
     const struct netlist *zones, const unsigned char a[16], int family,
@@ -268,19 +302,21 @@ dnsbl_start(struct dnsbl **d_r, const char *server,
 	 * gives each try the whole of it, and a first nameserver that
 	 * does not answer (its host down) would leave the next ones
 	 * never asked.  The answer of an earlier one still counts when
-	 * it comes later, within the time */
+	 * it comes later, within the time.  (A channel's time cannot be
+	 * changed: a second one, from the first's settings; a second
+	 * ares_init_options of o read resolv.conf again for every post) */
 	if (server == NULL && (n = nservers(d->ch)) > 1 &&
 	    timeout_ms >= n) {
-		ares_destroy(d->ch);
-		d->have_ch = 0;
-		o.timeout = (int)(timeout_ms / n);
-		if ((r = ares_init_options(&d->ch, &o, ARES_OPT_TIMEOUTMS |
-		    ARES_OPT_TRIES | ARES_OPT_FLAGS)) != ARES_SUCCESS) {
+		ares_channel ch;
+
+		if ((r = channel_with_timeout(d->ch, (int)(timeout_ms / n),
+		    &ch)) != ARES_SUCCESS) {
 			snprintf(why, whysz, "resolver: %s", ares_strerror(r));
-			xfree(d);
+			dnsbl_free(d);
 			return r == ARES_ENOMEM ? -1 : 0;
 		}
-		d->have_ch = 1;
+		ares_destroy(d->ch);
+		d->ch = ch;
 	}
 	d->deadline = clock_now_ms() + timeout_ms;
 	for (i = 0; i < zones->nname && i < LG_MAX_DNSBL_ZONES; i++) {
