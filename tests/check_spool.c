@@ -301,6 +301,61 @@ START_TEST(exit_at_the_deadline)
 }
 END_TEST
 
+/* one command of unsure_is_per_thread: its run_last_unsure after it */
+struct unsure_run {
+	char *const *argv;
+	unsigned timeout_s;
+	int rc, unsure;
+	char err[256];
+};
+
+static void *
+unsure_thread(void *arg)
+{
+	struct unsure_run *u = arg;
+
+	u->rc = run_argv(u->argv, (const unsigned char *)"post\n", 5, -1,
+	    u->timeout_s, u->err, sizeof(u->err));
+	u->unsure = run_last_unsure();
+	return NULL;
+}
+
+/*
+ * Commands run at once in threads (listgate web: two moderators'
+ * releases) each get their own run_last_unsure: a release killed by its
+ * time-out before it read the post is a failure (the post stays held),
+ * whatever another thread's release did meanwhile.  It was one answer
+ * for the process: the other's "killed after reading the whole post"
+ * left this post 'releasing', and one started meanwhile cleared an
+ * unsure release's, which then stayed held to be released again.
+ */
+START_TEST(unsure_is_per_thread)
+{
+	char *sleeper[] = { "/bin/sleep", "10", NULL };
+	char *reader[] = { "/bin/sh", "-c", "cat > /dev/null; sleep 10",
+	    NULL };
+	struct unsure_run a, b;
+	pthread_t ta, tb;
+
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.argv = sleeper;	/* never reads: killed after 2 s, not unsure */
+	a.timeout_s = 2;
+	b.argv = reader;	/* reads it all: killed after 1 s, unsure */
+	b.timeout_s = 1;
+	ck_assert_int_eq(pthread_create(&ta, NULL, unsure_thread, &a), 0);
+	ck_assert_int_eq(pthread_create(&tb, NULL, unsure_thread, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	ck_assert_int_eq(a.rc, -1);
+	ck_assert_int_eq(b.rc, -1);
+	ck_assert_msg(b.unsure == 1, "read the whole post, then killed: not "
+	    "said to be unsure (%s)", b.err);
+	ck_assert_msg(a.unsure == 0, "killed before it read the post: said "
+	    "to be unsure, the other thread's answer (%s)", a.err);
+}
+END_TEST
+
 START_TEST(input_from_a_file_descriptor)
 {
 	char path[4200], out[4300], err[256];
@@ -658,6 +713,7 @@ spool_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, exit_status_and_input);
 	tcase_add_test(tc, exit_at_the_deadline);
+	tcase_add_test(tc, unsure_is_per_thread);
 	tcase_add_test(tc, input_from_a_file_descriptor);
 	tcase_add_test(tc, child_that_does_not_read);
 	tcase_add_test(tc, failures_are_errors);

@@ -139,8 +139,9 @@ run_child_env(void)
  * for the helper (run_spawn_helper) */
 static volatile sig_atomic_t active_pid, last_ok, helper_pid;
 
-/* run_last_unsure's answer */
-static int last_unsure;
+/* run_last_unsure's answer, the calling thread's: listgate web runs
+ * releases in threads at once, and one's answer is not another's */
+static __thread int last_unsure;
 
 int
 run_last_unsure(void)

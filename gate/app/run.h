@@ -105,10 +105,11 @@ void run_kill_active(void);
 int run_last_ok(void);
 
 /*
- * 1 when the command of the last run_argv_out was killed (its time-out,
- * a signal) after it had read its whole standard input: it may have
- * handed the post on before it died (an approval must not put the post
- * back to be released again), else 0.  Not for a signal handler.
+ * 1 when the command of the calling thread's last run_argv_out was
+ * killed (its time-out, a signal) after it had read its whole standard
+ * input: it may have handed the post on before it died (an approval
+ * must not put the post back to be released again), else 0.  Not for a
+ * signal handler.
  */
 int run_last_unsure(void);
 
