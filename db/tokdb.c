@@ -2315,6 +2315,26 @@ copy_records(struct tokdb *src, struct tokdb *dst, int conv, char *err,
 }
 
 /*
+ * Where a new file that replaces the token file at path is made and
+ * renamed to: the file a symbolic link at path leads to (administrators
+ * put a token file on another disk and link it in: renamed over the
+ * link, the new file took the link's place, on the tokens directory's
+ * disk), else path itself.  A link to nothing is replaced itself (what
+ * `listgate rebuild` recreates in its place: see missing()).  out has
+ * PATH_MAX bytes.
+ */
+static const char *
+replace_target(const char *path, char *out)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISLNK(st.st_mode) ||
+	    realpath(path, out) == NULL)
+		return path;
+	return out;
+}
+
+/*
  * Rewrite the token file at path into a fresh file with room for its
  * tokens, renamed over dst_path (path itself, or another name; see the
  * top of this file).  The old file is
@@ -2328,7 +2348,8 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
     char *err, size_t errsz)
 {
 	struct tokdb *src = NULL, *dst = NULL, *held = NULL;
-	char tmp[4400] = "", list[80];
+	char tmp[4400] = "", list[80], real[PATH_MAX];
+	const char *target;
 	uint32_t fmt, tv;
 	long ntok, bnum;
 	int64_t count;
@@ -2372,9 +2393,13 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 	bnum = ntok * BUCKETS_PER_TOKEN;
 	if (bnum < TOKDB_BNUM_MIN)
 		bnum = TOKDB_BNUM_MIN;
+	/* the new file goes beside the one it replaces, a link's target */
+	target = replace_target(dst_path, real);
 	clean_stale(dst_path);
+	if (target != dst_path)
+		clean_stale(target);
 	r = TOKDB_ERR;
-	if (tokdb_tmp_name(dst_path, "compact", (long)getpid(), tmp,
+	if (tokdb_tmp_name(target, "compact", (long)getpid(), tmp,
 	    sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "token file %s: path too long", dst_path);
 		goto out;
@@ -2395,7 +2420,7 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 		snprintf(err, errsz, "%s", dst->emsg);
 		goto out;
 	}
-	if (close_synced(dst, dst_path, err, errsz) < 0)
+	if (close_synced(dst, target, err, errsz) < 0)
 		goto out;
 	/* another file goes in place of dst_path: hold that one as well,
 	 * so that no writer has it open (inside a transaction, its
@@ -2410,10 +2435,10 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 			goto out;
 		r = TOKDB_ERR;
 	}
-	take_group_mode(tmp, dst_path);
-	if (rename(tmp, dst_path) < 0) {
+	take_group_mode(tmp, target);
+	if (rename(tmp, target) < 0) {
 		snprintf(err, errsz, "cannot rename %s to %s: %s", tmp,
-		    dst_path, strerror(errno));
+		    target, strerror(errno));
 		goto out;
 	}
 	tmp[0] = 0;
@@ -2999,7 +3024,8 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 {
 	struct tokdb *db = NULL, *old = NULL;
 	struct stat st;
-	char tmp[4400];
+	char tmp[4400], real[PATH_MAX];
+	const char *target;
 	int r, fd = -1;
 
 	*db_r = NULL;
@@ -3020,8 +3046,13 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 	if ((r = check_meta(old, err, errsz)) != 0)
 		goto fail;
 	r = TOKDB_ERR;
+	/* the private copy is made beside the file it replaces, a link's
+	 * target (the link stays) */
+	target = replace_target(path, real);
 	clean_stale(path);
-	if (tokdb_tmp_name(path, "compact", (long)getpid(), tmp,
+	if (target != path)
+		clean_stale(target);
+	if (tokdb_tmp_name(target, "compact", (long)getpid(), tmp,
 	    sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "token file %s: path too long", path);
 		goto fail;
@@ -3031,7 +3062,7 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 		goto fail;
 	kcdbdel(db->kc);		/* opened when first written */
 	db->kc = NULL;
-	if ((db->dest = xstrdup(path)) == NULL) {
+	if ((db->dest = xstrdup(target)) == NULL) {
 		snprintf(err, errsz, "token file %s: out of memory", path);
 		tokdb_close(db);
 		goto fail;

@@ -537,6 +537,30 @@ run lgs score --list young "$DATA/spam2.eml"
 check "a list whose token file is a link to nothing is not scored with the site store alone" \
     sh -c "test $rc -eq 1 && grep -q 'young.kch is a symbolic link to $T/gone/young.kch, which does not exist' '$T/err'"
 
+# a token file that is a symbolic link to a file on another disk stays
+# a link: a compaction (`rebuild` without a database) and a long train
+# (its later posts in bulk mode, a private copy renamed into place)
+# write the new file beside the link's target (they renamed it over the
+# link, and the list's tokens went back to the tokens directory's disk)
+mkdir -p "$T/disk" && chmod 700 "$T/disk" || exit 99
+lg train -q --list linked --spam "$DATA/spam1.eml" &&
+    mv "$CONF/tokens/linked.kch" "$T/disk/linked.kch" &&
+    ln -s "../../disk/linked.kch" "$CONF/tokens/linked.kch" || exit 99
+run lg rebuild --list linked
+check "rebuild (no database) of a token file that is a link keeps the link" \
+    sh -c "test $rc -eq 0 && test -L '$CONF/tokens/linked.kch' && test -f '$T/disk/linked.kch' && test ! -L '$T/disk/linked.kch'"
+mkdir -p "$T/many" || exit 99
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+	{ cat "$DATA/ham1.eml"; echo "post $i"; } > "$T/many/$i.eml" || exit 99
+done
+run lg train --list linked --ham "$T/many"
+check "... and so does a train of 20 posts (bulk mode)" \
+    sh -c "test $rc -eq 0 && test -L '$CONF/tokens/linked.kch' && test ! -L '$T/disk/linked.kch'"
+check "... which learnt them in the link's target" \
+    sh -c "'$LISTGATE' --allow-root --config '$CONF' score --list linked --db-stats | grep -qx 'ham_posts 20'"
+check "... leaving no private copy behind" \
+    sh -c "test -z \"\$(ls -A '$T/disk' | grep -v '^linked.kch\$')\" && test -z \"\$(ls -A '$CONF/tokens' | grep '^\.linked')\""
+
 # an empty file (a delivery that failed, a directory's placeholder) is
 # no post: the filter refuses one, and learnt it counted as a post of
 # the list (spam_posts 2 here), shifting every score
