@@ -146,6 +146,25 @@ else
 	ok "# SKIP no strace (or no ptrace here): tokens stopping"
 fi
 
+# score --db-dump to a full disk: the walk over the token file stops at
+# the first write that fails (it went through every record, one
+# write(2) a buffer, and was told of the failure only at exit)
+if command -v strace >/dev/null 2>&1 &&
+    strace -f -o /dev/null -e trace=none true 2>/dev/null; then
+	lg train -q --list dump --spam "$T/many.mbox" || exit 99
+	strace -o "$T/strace" -e trace=write "$LISTGATE" --allow-root \
+	    --config "$CONF" score --list dump --db-dump > /dev/full 2> "$T/err"
+	rc=$?
+	w=$(grep -c '^write(1,' "$T/strace")
+	check "score --db-dump to a full disk stops at once (exit $rc, $w writes)" \
+	    test "$rc" -eq 1 -a "$w" -le 2
+	check "... saying so" grep -q \
+	    "^listgate score: cannot write the standard output" \
+	    "$T/err"
+else
+	ok "# SKIP no strace (or no ptrace here): score --db-dump stopping"
+fi
+
 pg_part
 echo "1..$n"
 [ "$fails" -eq 0 ]

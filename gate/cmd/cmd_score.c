@@ -170,14 +170,16 @@ db_stats(struct tokdb *db)
 }
 
 /* print one token record for --db-dump: "spam ham KEY", the key in 16
- * hex digits */
+ * hex digits; output that cannot be written (a full disk, a reader
+ * gone) stops the walk, or the rest of a large file would be read for
+ * nothing */
 static int
 dump_one(uint64_t key, const struct tokcount *tc, void *ctx)
 {
 	(void)ctx;
 	printf("%u %u %016llx\n", (unsigned)tc->spam, (unsigned)tc->ham,
 	    (unsigned long long)key);
-	return 0;
+	return ferror(stdout) ? 1 : 0;
 }
 
 static void
@@ -288,7 +290,8 @@ cmd_score(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (tokdb_iterate(db, dump_one, NULL) < 0) {
 			cmd_err(NAME, "list %s: %s", list, tokdb_errmsg(db));
 			failed = 1;
-		}
+		} else if (cmd_stdout_done(NAME) < 0)
+			failed = 1;	/* stopped by dump_one, said */
 		goto out;
 	}
 	if (posttok_init(&pt, &g, &l, err, sizeof(err)) < 0) {
