@@ -274,6 +274,33 @@ lg score --list u --db-stats > "$T/stats2"
 check "unlearning everything empties the file" test \
     "$(grep -v journal_pos "$T/stats2" | tr '\n' ' ')" = \
     "spam_posts 0 ham_posts 0 tokens 0 "
+# unlearning a post that was never learnt as the class (the other class
+# given, a post never trained, one unlearned already) took from the
+# counts of the posts that were: it is skipped, named, and the run
+# exits 1; the others in the run are unlearned
+lg train -q --list nl --spam "$DATA/spam1.eml" "$DATA/spam3.eml" || exit 99
+lg train -q --list nl --ham "$DATA/ham1.eml" || exit 99
+lg score --list nl --db-dump | sort > "$T/nl0"
+run lg train --list nl --spam --unlearn "$DATA/spam2.eml"
+check "unlearn of a post never learnt: exit 1 (exit $rc)" test "$rc" -eq 1
+check "... naming it, saying nothing was unlearned for it" grep -q \
+    "^listgate train: list nl: $DATA/spam2.eml: never learnt as spam (some of its tokens have no spam count in the token file): skipped, nothing unlearned for it" \
+    "$T/err"
+lg score --list nl --db-dump | sort > "$T/nl1"
+check "... and every count is as it was" cmp -s "$T/nl0" "$T/nl1"
+run lg train --list nl --ham --unlearn "$DATA/spam1.eml" "$DATA/ham1.eml" \
+    "$DATA/spam4.eml"
+check "unlearn of the wrong class: exit 1, the post of the class unlearned" \
+    sh -c "test $rc -eq 1 && grep -q '^unlearned 1 post as ham' '$T/out'"
+check "... the others named, the first of them" grep -q \
+    "^listgate train: list nl: 2 posts were never learnt as ham (some of their tokens have no ham count in the token file; the first: $DATA/spam1.eml): skipped, nothing unlearned for them" \
+    "$T/err"
+run lg score --list nl --db-stats
+check "... and the spam posts' counts are untouched" \
+    sh -c "grep -qx 'spam_posts 2' '$T/out' && grep -qx 'ham_posts 0' '$T/out'"
+run lg train --list nl --ham --unlearn "$DATA/ham1.eml"
+check "unlearning a post twice: the second time skipped (exit $rc)" \
+    sh -c "test $rc -eq 1 && grep -q 'ham1.eml: never learnt as ham' '$T/err'"
 run lg train --list none --spam --unlearn "$DATA/spam1.eml"
 check "unlearn on a list without a token file fails" test "$rc" -eq 1
 check "... and creates nothing" test ! -e "$CONF/tokens/none.kch"

@@ -120,6 +120,7 @@ struct trainer {
 					 * the bytes of each token */
 	size_t dlen, dcap;
 	unsigned long ndefer;		/* posts in dbuf */
+	const char *name;		/* the post being learnt, or NULL */
 };
 
 /* the follower waits at most this long for the token file (it holds
@@ -668,6 +669,53 @@ direct_pause(void)
 	clock_sleep_ms(BATCH_PAUSE_MS);
 }
 
+/*
+ * Unlearning: was the post with tokens tl learnt as t's class?  Learning
+ * adds one to the class's count of each of the post's tokens (distinct
+ * in tl) and to the class's post count, and unlearning the same tokens
+ * takes exactly that away; so a post of which a token has no count in
+ * the class (or a class without posts) was never learnt as it, and
+ * unlearning it would take from the counts of the posts that were (the
+ * wrong class given, a post trained never or unlearnt already).  The
+ * evidence's tokens (member:, dnsbl:) are others' answers, which may
+ * have changed since the post was learnt: they do not count.  1 learnt,
+ * 0 not (counted in t->st, with the post's name), -1 with err.
+ */
+static int
+unlearn_known(struct trainer *t, const struct toklist *tl, char *err,
+    size_t errsz)
+{
+	struct tokcount c;
+	uint32_t ns, nh;
+	const char *tok;
+	size_t i, n, len;
+	int r;
+
+	if (tokdb_msgcounts(t->db, &ns, &nh) < 0)
+		goto fail;
+	r = (t->spam ? ns : nh) > 0;
+	n = toklist_count(tl);
+	for (i = 0; r && i < n; i++) {
+		tok = toklist_get(tl, i, &len);
+		if (len == 0 || (len > 7 && memcmp(tok, "member:", 7) == 0) ||
+		    (len > 6 && memcmp(tok, "dnsbl:", 6) == 0))
+			continue;
+		if (tokdb_get(t->db, tok, len, &c) < 0)
+			goto fail;
+		if ((t->spam ? c.spam : c.ham) == 0)
+			r = 0;
+	}
+	if (r)
+		return 1;
+	if (t->st.nnotlearnt++ == 0)
+		snprintf(t->st.first_notlearnt, sizeof(t->st.first_notlearnt),
+		    "%s", t->name != NULL ? t->name : "");
+	return 0;
+fail:
+	snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
+	return -1;
+}
+
 /* learn the posts gathered in t->dbuf, in transactions of at most
  * BATCH_SECONDS, the file let go of after each: 0, or -1 with err */
 static int
@@ -676,6 +724,7 @@ defer_flush(struct trainer *t, char *err, size_t errsz)
 	size_t i = 0, k, ntok, len;
 	uint32_t c;
 	long n;
+	int known = 1;
 
 	while (t->ndefer > 0) {
 		if (!t->intx && direct_begin(t, err, errsz) < 0)
@@ -693,14 +742,22 @@ defer_flush(struct trainer *t, char *err, size_t errsz)
 			}
 			i += 1 + len;
 		}
-		if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir,
+		t->ndefer--;
+		/* (a post's name is not kept with its tokens) */
+		t->name = NULL;
+		if (t->dir < 0 && (known = unlearn_known(t, t->tl, err,
+		    errsz)) < 0)
+			return -1;
+		if (t->dir < 0 && known == 0)
+			t->st.nposts--;	/* left alone (counted when taken) */
+		else if ((n = tokdb_learn(t->db, t->tl, t->spam, t->dir,
 		    t->day)) < 0) {
 			snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 			return -1;
+		} else {
+			t->st.nchanged += n;
+			t->nbatch++;
 		}
-		t->st.nchanged += n;
-		t->nbatch++;
-		t->ndefer--;
 		if (t->ndefer == 0 || t->nbatch >= BATCH_POSTS ||
 		    clock_now_s() - t->batch_start >= BATCH_SECONDS) {
 			if (direct_flush(t, err, errsz) < 0)
@@ -771,6 +828,7 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 {
 	struct toklist *tl;
 	long n;
+	int r;
 
 	if (t->defer)
 		return defer_post(t, msg, len, pp, err, errsz);
@@ -780,6 +838,8 @@ direct_post(struct trainer *t, const unsigned char *msg, size_t len,
 		snprintf(err, errsz, "out of memory while tokenizing");
 		return -1;
 	}
+	if (t->dir < 0 && (r = unlearn_known(t, tl, err, errsz)) <= 0)
+		return r;	/* never learnt: left alone */
 	if ((n = tokdb_learn(t->db, tl, t->spam, t->dir, t->day)) < 0) {
 		snprintf(err, errsz, "%s", tokdb_errmsg(t->db));
 		return -1;
@@ -940,8 +1000,11 @@ pool_learn_oldest(struct trainer *t, char *err, size_t errsz)
 	if (pp->rc < 0) {
 		snprintf(err, errsz, "%s", pp->err);
 		r = -1;
-	} else
+	} else {
+		t->name = pp->name;
 		r = t->ops->post(t, pp->msg, pp->len, pp, err, errsz);
+		t->name = NULL;
+	}
 	if (r < 0)
 		name_err(t, pp->name, err, errsz);
 	tokpool_done(t->pool);
@@ -1019,10 +1082,13 @@ trainer_post(struct trainer *t, const char *name, const unsigned char *msg,
 		if (pool_end(t, err, errsz) < 0)
 			return -1;
 	}
+	t->name = name;
 	if (t->ops->post(t, msg, len, NULL, err, errsz) < 0) {
+		t->name = NULL;
 		name_err(t, name, err, errsz);
 		return -1;
 	}
+	t->name = NULL;
 	return 0;
 }
 

@@ -313,7 +313,7 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	double start, last = 0;
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
 	int journal = 0;
-	unsigned long nerr = 0, ndup = 0, ntaken = 0;
+	unsigned long nerr = 0, ndup = 0, ntaken = 0, notlearnt = 0;
 	long ntok0 = -1, ntok1 = -1;
 	int fatal = 0, rc;
 
@@ -539,6 +539,27 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 		progress(t, dir, journal, start, 1);
 	if (trainer_warning(t) != NULL)
 		cmd_err(NAME, "list %s: warning: %s", list, trainer_warning(t));
+	/* unlearnt, they would have taken from the counts of the posts
+	 * that were learnt (the wrong class given, a post never trained):
+	 * left alone, and the run fails as for a post that cannot be read */
+	if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0)
+		cmd_err(NAME, "list %s: %s: never learnt as %s (some of its "
+		    "tokens have no %s count in the token file): skipped, "
+		    "nothing unlearned for it", list, st.first_notlearnt,
+		    spam ? "spam" : "ham", spam ? "spam" : "ham");
+	else if (st.nnotlearnt > 0)
+		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
+		    "(some of %s tokens have no %s count in the token "
+		    "file%s%s): skipped, nothing unlearned for %s", list,
+		    st.nnotlearnt,
+		    st.nnotlearnt == 1 ? "" : "s", st.nnotlearnt == 1 ?
+		    "was" : "were", spam ? "spam" : "ham",
+		    st.nnotlearnt == 1 ? "its" : "their", spam ? "spam" : "ham",
+		    st.first_notlearnt[0] != 0 ? "; the first: " : "",
+		    st.first_notlearnt, st.nnotlearnt == 1 ? "it" : "them");
+	notlearnt = st.nnotlearnt;
+	if (ntaken >= notlearnt)
+		ntaken -= notlearnt;	/* neither learnt nor rolled back */
 	if (!quiet && !fatal && journal && ntok1 >= 0)
 		printf("%s %lu post%s as %s through the journal (%ld %s) in "
 		    "%.2f s\n", unlearn ? "unlearned" : "trained", st.nposts,
@@ -593,5 +614,5 @@ out:
 	trainer_free(t);	/* and its connection */
 	listcfg_free_list(&l);
 	listcfg_free_global(&g);
-	return fatal || nerr ? EXIT_CMD_FAIL : EXIT_CMD_OK;
+	return fatal || nerr || notlearnt > 0 ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 }
