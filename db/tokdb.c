@@ -2314,17 +2314,10 @@ copy_records(struct tokdb *src, struct tokdb *dst, int conv, char *err,
 	return rc;
 }
 
-/*
- * Where a new file that replaces the token file at path is made and
- * renamed to: the file a symbolic link at path leads to (administrators
- * put a token file on another disk and link it in: renamed over the
- * link, the new file took the link's place, on the tokens directory's
- * disk), else path itself.  A link to nothing is replaced itself (what
- * `listgate rebuild` recreates in its place: see missing()).  out has
- * PATH_MAX bytes.
- */
-static const char *
-replace_target(const char *path, char *out)
+/* (tokdb.h; renamed over the link, the new file took the link's place,
+ * on the tokens directory's disk) */
+const char *
+tokdb_replace_target(const char *path, char *out)
 {
 	struct stat st;
 
@@ -2394,7 +2387,7 @@ rewrite(const char *path, const char *dst_path, unsigned wait_ms, int how,
 	if (bnum < TOKDB_BNUM_MIN)
 		bnum = TOKDB_BNUM_MIN;
 	/* the new file goes beside the one it replaces, a link's target */
-	target = replace_target(dst_path, real);
+	target = tokdb_replace_target(dst_path, real);
 	clean_stale(dst_path);
 	if (target != dst_path)
 		clean_stale(target);
@@ -3048,7 +3041,7 @@ open_bulk(const char *path, int mode, unsigned wait_ms,
 	r = TOKDB_ERR;
 	/* the private copy is made beside the file it replaces, a link's
 	 * target (the link stays) */
-	target = replace_target(path, real);
+	target = tokdb_replace_target(path, real);
 	clean_stale(path);
 	if (target != path)
 		clean_stale(target);

@@ -63,6 +63,17 @@ int tokdb_tmp_name(const char *path, const char *kind, long pid, char *out,
 #define TOKDB_GROW_SUFFIX	".grow.kch"
 
 /*
+ * Where a new file that replaces the token file at path is made and
+ * renamed to (a compaction, a bulk writer's copy, a rebuild): the file
+ * a symbolic link at path leads to, links resolved (administrators put
+ * a token file on another disk and link it in: the link stays), else
+ * path itself.  A link to nothing is replaced itself (what `listgate
+ * rebuild` recreates in its place).  out has PATH_MAX bytes; returns
+ * out or path.
+ */
+const char *tokdb_replace_target(const char *path, char *out);
+
+/*
  * 1 with err when path is a symbolic link to nothing (its target moved,
  * or on a file system not mounted): no token file to read, and none to
  * create in its place, for the link names where the file should be.

@@ -235,6 +235,35 @@ check "... and journals the others" \
 lgdb score --list huge --db-stats > "$T/stats-huge" 2>&1
 check "... which the token file learnt" grep -qx "spam_posts 2" "$T/stats-huge"
 rm -f "$T/huge/b"
+# a token file that is a symbolic link (to another disk) stays one
+# through a rebuild from the journal, and the rebuild builds its new file
+# beside the link's target: it built it in the tokens directory, whose
+# disk may have no room for it
+mkdir -p "$T/disk" && chmod 700 "$T/disk" || exit 99
+mv "$T/tokens-db/huge.kch" "$T/disk/huge.kch" &&
+    ln -s "$T/disk/huge.kch" "$T/tokens-db/huge.kch" || exit 99
+if command -v strace >/dev/null 2>&1 &&
+    strace -f -o /dev/null -e trace=none true 2>/dev/null; then
+	strace -f -o "$T/strace-rb" -e trace=openat,open,rename \
+	    "$LISTGATE" --allow-root --config "$T/conf-db" rebuild \
+	    --list huge > "$T/out-rb" 2>&1
+	rc=$?
+	check "rebuild of a token file that is a link exits 0 (exit $rc)" \
+	    test "$rc" -eq 0
+	check "... writing nothing of it in the tokens directory" \
+	    sh -c "! grep -E 'O_CREAT|rename' '$T/strace-rb' | grep -q '$T/tokens-db/\.huge\.'"
+	check "... building it beside the link's target" \
+	    grep -q "$T/disk/\.huge\.rebuild-" "$T/strace-rb"
+else
+	lgdb rebuild --list huge > "$T/out-rb" 2>&1
+	check "rebuild of a token file that is a link exits 0" test $? -eq 0
+	ok "# SKIP no strace (or no ptrace here): where rebuild builds"
+	ok "# SKIP no strace (or no ptrace here): where rebuild builds"
+fi
+check "... and keeps the link, the rebuilt file its target" \
+    sh -c "test -L '$T/tokens-db/huge.kch' && test ! -L '$T/disk/huge.kch'"
+lgdb score --list huge --db-stats > "$T/stats-huge" 2>&1
+check "... which has the posts" grep -qx "spam_posts 2" "$T/stats-huge"
 awk -v a="$t0" -v b="$t1" -v c="$t2" -v n="$N" 'BEGIN {
 	printf "# train %d posts (%d KiB each): through the journal + sync %.0f posts/s, token file only %.0f posts/s\n",
 	    n, 2, n / (b - a), n / (c - b) }'

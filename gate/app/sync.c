@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1118,10 +1119,13 @@ rebuild_into(struct queue *q, const struct listcfg_global *g,
 	struct src sr = { l->name, sync_is_site(g, l), 0, 0,
 	    mark_primary(g) };
 	struct posttok pt;
-	char tmp[4200], why[1024];
+	char tmp[4200], why[1024], real[PATH_MAX];
 
-	if (tokdb_tmp_name(path, "rebuild", (long)getpid(), tmp,
-	    sizeof(tmp)) < 0) {
+	/* built beside the file it replaces: a token file that is a link
+	 * (to another disk) has it beside the link's target, not on the
+	 * tokens directory's disk, which may have no room for it */
+	if (tokdb_tmp_name(tokdb_replace_target(path, real), "rebuild",
+	    (long)getpid(), tmp, sizeof(tmp)) < 0) {
 		snprintf(err, errsz, "list %s: token file path too long",
 		    l->name);
 		return -1;
