@@ -1398,6 +1398,31 @@ queue_in_recovery(struct queue *q, int *standby_r, char *err, size_t errsz)
 }
 
 int
+queue_identity(struct queue *q, uint64_t *sysid_r, uint32_t *dboid_r,
+    char *err, size_t errsz)
+{
+	PGresult *res;
+	int r = -1;
+
+	*sysid_r = 0;
+	*dboid_r = 0;
+	/* (pg_control_system() is everyone's to call) */
+	res = PQexecParams(q->conn, "SELECT s.system_identifier::text, "
+	    "d.oid::int8::text FROM pg_control_system() s, pg_database d "
+	    "WHERE d.datname = current_database()", 0, NULL, NULL, NULL,
+	    NULL, 0);
+	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK &&
+	    PQntuples(res) == 1) {
+		*sysid_r = strtoull(PQgetvalue(res, 0, 0), NULL, 10);
+		*dboid_r = (uint32_t)strtoul(PQgetvalue(res, 0, 1), NULL, 10);
+		r = 0;
+	} else
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+	PQclear(res);
+	return r;
+}
+
+int
 queue_migrate(struct queue *q, unsigned lock_timeout_s, int *napplied_r,
     void (*report)(int version, const char *name, void *ctx), void *ctx,
     char *err, size_t errsz)

@@ -75,6 +75,14 @@ int queue_check_schema(struct queue *q, char *err, size_t errsz);
 int queue_in_recovery(struct queue *q, int *standby_r, char *err,
     size_t errsz);
 
+/* which database q is connected to, as a physical (streaming) replica
+ * shares it: the cluster's system identifier in *sysid_r and the
+ * database's oid in *dboid_r (the same on a primary and every standby
+ * of it, different for another cluster or another database of the
+ * same one): 0, or -1 with err */
+int queue_identity(struct queue *q, uint64_t *sysid_r, uint32_t *dboid_r,
+    char *err, size_t errsz);
+
 struct queue_post {
 	const char *list;
 	const char *env_sender, *env_recipient;	/* may be "" */

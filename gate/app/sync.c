@@ -893,6 +893,60 @@ sync_other_kind(struct queue *q, const char *list, int site, int64_t pos,
 	return other_kind(q, &sr, pos, mark, err, errsz);
 }
 
+int
+sync_not_replica(struct queue *pq, struct queue *sq, char *err,
+    size_t errsz)
+{
+	uint64_t psys, ssys;
+	uint32_t pdb, sdb;
+	int64_t plast, slast, pmark, smark, pjid, sjid;
+	char e[256];
+	int ids;
+
+	ids = queue_identity(pq, &psys, &pdb, e, sizeof(e)) == 0 &&
+	    queue_identity(sq, &ssys, &sdb, e, sizeof(e)) == 0;
+	if (ids && psys == ssys && pdb == sdb)
+		return 0;	/* one database: the primary or a standby */
+	if (ids && psys == ssys) {
+		snprintf(err, errsz, "it is another database of the "
+		    "primary's cluster (oid %lu, the primary's %lu)",
+		    (unsigned long)sdb, (unsigned long)pdb);
+		return 1;
+	}
+	/* another cluster (or it cannot be told): a logical replica still
+	 * has the primary's feed, each number the same event */
+	if (journal_site_last(sq, &slast, e, sizeof(e)) < 0 ||
+	    journal_site_last(pq, &plast, e, sizeof(e)) < 0)
+		return 0;
+	if (slast == 0) {
+		if (!ids || plast == 0)
+			return 0;
+		snprintf(err, errsz, "it is a database of another cluster "
+		    "(system identifier %llu, the primary's %llu) whose site "
+		    "feed is empty while the primary's goes on to %lld",
+		    (unsigned long long)ssys, (unsigned long long)psys,
+		    (long long)plast);
+		return 1;
+	}
+	if (journal_event_mark(sq, 1, slast, &smark, NULL, 0, &sjid, e,
+	    sizeof(e)) < 0 || journal_event_mark(pq, 1, slast, &pmark, NULL,
+	    0, &pjid, e, sizeof(e)) < 0)
+		return 0;
+	if (smark == pmark && sjid == pjid)
+		return 0;
+	if (ids)
+		snprintf(err, errsz, "it is a database of another cluster "
+		    "(system identifier %llu, the primary's %llu) whose site "
+		    "feed number %lld is %s", (unsigned long long)ssys,
+		    (unsigned long long)psys, (long long)slast, pmark == 0 ?
+		    "not on the primary" : "another event on the primary");
+	else
+		snprintf(err, errsz, "its site feed number %lld is %s",
+		    (long long)slast, pmark == 0 ? "not on the primary" :
+		    "another event on the primary");
+	return 1;
+}
+
 /* sync_apply from either source */
 static int
 apply_from(struct queue *q, const struct src *sr, const char *path,

@@ -98,6 +98,19 @@ int sync_other_kind(struct queue *q, const char *list, int site,
 int sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
     int64_t mark, char *err, size_t errsz);
 
+/*
+ * 1 (with err saying how) when sq, where the journal is read
+ * (sync_database), does not replicate pq, the primary (database): a
+ * database of another cluster, or another database of the primary's
+ * own.  A streaming standby shares the primary's system identifier and
+ * database oid; one of another cluster is taken for a replica only when
+ * the last feed number it has names the same event on the primary (a
+ * logical replica).  Else 0 (also when it cannot be told: a query
+ * failed, or neither has fed anything yet).
+ */
+int sync_not_replica(struct queue *pq, struct queue *sq, char *err,
+    size_t errsz);
+
 /* list l's token file is the site store (it follows the site feed, not
  * l's journal) */
 int sync_is_site(const struct listcfg_global *g,

@@ -110,18 +110,44 @@ warn_empty(const char *name, struct queue *q, const struct listcfg_global *g,
 		    "then remove that file)", list, conf, path);
 }
 
+/* 0 when sq, where the journal is read (sync_database), replicates pq,
+ * the primary (database); else -1, said as name about what: a token file
+ * built from it would follow another database than the one that is
+ * trained (the site store would never learn what the primary feeds) */
+static int
+check_replica(const char *name, const struct listcfg_global *g,
+    struct queue *pq, struct queue *sq, const char *what)
+{
+	char how[512];
+
+	if (!sync_not_replica(pq, sq, how, sizeof(how)))
+		return 0;
+	cmd_err(name, "%s: sync_database in %s/listgate.conf does not "
+	    "replicate database there: %s; nothing applied: point "
+	    "sync_database at a streaming standby of database, or remove it",
+	    what, g->dir, how);
+	return -1;
+}
+
 /*
- * When the journal is read from sync_database (a standby), feed the site
- * store through the primary (database) on a connection of its own; with
- * one database the sync itself feeds it.  0, or -1 reported as name.
+ * When the journal is read from sync_database (a standby, sq), feed the
+ * site store through the primary (database) on a connection of its own,
+ * and check that sq replicates it; with one database the sync itself
+ * feeds it.  The connection is handed over in *pq_r when that is not
+ * NULL (else closed; NULL when there is none).  0; -1 when the primary
+ * is out of reach; -2 when sq does not replicate it (nothing is to be
+ * applied from sq); both reported as name.
  */
 static int
-feed_primary(const char *name, const struct listcfg_global *g, int quiet)
+feed_primary(const char *name, const struct listcfg_global *g,
+    struct queue *sq, int quiet, struct queue **pq_r)
 {
 	struct queue *fq = NULL;
 	unsigned long nfed;
-	char err[1024];
+	char err[1024], what[128];
 
+	if (pq_r != NULL)
+		*pq_r = NULL;
 	if (g->sync_conninfo == NULL)
 		return 0;
 	if (!queue_configured(g->conninfo) ||
@@ -135,7 +161,16 @@ feed_primary(const char *name, const struct listcfg_global *g, int quiet)
 		queue_close(fq);
 		return -1;
 	}
-	queue_close(fq);
+	/* (after the feed: the primary's then goes on past the standby's) */
+	snprintf(what, sizeof(what), "site store %s", g->site_list);
+	if (check_replica(name, g, fq, sq, what) < 0) {
+		queue_close(fq);
+		return -2;
+	}
+	if (pq_r != NULL)
+		*pq_r = fq;
+	else
+		queue_close(fq);
 	if (!quiet)
 		printf("site store %s: %lu event%s fed through the primary\n",
 		    g->site_list, nfed, nfed == 1 ? "" : "s");
@@ -261,15 +296,20 @@ check_one(struct sync_all *s, const char *list)
 static void
 sync_site_store(struct sync_all *s)
 {
+	int r;
+
 	if (s->check) {
 		if (check_one(s, s->g->site_list) < 0)
 			s->nfail++;
 		return;
 	}
 	/* the primary out of reach: the feed the standby has is still
-	 * applied (the failure counts all the same) */
-	if (feed_primary("sync", s->g, s->quiet) < 0)
+	 * applied (the failure counts all the same); not that of a
+	 * database that is no standby of it */
+	if ((r = feed_primary("sync", s->g, s->q, s->quiet, NULL)) < 0)
 		s->nfail++;
+	if (r == -2)
+		return;
 	if (cmd_sync_list("sync", s->q, s->g, s->g->site_list,
 	    s->quiet | CMD_SYNC_READS) < 0)
 		s->nfail++;
@@ -688,9 +728,13 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	}
 	/* the primary out of reach: the site store is rebuilt from the feed
 	 * the standby has (as sync applies it), and the run fails all the
-	 * same */
-	if (is_site(&g, list) && feed_primary("rebuild", &g, quiet) < 0)
+	 * same; not from a database that is no standby of it */
+	if (is_site(&g, list) && (r = feed_primary("rebuild", &g, q, quiet,
+	    NULL)) < 0) {
+		if (r == -2)
+			goto out_l;
 		unfed = 1;
+	}
 	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
