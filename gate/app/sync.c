@@ -947,6 +947,41 @@ sync_not_replica(struct queue *pq, struct queue *sq, char *err,
 	return 1;
 }
 
+int
+sync_standby_behind(struct queue *pq, struct queue *sq, const char *list,
+    int site, int64_t pos, int64_t mark, int64_t *slast_r,
+    int64_t *plast_r, char *err, size_t errsz)
+{
+	struct src sr = { list, site, 0, 0, NULL };
+	char evlist[128];	/* a list name: <= 64 */
+	int64_t pmark, jid;
+
+	*slast_r = *plast_r = 0;
+	if ((site ? journal_site_last(sq, slast_r, err, errsz) :
+	    journal_last_id(sq, list, slast_r, err, errsz)) < 0 ||
+	    (site ? journal_site_last(pq, plast_r, err, errsz) :
+	    journal_last_id(pq, list, plast_r, err, errsz)) < 0)
+		return -1;
+	/* a file that recorded no mark (from before 0.2.0) cannot be told
+	 * from one of another database */
+	if (pos <= *slast_r || mark == 0)
+		return 0;
+	if (journal_event_mark(pq, site, pos, &pmark, evlist, sizeof(evlist),
+	    &jid, err, errsz) < 0)
+		return -1;
+	if (!same_event(&sr, mark, pmark, jid) ||
+	    (!site && strcmp(evlist, list) != 0))
+		return 0;
+	snprintf(err, errsz, "the token file is at journal position %lld, "
+	    "an event the primary (database) has but the standby "
+	    "(sync_database) has not replayed yet: %s there ends at %lld, "
+	    "so a rebuild from it now would take %s events out of the file "
+	    "again", (long long)pos, site ? "the site feed" : "the journal",
+	    (long long)*slast_r, site ? "the feed's newest" :
+	    "the list's newest");
+	return 1;
+}
+
 /* sync_apply from either source */
 static int
 apply_from(struct queue *q, const struct src *sr, const char *path,

@@ -111,6 +111,22 @@ int sync_diverged(struct queue *q, const char *list, int site, int64_t pos,
 int sync_not_replica(struct queue *pq, struct queue *sq, char *err,
     size_t errsz);
 
+/*
+ * Before a rebuild of list's token file (site: the site store) from sq,
+ * a standby of the primary pq: the standby's journal end (the site
+ * feed's) in *slast_r, the primary's in *plast_r.  1 (with err) when the
+ * file, at journal position pos with mark, is further on than the
+ * standby and the primary has that very event: the file learnt events
+ * the standby has not replayed yet (a `train` on this host, a sync from
+ * the primary), and a rebuild from the standby now would take them back
+ * out.  0 when not (also when the file's event is not the primary's:
+ * diverged, or another database's, which a rebuild is for); -1 with err
+ * when a query failed.
+ */
+int sync_standby_behind(struct queue *pq, struct queue *sq,
+    const char *list, int site, int64_t pos, int64_t mark,
+    int64_t *slast_r, int64_t *plast_r, char *err, size_t errsz);
+
 /* list l's token file is the site store (it follows the site feed, not
  * l's journal) */
 int sync_is_site(const struct listcfg_global *g,

@@ -549,10 +549,13 @@ rebuild_usage(FILE *f)
 	    "tokens differ): move it away and retrain the list.\n"
 	    "A token file that holds training the journal does not have\n"
 	    "(`train` without a database, synced or not) is left alone: a\n"
-	    "rebuild would drop that training; --force drops it.\n"
+	    "rebuild would drop that training; --force drops it.  So is one\n"
+	    "further on than a standby (sync_database) that is behind: the\n"
+	    "rebuild would take its newest events out until a later sync.\n"
 	    "\n"
 	    "  -l, --list L   the list\n"
-	    "  -f, --force    rebuild over training the journal does not have\n"
+	    "  -f, --force    rebuild over training the journal (or the\n"
+	    "                 standby) does not have\n"
 	    "  -q, --quiet    print nothing on success\n"
 	    "  -h, --help     this help\n"
 	    "\n"
@@ -613,6 +616,59 @@ trained_outside(struct queue *q, const char *list, const char *path,
 	return *nspam + *nham > 0;
 }
 
+/*
+ * A rebuild of list (not the site store) that reads the journal from
+ * sync_database (sq): a connection to the primary in *pq_r, to compare
+ * the standby with, sq checked to replicate it.  0 (*pq_r NULL when the
+ * primary is out of reach: a warning, and the rebuild takes what the
+ * standby has), or -1 when sq does not replicate it (reported).
+ */
+static int
+rebuild_primary(const struct listcfg_global *g, const char *list,
+    struct queue *sq, struct queue **pq_r)
+{
+	char err[1024], what[128];
+
+	*pq_r = NULL;
+	if (!queue_configured(g->conninfo) ||
+	    queue_open(g->conninfo, pq_r, err, sizeof(err)) < 0 ||
+	    queue_check_schema(*pq_r, err, sizeof(err)) < 0) {
+		cmd_err("rebuild", "warning: list %s: cannot compare the "
+		    "standby (sync_database) with the primary (database in "
+		    "%s/listgate.conf): %s; rebuilding from what the standby "
+		    "has replayed", list, g->dir, queue_configured(g->conninfo)
+		    ? err : "no database configured");
+		queue_close(*pq_r);
+		*pq_r = NULL;
+		return 0;
+	}
+	snprintf(what, sizeof(what), "list %s", list);
+	if (check_replica("rebuild", g, *pq_r, sq, what) < 0) {
+		queue_close(*pq_r);
+		*pq_r = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* the journal position and mark the token file at path records (0 and
+ * 0 when it cannot be read: missing, damaged, another format's) */
+static void
+file_pos(const struct listcfg_global *g, const char *path, int64_t *pos_r,
+    int64_t *mark_r)
+{
+	struct tokdb *db;
+	char err[512];
+
+	*pos_r = *mark_r = 0;
+	if (tokdb_open(path, TOKDB_READ, sync_writer_wait(g), &db, err,
+	    sizeof(err)) != 0)
+		return;
+	if (tokdb_get_pos_mark(db, pos_r, mark_r) < 0)
+		*pos_r = *mark_r = 0;
+	tokdb_close(db);
+}
+
 /* rebuild without a database: convert or compact the token file itself */
 static int
 rebuild_file(const struct listcfg_global *g, const char *list, int quiet)
@@ -669,10 +725,11 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	};
 	struct listcfg_global g;
 	struct listcfg_list l;
-	struct queue *q;
+	struct queue *q, *pq = NULL;
 	struct sync_stats st;
 	const char *list = NULL;
 	char err[1024], path[4096], skip[64];
+	int64_t fpos, fmark, slast = 0, plast = 0;
 	uint32_t ns, nh;
 	int ch, quiet = 0, force = 0, unfed = 0, conv, r, rc = EXIT_CMD_FAIL;
 
@@ -730,11 +787,14 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * the standby has (as sync applies it), and the run fails all the
 	 * same; not from a database that is no standby of it */
 	if (is_site(&g, list) && (r = feed_primary("rebuild", &g, q, quiet,
-	    NULL)) < 0) {
+	    &pq)) < 0) {
 		if (r == -2)
 			goto out_l;
 		unfed = 1;
 	}
+	if (!is_site(&g, list) && g.sync_conninfo != NULL &&
+	    rebuild_primary(&g, list, q, &pq) < 0)
+		goto out_l;
 	if (listcfg_tokens_path(&g, list, path, sizeof(path)) < 0) {
 		cmd_err("rebuild", "list %s: token file path too long", list);
 		goto out_l;
@@ -761,6 +821,27 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 			    "that sync reads)" : "");
 		goto out_l;
 	}
+	/* from a standby that has not replayed what the file learnt (a
+	 * train on this host, a sync from the primary): the rebuild would
+	 * set the file back, for good should the standby's replay have
+	 * stopped (no sync says so then, the file being where the standby
+	 * ends) */
+	if (pq != NULL) {
+		file_pos(&g, path, &fpos, &fmark);
+		if ((r = sync_standby_behind(pq, q, list, is_site(&g, list),
+		    fpos, fmark, &slast, &plast, err, sizeof(err))) < 0) {
+			cmd_err("rebuild", "warning: list %s: cannot compare "
+			    "the standby (sync_database) with the primary: %s",
+			    list, err);
+			plast = 0;
+		} else if (r > 0 && !force) {
+			cmd_err("rebuild", "list %s: %s: %s; nothing rebuilt: "
+			    "rebuild once the standby has caught up (or with "
+			    "--force, which takes them out until a sync after "
+			    "that)", list, path, err);
+			goto out_l;
+		}
+	}
 	r = sync_rebuild(q, &g, &l, path, &st, err, sizeof(err));
 	cmd_sync_report("rebuild", &g, list, &st);
 	if (r < 0) {
@@ -775,8 +856,19 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 		    (long long)st.pos);
 	if (st.nevents == 0)
 		warn_empty("rebuild", q, &g, list);
+	/* what the primary has past the standby comes with a later sync */
+	if (pq != NULL && plast > st.pos)
+		cmd_err("rebuild", "warning: list %s: the standby "
+		    "(sync_database in %s/listgate.conf) is behind the "
+		    "primary: the rebuilt token file ends at %s %lld, the "
+		    "primary's %s goes on to %lld; a sync applies the rest "
+		    "once the standby has caught up", list, g.dir,
+		    is_site(&g, list) ? "feed number" : "journal position",
+		    (long long)st.pos, is_site(&g, list) ? "site feed" :
+		    "journal", (long long)plast);
 	rc = unfed ? EXIT_CMD_FAIL : EXIT_CMD_OK;
 out_l:
+	queue_close(pq);
 	listcfg_free_list(&l);
 out_g:
 	queue_close(q);
