@@ -928,14 +928,14 @@ check "reports and errors in one file come in the order of the posts" \
 
 # --- sync_database's errors name it -------------------------------------------------
 # a query that failed on the server sync_database names said "database:
-# ...", which sent the administrator to the other setting (database)
-createdb lg_syncdb || exit 99
-PGDATABASE=lg_syncdb lg migrate -q || exit 99
-PGDATABASE=lg_syncdb sql "ALTER TABLE train_journal RENAME TO tj_gone" ||
-    exit 99
+# ...", which sent the administrator to the other setting (database):
+# the same database (another is refused as no replica of it, below),
+# through a role that may read the schema's version but not the journal
+sql "CREATE ROLE lg_nojournal LOGIN" || exit 99
+sql "GRANT SELECT ON schema_migrations TO lg_nojournal" || exit 99
 createdb lg_syncbare || exit 99
 cp "$CONF/listgate.conf" "$T/listgate.conf.saved"
-echo "sync_database = dbname=lg_syncdb" >> "$CONF/listgate.conf"
+echo "sync_database = user=lg_nojournal" >> "$CONF/listgate.conf"
 sdb="(the journal is read from sync_database in $CONF/listgate.conf)"
 run lg sync
 check "sync whose sync_database fails a query exits 1" test "$rc" -eq 1
@@ -944,10 +944,20 @@ run lg sync --list dev
 check "sync --list names it too" grep -qF "$sdb" "$T/err"
 run lg sync --check --list dev
 check "sync --check names it too" grep -qF "$sdb" "$T/err"
-# (rebuild compares it with database first: another database is no
-# replica of it, and is named so)
 run lg rebuild --list dev
-check "rebuild names it too" grep -qF "list dev: sync_database in $CONF/listgate.conf does not replicate database there" "$T/err"
+check "rebuild names it too" grep -qF "$sdb" "$T/err"
+# another database, with listgate's schema, is no replica of database
+createdb lg_syncdb || exit 99
+PGDATABASE=lg_syncdb lg migrate -q || exit 99
+cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
+echo "sync_database = dbname=lg_syncdb" >> "$CONF/listgate.conf"
+run lg sync --list dev
+check "sync whose sync_database is another database exits 1" \
+    test "$rc" -eq 1
+check "... saying it does not replicate database" grep -qF \
+    "sync_database in $CONF/listgate.conf does not replicate database there: it is another database of the primary's cluster" "$T/err"
+run lg rebuild --list dev
+check "... and so does rebuild" grep -qF "list dev: sync_database in $CONF/listgate.conf does not replicate database there" "$T/err"
 cp "$T/listgate.conf.saved" "$CONF/listgate.conf"
 echo "sync_database = dbname=lg_syncbare" >> "$CONF/listgate.conf"
 run lg sync

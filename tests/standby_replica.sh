@@ -2,16 +2,17 @@
 # standby_replica.sh - a host whose sync_database is not a replica of its
 # database (another database, here one of the primary's own cluster,
 # with listgate's schema and a site feed of its own) is told so, naming
-# both settings, instead of feeding the site store on the primary and
-# applying the other database's feed, where what the primary fed never
-# comes: the site store stopped learning without a word
+# both settings, and nothing is applied: before, it fed the site store
+# on the primary and applied the other database's feed, where what the
+# primary fed never comes (the site store stopped learning without a
+# word), and built the lists' token files from the other journal
 #
 # Host A trains on the primary; host B reads the journal from a real
 # streaming standby (tests/pg.sh standby-create) and its site store
 # follows A's; host C reads it from the database "other" of the same
-# cluster: its sync and rebuild of the site store exit 1 with the
-# message, and apply nothing.  Runs under tests/pg.sh; files in a
-# mktemp -d directory.
+# cluster: its sync (of everything, a list, --check, --site) and its
+# rebuild of the site store exit 1 with the message, and make no token
+# file.  Runs under tests/pg.sh; files in a mktemp -d directory.
 set -u
 
 : "${LISTGATE:?set by make check}"
@@ -45,7 +46,7 @@ spos() {
 	lg "$1" score --list site --db-stats | sed -n 's/^journal_pos //p'
 }
 said_not_replica() {
-	grep -q "site store site: sync_database in $T/C/listgate.conf does not replicate database there: it is another database of the primary's cluster" "$T/err"
+	grep -q "${1:-}sync_database in $T/C/listgate.conf does not replicate database there: it is another database of the primary's cluster" "$T/err"
 }
 
 sh "$PG_SH" standby-create || exit 99
@@ -66,12 +67,21 @@ check "a host reading from another database: sync exits 1" test "$rc" -eq 1
 check "... naming sync_database, database and how they differ" said_not_replica
 check "... and makes no site store from the other database's feed" \
     test ! -e "$T/tokens-C/site.kch"
+check "... nor a list's token file from its journal" \
+    test ! -e "$T/tokens-C/dev.kch"
+run lg C sync --list dev
+check "sync --list exits 1 too" test "$rc" -eq 1
+check "... saying so" said_not_replica
+check "... and makes no token file" test ! -e "$T/tokens-C/dev.kch"
+run lg C sync --check
+check "sync --check exits 1 too" test "$rc" -eq 1
+check "... saying so" said_not_replica
 run lg C sync --site
 check "sync --site exits 1 too" test "$rc" -eq 1
 check "... saying so" said_not_replica
 run lg C rebuild --list site
 check "rebuild of the site store exits 1" test "$rc" -eq 1
-check "... with the same message" said_not_replica
+check "... with the same message" said_not_replica "site store site: "
 check "... and makes no site store" test ! -e "$T/tokens-C/site.kch"
 
 echo "1..$n"

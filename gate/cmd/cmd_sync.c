@@ -122,11 +122,35 @@ check_replica(const char *name, const struct listcfg_global *g,
 
 	if (!sync_not_replica(pq, sq, how, sizeof(how)))
 		return 0;
-	cmd_err(name, "%s: sync_database in %s/listgate.conf does not "
+	cmd_err(name, "%s%ssync_database in %s/listgate.conf does not "
 	    "replicate database there: %s; nothing applied: point "
 	    "sync_database at a streaming standby of database, or remove it",
-	    what, g->dir, how);
+	    what != NULL ? what : "", what != NULL ? ": " : "", g->dir, how);
 	return -1;
+}
+
+/* how long sync waits for the primary to answer whether sync_database
+ * replicates it: a standby's hosts sync with the primary down */
+#define REPLICA_WAIT_S	2
+
+/* with sync_database set (sq), before any token file follows it: -1,
+ * reported as name, when it does not replicate database; else 0 (also
+ * when that cannot be told: the primary out of reach) */
+static int
+replica_ok(const char *name, const struct listcfg_global *g,
+    struct queue *sq)
+{
+	struct queue *pq;
+	char err[512];
+	int r;
+
+	if (g->sync_conninfo == NULL || !queue_configured(g->conninfo) ||
+	    queue_open_within(g->conninfo, REPLICA_WAIT_S, &pq, err,
+	    sizeof(err)) < 0)
+		return 0;
+	r = check_replica(name, g, pq, sq, NULL);
+	queue_close(pq);
+	return r;
 }
 
 /*
@@ -502,7 +526,12 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	s.g = &g;
 	s.quiet = quiet;
 	s.check = check;
-	if (site && g.site_list == NULL) {
+	/* every token file would follow another journal than the one that
+	 * is trained: built from it, or refused as diverged with a message
+	 * to rebuild it (from it) */
+	if (replica_ok("sync", &g, s.q) < 0)
+		s.nfail++;
+	else if (site && g.site_list == NULL) {
 		cmd_err("sync", "--site: no site store (set site_list in "
 		    "%s/listgate.conf)", g.dir);
 		s.nfail++;
