@@ -1430,6 +1430,26 @@ out:
 }
 
 int
+journal_max_id(struct queue *q, int64_t *id_r, char *err, size_t errsz)
+{
+	return one_i64(q, "SELECT coalesce(max(id), 0) FROM train_journal",
+	    0, NULL, id_r, err, errsz);
+}
+
+int
+journal_age_after(struct queue *q, int64_t after, int64_t *secs_r,
+    char *err, size_t errsz)
+{
+	char abuf[32];
+	const char *vals[1] = { abuf };
+
+	snprintf(abuf, sizeof(abuf), "%lld", (long long)after);
+	return one_i64(q, "SELECT coalesce(floor(extract(epoch FROM now() - "
+	    "min(created_at))), 0)::int8 FROM train_journal WHERE id > "
+	    "$1::int8", 1, vals, secs_r, err, errsz);
+}
+
+int
 journal_site_last(struct queue *q, int64_t *seq_r, char *err, size_t errsz)
 {
 	return one_i64(q, "SELECT coalesce(max(seq), 0) FROM site_feed", 0,

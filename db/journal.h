@@ -224,6 +224,15 @@ int journal_quarantine(struct queue *q, const char *list, int64_t id,
 int journal_site_feed(struct queue *q, unsigned max, long *n_r,
     long *nread_r, char *err, size_t errsz);
 
+/* the id of the newest event of any list (0 when none): 0, or -1 */
+int journal_max_id(struct queue *q, int64_t *id_r, char *err,
+    size_t errsz);
+
+/* how many seconds ago the oldest event with an id above after was
+ * written (its transaction began), 0 when there is none: 0, or -1 */
+int journal_age_after(struct queue *q, int64_t after, int64_t *secs_r,
+    char *err, size_t errsz);
+
 /* the highest feed number (0 when none): 0, or -1 */
 int journal_site_last(struct queue *q, int64_t *seq_r, char *err,
     size_t errsz);

@@ -132,10 +132,37 @@ check_replica(const char *name, const struct listcfg_global *g,
 /* how long sync waits for the primary to answer whether sync_database
  * replicates it: a standby's hosts sync with the primary down */
 #define REPLICA_WAIT_S	2
+/* a standby that lacks journal events the primary had this long ago is
+ * stuck or far behind (a streaming standby replays a commit within
+ * moments, and a journal transaction lasts a fraction of a second) */
+#define STANDBY_STUCK_S	600
+
+/* warn, as name, when sq (sync_database) lacks journal events that pq,
+ * the primary, had STANDBY_STUCK_S ago: each sync applies what the
+ * standby has, so every token file here would go without that training,
+ * and nothing else would say so */
+static void
+warn_stuck(const char *name, const struct listcfg_global *g,
+    struct queue *pq, struct queue *sq)
+{
+	int64_t last, age;
+	char e[256];
+
+	if (journal_max_id(sq, &last, e, sizeof(e)) < 0 ||
+	    journal_age_after(pq, last, &age, e, sizeof(e)) < 0 ||
+	    age < STANDBY_STUCK_S)
+		return;
+	cmd_err(name, "warning: sync_database in %s/listgate.conf lacks "
+	    "journal events the primary (database) had %lld minutes ago "
+	    "(it ends at event %lld): its replay is stuck or far behind, "
+	    "and the token files here go without that training until it "
+	    "has caught up", g->dir, (long long)(age / 60), (long long)last);
+}
 
 /* with sync_database set (sq), before any token file follows it: -1,
  * reported as name, when it does not replicate database; else 0 (also
- * when that cannot be told: the primary out of reach) */
+ * when that cannot be told: the primary out of reach), with a warning
+ * when it is stuck far behind */
 static int
 replica_ok(const char *name, const struct listcfg_global *g,
     struct queue *sq)
@@ -148,7 +175,8 @@ replica_ok(const char *name, const struct listcfg_global *g,
 	    queue_open_within(g->conninfo, REPLICA_WAIT_S, &pq, err,
 	    sizeof(err)) < 0)
 		return 0;
-	r = check_replica(name, g, pq, sq, NULL);
+	if ((r = check_replica(name, g, pq, sq, NULL)) == 0)
+		warn_stuck(name, g, pq, sq);
 	queue_close(pq);
 	return r;
 }
