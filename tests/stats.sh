@@ -352,6 +352,18 @@ check "... the list's other figures shown, passed null, no ham held rate" \
 run lg stats --list old
 check "... and in the text" \
     sh -c "test $rc -eq 1 && grep -q '^  passed ?  held 1  approved 1 ' '$T/out' && grep -q '^  ham held -,' '$T/out'"
+# on a terminal the bar chart and the sparkline said 0 passed posts
+# where the figures above say "?"
+if command -v script >/dev/null 2>&1; then
+	script -qec "COLUMNS=80 '$LISTGATE' --allow-root --config '$CONF' stats --list old" /dev/null > "$T/tty" 2>&1
+	check "... and the bar chart on a terminal: passed ?, not 0" \
+	    sh -c "grep -q '^  passed  *| *| ?' '$T/tty' && ! grep -q '^  passed  *|.*| 0' '$T/tty' && grep -q '^  approved  *|#*| 1' '$T/tty'"
+	script -qec "COLUMNS=80 '$LISTGATE' --allow-root --config '$CONF' stats --list old --by day" /dev/null > "$T/tty" 2>&1
+	check "... and its sparkline: passed ?, not a max of 0" \
+	    sh -c "grep -q '^  passed  *|?*| max ?' '$T/tty' && ! grep -q '^  passed  *|.*| max 0' '$T/tty' && grep -q '^  held  *|.*| max 1' '$T/tty'"
+else
+	echo "# SKIP the terminal checks: script(1) is not installed"
+fi
 cat "$T/js.err" 2>/dev/null | head -40
 
 echo "1..$n"

@@ -478,9 +478,12 @@ vmax(const double *v, size_t n)
 }
 
 /* a sparkline of n values, a mark for each g of them (the highest: a
- * peak stays one) */
+ * peak stays one); unknown: a "?" for each mark and the max, as the
+ * table says of passed posts whose counter could not be read (0 read
+ * as none passed) */
 static void
-spark(FILE *f, const char *label, const double *v, size_t n, size_t g)
+spark(FILE *f, const char *label, const double *v, size_t n, size_t g,
+    int unknown)
 {
 	static const char lv[] = " .:-=+*#%@";
 	double max = vmax(v, n), m;
@@ -491,9 +494,12 @@ spark(FILE *f, const char *label, const double *v, size_t n, size_t g)
 	for (i = 0; i < n; i += g) {
 		m = vmax(v + i, n - i < g ? n - i : g);
 		k = m <= 0 || max <= 0 ? 0 : 1 + (int)(m * 8 / max);
-		fputc(lv[k > 9 ? 9 : k], f);
+		fputc(unknown ? '?' : lv[k > 9 ? 9 : k], f);
 	}
-	fprintf(f, "| max %.0f\n", max);
+	if (unknown)
+		fputs("| max ?\n", f);
+	else
+		fprintf(f, "| max %.0f\n", max);
 }
 
 /* the passed posts of a period, or "?" when the counter could not be
@@ -590,10 +596,10 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 			if (g > 1)
 				fprintf(f, "  (each mark: the highest of %zu "
 				    "%s)\n", g, by_week ? "weeks" : "days");
-			spark(f, "passed", v, np, g);
-			spark(f, "held", v + np, np, g);
-			spark(f, "spam", v + 2 * np, np, g);
-			spark(f, "delay", v + 3 * np, np, g);
+			spark(f, "passed", v, np, g, per[0].passed_unknown);
+			spark(f, "held", v + np, np, g, 0);
+			spark(f, "spam", v + 2 * np, np, g, 0);
+			spark(f, "delay", v + 3 * np, np, g, 0);
 			xfree(v);
 		}
 	} else if (tty) {
@@ -623,8 +629,14 @@ text_list(FILE *f, const char *list, const struct fig *tot,
 			w = max > 0 ? (int)(v[j] * bw / max + 0.5) : 0;
 			if (v[j] > 0 && w == 0)
 				w = 1;
-			fprintf(f, "  %-9s |%-*.*s| %.0f\n", lab[j], bw, w,
-			    "########################################", v[j]);
+			/* passed posts whose counter could not be read: "?",
+			 * as above, not a bar of 0 */
+			if (j == 0 && tot->passed_unknown)
+				fprintf(f, "  %-9s |%-*s| ?\n", lab[j], bw, "");
+			else
+				fprintf(f, "  %-9s |%-*.*s| %.0f\n", lab[j], bw,
+				    w, "########################################",
+				    v[j]);
 		}
 	}
 }
