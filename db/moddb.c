@@ -1,6 +1,7 @@
 /*
  * moddb.c - the outbox of hold notices and the used cookies in
- * PostgreSQL (migrations/0005_moderation.sql)
+ * PostgreSQL (migrations/0005_moderation.sql), and the answers to
+ * replies that decided nothing (0013_moderation_answers.sql)
  *
  * Trusts the server; every value (list names, addresses from the
  * configuration, error text, who decided) goes to it as a PQexecParams
@@ -334,4 +335,49 @@ moddb_cookie_use(struct queue *q, const unsigned char sha256[32],
 	    errsz);
 	buf_free(&b);
 	return r;
+}
+
+int
+moddb_answer_take(struct queue *q, const char *address, const char *list,
+    int max, int *n_r, char *err, size_t errsz)
+{
+	struct buf a = BUF_INIT(4 * LG_MAX_ADDR_BYTES);
+	char maxbuf[32];
+	const char *vals[3];
+	PGresult *res;
+	long long c, took;
+
+	*n_r = 0;
+	if (utf8_text(&a, address) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	snprintf(maxbuf, sizeof(maxbuf), "%d", max);
+	vals[0] = buf_str(&a);
+	vals[1] = list;
+	vals[2] = maxbuf;
+	/* (every part sees the table as the statement began: the count is
+	 * of the answers before this one) */
+	res = PQexecParams(q->conn, "WITH gone AS (DELETE FROM "
+	    "moderation_answers WHERE sent_at < now() - interval '1 hour'), "
+	    "n AS (SELECT count(*) AS c FROM moderation_answers WHERE "
+	    "lower(address) = lower($1) AND sent_at >= now() - "
+	    "interval '1 hour'), ins AS (INSERT INTO moderation_answers "
+	    "(address, list) SELECT $1, $2 FROM n WHERE n.c < $3::int "
+	    "RETURNING 1) SELECT n.c, (SELECT count(*) FROM ins) FROM n",
+	    3, NULL, vals, NULL, NULL, 0);
+	buf_free(&a);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	c = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	took = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+	PQclear(res);
+	if (c > 1000000)
+		c = 1000000;
+	*n_r = (int)c + (took > 0);
+	return took > 0;
 }

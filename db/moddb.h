@@ -108,4 +108,15 @@ int moddb_cookie_use(struct queue *q, const unsigned char sha256[32],
     const char *list, int64_t post_id, const char *action, const char *by,
     char *err, size_t errsz);
 
+/*
+ * Count an answer to address (of list) to a reply that decided nothing,
+ * unless address had max such answers in the last hour already
+ * (addresses compared in any case; the rows past the hour, of every
+ * address, deleted on the way).  One statement.  1 counted (*n_r: this
+ * answer's number in the hour, 1 to max), 0 not: address had *n_r
+ * (max or more) already, -1 error.
+ */
+int moddb_answer_take(struct queue *q, const char *address, const char *list,
+    int max, int *n_r, char *err, size_t errsz);
+
 #endif

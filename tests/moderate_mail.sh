@@ -100,8 +100,16 @@ reply() {	# reply SUBJECT [HEADER] > file
 	printf 'From: Alice <alice@example.org>\nTo: x\nSubject: %s\nMessage-ID: <reply.%s@example.org>\n%s\nok\n' \
 	    "$1" "$$" "${2:-}"
 }
+# a new hour of answers: moderate answers an address at most 10 times
+# an hour about replies that decided nothing, and the refusals below
+# are many more (the loop with an auto-responder counts them)
+# (KEEP_HOUR set: the count goes on)
+fresh_hour() {
+	[ -n "${KEEP_HOUR:-}" ] || sql "DELETE FROM moderation_answers" > /dev/null 2>&1
+}
 # pipe a reply to ADDR into moderate (Postfix style): exit status in $rc
 moderate() {	# moderate ADDR SENDER < reply
+	fresh_hour
 	lg moderate --mta postfix -f "$2" -- "$1" > "$T/mod.out" 2>&1
 	rc=$?
 }
@@ -517,6 +525,7 @@ check "... the post still held" test "$(status "$id4")" = held
 # moderate_log ADDR SENDER FILE: as moderate, with the log line (on a
 # terminal: script(1)) in $T/mod.out
 moderate_log() {
+	fresh_hour
 	script -qec "'$LISTGATE' --allow-root --config '$CONF' moderate \
 	    --mta postfix -f '$2' -- '$1' < '$3'; echo \"exit=\$?\"" \
 	    /dev/null > "$T/mod.out" 2>&1
@@ -1427,6 +1436,72 @@ for l in sha shb; do
 	check "... released to $l" test -s "$T/released.$l"
 done
 rm -f "$CONF/lists/sha.conf" "$CONF/lists/shb.conf"
+
+# --- a moderator's auto-responder that marks nothing: the loop ends ------------------------
+# It answers every mail at once, "Re: SUBJECT" from alice to its From,
+# with no Auto-Submitted, Precedence or robot's Subject.  listgate's
+# answers come from the bare moderation address: each of its replies
+# decided nothing and was answered, and that answered again, for ever.
+# An address is answered about replies that decided nothing at most 10
+# times an hour; the 10th answer says so, and the loop ends
+fresh_hour
+export KEEP_HOUR=1
+nbefore=$(nmail alice@example.org)
+subj="[dev] approved: post $id1"
+prev="<reply.$$@example.org>"
+i=0
+while [ $i -lt 40 ]; do
+	i=$((i + 1))
+	n0=$(nmail alice@example.org)
+	printf 'From: Alice <alice@example.org>\nTo: <dev-moderate@lists.example.org>\nSubject: Re: %s\nMessage-ID: <away.%d@example.org>\nIn-Reply-To: %s\n\nI am away until Monday and will read your mail then.\n' \
+	    "$subj" "$i" "$prev" > "$T/away.eml"
+	moderate dev-moderate@lists.example.org alice@example.org < "$T/away.eml"
+	[ "$rc" -eq 0 ] || break
+	[ "$(nmail alice@example.org)" -gt "$n0" ] || break
+	"$MAILTEXT" "$(last_to alice@example.org)" > "$T/away.txt"
+	subj=$(sed -n 's/^Subject: //p' "$T/away.txt" | head -1)
+	prev=$(sed -n 's/^Message-ID: //p' "$T/away.txt" | head -1)
+done
+nans=$(($(nmail alice@example.org) - nbefore))
+check "an auto-responder that answers every answer: 10 answers, then none ($nans answers, $i replies)" \
+    test "$nans" -eq 10 -a "$i" -eq 11
+check "... each refused: nothing decided" grep -q '^Subject: \[dev\] nothing decided: no action in the address$' "$T/away.txt"
+check "... the 10th says further ones get none this hour" \
+    sh -c "tr '\n' ' ' < '$T/away.txt' | grep -q 'This is answer 10 of at most 10 within an hour to messages of yours that decided nothing: further ones get no answer until the hour is over'"
+moderate_log dev-moderate@lists.example.org alice@example.org "$T/away.eml"
+check "... the next reply: exit 0, no answer" \
+    test "$rc" -eq 0 -a "$(($(nmail alice@example.org) - nbefore))" -eq 10
+check "... the log says why" \
+    grep -q 'no answer: <alice@example.org> had 10 answers to messages that decided nothing in the last hour' "$T/mod.out"
+# the count is of refusals: a decision is still answered (the notice
+# sent at once, past the hour's notices of this test)
+cp "$CONF/lists/dev.conf" "$T/dev.conf.saved"
+echo "notify_max_per_hour = 100000" >> "$CONF/lists/dev.conf"
+idl=$(hold spam2.eml loop1@test spammer@example.net) || exit 1
+cp "$T/dev.conf.saved" "$CONF/lists/dev.conf"
+al=$(addr_of "$(last_to alice@example.org)" approve)
+reply "Re: held" > "$T/rl.eml"
+nl=$(nmail alice@example.org)
+moderate "$al" alice@example.org < "$T/rl.eml"
+if [ "$rc" -eq 0 ] && [ "$(status "$idl")" = approved ] &&
+    [ "$(nmail alice@example.org)" -eq $((nl + 1)) ]; then
+	ok "... a decision past the 10: decided and answered"
+else
+	bad "... a decision past the 10: decided and answered (exit $rc, $(status "$idl"))"
+	sed 's/^/# /' "$T/mod.out"
+fi
+# bob's count is his own
+nb=$(nmail bob@example.org)
+moderate dev-moderate@lists.example.org bob@example.org < "$T/away.eml"
+check "... another moderator's refusal is answered" test "$(nmail bob@example.org)" -eq $((nb + 1))
+# and once the hour is over, alice is answered again
+sql "UPDATE moderation_answers SET sent_at = sent_at - interval '61 minutes'"
+moderate dev-moderate@lists.example.org alice@example.org < "$T/away.eml"
+check "... an hour later, alice's refusal is answered again" \
+    test "$(($(nmail alice@example.org) - nl))" -eq 2
+check "... the rows past the hour deleted" \
+    test "$(sql "SELECT count(*) FROM moderation_answers")" -eq 1
+unset KEEP_HOUR
 
 # --- a release that says "5.1.1 ..." and exits 0, then a defer ------------------------
 # (moderate's watchdog while the approval cannot be recorded: another

@@ -204,6 +204,13 @@ check "listgate_filter: sync --site fails" denied
 sed -i '/^site_list/d' "$CONF/listgate.conf"
 as alice "DELETE FROM held_posts"
 check "listgate_moderator: deleting fails" denied
+# moderate counts its answers to replies that decided nothing (0013)
+as alice "INSERT INTO moderation_answers (address, list) VALUES ('a@example.org', 'dev');
+    DELETE FROM moderation_answers WHERE sent_at < now() - interval '1 hour';
+    SELECT count(*) FROM moderation_answers"
+check "listgate_moderator: may count moderate's answers" test "$rc" -eq 0
+as pipe "SELECT count(*) FROM moderation_answers"
+check "listgate_filter: reading them fails" denied
 # a moderator decides a held post; what the filter stored stays as it
 # was (migration 0012): rewritten bytes would be released and journaled
 # as the sender's, a post moved to another list released there unseen

@@ -401,7 +401,8 @@ answer:
 		a = -1;
 	else
 		a = reply_answer(&r, rc != REPLY_DONE && (!proven ||
-		    r.cookie_refused), err, sizeof(err));
+		    r.cookie_refused), rc != REPLY_DONE ? &q : NULL, &g, err,
+		    sizeof(err));
 	{
 		size_t n = strlen(answer);
 

@@ -665,8 +665,60 @@ reply_apply(struct reply *r, struct queue *q,
 	}
 }
 
+/*
+ * Count the answer to to of a reply that decided nothing (*qp: the
+ * database, opened from g when NULL): 0 it may go (the last one of the
+ * hour says so), 1 not (to had LG_MAX_REFUSAL_ANSWERS this hour, or
+ * they cannot be counted), why says why
+ */
+static int
+answer_count(struct reply *r, const char *to, struct queue **qp,
+    const struct listcfg_global *g, char *why, size_t whysz)
+{
+	char err[1024], shown[200];
+	int n, t;
+
+	/* not counted, it is not sent: an auto-responder that marks
+	 * nothing would be answered for ever while the database is down */
+	if (*qp == NULL && !queue_configured(g->conninfo)) {
+		snprintf(why, whysz, "no answer: no database configured to "
+		    "count the answers in (database in listgate.conf)");
+		return 1;
+	}
+	if (*qp == NULL && (queue_open(g->conninfo, qp, err,
+	    sizeof(err)) < 0 || queue_check_schema(*qp, err,
+	    sizeof(err)) < 0)) {
+		snprintf(why, whysz, "no answer: the answers cannot be "
+		    "counted: %.900s", err);
+		return 1;
+	}
+	t = moddb_answer_take(*qp, to, r->l.name, LG_MAX_REFUSAL_ANSWERS, &n,
+	    err, sizeof(err));
+	if (t < 0) {
+		snprintf(why, whysz, "no answer: the answers cannot be "
+		    "counted: %.900s", err);
+		return 1;
+	}
+	sanitize_str(shown, sizeof(shown), to, strlen(to), 150, SANITIZE_LOG,
+	    0);
+	if (t == 0) {
+		snprintf(why, whysz, "no answer: <%s> had %d answers to "
+		    "messages that decided nothing in the last hour (an "
+		    "auto-responder that answers each answer?)", shown, n);
+		return 1;
+	}
+	if (n >= LG_MAX_REFUSAL_ANSWERS)
+		text(r, "\nThis is answer %d of at most %d within an hour to "
+		    "messages of yours\nthat decided nothing: further ones get "
+		    "no answer until the hour is\nover (an auto-responder that "
+		    "answers every answer would otherwise be\nanswered for "
+		    "ever).\n", n, LG_MAX_REFUSAL_ANSWERS);
+	return 0;
+}
+
 int
-reply_answer(struct reply *r, int refused, char *why, size_t whysz)
+reply_answer(struct reply *r, int refused, struct queue **qp,
+    const struct listcfg_global *g, char *why, size_t whysz)
 {
 	struct notice_to h;
 	struct buf msg = BUF_INIT(65536);
@@ -711,6 +763,12 @@ reply_answer(struct reply *r, int refused, char *why, size_t whysz)
 		snprintf(why, whysz, "no answer: the list has no notify command");
 		return 1;
 	}
+	/* each answer to a reply that decided nothing may be answered in
+	 * turn by a robot that marks nothing (whose reply goes to the
+	 * answer's From, the bare moderation address, refused): counted,
+	 * that loop ends */
+	if (qp != NULL && answer_count(r, to, qp, g, why, whysz) != 0)
+		return 1;
 	h.from = r->l.moderation_address;
 	h.to = to;
 	h.now = time(NULL);

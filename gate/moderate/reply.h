@@ -171,8 +171,14 @@ int reply_rejected_notice(struct queue *q, const struct listcfg_global *g,
  * an address the reply chose: 0 sent, 1 not sent on purpose (a null
  * sender; for a refusal before the cookie proved anything, refused !=
  * 0, or a cookie that names no moderator, a sender who is not one of
- * the list's moderators), -1 failed; why says why */
-int reply_answer(struct reply *r, int refused, char *why, size_t whysz);
+ * the list's moderators; past LG_MAX_REFUSAL_ANSWERS to its address in
+ * an hour, or they cannot be counted), -1 failed; why says why.  qp
+ * non-NULL: the reply decided nothing, and its answer is counted
+ * (moddb_answer_take) in *qp, the database, which is opened from g's
+ * conninfo when *qp is NULL (the caller closes it); NULL: a decision's
+ * answer, not counted */
+int reply_answer(struct reply *r, int refused, struct queue **qp,
+    const struct listcfg_global *g, char *why, size_t whysz);
 
 void reply_free(struct reply *r);
 

@@ -53,6 +53,11 @@
 /* a moderator's or the moderation address (RFC 5321: 64 + 1 + 255; the
  * notice outbox's CHECK, and the cookie's COOKIE_MAX_ADDR) */
 #define LG_MAX_ADDR_BYTES	320
+/* answers of `listgate moderate' to one address in an hour about replies
+ * that decided nothing: a person makes a few such mistakes an hour; an
+ * auto-responder that marks nothing answers each answer at once, and
+ * the first answer left out ends that loop */
+#define LG_MAX_REFUSAL_ANSWERS	10
 /* what an action address adds to the moderation address: the
  * delimiter, the longest action (approve, discard: 7), '-', the longest
  * post number (19 digits), '-' and the cookie (27 characters);
