@@ -1,7 +1,8 @@
 /*
  * check_reply.c - the rules of gate/moderate/reply.c that need no
  * database: no notice to a null, bounce or list sender or about a post
- * a list or robot sent (no backscatter); a robot's reply never decides
+ * a list or robot sent (no backscatter); a robot's reply never decides;
+ * a reply's own first word that asks for the contrary of approving
  */
 #include "config.h"
 
@@ -154,6 +155,47 @@ START_TEST(robots_never_decide)
 }
 END_TEST
 
+/* a moderator's "reject" after blanks that are not ASCII: an HTML
+ * reply's empty paragraph (<p>&nbsp;</p>, Outlook's) or indent, a
+ * byte-order mark, a zero-width or ideographic space.  The first line
+ * was taken for the moderator's own, with no word: the reply approved
+ * the post it asked to reject */
+START_TEST(contrary_past_unicode_blanks)
+{
+	static const char *const bodies[] = {
+	    "Content-Type: text/html; charset=utf-8\n\n"
+	    "<p class=MsoNormal><o:p>&nbsp;</o:p></p>\n"
+	    "<p class=MsoNormal>Reject, this is spam.</p>\n",
+	    "Content-Type: text/html\n\n<div>&nbsp;&nbsp;Spam!</div>\n",
+	    "Content-Type: text/plain; charset=utf-8\n\n"
+	    "\xc2\xa0\n\xc2\xa0 reject\n",
+	    "Content-Type: text/plain; charset=utf-8\n\n\xef\xbb\xbfReject\n",
+	    "Content-Type: text/plain; charset=utf-8\n\n"
+	    "\xe2\x80\x8b\xe3\x80\x80\xe2\x80\xaf discard it\n",
+	    NULL };
+	char buf[512], word[16];
+	size_t i;
+
+	for (i = 0; bodies[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\nMIME-Version: 1.0\n%s", bodies[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "body %zu: not "
+		    "taken for the contrary of approving", i);
+	}
+	/* a word after them that asks for nothing is no contrary */
+	snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: held\n"
+	    "Content-Type: text/plain; charset=utf-8\n\n\xc2\xa0\nOK\n");
+	ck_assert_int_eq(reply_contrary((const unsigned char *)buf,
+	    strlen(buf), word, sizeof(word)), 0);
+	/* nor a letter that is not ASCII: no word of ours */
+	snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: held\n"
+	    "Content-Type: text/plain; charset=utf-8\n\n\xc3\x89reject\n");
+	ck_assert_int_eq(reply_contrary((const unsigned char *)buf,
+	    strlen(buf), word, sizeof(word)), 0);
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -163,6 +205,7 @@ reply_suite(void)
 	tcase_add_test(tc, no_backscatter_to_robot_senders);
 	tcase_add_test(tc, no_backscatter_for_list_or_robot_posts);
 	tcase_add_test(tc, robots_never_decide);
+	tcase_add_test(tc, contrary_past_unicode_blanks);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -345,6 +345,31 @@ struct first_word {
 	int found;
 };
 
+/* bytes of the blank at p (before end): ASCII's, or one of UTF-8's a
+ * reader does not see (a no-break space, which a plain-text part made
+ * from HTML has for &nbsp;, the wide and zero-width spaces, a word
+ * joiner or byte-order mark); 0 when p is none */
+static size_t
+blank_at(const char *p, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t left = (size_t)(end - p);
+
+	if (*u == ' ' || *u == '\t' || *u == '\r')
+		return 1;
+	if (left >= 2 && u[0] == 0xc2 && u[1] == 0xa0)
+		return 2;			/* U+00A0 */
+	if (left < 3)
+		return 0;
+	if (u[0] == 0xe2 && u[1] == 0x80 && (u[2] <= 0x8d || u[2] == 0xaf))
+		return 3;			/* U+2000-200D, U+202F */
+	if ((u[0] == 0xe2 && u[1] == 0x81 && (u[2] == 0x9f ||
+	    u[2] == 0xa0)) || (u[0] == 0xe3 && u[1] == 0x80 &&
+	    u[2] == 0x80) || (u[0] == 0xef && u[1] == 0xbb && u[2] == 0xbf))
+		return 3;	/* U+205F, U+2060, U+3000, U+FEFF */
+	return 0;
+}
+
 /* mail_walk callback: the first line of the text parts that is neither
  * blank nor quoted; its first word, then the walk stops */
 static int
@@ -352,7 +377,7 @@ first_word_cb(const struct mail_event *ev, void *vctx)
 {
 	struct first_word *f = vctx;
 	const char *p, *end, *eol, *q;
-	size_t n;
+	size_t n, k;
 
 	if (ev->kind != MAIL_TEXT || ev->data == NULL)
 		return 0;
@@ -361,8 +386,9 @@ first_word_cb(const struct mail_event *ev, void *vctx)
 	for (; p < end; p = eol + 1) {
 		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			eol = end;
-		for (q = p; q < eol && (*q == ' ' || *q == '\t' ||
-		    *q == '\r'); q++)
+		/* (a line of blanks a reader cannot tell from ASCII's is
+		 * as blank: the word after them was not seen) */
+		for (q = p; q < eol && (k = blank_at(q, eol)) > 0; q += k)
 			;
 		if (q == eol || *q == '>')
 			continue;
