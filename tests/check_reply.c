@@ -196,6 +196,59 @@ START_TEST(contrary_past_unicode_blanks)
 }
 END_TEST
 
+/* a bottom-posted reply: the quote's attribution line ("On ... wrote:",
+ * unquoted, the line before the quote or a blank line before it, over
+ * two lines when the client wraps it) is not the moderator's own; the
+ * word after the quote is.  "on" was taken for it, and a "Reject" below
+ * the quote approved the post */
+START_TEST(contrary_below_the_quote)
+{
+	static const char *const rejects[] = {
+	    "On Mon, Dec 7, 2026 at 5:00 PM dev moderation "
+	    "<dev-moderate@lists.example.org> wrote:\n"
+	    "> Reply to this message to approve the post\n\nReject, spam.\n",
+	    /* Gmail wraps a long one; Apple Mail leaves a blank line */
+	    "On Mon, Dec 7, 2026 at 5:00 PM dev moderation <\n"
+	    "dev-moderate@lists.example.org> wrote:\n\n> held\n>\n"
+	    "> Reply to approve\n\nspam\n",
+	    "Am 07.12.2026 um 17:00 schrieb dev moderation:\n> held\n"
+	    "reject\n",
+	    "Le 07/12/2026 \xc3\xa0 17:00, dev moderation a \xc3\xa9" "crit :\n"
+	    "> held\n\nDiscard\n",
+	    /* the moderator's own word ending in ':' is taken still */
+	    "Reject:\n> held\n",
+	    NULL };
+	static const char *const approves[] = {
+	    /* a reply below the quote that asks for nothing */
+	    "On Mon, X wrote:\n> held\n\nLooks fine, thanks.\n",
+	    /* nothing below it: an empty reply approves */
+	    "On Mon, X wrote:\n> held\n> Reject it with the reject address\n",
+	    /* a moderator's own line that ends with ':' and no quote after
+	     * it: the first word */
+	    "Fine with me:\n\nreject the next one\n",
+	    NULL };
+	char buf[1024], word[16];
+	size_t i;
+
+	for (i = 0; rejects[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\nContent-Type: text/plain; charset=utf-8\n\n%s",
+		    rejects[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "reply %zu: not "
+		    "taken for the contrary of approving", i);
+	}
+	for (i = 0; approves[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\nContent-Type: text/plain; charset=utf-8\n\n%s",
+		    approves[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: taken "
+		    "for the contrary of approving (%s)", i, word);
+	}
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -206,6 +259,7 @@ reply_suite(void)
 	tcase_add_test(tc, no_backscatter_for_list_or_robot_posts);
 	tcase_add_test(tc, robots_never_decide);
 	tcase_add_test(tc, contrary_past_unicode_blanks);
+	tcase_add_test(tc, contrary_below_the_quote);
 	suite_add_tcase(s, tc);
 	return s;
 }

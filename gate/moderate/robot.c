@@ -338,8 +338,8 @@ static const char *const contrary_words[] = {
 };
 
 /* what reply_contrary's walk gathers: the first word of the first own
- * line (lower-case ASCII letters; "" when that line begins otherwise
- * or with a longer word) */
+ * line, past a quote's attribution (lower-case ASCII letters; "" when
+ * that line begins otherwise or with a longer word) */
 struct first_word {
 	char w[16];
 	int found;
@@ -370,28 +370,91 @@ blank_at(const char *p, const char *end)
 	return 0;
 }
 
+/* the line at p (before end): its end into *eol_r, and where its first
+ * character that is no blank is (*eol_r when none) */
+static const char *
+line_at(const char *p, const char *end, const char **eol_r)
+{
+	const char *q;
+	size_t k;
+
+	if ((*eol_r = memchr(p, '\n', (size_t)(end - p))) == NULL)
+		*eol_r = end;
+	/* (a line of blanks a reader cannot tell from ASCII's is as
+	 * blank: the word after them was not seen) */
+	for (q = p; q < *eol_r && (k = blank_at(q, *eol_r)) > 0; q += k)
+		;
+	return q;
+}
+
+/* 1 if w is one of contrary_words */
+static int
+is_contrary(const char *w)
+{
+	size_t i;
+
+	for (i = 0; contrary_words[i] != NULL; i++)
+		if (strcmp(w, contrary_words[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Is the own paragraph whose first line starts at p (its lines up to a
+ * blank or quoted one) the attribution of a quote, "On ..., X wrote:"
+ * (a client may wrap it): does its last line end with ':', and is the
+ * next line that is not blank quoted?  Where the paragraph ends into
+ * *after_r.  A bottom-posted reply has one above the quote, and the
+ * moderator's own words below it
+ */
+static int
+attribution(const char *p, const char *end, const char **after_r)
+{
+	const char *eol, *q, *last = NULL, *last_eol = NULL;
+
+	for (; p < end; p = eol < end ? eol + 1 : end) {
+		q = line_at(p, end, &eol);
+		if (q == eol || *q == '>')
+			break;
+		last = q;
+		last_eol = eol;
+	}
+	*after_r = p;
+	if (last == NULL)
+		return 0;
+	while (last_eol > last && (last_eol[-1] == ' ' || last_eol[-1] ==
+	    '\t' || last_eol[-1] == '\r'))
+		last_eol--;
+	if (last_eol == last || last_eol[-1] != ':')
+		return 0;
+	for (; p < end; p = eol < end ? eol + 1 : end) {
+		q = line_at(p, end, &eol);
+		if (q != eol)
+			return *q == '>';
+	}
+	return 0;
+}
+
 /* mail_walk callback: the first line of the text parts that is neither
- * blank nor quoted; its first word, then the walk stops */
+ * blank nor quoted, nor a quote's attribution without a contrary word
+ * (see attribution); its first word, then the walk stops */
 static int
 first_word_cb(const struct mail_event *ev, void *vctx)
 {
 	struct first_word *f = vctx;
 	const char *p, *end, *eol, *q;
-	size_t n, k;
+	size_t n;
 
 	if (ev->kind != MAIL_TEXT || ev->data == NULL)
 		return 0;
 	p = (const char *)ev->data;
 	end = p + ev->len;
-	for (; p < end; p = eol + 1) {
-		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			eol = end;
-		/* (a line of blanks a reader cannot tell from ASCII's is
-		 * as blank: the word after them was not seen) */
-		for (q = p; q < eol && (k = blank_at(q, eol)) > 0; q += k)
-			;
-		if (q == eol || *q == '>')
+	while (p < end) {
+		q = line_at(p, end, &eol);
+		if (q == eol || *q == '>') {
+			p = eol < end ? eol + 1 : end;
 			continue;
+		}
 		for (n = 0; q < eol && ((*q >= 'a' && *q <= 'z') ||
 		    (*q >= 'A' && *q <= 'Z')); q++) {
 			if (n + 1 >= sizeof(f->w)) {
@@ -401,8 +464,14 @@ first_word_cb(const struct mail_event *ev, void *vctx)
 			f->w[n++] = (char)(*q | 0x20);
 		}
 		f->w[n] = '\0';
-		f->found = 1;
-		return -1;
+		/* the attribution above a quote is the client's: the
+		 * moderator's own words follow the quote (a contrary word
+		 * is taken wherever it is: "Reject:" above the quote) */
+		if (is_contrary(f->w) || !attribution(p, end, &p)) {
+			f->found = 1;
+			return -1;
+		}
+		f->w[0] = '\0';
 	}
 	return 0;
 }
@@ -413,7 +482,6 @@ reply_contrary(const unsigned char *msg, size_t len, char *word,
 {
 	struct mail_limits lim;
 	struct first_word f;
-	size_t i;
 
 	if (wordsz > 0)
 		word[0] = '\0';
@@ -423,12 +491,8 @@ reply_contrary(const unsigned char *msg, size_t len, char *word,
 	mail_limits_default(&lim);
 	/* (stopped at the first own line: mail_walk then returns -1) */
 	(void)mail_walk(msg, len, &lim, first_word_cb, &f);
-	if (!f.found || f.w[0] == '\0')
+	if (!f.found || f.w[0] == '\0' || !is_contrary(f.w))
 		return 0;
-	for (i = 0; contrary_words[i] != NULL; i++)
-		if (strcmp(f.w, contrary_words[i]) == 0) {
-			snprintf(word, wordsz, "%s", f.w);
-			return 1;
-		}
-	return 0;
+	snprintf(word, wordsz, "%s", f.w);
+	return 1;
 }
