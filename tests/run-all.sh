@@ -13,7 +13,7 @@
 # the rest checks: as root, the Debian package built from that tarball,
 # installed and tested (tests/package.sh); the unit suites again, and
 # the memory bounds (tests/queue_bigpost.sh); the trainer's worker
-# threads under ThreadSanitizer (tests/tsan.sh, a build of its own in
+# threads and listgate web's request threads under ThreadSanitizer (tests/tsan.sh, a build of its own in
 # _build-tsan/); then a subset of the
 # command-line tests with listgate under valgrind's memcheck (zero
 # errors, zero leaks); then every libFuzzer target for 30 seconds
@@ -244,11 +244,12 @@ if [ "$san" = 1 ]; then
 	echo "run-all: optimised build: $(grep -c '^PASS' _build/optimised.out) suites passed, $(( $(date +%s) - opstart )) s"
 fi
 
-# --- ThreadSanitizer: the trainer's worker threads ---------------------------
-# (a build of its own in _build-tsan/: the pool's unit suite and a
-# training with 4 workers; any report fails)
+# --- ThreadSanitizer: the trainer's and listgate web's threads ---------------
+# (a build of its own in _build-tsan/: the pool's unit suite, a
+# training with 4 workers, and listgate web deciding posts of several
+# lists at once; any report fails)
 if [ "$san" = 1 ]; then
-	echo "run-all: ThreadSanitizer on the trainer's threads in _build-tsan/"
+	echo "run-all: ThreadSanitizer on the trainer's and web's threads in _build-tsan/"
 	tsstart=$(date +%s)
 	mkdir -p _build-tsan
 	if ! sh tests/tsan.sh _build-tsan "$LISTGATE_CORPUS" > _build-tsan/tsan.out 2>&1; then

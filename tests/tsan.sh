@@ -1,8 +1,10 @@
 #!/bin/sh
-# tsan.sh - ThreadSanitizer on listgate's only threads: the trainer's
+# tsan.sh - ThreadSanitizer on listgate's threads: the trainer's
 # workers (gate/app/tokpool.c), which tokenize and compress posts ahead
-# while the program's thread learns and journals them in order, and the
-# thread that opens the database meanwhile (gate/app/trainer.c).
+# while the program's thread learns and journals them in order, the
+# thread that opens the database meanwhile (gate/app/trainer.c), and
+# listgate web's request threads (gate/web/), which release posts at
+# once.
 #
 #   sh tests/tsan.sh BUILD_DIR CORPUS_DATA_DIR
 #
@@ -12,7 +14,13 @@
 # before) and listgate, whose standalone `train` of 400 ham and 300 spam
 # posts of the SpamAssassin corpus then runs with 4 workers, and then
 # through the journal of a private PostgreSQL (tests/pg.sh; not there:
-# that check fails, it does not skip).  Any report fails it
+# that check fails, it does not skip).  Then `listgate web`, whose
+# request threads decide posts (held by tests/qhold, built too) at
+# once: concurrent approvals (a release program slow enough for them to
+# overlap, one killed by its time-out after it read the post, an LMTP
+# server that is not there) and rejections (the sender's notice sent)
+# of four lists, by three moderators, with reads of the posts and a
+# new account meanwhile.  Any report fails it
 # (halt_on_error, exit 66).  Not part of `make check` (a second build);
 # tests/run-all.sh runs it.  Run from the top of the checkout.
 set -eu
@@ -33,6 +41,7 @@ b=$(cd "$b" && pwd)
 	    LDFLAGS="-fsanitize=thread" > configure.out 2>&1 ||
 	    { tail -n 30 configure.out; exit 1; }
 	make -j"$(nproc 2>/dev/null || echo 2)" tests/check_tokpool listgate \
+	    tests/qhold \
 	    > make.out 2>&1 || { tail -n 30 make.out; exit 1; }
 )
 
@@ -137,5 +146,123 @@ else
 	sed 's/^/# /' "$T/journal.out" "$T"/jtrain.* 2>/dev/null | head -n 80
 	fails=1
 fi
-echo "1..3"
+
+# listgate web: a thread per request, and a decision's release runs in
+# it (gate/app/decide.c, handoff.c, run.c, lmtp.c), with the sender's
+# notice of a rejection (gate/moderate); posts of four lists approved
+# and rejected at once by three moderators, each release slow enough for
+# the others to start meanwhile
+cat > "$T/web.sh" <<'EOF2'
+set -u
+T=$1 b=$2 top=$3
+LISTGATE=$T/lg top_srcdir=$top
+# the server without address-space randomisation too (as run above)
+if setarch "$(uname -m)" -R true 2>/dev/null; then
+	printf '#!/bin/sh\nexec setarch %s -R %s/listgate "$@"\n' \
+	    "$(uname -m)" "$b" > "$LISTGATE"
+else
+	printf '#!/bin/sh\nexec %s/listgate "$@"\n' "$b" > "$LISTGATE"
+fi
+chmod +x "$LISTGATE"
+T=$T/w
+mkdir -p "$T"
+. "$top/tests/web_lib.sh"
+web_setup || exit 1
+# slow releases (they overlap), one list's killed by its time-out after
+# it read the post, one list's to an LMTP server that is not there; a
+# rejection's notice to the sender through a program
+cat > "$T/release.sh" <<EOS
+#!/bin/sh
+cat >> "$T/released.\$1" || exit 1
+sleep 0.5
+EOS
+printf '#!/bin/sh\ncat > /dev/null\nsleep 5\n' > "$T/slow.sh"
+printf '#!/bin/sh\ncat > /dev/null\n' > "$T/notify.sh"
+for l in dev other slow lmtp; do
+	{
+		case $l in
+		slow)	printf 'release = /bin/sh %s/slow.sh\n' "$T"
+			printf 'timeout = 1\n' ;;
+		lmtp)	printf 'release = lmtp:127.0.0.1:1 {list}@example.org\n' ;;
+		*)	printf 'release = /bin/sh %s/release.sh {list}\n' "$T" ;;
+		esac
+		printf 'moderators = mod@example.org\n'
+		printf 'moderation_address = %s-moderate@example.org\n' "$l"
+		printf 'notify = /bin/sh %s/notify.sh\n' "$T"
+		printf 'sender_notice = yes\n'
+	} > "$CONF/lists/$l.conf"
+done
+for l in dev other slow lmtp; do
+	"$b/tests/qhold" -n "$l" "$top/tests/data/train/ham1.eml" 6 \
+	    > "$T/ids.$l" || exit 1
+done
+web_start || exit 1
+i=0
+for l in dev other slow lmtp; do
+	for id in $(cat "$T/ids.$l"); do
+		i=$((i + 1))
+		case $((i % 3)) in
+		0) a=reject ;;
+		*) a=approve ;;
+		esac
+		case $l in
+		dev)	u=alice:alice-secret-1 ;;
+		other)	u=carol:carol-secret-1 ;;
+		*)	u=bob:bob-secret-12 ;;
+		esac
+		curl -s -o /dev/null -w "$l $id $a %{http_code}\n" -u "$u" \
+		    -d "action=$a" "$URL/api/lists/$l/held/$id" \
+		    >> "$T/codes" &
+		# and reads meanwhile: the post, its list
+		curl -s -o /dev/null -o /dev/null -w "%{http_code}\n" \
+		    -u "$u" "$URL/api/lists/$l/held/$id" \
+		    "$URL/api/lists/$l/held" \
+		    >> "$T/reads" &
+	done
+done
+# users.conf rewritten meanwhile: the requests' threads read it again
+printf 'dave-secret-12\n' | lg user add dave --lists dev > /dev/null ||
+    exit 1
+wait_curls=0
+while [ "$(cat "$T/codes" "$T/reads" 2>/dev/null | wc -l)" -lt \
+    $((3 * i)) ] && [ $wait_curls -lt 600 ] &&
+    kill -0 "$webpid" 2>/dev/null; do
+	sleep 0.2
+	wait_curls=$((wait_curls + 1))
+done
+web_stop
+sed 's/^/# /' "$T/codes"
+cp "$T/web.log" "$1/web.log"
+grep -q ThreadSanitizer "$T/web.log" && exit 1
+[ "$webrc" -eq 0 ] || exit 1
+[ "$(wc -l < "$T/codes")" -eq "$i" ] || exit 1
+# every read answered
+[ "$(grep -c '^200$' "$T/reads")" -eq $((2 * i)) ] || exit 1
+# every approval of dev and other released, every rejection 200
+[ "$(grep -c '^[^ ]* [0-9]* reject 200$' "$T/codes")" -eq $((i / 3)) ] ||
+    exit 1
+for l in dev other; do
+	n=$(grep -c "^$l [0-9]* approve " "$T/codes")
+	[ "$(grep -c "^$l [0-9]* approve 200\$" "$T/codes")" -eq "$n" ] &&
+	    [ "$(grep -c '^X-Seq:' "$T/released.$l")" -eq "$n" ] || exit 1
+done
+# and every approval of slow and lmtp failed (502), slow's each killed
+# after it had read the post (its own thread's answer)
+for l in slow lmtp; do
+	[ "$(grep -c "^$l [0-9]* approve 502\$" "$T/codes")" -eq \
+	    "$(grep -c "^$l [0-9]* approve " "$T/codes")" ] || exit 1
+done
+[ "$(grep -c 'release command .* after it had read the whole post' \
+    "$T/web.log")" -eq "$(grep -c '^slow [0-9]* approve ' "$T/codes")" ] ||
+    exit 1
+EOF2
+if sh "$top/tests/pg.sh" run sh "$T/web.sh" "$T" "$b" "$top" \
+    > "$T/web.out" 2>&1; then
+	echo "ok 4 - listgate web's concurrent decisions under ThreadSanitizer"
+else
+	echo "not ok 4 - listgate web's concurrent decisions under ThreadSanitizer"
+	sed 's/^/# /' "$T/web.out" "$T/web.log" 2>/dev/null | head -n 150
+	fails=1
+fi
+echo "1..4"
 exit "$fails"

@@ -20,7 +20,7 @@
 #include "listcfg/listcfg.h"
 #include "listcfg/tmpl.h"
 
-volatile sig_atomic_t decide_releasing;
+__thread volatile sig_atomic_t decide_releasing;
 
 /* what release needs */
 struct release_ctx {

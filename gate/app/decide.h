@@ -46,9 +46,11 @@ struct decide_req {
  * is marked 'releasing' and its release command runs) until decide_post
  * returns, its outcome recorded or not: a stop signal then must let the
  * release end and be recorded, where before it nothing of the post has
- * changed and the process may end at once.  For signal handlers.
+ * changed and the process may end at once.  For signal handlers of a
+ * single-threaded command (the calling thread's: listgate web decides
+ * in threads at once).
  */
-extern volatile sig_atomic_t decide_releasing;
+extern __thread volatile sig_atomic_t decide_releasing;
 
 /*
  * Decide one post (lists' configuration from g).  Returns a QUEUE_*

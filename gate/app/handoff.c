@@ -27,8 +27,9 @@
 /* a program's output passed on (its start: pipe(8) keeps less) */
 #define OUTPUT_BYTES	4096
 
-/* the running or last handoff_post goes through LMTP */
-static volatile sig_atomic_t via_lmtp;
+/* the running or last handoff_post goes through LMTP: the calling
+ * thread's (listgate web's releases run in threads at once) */
+static __thread volatile sig_atomic_t via_lmtp;
 
 int
 handoff_last_ok(void)

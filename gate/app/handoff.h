@@ -47,9 +47,10 @@ int handoff_exit_perm(int st, int exits);
 int handoff_is_lmtp(char *const *argv);
 
 /*
- * 1 once the post of the running (or the last) handoff_post is handed
- * on: its program exited 0 (run_last_ok), or its LMTP server answered
- * 2xx after the data (lmtp_last_ok), even before handoff_post returns.
+ * 1 once the post of the calling thread's running (or last)
+ * handoff_post is handed on: its program exited 0 (run_last_ok), or its
+ * LMTP server answered 2xx after the data (lmtp_last_ok), even before
+ * handoff_post returns.
  * For a handler of the watchdog or of a stop signal, which must not
  * defer a post handed on.  Async-signal-safe.
  */

@@ -69,8 +69,9 @@ struct lmtp {
 	size_t errsz;
 };
 
-/* the server has the post of the running or last lmtp_deliver */
-static volatile sig_atomic_t delivered;
+/* the server has the post of the running or last lmtp_deliver: the
+ * calling thread's (listgate web's releases run in threads at once) */
+static __thread volatile sig_atomic_t delivered;
 
 int
 lmtp_last_ok(void)

@@ -85,8 +85,9 @@ int lmtp_deliver(const char *dest, const char *sender, const char *rcpt,
     size_t errsz);
 
 /*
- * 1 once the running (or the last) lmtp_deliver has the server's 2xx
- * after the data, 0 before (for a single-threaded caller): a handler of
+ * 1 once the calling thread's running (or last) lmtp_deliver has the
+ * server's 2xx after the data, 0 before (for a single-threaded caller,
+ * whose handlers run in its only thread): a handler of
  * a stop signal that comes while QUIT is still said sees a post the
  * server has, which must not be deferred.  Async-signal-safe.
  */

@@ -135,9 +135,14 @@ run_child_env(void)
 	return env;
 }
 
-/* the running child's pid (its process group), 0 when none; the same
- * for the helper (run_spawn_helper) */
-static volatile sig_atomic_t active_pid, last_ok, helper_pid;
+/* the running child's pid (its process group), 0 when none, and
+ * whether the last one exited 0: the calling thread's.  A handler of a
+ * single-threaded command (filter, moderate) reads its only thread's;
+ * listgate web runs releases in threads at once, where a process-wide
+ * one was written by all of them (a data race) */
+static __thread volatile sig_atomic_t active_pid, last_ok;
+/* the same for the helper (run_spawn_helper: filter's only) */
+static volatile sig_atomic_t helper_pid;
 
 /* run_last_unsure's answer, the calling thread's: listgate web runs
  * releases in threads at once, and one's answer is not another's */

@@ -86,15 +86,17 @@ void run_helper_done(void);
  * environment changes), or NULL when out of memory */
 char **run_child_env(void);
 
-/* kill the process group of the command running now, if any, and of
- * the helper (run_spawn_helper) (for a single-threaded caller: the
- * filter's watchdog).  Async-
+/* kill the process group of the command the calling thread runs now,
+ * if any, and of the helper (run_spawn_helper) (for a single-threaded
+ * caller, whose handlers run in its only thread: the filter's
+ * watchdog).  Async-
  * signal-safe: meant for a watchdog's signal handler. */
 void run_kill_active(void);
 
 /*
- * 1 when the last command run_argv started has exited with status 0,
- * 0 while it runs or when it failed (for a single-threaded caller).
+ * 1 when the last command run_argv started in the calling thread has
+ * exited with status 0, 0 while it runs or when it failed (for a
+ * single-threaded caller, whose handlers run in its only thread).
  * run_argv starts the command and reaps it with SIGALRM, SIGTERM,
  * SIGINT and SIGHUP blocked, so a handler of those sees either a
  * command it can kill (run_kill_active) or this: a `deliver` that has
