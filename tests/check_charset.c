@@ -14,6 +14,9 @@
 #include "config.h"
 
 #include <check.h>
+#include <dlfcn.h>
+#include <iconv.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +35,35 @@
 
 static char **names;
 static size_t nnames;
+
+/* the iconv handles open now: glibc's iconv_open and iconv_close
+ * wrapped (the program's own definitions are what the library calls) */
+static long handles_open;
+
+iconv_t
+iconv_open(const char *to, const char *from)
+{
+	static iconv_t (*real)(const char *, const char *);
+	iconv_t cd;
+
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "iconv_open");
+	cd = real(to, from);
+	if (cd != (iconv_t)-1)
+		__atomic_add_fetch(&handles_open, 1, __ATOMIC_RELAXED);
+	return cd;
+}
+
+int
+iconv_close(iconv_t cd)
+{
+	static int (*real)(iconv_t);
+
+	if (real == NULL)
+		*(void **)&real = dlsym(RTLD_NEXT, "iconv_close");
+	__atomic_sub_fetch(&handles_open, 1, __ATOMIC_RELAXED);
+	return real(cd);
+}
 
 /* the charsets `iconv -l` lists ("A, B//, C//" lines), into names */
 static void
@@ -411,6 +443,49 @@ START_TEST(cp1252_budget)
 }
 END_TEST
 
+/* a thread of listgate web's: converts a post's text, then ends */
+static void *
+convert_and_end(void *arg)
+{
+	static const char *const cs[] = { "koi8-r", "iso-8859-2",
+	    "iso-2022-jp", "windows-1251", "big5" };
+	struct buf out = BUF_INIT(1u << 16);
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		if (charset_to_utf8(cs[i], (const unsigned char *)"ab\xe1",
+		    3, &out) < 0)
+			return arg;
+	buf_free(&out);
+	return (void *)cs;
+}
+
+/*
+ * A thread that converted closes its handles when it ends: listgate web
+ * answers each connection in a thread of its own, which decodes the
+ * posts it shows; their handles were left open (glibc's converters'
+ * memory with them), over 100 KiB a request, until the server ran out
+ * of memory.
+ */
+START_TEST(thread_end_closes)
+{
+	long before = __atomic_load_n(&handles_open, __ATOMIC_RELAXED);
+	pthread_t t;
+	void *ok;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(pthread_create(&t, NULL, convert_and_end,
+		    NULL), 0);
+		ck_assert_int_eq(pthread_join(t, &ok), 0);
+		ck_assert_ptr_nonnull(ok);
+	}
+	ck_assert_int_eq(__atomic_load_n(&handles_open, __ATOMIC_RELAXED),
+	    before);
+}
+END_TEST
+
 static Suite *
 charset_suite(void)
 {
@@ -426,6 +501,7 @@ charset_suite(void)
 	tcase_add_test(tc, error_at_the_end);
 	tcase_add_test(tc, cp1252_as_iconv);
 	tcase_add_test(tc, cp1252_budget);
+	tcase_add_test(tc, thread_end_closes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -196,6 +196,12 @@ for l in dev other slow lmtp; do
 	"$b/tests/qhold" -n "$l" "$top/tests/data/train/ham1.eml" 6 \
 	    > "$T/ids.$l" || exit 1
 done
+# a post in several charsets, shown meanwhile: each connection's thread
+# opens converters (gate/mail/charset.c), and closes them as it ends
+printf 'From: s@example.org\nTo: dev@example.org\nSubject: %s %s %s\nMIME-Version: 1.0\nContent-Type: text/plain; charset=koi8-r\n\n\341\342 hello\n' \
+    '=?iso-8859-2?Q?a=E1?=' '=?iso-2022-jp?Q?b?=' '=?big5?Q?c?=' \
+    > "$T/cs.eml"
+cs=$("$b/tests/qhold" dev "$T/cs.eml") || exit 1
 web_start || exit 1
 i=0
 for l in dev other slow lmtp; do
@@ -214,10 +220,10 @@ for l in dev other slow lmtp; do
 		    -d "action=$a" "$URL/api/lists/$l/held/$id" \
 		    >> "$T/codes" &
 		# and reads meanwhile: the post, its list
-		curl -s -o /dev/null -o /dev/null -w "%{http_code}\n" \
-		    -u "$u" "$URL/api/lists/$l/held/$id" \
-		    "$URL/api/lists/$l/held" \
-		    >> "$T/reads" &
+		curl -s -o /dev/null -o /dev/null -o /dev/null \
+		    -w "%{http_code}\n" -u bob:bob-secret-12 \
+		    "$URL/api/lists/$l/held/$id" "$URL/api/lists/$l/held" \
+		    "$URL/api/lists/dev/held/$cs" >> "$T/reads" &
 	done
 done
 # users.conf rewritten meanwhile: the requests' threads read it again
@@ -225,7 +231,7 @@ printf 'dave-secret-12\n' | lg user add dave --lists dev > /dev/null ||
     exit 1
 wait_curls=0
 while [ "$(cat "$T/codes" "$T/reads" 2>/dev/null | wc -l)" -lt \
-    $((3 * i)) ] && [ $wait_curls -lt 600 ] &&
+    $((4 * i)) ] && [ $wait_curls -lt 600 ] &&
     kill -0 "$webpid" 2>/dev/null; do
 	sleep 0.2
 	wait_curls=$((wait_curls + 1))
@@ -237,7 +243,7 @@ grep -q ThreadSanitizer "$T/web.log" && exit 1
 [ "$webrc" -eq 0 ] || exit 1
 [ "$(wc -l < "$T/codes")" -eq "$i" ] || exit 1
 # every read answered
-[ "$(grep -c '^200$' "$T/reads")" -eq $((2 * i)) ] || exit 1
+[ "$(grep -c '^200$' "$T/reads")" -eq $((3 * i)) ] || exit 1
 # every approval of dev and other released, every rejection 200
 [ "$(grep -c '^[^ ]* [0-9]* reject 200$' "$T/codes")" -eq $((i / 3)) ] ||
     exit 1

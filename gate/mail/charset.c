@@ -8,13 +8,15 @@
  * cut between characters (CS_CUT) and the rest of the input dropped.
  * So conversion never fails on content: only when memory runs out
  * (-1).  iconv handles are kept in a small cache by charset name, one
- * per thread (the trainer tokenizes in worker threads).
+ * per thread (the trainer tokenizes in worker threads), closed when the
+ * thread ends.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <iconv.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -46,6 +48,44 @@ static __thread unsigned long tick;
 static __thread unsigned opens_left = UINT_MAX;	/* see charset_budget() */
 /* the tick when the budget was set: a slot used since is the post's */
 static __thread unsigned long budget_tick;
+
+/*
+ * A thread's handles are closed when it ends: listgate web answers each
+ * connection in a thread of its own, which converts the headers and the
+ * preview of the posts it shows and ends with the connection, and each
+ * such thread's handles (and glibc's state of each converter) were left
+ * behind, over 100 KiB a request for a post of many charsets, until the
+ * server ran out of memory.  The key's value is set once a thread opens
+ * a handle: its destructor runs only for those.
+ */
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+static pthread_key_t end_key;
+static int end_key_ok;
+static __thread int end_armed;
+
+static void
+cs_thread_end(void *arg)
+{
+	(void)arg;
+	charset_cache_clear();
+}
+
+static void
+cs_end_key(void)
+{
+	end_key_ok = pthread_key_create(&end_key, cs_thread_end) == 0;
+}
+
+/* this thread's handles to be closed when it ends */
+static void
+cs_arm_end(void)
+{
+	if (end_armed)
+		return;
+	pthread_once(&end_once, cs_end_key);
+	if (end_key_ok && pthread_setspecific(end_key, &end_armed) == 0)
+		end_armed = 1;
+}
 
 /* names iconv spells otherwise, or supersets worth using instead */
 static const struct {
@@ -248,6 +288,8 @@ cs_open(const char *name)
 	/* windows-1252 takes its slot and its share of the budget like
 	 * any charset, so that what the budget leaves unread stays the
 	 * same; it is converted by table, never opened */
+	if (!is_cp1252(name))
+		cs_arm_end();
 	victim->cd = is_cp1252(name) ? CS_CP1252 : iconv_open("UTF-8",
 	    target);
 	memcpy(victim->name, name, strlen(name) + 1);

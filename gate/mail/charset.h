@@ -86,9 +86,8 @@ int charset_utf8_latin1(const unsigned char *in, size_t n, struct buf *out);
 #define CS_OPEN_BUDGET	64
 void charset_budget(unsigned n);
 
-/* close this thread's cached iconv handles: optional for the program's
- * thread (leak checkers), required before another thread that converted
- * ends */
+/* close this thread's cached iconv handles: optional (leak checkers;
+ * done by itself when a thread other than the program's ends) */
 void charset_cache_clear(void);
 
 #endif
