@@ -2845,6 +2845,11 @@ again:
 	snprintf(mark_at, sizeof(mark_at), "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	res = NULL;
+	/* from the commit on, a process ended before release is called
+	 * leaves the post 'releasing' with nothing released: the caller
+	 * holds off its stop signals from here */
+	if (d->marking != NULL)
+		d->marking(ctx);
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
 	if (relock_releasing(q, &lq, id, idbuf, mark_at, e2,

@@ -316,7 +316,13 @@ struct queue_decision {
 				 * QUEUE_LEARN_SPAM */
 	queue_release_fn release;	/* for an approval: hand the post to
 					 * the list (NULL: record only) */
-	void *ctx;		/* for release */
+	void *ctx;		/* for release and marking */
+	void (*marking)(void *ctx);	/* for an approval that releases:
+					 * called just before its
+					 * 'releasing' mark commits, from
+					 * which on the process must not
+					 * end before release is called
+					 * (NULL: none) */
 	const char *list;	/* the list the post must be of (NULL:
 				 * any) */
 	const unsigned char *raw_sha256;	/* the SHA-256 the post must

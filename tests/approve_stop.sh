@@ -11,7 +11,11 @@
 #   - the posts after it are left held, each named as not decided, and
 #     approve exits 1;
 #   - a second signal ends the run at once (the post then stays
-#     'releasing', the documented recovery applies).
+#     'releasing', the documented recovery applies);
+#   - a signal after the post's mark commits and before its release
+#     starts (the approval taking the post's lock again on its second
+#     connection) holds the post again, its release never run, where it
+#     ended the run and left the post 'releasing' with nothing released.
 # The release command waits for the test's go, so nothing here hangs on
 # timing.  Never reads /etc.
 set -u
@@ -107,6 +111,69 @@ else
 	bad "the release never started"
 fi
 sleep 0.5	# the orphaned release finishes before the directory goes
+
+# a stop between the mark and the release.  The mark's commit is slowed
+# (a deferred trigger sleeps 3 s in it) and a session queues meanwhile
+# for the post's decision lock: it gets the lock as the mark commits and
+# keeps it 2 s, while the approval waits to take it again on its second
+# connection; the test sends SIGTERM then.
+# activity N SQL: wait (at most 30 s) for N sessions matching SQL
+activity() {
+	i=0
+	while [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE $2")" \
+	    -lt "$1" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ $i -lt 300 ]
+}
+sql "TRUNCATE held_posts, train_journal, decided_posts CASCADE" || exit 99
+rm -f "$T/started" "$T/go" "$T"/out/*
+touch "$T/go"
+sql 'CREATE FUNCTION lg_test_slow_mark() RETURNS trigger LANGUAGE plpgsql
+    AS $$BEGIN PERFORM pg_sleep(3); RETURN NULL; END$$' || exit 99
+sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
+    'releasing') EXECUTE FUNCTION lg_test_slow_mark()" || exit 99
+a=$("$QHOLD" dev "$DATA/spam1.eml" 0.98) || exit 99
+b=$("$QHOLD" dev "$DATA/ham1.eml" 0.98) || exit 99
+"$LISTGATE" --allow-root --config "$CONF" approve "$a" "$b" \
+    > "$T/stdout" 2> "$T/stderr" &
+p=$!
+if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	# QUEUE_LOCK_POST (0x4c50) and the post's id: its decision lock
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
+	    -c "SELECT pg_advisory_lock(19536, $a)" \
+	    -c "SELECT pg_sleep(2)" > /dev/null 2>&1 &
+	holder=$!
+	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+	    bad "the lock's session never waited"
+	i=0
+	while [ "$(status "$a")" != releasing ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.3
+	kill -TERM "$p"
+	wait "$p"
+	rc=$?
+	wait "$holder"
+	check "SIGTERM between the mark and the release: approve exits 1 (not killed: $rc)" \
+	    test "$rc" -eq 1
+	check "... the post is held again (is $(status "$a"))" \
+	    test "$(status "$a")" = held
+	check "... its release never ran" test ! -e "$T/started"
+	check "... nothing is learnt" test "$(learnt "$a")" -eq 0
+	check "... and approve says why" grep -q "post $a (list dev): release command not run: stopped by signal 15" "$T/stderr"
+	check "... the post after it stays held" test "$(status "$b")" = held
+	check "... and is named as not decided" \
+	    grep -q "post $b: not decided: stopped by signal" "$T/stderr"
+else
+	bad "the mark's commit never began"
+	kill -TERM "$p"
+	wait "$p"
+fi
+sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -21,12 +21,24 @@
 #include "listcfg/tmpl.h"
 
 __thread volatile sig_atomic_t decide_releasing;
+volatile sig_atomic_t decide_stop;
 
 /* what release needs */
 struct release_ctx {
 	const struct listcfg_global *g;
 	double deadline;	/* decide_req's (0: none) */
 };
+
+/* queue_decision's marking: the post's 'releasing' mark is about to
+ * commit; a stop signal from here on must not end the process before
+ * the approval ends, or the post would stay 'releasing' with nothing
+ * released */
+static void
+marking(void *vctx)
+{
+	(void)vctx;
+	decide_releasing = 1;
+}
 
 /* queue_release_fn: run the list's release command with the post on
  * standard input, within the list's timeout and the deadline (-2 when
@@ -46,8 +58,16 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	unsigned ms;
 	int st, rc = -1;
 
-	/* the post is 'releasing' from here (queue_decide committed it) */
-	decide_releasing = 1;
+	/* the post is 'releasing' (queue_decide committed it, marking
+	 * set decide_releasing): a stop that came since ends the approval
+	 * here, the post held again, rather than after a release that
+	 * may run the list's whole timeout */
+	if (decide_stop != 0) {
+		snprintf(err, errsz, "release command not run: stopped by "
+		    "signal %d (%s)", (int)decide_stop,
+		    strsignal(decide_stop));
+		return -1;
+	}
 
 	if (listcfg_load_list(g, r->list, &l, lerr, sizeof(lerr)) < 0) {
 		snprintf(err, errsz, "%s", lerr);
@@ -133,6 +153,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		c.g = g;
 		c.deadline = rq->deadline;
 		d.release = release;
+		d.marking = marking;
 		d.ctx = &c;
 	}
 	rc = queue_decide(q, &d, res, err, errsz);

@@ -42,15 +42,25 @@ struct decide_req {
 };
 
 /*
- * Non-zero from the moment decide_post starts a post's release (the post
- * is marked 'releasing' and its release command runs) until decide_post
- * returns, its outcome recorded or not: a stop signal then must let the
- * release end and be recorded, where before it nothing of the post has
- * changed and the process may end at once.  For signal handlers of a
- * single-threaded command (the calling thread's: listgate web decides
- * in threads at once).
+ * Non-zero from the moment decide_post commits a post's 'releasing'
+ * mark (its release command runs after it) until decide_post returns,
+ * its outcome recorded or not: a stop signal then must let the approval
+ * end and be recorded (setting decide_stop), where before it nothing of
+ * the post has changed and the process may end at once.  Ended between
+ * the mark and the release, the post stayed 'releasing' with nothing
+ * released.  For signal handlers of a single-threaded command (the
+ * calling thread's: listgate web decides in threads at once).
  */
 extern __thread volatile sig_atomic_t decide_releasing;
+
+/*
+ * Set by a signal handler to the stop signal that came while
+ * decide_releasing: a release command not started yet is not started
+ * (the post is held again, the decision fails with
+ * "release command not run: stopped by signal N"); one running goes on
+ * to its end.  The caller clears it before a run.
+ */
+extern volatile sig_atomic_t decide_stop;
 
 /*
  * Decide one post (lists' configuration from g).  Returns a QUEUE_*

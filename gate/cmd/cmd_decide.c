@@ -16,8 +16,11 @@
  * SIGINT, SIGTERM and SIGHUP that come while a post's release runs stop
  * the run after it: the release runs to its end and its outcome is
  * recorded (ending the run there would leave the post 'releasing' while
- * the release went on); a second one ends the run at once, and one that
- * comes at any other time (a wait for a post's lock) ends it at once.
+ * the release went on); one that comes after the post's mark commits and
+ * before its release starts holds the post again, its release not run
+ * (ending the run there left it 'releasing' with nothing released); a
+ * second one ends the run at once, and one that comes at any other time
+ * (a wait for a post's lock) ends it at once.
  * Trusts the configuration; the post is passed through untouched.
  * Exit 0, 1 on any failure, 2 on usage errors.
  */
@@ -106,7 +109,8 @@ static volatile sig_atomic_t stop_sig;
 static char stop_msg[160];
 
 /* a stop: while a post's release runs (decide_releasing), taken after
- * it, the release run to its end and its outcome recorded first; a
+ * it, the release run to its end and its outcome recorded first (before
+ * its release starts, decide_stop holds the post again instead); a
  * second stop ends the run at once (SA_RESETHAND).  Anywhere else
  * (waiting for a post's lock, between posts, syncing) nothing of a post
  * is half done: the run ends at once, as the signal's default does */
@@ -122,6 +126,7 @@ on_stop(int sig)
 		return;
 	}
 	stop_sig = sig;
+	decide_stop = sig;
 	n = write(STDERR_FILENO, stop_msg, strlen(stop_msg));
 	(void)n;
 }
@@ -219,6 +224,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	}
 	app_who(by, who, sizeof(who));
 	stop_sig = 0;
+	decide_stop = 0;
 	snprintf(stop_msg, sizeof(stop_msg), "listgate %s: stopping after the "
 	    "post being decided (once more: at once%s)\n", d->name, ap ?
 	    ", which may leave it 'releasing'" : "");
