@@ -218,6 +218,81 @@ moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
 }
 
 int
+moddb_claim_counted(struct queue *q, int64_t id, unsigned lease_s,
+    unsigned max, char *claim_r, size_t claimsz, char *err, size_t errsz)
+{
+	char idbuf[32], lbuf[32], mbuf[32], cls[16];
+	const char *vals[3];
+	PGresult *res;
+	int r, own = PQtransactionStatus(q->conn) == PQTRANS_IDLE;
+
+	claim_r[0] = '\0';
+	snprintf(idbuf, sizeof(idbuf), "%lld", (long long)id);
+	snprintf(lbuf, sizeof(lbuf), "%u", lease_s);
+	snprintf(mbuf, sizeof(mbuf), "%u", max);
+	snprintf(cls, sizeof(cls), "%d", QUEUE_LOCK_NOTIFY);
+	if (own && queue_cmd(q, "BEGIN", err, errsz) < 0)
+		return -1;
+	/* the lock first, in a statement of its own: the count's statement
+	 * then reads every claim and send committed under it before (a
+	 * statement's snapshot is taken before a lock it waits for).  Held
+	 * for one statement's time: no time-out lifted for it */
+	vals[0] = cls;
+	vals[1] = idbuf;
+	if (queue_exec(q, "SELECT pg_advisory_xact_lock($1::int4, "
+	    "hashtext(list)) FROM notice_outbox WHERE id = $2::int8", 2, vals,
+	    NULL, NULL, err, errsz) < 0)
+		goto fail;
+	vals[0] = idbuf;
+	vals[1] = lbuf;
+	vals[2] = mbuf;
+	/* the posts that count: a notice sent in the last hour (as
+	 * moddb_sent_last_hour counts them), or one a sender claimed and
+	 * sends now (its claim not run out); each read through its partial
+	 * index (0005_moderation.sql), not every row of the list */
+	res = PQexecParams(q->conn, "WITH o AS (SELECT list, post_id FROM "
+	    "notice_outbox WHERE id = $1::int8), c AS (SELECT s.post_id FROM "
+	    "notice_outbox s, o WHERE s.list = o.list AND s.state = 'sent' AND "
+	    "s.done_at > now() - interval '1 hour' UNION SELECT s.post_id FROM "
+	    "notice_outbox s, o WHERE s.list = o.list AND s.state = 'pending' "
+	    "AND s.claimed_until >= now()), ok AS "
+	    "(SELECT coalesce((SELECT post_id FROM o) IN (SELECT post_id FROM "
+	    "c), false) OR (SELECT count(*) FROM c) < $3::int8 AS ok), u AS "
+	    "(UPDATE notice_outbox n SET claimed_until = now() + "
+	    "make_interval(secs => $2::int4) WHERE n.id = $1::int8 AND "
+	    "n.state = 'pending' AND (n.claimed_until IS NULL OR "
+	    "n.claimed_until < now()) AND EXISTS (SELECT 1 FROM held_posts p "
+	    "WHERE p.id = n.post_id AND p.status = 'held') AND (SELECT ok "
+	    "FROM ok) RETURNING n.claimed_until::text AS claim) SELECT "
+	    "(SELECT claim FROM u), (SELECT ok FROM ok)::int", 3, NULL, vals,
+	    NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
+	    PQntuples(res) != 1) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		goto fail;
+	}
+	if (!PQgetisnull(res, 0, 0)) {
+		snprintf(claim_r, claimsz, "%s", PQgetvalue(res, 0, 0));
+		r = 1;
+	} else
+		r = strcmp(PQgetvalue(res, 0, 1), "0") == 0 ? 2 : 0;
+	PQclear(res);
+	if (own && queue_cmd(q, "COMMIT", err, errsz) < 0) {
+		claim_r[0] = '\0';
+		return -1;
+	}
+	return r;
+fail:
+	if (own) {
+		char e2[8];
+
+		queue_cmd(q, "ROLLBACK", e2, sizeof(e2));
+	}
+	return -1;
+}
+
+int
 moddb_mark(struct queue *q, int64_t id, const char *state, const char *why,
     const char *claim, char *err, size_t errsz)
 {

@@ -79,6 +79,21 @@ int moddb_pending(struct queue *q, const char *list, int64_t post_id,
 int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
     size_t claimsz, char *err, size_t errsz);
 
+/*
+ * moddb_claim kept to max posts of the row's list an hour (its
+ * notify_max_per_hour): the row is claimed only when its post counts
+ * already (a notice of it sent in the last hour, or one claimed by a
+ * sender now) or fewer than max posts do.  Counted and claimed under
+ * the list's lock (QUEUE_LOCK_NOTIFY), in a transaction of their own
+ * (or the caller's, when one is open): senders at once (filters holding
+ * posts of a flood, `notify --pending` runs, expire) keep to max
+ * together, where each counted only the notices already sent and sent
+ * its own.  1 claimed, 0 not (as moddb_claim), 2 not: the hour's budget
+ * is spent (the row waits for a digest), -1 error.
+ */
+int moddb_claim_counted(struct queue *q, int64_t id, unsigned lease_s,
+    unsigned max, char *claim_r, size_t claimsz, char *err, size_t errsz);
+
 /* mark row id: state "sent", "digest" or "dropped" (why may be NULL),
  * or a failed try ("pending" with why); the claim is released.  A
  * failed try under claim (moddb_claim's; NULL: none) leaves the row

@@ -64,6 +64,10 @@ const char *pq_load_error(void);
  * low 32 bits), held across a release by a transaction of a second
  * connection */
 #define QUEUE_LOCK_POST		0x4c50
+/* class of a list's hourly budget of notices ("LN"; the key is
+ * hashtext(list)): held for the one statement that counts it and claims
+ * an outbox row against it (moddb_claim_counted) */
+#define QUEUE_LOCK_NOTIFY	0x4c4e
 /* class of the site store's feed ("LS", key 0): one feeder at a time
  * (journal_site_feed) */
 #define QUEUE_LOCK_SITE		0x4c53

@@ -15,6 +15,11 @@
 #   - a run whose claim on a row ran out and whose send then failed
 #     leaves the claim of the run that took the row over alone: a third
 #     run does not send it too.
+#   - notify_max_per_hour holds across senders at once: posts held by
+#     filters at once, and one held while two `notify --pending` runs
+#     send, get no more notices in the hour than it allows (each sender
+#     counted only the notices sent, not those others were sending);
+#     the rest wait for the digest.
 # Never reads /etc.
 set -u
 
@@ -166,6 +171,74 @@ wait "$bpid"
 a=$(nmail alice@example.org)
 check "a row taken over after a lease ran out: alice gets it once ($a)" test "$a" -eq 1
 check "... and it is sent" test "$(sql "SELECT state FROM notice_outbox WHERE post_id = $id AND moderator = 'alice@example.org'")" = sent
+
+# --- notify_max_per_hour across senders at once ---------------------------
+# a notify command that takes 3 s: the senders overlap
+cat > "$T/slow.sh" <<EOF
+#!/bin/sh
+[ -e "$T/fail.\$1" ] && exit 1
+sleep 3
+n=\$(date +%s%N).\$\$
+cat > "$MAIL/\$n.tmp" && mv "$MAIL/\$n.tmp" "$MAIL/\$n.\$1"
+EOF
+cat > "$CONF/lists/bud.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+timeout = 60
+moderators = dave@example.org
+moderation_address = bud-moderate@lists.example.org
+notify = /bin/sh $T/slow.sh {moderator}
+notify_max_per_hour = 2
+EOF
+journal_train bud || exit 99
+lg sync -q --list bud || exit 99
+# the posts of the hour whose notice was sent
+sentposts() { sql "SELECT count(DISTINCT post_id) FROM notice_outbox WHERE list = 'bud' AND state = 'sent'"; }
+rm -f "$MAIL"/*
+# six posts held at once: each filter reads that none was sent yet
+pids=
+for m in f1 f2 f3 f4 f5 f6; do
+	sed "s/^Message-ID: .*/Message-ID: <$m@test>/" "$DATA/spam-test.eml" |
+	    lg filter --list bud --mta qmail -f spammer@example.net -- \
+	    bud@lists.example.org > "$T/filter.$m" 2>&1 &
+	pids="$pids $!"
+done
+for p in $pids; do wait "$p"; done
+check "six posts held at once" test "$(sql "SELECT count(*) FROM held_posts WHERE list = 'bud'")" -eq 6
+s=$(sentposts)
+check "filters at once: dave hears of two posts at once, as notify_max_per_hour says ($s)" \
+    test "$s" -eq 2 -a "$(nmail dave@example.org)" -eq 2
+lg notify --pending --quiet --list bud > "$T/notify.out" 2>&1
+check "... of the other four in one digest" \
+    test "$(nmail dave@example.org)" -eq 3 -a "$(sentposts)" -eq 2
+# four posts whose notices failed, then two notify --pending runs at
+# once, and a post held while they send
+sql "DELETE FROM notice_outbox WHERE list = 'bud'" > /dev/null
+rm -f "$MAIL"/*
+: > "$T/fail.dave@example.org"
+for m in p1 p2 p3 p4; do
+	hold $m bud
+done
+rm -f "$T/fail.dave@example.org"
+check "four notices pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'bud' AND state = 'pending' AND NOT digest")" -eq 4
+lg notify --pending --quiet --list bud > "$T/a.out" 2>&1 &
+apid=$!
+lg notify --pending --quiet --list bud > "$T/b.out" 2>&1 &
+bpid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'bud' AND claimed_until > now()")" -lt 2 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+hold p5 bud
+wait "$apid"
+wait "$bpid"
+s=$(sentposts)
+check "two notify --pending at once and a hold meanwhile: two posts noticed in the hour ($s)" \
+    test "$s" -eq 2
+lg notify --pending --quiet --list bud > "$T/notify.out" 2>&1
+check "... the others in the digests, none left pending" \
+    test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'bud' AND state = 'pending'")" -eq 0 -a "$(sentposts)" -eq 2
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -198,14 +198,17 @@ hung(double started_ms, unsigned timeout_s)
 /*
  * Claim outbox row n, send it, a notice about p, within timeout_s, and
  * mark the row: 0 sent, 1 another sender has it (or it is no longer
- * pending), -1 not sent (the row stays pending, st says why; *hung_r
- * set when the notify command hung), -2 the outbox could not be read
- * or written (err).
+ * pending), 2 not claimed: the list's notify_max_per_hour is spent
+ * (when counted: the row waits for a digest), -1 not sent (the row
+ * stays pending, st says why; *hung_r set when the notify command
+ * hung), -2 the outbox could not be read or written (err).  counted:
+ * the claim keeps to the list's notify_max_per_hour with every other
+ * sender at once (moddb_claim_counted).
  */
 static int
 send_one(struct queue *q, const struct listcfg_list *l,
     const struct cookie_key *key, const struct notice_post *p,
-    const struct moddb_notice *n, unsigned timeout_s,
+    const struct moddb_notice *n, unsigned timeout_s, int counted,
     struct notify_stats *st, int *hung_r, char *err, size_t errsz)
 {
 	struct notice_links ln;
@@ -216,10 +219,13 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	double t0;
 	int rc = -1, c;
 
-	if ((c = moddb_claim(q, n->id, timeout_s + NOTIFY_CLAIM_SLACK_S, claim,
-	    sizeof(claim), err, errsz)) <= 0) {
+	c = counted ? moddb_claim_counted(q, n->id, timeout_s +
+	    NOTIFY_CLAIM_SLACK_S, l->notify_max_per_hour, claim,
+	    sizeof(claim), err, errsz) : moddb_claim(q, n->id, timeout_s +
+	    NOTIFY_CLAIM_SLACK_S, claim, sizeof(claim), err, errsz);
+	if (c != 1) {
 		buf_free(&msg);
-		return c < 0 ? -2 : 1;
+		return c < 0 ? -2 : c == 2 ? 2 : 1;
 	}
 	h.from = l->moderation_address;
 	h.to = n->moderator;
@@ -258,6 +264,7 @@ struct post_ctx {
 	const struct cookie_key *key;
 	const struct notice_post *p;
 	double deadline_ms;
+	int counted;		/* kept to notify_max_per_hour (send_one) */
 	struct notify_stats *st;
 	char *err;
 	size_t errsz;
@@ -291,10 +298,16 @@ post_row(const struct moddb_notice *n, void *vctx)
 		c->st->waiting++;
 		return 0;
 	}
-	if (send_one(c->q, c->l, c->key, c->p, n, t, c->st, NULL, c->err,
-	    c->errsz) == -2) {
+	switch (send_one(c->q, c->l, c->key, c->p, n, t, c->counted, c->st,
+	    NULL, c->err, c->errsz)) {
+	case -2:
 		c->dberr = 1;
 		return -1;
+	case 2:
+		/* other senders spent the hour meanwhile: it waits for the
+		 * digest of `notify --pending` */
+		c->st->waiting++;
+		break;
 	}
 	return 0;
 }
@@ -328,11 +341,11 @@ nmods(const struct listcfg_list *l)
 }
 
 /* queue kind notices of p (none when kind is NULL) and send its pending
- * ones until deadline_ms */
+ * ones until deadline_ms, kept to notify_max_per_hour when counted */
 static int
 queue_and_send(struct queue *q, const struct listcfg_global *g,
     const struct listcfg_list *l, const struct notice_post *p,
-    const char *kind, int digest, double deadline_ms,
+    const char *kind, int digest, int counted, double deadline_ms,
     struct notify_stats *st, char *err, size_t errsz)
 {
 	struct cookie_key *key;
@@ -375,6 +388,7 @@ queue_and_send(struct queue *q, const struct listcfg_global *g,
 	c.key = key;
 	c.p = p;
 	c.deadline_ms = deadline_ms;
+	c.counted = counted;
 	c.st = st;
 	c.err = err;
 	c.errsz = errsz;
@@ -400,8 +414,10 @@ notify_held(struct queue *q, const struct listcfg_global *g,
 		return -1;
 	digest = l->notify_max_per_hour == 0 ||
 	    n >= (long)l->notify_max_per_hour;
-	return queue_and_send(q, g, l, p, "hold", digest, deadline_ms, st, err,
-	    errsz);
+	/* counted again as each is claimed: filters holding posts at once
+	 * all read the same count here */
+	return queue_and_send(q, g, l, p, "hold", digest, 1, deadline_ms, st,
+	    err, errsz);
 }
 
 /* what a hold notice reads of a post too large to attach: its header
@@ -473,8 +489,8 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 		row_post(&r, &p);
 		rc = queue_and_send(q, g, &l, &p, kind, hourly &&
 		    (l.notify_max_per_hour == 0 ||
-		    nsent >= (long)l.notify_max_per_hour), deadline_ms, st,
-		    err, errsz);
+		    nsent >= (long)l.notify_max_per_hour), hourly,
+		    deadline_ms, st, err, errsz);
 	}
 	listcfg_free_list(&l);
 	queue_row_free(&r);
@@ -828,9 +844,18 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 			loaded = n->post_id;
 			row_post(&r, &p);
 		}
-		if (send_one(q, &l, key, &p, n, NOTIFY_RUN_S, st, &stuck, err,
-		    errsz) == -2)
+		got = send_one(q, &l, key, &p, n, NOTIFY_RUN_S, 1, st, &stuck,
+		    err, errsz);
+		if (got == -2)
 			goto out;
+		if (got == 2) {
+			/* nsent was read once: other senders at once (another
+			 * run, filters holding posts) spent the hour since.
+			 * This row and the next posts' go in the digest */
+			n->digest = 1;
+			nsent = (long)l.notify_max_per_hour;
+			continue;
+		}
 		n->tries = -1;
 	}
 	/* one digest per moderator: the first row still waiting for one
