@@ -2585,14 +2585,20 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 
 	*lq_r = NULL;
 	for (i = 0; ; i++) {
-		if (lock_conn(q, &lq, err, errsz) == 0)
-			break;
+		/* a connection lost while it waits for the lock (the server
+		 * restarted, an administrator ended it) is opened again
+		 * too: failing there left the post 'releasing' with nothing
+		 * released, though the server was back at once */
+		if (lock_conn(q, &lq, err, errsz) == 0) {
+			if (decision_lock(lq, id, idbuf, err, errsz) == 0)
+				break;
+			if (queue_alive(lq))
+				return -1;
+		}
 		if (i + 1 >= RELOCK_TRIES)
 			return -1;
 		clock_sleep_ms(RELOCK_PAUSE_MS);
 	}
-	if (decision_lock(lq, id, idbuf, err, errsz) < 0)
-		return -1;
 	*lq_r = lq;
 	res = PQexecParams(lq->conn, "SELECT 1 FROM held_posts WHERE id = "
 	    "$1::int8 AND status = 'releasing' AND decided_at::text = $2", 2,

@@ -10,6 +10,10 @@
 #     "it may be on the list already" and waits for a person);
 #   - a release that failed: the post is held again, not left
 #     'releasing' though it never reached the list.
+#   - a restart while the approval waits to take the post's lock again
+#     after its mark (before the release): the approval opens its
+#     connection again and releases, not leaving the post 'releasing'
+#     with nothing released.
 # Never reads /etc.
 set -u
 
@@ -79,6 +83,58 @@ check "... not released" test "$(nout)" -eq 1
 check "... unlearnt" test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $b")" -eq 0
 check "... approve exits 1 saying it stays held" \
     sh -c "test $rc -eq 1 && grep -q 'the post stays held' '$T/ap.err'"
+
+# the server restarted while an approval waits to take its post's lock
+# again after its mark: the mark's commit is slowed (a deferred trigger
+# sleeps 3 s in it) and a session queued meanwhile for the post's
+# decision lock gets it as the mark commits, so that the approval waits
+# for it on its second connection when the restart comes
+# activity N SQL: wait (at most 30 s) for N sessions matching SQL
+activity() {
+	i=0
+	while [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE $2")" \
+	    -lt "$1" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ $i -lt 300 ]
+}
+rm -f "$T/fail" "$T/started"
+sql 'CREATE FUNCTION lg_test_slow_mark() RETURNS trigger LANGUAGE plpgsql
+    AS $$BEGIN PERFORM pg_sleep(3); RETURN NULL; END$$' > /dev/null || exit 99
+sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
+    'releasing') EXECUTE FUNCTION lg_test_slow_mark()" > /dev/null || exit 99
+c=$("$QHOLD" dev "$DATA/ham3.eml" 0.9) || exit 99
+lg approve "$c" > "$T/ap.out" 2> "$T/ap.err" &
+p=$!
+if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	# QUEUE_LOCK_POST (0x4c50) and the post's id: its decision lock
+	psql -X -q -A -t -c "SELECT pg_advisory_lock(19536, $c)" \
+	    -c "SELECT pg_sleep(30)" > /dev/null 2>&1 &
+	holder=$!
+	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+	    bad "the lock's session never waited"
+	i=0
+	while [ "$(status "$c")" != releasing ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.3
+	$PG_CTL_STOP > /dev/null 2>&1
+	$PG_CTL_START > /dev/null 2>&1 || { echo "Bail out! no restart"; exit 99; }
+	wait "$p"
+	wait "$holder"
+	check "a restart while the approval waits for its post's lock after the mark: the post is approved (is $(status "$c"): $(head -n 1 "$T/ap.err"))" \
+	    test "$(status "$c")" = approved
+	check "... released once" test "$(nout)" -eq 2
+	check "... learnt once as ham" test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $c AND op = 'learn' AND class = 'ham'")" -eq 1
+else
+	bad "the mark's commit never began"
+	kill "$p"
+	wait "$p"
+fi
+sql "DROP TRIGGER slow_mark ON held_posts" > /dev/null || exit 99
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
