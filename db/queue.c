@@ -2468,10 +2468,12 @@ rollback(struct queue *q)
  * an approval records its training after its release, so waiting for
  * the journal lock then would leave a released post 'releasing' for as
  * long as a train runs (and for good if a watchdog ended the wait).
+ * until: the clock_now_ms() time past which the wait ends (0: none),
+ * returning -2 with err (no transaction open).
  */
 static int
-decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
-    size_t errsz)
+decision_lock(struct queue *q, int64_t id, const char *idbuf, double until,
+    char *err, size_t errsz)
 {
 	char cls[16], key[16], jcls[16];
 	const char *vals[4] = { cls, key, jcls, idbuf };
@@ -2505,6 +2507,12 @@ decision_lock(struct queue *q, int64_t id, const char *idbuf, char *err,
 		if (got)
 			return 0;
 		rollback(q);
+		if (until > 0 && clock_now_ms() + ms >= until) {
+			snprintf(err, errsz, "timed out waiting for the post's "
+			    "lock (another decision on it, or a training or "
+			    "an approval of its list, held it)");
+			return -2;
+		}
 		clock_sleep_ms(ms);
 		if ((ms *= 2) > DECISION_LOCK_POLL_MAX_MS)
 			ms = DECISION_LOCK_POLL_MAX_MS;
@@ -2569,19 +2577,22 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
  * 'releasing' as this approval marked it (decided_at reads mark_at: no
  * other approval took it over meanwhile).  0 with *lq_r in a
  * transaction that holds the lock, or -1 with err (*lq_r, when set, may
- * have a transaction open).  The row is not locked: other decisions
- * wait for the advisory lock, and a row lock held across the release
- * would queue a migration's table lock, and every statement on
- * held_posts behind it, for as long as the release runs.
+ * have a transaction open), or -2 with err when the wait for the lock
+ * went past until (clock_now_ms() time; 0: none).  The row is not
+ * locked: other decisions wait for the advisory lock, and a row lock
+ * held across the release would queue a migration's table lock, and
+ * every statement on held_posts behind it, for as long as the release
+ * runs.
  */
 static int
 relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
-    const char *idbuf, const char *mark_at, char *err, size_t errsz)
+    const char *idbuf, const char *mark_at, double until, char *err,
+    size_t errsz)
 {
 	const char *vals[2] = { idbuf, mark_at };
 	struct queue *lq = NULL;
 	PGresult *res;
-	int i, found;
+	int i, found, r;
 
 	*lq_r = NULL;
 	for (i = 0; ; i++) {
@@ -2590,10 +2601,11 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 		 * too: failing there left the post 'releasing' with nothing
 		 * released, though the server was back at once */
 		if (lock_conn(q, &lq, err, errsz) == 0) {
-			if (decision_lock(lq, id, idbuf, err, errsz) == 0)
+			if ((r = decision_lock(lq, id, idbuf, until, err,
+			    errsz)) == 0)
 				break;
-			if (queue_alive(lq))
-				return -1;
+			if (r == -2 || queue_alive(lq))
+				return r;
 		}
 		if (i + 1 >= RELOCK_TRIES)
 			return -1;
@@ -2623,15 +2635,20 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
  * approval marked it 'releasing' (r holds the old values, a held
  * post's note too: why the filter held it), inside the caller's
  * transaction on q; a held post's note becomes why when not NULL (why
- * the list refused it for good, for show and held to say).  0, or -1
- * with err (the row stays 'releasing').
+ * the list refused it for good, for show and held to say).  mark_at
+ * (not NULL): only while decided_at still reads the approval's mark
+ * (the caller holds no lock of the post).  1, 0 when the row is not so
+ * (or no more 'releasing'), or -1 with err (the row stays 'releasing').
  */
 static int
 unmark_releasing(struct queue *q, const char *idbuf,
-    const struct queue_row *r, const char *why, char *err, size_t errsz)
+    const struct queue_row *r, const char *why, const char *mark_at,
+    char *err, size_t errsz)
 {
 	char when[32];
-	const char *vals[5];
+	const char *vals[6];
+	PGresult *res;
+	int n;
 
 	snprintf(when, sizeof(when), "%lld", (long long)r->decided);
 	vals[0] = idbuf;
@@ -2640,12 +2657,13 @@ unmark_releasing(struct queue *q, const char *idbuf,
 	vals[3] = when;
 	vals[4] = why != NULL && strcmp(r->status, "held") == 0 ? why :
 	    r->note;
+	vals[5] = mark_at;
 	/* a post the filter discarded whose bytes the filter discarded
 	 * again meanwhile (a retry: a post being released is not in
 	 * migration 0010's index) cannot be put back beside that copy:
 	 * it is set aside as expired, with a note naming the copy, which
 	 * stands for it (as migration 0002 set aside a post held twice) */
-	return exec_params(q, "WITH dup AS (SELECT min(o.id) AS id FROM "
+	res = PQexecParams(q->conn, "WITH dup AS (SELECT min(o.id) AS id FROM "
 	    "held_posts o JOIN held_posts h ON o.list = h.list AND "
 	    "o.raw_sha256 = h.raw_sha256 AND o.id <> h.id WHERE h.id = "
 	    "$1::int8 AND $2 = 'discarded' AND $3 = '" QUEUE_FILTER_BY "' AND "
@@ -2658,8 +2676,17 @@ unmark_releasing(struct queue *q, const char *idbuf,
 	    "dup) IS NOT NULL THEN 'the same bytes as post ' || (SELECT id "
 	    "FROM dup) || ' (discarded again while this one was being "
 	    "released)' ELSE nullif($5, '') END "
-	    "WHERE id = $1::int8 AND status = 'releasing'", 5, vals, err,
-	    errsz);
+	    "WHERE id = $1::int8 AND status = 'releasing' AND ($6::text IS "
+	    "NULL OR decided_at::text = $6::text) RETURNING id", 6, NULL, vals,
+	    NULL, NULL, 0);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	n = PQntuples(res);
+	PQclear(res);
+	return n > 0;
 }
 
 int
@@ -2731,7 +2758,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 again:
-	if (decision_lock(q, id, idbuf, err, errsz) < 0) {
+	if (decision_lock(q, id, idbuf, 0, err, errsz) < 0) {
 		lq = NULL;
 		goto out;
 	}
@@ -2858,8 +2885,19 @@ again:
 		d->marking(ctx);
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
-	if (relock_releasing(q, &lq, id, idbuf, mark_at, e2,
-	    sizeof(e2)) < 0) {
+	if ((rel = relock_releasing(q, &lq, id, idbuf, mark_at,
+	    d->deadline_ms, e2, sizeof(e2))) == -2 && (lq == NULL ||
+	    PQtransactionStatus(lq->conn) == PQTRANS_IDLE) &&
+	    unmark_releasing(q, idbuf, &r, NULL, mark_at, why,
+	    sizeof(why)) == 1) {
+		/* the caller's deadline (a watchdog's) came while it waited
+		 * for the lock: the post as it was, released by nobody
+		 * (ended by the watchdog there, it stayed 'releasing') */
+		snprintf(err, errsz, "release command not run: %s", e2);
+		rc = QUEUE_RELEASE_FAILED;
+		goto out;
+	}
+	if (rel < 0) {
 		/* not released: another decision has it, or the database
 		 * went away (the post stays 'releasing', as a process
 		 * killed here leaves it) */
@@ -2894,11 +2932,13 @@ again:
 		}
 		/* the lock's connection lost meanwhile: once more on a new
 		 * one */
-		if ((unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
+		if ((unmark_releasing(lq, idbuf, &r, whyc, NULL, e2,
+		    sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) &&
 		    (queue_alive(lq) || relock_releasing(q,
-		    &lq, id, idbuf, mark_at, e2, sizeof(e2)) < 0 ||
-		    unmark_releasing(lq, idbuf, &r, whyc, e2, sizeof(e2)) < 0 ||
+		    &lq, id, idbuf, mark_at, 0, e2, sizeof(e2)) < 0 ||
+		    unmark_releasing(lq, idbuf, &r, whyc, NULL, e2,
+		    sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
 			size_t n = strlen(err);
 
@@ -2912,7 +2952,7 @@ again:
 	if ((record_decision(lq, idbuf, status, flags, byc, notec, err,
 	    errsz) < 0 || queue_cmd(lq, "COMMIT", err, errsz) < 0) &&
 	    (queue_alive(lq) || relock_releasing(q, &lq, id,
-	    idbuf, mark_at, e2, sizeof(e2)) < 0 || record_decision(lq,
+	    idbuf, mark_at, 0, e2, sizeof(e2)) < 0 || record_decision(lq,
 	    idbuf, status, flags, byc, notec, e2, sizeof(e2)) < 0 ||
 	    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
 		/* err says why the first try failed */

@@ -323,6 +323,12 @@ struct queue_decision {
 					 * which on the process must not
 					 * end before release is called
 					 * (NULL: none) */
+	double deadline_ms;	/* for an approval that releases: the
+				 * clock_now_ms() time by which it must have
+				 * taken its post's lock again after the mark
+				 * (a watchdog's); past it the post is put
+				 * back, not released (QUEUE_RELEASE_FAILED).
+				 * 0: no limit */
 	const char *list;	/* the list the post must be of (NULL:
 				 * any) */
 	const unsigned char *raw_sha256;	/* the SHA-256 the post must

@@ -16,6 +16,9 @@
 #     starts (the approval taking the post's lock again on its second
 #     connection) holds the post again, its release never run, where it
 #     ended the run and left the post 'releasing' with nothing released.
+#   - so does moderate's watchdog then (an approval by mail waiting for
+#     the post's lock after the mark past its deadline): the reply is
+#     deferred, the post held, where the watchdog left it 'releasing'.
 # The release command waits for the test's go, so nothing here hangs on
 # timing.  Never reads /etc.
 set -u
@@ -168,6 +171,55 @@ if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 	check "... the post after it stays held" test "$(status "$b")" = held
 	check "... and is named as not decided" \
 	    grep -q "post $b: not decided: stopped by signal" "$T/stderr"
+else
+	bad "the mark's commit never began"
+	kill -TERM "$p"
+	wait "$p"
+fi
+sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
+
+# a moderator's approval by mail whose watchdog comes while it waits for
+# the post's lock after the mark (as above, the lock held past it)
+MAILTEXT=$top_builddir/tests/mailtext
+lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
+mkdir -p "$T/mail" || exit 99
+# the watchdog of moderate: 6 s
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\ntimeout = 6\n' \
+    "$T" "$T" > "$CONF/listgate.conf"
+lg init > /dev/null 2>&1 || exit 99
+printf '#!/bin/sh\ncat > "%s/mail/$2.$1"\n' "$T" > "$T/notify.sh"
+{
+	printf 'moderators = alice@example.org\n'
+	printf 'moderation_address = dev-moderate@lists.example.org\n'
+	printf 'notify = /bin/sh %s/notify.sh {moderator} {id}\n' "$T"
+} >> "$CONF/lists/dev.conf"
+rm -f "$T/started" "$T"/out/*
+touch "$T/go"
+m=$("$QHOLD" dev "$DATA/ham2.eml" 0.98) || exit 99
+lg notify --remind "$m" > /dev/null 2>&1 || exit 99
+addr=$("$MAILTEXT" "$T/mail/$m.alice@example.org" |
+    sed -n 's/^  approve: *mailto:\(.*\)$/\1/p' | head -n 1)
+test -n "$addr" || exit 99
+sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
+    'releasing') EXECUTE FUNCTION lg_test_slow_mark()" || exit 99
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <r.%s@example.org>\n\nok\n' "$$" |
+    lg moderate --mta postfix -f alice@example.org -- "$addr" \
+    > "$T/mod.out" 2>&1 &
+p=$!
+if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
+	    -c "SELECT pg_advisory_lock(19536, $m)" \
+	    -c "SELECT pg_sleep(10)" > /dev/null 2>&1 &
+	holder=$!
+	wait "$p"
+	rc=$?
+	check "the watchdog while an approval by mail waits for its post's lock after the mark: the reply is deferred ($rc)" \
+	    test "$rc" -eq 75
+	check "... the post is held again (is $(status "$m"))" \
+	    test "$(status "$m")" = held
+	check "... its release never ran" test ! -e "$T/started"
+	wait "$holder"
 else
 	bad "the mark's commit never began"
 	kill -TERM "$p"

@@ -154,6 +154,9 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		c.deadline = rq->deadline;
 		d.release = release;
 		d.marking = marking;
+		/* a watchdog must not end the wait for the post's lock
+		 * after its mark: the post would stay 'releasing' */
+		d.deadline_ms = rq->deadline;
 		d.ctx = &c;
 	}
 	rc = queue_decide(q, &d, res, err, errsz);
