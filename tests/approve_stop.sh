@@ -19,6 +19,8 @@
 #   - so does moderate's watchdog then (an approval by mail waiting for
 #     the post's lock after the mark past its deadline): the reply is
 #     deferred, the post held, where the watchdog left it 'releasing'.
+#   - and a SIGTERM to moderate then: the reply is deferred, the post
+#     held, where the release ran afterwards all the same.
 # The release command waits for the test's go, so nothing here hangs on
 # timing.  Never reads /etc.
 set -u
@@ -220,6 +222,55 @@ if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 	    test "$(status "$m")" = held
 	check "... its release never ran" test ! -e "$T/started"
 	wait "$holder"
+else
+	bad "the mark's commit never began"
+	kill -TERM "$p"
+	wait "$p"
+fi
+sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
+
+# a SIGTERM to moderate while its approval waits for the post's lock
+# after the mark (the lock held 3 s past the mark): the release is not
+# started afterwards, the reply ends as a failed release does
+printf 'tokens_dir = %s/tokens\nsecret_file = %s/secret\ntimeout = 30\n' \
+    "$T" "$T" > "$CONF/listgate.conf"
+rm -f "$T/started" "$T"/out/*
+m=$("$QHOLD" dev "$DATA/ham3.eml" 0.98) || exit 99
+lg notify --remind "$m" > /dev/null 2>&1 || exit 99
+addr=$("$MAILTEXT" "$T/mail/$m.alice@example.org" |
+    sed -n 's/^  approve: *mailto:\(.*\)$/\1/p' | head -n 1)
+test -n "$addr" || exit 99
+sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
+    'releasing') EXECUTE FUNCTION lg_test_slow_mark()" || exit 99
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <r2.%s@example.org>\n\nok\n' "$$" \
+    > "$T/reply" || exit 99
+# (not through lg or a pipe: the signal is for listgate itself)
+"$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
+    -f alice@example.org -- "$addr" < "$T/reply" > "$T/mod.out" 2>&1 &
+p=$!
+if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
+	    -c "SELECT pg_advisory_lock(19536, $m)" \
+	    -c "SELECT pg_sleep(3)" > /dev/null 2>&1 &
+	holder=$!
+	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+	    bad "the lock's session never waited"
+	i=0
+	while [ "$(status "$m")" != releasing ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.3
+	kill -TERM "$p"
+	wait "$p"
+	rc=$?
+	wait "$holder"
+	check "SIGTERM to moderate while its approval waits for the post's lock after the mark: the reply is deferred ($rc)" \
+	    test "$rc" -eq 75
+	check "... the post is held again (is $(status "$m"))" \
+	    test "$(status "$m")" = held
+	check "... its release never ran" test ! -e "$T/started"
 else
 	bad "the mark's commit never began"
 	kill -TERM "$p"

@@ -54,8 +54,9 @@ struct decide_req {
 extern __thread volatile sig_atomic_t decide_releasing;
 
 /*
- * Set by a signal handler to the stop signal that came while
- * decide_releasing: a release command not started yet is not started
+ * Set by a signal handler to a stop signal (approve's: one that came
+ * while decide_releasing; moderate's: any): a release command not
+ * started yet is not started
  * (the post is held again, the decision fails with
  * "release command not run: stopped by signal N"); one running goes on
  * to its end.  The caller clears it before a run.

@@ -37,6 +37,7 @@
 
 #include "db/queue.h"
 #include "gate/app/app.h"
+#include "gate/app/decide.h"
 #include "gate/app/run.h"
 #include "gate/app/settings.h"
 #include "gate/cmd/cmd.h"
@@ -79,15 +80,18 @@ watchdog(int sig)
 }
 
 /*
- * SIGTERM, SIGINT, SIGHUP: stop the release running now, if any, and
- * let the reply end as a failed release does (the post held again, the
- * MTA told to retry); ending here could leave a post 'releasing' with
- * its release still running.  The watchdog bounds the rest.
+ * SIGTERM, SIGINT, SIGHUP: stop the release running now, if any, or
+ * keep one from starting (decide_stop: a stop that came before it, the
+ * approval waiting for its post's lock, let the release run to its end
+ * afterwards), and let the reply end as a failed release does (the post
+ * held again, the MTA told to retry); ending here could leave a post
+ * 'releasing' with its release still running.  The watchdog bounds the
+ * rest.
  */
 static void
 on_stop(int sig)
 {
-	(void)sig;
+	decide_stop = sig;
 	run_kill_active();
 }
 
