@@ -2468,12 +2468,13 @@ rollback(struct queue *q)
  * an approval records its training after its release, so waiting for
  * the journal lock then would leave a released post 'releasing' for as
  * long as a train runs (and for good if a watchdog ended the wait).
- * until: the clock_now_ms() time past which the wait ends (0: none),
- * returning -2 with err (no transaction open).
+ * w (an approval's, after its mark; NULL: none): the wait ends past its
+ * deadline_ms or once its stopped says so, returning -2 with err (no
+ * transaction open).
  */
 static int
-decision_lock(struct queue *q, int64_t id, const char *idbuf, double until,
-    char *err, size_t errsz)
+decision_lock(struct queue *q, int64_t id, const char *idbuf,
+    const struct queue_decision *w, char *err, size_t errsz)
 {
 	char cls[16], key[16], jcls[16];
 	const char *vals[4] = { cls, key, jcls, idbuf };
@@ -2507,7 +2508,13 @@ decision_lock(struct queue *q, int64_t id, const char *idbuf, double until,
 		if (got)
 			return 0;
 		rollback(q);
-		if (until > 0 && clock_now_ms() + ms >= until) {
+		if (w != NULL && w->stopped != NULL && w->stopped(w->ctx)) {
+			snprintf(err, errsz, "stopped while waiting for the "
+			    "post's lock");
+			return -2;
+		}
+		if (w != NULL && w->deadline_ms > 0 &&
+		    clock_now_ms() + ms >= w->deadline_ms) {
 			snprintf(err, errsz, "timed out waiting for the post's "
 			    "lock (another decision on it, or a training or "
 			    "an approval of its list, held it)");
@@ -2578,7 +2585,7 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
  * other approval took it over meanwhile).  0 with *lq_r in a
  * transaction that holds the lock, or -1 with err (*lq_r, when set, may
  * have a transaction open), or -2 with err when the wait for the lock
- * went past until (clock_now_ms() time; 0: none).  The row is not
+ * ended as w says (decision_lock; NULL: no end).  The row is not
  * locked: other decisions wait for the advisory lock, and a row lock
  * held across the release would queue a migration's table lock, and
  * every statement on held_posts behind it, for as long as the release
@@ -2586,8 +2593,8 @@ lock_conn(struct queue *q, struct queue **l_r, char *err, size_t errsz)
  */
 static int
 relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
-    const char *idbuf, const char *mark_at, double until, char *err,
-    size_t errsz)
+    const char *idbuf, const char *mark_at, const struct queue_decision *w,
+    char *err, size_t errsz)
 {
 	const char *vals[2] = { idbuf, mark_at };
 	struct queue *lq = NULL;
@@ -2601,7 +2608,7 @@ relock_releasing(struct queue *q, struct queue **lq_r, int64_t id,
 		 * too: failing there left the post 'releasing' with nothing
 		 * released, though the server was back at once */
 		if (lock_conn(q, &lq, err, errsz) == 0) {
-			if ((r = decision_lock(lq, id, idbuf, until, err,
+			if ((r = decision_lock(lq, id, idbuf, w, err,
 			    errsz)) == 0)
 				break;
 			if (r == -2 || queue_alive(lq))
@@ -2758,7 +2765,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		goto out;
 	}
 again:
-	if (decision_lock(q, id, idbuf, 0, err, errsz) < 0) {
+	if (decision_lock(q, id, idbuf, NULL, err, errsz) < 0) {
 		lq = NULL;
 		goto out;
 	}
@@ -2885,14 +2892,16 @@ again:
 		d->marking(ctx);
 	if (queue_cmd(q, "COMMIT", err, errsz) < 0)
 		goto out;
-	if ((rel = relock_releasing(q, &lq, id, idbuf, mark_at,
-	    d->deadline_ms, e2, sizeof(e2))) == -2 && (lq == NULL ||
+	if ((rel = relock_releasing(q, &lq, id, idbuf, mark_at, d, e2,
+	    sizeof(e2))) == -2 && (lq == NULL ||
 	    PQtransactionStatus(lq->conn) == PQTRANS_IDLE) &&
 	    unmark_releasing(q, idbuf, &r, NULL, mark_at, why,
 	    sizeof(why)) == 1) {
-		/* the caller's deadline (a watchdog's) came while it waited
-		 * for the lock: the post as it was, released by nobody
-		 * (ended by the watchdog there, it stayed 'releasing') */
+		/* the caller's deadline (a watchdog's) or a stop came while
+		 * it waited for the lock: the post as it was, released by
+		 * nobody (ended by the watchdog there, it stayed
+		 * 'releasing'; a stop waited for the lock, a train's whole
+		 * run) */
 		snprintf(err, errsz, "release command not run: %s", e2);
 		rc = QUEUE_RELEASE_FAILED;
 		goto out;
@@ -2936,7 +2945,7 @@ again:
 		    sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0) &&
 		    (queue_alive(lq) || relock_releasing(q,
-		    &lq, id, idbuf, mark_at, 0, e2, sizeof(e2)) < 0 ||
+		    &lq, id, idbuf, mark_at, NULL, e2, sizeof(e2)) < 0 ||
 		    unmark_releasing(lq, idbuf, &r, whyc, NULL, e2,
 		    sizeof(e2)) < 0 ||
 		    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
@@ -2952,7 +2961,7 @@ again:
 	if ((record_decision(lq, idbuf, status, flags, byc, notec, err,
 	    errsz) < 0 || queue_cmd(lq, "COMMIT", err, errsz) < 0) &&
 	    (queue_alive(lq) || relock_releasing(q, &lq, id,
-	    idbuf, mark_at, 0, e2, sizeof(e2)) < 0 || record_decision(lq,
+	    idbuf, mark_at, NULL, e2, sizeof(e2)) < 0 || record_decision(lq,
 	    idbuf, status, flags, byc, notec, e2, sizeof(e2)) < 0 ||
 	    queue_cmd(lq, "COMMIT", e2, sizeof(e2)) < 0)) {
 		/* err says why the first try failed */

@@ -329,6 +329,12 @@ struct queue_decision {
 				 * (a watchdog's); past it the post is put
 				 * back, not released (QUEUE_RELEASE_FAILED).
 				 * 0: no limit */
+	int (*stopped)(void *ctx);	/* for an approval that releases
+					 * (NULL: none): non-zero when its
+					 * wait for its post's lock after
+					 * the mark must end (a stop
+					 * signal came): the post is put
+					 * back, as at deadline_ms */
 	const char *list;	/* the list the post must be of (NULL:
 				 * any) */
 	const unsigned char *raw_sha256;	/* the SHA-256 the post must

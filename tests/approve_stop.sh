@@ -120,7 +120,7 @@ sleep 0.5	# the orphaned release finishes before the directory goes
 # a stop between the mark and the release.  The mark's commit is slowed
 # (a deferred trigger sleeps 3 s in it) and a session queues meanwhile
 # for the post's decision lock: it gets the lock as the mark commits and
-# keeps it 2 s, while the approval waits to take it again on its second
+# keeps it 20 s, while the approval waits to take it again on its second
 # connection; the test sends SIGTERM then.
 # activity N SQL: wait (at most 30 s) for N sessions matching SQL
 activity() {
@@ -149,7 +149,7 @@ if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 	# QUEUE_LOCK_POST (0x4c50) and the post's id: its decision lock
 	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
 	    -c "SELECT pg_advisory_lock(19536, $a)" \
-	    -c "SELECT pg_sleep(2)" > /dev/null 2>&1 &
+	    -c "SELECT pg_sleep(20)" > /dev/null 2>&1 &
 	holder=$!
 	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
 	    bad "the lock's session never waited"
@@ -159,17 +159,22 @@ if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 		i=$((i + 1))
 	done
 	sleep 0.3
+	t0=$(date +%s)
 	kill -TERM "$p"
 	wait "$p"
 	rc=$?
+	t1=$(date +%s)
+	sql "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(20)'" > /dev/null
 	wait "$holder"
 	check "SIGTERM between the mark and the release: approve exits 1 (not killed: $rc)" \
 	    test "$rc" -eq 1
+	check "... at once, not once the lock comes free ($((t1 - t0)) s)" \
+	    test $((t1 - t0)) -lt 10
 	check "... the post is held again (is $(status "$a"))" \
 	    test "$(status "$a")" = held
 	check "... its release never ran" test ! -e "$T/started"
 	check "... nothing is learnt" test "$(learnt "$a")" -eq 0
-	check "... and approve says why" grep -q "post $a (list dev): release command not run: stopped by signal 15" "$T/stderr"
+	check "... and approve says why" grep -q "post $a (list dev): release command not run: stopped" "$T/stderr"
 	check "... the post after it stays held" test "$(status "$b")" = held
 	check "... and is named as not decided" \
 	    grep -q "post $b: not decided: stopped by signal" "$T/stderr"

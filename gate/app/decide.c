@@ -40,6 +40,16 @@ marking(void *vctx)
 	decide_releasing = 1;
 }
 
+/* queue_decision's stopped: a stop came (decide_stop), so a wait for
+ * the post's lock after its mark ends, the post held again, rather
+ * than last as long as what holds the lock (a train of the list) */
+static int
+stopped(void *vctx)
+{
+	(void)vctx;
+	return decide_stop != 0;
+}
+
 /* queue_release_fn: run the list's release command with the post on
  * standard input, within the list's timeout and the deadline (-2 when
  * its LMTP server refused the post for good, or the program exited
@@ -157,6 +167,7 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		/* a watchdog must not end the wait for the post's lock
 		 * after its mark: the post would stay 'releasing' */
 		d.deadline_ms = rq->deadline;
+		d.stopped = stopped;
 		d.ctx = &c;
 	}
 	rc = queue_decide(q, &d, res, err, errsz);
