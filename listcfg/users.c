@@ -3,7 +3,7 @@
  *
  * The file is written by `listgate user` but read as untrusted text:
  * lines are bounded (LG_MAX_CONF_LINE), and a NUL byte, a CR inside a
- * line, a bad name, a
+ * line, a byte order mark, a bad name, a
  * hash that is not yescrypt, a bad list name, a duplicate account or a
  * file that others may read is an error naming FILE:LINE.  Only names
  * that passed listcfg_name_ok are kept as lists.  Never exits; -1 with a
@@ -348,6 +348,19 @@ users_load(const char *path, struct users *u, int *missing_r, char *err,
 			line_err(err, errsz, path, lineno, "carriage return "
 			    "inside the line (a file with CR line ends? lines "
 			    "end with LF)");
+			goto fail;
+		}
+		/* a byte order mark (an editor's "UTF-8 with BOM") is
+		 * invisible: "expected NAME:HASH:LISTS" on what reads as
+		 * the head comment, or "bad user name" on an account that
+		 * reads right, sent its reader looking for the wrong
+		 * thing (and listgate web let nobody in) */
+		if (lineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf",
+		    3) == 0) {
+			line_err(err, errsz, path, lineno, "the file starts "
+			    "with a byte order mark (bytes EF BB BF, which an "
+			    "editor's \"UTF-8 with BOM\" writes): save it "
+			    "without one");
 			goto fail;
 		}
 		for (p = line; *p == ' ' || *p == '\t'; p++)

@@ -122,6 +122,11 @@ static const struct {
 	/* CR line ends: one line, a comment (user add's head) */
 	{ "# accounts\rbob:" HASH ":all\ralice:" HASH ":dev\r",
 	  ":1: carriage return inside the line" },
+	/* a byte order mark before the head comment, or an account */
+	{ "\xef\xbb\xbf# accounts: NAME:HASH:LISTS\nbob:" HASH ":all\n",
+	  ":1: the file starts with a byte order mark" },
+	{ "\xef\xbb\xbf" "bob:" HASH ":all\n",
+	  ":1: the file starts with a byte order mark" },
 };
 
 START_TEST(test_bad)
