@@ -133,14 +133,29 @@ check "expire_action = remind without moderation by mail: a warning (exit 0)" \
 check "... naming the file and the keys not set" grep -q \
     "warning: $CONF/lists/rem.conf: expire_action = remind sends reminders through the hold notices, which need moderators, moderation_address and notify (not set: moderation_address notify)" "$T/err"
 rm -f "$CONF/lists/rem.conf"
+# no deliver under mta = postfix: passing is delivering there, and filter
+# defers every post it would pass (the list loads fine); a warning (exit
+# 0: the pipe service's --mta qmail would make it a qmail list)
+printf 'ham_cutoff = 0.3\n' > "$CONF/lists/nodel.conf"
+run lg config check --list nodel
+check "no deliver under mta = postfix: a warning (exit 0)" test "$rc" -eq 0
+check "... naming the list's file and listgate.conf's mta line" grep -qF \
+    "warning: $CONF/lists/nodel.conf: deliver is not set, and under mta = postfix ($CONF/listgate.conf:2) passing a post is delivering it: filter defers every post of the list it would pass" "$T/err"
+run lg config check --list nofile
+check "... also for a list without a file of its own" grep -qF \
+    "warning: $CONF/lists/nofile.conf (no file: defaults): deliver is not set" "$T/err"
+run lg config check --list good
+check "... none for a list with deliver" sh -c \
+    "test $rc -eq 0 && ! grep -q 'deliver is not set' '$T/err'"
+rm -f "$CONF/lists/nodel.conf"
 # notify sending notices from the held post's (forged) envelope sender
 for how in '-f {sender}' '-r {sender}' '-f{sender}' '--from={sender}'; do
-	printf 'moderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
+	printf 'deliver = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
 	run lg config check --list nf
 	check "notify with $how: a warning (exit 0)" sh -c "test $rc -eq 0 &&
 	    grep -q 'warning: $CONF/lists/nf.conf: notify sends the notices from the held post.s envelope sender' '$T/err'"
 done
-printf 'moderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i -f dev-owner@example.org -- {moderator}\n' > "$CONF/lists/nf.conf"
+printf 'deliver = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i -f dev-owner@example.org -- {moderator}\n' > "$CONF/lists/nf.conf"
 run lg config check --list nf
 check "... none with the list's own address" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/nf.conf"
@@ -149,7 +164,7 @@ rm -f "$CONF/lists/nf.conf"
 # file, tests/evidence_lock.sh)
 cp "$CONF/listgate.conf" "$T/global.save" || exit 99
 printf 'lock_wait_ms = 1000\n' >> "$CONF/listgate.conf"
-printf 'member_check = /bin/true\nmember_check_ms = 3000\n' > "$CONF/lists/ev.conf"
+printf 'deliver = /bin/true\nmember_check = /bin/true\nmember_check_ms = 3000\n' > "$CONF/lists/ev.conf"
 run lg config check --list ev
 check "member_check_ms past lock_wait_ms: no warning (exit 0)" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/ev.conf"
@@ -161,7 +176,7 @@ mv "$T/global.save" "$CONF/listgate.conf" || exit 99
 cp "$CONF/listgate.conf" "$T/global.save" || exit 99
 printf 'timeout = 1200\n' >> "$CONF/listgate.conf"
 tline=$(grep -c '' "$CONF/listgate.conf")
-printf 'ham_cutoff = 0.3\n\ntimeout = 1000\n' > "$CONF/lists/slow.conf"
+printf 'ham_cutoff = 0.3\n\ntimeout = 1000\ndeliver = /bin/true\n' > "$CONF/lists/slow.conf"
 printf 'timeout = 999\n' > "$CONF/lists/quick.conf"
 run lg config check --list slow
 check "timeout = 1200 in listgate.conf under mta = postfix: a warning (exit 0)" \

@@ -9,7 +9,7 @@
  * recipient_delimiter are an error, and so is a database or
  * sync_database that libpq cannot parse (said without the password); a
  * timeout at or past Postfix's time limit under mta = postfix is a
- * warning (FILE:LINE).  Reads only the configuration
+ * warning (FILE:LINE), and so is a list without deliver there.  Reads only the configuration
  * directory and the token files; a file name under lists/ becomes a
  * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
@@ -191,6 +191,34 @@ warn_notify_sender(const struct listcfg_global *g, const char *name,
 	}
 }
 
+/*
+ * Warn of a list without deliver under mta = postfix: passing a post is
+ * delivering it there, and filter defers every post it would pass
+ * (75: Postfix keeps it, retries, and bounces it once the queue
+ * lifetime is over), while the list loads without an error.  A
+ * warning: the pipe service's --mta qmail would make it a qmail list.
+ */
+static void
+warn_no_deliver(const struct listcfg_global *g, const char *name,
+    const struct listcfg_list *l)
+{
+	char line[16] = "";
+	char gpath[4096];
+	unsigned n;
+
+	if (g->mta != LISTCFG_MTA_POSTFIX || l->deliver != NULL)
+		return;
+	snprintf(gpath, sizeof(gpath), "%s/listgate.conf", g->dir);
+	if ((n = listcfg_key_line(gpath, "mta")) != 0)
+		snprintf(line, sizeof(line), ":%u", n);
+	cmd_err(NAME, "warning: %s/lists/%s.conf%s: deliver is not set, and "
+	    "under mta = postfix (%s%s) passing a post is delivering it: "
+	    "filter defers every post of the list it would pass (75, left "
+	    "in Postfix's queue until it bounces); set deliver to the "
+	    "command or LMTP server that hands a post to the list", g->dir,
+	    name, l->has_file ? "" : " (no file: defaults)", gpath, line);
+}
+
 /* Postfix's pipe(8) kills a command at its time limit
  * (command_time_limit, 1000 s unless raised) and bounces the mail */
 #define POSTFIX_TIME_LIMIT_S	1000
@@ -262,6 +290,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		    " moderation_address" : "", l.notify == NULL ? " notify" :
 		    "");
 	warn_notify_sender(g, name, &l);
+	warn_no_deliver(g, name, &l);
 	/* its own timeout; one it inherits is listgate.conf's, said once */
 	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
 	    listcfg_key_line(path, "timeout") != 0)
