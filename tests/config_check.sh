@@ -148,6 +148,21 @@ run lg config check --list good
 check "... none for a list with deliver" sh -c \
     "test $rc -eq 0 && ! grep -q 'deliver is not set' '$T/err'"
 rm -f "$CONF/lists/nodel.conf"
+# a moderator no hold notice can go to (the outbox drops every notice to
+# it): "a; b" made the moderator "a;", "<c>" one with its brackets.  It
+# loads (address literals did before); a warning naming file, line and
+# address (exit 0)
+printf 'deliver = /bin/true\n# x\nmoderators = alice@example.org; bob@example.org <carol@example.org> dave@[192.0.2.1]\n' > "$CONF/lists/semi.conf"
+run lg config check --list semi
+check "a moderator no notice can go to: a warning (exit 0)" test "$rc" -eq 0
+check "... naming file, line and the address, and saying how to separate them" grep -qF \
+    "warning: $CONF/lists/semi.conf:3: moderators: no hold notice can go to \`alice@example.org;' (a notice goes only to an address of ASCII without any of <>()[];:\\): the outbox drops every notice to it; addresses are separated by commas or blanks, without ; or <...>" "$T/err"
+check "... for <carol@example.org> too" grep -qF \
+    "no hold notice can go to \`<carol@example.org>'" "$T/err"
+check "... and an address literal" grep -qF \
+    "no hold notice can go to \`dave@[192.0.2.1]'" "$T/err"
+check "... not for bob@example.org" sh -c "! grep -qF 'go to \`bob@' '$T/err'"
+rm -f "$CONF/lists/semi.conf"
 # notify sending notices from the held post's (forged) envelope sender
 for how in '-f {sender}' '-r {sender}' '-f{sender}' '--from={sender}'; do
 	printf 'deliver = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"

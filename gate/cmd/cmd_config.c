@@ -9,7 +9,8 @@
  * recipient_delimiter are an error, and so is a database or
  * sync_database that libpq cannot parse (said without the password); a
  * timeout at or past Postfix's time limit under mta = postfix is a
- * warning (FILE:LINE), and so is a list without deliver there.  Reads only the configuration
+ * warning (FILE:LINE), and so is a list without deliver there, and a
+ * moderator no hold notice can go to.  Reads only the configuration
  * directory and the token files; a file name under lists/ becomes a
  * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
  */
@@ -26,6 +27,7 @@
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
+#include "gate/moderate/notice.h"
 #include "gate/util/suggest.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/xalloc.h"
@@ -192,6 +194,39 @@ warn_notify_sender(const struct listcfg_global *g, const char *name,
 }
 
 /*
+ * Warn of each moderator no hold notice can go to (notice_addr_ok: the
+ * outbox drops every notice to it, with the reason in its log only).
+ * Such an address loads (address literals and UTF-8 ones did before,
+ * and a refused file would defer all of the list's mail), but one is
+ * mostly a list written another way: "a@x.org; b@x.org" gave the
+ * moderator "a@x.org;", "<a@x.org>" one with its brackets.
+ */
+static void
+warn_moderators(const struct listcfg_global *g, const char *name,
+    const struct listcfg_list *l)
+{
+	char path[4096], line[16] = "";
+	const char *a;
+	unsigned n;
+	size_t i;
+
+	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
+	    (n = listcfg_key_line(path, "moderators")) != 0)
+		snprintf(line, sizeof(line), ":%u", n);
+	for (i = 0; l->moderators != NULL && l->moderators[i] != NULL; i++) {
+		a = l->moderators[i];
+		if (notice_addr_ok(a))
+			continue;
+		cmd_err(NAME, "warning: %s/lists/%s.conf%s: moderators: no hold "
+		    "notice can go to `%s' (a notice goes only to an address of "
+		    "ASCII without any of <>()[];:\\): the outbox drops every "
+		    "notice to it%s", g->dir, name, line, a,
+		    strpbrk(a, ";<>") != NULL ? "; addresses are separated by "
+		    "commas or blanks, without ; or <...>" : "");
+	}
+}
+
+/*
  * Warn of a list without deliver under mta = postfix: passing a post is
  * delivering it there, and filter defers every post it would pass
  * (75: Postfix keeps it, retries, and bounces it once the queue
@@ -291,6 +326,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		    "");
 	warn_notify_sender(g, name, &l);
 	warn_no_deliver(g, name, &l);
+	warn_moderators(g, name, &l);
 	/* its own timeout; one it inherits is listgate.conf's, said once */
 	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
 	    listcfg_key_line(path, "timeout") != 0)
