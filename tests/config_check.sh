@@ -163,14 +163,25 @@ check "... and an address literal" grep -qF \
     "no hold notice can go to \`dave@[192.0.2.1]'" "$T/err"
 check "... not for bob@example.org" sh -c "! grep -qF 'go to \`bob@' '$T/err'"
 rm -f "$CONF/lists/semi.conf"
+# moderators without release: approving is releasing, and every approval
+# fails (approve, web, a reply), leaving the post held; a warning (exit 0)
+printf 'deliver = /bin/true\nmoderators = a@example.org\n' > "$CONF/lists/norel.conf"
+run lg config check --list norel
+check "moderators without release: a warning (exit 0)" test "$rc" -eq 0
+check "... naming the file and saying no post can be approved" grep -qF \
+    "warning: $CONF/lists/norel.conf: moderators are set but release is not: no post of the list can be approved" "$T/err"
+printf 'release = /bin/true\n' >> "$CONF/lists/norel.conf"
+run lg config check --list norel
+check "... none with release" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
+rm -f "$CONF/lists/norel.conf"
 # notify sending notices from the held post's (forged) envelope sender
 for how in '-f {sender}' '-r {sender}' '-f{sender}' '--from={sender}'; do
-	printf 'deliver = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
+	printf 'deliver = /bin/true\nrelease = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
 	run lg config check --list nf
 	check "notify with $how: a warning (exit 0)" sh -c "test $rc -eq 0 &&
 	    grep -q 'warning: $CONF/lists/nf.conf: notify sends the notices from the held post.s envelope sender' '$T/err'"
 done
-printf 'deliver = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i -f dev-owner@example.org -- {moderator}\n' > "$CONF/lists/nf.conf"
+printf 'deliver = /bin/true\nrelease = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i -f dev-owner@example.org -- {moderator}\n' > "$CONF/lists/nf.conf"
 run lg config check --list nf
 check "... none with the list's own address" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/nf.conf"

@@ -9,10 +9,11 @@
  * recipient_delimiter are an error, and so is a database or
  * sync_database that libpq cannot parse (said without the password); a
  * timeout at or past Postfix's time limit under mta = postfix is a
- * warning (FILE:LINE), and so is a list without deliver there, and a
- * moderator no hold notice can go to.  Reads only the configuration
- * directory and the token files; a file name under lists/ becomes a
- * list name only after listcfg_name_ok.  keys prints the table of keys and reads nothing.
+ * warning (FILE:LINE), and so is a list without deliver there, a
+ * moderator no hold notice can go to, and moderators without release.
+ * Reads only the configuration directory and the token files; a file
+ * name under lists/ becomes a list name only after listcfg_name_ok.
+ * keys prints the table of keys and reads nothing.
  */
 #include "config.h"
 
@@ -326,6 +327,16 @@ check_list(const struct listcfg_global *g, const char *name)
 		    "");
 	warn_notify_sender(g, name, &l);
 	warn_no_deliver(g, name, &l);
+	/* a list with moderators is moderated, and approving a post is
+	 * releasing it: without release every approval fails (approve,
+	 * web, a reply), and the posts stay held */
+	if (l.moderators != NULL && l.release == NULL)
+		cmd_err(NAME, "warning: %s/lists/%s.conf: moderators are set "
+		    "but release is not: no post of the list can be approved "
+		    "(approve, listgate web and a reply to a notice all fail "
+		    "and leave it held); set release to the command or LMTP "
+		    "server that sends an approved post to the list", g->dir,
+		    name);
 	warn_moderators(g, name, &l);
 	/* its own timeout; one it inherits is listgate.conf's, said once */
 	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
