@@ -196,6 +196,35 @@ START_TEST(contrary_past_unicode_blanks)
 }
 END_TEST
 
+/* a moderator's "No." to a notice that asks for an approval: the reply
+ * to its Reply-To (the approve address) approved the post */
+START_TEST(contrary_no)
+{
+	static const char *const yes[] = { "No.\n", "no\n",
+	    "NO, this is spam\n", "Nope\n", "\n> held\n\nno thanks\n", NULL };
+	static const char *const not[] = { "Not spam, approve\n",
+	    "Now it can go\n", "Nobody minds\n", "ok, no problem here\n",
+	    NULL };
+	char buf[512], word[16];
+	size_t i;
+
+	for (i = 0; yes[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", yes[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "reply %zu: not "
+		    "taken for the contrary of approving", i);
+	}
+	for (i = 0; not[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", not[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: taken "
+		    "for the contrary of approving", i);
+	}
+}
+END_TEST
+
 /* a bottom-posted reply: the quote's attribution line ("On ... wrote:",
  * unquoted, the line before the quote or a blank line before it, over
  * two lines when the client wraps it) is not the moderator's own; the
@@ -260,6 +289,7 @@ reply_suite(void)
 	tcase_add_test(tc, robots_never_decide);
 	tcase_add_test(tc, contrary_past_unicode_blanks);
 	tcase_add_test(tc, contrary_below_the_quote);
+	tcase_add_test(tc, contrary_no);
 	suite_add_tcase(s, tc);
 	return s;
 }

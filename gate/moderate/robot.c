@@ -330,11 +330,14 @@ reply_headers(struct reply *r)
 		snprintf(r->msgid, sizeof(r->msgid), "%.250s", v);
 }
 
-/* first words that ask for the contrary of an approval */
+/* first words that ask for the contrary of an approval ("no": a reply
+ * "No." to "post held, approve?" means do not; one that goes on "No
+ * problem, ok" is refused with what to write instead, the safe way to
+ * be wrong) */
 static const char *const contrary_words[] = {
 	"reject", "rejected", "discard", "discarded", "spam", "deny",
 	"denied", "decline", "declined", "delete", "refuse", "refused",
-	"junk", NULL
+	"junk", "no", "nope", NULL
 };
 
 /* what reply_contrary's walk gathers: the first word of the first own
