@@ -1371,6 +1371,60 @@ START_TEST(html_hidden_full)
 }
 END_TEST
 
+/* a style of any length is read: one over a kilobyte that needed
+ * decoding (a comment, a url(), a reference, an escape) hid nothing,
+ * and a hidden word split a shown one */
+START_TEST(html_hidden_long_style)
+{
+	/* what goes before and after the padding */
+	static const char *const pads[][2] = { { "/*", "*/" },
+	    { "background:url(http://x.example/", ")" },
+	    { "font-family:&quot;", "&quot;" }, { "x:\\", "" },
+	    /* each "'" newline pair three bytes to CSS: the most it grows */
+	    { "x:", "" } };
+	struct buf b = BUF_INIT(1u << 20), h = BUF_INIT(1u << 20);
+	char *pad, *dec, *in;
+	size_t i, k, len[] = { 1100, 100000 };
+
+	for (k = 0; k < sizeof(len) / sizeof(len[0]); k++) {
+		pad = xmalloc(len[k] + 1);
+		dec = xmalloc(len[k] + 200);
+		in = xmalloc(2 * len[k] + 400);
+		ck_assert(pad != NULL && dec != NULL && in != NULL);
+		for (i = 0; i < sizeof(pads) / sizeof(pads[0]); i++) {
+			size_t j;
+
+			for (j = 0; j < len[k]; j++)
+				pad[j] = i == 4 ? (j % 2 ? '\n' : '\'') : 'a';
+			pad[len[k]] = '\0';
+			snprintf(dec, len[k] + 200, "%s%s%s", pads[i][0], pad,
+			    pads[i][1]);
+			snprintf(in, 2 * len[k] + 400, "Micro<span style=\""
+			    "display:none;%s\">zzz</span>soft", dec);
+			buf_reset(&b);
+			buf_reset(&h);
+			ck_assert_int_eq(html_to_text((const unsigned char *)in,
+			    strlen(in), &b, &h), HTML_HIDDEN);
+			ck_assert_str_eq(buf_str(&b), "Microsoft");
+			ck_assert_str_eq(buf_str(&h), "\nzzz\n");
+			/* ... and a display it sets shows a hidden element */
+			snprintf(in, 2 * len[k] + 400, "a<i hidden style=\"%s;"
+			    "display:inline\">b</i>c", dec);
+			buf_reset(&b);
+			buf_reset(&h);
+			ck_assert_int_eq(html_to_text((const unsigned char *)in,
+			    strlen(in), &b, &h), 0);
+			ck_assert_str_eq(buf_str(&b), "abc");
+		}
+		xfree(pad);
+		xfree(dec);
+		xfree(in);
+	}
+	buf_free(&b);
+	buf_free(&h);
+}
+END_TEST
+
 START_TEST(html_part)
 {
 	char *log = fixture_log("0014-html.eml");
@@ -2014,6 +2068,7 @@ mail_suite(void)
 	tcase_add_loop_test(tc, html_hidden, 0,
 	    sizeof(hidden_cases) / sizeof(hidden_cases[0]));
 	tcase_add_test(tc, html_hidden_full);
+	tcase_add_test(tc, html_hidden_long_style);
 	tcase_add_test(tc, html_part);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("limits");

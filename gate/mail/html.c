@@ -12,7 +12,7 @@
  * gives one, so that words split by hidden letters ("Mi", a hidden "x",
  * "crosoft") read as shown and hidden words stay apart.  A style is read
  * as a browser reads it, character references, CSS comments and escapes
- * included; when unsure (a style too long to decode, an escape in a
+ * included; when unsure (an escape in a
  * sheet or in what a descendant may set again), text counts as shown.
  * Unclosed constructs run to the end of the input.  Output beyond the
  * buffer's max is cut between characters (HTML_CUT).  Fails (-1) only
@@ -27,6 +27,7 @@
 #include "gate/mail/html.h"
 #include "gate/util/buf.h"
 #include "gate/util/utf8.h"
+#include "gate/util/xalloc.h"
 
 /* longest tag or attribute name looked at */
 #define TAG_MAX		16
@@ -567,8 +568,8 @@ style_hides(const unsigned char *s, size_t n)
 	return r;
 }
 
-/* the longest style attribute decoded for style_hides: a longer one
- * that needs decoding hides nothing */
+/* the longest style attribute decoded on the stack for style_hides; a
+ * longer one is decoded in the heap */
 #define STYLE_MAX	1024
 /* stands for a character that a character reference or a CSS escape
  * made and that no declaration looked at holds (anything but an ASCII
@@ -678,20 +679,32 @@ css_read(const char *t, size_t m, char *out, size_t cap)
  * What a style attribute's value does (style_hides), read as a browser
  * reads it: HTML decodes its character references first (a character
  * other than ASCII one made is STYLE_ODD), then CSS its comments and
- * escapes.  One too long to decode hides nothing (and shows a display).
+ * escapes.  -1 only when out of memory.
  */
 static int
 style_of(const unsigned char *s, size_t n)
 {
-	char t[STYLE_MAX], css[STYLE_MAX];
-	size_t i, m = 0, adv;
+	char st[2][STYLE_MAX], *t = st[0], *css = st[1];
+	size_t i, m = 0, adv, cap = STYLE_MAX;
 	unsigned long cp;
+	int r;
 
 	if (memchr(s, '&', n) == NULL && memchr(s, '\\', n) == NULL &&
 	    memchr(s, '/', n) == NULL)
 		return style_hides(s, n);
-	if (n > STYLE_MAX)
-		return SHOW_DISPLAY;
+	/*
+	 * A longer one in the heap: its references decode to at most n
+	 * bytes, and CSS's reading adds one for at most every two (the
+	 * quote that a newline ends a string with).  Refused for its
+	 * length, it hid nothing: a comment or a url() of a kilobyte
+	 * beside display:none showed what it hid as words of the text
+	 */
+	if (n > STYLE_MAX) {
+		cap = n + n / 2 + 1;
+		if ((t = xmalloc(n + cap)) == NULL)
+			return -1;
+		css = t + n;
+	}
 	for (i = 0; i < n; ) {
 		if (s[i] == '&' && (cp = entity_cp(s, n, i, &adv), adv > 0)) {
 			t[m++] = cp > 0 && cp < 0x80 ? (char)cp : STYLE_ODD;
@@ -699,9 +712,13 @@ style_of(const unsigned char *s, size_t n)
 		} else
 			t[m++] = (char)s[i++];
 	}
-	if ((m = css_read(t, m, css, sizeof(css))) >= sizeof(css))
-		return SHOW_DISPLAY;
-	return style_hides((const unsigned char *)css, m);
+	if ((m = css_read(t, m, css, cap)) >= cap)
+		r = SHOW_DISPLAY;
+	else
+		r = style_hides((const unsigned char *)css, m);
+	if (t != st[0])
+		xfree(t);
+	return r;
 }
 
 /* a character of a tag name */
@@ -1238,7 +1255,8 @@ tag(const unsigned char *in, size_t n, size_t i, struct conv *c,
 			continue;
 		if (strcmp(aname, "style") == 0) {
 			if (first_style) {
-				style = style_of(in + v0, v1 - v0);
+				if ((style = style_of(in + v0, v1 - v0)) < 0)
+					return -1;
 				risky |= fmt_risk(in + v0, v1 - v0);
 			}
 		}
