@@ -951,6 +951,60 @@ START_TEST(charset_lies_time)
 }
 END_TEST
 
+/* a byte order mark wins over a label that reads the bytes otherwise
+ * when they all fit it (a browser reads a page by its mark first):
+ * UTF-16 of either order unlabelled or labelled us-ascii or Latin-1,
+ * UTF-8 labelled UTF-16; bytes the mark does not fit (an unpaired
+ * surrogate), and a label of the mark's own reading, change nothing */
+static const struct {
+	const char *cs, *in, *out;
+	size_t n, outn;
+	int relabelled;
+} bom_cases[] = {
+	{ "", "\xff\xfe" "h\0i\0", "hi", 6, 2, 1 },
+	{ "us-ascii", "\xfe\xff" "\0h\0i", "hi", 6, 2, 1 },
+	/* (a half character at the end is dropped) */
+	{ "iso-8859-1", "\xff\xfe" "h\0i\0" "\n", "hi", 7, 2, 1 },
+	{ "utf-16", "\xef\xbb\xbf" "hi", "\xef\xbb\xbf" "hi", 5, 5, 1 },
+	{ "utf-16le", "\xff\xfe" "h\0i\0", "\xef\xbb\xbf" "hi", 6, 5, 0 },
+	{ "utf-8", "\xef\xbb\xbf" "hi", "\xef\xbb\xbf" "hi", 5, 5, 0 },
+	{ "", "\xff\xfe" "\0\xd8" "a\0", "\xc3\xbf\xc3\xbe" "\0\xc3\x98" "a\0",
+	    6, 9, 0 },
+};
+
+START_TEST(charset_bom)
+{
+	struct buf b = BUF_INIT(1000);
+	int flags = 0;
+
+	ck_assert_int_eq(charset_convert_body(bom_cases[_i].cs,
+	    strlen(bom_cases[_i].cs), NULL, (const unsigned char *)
+	    bom_cases[_i].in, bom_cases[_i].n, &b, &flags), 0);
+	ck_assert_uint_eq(b.len, bom_cases[_i].outn);
+	ck_assert(memcmp(b.data, bom_cases[_i].out, b.len) == 0);
+	ck_assert_int_eq((flags & CS_RELABELLED) != 0,
+	    bom_cases[_i].relabelled);
+	buf_free(&b);
+}
+END_TEST
+
+/* ... and so a part's words are read: an HTML part in UTF-16 with its
+ * mark, labelled nothing, gave none.  An encoded word, which a mail
+ * reader reads by its label, is read so: "\xff\xfe" and Latin-1 */
+START_TEST(charset_bom_part)
+{
+	static const char msg[] = "Subject: =?iso-8859-1?q?=FF=FEcheap_pills?=\n"
+	    "Content-Type: text/html\nContent-Transfer-Encoding: base64\n\n"
+	    "//48AGIAPgBCAHUAeQAgAHAAaQBsAGwAcwA8AC8AYgA+AA==\n";
+	char *log = walk_log(msg, sizeof(msg) - 1, NULL, NULL);
+
+	HAS(log, "H0 Subject: \xc3\xbf\xc3\xbe" "cheap pills\n");
+	HAS(log, "A0 charset-mislabelled\n");
+	HAS(log, "T0 text/html : Buy pills\n");
+	free(log);
+}
+END_TEST
+
 /* the handle cache survives more charsets than it has slots */
 START_TEST(charset_cache)
 {
@@ -2050,6 +2104,9 @@ mail_suite(void)
 	    (int)(sizeof(lie_cases) / sizeof(lie_cases[0])));
 	tcase_add_test(tc, charset_lies_parts);
 	tcase_add_test(tc, charset_lies_time);
+	tcase_add_loop_test(tc, charset_bom, 0,
+	    (int)(sizeof(bom_cases) / sizeof(bom_cases[0])));
+	tcase_add_test(tc, charset_bom_part);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("enriched");
 	tcase_add_loop_test(tc, enriched_table, 0,

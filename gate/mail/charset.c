@@ -586,6 +586,54 @@ try_clean(const char *nm, size_t nlen, const unsigned char *in, size_t n,
 }
 
 /*
+ * The reading a byte order mark at the start of in asks for (UTF-8, or
+ * UTF-16 in the mark's byte order), when the label would read the bytes
+ * otherwise and all the bytes fit it: a browser takes the mark before
+ * any label (WHATWG Encoding, "BOM sniff").  An HTML part in UTF-16
+ * with its mark, labelled us-ascii or nothing, gave no word at all while
+ * the reader was shown its text.  1 when read so (out and *flags set),
+ * 0 when not (out as it was), -1 out of memory.
+ */
+static int
+bom_reading(const char *charset, size_t cslen, const unsigned char *in,
+    size_t n, struct buf *out, int *flags)
+{
+	char name[CS_NAME_MAX + 1];
+	const char *cs;
+	size_t start = out->len, i;
+	int f = 0;
+
+	if (cs_normalize(charset, cslen, name) < 0)
+		name[0] = 0;
+	if (n >= 3 && in[0] == 0xEF && in[1] == 0xBB && in[2] == 0xBF) {
+		/* (a label read as UTF-8 reads it so already) */
+		for (i = 0; name[0] != 0 && i < sizeof(utf8_names) /
+		    sizeof(utf8_names[0]); i++)
+			if (strcmp(utf8_names[i], name) == 0)
+				break;
+		if (name[0] == 0 || i < sizeof(utf8_names) /
+		    sizeof(utf8_names[0]))
+			return 0;
+		cs = "utf-8";
+	} else if (n >= 2 && ((in[0] == 0xFF && in[1] == 0xFE) ||
+	    (in[0] == 0xFE && in[1] == 0xFF))) {
+		if (name[0] != 0 && wide(name))
+			return 0;
+		cs = "utf-16";	/* (iconv's takes the order from the mark) */
+		n -= n & 1;	/* (a half character cut off at the end) */
+	} else
+		return 0;
+	if (convert_cs(cs, strlen(cs), in, n, out, &f, 1) < 0)
+		return -1;
+	if (f & CS_INVALID) {
+		rewind_to(out, start);
+		return 0;
+	}
+	*flags |= f | CS_RELABELLED;
+	return 1;
+}
+
+/*
  * A part's text to UTF-8, with the evidence of its bytes (charset.h):
  * valid UTF-8 wins over another label when it cannot be chance (a
  * one-byte charset, four or more UTF-8 sequences, or a label that
@@ -659,6 +707,18 @@ charset_convert_text(const char *charset, size_t cslen, const char *hint,
 	}
 	*flags |= f;
 	return 0;
+}
+
+/* a part's body: its byte order mark first (charset.h) */
+int
+charset_convert_body(const char *charset, size_t cslen, const char *hint,
+    const unsigned char *in, size_t n, struct buf *out, int *flags)
+{
+	int r;
+
+	if ((r = bom_reading(charset, cslen, in, n, out, flags)) != 0)
+		return r < 0 ? -1 : 0;
+	return charset_convert_text(charset, cslen, hint, in, n, out, flags);
 }
 
 /* the public form of charset_convert() */

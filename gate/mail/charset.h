@@ -66,6 +66,17 @@ int charset_convert(const char *charset, size_t cslen,
 int charset_convert_text(const char *charset, size_t cslen, const char *hint,
     const unsigned char *in, size_t n, struct buf *out, int *flags);
 
+/*
+ * Like charset_convert_text(), for a part's body, whose first bytes may
+ * be a byte order mark (UTF-8, UTF-16 of either order): when the label
+ * would read the bytes otherwise and all of them fit the mark, they are
+ * read by it (CS_RELABELLED), as a browser reads a page by its mark
+ * before any label.  Not for an encoded word, which a mail reader reads
+ * by its label alone.  Returns 0, or -1 only when out of memory.
+ */
+int charset_convert_body(const char *charset, size_t cslen, const char *hint,
+    const unsigned char *in, size_t n, struct buf *out, int *flags);
+
 /* 1 if the label names a language whose charsets charset_convert_text()
  * can try (Japanese, Chinese, Korean): worth keeping as a post's hint */
 int charset_has_family(const char *charset, size_t cslen);

@@ -701,7 +701,7 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	keep_hint(w, label, strlen(label));
 	buf_reset(&w->conv);
 	w->conv.max = conv_room(w->lim, dn);
-	if (charset_convert_text(label, strlen(label), w->hint, d, dn,
+	if (charset_convert_body(label, strlen(label), w->hint, d, dn,
 	    &w->conv, &flags) < 0 || buf_reserve(&w->conv, 0) < 0)
 		return -1;
 	if ((flags & CS_RELABELLED) && anomaly(w, AN_CS_WRONG, depth) < 0)
