@@ -1005,6 +1005,51 @@ START_TEST(charset_bom_part)
 }
 END_TEST
 
+/* a <meta> charset as a browser's prescan takes it: one of UTF-16 (in
+ * ASCII bytes) means UTF-8, one of another Unicode form whose bytes are
+ * not ASCII is none (a later one counts), the others as named */
+static const struct {
+	const char *in, *cs;
+} meta_cases[] = {
+	{ "<meta charset=\"utf-16\">", "utf-8" },
+	{ "<META CHARSET=UTF-16BE>", "utf-8" },
+	{ "<meta http-equiv=content-type content=\"text/html; charset=ucs-2\">",
+	    "utf-8" },
+	{ "<meta charset=unicode>", "utf-8" },
+	{ "<meta charset=utf-32><meta charset=koi8-r>", "koi8-r" },
+	{ "<meta charset=utf-7>", "" },
+	{ "<meta charset=\"shift_jis\">", "shift_jis" },
+};
+
+START_TEST(html_meta_unicode)
+{
+	char cs[41];
+	int r;
+
+	cs[0] = 0;
+	r = html_meta_charset((const unsigned char *)meta_cases[_i].in,
+	    strlen(meta_cases[_i].in), cs, sizeof(cs));
+	ck_assert_int_eq(r, meta_cases[_i].cs[0] != 0);
+	if (r)
+		ck_assert_str_eq(cs, meta_cases[_i].cs);
+}
+END_TEST
+
+/* ... and so a part's words are read: an unlabelled HTML part whose
+ * meta names UTF-16 was read as UTF-16, its words as CJK pairs */
+START_TEST(html_meta_unicode_part)
+{
+	static const char msg[] = "Subject: x\nContent-Type: text/html\n\n"
+	    "<meta charset=\"utf-16\"><b>Buy pills</b>\n";
+	char *log = walk_log(msg, sizeof(msg) - 1, NULL, NULL);
+
+	HAS(log, "T0 text/html : ");
+	HAS(log, "Buy pills\n");
+	HASNT(log, "charset-invalid");
+	free(log);
+}
+END_TEST
+
 /* the handle cache survives more charsets than it has slots */
 START_TEST(charset_cache)
 {
@@ -2107,6 +2152,9 @@ mail_suite(void)
 	tcase_add_loop_test(tc, charset_bom, 0,
 	    (int)(sizeof(bom_cases) / sizeof(bom_cases[0])));
 	tcase_add_test(tc, charset_bom_part);
+	tcase_add_loop_test(tc, html_meta_unicode, 0,
+	    (int)(sizeof(meta_cases) / sizeof(meta_cases[0])));
+	tcase_add_test(tc, html_meta_unicode_part);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("enriched");
 	tcase_add_loop_test(tc, enriched_table, 0,

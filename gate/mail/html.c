@@ -1448,6 +1448,28 @@ comment_end(const unsigned char *in, size_t n, size_t i, int *noend)
 }
 
 /* the charset a <meta> tag in the first 4 KiB declares */
+/* what a browser makes of a <meta> charset of Unicode: 1 a label of
+ * UTF-16 (WHATWG Encoding), 2 another Unicode form whose bytes are not
+ * ASCII (UTF-32, UCS-4, UTF-7), which browsers do not know, 0 neither */
+static int
+meta_unicode(const char *cs)
+{
+	static const char *const utf16[] = { "csunicode", "iso-10646-ucs-2",
+	    "ucs-2", "unicode", "unicodefeff", "unicodefffe", "utf-16",
+	    "utf-16be", "utf-16le" };
+	static const char *const other[] = { "utf-16", "utf16", "utf-32",
+	    "utf32", "ucs-", "ucs2", "ucs4", "utf-7", "utf7", "unicode" };
+	size_t i;
+
+	for (i = 0; i < sizeof(utf16) / sizeof(utf16[0]); i++)
+		if (strcmp(cs, utf16[i]) == 0)
+			return 1;
+	for (i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+		if (strncmp(cs, other[i], strlen(other[i])) == 0)
+			return 2;
+	return 0;
+}
+
 int
 html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 {
@@ -1486,8 +1508,30 @@ html_meta_charset(const unsigned char *in, size_t n, char *cs, size_t cssz)
 				cs[k] = (char)(in[p] >= 'A' && in[p] <= 'Z' ?
 				    in[p] - 'A' + 'a' : in[p]);
 			cs[k] = 0;
-			if (k > 0)
+			if (k == 0)
+				continue;
+			/*
+			 * As a browser's prescan: bytes that name their
+			 * charset in ASCII are no UTF-16 (a page naming it
+			 * is read as UTF-8), and a charset whose bytes are
+			 * not ASCII that browsers do not know (UTF-32,
+			 * UTF-7) is no answer.  Taken as named, such a
+			 * meta turned the words a browser shows into CJK
+			 * pairs
+			 */
+			switch (meta_unicode(cs)) {
+			case 1:
+				if (cssz < sizeof("utf-8"))
+					return 0;
+				memcpy(cs, "utf-8", sizeof("utf-8"));
 				return 1;
+			case 2:
+				cs[0] = 0;
+				break;
+			default:
+				return 1;
+			}
+			break;
 		}
 		i = e;
 	}

@@ -27,7 +27,10 @@ int html_to_text(const unsigned char *in, size_t n, struct buf *out,
 /*
  * The charset an HTML document declares in its first 4 KiB:
  * <meta charset="X"> or <meta http-equiv=... content="...; charset=X">.
- * Copies it, lower case, into cs (cssz bytes).  1 found, 0 not.
+ * Copies it, lower case, into cs (cssz bytes).  1 found, 0 not.  As in
+ * a browser, a label of UTF-16 gives "utf-8" (the meta itself was
+ * ASCII), and one of another Unicode form whose bytes are not ASCII
+ * (UTF-32, UTF-7) counts as none.
  */
 int html_meta_charset(const unsigned char *in, size_t n, char *cs,
     size_t cssz);
