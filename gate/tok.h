@@ -18,7 +18,7 @@
 
 /* bump whenever the tokens for the same post change: token files record
  * it and refuse to be used by a tokenizer of another version */
-#define TOK_VERSION 9
+#define TOK_VERSION 10
 
 struct tok_opts {
 	struct mail_limits lim;	/* parser limits (max_scan from the list) */
