@@ -693,7 +693,10 @@ expect 75 "--help, no dialect on the command line: 75, temporary to both"
 if command -v strace >/dev/null 2>&1 &&
     strace -f -o /dev/null -e trace=none true 2>/dev/null; then
 	start=$(date +%s)
-	cat "$DATA/ham-test.eml" | timeout -s KILL 30 strace -f -o /dev/null \
+	# (LeakSanitizer cannot work under ptrace: it would end the traced
+	# run with an error of its own, exit 1; the other runs check leaks)
+	cat "$DATA/ham-test.eml" | ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+	    timeout -s KILL 30 strace -f -o /dev/null \
 	    -P "$CONF/listgate.conf" -e trace=%file \
 	    -e inject=%file:delay_enter=60000000 "$LISTGATE" \
 	    --allow-root --config "$CONF" filter --help --list demo \
@@ -704,7 +707,7 @@ if command -v strace >/dev/null 2>&1 &&
 	grep -q "usage: listgate \[--config DIR\] filter" "$T/out" &&
 	    ok "... with the usage" || bad "... with the usage"
 else
-	echo "# no strace: --help with listgate.conf hanging is not checked"
+	ok "# SKIP no strace (or no ptrace here): --help with listgate.conf hanging"
 fi
 
 # --- a misspelt command in master.cf or a .qmail line -----------------------------
