@@ -30,7 +30,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" "$T/out" || exit 99
 
-. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_activity, hold_post_lock
 lg() { "$LISTGATE" --allow-root --config "$CONF" "$@"; }
 sql() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
@@ -89,16 +89,6 @@ check "... approve exits 1 saying it stays held" \
 # sleeps 3 s in it) and a session queued meanwhile for the post's
 # decision lock gets it as the mark commits, so that the approval waits
 # for it on its second connection when the restart comes
-# activity N SQL: wait (at most 30 s) for N sessions matching SQL
-activity() {
-	i=0
-	while [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE $2")" \
-	    -lt "$1" ] && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ $i -lt 300 ]
-}
 rm -f "$T/fail" "$T/started"
 sql 'CREATE FUNCTION lg_test_slow_mark() RETURNS trigger LANGUAGE plpgsql
     AS $$BEGIN PERFORM pg_sleep(3); RETURN NULL; END$$' > /dev/null || exit 99
@@ -108,19 +98,9 @@ sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
 c=$("$QHOLD" dev "$DATA/ham3.eml" 0.9) || exit 99
 lg approve "$c" > "$T/ap.out" 2> "$T/ap.err" &
 p=$!
-if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
-	# QUEUE_LOCK_POST (0x4c50) and the post's id: its decision lock
-	psql -X -q -A -t -c "SELECT pg_advisory_lock(19536, $c)" \
-	    -c "SELECT pg_sleep(30)" > /dev/null 2>&1 &
-	holder=$!
-	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	hold_post_lock "$c" 30 ||
 	    bad "the lock's session never waited"
-	i=0
-	while [ "$(status "$c")" != releasing ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	sleep 0.3
 	$PG_CTL_STOP > /dev/null 2>&1
 	$PG_CTL_START > /dev/null 2>&1 || { echo "Bail out! no restart"; exit 99; }
 	wait "$p"

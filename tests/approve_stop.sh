@@ -38,7 +38,7 @@ trap 'rm -rf "$T"' EXIT INT TERM
 CONF=$T/conf
 mkdir -p "$CONF/lists" "$T/out" || exit 99
 
-. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP)
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), pg_activity, hold_post_lock
 sql() { PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 
 printf 'tokens_dir = %s/tokens\n' "$T" > "$CONF/listgate.conf"
@@ -122,16 +122,6 @@ sleep 0.5	# the orphaned release finishes before the directory goes
 # for the post's decision lock: it gets the lock as the mark commits and
 # keeps it 20 s, while the approval waits to take it again on its second
 # connection; the test sends SIGTERM then.
-# activity N SQL: wait (at most 30 s) for N sessions matching SQL
-activity() {
-	i=0
-	while [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE $2")" \
-	    -lt "$1" ] && [ $i -lt 300 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ $i -lt 300 ]
-}
 sql "TRUNCATE held_posts, train_journal, decided_posts CASCADE" || exit 99
 rm -f "$T/started" "$T/go" "$T"/out/*
 touch "$T/go"
@@ -145,20 +135,9 @@ b=$("$QHOLD" dev "$DATA/ham1.eml" 0.98) || exit 99
 "$LISTGATE" --allow-root --config "$CONF" approve "$a" "$b" \
     > "$T/stdout" 2> "$T/stderr" &
 p=$!
-if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
-	# QUEUE_LOCK_POST (0x4c50) and the post's id: its decision lock
-	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
-	    -c "SELECT pg_advisory_lock(19536, $a)" \
-	    -c "SELECT pg_sleep(20)" > /dev/null 2>&1 &
-	holder=$!
-	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	hold_post_lock "$a" 20 ||
 	    bad "the lock's session never waited"
-	i=0
-	while [ "$(status "$a")" != releasing ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	sleep 0.3
 	t0=$(date +%s)
 	kill -TERM "$p"
 	wait "$p"
@@ -214,7 +193,7 @@ printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <
     lg moderate --mta postfix -f alice@example.org -- "$addr" \
     > "$T/mod.out" 2>&1 &
 p=$!
-if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
 	    -c "SELECT pg_advisory_lock(19536, $m)" \
 	    -c "SELECT pg_sleep(10)" > /dev/null 2>&1 &
@@ -254,19 +233,9 @@ printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <
 "$LISTGATE" --allow-root --config "$CONF" moderate --mta postfix \
     -f alice@example.org -- "$addr" < "$T/reply" > "$T/mod.out" 2>&1 &
 p=$!
-if activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
-	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
-	    -c "SELECT pg_advisory_lock(19536, $m)" \
-	    -c "SELECT pg_sleep(3)" > /dev/null 2>&1 &
-	holder=$!
-	activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	hold_post_lock "$m" 3 ||
 	    bad "the lock's session never waited"
-	i=0
-	while [ "$(status "$m")" != releasing ] && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	sleep 0.3
 	kill -TERM "$p"
 	wait "$p"
 	rc=$?

@@ -57,6 +57,75 @@ catchup() {
 	return 1
 }
 
+# pause_replay: pause the streaming standby's replay (port
+# $PG_STANDBY_PORT) and wait until it says so, at most 10 s; 1 when the
+# pause cannot be asked for
+pause_replay() {
+	psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" \
+	    -c "SELECT pg_wal_replay_pause()" > /dev/null || return 1
+	i=0
+	while [ "$(psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" \
+	    -c 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
+	    [ $i -lt 200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+}
+
+# two_hosts DIR: the two list hosts of the standby tests, DIR/A and DIR/B,
+# each a configuration with list dev and a tokens directory of its own
+# (DIR/tokens-A, DIR/tokens-B), both on the primary ($PGHOST, $PGPORT,
+# $PGDATABASE); B reads the journal from the standby ($PG_STANDBY_PORT,
+# sync_database).  1 when a directory cannot be made
+two_hosts() {
+	for h in A B; do
+		mkdir -p "$1/$h/lists" || return 1
+		printf 'tokens_dir = %s/tokens-%s\ndatabase = host=%s port=%s dbname=%s\n' \
+		    "$1" "$h" "$PGHOST" "$PGPORT" "$PGDATABASE" \
+		    > "$1/$h/listgate.conf" || return 1
+		: > "$1/$h/lists/dev.conf" || return 1
+	done
+	printf 'sync_database = host=%s port=%s dbname=%s\n' "$PGHOST" \
+	    "$PG_STANDBY_PORT" "$PGDATABASE" >> "$1/B/listgate.conf"
+}
+
+# pg_activity N WHERE: wait until at least N sessions of pg_stat_activity
+# match WHERE, at most 30 s; 1 when they never did
+pg_activity() {
+	i=0
+	while [ "$(psql -X -q -A -t -v ON_ERROR_STOP=1 -c \
+	    "SELECT count(*) FROM pg_stat_activity WHERE $2")" -lt "$1" ] &&
+	    [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ $i -lt 300 ]
+}
+
+# hold_post_lock ID SECS: once an approval has marked post ID 'releasing'
+# and waits to commit the mark (a deferred trigger sleeping in COMMIT),
+# take the post's decision lock (QUEUE_LOCK_POST, 0x4c50, and the id)
+# for SECS seconds in a session of its own, its pid in $holder, so that
+# the approval waits for the lock after its mark; returns once the
+# holder waits behind the COMMIT, the post is 'releasing' and 0.3 s more
+# have passed; 1 when the holder never waited for the lock
+hold_post_lock() {
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
+	    -c "SELECT pg_advisory_lock(19536, $1)" \
+	    -c "SELECT pg_sleep($2)" > /dev/null 2>&1 &
+	holder=$!
+	pg_activity 1 "wait_event_type = 'Lock' AND wait_event = 'advisory'" ||
+	    return 1
+	i=0
+	while [ "$(psql -X -q -A -t -c \
+	    "SELECT status FROM held_posts WHERE id = $1")" != releasing ] &&
+	    [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 0.3
+}
+
 # fifo_wait PID: wait until process PID is blocked opening a FIFO that
 # has no writer yet (its kernel wait channel, wait_for_partner), at most
 # 120 s: a listgate under valgrind (LISTGATE_WRAP) takes seconds to

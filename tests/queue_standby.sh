@@ -79,18 +79,8 @@ pos() {
 	"$LISTGATE" --allow-root --config "$T/$1" score --list dev --db-stats |
 	    sed -n 's/^journal_pos //p'
 }
-# catchup: tests/lib.sh
-# pause replay on the standby and wait (at most 10 s) until it has;
-# the caller checks the state when it matters
-pause_replay() {
-	sqls "SELECT pg_wal_replay_pause()" > /dev/null || return 1
-	i=0
-	while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
-	    [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
+# catchup, pause_replay: tests/lib.sh (the caller checks the pause's
+# state when it matters)
 # "list dev: N journal events applied, ..." -> N
 applied() { sed -n 's/^list dev: \([0-9]*\) journal event.* applied.*/\1/p' "$T/out"; }
 

@@ -22,30 +22,13 @@ fi
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-stschema.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
-for h in A B; do
-	mkdir -p "$T/$h/lists" || exit 99
-	printf 'tokens_dir = %s/tokens-%s\ndatabase = host=%s port=%s dbname=%s\n' \
-	    "$T" "$h" "$PGHOST" "$PGPORT" "$PGDATABASE" > "$T/$h/listgate.conf"
-	: > "$T/$h/lists/dev.conf"
-done
-printf 'sync_database = host=%s port=%s dbname=%s\n' "$PGHOST" \
-    "$PG_STANDBY_PORT" "$PGDATABASE" >> "$T/B/listgate.conf"
-
-. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), catchup
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), catchup, two_hosts, pause_replay
+two_hosts "$T" || exit 99
 lgA() { "$LISTGATE" --allow-root --config "$T/A" "$@"; }
 lgB() { "$LISTGATE" --allow-root --config "$T/B" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sqlp() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 sqls() { psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" -c "$1"; }
-pause_replay() {
-	sqls "SELECT pg_wal_replay_pause()" > /dev/null || return 1
-	i=0
-	while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
-	    [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
 said_behind() {
 	grep -q "standby .*has not replayed the primary's migration yet" "$T/err"
 }

@@ -21,30 +21,13 @@ fi
 DATA=$top_srcdir/tests/data/train
 T=$(mktemp -d "${TMPDIR:-/tmp}/lg-ststuck.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT INT TERM
-for h in A B; do
-	mkdir -p "$T/$h/lists" || exit 99
-	printf 'tokens_dir = %s/tokens-%s\ndatabase = host=%s port=%s dbname=%s\n' \
-	    "$T" "$h" "$PGHOST" "$PGPORT" "$PGDATABASE" > "$T/$h/listgate.conf"
-	: > "$T/$h/lists/dev.conf"
-done
-printf 'sync_database = host=%s port=%s dbname=%s\n' "$PGHOST" \
-    "$PG_STANDBY_PORT" "$PGDATABASE" >> "$T/B/listgate.conf"
-
-. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), catchup
+. "$top_srcdir/tests/lib.sh"	# ok, bad, check (TAP), catchup, two_hosts, pause_replay
+two_hosts "$T" || exit 99
 lg() { h=$1; shift; "$LISTGATE" --allow-root --config "$T/$h" "$@"; }
 run() { "$@" > "$T/out" 2> "$T/err"; rc=$?; }
 sqlp() { psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"; }
 sqls() { psql -X -q -A -t -v ON_ERROR_STOP=1 -p "$PG_STANDBY_PORT" -c "$1"; }
 pos() { lg "$1" score --list dev --db-stats | sed -n 's/^journal_pos //p'; }
-pause_replay() {
-	sqls "SELECT pg_wal_replay_pause()" > /dev/null || return 1
-	i=0
-	while [ "$(sqls 'SELECT pg_get_wal_replay_pause_state()')" != paused ] &&
-	    [ $i -lt 200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
 warned() {
 	grep -q "warning: sync_database in $T/B/listgate.conf lacks journal events the primary (database) had $1 minutes ago (it ends at event $2): its replay is stuck or far behind" "$T/err"
 }
