@@ -66,6 +66,7 @@ struct sync_all {
 	struct queue *q;
 	const struct listcfg_global *g;
 	int quiet, check, nfail;
+	int replica_checked;	/* replica_ok told q replicates database */
 };
 
 /* l is the site store's list */
@@ -162,21 +163,25 @@ warn_stuck(const char *name, const struct listcfg_global *g,
 /* with sync_database set (sq), before any token file follows it: -1,
  * reported as name, when it does not replicate database; else 0 (also
  * when that cannot be told: the primary out of reach), with a warning
- * when it is stuck far behind */
+ * when it is stuck far behind; *checked_r 1 when it was told that sq
+ * replicates database */
 static int
 replica_ok(const char *name, const struct listcfg_global *g,
-    struct queue *sq)
+    struct queue *sq, int *checked_r)
 {
 	struct queue *pq;
 	char err[512];
 	int r;
 
+	*checked_r = 0;
 	if (g->sync_conninfo == NULL || !queue_configured(g->conninfo) ||
 	    queue_open_within(g->conninfo, REPLICA_WAIT_S, &pq, err,
 	    sizeof(err)) < 0)
 		return 0;
-	if ((r = check_replica(name, g, pq, sq, NULL)) == 0)
+	if ((r = check_replica(name, g, pq, sq, NULL)) == 0) {
+		*checked_r = 1;
 		warn_stuck(name, g, pq, sq);
+	}
 	queue_close(pq);
 	return r;
 }
@@ -185,14 +190,15 @@ replica_ok(const char *name, const struct listcfg_global *g,
  * When the journal is read from sync_database (a standby, sq), feed the
  * site store through the primary (database) on a connection of its own,
  * and check that sq replicates it; with one database the sync itself
- * feeds it.  The connection is handed over in *pq_r when that is not
+ * feeds it.  checked: replica_ok told so already (sync), not asked
+ * again.  The connection is handed over in *pq_r when that is not
  * NULL (else closed; NULL when there is none).  0; -1 when the primary
  * is out of reach; -2 when sq does not replicate it (nothing is to be
  * applied from sq); both reported as name.
  */
 static int
 feed_primary(const char *name, const struct listcfg_global *g,
-    struct queue *sq, int quiet, struct queue **pq_r)
+    struct queue *sq, int checked, int quiet, struct queue **pq_r)
 {
 	struct queue *fq = NULL;
 	unsigned long nfed;
@@ -215,7 +221,7 @@ feed_primary(const char *name, const struct listcfg_global *g,
 	}
 	/* (after the feed: the primary's then goes on past the standby's) */
 	snprintf(what, sizeof(what), "site store %s", g->site_list);
-	if (check_replica(name, g, fq, sq, what) < 0) {
+	if (!checked && check_replica(name, g, fq, sq, what) < 0) {
 		queue_close(fq);
 		return -2;
 	}
@@ -358,7 +364,8 @@ sync_site_store(struct sync_all *s)
 	/* the primary out of reach: the feed the standby has is still
 	 * applied (the failure counts all the same); not that of a
 	 * database that is no standby of it */
-	if ((r = feed_primary("sync", s->g, s->q, s->quiet, NULL)) < 0)
+	if ((r = feed_primary("sync", s->g, s->q,
+	    s->replica_checked, s->quiet, NULL)) < 0)
 		s->nfail++;
 	if (r == -2)
 		return;
@@ -557,7 +564,7 @@ cmd_sync(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* every token file would follow another journal than the one that
 	 * is trained: built from it, or refused as diverged with a message
 	 * to rebuild it (from it) */
-	if (replica_ok("sync", &g, s.q) < 0)
+	if (replica_ok("sync", &g, s.q, &s.replica_checked) < 0)
 		s.nfail++;
 	else if (site && g.site_list == NULL) {
 		cmd_err("sync", "--site: no site store (set site_list in "
@@ -843,7 +850,7 @@ cmd_rebuild(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* the primary out of reach: the site store is rebuilt from the feed
 	 * the standby has (as sync applies it), and the run fails all the
 	 * same; not from a database that is no standby of it */
-	if (is_site(&g, list) && (r = feed_primary("rebuild", &g, q, quiet,
+	if (is_site(&g, list) && (r = feed_primary("rebuild", &g, q, 0, quiet,
 	    &pq)) < 0) {
 		if (r == -2)
 			goto out_l;
