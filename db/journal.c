@@ -609,7 +609,11 @@ journal_add_z(struct queue *q, const char *list, int spam, int dir,
 		snprintf(err, errsz, "post too large for the journal");
 		return -1;
 	}
-	if (q->intx) {
+	/* an unlearning goes as a statement of its own, not in the
+	 * batch's COPY: journal_learnt asks about the next post on the
+	 * connection, which cannot be done while a COPY is open (a batch
+	 * of a trainer is all learnings or all unlearnings) */
+	if (q->intx && (dir > 0 || q->copy != QCOPY_NONE)) {
 		/* in a batch: a row of the COPY, with the length of its
 		 * compressed post, then the post */
 		if (strlen(list) > 64 || strlen(source) > 64) {
@@ -663,6 +667,64 @@ journal_add_z(struct queue *q, const char *list, int spam, int dir,
 		r = 0;
 	PQclear(res);
 	return r;
+}
+
+/* the events of a class of a list with posts of a size, and whether
+ * each learnt ($1 the list, $2 the class, $3 the size; binary results) */
+#define LEARNT_SQL \
+	"SELECT (op = 'learn')::int4, message_z FROM train_journal " \
+	"WHERE list = $1 AND class = $2 AND size = $3::int8 AND " \
+	"quarantined_at IS NULL ORDER BY id"
+
+int
+journal_learnt(struct queue *q, const char *list, int spam,
+    const unsigned char *raw, size_t len, long *net_r, char *err,
+    size_t errsz)
+{
+	char sizebuf[32];
+	const char *vals[3] = { list, spam ? "spam" : "ham", sizebuf };
+	unsigned char *buf = NULL;
+	PGresult *res;
+	uLongf n;
+	int i, rows, learnt;
+
+	*net_r = 0;
+	if (q->copy != QCOPY_NONE) {
+		snprintf(err, errsz, "database: cannot look for the post in "
+		    "the journal while its batch is being sent");
+		return -1;
+	}
+	if (len > LG_MAX_POST_BYTES)
+		return 0;	/* never journaled */
+	snprintf(sizebuf, sizeof(sizebuf), "%zu", len);
+	res = PQexecParams(q->conn, LEARNT_SQL, 3, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: cannot look for the post in "
+		    "the journal: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	rows = PQntuples(res);
+	/* (one byte more: a stored post longer than its size is damaged) */
+	if (rows > 0 && (buf = xmalloc(len + 1)) == NULL) {
+		PQclear(res);
+		snprintf(err, errsz, "out of memory reading the journal");
+		return -1;
+	}
+	for (i = 0; i < rows; i++) {
+		learnt = (int)queue_col_i64(res, i, 0) != 0;
+		n = (uLongf)len + 1;
+		/* a post of the same size with other bytes, or a damaged
+		 * one (sync skips it): not this post */
+		if (uncompress(buf, &n, (const Bytef *)PQgetvalue(res, i, 1),
+		    (uLong)PQgetlength(res, i, 1)) != Z_OK || n != len ||
+		    memcmp(buf, raw, len) != 0)
+			continue;
+		*net_r += learnt ? 1 : -1;
+	}
+	xfree(buf);
+	PQclear(res);
+	return 0;
 }
 
 int

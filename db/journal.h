@@ -35,6 +35,22 @@ int journal_commit(struct queue *q, char *err, size_t errsz);
 void journal_rollback(struct queue *q);
 
 /*
+ * Whether list's journal holds a learning of the post raw (len bytes)
+ * as class spam that no unlearning has undone: of the events of the
+ * class whose stored post has exactly these bytes (read back; a damaged
+ * or quarantined one left out, as sync leaves it), those learnt minus
+ * those unlearnt, in *net_r.  Unlearning only a post above 0 keeps the
+ * journal from taking a post's tokens from the counts of the posts that
+ * were learnt, on every host and in every rebuild alike.  Under the
+ * list's journal lock (journal_begin) it counts the batch's events too
+ * (an unlearning goes to the server as it is added, not in the batch's
+ * COPY); not once a learning was added to the batch.  0, or -1 with err.
+ */
+int journal_learnt(struct queue *q, const char *list, int spam,
+    const unsigned char *raw, size_t len, long *net_r, char *err,
+    size_t errsz);
+
+/*
  * journal_add in two steps, for a writer that compresses its posts
  * ahead in other threads: a compressor (one per thread; NULL when out of
  * memory) compresses raw (len bytes, at most LG_MAX_POST_BYTES) into

@@ -79,6 +79,53 @@ check "... and the tokens an unlearn removed" \
 sed 's/^/# /' "$T/sum-db"
 check "the unlearn is journaled" \
     test "$(sql "SELECT count(*) FROM train_journal WHERE op = 'unlearn'")" -eq 1
+# unlearning a post the journal never learnt as the class (the other
+# class given, a post never trained, one unlearned already) was
+# journaled, and every host's sync and every rebuild took it from the
+# counts of the posts that were, exit 0: it is skipped, named, not
+# journaled, and the run exits 1, as without a database
+lgdb train -q --list nlj --spam "$DATA/spam1.eml" "$DATA/spam3.eml" || exit 99
+lgdb train -q --list nlj --ham "$DATA/ham1.eml" || exit 99
+dump db nlj > "$T/nl0"
+lgdb train --list nlj --spam --unlearn "$DATA/spam2.eml" > "$T/out" 2> "$T/err"
+rc=$?
+check "unlearn of a post the journal never learnt: exit 1 (exit $rc)" \
+    test "$rc" -eq 1
+check "... naming it, saying nothing was unlearned for it" grep -q \
+    "^listgate train: list nlj: $DATA/spam2.eml: never learnt as spam (the journal has no learning of these bytes as spam left to undo): skipped, nothing unlearned for it" \
+    "$T/err"
+sed 's/^/# /' "$T/err"
+check "... not journaled" test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'nlj' AND op = 'unlearn'")" -eq 0
+dump db nlj > "$T/nl1"
+check "... and every count is as it was" cmp -s "$T/nl0" "$T/nl1"
+lgdb train --list nlj --ham --unlearn "$DATA/spam1.eml" "$DATA/ham1.eml" \
+    "$DATA/spam4.eml" > "$T/out" 2> "$T/err"
+rc=$?
+check "unlearn of the wrong class: exit 1, the post of the class unlearned" \
+    sh -c "test $rc -eq 1 && grep -q '^unlearned 1 post as ham through the journal' '$T/out'"
+check "... the others named, the first of them" grep -q \
+    "^listgate train: list nlj: 2 posts were never learnt as ham (the journal has no learning of their bytes as ham left to undo; the first: $DATA/spam1.eml): skipped, nothing unlearned for them" \
+    "$T/err"
+check "... one unlearn journaled" test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'nlj' AND op = 'unlearn'")" -eq 1
+lgdb score --list nlj --db-stats > "$T/out" 2>&1
+check "... and the spam posts' counts are untouched" \
+    sh -c "grep -qx 'spam_posts 2' '$T/out' && grep -qx 'ham_posts 0' '$T/out'"
+lgdb train --list nlj --ham --unlearn "$DATA/ham1.eml" > "$T/out" 2> "$T/err"
+rc=$?
+check "unlearning a post twice: the second time skipped (exit $rc)" \
+    sh -c "test $rc -eq 1 && grep -q 'ham1.eml: never learnt as ham' '$T/err'"
+lgdb train -q --list nlj --spam --unlearn "$DATA/spam3.eml" || exit 99
+check "a post learnt is unlearned (exit $?)" test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'nlj' AND op = 'unlearn'")" -eq 2
+# what every host's sync gives, a rebuild from the journal gives
+dump db nlj > "$T/nl2"
+lgdb rebuild -q --list nlj > "$T/out" 2>&1 || exit 99
+dump db nlj > "$T/nl3"
+check "... and a rebuild from the journal equals the synced file" \
+    cmp -s "$T/nl2" "$T/nl3"
+lgsolo train -q --list nlj --spam "$DATA/spam1.eml" "$DATA/spam3.eml" || exit 99
+lgsolo train -q --list nlj --spam --unlearn "$DATA/spam3.eml" || exit 99
+dump solo nlj > "$T/nl4"
+check "... and the file trained directly" cmp -s "$T/nl2" "$T/nl4"
 # the same post twice in one run is journaled once
 lgdb train --list dupj --spam "$DATA/spam1.eml" "$DATA/spam1.eml" > "$T/out" 2>&1
 check "train FILE FILE with a database: one journal event" \

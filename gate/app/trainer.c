@@ -137,6 +137,16 @@ struct trainer {
 
 static int direct_tmpfile(struct trainer *, char *, size_t);
 
+/* unlearning: the post being learnt was never learnt as the class, and
+ * is left alone (counted in t->st, with its name) */
+static void
+not_learnt(struct trainer *t)
+{
+	if (t->st.nnotlearnt++ == 0)
+		snprintf(t->st.first_notlearnt, sizeof(t->st.first_notlearnt),
+		    "%s", t->name != NULL ? t->name : "");
+}
+
 /* --- journal ----------------------------------------------------------- */
 
 /*
@@ -390,9 +400,25 @@ journal_post(struct trainer *t, const unsigned char *msg, size_t len,
     struct tokpool_post *pp, char *err, size_t errsz)
 {
 	struct toklist *tl;
+	long net;
 
 	if (opened(t, err, errsz) < 0)
 		return -1;
+	/* an unlearning of a post the journal holds no learning of as the
+	 * class (the wrong class given, a post never trained or unlearnt
+	 * already) would take, on every host's sync and in every rebuild,
+	 * from the counts of the posts that were learnt: left out of the
+	 * journal (the list's journal lock is held, so no other writer
+	 * changes the answer before the commit) */
+	if (t->dir < 0) {
+		if (journal_learnt(t->q, t->list, t->spam, msg, len, &net, err,
+		    errsz) < 0)
+			return -1;
+		if (net <= 0) {
+			not_learnt(t);
+			return 0;
+		}
+	}
 	if ((pp != NULL && pp->z != NULL ? journal_add_z(t->q, t->list,
 	    t->spam, t->dir, "manual", 0, len, pp->z, pp->zlen, err, errsz) :
 	    journal_add(t->q, t->list, t->spam, t->dir, "manual", 0, msg, len,
@@ -707,9 +733,7 @@ unlearn_known(struct trainer *t, const struct toklist *tl, char *err,
 	}
 	if (r)
 		return 1;
-	if (t->st.nnotlearnt++ == 0)
-		snprintf(t->st.first_notlearnt, sizeof(t->st.first_notlearnt),
-		    "%s", t->name != NULL ? t->name : "");
+	not_learnt(t);
 	return 0;
 fail:
 	snprintf(err, errsz, "%s", tokdb_errmsg(t->db));

@@ -36,9 +36,11 @@ struct trainer_stats {
 	unsigned long ndone;	/* posts durable (direct: in committed
 				 * batches; journal: after trainer_finish) */
 	long nchanged;		/* direct: tokens new (learn) or removed */
-	/* direct, unlearning: posts left alone because the token file
-	 * shows they were never learnt as the class (trainer_open_direct),
-	 * not counted in nposts; the first one's name ("" when not known) */
+	/* unlearning: posts left alone because the token file
+	 * (trainer_open_direct) or the journal (the posts journaled with
+	 * these bytes: trainer_open_journal) shows they were never learnt
+	 * as the class, not counted in nposts; the first one's name (""
+	 * when not known) */
 	unsigned long nnotlearnt;
 	char first_notlearnt[1024];
 };

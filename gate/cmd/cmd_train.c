@@ -542,11 +542,27 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* unlearnt, they would have taken from the counts of the posts
 	 * that were learnt (the wrong class given, a post never trained):
 	 * left alone, and the run fails as for a post that cannot be read */
-	if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0)
+	if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0 && journal)
+		cmd_err(NAME, "list %s: %s: never learnt as %s (the journal "
+		    "has no learning of these bytes as %s left to undo): "
+		    "skipped, nothing unlearned for it", list,
+		    st.first_notlearnt, spam ? "spam" : "ham",
+		    spam ? "spam" : "ham");
+	else if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0)
 		cmd_err(NAME, "list %s: %s: never learnt as %s (some of its "
 		    "tokens have no %s count in the token file): skipped, "
 		    "nothing unlearned for it", list, st.first_notlearnt,
 		    spam ? "spam" : "ham", spam ? "spam" : "ham");
+	else if (st.nnotlearnt > 0 && journal)
+		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
+		    "(the journal has no learning of %s bytes as %s left to "
+		    "undo%s%s): skipped, nothing unlearned for %s", list,
+		    st.nnotlearnt,
+		    st.nnotlearnt == 1 ? "" : "s", st.nnotlearnt == 1 ?
+		    "was" : "were", spam ? "spam" : "ham",
+		    st.nnotlearnt == 1 ? "its" : "their", spam ? "spam" : "ham",
+		    st.first_notlearnt[0] != 0 ? "; the first: " : "",
+		    st.first_notlearnt, st.nnotlearnt == 1 ? "it" : "them");
 	else if (st.nnotlearnt > 0)
 		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
 		    "(some of %s tokens have no %s count in the token "
