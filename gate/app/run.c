@@ -13,7 +13,8 @@
  * file), never a pipe we feed: when we die (SIGKILL, Ctrl-C, the OOM
  * killer) while it runs, it still reads the whole post, never a part
  * of it that looks complete.  Its environment is a short list of ours
- * (env_keep): a moderator's PGPASSWORD never reaches it.  The parent
+ * (env_keep): a moderator's PGPASSWORD never reaches it; of our
+ * descriptors it gets standard input, output and error only.  The parent
  * sleeps in poll() on a pidfd of the child until it exits, so a fast
  * command is waited for no longer than it runs.  Never exits; -1 with a
  * message on failure.
@@ -280,6 +281,23 @@ spawn_out(char *const *argv, char *const *envp, int infd, int quiet,
 			e = posix_spawn_file_actions_addopen(&fa,
 			    STDERR_FILENO, "/dev/null", O_WRONLY, 0);
 	}
+	/* nothing of ours beyond 0, 1 and 2: not the token file (Kyoto
+	 * Cabinet opens it without close-on-exec: a command could write
+	 * it, and one that goes on running would keep a replaced file
+	 * alive), nor what our own caller left open; listgate web's
+	 * threads open files while one of them starts a command, so the
+	 * child closes them itself */
+#ifdef HAVE_POSIX_SPAWN_FILE_ACTIONS_ADDCLOSEFROM_NP
+	if (e == 0)
+		e = posix_spawn_file_actions_addclosefrom_np(&fa,
+		    STDERR_FILENO + 1);
+#elif defined(SYS_close_range) && defined(CLOSE_RANGE_CLOEXEC)
+	/* (an older C library: ours close-on-exec, for good: only the
+	 * commands started here exec) */
+	if (e == 0)
+		(void)syscall(SYS_close_range, STDERR_FILENO + 1, ~0U,
+		    CLOSE_RANGE_CLOEXEC);
+#endif
 	/* a server thread (listgate web) runs with its signals blocked and
 	 * we ignore SIGPIPE and SIGXFSZ (filter): the command gets none
 	 * blocked, and the defaults of those it may rely on */
