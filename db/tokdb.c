@@ -2455,6 +2455,60 @@ out:
 /* --- replacing a file: the locks, the copy, bulk mode -------------------- */
 
 /*
+ * One file under two lists' names (tokens/a.kch a hard link of
+ * tokens/b.kch): a new file renamed over one name leaves the other with
+ * the old one, and the two lists part without a word at the first
+ * compaction, rebuild or bulk write.  1 with the other name (in the
+ * directory of the file the link at path leads to, where the new file
+ * goes) in other, else 0.  Other names elsewhere (a backup made with
+ * cp -al) and dot names (a private copy linked into place a moment ago)
+ * do not count: to part from those is what they are for.
+ */
+static int
+shared_name(const char *path, const struct stat *st, char *other,
+    size_t othersz)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	const char *target, *base;
+	struct dirent *e;
+	struct stat es;
+	size_t n;
+	DIR *d;
+	int found = 0;
+
+	if (st->st_nlink < 2)
+		return 0;
+	target = tokdb_replace_target(path, real);
+	base = strrchr(target, '/');
+	if (base == NULL) {
+		snprintf(dir, sizeof(dir), ".");
+		base = target;
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s", base == target ? 1 :
+		    (int)(base - target), target);
+		base++;
+	}
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL) {
+		n = strlen(e->d_name);
+		if (e->d_name[0] == '.' || n <= 4 ||
+		    strcmp(e->d_name + n - 4, ".kch") != 0 ||
+		    strcmp(e->d_name, base) == 0)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &es, AT_SYMLINK_NOFOLLOW) ==
+		    0 && S_ISREG(es.st_mode) && same_file(&es, st)) {
+			snprintf(other, othersz, "%s%s%s", strcmp(dir, ".") ==
+			    0 ? "" : dir, strcmp(dir, "/") == 0 ||
+			    strcmp(dir, ".") == 0 ? "" : "/", e->d_name);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
  * What a process that renames a new file over path (a compaction, a
  * bulk writer publishing its copy) holds meanwhile: a reader's lock on
  * the file (Kyoto Cabinet's shared fcntl lock, through *src_r), so that
@@ -2512,6 +2566,20 @@ hold_for_replace(const char *path, unsigned wait_ms, struct tokdb **src_r,
 		}
 		if (had && fstat(fd, &st1) == 0 && stat(path, &st2) == 0 &&
 		    same_file(&st0, &st1) && same_file(&st1, &st2)) {
+			char other[PATH_MAX + 8];
+
+			if (shared_name(path, &st1, other, sizeof(other))) {
+				snprintf(err, errsz, "token file %s is the same "
+				    "file as %s (a hard link: one file for two "
+				    "lists): not replaced, which would leave %s "
+				    "with the old file.  A token file is one "
+				    "list's (its journal position too): give "
+				    "each list a copy of its own", path, other,
+				    other);
+				close(fd);
+				tokdb_close(src);
+				return TOKDB_ERR;
+			}
 			*src_r = src;
 			*fd_r = fd;
 			return 0;

@@ -588,6 +588,34 @@ check "... which learnt them in the link's target" \
 check "... leaving no private copy behind" \
     sh -c "test -z \"\$(ls -A '$T/disk' | grep -v '^linked.kch\$')\" && test -z \"\$(ls -A '$CONF/tokens' | grep '^\.linked')\""
 
+# one file for two lists (a hard link beside it): a compaction or a bulk
+# write renamed a new file over one name and left the other list with
+# the old file, and the two lists parted without a word.  Refused, both
+# named.  A name elsewhere (a backup made with cp -al) is parted from
+lg train -q --list hl1 --spam "$DATA/spam1.eml" &&
+    ln "$CONF/tokens/hl1.kch" "$CONF/tokens/hl2.kch" || exit 99
+run lg rebuild --list hl1
+check "rebuild (no database) of one file for two lists exits 1" \
+    test "$rc" -eq 1
+check "... naming both names" grep -qF \
+    "token file $CONF/tokens/hl1.kch is the same file as $CONF/tokens/hl2.kch (a hard link" \
+    "$T/err"
+check "... which stay one file" \
+    test "$CONF/tokens/hl1.kch" -ef "$CONF/tokens/hl2.kch"
+run lg train --list hl2 --ham "$T/many"
+check "a train of 20 posts (bulk mode past the first) of it exits 1" \
+    test "$rc" -eq 1
+check "... saying why" grep -qF \
+    "token file $CONF/tokens/hl2.kch is the same file as $CONF/tokens/hl1.kch (a hard link" \
+    "$T/err"
+check "... and keeps them one file" \
+    test "$CONF/tokens/hl1.kch" -ef "$CONF/tokens/hl2.kch"
+mkdir -p "$T/backup" && rm -f "$CONF/tokens/hl2.kch" &&
+    ln "$CONF/tokens/hl1.kch" "$T/backup/hl1.kch" || exit 99
+run lg rebuild --list hl1
+check "a second name elsewhere (a backup) does not keep rebuild from it" \
+    sh -c "test $rc -eq 0 && ! test '$CONF/tokens/hl1.kch' -ef '$T/backup/hl1.kch'"
+
 # an empty file (a delivery that failed, a directory's placeholder) is
 # no post: the filter refuses one, and learnt it counted as a post of
 # the list (spam_posts 2 here), shifting every score
