@@ -11,10 +11,15 @@
  */
 #include "config.h"
 
+#include <sys/random.h>
+#include <sys/syscall.h>
 #include <check.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate/app/preview.h"
 #include "gate/mail/mail.h"
@@ -569,11 +574,105 @@ START_TEST(no_auto_replies)
 }
 END_TEST
 
+/* getrandom(2) of this program: the kernel's, or ENOSYS (an old
+ * kernel, a seccomp filter) while no_getrandom is set (notice.c then
+ * falls back to a count) */
+static volatile int no_getrandom;
+
+ssize_t
+getrandom(void *buf, size_t len, unsigned int flags)
+{
+	if (no_getrandom) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return syscall(SYS_getrandom, buf, len, flags);
+}
+
+/* answers each of the threads builds, and the length of a Message-ID
+ * kept of each */
+#define RACE_THREADS	4
+#define RACE_ANSWERS	200000
+#define RACE_ID		64
+
+struct race {
+	char *ids;	/* RACE_ANSWERS Message-IDs of RACE_ID bytes */
+	int fails;
+};
+
+static void *
+race_answers(void *arg)
+{
+	struct race *r = arg;
+	struct notice_to h = { "dev-moderate@lists.example.org",
+	    "s@example.org", 1796000000, &tkey };
+	struct buf out = BUF_INIT(1 << 16);
+	const char *m;
+	int i;
+
+	for (i = 0; i < RACE_ANSWERS; i++) {
+		buf_reset(&out);
+		if (notice_answer("dev", "your post was not accepted", NULL,
+		    "t\n", &h, &out) < 0 || (m = strstr(buf_str(&out),
+		    "\nMessage-ID: ")) == NULL) {
+			r->fails++;
+			continue;
+		}
+		m += strlen("\nMessage-ID: ");
+		snprintf(r->ids + (size_t)i * RACE_ID, RACE_ID, "%.*s",
+		    (int)strcspn(m, "\n"), m);
+	}
+	buf_free(&out);
+	return NULL;
+}
+
+static int
+cmp_id(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* without getrandom, the answers listgate web's request threads send
+ * at once (a rejection's notice to its sender) each have a Message-ID
+ * of their own (the fallback's count was a plain ++: two threads took
+ * one value, thousands of duplicates here) */
+START_TEST(answers_unique_without_getrandom)
+{
+	struct race r[RACE_THREADS];
+	pthread_t t[RACE_THREADS];
+	size_t n = (size_t)RACE_THREADS * RACE_ANSWERS, i, dups = 0;
+	char *all;
+	int k;
+
+	all = calloc(n, RACE_ID);
+	ck_assert_ptr_nonnull(all);
+	no_getrandom = 1;
+	for (k = 0; k < RACE_THREADS; k++) {
+		r[k].ids = all + (size_t)k * RACE_ANSWERS * RACE_ID;
+		r[k].fails = 0;
+		ck_assert_int_eq(pthread_create(&t[k], NULL, race_answers,
+		    &r[k]), 0);
+	}
+	for (k = 0; k < RACE_THREADS; k++) {
+		pthread_join(t[k], NULL);
+		ck_assert_int_eq(r[k].fails, 0);
+	}
+	no_getrandom = 0;
+	qsort(all, n, RACE_ID, cmp_id);
+	for (i = 1; i < n; i++)
+		if (strcmp(all + i * RACE_ID, all + (i - 1) * RACE_ID) == 0)
+			dups++;
+	free(all);
+	ck_assert_msg(dups == 0, "%zu Message-IDs given twice", dups);
+}
+END_TEST
+
 static Suite *
 notice_suite(void)
 {
 	Suite *s = suite_create("notice");
 	TCase *tc = tcase_create("notice");
+	TCase *tr = tcase_create("threads");
 
 	tcase_add_test(tc, hold_notice_parses_back);
 	tcase_add_test(tc, held_as_note);
@@ -585,6 +684,10 @@ notice_suite(void)
 	tcase_add_test(tc, loop_guard_sealed);
 	tcase_add_test(tc, no_auto_replies);
 	suite_add_tcase(s, tc);
+	/* (800000 answers: a sanitizer's build takes its time) */
+	tcase_set_timeout(tr, 120);
+	tcase_add_test(tr, answers_unique_without_getrandom);
+	suite_add_tcase(s, tr);
 	return s;
 }
 

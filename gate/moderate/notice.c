@@ -159,6 +159,11 @@ short_date(time_t t, char *out, size_t outsz)
 static void
 random_hex(char *out, size_t nchars)
 {
+	/* without getrandom (ENOSYS, a seccomp filter's EPERM, EAGAIN
+	 * before the kernel's generator is ready) a count tells a second's
+	 * notices apart: one for the whole process, taken atomically, as
+	 * listgate web's request threads answer at once (a plain ++ let
+	 * two of them take one value: one Message-ID for two notices) */
 	static unsigned long fallback;
 	unsigned char r[32];
 	size_t i;
@@ -167,7 +172,8 @@ random_hex(char *out, size_t nchars)
 		nchars = 2 * sizeof(r);
 	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
 		unsigned long v = (unsigned long)time(NULL) ^
-		    ((unsigned long)getpid() << 16) ^ ++fallback * 2654435761u;
+		    ((unsigned long)getpid() << 16) ^ __atomic_add_fetch(
+		    &fallback, 1, __ATOMIC_RELAXED) * 2654435761u;
 
 		for (i = 0; i < sizeof(r); i++) {
 			v = v * 6364136223846793005ul + 1442695040888963407ul;
