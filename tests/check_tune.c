@@ -328,6 +328,36 @@ START_TEST(bootstrap)
 }
 END_TEST
 
+/* a 90% interval leaves 5% of the resamples below it and 5% above: of
+ * 20, one each side (1 - 0.9 is 0.0999...98 in binary: the share
+ * below came out as 0.999... resamples, taken as none, and the
+ * interval of 20 held all of them, of 1000 held 902) */
+START_TEST(bootstrap_level)
+{
+	static int sp[2000];
+	static unsigned char e[2000];
+	struct cutoff_goal g = cost_goal(1, 5);
+	struct cutoff_boot all, b90;
+	size_t i;
+
+	/* half the ham and half the spam misjudged */
+	for (i = 0; i < 2000; i++) {
+		sp[i] = i >= 1000;
+		e[i] = i % 2;
+	}
+	ck_assert_int_eq(cutoff_bootstrap(sp, e, e, 2000, &g, 20, 1, &all),
+	    0);
+	ck_assert_int_eq(cutoff_bootstrap(sp, e, e, 2000, &g, 20, 0.9, &b90),
+	    0);
+	/* (the same resamples: the generator starts from a fixed seed;
+	 * the ham's 20 fractions are all different, the spam's lowest
+	 * two the same) */
+	ck_assert(all.hh_lo < all.hh_hi);
+	ck_assert(b90.hh_lo > all.hh_lo && b90.hh_hi < all.hh_hi);
+	ck_assert(b90.sp_hi < all.sp_hi);
+}
+END_TEST
+
 START_TEST(nested_calibrates)
 {
 	/* 40 ham well below, 40 spam well above, except one spam low: a
@@ -1038,6 +1068,7 @@ tune_suite(void)
 	tcase_add_test(tc, roca);
 	tcase_add_test(tc, tail);
 	tcase_add_test(tc, bootstrap);
+	tcase_add_test(tc, bootstrap_level);
 	tcase_add_test(tc, nested_calibrates);
 	tcase_add_test(tc, rating);
 	tcase_add_test(tc, changes_text);
