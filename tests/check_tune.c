@@ -1012,6 +1012,26 @@ START_TEST(rating)
 	ck_assert_str_eq(tune_rating(&r), "high");
 	r.boot.hh_hi = 0.001;
 	ck_assert_str_eq(tune_rating(&r), "low");
+	/* at the bounds, as the intervals' ends come (counts of 100 and
+	 * 1000 posts): 7 - 5 is 2 points, and within 2 points is high
+	 * (0.07 - 0.05 is 0.020000000000000004 in binary: it was medium);
+	 * 14 - 9 within 5 is medium (it was low) */
+	r.goal = cost_goal(1, 5);
+	r.boot.hh_lo = 0.05;
+	r.boot.hh_hi = 0.07;
+	r.boot.sp_lo = 0.01;
+	r.boot.sp_hi = 0.02;
+	ck_assert_str_eq(tune_rating(&r), "high");
+	r.boot.hh_lo = 0.09;
+	r.boot.hh_hi = 0.14;
+	ck_assert_str_eq(tune_rating(&r), "medium");
+	/* up to three times the target, and no further, is medium: 27 of
+	 * 1000 spam against 0.9% (3 * 0.009 is 0.026999999999999996) */
+	r.boot.hh_lo = 0.05;
+	r.boot.hh_hi = 0.07;
+	r.goal.max_spam_passed = 0.009;
+	r.boot.sp_hi = 0.027;
+	ck_assert_str_eq(tune_rating(&r), "medium");
 }
 END_TEST
 

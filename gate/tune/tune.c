@@ -559,6 +559,16 @@ tune_result_free(struct tune_result *r)
 	r->spam = NULL;
 }
 
+/*
+ * The bounds are met in decimal, the intervals' ends are fractions k / n
+ * of the journal's posts, and their differences and multiples are
+ * rounded in binary: 7/100 - 5/100 is 0.020000000000000004, past 2
+ * points, and 3 * 0.009 is 0.026999999999999996, below 27/1000.  A
+ * fraction of at most LG_MAX_TUNE_EVENTS posts that differs at all from
+ * a bound of a few decimals differs by far more than this.
+ */
+#define RATING_SLACK	1e-9
+
 /* how far an interval's upper end hi reaches past target t: 0 not past
  * it (or no target), 1 past it, 2 past TUNE_TARGET_LOW times it */
 static int
@@ -566,7 +576,7 @@ past_target(double hi, double t)
 {
 	if (t < 0 || hi <= t)
 		return 0;
-	return hi > TUNE_TARGET_LOW * t ? 2 : 1;
+	return hi > TUNE_TARGET_LOW * t + RATING_SLACK ? 2 : 1;
 }
 
 const char *
@@ -579,9 +589,9 @@ tune_rating(const struct tune_result *r)
 		past = p;
 	if (r->boot.sp_hi - r->boot.sp_lo > w)
 		w = r->boot.sp_hi - r->boot.sp_lo;
-	if (w <= 0.02 && past == 0)
+	if (w <= 0.02 + RATING_SLACK && past == 0)
 		return "high";
-	if (w <= 0.05 && past <= 1)
+	if (w <= 0.05 + RATING_SLACK && past <= 1)
 		return "medium";
 	return "low";
 }
