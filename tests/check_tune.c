@@ -323,8 +323,19 @@ START_TEST(bootstrap)
 	ck_assert_int_eq(cutoff_bootstrap(sp, eo, en, 200, &g, 500, 0.9,
 	    &b), 0);
 	ck_assert(b.better > 0.99);
-	ck_assert_double_eq(b.hh_hi, 0);
-	ck_assert_double_eq(b.sp_hi, 0);
+	/* no error left: every resample has none, and the interval is
+	 * no longer 0 to 0 (sure to 0 points of 100 posts): it reaches the
+	 * rate at which 100 posts show no error in 5% of journals */
+	ck_assert_double_eq(b.hh_lo, 0);
+	ck_assert_double_eq_tol(b.hh_hi, 1 - pow(0.05, 1.0 / 100), 1e-12);
+	ck_assert_double_eq_tol(b.sp_hi, 1 - pow(0.05, 1.0 / 100), 1e-12);
+	ck_assert(b.hh_hi > 0.029 && b.hh_hi < 0.03);
+	/* and every post misjudged: its lower end as far below 1 */
+	memset(en, 1, sizeof(en));
+	ck_assert_int_eq(cutoff_bootstrap(sp, eo, en, 200, &g, 500, 0.9,
+	    &b), 0);
+	ck_assert_double_eq(b.hh_hi, 1);
+	ck_assert_double_eq_tol(b.hh_lo, pow(0.05, 1.0 / 100), 1e-12);
 }
 END_TEST
 

@@ -155,7 +155,10 @@ struct cutoff_boot {
  * Resample the n posts with replacement, ham and spam separately, b
  * times (seeded: the same answer every run).  err_old[i] and err_new[i]
  * say whether post i is misjudged (ham held, spam passed) under the old
- * and the new setting.  0, or -1 out of memory.
+ * and the new setting.  The intervals hold level of the resampled
+ * fractions; a class none (or all) of whose posts err_new misjudges
+ * reaches 1 - ((1 - level) / 2)^(1/n) (or down to its complement), the
+ * rate that would show no error so often.  0, or -1 out of memory.
  */
 int cutoff_bootstrap(const int *spam, const unsigned char *err_old,
     const unsigned char *err_new, size_t n, const struct cutoff_goal *g,

@@ -561,11 +561,12 @@ tune_result_free(struct tune_result *r)
 
 /*
  * The bounds are met in decimal, the intervals' ends are fractions k / n
- * of the journal's posts, and their differences and multiples are
- * rounded in binary: 7/100 - 5/100 is 0.020000000000000004, past 2
- * points, and 3 * 0.009 is 0.026999999999999996, below 27/1000.  A
- * fraction of at most LG_MAX_TUNE_EVENTS posts that differs at all from
- * a bound of a few decimals differs by far more than this.
+ * of the journal's posts (or, with no error, 1 - 0.05^(1/n)), and their
+ * differences and multiples are rounded in binary: 7/100 - 5/100 is
+ * 0.020000000000000004, past 2 points, and 3 * 0.009 is
+ * 0.026999999999999996, below 27/1000.  An end for at most
+ * LG_MAX_TUNE_EVENTS posts that differs at all from a bound of a few
+ * decimals differs by far more than this.
  */
 #define RATING_SLACK	1e-9
 
