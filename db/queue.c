@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdint.h>
@@ -2363,6 +2364,59 @@ net_training(struct queue *q, const char *idbuf, long *ham_r, long *spam_r,
 	return 0;
 }
 
+/*
+ * The journal's learnings of post id's bytes as the class (spam: 1)
+ * left after its unlearnings, by any source (journal_learnt): a manual
+ * `train --unlearn` of the bytes undoes a decision's learning without
+ * the post's id.  Into *net_r; 0, or -1 with err.
+ */
+static int
+bytes_net(struct queue *q, const char *idbuf, int spam, long *net_r,
+    char *err, size_t errsz)
+{
+	const char *vals[1] = { idbuf };
+	unsigned char *raw = NULL;
+	size_t cap = 0;
+	int64_t size;
+	PGresult *res;
+	char *list;
+	int r;
+
+	*net_r = 0;
+	res = PQexecParams(q->conn, "SELECT list, size, raw_z FROM "
+	    "held_posts WHERE id = $1::int8", 1, NULL, vals, NULL, NULL, 1);
+	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
+		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
+		PQclear(res);
+		return -1;
+	}
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return 0;
+	}
+	if ((list = queue_col_str(res, 0, 0)) == NULL) {
+		PQclear(res);
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	size = queue_col_i64(res, 0, 1);
+	r = queue_inflate((const unsigned char *)PQgetvalue(res, 0, 2),
+	    (size_t)PQgetlength(res, 0, 2), size, &raw, &cap, err, errsz);
+	if (r == 0)
+		r = journal_learnt(q, list, spam, raw, (size_t)size, net_r,
+		    err, errsz);
+	else if (r == QUEUE_ECORRUPT) {
+		/* its events are quarantined at sync: nothing to compare,
+		 * the post's own count stands */
+		*net_r = LONG_MAX;
+		r = 0;
+	}
+	xfree(raw);
+	xfree(list);
+	PQclear(res);
+	return r < 0 ? -1 : 0;
+}
+
 /* journal one event for post id, copying its stored message: 0 or -1 */
 static int
 journal_post_event(struct queue *q, const char *idbuf, const char *cls,
@@ -2389,7 +2443,7 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
     size_t errsz)
 {
 	const char *vals[4], *newc = class_of(status);
-	long netham, netspam;
+	long netham, netspam, b;
 
 	if (flags & QUEUE_LEARN_SPAM)
 		newc = "spam";	/* an expiry that trains */
@@ -2417,6 +2471,19 @@ record_decision(struct queue *q, const char *idbuf, const char *status,
 		return -1;
 	if (net_training(q, idbuf, &netham, &netspam, err, errsz) < 0)
 		return -1;
+	/* a learning to undo that a manual `train --unlearn` of the post's
+	 * bytes undid already: unlearnt again, it would take from the
+	 * counts of the list's other posts */
+	if (netham > 0 && (newc == NULL || strcmp(newc, "ham") != 0)) {
+		if (bytes_net(q, idbuf, 0, &b, err, errsz) < 0)
+			return -1;
+		netham = b < netham ? (b > 0 ? b : 0) : netham;
+	}
+	if (netspam > 0 && (newc == NULL || strcmp(newc, "spam") != 0)) {
+		if (bytes_net(q, idbuf, 1, &b, err, errsz) < 0)
+			return -1;
+		netspam = b < netspam ? (b > 0 ? b : 0) : netspam;
+	}
 	for (; netham > 0 && (newc == NULL || strcmp(newc, "ham") != 0);
 	    netham--)
 		if (journal_post_event(q, idbuf, "ham", "unlearn", err,

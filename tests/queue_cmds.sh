@@ -29,7 +29,7 @@ cat > "$T/release.sh" <<EOF
 cat > "$T/released.\$1" || exit 1
 test ! -e "$T/fail"
 EOF
-for l in dev ref other; do
+for l in dev ref other unl unlref; do
 	printf 'release = /bin/sh %s/release.sh {list}\n' "$T" \
 	    > "$CONF/lists/$l.conf"
 done
@@ -597,6 +597,28 @@ dump "$T/tokens/dev.kch" "$CONF" dev | grep -v '^00 70 6F 73' > "$T/dump-dev"
 dump "$T/tokens/ref.kch" "$CONF" ref | grep -v '^00 70 6F 73' > "$T/dump-ref"
 check "reject + forced approve counts = learnt as ham only" \
     cmp -s "$T/dump-dev" "$T/dump-ref"
+
+# --- a decision changed after a manual unlearn of the post's bytes -----------------
+# rejected (learnt as spam), its spam learning undone by hand with
+# `train --unlearn`, then approved: the approval must not unlearn it as
+# spam a second time (that took from the other spam's counts)
+u1=$("$QHOLD" unl "$DATA/ham2.eml") || exit 99
+u2=$("$QHOLD" unlref "$DATA/ham2.eml") || exit 99
+for l in unl unlref; do lg train -q --list "$l" --spam "$DATA/spam2.eml"; done
+run lg reject "$u1"
+check "unl: reject exits 0" test "$rc" -eq 0
+run lg train --list unl --unlearn --spam "$DATA/ham2.eml"
+check "unl: the manual unlearn of the rejected post's bytes exits 0" \
+    test "$rc" -eq 0
+run lg approve --force "$u1"
+check "unl: the forced approval exits 0" test "$rc" -eq 0
+check "unl: the approval journals no second spam unlearning" \
+    test "$(sql "SELECT count(*) FROM train_journal WHERE list = 'unl' AND class = 'spam' AND op = 'unlearn'")" -eq 1
+lg approve -q "$u2" > /dev/null 2>&1
+dump "$T/tokens/unl.kch" "$CONF" unl | grep -v '^00 70 6F 73' > "$T/dump-unl"
+dump "$T/tokens/unlref.kch" "$CONF" unlref | grep -v '^00 70 6F 73' > "$T/dump-unlref"
+check "unl: counts = the other spam and the post learnt as ham" \
+    cmp -s "$T/dump-unl" "$T/dump-unlref"
 
 # --- discard and expire ----------------------------------------------------------
 run lg discard "$id3"
