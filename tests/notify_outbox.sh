@@ -19,7 +19,9 @@
 #     filters at once, and one held while two `notify --pending` runs
 #     send, get no more notices in the hour than it allows (each sender
 #     counted only the notices sent, not those others were sending);
-#     the rest wait for the digest.
+#     the rest wait for the digest;
+#   - so do expire's reminders: one sent while a filter sends a notice
+#     of the hour's last post waits for the digest.
 # Never reads /etc.
 set -u
 
@@ -239,6 +241,46 @@ check "two notify --pending at once and a hold meanwhile: two posts noticed in t
 lg notify --pending --quiet --list bud > "$T/notify.out" 2>&1
 check "... the others in the digests, none left pending" \
     test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'bud' AND state = 'pending'")" -eq 0 -a "$(sentposts)" -eq 2
+
+# --- expire's reminders counted as they go out ---------------------------
+# a post held while its notice failed, due for a reminder, and a post
+# held (its notice taking 3 s) while expire runs: the hour allows one
+cat > "$CONF/lists/rem.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+timeout = 60
+moderators = erin@example.org
+moderation_address = rem-moderate@lists.example.org
+notify = /bin/sh $T/slow.sh {moderator}
+notify_max_per_hour = 1
+hold_expiry_days = 3
+expire_action = remind
+EOF
+journal_train rem || exit 99
+lg sync -q --list rem || exit 99
+remposts() { sql "SELECT count(DISTINCT post_id) FROM notice_outbox WHERE list = 'rem' AND state = 'sent'"; }
+: > "$T/fail.erin@example.org"
+hold e1 rem
+rm -f "$T/fail.erin@example.org"
+sql "UPDATE notice_outbox SET state = 'dropped', done_at = now() WHERE list = 'rem'" > /dev/null
+sql "UPDATE held_posts SET arrived_at = now() - interval '10 days' WHERE list = 'rem'" > /dev/null
+rm -f "$MAIL"/*
+hold e2 rem &
+hpid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'rem' AND claimed_until > now()")" -lt 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+lg expire --list rem > "$T/expire.out" 2>&1
+check "expire while a filter sends: exit 0" test $? -eq 0
+wait "$hpid"
+s=$(remposts)
+check "expire's reminder past the hour's one notice, claimed while a filter sent its own, is not sent ($s)" \
+    test "$s" -eq 1 -a "$(nmail erin@example.org)" -eq 1
+check "... it waits in the outbox" grep -q "reminder queued" "$T/expire.out"
+lg notify --pending --quiet --list rem > "$T/notify.out" 2>&1
+check "... for the digest" test "$(nmail erin@example.org)" -eq 2 -a "$(remposts)" -eq 1
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

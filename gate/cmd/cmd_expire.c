@@ -189,8 +189,10 @@ remind_post(struct queue *q, const struct listcfg_global *g,
 		/* nothing queued: not a reminder sent (claimed all the
 		 * same, so that the next run does not try it again) */
 		return 3;
-	r = notify_send_post(q, g, id, clock_now_ms() + NOTIFY_RUN_S * 1000.0,
-	    &st, err, errsz);
+	/* (kept to notify_max_per_hour as they go: filters and `notify
+	 * --pending` may be sending the list's notices meanwhile) */
+	r = notify_send_post(q, g, id, 1, clock_now_ms() + NOTIFY_RUN_S *
+	    1000.0, &st, err, errsz);
 	if (r < 0)
 		return -1;
 	if (r == 1)

@@ -478,17 +478,23 @@ remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 		    "lists/%s.conf", l.name, notify_missing(&l, miss,
 		    sizeof(miss)), l.name);
 		rc = -1;
-	} else if (hourly && moddb_sent_last_hour(q, l.name, &nsent, err,
-	    errsz) < 0)
+	} else if (hourly && kind != NULL && moddb_sent_last_hour(q, l.name,
+	    &nsent, err, errsz) < 0)
 		rc = -1;
 	else {
 		/* expire's reminder is a hold notice again: past the list's
 		 * notify_max_per_hour it waits for the digest, as
 		 * notify_held's do, or the remind of a list's backlog would
-		 * send each moderator one mail per post at once */
+		 * send each moderator one mail per post at once.  Queued
+		 * under the count read here, and sent (expire sends them
+		 * after its commit, kind NULL) each claimed against the
+		 * hour's budget with every other sender at once, as the
+		 * filter's are: the count read at queueing saw neither the
+		 * notices a filter or a `notify --pending` run was sending
+		 * then, nor those sent since */
 		row_post(&r, &p);
-		rc = queue_and_send(q, g, &l, &p, kind, hourly &&
-		    (l.notify_max_per_hour == 0 ||
+		rc = queue_and_send(q, g, &l, &p, kind, hourly && kind !=
+		    NULL && (l.notify_max_per_hour == 0 ||
 		    nsent >= (long)l.notify_max_per_hour), hourly,
 		    deadline_ms, st, err, errsz);
 	}
@@ -507,9 +513,10 @@ notify_remind(struct queue *q, const struct listcfg_global *g, int64_t id,
 
 int
 notify_send_post(struct queue *q, const struct listcfg_global *g, int64_t id,
-    double deadline_ms, struct notify_stats *st, char *err, size_t errsz)
+    int hourly, double deadline_ms, struct notify_stats *st, char *err,
+    size_t errsz)
 {
-	return remind(q, g, id, NULL, 0, deadline_ms, st, err, errsz);
+	return remind(q, g, id, NULL, hourly, deadline_ms, st, err, errsz);
 }
 
 /* --- notify --pending ----------------------------------------------------- */

@@ -126,12 +126,15 @@ int notify_remind(struct queue *q, const struct listcfg_global *g,
 /*
  * Send the pending notices of held post id (those queued by
  * notify_remind inside a transaction since committed) until
- * deadline_ms.  0 (1 when the post is not held, err says why, as for
- * notify_remind), or -1 with err.
+ * deadline_ms; hourly (expire's): each claimed against the list's
+ * notify_max_per_hour with every other sender at once
+ * (moddb_claim_counted), one past it left pending for the digest of
+ * `notify --pending`.  0 (1 when the post is not held, err says why, as
+ * for notify_remind), or -1 with err.
  */
 int notify_send_post(struct queue *q, const struct listcfg_global *g,
-    int64_t id, double deadline_ms, struct notify_stats *st, char *err,
-    size_t errsz);
+    int64_t id, int hourly, double deadline_ms, struct notify_stats *st,
+    char *err, size_t errsz);
 
 /*
  * `notify --pending`: for list (NULL: every list with pending rows),
