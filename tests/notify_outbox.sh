@@ -22,6 +22,9 @@
 #     the rest wait for the digest;
 #   - so do expire's reminders: one sent while a filter sends a notice
 #     of the hour's last post waits for the digest.
+#   - a digest of more posts than it lists (NOTICE_MAX_DIGEST, 200)
+#     counts them all in its subject and says how many more wait; the
+#     next run's digest lists them.
 # Never reads /etc.
 set -u
 
@@ -281,6 +284,30 @@ check "expire's reminder past the hour's one notice, claimed while a filter sent
 check "... it waits in the outbox" grep -q "reminder queued" "$T/expire.out"
 lg notify --pending --quiet --list rem > "$T/notify.out" 2>&1
 check "... for the digest" test "$(nmail erin@example.org)" -eq 2 -a "$(remposts)" -eq 1
+
+# --- a digest of more posts than it lists ---------------------------------
+cat > "$CONF/lists/dg.conf" <<EOF
+moderators = gina@example.org
+moderation_address = dg-moderate@lists.example.org
+notify = /bin/sh $T/notify.sh {moderator}
+notify_max_per_hour = 0
+EOF
+"$QHOLD" -n dg "$DATA/spam-test.eml" 203 > /dev/null || exit 99
+sql "INSERT INTO notice_outbox (list, post_id, moderator, kind, digest) SELECT 'dg', id, 'gina@example.org', 'hold', true FROM held_posts WHERE list = 'dg'" > /dev/null
+rm -f "$MAIL"/*
+lg notify --pending --quiet --list dg > "$T/notify.out" 2>&1
+check "203 posts waiting: one digest" test "$(nmail gina@example.org)" -eq 1
+dm=$(ls "$MAIL"/*.gina@example.org)
+check "... whose subject counts all 203" \
+    grep -q "^Subject: \[dg\] held: 203 posts wait" "$dm"
+check "... which lists 200 and says 3 more wait" \
+    grep -q "^(3 more: a later digest lists them" "$dm"
+check "... the 3 left pending" test "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'dg' AND state = 'pending'")" -eq 3
+rm -f "$MAIL"/*
+lg notify --pending --quiet --list dg > "$T/notify.out" 2>&1
+dm=$(ls "$MAIL"/*.gina@example.org)
+check "... and the next run's digest lists them, no more line" \
+    test "$(grep -c -e "^Subject: \[dg\] held: 3 posts wait" -e "more: a later" "$dm")" -eq 1
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

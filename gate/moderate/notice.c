@@ -677,13 +677,16 @@ out:
 
 int
 notice_digest(const char *list, const struct notice_post *p,
-    const struct notice_links *ln, size_t n, const struct notice_to *h,
-    struct buf *out)
+    const struct notice_links *ln, size_t n, size_t more,
+    const struct notice_to *h, struct buf *out)
 {
 	struct buf subj = BUF_INIT(512), t = BUF_INIT(NOTICE_MAX_TEXT * 4);
 	size_t i, shown = n < NOTICE_MAX_DIGEST ? n : NOTICE_MAX_DIGEST;
 	int rc = -1;
 
+	/* every post waiting counts, listed here or not (past the
+	 * NOTICE_MAX_DIGEST listed, a later digest's) */
+	n += more;
 	if (put(&subj, "[%s] held: %zu post%s wait%s for moderation", list,
 	    n, n == 1 ? "" : "s", n == 1 ? "s" : "") < 0 ||
 	    common_header(out, list, h, (const char *)subj.data, subj.len) <
@@ -700,8 +703,8 @@ notice_digest(const char *list, const struct notice_post *p,
 		if (put(&t, "\n-- post %lld --\n", (long long)p[i].id) < 0 ||
 		    summary(&t, &p[i], "  ") < 0 || links(&t, &ln[i], "  ") < 0)
 			goto out;
-	if (shown < n && put(&t, "\n(%zu more: see `%s held --list "
-	    "%s`)\n", n - shown, suggest_cmd(), list) < 0)
+	if (shown < n && put(&t, "\n(%zu more: a later digest lists them; "
+	    "see `%s held --list %s`)\n", n - shown, suggest_cmd(), list) < 0)
 		goto out;
 	if (qp_encode(out, t.data, t.len) < 0)
 		goto out;

@@ -96,13 +96,15 @@ int notice_hold(const struct notice_post *p, const struct notice_links *ln,
     const struct notice_to *h, int remind, struct buf *out);
 
 /*
- * One digest of n held posts of list (at most NOTICE_MAX_DIGEST are
- * listed): each with its sender, subject, score and three links.  0, or
- * -1 when out of memory or h->key is NULL.
+ * One digest of the n held posts p of list (at most NOTICE_MAX_DIGEST
+ * are listed): each with its sender, subject, score and three links;
+ * more: posts waiting besides, not listed (a later digest's), which the
+ * subject counts and a "(N more: ...)" line names.  0, or -1 when out
+ * of memory or h->key is NULL.
  */
 int notice_digest(const char *list, const struct notice_post *p,
-    const struct notice_links *ln, size_t n, const struct notice_to *h,
-    struct buf *out);
+    const struct notice_links *ln, size_t n, size_t more,
+    const struct notice_to *h, struct buf *out);
 
 /*
  * A short text message: Subject "[L] SUBJECT" (subject is ours, ASCII

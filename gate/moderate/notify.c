@@ -621,8 +621,10 @@ find_held(const struct pend *pd, int64_t id)
 	return NULL;
 }
 
-/* one digest to moderator mod of the digest rows of pd that name it;
- * marks them: 0, or -1 when the outbox could not be written */
+/* one digest to moderator mod of the digest rows of pd that name it
+ * (NOTICE_MAX_DIGEST at most: the others wait for the next run's, and
+ * this one says how many they are); marks them: 0, or -1 when the
+ * outbox could not be written */
 static int
 send_digest(struct queue *q, const struct listcfg_list *l,
     const struct cookie_key *key, struct pend *pd, const char *mod,
@@ -633,7 +635,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	struct notice_to h;
 	struct buf msg = BUF_INIT(NOTICE_MAX_TEXT * 8);
 	const struct held *hp;
-	size_t i, k = 0, *which = NULL;
+	size_t i, k = 0, more = 0, *which = NULL;
 	char why[1024];
 	double t0;
 	int rc = -1, ok = 0, c;
@@ -649,12 +651,18 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	h.to = mod;
 	h.now = time(NULL);
 	h.key = key;
-	for (i = 0; i < pd->n && k < NOTICE_MAX_DIGEST; i++) {
+	for (i = 0; i < pd->n; i++) {
 		if (!pd->rows[i].digest || strcmp(pd->rows[i].moderator, mod) ||
 		    pd->rows[i].tries < 0)
 			continue;
 		if ((hp = find_held(pd, pd->rows[i].post_id)) == NULL)
 			continue;
+		if (k == NOTICE_MAX_DIGEST) {
+			/* left pending for the next run's digest: this one
+			 * says they wait too */
+			more++;
+			continue;
+		}
 		memset(&posts[k], 0, sizeof(posts[k]));
 		posts[k].list = l->name;
 		posts[k].id = hp->id;
@@ -688,7 +696,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 	if (k == 0)
 		goto out;
 	t0 = clock_now_ms();
-	if (notice_digest(l->name, posts, ln, k, &h, &msg) < 0) {
+	if (notice_digest(l->name, posts, ln, k, more, &h, &msg) < 0) {
 		snprintf(why, sizeof(why), "out of memory building a digest");
 		failed(st, l->name, 0, mod, why);
 	} else if (notify_run(l, mod, "", 0, &msg, NOTIFY_RUN_S, why,

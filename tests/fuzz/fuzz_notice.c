@@ -305,7 +305,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* a digest of the two */
 	buf_reset(&out);
-	if (notice_digest("dev", post, ln, 2, &to, &out) == 0)
+	if (notice_digest("dev", post, ln, 2, 0, &to, &out) == 0)
 		check_message(&out, NULL);
 
 	/* an answer quoting the post's Message-ID and its sender, cleaned
