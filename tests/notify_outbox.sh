@@ -25,6 +25,8 @@
 #   - a digest of more posts than it lists (NOTICE_MAX_DIGEST, 200)
 #     counts them all in its subject and says how many more wait; the
 #     next run's digest lists them.
+#   - notify --pending stopped (SIGTERM) while a notice is being sent
+#     records it before it ends: the next run does not send it again.
 # Never reads /etc.
 set -u
 
@@ -308,6 +310,40 @@ lg notify --pending --quiet --list dg > "$T/notify.out" 2>&1
 dm=$(ls "$MAIL"/*.gina@example.org)
 check "... and the next run's digest lists them, no more line" \
     test "$(grep -c -e "^Subject: \[dg\] held: 3 posts wait" -e "more: a later" "$dm")" -eq 1
+
+# --- notify --pending stopped mid-send ------------------------------------
+# the notice being sent is recorded before the run ends: once its claim
+# would have run out, the next run does not send it again
+cat > "$CONF/lists/stp.conf" <<EOF
+moderators = hank@example.org
+moderation_address = stp-moderate@lists.example.org
+notify = /bin/sh $T/slow.sh {moderator}
+EOF
+journal_train stp || exit 99
+lg sync -q --list stp || exit 99
+: > "$T/fail.hank@example.org"
+hold s1 stp
+rm -f "$T/fail.hank@example.org"
+rm -f "$MAIL"/*
+"$LISTGATE" --allow-root --config "$CONF" notify --pending --quiet \
+    --list stp > "$T/stop.out" 2>&1 &
+spid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'stp' AND claimed_until > now()")" -lt 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.5
+kill -TERM "$spid"
+wait "$spid"
+check "notify --pending stopped by SIGTERM: exit 1" test $? -eq 1
+check "... it says so" grep -q "stopped by signal" "$T/stop.out"
+check "... the notice being sent went out" test "$(nmail hank@example.org)" -eq 1
+# (a lease that ran out: what a killed run's claim comes to)
+sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE list = 'stp' AND claimed_until IS NOT NULL" > /dev/null
+lg notify --pending --quiet --list stp > "$T/notify.out" 2>&1
+h=$(nmail hank@example.org)
+check "... and is not sent again by the next run ($h)" test "$h" -eq 1
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

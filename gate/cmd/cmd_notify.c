@@ -9,16 +9,21 @@
  * (a release that fails holds it again), and sends each moderator one
  * digest of the posts held past a list's notify_max_per_hour.
  * --remind notifies the moderators of held posts again.  Both go
- * through gate/moderate/notify.c.  Exit 0, 1 when anything failed (it
- * stays pending), 2 on usage errors.
+ * through gate/moderate/notify.c.  SIGTERM, SIGINT or SIGHUP stops
+ * the run once the notice being sent is sent and recorded (killed
+ * mid-send, a run would leave it pending, and a later run would send it
+ * again); a second one ends it at once.  Exit 0, 1 when anything failed
+ * or a stop left notices pending, 2 on usage errors.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db/queue.h"
 #include "gate/cmd/cmd.h"
@@ -50,6 +55,20 @@ usage(FILE *f)
 	    "  -h, --help       this help\n"
 	    "\n"
 	    "Exit status: 0 ok, 1 something failed (it stays pending), 2 usage.\n");
+}
+
+/* a stop: the notice being sent is sent and recorded first, then the
+ * run ends (notify_stop); a second stop ends it at once (SA_RESETHAND) */
+static void
+on_stop(int sig)
+{
+	static const char msg[] = "listgate notify: stopping after the notice "
+	    "being sent (once more: at once, which may send it twice)\n";
+	ssize_t n;
+
+	notify_stop(sig);
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
 }
 
 /* print what was done */
@@ -132,6 +151,7 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 	 * quiet list has: say so, --quiet or not */
 	if (list != NULL)
 		cmd_warn_unknown_list(NAME, q, &g, list, "send");
+	cmd_catch_stops(on_stop);
 	if (pending) {
 		if (notify_pending(q, &g, list, &st, err, sizeof(err)) < 0) {
 			cmd_err(NAME, "%s", err);
@@ -145,7 +165,7 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 		if (!quiet)
 			report(list != NULL ? list : "all lists", &st);
 	}
-	for (i = optind; remind && i < argc; i++) {
+	for (i = optind; remind && i < argc && !notify_stopped(); i++) {
 		id = strtoll(argv[i], NULL, 10);
 		/* (the posts named: not kept to notify_max_per_hour) */
 		r = notify_remind(q, &g, (int64_t)id, 0, clock_now_ms() +
@@ -176,6 +196,12 @@ cmd_notify(int argc, char **argv, const struct cmd_ctx *ctx)
 			snprintf(what, sizeof(what), "post %lld", id);
 			report(what, &st);
 		}
+	}
+	if (notify_stopped()) {
+		cmd_err(NAME, "stopped by signal %d (%s): the notices not sent "
+		    "stay pending", (int)notify_stopped(),
+		    strsignal(notify_stopped()));
+		nfail++;
 	}
 	queue_close(q);
 	listcfg_free_global(&g);

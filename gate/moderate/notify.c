@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,21 @@ notify_run(const struct listcfg_list *l, const char *to, const char *sender,
 		snprintf(err, errsz, "notify command: %s", lerr);
 	tmpl_free(argv);
 	return st == 0 ? 0 : -1;
+}
+
+/* the signal that asked the run to stop (notify_stop), or 0 */
+static volatile sig_atomic_t stop_sig;
+
+void
+notify_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+int
+notify_stopped(void)
+{
+	return stop_sig;
 }
 
 /* whole seconds left until deadline_ms (rounded down: a command never
@@ -294,7 +310,8 @@ post_row(const struct moddb_notice *n, void *vctx)
 		c->st->waiting++;
 		return 0;
 	}
-	if ((t = left_s(c->deadline_ms)) == 0) {
+	/* (no time left, or told to stop: not one more send) */
+	if ((t = left_s(c->deadline_ms)) == 0 || stop_sig != 0) {
 		c->st->waiting++;
 		return 0;
 	}
@@ -836,8 +853,9 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 		}
 		/* a notify command that hung (the MTA stuck): the rest
 		 * waits for the next run, or each row would take the whole
-		 * time limit, and runs from cron would pile up */
-		if (stuck)
+		 * time limit, and runs from cron would pile up.  So after a
+		 * stop (notify_stop): the send under way was recorded */
+		if (stuck || stop_sig != 0)
 			continue;
 		if (n->post_id != lastpost) {
 			lastpost = n->post_id;
@@ -880,7 +898,7 @@ pending_list(struct queue *q, const struct listcfg_global *g,
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	for (i = 0; i < pd.n && !stuck; i++) {
+	for (i = 0; i < pd.n && !stuck && stop_sig == 0; i++) {
 		if (!pd.rows[i].digest || pd.rows[i].tries < 0)
 			continue;
 		for (j = 0; j < i; j++)
@@ -938,7 +956,7 @@ notify_pending(struct queue *q, const struct listcfg_global *g,
 			rc = -1;
 			break;
 		}
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n && stop_sig == 0; i++)
 			if (pending_list(q, g, names[i], st, lerr,
 			    sizeof(lerr)) < 0) {
 				/* the first failure is reported; the others
@@ -949,7 +967,7 @@ notify_pending(struct queue *q, const struct listcfg_global *g,
 			}
 		if (n > 0)
 			snprintf(last, sizeof(last), "%s", names[n - 1]);
-	} while (n == NOTIFY_LISTS_PAGE);
+	} while (n == NOTIFY_LISTS_PAGE && stop_sig == 0);
 	xfree(names);
 	return rc;
 }

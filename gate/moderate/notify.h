@@ -62,6 +62,21 @@ struct notify_stats {
 				 * the digest to M" ("" if none) */
 };
 
+/*
+ * Ask the sending under way to stop (a handler of SIGTERM, SIGINT,
+ * SIGHUP: async-signal-safe): the notice or digest being sent is sent
+ * and recorded, and no other is started; the rest stays pending.  A
+ * run killed outright instead (SIGKILL, a crash, the database gone
+ * before the send is recorded) leaves a notice its command sent
+ * pending under its claim, and a run after the claim ran out (the
+ * command's time limit plus NOTIFY_CLAIM_SLACK_S) sends it again: a
+ * moderator may get it twice, never none.
+ */
+void notify_stop(int sig);
+
+/* the signal given to notify_stop, or 0 */
+int notify_stopped(void);
+
 /* 1 when the list can send notices: moderators, moderation_address and
  * notify are set; else 0 */
 int notify_ready(const struct listcfg_list *l);
