@@ -26,7 +26,8 @@
 #     counts them all in its subject and says how many more wait; the
 #     next run's digest lists them.
 #   - notify --pending stopped (SIGTERM) while a notice is being sent
-#     records it before it ends: the next run does not send it again.
+#     records it before it ends: the next run does not send it again;
+#     so does expire stopped while it sends a reminder.
 # Never reads /etc.
 set -u
 
@@ -343,6 +344,41 @@ check "... the notice being sent went out" test "$(nmail hank@example.org)" -eq 
 sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE list = 'stp' AND claimed_until IS NOT NULL" > /dev/null
 lg notify --pending --quiet --list stp > "$T/notify.out" 2>&1
 h=$(nmail hank@example.org)
+check "... and is not sent again by the next run ($h)" test "$h" -eq 1
+
+# --- expire stopped while it sends a reminder ------------------------------
+cat > "$CONF/lists/exs.conf" <<EOF
+moderators = ivy@example.org
+moderation_address = exs-moderate@lists.example.org
+notify = /bin/sh $T/slow.sh {moderator}
+hold_expiry_days = 3
+expire_action = remind
+EOF
+journal_train exs || exit 99
+lg sync -q --list exs || exit 99
+: > "$T/fail.ivy@example.org"
+hold x1 exs
+rm -f "$T/fail.ivy@example.org"
+sql "UPDATE notice_outbox SET state = 'dropped', done_at = now() WHERE list = 'exs'" > /dev/null
+sql "UPDATE held_posts SET arrived_at = now() - interval '10 days' WHERE list = 'exs'" > /dev/null
+rm -f "$MAIL"/*
+"$LISTGATE" --allow-root --config "$CONF" expire --list exs \
+    > "$T/stop.out" 2>&1 &
+spid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'exs' AND claimed_until > now()")" -lt 1 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 0.5
+kill -TERM "$spid"
+wait "$spid"
+check "expire stopped by SIGTERM while it reminds: exit 1" test $? -eq 1
+check "... it says so" grep -q "stopped by signal" "$T/stop.out"
+check "... the reminder being sent went out" test "$(nmail ivy@example.org)" -eq 1
+sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE list = 'exs' AND claimed_until IS NOT NULL" > /dev/null
+lg notify --pending --quiet --list exs > "$T/notify.out" 2>&1
+h=$(nmail ivy@example.org)
 check "... and is not sent again by the next run ($h)" test "$h" -eq 1
 
 echo "1..$n"

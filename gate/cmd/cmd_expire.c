@@ -16,7 +16,11 @@
  * afterwards.  A post left 'releasing' for an hour or more (an approval
  * killed while its release command ran) is never expired: expire warns
  * of it, so that the daily run's mail tells the administrator what to
- * check.  Meant for cron or a systemd timer, once a day.  Trusts
+ * check.  SIGTERM, SIGINT or SIGHUP while a reminder is being sent
+ * stops the run once it is sent and recorded (killed mid-send, the
+ * reminder would be sent again by `notify --pending` once its claim
+ * ran out); anywhere else the run ends at once, as the signal's default
+ * does.  Meant for cron or a systemd timer, once a day.  Trusts
  * the configuration; list names from the database are checked before
  * a path is built.  Exit 0, 1 on any failure, 2 on usage errors.
  */
@@ -24,10 +28,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "db/expiry.h"
 #include "db/queue.h"
@@ -122,6 +128,33 @@ add_name(const char *list, void *vctx)
 	return 0;
 }
 
+/* 1 while a post's reminders are being sent (notify_send_post) */
+static volatile sig_atomic_t reminding;
+
+/* a stop: while reminders are being sent, taken after the one being sent
+ * is sent and recorded (notify_stop), the run ending there; a second
+ * stop ends it at once (SA_RESETHAND).  Anywhere else nothing is half
+ * done that a later run would repeat: the run ends at once, as the
+ * signal's default does */
+static void
+on_stop(int sig)
+{
+	static const char msg[] = "listgate expire: stopping after the "
+	    "reminder being sent (once more: at once, which may send it "
+	    "twice)\n";
+	ssize_t n;
+
+	if (!reminding) {
+		/* the default action again (SA_RESETHAND), delivered when
+		 * this handler returns */
+		raise(sig);
+		return;
+	}
+	notify_stop(sig);
+	n = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)n;
+}
+
 /* the ids of one list's posts due, and their last reminders as seen */
 struct ids {
 	int64_t *v, *rem;
@@ -191,8 +224,10 @@ remind_post(struct queue *q, const struct listcfg_global *g,
 		return 3;
 	/* (kept to notify_max_per_hour as they go: filters and `notify
 	 * --pending` may be sending the list's notices meanwhile) */
+	reminding = 1;
 	r = notify_send_post(q, g, id, 1, clock_now_ms() + NOTIFY_RUN_S *
 	    1000.0, &st, err, errsz);
+	reminding = 0;
 	if (r < 0)
 		return -1;
 	if (r == 1)
@@ -263,7 +298,7 @@ expire_list(struct queue *q, const struct listcfg_global *g,
 		tot->nfail++;
 		goto out;
 	}
-	for (i = 0; i < ids.n; i++) {
+	for (i = 0; i < ids.n && !notify_stopped(); i++) {
 		if (dry) {
 			printf("post %lld (list %s) held %u day%s or more: "
 			    "would %s\n", (long long)ids.v[i], list, days,
@@ -415,10 +450,18 @@ cmd_expire(int argc, char **argv, const struct cmd_ctx *ctx)
 		    "out of memory" : err);
 		tot.nfail++;
 	}
-	for (i = 0; i < nm.n; i++)
+	cmd_catch_stops(on_stop);
+	for (i = 0; i < nm.n && !notify_stopped(); i++)
 		expire_list(q, &g, nm.v[i], older_than, who, dry, quiet, t,
 		    &tot);
-	tot.nfail += cmd_sync_touched(NAME, q, &g, t, quiet);
+	if (notify_stopped()) {
+		/* (the lists' training waits for their next sync) */
+		cmd_err(NAME, "stopped by signal %d (%s) after a reminder "
+		    "was sent: the posts after it are left to the next run",
+		    (int)notify_stopped(), strsignal(notify_stopped()));
+		tot.nfail++;
+	} else
+		tot.nfail += cmd_sync_touched(NAME, q, &g, t, quiet);
 	/* (warnings: with --quiet too, and they fail nothing) */
 	if (queue_list(q, "releasing", list, stuck_release, &nstuck, err,
 	    sizeof(err)) < 0) {
