@@ -185,11 +185,11 @@ moddb_pending(struct queue *q, const char *list, int64_t post_id,
 }
 
 int
-moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
-    size_t claimsz, char *err, size_t errsz)
+moddb_claim(struct queue *q, int64_t id, unsigned lease_s, int digest,
+    char *claim_r, size_t claimsz, char *err, size_t errsz)
 {
 	char idbuf[32], lbuf[32];
-	const char *vals[2];
+	const char *vals[3];
 	PGresult *res;
 	int r;
 
@@ -197,15 +197,17 @@ moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
 	snprintf(lbuf, sizeof(lbuf), "%u", lease_s);
 	vals[0] = idbuf;
 	vals[1] = lbuf;
+	vals[2] = digest ? "t" : "f";
 	/* (and only while its post is held: a run reads its pending rows
 	 * once, then sends them one by one, and a post decided meanwhile
 	 * gets no "held" notice; the next run drops its rows) */
 	res = PQexecParams(q->conn, "UPDATE notice_outbox o SET claimed_until "
-	    "= now() + make_interval(secs => $2::int4) WHERE o.id = $1::int8 "
+	    "= now() + make_interval(secs => $2::int4), digest = o.digest OR "
+	    "$3::bool WHERE o.id = $1::int8 "
 	    "AND o.state = 'pending' AND (o.claimed_until IS NULL OR "
 	    "o.claimed_until < now()) AND EXISTS (SELECT 1 FROM held_posts p "
 	    "WHERE p.id = o.post_id AND p.status = 'held') RETURNING "
-	    "o.claimed_until::text", 2, NULL, vals, NULL, NULL, 0);
+	    "o.claimed_until::text", 3, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));
 		PQclear(res);
@@ -248,14 +250,17 @@ moddb_claim_counted(struct queue *q, int64_t id, unsigned lease_s,
 	vals[2] = mbuf;
 	/* the posts that count: a notice sent in the last hour (as
 	 * moddb_sent_last_hour counts them), or one a sender claimed and
-	 * sends now (its claim not run out); each read through its partial
-	 * index (0005_moderation.sql), not every row of the list */
+	 * sends now (its claim not run out), not the rows a digest being
+	 * sent claimed (moddb_claim marks them): a digest of the flood's
+	 * posts took the hour's budget while it went out; each read
+	 * through its partial index (0005_moderation.sql), not every row
+	 * of the list */
 	res = PQexecParams(q->conn, "WITH o AS (SELECT list, post_id FROM "
 	    "notice_outbox WHERE id = $1::int8), c AS (SELECT s.post_id FROM "
 	    "notice_outbox s, o WHERE s.list = o.list AND s.state = 'sent' AND "
 	    "s.done_at > now() - interval '1 hour' UNION SELECT s.post_id FROM "
 	    "notice_outbox s, o WHERE s.list = o.list AND s.state = 'pending' "
-	    "AND s.claimed_until >= now()), ok AS "
+	    "AND s.claimed_until >= now() AND NOT s.digest), ok AS "
 	    "(SELECT coalesce((SELECT post_id FROM o) IN (SELECT post_id FROM "
 	    "c), false) OR (SELECT count(*) FROM c) < $3::int8 AS ok), u AS "
 	    "(UPDATE notice_outbox n SET claimed_until = now() + "

@@ -72,12 +72,16 @@ int moddb_pending(struct queue *q, const char *list, int64_t post_id,
  * Claim pending row id for lease_s seconds before sending it: one
  * UPDATE that takes the row only if it is pending, no other sender's
  * lease on it is running (migrations/0011_outbox_claim.sql) and its
- * post is still held.  1 claimed (send it; the claim, for moddb_mark,
- * into claim_r of claimsz bytes), 0 not (sent, dropped, claimed by
- * another, or the post decided since), -1 error.
+ * post is still held.  digest: the row goes into a digest, and is
+ * marked as waiting for one (a claim of a notice of its own counts
+ * against notify_max_per_hour in moddb_claim_counted; one for a digest
+ * does not, and a digest that fails leaves it to the next).  1 claimed
+ * (send it; the claim, for moddb_mark, into claim_r of claimsz bytes),
+ * 0 not (sent, dropped, claimed by another, or the post decided since),
+ * -1 error.
  */
-int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, char *claim_r,
-    size_t claimsz, char *err, size_t errsz);
+int moddb_claim(struct queue *q, int64_t id, unsigned lease_s, int digest,
+    char *claim_r, size_t claimsz, char *err, size_t errsz);
 
 /*
  * moddb_claim kept to max posts of the row's list an hour (its

@@ -27,7 +27,9 @@
 #     next run's digest lists them.
 #   - notify --pending stopped (SIGTERM) while a notice is being sent
 #     records it before it ends: the next run does not send it again;
-#     so does expire stopped while it sends a reminder.
+#     so does expire stopped while it sends a reminder;
+#   - a digest being sent does not count against notify_max_per_hour: a
+#     post held meanwhile gets its own notice.
 # Never reads /etc.
 set -u
 
@@ -380,6 +382,40 @@ sql "UPDATE notice_outbox SET claimed_until = now() - interval '1 second' WHERE 
 lg notify --pending --quiet --list exs > "$T/notify.out" 2>&1
 h=$(nmail ivy@example.org)
 check "... and is not sent again by the next run ($h)" test "$h" -eq 1
+
+# --- a digest being sent does not spend the hour's notices ----------------
+# three posts waiting for a digest (held past the hour's budget, the
+# hour since gone by); a post held while their digest goes out
+cat > "$CONF/lists/dgc.conf" <<EOF
+ham_cutoff = 0.5
+spam_cutoff = 0.9
+timeout = 60
+moderators = jack@example.org
+moderation_address = dgc-moderate@lists.example.org
+notify = /bin/sh $T/slow.sh {moderator}
+notify_max_per_hour = 2
+EOF
+journal_train dgc || exit 99
+lg sync -q --list dgc || exit 99
+: > "$T/fail.jack@example.org"
+for m in c1 c2 c3; do
+	hold $m dgc
+done
+rm -f "$T/fail.jack@example.org"
+sql "UPDATE notice_outbox SET digest = true WHERE list = 'dgc'" > /dev/null
+rm -f "$MAIL"/*
+lg notify --pending --quiet --list dgc > "$T/a.out" 2>&1 &
+apid=$!
+i=0
+while [ "$(sql "SELECT count(*) FROM notice_outbox WHERE list = 'dgc' AND claimed_until > now()")" -lt 3 ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+hold c4 dgc
+wait "$apid"
+c=$(sql "SELECT count(DISTINCT post_id) FROM notice_outbox WHERE list = 'dgc' AND state = 'sent'")
+check "a post held while a digest goes out gets its notice: the digest spends none of the hour's ($c)" \
+    test "$c" -eq 1 -a "$(nmail jack@example.org)" -eq 2
 
 echo "1..$n"
 [ "$fails" -eq 0 ]

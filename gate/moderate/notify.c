@@ -238,7 +238,7 @@ send_one(struct queue *q, const struct listcfg_list *l,
 	c = counted ? moddb_claim_counted(q, n->id, timeout_s +
 	    NOTIFY_CLAIM_SLACK_S, l->notify_max_per_hour, claim,
 	    sizeof(claim), err, errsz) : moddb_claim(q, n->id, timeout_s +
-	    NOTIFY_CLAIM_SLACK_S, claim, sizeof(claim), err, errsz);
+	    NOTIFY_CLAIM_SLACK_S, 0, claim, sizeof(claim), err, errsz);
 	if (c != 1) {
 		buf_free(&msg);
 		return c < 0 ? -2 : c == 2 ? 2 : 1;
@@ -700,7 +700,7 @@ send_digest(struct queue *q, const struct listcfg_list *l,
 		}
 		/* only the rows this run claimed: another sender has the rest */
 		if ((c = moddb_claim(q, pd->rows[i].id, NOTIFY_RUN_S +
-		    NOTIFY_CLAIM_SLACK_S, pd->rows[i].claim,
+		    NOTIFY_CLAIM_SLACK_S, 1, pd->rows[i].claim,
 		    sizeof(pd->rows[i].claim), err, errsz)) < 0)
 			goto out;
 		if (c == 0) {
