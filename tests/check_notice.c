@@ -296,6 +296,22 @@ START_TEST(digest_and_answer)
 	ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
 	    "  approve: mailto:dev-moderate+approve-812-"));
 	seen_free(&s);
+	/* a digest reads no post's bytes: its posts' Date is not known,
+	 * and no line says they have none ("Date:    -") */
+	buf_reset(&out);
+	p[0].raw = NULL;
+	p[0].raw_len = 0;
+	p[0].size = 400;
+	ck_assert_int_eq(notice_digest("dev", p, ln, 1, 0, &h, &out), 0);
+	seen_init(&s);
+	ck_assert_int_eq(mail_walk(out.data, out.len, NULL, walk_cb, &s), 0);
+	ck_assert_msg(strstr(buf_str(&s.text), "Date:") == NULL, "%s",
+	    buf_str(&s.text));
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text),
+	    "\n  Subject: Cheap"));
+	ck_assert_ptr_nonnull(strstr(buf_str(&s.text), "\n  Held:    "));
+	seen_free(&s);
+	post_for(&p[0]);
 	/* one post: "1 post waits" (it said "1 post wait") */
 	buf_reset(&out);
 	ck_assert_int_eq(notice_digest("dev", p, ln, 1, 0, &h, &out), 0);

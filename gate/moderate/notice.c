@@ -530,9 +530,12 @@ summary(struct buf *t, const struct notice_post *p, const char *indent)
 	    notice_clean(t, p->from, strlen(p->from), FIELD_CHARS) < 0 ||
 	    put(t, "\n%sSubject: ", indent) < 0 ||
 	    notice_clean(t, p->subject, strlen(p->subject), FIELD_CHARS) < 0 ||
-	    put(t, "\n%sDate:    ", indent) < 0 ||
-	    post_field(p, "Date", t) < 0 ||
-	    put(t, "\n%sHeld:    %s (post %lld)\n", indent, when,
+	    buf_addc(t, '\n') < 0 ||
+	    /* (a digest reads no post's header: no line, rather than a
+	     * "-" that says the post has no Date) */
+	    (p->raw != NULL && (put(t, "%sDate:    ", indent) < 0 ||
+	    post_field(p, "Date", t) < 0 || buf_addc(t, '\n') < 0)) ||
+	    put(t, "%sHeld:    %s (post %lld)\n", indent, when,
 	    (long long)p->id) < 0 ||
 	    put(t, "%sSize:    %zu bytes\n", indent, p->raw != NULL &&
 	    p->raw_len > p->size ? p->raw_len : p->size) < 0 ||
