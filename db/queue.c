@@ -628,6 +628,34 @@ queue_alive(struct queue *q)
 }
 
 int
+queue_revive(struct queue *q, char *err, size_t errsz)
+{
+	struct queue *n;
+	PGconn *c;
+
+	if (queue_alive(q))
+		return 0;
+	if (q->intx) {
+		/* a journal batch's transaction went with the connection:
+		 * its caller must learn that, not carry on on a new one */
+		snprintf(err, errsz, "database: the connection was lost "
+		    "during a journal batch");
+		return -1;
+	}
+	if (queue_open(q->conninfo, &n, err, errsz) < 0)
+		return -1;
+	/* the new connection in the old one's place (the caller's
+	 * pointer, and the lock's connection, stay as they are) */
+	c = q->conn;
+	q->conn = n->conn;
+	n->conn = c;
+	q->copy = QCOPY_NONE;
+	q->committing = 0;
+	queue_close(n);
+	return 0;
+}
+
+int
 queue_cmd(struct queue *q, const char *sql, char *err, size_t errsz)
 {
 	return exec_params(q, sql, 0, NULL, err, errsz);

@@ -64,6 +64,11 @@ void queue_close(struct queue *q);
  * for: a restart's FATAL and the end of the stream show); else 0, and
  * q is fit only for queue_close */
 int queue_alive(struct queue *q);
+/* q's connection again when the server ended it while it was idle (a
+ * restart, a failover that an approval's release rode out on its
+ * lock's connection): 0 when it stands or stands again, -1 with err
+ * (q then as it was).  Not inside a journal batch */
+int queue_revive(struct queue *q, char *err, size_t errsz);
 
 /* refuse a database whose schema is missing or newer than this binary
  * knows: 0 ok, -1 with err */

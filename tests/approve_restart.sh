@@ -10,6 +10,11 @@
 #     "it may be on the list already" and waits for a person);
 #   - a release that failed: the post is held again, not left
 #     'releasing' though it never reached the list.
+#   - an approval of two posts, the restart during the first one's
+#     release: both are approved and released once, the token file is
+#     synced afterwards, and approve exits 0 (its own connection, gone
+#     with the restart, failed the second post and the sync: exit 1
+#     with the server back);
 #   - a restart while the approval waits to take the post's lock again
 #     after its mark (before the release): the approval opens its
 #     connection again and releases, not leaving the post 'releasing'
@@ -51,7 +56,7 @@ lg migrate -q || exit 99
 # approve post $1 and restart the server during its release
 approve_restart() {
 	rm -f "$T/started"
-	lg approve "$1" > "$T/ap.out" 2> "$T/ap.err" &
+	lg approve $1 > "$T/ap.out" 2> "$T/ap.err" &
 	p=$!
 	i=0
 	while [ ! -e "$T/started" ] && [ $i -lt 100 ]; do
@@ -84,6 +89,18 @@ check "... unlearnt" test "$(sql "SELECT count(*) FROM train_journal WHERE post_
 check "... approve exits 1 saying it stays held" \
     sh -c "test $rc -eq 1 && grep -q 'the post stays held' '$T/ap.err'"
 
+# two posts, the restart during the first one's release
+rm -f "$T/fail"
+d1=$("$QHOLD" dev "$DATA/ham3.eml" 0.9) || exit 99
+d2=$("$QHOLD" dev "$DATA/ham4.eml" 0.9) || exit 99
+approve_restart "$d1 $d2"
+check "two posts, a restart during the first release: both approved (are $(status "$d1") and $(status "$d2"): $(head -n 1 "$T/ap.err"))" \
+    test "$(status "$d1")" = approved -a "$(status "$d2")" = approved
+check "... each released once" test "$(nout)" -eq 3
+check "... and approve exits 0 (is $rc: $(tail -n 1 "$T/ap.err"))" test "$rc" -eq 0
+check "... the token file synced with both" test "$(lg sync --list dev)" = \
+    "list dev: 0 journal events applied, position $(sql "SELECT max(id) FROM train_journal WHERE list = 'dev'")"
+
 # the server restarted while an approval waits to take its post's lock
 # again after its mark: the mark's commit is slowed (a deferred trigger
 # sleeps 3 s in it) and a session queued meanwhile for the post's
@@ -95,7 +112,7 @@ sql 'CREATE FUNCTION lg_test_slow_mark() RETURNS trigger LANGUAGE plpgsql
 sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
     'releasing') EXECUTE FUNCTION lg_test_slow_mark()" > /dev/null || exit 99
-c=$("$QHOLD" dev "$DATA/ham3.eml" 0.9) || exit 99
+c=$("$QHOLD" dev "$DATA/spam1.eml" 0.9) || exit 99
 lg approve "$c" > "$T/ap.out" 2> "$T/ap.err" &
 p=$!
 if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
@@ -107,7 +124,7 @@ if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
 	wait "$holder"
 	check "a restart while the approval waits for its post's lock after the mark: the post is approved (is $(status "$c"): $(head -n 1 "$T/ap.err"))" \
 	    test "$(status "$c")" = approved
-	check "... released once" test "$(nout)" -eq 2
+	check "... released once" test "$(nout)" -eq 4
 	check "... learnt once as ham" test "$(sql "SELECT count(*) FROM train_journal WHERE post_id = $c AND op = 'learn' AND class = 'ham'")" -eq 1
 else
 	bad "the mark's commit never began"

@@ -162,7 +162,7 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 	struct cmd_touched *t;
 	struct decide_req rq;
 	const char *note = NULL, *by = NULL;
-	char who[256];
+	char who[256], err[1024];
 	int64_t id;
 	int ch, i, flags = 0, quiet = 0, nfail = 0;
 	int ap = strcmp(d->name, "approve") == 0;
@@ -247,9 +247,16 @@ cmd_decide(int argc, char **argv, const struct cmd_ctx *ctx,
 		rq.flags = flags;
 		rq.list = NULL;
 		rq.deadline = 0;
+		/* the server restarted during the last post's release,
+		 * which recorded it on a connection of its own: this one
+		 * is gone too, and failed every post after it and the
+		 * sync though the database was back (a failure stays for
+		 * the decision to report) */
+		queue_revive(q, err, sizeof(err));
 		if (cmd_decide_one(d->name, q, &g, &rq, t, quiet, 0) < 0)
 			nfail++;
 	}
+	queue_revive(q, err, sizeof(err));
 	nfail += cmd_sync_touched(d->name, q, &g, t, quiet);
 	queue_close(q);
 	listcfg_free_global(&g);

@@ -375,6 +375,9 @@ cmd_moderate(int argc, char **argv, const struct cmd_ctx *ctx)
 	o = OUT_PASS;
 	result = rc == REPLY_DONE ? "decided" : "refused";
 	if (rc == REPLY_DONE) {
+		/* a restart during the release, which the approval rode
+		 * out on its lock's connection, ended this one too */
+		queue_revive(q, err, sizeof(err));
 		cmd_sync_list(NAME, q, &g, r.l.name, 1);
 		if (r.addr.action == COOKIE_REJECT) {
 			a = reply_sender_notice(&r, q, &g, err, sizeof(err));
