@@ -1722,7 +1722,8 @@ out:
  * transaction wait for the WAL to reach the disk where the server, the
  * database or the role has synchronous_commit off: the filter reports
  * a hold done, and a crash of the server must not lose it then (any
- * other setting already flushes locally, and is kept) */
+ * other setting already flushes locally, and is kept); an approval's
+ * mark 'releasing' too (queue_decide) */
 #define HOLD_DURABLE \
 	"(pg_catalog.current_setting('synchronous_commit') <> 'off' OR " \
 	"pg_catalog.set_config('synchronous_commit', 'local', true) " \
@@ -2968,10 +2969,14 @@ again:
 	vals[0] = idbuf;
 	vals[1] = byc;
 	vals[2] = notec;
+	/* the mark durable before the release runs, as a hold is
+	 * (HOLD_DURABLE): where synchronous_commit is off, a crash of the
+	 * server soon after lost it, and the post, released, was held
+	 * again, for the next approval to release a second time */
 	res = PQexecParams(q->conn, "UPDATE held_posts SET status = "
 	    "'releasing', decided_by = $2, decided_at = now(), note = $3 "
-	    "WHERE id = $1::int8 RETURNING decided_at::text", 3, NULL, vals,
-	    NULL, NULL, 0);
+	    "WHERE id = $1::int8 AND " HOLD_DURABLE " RETURNING "
+	    "decided_at::text", 3, NULL, vals, NULL, NULL, 0);
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK ||
 	    PQntuples(res) != 1) {
 		snprintf(err, errsz, "database: %s", queue_pgerr(q, res));

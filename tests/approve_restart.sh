@@ -19,6 +19,13 @@
 #     after its mark (before the release): the approval opens its
 #     connection again and releases, not leaving the post 'releasing'
 #     with nothing released.
+#   - a crash of the server (pg_ctl stop -m immediate) during the
+#     release, the server running with synchronous_commit off (as
+#     tests/pg.sh starts it, unless PG_TEST_FSYNC=on) and its WAL
+#     writer slowed: the mark 'releasing' reached the disk before the
+#     release ran, and the post is recorded approved once the server is
+#     back (the mark was lost with the crash, and the released post
+#     was held again for a second release).
 # Never reads /etc.
 set -u
 
@@ -26,6 +33,9 @@ set -u
 : "${top_srcdir:?set by make check}"
 : "${top_builddir:?set by make check}"
 if [ -z "${PG_TEST_DIR:-}" ]; then
+	# an asynchronous commit not flushed by the time of the crash
+	PG_TEST_OPTS="${PG_TEST_OPTS:-} -c wal_writer_delay=10000"
+	export PG_TEST_OPTS
 	exec sh "$top_srcdir/tests/pg.sh" run sh "$0" "$@"
 fi
 QHOLD=$top_builddir/tests/qhold
@@ -63,7 +73,7 @@ approve_restart() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	$PG_CTL_STOP > /dev/null 2>&1
+	${PG_HOW_STOP:-$PG_CTL_STOP} > /dev/null 2>&1
 	$PG_CTL_START > /dev/null 2>&1 || { echo "Bail out! no restart"; exit 99; }
 	wait "$p"
 	rc=$?
@@ -132,6 +142,15 @@ else
 	wait "$p"
 fi
 sql "DROP TRIGGER slow_mark ON held_posts" > /dev/null || exit 99
+
+# a crash during the release, the mark's commit asynchronous
+e=$("$QHOLD" dev "$DATA/spam2.eml" 0.9) || exit 99
+PG_HOW_STOP="sh $PG_SH crash"
+approve_restart "$e"
+PG_HOW_STOP=
+check "a crash during the release: the post is recorded approved (is $(status "$e"): $(head -n 1 "$T/ap.err"))" \
+    test "$(status "$e")" = approved
+check "... released once" test "$(nout)" -eq 5
 
 echo "1..$n"
 [ "$fails" -eq 0 ]
