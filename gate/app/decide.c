@@ -166,7 +166,8 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		d.marking = marking;
 		/* a watchdog must not end the wait for the post's lock
 		 * after its mark: the post would stay 'releasing' */
-		d.deadline_ms = rq->deadline;
+		d.deadline_ms = rq->relock_by > 0 ? rq->relock_by :
+		    rq->deadline;
 		d.stopped = stopped;
 		d.ctx = &c;
 	}

@@ -39,6 +39,11 @@ struct decide_req {
 	double deadline;	/* clock_now_ms() time a release must end
 				 * by (a watchdog's, less a margin); 0: the
 				 * list's timeout alone */
+	double relock_by;	/* clock_now_ms() time by which an approval
+				 * must have taken its post's lock again
+				 * after its mark (past it the post is held
+				 * again, its release not run); 0: deadline
+				 * (0 too: no limit) */
 };
 
 /*

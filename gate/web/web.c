@@ -1941,6 +1941,22 @@ web_post_in_list(struct queue *q, const char *list, int64_t id, char *err,
 	return strcmp(plist, list) == 0;
 }
 
+/* list's timeout, seconds (the global one when its file does not load:
+ * the decision then says why) */
+static unsigned
+list_timeout(const struct listcfg_global *g, const char *list)
+{
+	struct listcfg_list l;
+	char err[1024];
+	unsigned secs = g->timeout_s;
+
+	if (listcfg_load_list(g, list, &l, err, sizeof(err)) == 0) {
+		secs = l.timeout_s;
+		listcfg_free_list(&l);
+	}
+	return secs;
+}
+
 static web_rejected_fn rejected_fn;
 
 void
@@ -1973,6 +1989,15 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.list = list;
 	rq.raw_sha256 = sha;
 	rq.deadline = 0;
+	/* an approval waits for its post's lock after its mark within the
+	 * list's timeout (as its release runs within it): it waited for as
+	 * long as the lock was held (a train of the list, its whole run),
+	 * the post 'releasing' and the request unanswered meanwhile, and a
+	 * stop of the server then waited too (or its supervisor killed it,
+	 * the post left 'releasing' with nothing released) */
+	if (strcmp(status, "approved") == 0)
+		rq.relock_by = clock_now_ms() + list_timeout(r->srv->g, list) *
+		    1000.0;
 	/* another list's post is no post here before anything of it is
 	 * locked: a decision on one being released waited for its
 	 * release (decision_lock), which told that it was */
