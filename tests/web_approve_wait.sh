@@ -16,7 +16,10 @@
 # it gets as the mark commits.  Checks:
 #   - the wait ends at the list's timeout: the request is answered 502
 #     saying the release was not run, the post held again, not
-#     released, nothing learnt.
+#     released, nothing learnt;
+#   - a SIGTERM to the server during the wait ends it at once: the
+#     request is answered, the server exits 0 well before the lock
+#     comes free, the post held again and not released.
 # Never reads /etc.
 set -u
 
@@ -84,6 +87,39 @@ fi
 web_stop
 rm -f "$T/released.dev"
 
+# --- a stop ends the wait -----------------------------------------------------
+printf 'release = /bin/sh %s/release.sh {list}\ntimeout = 60\n' "$T" \
+    > "$CONF/lists/dev.conf"
+web_start || exit 99
+b=$("$QHOLD" dev "$DATA/ham2.eml" 0.9) || exit 99
+curl -s -o "$T/b.body" -w '%{http_code}' --max-time 40 \
+    -u alice:alice-secret-1 -d action=approve "$URL/api/lists/dev/held/$b" \
+    > "$T/b.code" 2>&1 &
+cpid=$!
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	hold_post_lock "$b" 20 || bad "the lock's session never waited"
+	t0=$(date +%s)
+	web_stop
+	t1=$(date +%s)
+	st=$(status "$b")
+	wait "$cpid"
+	unhold
+	check "SIGTERM while an approval waits for its post's lock after the mark: web exits 0 ($webrc)" \
+	    test "$webrc" -eq 0
+	check "... at once, not once the lock comes free ($((t1 - t0)) s)" \
+	    test $((t1 - t0)) -lt 10
+	check "... the post held again (was $st)" test "$st" = held
+	check "... not released" test ! -e "$T/released.dev"
+	check "... nothing learnt" test "$(learnt "$b")" -eq 0
+	check "... and the request is answered, 502 ($(cat "$T/b.code"))" \
+	    test "$(cat "$T/b.code")" = 502
+	check "... saying the release was not run" \
+	    grep -q 'release command not run: stopped' "$T/b.body"
+else
+	bad "the mark's commit never began"
+	wait "$cpid"
+	web_stop
+fi
 webpid=
 sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
 echo "1..$n"

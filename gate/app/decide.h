@@ -60,7 +60,8 @@ extern __thread volatile sig_atomic_t decide_releasing;
 
 /*
  * Set by a signal handler to a stop signal (approve's: one that came
- * while decide_releasing; moderate's: any): a release command not
+ * while decide_releasing; moderate's: any; web's stop: its signal, for
+ * every request thread): a release command not
  * started yet is not started
  * (the post is held again, the decision fails with
  * "release command not run: stopped by signal N"); one running goes on

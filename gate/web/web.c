@@ -1727,6 +1727,12 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	pthread_mutex_lock(&s->mu);
 	s->quitting = 1;
 	pthread_mutex_unlock(&s->mu);
+	/* and an approval not yet releasing does not start: one waiting
+	 * for its post's lock after the mark (behind a train of the list)
+	 * held the stop up until the lock came free, and a supervisor's
+	 * kill then left the post 'releasing' with nothing released; the
+	 * post is held again, the request told */
+	decide_stop = sig;
 	/* stop accepting; then wait for the requests in progress to be
 	 * answered (MHD_stop_daemon shuts every connection's socket) */
 	lfd = MHD_quiesce_daemon(s->d);
