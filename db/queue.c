@@ -2806,6 +2806,7 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 	const char *vals[4];
 	struct queue_row r;
 	struct queue *lq = NULL;	/* holds the lock across a release */
+	struct queue_decision fw;	/* the first wait's end */
 	PGresult *res = NULL;
 	int rc = -1, approve, releasing, release_now, rel, waited = 0;
 	int force = (flags & QUEUE_FORCE) != 0;
@@ -2860,8 +2861,18 @@ queue_decide(struct queue *q, const struct queue_decision *d,
 		lq = NULL;
 		goto out;
 	}
+	/* the wait before anything changes ends at d->lock_by_ms, or at a
+	 * stop (a server's request: one behind a train waited for its
+	 * whole run, and held the server's stop up as long) */
+	memset(&fw, 0, sizeof(fw));
+	fw.deadline_ms = d->lock_by_ms;
+	fw.stopped = d->stopped;
+	fw.ctx = ctx;
 again:
-	if (decision_lock(q, id, idbuf, NULL, err, errsz) < 0) {
+	if ((rel = decision_lock(q, id, idbuf, d->lock_by_ms > 0 ? &fw :
+	    NULL, err, errsz)) < 0) {
+		if (rel == -2)
+			rc = QUEUE_BUSY;
 		lq = NULL;
 		goto out;
 	}

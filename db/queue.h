@@ -286,6 +286,10 @@ int queue_post_sha(struct queue *q, int64_t id, char *list, size_t listsz,
 #define QUEUE_OTHER_POST 8	/* the post's SHA-256 is not
 				 * d->raw_sha256 (its id was reused):
 				 * nothing done */
+#define QUEUE_BUSY	9	/* the post's lock (or its list's journal
+				 * lock) was not had by d->lock_by_ms, or a
+				 * stop came while it was waited for
+				 * (d->stopped): nothing done */
 
 /* how the note of a post held again after the list refused its
  * release for good begins (the refusal follows) */
@@ -340,6 +344,12 @@ struct queue_decision {
 					 * the mark must end (a stop
 					 * signal came): the post is put
 					 * back, as at deadline_ms */
+	double lock_by_ms;	/* the clock_now_ms() time by which the
+				 * decision must have its post's lock, before
+				 * anything of the post changes: past it, or
+				 * once stopped says so, nothing is done
+				 * (QUEUE_BUSY).  0: no limit (stopped is
+				 * then not asked before the mark) */
 	const char *list;	/* the list the post must be of (NULL:
 				 * any) */
 	const unsigned char *raw_sha256;	/* the SHA-256 the post must
@@ -378,7 +388,9 @@ struct queue_decided {
  * the row locked (SELECT ... FOR UPDATE): a post of another list than
  * d->list (when set) is left alone (QUEUE_OTHER_LIST, *res says only
  * its list), and so is a post whose SHA-256 is not d->raw_sha256 (when
- * set: QUEUE_OTHER_POST); a post already decided is left alone (QUEUE_ALREADY)
+ * set: QUEUE_OTHER_POST); a decision that did not get the post's lock
+ * by d->lock_by_ms (when set), or was stopped meanwhile, does nothing
+ * (QUEUE_BUSY, err says which); a post already decided is left alone (QUEUE_ALREADY)
  * unless QUEUE_FORCE is set and the decision differs; a 'releasing' post gets QUEUE_INTERRUPTED unless flags say
  * QUEUE_FORCE or QUEUE_MARK_ONLY.  An approval with a release callback
  * commits 'releasing' first, then calls release, then commits the

@@ -19,7 +19,11 @@
 #     released, nothing learnt;
 #   - a SIGTERM to the server during the wait ends it at once: the
 #     request is answered, the server exits 0 well before the lock
-#     comes free, the post held again and not released.
+#     comes free, the post held again and not released;
+#   - so do both for a decision waiting for its list's journal lock
+#     before anything of the post changes (a train running): 503,
+#     nothing decided, a bulk form answered after one wait, not one
+#     per post; at a stop, nothing decided after the stop.
 # Never reads /etc.
 set -u
 
@@ -120,7 +124,79 @@ else
 	wait "$cpid"
 	web_stop
 fi
-webpid=
 sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
+
+# --- the wait before anything changes -----------------------------------------
+# a training run of list dev holds its journal lock (QUEUE_LOCK_JOURNAL,
+# 0x4c47) for 40 s: a decision waits for it before it touches the post
+journal_lock() {
+	PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t \
+	    -c "SELECT pg_advisory_lock(19527, hashtext('dev'))" \
+	    -c "SELECT pg_sleep($1)" > /dev/null 2>&1 &
+	holder=$!
+	pg_activity 1 "query LIKE 'SELECT pg_sleep(%'"
+}
+printf 'release = /bin/sh %s/release.sh {list}\ntimeout = 3\n' "$T" \
+    > "$CONF/lists/dev.conf"
+web_start || exit 99
+c=$("$QHOLD" dev "$DATA/ham3.eml" 0.9) || exit 99
+pd=$("$QHOLD" dev "$DATA/ham4.eml" 0.9) || exit 99
+pe=$("$QHOLD" dev "$DATA/spam1.eml" 0.9) || exit 99
+journal_lock 40 || bad "the journal lock was never taken"
+t0=$(date +%s)
+req POST "/api/lists/dev/held/$c" --max-time 25 -u alice:alice-secret-1 \
+    -d action=reject
+t1=$(date +%s)
+check "a decision waiting for its list's journal lock ends at the list's timeout ($((t1 - t0)) s)" \
+    test $((t1 - t0)) -lt 10
+check "... answered 503 ($code)" test "$code" = 503
+check "... saying nothing was decided" \
+    grep -q "post $c: nothing was decided: its lock stayed held" "$T/body"
+check "... the post still held ($(status "$c"))" test "$(status "$c")" = held
+# a bulk form waits once, not once per post
+J=$T/jar
+req POST /login -c "$J" -d "user=alice&password=alice-secret-1"
+req GET /lists/dev -b "$J"
+csrf=$(sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' "$T/body" | head -n 1)
+t0=$(date +%s)
+req POST /lists/dev/bulk --max-time 25 -b "$J" \
+    -d "csrf=$csrf&action=approve&id=$c&id=$pd&id=$pe"
+t1=$(date +%s)
+req GET /lists/dev -b "$J"
+check "a bulk form behind the journal lock is answered after one timeout ($((t1 - t0)) s)" \
+    test $((t1 - t0)) -lt 10
+check "... saying none was decided: the list was busy" \
+    grep -q '0 posts approved; 3 not decided: the list was busy' "$T/body"
+check "... all three still held" test "$(status "$c")$(status "$pd")$(status "$pe")" = heldheldheld
+web_stop
+unhold
+
+# a stop ends the wait at once: the post is not decided after the stop
+printf 'release = /bin/sh %s/release.sh {list}\ntimeout = 60\n' "$T" \
+    > "$CONF/lists/dev.conf"
+web_start || exit 99
+journal_lock 20 || bad "the journal lock was never taken"
+curl -s -o "$T/c.body" -w '%{http_code}' --max-time 40 \
+    -u alice:alice-secret-1 -d action=reject "$URL/api/lists/dev/held/$c" \
+    > "$T/c.code" 2>&1 &
+cpid=$!
+sleep 1
+t0=$(date +%s)
+web_stop
+t1=$(date +%s)
+st=$(status "$c")
+wait "$cpid"
+unhold
+check "SIGTERM while a decision waits for its list's journal lock: web exits 0 ($webrc)" \
+    test "$webrc" -eq 0
+check "... at once, not once the lock comes free ($((t1 - t0)) s)" \
+    test $((t1 - t0)) -lt 10
+check "... the post still held, not decided after the stop ($st, then $(status "$c"))" \
+    test "$st" = held -a "$(status "$c")" = held
+check "... and the request is answered, 503 ($(cat "$T/c.code"))" \
+    test "$(cat "$T/c.code")" = 503
+check "... saying the server is stopping" \
+    grep -q 'nothing was decided: the server is stopping' "$T/c.body"
+webpid=
 echo "1..$n"
 [ "$fails" -eq 0 ]

@@ -166,10 +166,16 @@ decide_post(struct queue *q, const struct listcfg_global *g,
 		d.marking = marking;
 		/* a watchdog must not end the wait for the post's lock
 		 * after its mark: the post would stay 'releasing' */
-		d.deadline_ms = rq->relock_by > 0 ? rq->relock_by :
+		d.deadline_ms = rq->lock_by > 0 ? rq->lock_by :
 		    rq->deadline;
 		d.stopped = stopped;
 		d.ctx = &c;
+	}
+	if (rq->lock_by > 0) {
+		/* the wait for the post's lock before anything changes
+		 * ends there too, and at a stop */
+		d.lock_by_ms = rq->lock_by;
+		d.stopped = stopped;
 	}
 	rc = queue_decide(q, &d, res, err, errsz);
 	decide_releasing = 0;

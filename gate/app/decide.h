@@ -39,11 +39,14 @@ struct decide_req {
 	double deadline;	/* clock_now_ms() time a release must end
 				 * by (a watchdog's, less a margin); 0: the
 				 * list's timeout alone */
-	double relock_by;	/* clock_now_ms() time by which an approval
-				 * must have taken its post's lock again
+	double lock_by;		/* clock_now_ms() time by which the decision
+				 * must have its post's lock, first (past it,
+				 * or at a stop, decide_stop: nothing done,
+				 * QUEUE_BUSY) and for an approval again
 				 * after its mark (past it the post is held
-				 * again, its release not run); 0: deadline
-				 * (0 too: no limit) */
+				 * again, its release not run); 0: no limit
+				 * to the first, deadline to the second (0
+				 * too: none) */
 };
 
 /*

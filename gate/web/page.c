@@ -875,6 +875,7 @@ post_bulk(struct web_req *r, const char *list)
 	int64_t id;
 	int code, n = 0, ok = 0, conflict = 0, moved = 0, bad = 0, fr;
 	int unasked = 0, quitting, dbfail = 0, undecided = 0;
+	int busy = 0, unlocked = 0;
 
 	if (!post_ok(r))
 		return;
@@ -954,6 +955,13 @@ post_bulk(struct web_req *r, const char *list)
 			unasked++;
 			continue;
 		}
+		/* a post's lock stayed held for the list's timeout (a train
+		 * of the list): the list's other posts would each wait as
+		 * long, and the form for as many timeouts */
+		if (busy) {
+			unlocked++;
+			continue;
+		}
 		/* the post-ID of the id (one at most, checked above) */
 		for (i = 0; i < nshown && shown[i].id != id; i++)
 			;
@@ -968,7 +976,18 @@ post_bulk(struct web_req *r, const char *list)
 				moved++;
 			else if (code == 409)
 				conflict++;
-			else
+			else if (code == 503) {
+				/* not decided: its lock stayed held, or the
+				 * server is stopping */
+				pthread_mutex_lock(&r->srv->mu);
+				if (r->srv->quitting)
+					unasked++;
+				else {
+					busy = 1;
+					unlocked++;
+				}
+				pthread_mutex_unlock(&r->srv->mu);
+			} else
 				bad++;
 			if (first[0] == '\0' || code == 500)
 				snprintf(first, sizeof(first), "%.1100s", msg);
@@ -1003,6 +1022,9 @@ post_bulk(struct web_req *r, const char *list)
 			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
 			    "; %d not decided: the database failed",
 			    undecided);
+		if (unlocked && l < sizeof(msg))
+			l += (size_t)snprintf(msg + l, sizeof(msg) - l,
+			    "; %d not decided: the list was busy", unlocked);
 		if (first[0] && l < sizeof(msg))
 			snprintf(msg + l, sizeof(msg) - l, " (%s)", first);
 	}

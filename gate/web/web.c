@@ -1979,6 +1979,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	struct decide_req rq;
 	char err[1024], who[USERS_MAX_NAME + 8];
 	char when[40];
+	unsigned secs;
 	int rc;
 
 	memset(res, 0, sizeof(*res));
@@ -1995,15 +1996,16 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	rq.list = list;
 	rq.raw_sha256 = sha;
 	rq.deadline = 0;
-	/* an approval waits for its post's lock after its mark within the
-	 * list's timeout (as its release runs within it): it waited for as
-	 * long as the lock was held (a train of the list, its whole run),
-	 * the post 'releasing' and the request unanswered meanwhile, and a
-	 * stop of the server then waited too (or its supervisor killed it,
-	 * the post left 'releasing' with nothing released) */
-	if (strcmp(status, "approved") == 0)
-		rq.relock_by = clock_now_ms() + list_timeout(r->srv->g, list) *
-		    1000.0;
+	/* a decision waits for its post's lock within the list's timeout
+	 * (as a release runs within it), before anything changes and, for
+	 * an approval, after its mark: it waited for as long as the lock
+	 * was held (a train of the list, its whole run), the request
+	 * unanswered, the post 'releasing' meanwhile after a mark, and a
+	 * stop of the server waited too, then decided after it with no
+	 * answer sent (or its supervisor killed it, a post left
+	 * 'releasing' with nothing released) */
+	secs = list_timeout(r->srv->g, list);
+	rq.lock_by = clock_now_ms() + secs * 1000.0;
 	/* another list's post is no post here before anything of it is
 	 * locked: a decision on one being released waited for its
 	 * release (decision_lock), which told that it was */
@@ -2044,6 +2046,18 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		snprintf(msg, msgsz, "post %lld was already %s by %s at %s",
 		    (long long)id, res->old, res->by, when);
 		return 409;
+	case QUEUE_BUSY:
+		log_warn("web: post %lld: %s", (long long)id, err);
+		if (decide_stop != 0)
+			snprintf(msg, msgsz, "post %lld: nothing was decided: "
+			    "the server is stopping", (long long)id);
+		else
+			snprintf(msg, msgsz, "post %lld: nothing was decided: "
+			    "its lock stayed held for the list's timeout (%u s: "
+			    "a training run of list %s, or another decision on "
+			    "the post); try again later", (long long)id, secs,
+			    list);
+		return 503;
 	case QUEUE_INTERRUPTED:
 		snprintf(msg, msgsz, "post %lld is being released since %s by "
 		    "%s (an approval that was interrupted?): decide it with "
