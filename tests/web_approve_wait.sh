@@ -23,7 +23,9 @@
 #   - so do both for a decision waiting for its list's journal lock
 #     before anything of the post changes (a train running): 503,
 #     nothing decided, a bulk form answered after one wait, not one
-#     per post; at a stop, nothing decided after the stop.
+#     per post; at a stop, nothing decided after the stop;
+#   - the database lost during the wait after the mark: the answer says
+#     the post was not released and stays 'releasing', and what to run.
 # Never reads /etc.
 set -u
 
@@ -197,6 +199,43 @@ check "... and the request is answered, 503 ($(cat "$T/c.code"))" \
     test "$(cat "$T/c.code")" = 503
 check "... saying the server is stopping" \
     grep -q 'nothing was decided: the server is stopping' "$T/c.body"
+
+# --- the database lost during the wait after the mark -----------------------------
+# the approval's lock connection is gone, and the database does not come
+# back while it tries again (10 s): the post stays 'releasing', nothing
+# released, and the answer says so and what to run (it said "database
+# error")
+printf 'release = /bin/sh %s/release.sh {list}\ntimeout = 60\n' "$T" \
+    > "$CONF/lists/dev.conf"
+sql "CREATE CONSTRAINT TRIGGER slow_mark AFTER UPDATE ON held_posts
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status =
+    'releasing') EXECUTE FUNCTION lg_test_slow_mark()" || exit 99
+web_start || exit 99
+f=$("$QHOLD" dev "$DATA/spam2.eml" 0.9) || exit 99
+rm -f "$T/released.dev"
+curl -s -o "$T/f.body" -w '%{http_code}' --max-time 60 \
+    -u alice:alice-secret-1 -d action=approve "$URL/api/lists/dev/held/$f" \
+    > "$T/f.code" 2>&1 &
+cpid=$!
+if pg_activity 1 "query = 'COMMIT' AND wait_event = 'PgSleep'"; then
+	hold_post_lock "$f" 40 || bad "the lock's session never waited"
+	sh "$PG_SH" stop > /dev/null 2>&1
+	wait "$cpid"
+	sh "$PG_SH" start > /dev/null 2>&1 ||
+	    { echo "Bail out! PostgreSQL did not start again"; exit 99; }
+	wait "$holder"
+	check "the database lost while an approval waits for its post's lock after the mark: 500 ($(cat "$T/f.code"))" \
+	    test "$(cat "$T/f.code")" = 500
+	check "... the answer says the post was not released, stays 'releasing', and what to run" \
+	    grep -q "post $f was not released: .*stays so.*approve --force $f" "$T/f.body"
+	check "... as it is: 'releasing' ($(status "$f")), not released" \
+	    test "$(status "$f")" = releasing -a ! -e "$T/released.dev"
+else
+	bad "the mark's commit never began"
+	wait "$cpid"
+fi
+sql "DROP TRIGGER slow_mark ON held_posts" || exit 99
+web_stop
 webpid=
 echo "1..$n"
 [ "$fails" -eq 0 ]

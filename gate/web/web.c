@@ -2087,7 +2087,17 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 	}
 	log_error("web: %s", err);
 	web_db_drop(r);
-	if (rc < 0)
+	if (rc < 0 && strstr(err, "stays 'releasing'") != NULL)
+		/* marked, and its release never ran: said as the CLI says
+		 * it, with what to run (a bare "database error" left the
+		 * moderator to find the post 'releasing' later, told to
+		 * check the list's archive for a post never sent) */
+		snprintf(msg, msgsz, "post %lld was not released: the "
+		    "database failed after it was marked 'releasing' (see the "
+		    "server's log), and it stays so; once the database is "
+		    "back, release it with %s approve --force %lld on the "
+		    "list host", (long long)id, suggest_cmd(), (long long)id);
+	else if (rc < 0)
 		snprintf(msg, msgsz, "database error");
 	return 500;
 }
