@@ -47,7 +47,7 @@ static int
 stopped(void *vctx)
 {
 	(void)vctx;
-	return decide_stop != 0;
+	return __atomic_load_n(&decide_stop, __ATOMIC_RELAXED) != 0;
 }
 
 /* queue_release_fn: run the list's release command with the post on
@@ -72,10 +72,9 @@ release(const struct queue_row *r, void *vctx, char *err, size_t errsz)
 	 * set decide_releasing): a stop that came since ends the approval
 	 * here, the post held again, rather than after a release that
 	 * may run the list's whole timeout */
-	if (decide_stop != 0) {
+	if ((st = __atomic_load_n(&decide_stop, __ATOMIC_RELAXED)) != 0) {
 		snprintf(err, errsz, "release command not run: stopped by "
-		    "signal %d (%s)", (int)decide_stop,
-		    strsignal(decide_stop));
+		    "signal %d (%s)", st, strsignal(st));
 		return -1;
 	}
 

@@ -68,7 +68,9 @@ extern __thread volatile sig_atomic_t decide_releasing;
  * started yet is not started
  * (the post is held again, the decision fails with
  * "release command not run: stopped by signal N"); one running goes on
- * to its end.  The caller clears it before a run.
+ * to its end.  The caller clears it before a run.  Read with
+ * __atomic_load_n: web's request threads read it while its main
+ * thread sets it.
  */
 extern volatile sig_atomic_t decide_stop;
 

@@ -1732,7 +1732,7 @@ web_run(struct listcfg_global *g, const char *listen, char *err,
 	 * held the stop up until the lock came free, and a supervisor's
 	 * kill then left the post 'releasing' with nothing released; the
 	 * post is held again, the request told */
-	decide_stop = sig;
+	__atomic_store_n(&decide_stop, sig, __ATOMIC_RELAXED);
 	/* stop accepting; then wait for the requests in progress to be
 	 * answered (MHD_stop_daemon shuts every connection's socket) */
 	lfd = MHD_quiesce_daemon(s->d);
@@ -2048,7 +2048,7 @@ web_decide(struct web_req *r, struct queue *q, const char *list,
 		return 409;
 	case QUEUE_BUSY:
 		log_warn("web: post %lld: %s", (long long)id, err);
-		if (decide_stop != 0)
+		if (__atomic_load_n(&decide_stop, __ATOMIC_RELAXED) != 0)
 			snprintf(msg, msgsz, "post %lld: nothing was decided: "
 			    "the server is stopping", (long long)id);
 		else
