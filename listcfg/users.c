@@ -381,17 +381,34 @@ fail:
 }
 
 int
-users_lists_ok(const char *lists, char *err, size_t errsz)
+users_lists_ok(const char *name, const char *lists, char *err, size_t errsz)
 {
 	struct users_entry e;
 	char why[256];
+	size_t i, len, room;
 
 	memset(&e, 0, sizeof(e));
 	if (parse_lists(lists, &e, why, sizeof(why)) < 0) {
 		snprintf(err, errsz, "--lists: %s", why);
 		return strcmp(why, "out of memory") == 0 ? -2 : -1;
 	}
+	/* the LISTS field as users_save_as writes it (sorted, without
+	 * duplicates); with the name and a hash of any length it must
+	 * fit one line, or the save fails, after the password was asked
+	 * for (twice on a terminal) and hashed for nothing */
+	len = e.all ? 3 : 0;
+	for (i = 0; i < e.nlists; i++)
+		len += (i > 0) + strlen(e.lists[i]);
 	entry_free(&e);
+	room = LG_MAX_CONF_LINE - 2 - USERS_MAX_HASH - strnlen(name,
+	    USERS_MAX_NAME + 1);
+	if (len > room) {
+		snprintf(err, errsz, "--lists: %zu bytes of list names, more "
+		    "than the %zu a line of users.conf holds beside the name "
+		    "and its hash (%u bytes a line)", len, room,
+		    (unsigned)LG_MAX_CONF_LINE);
+		return -1;
+	}
 	return 0;
 }
 

@@ -68,9 +68,12 @@ const struct users_entry *users_find(const struct users *u,
 /* 1 if e may see and decide list's posts, else 0 */
 int users_may(const struct users_entry *e, const char *list);
 
-/* lists ("all" or L1,L2,...) as users_set takes them: 0; -1 with err
- * naming the bad list; -2 out of memory */
-int users_lists_ok(const char *lists, char *err, size_t errsz);
+/* lists ("all" or L1,L2,...) as users_set takes them, and short
+ * enough for the account name's line with a hash of up to
+ * USERS_MAX_HASH bytes: 0; -1 with err naming the bad list or the
+ * length; -2 out of memory */
+int users_lists_ok(const char *name, const char *lists, char *err,
+    size_t errsz);
 
 /*
  * Add the account name (or replace it when it exists and replace is

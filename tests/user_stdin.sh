@@ -80,6 +80,30 @@ check "... saying it exists, before reading a password" \
     grep -qx "listgate user: user alice exists (--replace sets a new password and lists)" "$T/err"
 check "... and nothing else" test "$(wc -l < "$T/err")" -eq 1
 
+# --lists too long for the account's line of users.conf (300 names of
+# 57 bytes: 1000 lists are allowed, 16384 bytes a line) was refused
+# only when the file was written: after the password was asked for
+# (twice on a terminal) and hashed, and as a failure, not the usage
+# error a bad list name is.  Refused now before standard input is read
+# (what is left of it here is the password, for cat)
+long=$(awk 'BEGIN { for (i = 0; i < 300; i++) printf "%s%03d%s", i ? "," : "", i, "-abcdefghijklmnopqrstuvwxyz-abcdefghijklmnopqrstuvwxyz" }')
+cp "$CONF/users.conf" "$T/users.before"
+printf 'gil-secret-12\n' > "$T/pw"
+{
+	"$LISTGATE" --allow-root --config "$CONF" user add gil --lists "$long" \
+	    > "$T/out" 2> "$T/err"
+	echo $? > "$T/rc"
+	cat > "$T/rest"
+} < "$T/pw"
+rc=$(cat "$T/rc")
+check "user add with --lists too long for users.conf: exit 2 (exit $rc)" \
+    test "$rc" -eq 2
+check "... saying so" grep -qx "listgate user: --lists: 17399 bytes of list names, more than the 16124 a line of users.conf holds beside the name and its hash (16384 bytes a line)" "$T/err"
+check "... before reading the password" grep -qx "gil-secret-12" "$T/rest"
+check "... and before warning of each list not configured" \
+    test "$(wc -l < "$T/err")" -eq 1
+check "... users.conf left alone" cmp -s "$CONF/users.conf" "$T/users.before"
+
 # the same password again with --replace keeps the hash (and the web
 # sessions), but not one made with other yescrypt parameters than
 # listgate's (mkpasswd -R, another libxcrypt): that one was kept for

@@ -362,8 +362,9 @@ user_add(const char *dir, const char *path, const char *name,
 		return EXIT_CMD_USAGE;
 	}
 	/* before the password is asked for (twice on a terminal) and
-	 * hashed: a bad --lists is a usage error, as a bad name is */
-	if ((r = users_lists_ok(lists, err, sizeof(err))) < 0) {
+	 * hashed: a bad --lists, or one too long for users.conf, is a
+	 * usage error, as a bad name is */
+	if ((r = users_lists_ok(name, lists, err, sizeof(err))) < 0) {
 		cmd_err("user", "%s", err);
 		return r == -1 ? EXIT_CMD_USAGE : EXIT_CMD_FAIL;
 	}
