@@ -346,5 +346,18 @@ check "and says which" grep -q "nonexistent: configuration directory" "$T/err"
 run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" --allow-root config check
 check "\$LISTGATE_CONFIG names the directory" grep -q "nonexistent2" "$T/err"
 
+# an empty --config (a script's --config "$CONF" with CONF unset) was
+# taken as none: the command acted on $LISTGATE_CONFIG, or on
+# /etc/listgate, another site's lists and database
+mkdir -p "$T/site/lists" || exit 99
+: > "$T/site/listgate.conf"
+run env LISTGATE_CONFIG="$T/site" "$LISTGATE" --allow-root --config "" \
+    config check
+check "an empty --config is a usage error (exit $rc)" test "$rc" -eq 2
+check "... saying so" grep -qx "listgate: --config: an empty directory name (give a directory, or leave --config out for \$LISTGATE_CONFIG or .*)" "$T/err"
+check "... not checking \$LISTGATE_CONFIG's directory instead" test ! -s "$T/out"
+run env LISTGATE_CONFIG="$T/site" "$LISTGATE" --allow-root --config= config check
+check "and so is --config= (exit $rc)" test "$rc" -eq 2
+
 echo "1..$n"
 [ $fails -eq 0 ]

@@ -313,6 +313,17 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "+c:hV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c':
+			/* an empty one (a script's `--config "$CONF"' with
+			 * CONF unset) would be taken as none given: the
+			 * command would act on $LISTGATE_CONFIG or
+			 * /etc/listgate, another site's lists and database */
+			if (*optarg == '\0') {
+				fprintf(stderr, "listgate: --config: an empty "
+				    "directory name (give a directory, or leave "
+				    "--config out for $LISTGATE_CONFIG or %s)\n",
+				    LG_SYSCONFDIR);
+				return early_exit(argc, argv, EXIT_CMD_USAGE);
+			}
 			ctx.config_dir = optarg;
 			break;
 		case 'R':
