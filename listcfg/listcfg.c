@@ -153,6 +153,14 @@ config_dir(const char *dir, char *rdir, char *err, size_t errsz)
 	return 0;
 }
 
+int
+listcfg_dir_check(const char *dir, char *err, size_t errsz)
+{
+	char rdir[PATH_MAX];
+
+	return config_dir(dir, rdir, err, errsz);
+}
+
 /* a user or group name: [A-Za-z0-9_][A-Za-z0-9_.-]*, at most 32 bytes,
  * perhaps ending in '$' (as useradd allows) */
 static int

@@ -155,6 +155,10 @@ struct listcfg_list {
 const char *listcfg_dir(const char *opt);
 /* the compiled-in configuration directory (/etc/listgate) */
 const char *listcfg_dir_default(void);
+/* dir is a configuration directory listcfg_load_global would read (it
+ * exists, may be read, and no other user can change it): 0, or -1 with
+ * err naming it */
+int listcfg_dir_check(const char *dir, char *err, size_t errsz);
 
 /* 1 if name is a valid list name ([a-z0-9][a-z0-9._-]*, at most 64
  * bytes, and no ".."), else 0 */

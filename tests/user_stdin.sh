@@ -104,6 +104,30 @@ check "... and before warning of each list not configured" \
     test "$(wc -l < "$T/err")" -eq 1
 check "... users.conf left alone" cmp -s "$CONF/users.conf" "$T/users.before"
 
+# a configuration directory that is not there (a --config misspelt):
+# list said "(no users: no users.conf)" and exit 0; add read the
+# password, hashed it and failed on its lock file; said now, as every
+# command says it, before anything is read
+printf 'hal-secret-12\n' > "$T/pw"
+{
+	"$LISTGATE" --allow-root --config "$T/noconf" user add hal --lists dev \
+	    > "$T/out" 2> "$T/err"
+	echo $? > "$T/rc"
+	cat > "$T/rest"
+} < "$T/pw"
+rc=$(cat "$T/rc")
+check "user add in a configuration directory that is not there: exit 1 (exit $rc)" \
+    test "$rc" -eq 1
+check "... saying so" grep -qx "listgate user: $T/noconf: configuration directory: No such file or directory" "$T/err"
+check "... before reading the password" grep -qx "hal-secret-12" "$T/rest"
+"$LISTGATE" --allow-root --config "$T/noconf" user list > "$T/out" 2> "$T/err"
+rc=$?
+check "user list there: exit 1, not \"no users\" (exit $rc: $(cat "$T/out"))" \
+    test "$rc" -eq 1
+check "... saying so" grep -qx "listgate user: $T/noconf: configuration directory: No such file or directory" "$T/err"
+check "... and that alone" test ! -s "$T/out"
+test ! -e "$T/noconf" || exit 99
+
 # the same password again with --replace keeps the hash (and the web
 # sessions), but not one made with other yescrypt parameters than
 # listgate's (mkpasswd -R, another libxcrypt): that one was kept for

@@ -501,7 +501,7 @@ cmd_user(int argc, char **argv, const struct cmd_ctx *ctx)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *lists = NULL, *verb, *dir;
-	char *path;
+	char *path, err[1024];
 	int ch, replace = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "l:rh", opts, NULL)) != -1) {
@@ -550,6 +550,13 @@ cmd_user(int argc, char **argv, const struct cmd_ctx *ctx)
 		return EXIT_CMD_USAGE;
 	}
 	dir = listcfg_dir(ctx->config_dir);
+	/* the directory first, as every command checks it: a --config
+	 * misspelt was "no users", and add asked for the password (twice
+	 * on a terminal) and hashed it before its lock file failed */
+	if (listcfg_dir_check(dir, err, sizeof(err)) < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
 	if ((path = cfgfile_join(dir, USERS_FILE)) == NULL) {
 		cmd_err("user", "out of memory");
 		return EXIT_CMD_FAIL;
