@@ -128,6 +128,49 @@ check "... saying so" grep -qx "listgate user: $T/noconf: configuration director
 check "... and that alone" test ! -s "$T/out"
 test ! -e "$T/noconf" || exit 99
 
+# a users.conf that cannot be read (a mode others may read), and a
+# directory listgate's user may not write in, were said only after
+# the password was read (asked twice on a terminal) and hashed: the
+# load and the lock file refused it then.  Now before it is read
+R=$T/roconf
+mkdir -p "$R/lists" || exit 99
+printf 'tokens_dir = %s/tokens\n' "$T" > "$R/listgate.conf"
+printf 'ann:$y$j9T$abcdefghijklmnop$0123456789012345678901234567890123456789012:all\n' \
+    > "$R/users.conf"
+chmod 644 "$R/users.conf"
+printf 'ida-secret-12\n' > "$T/pw"
+{
+	"$LISTGATE" --allow-root --config "$R" user add ida --lists all \
+	    > "$T/out" 2> "$T/err"
+	echo $? > "$T/rc"
+	cat > "$T/rest"
+} < "$T/pw"
+rc=$(cat "$T/rc")
+check "user add beside a users.conf others may read: exit 1 (exit $rc)" \
+    test "$rc" -eq 1
+check "... saying so" grep -q "users.conf: mode 0644 lets others read" "$T/err"
+check "... before reading the password" grep -qx "ida-secret-12" "$T/rest"
+rm -f "$R/users.conf"
+if [ "$(id -u)" -eq 0 ] && getent passwd nobody > /dev/null &&
+    getent group nogroup > /dev/null; then
+	chmod 755 "$T" "$R" "$R/lists"
+	printf 'user = nobody\ngroup = nogroup\n' >> "$R/listgate.conf"
+	{
+		"$LISTGATE" --config "$R" user add ida --lists all \
+		    > "$T/out" 2> "$T/err"
+		echo $? > "$T/rc"
+		cat > "$T/rest"
+	} < "$T/pw"
+	rc=$(cat "$T/rc")
+	check "user add as a user who may not write the directory: exit 1 (exit $rc)" \
+	    test "$rc" -eq 1
+	check "... saying so" grep -q "^listgate user: $R: Permission denied: listgate runs as user nobody, who may not write beside $R/users.conf" "$T/err"
+	check "... before reading the password" grep -qx "ida-secret-12" "$T/rest"
+	chmod 700 "$T"
+else
+	echo "# SKIP user add in a directory it may not write: not root, or no nobody/nogroup"
+fi
+
 # the same password again with --replace keeps the hash (and the web
 # sessions), but not one made with other yescrypt parameters than
 # listgate's (mkpasswd -R, another libxcrypt): that one was kept for

@@ -368,20 +368,35 @@ user_add(const char *dir, const char *path, const char *name,
 		cmd_err("user", "%s", err);
 		return r == -1 ? EXIT_CMD_USAGE : EXIT_CMD_FAIL;
 	}
+	/* a directory we may not write in (listgate left root for the
+	 * user of listgate.conf, a root-owned directory), and a users.conf
+	 * that cannot be read, are refused before the password is asked
+	 * for (twice on a terminal) and hashed: the lock file and the
+	 * write refused it only then.  (Checked again where they are done:
+	 * this is no lock; access(2), not faccessat's AT_EACCESS, whose
+	 * emulation on older kernels ignores ACLs: the real ids are the
+	 * effective ones, listgate left root with setresuid) */
+	if (access(dir, W_OK | X_OK) < 0) {
+		int e = errno;
+
+		snprintf(err, sizeof(err), "%s: %s", dir, strerror(e));
+		lock_failed(path, err, e);
+		return EXIT_CMD_FAIL;
+	}
+	if (users_load(path, &u, &missing, err, sizeof(err)) < 0) {
+		cmd_err("user", "%s", err);
+		return EXIT_CMD_FAIL;
+	}
+	existed = users_find(&u, name) != NULL;
+	users_free(&u);
 	warn_unknown_lists(dir, lists);
 	/* and an account that exists without --replace, before the
-	 * password is asked for (twice on a terminal) for nothing; said
-	 * again under the lock, for one added meanwhile (a users.conf that
-	 * cannot be read here is said there, after the lock's advice) */
-	if (!replace && users_load(path, &u, &missing, err, sizeof(err)) ==
-	    0) {
-		existed = users_find(&u, name) != NULL;
-		users_free(&u);
-		if (existed) {
-			cmd_err("user", "user %s exists (--replace sets a new "
-			    "password and lists)", name);
-			return EXIT_CMD_FAIL;
-		}
+	 * password is asked for for nothing; said again under the lock,
+	 * for one added meanwhile */
+	if (!replace && existed) {
+		cmd_err("user", "user %s exists (--replace sets a new "
+		    "password and lists)", name);
+		return EXIT_CMD_FAIL;
 	}
 	if (get_password(pw, sizeof(pw)) < 0) {
 		explicit_bzero(pw, sizeof(pw));
