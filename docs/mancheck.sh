@@ -8,7 +8,8 @@
 # table `listgate config keys` prints ($LISTGATE), each with its default
 # and both ends of its range, and no other; each command's section of
 # listgate(1) must describe every option of `listgate COMMAND --help`
-# (with the same short letter), and that help every option the section
+# (with the same short letter and, where the section tags it, the same
+# name for its argument), and that help every option the section
 # tags or its SYNOPSIS line names.  Skips (77) when groff is not
 # installed.
 set -u
@@ -221,17 +222,36 @@ if [ -n "${LISTGATE:-}" ] && [ -x "$LISTGATE" ] && [ -n "$cmds" ]; then
 		sed -n 's/^ *\(-[A-Za-z]\), \(--[a-z][a-z-]*\).*/\1 \2/p
 		    s/^ *\(--[a-z][a-z-]*\).*/- \1/p' "$T/help" |
 		    grep -v -e ' --help$' >"$T/hopts"
+		# and "--long ARG" per option the help gives an argument
+		# (one blank after the option, then the argument's name)
+		sed -n 's/^ *\(-[A-Za-z], \)\{0,1\}\(--[a-z][a-z-]*\) \([^ ][^ ]*\).*/\2 \3/p' \
+		    "$T/help" >"$T/hargs"
 		while read -r s l; do
 			if grep -q -e "$l\([^a-z-]\|\$\)" "$T/sec"; then
 				ok "listgate.1 documents $c $l"
 			else
 				bad "listgate.1 documents $c $l (in $c --help)"
 			fi
-			[ "$s" = - ] && continue
-			# where the section tags the long option, the same letter
+			# where the section tags the long option: its argument
+			# named as the help names it ("--sender S" in the help
+			# and "--sender SENDER" in the page read as two things)
 			t=$(awk -v l="$l" 'p == ".TP" && index($0, l " ") ||
 			    p == ".TP" && index($0, l "\"") { print } { p = $0 }' \
 			    "$T/sec" | head -n 1)
+			if [ -n "$t" ]; then
+				ha=$(awk -v l="$l" '$1 == l { print $2; exit }' \
+				    "$T/hargs")
+				ma=$(printf '%s\n' "$t" | awk -v l="$l" \
+				    '{ print substr($0, index($0, l) + length(l)) }' |
+				    tr -d '" \\')
+				if [ "$ha" = "$ma" ]; then
+					ok "listgate.1: $c $l takes ${ha:-no argument}"
+				else
+					bad "listgate.1: $c $l takes ${ma:-no argument}, $c --help says ${ha:-none}"
+				fi
+			fi
+			[ "$s" = - ] && continue
+			# where the section tags the long option, the same letter
 			if [ -z "$t" ]; then
 				:	# described in the text, not tagged
 			elif printf '%s\n' "$t" | grep -q -e '-[A-Za-z] ", "'; then

@@ -190,11 +190,11 @@ usage(FILE *f)
 	    "it; the exit code speaks the MTA's dialect (qmail: 0 pass, 99 held,\n"
 	    "111 retry; Postfix: 0 delivered or held, 75 retry).\n"
 	    "\n"
-	    "  -l, --list L     the list (its lists/L.conf and tokens/L.kch)\n"
-	    "  -m, --mta M      qmail or postfix (default: mta in listgate.conf)\n"
-	    "  -f, --sender S   envelope sender (default $SENDER under qmail)\n"
-	    "  RECIPIENT        envelope recipient (default $RECIPIENT)\n"
-	    "  -h, --help       this help\n");
+	    "  -l, --list L         the list (its lists/L.conf and tokens/L.kch)\n"
+	    "  -m, --mta M          qmail or postfix (default: mta in listgate.conf)\n"
+	    "  -f, --sender SENDER  envelope sender (default $SENDER under qmail)\n"
+	    "  RECIPIENT            envelope recipient (default $RECIPIENT)\n"
+	    "  -h, --help           this help\n");
 }
 
 /* the envelope came as options (-f, RECIPIENT), as pipe(8) gives it */
