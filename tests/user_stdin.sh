@@ -266,6 +266,40 @@ else
 	echo "# SKIP users.conf made by root: not root, or no nobody/nogroup"
 fi
 
+# a password too short, typed at a terminal, is refused at once: it was
+# asked for again ("Again: ") and typed twice before the refusal
+python3 - "$LISTGATE" "$CONF" > "$T/pty" 2>&1 <<'PY'
+import os, pty, select, sys, time
+lg, conf = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(lg, [lg, "--allow-root", "--config", conf, "user", "add",
+        "kim", "--lists", "all"])
+out = b""
+def wait_for(what, t=5.0):
+    global out
+    end = time.time() + t
+    while what not in out and time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                return
+wait_for(b"Password: ")
+os.write(fd, b"short\n")
+wait_for(b"password shorter than", 3)
+wait_for(b"Again: ", 1)
+if b"Again: " in out:
+    os.kill(pid, 9)
+os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+PY
+sed 's/^/# pty: /' "$T/pty"
+check "a password too short at a terminal is refused" \
+    grep -q "listgate user: password shorter than 8 characters" "$T/pty"
+check "... before it is asked again" sh -c "! grep -q 'Again: ' '$T/pty'"
+
 # ^Z at the password prompt, then fg: the shell gives the terminal back
 # with echo on, and the password typed after fg was shown on it
 if command -v bash > /dev/null 2>&1; then

@@ -237,30 +237,37 @@ pw_chars(const char *pw)
 	return c;
 }
 
+/* 1 when pw is too short, said; else 0 */
+static int
+pw_short(const char *pw)
+{
+	/* characters, as the message says: 8 bytes are 3 CJK ones */
+	if (pw_chars(pw) >= PWHASH_MIN_PASSWORD)
+		return 0;
+	cmd_err("user", "password shorter than %u characters",
+	    (unsigned)PWHASH_MIN_PASSWORD);
+	return 1;
+}
+
 /* the new password: 0, or -1 with a message printed */
 static int
 get_password(char *pw, size_t pwsz)
 {
 	char again[PWHASH_MAX_PASSWORD + 2];
 
-	if (isatty(0)) {
-		if (read_tty("Password: ", pw, pwsz) < 0 ||
-		    read_tty("Again: ", again, sizeof(again)) < 0)
-			return -1;
-		if (strcmp(pw, again) != 0) {
-			explicit_bzero(again, sizeof(again));
-			cmd_err("user", "the passwords differ");
-			return -1;
-		}
-		explicit_bzero(again, sizeof(again));
-	} else if (read_line(stdin, pw, pwsz) < 0)
+	if (!isatty(0))
+		return read_line(stdin, pw, pwsz) < 0 || pw_short(pw) ? -1 : 0;
+	/* a password too short is refused before it is asked again (it
+	 * was typed twice for nothing) */
+	if (read_tty("Password: ", pw, pwsz) < 0 || pw_short(pw) ||
+	    read_tty("Again: ", again, sizeof(again)) < 0)
 		return -1;
-	/* characters, as the message says: 8 bytes are 3 CJK ones */
-	if (pw_chars(pw) < PWHASH_MIN_PASSWORD) {
-		cmd_err("user", "password shorter than %u characters",
-		    (unsigned)PWHASH_MIN_PASSWORD);
+	if (strcmp(pw, again) != 0) {
+		explicit_bzero(again, sizeof(again));
+		cmd_err("user", "the passwords differ");
 		return -1;
 	}
+	explicit_bzero(again, sizeof(again));
 	return 0;
 }
 
