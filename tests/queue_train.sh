@@ -163,6 +163,26 @@ for st in commit sync; do
 	check "... and in the token file" grep -qx "spam_posts 2" "$T/out"
 done
 
+# a second host of the same database, its token file not made yet: the
+# sync after a run applies the list's whole journal, and its summary
+# gave that file's every token as the run's ("trained 1 post ... (1779
+# new tokens)"); it says the sync applied other events too now
+mkdir -p "$T/conf-db2" || exit 99
+printf 'tokens_dir = %s/tokens-db2\n' "$T" > "$T/conf-db2/listgate.conf"
+ndev=$(sql "SELECT count(*) FROM train_journal WHERE list = 'dev'")
+"$LISTGATE" --allow-root --config "$T/conf-db2" train --list dev --ham \
+    "$DATA/ham-test.eml" > "$T/out" 2>&1
+check "train on a host whose token file is behind the journal exits 0" \
+    test $? -eq 0
+sed 's/^/# /' "$T/out"
+check "... its summary says the sync applied the $ndev other events" \
+    grep -q "^trained 1 post as ham through the journal in [0-9.]* s (its sync also applied $ndev other journal events: the token file's change is not this run's alone)\$" "$T/out"
+"$LISTGATE" --allow-root --config "$T/conf-db2" train --list dev --spam \
+    "$DATA/spam-test.eml" > "$T/out" 2>&1
+sed 's/^/# /' "$T/out"
+check "... and once the file is up to date, the run's new tokens" \
+    grep -q "^trained 1 post as spam through the journal ([1-9][0-9]* new tokens) in [0-9.]* s\$" "$T/out"
+
 $PG_CTL_STOP
 lgdb train -q --list dev --spam "$DATA/spam2.eml" > "$T/out" 2>&1
 check "train with the database down exits 1" test $? -eq 1

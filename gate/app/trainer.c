@@ -89,6 +89,8 @@ struct trainer {
 	 * follower's), once committed: trainer_committed_at */
 	int64_t last, last_mark;
 	int have_last;
+	int learnt_along;		/* the token file learnt the posts
+					 * as they were journaled */
 	/* direct */
 	char path[4200];		/* token file */
 	char tmppath[4200];		/* the new file until its first
@@ -305,6 +307,7 @@ follow_publish(struct trainer *t)
 		}
 		follow_drop(t);
 	}
+	t->learnt_along = 1;
 	if (tokdb_compact(t->path, t->wait_ms, 0, why, sizeof(why)) < 0)
 		snprintf(t->warn, sizeof(t->warn), "the token file could not "
 		    "be compacted (the posts are learnt): %s", why);
@@ -1154,6 +1157,12 @@ trainer_committed_at(const struct trainer *t, int64_t *last_r,
 	*last_r = t->last;
 	*mark_r = t->last_mark;
 	return 1;
+}
+
+int
+trainer_learnt_along(const struct trainer *t)
+{
+	return t->finished && t->learnt_along;
 }
 
 void

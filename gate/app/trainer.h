@@ -88,6 +88,11 @@ struct queue *trainer_queue(struct trainer *t);
 int trainer_committed_at(const struct trainer *t, int64_t *last_r,
     int64_t *mark_r);
 
+/* after trainer_finish of a journal trainer: 1 when the token file
+ * learnt the posts as they were journaled (a sync after it applies only
+ * the events of others), else 0 (the sync applies the posts) */
+int trainer_learnt_along(const struct trainer *t);
+
 /*
  * The direct back end: learn into the token file at path (":" for an
  * in-memory store), created when missing if create is

@@ -314,6 +314,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	int ch, spam = -1, unlearn = 0, quiet = 0, tty, i, r, dir;
 	int journal = 0;
 	unsigned long nerr = 0, ndup = 0, ntaken = 0, notlearnt = 0;
+	unsigned long nsynced = 0, others = 0;
+	int synced = 0;
 	long ntok0 = -1, ntok1 = -1;
 	int fatal = 0, rc;
 
@@ -530,8 +532,12 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 				    "journal; run `%s sync --list %s`",
 				    list, suggest_cmd(), list);
 			fatal = 1;
-		} else if (!quiet && ntok0 >= 0)
-			ntok1 = file_tokens(path);
+		} else {
+			synced = 1;
+			nsynced = ss.nevents;
+			if (!quiet && ntok0 >= 0)
+				ntok1 = file_tokens(path);
+		}
 	}
 	(void)stage_enter(STAGE_END);
 	trainer_stats(t, &st);
@@ -576,7 +582,22 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	notlearnt = st.nnotlearnt;
 	if (ntaken >= notlearnt)
 		ntaken -= notlearnt;	/* neither learnt nor rolled back */
-	if (!quiet && !fatal && journal && ntok1 >= 0)
+	/* the journal events of others the sync applied with this run's
+	 * (the token file behind the journal: another host's training, a
+	 * decision, a file never synced): the file's change is not this
+	 * run's then, and was told as its new tokens (1 post, 5340 new
+	 * tokens on a host whose file was made by that sync) */
+	if (synced)
+		others = trainer_learnt_along(t) ? nsynced :
+		    nsynced > st.nposts ? nsynced - st.nposts : 0;
+	if (!quiet && !fatal && journal && others > 0)
+		printf("%s %lu post%s as %s through the journal in %.2f s "
+		    "(its sync also applied %lu other journal event%s: the "
+		    "token file's change is not this run's alone)\n",
+		    unlearn ? "unlearned" : "trained", st.nposts,
+		    st.nposts == 1 ? "" : "s", spam ? "spam" : "ham",
+		    clock_now_s() - start, others, others == 1 ? "" : "s");
+	else if (!quiet && !fatal && journal && ntok1 >= 0)
 		printf("%s %lu post%s as %s through the journal (%ld %s) in "
 		    "%.2f s\n", unlearn ? "unlearned" : "trained", st.nposts,
 		    st.nposts == 1 ? "" : "s", spam ? "spam" : "ham",
