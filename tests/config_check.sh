@@ -346,6 +346,22 @@ check "and says which" grep -q "nonexistent: configuration directory" "$T/err"
 run env LISTGATE_CONFIG="$T/nonexistent2" "$LISTGATE" --allow-root config check
 check "\$LISTGATE_CONFIG names the directory" grep -q "nonexistent2" "$T/err"
 
+# a lists/ that everyone may write in, without a list file in it: every
+# list's load refuses it (filter deferred every post), but config check
+# loaded none and exited 0
+mkdir -p "$T/open/lists" || exit 99
+: > "$T/open/listgate.conf"
+chmod 777 "$T/open/lists"
+run "$LISTGATE" --allow-root --config "$T/open" config check
+check "a lists/ others may write in, no list file: exit 1 (exit $rc)" \
+    test "$rc" -eq 1
+check "... naming it" grep -q "^listgate config: $T/open/lists: writable by everyone (mode 0777)" "$T/err"
+printf 'Subject: x\n\nhello\n' | "$LISTGATE" --allow-root --config "$T/open" \
+    filter --list dev --mta qmail > /dev/null 2>&1
+rc=$?
+check "... as filter defers every post there (exit $rc)" test "$rc" -eq 111
+chmod 755 "$T/open/lists"
+
 # an empty --config (a script's --config "$CONF" with CONF unset) was
 # taken as none: the command acted on $LISTGATE_CONFIG, or on
 # /etc/listgate, another site's lists and database

@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -30,6 +31,7 @@
 #include "gate/cmd/cmd.h"
 #include "gate/moderate/notice.h"
 #include "gate/util/suggest.h"
+#include "listcfg/cfgfile.h"
 #include "listcfg/listcfg.h"
 #include "gate/util/xalloc.h"
 
@@ -72,6 +74,7 @@ list_names(const char *dir, char ***names_r, size_t *n_r, char *err,
 	struct dirent *de;
 	char **names = NULL, **nn;
 	size_t n = 0, cap = 0, len;
+	struct stat st;
 
 	*names_r = NULL;
 	*n_r = 0;
@@ -84,6 +87,15 @@ list_names(const char *dir, char ***names_r, size_t *n_r, char *err,
 		if (errno == ENOENT)
 			return 0;
 		snprintf(err, errsz, "%.900s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* a lists/ that another user can change is refused by every
+	 * list's load, those without a file too: filter defers every
+	 * post.  Said here, where no list file may be loaded to say it
+	 * (a lists/ of none checked fine, exit 0) */
+	if (fstat(dirfd(d), &st) == 0 && cfgfile_trusted(path, &st, err,
+	    errsz) < 0) {
+		closedir(d);
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
