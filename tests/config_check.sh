@@ -362,6 +362,28 @@ rc=$?
 check "... as filter defers every post there (exit $rc)" test "$rc" -eq 111
 chmod 755 "$T/open/lists"
 
+# a list that sends hold notices, and a secret_file that is not there
+# (init not run) or that listgate refuses: every notice waited in the
+# outbox and every reply was deferred, and config check exited 0
+mkdir -p "$T/nosecret/lists" || exit 99
+printf 'secret_file = %s/nosecret/secret\n' "$T" > "$T/nosecret/listgate.conf"
+printf 'moderators = m@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -t\nrelease = /bin/true\n' \
+    > "$T/nosecret/lists/dev.conf"
+run "$LISTGATE" --allow-root --config "$T/nosecret" config check
+check "a list that sends notices without the secret: exit 1 (exit $rc)" \
+    test "$rc" -eq 1
+check "... naming secret_file and the list" grep -q "^listgate config: secret_file $T/nosecret/secret: No such file or directory (run .*init. to create it): list dev sends hold notices" "$T/err"
+check "... once" test "$(grep -c secret_file "$T/err")" -eq 1
+printf '%064d\n' 0 | tr 0 a > "$T/nosecret/secret"
+chmod 644 "$T/nosecret/secret"
+run "$LISTGATE" --allow-root --config "$T/nosecret" config check
+check "... and one listgate refuses (exit $rc)" sh -c \
+    "test $rc -eq 1 && grep -q 'secret_file $T/nosecret/secret: mode 644' '$T/err'"
+rm -f "$T/nosecret/secret"
+"$LISTGATE" --allow-root --config "$T/nosecret" init > /dev/null 2>&1 || exit 99
+run "$LISTGATE" --allow-root --config "$T/nosecret" config check
+check "... a good one passes (exit $rc)" test "$rc" -eq 0
+
 # an empty --config (a script's --config "$CONF" with CONF unset) was
 # taken as none: the command acted on $LISTGATE_CONFIG, or on
 # /etc/listgate, another site's lists and database

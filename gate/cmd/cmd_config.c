@@ -25,11 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "db/queue.h"
 #include "db/tokdb.h"
 #include "gate/cmd/cmd.h"
+#include "gate/moderate/cookie.h"
 #include "gate/moderate/notice.h"
+#include "gate/moderate/notify.h"
 #include "gate/util/suggest.h"
 #include "listcfg/cfgfile.h"
 #include "listcfg/listcfg.h"
@@ -301,12 +304,43 @@ warn_postfix_timeout(const struct listcfg_global *g, const char *path,
 	    secs + 60);
 }
 
+/*
+ * The secret of moderation by mail, for list name that sends hold
+ * notices: 0 usable (or not this user's to read), 1 after an error
+ * message.  Checked once a run: without it every notice waits in the
+ * outbox and every reply is deferred, and nothing said so here
+ */
+static int
+check_secret(const struct listcfg_global *g, const char *name)
+{
+	static int done, bad;
+	struct cookie_key key;
+	char err[1024];
+
+	if (done)
+		return bad;
+	done = 1;
+	/* one this user may not read is the list user's (an administrator
+	 * in its group runs the check): nothing is known of it */
+	if (access(g->secret_file, R_OK) < 0 && errno == EACCES)
+		return 0;
+	if (cookie_load_key(g->secret_file, &key, err, sizeof(err)) < 0) {
+		cmd_err(NAME, "%s: list %s sends hold notices, which cannot be "
+		    "made without it: they wait in the outbox, and the "
+		    "moderators' replies are deferred", err, name);
+		bad = 1;
+	}
+	explicit_bzero(&key, sizeof(key));
+	return bad;
+}
+
 /* check one list and print it: 0, or 1 after an error message */
 static int
 check_list(const struct listcfg_global *g, const char *name)
 {
 	struct listcfg_list l;
 	char err[1024], path[4096];
+	int bad;
 
 	if (!listcfg_name_ok(name)) {
 		cmd_err(NAME, "%s/lists/%s.conf: bad list name (want "
@@ -350,6 +384,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		    "server that sends an approved post to the list", g->dir,
 		    name);
 	warn_moderators(g, name, &l);
+	bad = notify_ready(&l) && check_secret(g, name);
 	/* its own timeout; one it inherits is listgate.conf's, said once */
 	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
 	    listcfg_key_line(path, "timeout") != 0)
@@ -361,7 +396,7 @@ check_list(const struct listcfg_global *g, const char *name)
 		return 1;
 	}
 	listcfg_free_list(&l);
-	return check_tokens(g, name);
+	return check_tokens(g, name) | bad;
 }
 
 /* a list's moderation address and delimiter, as reply.c routes by them */
