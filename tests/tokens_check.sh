@@ -131,6 +131,12 @@ check "... saying sync or rebuild recreates it from the journal" \
 run lg config check --list d
 check "config check of a list without a token file exits 0" test "$rc" -eq 0
 check "... and says how it comes" grep -q "^# token file .*: none yet" "$T/out"
+# without a database it named sync and rebuild, which cannot make it
+# there ("no database configured"): train does
+env -u PGHOST -u PGHOSTADDR -u PGPORT -u PGUSER -u PGDATABASE -u PGSERVICE \
+    "$LISTGATE" --allow-root --config "$CONF" config check --list d \
+    > "$T/out" 2> "$T/err"
+check "... without a database, naming train" grep -q "^# token file .*: none yet (no database: \`listgate --config [^ ]* train --list d --spam/--ham \.\.\.\` makes it; filter defers the list's posts until then)\$" "$T/out"
 
 if [ -f "$top_srcdir/tests/pg.sh" ]; then
 	pg_part

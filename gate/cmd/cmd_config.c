@@ -148,6 +148,15 @@ check_tokens(const struct listcfg_global *g, const char *name)
 	}
 	r = tokdb_open(path, TOKDB_READ, g->lock_wait_ms, &db, err,
 	    sizeof(err));
+	/* without a database there is no journal to make it from: sync
+	 * and rebuild say only "no database configured" (and filter defers
+	 * every post of the list until it is there) */
+	if (r == TOKDB_ENOENT && !queue_configured(g->conninfo)) {
+		printf("# token file %s: none yet (no database: `%s train "
+		    "--list %s --spam/--ham ...` makes it; filter defers the "
+		    "list's posts until then)\n", path, suggest_cmd(), name);
+		return 0;
+	}
 	if (r == TOKDB_ENOENT) {
 		printf("# token file %s: none yet (`%s sync` or `%s "
 		    "rebuild --list %s` creates it from the journal)\n", path,
