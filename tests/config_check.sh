@@ -384,6 +384,21 @@ rm -f "$T/nosecret/secret"
 run "$LISTGATE" --allow-root --config "$T/nosecret" config check
 check "... a good one passes (exit $rc)" test "$rc" -eq 0
 
+# a command whose program is not there (a typo) or is no executable
+# file: every run of it fails (every post passed deferred under
+# Postfix, every approval refused), and config check said nothing
+mkdir -p "$T/prog/lists" || exit 99
+: > "$T/prog/listgate.conf"
+printf 'ham_cutoff = 0.4\ndeliver = /usr/sbin/sendmial -i -- dev@example.org\nrelease = %s/prog/listgate.conf\n' "$T" \
+    > "$T/prog/lists/dev.conf"
+printf 'deliver = lmtp:127.0.0.1:24 dev@example.org\n' > "$T/prog/lists/lm.conf"
+run "$LISTGATE" --allow-root --config "$T/prog" config check
+check "a command's program that is not there: exit 0, a warning (exit $rc)" \
+    test "$rc" -eq 0
+check "... naming the file, the line and the program" grep -qx "listgate config: warning: $T/prog/lists/dev.conf:2: deliver: /usr/sbin/sendmial: No such file or directory: every run of the command fails" "$T/err"
+check "... and one that is no executable file" grep -qx "listgate config: warning: $T/prog/lists/dev.conf:3: release: $T/prog/listgate.conf: not an executable file: every run of the command fails" "$T/err"
+check "... and no LMTP server" sh -c "! grep -q 'lm.conf' '$T/err'"
+
 # an empty --config (a script's --config "$CONF" with CONF unset) was
 # taken as none: the command acted on $LISTGATE_CONFIG, or on
 # /etc/listgate, another site's lists and database

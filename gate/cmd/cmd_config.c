@@ -279,6 +279,36 @@ warn_no_deliver(const struct listcfg_global *g, const char *name,
 	    name, l->has_file ? "" : " (no file: defaults)", gpath, line);
 }
 
+/* warn of a command of list name (key, argv) whose program is not there
+ * or no executable file: every run of it fails (deliver: every post
+ * the filter passes under Postfix is deferred; release: every approval;
+ * notify: every notice waits), and the check said nothing.  An LMTP
+ * server (lmtp:...) is not looked at */
+static void
+warn_program(const struct listcfg_global *g, const char *name,
+    const char *key, char *const *argv)
+{
+	struct stat st;
+	char path[4096], line[16] = "";
+	const char *why;
+	unsigned n;
+
+	if (argv == NULL || argv[0] == NULL || argv[0][0] != '/')
+		return;
+	if (stat(argv[0], &st) < 0)
+		why = strerror(errno);
+	else if (!S_ISREG(st.st_mode) || (st.st_mode & 0111) == 0)
+		why = "not an executable file";
+	else
+		return;
+	if (listcfg_list_path(g, name, path, sizeof(path)) < 0)
+		snprintf(path, sizeof(path), "lists/%s.conf", name);
+	else if ((n = listcfg_key_line(path, key)) != 0)
+		snprintf(line, sizeof(line), ":%u", n);
+	cmd_err(NAME, "warning: %s%s: %s: %s: %s: every run of the command "
+	    "fails", path, line, key, argv[0], why);
+}
+
 /* Postfix's pipe(8) kills a command at its time limit
  * (command_time_limit, 1000 s unless raised) and bounces the mail */
 #define POSTFIX_TIME_LIMIT_S	1000
@@ -393,6 +423,10 @@ check_list(const struct listcfg_global *g, const char *name)
 		    "server that sends an approved post to the list", g->dir,
 		    name);
 	warn_moderators(g, name, &l);
+	warn_program(g, name, "deliver", l.deliver);
+	warn_program(g, name, "release", l.release);
+	warn_program(g, name, "notify", l.notify);
+	warn_program(g, name, "member_check", l.member_check);
 	bad = notify_ready(&l) && check_secret(g, name);
 	/* its own timeout; one it inherits is listgate.conf's, said once */
 	if (listcfg_list_path(g, name, path, sizeof(path)) == 0 &&
