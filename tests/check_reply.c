@@ -278,6 +278,73 @@ START_TEST(contrary_below_the_quote)
 }
 END_TEST
 
+/* an HTML reply written below the quote: turned to text, the quote has
+ * no '>' marks, and its attribution and the notice's words were taken
+ * for the moderator's: a "Reject" below them approved the post.  The
+ * quote is the mail program's element (Gmail's, Thunderbird's, Apple
+ * Mail's, Yahoo's, Outlook's) */
+START_TEST(contrary_below_an_html_quote)
+{
+	static const char *const rejects[] = {
+	    /* Gmail */
+	    "<div dir=\"ltr\"><br></div><br><div class=\"gmail_quote\">"
+	    "<div dir=\"ltr\" class=\"gmail_attr\">On Mon, Dec 7, 2026 at "
+	    "5:00 PM dev moderation &lt;<a href=\"mailto:dev-moderate@"
+	    "lists.example.org\">dev-moderate@lists.example.org</a>&gt; "
+	    "wrote:<br></div><blockquote class=\"gmail_quote\" style=\""
+	    "margin:0px 0px 0px 0.8ex\"><div>A post to the list dev is held "
+	    "for moderation.<br>Reply to this message to approve the post"
+	    "</div></blockquote></div><div>Reject, this is spam.</div>\n",
+	    /* Thunderbird */
+	    "<html><body><div class=\"moz-cite-prefix\">On 07/12/2026 17:00, "
+	    "dev moderation wrote:<br></div><blockquote type=\"cite\" cite="
+	    "\"mid:n1@lists.example.org\"><pre>A post to the list dev is "
+	    "held</pre></blockquote><p>Reject</p></body></html>\n",
+	    /* Apple Mail: the attribution inside the quote */
+	    "<div><br><blockquote type=\"cite\"><div>On Dec 7, 2026, at "
+	    "17:00, dev moderation wrote:</div><div><div>held</div></div>"
+	    "</blockquote></div><div>spam</div>\n",
+	    /* Yahoo */
+	    "<div class=\"yahoo_quoted\"><div>On Monday, December 7, 2026, "
+	    "dev moderation wrote:</div><div>held</div></div><div>Discard"
+	    "</div>\n",
+	    NULL };
+	static const char *const approves[] = {
+	    /* nothing of the moderator's own but the quote */
+	    "<div dir=\"ltr\"><br></div><div class=\"gmail_quote\"><div>On "
+	    "Mon, X wrote:</div><blockquote>Reject it with the reject "
+	    "address</blockquote></div>\n",
+	    /* an approval above a quote that holds a contrary word */
+	    "<div>ok</div><blockquote><div>Reject</div></blockquote>\n",
+	    /* Outlook: its quote is not enclosed, but follows its header */
+	    "<div>Fine</div><div id=\"appendonsend\"></div><hr><div id=\""
+	    "divRplyFwdMsg\"><b>From:</b> dev moderation</div><div>No "
+	    "reply: reject it with the reject address</div>\n",
+	    "<div id=\"appendonsend\"></div><hr><div id=\"divRplyFwdMsg\">"
+	    "<b>From:</b> dev moderation</div><div>No reply</div>\n",
+	    NULL };
+	char buf[2048], word[16];
+	size_t i;
+
+	for (i = 0; rejects[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\nContent-Type: text/html; charset=utf-8\n\n%s",
+		    rejects[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "reply %zu: not "
+		    "taken for the contrary of approving", i);
+	}
+	for (i = 0; approves[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\nContent-Type: text/html; charset=utf-8\n\n%s",
+		    approves[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: taken "
+		    "for the contrary of approving (%s)", i, word);
+	}
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -290,6 +357,7 @@ reply_suite(void)
 	tcase_add_test(tc, contrary_past_unicode_blanks);
 	tcase_add_test(tc, contrary_below_the_quote);
 	tcase_add_test(tc, contrary_no);
+	tcase_add_test(tc, contrary_below_an_html_quote);
 	suite_add_tcase(s, tc);
 	return s;
 }

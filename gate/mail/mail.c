@@ -110,6 +110,7 @@ mail_limits_default(struct mail_limits *lim)
 	lim->max_depth = LG_MAX_MIME_DEPTH;
 	lim->max_parts = LG_MAX_MIME_PARTS;
 	lim->max_decoded = LG_MAX_DECODED_BYTES;
+	lim->html_source = 0;
 }
 
 /* hand an event to the callback: 0 or -1 (stop) */
@@ -713,7 +714,10 @@ leaf(struct walk *w, unsigned depth, const char *ctype, const struct buf *ct,
 	if ((flags & CS_CUT) && anomaly(w, AN_DECODED, depth) < 0)
 		return -1;
 	t = &w->conv;
-	if (html) {
+	/* (a reader of its elements takes the HTML itself) */
+	if (html && w->lim->html_source)
+		html = 0;
+	else if (html) {
 		buf_reset(&w->html);
 		w->html.max = w->conv.len * 2 + 64;
 		/* (hidden text is at most what the part holds) */

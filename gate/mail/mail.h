@@ -23,9 +23,13 @@ struct mail_limits {
 	unsigned max_depth;	/* MIME nesting depth */
 	unsigned max_parts;	/* MIME parts per post */
 	size_t max_decoded;	/* decoded text bytes handed out per post */
+	int html_source;	/* 1: a text/html part's MAIL_TEXT is its
+				 * HTML itself (in UTF-8), not turned to
+				 * text, and no MAIL_HIDDEN follows: for a
+				 * reader of its elements (0 by default) */
 };
 
-/* fill in the LG_MAX_* defaults */
+/* fill in the LG_MAX_* defaults (html_source 0) */
 void mail_limits_default(struct mail_limits *lim);
 
 enum mail_kind {

@@ -105,7 +105,9 @@ void reply_headers(struct reply *r);
  * 1 when the moderator's own first word in the message (len bytes at
  * msg: the first line of its text parts that is neither blank nor
  * quoted with '>', nor the attribution above a quote, "On ..., X
- * wrote:", when its own first word is none of these) asks for the
+ * wrote:", when its own first word is none of these; an HTML part is
+ * read without its mail program's quote elements, which have no '>'
+ * marks as text) asks for the
  * contrary of an approval ("reject",
  * "spam", "discard", ...), that word (lower case) into word; else 0.
  * A reply to a notice goes to the approve address: one that says

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gate/mail/html.h"
 #include "gate/mail/mail.h"
 #include "gate/moderate/notice.h"
 #include "gate/moderate/reply.h"
@@ -438,20 +439,15 @@ attribution(const char *p, const char *end, const char **after_r)
 	return 0;
 }
 
-/* mail_walk callback: the first line of the text parts that is neither
- * blank nor quoted, nor a quote's attribution without a contrary word
- * (see attribution); its first word, then the walk stops */
+/* the first line of text (len bytes at p) that is neither blank nor
+ * quoted, nor a quote's attribution without a contrary word (see
+ * attribution): its first word into f, 1; else 0 */
 static int
-first_word_cb(const struct mail_event *ev, void *vctx)
+first_line(struct first_word *f, const char *p, size_t len)
 {
-	struct first_word *f = vctx;
-	const char *p, *end, *eol, *q;
+	const char *end = p + len, *eol, *q;
 	size_t n;
 
-	if (ev->kind != MAIL_TEXT || ev->data == NULL)
-		return 0;
-	p = (const char *)ev->data;
-	end = p + ev->len;
 	while (p < end) {
 		q = line_at(p, end, &eol);
 		if (q == eol || *q == '>') {
@@ -472,11 +468,132 @@ first_word_cb(const struct mail_event *ev, void *vctx)
 		 * is taken wherever it is: "Reject:" above the quote) */
 		if (is_contrary(f->w) || !attribution(p, end, &p)) {
 			f->found = 1;
-			return -1;
+			return 1;
 		}
 		f->w[0] = '\0';
 	}
 	return 0;
+}
+
+/* 1 if the tag at t (n bytes, from its '<' to its '>') names in
+ * any case one of the words of names */
+static int
+tag_names(const char *t, size_t n, const char *const *names)
+{
+	size_t i, k, j;
+
+	for (i = 0; names[i] != NULL; i++) {
+		k = strlen(names[i]);
+		for (j = 0; j + k <= n; j++)
+			if (strncasecmp(t + j, names[i], k) == 0)
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * The HTML (n bytes at h) without what a mail program quotes into a
+ * reply, appended to out: a <blockquote>, and the elements mail
+ * programs put a quote and its attribution in (Gmail's gmail_quote,
+ * Yahoo's yahoo_quoted, Thunderbird's moz-cite-prefix), each with
+ * what it holds; from Outlook's header of the quoted message
+ * (divRplyFwdMsg, after appendonsend) to the end, as Outlook does not
+ * enclose the quote.  Turned to text, a quote has no '>' marks: the
+ * notice's words in it were taken for the moderator's, above the
+ * "Reject" written below them.  0, or -1 out of memory (out full: the
+ * rest dropped)
+ */
+static int
+html_unquoted(const char *h, size_t n, struct buf *out)
+{
+	static const char *const containers[] = { "gmail_quote",
+	    "yahoo_quoted", "moz-cite-prefix", NULL };
+	static const char *const rest[] = { "divRplyFwdMsg",
+	    "appendonsend", NULL };
+	const char *p = h, *end = h + n, *gt, *from = h;
+	char name[16], skip[16];
+	size_t k, skip_len = 0, depth = 0;
+	int closing, skipping = 0;
+
+	while (p < end && (p = memchr(p, '<', (size_t)(end - p))) != NULL) {
+		/* a comment is no tag (nor its text a quote) */
+		if ((size_t)(end - p) >= 4 && memcmp(p, "<!--", 4) == 0) {
+			const char *c = memmem(p + 4, (size_t)(end - p - 4),
+			    "-->", 3);
+
+			p = c != NULL ? c + 3 : end;
+			continue;
+		}
+		if ((gt = memchr(p, '>', (size_t)(end - p))) == NULL)
+			break;
+		closing = p + 1 < gt && p[1] == '/';
+		for (k = 0; p + 1 + closing + k < gt && k + 1 < sizeof(name) &&
+		    ((p[1 + closing + k] >= 'a' && p[1 + closing + k] <= 'z') ||
+		    (p[1 + closing + k] >= 'A' && p[1 + closing + k] <= 'Z') ||
+		    (p[1 + closing + k] >= '0' && p[1 + closing + k] <= '9'));
+		    k++)
+			name[k] = (char)(p[1 + closing + k] | 0x20);
+		name[k] = '\0';
+		if (skipping) {
+			/* inside a quote: to the end of its element */
+			if (k == skip_len && memcmp(name, skip, k) == 0) {
+				if (!closing && gt[-1] != '/')
+					depth++;
+				else if (closing && --depth == 0) {
+					skipping = 0;
+					from = gt + 1;
+				}
+			}
+		} else if (!closing && k > 0) {
+			if (tag_names(p, (size_t)(gt - p + 1), rest)) {
+				end = p;
+				break;
+			}
+			if (strcmp(name, "blockquote") == 0 ||
+			    tag_names(p, (size_t)(gt - p + 1), containers)) {
+				if (buf_add(out, from, (size_t)(p - from)) < 0)
+					return -1;
+				memcpy(skip, name, k + 1);
+				skip_len = k;
+				skipping = 1;
+				depth = 1;
+			}
+		}
+		p = gt + 1;
+	}
+	if (!skipping && end > from &&
+	    buf_add(out, from, (size_t)(end - from)) < 0)
+		return -1;
+	return 0;
+}
+
+/* mail_walk callback: the first line of the text parts that is neither
+ * blank nor quoted, nor a quote's attribution without a contrary word
+ * (see attribution); its first word, then the walk stops.  An HTML
+ * part (its source: html_source) is read without its quotes */
+static int
+first_word_cb(const struct mail_event *ev, void *vctx)
+{
+	struct first_word *f = vctx;
+	struct buf src = BUF_INIT(ev->len + 1), txt, hid;
+	int found;
+
+	if (ev->kind != MAIL_TEXT || ev->data == NULL)
+		return 0;
+	if (ev->ctype == NULL || strcmp(ev->ctype, "text/html") != 0)
+		return first_line(f, (const char *)ev->data, ev->len) ? -1 : 0;
+	buf_init(&txt, ev->len * 2 + 64);
+	buf_init(&hid, ev->len + 64);
+	/* (out of memory: what was made of it is read) */
+	(void)html_unquoted((const char *)ev->data, ev->len, &src);
+	if (src.len > 0)
+		(void)html_to_text(src.data, src.len, &txt, &hid);
+	found = txt.len > 0 && first_line(f, (const char *)txt.data,
+	    txt.len);
+	buf_free(&src);
+	buf_free(&txt);
+	buf_free(&hid);
+	return found ? -1 : 0;
 }
 
 int
@@ -492,6 +609,7 @@ reply_contrary(const unsigned char *msg, size_t len, char *word,
 		return 0;
 	memset(&f, 0, sizeof(f));
 	mail_limits_default(&lim);
+	lim.html_source = 1;	/* its quotes are read from its elements */
 	/* (stopped at the first own line: mail_walk then returns -1) */
 	(void)mail_walk(msg, len, &lim, first_word_cb, &f);
 	if (!f.found || f.w[0] == '\0' || !is_contrary(f.w))
