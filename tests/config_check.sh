@@ -175,6 +175,12 @@ run lg config check --list norel
 check "... none with release" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/norel.conf"
 # notify sending notices from the held post's (forged) envelope sender
+# (with a secret_file of its own: a list that sends notices without one
+# is an error, below)
+cp "$CONF/listgate.conf" "$T/global.save" || exit 99
+{ od -An -tx1 -N32 /dev/urandom | tr -d ' \n'; echo; } > "$T/nf.secret" &&
+    chmod 600 "$T/nf.secret" || exit 99
+printf 'secret_file = %s/nf.secret\n' "$T" >> "$CONF/listgate.conf"
 for how in '-f {sender}' '-r {sender}' '-f{sender}' '--from={sender}'; do
 	printf 'deliver = /bin/true\nrelease = /bin/true\nmoderators = a@example.org\nmoderation_address = dev-moderate@example.org\nnotify = /usr/sbin/sendmail -i %s -- {moderator}\n' "$how" > "$CONF/lists/nf.conf"
 	run lg config check --list nf
@@ -185,6 +191,7 @@ printf 'deliver = /bin/true\nrelease = /bin/true\nmoderators = a@example.org\nmo
 run lg config check --list nf
 check "... none with the list's own address" sh -c "test $rc -eq 0 && ! grep -q warning '$T/err'"
 rm -f "$CONF/lists/nf.conf"
+mv "$T/global.save" "$CONF/listgate.conf" || exit 99
 # one post's evidence outlasting the filters' wait for the token file:
 # no warning (sync, train and rebuild gather it before they take the
 # file, tests/evidence_lock.sh)
