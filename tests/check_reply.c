@@ -345,6 +345,52 @@ START_TEST(contrary_below_an_html_quote)
 }
 END_TEST
 
+/* a reply signed inline with OpenPGP: its armour's first lines are no
+ * words of the moderator's.  "-----BEGIN PGP SIGNED MESSAGE-----" was
+ * taken for the first line, which has no word, and a signed "Reject"
+ * approved the post */
+START_TEST(contrary_signed_inline)
+{
+	static const char *const rejects[] = {
+	    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nReject, "
+	    "spam.\n\nOn Mon, X wrote:\n> held\n-----BEGIN PGP SIGNATURE"
+	    "-----\n\niQEzBAEBCAAdFiEE\n-----END PGP SIGNATURE-----\n",
+	    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n"
+	    "On Mon, X wrote:\n> held\n\nno\n-----BEGIN PGP SIGNATURE"
+	    "-----\n\niQEzBAEBCAAdFiEE\n-----END PGP SIGNATURE-----\n",
+	    /* two Hash: lines, CRLF */
+	    "-----BEGIN PGP SIGNED MESSAGE-----\r\nHash: SHA256\r\n"
+	    "Hash: SHA1\r\n\r\nSpam\r\n",
+	    NULL };
+	static const char *const approves[] = {
+	    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\nok\n"
+	    "-----BEGIN PGP SIGNATURE-----\n\niQEz\n-----END PGP "
+	    "SIGNATURE-----\n",
+	    /* nothing of its own but the quote */
+	    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n> held\n"
+	    "-----BEGIN PGP SIGNATURE-----\n\niQEz\n-----END PGP "
+	    "SIGNATURE-----\n",
+	    NULL };
+	char buf[1024], word[16];
+	size_t i;
+
+	for (i = 0; rejects[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", rejects[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "reply %zu: not "
+		    "taken for the contrary of approving", i);
+	}
+	for (i = 0; approves[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", approves[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: taken "
+		    "for the contrary of approving (%s)", i, word);
+	}
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -358,6 +404,7 @@ reply_suite(void)
 	tcase_add_test(tc, contrary_below_the_quote);
 	tcase_add_test(tc, contrary_no);
 	tcase_add_test(tc, contrary_below_an_html_quote);
+	tcase_add_test(tc, contrary_signed_inline);
 	suite_add_tcase(s, tc);
 	return s;
 }

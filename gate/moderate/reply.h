@@ -105,7 +105,8 @@ void reply_headers(struct reply *r);
  * 1 when the moderator's own first word in the message (len bytes at
  * msg: the first line of its text parts that is neither blank nor
  * quoted with '>', nor the attribution above a quote, "On ..., X
- * wrote:", when its own first word is none of these; an HTML part is
+ * wrote:", when its own first word is none of these, nor the armour
+ * above a text signed inline with OpenPGP; an HTML part is
  * read without its mail program's quote elements, which have no '>'
  * marks as text) asks for the
  * contrary of an approval ("reject",

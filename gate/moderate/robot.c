@@ -439,21 +439,44 @@ attribution(const char *p, const char *end, const char **after_r)
 	return 0;
 }
 
+/* the line that begins a text signed inline with OpenPGP (RFC 4880,
+ * 7.1), above its "Hash: ..." lines and a blank one */
+#define PGP_SIGNED	"-----BEGIN PGP SIGNED MESSAGE-----"
+
 /* the first line of text (len bytes at p) that is neither blank nor
  * quoted, nor a quote's attribution without a contrary word (see
- * attribution): its first word into f, 1; else 0 */
+ * attribution), nor the armour above a text signed inline: its first
+ * word into f, 1; else 0 */
 static int
 first_line(struct first_word *f, const char *p, size_t len)
 {
 	const char *end = p + len, *eol, *q;
 	size_t n;
+	int armour = 0;
 
 	while (p < end) {
 		q = line_at(p, end, &eol);
 		if (q == eol || *q == '>') {
+			armour = 0;	/* (its header ends at a blank line) */
 			p = eol < end ? eol + 1 : end;
 			continue;
 		}
+		/* a signed reply's armour is no word of the moderator's:
+		 * taken for the first line, which has none, a signed
+		 * "Reject" approved the post.  (Its signature, below the
+		 * text, begins with '-': no word either) */
+		if ((size_t)(eol - q) >= strlen(PGP_SIGNED) &&
+		    memcmp(q, PGP_SIGNED, strlen(PGP_SIGNED)) == 0) {
+			armour = 1;
+			p = eol < end ? eol + 1 : end;
+			continue;
+		}
+		if (armour && (size_t)(eol - q) >= 5 && memcmp(q, "Hash:",
+		    5) == 0) {
+			p = eol < end ? eol + 1 : end;
+			continue;
+		}
+		armour = 0;
 		for (n = 0; q < eol && ((*q >= 'a' && *q <= 'z') ||
 		    (*q >= 'A' && *q <= 'Z')); q++) {
 			if (n + 1 >= sizeof(f->w)) {
