@@ -391,6 +391,52 @@ START_TEST(contrary_signed_inline)
 }
 END_TEST
 
+/* a reply whose first word approves and whose first line then says
+ * the contrary, "Yes, this is spam", "OK, reject it": it approved the
+ * post.  One after "not" or "no" is what the post is not */
+START_TEST(approving_word_then_contrary)
+{
+	static const char *const refuse[] = { "Yes, this is spam.\n",
+	    "OK, reject it\n", "ok - discard\n", "Yes. Junk.\n",
+	    "Sure: SPAM\n\n> held\n",
+	    "\n\nOn Mon, X wrote:\n> held\n\nyes, spam\n", NULL };
+	static const char *const word_of[] = { "spam", "reject", "discard",
+	    "junk", "spam", "spam" };
+	static const char *const approve[] = { "OK, not spam\n",
+	    "Yes, no spam here\n", "ok, no problem\n",
+	    "Yes, it isn't spam\n",
+	    "Approve\n\nthe next one I will reject\n",
+	    "ok, thanks\n\nOn Mon, X wrote:\n> reject or discard it\n",
+	    /* any other first word: what it says is not read */
+	    "Looks fine to me\n",
+	    NULL };
+	char buf[512], word[16];
+	size_t i;
+
+	for (i = 0; refuse[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", refuse[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 2, "reply %zu: not "
+		    "taken for the contrary of approving", i);
+		ck_assert_str_eq(word, word_of[i]);
+	}
+	for (i = 0; approve[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", approve[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: taken "
+		    "for the contrary of approving (%s)", i, word);
+	}
+	/* a first word that asks for the contrary is still 1 */
+	snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: held\n"
+	    "\nReject, yes\n");
+	ck_assert_int_eq(reply_contrary((const unsigned char *)buf,
+	    strlen(buf), word, sizeof(word)), 1);
+	ck_assert_str_eq(word, "reject");
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -405,6 +451,7 @@ reply_suite(void)
 	tcase_add_test(tc, contrary_no);
 	tcase_add_test(tc, contrary_below_an_html_quote);
 	tcase_add_test(tc, contrary_signed_inline);
+	tcase_add_test(tc, approving_word_then_contrary);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -326,6 +326,16 @@ moderate "$a1" alice@example.org < "$T/rc2.eml"
 st=$(status "$id1")
 check "... so is one in HTML (top-posted) whose first word is SPAM" \
     sh -c "test $rc -eq 0 && test '$st' = held"
+# a reply whose first word approves and whose first line says the
+# contrary after it: "Yes, this is spam" approved the post
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: held\nMessage-ID: <yesspam.%s@example.org>\n\nYes, this is spam.\n\n> held\n' \
+    "$$" > "$T/rc3.eml"
+moderate "$a1" alice@example.org < "$T/rc3.eml"
+st=$(status "$id1"); ev=$(events "$id1")
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "a reply \"Yes, this is spam\": exit 0, the post still held, the answer says why" \
+    sh -c "test $rc -eq 0 && test '$st' = held && test '$ev' -eq 0 &&
+        tr '\n' ' ' < '$T/ans.txt' | grep -q 'its first line says .spam., but a message to this address'"
 
 # --- approve by reply ----------------------------------------------------------------
 reply "Re: held" > "$T/r1.eml"

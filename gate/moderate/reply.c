@@ -476,19 +476,32 @@ reply_apply(struct reply *r, struct queue *q,
 		return refuse_decided(r, reason);
 	}
 	/* a reply to a notice goes to the approve address (its Reply-To):
-	 * one that begins with "reject" or "spam" is a moderator who wants
-	 * the contrary, and approving it would send the spam to the list.
+	 * one that begins with "reject" or "spam" (or "yes, this is spam")
+	 * is a moderator who wants the contrary, and approving it would send the spam to the list.
 	 * Refused, the address unused: the answer says what to do */
 	if (r->addr.action == COOKIE_APPROVE) {
 		char word[16], reason[600];
+		int c;
 
-		if (reply_contrary(r->msg, r->len, word, sizeof(word))) {
+		if ((c = reply_contrary(r->msg, r->len, word,
+		    sizeof(word))) == 1) {
 			snprintf(reason, sizeof(reason), "it begins with "
 			    "\"%s\", but a message to this address (a reply "
 			    "to the notice) approves the post; to reject or "
 			    "discard it, write to the reject or discard "
 			    "address of the notice, and to approve it, reply "
 			    "again without that word first", word);
+			return refuse(r, reason);
+		}
+		/* "Yes, this is spam": the first word approves, and the
+		 * line asks for the contrary */
+		if (c == 2) {
+			snprintf(reason, sizeof(reason), "its first line "
+			    "says \"%s\", but a message to this address (a "
+			    "reply to the notice) approves the post; to "
+			    "reject or discard it, write to the reject or "
+			    "discard address of the notice, and to approve "
+			    "it, reply again without that word", word);
 			return refuse(r, reason);
 		}
 	}

@@ -341,11 +341,22 @@ static const char *const contrary_words[] = {
 	"junk", "no", "nope", NULL
 };
 
+/* first words that approve.  A reply that begins with one and says the
+ * contrary later in its first line, "Yes, this is spam", "OK, reject
+ * it", answers a notice that asks for an approval with the contrary */
+static const char *const approving_words[] = {
+	"approve", "approved", "accept", "accepted", "allow", "ok", "okay",
+	"yes", "yep", "yeah", "fine", "sure", "good", "lgtm", "release",
+	"ham", NULL
+};
+
 /* what reply_contrary's walk gathers: the first word of the first own
  * line, past a quote's attribution (lower-case ASCII letters; "" when
- * that line begins otherwise or with a longer word) */
+ * that line begins otherwise or with a longer word), and when that
+ * word approves, a contrary word later in the line ("" when none) */
 struct first_word {
 	char w[16];
+	char later[16];
 	int found;
 };
 
@@ -399,6 +410,60 @@ is_contrary(const char *w)
 
 	for (i = 0; contrary_words[i] != NULL; i++)
 		if (strcmp(w, contrary_words[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The first word of contrary_words in the rest of a line (q to eol)
+ * into out, "" when none: not "no" nor "nope" ("OK, no problem"), nor
+ * one after "not", "no", "never" or a "n't" ("OK, not spam", "yes,
+ * it isn't spam": what it is not).  A first line that begins with a
+ * word that approves and says one of these later, "Yes, this is
+ * spam", asks for the contrary of approving
+ */
+static void
+later_contrary(const char *q, const char *eol, char *out, size_t outsz)
+{
+	char w[16], prev[16] = "";
+	size_t n;
+	int longer;
+
+	if (outsz > 0)
+		out[0] = '\0';
+	while (q < eol) {
+		for (; q < eol && !((*q >= 'a' && *q <= 'z') || (*q >= 'A' &&
+		    *q <= 'Z')); q++)
+			;
+		for (n = 0, longer = 0; q < eol && ((*q >= 'a' &&
+		    *q <= 'z') || (*q >= 'A' && *q <= 'Z')); q++) {
+			if (n + 1 < sizeof(w))
+				w[n++] = (char)(*q | 0x20);
+			else
+				longer = 1;	/* a longer word: none of ours */
+		}
+		w[n] = '\0';
+		if (longer)
+			w[0] = '\0';
+		if (w[0] != '\0' && is_contrary(w) && strcmp(w, "no") != 0 &&
+		    strcmp(w, "nope") != 0 && strcmp(prev, "not") != 0 &&
+		    strcmp(prev, "no") != 0 && strcmp(prev, "never") != 0 &&
+		    strcmp(prev, "t") != 0) {
+			snprintf(out, outsz, "%s", w);
+			return;
+		}
+		memcpy(prev, w, strlen(w) + 1);
+	}
+}
+
+/* 1 if w is one of approving_words */
+static int
+is_approving(const char *w)
+{
+	size_t i;
+
+	for (i = 0; approving_words[i] != NULL; i++)
+		if (strcmp(w, approving_words[i]) == 0)
 			return 1;
 	return 0;
 }
@@ -491,6 +556,9 @@ first_line(struct first_word *f, const char *p, size_t len)
 		 * is taken wherever it is: "Reject:" above the quote) */
 		if (is_contrary(f->w) || !attribution(p, end, &p)) {
 			f->found = 1;
+			if (is_approving(f->w))
+				later_contrary(q, eol, f->later,
+				    sizeof(f->later));
 			return 1;
 		}
 		f->w[0] = '\0';
@@ -635,8 +703,15 @@ reply_contrary(const unsigned char *msg, size_t len, char *word,
 	lim.html_source = 1;	/* its quotes are read from its elements */
 	/* (stopped at the first own line: mail_walk then returns -1) */
 	(void)mail_walk(msg, len, &lim, first_word_cb, &f);
-	if (!f.found || f.w[0] == '\0' || !is_contrary(f.w))
+	if (!f.found)
 		return 0;
-	snprintf(word, wordsz, "%s", f.w);
-	return 1;
+	if (f.w[0] != '\0' && is_contrary(f.w)) {
+		snprintf(word, wordsz, "%s", f.w);
+		return 1;
+	}
+	if (f.later[0] != '\0') {
+		snprintf(word, wordsz, "%s", f.later);
+		return 2;
+	}
+	return 0;
 }

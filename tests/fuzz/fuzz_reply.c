@@ -111,8 +111,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		a = reply_contrary(r->msg, r->len, w, sizeof(w));
 		b = reply_contrary(r->msg, r->len, w2, sizeof(w2));
-		if (a != b || strcmp(w, w2) != 0 || (a && w[0] == 0) ||
-		    (!a && w[0] != 0))
+		if (a != b || a < 0 || a > 2 || strcmp(w, w2) != 0 ||
+		    (a && w[0] == 0) || (!a && w[0] != 0))
 			__builtin_trap();
 		for (i = 0; w[i] != 0; i++)
 			if (w[i] < 'a' || w[i] > 'z')
