@@ -437,6 +437,41 @@ START_TEST(approving_word_then_contrary)
 }
 END_TEST
 
+/* a moderator who writes the decision in the Subject and leaves the
+ * text empty: "Re: Reject" approved the post */
+START_TEST(contrary_in_the_subject)
+{
+	static const char *const contrary[] = { "Reject", "Re: reject",
+	    "RE: SPAM - [dev] held: x (score 0.99)", "AW: Re: Discard",
+	    "Re[2]: no", "Re : rejected", "Fwd: spam!", "Reject: spam",
+	    "=?utf-8?q?Re=3A_REJECT?=", NULL };
+	static const char *const not[] = {
+	    "Re: [dev] held: Reject this offer (score 0.99)",
+	    "Re: [dev] still held: spam (score 0.99)", "Re: nothing", "",
+	    "Re: rejection", "Spammy: ok", "Re: ok, not spam", NULL };
+	char buf[512], word[16];
+	size_t i;
+
+	for (i = 0; contrary[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: %s\n"
+		    "\n\n> held\n", contrary[i]);
+		ck_assert_msg(reply_subject_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "%s: not taken for "
+		    "the contrary of approving", contrary[i]);
+	}
+	for (i = 0; not[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: %s\n"
+		    "\n\n> held\n", not[i]);
+		ck_assert_msg(reply_subject_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "%s: taken for the "
+		    "contrary of approving (%s)", not[i], word);
+	}
+	/* no Subject: nothing */
+	ck_assert_int_eq(reply_subject_contrary((const unsigned char *)
+	    "From: a@x\n\nreject\n", 18, word, sizeof(word)), 0);
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -452,6 +487,7 @@ reply_suite(void)
 	tcase_add_test(tc, contrary_below_an_html_quote);
 	tcase_add_test(tc, contrary_signed_inline);
 	tcase_add_test(tc, approving_word_then_contrary);
+	tcase_add_test(tc, contrary_in_the_subject);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -336,6 +336,15 @@ st=$(status "$id1"); ev=$(events "$id1")
 check "a reply \"Yes, this is spam\": exit 0, the post still held, the answer says why" \
     sh -c "test $rc -eq 0 && test '$st' = held && test '$ev' -eq 0 &&
         tr '\n' ' ' < '$T/ans.txt' | grep -q 'its first line says .spam., but a message to this address'"
+# the decision in the Subject, the text left empty: it approved the post
+printf 'From: Alice <alice@example.org>\nTo: x\nSubject: Re: REJECT\nMessage-ID: <subj.%s@example.org>\n\n\n> held\n' \
+    "$$" > "$T/rc4.eml"
+moderate "$a1" alice@example.org < "$T/rc4.eml"
+st=$(status "$id1"); ev=$(events "$id1")
+"$MAILTEXT" "$(last_to alice@example.org)" > "$T/ans.txt"
+check "a reply whose Subject is \"Re: REJECT\": exit 0, the post still held, the answer says why" \
+    sh -c "test $rc -eq 0 && test '$st' = held && test '$ev' -eq 0 &&
+        tr '\n' ' ' < '$T/ans.txt' | grep -q 'its Subject begins with .reject., but a message to this address'"
 
 # --- approve by reply ----------------------------------------------------------------
 reply "Re: held" > "$T/r1.eml"

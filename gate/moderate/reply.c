@@ -504,6 +504,18 @@ reply_apply(struct reply *r, struct queue *q,
 			    "it, reply again without that word", word);
 			return refuse(r, reason);
 		}
+		/* nor one whose Subject says so, "Re: REJECT", its text
+		 * left empty */
+		if (reply_subject_contrary(r->msg, r->len, word,
+		    sizeof(word))) {
+			snprintf(reason, sizeof(reason), "its Subject begins "
+			    "with \"%s\", but a message to this address (a "
+			    "reply to the notice) approves the post; to reject "
+			    "or discard it, write to the reject or discard "
+			    "address of the notice, and to approve it, reply "
+			    "again without that word in the Subject", word);
+			return refuse(r, reason);
+		}
 	}
 
 	/* who decides: the From address, recorded, never proof (not the

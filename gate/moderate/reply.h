@@ -120,6 +120,16 @@ void reply_headers(struct reply *r);
 int reply_contrary(const unsigned char *msg, size_t len, char *word,
     size_t wordsz);
 
+/*
+ * 1 when the Subject of the message, past the prefixes of a reply or a
+ * forward ("Re:", "AW:", "Fwd:", ...), begins with a word that asks for
+ * the contrary of an approval (reply_contrary's first words): that word
+ * (lower case) into word; else 0.  A moderator may write the decision
+ * there, "Re: REJECT", and leave the text empty, which approves.
+ */
+int reply_subject_contrary(const unsigned char *msg, size_t len,
+    char *word, size_t wordsz);
+
 /* 1 if the envelope address a is null, not a plain address, one that
  * starts with '-' (an option to the notify command), or a bounce or
  * list robot's (mailer-daemon, owner-, -request, ...): never answered;

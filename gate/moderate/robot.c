@@ -715,3 +715,55 @@ reply_contrary(const unsigned char *msg, size_t len, char *word,
 	}
 	return 0;
 }
+
+/* the prefixes mail programs put before the Subject of a reply or a
+ * forward, in their languages */
+static const char *const reply_prefixes[] = { "re", "aw", "sv", "vs",
+	"antw", "antwort", "odp", "fw", "fwd", "wg", "tr", "rif", "ref",
+	"res", "r", "enc", "vl", "ynt", NULL };
+
+int
+reply_subject_contrary(const unsigned char *msg, size_t len, char *word,
+    size_t wordsz)
+{
+	char v[512], w[16];
+	const char *p, *q;
+	size_t n, i;
+
+	if (wordsz > 0)
+		word[0] = '\0';
+	if (!reply_field(msg, len, "Subject", v, sizeof(v)))
+		return 0;
+	for (p = v;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		for (n = 0; n + 1 < sizeof(w) && ((p[n] >= 'a' &&
+		    p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z')); n++)
+			w[n] = (char)(p[n] | 0x20);
+		w[n] = '\0';
+		q = p + n;
+		/* "RE[2]:", "AW(3):", the French "Re :" */
+		if (*q == '[' || *q == '(') {
+			for (q++; *q >= '0' && *q <= '9'; q++)
+				;
+			if (*q == ']' || *q == ')')
+				q++;
+		}
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (n == 0 || *q != ':')
+			break;
+		for (i = 0; reply_prefixes[i] != NULL; i++)
+			if (strcmp(w, reply_prefixes[i]) == 0)
+				break;
+		if (reply_prefixes[i] == NULL)
+			break;		/* "Reject: spam" */
+		p = q + 1;
+	}
+	/* (a longer word, "rejection", is none of ours) */
+	if (n == 0 || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' &&
+	    p[n] <= 'Z') || !is_contrary(w))
+		return 0;
+	snprintf(word, wordsz, "%s", w);
+	return 1;
+}

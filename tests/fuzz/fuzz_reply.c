@@ -5,8 +5,9 @@
  * mail loops, and a reply's From and Message-ID
  *
  * An input is an envelope sender (up to the first newline), then the
- * message.  reply_automatic, reply_may_notify, reply_headers and
- * reply_contrary (the first word that refuses an approval) must
+ * message.  reply_automatic, reply_may_notify, reply_headers,
+ * reply_contrary (the first word that refuses an approval) and
+ * reply_subject_contrary (the Subject's) must
  * not crash, must say why whenever they refuse, must agree with
  * themselves on a second call, and everything they keep (the reasons,
  * who decided, the Message-ID) must be text a log line can hold: no
@@ -113,6 +114,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		b = reply_contrary(r->msg, r->len, w2, sizeof(w2));
 		if (a != b || a < 0 || a > 2 || strcmp(w, w2) != 0 ||
 		    (a && w[0] == 0) || (!a && w[0] != 0))
+			__builtin_trap();
+		for (i = 0; w[i] != 0; i++)
+			if (w[i] < 'a' || w[i] > 'z')
+				__builtin_trap();
+	}
+	{
+		/* the Subject's contrary word: as reply_contrary's */
+		char w[16], w2[16];
+		size_t i;
+
+		a = reply_subject_contrary(r->msg, r->len, w, sizeof(w));
+		b = reply_subject_contrary(r->msg, r->len, w2, sizeof(w2));
+		if (a != b || strcmp(w, w2) != 0 || (a && w[0] == 0) ||
+		    (!a && w[0] != 0))
 			__builtin_trap();
 		for (i = 0; w[i] != 0; i++)
 			if (w[i] < 'a' || w[i] > 'z')
