@@ -472,6 +472,61 @@ START_TEST(contrary_in_the_subject)
 }
 END_TEST
 
+/* a moderator's own line that ends with ':' above the quote, "OK,
+ * reject it:", was taken for the mail program's attribution ("On ...,
+ * X wrote:"): the reply said nothing of its own, and approved.  A mail
+ * program's names a date or an address, or says "wrote" */
+START_TEST(own_line_above_the_quote)
+{
+	static const char *const refuse[] = {
+	    "OK, reject it:\n> held\n",
+	    "Yes, this is spam:\n\n> A post to the list dev is held\n",
+	    NULL };
+	static const char *const approve[] = {
+	    "On Mon, Dec 7, 2026 at 5:00 PM X wrote:\n> held\n",
+	    "X <dev-moderate@lists.example.org> wrote:\n> held\n",
+	    "dev moderation wrote:\n> held\n",
+	    "Am 07.12.2026 um 17:00 schrieb dev moderation:\n> held\n",
+	    /* a mail program's, though it begins with a word that
+	     * approves and names a contrary one */
+	    "OK Spam Filter <dev-moderate@lists.example.org> wrote:\n"
+	    "> held\n",
+	    /* one that says nothing contrary: the own text below */
+	    "Fine by me:\n> held\n",
+	    NULL };
+	/* below a line with a colon that names nothing (a localized
+	 * Thunderbird's "X schrieb:"), the moderator's word is read */
+	static const char *const below[] = {
+	    "dev moderation schrieb:\n> held\n\nReject\n",
+	    "Do not approve this:\n> held\n\nspam\n",
+	    NULL };
+	char buf[512], word[16];
+	size_t i;
+
+	for (i = 0; refuse[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", refuse[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 2, "reply %zu: "
+		    "approves", i);
+	}
+	for (i = 0; approve[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", approve[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 0, "reply %zu: "
+		    "refused (%s)", i, word);
+	}
+	for (i = 0; below[i] != NULL; i++) {
+		snprintf(buf, sizeof(buf), "From: a@example.org\nSubject: Re: "
+		    "held\n\n%s", below[i]);
+		ck_assert_msg(reply_contrary((const unsigned char *)buf,
+		    strlen(buf), word, sizeof(word)) == 1, "reply %zu: "
+		    "approves", i);
+	}
+}
+END_TEST
+
 static Suite *
 reply_suite(void)
 {
@@ -488,6 +543,7 @@ reply_suite(void)
 	tcase_add_test(tc, contrary_signed_inline);
 	tcase_add_test(tc, approving_word_then_contrary);
 	tcase_add_test(tc, contrary_in_the_subject);
+	tcase_add_test(tc, own_line_above_the_quote);
 	suite_add_tcase(s, tc);
 	return s;
 }

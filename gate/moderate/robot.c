@@ -474,12 +474,15 @@ is_approving(const char *w)
  * (a client may wrap it): does its last line end with ':', and is the
  * next line that is not blank quoted?  Where the paragraph ends into
  * *after_r.  A bottom-posted reply has one above the quote, and the
- * moderator's own words below it
+ * moderator's own words below it.  *named_r is 1 when the paragraph
+ * names a date or an address (a digit or an '@') or says "wrote", as a
+ * mail program's does; else 0: "OK, reject it:" may be the moderator's
  */
 static int
-attribution(const char *p, const char *end, const char **after_r)
+attribution(const char *p, const char *end, const char **after_r,
+    int *named_r)
 {
-	const char *eol, *q, *last = NULL, *last_eol = NULL;
+	const char *eol, *q, *last = NULL, *last_eol = NULL, *start = p, *c;
 
 	for (; p < end; p = eol < end ? eol + 1 : end) {
 		q = line_at(p, end, &eol);
@@ -496,6 +499,11 @@ attribution(const char *p, const char *end, const char **after_r)
 		last_eol--;
 	if (last_eol == last || last_eol[-1] != ':')
 		return 0;
+	*named_r = 0;
+	for (c = start; c < last_eol && !*named_r; c++)
+		*named_r = (*c >= '0' && *c <= '9') || *c == '@' ||
+		    ((size_t)(last_eol - c) >= 5 && strncasecmp(c, "wrote",
+		    5) == 0);
 	for (; p < end; p = eol < end ? eol + 1 : end) {
 		q = line_at(p, end, &eol);
 		if (q != eol)
@@ -517,7 +525,7 @@ first_line(struct first_word *f, const char *p, size_t len)
 {
 	const char *end = p + len, *eol, *q;
 	size_t n;
-	int armour = 0;
+	int armour = 0, named = 0;
 
 	while (p < end) {
 		q = line_at(p, end, &eol);
@@ -551,17 +559,23 @@ first_line(struct first_word *f, const char *p, size_t len)
 			f->w[n++] = (char)(*q | 0x20);
 		}
 		f->w[n] = '\0';
+		if (is_approving(f->w))
+			later_contrary(q, eol, f->later, sizeof(f->later));
+		else
+			f->later[0] = '\0';
 		/* the attribution above a quote is the client's: the
 		 * moderator's own words follow the quote (a contrary word
-		 * is taken wherever it is: "Reject:" above the quote) */
-		if (is_contrary(f->w) || !attribution(p, end, &p)) {
+		 * is taken wherever it is: "Reject:" above the quote; so
+		 * is one after a word that approves, "OK, reject it:", in
+		 * a line that names no date nor address and says no
+		 * "wrote", which is no mail program's.  Taken for one,
+		 * the reply said nothing of its own, and approved) */
+		if (is_contrary(f->w) || !attribution(p, end, &p, &named) ||
+		    (!named && f->later[0] != '\0')) {
 			f->found = 1;
-			if (is_approving(f->w))
-				later_contrary(q, eol, f->later,
-				    sizeof(f->later));
 			return 1;
 		}
-		f->w[0] = '\0';
+		f->w[0] = f->later[0] = '\0';
 	}
 	return 0;
 }
