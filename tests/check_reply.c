@@ -399,16 +399,24 @@ START_TEST(approving_word_then_contrary)
 	static const char *const refuse[] = { "Yes, this is spam.\n",
 	    "OK, reject it\n", "ok - discard\n", "Yes. Junk.\n",
 	    "Sure: SPAM\n\n> held\n",
-	    "\n\nOn Mon, X wrote:\n> held\n\nyes, spam\n", NULL };
+	    "\n\nOn Mon, X wrote:\n> held\n\nyes, spam\n",
+	    /* whatever the first word */
+	    "This is spam, please reject\n", "Looks fine, but it is spam\n",
+	    "Please do not approve, it's spam\n",
+	    /* past a no-break space (an HTML reply's &nbsp;) */
+	    "OK,\xc2\xa0spam\n", NULL };
 	static const char *const word_of[] = { "spam", "reject", "discard",
-	    "junk", "spam", "spam" };
+	    "junk", "spam", "spam", "spam", "spam", "spam", "spam" };
 	static const char *const approve[] = { "OK, not spam\n",
 	    "Yes, no spam here\n", "ok, no problem\n",
 	    "Yes, it isn't spam\n",
 	    "Approve\n\nthe next one I will reject\n",
 	    "ok, thanks\n\nOn Mon, X wrote:\n> reject or discard it\n",
-	    /* any other first word: what it says is not read */
-	    "Looks fine to me\n",
+	    /* a reply that says none of it */
+	    "Looks fine to me\n", "Not spam\n", "Don't reject, it's fine\n",
+	    "Never spam, this sender\n",
+	    /* (the rest of a longer first word is no word) */
+	    "Aaaaaaaaaaaaaaaspam here\n",
 	    NULL };
 	char buf[512], word[16];
 	size_t i;

@@ -113,9 +113,9 @@ void reply_headers(struct reply *r);
  * "spam", "discard", ...), that word (lower case) into word; else 0.
  * A reply to a notice goes to the approve address: one that says
  * "reject" was written by a moderator who wants the post rejected.
- * 2 (that word into word) when the first word approves ("yes", "ok",
- * ...) and a later word of that line, not after "not" or "no", is one
- * of these but "no" and "nope": "Yes, this is spam".
+ * 2 (that word into word) when a later word of that line, not after
+ * "not", "no", "never" or a "n't", is one of these but "no" and "nope":
+ * "Yes, this is spam", "This is spam, please reject".
  */
 int reply_contrary(const unsigned char *msg, size_t len, char *word,
     size_t wordsz);

@@ -341,19 +341,10 @@ static const char *const contrary_words[] = {
 	"junk", "no", "nope", NULL
 };
 
-/* first words that approve.  A reply that begins with one and says the
- * contrary later in its first line, "Yes, this is spam", "OK, reject
- * it", answers a notice that asks for an approval with the contrary */
-static const char *const approving_words[] = {
-	"approve", "approved", "accept", "accepted", "allow", "ok", "okay",
-	"yes", "yep", "yeah", "fine", "sure", "good", "lgtm", "release",
-	"ham", NULL
-};
-
 /* what reply_contrary's walk gathers: the first word of the first own
  * line, past a quote's attribution (lower-case ASCII letters; "" when
- * that line begins otherwise or with a longer word), and when that
- * word approves, a contrary word later in the line ("" when none) */
+ * that line begins otherwise or with a longer word), and a contrary
+ * word later in the line ("" when none: later_contrary) */
 struct first_word {
 	char w[16];
 	char later[16];
@@ -414,33 +405,50 @@ is_contrary(const char *w)
 	return 0;
 }
 
+/* 1 if the byte at q (before eol) is of a word: an ASCII letter, or a
+ * byte of a character not ASCII that is no blank (blank_at) */
+static int
+word_byte(const char *q, const char *eol)
+{
+	const unsigned char *u = (const unsigned char *)q;
+
+	if ((*u >= 'a' && *u <= 'z') || (*u >= 'A' && *u <= 'Z'))
+		return 1;
+	return *u >= 0x80 && blank_at(q, eol) == 0;
+}
+
 /*
- * The first word of contrary_words in the rest of a line (q to eol)
- * into out, "" when none: not "no" nor "nope" ("OK, no problem"), nor
- * one after "not", "no", "never" or a "n't" ("OK, not spam", "yes,
- * it isn't spam": what it is not).  A first line that begins with a
- * word that approves and says one of these later, "Yes, this is
- * spam", asks for the contrary of approving
+ * The first word of contrary_words in the rest of a line (q to eol,
+ * after its first word first) into out, "" when none: not "no" nor
+ * "nope" ("OK, no problem"), nor one after "not", "no", "never" or a
+ * "n't" ("OK, not spam", "yes, it isn't spam": what it is not).  A
+ * first line that says one of these later, "Yes, this is spam", "This
+ * is spam, please reject", asks for the contrary of approving
  */
 static void
-later_contrary(const char *q, const char *eol, char *out, size_t outsz)
+later_contrary(const char *first, const char *q, const char *eol, char *out,
+    size_t outsz)
 {
-	char w[16], prev[16] = "";
-	size_t n;
+	char w[16], prev[16];
+	size_t n, k;
 	int longer;
 
+	snprintf(prev, sizeof(prev), "%s", first);	/* "Not spam" */
 	if (outsz > 0)
 		out[0] = '\0';
 	while (q < eol) {
-		for (; q < eol && !((*q >= 'a' && *q <= 'z') || (*q >= 'A' &&
-		    *q <= 'Z')); q++)
-			;
-		for (n = 0, longer = 0; q < eol && ((*q >= 'a' &&
-		    *q <= 'z') || (*q >= 'A' && *q <= 'Z')); q++) {
-			if (n + 1 < sizeof(w))
+		/* (a letter that is not ASCII is part of a word, one of
+		 * none of ours, "\xc3\x89reject"; a blank a reader does not
+		 * see apart from ASCII's parts words, blank_at) */
+		for (; q < eol && !word_byte(q, eol); q += k > 0 ? k : 1)
+			k = blank_at(q, eol);
+		for (n = 0, longer = 0; q < eol && word_byte(q, eol); q++) {
+			if (n + 1 < sizeof(w) && (unsigned char)*q < 0x80)
 				w[n++] = (char)(*q | 0x20);
 			else
-				longer = 1;	/* a longer word: none of ours */
+				longer = 1;	/* a longer word, or one with
+						 * a letter not ASCII: none of
+						 * ours */
 		}
 		w[n] = '\0';
 		if (longer)
@@ -454,18 +462,6 @@ later_contrary(const char *q, const char *eol, char *out, size_t outsz)
 		}
 		memcpy(prev, w, strlen(w) + 1);
 	}
-}
-
-/* 1 if w is one of approving_words */
-static int
-is_approving(const char *w)
-{
-	size_t i;
-
-	for (i = 0; approving_words[i] != NULL; i++)
-		if (strcmp(w, approving_words[i]) == 0)
-			return 1;
-	return 0;
 }
 
 /*
@@ -559,14 +555,17 @@ first_line(struct first_word *f, const char *p, size_t len)
 			f->w[n++] = (char)(*q | 0x20);
 		}
 		f->w[n] = '\0';
-		if (is_approving(f->w))
-			later_contrary(q, eol, f->later, sizeof(f->later));
-		else
-			f->later[0] = '\0';
+		/* (past the rest of a longer first word) */
+		while (q < eol && ((*q >= 'a' && *q <= 'z') || (*q >= 'A' &&
+		    *q <= 'Z')))
+			q++;
+		/* whatever its first word: "This is spam, please reject"
+		 * said the contrary as plainly as "Yes, this is spam" */
+		later_contrary(f->w, q, eol, f->later, sizeof(f->later));
 		/* the attribution above a quote is the client's: the
 		 * moderator's own words follow the quote (a contrary word
 		 * is taken wherever it is: "Reject:" above the quote; so
-		 * is one after a word that approves, "OK, reject it:", in
+		 * is one later in the line, "OK, reject it:", in
 		 * a line that names no date nor address and says no
 		 * "wrote", which is no mail program's.  Taken for one,
 		 * the reply said nothing of its own, and approved) */
