@@ -286,6 +286,36 @@ train_sync(struct queue *q, const struct trainer *t,
 	return r;
 }
 
+/* the posts an unlearning left alone, never learnt as the class (spam
+ * 1): what says so, the journal's (journal 1) or the token file's */
+static void
+not_learnt_err(const char *list, int spam, int journal,
+    const struct trainer_stats *st)
+{
+	const char *cls = spam ? "spam" : "ham";
+	int one = st->nnotlearnt == 1;
+	char why[160];
+
+	if (journal)
+		snprintf(why, sizeof(why), "the journal has no learning of "
+		    "%s bytes as %s left to undo", !one ? "their" :
+		    st->first_notlearnt[0] != 0 ? "these" : "its", cls);
+	else
+		snprintf(why, sizeof(why), "some of %s tokens have no %s "
+		    "count in the token file", one ? "its" : "their", cls);
+	if (one && st->first_notlearnt[0] != 0)
+		cmd_err(NAME, "list %s: %s: never learnt as %s (%s): skipped, "
+		    "nothing unlearned for it", list, st->first_notlearnt, cls,
+		    why);
+	else
+		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
+		    "(%s%s%s): skipped, nothing unlearned for %s", list,
+		    st->nnotlearnt,
+		    one ? "" : "s", one ? "was" : "were", cls, why,
+		    st->first_notlearnt[0] != 0 ? "; the first: " : "",
+		    st->first_notlearnt, one ? "it" : "them");
+}
+
 int
 cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 {
@@ -548,37 +578,8 @@ cmd_train(int argc, char **argv, const struct cmd_ctx *ctx)
 	/* unlearnt, they would have taken from the counts of the posts
 	 * that were learnt (the wrong class given, a post never trained):
 	 * left alone, and the run fails as for a post that cannot be read */
-	if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0 && journal)
-		cmd_err(NAME, "list %s: %s: never learnt as %s (the journal "
-		    "has no learning of these bytes as %s left to undo): "
-		    "skipped, nothing unlearned for it", list,
-		    st.first_notlearnt, spam ? "spam" : "ham",
-		    spam ? "spam" : "ham");
-	else if (st.nnotlearnt == 1 && st.first_notlearnt[0] != 0)
-		cmd_err(NAME, "list %s: %s: never learnt as %s (some of its "
-		    "tokens have no %s count in the token file): skipped, "
-		    "nothing unlearned for it", list, st.first_notlearnt,
-		    spam ? "spam" : "ham", spam ? "spam" : "ham");
-	else if (st.nnotlearnt > 0 && journal)
-		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
-		    "(the journal has no learning of %s bytes as %s left to "
-		    "undo%s%s): skipped, nothing unlearned for %s", list,
-		    st.nnotlearnt,
-		    st.nnotlearnt == 1 ? "" : "s", st.nnotlearnt == 1 ?
-		    "was" : "were", spam ? "spam" : "ham",
-		    st.nnotlearnt == 1 ? "its" : "their", spam ? "spam" : "ham",
-		    st.first_notlearnt[0] != 0 ? "; the first: " : "",
-		    st.first_notlearnt, st.nnotlearnt == 1 ? "it" : "them");
-	else if (st.nnotlearnt > 0)
-		cmd_err(NAME, "list %s: %lu post%s %s never learnt as %s "
-		    "(some of %s tokens have no %s count in the token "
-		    "file%s%s): skipped, nothing unlearned for %s", list,
-		    st.nnotlearnt,
-		    st.nnotlearnt == 1 ? "" : "s", st.nnotlearnt == 1 ?
-		    "was" : "were", spam ? "spam" : "ham",
-		    st.nnotlearnt == 1 ? "its" : "their", spam ? "spam" : "ham",
-		    st.first_notlearnt[0] != 0 ? "; the first: " : "",
-		    st.first_notlearnt, st.nnotlearnt == 1 ? "it" : "them");
+	if (st.nnotlearnt > 0)
+		not_learnt_err(list, spam, journal, &st);
 	notlearnt = st.nnotlearnt;
 	if (ntaken >= notlearnt)
 		ntaken -= notlearnt;	/* neither learnt nor rolled back */
