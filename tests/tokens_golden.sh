@@ -62,7 +62,7 @@ else
 	grep -q "$tmp/nonexistent" "$tmp/err" ||
 	    { echo "FAIL: message does not name the file"; fail=1; }
 fi
-"$lg" --allow-root tokens --help | grep -q "usage: listgate tokens" ||
+"$lg" --allow-root tokens --help | grep -q "usage: listgate \[--config DIR\] tokens" ||
     { echo "FAIL: --help"; fail=1; }
 "$lg" --allow-root tokens --bogus > /dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: a bad option is not a usage error"; fail=1; }

@@ -29,7 +29,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: listgate tokens [--list L] [--keys] [FILE]\n"
+	    "usage: listgate [--config DIR] tokens [--list L] [--keys] [FILE]\n"
 	    "\n"
 	    "Print the tokens of a post, one per line, in the order they are\n"
 	    "first seen: what `score` looks up and `train` learns.  Reads FILE\n"
